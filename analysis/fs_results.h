@@ -1,0 +1,65 @@
+/*
+ * fs_results: the HDF5 results file of one run (contract: docs/results.md).
+ *
+ * Layout: root attributes (format_version, fleetsim_version, seed,
+ * replication, scenario, scenario_source, scenario_path, complete,
+ * currency), and tables written with the HDF5 high-level table API (H5TB,
+ * chunked and deflate-compressed, appended in batches, never one call per
+ * row): /jobs, /timeline, /summary (one row), /tenants, /pools.
+ *
+ * Crash safety: the file is written under a temporary name beside the target
+ * (TARGET.tmp.PID) with complete = 0, and only fs_results_commit sets
+ * complete = 1, closes and renames it over the target.  A killed run never
+ * leaves a file at the target name that claims to be complete.
+ */
+#ifndef FS_RESULTS_H
+#define FS_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../models/fs_result.h"
+#include "../sim/fs_error.h"
+#include "fs_stats.h"
+
+#define FS_RESULTS_FORMAT_VERSION 1
+
+typedef struct fs_pool_info {
+    const char *name;
+    const char *gpu;
+    uint32_t nodes;
+    uint32_t gpus_per_node;
+} fs_pool_info_t;
+
+typedef struct fs_results_meta {
+    uint64_t seed;
+    uint64_t replication;
+    const char *scenario;         /* canonical YAML of the config as run */
+    const char *scenario_source;  /* the YAML text as given (may be NULL) */
+    const char *scenario_path;    /* where it came from (may be NULL) */
+    const fs_pool_info_t *pools;
+    size_t n_pools;
+} fs_results_meta_t;
+
+typedef struct fs_results fs_results_t;
+
+/* Creates TARGET.tmp.PID and writes the root attributes with complete = 0. */
+int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_t **out,
+                    fs_error_t *err);
+
+/* Buffered appends (flushed every FS_RESULTS_BATCH rows). */
+int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err);
+int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err);
+
+/* Writes /summary, /tenants (names from tenant_names[0..n_tenants)), sets
+ * complete = 1, closes and renames into place.  r is freed either way. */
+int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_row_t *tenants,
+                      size_t n_tenant_rows, const char *const *tenant_names, size_t n_tenants,
+                      fs_error_t *err);
+
+/* Closes and deletes the temporary file; r is freed. */
+void fs_results_abort(fs_results_t *r);
+
+#define FS_RESULTS_BATCH 65536
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * fs_scenario: the scenario language.  YAML (libyaml) -> fs_config_t.
+ *
+ * Every key is declared once in the key table (scenarios/fs_keys.c): its
+ * dotted path, type, unit, bounds, default and doc.  Unknown keys, duplicate
+ * keys, bad units, NaN, out-of-range and inconsistent values are errors
+ * reported as "FILE:LINE:COL: what was expected" (FS_EINVAL, exit 2).
+ * Values with units: durations "90s" "15m" "2h" "30d" "1y" (also "500ms",
+ * "250us"), rates "40/h" "3/min" "0.5/s" "10/d".
+ *
+ * Overrides "KEY=VALUE" (the CLI's --set) reach any key by its dotted path;
+ * list elements by index ("cluster.pools.0.nodes=128"); the value is parsed
+ * as a YAML scalar or flow collection ("workload.synthetic.gpus={1: 0.5, 8: 0.5}").
+ * Errors in overrides name "--set KEY".
+ */
+#ifndef FS_SCENARIO_H
+#define FS_SCENARIO_H
+
+#include <stddef.h>
+
+#include "../models/fs_config.h"
+#include "../sim/fs_error.h"
+
+/* Loads a scenario file.  On success *cfg owns everything; on failure *cfg
+ * is released (nothing to free).  overrides: n strings "KEY=VALUE". */
+int fs_scenario_load_file(const char *path, const char *const *overrides, size_t n,
+                          fs_config_t *cfg, fs_error_t *err);
+
+/* Same, from text in memory; name is used in messages ("<builtin>"). */
+int fs_scenario_load_string(const char *name, const char *text, const char *const *overrides,
+                            size_t n, fs_config_t *cfg, fs_error_t *err);
+
+/* The built-in default scenario (also shipped as scenarios/default.yaml). */
+const char *fs_scenario_default_text(void);
+
+/* Canonical YAML of a config: every key, in table order, including defaults.
+ * Loading it gives back the same config.  Caller frees with fs_free. */
+char *fs_scenario_dump(const fs_config_t *cfg);
+
+/* Writes the key reference (Markdown table: path, type, unit, default,
+ * bounds, doc) to f: docs/scenario.md is generated from it. */
+#include <stdio.h>
+void fs_scenario_print_keys(FILE *f);
+
+#endif

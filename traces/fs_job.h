@@ -1,0 +1,79 @@
+/*
+ * fs_job: the job record that every workload source yields and every model
+ * consumes.  A plain value type (copied, never shared), 96 bytes.
+ *
+ * Times are fs_time_t microseconds since the start of the run.  Durations
+ * are the run time the job needs on a reference GPU at full speed (speed
+ * factor 1.0).  Fields a source does not know are set by fs_job_init:
+ * estimate = -1, tenant = -1 (none), gpu_type = -1 (any), recorded times -1,
+ * rec_state = FS_JOB_REC_UNKNOWN.
+ *
+ * The recorded fields keep what a production trace says really happened
+ * (start, end, final state) so that results can be compared with it.
+ */
+#ifndef FS_JOB_H
+#define FS_JOB_H
+
+#include <stdint.h>
+
+#include "../sim/fs_time.h"
+
+/* Whole GPUs are gpus >= 1 with gpu_milli == 1000.  A fractional request is
+ * gpus == 1 and gpu_milli in [1, 999] (share of one GPU, openb-style). */
+#define FS_GPU_MILLI_WHOLE 1000u
+
+/* Final state as recorded by the trace. */
+enum fs_job_rec_state {
+    FS_JOB_REC_UNKNOWN = 0,
+    FS_JOB_REC_COMPLETED = 1,
+    FS_JOB_REC_FAILED = 2,
+    FS_JOB_REC_KILLED = 3,      /* cancelled / killed by user */
+    FS_JOB_REC_TIMEOUT = 4,
+    FS_JOB_REC_NODE_FAIL = 5,
+    FS_JOB_REC_RUNNING = 6      /* still running at the end of the trace */
+};
+
+typedef struct fs_job {
+    uint64_t id;            /* unique within a workload; sources number 1.. if absent */
+    fs_time_t submit;       /* submission time, us */
+    fs_time_t duration;     /* run time at speed 1.0, us (> 0) */
+    fs_time_t estimate;     /* user's run-time estimate (time limit), us; -1 unknown */
+    uint32_t gpus;          /* GPUs requested (>= 1) */
+    uint32_t gpu_milli;     /* share of one GPU when fractional, else 1000 */
+    int32_t tenant;         /* index into the source's tenant names; -1 none */
+    int32_t gpu_type;       /* index into the source's GPU type names; -1 any */
+    int32_t priority;       /* larger = more important; 0 default */
+    int32_t job_class;      /* model class (speed factors); 0 default */
+    fs_time_t rec_start;    /* recorded start, us; -1 unknown */
+    fs_time_t rec_end;      /* recorded end, us; -1 unknown */
+    int32_t rec_state;      /* enum fs_job_rec_state */
+    uint32_t flags;         /* reserved, 0 */
+} fs_job_t;
+
+static inline void fs_job_init(fs_job_t *j)
+{
+    j->id = 0;
+    j->submit = 0;
+    j->duration = 0;
+    j->estimate = -1;
+    j->gpus = 1;
+    j->gpu_milli = FS_GPU_MILLI_WHOLE;
+    j->tenant = -1;
+    j->gpu_type = -1;
+    j->priority = 0;
+    j->job_class = 0;
+    j->rec_start = -1;
+    j->rec_end = -1;
+    j->rec_state = FS_JOB_REC_UNKNOWN;
+    j->flags = 0;
+}
+
+/* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */
+static inline uint64_t fs_job_milli(const fs_job_t *j)
+{
+    return (uint64_t)j->gpus * j->gpu_milli;
+}
+
+const char *fs_job_rec_state_name(int32_t s);
+
+#endif
