@@ -34,13 +34,23 @@ void fs_error_prefix(fs_error_t *err, const char *fmt, ...)
     if (!err)
         return;
     char pre[FS_ERROR_MSG_MAX];
-    char old[FS_ERROR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    int n = vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+    if (n < 0)
+        return;
+    size_t pl = strlen(pre), cap = sizeof err->msg;
+    if (pl + 3 >= cap)
+        pl = cap - 3;
+    size_t ml = strlen(err->msg);
+    if (pl + 2 + ml >= cap)
+        ml = cap - pl - 3;
+    memmove(err->msg + pl + 2, err->msg, ml);
+    err->msg[pl + 2 + ml] = '\0';
+    memcpy(err->msg, pre, pl);
+    err->msg[pl] = ':';
+    err->msg[pl + 1] = ' ';
 }
 
 const char *fs_error_name(int code)

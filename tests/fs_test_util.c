@@ -1,5 +1,11 @@
 #include "fs_test_util.h"
 
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +76,13 @@ void fs_test_rmtree(const char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+void fs_test_assert_close(double a, double b, double eps, const char *expr, const char *file,
+                          int line)
+{
+    if ((isnan(a) && isnan(b)) || fabs(a - b) <= eps)
+        return;
+    print_error("%s = %.17g, expected %.17g (tolerance %g)\n", expr, a, b, eps);
+    _fail(file, line);
 }

@@ -18,4 +18,13 @@ char *fs_test_read(const char *path, size_t *len);
 /* Removes a directory tree (rm -rf); best effort. */
 void fs_test_rmtree(const char *dir);
 
+/* cmocka 1.1.5 (Debian 12) has no double comparison: |a - b| <= eps
+ * (NaN equals NaN), failing with both values printed. */
+void fs_test_assert_close(double a, double b, double eps, const char *expr, const char *file,
+                          int line);
+#ifndef assert_double_equal
+#define assert_double_equal(a, b, eps) \
+    fs_test_assert_close((double)(a), (double)(b), (double)(eps), #a, __FILE__, __LINE__)
+#endif
+
 #endif

@@ -1,0 +1,186 @@
+/*
+ * FIFO with gang allocation, strict or best-effort (Kueue's StrictFIFO and
+ * BestEffortFIFO).
+ *
+ * Why classes: best-effort FIFO must start, in arrival order, every queued
+ * job that fits.  Scanning the whole queue at every pass is O(queue) per
+ * pass.  Instead the queue is split into classes of identical shape (GPU
+ * count, pool set): all jobs of a class fit or not together, so only class
+ * heads are ever tested.  A pass repeatedly starts the earliest-arrived head
+ * among the classes that fit.  This starts exactly the jobs a full in-order
+ * scan would: capacity only shrinks during a pass, so a job that did not fit
+ * when the scan passed it cannot fit later in the same pass.  Cost per
+ * started job: O(classes).  Strict FIFO tests only the earliest head and
+ * stops at the first that does not fit.
+ */
+#include "fs_policy.h"
+#include "../sim/fs_alloc.h"
+
+#include <string.h>
+
+typedef struct fifo_class {
+    uint32_t gpus;
+    int32_t type_pools;
+    uint32_t *ring;         /* slots in arrival order */
+    size_t cap, head, len;
+} fifo_class_t;
+
+typedef struct fifo {
+    int strict;
+    fifo_class_t *cls;
+    size_t n_cls, cap_cls;
+    uint32_t *hash;         /* open addressing: class index + 1, 0 = empty */
+    size_t hash_cap;        /* power of two */
+    size_t queued;
+} fifo_t;
+
+static size_t hash_key(uint32_t gpus, int32_t tp)
+{
+    uint64_t x = ((uint64_t)gpus << 32) ^ (uint32_t)tp;
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static int rehash(fifo_t *f, size_t cap)
+{
+    uint32_t *h = fs_calloc(cap, sizeof *h);
+    if (!h)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < f->n_cls; i++) {
+        size_t k = hash_key(f->cls[i].gpus, f->cls[i].type_pools) & (cap - 1);
+        while (h[k])
+            k = (k + 1) & (cap - 1);
+        h[k] = (uint32_t)i + 1;
+    }
+    fs_free(f->hash);
+    f->hash = h;
+    f->hash_cap = cap;
+    return 0;
+}
+
+/* Class of a job shape, created on first use.  Returns its index or -1. */
+static long class_of(fifo_t *f, uint32_t gpus, int32_t tp)
+{
+    size_t k = hash_key(gpus, tp) & (f->hash_cap - 1);
+    while (f->hash[k]) {
+        fifo_class_t *c = &f->cls[f->hash[k] - 1];
+        if (c->gpus == gpus && c->type_pools == tp)
+            return (long)f->hash[k] - 1;
+        k = (k + 1) & (f->hash_cap - 1);
+    }
+    if (fs_grow((void **)&f->cls, &f->cap_cls, f->n_cls + 1, sizeof *f->cls))
+        return -1;
+    fifo_class_t *c = &f->cls[f->n_cls];
+    memset(c, 0, sizeof *c);
+    c->gpus = gpus;
+    c->type_pools = tp;
+    f->hash[k] = (uint32_t)++f->n_cls;
+    if (f->n_cls * 2 > f->hash_cap && rehash(f, f->hash_cap * 2))
+        return -1;
+    return (long)f->n_cls - 1;
+}
+
+static int ring_push(fifo_class_t *c, uint32_t slot)
+{
+    if (c->len == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 8;
+        uint32_t *r = fs_malloc(ncap * sizeof *r);
+        if (!r)
+            return FS_ENOMEM;
+        for (size_t i = 0; i < c->len; i++)
+            r[i] = c->ring[(c->head + i) % c->cap];
+        fs_free(c->ring);
+        c->ring = r;
+        c->cap = ncap;
+        c->head = 0;
+    }
+    c->ring[(c->head + c->len) % c->cap] = slot;
+    c->len++;
+    return 0;
+}
+
+static int fifo_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+{
+    fifo_t *f = fs_calloc(1, sizeof *f);
+    if (!f || rehash(f, 64)) {
+        fs_free(f);
+        return fs_error_set(err, FS_ENOMEM, "fifo: out of memory");
+    }
+    f->strict = cfg->mode == FS_FIFO_STRICT;
+    *state = f;
+    return 0;
+}
+
+static void fifo_destroy(void *state)
+{
+    fifo_t *f = state;
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n_cls; i++)
+        fs_free(f->cls[i].ring);
+    fs_free(f->cls);
+    fs_free(f->hash);
+    fs_free(f);
+}
+
+static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
+{
+    fifo_t *f = state;
+    fs_jobrt_t *j = fs_model_job(m, slot);
+    long c = class_of(f, j->job.gpus, j->type_pools);
+    if (c < 0 || ring_push(&f->cls[c], slot))
+        return FS_ENOMEM;
+    j->policy_tag = (uint32_t)c;
+    f->queued++;
+    return 0;
+}
+
+static int fifo_pass(void *state, fs_model_t *m)
+{
+    fifo_t *f = state;
+    while (f->queued > 0) {
+        long best = -1;
+        uint64_t best_seq = UINT64_MAX;
+        for (size_t i = 0; i < f->n_cls; i++) {
+            fifo_class_t *c = &f->cls[i];
+            if (c->len == 0)
+                continue;
+            uint32_t slot = c->ring[c->head];
+            uint64_t seq = fs_model_job(m, slot)->seq;
+            if (seq >= best_seq)
+                continue;
+            if (f->strict || fs_model_fits(m, slot)) {
+                best = (long)i;
+                best_seq = seq;
+            }
+        }
+        if (best < 0)
+            return 0;
+        fifo_class_t *c = &f->cls[best];
+        int rc = fs_model_start(m, c->ring[c->head]);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)    /* strict: the earliest job does not fit */
+            return 0;
+        c->head = (c->head + 1) % c->cap;
+        c->len--;
+        f->queued--;
+    }
+    return 0;
+}
+
+static size_t fifo_queued(const void *state)
+{
+    return ((const fifo_t *)state)->queued;
+}
+
+const fs_policy_ops_t fs_policy_fifo = {
+    .name = "fifo",
+    .create = fifo_create,
+    .destroy = fifo_destroy,
+    .enqueue = fifo_enqueue,
+    .pass = fifo_pass,
+    .queued = fifo_queued,
+};

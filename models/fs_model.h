@@ -1,0 +1,96 @@
+/*
+ * fs_model: the modeled world of one run -- cluster, active jobs, the
+ * scheduling policy -- driven by the engine (fs_sim).
+ *
+ * Jobs live in slots only while active (queued or running): memory is
+ * bounded by the queue and the running set, not by the workload, which is
+ * pulled from the fs_source_t in batches and merged into the event loop as a
+ * sorted stream.  Finished jobs leave as fs_job_row_t through the sink.
+ *
+ * Progress is analytic (SimGrid-style): a running job has remaining work
+ * (microseconds at speed 1.0) and a rate; it ends at a single completion
+ * event.  A rate change settles the work done and reschedules that one
+ * event (fs_model_set_rate).
+ *
+ * Time integrals (GPUs busy and up, jobs queued and in system) are settled
+ * at every state change, so they are exact for the piecewise-constant state.
+ *
+ * A policy (fs_policy.h) owns the queue: the model hands it each admitted
+ * job (enqueue) and calls pass() once at the end of every instant where
+ * something changed; the policy starts jobs with fs_model_start.
+ */
+#ifndef FS_MODEL_H
+#define FS_MODEL_H
+
+#include <stdint.h>
+
+#include "../sim/fs_sim.h"
+#include "../traces/fs_source.h"
+#include "fs_cluster.h"
+#include "fs_config.h"
+#include "fs_result.h"
+
+typedef struct fs_model fs_model_t;
+
+enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2 };
+
+/* Runtime state of an active job. */
+typedef struct fs_jobrt {
+    fs_job_t job;
+    uint64_t seq;           /* admission order, 0.. */
+    fs_time_t first_start;  /* -1 until started */
+    fs_time_t start;        /* start of the current attempt */
+    fs_time_t remaining;    /* work left at speed 1.0, us */
+    double rate;            /* progress per us of wall time (1.0) */
+    fs_time_t settled_at;   /* when remaining was last settled */
+    fs_placement_t place;   /* valid while running */
+    fs_event_handle_t end_ev;
+    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
+    uint32_t restarts;
+    uint32_t policy_tag;    /* free for the policy (e.g. its class id) */
+    double run_s;           /* wall seconds run, finished attempts */
+    double lost_gpu_s;
+    uint8_t state;          /* enum fs_jobrt_state */
+} fs_jobrt_t;
+
+typedef struct fs_model_progress {
+    void (*fn)(void *ud, const fs_model_t *m);
+    void *ud;
+} fs_model_progress_t;
+
+/* Creates the model for cfg, reading jobs from src (borrowed; must outlive
+ * the model) and emitting rows to *sink.  */
+int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *sink,
+                    fs_model_t **out, fs_error_t *err);
+void fs_model_destroy(fs_model_t *m);
+
+/* Runs the event loop to the end (drain, or the horizon).  interrupt: an
+ * optional flag (SIGINT) checked between instants.  progress is called
+ * every few thousand events.  Returns 0, FS_EINTR, or an error (err set). */
+int fs_model_run(fs_model_t *m, const volatile sig_atomic_t *interrupt,
+                 const fs_model_progress_t *progress, fs_error_t *err);
+
+/* Emits the rows of jobs still active (running/queued) and fills totals.
+ * Call once, after fs_model_run. */
+int fs_model_finish(fs_model_t *m, fs_run_totals_t *totals, fs_error_t *err);
+
+/* ---- for policies ------------------------------------------------------ */
+fs_time_t fs_model_now(const fs_model_t *m);
+fs_jobrt_t *fs_model_job(fs_model_t *m, uint32_t slot);
+const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
+const fs_config_t *fs_model_config(const fs_model_t *m);
+/* Could the job start now in one of its pools? */
+int fs_model_fits(const fs_model_t *m, uint32_t slot);
+/* Starts the job in the first of its pools where it fits (configured
+ * placement).  Returns 1 started, 0 does not fit now, or an FS_E* error. */
+int fs_model_start(fs_model_t *m, uint32_t slot);
+
+/* ---- for progress lines and tests --------------------------------------- */
+uint64_t fs_model_jobs_done(const fs_model_t *m);
+uint64_t fs_model_jobs_queued(const fs_model_t *m);
+uint64_t fs_model_jobs_running(const fs_model_t *m);
+const fs_sim_t *fs_model_sim(const fs_model_t *m);
+/* 1 if the workload went on past the horizon (those jobs were not replayed). */
+int fs_model_truncated(const fs_model_t *m);
+
+#endif

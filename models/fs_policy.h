@@ -1,0 +1,36 @@
+/*
+ * fs_policy: scheduling policies as function tables.
+ *
+ * A policy owns the queue of waiting jobs (slots of the model).  The model
+ * calls enqueue() when a job is admitted and pass() once at the end of
+ * every instant where something changed; pass() starts jobs with
+ * fs_model_start.  State lives behind the void pointer, never in globals.
+ * Adding a policy is one new file and one row in fs_policy.c's table.
+ */
+#ifndef FS_POLICY_H
+#define FS_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/fs_error.h"
+#include "fs_model.h"
+
+typedef struct fs_policy_ops {
+    const char *name;           /* the scheduler.queue value */
+    int (*create)(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err);
+    void (*destroy)(void *state);
+    /* A job was admitted (its slot is FS_JOBRT_QUEUED).  0 or FS_ENOMEM. */
+    int (*enqueue)(void *state, fs_model_t *m, uint32_t slot);
+    /* Start what the policy wants to start now.  0 or an error. */
+    int (*pass)(void *state, fs_model_t *m);
+    /* Jobs waiting. */
+    size_t (*queued)(const void *state);
+} fs_policy_ops_t;
+
+/* The policy for enum fs_queue_kind q, or NULL. */
+const fs_policy_ops_t *fs_policy_get(int queue_kind);
+
+extern const fs_policy_ops_t fs_policy_fifo;
+
+#endif

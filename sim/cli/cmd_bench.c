@@ -1,0 +1,132 @@
+#include "fs_cli.h"
+#include "fs_runner.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../fs_bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The end-to-end benchmark workload: mixed 1-128 GPU jobs with lognormal run
+ * times on an H100 fleet at about 90% offered load, FIFO with packing, every
+ * job written to /jobs.  Mean size 10.28 GPUs, mean run time 30 min x
+ * exp(1.2^2/2) = 61.6 min, so rate = 0.9 x GPUs / (10.28 x 1.027 h). */
+#define E2E_YAML \
+    "name: bench-e2e\n" \
+    "seed: 42\n" \
+    "horizon: 1y\n" \
+    "cluster:\n" \
+    "  pools:\n" \
+    "    - {name: main, gpu: H100, nodes: %u, gpus_per_node: 8}\n" \
+    "workload:\n" \
+    "  synthetic:\n" \
+    "    arrivals: {process: poisson, rate: %.3f/h}\n" \
+    "    max_jobs: %llu\n" \
+    "    gpus: {1: 0.4, 2: 0.1, 4: 0.1, 8: 0.2, 16: 0.1, 32: 0.05, 64: 0.03, 128: 0.02}\n" \
+    "    duration: {dist: lognormal, median: 30m, sigma: 1.2}\n" \
+    "scheduler: {queue: fifo, mode: best_effort, placement: pack}\n" \
+    "output: {timeline_interval: 5m}\n"
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
+static int bench_e2e(unsigned long long jobs, unsigned long long gpus)
+{
+    unsigned nodes = (unsigned)((gpus + 7) / 8);
+    double rate_h = 0.9 * (double)nodes * 8 / (10.28 * 1.0268);
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, E2E_YAML, nodes, rate_h, jobs);
+    fs_config_t cfg;
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_scenario_load_string("<bench>", yaml, NULL, 0, &cfg, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+        return fs_error_exit_status(rc);
+    }
+    char out[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, sizeof out, "%s/fleetsim-bench-%ld.h5", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    fs_run_opts_t opts;
+    fs_run_opts_init(&opts);
+    opts.output = out;
+    fs_run_report_t rep;
+    rc = fs_run_config(&cfg, &opts, &rep, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+        fs_config_release(&cfg);
+        return fs_error_exit_status(rc);
+    }
+    FILE *f = fopen(out, "rb");
+    long size = 0;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        size = ftell(f);
+        fclose(f);
+    }
+    unlink(out);
+    printf("end-to-end  %llu jobs on %u GPUs (FIFO, pack, HDF5 written)\n",
+           (unsigned long long)rep.summary.jobs_submitted, nodes * 8);
+    printf("  wall          %.3f s\n", rep.wall_s);
+    printf("  jobs/s        %.0f\n", (double)rep.summary.jobs_submitted / rep.wall_s);
+    printf("  events/s      %.0f (%llu events, %llu passes)\n", (double)rep.summary.events / rep.wall_s,
+           (unsigned long long)rep.summary.events, (unsigned long long)rep.summary.passes);
+    printf("  utilization   %.1f%%, wait p95 %.0f s, simulated %.1f d\n",
+           100 * rep.summary.utilization, rep.summary.wait_p95, rep.summary.makespan / 86400);
+    printf("  results file  %.1f MB\n", (double)size / 1e6);
+    printf("  peak RSS      %.1f MB\n", (double)peak_rss_kb() / 1024.0);
+    fs_config_release(&cfg);
+    return 0;
+}
+
+int fs_cmd_bench(int argc, char **argv)
+{
+    int quick = 0;
+    unsigned long long jobs = 1000000, gpus = 10000;
+    for (int i = 1; i < argc; i++) {
+        if (fs_cli_is_help(argv[i])) {
+            fs_cli_print_usage(stdout, fs_cli_find("bench"));
+            return 0;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--jobs") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &jobs) || jobs == 0)
+                return fs_cli_usage_error("bench", "--jobs needs a positive integer");
+        } else if (strcmp(argv[i], "--gpus") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &gpus) || gpus == 0 || gpus > 100000000)
+                return fs_cli_usage_error("bench", "--gpus needs an integer in 1..100000000");
+        } else {
+            return fs_cli_usage_error("bench", "unknown argument '%s'", argv[i]);
+        }
+    }
+    if (quick && jobs == 1000000)
+        jobs = 100000;
+    /* end to end first, so that peak RSS is the run's, not the micro-benchmarks' */
+    int rc = bench_e2e(jobs, gpus);
+    if (rc)
+        return rc;
+    size_t n;
+    const fs_bench_entry_t *t = fs_bench_table(&n);
+    static const size_t sizes[] = {100, 10000, 1000000};
+    printf("\nevent set (4-ary heap), ns per operation at N pending:\n");
+    printf("  %-12s %12s %12s %12s\n", "benchmark", "N=1e2", "N=1e4", "N=1e6");
+    for (size_t i = 0; i < n; i++) {
+        printf("  %-12s", t[i].name);
+        for (size_t k = 0; k < 3; k++) {
+            fs_bench_result_t r;
+            uint64_t ops = quick ? 1000000 : 5000000;
+            if (t[i].fn(sizes[k], ops, 1, &r)) {
+                printf(" %12s", "error");
+                continue;
+            }
+            printf(" %12.1f", r.ns_per_op);
+        }
+        printf("\n");
+    }
+    printf("(target: hold <= 40 ns at N=1e4 on the 2-core reference machine)\n");
+    return 0;
+}

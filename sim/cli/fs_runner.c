@@ -1,0 +1,211 @@
+#include "fs_runner.h"
+#include "../../analysis/fs_results.h"
+#include "../../models/fs_model.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../../traces/fs_synth.h"
+#include "../../traces/fs_trace.h"
+#include "../fs_alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void fs_run_opts_init(fs_run_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+typedef struct run_ctx {
+    const fs_config_t *cfg;
+    const fs_run_opts_t *opts;
+    fs_stats_t *stats;
+    fs_results_t *res;
+    fs_error_t *err;
+    double wall0;
+    double last_print;
+} run_ctx_t;
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int sink_job(void *ud, const fs_job_row_t *row)
+{
+    run_ctx_t *c = ud;
+    int rc = fs_stats_add_job(c->stats, row);
+    if (rc)
+        return rc;
+    if (c->res && c->cfg->output.jobs && (rc = fs_results_add_job(c->res, row, c->err)))
+        return rc;
+    if (c->opts->on_job)
+        return c->opts->on_job(c->opts->on_job_ud, row);
+    return 0;
+}
+
+static int sink_sample(void *ud, const fs_sample_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_sample(c->res, row, c->err) : 0;
+}
+
+static void progress(void *ud, const fs_model_t *m)
+{
+    run_ctx_t *c = ud;
+    double w = wall_now();
+    if (w - c->last_print < 0.25)
+        return;
+    c->last_print = w;
+    fprintf(stderr, "\rfleetsim: t=%.2f d of %.2f d  done %llu  running %llu  queued %llu   ",
+            fs_time_to_s(fs_model_now(m)) / 86400.0, fs_time_to_s(c->cfg->horizon) / 86400.0,
+            (unsigned long long)fs_model_jobs_done(m),
+            (unsigned long long)fs_model_jobs_running(m),
+            (unsigned long long)fs_model_jobs_queued(m));
+}
+
+static int open_source(const fs_config_t *cfg, fs_source_t **src, fs_error_t *err)
+{
+    if (cfg->workload.kind == FS_WORKLOAD_TRACE)
+        return fs_trace_open(cfg->workload.trace.format ? cfg->workload.trace.format : "native",
+                             cfg->workload.trace.path, &cfg->workload.trace.opts, src, err);
+    fs_synth_cfg_t sc = cfg->workload.synth;   /* shallow: only the horizon differs */
+    sc.horizon = cfg->horizon;
+    return fs_synth_create(&sc, cfg->seed, cfg->replication, src, err);
+}
+
+int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
+                  fs_error_t *err)
+{
+    run_ctx_t c = {.cfg = cfg, .opts = opts, .err = err, .wall0 = wall_now()};
+    fs_source_t *src = NULL;
+    fs_model_t *model = NULL;
+    char *canon = NULL;
+    const char **tenants = NULL;
+    fs_pool_info_t *pools = NULL;
+    memset(rep, 0, sizeof *rep);
+
+    int rc = open_source(cfg, &src, err);
+    if (rc)
+        goto out;
+    if ((rc = fs_stats_create(fs_time_to_s(cfg->warmup), &c.stats))) {
+        fs_error_set(err, rc, "statistics: out of memory");
+        goto out;
+    }
+    if (opts->output) {
+        canon = fs_scenario_dump(cfg);
+        pools = fs_calloc(cfg->cluster.n_pools, sizeof *pools);
+        if (!canon || !pools) {
+            rc = fs_error_set(err, FS_ENOMEM, "results: out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
+            pools[i].name = cfg->cluster.pools[i].name;
+            pools[i].gpu = cfg->cluster.pools[i].gpu;
+            pools[i].nodes = cfg->cluster.pools[i].nodes;
+            pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
+        }
+        fs_results_meta_t meta = {
+            .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,
+            .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
+            .pools = pools, .n_pools = cfg->cluster.n_pools,
+        };
+        if ((rc = fs_results_open(opts->output, &meta, &c.res, err)))
+            goto out;
+    }
+    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c};
+    if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
+        goto out;
+    fs_model_progress_t prog = {.fn = progress, .ud = &c};
+    rc = fs_model_run(model, opts->interrupt, opts->progress ? &prog : NULL, err);
+    if (opts->progress)
+        fputs("\r\033[K", stderr);
+    if (rc)
+        goto out;
+    if ((rc = fs_model_finish(model, &rep->totals, err)))
+        goto out;
+    rep->truncated = fs_model_truncated(model);
+    if ((rc = fs_stats_finish(c.stats, &rep->totals, &rep->summary))) {
+        fs_error_set(err, rc, "statistics: %s", fs_error_describe(rc));
+        goto out;
+    }
+    rep->wall_s = wall_now() - c.wall0;
+    if (c.res) {
+        size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
+        tenants = fs_calloc(n_tenants + 1, sizeof *tenants);
+        if (!tenants) {
+            rc = fs_error_set(err, FS_ENOMEM, "results: out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n_tenants; i++)
+            tenants[i] = fs_source_tenant_name(src, (int32_t)i);
+        const fs_tenant_row_t *trows = fs_stats_tenants(c.stats, &n_rows);
+        rc = fs_results_commit(c.res, &rep->summary, trows, n_rows, tenants, n_tenants, err);
+        c.res = NULL;   /* freed by commit either way */
+        if (rc)
+            goto out;
+    }
+out:
+    if (c.res)
+        fs_results_abort(c.res);
+    fs_model_destroy(model);
+    fs_stats_destroy(c.stats);
+    if (src)
+        fs_source_destroy(src);
+    fs_free(canon);
+    fs_free(pools);
+    fs_free(tenants);
+    return rc;
+}
+
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (!isfinite(s))
+        snprintf(buf, n, "-");
+    else if (s < 120)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else if (s < 172800)
+        snprintf(buf, n, "%.2f h", s / 3600);
+    else
+        snprintf(buf, n, "%.2f d", s / 86400);
+}
+
+void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
+                          const char *output)
+{
+    const fs_summary_t *s = &rep->summary;
+    char a[32], b[32], c[32], d[32], e[32];
+    fprintf(f, "scenario     %s (seed %llu)\n", cfg->name ? cfg->name : "?",
+            (unsigned long long)cfg->seed);
+    fprintf(f, "fleet        %llu GPUs in %zu pool%s\n", (unsigned long long)rep->totals.gpus_total,
+            cfg->cluster.n_pools, cfg->cluster.n_pools == 1 ? "" : "s");
+    fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected\n",
+            (unsigned long long)s->jobs_submitted, (unsigned long long)s->jobs_completed,
+            (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected);
+    fprintf(f, "utilization  %.1f%%   goodput %.1f%%\n", 100 * s->utilization, 100 * s->goodput);
+    fmt_duration(a, sizeof a, s->wait_mean);
+    fmt_duration(b, sizeof b, s->wait_p50);
+    fmt_duration(c, sizeof c, s->wait_p95);
+    fmt_duration(d, sizeof d, s->wait_p99);
+    fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%.1f%% of jobs waited)\n",
+            a, b, c, d, 100 * s->wait_prob);
+    fmt_duration(a, sizeof a, s->jct_mean);
+    fmt_duration(b, sizeof b, s->jct_p50);
+    fmt_duration(e, sizeof e, s->jct_p95);
+    fprintf(f, "completion   mean %s   p50 %s   p95 %s\n", a, b, e);
+    fmt_duration(a, sizeof a, s->makespan);
+    fprintf(f, "makespan     %s\n", a);
+    fprintf(f, "engine       %llu events in %.2f s (%.2f M events/s)\n",
+            (unsigned long long)s->events, rep->wall_s,
+            rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);
+    if (rep->totals.rows_skipped)
+        fprintf(f, "skipped      %llu bad trace rows (lenient mode)\n",
+                (unsigned long long)rep->totals.rows_skipped);
+    if (output)
+        fprintf(f, "results      %s\n", output);
+}

@@ -1,0 +1,45 @@
+/*
+ * fs_runner: one run, wired end to end: config -> workload source (synthetic
+ * or trace) -> model + policy -> statistics and the HDF5 results file.
+ * Used by `fleetsim run`, `fleetsim bench` and the tests; the only place
+ * (with the other sim/cli files) that ties the folders together.
+ */
+#ifndef FS_RUNNER_H
+#define FS_RUNNER_H
+
+#include <signal.h>
+
+#include "../../analysis/fs_stats.h"
+#include "../../models/fs_config.h"
+#include "../../models/fs_result.h"
+#include "../fs_error.h"
+
+typedef struct fs_run_opts {
+    const char *output;     /* results file, or NULL for none */
+    const volatile sig_atomic_t *interrupt; /* optional stop flag */
+    int progress;           /* print a progress line on stderr */
+    /* optional extra receiver of every job row (tests) */
+    int (*on_job)(void *ud, const fs_job_row_t *row);
+    void *on_job_ud;
+} fs_run_opts_t;
+
+typedef struct fs_run_report {
+    fs_summary_t summary;
+    fs_run_totals_t totals;
+    double wall_s;          /* wall-clock seconds of the run (not in results) */
+    int truncated;          /* the trace went on past the horizon */
+} fs_run_report_t;
+
+void fs_run_opts_init(fs_run_opts_t *o);
+
+/* Runs cfg.  Returns 0 or an FS_E* code with err set; on failure no results
+ * file is left at opts->output. */
+int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
+                  fs_error_t *err);
+
+/* Prints the human summary (stdout of `fleetsim run`). */
+#include <stdio.h>
+void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
+                          const char *output);
+
+#endif
