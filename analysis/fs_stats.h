@@ -26,7 +26,8 @@ typedef struct fs_summary {
     double wait_mean, wait_sd, wait_p50, wait_p95, wait_p99, wait_max; /* s */
     double wait_prob;           /* share of jobs in stats that waited > 0 */
     double jct_mean, jct_p50, jct_p95, jct_p99;   /* completion - submit, completed jobs, s */
-    double utilization;         /* gpu_s_busy / gpu_s_capacity */
+    double utilization;         /* GPUs busy / up over the window [warmup, min(horizon, end)] */
+    double utilization_all;     /* gpu_s_busy / gpu_s_capacity over the whole run */
     double goodput;             /* gpu_s_useful / gpu_s_capacity */
     double makespan;            /* s */
     double end_time;            /* s */

@@ -30,6 +30,18 @@ typedef struct fs_cluster_cfg {
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };
+enum fs_arrival_process { FS_ARRIVAL_POISSON = 0 };
+
+/* How a distribution block was written in the scenario, so that the dump
+ * writes back what was given (fs_dist_prepare derives the parameters that
+ * were not): bit i of `given` = parameter row i of the distribution block
+ * table (scenarios/fs_keys.c) was given; path = the empirical file
+ * (resolved), column = its CSV column (NULL: one number per line).  Owned. */
+typedef struct fs_dist_cfg {
+    unsigned given;
+    char *path;
+    char *column;
+} fs_dist_cfg_t;
 
 typedef struct fs_trace_cfg {
     char *path;             /* trace file (relative paths resolved against the scenario file) */
@@ -40,6 +52,8 @@ typedef struct fs_trace_cfg {
 typedef struct fs_workload_cfg {
     int kind;               /* enum fs_workload_kind */
     fs_synth_cfg_t synth;   /* when kind == SYNTHETIC (its horizon is the run's) */
+    int arrival_process;    /* enum fs_arrival_process (synthetic arrivals) */
+    fs_dist_cfg_t duration_cfg; /* how synth.duration was written */
     fs_trace_cfg_t trace;   /* when kind == TRACE */
 } fs_workload_cfg_t;
 
@@ -75,8 +89,12 @@ typedef struct fs_config {
     char *source_text;      /* the YAML text as given */
 } fs_config_t;
 
-/* Defaults for every key (the key table's defaults). */
+/* Defaults for every key (the key table's defaults).  c need not be
+ * initialised.  Should allocating a string default fail, that field stays
+ * NULL (the scenario loader checks and reports FS_ENOMEM). */
 void fs_config_init(fs_config_t *c);
+/* Frees everything; c is left released-but-valid (releasing it again is a
+ * no-op). */
 void fs_config_release(fs_config_t *c);
 
 #endif

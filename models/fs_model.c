@@ -45,6 +45,8 @@ struct fs_model {
     fs_time_t last_settle;
     fs_time_t last_change;
     double int_busy, int_up, int_queued, int_system;   /* x-seconds */
+    double win_busy, win_up;        /* the same over the measurement window */
+    fs_time_t win_lo, win_hi;       /* [warmup, horizon] */
     double useful_gpu_s;
     uint64_t progress_mark;
     const fs_model_progress_t *progress;
@@ -79,6 +81,13 @@ static void settle(fs_model_t *m, fs_time_t t)
         m->int_up += dt * (double)m->cluster.gpus_up;
         m->int_queued += dt * (double)m->queued;
         m->int_system += dt * (double)(m->queued + m->running);
+        fs_time_t lo = m->last_settle > m->win_lo ? m->last_settle : m->win_lo;
+        fs_time_t hi = t < m->win_hi ? t : m->win_hi;
+        if (hi > lo) {
+            double w = fs_time_to_s(hi - lo);
+            m->win_busy += w * (double)m->cluster.gpus_busy;
+            m->win_up += w * (double)m->cluster.gpus_up;
+        }
         m->last_settle = t;
     }
 }
@@ -394,6 +403,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     m->cfg = cfg;
     m->src = src;
+    m->win_lo = cfg->warmup;
+    m->win_hi = cfg->horizon;
     if (sink)
         m->sink = *sink;
     fs_sim_init(&m->sim, &model_ops, m);
@@ -501,6 +512,10 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->gpu_s_capacity = m->int_up;
     t->gpu_s_busy = m->int_busy;
     t->gpu_s_useful = m->useful_gpu_s;
+    t->window_start = fs_time_to_s(m->win_lo);
+    t->window_end = fs_time_to_s(end < m->win_hi ? end : m->win_hi);
+    t->gpu_s_capacity_window = m->win_up;
+    t->gpu_s_busy_window = m->win_busy;
     t->jobs_queued_integral = m->int_queued;
     t->jobs_system_integral = m->int_system;
     t->jobs_submitted = m->submitted;

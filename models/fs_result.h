@@ -55,6 +55,10 @@ typedef struct fs_run_totals {
     double gpu_s_capacity;  /* integral of GPUs up over [0, end_time], GPU-s */
     double gpu_s_busy;      /* integral of GPUs allocated, GPU-s */
     double gpu_s_useful;    /* GPU-s of work kept by jobs (excludes lost work) */
+    double window_start;    /* measurement window: [warmup, min(horizon, end_time)], s */
+    double window_end;
+    double gpu_s_capacity_window; /* integral of GPUs up over the window, GPU-s */
+    double gpu_s_busy_window;     /* integral of GPUs allocated over the window */
     double jobs_queued_integral;  /* integral of jobs waiting, job-s */
     double jobs_system_integral;  /* integral of jobs waiting or running, job-s */
     uint64_t jobs_submitted;

@@ -11,7 +11,15 @@
  * Overrides "KEY=VALUE" (the CLI's --set) reach any key by its dotted path;
  * list elements by index ("cluster.pools.0.nodes=128"); the value is parsed
  * as a YAML scalar or flow collection ("workload.synthetic.gpus={1: 0.5, 8: 0.5}").
- * Errors in overrides name "--set KEY".
+ * Errors in overrides name "--set KEY".  Overrides are applied in order
+ * (the last wins) after the file is parsed and before any value is checked;
+ * index = the list's length appends an item; a null value ("KEY=null")
+ * removes the key, restoring its default.
+ *
+ * Relative file paths in a scenario (workload.trace.path, an empirical
+ * distribution's path) are resolved against the scenario file's directory
+ * and stored absolute by fs_scenario_load_file; fs_scenario_load_string
+ * leaves them as written (relative to the working directory).
  */
 #ifndef FS_SCENARIO_H
 #define FS_SCENARIO_H
@@ -22,7 +30,9 @@
 #include "../sim/fs_error.h"
 
 /* Loads a scenario file.  On success *cfg owns everything; on failure *cfg
- * is released (nothing to free).  overrides: n strings "KEY=VALUE". */
+ * is released (nothing to free).  *cfg need not be initialised (its old
+ * content is not freed).  overrides: n strings "KEY=VALUE".  Errors:
+ * FS_EINVAL (bad or missing input, message "FILE:LINE:COL: ..."), FS_ENOMEM. */
 int fs_scenario_load_file(const char *path, const char *const *overrides, size_t n,
                           fs_config_t *cfg, fs_error_t *err);
 

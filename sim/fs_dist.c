@@ -60,6 +60,9 @@ int fs_dist_copy(fs_dist_t *dst, const fs_dist_t *src)
 }
 
 static int pos(double x) { return isfinite(x) && x > 0; }
+/* A parameter is given when it is not NAN (unset); a given parameter must be
+ * valid even if another one would do. */
+static int given(double x) { return !isnan(x); }
 
 int fs_dist_prepare(fs_dist_t *d, fs_error_t *err)
 {
@@ -76,6 +79,10 @@ int fs_dist_prepare(fs_dist_t *d, fs_error_t *err)
     case FS_DIST_LOGNORMAL:
         if (!isfinite(d->sigma) || d->sigma < 0)
             return fs_error_set(err, FS_EINVAL, "lognormal needs sigma >= 0");
+        if (given(d->median) && !pos(d->median))
+            return fs_error_set(err, FS_EINVAL, "lognormal needs median > 0");
+        if (given(d->mean) && !pos(d->mean))
+            return fs_error_set(err, FS_EINVAL, "lognormal needs mean > 0");
         if (pos(d->median) == pos(d->mean))
             return fs_error_set(err, FS_EINVAL, "lognormal needs exactly one of median and mean (> 0)");
         if (pos(d->median)) {
@@ -85,15 +92,27 @@ int fs_dist_prepare(fs_dist_t *d, fs_error_t *err)
             d->mu = log(d->mean) - d->sigma * d->sigma / 2;
             d->median = exp(d->mu);
         }
+        if (!pos(d->mean) || !pos(d->median))
+            return fs_error_set(err, FS_EINVAL, "lognormal sigma is too large: the mean or median is out of range");
         return 0;
     case FS_DIST_WEIBULL:
     case FS_DIST_GAMMA:
         if (!pos(d->shape))
             return fs_error_set(err, FS_EINVAL, "%s needs shape > 0", k);
+        if (given(d->scale) && !pos(d->scale))
+            return fs_error_set(err, FS_EINVAL, "%s needs scale > 0", k);
+        if (given(d->mean) && !pos(d->mean))
+            return fs_error_set(err, FS_EINVAL, "%s needs mean > 0", k);
         if (pos(d->scale) == pos(d->mean))
             return fs_error_set(err, FS_EINVAL, "%s needs exactly one of mean and scale (> 0)", k);
         if (d->kind == FS_DIST_WEIBULL) {
-            double g = gsl_sf_gamma(1.0 + 1.0 / d->shape);
+            /* gsl_sf_gamma calls the GSL error handler (abort by default)
+             * beyond GSL_SF_GAMMA_XMAX: refuse such shapes first */
+            double x = 1.0 + 1.0 / d->shape;
+            if (!(x < GSL_SF_GAMMA_XMAX))
+                return fs_error_set(err, FS_EINVAL, "weibull needs shape > %.4g (the mean overflows)",
+                                    1.0 / (GSL_SF_GAMMA_XMAX - 1.0));
+            double g = gsl_sf_gamma(x);
             if (pos(d->mean))
                 d->scale = d->mean / g;
             else

@@ -187,7 +187,8 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected\n",
             (unsigned long long)s->jobs_submitted, (unsigned long long)s->jobs_completed,
             (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected);
-    fprintf(f, "utilization  %.1f%%   goodput %.1f%%\n", 100 * s->utilization, 100 * s->goodput);
+    fprintf(f, "utilization  %.1f%% over the arrival window, %.1f%% over the whole run; goodput %.1f%%\n",
+            100 * s->utilization, 100 * s->utilization_all, 100 * s->goodput);
     fmt_duration(a, sizeof a, s->wait_mean);
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);

@@ -2,9 +2,13 @@
 #include "fs_cli.h"
 
 #include <string.h>
+#include <hdf5.h>
 
 int main(int argc, char **argv)
 {
+    /* HDF5 1.10 can crash in its own exit handler after a failed write
+     * (disk full); fleetsim closes every file it opens itself. */
+    H5dont_atexit();
     if (argc < 2)
         return fs_cmd_help(1, argv);
     const char *name = argv[1];

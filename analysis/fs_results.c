@@ -1,0 +1,757 @@
+/*
+ * fs_results: the HDF5 results file of one run (see fs_results.h and
+ * docs/results.md for the contract).
+ *
+ * Owns the temporary file (TARGET.tmp.PID) from open until commit or abort,
+ * and two row buffers (jobs, timeline samples) of at most FS_RESULTS_BATCH
+ * rows each, grown geometrically and appended to the file one batch per
+ * H5TBappend_records call.
+ *
+ * Tables are H5TB-conforming (CLASS/VERSION/TITLE/FIELD_i_NAME attributes)
+ * compound datasets with a packed, little-endian file type in the documented
+ * column order; the memory side is the C row struct itself, matched by
+ * column name through H5TB.  The datasets are created here rather than by
+ * H5TBmake_table because its compress flag is fixed at deflate level 6;
+ * ours carry chunk = CHUNK_ROWS rows, shuffle and deflate level 4.
+ *
+ * HDF5's own error printing is replaced, for the duration of each public
+ * call, by a handler that records the first error (the caller's handler is
+ * restored after); failures become FS_EIO naming the file, the step and
+ * HDF5's innermost error description, on one line.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "fs_results.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+
+#include "../sim/fs_alloc.h"
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "unknown"
+#endif
+
+#define CHUNK_ROWS 16384     /* rows per chunk of /jobs and /timeline */
+#define SMALL_CHUNK_ROWS 64  /* rows per chunk of the small tables */
+#define DEFLATE_LEVEL 4
+#define MAX_COLS 64
+
+struct fs_results {
+    char *path;                 /* target name */
+    char *tmp;                  /* TARGET.tmp.PID, written until commit */
+    hid_t fid;                  /* open file, or H5I_INVALID_HID */
+    fs_job_row_t *jobs;         /* pending /jobs rows */
+    size_t n_jobs, cap_jobs;
+    fs_sample_row_t *samples;   /* pending /timeline rows */
+    size_t n_samples, cap_samples;
+};
+
+/* ---- column descriptions -------------------------------------------- */
+
+enum col_kind { K_U64, K_I32, K_U32, K_F64, K_STATE, K_STR };
+
+typedef struct col {
+    const char *name;
+    enum col_kind kind;
+    size_t off;          /* offset in the memory row */
+    const char *unit;    /* for the "columns" attribute */
+} col_t;
+
+#define N_STATES ((size_t)FS_STATE_REJECTED + 1)
+
+#define JOB_COL(name, kind, unit) {#name, kind, offsetof(fs_job_row_t, name), unit}
+static const col_t job_cols[] = {
+    JOB_COL(id, K_U64, "-"),
+    JOB_COL(tenant, K_I32, "-"),
+    JOB_COL(pool, K_I32, "-"),
+    JOB_COL(gpus, K_U32, "GPU"),
+    JOB_COL(gpu_milli, K_U32, "milliGPU"),
+    JOB_COL(nodes, K_U32, "node"),
+    JOB_COL(restarts, K_U32, "count"),
+    JOB_COL(submit, K_F64, "s"),
+    JOB_COL(start, K_F64, "s"),
+    JOB_COL(end, K_F64, "s"),
+    JOB_COL(wait, K_F64, "s"),
+    JOB_COL(run, K_F64, "s"),
+    JOB_COL(lost_gpu_s, K_F64, "GPU-s"),
+    JOB_COL(state, K_STATE, "job_state"),
+};
+
+#define SAMPLE_COL(name, kind, unit) {#name, kind, offsetof(fs_sample_row_t, name), unit}
+static const col_t sample_cols[] = {
+    SAMPLE_COL(time, K_F64, "s"),
+    SAMPLE_COL(gpus_total, K_U32, "GPU"),
+    SAMPLE_COL(gpus_up, K_U32, "GPU"),
+    SAMPLE_COL(gpus_busy, K_U32, "GPU"),
+    SAMPLE_COL(jobs_running, K_U32, "job"),
+    SAMPLE_COL(jobs_queued, K_U32, "job"),
+    SAMPLE_COL(gpus_queued, K_U64, "GPU"),
+};
+
+/* Every field of fs_summary_t, in declaration order. */
+#define SUMMARY_FIELDS(X)                                                   \
+    X(jobs_submitted, K_U64, "count") X(jobs_completed, K_U64, "count")     \
+    X(jobs_failed, K_U64, "count") X(jobs_unfinished, K_U64, "count")       \
+    X(jobs_rejected, K_U64, "count") X(jobs_in_stats, K_U64, "count")       \
+    X(wait_mean, K_F64, "s") X(wait_sd, K_F64, "s") X(wait_p50, K_F64, "s") \
+    X(wait_p95, K_F64, "s") X(wait_p99, K_F64, "s") X(wait_max, K_F64, "s") \
+    X(wait_prob, K_F64, "fraction")                                         \
+    X(jct_mean, K_F64, "s") X(jct_p50, K_F64, "s") X(jct_p95, K_F64, "s")   \
+    X(jct_p99, K_F64, "s")                                                  \
+    X(utilization, K_F64, "fraction") X(utilization_all, K_F64, "fraction") \
+    X(goodput, K_F64, "fraction")                                           \
+    X(makespan, K_F64, "s") X(end_time, K_F64, "s")                         \
+    X(gpu_hours_capacity, K_F64, "GPU-h") X(gpu_hours_busy, K_F64, "GPU-h") \
+    X(queue_len_mean, K_F64, "job") X(system_len_mean, K_F64, "job")        \
+    X(arrival_rate, K_F64, "1/s") X(little_rel_err, K_F64, "fraction")      \
+    X(events, K_U64, "count") X(passes, K_U64, "count")                     \
+    X(rows_skipped, K_U64, "count")
+
+#define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
+static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};
+_Static_assert(sizeof summary_cols / sizeof summary_cols[0] <= MAX_COLS, "MAX_COLS too small");
+_Static_assert(sizeof summary_cols / sizeof summary_cols[0] * 8 == sizeof(fs_summary_t),
+               "every fs_summary_t field (all 8 bytes wide) has a /summary column");
+
+/* /tenants memory row: this struct, then the name (fixed length). */
+typedef struct tenant_mem {
+    int32_t tenant;
+    uint64_t jobs;
+    uint64_t jobs_completed;
+    double gpu_hours;
+    double wait_mean;
+} tenant_mem_t;
+
+#define TENANT_NAME_OFF sizeof(tenant_mem_t)
+static const col_t tenant_cols[] = {
+    {"tenant", K_I32, offsetof(tenant_mem_t, tenant), "-"},
+    {"name", K_STR, TENANT_NAME_OFF, "-"},
+    {"jobs", K_U64, offsetof(tenant_mem_t, jobs), "count"},
+    {"jobs_completed", K_U64, offsetof(tenant_mem_t, jobs_completed), "count"},
+    {"gpu_hours", K_F64, offsetof(tenant_mem_t, gpu_hours), "GPU-h"},
+    {"wait_mean", K_F64, offsetof(tenant_mem_t, wait_mean), "s"},
+};
+
+/* /pools memory row: this struct, then name and gpu (fixed lengths); the
+ * string offsets depend on the lengths and are set at write time. */
+typedef struct pool_mem {
+    uint32_t index;
+    uint32_t nodes;
+    uint32_t gpus_per_node;
+} pool_mem_t;
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- HDF5 error plumbing --------------------------------------------- */
+
+/* One public call's dealings with HDF5: the file named in messages, the
+ * caller's automatic error handler (restored at the end) and the first
+ * error HDF5 reported since the last failure was turned into a message.
+ * Recording through the handler matters: the H5TB and H5LT helpers make
+ * more API calls while cleaning up after a failure, which clear the error
+ * stack before control returns here. */
+typedef struct h5call {
+    const char *file;
+    H5E_auto2_t old_func;
+    void *old_data;
+    char detail[512];
+} h5call_t;
+
+static herr_t innermost_cb(unsigned n, const H5E_error2_t *e, void *ud)
+{
+    h5call_t *c = ud;
+    if (n == 0) {
+        const char *s = e->desc && *e->desc ? e->desc : e->func_name;
+        snprintf(c->detail, sizeof c->detail, "%s", s ? s : "unknown error");
+        for (char *p = c->detail; *p; p++)   /* one line: "time = ...\n, filename" */
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+    }
+    return 0;
+}
+
+/* The automatic handler while a call runs: records instead of printing. */
+static herr_t record_error(hid_t estack, void *ud)
+{
+    h5call_t *c = ud;
+    if (!c->detail[0])
+        H5Ewalk2(estack, H5E_WALK_UPWARD, innermost_cb, c);
+    return 0;
+}
+
+static void call_begin(h5call_t *c, const char *file)
+{
+    c->file = file;
+    c->detail[0] = '\0';
+    if (H5Eget_auto2(H5E_DEFAULT, &c->old_func, &c->old_data) < 0) {
+        c->old_func = NULL;
+        c->old_data = NULL;
+    }
+    H5Eset_auto2(H5E_DEFAULT, record_error, c);
+}
+
+static void call_end(const h5call_t *c)
+{
+    H5Eset_auto2(H5E_DEFAULT, c->old_func, c->old_data);
+}
+
+/* Call right after the failing HDF5 call: FS_EIO naming the file, the step
+ * and HDF5's innermost error description. */
+static int h5_fail(h5call_t *c, fs_error_t *err, const char *step)
+{
+    if (!c->detail[0])
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_cb, c);
+    int rc = fs_error_set(err, FS_EIO, "%s: %s failed (HDF5: %s)", c->file, step,
+                          c->detail[0] ? c->detail : "no detail");
+    c->detail[0] = '\0';
+    return rc;
+}
+
+#define H5TRY(expr, step)                              \
+    do {                                               \
+        if ((expr) < 0) {                              \
+            rc = h5_fail(c, err, step);                \
+            goto out;                                  \
+        }                                              \
+    } while (0)
+
+#define CLOSE(fn, id)             \
+    do {                          \
+        if ((id) >= 0)            \
+            fn(id);               \
+        (id) = H5I_INVALID_HID;   \
+    } while (0)
+
+/* ---- attributes ------------------------------------------------------- */
+
+/* Scalar attribute of file type ftype written from memory type mtype. */
+static herr_t attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val)
+{
+    herr_t st = -1;
+    hid_t sid = H5Screate(H5S_SCALAR);
+    hid_t aid = H5I_INVALID_HID;
+    if (sid < 0)
+        return -1;
+    aid = H5Acreate2(loc, name, ftype, sid, H5P_DEFAULT, H5P_DEFAULT);
+    if (aid >= 0)
+        st = H5Awrite(aid, mtype, val);
+    CLOSE(H5Aclose, aid);
+    CLOSE(H5Sclose, sid);
+    return st;
+}
+
+/* Variable-length UTF-8 string: h5py reads it as str. */
+static herr_t attr_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    herr_t st = -1;
+    if (H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0) {
+        const char *v = value ? value : "";
+        st = attr_write(loc, name, t, t, &v);
+    }
+    H5Tclose(t);
+    return st;
+}
+
+static herr_t attr_i32(hid_t loc, const char *name, int32_t v)
+{
+    return attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &v);
+}
+
+static herr_t attr_u64(hid_t loc, const char *name, uint64_t v)
+{
+    return attr_write(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+/* The file type of one column (a fresh id the caller closes). */
+static hid_t kind_file_type(enum col_kind k, size_t strsz)
+{
+    hid_t t = H5I_INVALID_HID;
+    switch (k) {
+    case K_U64: return H5Tcopy(H5T_STD_U64LE);
+    case K_I32: return H5Tcopy(H5T_STD_I32LE);
+    case K_U32: return H5Tcopy(H5T_STD_U32LE);
+    case K_F64: return H5Tcopy(H5T_IEEE_F64LE);
+    case K_STATE:
+        if ((t = H5Tenum_create(H5T_NATIVE_INT32)) < 0)
+            return t;
+        for (int32_t v = 0; v < (int32_t)N_STATES; v++) {
+            if (H5Tenum_insert(t, fs_job_state_name(v), &v) < 0) {
+                H5Tclose(t);
+                return H5I_INVALID_HID;
+            }
+        }
+        return t;
+    case K_STR:
+        if ((t = H5Tcopy(H5T_C_S1)) < 0)
+            return t;
+        if (H5Tset_size(t, strsz) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+            H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+            H5Tclose(t);
+            return H5I_INVALID_HID;
+        }
+        return t;
+    }
+    return H5I_INVALID_HID;
+}
+
+static size_t kind_mem_size(enum col_kind k, size_t strsz)
+{
+    switch (k) {
+    case K_U64: return sizeof(uint64_t);
+    case K_I32: return sizeof(int32_t);
+    case K_U32: return sizeof(uint32_t);
+    case K_F64: return sizeof(double);
+    case K_STATE: return sizeof(int32_t);
+    case K_STR: return strsz;
+    }
+    return 0;
+}
+
+/* A table: its dataset name, title, columns and, for string columns, the
+ * fixed sizes (strsz[i], used only where cols[i].kind == K_STR) and memory
+ * offsets overriding cols[i].off (stroff[i], when stroff is non-NULL). */
+typedef struct table_spec {
+    const char *name;
+    const char *title;
+    const col_t *cols;
+    size_t ncols;
+    const size_t *strsz;
+    const size_t *stroff;
+    hsize_t chunk;
+} table_spec_t;
+
+static size_t col_strsz(const table_spec_t *t, size_t i)
+{
+    return t->strsz ? t->strsz[i] : 0;
+}
+
+/* The packed compound file type of a table. */
+static hid_t table_file_type(const table_spec_t *t)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->ncols; i++)
+        total += kind_mem_size(t->cols[i].kind, col_strsz(t, i));
+    hid_t ct = H5Tcreate(H5T_COMPOUND, total);
+    if (ct < 0)
+        return ct;
+    size_t off = 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        hid_t ft = kind_file_type(t->cols[i].kind, col_strsz(t, i));
+        herr_t st = ft < 0 ? -1 : H5Tinsert(ct, t->cols[i].name, off, ft);
+        if (ft >= 0)
+            H5Tclose(ft);
+        if (st < 0) {
+            H5Tclose(ct);
+            return H5I_INVALID_HID;
+        }
+        off += kind_mem_size(t->cols[i].kind, col_strsz(t, i));
+    }
+    return ct;
+}
+
+/* "name:unit; name:unit; ..." */
+static void columns_note(const table_spec_t *t, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->ncols && len < cap; i++) {
+        int k = snprintf(buf + len, cap - len, "%s%s:%s", i ? "; " : "", t->cols[i].name,
+                         t->cols[i].unit);
+        if (k < 0)
+            break;
+        len += (size_t)k;
+    }
+}
+
+/* Creates an empty, extendible, chunked and compressed table with the
+ * H5TB attributes (so that H5TB* and PyTables treat it as a table). */
+static int make_table(hid_t fid, h5call_t *c, const table_spec_t *t, fs_error_t *err)
+{
+    int rc = 0;
+    hid_t ct = H5I_INVALID_HID, sid = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    hid_t did = H5I_INVALID_HID;
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {t->chunk};
+    char step[128];
+    char note[4096];
+
+    snprintf(step, sizeof step, "creating /%s", t->name);
+    H5TRY(ct = table_file_type(t), step);
+    H5TRY(sid = H5Screate_simple(1, dims, maxdims), step);
+    H5TRY(dcpl = H5Pcreate(H5P_DATASET_CREATE), step);
+    /* no modification times in object headers: the same run gives a
+     * byte-identical file */
+    H5TRY(H5Pset_obj_track_times(dcpl, 0), step);
+    H5TRY(H5Pset_chunk(dcpl, 1, chunk), step);
+    H5TRY(H5Pset_shuffle(dcpl), step);
+    H5TRY(H5Pset_deflate(dcpl, DEFLATE_LEVEL), step);
+    H5TRY(did = H5Dcreate2(fid, t->name, ct, sid, H5P_DEFAULT, dcpl, H5P_DEFAULT), step);
+    columns_note(t, note, sizeof note);
+    H5TRY(attr_str(did, "columns", note), step);
+    CLOSE(H5Dclose, did);
+
+    H5TRY(H5LTset_attribute_string(fid, t->name, "CLASS", "TABLE"), step);
+    H5TRY(H5LTset_attribute_string(fid, t->name, "VERSION", "3.0"), step);
+    H5TRY(H5LTset_attribute_string(fid, t->name, "TITLE", t->title), step);
+    for (size_t i = 0; i < t->ncols; i++) {
+        char an[32];
+        snprintf(an, sizeof an, "FIELD_%zu_NAME", i);
+        H5TRY(H5LTset_attribute_string(fid, t->name, an, t->cols[i].name), step);
+    }
+out:
+    CLOSE(H5Dclose, did);
+    CLOSE(H5Pclose, dcpl);
+    CLOSE(H5Sclose, sid);
+    CLOSE(H5Tclose, ct);
+    return rc;
+}
+
+/* Appends n memory rows of row_size bytes: one HDF5 call for the batch. */
+static int append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_size,
+                       size_t n, const void *buf, fs_error_t *err)
+{
+    int rc = 0;
+    size_t offs[MAX_COLS], sizes[MAX_COLS];
+    char step[128];
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        offs[i] = t->stroff && t->cols[i].kind == K_STR ? t->stroff[i] : t->cols[i].off;
+        sizes[i] = kind_mem_size(t->cols[i].kind, col_strsz(t, i));
+    }
+    snprintf(step, sizeof step, "appending %zu rows to /%s", n, t->name);
+    H5TRY(H5TBappend_records(fid, t->name, (hsize_t)n, row_size, offs, sizes, buf), step);
+out:
+    return rc;
+}
+
+static const table_spec_t jobs_spec = {"jobs", "fleetsim jobs", job_cols, N_OF(job_cols),
+                                       NULL, NULL, CHUNK_ROWS};
+static const table_spec_t timeline_spec = {"timeline", "fleetsim timeline", sample_cols,
+                                           N_OF(sample_cols), NULL, NULL, CHUNK_ROWS};
+static const table_spec_t summary_spec = {"summary", "fleetsim summary", summary_cols,
+                                          N_OF(summary_cols), NULL, NULL, 1};
+
+static size_t max_len(size_t cur, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n > cur ? n : cur;
+}
+
+static size_t round_up8(size_t n)
+{
+    return (n + 7) / 8 * 8;
+}
+
+static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs_error_t *err)
+{
+    static const col_t cols[] = {
+        {"index", K_U32, offsetof(pool_mem_t, index), "-"},
+        {"name", K_STR, 0, "-"},
+        {"gpu", K_STR, 0, "-"},
+        {"nodes", K_U32, offsetof(pool_mem_t, nodes), "node"},
+        {"gpus_per_node", K_U32, offsetof(pool_mem_t, gpus_per_node), "GPU"},
+    };
+    size_t ln = 1, lg = 1;
+    for (size_t i = 0; i < meta->n_pools; i++) {
+        ln = max_len(ln, meta->pools[i].name);
+        lg = max_len(lg, meta->pools[i].gpu);
+    }
+    size_t strsz[] = {0, ln, lg, 0, 0};
+    size_t stroff[] = {0, sizeof(pool_mem_t), sizeof(pool_mem_t) + ln, 0, 0};
+    table_spec_t t = {"pools", "fleetsim pools", cols, N_OF(cols), strsz, stroff,
+                      SMALL_CHUNK_ROWS};
+    int rc = make_table(fid, c, &t, err);
+    if (rc != 0 || meta->n_pools == 0)
+        return rc;
+
+    size_t stride = round_up8(sizeof(pool_mem_t) + ln + lg);
+    unsigned char *buf = fs_calloc(meta->n_pools, stride);
+    if (!buf)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /pools", c->file);
+    for (size_t i = 0; i < meta->n_pools; i++) {
+        const fs_pool_info_t *p = &meta->pools[i];
+        pool_mem_t m = {(uint32_t)i, p->nodes, p->gpus_per_node};
+        unsigned char *row = buf + i * stride;
+        memcpy(row, &m, sizeof m);
+        if (p->name)
+            memcpy(row + stroff[1], p->name, strlen(p->name));
+        if (p->gpu)
+            memcpy(row + stroff[2], p->gpu, strlen(p->gpu));
+    }
+    rc = append_rows(fid, c, &t, stride, meta->n_pools, buf, err);
+    fs_free(buf);
+    return rc;
+}
+
+static int write_tenants(hid_t fid, h5call_t *c, const fs_tenant_row_t *rows, size_t n,
+                         const char *const *names, size_t n_names, fs_error_t *err)
+{
+    size_t ln = 1;
+    for (size_t i = 0; i < n; i++) {
+        int32_t t = rows[i].tenant;
+        if (names && t >= 0 && (size_t)t < n_names)
+            ln = max_len(ln, names[t]);
+    }
+    size_t strsz[N_OF(tenant_cols)] = {0, ln};
+    table_spec_t t = {"tenants", "fleetsim tenants", tenant_cols, N_OF(tenant_cols), strsz,
+                      NULL, SMALL_CHUNK_ROWS};
+    int rc = make_table(fid, c, &t, err);
+    if (rc != 0 || n == 0)
+        return rc;
+
+    size_t stride = round_up8(TENANT_NAME_OFF + ln);
+    unsigned char *buf = fs_calloc(n, stride);
+    if (!buf)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /tenants", c->file);
+    for (size_t i = 0; i < n; i++) {
+        const fs_tenant_row_t *r = &rows[i];
+        tenant_mem_t m = {r->tenant, r->jobs, r->jobs_completed, r->gpu_hours, r->wait_mean};
+        unsigned char *row = buf + i * stride;
+        memcpy(row, &m, sizeof m);
+        const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names
+                               ? names[r->tenant] : NULL;
+        if (name)
+            memcpy(row + TENANT_NAME_OFF, name, strlen(name));
+    }
+    rc = append_rows(fid, c, &t, stride, n, buf, err);
+    fs_free(buf);
+    return rc;
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+static void results_free(fs_results_t *r)
+{
+    if (!r)
+        return;
+    fs_free(r->jobs);
+    fs_free(r->samples);
+    fs_free(r->tmp);
+    fs_free(r->path);
+    fs_free(r);
+}
+
+/*
+ * Closes (if open) and deletes the temporary file, frees r.
+ *
+ * Known limit: after a write failure that persists (disk still full, file
+ * size limit), HDF5 1.10 fails to close the file, keeps a dangling file ID
+ * and crashes in its exit handler (HDFFV-11052 / CVE-2020-10812, fixed in
+ * 1.14).  The error has been reported by then and the temporary is gone;
+ * nothing here can release the ID through the public API.
+ */
+static void discard(fs_results_t *r)
+{
+    if (r->fid >= 0) {
+        H5Fclose(r->fid);
+        r->fid = H5I_INVALID_HID;
+    }
+    if (r->tmp)
+        unlink(r->tmp);
+    results_free(r);
+}
+
+static int write_root(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta,
+                      fs_error_t *err)
+{
+    int rc = 0;
+    hid_t f = r->fid;
+    H5TRY(attr_i32(f, "format_version", FS_RESULTS_FORMAT_VERSION),
+          "writing attribute format_version");
+    H5TRY(attr_str(f, "fleetsim_version", FLEETSIM_VERSION), "writing attribute fleetsim_version");
+    H5TRY(attr_u64(f, "seed", meta->seed), "writing attribute seed");
+    H5TRY(attr_u64(f, "replication", meta->replication), "writing attribute replication");
+    H5TRY(attr_str(f, "scenario", meta->scenario), "writing attribute scenario");
+    H5TRY(attr_str(f, "scenario_source", meta->scenario_source),
+          "writing attribute scenario_source");
+    H5TRY(attr_str(f, "scenario_path", meta->scenario_path), "writing attribute scenario_path");
+    H5TRY(attr_str(f, "currency", "USD"), "writing attribute currency");
+    H5TRY(attr_str(f, "time_unit", "s"), "writing attribute time_unit");
+    H5TRY(attr_i32(f, "complete", 0), "writing attribute complete");
+out:
+    return rc;
+}
+
+static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta,
+                     fs_error_t *err)
+{
+    int rc = 0;
+    /* Default access properties: a reader in the same process (tests, a
+     * progress probe) can H5Fopen the temporary file with H5P_DEFAULT. */
+    r->fid = H5Fcreate(r->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (r->fid < 0) {
+        c->file = r->path;
+        return h5_fail(c, err, "creating the temporary file");
+    }
+    if ((rc = write_root(r, c, meta, err)) != 0 || (rc = write_pools(r->fid, c, meta, err)) != 0 ||
+        (rc = make_table(r->fid, c, &jobs_spec, err)) != 0 ||
+        (rc = make_table(r->fid, c, &timeline_spec, err)) != 0)
+        goto out;
+    /* A reader (or a crash) now finds a valid file that says complete = 0. */
+    H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
+out:
+    return rc;
+}
+
+int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_t **out,
+                    fs_error_t *err)
+{
+    *out = NULL;
+    if (!path || !*path || !meta)
+        return fs_error_set(err, FS_EINVAL, "results file: no path or metadata given");
+    if (meta->n_pools && !meta->pools)
+        return fs_error_set(err, FS_EINVAL, "%s: %zu pools but no pool list", path,
+                            meta->n_pools);
+
+    fs_results_t *r = fs_calloc(1, sizeof *r);
+    if (!r)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    r->fid = H5I_INVALID_HID;
+    size_t tmp_len = strlen(path) + 32;
+    r->path = fs_strdup(path);
+    r->tmp = r->path ? fs_malloc(tmp_len) : NULL;
+    if (!r->tmp) {
+        results_free(r);
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(r->tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+
+    h5call_t c;
+    call_begin(&c, r->tmp);
+    int rc = open_file(r, &c, meta, err);
+    if (rc != 0)
+        discard(r);
+    call_end(&c);
+    if (rc == 0)
+        *out = r;
+    return rc;
+}
+
+static int flush_jobs(fs_results_t *r, h5call_t *c, fs_error_t *err)
+{
+    int rc = append_rows(r->fid, c, &jobs_spec, sizeof(fs_job_row_t), r->n_jobs, r->jobs, err);
+    if (rc == 0)
+        r->n_jobs = 0;
+    return rc;
+}
+
+static int flush_samples(fs_results_t *r, h5call_t *c, fs_error_t *err)
+{
+    int rc = append_rows(r->fid, c, &timeline_spec, sizeof(fs_sample_row_t), r->n_samples,
+                         r->samples, err);
+    if (rc == 0)
+        r->n_samples = 0;
+    return rc;
+}
+
+int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err)
+{
+    if (row->state < 0 || (size_t)row->state >= N_STATES)
+        return fs_error_set(err, FS_EINVAL, "%s: job %llu: state %d is not a job_state", r->path,
+                            (unsigned long long)row->id, (int)row->state);
+    if (r->n_jobs == FS_RESULTS_BATCH) {
+        h5call_t c;
+        call_begin(&c, r->tmp);
+        int rc = flush_jobs(r, &c, err);
+        call_end(&c);
+        if (rc != 0)
+            return rc;
+    }
+    if (fs_grow((void **)&r->jobs, &r->cap_jobs, r->n_jobs + 1, sizeof *r->jobs) != 0)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /jobs", r->path);
+    r->jobs[r->n_jobs++] = *row;
+    return 0;
+}
+
+int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err)
+{
+    if (r->n_samples == FS_RESULTS_BATCH) {
+        h5call_t c;
+        call_begin(&c, r->tmp);
+        int rc = flush_samples(r, &c, err);
+        call_end(&c);
+        if (rc != 0)
+            return rc;
+    }
+    if (fs_grow((void **)&r->samples, &r->cap_samples, r->n_samples + 1, sizeof *r->samples) !=
+        0)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /timeline", r->path);
+    r->samples[r->n_samples++] = *row;
+    return 0;
+}
+
+static int commit_file(fs_results_t *r, h5call_t *c, const fs_summary_t *sum,
+                       const fs_tenant_row_t *tenants, size_t n_tenant_rows,
+                       const char *const *tenant_names, size_t n_tenants, fs_error_t *err)
+{
+    int rc = 0;
+    hid_t aid = H5I_INVALID_HID;
+    int32_t one = 1;
+
+    if ((rc = flush_jobs(r, c, err)) != 0 || (rc = flush_samples(r, c, err)) != 0 ||
+        (rc = make_table(r->fid, c, &summary_spec, err)) != 0 ||
+        (rc = append_rows(r->fid, c, &summary_spec, sizeof *sum, 1, sum, err)) != 0 ||
+        (rc = write_tenants(r->fid, c, tenants, n_tenant_rows, tenant_names, n_tenants, err)) !=
+            0)
+        goto out;
+    H5TRY(aid = H5Aopen(r->fid, "complete", H5P_DEFAULT), "setting complete = 1");
+    H5TRY(H5Awrite(aid, H5T_NATIVE_INT32, &one), "setting complete = 1");
+    CLOSE(H5Aclose, aid);
+    H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
+    /* Everything is on disk: a failure to close now cannot lose data, and
+     * the ID is gone either way. */
+    herr_t st = H5Fclose(r->fid);
+    r->fid = H5I_INVALID_HID;
+    H5TRY(st, "closing");
+    if (rename(r->tmp, r->path) != 0)
+        rc = fs_error_set(err, FS_EIO, "%s: renaming %s into place failed: %s", r->path, r->tmp,
+                          strerror(errno));
+out:
+    CLOSE(H5Aclose, aid);
+    return rc;
+}
+
+int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_row_t *tenants,
+                      size_t n_tenant_rows, const char *const *tenant_names, size_t n_tenants,
+                      fs_error_t *err)
+{
+    if (!r)
+        return fs_error_set(err, FS_EINVAL, "results file: commit without an open file");
+    h5call_t c;
+    call_begin(&c, r->tmp);
+    int rc;
+    if (!sum || (n_tenant_rows && !tenants))
+        rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
+    else
+        rc = commit_file(r, &c, sum, tenants, n_tenant_rows, tenant_names, n_tenants, err);
+    if (rc != 0)
+        discard(r);
+    else
+        results_free(r);
+    call_end(&c);
+    return rc;
+}
+
+void fs_results_abort(fs_results_t *r)
+{
+    if (!r)
+        return;
+    h5call_t c;
+    call_begin(&c, r->tmp);
+    discard(r);
+    call_end(&c);
+}

@@ -1,0 +1,229 @@
+/*
+ * fs_stats: headline figures of one run (see fs_stats.h).
+ *
+ * Owns two growable arrays of doubles (waits of jobs in statistics, JCTs of
+ * completed jobs in statistics) and a small array of per-tenant accumulators
+ * kept sorted by tenant index.  Job counts and the Little's-law sum are
+ * plain running totals, so memory is one double per job that counts in
+ * statistics (two for completed ones), whatever the number of rows.
+ */
+#include "fs_stats.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "../sim/fs_alloc.h"
+
+/* Per-tenant sums beside the public rows (parallel array, same order). */
+typedef struct tenant_acc {
+    double wait_sum;   /* s, over started jobs in statistics */
+    uint64_t wait_n;
+} tenant_acc_t;
+
+struct fs_stats {
+    double warmup;           /* s */
+
+    double *waits;           /* waits of started jobs in statistics, s */
+    size_t n_waits, cap_waits;
+    double *jcts;            /* end - submit of completed jobs in statistics, s */
+    size_t n_jcts, cap_jcts;
+    uint64_t waited;         /* jobs in statistics with wait > 0 */
+
+    uint64_t rows;           /* job rows seen */
+    uint64_t by_state[5];    /* rows per enum fs_job_state */
+    uint64_t bad_state;      /* rows with a state outside the enum */
+    double sojourn_sum;      /* sum over started jobs of end - submit, job-s */
+
+    fs_tenant_row_t *trows;  /* sorted by tenant, unique */
+    tenant_acc_t *tacc;      /* parallel to trows */
+    size_t n_tenants, cap_trows, cap_tacc;
+};
+
+int fs_stats_create(double warmup_s, fs_stats_t **out)
+{
+    *out = NULL;
+    fs_stats_t *st = fs_calloc(1, sizeof *st);
+    if (!st)
+        return FS_ENOMEM;
+    st->warmup = warmup_s;
+    *out = st;
+    return 0;
+}
+
+void fs_stats_destroy(fs_stats_t *st)
+{
+    if (!st)
+        return;
+    fs_free(st->waits);
+    fs_free(st->jcts);
+    fs_free(st->trows);
+    fs_free(st->tacc);
+    fs_free(st);
+}
+
+/* The accumulator slot of tenant t, inserted in order when new.  Binary
+ * search: O(log T) per job, O(T) per new tenant; tenant indices may be
+ * sparse without costing memory. */
+static int tenant_slot(fs_stats_t *st, int32_t t, size_t *slot)
+{
+    size_t lo = 0, hi = st->n_tenants;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->trows[mid].tenant < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < st->n_tenants && st->trows[lo].tenant == t) {
+        *slot = lo;
+        return 0;
+    }
+    size_t need = st->n_tenants + 1;
+    if (fs_grow((void **)&st->trows, &st->cap_trows, need, sizeof *st->trows) != 0 ||
+        fs_grow((void **)&st->tacc, &st->cap_tacc, need, sizeof *st->tacc) != 0)
+        return FS_ENOMEM;
+    size_t tail = st->n_tenants - lo;
+    memmove(&st->trows[lo + 1], &st->trows[lo], tail * sizeof *st->trows);
+    memmove(&st->tacc[lo + 1], &st->tacc[lo], tail * sizeof *st->tacc);
+    st->trows[lo] = (fs_tenant_row_t){.tenant = t, .wait_mean = NAN};
+    st->tacc[lo] = (tenant_acc_t){0};
+    st->n_tenants = need;
+    *slot = lo;
+    return 0;
+}
+
+int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
+{
+    int started = !isnan(row->wait);
+    int in_stats = row->submit >= st->warmup;
+    int completed = row->state == FS_STATE_COMPLETED;
+
+    /* Everything that can fail comes first, so that a failed call leaves
+     * the accumulator exactly as it was (spare capacity aside). */
+    int add_wait = in_stats && started;
+    int add_jct = in_stats && completed;  /* completed implies started in a sane model */
+    if (add_wait &&
+        fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0)
+        return FS_ENOMEM;
+    if (add_jct && fs_grow((void **)&st->jcts, &st->cap_jcts, st->n_jcts + 1, sizeof(double)) != 0)
+        return FS_ENOMEM;
+    size_t slot = 0;
+    if (row->tenant >= 0 && tenant_slot(st, row->tenant, &slot) != 0)
+        return FS_ENOMEM;
+
+    if (add_wait) {
+        st->waits[st->n_waits++] = row->wait;
+        if (row->wait > 0)
+            st->waited++;
+    }
+    if (add_jct)
+        st->jcts[st->n_jcts++] = row->end - row->submit;
+    st->rows++;
+    if (row->state >= 0 && row->state < 5)
+        st->by_state[row->state]++;
+    else
+        st->bad_state++;
+    if (started)
+        st->sojourn_sum += row->end - row->submit;
+
+    if (row->tenant >= 0) {
+        fs_tenant_row_t *tr = &st->trows[slot];
+        tr->jobs++;
+        if (completed)
+            tr->jobs_completed++;
+        tr->gpu_hours += row->run * (double)row->gpus * ((double)row->gpu_milli / 1000.0) / 3600.0;
+        if (in_stats && started) {
+            st->tacc[slot].wait_sum += row->wait;
+            st->tacc[slot].wait_n++;
+        }
+    }
+    return 0;
+}
+
+static double ratio(double num, double den)
+{
+    return den > 0 ? num / den : NAN;
+}
+
+/* Quantile f of sorted data (type 7), NaN when empty. */
+static double quantile(const double *sorted, size_t n, double f)
+{
+    return n ? gsl_stats_quantile_from_sorted_data(sorted, 1, n, f) : NAN;
+}
+
+int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out)
+{
+    if (!st || !totals || !out)
+        return FS_EINVAL;
+    memset(out, 0, sizeof *out);
+
+    out->jobs_submitted = totals->jobs_submitted;
+    out->jobs_completed = st->by_state[FS_STATE_COMPLETED];
+    out->jobs_failed = st->by_state[FS_STATE_FAILED];
+    out->jobs_unfinished = st->by_state[FS_STATE_RUNNING] + st->by_state[FS_STATE_QUEUED];
+    out->jobs_rejected = st->by_state[FS_STATE_REJECTED];
+    out->jobs_in_stats = st->n_waits;
+
+    size_t n = st->n_waits;
+    double *w = st->waits;
+    if (n)
+        gsl_sort(w, 1, n);
+    out->wait_mean = n ? gsl_stats_mean(w, 1, n) : NAN;
+    out->wait_sd = n >= 2 ? gsl_stats_sd(w, 1, n) : NAN;
+    out->wait_p50 = quantile(w, n, 0.50);
+    out->wait_p95 = quantile(w, n, 0.95);
+    out->wait_p99 = quantile(w, n, 0.99);
+    out->wait_max = n ? w[n - 1] : NAN;
+    out->wait_prob = n ? (double)st->waited / (double)n : NAN;
+
+    size_t m = st->n_jcts;
+    double *j = st->jcts;
+    if (m)
+        gsl_sort(j, 1, m);
+    out->jct_mean = m ? gsl_stats_mean(j, 1, m) : NAN;
+    out->jct_p50 = quantile(j, m, 0.50);
+    out->jct_p95 = quantile(j, m, 0.95);
+    out->jct_p99 = quantile(j, m, 0.99);
+
+    out->utilization = ratio(totals->gpu_s_busy_window, totals->gpu_s_capacity_window);
+    out->utilization_all = ratio(totals->gpu_s_busy, totals->gpu_s_capacity);
+    out->goodput = ratio(totals->gpu_s_useful, totals->gpu_s_capacity);
+    out->makespan = totals->makespan;
+    out->end_time = totals->end_time;
+    out->gpu_hours_capacity = totals->gpu_s_capacity / 3600.0;
+    out->gpu_hours_busy = totals->gpu_s_busy / 3600.0;
+    out->queue_len_mean = ratio(totals->jobs_queued_integral, totals->end_time);
+    out->system_len_mean = ratio(totals->jobs_system_integral, totals->end_time);
+    out->arrival_rate = ratio((double)totals->jobs_submitted, totals->end_time);
+
+    /* Little's law over the whole run, L*T = sum of sojourn times, holds
+     * exactly only when every submitted job has left the system. */
+    int drained = out->jobs_unfinished == 0 && st->bad_state == 0 &&
+                  st->rows == totals->jobs_submitted;
+    if (drained) {
+        double integral = totals->jobs_system_integral;
+        out->little_rel_err = fabs(integral - st->sojourn_sum) / fmax(integral, DBL_MIN);
+    } else {
+        out->little_rel_err = NAN;
+    }
+
+    out->events = totals->events;
+    out->passes = totals->passes;
+    out->rows_skipped = totals->rows_skipped;
+
+    for (size_t i = 0; i < st->n_tenants; i++)
+        st->trows[i].wait_mean = st->tacc[i].wait_n
+                                     ? st->tacc[i].wait_sum / (double)st->tacc[i].wait_n
+                                     : NAN;
+    return 0;
+}
+
+const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n)
+{
+    *n = st->n_tenants;
+    return st->trows;
+}

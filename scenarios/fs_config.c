@@ -1,0 +1,30 @@
+#include "../models/fs_config.h"
+#include "fs_keys.h"
+#include "../sim/fs_alloc.h"
+
+#include <string.h>
+
+/* Defaults come from the key table (scenarios/fs_keys.c), the one place
+ * where each key's default is written. */
+void fs_config_init(fs_config_t *c)
+{
+    memset(c, 0, sizeof *c);
+    fs_synth_cfg_init(&c->workload.synth);
+    fs_trace_opts_init(&c->workload.trace.opts);
+    c->workload.kind = FS_WORKLOAD_SYNTHETIC;
+    c->workload.arrival_process = FS_ARRIVAL_POISSON;
+    /* Best effort: a string default that cannot be allocated stays NULL (the
+     * scenario loader runs fs_keys_defaults itself and reports FS_ENOMEM). */
+    (void)fs_keys_defaults(&fs_keys_config, c, NULL);
+}
+
+void fs_config_release(fs_config_t *c)
+{
+    fs_keys_release(&fs_keys_config, c);
+    /* Whatever the synthetic config owns beyond the table's fields. */
+    fs_synth_cfg_release(&c->workload.synth);
+    fs_free(c->source_path);
+    fs_free(c->source_text);
+    memset(c, 0, sizeof *c);
+    fs_synth_cfg_init(&c->workload.synth);
+}

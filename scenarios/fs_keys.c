@@ -1,0 +1,644 @@
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* strcasecmp */
+#endif
+#include "fs_keys.h"
+#include "fs_units.h"
+#include "../models/fs_catalog.h"
+#include "../models/fs_config.h"
+#include "../sim/fs_alloc.h"
+#include "../sim/fs_dist.h"
+#include "../traces/fs_trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- allowed names that live in other tables ---------------------------- */
+
+static const char *gpu_model_at(size_t i)
+{
+    return i < fs_catalog_count() ? fs_catalog_get(i)->name : NULL;
+}
+
+static const char *trace_format_at(size_t i)
+{
+    size_t n = 0;
+    const fs_trace_format_t *f = fs_trace_formats(&n);
+    return i < n ? f[i].name : NULL;
+}
+
+static const char *const until_names[] = {
+    [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
+static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
+static const char *const queue_names[] = {[FS_QUEUE_FIFO] = "fifo", NULL};
+static const char *const mode_names[] = {
+    [FS_FIFO_BEST_EFFORT] = "best_effort", [FS_FIFO_STRICT] = "strict", NULL};
+static const char *const placement_names[] = {
+    [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", NULL};
+/* Index = enum fs_dist_kind (a test checks them against fs_dist_kind_name). */
+static const char *const dist_names[] = {
+    [FS_DIST_NONE] = "",           [FS_DIST_CONSTANT] = "constant",
+    [FS_DIST_EXPONENTIAL] = "exponential", [FS_DIST_LOGNORMAL] = "lognormal",
+    [FS_DIST_WEIBULL] = "weibull", [FS_DIST_GAMMA] = "gamma",
+    [FS_DIST_UNIFORM] = "uniform", [FS_DIST_EMPIRICAL] = "empirical", NULL};
+
+/* ---- the tables ---------------------------------------------------------- */
+
+#define CF(f) offsetof(fs_config_t, f)
+#define SY(f) offsetof(fs_config_t, workload.synth.f)
+
+static const fs_key_t config_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .off = CF(name), .def = "unnamed",
+     .doc = "Name of the scenario (written to the results)."},
+    {.path = "seed", .type = FS_KT_UINT, .off = CF(seed), .size = sizeof(uint64_t), .def = "1",
+     .doc = "Master seed: every random stream is keyed by (seed, replication, purpose, entity)."},
+    {.path = "replication", .type = FS_KT_UINT, .off = CF(replication), .size = sizeof(uint64_t),
+     .def = "0", .doc = "Replication index (sweeps set it; 0 for a single run)."},
+    {.path = "horizon", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN, .off = CF(horizon),
+     .min = 0, .def = "7d", .unit = "s",
+     .doc = "Length of the arrival window: synthetic jobs arrive in [0, horizon)."},
+    {.path = "until", .type = FS_KT_ENUM, .off = CF(until), .names = until_names, .def = "drain",
+     .doc = "drain: run until every job has finished; horizon: stop at the horizon."},
+    {.path = "warmup", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(warmup), .min = 0,
+     .def = "0s", .unit = "s",
+     .doc = "Jobs submitted before this time are left out of the statistics (must be < horizon)."},
+
+    {.path = "cluster.pools", .type = FS_KT_LIST, .flags = FS_KF_REQUIRED | FS_KF_MIN,
+     .off = CF(cluster.pools), .off2 = CF(cluster.n_pools), .min = 1, .sub = &fs_keys_pool,
+     .doc = "The GPU pools (at least one); names unique; at most 2^31 GPUs in all."},
+
+    {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
+     .choice = FS_WORKLOAD_SYNTHETIC,
+     .doc = "A synthetic workload (give exactly one of workload.synthetic and workload.trace)."},
+    {.path = "workload.synthetic.arrivals.process", .type = FS_KT_ENUM,
+     .off = CF(workload.arrival_process), .names = process_names, .def = "poisson",
+     .doc = "Arrival process."},
+    {.path = "workload.synthetic.arrivals.rate", .type = FS_KT_RATE,
+     .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN, .off = SY(rate), .min = 0, .unit = "1/s",
+     .doc = "Mean arrival rate (jobs per unit of time, e.g. 40/h)."},
+    {.path = "workload.synthetic.max_jobs", .type = FS_KT_UINT, .off = SY(max_jobs),
+     .size = sizeof(uint64_t), .def = "0",
+     .doc = "Stop generating after this many jobs (0: no limit; the horizon still applies)."},
+    {.path = "workload.synthetic.gpus", .type = FS_KT_MIX, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = SY(n_sizes), .off2 = SY(sizes), .off3 = SY(size_probs), .min = 1, .max = 2147483648.0,
+     .doc = "GPU-count mix {GPUs: probability}; probabilities sum to 1; no size larger than the "
+            "largest pool."},
+    {.path = "workload.synthetic.duration", .type = FS_KT_DIST, .flags = FS_KF_REQUIRED,
+     .off = SY(duration), .off2 = CF(workload.duration_cfg), .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Run-time distribution at speed 1.0 (a distribution block, see below)."},
+    {.path = "workload.synthetic.tenants", .type = FS_KT_SHARES, .off = SY(n_tenants),
+     .off2 = SY(tenant_names), .off3 = SY(tenant_shares),
+     .doc = "Tenants {name: share}; shares sum to 1 (none: jobs have no tenant)."},
+    {.path = "workload.synthetic.estimate_factor", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = SY(estimate_factor), .min = 0, .def = "0",
+     .doc = "Run-time estimate = run time x factor (0: jobs carry no estimate)."},
+
+    {.path = "workload.trace", .type = FS_KT_CHOICE, .off = CF(workload.kind),
+     .choice = FS_WORKLOAD_TRACE,
+     .doc = "Replay a trace (give exactly one of workload.synthetic and workload.trace)."},
+    {.path = "workload.trace.path", .type = FS_KT_PATH, .flags = FS_KF_REQUIRED,
+     .off = CF(workload.trace.path),
+     .doc = "Trace file; a relative path is relative to the scenario file's directory."},
+    {.path = "workload.trace.format", .type = FS_KT_NAME, .off = CF(workload.trace.format),
+     .name_at = trace_format_at, .def = "native", .doc = "Trace format (traces/fs_trace.c)."},
+    {.path = "workload.trace.lenient", .type = FS_KT_BOOL, .off = CF(workload.trace.opts.lenient),
+     .def = "false", .doc = "Skip (and count) bad rows instead of failing."},
+    {.path = "workload.trace.time_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(workload.trace.opts.time_scale), .min = 0, .def = "1",
+     .doc = "Multiply the trace's run times by this."},
+
+    {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
+     .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
+    {.path = "scheduler.mode", .type = FS_KT_ENUM, .off = CF(scheduler.mode), .names = mode_names,
+     .def = "best_effort",
+     .doc = "best_effort: a job that does not fit lets later jobs start; strict: it blocks the queue."},
+    {.path = "scheduler.placement", .type = FS_KT_ENUM, .off = CF(scheduler.placement),
+     .names = placement_names, .def = "pack",
+     .doc = "pack: fullest nodes first; first_fit: lowest-numbered nodes first."},
+
+    {.path = "output.timeline_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(output.timeline_interval), .min = 0, .def = "5m", .unit = "s",
+     .doc = "Sampling period of /timeline (0: no timeline)."},
+    {.path = "output.jobs", .type = FS_KT_BOOL, .off = CF(output.jobs), .def = "true",
+     .doc = "Write one /jobs row per job."},
+};
+
+#define PF(f) offsetof(fs_pool_cfg_t, f)
+static const fs_key_t pool_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = PF(name),
+     .doc = "Pool name (unique)."},
+    {.path = "gpu", .type = FS_KT_NAME, .flags = FS_KF_REQUIRED, .off = PF(gpu),
+     .name_at = gpu_model_at, .doc = "GPU model of the catalog (docs/catalog.md)."},
+    {.path = "nodes", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = PF(nodes), .size = sizeof(uint32_t), .min = 1, .max = 10000000,
+     .doc = "Nodes in the pool."},
+    {.path = "gpus_per_node", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = PF(gpus_per_node), .size = sizeof(uint32_t), .min = 1, .max = 1024,
+     .doc = "GPUs per node."},
+};
+
+/* Row order = bit order of fs_dist_cfg_t.given (fs_config.h). */
+#define DF(f) offsetof(fs_dist_t, f)
+#define DA(f) offsetof(fs_dist_cfg_t, f)
+enum { D_DIST, D_VALUE, D_MEAN, D_MEDIAN, D_SCALE, D_LO, D_HI, D_SIGMA, D_SHAPE, D_PATH, D_COLUMN };
+static const fs_key_t dist_rows[] = {
+    [D_DIST] = {.path = "dist", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = DF(kind),
+                .names = dist_names, .doc = "The distribution."},
+    [D_VALUE] = {.path = "value", .type = FS_KT_SECONDS, .off = DF(value), .unit = "s",
+                 .doc = "constant: the value."},
+    [D_MEAN] = {.path = "mean", .type = FS_KT_SECONDS, .off = DF(mean), .unit = "s",
+                .doc = "exponential: the mean; lognormal, weibull, gamma: the mean instead of "
+                       "median or scale."},
+    [D_MEDIAN] = {.path = "median", .type = FS_KT_SECONDS, .off = DF(median), .unit = "s",
+                  .doc = "lognormal: the median (or give mean)."},
+    [D_SCALE] = {.path = "scale", .type = FS_KT_SECONDS, .off = DF(scale), .unit = "s",
+                 .doc = "weibull, gamma: the scale (or give mean)."},
+    [D_LO] = {.path = "lo", .type = FS_KT_SECONDS, .off = DF(lo), .unit = "s",
+              .doc = "uniform: the lower end."},
+    [D_HI] = {.path = "hi", .type = FS_KT_SECONDS, .off = DF(hi), .unit = "s",
+              .doc = "uniform: the upper end."},
+    [D_SIGMA] = {.path = "sigma", .type = FS_KT_DOUBLE, .off = DF(sigma),
+                 .doc = "lognormal: standard deviation of the logarithm (>= 0)."},
+    [D_SHAPE] = {.path = "shape", .type = FS_KT_DOUBLE, .off = DF(shape),
+                 .doc = "weibull, gamma: the shape k (> 0)."},
+    [D_PATH] = {.path = "path", .type = FS_KT_PATH, .flags = FS_KF_AUX, .off = DA(path),
+                .doc = "empirical: file of values in seconds, one per line (a one-word header line "
+                       "and '#' comments are skipped), or a CSV with a header (then give column); "
+                       "relative to the scenario file."},
+    [D_COLUMN] = {.path = "column", .type = FS_KT_STRING, .flags = FS_KF_AUX, .off = DA(column),
+                  .doc = "empirical: the CSV column to read."},
+};
+
+#define BIT(i) (1u << (i))
+unsigned fs_keys_dist_params(int kind)
+{
+    switch (kind) {
+    case FS_DIST_CONSTANT: return BIT(D_DIST) | BIT(D_VALUE);
+    case FS_DIST_EXPONENTIAL: return BIT(D_DIST) | BIT(D_MEAN);
+    case FS_DIST_LOGNORMAL: return BIT(D_DIST) | BIT(D_MEAN) | BIT(D_MEDIAN) | BIT(D_SIGMA);
+    case FS_DIST_WEIBULL:
+    case FS_DIST_GAMMA: return BIT(D_DIST) | BIT(D_MEAN) | BIT(D_SCALE) | BIT(D_SHAPE);
+    case FS_DIST_UNIFORM: return BIT(D_DIST) | BIT(D_LO) | BIT(D_HI);
+    case FS_DIST_EMPIRICAL: return BIT(D_DIST) | BIT(D_PATH) | BIT(D_COLUMN);
+    default: return 0;
+    }
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+const fs_keytab_t fs_keys_config = {"scenario", config_rows, COUNT(config_rows), sizeof(fs_config_t)};
+const fs_keytab_t fs_keys_pool = {"pool", pool_rows, COUNT(pool_rows), sizeof(fs_pool_cfg_t)};
+const fs_keytab_t fs_keys_dist = {"distribution", dist_rows, COUNT(dist_rows), sizeof(fs_dist_t)};
+
+/* ---- row functions ------------------------------------------------------- */
+
+#define FIELD(base, off, T) ((T *)(void *)((char *)(base) + (off)))
+
+int fs_keys_is_scalar(const fs_key_t *k)
+{
+    switch (k->type) {
+    case FS_KT_DIST:
+    case FS_KT_MIX:
+    case FS_KT_SHARES:
+    case FS_KT_LIST:
+    case FS_KT_CHOICE:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+const char *fs_keys_name(const fs_key_t *k, size_t i)
+{
+    if (k->type == FS_KT_NAME)
+        return k->name_at(i);
+    if (k->type != FS_KT_ENUM)
+        return NULL;
+    for (size_t j = 0; j <= i; j++)
+        if (!k->names[j])
+            return NULL;
+    return k->names[i];
+}
+
+/* "a, b, c" of the allowed names. */
+static void names_list(const fs_key_t *k, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    const char *s;
+    for (size_t i = 0; (s = fs_keys_name(k, i)) != NULL; i++) {
+        if (!*s)
+            continue;
+        int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", s);
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+}
+
+const char *fs_keys_type_name(const fs_key_t *k)
+{
+    switch (k->type) {
+    case FS_KT_BOOL: return "bool";
+    case FS_KT_UINT: return "integer";
+    case FS_KT_DOUBLE: return "number";
+    case FS_KT_PROB: return "probability";
+    case FS_KT_STRING: return "string";
+    case FS_KT_PATH: return "path";
+    case FS_KT_ENUM: return "enum";
+    case FS_KT_NAME: return "name";
+    case FS_KT_DURATION:
+    case FS_KT_SECONDS: return "duration";
+    case FS_KT_RATE: return "rate";
+    case FS_KT_DIST: return "distribution";
+    case FS_KT_MIX: return "map int: probability";
+    case FS_KT_SHARES: return "map name: share";
+    case FS_KT_LIST: return "list";
+    case FS_KT_CHOICE: return "block";
+    default: return "?";
+    }
+}
+
+/* The noun of range messages: "a duration > 0s". */
+static const char *short_name(const fs_key_t *k)
+{
+    switch (k->type) {
+    case FS_KT_UINT: return "a whole number";
+    case FS_KT_DOUBLE: return "a number";
+    case FS_KT_PROB: return "a probability";
+    case FS_KT_DURATION:
+    case FS_KT_SECONDS: return "a duration";
+    case FS_KT_RATE: return "a rate";
+    case FS_KT_LIST: return "a list with a number of items";
+    case FS_KT_MIX: return "GPU counts";
+    default: return "a value";
+    }
+}
+
+static char *bound_text(const fs_key_t *k, double v, char *buf, size_t n)
+{
+    switch (k->type) {
+    case FS_KT_DURATION:
+        return fs_units_format_duration((fs_time_t)v, buf, n);
+    case FS_KT_RATE:
+        return fs_units_format_rate(v, buf, n);
+    case FS_KT_DOUBLE:
+    case FS_KT_PROB:
+    case FS_KT_SECONDS:
+        return fs_units_format_number(v, buf, n);
+    default:
+        snprintf(buf, n, "%.0f", v);
+        return buf;
+    }
+}
+
+const char *fs_keys_bounds(const fs_key_t *k, char *buf, size_t n)
+{
+    char a[FS_UNITS_BUF], b[FS_UNITS_BUF];
+    unsigned f = k->flags;
+    double lo = k->min, hi = k->max;
+    if (k->type == FS_KT_PROB) {
+        f |= FS_KF_MIN | FS_KF_MAX;
+        lo = 0;
+        hi = 1;
+    }
+    int has_lo = (f & (FS_KF_MIN | FS_KF_MIN_OPEN)) != 0, has_hi = (f & FS_KF_MAX) != 0;
+    if (has_lo)
+        bound_text(k, lo, a, sizeof a);
+    if (has_hi)
+        bound_text(k, hi, b, sizeof b);
+    if (has_lo && has_hi && !(f & FS_KF_MIN_OPEN))
+        snprintf(buf, n, "from %s to %s", a, b);
+    else if (has_lo && has_hi)
+        snprintf(buf, n, "> %s and <= %s", a, b);
+    else if (has_lo)
+        snprintf(buf, n, "%s %s", (f & FS_KF_MIN_OPEN) ? ">" : ">=", a);
+    else if (has_hi)
+        snprintf(buf, n, "<= %s", b);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+const char *fs_keys_expect(const fs_key_t *k, char *buf, size_t n)
+{
+    char bounds[160], names[512];
+    fs_keys_bounds(k, bounds, sizeof bounds);
+    switch (k->type) {
+    case FS_KT_BOOL:
+        snprintf(buf, n, "true or false");
+        break;
+    case FS_KT_UINT:
+        snprintf(buf, n, "a whole number%s%s", *bounds ? " " : " >= ", *bounds ? bounds : "0");
+        break;
+    case FS_KT_DOUBLE:
+        snprintf(buf, n, "a number%s%s", *bounds ? " " : "", bounds);
+        break;
+    case FS_KT_PROB:
+        snprintf(buf, n, "a probability from 0 to 1");
+        break;
+    case FS_KT_STRING:
+        snprintf(buf, n, "a non-empty string");
+        break;
+    case FS_KT_PATH:
+        snprintf(buf, n, "a file path");
+        break;
+    case FS_KT_ENUM:
+    case FS_KT_NAME:
+        names_list(k, names, sizeof names);
+        snprintf(buf, n, "one of: %s", names);
+        break;
+    case FS_KT_DURATION:
+    case FS_KT_SECONDS:
+        snprintf(buf, n, "a duration such as 90s, 15m, 2h or 30d%s%s", *bounds ? ", " : "", bounds);
+        break;
+    case FS_KT_RATE:
+        snprintf(buf, n, "a rate such as 40/h, 3/min or 0.5/s%s%s", *bounds ? ", " : "", bounds);
+        break;
+    case FS_KT_DIST:
+        snprintf(buf, n, "a distribution block such as {dist: lognormal, median: 45m, sigma: 1.5}");
+        break;
+    case FS_KT_MIX:
+        snprintf(buf, n, "a map of GPU counts to probabilities such as {1: 0.5, 8: 0.5}");
+        break;
+    case FS_KT_SHARES:
+        snprintf(buf, n, "a map of names to shares such as {research: 0.7, prod: 0.3}");
+        break;
+    case FS_KT_LIST:
+        snprintf(buf, n, "a list of blocks (one '- {...}' per item)");
+        break;
+    default:
+        snprintf(buf, n, "a block of keys");
+        break;
+    }
+    return buf;
+}
+
+/* Checks the bounds of v; message "TEXT is out of range (expected ...)". */
+static int check_bounds(const fs_key_t *k, double v, const char *text, fs_error_t *err)
+{
+    unsigned f = k->flags;
+    int bad = ((f & FS_KF_MIN) && v < k->min) || ((f & FS_KF_MIN_OPEN) && !(v > k->min)) ||
+              ((f & FS_KF_MAX) && v > k->max) || (k->type == FS_KT_PROB && (v < 0 || v > 1));
+    if (!bad)
+        return 0;
+    char bounds[160];
+    return fs_error_set(err, FS_EINVAL, "%s is out of range (expected %s %s)", text, short_name(k),
+                        fs_keys_bounds(k, bounds, sizeof bounds));
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
+    for (size_t i = 0; i < 3; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return *out = 1, 0;
+        if (strcasecmp(s, no[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+static int parse_uint(const char *s, uint64_t maxv, uint64_t *out)
+{
+    const char *p = s;
+    if (*p == '+')
+        p++;
+    if (!*p)
+        return -1;
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9')
+            return -1;
+    errno = 0;
+    unsigned long long v = strtoull(p, NULL, 10);
+    if (errno == ERANGE || v > maxv)
+        return -2;
+    *out = v;
+    return 0;
+}
+
+static int set_string(const fs_key_t *k, void *base, const char *s, fs_error_t *err)
+{
+    char *d = fs_strdup(s);
+    if (!d)
+        return fs_error_set(err, FS_ENOMEM, "out of memory");
+    char **slot = FIELD(base, k->off, char *);
+    fs_free(*slot);
+    *slot = d;
+    return 0;
+}
+
+int fs_keys_parse(const fs_key_t *k, const char *text, void *base, fs_error_t *err)
+{
+    char exp[600];
+    int rc;
+    switch (k->type) {
+    case FS_KT_BOOL: {
+        int v;
+        if (parse_bool(text, &v) != 0)
+            return fs_error_set(err, FS_EINVAL, "'%s' is not true or false", text);
+        *FIELD(base, k->off, int) = v;
+        return 0;
+    }
+    case FS_KT_UINT: {
+        uint64_t v, maxv = k->size == sizeof(uint32_t) ? UINT32_MAX : UINT64_MAX;
+        rc = parse_uint(text, maxv, &v);
+        if (rc == -1)
+            return fs_error_set(err, FS_EINVAL, "'%s' is not a whole number (expected %s)", text,
+                                fs_keys_expect(k, exp, sizeof exp));
+        if (rc == -2)
+            return fs_error_set(err, FS_EINVAL, "%s is out of range (expected %s)", text,
+                                fs_keys_expect(k, exp, sizeof exp));
+        if ((rc = check_bounds(k, (double)v, text, err)) != 0)
+            return rc;
+        if (k->size == sizeof(uint32_t))
+            *FIELD(base, k->off, uint32_t) = (uint32_t)v;
+        else
+            *FIELD(base, k->off, uint64_t) = v;
+        return 0;
+    }
+    case FS_KT_DOUBLE:
+    case FS_KT_PROB: {
+        double v;
+        fs_error_t e;
+        if ((rc = fs_units_parse_number(text, &v, &e)) != 0)
+            return fs_error_set(err, rc, "%s (expected %s)", e.msg, fs_keys_expect(k, exp, sizeof exp));
+        if ((rc = check_bounds(k, v, text, err)) != 0)
+            return rc;
+        *FIELD(base, k->off, double) = v;
+        return 0;
+    }
+    case FS_KT_STRING:
+    case FS_KT_PATH:
+        if (!*text)
+            return fs_error_set(err, FS_EINVAL, "expected %s", fs_keys_expect(k, exp, sizeof exp));
+        return set_string(k, base, text, err);
+    case FS_KT_ENUM:
+        for (size_t i = 0; k->names[i]; i++)
+            if (*k->names[i] && strcmp(k->names[i], text) == 0) {
+                *FIELD(base, k->off, int) = (int)i;
+                return 0;
+            }
+        return fs_error_set(err, FS_EINVAL, "'%s' is not %s", text, fs_keys_expect(k, exp, sizeof exp));
+    case FS_KT_NAME: {
+        const char *s;
+        for (size_t i = 0; (s = k->name_at(i)) != NULL; i++)
+            if (strcasecmp(s, text) == 0)
+                return set_string(k, base, s, err);
+        return fs_error_set(err, FS_EINVAL, "'%s' is not %s", text, fs_keys_expect(k, exp, sizeof exp));
+    }
+    case FS_KT_DURATION:
+    case FS_KT_SECONDS: {
+        fs_time_t t;
+        if ((rc = fs_units_parse_duration(text, &t, err)) != 0)
+            return rc;
+        if ((rc = check_bounds(k, (double)t, text, err)) != 0)
+            return rc;
+        if (k->type == FS_KT_DURATION)
+            *FIELD(base, k->off, fs_time_t) = t;
+        else
+            *FIELD(base, k->off, double) = (double)t / 1e6;
+        return 0;
+    }
+    case FS_KT_RATE: {
+        double v;
+        if ((rc = fs_units_parse_rate(text, &v, err)) != 0)
+            return rc;
+        if ((rc = check_bounds(k, v, text, err)) != 0)
+            return rc;
+        *FIELD(base, k->off, double) = v;
+        return 0;
+    }
+    default:
+        return fs_error_set(err, FS_EINTERNAL, "key '%s' is not a scalar", k->path);
+    }
+}
+
+char *fs_keys_format(const fs_key_t *k, const void *base, char *buf, size_t n)
+{
+    const char *b = base;
+    buf[0] = '\0';
+    switch (k->type) {
+    case FS_KT_BOOL:
+        snprintf(buf, n, "%s", *(const int *)(const void *)(b + k->off) ? "true" : "false");
+        break;
+    case FS_KT_UINT:
+        if (k->size == sizeof(uint32_t))
+            snprintf(buf, n, "%" PRIu32, *(const uint32_t *)(const void *)(b + k->off));
+        else
+            snprintf(buf, n, "%" PRIu64, *(const uint64_t *)(const void *)(b + k->off));
+        break;
+    case FS_KT_DOUBLE:
+    case FS_KT_PROB:
+    case FS_KT_RATE: {
+        double v = *(const double *)(const void *)(b + k->off);
+        if (k->type == FS_KT_RATE)
+            fs_units_format_rate(v, buf, n);
+        else
+            fs_units_format_number(v, buf, n);
+        break;
+    }
+    case FS_KT_ENUM: {
+        int v = *(const int *)(const void *)(b + k->off);
+        const char *s = v >= 0 ? fs_keys_name(k, (size_t)v) : NULL;
+        snprintf(buf, n, "%s", s ? s : "?");
+        break;
+    }
+    case FS_KT_DURATION:
+        fs_units_format_duration(*(const fs_time_t *)(const void *)(b + k->off), buf, n);
+        break;
+    case FS_KT_SECONDS:
+        fs_units_format_duration(fs_time_from_s(*(const double *)(const void *)(b + k->off)), buf, n);
+        break;
+    default:
+        break;
+    }
+    return buf;
+}
+
+int fs_keys_defaults(const fs_keytab_t *t, void *base, fs_error_t *err)
+{
+    int first = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const fs_key_t *k = &t->rows[i];
+        if (!k->def || !fs_keys_is_scalar(k))
+            continue;
+        fs_error_t e;
+        int rc = fs_keys_parse(k, k->def, base, &e);
+        if (rc == FS_EINVAL)
+            rc = fs_error_set(&e, FS_EINTERNAL, "key table: the default '%s' of '%s' does not parse: %s",
+                              k->def, k->path, e.msg);
+        if (rc && !first) {
+            first = rc;
+            if (err)
+                *err = e;
+        }
+    }
+    return first;
+}
+
+void fs_keys_release(const fs_keytab_t *t, void *base)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const fs_key_t *k = &t->rows[i];
+        switch (k->type) {
+        case FS_KT_STRING:
+        case FS_KT_PATH:
+        case FS_KT_NAME: {
+            char **s = FIELD(base, k->off, char *);
+            fs_free(*s);
+            *s = NULL;
+            break;
+        }
+        case FS_KT_MIX: {
+            fs_free(*FIELD(base, k->off2, uint32_t *));
+            fs_free(*FIELD(base, k->off3, double *));
+            *FIELD(base, k->off2, uint32_t *) = NULL;
+            *FIELD(base, k->off3, double *) = NULL;
+            *FIELD(base, k->off, size_t) = 0;
+            break;
+        }
+        case FS_KT_SHARES: {
+            char **names = *FIELD(base, k->off2, char **);
+            size_t n = *FIELD(base, k->off, size_t);
+            for (size_t j = 0; names && j < n; j++)
+                fs_free(names[j]);
+            fs_free(names);
+            fs_free(*FIELD(base, k->off3, double *));
+            *FIELD(base, k->off2, char **) = NULL;
+            *FIELD(base, k->off3, double *) = NULL;
+            *FIELD(base, k->off, size_t) = 0;
+            break;
+        }
+        case FS_KT_DIST: {
+            fs_dist_release(FIELD(base, k->off, fs_dist_t));
+            fs_dist_cfg_t *dc = FIELD(base, k->off2, fs_dist_cfg_t);
+            for (size_t j = 0; j < k->sub->n; j++) {
+                const fs_key_t *p = &k->sub->rows[j];
+                if ((p->flags & FS_KF_AUX) && (p->type == FS_KT_STRING || p->type == FS_KT_PATH)) {
+                    char **s = FIELD(dc, p->off, char *);
+                    fs_free(*s);
+                    *s = NULL;
+                }
+            }
+            dc->given = 0;
+            break;
+        }
+        case FS_KT_LIST: {
+            char *arr = *FIELD(base, k->off, char *);
+            size_t n = *FIELD(base, k->off2, size_t);
+            for (size_t j = 0; arr && j < n; j++)
+                fs_keys_release(k->sub, arr + j * k->sub->size);
+            fs_free(arr);
+            *FIELD(base, k->off, char *) = NULL;
+            *FIELD(base, k->off2, size_t) = 0;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# fleetsim validate: good files pass, bad files fail with FILE:LINE:COL and
+# exit status 2.
+source "$(dirname "$0")/lib/common.bash"
+
+expect_exit 0 "$FLEETSIM" validate "$SRC/scenarios/default.yaml"
+expect_out 'ok'
+
+cat > unknown.yaml <<'Y'
+name: x
+horizon: 1d
+cluster:
+  pools:
+    - {name: a, gpu: H100, nodes: 2, gpus_per_node: 8}
+  colour: blue
+workload:
+  synthetic:
+    arrivals: {process: poisson, rate: 1/h}
+    gpus: {1: 1.0}
+    duration: {dist: exponential, mean: 1h}
+Y
+expect_exit 2 "$FLEETSIM" validate unknown.yaml
+expect_err '^unknown.yaml:6:3: .*colour'
+
+sed 's/rate: 1\/h/rate: 1 per hour/' unknown.yaml | sed '/colour/d' > badrate.yaml
+expect_exit 2 "$FLEETSIM" validate badrate.yaml
+expect_err '^badrate.yaml:8:[0-9]+: .*rate'
+
+sed '/colour/d; s/{1: 1.0}/{1: 0.5, 8: 0.4}/' unknown.yaml > badmix.yaml
+expect_exit 2 "$FLEETSIM" validate badmix.yaml
+expect_err '^badmix.yaml:9:[0-9]+: .*(sum|1)'
+
+sed '/colour/d; s/{1: 1.0}/{1: 0.5, 32: 0.5}/' unknown.yaml > toobig.yaml
+expect_exit 2 "$FLEETSIM" validate toobig.yaml
+expect_err '^toobig.yaml:9:[0-9]+: .*32'
+
+sed '/colour/d; s/H100/Z900/' unknown.yaml > badgpu.yaml
+expect_exit 2 "$FLEETSIM" validate badgpu.yaml
+expect_err '^badgpu.yaml:5:[0-9]+: .*Z900'
+
+sed '/colour/d; s/horizon: 1d/horizon: nan/' unknown.yaml > nan.yaml
+expect_exit 2 "$FLEETSIM" validate nan.yaml
+expect_err '^nan.yaml:2:10: '
+
+printf 'name: x\nname: y\n' > dup.yaml
+expect_exit 2 "$FLEETSIM" validate dup.yaml
+expect_err '^dup.yaml:2:1: .*(duplicate|twice)'
+
+printf 'name: [unclosed\n' > broken.yaml
+expect_exit 2 "$FLEETSIM" validate broken.yaml
+expect_err '^broken.yaml:[0-9]+:[0-9]+: '
+
+expect_exit 2 "$FLEETSIM" validate "$SRC/scenarios/default.yaml" --set cluster.pools.0.nodes=0
+expect_err 'cluster.pools.0.nodes'
+expect_exit 2 "$FLEETSIM" validate
+expect_exit 0 "$FLEETSIM" validate --keys
+expect_out 'cluster.pools'
+
+# the dump is a fixed point: dump(load(dump(x))) == dump(x)
+expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
+cp out.txt d1.yaml
+expect_exit 0 "$FLEETSIM" validate --dump d1.yaml
+cmp -s out.txt d1.yaml && ok || bad "dump is not a fixed point"
+finish

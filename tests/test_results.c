@@ -1,0 +1,1022 @@
+/*
+ * fs_results: the file is read back with the plain HDF5 C API (H5TBread_table,
+ * H5Aread), field by field and bit for bit, for 0, 1 and 200,000 jobs
+ * (several batches); the layout is checked against docs/results.md (column
+ * names, order, types, enum values, chunking and deflate); the crash-safety
+ * protocol (temporary name, complete flag, rename, abort); errors (an
+ * unwritable path, a bad state); fault injection on every allocation of
+ * open, add and commit; and h5dump, when installed, reading the file.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+
+#include "analysis/fs_results.h"
+#include "sim/fs_alloc.h"
+#include "fs_test_util.h"
+
+typedef struct fixture {
+    int64_t live0;
+    char *dir;
+    char *path;     /* dir/run.h5 */
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof *fx);
+    assert_non_null(fx);
+    fx->live0 = fs_alloc_live();
+    fx->dir = fs_test_tmpdir();
+    assert_non_null(fx->dir);
+    fx->path = fs_test_path(fx->dir, "run.h5");
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+    fs_alloc_fail_after(0);
+    assert_int_equal(fs_alloc_live(), fx->live0);
+    fs_test_rmtree(fx->dir);
+    free(fx->dir);
+    free(fx->path);
+    free(fx);
+    return 0;
+}
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* Entries of dir other than . and .. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static char *tmp_name(const char *path)
+{
+    char *t = malloc(strlen(path) + 32);
+    sprintf(t, "%s.tmp.%ld", path, (long)getpid());
+    return t;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static const fs_pool_info_t pools[] = {
+    {"main", "H100", 256, 8},
+    {"inference-pool", "L4", 3, 1},
+};
+static const char scenario[] = "name: test\nseed: 7\nhorizon: 30d\n";
+static const char source[] = "# as given\nname: test\n";
+
+static fs_results_meta_t meta(void)
+{
+    fs_results_meta_t m = {.seed = 0xfedcba9876543210ull, .replication = 3,
+                           .scenario = scenario, .scenario_source = source,
+                           .scenario_path = NULL, .pools = pools, .n_pools = 2};
+    return m;
+}
+
+static fs_job_row_t job_row(uint64_t i)
+{
+    fs_job_row_t r;
+    memset(&r, 0, sizeof r);
+    r.id = (1ull << 40) + i * 7919u;
+    r.tenant = (int32_t)(i % 5) - 1;
+    r.state = (int32_t)(i % 5);
+    int started = r.state != FS_STATE_QUEUED && r.state != FS_STATE_REJECTED;
+    int ended = r.state == FS_STATE_COMPLETED || r.state == FS_STATE_FAILED;
+    r.pool = started ? (int32_t)(i % 2) : -1;
+    r.gpus = 1u << (i % 10);
+    r.gpu_milli = i % 3 ? 1000 : 250;
+    r.nodes = started ? (uint32_t)(i % 4) + 1 : 0;
+    r.restarts = (uint32_t)(i % 7) * 1000003u;
+    r.submit = (double)i * 0.25 + 1.0 / 3.0;
+    r.start = started ? r.submit + (double)(i % 13) / 7.0 : NAN;
+    r.end = ended ? r.start + 100.0 / (double)(i + 1) : NAN;
+    r.wait = started ? r.start - r.submit : NAN;
+    r.run = started ? (ended ? r.end - r.start : 1e9 - r.start) : 0.0;
+    r.lost_gpu_s = (double)(i % 11) * 1.5e3 + 1e-300;
+    return r;
+}
+
+static fs_sample_row_t sample_row(uint64_t i)
+{
+    fs_sample_row_t s;
+    memset(&s, 0, sizeof s);
+    s.time = (double)i * 300.0 + 0.1;
+    s.gpus_total = 2051;
+    s.gpus_up = 2051 - (uint32_t)(i % 17);
+    s.gpus_busy = (uint32_t)(i * 31 % 2000);
+    s.jobs_running = (uint32_t)(i % 1000);
+    s.jobs_queued = (uint32_t)(i % 4000000000u);
+    s.gpus_queued = (1ull << 33) + i;   /* beyond 32 bits on purpose */
+    return s;
+}
+
+/* The summary columns in documented order, each 8 bytes wide. */
+typedef struct sum_field {
+    const char *name;
+    size_t off;
+    int is_u64;
+} sum_field_t;
+
+#define SF(name, u) {#name, offsetof(fs_summary_t, name), u}
+static const sum_field_t sum_fields[] = {
+    SF(jobs_submitted, 1), SF(jobs_completed, 1), SF(jobs_failed, 1), SF(jobs_unfinished, 1),
+    SF(jobs_rejected, 1), SF(jobs_in_stats, 1), SF(wait_mean, 0), SF(wait_sd, 0),
+    SF(wait_p50, 0), SF(wait_p95, 0), SF(wait_p99, 0), SF(wait_max, 0), SF(wait_prob, 0),
+    SF(jct_mean, 0), SF(jct_p50, 0), SF(jct_p95, 0), SF(jct_p99, 0), SF(utilization, 0),
+    SF(utilization_all, 0), SF(goodput, 0), SF(makespan, 0), SF(end_time, 0), SF(gpu_hours_capacity, 0),
+    SF(gpu_hours_busy, 0), SF(queue_len_mean, 0), SF(system_len_mean, 0),
+    SF(arrival_rate, 0), SF(little_rel_err, 0), SF(events, 1), SF(passes, 1),
+    SF(rows_skipped, 1),
+};
+#define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
+
+static fs_summary_t summary_value(void)
+{
+    fs_summary_t s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(N_SUM * 8, sizeof s);   /* every field is listed */
+    for (size_t i = 0; i < N_SUM; i++) {
+        if (sum_fields[i].is_u64) {
+            uint64_t v = 1000 * i + 7 + (i == 0 ? (1ull << 50) : 0);
+            memcpy((char *)&s + sum_fields[i].off, &v, 8);
+        } else {
+            double v = ((double)i + 0.5) * 3.141592653589793;
+            memcpy((char *)&s + sum_fields[i].off, &v, 8);
+        }
+    }
+    s.little_rel_err = NAN;
+    return s;
+}
+
+static const fs_tenant_row_t tenant_rows[] = {
+    {0, 10, 9, 1.25, 30.5},
+    {2, 1, 0, 0.0, NAN},
+    {7, 5, 5, 1e6, 0.0},      /* no name for 7: stored as "" */
+};
+static const char *const tenant_names[] = {"alpha", "beta", "research-long-name"};
+
+/* Writes a run of n jobs and m samples and commits it. */
+static void write_run(const char *path, size_t n, size_t m)
+{
+    fs_results_meta_t md = meta();
+    fs_results_t *r = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(path, &md, &r, &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        fs_job_row_t row = job_row(i);
+        assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+    }
+    for (size_t i = 0; i < m; i++) {
+        fs_sample_row_t s = sample_row(i);
+        assert_int_equal(fs_results_add_sample(r, &s, &err), 0);
+    }
+    fs_summary_t sum = summary_value();
+    int rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
+    if (rc != 0)
+        fail_msg("commit: %s", err.msg);
+}
+
+/* ---- readers --------------------------------------------------------------- */
+
+static int bits_equal(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static hsize_t table_rows(hid_t f, const char *name)
+{
+    hsize_t nf, nr;
+    assert_true(H5TBget_table_info(f, name, &nf, &nr) >= 0);
+    return nr;
+}
+
+/* The table's column names in file order, joined with ','. */
+static void column_names(hid_t f, const char *name, char *buf, size_t cap)
+{
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t t = H5Dget_type(d);
+    assert_int_equal(H5Tget_class(t), H5T_COMPOUND);
+    int n = H5Tget_nmembers(t);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char *mn = H5Tget_member_name(t, (unsigned)i);
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? "," : "", mn);
+        H5free_memory(mn);
+    }
+    H5Tclose(t);
+    H5Dclose(d);
+}
+
+static H5T_class_t member_class(hid_t f, const char *table, const char *col, size_t *size)
+{
+    hid_t d = H5Dopen2(f, table, H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    int idx = H5Tget_member_index(t, col);
+    assert_true(idx >= 0);
+    hid_t mt = H5Tget_member_type(t, (unsigned)idx);
+    H5T_class_t c = H5Tget_class(mt);
+    if (size)
+        *size = H5Tget_size(mt);
+    H5Tclose(mt);
+    H5Tclose(t);
+    H5Dclose(d);
+    return c;
+}
+
+static char *attr_string(hid_t loc, const char *obj, const char *name)
+{
+    hid_t a = H5Aopen_by_name(loc, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    hid_t ft = H5Aget_type(a);
+    assert_int_equal(H5Tget_class(ft), H5T_STRING);
+    char *out;
+    if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft));
+        char *s = NULL;
+        assert_true(H5Aread(a, mt, &s) >= 0);
+        out = strdup(s);
+        H5free_memory(s);
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(ft);
+        out = calloc(1, n + 1);
+        assert_true(H5Aread(a, ft, out) >= 0);
+    }
+    H5Tclose(ft);
+    H5Aclose(a);
+    return out;
+}
+
+static int64_t attr_int(hid_t loc, const char *name, H5T_class_t want_class, size_t want_size)
+{
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    assert_true(a >= 0);
+    hid_t ft = H5Aget_type(a);
+    assert_int_equal(H5Tget_class(ft), want_class);
+    assert_int_equal(H5Tget_size(ft), want_size);
+    int64_t v = 0;
+    assert_true(H5Aread(a, H5T_NATIVE_INT64, &v) >= 0);
+    H5Tclose(ft);
+    H5Aclose(a);
+    return v;
+}
+
+static void check_root(hid_t f, int complete)
+{
+    assert_int_equal(attr_int(f, "format_version", H5T_INTEGER, 4), FS_RESULTS_FORMAT_VERSION);
+    assert_int_equal(attr_int(f, "complete", H5T_INTEGER, 4), complete);
+    assert_int_equal(attr_int(f, "replication", H5T_INTEGER, 8), 3);
+    hid_t a = H5Aopen(f, "seed", H5P_DEFAULT);
+    uint64_t seed = 0;
+    assert_true(H5Aread(a, H5T_NATIVE_UINT64, &seed) >= 0);
+    H5Aclose(a);
+    assert_true(seed == 0xfedcba9876543210ull);
+    struct {
+        const char *name, *want;
+    } strs[] = {{"fleetsim_version", FLEETSIM_VERSION}, {"scenario", scenario},
+                {"scenario_source", source},         {"scenario_path", ""},
+                {"currency", "USD"},                  {"time_unit", "s"}};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        char *s = attr_string(f, ".", strs[i].name);
+        assert_string_equal(s, strs[i].want);
+        free(s);
+    }
+}
+
+/* Reads /jobs with offsets in documented column order. */
+static void check_jobs(hid_t f, size_t n)
+{
+    char names[1024];
+    column_names(f, "jobs", names, sizeof names);
+    assert_string_equal(names, "id,tenant,pool,gpus,gpu_milli,nodes,restarts,submit,start,end,"
+                               "wait,run,lost_gpu_s,state");
+    assert_int_equal(table_rows(f, "jobs"), n);
+    const size_t off[] = {
+        offsetof(fs_job_row_t, id),       offsetof(fs_job_row_t, tenant),
+        offsetof(fs_job_row_t, pool),     offsetof(fs_job_row_t, gpus),
+        offsetof(fs_job_row_t, gpu_milli), offsetof(fs_job_row_t, nodes),
+        offsetof(fs_job_row_t, restarts), offsetof(fs_job_row_t, submit),
+        offsetof(fs_job_row_t, start),    offsetof(fs_job_row_t, end),
+        offsetof(fs_job_row_t, wait),     offsetof(fs_job_row_t, run),
+        offsetof(fs_job_row_t, lost_gpu_s), offsetof(fs_job_row_t, state)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4};
+    if (n == 0)
+        return;
+    fs_job_row_t *rows = calloc(n, sizeof *rows);
+    assert_non_null(rows);
+    assert_true(H5TBread_table(f, "jobs", sizeof *rows, off, sz, rows) >= 0);
+    for (size_t i = 0; i < n; i++) {
+        fs_job_row_t w = job_row(i), *g = &rows[i];
+        if (!(g->id == w.id && g->tenant == w.tenant && g->pool == w.pool &&
+              g->gpus == w.gpus && g->gpu_milli == w.gpu_milli && g->nodes == w.nodes &&
+              g->restarts == w.restarts && bits_equal(g->submit, w.submit) &&
+              bits_equal(g->start, w.start) && bits_equal(g->end, w.end) &&
+              bits_equal(g->wait, w.wait) && bits_equal(g->run, w.run) &&
+              bits_equal(g->lost_gpu_s, w.lost_gpu_s) && g->state == w.state)) {
+            free(rows);
+            fail_msg("/jobs row %zu differs", i);
+        }
+    }
+    free(rows);
+}
+
+static void check_timeline(hid_t f, size_t m)
+{
+    char names[512];
+    column_names(f, "timeline", names, sizeof names);
+    assert_string_equal(names,
+                        "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued");
+    assert_int_equal(table_rows(f, "timeline"), m);
+    const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
+                          offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
+                          offsetof(fs_sample_row_t, jobs_running), offsetof(fs_sample_row_t, jobs_queued),
+                          offsetof(fs_sample_row_t, gpus_queued)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8};
+    if (m == 0)
+        return;
+    fs_sample_row_t *rows = calloc(m, sizeof *rows);
+    assert_true(H5TBread_table(f, "timeline", sizeof *rows, off, sz, rows) >= 0);
+    for (size_t i = 0; i < m; i++) {
+        fs_sample_row_t w = sample_row(i), *g = &rows[i];
+        if (!(bits_equal(g->time, w.time) && g->gpus_total == w.gpus_total &&
+              g->gpus_up == w.gpus_up && g->gpus_busy == w.gpus_busy &&
+              g->jobs_running == w.jobs_running && g->jobs_queued == w.jobs_queued &&
+              g->gpus_queued == w.gpus_queued)) {
+            free(rows);
+            fail_msg("/timeline row %zu differs", i);
+        }
+    }
+    free(rows);
+}
+
+static void check_summary(hid_t f)
+{
+    char names[2048], want[2048] = "";
+    column_names(f, "summary", names, sizeof names);
+    for (size_t i = 0; i < N_SUM; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? "," : "",
+                 sum_fields[i].name);
+    assert_string_equal(names, want);
+    assert_int_equal(table_rows(f, "summary"), 1);
+    size_t off[N_SUM], sz[N_SUM];
+    for (size_t i = 0; i < N_SUM; i++) {
+        off[i] = sum_fields[i].off;
+        sz[i] = 8;
+        size_t fsz;
+        H5T_class_t c = member_class(f, "summary", sum_fields[i].name, &fsz);
+        assert_int_equal(c, sum_fields[i].is_u64 ? H5T_INTEGER : H5T_FLOAT);
+        assert_int_equal(fsz, 8);
+    }
+    fs_summary_t got, want_s = summary_value();
+    memset(&got, 0xab, sizeof got);
+    assert_true(H5TBread_table(f, "summary", sizeof got, off, sz, &got) >= 0);
+    for (size_t i = 0; i < N_SUM; i++)
+        if (memcmp((char *)&got + sum_fields[i].off, (char *)&want_s + sum_fields[i].off, 8))
+            fail_msg("/summary field %s differs", sum_fields[i].name);
+}
+
+typedef struct tenant_read {
+    int32_t tenant;
+    char name[40];
+    uint64_t jobs, jobs_completed;
+    double gpu_hours, wait_mean;
+} tenant_read_t;
+
+static void check_tenants(hid_t f)
+{
+    char names[512];
+    column_names(f, "tenants", names, sizeof names);
+    assert_string_equal(names, "tenant,name,jobs,jobs_completed,gpu_hours,wait_mean");
+    assert_int_equal(table_rows(f, "tenants"), 3);
+    size_t nsz;
+    assert_int_equal(member_class(f, "tenants", "name", &nsz), H5T_STRING);
+    assert_int_equal(nsz, strlen("research-long-name"));
+    const size_t off[] = {offsetof(tenant_read_t, tenant),    offsetof(tenant_read_t, name),
+                          offsetof(tenant_read_t, jobs),      offsetof(tenant_read_t, jobs_completed),
+                          offsetof(tenant_read_t, gpu_hours), offsetof(tenant_read_t, wait_mean)};
+    const size_t sz[] = {4, 40, 8, 8, 8, 8};
+    tenant_read_t rows[3];
+    memset(rows, 0x5a, sizeof rows);
+    assert_true(H5TBread_table(f, "tenants", sizeof rows[0], off, sz, rows) >= 0);
+    const char *want_names[] = {"alpha", "research-long-name", ""};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rows[i].tenant, tenant_rows[i].tenant);
+        assert_string_equal(rows[i].name, want_names[i]);
+        assert_int_equal(rows[i].jobs, tenant_rows[i].jobs);
+        assert_int_equal(rows[i].jobs_completed, tenant_rows[i].jobs_completed);
+        assert_true(bits_equal(rows[i].gpu_hours, tenant_rows[i].gpu_hours));
+        assert_true(bits_equal(rows[i].wait_mean, tenant_rows[i].wait_mean));
+    }
+}
+
+typedef struct pool_read {
+    uint32_t index;
+    char name[24];
+    char gpu[24];
+    uint32_t nodes, gpus_per_node;
+} pool_read_t;
+
+static void check_pools(hid_t f)
+{
+    char names[256];
+    column_names(f, "pools", names, sizeof names);
+    assert_string_equal(names, "index,name,gpu,nodes,gpus_per_node");
+    assert_int_equal(table_rows(f, "pools"), 2);
+    const size_t off[] = {offsetof(pool_read_t, index), offsetof(pool_read_t, name),
+                          offsetof(pool_read_t, gpu), offsetof(pool_read_t, nodes),
+                          offsetof(pool_read_t, gpus_per_node)};
+    const size_t sz[] = {4, 24, 24, 4, 4};
+    pool_read_t rows[2];
+    memset(rows, 0x5a, sizeof rows);
+    assert_true(H5TBread_table(f, "pools", sizeof rows[0], off, sz, rows) >= 0);
+    for (uint32_t i = 0; i < 2; i++) {
+        assert_int_equal(rows[i].index, i);
+        assert_string_equal(rows[i].name, pools[i].name);
+        assert_string_equal(rows[i].gpu, pools[i].gpu);
+        assert_int_equal(rows[i].nodes, pools[i].nodes);
+        assert_int_equal(rows[i].gpus_per_node, pools[i].gpus_per_node);
+    }
+}
+
+static void check_file(const char *path, size_t n, size_t m)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    check_root(f, 1);
+    check_pools(f);
+    check_jobs(f, n);
+    check_timeline(f, m);
+    check_summary(f);
+    check_tenants(f);
+    assert_int_equal(H5Fget_obj_count(f, H5F_OBJ_ALL | H5F_OBJ_LOCAL), 1);   /* the file */
+    assert_true(H5Fclose(f) >= 0);
+}
+
+/* ---- round trips ------------------------------------------------------------ */
+
+static void roundtrip(void **state, size_t n, size_t m)
+{
+    fixture_t *fx = *state;
+    write_run(fx->path, n, m);
+    assert_int_equal(dir_entries(fx->dir), 1);   /* the target, no temporary */
+    check_file(fx->path, n, m);
+}
+
+static void test_roundtrip_0(void **state) { roundtrip(state, 0, 0); }
+static void test_roundtrip_1(void **state) { roundtrip(state, 1, 1); }
+static void test_roundtrip_200k(void **state)
+{
+    /* 200,000 jobs = 3 full batches + 3,392 rows; 70,000 samples = 2 batches. */
+    roundtrip(state, 200000, 70000);
+}
+
+/* Column types, the enum, chunking, filters and the "columns" notes. */
+static void test_layout(void **state)
+{
+    fixture_t *fx = *state;
+    write_run(fx->path, 10, 3);
+    hid_t f = H5Fopen(fx->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+
+    hid_t d = H5Dopen2(f, "jobs", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d);
+    hid_t st = H5Tget_member_type(t, (unsigned)H5Tget_member_index(t, "state"));
+    assert_int_equal(H5Tget_class(st), H5T_ENUM);
+    assert_int_equal(H5Tget_nmembers(st), 5);
+    hid_t base = H5Tget_super(st);
+    assert_true(H5Tequal(base, H5T_STD_I32LE) > 0);
+    H5Tclose(base);
+    const char *want[] = {"completed", "failed", "running", "queued", "rejected"};
+    for (int32_t v = 0; v < 5; v++) {
+        char nm[32];
+        assert_true(H5Tenum_nameof(st, &v, nm, sizeof nm) >= 0);
+        assert_string_equal(nm, want[v]);
+    }
+    H5Tclose(st);
+    struct {
+        const char *col;
+        hid_t type;
+    } types[] = {{"id", H5T_STD_U64LE},      {"tenant", H5T_STD_I32LE},
+                 {"pool", H5T_STD_I32LE},    {"gpus", H5T_STD_U32LE},
+                 {"gpu_milli", H5T_STD_U32LE}, {"nodes", H5T_STD_U32LE},
+                 {"restarts", H5T_STD_U32LE}, {"submit", H5T_IEEE_F64LE},
+                 {"lost_gpu_s", H5T_IEEE_F64LE}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        hid_t mt = H5Tget_member_type(t, (unsigned)H5Tget_member_index(t, types[i].col));
+        assert_true(H5Tequal(mt, types[i].type) > 0);
+        H5Tclose(mt);
+    }
+    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4);   /* packed */
+    H5Tclose(t);
+
+    hid_t dcpl = H5Dget_create_plist(d);
+    hsize_t chunk[1];
+    assert_int_equal(H5Pget_layout(dcpl), H5D_CHUNKED);
+    assert_int_equal(H5Pget_chunk(dcpl, 1, chunk), 1);
+    assert_int_equal(chunk[0], 16384);
+    unsigned flags, cd[4];
+    size_t ncd = 4;
+    assert_true(H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &ncd, cd, 0, NULL,
+                                     NULL) >= 0);
+    assert_int_equal(ncd, 1);
+    assert_int_equal(cd[0], 4);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+
+    char *cols = attr_string(f, "jobs", "columns");
+    assert_string_equal(cols, "id:-; tenant:-; pool:-; gpus:GPU; gpu_milli:milliGPU; "
+                              "nodes:node; restarts:count; submit:s; start:s; end:s; wait:s; "
+                              "run:s; lost_gpu_s:GPU-s; state:job_state");
+    free(cols);
+    cols = attr_string(f, "timeline", "columns");
+    assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
+                              "jobs_running:job; jobs_queued:job; gpus_queued:GPU");
+    free(cols);
+    const char *tables[] = {"summary", "tenants", "pools"};
+    for (int i = 0; i < 3; i++) {
+        cols = attr_string(f, tables[i], "columns");
+        assert_non_null(strstr(cols, ":"));
+        free(cols);
+        char *cls = attr_string(f, tables[i], "CLASS");
+        assert_string_equal(cls, "TABLE");
+        free(cls);
+    }
+    cols = attr_string(f, "summary", "columns");
+    assert_non_null(strstr(cols, "wait_p95:s; "));
+    assert_non_null(strstr(cols, "utilization:fraction; "));
+    assert_non_null(strstr(cols, "arrival_rate:1/s; "));
+    free(cols);
+    assert_true(H5Fclose(f) >= 0);
+}
+
+/* ---- crash safety -------------------------------------------------------- */
+
+static void test_complete_flag(void **state)
+{
+    fixture_t *fx = *state;
+    fs_results_meta_t md = meta();
+    md.scenario_path = "/some/where.yaml";
+    md.scenario_source = NULL;
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    for (size_t i = 0; i < 100; i++) {
+        fs_job_row_t row = job_row(i);
+        assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+    }
+    char *tmp = tmp_name(fx->path);
+    assert_false(exists(fx->path));
+    assert_true(exists(tmp));
+
+    /* While open: a valid file saying complete = 0, with empty tables. */
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_int_equal(attr_int(f, "complete", H5T_INTEGER, 4), 0);
+    char *s = attr_string(f, ".", "scenario_path");
+    assert_string_equal(s, "/some/where.yaml");
+    free(s);
+    s = attr_string(f, ".", "scenario_source");
+    assert_string_equal(s, "");
+    free(s);
+    assert_int_equal(table_rows(f, "jobs"), 0);
+    assert_int_equal(table_rows(f, "pools"), 2);
+    assert_true(H5Fclose(f) >= 0);
+
+    fs_summary_t sum = summary_value();
+    assert_int_equal(fs_results_commit(r, &sum, NULL, 0, NULL, 0, &err), 0);
+    assert_true(exists(fx->path));
+    assert_false(exists(tmp));
+    assert_int_equal(dir_entries(fx->dir), 1);
+    f = H5Fopen(fx->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    assert_int_equal(attr_int(f, "complete", H5T_INTEGER, 4), 1);
+    check_jobs(f, 100);
+    assert_int_equal(table_rows(f, "tenants"), 0);
+    assert_int_equal(table_rows(f, "timeline"), 0);
+    assert_true(H5Fclose(f) >= 0);
+    free(tmp);
+}
+
+static void test_replaces_existing_target_only_at_commit(void **state)
+{
+    fixture_t *fx = *state;
+    assert_int_equal(fs_test_write(fx->path, "old results"), 0);
+    fs_results_meta_t md = meta();
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    size_t len;
+    char *old = fs_test_read(fx->path, &len);
+    assert_string_equal(old, "old results");   /* untouched while running */
+    free(old);
+    fs_results_abort(r);
+    old = fs_test_read(fx->path, &len);
+    assert_string_equal(old, "old results");   /* and after an abort */
+    free(old);
+    assert_int_equal(dir_entries(fx->dir), 1);
+    write_run(fx->path, 5, 5);
+    check_file(fx->path, 5, 5);
+}
+
+static void test_abort(void **state)
+{
+    fixture_t *fx = *state;
+    fs_results_meta_t md = meta();
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    for (size_t i = 0; i < 70000; i++) {   /* past one batch: data in the file */
+        fs_job_row_t row = job_row(i);
+        assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+    }
+    fs_results_abort(r);
+    assert_int_equal(dir_entries(fx->dir), 0);
+    fs_results_abort(NULL);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static void test_unwritable_path(void **state)
+{
+    fixture_t *fx = *state;
+    /* A regular file used as a directory: fails even for root. */
+    char *file = fs_test_path(fx->dir, "plain");
+    assert_int_equal(fs_test_write(file, "x"), 0);
+    char *bad = fs_test_path(file, "run.h5");
+    fs_results_meta_t md = meta();
+    fs_results_t *r = (fs_results_t *)&md;
+    fs_error_t err;
+    fs_error_clear(&err);
+    assert_int_equal(fs_results_open(bad, &md, &r, &err), FS_EIO);
+    assert_int_equal(err.code, FS_EIO);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, bad));
+    assert_int_equal(dir_entries(fx->dir), 1);
+
+    /* A directory that does not exist. */
+    char *missing = fs_test_path(fx->dir, "no/such/dir/run.h5");
+    assert_int_equal(fs_results_open(missing, &md, &r, &err), FS_EIO);
+    assert_non_null(strstr(err.msg, missing));
+
+    /* Bad arguments. */
+    assert_int_equal(fs_results_open("", &md, &r, &err), FS_EINVAL);
+    assert_int_equal(fs_results_open(fx->path, NULL, &r, &err), FS_EINVAL);
+    md.pools = NULL;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), FS_EINVAL);
+    assert_int_equal(dir_entries(fx->dir), 1);
+    free(missing);
+    free(bad);
+    free(file);
+}
+
+static void test_rename_failure(void **state)
+{
+    fixture_t *fx = *state;
+    /* The target is a non-empty directory: rename(2) must fail at commit. */
+    assert_int_equal(mkdir(fx->path, 0700), 0);
+    char *inner = fs_test_path(fx->path, "keep");
+    assert_int_equal(fs_test_write(inner, "x"), 0);
+    fs_results_meta_t md = meta();
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    fs_summary_t sum = summary_value();
+    assert_int_equal(fs_results_commit(r, &sum, NULL, 0, NULL, 0, &err), FS_EIO);
+    assert_non_null(strstr(err.msg, fx->path));
+    assert_non_null(strstr(err.msg, "renam"));
+    assert_int_equal(dir_entries(fx->dir), 1);   /* the directory only; tmp removed */
+    fs_test_rmtree(fx->path);
+    free(inner);
+}
+
+static void test_bad_rows(void **state)
+{
+    fixture_t *fx = *state;
+    fs_results_meta_t md = meta();
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    fs_job_row_t row = job_row(1);
+    row.state = 5;
+    assert_int_equal(fs_results_add_job(r, &row, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "state 5"));
+    row.state = -1;
+    assert_int_equal(fs_results_add_job(r, &row, &err), FS_EINVAL);
+    /* Commit without a summary: an error, and r is freed. */
+    assert_int_equal(fs_results_commit(r, NULL, NULL, 0, NULL, 0, &err), FS_EINVAL);
+    assert_int_equal(dir_entries(fx->dir), 0);
+}
+
+/*
+ * I/O faults: a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes
+ * HDF5's writes fail with EFBIG.  Whether the failure surfaces in a batch
+ * flush during add or at commit, it is FS_EIO naming the file, the step and
+ * the system's reason, and no file is left behind.
+ *
+ * The writer runs in a child process that leaves with _exit: after a write
+ * failure that persists, HDF5 1.10 cannot close the file and crashes in its
+ * exit handler (HDFFV-11052, fixed upstream in 1.14), which would otherwise
+ * take this test program down.
+ */
+typedef struct io_result {
+    int rc;
+    int stage;    /* 1: add, 2: commit */
+    char msg[FS_ERROR_MSG_MAX];
+} io_result_t;
+
+static void io_fault_child(const char *path, int commit_only, int fd)
+{
+    io_result_t res;
+    memset(&res, 0, sizeof res);
+    signal(SIGXFSZ, SIG_IGN);
+    fs_results_meta_t md = meta();
+    fs_results_t *r;
+    fs_error_t err;
+    fs_error_clear(&err);
+    struct rlimit lim;
+    getrlimit(RLIMIT_FSIZE, &lim);
+    res.rc = fs_results_open(path, &md, &r, &err);
+    if (res.rc == 0 && !commit_only) {
+        lim.rlim_cur = 64 * 1024;
+        setrlimit(RLIMIT_FSIZE, &lim);
+    }
+    size_t n = commit_only ? 1000 : 3 * FS_RESULTS_BATCH;
+    for (size_t i = 0; i < n && res.rc == 0; i++) {
+        fs_job_row_t row = job_row(i);
+        res.rc = fs_results_add_job(r, &row, &err);
+        res.stage = 1;
+    }
+    if (res.rc != 0 && res.stage == 1) {
+        fs_results_abort(r);
+    } else if (res.rc == 0) {
+        if (commit_only) {
+            char *tmp = tmp_name(path);
+            struct stat sb;
+            stat(tmp, &sb);
+            free(tmp);
+            lim.rlim_cur = (rlim_t)sb.st_size;   /* not one byte more */
+            setrlimit(RLIMIT_FSIZE, &lim);
+        }
+        fs_summary_t sum = summary_value();
+        res.stage = 2;
+        res.rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
+    }
+    snprintf(res.msg, sizeof res.msg, "%s", err.msg);
+    ssize_t w = write(fd, &res, sizeof res);
+    _exit(w == (ssize_t)sizeof res ? 0 : 3);
+}
+
+static io_result_t run_io_fault(const char *path, int commit_only)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        io_fault_child(path, commit_only, fds[1]);
+    }
+    close(fds[1]);
+    io_result_t res;
+    memset(&res, 0, sizeof res);
+    size_t got = 0;
+    while (got < sizeof res) {
+        ssize_t k = read(fds[0], (char *)&res + got, sizeof res - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(got, sizeof res);
+    return res;
+}
+
+static void test_io_faults(void **state)
+{
+    fixture_t *fx = *state;
+
+    /* The limit hits a batch flush (in an add, or at the latest in commit). */
+    io_result_t res = run_io_fault(fx->path, 0);
+    assert_int_equal(res.rc, FS_EIO);
+    assert_non_null(strstr(res.msg, fx->path));
+    assert_non_null(strstr(res.msg, "appending"));
+    assert_non_null(strstr(res.msg, "/jobs"));
+    assert_non_null(strstr(res.msg, "File too large"));   /* HDF5's detail, errno 27 */
+    assert_null(strchr(res.msg, '\n'));
+    assert_int_equal(dir_entries(fx->dir), 0);
+
+    /* The limit hits commit itself. */
+    res = run_io_fault(fx->path, 1);
+    assert_int_equal(res.stage, 2);
+    assert_int_equal(res.rc, FS_EIO);
+    assert_non_null(strstr(res.msg, fx->path));
+    assert_non_null(strstr(res.msg, "File too large"));
+    assert_int_equal(dir_entries(fx->dir), 0);
+
+    /* And this process, untouched, still writes good files. */
+    write_run(fx->path, 10, 10);
+    check_file(fx->path, 10, 10);
+}
+
+/* ---- fault injection ------------------------------------------------------- */
+
+static void test_alloc_faults_open(void **state)
+{
+    fixture_t *fx = *state;
+    fs_results_meta_t md = meta();
+    int failures = 0;
+    for (uint64_t k = 1;; k++) {
+        fs_results_t *r = NULL;
+        fs_error_t err;
+        fs_alloc_fail_after(k);
+        int rc = fs_results_open(fx->path, &md, &r, &err);
+        fs_alloc_fail_after(0);
+        if (rc == 0) {
+            fs_results_abort(r);
+            break;
+        }
+        failures++;
+        assert_int_equal(rc, FS_ENOMEM);
+        assert_null(r);
+        assert_non_null(strstr(err.msg, fx->path));
+        assert_int_equal(dir_entries(fx->dir), 0);
+        assert_int_equal(fs_alloc_live(), fx->live0);
+    }
+    assert_true(failures >= 3);   /* handle, path, temporary name, pool rows */
+    assert_int_equal(dir_entries(fx->dir), 0);
+}
+
+/* A failed add leaves the writer as it was: retrying the row after the
+ * fault gives a file equal to a run without faults. */
+static void test_alloc_faults_add(void **state)
+{
+    fixture_t *fx = *state;
+    const size_t n = 70000, m = 300;
+    for (uint64_t k = 1; k <= 14; k += 1) {
+        fs_results_meta_t md = meta();
+        fs_results_t *r;
+        fs_error_t err;
+        assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+        int failed = 0;
+        fs_alloc_fail_after(k);
+        for (size_t i = 0; i < n; i++) {
+            fs_job_row_t row = job_row(i);
+            int rc = fs_results_add_job(r, &row, &err);
+            if (rc != 0) {
+                assert_int_equal(rc, FS_ENOMEM);
+                failed = 1;
+                fs_alloc_fail_after(0);
+                assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+            }
+        }
+        for (size_t i = 0; i < m; i++) {
+            fs_sample_row_t s = sample_row(i);
+            int rc = fs_results_add_sample(r, &s, &err);
+            if (rc != 0) {
+                assert_int_equal(rc, FS_ENOMEM);
+                failed = 1;
+                fs_alloc_fail_after(0);
+                assert_int_equal(fs_results_add_sample(r, &s, &err), 0);
+            }
+        }
+        fs_alloc_fail_after(0);
+        assert_true(failed);
+        if (k % 5 == 0) {   /* sometimes give up instead */
+            fs_results_abort(r);
+            assert_int_equal(dir_entries(fx->dir), 0);
+            continue;
+        }
+        fs_summary_t sum = summary_value();
+        assert_int_equal(fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err), 0);
+        check_file(fx->path, n, m);
+        assert_int_equal(unlink(fx->path), 0);
+        assert_int_equal(fs_alloc_live(), fx->live0);
+    }
+}
+
+static void test_alloc_faults_commit(void **state)
+{
+    fixture_t *fx = *state;
+    int failures = 0;
+    for (uint64_t k = 1;; k++) {
+        fs_results_meta_t md = meta();
+        fs_results_t *r;
+        fs_error_t err;
+        assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+        for (size_t i = 0; i < 50; i++) {
+            fs_job_row_t row = job_row(i);
+            assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+        }
+        fs_summary_t sum = summary_value();
+        fs_alloc_fail_after(k);
+        int rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
+        fs_alloc_fail_after(0);
+        if (rc == 0) {
+            check_file(fx->path, 50, 0);
+            break;
+        }
+        failures++;
+        assert_int_equal(rc, FS_ENOMEM);
+        assert_non_null(strstr(err.msg, "tenants"));
+        assert_int_equal(dir_entries(fx->dir), 0);   /* no half file anywhere */
+        assert_int_equal(fs_alloc_live(), fx->live0);
+    }
+    assert_true(failures >= 1);
+}
+
+/* ---- h5dump ------------------------------------------------------------------ */
+
+static void test_h5dump(void **state)
+{
+    fixture_t *fx = *state;
+    if (system("command -v h5dump >/dev/null 2>&1") != 0)
+        skip();
+    write_run(fx->path, 7, 2);
+    char *out = fs_test_path(fx->dir, "dump.txt");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "h5dump -H '%s' > '%s' 2>&1", fx->path, out);
+    assert_int_equal(system(cmd), 0);
+    size_t len;
+    char *text = fs_test_read(out, &len);
+    assert_non_null(text);
+    const char *want[] = {"DATASET \"jobs\"", "DATASET \"timeline\"", "DATASET \"summary\"",
+                          "DATASET \"tenants\"", "DATASET \"pools\"", "H5T_ENUM",
+                          "\"rejected\"", "ATTRIBUTE \"complete\"", "ATTRIBUTE \"scenario\"",
+                          "ATTRIBUTE \"columns\"", "SIMPLE { ( 7 ) / ( H5S_UNLIMITED ) }"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(text, want[i]))
+            fail_msg("h5dump -H output lacks %s:\n%s", want[i], text);
+    free(text);
+
+    /* The values too: the complete flag and one enum value by name. */
+    snprintf(cmd, sizeof cmd, "h5dump -a /complete -d /jobs -s 0 -c 2 '%s' > '%s' 2>&1",
+             fx->path, out);
+    assert_int_equal(system(cmd), 0);
+    text = fs_test_read(out, &len);
+    assert_non_null(text);
+    if (!strstr(text, "(0): 1") || !strstr(text, "completed") || !strstr(text, "failed"))
+        fail_msg("h5dump values unexpected:\n%s", text);
+    free(text);
+    free(out);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_roundtrip_0),
+        T(test_roundtrip_1),
+        T(test_roundtrip_200k),
+        T(test_layout),
+        T(test_complete_flag),
+        T(test_replaces_existing_target_only_at_commit),
+        T(test_abort),
+        T(test_unwritable_path),
+        T(test_rename_failure),
+        T(test_bad_rows),
+        T(test_io_faults),
+        T(test_alloc_faults_open),
+        T(test_alloc_faults_add),
+        T(test_alloc_faults_commit),
+        T(test_h5dump),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,457 @@
+/*
+ * fs_stats against hand-computed values: type-7 quantiles of 1..100 (and a
+ * reference implementation on shuffled data), warm-up exclusion, wait
+ * probability, the ratios of the run totals, Little's law on a hand-made
+ * consistent run, NaN for empty and undrained runs, per-tenant rows, and
+ * fault injection on every allocation.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/fs_stats.h"
+#include "sim/fs_alloc.h"
+#include "fs_test_util.h"
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) <= 1e-9 * fmax(1.0, fabs(b)))
+
+static int64_t live0;
+
+static int setup(void **state)
+{
+    (void)state;
+    live0 = fs_alloc_live();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fs_alloc_fail_after(0);
+    assert_int_equal(fs_alloc_live(), live0);
+    return 0;
+}
+
+/* A started job; end = start + run; completed unless state says else. */
+static fs_job_row_t job(double submit, double wait, double run, int32_t state)
+{
+    fs_job_row_t r;
+    memset(&r, 0, sizeof r);
+    r.id = 1;
+    r.tenant = -1;
+    r.pool = 0;
+    r.gpus = 1;
+    r.gpu_milli = 1000;
+    r.nodes = 1;
+    r.submit = submit;
+    r.wait = wait;
+    r.start = submit + wait;
+    r.run = run;
+    r.end = r.start + run;
+    r.state = state;
+    return r;
+}
+
+static fs_job_row_t never_started(double submit, int32_t state)
+{
+    fs_job_row_t r = job(submit, NAN, 0, state);
+    r.pool = -1;
+    r.nodes = 0;
+    r.start = NAN;
+    r.end = NAN;
+    return r;
+}
+
+static fs_run_totals_t totals_for(uint64_t submitted, double end_time)
+{
+    fs_run_totals_t t;
+    memset(&t, 0, sizeof t);
+    t.jobs_submitted = submitted;
+    t.end_time = end_time;
+    t.makespan = end_time;
+    return t;
+}
+
+/* Type-7 quantile (R's default, numpy's "linear"), written out. */
+static double ref_quantile(const double *sorted, size_t n, double p)
+{
+    double h = (double)(n - 1) * p;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n)
+        return sorted[n - 1];
+    return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_quantiles_1_to_100(void **state)
+{
+    (void)state;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    /* 1..100 added in a scrambled order (37 is coprime with 100). */
+    for (int k = 0; k < 100; k++) {
+        int v = (k * 37) % 100 + 1;
+        fs_job_row_t r = job(10.0 * k, (double)v, 10.0, FS_STATE_COMPLETED);
+        assert_int_equal(fs_stats_add_job(st, &r), 0);
+    }
+    fs_run_totals_t t = totals_for(100, 2000.0);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+
+    assert_int_equal(s.jobs_submitted, 100);
+    assert_int_equal(s.jobs_completed, 100);
+    assert_int_equal(s.jobs_in_stats, 100);
+    NEAR(s.wait_mean, 50.5);
+    NEAR(s.wait_sd, sqrt(100.0 * 101.0 / 12.0)); /* sample sd of 1..n: sqrt(n(n+1)/12) */
+    NEAR(s.wait_p50, 50.5);
+    NEAR(s.wait_p95, 95.05);
+    NEAR(s.wait_p99, 99.01);
+    assert_true(s.wait_max == 100.0);
+    assert_true(s.wait_prob == 1.0);
+    /* JCT = wait + run = wait + 10. */
+    NEAR(s.jct_mean, 60.5);
+    NEAR(s.jct_p50, 60.5);
+    NEAR(s.jct_p95, 105.05);
+    NEAR(s.jct_p99, 109.01);
+    fs_stats_destroy(st);
+}
+
+static void test_quantiles_match_reference(void **state)
+{
+    (void)state;
+    enum { N = 997 };
+    double vals[N];
+    uint64_t x = 88172645463325252ull;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;   /* xorshift64 */
+        vals[i] = (double)(x % 100000) / 7.0;
+        fs_job_row_t r = job(i, vals[i], 1.0, FS_STATE_RUNNING);
+        r.end = NAN;
+        assert_int_equal(fs_stats_add_job(st, &r), 0);
+    }
+    fs_run_totals_t t = totals_for(N, 1e4);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    qsort(vals, N, sizeof vals[0], cmp_double);
+    double sum = 0;
+    for (int i = 0; i < N; i++)
+        sum += vals[i];
+    NEAR(s.wait_mean, sum / N);
+    NEAR(s.wait_p50, ref_quantile(vals, N, 0.50));
+    NEAR(s.wait_p95, ref_quantile(vals, N, 0.95));
+    NEAR(s.wait_p99, ref_quantile(vals, N, 0.99));
+    assert_true(s.wait_max == vals[N - 1]);
+    /* Running jobs: in wait statistics, not in JCT; unfinished -> no Little. */
+    assert_int_equal(s.jobs_unfinished, N);
+    assert_true(isnan(s.jct_mean) && isnan(s.jct_p50));
+    assert_true(isnan(s.little_rel_err));
+    fs_stats_destroy(st);
+}
+
+static void test_warmup_exclusion(void **state)
+{
+    (void)state;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(100.0, &st), 0);
+    fs_job_row_t rows[] = {
+        job(10.0, 1000.0, 5.0, FS_STATE_COMPLETED),   /* warm-up: out of stats */
+        job(99.999, 500.0, 5.0, FS_STATE_COMPLETED),  /* warm-up: out of stats */
+        job(100.0, 0.0, 20.0, FS_STATE_COMPLETED),    /* at warm-up: in */
+        job(150.0, 4.0, 6.0, FS_STATE_COMPLETED),     /* in */
+        job(200.0, 8.0, 2.0, FS_STATE_FAILED),        /* in wait stats, not JCT */
+        never_started(300.0, FS_STATE_QUEUED),        /* counted, no wait */
+        never_started(5.0, FS_STATE_REJECTED),        /* counted */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(fs_stats_add_job(st, &rows[i]), 0);
+    fs_run_totals_t t = totals_for(7, 1000.0);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_int_equal(s.jobs_submitted, 7);
+    assert_int_equal(s.jobs_completed, 4);
+    assert_int_equal(s.jobs_failed, 1);
+    assert_int_equal(s.jobs_unfinished, 1);
+    assert_int_equal(s.jobs_rejected, 1);
+    assert_int_equal(s.jobs_in_stats, 3);
+    NEAR(s.wait_mean, 4.0);              /* (0 + 4 + 8) / 3 */
+    NEAR(s.wait_sd, 4.0);                /* sample sd of 0, 4, 8 */
+    NEAR(s.wait_p50, 4.0);
+    NEAR(s.wait_max, 8.0);
+    NEAR(s.wait_prob, 2.0 / 3.0);        /* 4 and 8 waited, 0 did not */
+    NEAR(s.jct_mean, 15.0);              /* (20 + 10) / 2 */
+    NEAR(s.jct_p50, 15.0);
+    NEAR(s.jct_p95, 19.5);               /* 10 + 0.95 * 10 */
+    assert_true(isnan(s.little_rel_err)); /* a job is still queued */
+    fs_stats_destroy(st);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    fs_run_totals_t t = totals_for(0, 0.0);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_int_equal(s.jobs_submitted, 0);
+    assert_int_equal(s.jobs_in_stats, 0);
+    double nans[] = {s.wait_mean, s.wait_sd, s.wait_p50, s.wait_p95, s.wait_p99, s.wait_max,
+                     s.wait_prob, s.jct_mean, s.jct_p50, s.jct_p95, s.jct_p99, s.utilization,
+                     s.goodput, s.queue_len_mean, s.system_len_mean, s.arrival_rate};
+    for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++)
+        assert_true(isnan(nans[i]));
+    /* Nothing submitted, nothing in the system: the law holds trivially. */
+    assert_true(s.little_rel_err == 0.0);
+    size_t n = 99;
+    fs_stats_tenants(st, &n);
+    assert_int_equal(n, 0);
+    fs_stats_destroy(st);
+
+    /* Only warm-up jobs: counts, but NaN statistics. */
+    assert_int_equal(fs_stats_create(50.0, &st), 0);
+    fs_job_row_t r = job(1.0, 2.0, 3.0, FS_STATE_COMPLETED);
+    assert_int_equal(fs_stats_add_job(st, &r), 0);
+    t = totals_for(1, 10.0);
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_int_equal(s.jobs_completed, 1);
+    assert_int_equal(s.jobs_in_stats, 0);
+    assert_true(isnan(s.wait_mean) && isnan(s.jct_p99) && isnan(s.wait_prob));
+    /* One job in stats: mean defined, sd not. */
+    fs_stats_destroy(st);
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    assert_int_equal(fs_stats_add_job(st, &r), 0);
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_true(s.wait_mean == 2.0 && s.wait_p50 == 2.0 && s.wait_p99 == 2.0);
+    assert_true(isnan(s.wait_sd));
+    fs_stats_destroy(st);
+}
+
+/*
+ * A hand-made drained run over [0, 100]:
+ *   A submit 0,  start 0,  end 10 (completed)   in system [0,10],  queued -
+ *   B submit 5,  start 10, end 30 (completed)   in system [5,30],  queued [5,10]
+ *   C submit 20, rejected, never started        never in the system
+ *   D submit 30, start 40, end 50 (failed)      in system [30,50], queued [30,40]
+ * System integral 10 + 25 + 20 = 55 job-s; queue integral 5 + 10 = 15 job-s.
+ */
+static void little_rows(fs_stats_t *st)
+{
+    fs_job_row_t rows[] = {
+        job(0.0, 0.0, 10.0, FS_STATE_COMPLETED),
+        job(5.0, 5.0, 20.0, FS_STATE_COMPLETED),
+        never_started(20.0, FS_STATE_REJECTED),
+        job(30.0, 10.0, 10.0, FS_STATE_FAILED),
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(fs_stats_add_job(st, &rows[i]), 0);
+}
+
+static void test_little_and_ratios(void **state)
+{
+    (void)state;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    little_rows(st);
+    fs_run_totals_t t = totals_for(4, 100.0);
+    t.makespan = 50.0;
+    t.jobs_system_integral = 55.0;
+    t.jobs_queued_integral = 15.0;
+    t.gpus_total = 2;
+    t.gpu_s_capacity = 7200.0;
+    t.gpu_s_busy = 3600.0;
+    t.gpu_s_useful = 1800.0;
+    t.gpu_s_capacity_window = 400.0;
+    t.gpu_s_busy_window = 300.0;
+    t.events = 12345;
+    t.passes = 678;
+    t.rows_skipped = 9;
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_true(s.little_rel_err == 0.0);
+    assert_true(s.queue_len_mean == 0.15);
+    assert_true(s.system_len_mean == 0.55);
+    assert_true(s.arrival_rate == 0.04);
+    assert_true(s.utilization == 0.75);
+    assert_true(s.utilization_all == 0.5);
+    assert_true(s.goodput == 0.25);
+    assert_true(s.gpu_hours_capacity == 2.0);
+    assert_true(s.gpu_hours_busy == 1.0);
+    assert_true(s.makespan == 50.0);
+    assert_true(s.end_time == 100.0);
+    assert_int_equal(s.events, 12345);
+    assert_int_equal(s.passes, 678);
+    assert_int_equal(s.rows_skipped, 9);
+    assert_int_equal(s.jobs_rejected, 1);
+    assert_int_equal(s.jobs_failed, 1);
+    assert_int_equal(s.jobs_in_stats, 3);
+    /* Finishing twice gives the same answer. */
+    fs_summary_t s2;
+    assert_int_equal(fs_stats_finish(st, &t, &s2), 0);
+    assert_memory_equal(&s, &s2, sizeof s);
+
+    /* An integral 10 % off the sum of sojourn times (50 vs 55). */
+    t.jobs_system_integral = 50.0;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    NEAR(s.little_rel_err, 0.1);
+
+    /* Not every submitted job reported: no Little check. */
+    t.jobs_system_integral = 55.0;
+    t.jobs_submitted = 5;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_true(isnan(s.little_rel_err));
+    fs_stats_destroy(st);
+
+    /* A job still running at the end: no Little check. */
+    assert_int_equal(fs_stats_create(0.0, &st), 0);
+    little_rows(st);
+    fs_job_row_t r = job(60.0, 0.0, 40.0, FS_STATE_RUNNING);
+    r.end = NAN;
+    assert_int_equal(fs_stats_add_job(st, &r), 0);
+    t = totals_for(5, 100.0);
+    t.jobs_system_integral = 95.0;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_true(isnan(s.little_rel_err));
+    assert_int_equal(s.jobs_unfinished, 1);
+    assert_true(isnan(s.utilization) && isnan(s.goodput));   /* no capacity */
+    fs_stats_destroy(st);
+}
+
+static void test_tenants(void **state)
+{
+    (void)state;
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(10.0, &st), 0);
+    fs_job_row_t a = job(20.0, 4.0, 3600.0, FS_STATE_COMPLETED);
+    a.tenant = 3;
+    a.gpus = 2;
+    a.gpu_milli = 500;                     /* 3600 s * 2 * 0.5 = 1 GPU-h */
+    fs_job_row_t b = job(30.0, 8.0, 1800.0, FS_STATE_FAILED);
+    b.tenant = 3;
+    b.gpus = 4;                            /* 1800 s * 4 = 2 GPU-h */
+    fs_job_row_t c = job(5.0, 100.0, 360.0, FS_STATE_COMPLETED);
+    c.tenant = 3;                          /* warm-up: counts, no wait */
+    c.gpus = 10;                           /* 1 GPU-h */
+    fs_job_row_t d = never_started(40.0, FS_STATE_QUEUED);
+    d.tenant = 0;
+    fs_job_row_t e = job(50.0, 1.0, 7200.0, FS_STATE_COMPLETED);
+    e.tenant = -1;                         /* no tenant: no row */
+    fs_job_row_t f = job(60.0, 0.0, 36.0, FS_STATE_COMPLETED);
+    f.tenant = 1000000;                    /* sparse index */
+    f.gpus = 100;                          /* 1 GPU-h */
+    fs_job_row_t rows[] = {a, d, f, b, e, c};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(fs_stats_add_job(st, &rows[i]), 0);
+    fs_run_totals_t t = totals_for(6, 1e4);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    size_t n = 0;
+    const fs_tenant_row_t *tr = fs_stats_tenants(st, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(tr[0].tenant, 0);
+    assert_int_equal(tr[0].jobs, 1);
+    assert_int_equal(tr[0].jobs_completed, 0);
+    assert_true(tr[0].gpu_hours == 0.0);
+    assert_true(isnan(tr[0].wait_mean));
+    assert_int_equal(tr[1].tenant, 3);
+    assert_int_equal(tr[1].jobs, 3);
+    assert_int_equal(tr[1].jobs_completed, 2);
+    NEAR(tr[1].gpu_hours, 4.0);
+    NEAR(tr[1].wait_mean, 6.0);            /* (4 + 8) / 2, warm-up job left out */
+    assert_int_equal(tr[2].tenant, 1000000);
+    assert_int_equal(tr[2].jobs, 1);
+    NEAR(tr[2].gpu_hours, 1.0);
+    assert_true(tr[2].wait_mean == 0.0);
+    fs_stats_destroy(st);
+}
+
+/* Every allocation failure is clean: the failed add leaves the state as it
+ * was, so retrying it gives exactly the summary of a run without faults. */
+static void run_rows(fs_stats_t *st, int inject, uint64_t k, int *failures)
+{
+    for (int i = 0; i < 300; i++) {
+        fs_job_row_t r = job(i, (double)(i % 17), 5.0 + i, i % 4 ? FS_STATE_COMPLETED
+                                                                : FS_STATE_FAILED);
+        r.tenant = (i * 7) % 23;
+        if (inject && i == 0)
+            fs_alloc_fail_after(k);
+        int rc = fs_stats_add_job(st, &r);
+        if (rc != 0) {
+            assert_int_equal(rc, FS_ENOMEM);
+            (*failures)++;
+            fs_alloc_fail_after(0);
+            assert_int_equal(fs_stats_add_job(st, &r), 0);
+        }
+    }
+    fs_alloc_fail_after(0);
+}
+
+static void test_alloc_faults(void **state)
+{
+    (void)state;
+    fs_stats_t *ref;
+    int none = 0;
+    assert_int_equal(fs_stats_create(3.0, &ref), 0);
+    run_rows(ref, 0, 0, &none);
+    fs_run_totals_t t = totals_for(300, 1e3);
+    fs_summary_t want;
+    assert_int_equal(fs_stats_finish(ref, &t, &want), 0);
+    size_t nref;
+    const fs_tenant_row_t *tref = fs_stats_tenants(ref, &nref);
+
+    fs_alloc_fail_after(1);
+    fs_stats_t *st = (fs_stats_t *)&st;
+    assert_int_equal(fs_stats_create(0.0, &st), FS_ENOMEM);
+    assert_null(st);
+    fs_alloc_fail_after(0);
+
+    int total_failures = 0;
+    for (uint64_t k = 1; k < 40; k++) {
+        int failures = 0;
+        assert_int_equal(fs_stats_create(3.0, &st), 0);
+        run_rows(st, 1, k, &failures);
+        total_failures += failures;
+        fs_summary_t got;
+        assert_int_equal(fs_stats_finish(st, &t, &got), 0);
+        assert_memory_equal(&got, &want, sizeof got);
+        size_t n;
+        const fs_tenant_row_t *tr = fs_stats_tenants(st, &n);
+        assert_int_equal(n, nref);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(tr[i].tenant, tref[i].tenant);
+            assert_int_equal(tr[i].jobs, tref[i].jobs);
+            assert_int_equal(tr[i].jobs_completed, tref[i].jobs_completed);
+            assert_true(tr[i].gpu_hours == tref[i].gpu_hours);
+            assert_true(tr[i].wait_mean == tref[i].wait_mean);
+        }
+        fs_stats_destroy(st);
+    }
+    assert_true(total_failures > 0);
+    fs_stats_destroy(ref);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_quantiles_1_to_100, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quantiles_match_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warmup_exclusion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_little_and_ratios, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alloc_faults, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

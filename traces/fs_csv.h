@@ -1,0 +1,91 @@
+/*
+ * fs_csv: a streaming line and field splitter for trace readers.
+ *
+ * Reads a text file through zlib's gzFile, which reads gzip files (detected
+ * by their magic bytes) and plain files alike, in large chunks into one
+ * buffer, and hands out one line at a time, NUL-terminated in place, with its
+ * 1-based physical line number.  fs_csv_split then cuts the current line
+ * into fields in place (comma- or any-separator-delimited, with optional
+ * RFC 4180 double quotes; or runs of blanks with fs_csv_split_blank).
+ *
+ * Memory is bounded by the buffer (a line longer than the buffer is an
+ * error) and by the field array (bounded by the line length); it never
+ * depends on the number of lines.
+ *
+ * Line rules: '\n' ends a line and one '\r' before it is dropped; the last
+ * line needs no '\n'; a UTF-8 byte-order mark at the start of the file is
+ * dropped.  Field rules: blanks (space, tab) around a field are trimmed; a
+ * field that starts with '"' is quoted: it ends at the next lone '"', "" in
+ * it stands for one '"', and only blanks may follow it before the
+ * separator (quoted fields cannot span lines).
+ *
+ * A truncated or corrupt gzip stream is an error (FS_EINVAL,
+ * "FILE:LINE: truncated gzip data (unexpected end of file)"), never a
+ * silently shorter file; read errors are FS_EIO.  Such an error is reported
+ * in its place: the complete lines before it are handed out first, and LINE
+ * is the line that the data ended in.
+ *
+ * Splitting writes into the line (NULs at separators, unescaped quotes):
+ * split each line once, and read c->line before splitting it.
+ *
+ * Ownership: fs_csv_t is embedded by its user (fs_csv_open / fs_csv_close).
+ * Pointers to the line and the fields stay valid until the next
+ * fs_csv_next_line.  Errors name the file as given to fs_csv_open.
+ */
+#ifndef FS_CSV_H
+#define FS_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "../sim/fs_error.h"
+
+#define FS_CSV_BUF_DEFAULT ((size_t)1 << 20)  /* 1 MiB: also the longest line + 1 */
+#define FS_CSV_BUF_MIN ((size_t)64)
+
+typedef struct fs_csv_field {
+    char *s;            /* NUL-terminated, inside the line buffer */
+    size_t len;         /* bytes */
+} fs_csv_field_t;
+
+typedef struct fs_csv {
+    gzFile gz;
+    char *path;             /* owned copy, for messages */
+    char *buf;              /* read buffer, owned */
+    size_t cap;             /* bytes allocated */
+    size_t len;             /* bytes of buf holding data */
+    size_t pos;             /* start of the next unread line */
+    int eof;                /* nothing more to read (buf may still hold data) */
+    int pending;            /* FS_E* met when reading, reported after the buffered lines */
+    char pending_what[160]; /* its description (zlib's message without the path) */
+    uint64_t line_no;       /* number of the current line, 1-based; 0 before the first */
+    char *line;             /* current line, NUL-terminated, without "\r\n" */
+    size_t line_len;
+    fs_csv_field_t *fields; /* fields of the current line after a split */
+    size_t n_fields, fields_cap;
+} fs_csv_t;
+
+/* Opens path for reading with a buffer of buf_size bytes (0 = default,
+ * at least FS_CSV_BUF_MIN).  Returns 0, FS_EIO (cannot open) or FS_ENOMEM;
+ * on failure nothing is left to close. */
+int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err);
+void fs_csv_close(fs_csv_t *c);
+
+/* Advances to the next line.  Returns 1 (c->line is set), 0 at the end of
+ * the file, or an error: FS_EINVAL (line too long, truncated/corrupt gzip),
+ * FS_EIO (read error), FS_ENOMEM. */
+int fs_csv_next_line(fs_csv_t *c, fs_error_t *err);
+
+/* Splits the current line at sep (see the field rules above) into
+ * c->fields / c->n_fields.  An empty line gives one empty field.  Returns 0,
+ * FS_EINVAL (bad quoting, "FILE:LINE: field K: ...") or FS_ENOMEM. */
+int fs_csv_split(fs_csv_t *c, char sep, fs_error_t *err);
+
+/* Splits the current line at runs of blanks (SWF-style); no quoting.  A
+ * blank line gives zero fields.  Returns 0 or FS_ENOMEM. */
+int fs_csv_split_blank(fs_csv_t *c, fs_error_t *err);
+
+static inline const char *fs_csv_path(const fs_csv_t *c) { return c->path; }
+
+#endif
