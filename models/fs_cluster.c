@@ -47,10 +47,18 @@ static void index_update(fs_cluster_t *c, uint32_t node)
     memset(leaf, 0, p->words * sizeof *leaf);
     if (c->node_up[node])
         leaf[c->node_free[node] / 64] |= UINT64_C(1) << (c->node_free[node] % 64);
+    /* climb while the union changes: above the first unchanged ancestor
+     * nothing can change either */
     for (i /= 2; i >= 1; i /= 2) {
         uint64_t *m = tnode(p, i), *l = tnode(p, 2 * i), *r = tnode(p, 2 * i + 1);
-        for (uint32_t w = 0; w < p->words; w++)
-            m[w] = l[w] | r[w];
+        uint64_t diff = 0;
+        for (uint32_t w = 0; w < p->words; w++) {
+            uint64_t v = l[w] | r[w];
+            diff |= v ^ m[w];
+            m[w] = v;
+        }
+        if (!diff)
+            break;
     }
 }
 

@@ -553,7 +553,7 @@ static void test_layout(void **state)
     assert_true(H5Pget_filter_by_id2(dcpl, H5Z_FILTER_DEFLATE, &flags, &ncd, cd, 0, NULL,
                                      NULL) >= 0);
     assert_int_equal(ncd, 1);
-    assert_int_equal(cd[0], 4);
+    assert_int_equal(cd[0], 1);
     H5Pclose(dcpl);
     H5Dclose(d);
 
