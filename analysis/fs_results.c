@@ -37,6 +37,7 @@
 #include <hdf5_hl.h>
 
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "unknown"
@@ -218,9 +219,19 @@ static int h5_fail(h5call_t *c, fs_error_t *err, const char *step)
     return rc;
 }
 
+/* The fault-injection hook (sim/fs_io.h): counts one HDF5 call and, when
+ * it must fail, records why as HDF5's detail would be. */
+static int h5_injected(h5call_t *c)
+{
+    if (!fs_io_fault())
+        return 0;
+    snprintf(c->detail, sizeof c->detail, "injected I/O failure: %s", strerror(EIO));
+    return 1;
+}
+
 #define H5TRY(expr, step)                              \
     do {                                               \
-        if ((expr) < 0) {                              \
+        if (h5_injected(c) || (expr) < 0) {            \
             rc = h5_fail(c, err, step);                \
             goto out;                                  \
         }                                              \
@@ -274,6 +285,11 @@ static herr_t attr_i32(hid_t loc, const char *name, int32_t v)
 static herr_t attr_u64(hid_t loc, const char *name, uint64_t v)
 {
     return attr_write(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
+}
+
+static herr_t attr_f64(hid_t loc, const char *name, double v)
+{
+    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
 }
 
 /* ---- tables ------------------------------------------------------------ */
@@ -594,7 +610,8 @@ static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta
     int rc = 0;
     /* Default access properties: a reader in the same process (tests, a
      * progress probe) can H5Fopen the temporary file with H5P_DEFAULT. */
-    r->fid = H5Fcreate(r->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    r->fid = h5_injected(c) ? H5I_INVALID_HID
+                            : H5Fcreate(r->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (r->fid < 0) {
         c->file = r->path;
         return h5_fail(c, err, "creating the temporary file");
@@ -719,7 +736,7 @@ static int commit_file(fs_results_t *r, h5call_t *c, const fs_summary_t *sum,
     herr_t st = H5Fclose(r->fid);
     r->fid = H5I_INVALID_HID;
     H5TRY(st, "closing");
-    if (rename(r->tmp, r->path) != 0)
+    if (fs_io_rename(r->tmp, r->path) != 0)
         rc = fs_error_set(err, FS_EIO, "%s: renaming %s into place failed: %s", r->path, r->tmp,
                           strerror(errno));
 out:
@@ -740,6 +757,47 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
         rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
     else
         rc = commit_file(r, &c, sum, tenants, n_tenant_rows, tenant_names, n_tenants, err);
+    if (rc != 0)
+        discard(r);
+    else
+        results_free(r);
+    call_end(&c);
+    return rc;
+}
+
+/* The rows so far, the reason and the simulated time, complete left at 0;
+ * then the same close and rename as a commit. */
+static int commit_partial_file(fs_results_t *r, h5call_t *c, const char *reason,
+                               double stopped_at_s, fs_error_t *err)
+{
+    int rc = 0;
+    if ((rc = flush_jobs(r, c, err)) != 0 || (rc = flush_samples(r, c, err)) != 0)
+        goto out;
+    H5TRY(attr_str(r->fid, "incomplete_reason", reason), "writing attribute incomplete_reason");
+    H5TRY(attr_f64(r->fid, "stopped_at", stopped_at_s), "writing attribute stopped_at");
+    H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
+    herr_t st = H5Fclose(r->fid);
+    r->fid = H5I_INVALID_HID;
+    H5TRY(st, "closing");
+    if (fs_io_rename(r->tmp, r->path) != 0)
+        rc = fs_error_set(err, FS_EIO, "%s: renaming %s into place failed: %s", r->path, r->tmp,
+                          strerror(errno));
+out:
+    return rc;
+}
+
+int fs_results_commit_partial(fs_results_t *r, const char *reason, double stopped_at_s,
+                              fs_error_t *err)
+{
+    if (!r)
+        return fs_error_set(err, FS_EINVAL, "results file: commit without an open file");
+    h5call_t c;
+    call_begin(&c, r->tmp);
+    int rc;
+    if (!reason || !*reason)
+        rc = fs_error_set(err, FS_EINVAL, "%s: a partial commit needs a reason", r->path);
+    else
+        rc = commit_partial_file(r, &c, reason, stopped_at_s, err);
     if (rc != 0)
         discard(r);
     else

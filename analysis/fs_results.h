@@ -10,7 +10,10 @@
  * Crash safety: the file is written under a temporary name beside the target
  * (TARGET.tmp.PID) with complete = 0, and only fs_results_commit sets
  * complete = 1, closes and renames it over the target.  A killed run never
- * leaves a file at the target name that claims to be complete.
+ * leaves a file at the target name that claims to be complete;
+ * fs_results_commit_partial puts a stopped run's rows there with
+ * complete = 0 and the reason.  Every file and HDF5 call goes through the
+ * fault-injection hook of sim/fs_io.h.
  */
 #ifndef FS_RESULTS_H
 #define FS_RESULTS_H
@@ -56,6 +59,16 @@ int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_
 int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_row_t *tenants,
                       size_t n_tenant_rows, const char *const *tenant_names, size_t n_tenants,
                       fs_error_t *err);
+
+/* Keeps what a stopped run has produced (SIGINT, SIGTERM): appends the
+ * buffered /jobs and /timeline rows, writes the root attributes
+ * incomplete_reason (e.g. "interrupted by SIGINT") and stopped_at (the
+ * simulated time reached, s), leaves complete = 0 and writes no /summary
+ * or /tenants; then closes and renames into place like a commit.  A file at
+ * the target name is thus either complete = 1 or says why it is not.
+ * r is freed either way; on failure the temporary is deleted. */
+int fs_results_commit_partial(fs_results_t *r, const char *reason, double stopped_at_s,
+                              fs_error_t *err);
 
 /* Closes and deletes the temporary file; r is freed. */
 void fs_results_abort(fs_results_t *r);

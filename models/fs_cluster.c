@@ -1,8 +1,11 @@
 #include "fs_cluster.h"
 #include "fs_catalog.h"
 #include "../sim/fs_alloc.h"
+#include "../traces/fs_job.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- bit helpers over W-word masks ---------------------------------- */
 
@@ -80,6 +83,165 @@ static uint32_t descend_ge(const fs_pool_t *p, uint32_t g)
     return p->first_node + (i - p->leaf0);
 }
 
+/* ---- fractional sharing: shared slots and their level tree ------------- */
+
+#define SW FS_CLUSTER_SWORDS
+
+static inline uint64_t *snode(const fs_pool_t *p, uint32_t i) { return p->smask + (size_t)i * SW; }
+
+static inline uint16_t *slots_of(const fs_pool_t *p, uint32_t node)
+{
+    return p->sused + (size_t)(node - p->first_node) * p->gpn;
+}
+
+/* Rebuilds node's leaf of the shared tree (bits: free milli of each open
+ * shared GPU, if the node is up) and the path to the root. */
+static void sindex_update(fs_cluster_t *c, fs_pool_t *p, uint32_t node)
+{
+    if (!p->smask)
+        return;
+    uint32_t i = p->leaf0 + (node - p->first_node);
+    uint64_t *leaf = snode(p, i);
+    memset(leaf, 0, SW * sizeof *leaf);
+    if (c->node_up[node]) {
+        const uint16_t *u = slots_of(p, node);
+        for (uint32_t k = 0; k < p->gpn; k++)
+            if (u[k]) {
+                uint32_t f = FS_GPU_MILLI_WHOLE - u[k];
+                leaf[f / 64] |= UINT64_C(1) << (f % 64);
+            }
+    }
+    for (i /= 2; i >= 1; i /= 2) {
+        uint64_t *m = snode(p, i), *l = snode(p, 2 * i), *r = snode(p, 2 * i + 1);
+        for (uint32_t w = 0; w < SW; w++)
+            m[w] = l[w] | r[w];
+    }
+}
+
+/* Allocates the pool's shared slots and tree (first fractional job). */
+static int ensure_shared(fs_pool_t *p)
+{
+    if (p->sused)
+        return 0;
+    uint16_t *u = fs_calloc((size_t)p->n_nodes * p->gpn, sizeof *u);
+    uint64_t *m = fs_calloc((size_t)2 * p->leaf0 * SW, sizeof *m);
+    if (!u || !m) {
+        fs_free(u);
+        fs_free(m);
+        return FS_ENOMEM;
+    }
+    p->sused = u;
+    p->smask = m;
+    return 0;
+}
+
+/* The node's best open shared slot for m milli under `placement`: packing
+ * (fewest free still >= m) or first fit (lowest slot); -1 if none. */
+static int node_slot(const fs_pool_t *p, uint32_t node, uint32_t m, int first)
+{
+    const uint16_t *u = slots_of(p, node);
+    int best = -1;
+    uint32_t bestf = UINT32_MAX;
+    for (uint32_t k = 0; k < p->gpn; k++) {
+        if (!u[k])
+            continue;
+        uint32_t f = FS_GPU_MILLI_WHOLE - u[k];
+        if (f >= m && f < bestf) {
+            best = (int)k;
+            bestf = f;
+            if (first)
+                break;
+        }
+    }
+    return best;
+}
+
+/* Largest free milli on an open shared slot of node (0 if none). */
+static uint32_t node_smax(const fs_pool_t *p, uint32_t node)
+{
+    if (!p->sused)
+        return 0;
+    const uint16_t *u = slots_of(p, node);
+    uint32_t best = 0;
+    for (uint32_t k = 0; k < p->gpn; k++)
+        if (u[k] && FS_GPU_MILLI_WHOLE - u[k] > best)
+            best = FS_GPU_MILLI_WHOLE - u[k];
+    return best;
+}
+
+/* Adds d fully free GPUs to the units above node (topology only). */
+static void topo_add(fs_cluster_t *c, uint32_t node, int64_t d)
+{
+    for (int l = 0; l < FS_TOPO_LEVELS; l++)
+        c->topo->unit_free[l][c->topo->node_unit[l][node]] += (uint64_t)d;
+}
+
+static void share_take(fs_cluster_t *c, fs_pool_t *p, uint32_t node, int slot, uint32_t m,
+                       fs_placement_t *out)
+{
+    uint16_t *u = slots_of(p, node);
+    if (slot < 0) {     /* open a new shared GPU: one fully free GPU leaves node_free */
+        for (slot = 0; u[slot]; slot++)
+            ;
+        c->node_free[node]--;
+        p->gpus_free--;
+        p->n_shared++;
+        c->gpus_busy++;
+        if (c->topo)
+            topo_add(c, node, -1);
+        index_update(c, node);
+    }
+    u[slot] = (uint16_t)(u[slot] + m);
+    c->milli_busy += m;
+    sindex_update(c, p, node);
+    memset(out, 0, sizeof *out);
+    out->pool = c->node_pool[node];
+    out->n = 1;
+    out->one = (fs_slice_t){node, 1};
+    out->milli = m;
+    out->gpu = (uint32_t)slot;
+}
+
+static void share_free(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t slot, uint32_t m)
+{
+    uint16_t *u = slots_of(p, node);
+    u[slot] = (uint16_t)(u[slot] - m);
+    c->milli_busy -= m;
+    if (u[slot] == 0) { /* the last share left: a fully free GPU again */
+        c->node_free[node]++;
+        p->n_shared--;
+        c->gpus_busy--;
+        if (c->node_up[node]) {
+            p->gpus_free++;
+            if (c->topo)
+                topo_add(c, node, 1);
+        }
+        index_update(c, node);
+    }
+    sindex_update(c, p, node);
+}
+
+/* Leftmost node of the shared tree with level exactly k / some level >= m. */
+static uint32_t sdescend_level(const fs_pool_t *p, uint32_t k)
+{
+    uint32_t i = 1;
+    while (i < p->leaf0)
+        i = mask_has(snode(p, 2 * i), k) ? 2 * i : 2 * i + 1;
+    return p->first_node + (i - p->leaf0);
+}
+
+static uint32_t sdescend_ge(const fs_pool_t *p, uint32_t m)
+{
+    uint32_t i = 1;
+    while (i < p->leaf0)
+        i = mask_lowest_ge(snode(p, 2 * i), SW, m) >= 0 ? 2 * i : 2 * i + 1;
+    return p->first_node + (i - p->leaf0);
+}
+
+static void topo_release(fs_topo_t *t);
+static int topo_build(fs_cluster_t *c, const fs_topology_cfg_t *tc, fs_error_t *err);
+static int topo_alloc(fs_cluster_t *c, fs_pool_t *p, uint32_t g, fs_placement_t *out);
+
 /* ---- queries: indexed and linear, same answers ------------------------ */
 
 #define NONE UINT32_MAX
@@ -122,6 +284,56 @@ static uint32_t q_largest(const fs_cluster_t *c, const fs_pool_t *p)
             bestf = c->node_free[n];
         }
     return best;
+}
+
+/* Is there an open shared GPU with >= m milli free? */
+static int q_shared_fits(const fs_cluster_t *c, const fs_pool_t *p, uint32_t m)
+{
+    if (!p->smask)
+        return 0;
+    if (c->use_index)
+        return mask_lowest_ge(snode(p, 1), SW, m) >= 0;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
+        if (c->node_up[n] && node_smax(p, n) >= m)
+            return 1;
+    return 0;
+}
+
+/* GPU packing: the node holding the open shared GPU with the fewest milli
+ * free that are still >= m (lowest node on ties). */
+static uint32_t q_shared_pack(const fs_cluster_t *c, const fs_pool_t *p, uint32_t m)
+{
+    if (!p->smask)
+        return NONE;
+    if (c->use_index) {
+        int k = mask_lowest_ge(snode(p, 1), SW, m);
+        return k < 0 ? NONE : sdescend_level(p, (uint32_t)k);
+    }
+    uint32_t best = NONE, bestf = UINT32_MAX;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++) {
+        if (!c->node_up[n])
+            continue;
+        const uint16_t *u = slots_of(p, n);
+        for (uint32_t k = 0; k < p->gpn; k++)
+            if (u[k] && FS_GPU_MILLI_WHOLE - u[k] >= m && FS_GPU_MILLI_WHOLE - u[k] < bestf) {
+                best = n;
+                bestf = FS_GPU_MILLI_WHOLE - u[k];
+            }
+    }
+    return best;
+}
+
+/* The lowest node with an open shared GPU of >= m free. */
+static uint32_t q_shared_first(const fs_cluster_t *c, const fs_pool_t *p, uint32_t m)
+{
+    if (!p->smask)
+        return NONE;
+    if (c->use_index)
+        return mask_lowest_ge(snode(p, 1), SW, m) < 0 ? NONE : sdescend_ge(p, m);
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
+        if (c->node_up[n] && node_smax(p, n) >= m)
+            return n;
+    return NONE;
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -188,6 +400,11 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         c->gpus_total += p->gpus_total;
     }
     c->gpus_up = c->gpus_total;
+    int rc = topo_build(c, &cfg->topology, err);
+    if (rc) {
+        fs_cluster_release(c);
+        return rc;
+    }
     return 0;
 nomem:
     fs_cluster_release(c);
@@ -201,7 +418,10 @@ void fs_cluster_release(fs_cluster_t *c)
             fs_free(c->pools[i].name);
             fs_free(c->pools[i].gpu);
             fs_free(c->pools[i].mask);
+            fs_free(c->pools[i].sused);
+            fs_free(c->pools[i].smask);
         }
+    topo_release(c->topo);
     fs_free(c->pools);
     fs_free(c->node_free);
     fs_free(c->node_pool);
@@ -248,6 +468,22 @@ static void take(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
     c->node_free[node] -= g;
     p->gpus_free -= g;
     c->gpus_busy += g;
+    c->milli_busy += (uint64_t)g * 1000u;
+    if (c->topo)
+        topo_add(c, node, -(int64_t)g);
+    index_update(c, node);
+}
+
+static void untake(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
+{
+    c->node_free[node] += g;
+    if (c->node_up[node]) {
+        p->gpus_free += g;
+        if (c->topo)
+            topo_add(c, node, (int64_t)g);
+    }
+    c->gpus_busy -= g;
+    c->milli_busy -= (uint64_t)g * 1000u;
     index_update(c, node);
 }
 
@@ -257,8 +493,11 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
     fs_pool_t *p = &c->pools[pool];
     memset(out, 0, sizeof *out);
     out->pool = pool;
+    out->milli = FS_GPU_MILLI_WHOLE;
     if (g == 0 || !fs_cluster_fits(c, pool, g))
         return 0;
+    if (placement == FS_PLACE_TOPOLOGY && c->topo && g > p->gpn)
+        return topo_alloc(c, p, g, out);
     if (g <= p->gpn) {
         uint32_t n = placement == FS_PLACE_FIRST_FIT ? q_first_fit(c, p, g) : q_best_fit(c, p, g);
         if (n == NONE)
@@ -293,12 +532,8 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
         need -= k;
     }
     if (need > 0) { /* undo: an inconsistent index would be a bug */
-        for (size_t i = 0; i < n; i++) {
-            c->node_free[s[i].node] += s[i].gpus;
-            p->gpus_free += s[i].gpus;
-            c->gpus_busy -= s[i].gpus;
-            index_update(c, s[i].node);
-        }
+        for (size_t i = 0; i < n; i++)
+            untake(c, p, s[i].node, s[i].gpus);
         fs_free(s);
         return 0;
     }
@@ -315,14 +550,13 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
 void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *pl)
 {
     fs_pool_t *p = &c->pools[pl->pool];
-    const fs_slice_t *s = fs_placement_slices(pl);
-    for (uint32_t i = 0; i < pl->n; i++) {
-        c->node_free[s[i].node] += s[i].gpus;
-        if (c->node_up[s[i].node])
-            p->gpus_free += s[i].gpus;
-        c->gpus_busy -= s[i].gpus;
-        index_update(c, s[i].node);
+    if (pl->milli < FS_GPU_MILLI_WHOLE) {
+        share_free(c, p, pl->one.node, pl->gpu, pl->milli);
+        return;
     }
+    const fs_slice_t *s = fs_placement_slices(pl);
+    for (uint32_t i = 0; i < pl->n; i++)
+        untake(c, p, s[i].node, s[i].gpus);
 }
 
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
@@ -340,5 +574,386 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
         p->gpus_up -= p->gpn;
         c->gpus_up -= p->gpn;
     }
+    if (c->topo)
+        topo_add(c, node, up ? (int64_t)c->node_free[node] : -(int64_t)c->node_free[node]);
     index_update(c, node);
+    sindex_update(c, p, node);
+}
+
+/* ---- fractional requests ------------------------------------------------- */
+
+int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli)
+{
+    if (milli >= FS_GPU_MILLI_WHOLE)
+        return fs_cluster_fits(c, pool, g);
+    if (g != 1 || milli == 0)
+        return 0;
+    return fs_cluster_fits(c, pool, 1) || q_shared_fits(c, &c->pools[pool], milli);
+}
+
+int fs_cluster_node_fits(const fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!c->node_up[node])
+        return 0;
+    if (milli >= FS_GPU_MILLI_WHOLE)
+        return g >= 1 && g <= p->gpn && c->node_free[node] >= g;
+    return g == 1 && milli > 0 && (c->node_free[node] >= 1 || node_smax(p, node) >= milli);
+}
+
+int fs_cluster_alloc_req(fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
+                         int placement, fs_placement_t *out)
+{
+    if (milli >= FS_GPU_MILLI_WHOLE)
+        return fs_cluster_alloc(c, pool, g, placement, out);
+    fs_pool_t *p = &c->pools[pool];
+    memset(out, 0, sizeof *out);
+    out->pool = pool;
+    out->milli = FS_GPU_MILLI_WHOLE;
+    if (!fs_cluster_fits_req(c, pool, g, milli))
+        return 0;
+    if (ensure_shared(p))
+        return FS_ENOMEM;
+    uint32_t node;
+    int slot = -1;
+    if (placement == FS_PLACE_FIRST_FIT) {
+        uint32_t a = q_shared_first(c, p, milli), b = q_first_fit(c, p, 1);
+        node = a < b ? a : b;
+        if (node == a)
+            slot = node_slot(p, node, milli, 1);
+    } else {
+        node = q_shared_pack(c, p, milli);
+        if (node != NONE)
+            slot = node_slot(p, node, milli, 0);
+        else
+            node = q_best_fit(c, p, 1);
+    }
+    if (node == NONE) /* cannot happen after fits_req() */
+        return 0;
+    share_take(c, p, node, slot, milli, out);
+    return 1;
+}
+
+int fs_cluster_take(fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli, int slot,
+                    fs_placement_t *out)
+{
+    uint32_t pool = c->node_pool[node];
+    fs_pool_t *p = &c->pools[pool];
+    if (milli >= FS_GPU_MILLI_WHOLE) {
+        memset(out, 0, sizeof *out);
+        out->pool = pool;
+        out->milli = FS_GPU_MILLI_WHOLE;
+        take(c, p, node, g);
+        out->n = 1;
+        out->one = (fs_slice_t){node, g};
+        return 1;
+    }
+    if (ensure_shared(p))
+        return FS_ENOMEM;
+    share_take(c, p, node, slot, milli, out);
+    return 1;
+}
+
+/* ---- candidates for scored placements -------------------------------------- */
+
+static void collect_level(const fs_pool_t *p, uint32_t i, uint32_t L, uint32_t k, uint32_t *out,
+                          size_t *n, uint32_t *cnt)
+{
+    if ((k && *cnt >= k) || !mask_has(tnode(p, i), L))
+        return;
+    if (i >= p->leaf0) {
+        out[(*n)++] = p->first_node + (i - p->leaf0);
+        (*cnt)++;
+        return;
+    }
+    collect_level(p, 2 * i, L, k, out, n, cnt);
+    collect_level(p, 2 * i + 1, L, k, out, n, cnt);
+}
+
+static void collect_shared(const fs_pool_t *p, uint32_t i, uint32_t m, uint32_t k, uint32_t *out,
+                           size_t *n, uint32_t *cnt)
+{
+    if ((k && *cnt >= k) || mask_lowest_ge(snode(p, i), SW, m) < 0)
+        return;
+    if (i >= p->leaf0) {
+        out[(*n)++] = p->first_node + (i - p->leaf0);
+        (*cnt)++;
+        return;
+    }
+    collect_shared(p, 2 * i, m, k, out, n, cnt);
+    collect_shared(p, 2 * i + 1, m, k, out, n, cnt);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t fs_cluster_candidates(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
+                             uint32_t k, uint32_t *out)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    int frac = milli < FS_GPU_MILLI_WHOLE;
+    uint32_t lo = frac ? 1 : g;
+    size_t n = 0;
+    if (lo == 0 || (frac && g != 1))
+        return 0;
+    for (uint32_t L = lo; L <= p->gpn; L++) {
+        uint32_t cnt = 0;
+        if (c->use_index) {
+            collect_level(p, 1, L, k, out, &n, &cnt);
+            continue;
+        }
+        for (uint32_t v = p->first_node; v < p->first_node + p->n_nodes && (!k || cnt < k); v++)
+            if (c->node_up[v] && c->node_free[v] == L) {
+                out[n++] = v;
+                cnt++;
+            }
+    }
+    if (frac && p->smask) {
+        uint32_t cnt = 0;
+        if (c->use_index)
+            collect_shared(p, 1, milli, k, out, &n, &cnt);
+        else
+            for (uint32_t v = p->first_node; v < p->first_node + p->n_nodes && (!k || cnt < k); v++)
+                if (c->node_up[v] && node_smax(p, v) >= milli) {
+                    out[n++] = v;
+                    cnt++;
+                }
+    }
+    qsort(out, n, sizeof *out, cmp_u32);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || out[w - 1] != out[i])
+            out[w++] = out[i];
+    return w;
+}
+
+size_t fs_cluster_candidates_cap(const fs_cluster_t *c, uint32_t pool, uint32_t k)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    size_t all = (size_t)2 * p->n_nodes;
+    size_t per = (size_t)(p->gpn + 2) * k;
+    return k && per < all ? per : all;
+}
+
+/* ---- topology -------------------------------------------------------------- */
+
+static void topo_release(fs_topo_t *t)
+{
+    if (!t)
+        return;
+    for (int l = 0; l < FS_TOPO_LEVELS; l++) {
+        fs_free(t->node_unit[l]);
+        fs_free(t->unit_first[l]);
+        fs_free(t->unit_free[l]);
+    }
+    fs_free(t);
+}
+
+/* Unit sizes in nodes for one pool: domain, rack, leaf, spine. */
+static int topo_sizes(const fs_pool_t *p, uint32_t dom_gpus, const fs_topology_cfg_t *tc,
+                      uint64_t size[FS_TOPO_LEVELS], fs_error_t *err)
+{
+    uint64_t dn = 1;
+    if (dom_gpus) {
+        if (dom_gpus % p->gpn != 0)
+            return fs_error_set(err, FS_EINVAL, "cluster.topology.nvlink_domain: %u GPUs is not a "
+                                "multiple of pool '%s''s %u GPUs per node", dom_gpus, p->name, p->gpn);
+        dn = dom_gpus / p->gpn;
+    }
+    uint64_t rn = tc->nodes_per_rack ? tc->nodes_per_rack : dn;
+    if (rn % dn != 0)
+        return fs_error_set(err, FS_EINVAL, "cluster.topology.nodes_per_rack: %llu nodes do not hold "
+                            "whole NVLink domains of %llu nodes (pool '%s')",
+                            (unsigned long long)rn, (unsigned long long)dn, p->name);
+    uint64_t ln = tc->racks_per_leaf ? rn * tc->racks_per_leaf : p->n_nodes;
+    uint64_t sn = tc->racks_per_leaf && tc->leaves_per_spine ? ln * tc->leaves_per_spine : p->n_nodes;
+    size[FS_TOPO_DOMAIN] = dn;
+    size[FS_TOPO_RACK] = rn;
+    size[FS_TOPO_LEAF] = ln > rn ? ln : rn;
+    size[FS_TOPO_SPINE] = sn > size[FS_TOPO_LEAF] ? sn : size[FS_TOPO_LEAF];
+    return 0;
+}
+
+static int topo_build(fs_cluster_t *c, const fs_topology_cfg_t *tc, fs_error_t *err)
+{
+    const char *d = tc->nvlink_domain;
+    int node_dom = !d || strcasecmp(d, "node") == 0;
+    if (node_dom && !tc->nodes_per_rack && !tc->racks_per_leaf && !tc->leaves_per_spine)
+        return 0;
+    uint32_t dom_gpus = 0;
+    if (!node_dom) {
+        char *end;
+        unsigned long v = strtoul(d, &end, 10);
+        if (*d < '0' || *d > '9' || *end || v == 0 || v > 1u << 20)
+            return fs_error_set(err, FS_EINVAL, "cluster.topology.nvlink_domain: '%s' is not 'node' "
+                                "or a number of GPUs (1 to 1048576)", d);
+        dom_gpus = (uint32_t)v;
+    }
+    uint64_t size[FS_TOPO_LEVELS];
+    uint64_t units[FS_TOPO_LEVELS] = {0};
+    for (uint32_t i = 0; i < c->n_pools; i++) {
+        int rc = topo_sizes(&c->pools[i], dom_gpus, tc, size, err);
+        if (rc)
+            return rc;
+        for (int l = 0; l < FS_TOPO_LEVELS; l++)
+            units[l] += (c->pools[i].n_nodes + size[l] - 1) / size[l];
+    }
+    fs_topo_t *t = fs_calloc(1, sizeof *t);
+    if (!t)
+        return fs_error_set(err, FS_ENOMEM, "cluster: out of memory");
+    c->topo = t;
+    for (int l = 0; l < FS_TOPO_LEVELS; l++) {
+        t->n_units[l] = (uint32_t)units[l];
+        t->node_unit[l] = fs_malloc((size_t)c->n_nodes * sizeof *t->node_unit[l]);
+        t->unit_first[l] = fs_malloc((units[l] + 1) * sizeof *t->unit_first[l]);
+        t->unit_free[l] = fs_calloc(units[l], sizeof *t->unit_free[l]);
+        if (!t->node_unit[l] || !t->unit_first[l] || !t->unit_free[l])
+            return fs_error_set(err, FS_ENOMEM, "cluster: out of memory");
+    }
+    uint32_t base[FS_TOPO_LEVELS] = {0};
+    for (uint32_t i = 0; i < c->n_pools; i++) {
+        const fs_pool_t *p = &c->pools[i];
+        topo_sizes(p, dom_gpus, tc, size, NULL);
+        for (int l = 0; l < FS_TOPO_LEVELS; l++) {
+            for (uint32_t j = 0; j < p->n_nodes; j++) {
+                uint32_t u = base[l] + (uint32_t)(j / size[l]);
+                t->node_unit[l][p->first_node + j] = u;
+                if (j % size[l] == 0)
+                    t->unit_first[l][u] = p->first_node + j;
+                t->unit_free[l][u] += p->gpn;
+            }
+            base[l] += (uint32_t)((p->n_nodes + size[l] - 1) / size[l]);
+        }
+    }
+    for (int l = 0; l < FS_TOPO_LEVELS; l++)
+        t->unit_first[l][t->n_units[l]] = c->n_nodes;
+    return 0;
+}
+
+typedef struct slices {
+    fs_slice_t *s;
+    size_t n, cap;
+} slices_t;
+
+static uint64_t unit_free(const fs_cluster_t *c, int level, uint32_t u)
+{
+    if (level < 0)
+        return c->node_up[u] ? c->node_free[u] : 0;
+    return c->topo->unit_free[level][u];
+}
+
+/* Takes `need` GPUs from the units lo..hi of `level` (-1: nodes): the unit
+ * with the fewest free GPUs that still holds the rest (best fit), else the
+ * unit with the most free GPUs, whole, and on; recursing into the chosen
+ * unit's children.  Slurm topology/tree best fit, level by level. */
+static void topo_take(fs_cluster_t *c, fs_pool_t *p, int level, uint32_t lo, uint32_t hi,
+                      uint64_t need, slices_t *sl)
+{
+    while (need > 0) {
+        uint32_t bf = NONE, lg = NONE;
+        uint64_t bff = UINT64_MAX, lgf = 0;
+        for (uint32_t u = lo; u <= hi; u++) {
+            uint64_t f = unit_free(c, level, u);
+            if (f >= need && f < bff) {
+                bf = u;
+                bff = f;
+            }
+            if (f > lgf) {
+                lg = u;
+                lgf = f;
+            }
+        }
+        uint32_t pick = bf != NONE ? bf : lg;
+        uint64_t amt = bf != NONE ? need : lgf;
+        if (pick == NONE)
+            return;
+        if (level < 0) {
+            if (sl->n == sl->cap)
+                return;
+            take(c, p, pick, (uint32_t)amt);
+            sl->s[sl->n++] = (fs_slice_t){pick, (uint32_t)amt};
+        } else {
+            const fs_topo_t *t = c->topo;
+            uint32_t first = t->unit_first[level][pick], last = t->unit_first[level][pick + 1] - 1;
+            if (level == 0)
+                topo_take(c, p, -1, first, last, amt, sl);
+            else
+                topo_take(c, p, level - 1, t->node_unit[level - 1][first],
+                          t->node_unit[level - 1][last], amt, sl);
+        }
+        need -= amt;
+    }
+}
+
+static int topo_alloc(fs_cluster_t *c, fs_pool_t *p, uint32_t g, fs_placement_t *out)
+{
+    const fs_topo_t *t = c->topo;
+    uint32_t lastn = p->first_node + p->n_nodes - 1;
+    int level = FS_TOPO_SPINE;
+    uint32_t lo = t->node_unit[FS_TOPO_SPINE][p->first_node], hi = t->node_unit[FS_TOPO_SPINE][lastn];
+    for (int l = 0; l < FS_TOPO_LEVELS; l++) {
+        uint32_t best = NONE;
+        uint64_t bestf = UINT64_MAX;
+        for (uint32_t u = t->node_unit[l][p->first_node]; u <= t->node_unit[l][lastn]; u++)
+            if (t->unit_free[l][u] >= g && t->unit_free[l][u] < bestf) {
+                best = u;
+                bestf = t->unit_free[l][u];
+            }
+        if (best != NONE) {
+            level = l;
+            lo = hi = best;
+            break;
+        }
+    }
+    slices_t sl = {NULL, 0, g < p->n_nodes ? g : p->n_nodes};
+    sl.s = fs_malloc(sl.cap * sizeof *sl.s);
+    if (!sl.s)
+        return FS_ENOMEM;
+    topo_take(c, p, level, lo, hi, g, &sl);
+    uint64_t got = 0;
+    for (size_t i = 0; i < sl.n; i++)
+        got += sl.s[i].gpus;
+    if (got < g) { /* cannot happen after fits() */
+        for (size_t i = 0; i < sl.n; i++)
+            untake(c, p, sl.s[i].node, sl.s[i].gpus);
+        fs_free(sl.s);
+        return 0;
+    }
+    if (sl.n == 1) {
+        out->one = sl.s[0];
+        fs_free(sl.s);
+    } else {
+        out->many = sl.s;
+    }
+    out->n = (uint32_t)sl.n;
+    return 1;
+}
+
+static uint32_t count_distinct(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_u32);
+    uint32_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        d += i == 0 || v[i] != v[i - 1];
+    return d;
+}
+
+int fs_cluster_span(const fs_cluster_t *c, const fs_placement_t *pl, fs_span_t *out)
+{
+    const fs_slice_t *s = fs_placement_slices(pl);
+    uint32_t *v = fs_malloc((pl->n ? pl->n : 1) * sizeof *v);
+    if (!v)
+        return FS_ENOMEM;
+    uint32_t cnt[1 + FS_TOPO_LEVELS];
+    for (int l = -1; l < FS_TOPO_LEVELS; l++) {
+        for (uint32_t i = 0; i < pl->n; i++)
+            v[i] = l < 0 || !c->topo ? s[i].node : c->topo->node_unit[l][s[i].node];
+        cnt[l + 1] = count_distinct(v, pl->n);
+    }
+    fs_free(v);
+    *out = (fs_span_t){cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]};
+    return 0;
 }

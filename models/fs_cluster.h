@@ -19,12 +19,41 @@
  *              rest (else the most free).  Fewest nodes, fullest nodes first.
  *   first_fit  single-node: first fit.  multi-node: nodes in index order,
  *              taking what each has free.
+ *   topology   single-node: as pack.  multi-node (with a topology): the
+ *              lowest unit that holds the gang, best fit (see below).
+ *   (other kinds: as pack; the scoring kinds live in fs_place.c)
  * The index can be switched off (use_index = 0): every query then scans the
  * nodes in order with the same tie-breaks.  Tests prove both paths choose
  * the same nodes (SQLite-style fast path == slow path).
  *
- * Fractional requests (gpu_milli < 1000) take a whole GPU here; sharing is
- * a placement policy of its own (see docs/models.md).
+ * Fractional GPUs (gpu_milli < 1000, gpus == 1) share GPUs.  node_free[]
+ * counts only FULLY free GPUs, so whole-GPU jobs and the level index above
+ * are untouched by sharing.  A fractional job opens a "shared GPU" (takes
+ * one fully free GPU: node_free - 1) or joins an open one; each node has
+ * gpus_per_node shared slots holding the used milli of its open shared GPUs
+ * (0 = slot not open).  When a shared GPU's last share leaves, the GPU is
+ * fully free again.  Invariant: a shared GPU's used milli is in [1, 1000]
+ * (never over-committed), and per node
+ *     node_free + open shared slots + whole-allocated GPUs == gpus_per_node.
+ * The shared slots and a second segment tree over them (bitmask of the
+ * free-milli levels 0..999 of the open shared GPUs below each tree node,
+ * 16 words) are allocated per pool on its first fractional job, so a
+ * whole-GPU fleet never pays for them.  Queries on it, O(log N * 16 words):
+ * "a shared GPU with >= m milli free exists", "the shared GPU with the
+ * fewest milli free that are still >= m" (GPU packing), "the lowest node
+ * with a shared GPU >= m" (first fit).
+ *
+ * Accounting: gpus_busy counts GPUs that hold at least one job (a shared
+ * GPU counts 1); milli_busy counts allocated milli-GPUs (the FGD allocation
+ * ratio is milli_busy / (1000 * gpus_total)).
+ *
+ * Topology (optional, cluster.topology): per pool, nodes are grouped into
+ * NVLink domains, racks, leaf switches and spines, each a contiguous range
+ * of node ids that nests in the next (units never cross pools).  Per unit,
+ * the count of fully free GPUs on up nodes is kept; `topology` placement of
+ * multi-node gangs uses them (Slurm topology/tree best fit, see
+ * docs/models.md); fs_cluster_span() counts the units a placement spans
+ * (the hook for placement-dependent slowdowns).
  * Ownership: the cluster owns all arrays; allocations (fs_placement_t) are
  * owned by the caller and released with fs_placement_release.
  */
@@ -52,7 +81,24 @@ typedef struct fs_pool {
     uint32_t words;
     uint32_t leaf0;
     uint64_t *mask;         /* (2 * leaf0) * words */
+    /* fractional sharing, allocated on the pool's first fractional job */
+    uint16_t *sused;        /* n_nodes * gpn shared slots: used milli, 0 = not open */
+    uint64_t *smask;        /* (2 * leaf0) * FS_CLUSTER_SWORDS: free-milli levels */
+    uint64_t n_shared;      /* open shared GPUs */
 } fs_pool_t;
+
+#define FS_CLUSTER_SWORDS 16u   /* 1024 bits: free-milli levels 0..999 */
+
+/* Topology levels (units above a node). */
+enum fs_topo_level { FS_TOPO_DOMAIN = 0, FS_TOPO_RACK = 1, FS_TOPO_LEAF = 2, FS_TOPO_SPINE = 3,
+                     FS_TOPO_LEVELS = 4 };
+
+typedef struct fs_topo {
+    uint32_t n_units[FS_TOPO_LEVELS];
+    uint32_t *node_unit[FS_TOPO_LEVELS];  /* node -> unit id (global, pools in order) */
+    uint32_t *unit_first[FS_TOPO_LEVELS]; /* unit -> first node; [n_units] = n_nodes */
+    uint64_t *unit_free[FS_TOPO_LEVELS];  /* fully free GPUs on up nodes */
+} fs_topo_t;
 
 typedef struct fs_cluster {
     fs_pool_t *pools;
@@ -63,7 +109,9 @@ typedef struct fs_cluster {
     uint8_t *node_up;
     uint64_t gpus_total;
     uint64_t gpus_up;
-    uint64_t gpus_busy;     /* allocated GPUs */
+    uint64_t gpus_busy;     /* GPUs holding at least one job (a shared GPU counts 1) */
+    uint64_t milli_busy;    /* allocated milli-GPUs (whole GPUs count 1000) */
+    fs_topo_t *topo;        /* NULL: no topology configured */
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */
 } fs_cluster_t;
 
@@ -73,12 +121,16 @@ typedef struct fs_slice {
     uint32_t gpus;
 } fs_slice_t;
 
-/* Where a job runs.  One slice inline (single-node jobs allocate nothing). */
+/* Where a job runs.  One slice inline (single-node jobs allocate nothing).
+ * A fractional job has n == 1, one.gpus == 1, milli < 1000 and runs on
+ * shared slot `gpu` of node one.node. */
 typedef struct fs_placement {
     uint32_t pool;
     uint32_t n;             /* slices */
     fs_slice_t one;
     fs_slice_t *many;       /* n > 1: owned array */
+    uint32_t milli;         /* 1000: whole GPUs; < 1000: share of one GPU */
+    uint32_t gpu;           /* fractional: the shared slot (0 .. gpus_per_node-1) */
 } fs_placement_t;
 
 static inline const fs_slice_t *fs_placement_slices(const fs_placement_t *p)
@@ -100,8 +152,53 @@ int fs_cluster_could_fit(const fs_cluster_t *c, uint32_t pool, uint32_t g);
  * or FS_ENOMEM. */
 int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
                      fs_placement_t *out);
+/* The same for a request of g GPUs of `milli` each: milli == 1000 is
+ * fs_cluster_alloc; milli < 1000 (g must be 1) shares a GPU: pack (and the
+ * kinds that are not first_fit) = GPU packing (the open shared GPU with the
+ * fewest milli free still >= milli, lowest node and slot; else a fully free
+ * GPU on the fullest node that has one); first_fit = the lowest node that
+ * has either, its lowest open slot that fits, else a new one. */
+int fs_cluster_alloc_req(fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
+                         int placement, fs_placement_t *out);
 /* Returns a placement's GPUs to the pool (does not release *p). */
 void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *p);
+
+/* ---- for placement policies (fs_place.c) ------------------------------ */
+
+/* Can a request (g GPUs of milli each; milli < 1000 needs g == 1) start in
+ * pool now?  O(1) for whole GPUs, O(16 words) for shares. */
+int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli);
+/* Could the request start on this one node now (up, single-node)? */
+int fs_cluster_node_fits(const fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli);
+/* Used milli of shared slot k of node (0: slot not open). */
+static inline uint32_t fs_cluster_slot_used(const fs_cluster_t *c, const fs_pool_t *p,
+                                            uint32_t node, uint32_t k)
+{
+    return p->sused ? p->sused[(size_t)(node - p->first_node) * p->gpn + k] : 0;
+}
+/* Candidate nodes for a scored single-node placement, ascending and
+ * distinct, into out (room for fs_cluster_candidates_cap entries): for every fully-free level L (L >= g; for a share
+ * L >= 1), the first k up nodes in index order whose node_free == L; for a
+ * share, also the first k up nodes that have an open shared GPU with
+ * >= milli free.  k == 0: every feasible node.  Indexed: O(levels * k log N);
+ * the linear path scans and returns the same set.  Returns the count. */
+size_t fs_cluster_candidates(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
+                             uint32_t k, uint32_t *out);
+/* Room fs_cluster_candidates needs for this pool and k. */
+size_t fs_cluster_candidates_cap(const fs_cluster_t *c, uint32_t pool, uint32_t k);
+/* Places a single-node request on node: g whole GPUs, or a share of milli
+ * on open shared slot `slot` (slot < 0: open a new shared GPU).  The caller
+ * checked that it fits.  Returns 1, or FS_ENOMEM (no change). */
+int fs_cluster_take(fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli, int slot,
+                    fs_placement_t *out);
+
+/* Units a placement spans: distinct nodes, NVLink domains, racks, leaves,
+ * spines (without a topology, every node is its own unit at each level).
+ * The hook for placement-dependent slowdowns (issue 5). */
+typedef struct fs_span {
+    uint32_t nodes, domains, racks, leaves, spines;
+} fs_span_t;
+int fs_cluster_span(const fs_cluster_t *c, const fs_placement_t *p, fs_span_t *out);
 
 /* Marks a node down (its free GPUs leave the index) or up again. */
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up);

@@ -24,24 +24,48 @@ typedef struct fs_pool_cfg {
     uint32_t gpus_per_node; /* GPUs per node (1..1024) */
 } fs_pool_cfg_t;
 
+/* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
+ * spines, generated per pool (docs/models.md).  0 = not given. */
+typedef struct fs_topology_cfg {
+    char *nvlink_domain;        /* "node" or GPUs per domain (a multiple of gpus_per_node) */
+    uint32_t nodes_per_rack;    /* 0: racks = NVLink domains */
+    uint32_t racks_per_leaf;    /* 0: one leaf switch per pool */
+    uint32_t leaves_per_spine;  /* 0: one spine per pool */
+} fs_topology_cfg_t;
+
+/* cluster.speed: one row = jobs of class `job_class` run at `factor` on GPU
+ * model `gpu` (relative to the run times of the workload). */
+typedef struct fs_speed_cfg {
+    uint32_t job_class;
+    char *gpu;              /* catalog name */
+    double factor;          /* > 0 */
+} fs_speed_cfg_t;
+
+/* cluster.from: pools built from a real machine list (traces/fs_fleet.h). */
+typedef struct fs_fleet_cfg {
+    int given;              /* bool: cluster.from was given */
+    int format;             /* enum fs_fleet_format */
+    char *path;             /* the machine list (resolved like trace paths) */
+    char *gpu;              /* model for lists that record none (NULL: "unknown") */
+} fs_fleet_cfg_t;
+
 typedef struct fs_cluster_cfg {
-    fs_pool_cfg_t *pools;   /* owned, n_pools >= 1 */
+    fs_pool_cfg_t *pools;   /* owned, n_pools >= 1: the pools written in the scenario,
+                               then the n_from pools built from cluster.from */
     size_t n_pools;
+    size_t n_from;          /* the last n_from pools come from cluster.from (not dumped) */
+    fs_fleet_cfg_t from;
+    fs_topology_cfg_t topology;
+    fs_speed_cfg_t *speed;  /* owned */
+    size_t n_speed;
+    int speed_catalog;      /* bool: no speed row -> the catalog's relative speed (else 1.0) */
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };
 enum fs_arrival_process { FS_ARRIVAL_POISSON = 0 };
 
-/* How a distribution block was written in the scenario, so that the dump
- * writes back what was given (fs_dist_prepare derives the parameters that
- * were not): bit i of `given` = parameter row i of the distribution block
- * table (scenarios/fs_keys.c) was given; path = the empirical file
- * (resolved), column = its CSV column (NULL: one number per line).  Owned. */
-typedef struct fs_dist_cfg {
-    unsigned given;
-    char *path;
-    char *column;
-} fs_dist_cfg_t;
+/* fs_dist_cfg_t (how a distribution block was written) is declared in
+ * traces/fs_synth.h, included above. */
 
 typedef struct fs_trace_cfg {
     char *path;             /* trace file (relative paths resolved against the scenario file) */
@@ -57,14 +81,64 @@ typedef struct fs_workload_cfg {
     fs_trace_cfg_t trace;   /* when kind == TRACE */
 } fs_workload_cfg_t;
 
-enum fs_queue_kind { FS_QUEUE_FIFO = 0 };
+/* Queue orders (models/fs_order.c's table; docs/policies.md). */
+enum fs_queue_kind {
+    FS_QUEUE_FIFO = 0, FS_QUEUE_PRIORITY = 1, FS_QUEUE_SJF = 2, FS_QUEUE_SRTF = 3,
+    FS_QUEUE_LAS = 4, FS_QUEUE_SLURM = 5
+};
+enum fs_backfill_kind { FS_BACKFILL_NONE = 0, FS_BACKFILL_EASY = 1, FS_BACKFILL_CONSERVATIVE = 2 };
+enum fs_preempt_kind { FS_PREEMPT_AUTO = 0, FS_PREEMPT_NONE = 1, FS_PREEMPT_ORDER = 2 };
+enum fs_runtime_kind { FS_RUNTIME_USER = 0, FS_RUNTIME_ORACLE = 1 };
+enum fs_unknown_est { FS_UNKNOWN_EST_ORACLE = 0, FS_UNKNOWN_EST_LIMIT = 1 };
+enum fs_bf_mode { FS_BF_EXACT = 0, FS_BF_SLURM = 1 };
+
+/* Backfill parameters (Slurm SchedulerParameters bf_*; DOMAIN.md 3.4).
+ * mode exact: every pass, no caps.  mode slurm: a backfill pass every
+ * `interval` over at most `max_job_test` jobs, times rounded up to
+ * `resolution`, reservations only within `window`. */
+typedef struct fs_backfill_cfg {
+    int mode;               /* enum fs_bf_mode */
+    uint32_t max_job_test;  /* jobs tested per backfill pass (slurm mode) */
+    fs_time_t resolution;   /* us */
+    fs_time_t interval;     /* us */
+    fs_time_t window;       /* us */
+} fs_backfill_cfg_t;
+
+/* Slurm priority/multifactor (DOMAIN.md 3.4).  Weights are explicit and
+ * default to 0 as in current Slurm. */
+typedef struct fs_slurm_cfg {
+    fs_time_t max_age;      /* PriorityMaxAge, us */
+    fs_time_t decay_half_life; /* PriorityDecayHalfLife, us (0: no decay) */
+    fs_time_t calc_period;  /* PriorityCalcPeriod, us */
+    uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos;
+    int favor_small;        /* PriorityFavorSmall (bool) */
+} fs_slurm_cfg_t;
+
+/* Tiresias 2D-LAS (DOMAIN.md 3.6). */
+typedef struct fs_tiresias_cfg {
+    char *thresholds;       /* queue limits in GPU-seconds, "3600" or "3600,7200,18000" */
+    double promote_knob;    /* PROMOTE_KNOB: promote when pending >= executed x knob; 0 = off */
+} fs_tiresias_cfg_t;
 enum fs_fifo_mode { FS_FIFO_BEST_EFFORT = 0, FS_FIFO_STRICT = 1 };
-enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1 };
+enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1, FS_PLACE_BEST_FIT = 2,
+                         FS_PLACE_BINPACK = 3 /* = best_fit */, FS_PLACE_SPREAD = 4,
+                         FS_PLACE_RANDOM = 5, FS_PLACE_TOPOLOGY = 6, FS_PLACE_FGD = 7 };
 
 typedef struct fs_sched_cfg {
     int queue;              /* enum fs_queue_kind */
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */
+    uint32_t candidates;    /* scored placements: nodes scored per free level (0: all) */
+    int backfill;           /* enum fs_backfill_kind */
+    int preemption;         /* enum fs_preempt_kind */
+    int runtime;            /* enum fs_runtime_kind: what SJF/SRTF/backfill plan with */
+    int unknown_estimate;   /* enum fs_unknown_est: a job without a user estimate */
+    fs_time_t default_limit; /* the time limit assumed then, us */
+    fs_time_t restart_cost; /* extra work a preempted job redoes at restart, us */
+    fs_time_t checkpoint_interval; /* preempted jobs keep work up to the last multiple; 0: lose the attempt */
+    fs_backfill_cfg_t bf;
+    fs_slurm_cfg_t slurm;
+    fs_tiresias_cfg_t tiresias;
 } fs_sched_cfg_t;
 
 typedef struct fs_output_cfg {
@@ -73,6 +147,44 @@ typedef struct fs_output_cfg {
 } fs_output_cfg_t;
 
 enum fs_run_until { FS_UNTIL_DRAIN = 0, FS_UNTIL_HORIZON = 1 };
+
+/* A value kept as written (key type "raw"): a scalar or a list of scalars,
+ * with where each came from ("FILE:LINE:COL" or "--set KEY"), for code that
+ * interprets it later and must report errors at the right place (sweeps).
+ * Owned; all zero when not given. */
+typedef struct fs_raw {
+    int given;              /* 0: absent */
+    int is_list;            /* written as a list [a, b] */
+    size_t n;               /* items (1 for a scalar) */
+    char **text;            /* n scalars as written */
+    int *quoted;            /* n flags: written quoted (not a plain scalar) */
+    char **where;           /* n positions of the items */
+    char *at;               /* position of the value itself */
+} fs_raw_t;
+
+/* The sweep section (scenarios/fs_sweep.h expands it; a single run ignores
+ * it).  Values stay as written: each point is the base scenario with
+ * "KEY=VALUE" overrides, checked like any other value. */
+enum fs_sweep_combine { FS_SWEEP_GRID = 0, FS_SWEEP_ZIP = 1 };
+enum fs_sweep_scale { FS_SWEEP_LINEAR = 0, FS_SWEEP_LOG = 1 };
+
+typedef struct fs_sweep_param_cfg {
+    fs_raw_t key;           /* dotted path of the varied key (a scalar) */
+    fs_raw_t values;        /* its values (a list), or a range: */
+    int has_range;          /* a range was given (choice selector) */
+    fs_raw_t from, to;      /* range ends, in the key's unit ("30/h") */
+    uint32_t steps;         /* range points (>= 2; 0 = no range) */
+    int scale;              /* enum fs_sweep_scale */
+} fs_sweep_param_cfg_t;
+
+typedef struct fs_sweep_cfg {
+    int given;              /* a sweep section was given (choice selector) */
+    int combine;            /* enum fs_sweep_combine */
+    uint64_t replications;  /* runs per point (replication indices 0..n-1) */
+    fs_raw_t warmup;        /* optional warm-up override for every point */
+    fs_sweep_param_cfg_t *params; /* owned */
+    size_t n_params;
+} fs_sweep_cfg_t;
 
 typedef struct fs_config {
     char *name;             /* scenario name */
@@ -85,6 +197,7 @@ typedef struct fs_config {
     fs_workload_cfg_t workload;
     fs_sched_cfg_t scheduler;
     fs_output_cfg_t output;
+    fs_sweep_cfg_t sweep;   /* sweeps only (fleetsim sweep); ignored by a single run */
     char *source_path;      /* file the scenario came from ("<builtin>" for the default) */
     char *source_text;      /* the YAML text as given */
 } fs_config_t;

@@ -10,7 +10,8 @@
  * among the classes that fit.  This starts exactly the jobs a full in-order
  * scan would: capacity only shrinks during a pass, so a job that did not fit
  * when the scan passed it cannot fit later in the same pass.  Cost per
- * started job: O(classes).  Strict FIFO tests only the earliest head and
+ * started job: O(classes).  A shape is (GPU count, milli-GPU share, pool
+ * set): a fractional request and a whole GPU are different shapes.  Strict FIFO tests only the earliest head and
  * stops at the first that does not fit.
  */
 #include "fs_policy.h"
@@ -20,6 +21,7 @@
 
 typedef struct fifo_class {
     uint32_t gpus;
+    uint32_t milli;         /* share of one GPU (fractional requests differ) */
     int32_t type_pools;
     uint32_t *ring;         /* slots in arrival order */
     size_t cap, head, len;
@@ -34,9 +36,9 @@ typedef struct fifo {
     size_t queued;
 } fifo_t;
 
-static size_t hash_key(uint32_t gpus, int32_t tp)
+static size_t hash_key(uint32_t gpus, uint32_t milli, int32_t tp)
 {
-    uint64_t x = ((uint64_t)gpus << 32) ^ (uint32_t)tp;
+    uint64_t x = ((uint64_t)gpus << 32) ^ (uint32_t)tp ^ ((uint64_t)milli << 20);
     x ^= x >> 33;
     x *= UINT64_C(0xff51afd7ed558ccd);
     x ^= x >> 33;
@@ -49,7 +51,7 @@ static int rehash(fifo_t *f, size_t cap)
     if (!h)
         return FS_ENOMEM;
     for (size_t i = 0; i < f->n_cls; i++) {
-        size_t k = hash_key(f->cls[i].gpus, f->cls[i].type_pools) & (cap - 1);
+        size_t k = hash_key(f->cls[i].gpus, f->cls[i].milli, f->cls[i].type_pools) & (cap - 1);
         while (h[k])
             k = (k + 1) & (cap - 1);
         h[k] = (uint32_t)i + 1;
@@ -61,12 +63,12 @@ static int rehash(fifo_t *f, size_t cap)
 }
 
 /* Class of a job shape, created on first use.  Returns its index or -1. */
-static long class_of(fifo_t *f, uint32_t gpus, int32_t tp)
+static long class_of(fifo_t *f, uint32_t gpus, uint32_t milli, int32_t tp)
 {
-    size_t k = hash_key(gpus, tp) & (f->hash_cap - 1);
+    size_t k = hash_key(gpus, milli, tp) & (f->hash_cap - 1);
     while (f->hash[k]) {
         fifo_class_t *c = &f->cls[f->hash[k] - 1];
-        if (c->gpus == gpus && c->type_pools == tp)
+        if (c->gpus == gpus && c->milli == milli && c->type_pools == tp)
             return (long)f->hash[k] - 1;
         k = (k + 1) & (f->hash_cap - 1);
     }
@@ -75,6 +77,7 @@ static long class_of(fifo_t *f, uint32_t gpus, int32_t tp)
     fifo_class_t *c = &f->cls[f->n_cls];
     memset(c, 0, sizeof *c);
     c->gpus = gpus;
+    c->milli = milli;
     c->type_pools = tp;
     f->hash[k] = (uint32_t)++f->n_cls;
     if (f->n_cls * 2 > f->hash_cap && rehash(f, f->hash_cap * 2))
@@ -129,7 +132,7 @@ static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
 {
     fifo_t *f = state;
     fs_jobrt_t *j = fs_model_job(m, slot);
-    long c = class_of(f, j->job.gpus, j->type_pools);
+    long c = class_of(f, j->job.gpus, j->job.gpu_milli, j->type_pools);
     if (c < 0 || ring_push(&f->cls[c], slot))
         return FS_ENOMEM;
     j->policy_tag = (uint32_t)c;

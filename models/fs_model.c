@@ -1,6 +1,8 @@
 #include "fs_model.h"
+#include "fs_place.h"
 #include "fs_policy.h"
 #include "../sim/fs_alloc.h"
+#include "../traces/fs_fleet.h"
 
 #include <math.h>
 #include <strings.h>
@@ -9,12 +11,13 @@
 #define BATCH 4096
 #define NO_SLOT UINT32_MAX
 
-enum { EV_JOB_END = 1, EV_SAMPLE = 2 };
+enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3 };
 
 struct fs_model {
     const fs_config_t *cfg;
     fs_sim_t sim;
     fs_cluster_t cluster;
+    fs_placer_t *placer;    /* scheduler.placement (models/fs_place.h) */
     fs_source_t *src;
     fs_sink_t sink;
     const fs_policy_ops_t *pol;
@@ -105,8 +108,9 @@ static int ensure_set(fs_model_t *m, int32_t t)
         if (m->n_sets == 0)
             m->set_off[0] = 0;
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
-            if (strcasecmp(m->cluster.pools[p].gpu, name) != 0 &&
-                strcasecmp(m->cluster.pools[p].name, name) != 0)
+            /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
+             * "V100M32" also names machine-list pools "V100M32x8" */
+            if (!fs_fleet_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
                 continue;
             if (fs_grow((void **)&m->set_pool, &m->set_pool_cap, m->set_pool_n + 1,
                         sizeof *m->set_pool))
@@ -129,7 +133,7 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = &m->slots[slot];
     uint32_t p;
     FOR_POOLS(m, j->type_pools, p)
-        if (fs_cluster_fits(&m->cluster, p, j->job.gpus))
+        if (fs_cluster_fits_req(&m->cluster, p, j->job.gpus, j->job.gpu_milli))
             return 1;
     return 0;
 }
@@ -194,18 +198,23 @@ static int slot_free(fs_model_t *m, uint32_t s)
 int fs_model_start(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    uint32_t p;
-    FOR_POOLS(m, j->type_pools, p) {
-        if (!fs_cluster_fits(&m->cluster, p, j->job.gpus))
-            continue;
-        settle(m, m->sim.now);
-        int rc = fs_cluster_alloc(&m->cluster, p, j->job.gpus, m->cfg->scheduler.placement, &j->place);
+    /* the job's pools: all (NULL) or its type's set; the placer picks */
+    const uint32_t *pools = j->type_pools < 0 ? NULL : m->set_pool + m->set_off[j->type_pools];
+    size_t n_pools = j->type_pools < 0 ? 0 : m->set_off[j->type_pools + 1] - m->set_off[j->type_pools];
+    settle(m, m->sim.now);
+    {
+        int rc = fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
+                                 j->job.gpu_milli, &j->place);
         if (rc < 0) {
             fail(m, rc, "placing a job");
             return rc;
         }
         if (rc == 0)
-            continue;
+            return 0;
+        /* speed of the pool's GPU type for the job's class; placement-
+         * dependent slowdowns (issue 5) multiply in here, from
+         * fs_cluster_span(&m->cluster, &j->place, ...) */
+        j->rate = fs_placer_speed(m->placer, j->place.pool, j->job.job_class);
         j->state = FS_JOBRT_RUNNING;
         if (j->first_start < 0)
             j->first_start = m->sim.now;
@@ -224,8 +233,57 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         }
         return 1;
     }
+}
+
+fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
+{
+    const fs_jobrt_t *j = &m->slots[slot];
+    if (j->state != FS_JOBRT_RUNNING)
+        return j->remaining;
+    fs_time_t done = (fs_time_t)((double)(m->sim.now - j->settled_at) * j->rate);
+    return done >= j->remaining ? 0 : j->remaining - done;
+}
+
+int fs_model_preempt(fs_model_t *m, uint32_t slot)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    if (j->state != FS_JOBRT_RUNNING)
+        return FS_EINVAL;
+    const fs_sched_cfg_t *sc = &m->cfg->scheduler;
+    settle(m, m->sim.now);
+    fs_sim_cancel(&m->sim, j->end_ev);
+    j->end_ev = (fs_event_handle_t){0, 0};
+    fs_cluster_free(&m->cluster, &j->place);
+    fs_time_t left = fs_model_remaining(m, slot);
+    /* work done in this attempt (settled_at is the attempt's start until
+     * rates change mid-run) */
+    fs_time_t done = j->remaining - left;
+    fs_time_t kept = sc->checkpoint_interval > 0 ? done / sc->checkpoint_interval * sc->checkpoint_interval : 0;
+    fs_time_t lost = done - kept;
+    j->remaining = left + lost + sc->restart_cost;
+    j->settled_at = m->sim.now;
+    j->lost_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(lost);
+    j->run_s += fs_time_to_s(m->sim.now - j->start);
+    j->restarts++;
+    j->state = FS_JOBRT_QUEUED;
+    uint32_t pool = j->place.pool;
+    fs_placement_release(&j->place);
+    j->place.pool = pool;
+    m->running--;
+    m->queued++;
+    m->gpus_queued += j->job.gpus;
+    m->last_change = m->sim.now;
     return 0;
 }
+
+int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t *h)
+{
+    fs_event_t ev = {.time = at, .type = EV_POLICY, .data = data, .priority = FS_PRIO_TIMER};
+    return fs_sim_schedule(&m->sim, &ev, h);
+}
+
+void fs_model_cancel(fs_model_t *m, fs_event_handle_t h) { fs_sim_cancel(&m->sim, h); }
+void *fs_model_policy_state(fs_model_t *m) { return m->pol_state; }
 
 static void job_end(fs_model_t *m, uint32_t slot)
 {
@@ -237,6 +295,8 @@ static void job_end(fs_model_t *m, uint32_t slot)
     m->running--;
     m->done++;
     m->last_change = m->sim.now;
+    if (m->pol->job_end)
+        m->pol->job_end(m->pol_state, m, slot);
     emit(m, j, FS_STATE_COMPLETED);
     fs_placement_release(&j->place);
     if (slot_free(m, slot))
@@ -299,6 +359,15 @@ static void src_take(fs_sim_t *sim, void *vm)
     if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
+    }
+    if (fs_placer_learns(m->placer)) {  /* FGD learns the task shapes online */
+        int32_t t = job->gpu_type;
+        if (fs_placer_observe(m->placer, &m->cluster, job->gpus, job->gpu_milli,
+                              t < 0 ? NULL : m->set_pool + m->set_off[t],
+                              t < 0 ? 0 : m->set_off[t + 1] - m->set_off[t], 1)) {
+            fail(m, FS_ENOMEM, "admitting a job");
+            return;
+        }
     }
     uint32_t s = slot_alloc(m);
     if (s == NO_SLOT) {
@@ -365,6 +434,13 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
     case EV_SAMPLE:
         sample(m);
         break;
+    case EV_POLICY:
+        if (m->pol->timer) {
+            int rc = m->pol->timer(m->pol_state, m, ev->data);
+            if (rc)
+                fail(m, rc, "policy timer");
+        }
+        break;
     default:
         FS_BUG(sim, "unknown event type %u", ev->type);
     }
@@ -414,7 +490,13 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         fs_free(m);
         return rc;
     }
-    m->pol = fs_policy_get(cfg->scheduler.queue);
+    rc = fs_placer_create(&m->cluster, cfg->scheduler.placement, cfg->scheduler.candidates,
+                          &cfg->cluster, cfg->seed, cfg->replication, &m->placer, err);
+    if (rc) {
+        fs_model_destroy(m);
+        return rc;
+    }
+    m->pol = fs_policy_select(&cfg->scheduler);
     if (!m->pol) {
         fs_model_destroy(m);
         return fs_error_set(err, FS_EINVAL, "scheduler.queue: no policy with index %d",
@@ -455,6 +537,7 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->batch);
     fs_free(m->set_pool);
     fs_free(m->set_off);
+    fs_placer_destroy(m->placer);
     fs_cluster_release(&m->cluster);
     fs_sim_release(&m->sim);
     fs_free(m);

@@ -41,7 +41,7 @@ typedef struct fs_jobrt {
     fs_time_t first_start;  /* -1 until started */
     fs_time_t start;        /* start of the current attempt */
     fs_time_t remaining;    /* work left at speed 1.0, us */
-    double rate;            /* progress per us of wall time (1.0) */
+    double rate;            /* progress per us of wall time: the speed factor set at start */
     fs_time_t settled_at;   /* when remaining was last settled */
     fs_placement_t place;   /* valid while running */
     fs_event_handle_t end_ev;
@@ -81,9 +81,28 @@ const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
 const fs_config_t *fs_model_config(const fs_model_t *m);
 /* Could the job start now in one of its pools? */
 int fs_model_fits(const fs_model_t *m, uint32_t slot);
-/* Starts the job in the first of its pools where it fits (configured
- * placement).  Returns 1 started, 0 does not fit now, or an FS_E* error. */
+/* Starts the job where the configured placement puts it among its pools
+ * (models/fs_place.h), at its speed factor.  Returns 1 started, 0 does not
+ * fit now, or an FS_E* error. */
 int fs_model_start(fs_model_t *m, uint32_t slot);
+
+/* Preempts a running job (shared by every preempting policy): its
+ * completion is cancelled, its GPUs freed, and it goes back to
+ * FS_JOBRT_QUEUED.  Work done in this attempt is lost except what a
+ * checkpoint kept (scheduler.checkpoint_interval > 0: work up to the last
+ * multiple of the interval); scheduler.restart_cost is added to its
+ * remaining work.  restarts and lost_gpu_s count it.  The caller (the
+ * policy) puts the job back in its own queue: the model does NOT call
+ * enqueue.  Returns 0, or FS_EINVAL if the job is not running. */
+int fs_model_preempt(fs_model_t *m, uint32_t slot);
+/* Remaining work of a job at now (us at speed 1.0), running or not. */
+fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot);
+/* A policy timer: at `at` (>= now) the policy's timer op gets `data`.
+ * h (may be NULL) can cancel it with fs_model_cancel.  0 or FS_ENOMEM. */
+int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t *h);
+void fs_model_cancel(fs_model_t *m, fs_event_handle_t h);
+/* The policy's state (tests read a policy's instrumentation through it). */
+void *fs_model_policy_state(fs_model_t *m);
 
 /* ---- for progress lines and tests --------------------------------------- */
 uint64_t fs_model_jobs_done(const fs_model_t *m);

@@ -3,6 +3,11 @@
 /* The policy table: one row per scheduler.queue value (enum fs_queue_kind). */
 static const fs_policy_ops_t *const policies[] = {
     [FS_QUEUE_FIFO] = &fs_policy_fifo,
+    [FS_QUEUE_PRIORITY] = &fs_policy_sched,
+    [FS_QUEUE_SJF] = &fs_policy_sched,
+    [FS_QUEUE_SRTF] = &fs_policy_sched,
+    [FS_QUEUE_LAS] = &fs_policy_sched,
+    [FS_QUEUE_SLURM] = &fs_policy_sched,
 };
 
 const fs_policy_ops_t *fs_policy_get(int queue_kind)
@@ -10,4 +15,14 @@ const fs_policy_ops_t *fs_policy_get(int queue_kind)
     if (queue_kind < 0 || (size_t)queue_kind >= sizeof policies / sizeof policies[0])
         return NULL;
     return policies[queue_kind];
+}
+
+const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg)
+{
+    if (cfg->queue == FS_QUEUE_FIFO && cfg->backfill == FS_BACKFILL_NONE &&
+        cfg->preemption != FS_PREEMPT_ORDER)
+        return &fs_policy_fifo;
+    if (!fs_policy_get(cfg->queue))
+        return NULL;
+    return &fs_policy_sched;
 }

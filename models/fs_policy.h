@@ -26,11 +26,21 @@ typedef struct fs_policy_ops {
     int (*pass)(void *state, fs_model_t *m);
     /* Jobs waiting. */
     size_t (*queued)(const void *state);
+    /* Optional (NULL: not wanted).  A running job finished: called before
+     * its slot is freed. */
+    void (*job_end)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional.  A timer the policy set with fs_model_timer fired (data as
+     * given); a pass follows at the end of the instant if jobs wait. */
+    int (*timer)(void *state, fs_model_t *m, uint64_t data);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */
 const fs_policy_ops_t *fs_policy_get(int queue_kind);
+/* The policy for a whole scheduler block: the class-based FIFO fast path
+ * (fs_fifo.c) for plain FIFO, else the composable scheduler (fs_sched.c). */
+const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg);
 
 extern const fs_policy_ops_t fs_policy_fifo;
+extern const fs_policy_ops_t fs_policy_sched;
 
 #endif

@@ -8,6 +8,7 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
 #include "../traces/fs_trace.h"
+#include "../traces/fs_fleet.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,12 +34,31 @@ static const char *trace_format_at(size_t i)
 
 static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
+static const char *const cpu_only_names[] = {"skip", "error", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
-static const char *const queue_names[] = {[FS_QUEUE_FIFO] = "fifo", NULL};
+static const char *const queue_names[] = {
+    [FS_QUEUE_FIFO] = "fifo", [FS_QUEUE_PRIORITY] = "priority", [FS_QUEUE_SJF] = "sjf",
+    [FS_QUEUE_SRTF] = "srtf", [FS_QUEUE_LAS] = "las", [FS_QUEUE_SLURM] = "slurm", NULL};
+static const char *const backfill_names[] = {
+    [FS_BACKFILL_NONE] = "none", [FS_BACKFILL_EASY] = "easy",
+    [FS_BACKFILL_CONSERVATIVE] = "conservative", NULL};
+static const char *const preempt_names[] = {
+    [FS_PREEMPT_AUTO] = "auto", [FS_PREEMPT_NONE] = "none", [FS_PREEMPT_ORDER] = "order", NULL};
+static const char *const runtime_names[] = {
+    [FS_RUNTIME_USER] = "user", [FS_RUNTIME_ORACLE] = "oracle", NULL};
+static const char *const unknown_est_names[] = {
+    [FS_UNKNOWN_EST_ORACLE] = "oracle", [FS_UNKNOWN_EST_LIMIT] = "limit", NULL};
+static const char *const bf_mode_names[] = {[FS_BF_EXACT] = "exact", [FS_BF_SLURM] = "slurm", NULL};
 static const char *const mode_names[] = {
     [FS_FIFO_BEST_EFFORT] = "best_effort", [FS_FIFO_STRICT] = "strict", NULL};
+static const char *const combine_names[] = {
+    [FS_SWEEP_GRID] = "grid", [FS_SWEEP_ZIP] = "zip", NULL};
+static const char *const scale_names[] = {
+    [FS_SWEEP_LINEAR] = "linear", [FS_SWEEP_LOG] = "log", NULL};
 static const char *const placement_names[] = {
-    [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", NULL};
+    [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", [FS_PLACE_BEST_FIT] = "best_fit",
+    [FS_PLACE_BINPACK] = "binpack", [FS_PLACE_SPREAD] = "spread", [FS_PLACE_RANDOM] = "random",
+    [FS_PLACE_TOPOLOGY] = "topology", [FS_PLACE_FGD] = "fgd", NULL};
 /* Index = enum fs_dist_kind (a test checks them against fs_dist_kind_name). */
 static const char *const dist_names[] = {
     [FS_DIST_NONE] = "",           [FS_DIST_CONSTANT] = "constant",
@@ -50,6 +70,11 @@ static const char *const dist_names[] = {
 
 #define CF(f) offsetof(fs_config_t, f)
 #define SY(f) offsetof(fs_config_t, workload.synth.f)
+
+/* One item of workload.synthetic.duration_by_size (defined below). */
+static const fs_keytab_t size_class_keys;
+/* One item of cluster.speed (defined below). */
+static const fs_keytab_t speed_keys;
 
 static const fs_key_t config_rows[] = {
     {.path = "name", .type = FS_KT_STRING, .off = CF(name), .def = "unnamed",
@@ -67,9 +92,44 @@ static const fs_key_t config_rows[] = {
      .def = "0s", .unit = "s",
      .doc = "Jobs submitted before this time are left out of the statistics (must be < horizon)."},
 
-    {.path = "cluster.pools", .type = FS_KT_LIST, .flags = FS_KF_REQUIRED | FS_KF_MIN,
+    {.path = "cluster.pools", .type = FS_KT_LIST, .flags = FS_KF_MIN,
      .off = CF(cluster.pools), .off2 = CF(cluster.n_pools), .min = 1, .sub = &fs_keys_pool,
-     .doc = "The GPU pools (at least one); names unique; at most 2^31 GPUs in all."},
+     .doc = "The GPU pools (at least one, here or from cluster.from); names unique; at most 2^31 "
+            "GPUs in all."},
+    {.path = "cluster.from", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL,
+     .off = CF(cluster.from.given), .choice = 1,
+     .doc = "Pools built from a real machine list, added after cluster.pools: nodes grouped by "
+            "(GPU model, GPUs per node) into pools named MODELxGPUS (docs/traces.md, Fleets)."},
+    {.path = "cluster.from.format", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED,
+     .off = CF(cluster.from.format), .names = fs_fleet_format_names,
+     .doc = "openb (node list), pai (machine spec), philly (machine list), tiresias (cluster spec)."},
+    {.path = "cluster.from.path", .type = FS_KT_PATH, .flags = FS_KF_REQUIRED,
+     .off = CF(cluster.from.path),
+     .doc = "The machine list (plain or gzip); relative to the scenario file."},
+    {.path = "cluster.from.gpu", .type = FS_KT_STRING, .off = CF(cluster.from.gpu),
+     .doc = "GPU model of lists that name none (philly, tiresias); else 'unknown' (speed 1.0)."},
+    {.path = "cluster.topology.nvlink_domain", .type = FS_KT_STRING,
+     .off = CF(cluster.topology.nvlink_domain), .def = "node",
+     .doc = "NVLink domain: node, or its size in GPUs (a multiple of gpus_per_node, e.g. 72 for "
+            "NVL72 racks of 4-GPU trays)."},
+    {.path = "cluster.topology.nodes_per_rack", .type = FS_KT_UINT,
+     .off = CF(cluster.topology.nodes_per_rack), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Nodes per rack (whole NVLink domains); 0: a rack is one NVLink domain."},
+    {.path = "cluster.topology.racks_per_leaf", .type = FS_KT_UINT,
+     .off = CF(cluster.topology.racks_per_leaf), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Racks per leaf switch; 0: one leaf switch per pool."},
+    {.path = "cluster.topology.leaves_per_spine", .type = FS_KT_UINT,
+     .off = CF(cluster.topology.leaves_per_spine), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Leaf switches per spine; 0: one spine per pool.  Units are numbered per pool, "
+            "in node order (docs/models.md)."},
+    {.path = "cluster.speed", .type = FS_KT_LIST, .off = CF(cluster.speed),
+     .off2 = CF(cluster.n_speed), .sub = &speed_keys,
+     .doc = "Speed factors: jobs of a class run at `factor` on a GPU model (run time = trace "
+            "run time / factor)."},
+    {.path = "cluster.speed_catalog", .type = FS_KT_BOOL, .off = CF(cluster.speed_catalog),
+     .def = "false",
+     .doc = "Without a cluster.speed row: true = the catalog's relative speed (H100 = 1), "
+            "false = 1.0."},
 
     {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
      .choice = FS_WORKLOAD_SYNTHETIC,
@@ -78,8 +138,28 @@ static const fs_key_t config_rows[] = {
      .off = CF(workload.arrival_process), .names = process_names, .def = "poisson",
      .doc = "Arrival process."},
     {.path = "workload.synthetic.arrivals.rate", .type = FS_KT_RATE,
-     .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN, .off = SY(rate), .min = 0, .unit = "1/s",
-     .doc = "Mean arrival rate (jobs per unit of time, e.g. 40/h)."},
+     .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN | FS_KF_MAX, .off = SY(rate), .min = 0,
+     .max = 1e6, .unit = "1/s",
+     .doc = "Mean arrival rate (jobs per unit of time, e.g. 40/h); at most one per "
+            "microsecond (1000000/s), the clock's resolution."},
+    {.path = "workload.synthetic.arrivals.profile.hourly", .type = FS_KT_SHARES,
+     .off = SY(n_hourly), .off2 = SY(hourly_names), .off3 = SY(hourly),
+     .doc = "Share of arrivals in each hour of the day {0..23: share} (hour 0 starts at the run's "
+            "origin; absent hours get none; empty: flat). The rate in hour h is rate x 24 x share."},
+    {.path = "workload.synthetic.arrivals.profile.weekly", .type = FS_KT_SHARES,
+     .off = SY(n_weekly), .off2 = SY(weekly_names), .off3 = SY(weekly),
+     .doc = "Share of arrivals on each day of the week {0..6: share} (day 0 is the origin's day; "
+            "empty: flat). Multiplies the hourly profile: rate x 24 x hourly x 7 x weekly."},
+    {.path = "workload.synthetic.scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = SY(scale), .min = 0, .def = "1",
+     .doc = "Multiplies the arrival rate (load scaling; sizes and run times unchanged)."},
+    {.path = "workload.synthetic.growth.rate", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = SY(growth), .min = -1, .def = "0",
+     .doc = "Demand growth per growth.period, compounding: the arrival rate at time t is multiplied "
+            "by (1 + rate)^(t / period); 0.05 with period 30d is +5% a month."},
+    {.path = "workload.synthetic.growth.period", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = SY(growth_period), .min = 0, .def = "30d", .unit = "s",
+     .doc = "The period of growth.rate."},
     {.path = "workload.synthetic.max_jobs", .type = FS_KT_UINT, .off = SY(max_jobs),
      .size = sizeof(uint64_t), .def = "0",
      .doc = "Stop generating after this many jobs (0: no limit; the horizon still applies)."},
@@ -90,6 +170,10 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.synthetic.duration", .type = FS_KT_DIST, .flags = FS_KF_REQUIRED,
      .off = SY(duration), .off2 = CF(workload.duration_cfg), .sub = &fs_keys_dist, .unit = "s",
      .doc = "Run-time distribution at speed 1.0 (a distribution block, see below)."},
+    {.path = "workload.synthetic.duration_by_size", .type = FS_KT_LIST, .off = SY(classes),
+     .off2 = SY(n_classes), .sub = &size_class_keys,
+     .doc = "Run-time distributions by GPU count: jobs whose size is in [gpus_min, gpus_max] draw "
+            "from that item's duration (ranges may not overlap; other sizes use duration)."},
     {.path = "workload.synthetic.tenants", .type = FS_KT_SHARES, .off = SY(n_tenants),
      .off2 = SY(tenant_names), .off3 = SY(tenant_shares),
      .doc = "Tenants {name: share}; shares sum to 1 (none: jobs have no tenant)."},
@@ -110,6 +194,27 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.trace.time_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
      .off = CF(workload.trace.opts.time_scale), .min = 0, .def = "1",
      .doc = "Multiply the trace's run times by this."},
+    {.path = "workload.trace.sort_window", .type = FS_KT_UINT, .flags = FS_KF_MAX,
+     .off = CF(workload.trace.opts.sort_window), .size = sizeof(uint32_t), .max = 16777216,
+     .def = "65536",
+     .doc = "Rows out of submission order are re-sorted within this many rows (with a note on "
+            "stderr); a row earlier than that is an error (0: refuse every unsorted row). "
+            "Not the native format, which never sorts."},
+    {.path = "workload.trace.keep_origin", .type = FS_KT_BOOL,
+     .off = CF(workload.trace.opts.keep_origin), .def = "false",
+     .doc = "Keep the trace's own time origin (else times are shifted so that the first "
+            "submission is at 0). Not the native format."},
+    {.path = "workload.trace.procs_per_gpu", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(workload.trace.opts.procs_per_gpu), .size = sizeof(uint32_t), .min = 1,
+     .max = 1048576, .def = "1",
+     .doc = "swf: processors per GPU (a job's GPUs = ceil(processors / this))."},
+    {.path = "workload.trace.cpu_only", .type = FS_KT_ENUM, .off = CF(workload.trace.opts.cpu_only),
+     .names = cpu_only_names, .def = "skip",
+     .doc = "Rows without GPUs (openb CPU-only pods): skip (counted and reported) or error."},
+    {.path = "workload.trace.default_duration", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(workload.trace.opts.default_duration), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Run time of rows that record none (openb multigpu pod lists have no times; all "
+            "pods are then submitted at 0); 0: such a trace is an error."},
 
     {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
      .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
@@ -118,13 +223,114 @@ static const fs_key_t config_rows[] = {
      .doc = "best_effort: a job that does not fit lets later jobs start; strict: it blocks the queue."},
     {.path = "scheduler.placement", .type = FS_KT_ENUM, .off = CF(scheduler.placement),
      .names = placement_names, .def = "pack",
-     .doc = "pack: fullest nodes first; first_fit: lowest-numbered nodes first."},
+     .doc = "pack: fullest nodes first (fractional: GPU packing); first_fit: lowest-numbered "
+            "nodes first; best_fit (= binpack): Kubernetes MostAllocated; spread: "
+            "LeastAllocated; random; topology: fewest NVLink domains, racks, leaves; fgd: "
+            "fragmentation gradient descent (docs/models.md)."},
+    {.path = "scheduler.candidates", .type = FS_KT_UINT, .off = CF(scheduler.candidates),
+     .size = sizeof(uint32_t), .def = "100",
+     .doc = "best_fit, spread, fgd in pools with shared GPUs: nodes scored per free level "
+            "(as percentageOfNodesToScore); 0: every feasible node."},
+    {.path = "scheduler.backfill", .type = FS_KT_ENUM, .off = CF(scheduler.backfill),
+     .names = backfill_names, .def = "none",
+     .doc = "none; easy: a reservation for the queue head only; conservative: for every queued "
+            "job (docs/policies.md)."},
+    {.path = "scheduler.preemption", .type = FS_KT_ENUM, .off = CF(scheduler.preemption),
+     .names = preempt_names, .def = "auto",
+     .doc = "none; order: a waiting job preempts running jobs that rank below it; auto: order "
+            "for las and srtf, none otherwise."},
+    {.path = "scheduler.runtime", .type = FS_KT_ENUM, .off = CF(scheduler.runtime),
+     .names = runtime_names, .def = "user",
+     .doc = "Run time that SJF/SRTF and backfill plan with: user (the job's estimate) or oracle "
+            "(its true run time)."},
+    {.path = "scheduler.unknown_estimate", .type = FS_KT_ENUM, .off = CF(scheduler.unknown_estimate),
+     .names = unknown_est_names, .def = "oracle",
+     .doc = "A job without a user estimate: oracle (use its run time) or limit (default_limit)."},
+    {.path = "scheduler.default_limit", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.default_limit), .min = 0, .def = "1d", .unit = "s",
+     .doc = "Time limit assumed for a job without an estimate (unknown_estimate: limit)."},
+    {.path = "scheduler.restart_cost", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(scheduler.restart_cost), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Work a preempted job redoes when it restarts (added to its remaining work)."},
+    {.path = "scheduler.checkpoint_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(scheduler.checkpoint_interval), .min = 0, .def = "0s", .unit = "s",
+     .doc = "A preempted job keeps its work up to the last multiple of this (0: it loses all "
+            "the work of the attempt)."},
+    {.path = "scheduler.bf.mode", .type = FS_KT_ENUM, .off = CF(scheduler.bf.mode),
+     .names = bf_mode_names, .def = "exact",
+     .doc = "exact: backfill at every pass over the whole queue; slurm: Slurm's bounded "
+            "backfill (the four keys below)."},
+    {.path = "scheduler.bf.max_job_test", .type = FS_KT_UINT, .flags = FS_KF_MIN,
+     .off = CF(scheduler.bf.max_job_test), .size = sizeof(uint32_t), .min = 1, .def = "100",
+     .doc = "bf_max_job_test: jobs tested per backfill pass (slurm mode)."},
+    {.path = "scheduler.bf.resolution", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.bf.resolution), .min = 0, .def = "60s", .unit = "s",
+     .doc = "bf_resolution: planned times are rounded up to this (slurm mode)."},
+    {.path = "scheduler.bf.interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.bf.interval), .min = 0, .def = "30s", .unit = "s",
+     .doc = "bf_interval: period of the backfill pass (slurm mode)."},
+    {.path = "scheduler.bf.window", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.bf.window), .min = 0, .def = "1440m", .unit = "s",
+     .doc = "bf_window: how far ahead reservations are planned (slurm mode)."},
+    {.path = "scheduler.slurm.max_age", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.slurm.max_age), .min = 0, .def = "7d", .unit = "s",
+     .doc = "PriorityMaxAge: the age factor reaches 1.0 here."},
+    {.path = "scheduler.slurm.decay_half_life", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(scheduler.slurm.decay_half_life), .min = 0, .def = "7d", .unit = "s",
+     .doc = "PriorityDecayHalfLife of fair-share usage (0: no decay)."},
+    {.path = "scheduler.slurm.calc_period", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.slurm.calc_period), .min = 0, .def = "5m", .unit = "s",
+     .doc = "PriorityCalcPeriod: priorities and usage are recomputed this often."},
+    {.path = "scheduler.slurm.weight_age", .type = FS_KT_UINT, .off = CF(scheduler.slurm.weight_age),
+     .size = sizeof(uint32_t), .def = "0", .doc = "PriorityWeightAge (Slurm's default: 0)."},
+    {.path = "scheduler.slurm.weight_fairshare", .type = FS_KT_UINT,
+     .off = CF(scheduler.slurm.weight_fairshare), .size = sizeof(uint32_t), .def = "0",
+     .doc = "PriorityWeightFairshare (Slurm's default: 0)."},
+    {.path = "scheduler.slurm.weight_jobsize", .type = FS_KT_UINT,
+     .off = CF(scheduler.slurm.weight_jobsize), .size = sizeof(uint32_t), .def = "0",
+     .doc = "PriorityWeightJobSize (Slurm's default: 0)."},
+    {.path = "scheduler.slurm.weight_partition", .type = FS_KT_UINT,
+     .off = CF(scheduler.slurm.weight_partition), .size = sizeof(uint32_t), .def = "0",
+     .doc = "PriorityWeightPartition (Slurm's default: 0; one partition: factor 1)."},
+    {.path = "scheduler.slurm.weight_qos", .type = FS_KT_UINT, .off = CF(scheduler.slurm.weight_qos),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "PriorityWeightQOS (Slurm's default: 0); the QOS factor is the job's priority over "
+            "the largest seen."},
+    {.path = "scheduler.slurm.favor_small", .type = FS_KT_BOOL,
+     .off = CF(scheduler.slurm.favor_small), .def = "false",
+     .doc = "PriorityFavorSmall: the job-size factor favours small jobs."},
+    {.path = "scheduler.tiresias.thresholds", .type = FS_KT_STRING,
+     .off = CF(scheduler.tiresias.thresholds), .def = "3600",
+     .doc = "2D-LAS queue limits in GPU-seconds, comma-separated and increasing (K limits: "
+            "K+1 queues)."},
+    {.path = "scheduler.tiresias.promote_knob", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.tiresias.promote_knob), .min = 0, .def = "0",
+     .doc = "PROMOTE_KNOB: a job waiting >= its executed time x knob goes back to queue 0 "
+            "(0: no promotion)."},
 
     {.path = "output.timeline_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(output.timeline_interval), .min = 0, .def = "5m", .unit = "s",
      .doc = "Sampling period of /timeline (0: no timeline)."},
     {.path = "output.jobs", .type = FS_KT_BOOL, .off = CF(output.jobs), .def = "true",
      .doc = "Write one /jobs row per job."},
+
+    {.path = "sweep", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(sweep.given),
+     .choice = 1,
+     .doc = "A sweep for `fleetsim sweep` (docs/sweeps.md): keys varied over values or ranges, "
+            "replications per point; a single run ignores it."},
+    {.path = "sweep.combine", .type = FS_KT_ENUM, .off = CF(sweep.combine), .names = combine_names,
+     .def = "grid",
+     .doc = "grid: every combination of the parameters' values (the first parameter varies "
+            "slowest); zip: the i-th values of every parameter together (equal lengths)."},
+    {.path = "sweep.replications", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(sweep.replications), .size = sizeof(uint64_t), .min = 1, .max = 1000000, .def = "1",
+     .doc = "Runs per point; replication r of every point uses replication index r (common "
+            "random numbers)."},
+    {.path = "sweep.warmup", .type = FS_KT_RAW, .off = CF(sweep.warmup), .unit = "s",
+     .doc = "Warm-up of every point (replaces `warmup`; checked like it)."},
+    {.path = "sweep.params", .type = FS_KT_LIST, .off = CF(sweep.params), .off2 = CF(sweep.n_params),
+     .sub = &fs_keys_sweep_param,
+     .doc = "The varied keys, one block per key: {key: K, values: [...]} or {key: K, range: {...}}."},
 };
 
 #define PF(f) offsetof(fs_pool_cfg_t, f)
@@ -139,6 +345,55 @@ static const fs_key_t pool_rows[] = {
     {.path = "gpus_per_node", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
      .off = PF(gpus_per_node), .size = sizeof(uint32_t), .min = 1, .max = 1024,
      .doc = "GPUs per node."},
+};
+
+#define SC(f) offsetof(fs_synth_class_t, f)
+static const fs_key_t size_class_rows[] = {
+    {.path = "gpus_min", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = SC(gpus_min), .size = sizeof(uint32_t), .min = 1, .max = 2147483648.0,
+     .doc = "Smallest GPU count of the class."},
+    {.path = "gpus_max", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = SC(gpus_max), .size = sizeof(uint32_t), .min = 1, .max = 2147483648.0,
+     .doc = "Largest GPU count of the class (>= gpus_min)."},
+    {.path = "duration", .type = FS_KT_DIST, .flags = FS_KF_REQUIRED, .off = SC(duration),
+     .off2 = SC(duration_cfg), .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Run-time distribution of the class (a distribution block)."},
+};
+static const fs_keytab_t size_class_keys = {"size class", size_class_rows,
+                                            sizeof size_class_rows / sizeof size_class_rows[0],
+                                            sizeof(fs_synth_class_t)};
+
+#define SPD(f) offsetof(fs_speed_cfg_t, f)
+static const fs_key_t speed_rows[] = {
+    {.path = "class", .type = FS_KT_UINT, .off = SPD(job_class), .size = sizeof(uint32_t),
+     .def = "0", .doc = "Job class (the trace's or workload's class; 0 default)."},
+    {.path = "gpu", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = SPD(gpu),
+     .doc = "GPU model (a pool's gpu, ignoring case)."},
+    {.path = "factor", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .off = SPD(factor), .min = 0, .doc = "Speed relative to the run times of the workload."},
+};
+static const fs_keytab_t speed_keys = {"speed", speed_rows,
+                                       sizeof speed_rows / sizeof speed_rows[0],
+                                       sizeof(fs_speed_cfg_t)};
+
+#define SP(f) offsetof(fs_sweep_param_cfg_t, f)
+static const fs_key_t sweep_param_rows[] = {
+    {.path = "key", .type = FS_KT_RAW, .flags = FS_KF_REQUIRED, .off = SP(key),
+     .doc = "Dotted path of the key to vary: any scenario key (scheduler.mode, "
+            "cluster.pools.0.nodes, workload.synthetic.duration.median, ...)."},
+    {.path = "values", .type = FS_KT_RAW, .off = SP(values),
+     .doc = "Its values, a list ([strict, best_effort]) written as for the key itself."},
+    {.path = "range", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = SP(has_range),
+     .choice = 1, .doc = "Instead of values: evenly spaced values of a numeric key."},
+    {.path = "range.from", .type = FS_KT_RAW, .flags = FS_KF_REQUIRED, .off = SP(from),
+     .doc = "First value, in the key's unit (30/h, 1d, 64)."},
+    {.path = "range.to", .type = FS_KT_RAW, .flags = FS_KF_REQUIRED, .off = SP(to),
+     .doc = "Last value."},
+    {.path = "range.steps", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = SP(steps), .size = sizeof(uint32_t), .min = 2, .max = 1000000,
+     .doc = "Number of values, ends included."},
+    {.path = "range.scale", .type = FS_KT_ENUM, .off = SP(scale), .names = scale_names,
+     .def = "linear", .doc = "linear: equal differences; log: equal ratios (ends > 0)."},
 };
 
 /* Row order = bit order of fs_dist_cfg_t.given (fs_config.h). */
@@ -192,6 +447,8 @@ unsigned fs_keys_dist_params(int kind)
 const fs_keytab_t fs_keys_config = {"scenario", config_rows, COUNT(config_rows), sizeof(fs_config_t)};
 const fs_keytab_t fs_keys_pool = {"pool", pool_rows, COUNT(pool_rows), sizeof(fs_pool_cfg_t)};
 const fs_keytab_t fs_keys_dist = {"distribution", dist_rows, COUNT(dist_rows), sizeof(fs_dist_t)};
+const fs_keytab_t fs_keys_sweep_param = {"sweep parameter", sweep_param_rows, COUNT(sweep_param_rows),
+                                         sizeof(fs_sweep_param_cfg_t)};
 
 /* ---- row functions ------------------------------------------------------- */
 
@@ -205,6 +462,7 @@ int fs_keys_is_scalar(const fs_key_t *k)
     case FS_KT_SHARES:
     case FS_KT_LIST:
     case FS_KT_CHOICE:
+    case FS_KT_RAW:
         return 0;
     default:
         return 1;
@@ -258,6 +516,7 @@ const char *fs_keys_type_name(const fs_key_t *k)
     case FS_KT_SHARES: return "map name: share";
     case FS_KT_LIST: return "list";
     case FS_KT_CHOICE: return "block";
+    case FS_KT_RAW: return "value or list";
     default: return "?";
     }
 }
@@ -369,6 +628,9 @@ const char *fs_keys_expect(const fs_key_t *k, char *buf, size_t n)
         break;
     case FS_KT_LIST:
         snprintf(buf, n, "a list of blocks (one '- {...}' per item)");
+        break;
+    case FS_KT_RAW:
+        snprintf(buf, n, "a value or a list of values such as [a, b]");
         break;
     default:
         snprintf(buf, n, "a block of keys");
@@ -625,6 +887,19 @@ void fs_keys_release(const fs_keytab_t *t, void *base)
                 }
             }
             dc->given = 0;
+            break;
+        }
+        case FS_KT_RAW: {
+            fs_raw_t *r = FIELD(base, k->off, fs_raw_t);
+            for (size_t j = 0; j < r->n; j++) {
+                fs_free(r->text[j]);
+                fs_free(r->where[j]);
+            }
+            fs_free(r->text);
+            fs_free(r->where);
+            fs_free(r->quoted);
+            fs_free(r->at);
+            memset(r, 0, sizeof *r);
             break;
         }
         case FS_KT_LIST: {

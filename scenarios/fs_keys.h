@@ -9,7 +9,9 @@
  *   fs_keys_config  the whole file, offsets into fs_config_t;
  *   fs_keys_pool    one element of cluster.pools, offsets into fs_pool_cfg_t;
  *   fs_keys_dist    a distribution block, offsets into fs_dist_t (rows
- *                   flagged FS_KF_AUX: into fs_dist_cfg_t).
+ *                   flagged FS_KF_AUX: into fs_dist_cfg_t);
+ *   fs_keys_sweep_param  one item of sweep.params, offsets into
+ *                   fs_sweep_param_cfg_t.
  * Blocks ("cluster", "workload.synthetic.arrivals") are implicit in the
  * dotted paths; rows of one block are contiguous (the dump relies on it and
  * a test checks it).  Adding a key is one row here plus its struct field:
@@ -44,8 +46,10 @@ enum fs_key_type {
     FS_KT_MIX,      /* {int: prob}: size_t at off, uint32_t * at off2, double * at off3 */
     FS_KT_SHARES,   /* {name: share}: size_t at off, char ** at off2, double * at off3 */
     FS_KT_LIST,     /* list of blocks: element array at off, size_t count at off2; sub */
-    FS_KT_CHOICE    /* optional block; exactly one of the choices sharing the int
+    FS_KT_CHOICE,   /* optional block; exactly one of the choices sharing the int
                        selector at off is given, which stores `choice` there */
+    FS_KT_RAW       /* a scalar or a list of scalars kept as written, with
+                       positions: fs_raw_t at off (interpreted later: sweeps) */
 };
 
 enum fs_key_flags {
@@ -53,7 +57,8 @@ enum fs_key_flags {
     FS_KF_MIN = 1u << 1,      /* min is a bound (inclusive) */
     FS_KF_MIN_OPEN = 1u << 2, /* min is a bound, exclusive */
     FS_KF_MAX = 1u << 3,      /* max is a bound (inclusive) */
-    FS_KF_AUX = 1u << 4       /* fs_keys_dist only: the field is in fs_dist_cfg_t */
+    FS_KF_AUX = 1u << 4,      /* fs_keys_dist only: the field is in fs_dist_cfg_t */
+    FS_KF_OPTIONAL = 1u << 5  /* FS_KT_CHOICE: the group may be absent altogether */
 };
 
 struct fs_keytab;
@@ -85,6 +90,7 @@ typedef struct fs_keytab {
 extern const fs_keytab_t fs_keys_config;
 extern const fs_keytab_t fs_keys_pool;
 extern const fs_keytab_t fs_keys_dist;
+extern const fs_keytab_t fs_keys_sweep_param; /* one item of sweep.params */
 
 /* Bit mask of the fs_keys_dist rows that a distribution kind takes (the
  * `dist` row itself included); 0 for an unknown kind. */

@@ -18,6 +18,7 @@
 #include "fs_units.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
+#include "../traces/fs_fleet.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1151,9 +1152,51 @@ static int conv_list(sctx_t *c, const fs_key_t *k, const ynode_t *n, const char 
     return rc;
 }
 
+/* A raw value: a scalar or a list of scalars kept as written, with the
+ * position of each (fs_raw_t; interpreted later, e.g. by fs_sweep). */
+static int conv_raw(sctx_t *c, const fs_key_t *k, const ynode_t *n, const char *dpath, void *base)
+{
+    char exp[700], pos[512];
+    if (is_null(n) || n->kind == YN_MAP || (n->kind == YN_SEQ && n->n == 0))
+        return fail(c, n, "%s: %s (expected %s)", dpath,
+                    n->kind == YN_MAP ? "found a block of keys" : "missing value",
+                    fs_keys_expect(k, exp, sizeof exp));
+    size_t cnt = n->kind == YN_SEQ ? n->n : 1;
+    for (size_t i = 0; n->kind == YN_SEQ && i < cnt; i++) {
+        const ynode_t *it = n->items[i].v;
+        if (it->kind != YN_SCALAR || is_null(it))
+            return fail(c, it, "%s.%zu: expected a value, found %s", dpath, i,
+                        it->kind != YN_SCALAR ? kind_text(it) : "nothing");
+    }
+    fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base); /* the old value */
+    fs_raw_t *r = FIELD(base, k->off, fs_raw_t);
+    r->text = fs_calloc(cnt, sizeof *r->text);
+    r->where = fs_calloc(cnt, sizeof *r->where);
+    r->quoted = fs_calloc(cnt, sizeof *r->quoted);
+    where(c, n, pos, sizeof pos);
+    r->at = fs_strdup(pos);
+    r->given = 1;
+    r->is_list = n->kind == YN_SEQ;
+    if (!r->text || !r->where || !r->quoted || !r->at)
+        goto oom;
+    for (size_t i = 0; i < cnt; i++) {
+        const ynode_t *it = n->kind == YN_SEQ ? n->items[i].v : n;
+        where(c, it, pos, sizeof pos);
+        r->n = i + 1;
+        r->quoted[i] = !it->plain;
+        if (!(r->text[i] = fs_strdup(it->s)) || !(r->where[i] = fs_strdup(pos)))
+            goto oom;
+    }
+    return 0;
+oom:
+    fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base);
+    return nomem(c);
+}
+
 static int conv_value(sctx_t *c, const fs_key_t *k, const ynode_t *n, const char *dpath, void *base)
 {
     switch (k->type) {
+    case FS_KT_RAW: return conv_raw(c, k, n, dpath, base);
     case FS_KT_LIST: return conv_list(c, k, n, dpath, base);
     case FS_KT_MIX: return conv_mix(c, k, n, dpath, base);
     case FS_KT_SHARES: return conv_shares(c, k, n, dpath, base);
@@ -1227,7 +1270,7 @@ static int check_required(sctx_t *c, const fs_keytab_t *t, const unsigned char *
                     first &= j >= i;
                     any |= seen[j];
                 }
-            if (first && !any) {
+            if (first && !any && !(k->flags & FS_KF_OPTIONAL)) {
                 char block[256], names[256];
                 snprintf(block, sizeof block, "%s", k->path);
                 char *dot = strrchr(block, '.');
@@ -1271,6 +1314,28 @@ static int validate(sctx_t *c)
 {
     fs_config_t *cfg = c->cfg;
     char a[FS_UNITS_BUF], b[FS_UNITS_BUF], p1[64], p2[64];
+    /* Pools from a machine list (traces/fs_fleet.c) follow the written ones;
+     * their GPU models need not be in the catalog (unknown: speed 1.0). */
+    cfg->cluster.n_from = 0;
+    if (cfg->cluster.from.given) {
+        size_t given = cfg->cluster.n_pools;
+        fs_error_t e;
+        int frc = fs_fleet_load(cfg->cluster.from.format, cfg->cluster.from.path,
+                                cfg->cluster.from.gpu, &cfg->cluster.pools, &cfg->cluster.n_pools,
+                                NULL, &e);
+        if (frc == FS_ENOMEM)
+            return nomem(c);
+        if (frc)
+            return fail(c, node_or(c, "cluster.from.path", "cluster.from"), "cluster.from: %s", e.msg);
+        cfg->cluster.n_from = cfg->cluster.n_pools - given;
+    }
+    if (cfg->cluster.n_pools == 0) {
+        char exp[700];
+        size_t ri;
+        return fail(c, tree_nearest(c->root, "cluster.pools"),
+                    "missing key 'cluster.pools' (expected %s; or give cluster.from)",
+                    fs_keys_expect(find_row(&fs_keys_config, "cluster.pools", &ri), exp, sizeof exp));
+    }
     if (cfg->warmup >= cfg->horizon)
         return fail(c, node_or(c, "warmup", "horizon"), "warmup: %s is not shorter than the horizon (%s)",
                     fs_units_format_duration(cfg->warmup, a, sizeof a),
@@ -1303,6 +1368,15 @@ static int validate(sctx_t *c)
                             "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
                             s->sizes[i], (unsigned long long)largest);
         s->horizon = cfg->horizon;
+        /* the generator's own rules (profile names, size classes, ...) */
+        fs_error_t se;
+        if (fs_synth_cfg_check(s, &se) != 0)
+            return fail(c, node_or(c, strstr(se.msg, "hourly") ? "workload.synthetic.arrivals.profile.hourly"
+                                      : strstr(se.msg, "weekly") ? "workload.synthetic.arrivals.profile.weekly"
+                                      : strstr(se.msg, "size class") ? "workload.synthetic.duration_by_size"
+                                                                     : "workload.synthetic",
+                                   "workload.synthetic"),
+                        "%s", se.msg);
     }
     return 0;
 }
@@ -1558,6 +1632,17 @@ static void dump_value(sbuf_t *b, const fs_key_t *k, const void *base, int inden
         sb_str(b, "}\n");
         break;
     }
+    case FS_KT_RAW: {
+        const fs_raw_t *r = (const fs_raw_t *)(const void *)(cb + k->off);
+        sb_str(b, r->is_list ? " [" : " ");
+        for (size_t i = 0; i < r->n; i++) {
+            if (i)
+                sb_str(b, ", ");
+            sb_yaml_string(b, r->text[i]);
+        }
+        sb_str(b, r->is_list ? "]\n" : "\n");
+        break;
+    }
     case FS_KT_LIST: {
         const char *arr = *(char *const *)(const void *)(cb + k->off);
         size_t n = *(const size_t *)(const void *)(cb + k->off2);
@@ -1592,6 +1677,12 @@ static int dump_skip(const fs_keytab_t *t, size_t i, const void *base)
     }
     if (k->type == FS_KT_CHOICE)
         return 1; /* its rows open the block */
+    if (k->type == FS_KT_LIST && !(k->flags & FS_KF_REQUIRED) && (k->flags & FS_KF_MIN) &&
+        k->min >= 1 && *(const size_t *)(const void *)((const char *)base + k->off2) == 0)
+        return 1; /* an optional list that "[]" would not satisfy (cluster.pools when
+                     cluster.from builds them) */
+    if (k->type == FS_KT_RAW && !((const fs_raw_t *)(const void *)((const char *)base + k->off))->given)
+        return 1;
     if ((k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) &&
         !*(char *const *)(const void *)((const char *)base + k->off))
         return 1;
@@ -1659,7 +1750,11 @@ static void dump_table(sbuf_t *b, const fs_keytab_t *t, const void *base, int in
 char *fs_scenario_dump(const fs_config_t *cfg)
 {
     sbuf_t b = {0};
-    dump_table(&b, &fs_keys_config, cfg, 0, 0);
+    /* Only the pools written in the scenario: cluster.from rebuilds the rest. */
+    fs_config_t written = *cfg;
+    written.cluster.n_pools -= cfg->cluster.n_from < cfg->cluster.n_pools ? cfg->cluster.n_from
+                                                                          : cfg->cluster.n_pools;
+    dump_table(&b, &fs_keys_config, &written, 0, 0);
     if (b.oom || !b.p) {
         fs_free(b.p);
         return NULL;

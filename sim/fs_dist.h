@@ -55,7 +55,12 @@ void fs_dist_release(fs_dist_t *d);
 int fs_dist_copy(fs_dist_t *dst, const fs_dist_t *src);
 
 /* Checks the parameters and derives the rest.  Returns 0 or FS_EINVAL with a
- * message naming the parameter ("lognormal needs sigma > 0"). */
+ * message naming the parameter ("lognormal needs sigma >= 0").  A parameter
+ * that is given (not NAN) must be valid even when another one would do.
+ * The derived values are written into the same fields (lognormal: mean or
+ * median; weibull, gamma: mean or scale), so prepare a distribution once,
+ * from its declared parameters: a prepared lognormal, weibull or gamma has
+ * both and would be refused ("exactly one of ..."). */
 int fs_dist_prepare(fs_dist_t *d, fs_error_t *err);
 
 /* One draw (> 0 for every kind with positive support). */

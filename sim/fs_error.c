@@ -11,11 +11,21 @@ void fs_error_clear(fs_error_t *err)
     err->msg[0] = '\0';
 }
 
+/* Messages are one line: control characters (a newline inside a value the
+ * message quotes back, found by fuzzing the units parser) become '?'. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 int fs_error_vset(fs_error_t *err, int code, const char *fmt, va_list ap)
 {
     if (err) {
         err->code = code;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        one_line(err->msg);
     }
     return code;
 }
@@ -51,6 +61,7 @@ void fs_error_prefix(fs_error_t *err, const char *fmt, ...)
     memcpy(err->msg, pre, pl);
     err->msg[pl] = ':';
     err->msg[pl + 1] = ' ';
+    one_line(err->msg);
 }
 
 const char *fs_error_name(int code)

@@ -6,6 +6,8 @@
  * with a human message.  Messages about input name the place:
  *   "FILE:LINE:COL: what was expected"  (scenario files)
  *   "FILE:LINE: field NAME: what was expected"  (trace rows)
+ * Messages are always one line: control characters in a formatted message
+ * (a newline inside a quoted input value) are replaced by '?'.
  * The code decides the process exit status (fs_error_exit_status):
  * bad input -> 2, everything else -> 1.
  *

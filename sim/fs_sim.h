@@ -70,8 +70,9 @@ struct fs_sim {
 void fs_sim_init(fs_sim_t *sim, const fs_model_ops_t *ops, void *model);
 void fs_sim_release(fs_sim_t *sim);
 
-/* Schedules an event (time >= now, else abort).  Returns 0 or FS_ENOMEM
- * (also recorded in sim->status). */
+/* Schedules an event (time >= now, else abort).  Returns 0, FS_ENOMEM or
+ * FS_ELIMIT (more than FS_EVQ_MAX_PENDING pending), also recorded in
+ * sim->status (and the loop stops). */
 int fs_sim_schedule(fs_sim_t *sim, const fs_event_t *ev, fs_event_handle_t *h);
 int fs_sim_cancel(fs_sim_t *sim, fs_event_handle_t h);
 
@@ -80,7 +81,9 @@ int fs_sim_cancel(fs_sim_t *sim, fs_event_handle_t h);
  * Returns 0, FS_EINTR when interrupted, or the model's error. */
 int fs_sim_run(fs_sim_t *sim, fs_time_t until);
 
-/* A model asks the loop to return after the current event. */
+/* A model asks the loop to return after the current event.  The request
+ * stays (a later fs_sim_run returns at once) until the driver clears
+ * sim->stop_requested. */
 static inline void fs_sim_stop(fs_sim_t *sim) { sim->stop_requested = 1; }
 /* A model reports an error (first one sticks) and stops the loop. */
 void fs_sim_fail(fs_sim_t *sim, int code);

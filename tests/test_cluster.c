@@ -18,6 +18,7 @@
 
 static void make_cfg(fs_cluster_cfg_t *cc, fs_pool_cfg_t *pools, size_t n)
 {
+    memset(cc, 0, sizeof *cc);
     cc->pools = pools;
     cc->n_pools = n;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_rng.h>
 
 #include "fs_test_util.h"
@@ -134,11 +135,30 @@ static void drain_and_compare(fs_evq_t *q, ref_t *r)
 
 enum { ST_PENDING = 1, ST_DONE = 2 };
 
-/* Runs `ops` random operations.  monotone: pushed times are >= the last
- * popped time (as in a simulation); otherwise anything, negative included.
- * Times come from a narrow window so that ties of time (and of priority) are
- * frequent. */
-static void run_random(uint64_t seed, size_t ops, int monotone)
+enum time_mode {
+    TM_MONOTONE, /* last popped + [0, 64): as in a simulation, many ties */
+    TM_ANY,      /* [-100, 100): before the last popped too, negative */
+    TM_MIXTURE   /* last popped + [0, 64) | [0, 10^6) | [0, 10^12): dense
+                    buckets next to sparse ones and a far-away top */
+};
+
+static fs_time_t random_time(uint64_t *s, int mode, fs_time_t last)
+{
+    switch (mode) {
+    case TM_MONOTONE:
+        return last + (fs_time_t)tr_below(s, 64);
+    case TM_ANY:
+        return (fs_time_t)tr_below(s, 200) - 100;
+    default: {
+        unsigned u = (unsigned)tr_below(s, 10);
+        uint64_t range = u < 7 ? 64 : u < 9 ? 1000000 : UINT64_C(1000000000000);
+        return last + (fs_time_t)tr_below(s, range);
+    }
+    }
+}
+
+/* Runs `ops` random operations with times drawn as `mode` says. */
+static void run_random(uint64_t seed, size_t ops, int mode)
 {
     int64_t live0 = fs_alloc_live();
     uint64_t s = seed;
@@ -154,17 +174,16 @@ static void run_random(uint64_t seed, size_t ops, int monotone)
 
     for (size_t i = 0; i < ops; i++) {
         /* the queue fills and drains in waves of 10,000 operations, up to
-         * 2,500 events (growth and stale keys happen), and the last tenth
+         * 1,500 events (growth and stale keys happen), and the last tenth
          * drains it */
         unsigned push_pct = (i / 5000) % 2 == 0 ? 62 : 30;
-        if (r.n > 2500)
+        if (r.n > 1500)
             push_pct = 20;
         if (i >= ops - ops / 10)
             push_pct = 10;
         unsigned u = (unsigned)tr_below(&s, 100);
         if (u < push_pct) {
-            fs_time_t t = monotone ? last + (fs_time_t)tr_below(&s, 64)
-                                   : (fs_time_t)tr_below(&s, 200) - 100;
+            fs_time_t t = random_time(&s, mode, last);
             uint8_t prio = prios[tr_below(&s, 6)];
             if (nid == capid) {
                 capid = capid ? 2 * capid : 1024;
@@ -226,14 +245,21 @@ static void test_random_vs_reference(void **st)
 {
     (void)st;
     for (uint64_t seed = 1; seed <= 4; seed++)
-        run_random(seed, 100000, 1);
+        run_random(seed, 100000, TM_MONOTONE);
 }
 
 static void test_random_any_time_vs_reference(void **st)
 {
     (void)st;
     for (uint64_t seed = 11; seed <= 12; seed++)
-        run_random(seed, 100000, 0);
+        run_random(seed, 100000, TM_ANY);
+}
+
+static void test_random_mixture_vs_reference(void **st)
+{
+    (void)st;
+    for (uint64_t seed = 21; seed <= 22; seed++)
+        run_random(seed, 100000, TM_MIXTURE);
 }
 
 /* ---- ties ---- */
@@ -383,7 +409,10 @@ static void test_handles_across_growth(void **st)
 
 /* ---- compaction ---- */
 
-static void test_compaction_keeps_order(void **st)
+/* Cancelled events ahead of the heap are listed (in the rung or the top
+ * list): they are marked dead, and reaped when they outnumber the live
+ * ones. */
+static void test_dead_records_are_reaped(void **st)
 {
     (void)st;
     int64_t live0 = fs_alloc_live();
@@ -394,35 +423,92 @@ static void test_compaction_keeps_order(void **st)
     enum { N = 20000 };
     fs_event_handle_t *h = malloc(N * sizeof *h);
     assert_non_null(h);
+    ref_ev_t first = {.time = INT64_MAX};
     for (uint32_t i = 0; i < N; i++) {
-        fs_time_t t = (fs_time_t)tr_below(&s, 3000);
+        fs_time_t t = (fs_time_t)tr_below(&s, 3000000);
         uint8_t prio = (uint8_t)(10 * (1 + tr_below(&s, 5)));
         fs_event_t ev = make_ev(t, prio, i);
         assert_int_equal(fs_evq_push(&q, &ev, &h[i]), 0);
+        ref_ev_t e = {t, prio, r.seq, i};
+        if (i < N / 2 && ref_less(&e, &first))
+            first = e;
         if (i % 10 == 3) /* the survivors below */
             ref_push(&r, t, prio, i);
         else
             r.seq++; /* the reference numbers every push, as the queue does */
+        if (i == N / 2 - 1) {
+            /* one pop builds a rung: later pushes go to its buckets, the
+             * heap or the top list */
+            fs_event_t out;
+            assert_int_equal(fs_evq_pop(&q, &out), 0);
+            assert_ev_is(&out, &first);
+            if (first.id % 10 == 3)
+                assert_true(ref_remove_id(&r, first.id));
+            assert_int_equal(q.rebuilds, 1);
+        }
     }
-    /* cancel 90%: stale keys then outnumber live ones by far */
     for (uint32_t i = 0; i < N; i++)
         if (i % 10 != 3)
-            assert_int_equal(fs_evq_cancel(&q, h[i]), 1);
+            assert_int_equal(fs_evq_cancel(&q, h[i]), i != first.id);
     assert_int_equal(q.compactions, 0);
-    assert_int_equal(q.n, N); /* lazy: nothing removed yet */
-    assert_int_equal(fs_evq_size(&q), N / 10);
-    /* the next push compacts: the heap holds only live keys afterwards */
+    assert_true(q.dead > N / 2); /* lazy: most are still listed */
+    assert_int_equal(fs_evq_size(&q), r.n);
+    /* the next push reaps them all */
     fs_event_t ev = make_ev(1500, 30, N);
     assert_int_equal(fs_evq_push(&q, &ev, NULL), 0);
     ref_push(&r, 1500, 30, N);
     assert_int_equal(q.compactions, 1);
+    assert_int_equal(q.dead, 0);
+    drain_and_compare(&q, &r);
+    fs_evq_release(&q);
+    free(r.a);
+    free(h);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Near events are in the heap: cancelled ones leave stale keys, which a
+ * push compacts away when they outnumber the live ones. */
+static void test_stale_keys_are_compacted(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_evq_t q;
+    fs_evq_init(&q);
+    ref_t r = {0};
+    enum { N = 6000 };
+    fs_event_handle_t *h = malloc(N * sizeof *h);
+    assert_non_null(h);
+    /* one time: one bucket, all of it moved into the heap by the first pop */
+    for (uint32_t i = 0; i < N; i++) {
+        uint8_t prio = (uint8_t)(10 * (1 + i % 5));
+        fs_event_t ev = make_ev(50, prio, i);
+        assert_int_equal(fs_evq_push(&q, &ev, &h[i]), 0);
+        ref_push(&r, 50, prio, i);
+    }
+    fs_event_t out;
+    assert_int_equal(fs_evq_pop(&q, &out), 0);
+    assert_ev_is(&out, &r.a[--r.n]);
+    assert_int_equal(q.heap_live, N - 1);
+    for (uint32_t i = 0; i < N; i++)
+        if (i % 10 != 3) {
+            int want = ref_remove_id(&r, i);
+            assert_int_equal(fs_evq_cancel(&q, h[i]), want);
+        }
+    assert_int_equal(q.compactions, 0);
+    assert_int_equal(q.n, N); /* lazy: the keys are still there (and the hole) */
+    /* the next push compacts: the heap holds only live keys afterwards */
+    fs_event_t ev = make_ev(50, 30, N);
+    assert_int_equal(fs_evq_push(&q, &ev, NULL), 0);
+    ref_push(&r, 50, 30, N);
+    assert_int_equal(q.compactions, 1);
+    assert_int_equal(q.n, q.heap_live);
     assert_int_equal(q.n, N / 10 + 1);
     /* more pushes with equal keys after compaction still come after the
      * older ones (sequence numbers were kept) */
     for (uint32_t i = 0; i < 50; i++) {
-        fs_event_t e2 = make_ev(1500, 30, N + 1 + i);
+        fs_event_t e2 = make_ev(50, 30, N + 1 + i);
         assert_int_equal(fs_evq_push(&q, &e2, NULL), 0);
-        ref_push(&r, 1500, 30, N + 1 + i);
+        ref_push(&r, 50, 30, N + 1 + i);
     }
     drain_and_compare(&q, &r);
     fs_evq_release(&q);
@@ -539,18 +625,17 @@ static void test_push_enomem_leaves_queue_usable(void **st)
     fs_evq_t q;
     fs_evq_init(&q);
     ref_t r = {0};
-    int failures = 0;
     /* every push with the next allocation failing: the pushes that need to
      * grow the heap or the pool fail cleanly, the others succeed */
-    int failures2 = 0;
+    int fails[5] = {0};
     for (uint32_t i = 0; i < 5000; i++) {
         fs_time_t t = (fs_time_t)tr_below(&s, 1000);
         fs_event_t ev = make_ev(t, 50, i);
-        /* fail the next allocation, then the one after it (the heap grew,
-         * the pool cannot): the queue must be unchanged each time */
+        /* fail the first, then the second, ... allocation of this push:
+         * the queue must be unchanged after each failure */
         int pushed = 0;
-        for (uint64_t k = 1; k <= 2 && !pushed; k++) {
-            size_t size0 = fs_evq_size(&q), n0 = q.n;
+        for (uint64_t k = 1; k <= 4 && !pushed; k++) {
+            size_t size0 = fs_evq_size(&q), n0 = q.n, cap0 = q.pool_cap;
             fs_alloc_fail_after(k);
             int rc = fs_evq_push(&q, &ev, NULL);
             fs_alloc_fail_after(0);
@@ -561,8 +646,8 @@ static void test_push_enomem_leaves_queue_usable(void **st)
             assert_int_equal(rc, FS_ENOMEM);
             assert_int_equal(fs_evq_size(&q), size0);
             assert_int_equal(q.n, n0);
-            failures += k == 1;
-            failures2 += k == 2;
+            assert_int_equal(q.pool_cap, cap0);
+            fails[k]++;
         }
         if (!pushed)
             assert_int_equal(fs_evq_push(&q, &ev, NULL), 0); /* then it works */
@@ -574,10 +659,15 @@ static void test_push_enomem_leaves_queue_usable(void **st)
             r.n--;
         }
     }
-    /* the pool grows 16 -> 4096 (9 times), the heap 64 -> 4096 (7 times,
-     * together with the pool) */
-    assert_int_equal(failures, 9);
-    assert_int_equal(failures2, 7);
+    /* the pool grows 16 -> 4096 (9 times), each time after the bucket
+     * array and, 7 of those times, the heap (whose capacity follows the
+     * pool's from 64): the first allocation fails 9 times, the second
+     * (one array grown, the next one not) 9 times; by the third attempt
+     * the arrays that grew need no more and the push succeeds */
+    assert_int_equal(fails[1], 9);
+    assert_int_equal(fails[2], 9);
+    assert_int_equal(fails[3], 0);
+    assert_int_equal(fails[4], 0);
     drain_and_compare(&q, &r);
     fs_evq_release(&q);
     free(r.a);
@@ -593,9 +683,46 @@ static uint64_t ref_mix(uint64_t h, fs_time_t t, uint32_t entity)
     return (h ^ entity) * UINT64_C(0x100000001b3);
 }
 
-static fs_time_t ref_increment(gsl_rng *g)
+static fs_time_t ref_increment(const fs_bench_exp_t *z, gsl_rng *g)
 {
-    return (fs_time_t)(-1e6 * log(gsl_rng_uniform_pos(g)));
+    return (fs_time_t)fs_bench_exp_draw(z, g);
+}
+
+/* The benchmarks' sampler is exponential: mean, tail probabilities on both
+ * sides of the ziggurat's tail start (7.697 means) and a chi-square test of
+ * the probability transform 1 - exp(-x / mean) on 64 bins. */
+static void test_bench_exponential_sampler(void **st)
+{
+    (void)st;
+    enum { N = 1000000, BINS = 64 };
+    fs_bench_exp_t z;
+    fs_bench_exp_init(&z, 2.5);
+    fs_rng_t rng;
+    assert_int_equal(fs_rng_init(&rng, 8, 0, FS_RNG_ARRIVAL, 0), 0);
+    gsl_rng *g = fs_rng_gsl(&rng);
+    unsigned long bins[BINS] = {0};
+    double sum = 0;
+    unsigned long over3 = 0, over9 = 0;
+    for (int i = 0; i < N; i++) {
+        double x = fs_bench_exp_draw(&z, g);
+        assert_true(x >= 0 && isfinite(x));
+        sum += x;
+        over3 += x > 3 * 2.5;
+        over9 += x > 9 * 2.5;
+        int b = (int)((1 - exp(-x / 2.5)) * BINS);
+        bins[b < BINS ? b : BINS - 1]++;
+    }
+    fs_rng_release(&rng);
+    /* mean 2.5, variance 2.5^2 */
+    assert_true(fabs(sum / N - 2.5) < 5 * 2.5 / sqrt(N));
+    /* P(X > 3 mean) = e^-3, P(X > 9 mean) = e^-9 (the tail algorithm) */
+    double p3 = exp(-3.0), p9 = exp(-9.0);
+    assert_true(fabs((double)over3 - N * p3) < 5 * sqrt(N * p3 * (1 - p3)));
+    assert_true(fabs((double)over9 - N * p9) < 5 * sqrt(N * p9 * (1 - p9)));
+    double chi2 = 0, e = (double)N / BINS;
+    for (int b = 0; b < BINS; b++)
+        chi2 += (bins[b] - e) * (bins[b] - e) / e;
+    assert_true(gsl_cdf_chisq_Q(chi2, BINS - 1) > 1e-4);
 }
 
 static void test_bench_hold_matches_reference(void **st)
@@ -605,16 +732,18 @@ static void test_bench_hold_matches_reference(void **st)
     enum { PENDING = 300, OPS = 20000 };
     fs_rng_t rng;
     assert_int_equal(fs_rng_init(&rng, 77, 0, FS_RNG_ARRIVAL, 0), 0);
+    fs_bench_exp_t z;
+    fs_bench_exp_init(&z, 1e6); /* mean 1 s */
     ref_t r = {0};
     for (uint32_t i = 0; i < PENDING; i++)
-        ref_push(&r, ref_increment(fs_rng_gsl(&rng)), FS_PRIO_TIMER, i);
+        ref_push(&r, ref_increment(&z, fs_rng_gsl(&rng)), FS_PRIO_TIMER, i);
     uint64_t sum = 0;
     fs_time_t last = 0;
     for (int i = 0; i < OPS; i++) {
         ref_ev_t e = r.a[--r.n];
         sum = ref_mix(sum, e.time, e.id);
         last = e.time;
-        ref_push(&r, e.time + ref_increment(fs_rng_gsl(&rng)), FS_PRIO_TIMER, e.id);
+        ref_push(&r, e.time + ref_increment(&z, fs_rng_gsl(&rng)), FS_PRIO_TIMER, e.id);
     }
     fs_rng_release(&rng);
     free(r.a);
@@ -628,6 +757,8 @@ static void test_bench_hold_matches_reference(void **st)
     assert_int_equal(a.end_time, last);
     assert_true(a.seconds > 0 && a.ns_per_op > 0 && a.ops_per_s > 0);
     assert_double_equal(a.ns_per_op, a.seconds * 1e9 / OPS, 1e-6 * a.ns_per_op);
+    assert_true(a.cpu_seconds > 0 && a.cpu_seconds <= a.seconds * 1.01 + 1e-3);
+    assert_double_equal(a.cpu_ns_per_op, a.cpu_seconds * 1e9 / OPS, 1e-6 * a.cpu_ns_per_op);
     /* the run loop drives the same model to the same trajectory */
     assert_int_equal(fs_bench_loop(PENDING, OPS, 77, &b), 0);
     assert_string_equal(b.name, "loop");
@@ -652,19 +783,21 @@ static void test_bench_reschedule_matches_reference(void **st)
     fs_rng_t rng;
     assert_int_equal(fs_rng_init(&rng, 5, 0, FS_RNG_ARRIVAL, 0), 0);
     gsl_rng *g = fs_rng_gsl(&rng);
+    fs_bench_exp_t z;
+    fs_bench_exp_init(&z, 1e6);
     ref_t r = {0};
     for (uint32_t i = 0; i < PENDING; i++)
-        ref_push(&r, ref_increment(g), FS_PRIO_TIMER, i);
+        ref_push(&r, ref_increment(&z, g), FS_PRIO_TIMER, i);
     uint64_t sum = 0;
     fs_time_t last = 0;
     for (int i = 0; i < OPS; i++) {
         ref_ev_t e = r.a[--r.n];
         sum = ref_mix(sum, e.time, e.id);
         last = e.time;
-        ref_push(&r, e.time + ref_increment(g), FS_PRIO_TIMER, e.id);
+        ref_push(&r, e.time + ref_increment(&z, g), FS_PRIO_TIMER, e.id);
         uint32_t k = (uint32_t)gsl_rng_uniform_int(g, PENDING);
         assert_true(ref_remove_id(&r, k));
-        ref_push(&r, last + ref_increment(g), FS_PRIO_TIMER, k);
+        ref_push(&r, last + ref_increment(&z, g), FS_PRIO_TIMER, k);
     }
     fs_rng_release(&rng);
     free(r.a);
@@ -683,6 +816,7 @@ static void test_bench_arguments_and_table(void **st)
     fs_bench_result_t a;
     assert_int_equal(fs_bench_hold(0, 10, 1, &a), FS_EINVAL);
     assert_int_equal(fs_bench_hold(10, 0, 1, &a), FS_EINVAL);
+    assert_int_equal(fs_bench_hold(FS_EVQ_MAX_PENDING + 1, 10, 1, &a), FS_EINVAL);
     assert_int_equal(fs_bench_loop(0, 10, 1, &a), FS_EINVAL);
     assert_int_equal(fs_bench_reschedule(10, 0, 1, &a), FS_EINVAL);
     /* out of memory during the fill: reported, nothing leaked */
@@ -709,14 +843,17 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_vs_reference),
         cmocka_unit_test(test_random_any_time_vs_reference),
+        cmocka_unit_test(test_random_mixture_vs_reference),
         cmocka_unit_test(test_equal_time_fifo),
         cmocka_unit_test(test_cancel_semantics),
         cmocka_unit_test(test_handles_across_growth),
-        cmocka_unit_test(test_compaction_keeps_order),
+        cmocka_unit_test(test_dead_records_are_reaped),
+        cmocka_unit_test(test_stale_keys_are_compacted),
         cmocka_unit_test(test_no_compaction_below_minimum),
         cmocka_unit_test(test_sequence_renumbering),
         cmocka_unit_test(test_generation_wrap_retires_slot),
         cmocka_unit_test(test_push_enomem_leaves_queue_usable),
+        cmocka_unit_test(test_bench_exponential_sampler),
         cmocka_unit_test(test_bench_hold_matches_reference),
         cmocka_unit_test(test_bench_reschedule_matches_reference),
         cmocka_unit_test(test_bench_arguments_and_table),

@@ -311,6 +311,27 @@ static void test_best_effort_equals_full_scan(void **s)
     }
 }
 
+/* Fractional shares are their own shape: one node of 2 GPUs; a half-GPU job
+ * (t=0) and a whole GPU (t=1) are running; a whole-GPU job (t=2) must wait,
+ * but a 300-milli job (t=3) fits beside the half share and, best effort,
+ * starts at once instead of queueing behind the whole-GPU job. */
+static void test_fractional_shape_not_blocked(void **s)
+{
+    (void)s;
+    fs_job_t jobs[] = {job(1, 0, 1, 100), job(2, 1, 1, 100), job(3, 2, 1, 10), job(4, 3, 1, 10)};
+    jobs[0].gpu_milli = 500;
+    jobs[3].gpu_milli = 300;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static rows_t rs;
+    fs_run_totals_t t;
+    base_cfg(&cfg, &pool, 1, 2, FS_FIFO_BEST_EFFORT);
+    run(&cfg, jobs, 4, &rs, &t);
+    assert_double_equal(find(&rs, 1)->start, 0, 0);
+    assert_double_equal(find(&rs, 3)->start, 100, 0);
+    assert_double_equal(find(&rs, 4)->start, 3, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_same_instant),
         cmocka_unit_test(test_until_horizon),
         cmocka_unit_test(test_best_effort_equals_full_scan),
+        cmocka_unit_test(test_fractional_shape_not_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

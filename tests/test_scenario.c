@@ -142,20 +142,62 @@ static const char multi_dump[] =
     "      gpu: A100\n"
     "      nodes: 16\n"
     "      gpus_per_node: 8\n"
+    "  topology:\n"
+    "    nvlink_domain: node\n"
+    "    nodes_per_rack: 0\n"
+    "    racks_per_leaf: 0\n"
+    "    leaves_per_spine: 0\n"
+    "  speed: []\n"
+    "  speed_catalog: false\n"
     "workload:\n"
     "  synthetic:\n"
     "    arrivals:\n"
     "      process: poisson\n"
     "      rate: 3/min\n"
+    "      profile:\n"
+    "        hourly: {}\n"
+    "        weekly: {}\n"
+    "    scale: 1\n"
+    "    growth:\n"
+    "      rate: 0\n"
+    "      period: 30d\n"
     "    max_jobs: 5000\n"
     "    gpus: {1: 0.25, 2: 0.25, 8: 0.25, 256: 0.25}\n"
     "    duration: {dist: weibull, mean: 2h, shape: 0.8}\n"
+    "    duration_by_size: []\n"
     "    tenants: {research: 0.6, prod: 0.3, \"team x\": 0.1}\n"
     "    estimate_factor: 1.5\n"
     "scheduler:\n"
     "  queue: fifo\n"
     "  mode: strict\n"
     "  placement: first_fit\n"
+    "  candidates: 100\n"
+    "  backfill: none\n"
+    "  preemption: auto\n"
+    "  runtime: user\n"
+    "  unknown_estimate: oracle\n"
+    "  default_limit: 1d\n"
+    "  restart_cost: 0s\n"
+    "  checkpoint_interval: 0s\n"
+    "  bf:\n"
+    "    mode: exact\n"
+    "    max_job_test: 100\n"
+    "    resolution: 1m\n"
+    "    interval: 30s\n"
+    "    window: 1d\n"
+    "  slurm:\n"
+    "    max_age: 7d\n"
+    "    decay_half_life: 7d\n"
+    "    calc_period: 5m\n"
+    "    weight_age: 0\n"
+    "    weight_fairshare: 0\n"
+    "    weight_jobsize: 0\n"
+    "    weight_partition: 0\n"
+    "    weight_qos: 0\n"
+    "    favor_small: false\n"
+    "  tiresias:\n"
+    "    thresholds: \"3600\"\n"
+    "    promote_knob: 0\n"
     "output:\n"
     "  timeline_interval: 0s\n"
     "  jobs: false\n";
@@ -301,12 +343,12 @@ static void test_error_unknown_keys(void **state)
     (void)state;
     expect_error("name: x\nclusterr: 1\n", NULL, 0,
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
-                 "until, warmup, cluster, workload, scheduler, output)");
+                 "until, warmup, cluster, workload, scheduler, output, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
-                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools)");
+                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
                  "t.yaml:6:16: unknown key 'rat' in 'workload.synthetic.arrivals' (expected one of: "
-                 "process, rate)");
+                 "process, rate, profile)");
     expect_error("cluster:\n  pools:\n    - {name: a, gpu: H100, nodes: 1, gpus: 8}\n", NULL, 0,
                  "t.yaml:3:38: unknown key 'gpus' in 'cluster.pools.0' (expected one of: name, gpu, "
                  "nodes, gpus_per_node)");
@@ -355,7 +397,7 @@ static void test_error_values(void **state)
     expect_error("seed: 18446744073709551616\n", NULL, 0,
                  "t.yaml:1:7: seed: 18446744073709551616 is out of range (expected a whole number >= 0)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rate: 0/h}\n", NULL, 0,
-                 "t.yaml:6:22: workload.synthetic.arrivals.rate: 0/h is out of range (expected a rate > 0/s)");
+                 "t.yaml:6:22: workload.synthetic.arrivals.rate: 0/h is out of range (expected a rate > 0/s and <= 1e+06/s)");
     expect_error(POOL "workload:\n  trace: {path: x.csv, time_scale: 0}\n", NULL, 0,
                  "t.yaml:5:36: workload.trace.time_scale: 0 is out of range (expected a number > 0)");
     expect_error(POOL "workload:\n  synthetic:\n    gpus: {1: 1.5, 8: -0.5}\n", NULL, 0,
@@ -381,7 +423,7 @@ static void test_error_types(void **state)
                  "t.yaml:1:10: horizon: expected a duration such as 90s, 15m, 2h or 30d, > 0s, found a block of keys");
     expect_error("seed: 1.5\n", NULL, 0, "t.yaml:1:7: seed: '1.5' is not a whole number (expected a whole number >= 0)");
     expect_error("seed:\n", NULL, 0, "t.yaml:1:6: seed: missing value (expected a whole number >= 0)");
-    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools), found a value '5'");
+    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, topology, speed, speed_catalog), found a value '5'");
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
@@ -419,7 +461,7 @@ static void test_error_workload(void **state)
     expect_error(POOL "workload:\n  synthetic:\n    gpus: {1: 1}\n    duration: {dist: constant, value: 1h}\n",
                  NULL, 0,
                  "t.yaml:5:3: missing key 'workload.synthetic.arrivals.rate' (expected a rate such as 40/h, "
-                 "3/min or 0.5/s, > 0/s)");
+                 "3/min or 0.5/s, > 0/s and <= 1e+06/s)");
     expect_error(SYNTH, NULL, 0, "t.yaml:1:1: missing key 'cluster.pools' (expected a list of blocks*");
     expect_error("cluster:\n  pools:\n    - {name: a, gpu: H100, nodes: 1}\n", NULL, 0,
                  "t.yaml:3:7: missing key 'cluster.pools.0.gpus_per_node' (expected a whole number from 1 to 1024)");
@@ -582,9 +624,9 @@ static void test_override_errors(void **state)
     (void)state;
     const char *text = fs_scenario_default_text();
     struct { const char *set, *want; } cases[] = {
-        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools)"},
+        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
-                      "until, warmup, cluster, workload, scheduler, output)"},
+                      "until, warmup, cluster, workload, scheduler, output, sweep)"},
         {"cluster.pools.0.nodes=0",
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},
@@ -596,7 +638,9 @@ static void test_override_errors(void **state)
          "--set workload.synthetic.gpus: job size 2048 is larger than any pool (largest: 1024 GPUs)"},
         {"workload.trace.path=x.csv", "--set workload.trace.path: workload: give only one of 'synthetic' and "
                                       "'trace', not both"},
-        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, mode, placement), found a value 'fifo'"},
+        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, mode, placement, candidates, backfill, "
+                          "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
+                          "checkpoint_interval, bf, slurm, tiresias), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},
         {"name=", "--set name: missing value (write KEY=VALUE; null restores the default)"},
         {"noequals", "--set noequals: expected KEY=VALUE"},
@@ -864,7 +908,7 @@ static void test_docs_up_to_date(void **state)
     assert_non_null(f);
     fs_scenario_print_keys(f);
     fclose(f);
-    assert_non_null(strstr(gen, "| `workload.synthetic.arrivals.rate` | rate | 1/s | required | > 0/s |"));
+    assert_non_null(strstr(gen, "| `workload.synthetic.arrivals.rate` | rate | 1/s | required | > 0/s and <= 1e+06/s |"));
     assert_non_null(strstr(gen, "| `cluster.pools[].gpus_per_node` | integer |  | required | from 1 to 1024 |"));
     const char *path = FS_SOURCE_DIR "/docs/scenario.md";
     char *doc = fs_test_read(path, NULL);

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
@@ -19,6 +20,7 @@
 #include "sim/fs_alloc.h"
 #include "sim/fs_rng.h"
 #include "traces/fs_synth.h"
+#include "scenarios/fs_scenario.h"
 
 static const uint32_t k_sizes[] = {1, 2, 8, 64};
 static const double k_probs[] = {0.55, 0.2, 0.2, 0.05};
@@ -608,6 +610,402 @@ static void test_create_alloc_failures(void **state)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* ---- extensions: scale, rate profile, growth, duration by size ------------ */
+
+/* Sets a {name: share} profile table from n shares (names "0".."n-1";
+ * zero shares are left out). */
+static void set_profile(fs_synth_cfg_t *c, int weekly, const double *shares, size_t n)
+{
+    char ***names = weekly ? &c->weekly_names : &c->hourly_names;
+    double **vals = weekly ? &c->weekly : &c->hourly;
+    size_t *cnt = weekly ? &c->n_weekly : &c->n_hourly;
+    *names = fs_calloc(n, sizeof **names);
+    *vals = fs_malloc(n * sizeof **vals);
+    assert_non_null(*names);
+    assert_non_null(*vals);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shares[i] == 0)
+            continue;
+        char name[24];
+        snprintf(name, sizeof name, "%zu", i);
+        (*names)[k] = fs_strdup(name);
+        (*vals)[k++] = shares[i];
+    }
+    *cnt = k;
+}
+
+/* Adds a size class with constant run times of `value` seconds. */
+static void add_class(fs_synth_cfg_t *c, uint32_t lo, uint32_t hi, double value)
+{
+    c->classes = fs_realloc(c->classes, (c->n_classes + 1) * sizeof *c->classes);
+    assert_non_null(c->classes);
+    fs_synth_class_t *k = &c->classes[c->n_classes++];
+    memset(k, 0, sizeof *k);
+    k->gpus_min = lo;
+    k->gpus_max = hi;
+    fs_dist_init(&k->duration);
+    k->duration.kind = FS_DIST_CONSTANT;
+    k->duration.value = value;
+    assert_int_equal(fs_dist_prepare(&k->duration, NULL), 0);
+    k->duration_cfg.given = 3;
+    k->duration_cfg.path = fs_strdup("unused.csv");
+}
+
+/* scale = 2 is exactly rate x 2: the same jobs. */
+static void test_scale(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t a, b;
+    make_cfg(&a, 0.25, 5000.0, 60.0);
+    make_cfg(&b, 0.5, 5000.0, 60.0);
+    a.scale = 2;
+    size_t na, nb;
+    fs_job_t *ja = drain(&a, 5, 0, 100, &na), *jb = drain(&b, 5, 0, 100, &nb);
+    assert_int_equal(na, nb);
+    assert_true(na > 2000);
+    for (size_t i = 0; i < na; i++)
+        assert_true(same_job(&ja[i], &jb[i]));
+    free(ja);
+    free(jb);
+    fs_synth_cfg_release(&a);
+    fs_synth_cfg_release(&b);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* A flat profile given explicitly goes through the integrated-rate path:
+ * the same Exp(1) draws spent at a constant rate give the homogeneous
+ * epochs again (within 1 us of rounding). */
+static void test_flat_profile_equals_homogeneous(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t a, b;
+    make_cfg(&a, 0.01, 20 * 86400.0, 60.0);
+    make_cfg(&b, 0.01, 20 * 86400.0, 60.0);
+    double flat[24];
+    for (int i = 0; i < 24; i++)
+        flat[i] = 1.0 / 24;
+    set_profile(&b, 0, flat, 24);
+    size_t na, nb;
+    fs_job_t *ja = drain(&a, 11, 0, 64, &na), *jb = drain(&b, 11, 0, 64, &nb);
+    assert_true(na > 15000);
+    assert_true(na == nb || na == nb + 1 || nb == na + 1); /* the last one may round across */
+    size_t m = na < nb ? na : nb;
+    for (size_t i = 0; i < m; i++) {
+        if (llabs((long long)(ja[i].submit - jb[i].submit)) > 1)
+            fail_msg("job %zu: %lld vs %lld us", i, (long long)ja[i].submit, (long long)jb[i].submit);
+        assert_int_equal(ja[i].gpus, jb[i].gpus);
+        assert_int_equal(ja[i].duration, jb[i].duration);
+    }
+    free(ja);
+    free(jb);
+    fs_synth_cfg_release(&a);
+    fs_synth_cfg_release(&b);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Hour-of-day and day-of-week profile: no arrivals where the share is 0,
+ * and the counts per hour and per day within 5 sigma of
+ * N * share (Poisson counts). */
+static void test_profile_counts(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t c;
+    make_cfg(&c, 0.05, 28 * 86400.0, 60.0); /* 4 weeks, ~121k jobs */
+    double hourly[24] = {0}, weekly[7] = {0.2, 0.2, 0.2, 0.2, 0.15, 0.05, 0};
+    for (int h = 8; h < 20; h++)
+        hourly[h] = h < 12 ? 0.1 : (1 - 0.4) / 8;
+    set_profile(&c, 0, hourly, 24);
+    set_profile(&c, 1, weekly, 7);
+    size_t n;
+    fs_job_t *jobs = drain(&c, 3, 0, 256, &n);
+    double per_hour[24] = {0}, per_day[7] = {0};
+    for (size_t i = 0; i < n; i++) {
+        double t = fs_time_to_s(jobs[i].submit);
+        per_hour[(int)fmod(floor(t / 3600), 24)]++;
+        per_day[(int)fmod(floor(t / 86400), 7)]++;
+        if (i)
+            assert_true(jobs[i].submit >= jobs[i - 1].submit);
+    }
+    /* expected total: rate * 28 d (the multipliers average to 1) */
+    double total = 0.05 * 28 * 86400;
+    assert_true(fabs((double)n - total) < 5 * sqrt(total));
+    for (int h = 0; h < 24; h++) {
+        double e = total * hourly[h];
+        if (e == 0)
+            assert_true(per_hour[h] == 0);
+        else if (fabs(per_hour[h] - e) > 5 * sqrt(e))
+            fail_msg("hour %d: %g arrivals, expected %g", h, per_hour[h], e);
+    }
+    for (int d = 0; d < 7; d++) {
+        double e = total * weekly[d];
+        if (e == 0)
+            assert_true(per_day[d] == 0);
+        else if (fabs(per_day[d] - e) > 5 * sqrt(e))
+            fail_msg("day %d: %g arrivals, expected %g", d, per_day[d], e);
+    }
+    free(jobs);
+    fs_synth_cfg_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Growth of 50% per 10 days, compounding, over 40 days: the count in each
+ * 10-day window is rate * int e^{beta t} dt over it (5 sigma). */
+static void test_growth(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t c;
+    make_cfg(&c, 0.02, 40 * 86400.0, 60.0);
+    c.growth = 0.5;
+    c.growth_period = 10 * FS_US_PER_DAY;
+    size_t n;
+    fs_job_t *jobs = drain(&c, 8, 0, 256, &n);
+    double beta = log(1.5) / (10 * 86400.0), cnt[4] = {0};
+    for (size_t i = 0; i < n; i++)
+        cnt[(size_t)(fs_time_to_s(jobs[i].submit) / (10 * 86400.0))]++;
+    for (int w = 0; w < 4; w++) {
+        double a = w * 10 * 86400.0, b = a + 10 * 86400.0;
+        double e = 0.02 * (exp(beta * b) - exp(beta * a)) / beta;
+        if (fabs(cnt[w] - e) > 5 * sqrt(e))
+            fail_msg("window %d: %g arrivals, expected %g", w, cnt[w], e);
+    }
+    /* each window has 1.5x the previous one's expectation */
+    assert_true(cnt[3] > 2.5 * cnt[0]);
+    free(jobs);
+    fs_synth_cfg_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Run times by size class; sizes outside every class use `duration`; the
+ * arrivals and sizes do not change (common random numbers). */
+static void test_duration_by_size(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t a, b;
+    make_cfg(&a, 0.5, 4000.0, 60.0);
+    make_cfg(&b, 0.5, 4000.0, 60.0);
+    add_class(&b, 1, 1, 100);
+    add_class(&b, 2, 8, 200);
+    size_t na, nb;
+    fs_job_t *ja = drain(&a, 21, 0, 64, &na), *jb = drain(&b, 21, 0, 64, &nb);
+    assert_int_equal(na, nb);
+    int seen64 = 0;
+    for (size_t i = 0; i < nb; i++) {
+        assert_int_equal(ja[i].submit, jb[i].submit);
+        assert_int_equal(ja[i].gpus, jb[i].gpus);
+        if (jb[i].gpus == 1)
+            assert_int_equal(jb[i].duration, 100 * FS_US_PER_S);
+        else if (jb[i].gpus <= 8)
+            assert_int_equal(jb[i].duration, 200 * FS_US_PER_S);
+        else
+            seen64 += jb[i].duration != 100 * FS_US_PER_S && jb[i].duration != 200 * FS_US_PER_S;
+    }
+    assert_true(seen64 > 10);
+    /* the copy carries the classes */
+    fs_synth_cfg_t d;
+    assert_int_equal(fs_synth_cfg_copy(&d, &b), 0);
+    assert_int_equal(d.n_classes, 2);
+    assert_int_equal(d.classes[1].gpus_max, 8);
+    assert_string_equal(d.classes[1].duration_cfg.path, "unused.csv");
+    assert_true(d.classes[1].duration.value == 200);
+    fs_synth_cfg_release(&d);
+    free(ja);
+    free(jb);
+    fs_synth_cfg_release(&a);
+    fs_synth_cfg_release(&b);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+static void test_extension_validation(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t c;
+    make_cfg(&c, 1, 100, 1);
+    c.scale = 0;
+    expect_invalid(&c, "scale must be > 0 (got 0)");
+    c.scale = 1;
+    c.growth = -1;
+    expect_invalid(&c, "growth must be > -1 (got -1)");
+    c.growth = 0.1;
+    c.growth_period = 0;
+    expect_invalid(&c, "the growth period must be > 0");
+    c.growth = 0;
+    double h[24] = {0};
+    h[3] = 0.5;
+    h[23] = 0.25;
+    set_profile(&c, 0, h, 24);
+    expect_invalid(&c, "hourly probabilities sum to 0.75, not 1");
+    c.hourly[1] = 0.5;
+    fs_free(c.hourly_names[1]);
+    c.hourly_names[1] = fs_strdup("24");
+    expect_invalid(&c, "hourly profile: '24' is not a whole number in 0..23");
+    fs_free(c.hourly_names[1]);
+    c.hourly_names[1] = fs_strdup("03");
+    expect_invalid(&c, "hourly profile: 3 is listed twice");
+    fs_free(c.hourly_names[1]);
+    c.hourly_names[1] = fs_strdup("x");
+    expect_invalid(&c, "hourly profile: 'x' is not a whole number");
+    fs_free(c.hourly_names[1]);
+    c.hourly_names[1] = fs_strdup("4");
+    double w[7] = {0.5, 0.5, 0, 0, 0, 0, 0};
+    set_profile(&c, 1, w, 7);
+    fs_free(c.weekly_names[1]);
+    c.weekly_names[1] = fs_strdup("7");
+    expect_invalid(&c, "weekly profile: '7' is not a whole number in 0..6");
+    fs_free(c.weekly_names[1]);
+    c.weekly_names[1] = fs_strdup("6");
+    add_class(&c, 2, 8, 10);
+    add_class(&c, 8, 16, 10);
+    expect_invalid(&c, "size classes 1 (2..8) and 2 (8..16) overlap");
+    c.classes[1].gpus_min = 9;
+    c.classes[1].gpus_max = 4;
+    expect_invalid(&c, "size class 2: expected 1 <= gpus_min <= gpus_max (got 9..4)");
+    c.classes[1].gpus_max = 16;
+    c.classes[1].duration.kind = FS_DIST_NONE;
+    expect_invalid(&c, "size class 2: duration distribution missing");
+    c.classes[1].duration.kind = FS_DIST_CONSTANT;
+    /* now valid: arrivals only in hours 3 and 4 of days 0 and 6 */
+    fs_source_t *src = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_synth_create(&c, 1, 0, &src, &err), 0);
+    fs_source_destroy(src);
+    fs_synth_cfg_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Allocation failures with every extension configured. */
+static void test_extension_alloc_failures(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_synth_cfg_t c;
+    make_cfg(&c, 0.01, 3 * 86400.0, 1.0);
+    double h[24], w[7] = {0.1, 0.2, 0.1, 0.2, 0.1, 0.2, 0.1};
+    for (int i = 0; i < 24; i++)
+        h[i] = 1.0 / 24;
+    set_profile(&c, 0, h, 24);
+    set_profile(&c, 1, w, 7);
+    add_class(&c, 1, 4, 30);
+    c.growth = 0.1;
+    size_t n_ref;
+    fs_job_t *ref = drain(&c, 9, 0, 4096, &n_ref);
+    int64_t live1 = fs_alloc_live();
+    int ok = 0;
+    uint64_t k;
+    for (k = 1; k < 400 && !ok; k++) {
+        fs_source_t *src = NULL;
+        fs_error_t err;
+        fs_alloc_fail_after(k);
+        int rc = fs_synth_create(&c, 9, 0, &src, &err);
+        fs_alloc_fail_after(0);
+        if (rc == 0) {
+            ok = 1;
+            fs_job_t *buf = malloc(4096 * sizeof *buf);
+            size_t n;
+            assert_int_equal(fs_source_next(src, buf, 4096, &n, &err), 0);
+            assert_int_equal(n, n_ref);
+            for (size_t i = 0; i < n; i++)
+                assert_true(same_job(&buf[i], &ref[i]));
+            free(buf);
+            fs_source_destroy(src);
+        } else {
+            assert_int_equal(rc, FS_ENOMEM);
+            assert_null(src);
+        }
+        assert_int_equal(fs_alloc_live(), live1);
+    }
+    assert_true(ok);
+    assert_true(k > 40); /* the names and classes were copied one by one */
+    free(ref);
+    fs_synth_cfg_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The scenario keys of the extensions: values, the dump round trip, and
+ * errors at FILE:LINE:COL (checked when the scenario is loaded). */
+#define EXT_YAML(profile, classes) \
+    "cluster:\n" \
+    "  pools:\n" \
+    "    - {name: a, gpu: H100, nodes: 4, gpus_per_node: 8}\n" \
+    "workload:\n" \
+    "  synthetic:\n" \
+    "    arrivals:\n" \
+    "      rate: 10/h\n" \
+    "      profile: " profile "\n" \
+    "    scale: 2.5\n" \
+    "    growth: {rate: 0.05, period: 7d}\n" \
+    "    gpus: {1: 0.5, 8: 0.5}\n" \
+    "    duration: {dist: exponential, mean: 1h}\n" \
+    "    duration_by_size:\n" classes
+
+static void test_scenario_keys(void **state)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_config_t c;
+    fs_error_t err;
+    const char *good = EXT_YAML("{hourly: {9: 0.5, 10: 0.5}, weekly: {0: 0.25, 1: 0.75}}",
+                                "      - {gpus_min: 1, gpus_max: 1, duration: {dist: lognormal, median: 10m, sigma: 1}}\n"
+                                "      - {gpus_min: 2, gpus_max: 64, duration: {dist: weibull, scale: 2h, shape: 0.7}}\n");
+    if (fs_scenario_load_string("x.yaml", good, NULL, 0, &c, &err) != 0)
+        fail_msg("%s", err.msg);
+    const fs_synth_cfg_t *s = &c.workload.synth;
+    assert_true(s->scale == 2.5);
+    assert_true(s->growth == 0.05);
+    assert_int_equal(s->growth_period, 7 * FS_US_PER_DAY);
+    assert_int_equal(s->n_hourly, 2);
+    assert_string_equal(s->hourly_names[1], "10");
+    assert_true(s->hourly[1] == 0.5);
+    assert_int_equal(s->n_weekly, 2);
+    assert_true(s->weekly[1] == 0.75);
+    assert_int_equal(s->n_classes, 2);
+    assert_int_equal(s->classes[1].gpus_min, 2);
+    assert_int_equal(s->classes[1].gpus_max, 64);
+    assert_int_equal(s->classes[1].duration.kind, FS_DIST_WEIBULL);
+    assert_true(s->classes[1].duration.scale == 7200);
+    assert_true(s->classes[0].duration.mu == log(600.0)); /* prepared */
+    char *d1 = fs_scenario_dump(&c);
+    assert_non_null(d1);
+    assert_non_null(strstr(d1, "      profile:\n        hourly: {\"9\": 0.5, \"10\": 0.5}\n"));
+    assert_non_null(strstr(d1, "    duration_by_size:\n      - gpus_min: 1\n"));
+    fs_config_t c2;
+    if (fs_scenario_load_string("dump.yaml", d1, NULL, 0, &c2, &err) != 0)
+        fail_msg("%s\n%s", err.msg, d1);
+    char *d2 = fs_scenario_dump(&c2);
+    assert_string_equal(d1, d2);
+    fs_free(d1);
+    fs_free(d2);
+    /* the scenario runs through the generator */
+    fs_source_t *src = NULL;
+    fs_synth_cfg_t sc = c.workload.synth;
+    assert_int_equal(fs_synth_create(&sc, 1, 0, &src, &err), 0);
+    fs_source_destroy(src);
+    fs_config_release(&c2);
+    fs_config_release(&c);
+
+    static const struct {
+        const char *yaml, *msg;
+    } bad[] = {
+        {EXT_YAML("{hourly: {24: 1}}", "      - {gpus_min: 1, gpus_max: 1, duration: {dist: constant, value: 1m}}\n"),
+         "x.yaml:8:25: synthetic workload: hourly profile: '24' is not a whole number in 0..23"},
+        {EXT_YAML("{weekly: {0: 0.5}}", "      - {gpus_min: 1, gpus_max: 1, duration: {dist: constant, value: 1m}}\n"),
+         "x.yaml:8:25: workload.synthetic.arrivals.profile.weekly: the shares sum to 0.5"},
+        {EXT_YAML("{}", "      - {gpus_min: 1, gpus_max: 8, duration: {dist: constant, value: 1m}}\n"
+                        "      - {gpus_min: 8, gpus_max: 9, duration: {dist: constant, value: 1m}}\n"),
+         "x.yaml:14:7: synthetic workload: size classes 1 (1..8) and 2 (8..9) overlap"},
+        {EXT_YAML("{}", "      - {gpus_min: 0, gpus_max: 8, duration: {dist: constant, value: 1m}}\n"),
+         "x.yaml:14:20: workload.synthetic.duration_by_size.0.gpus_min: 0 is out of range"},
+        {EXT_YAML("{}", "      - {gpus_min: 1, gpus_max: 8}\n"),
+         "x.yaml:14:9: missing key 'workload.synthetic.duration_by_size.0.duration'"},
+        {EXT_YAML("{}", "      - {gpus_min: 1, gpus_max: 8, duration: {dist: gamma, shape: 2}}\n"),
+         "x.yaml:14:46: workload.synthetic.duration_by_size.0.duration: gamma needs"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(fs_scenario_load_string("x.yaml", bad[i].yaml, NULL, 0, &c, &err), FS_EINVAL);
+        if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) != 0)
+            fail_msg("case %zu: '%s' does not start with '%s'", i, err.msg, bad[i].msg);
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +1020,14 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_cfg_copy),
         cmocka_unit_test(test_create_alloc_failures),
+        cmocka_unit_test(test_scale),
+        cmocka_unit_test(test_flat_profile_equals_homogeneous),
+        cmocka_unit_test(test_profile_counts),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_duration_by_size),
+        cmocka_unit_test(test_extension_validation),
+        cmocka_unit_test(test_extension_alloc_failures),
+        cmocka_unit_test(test_scenario_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 
 /* zlib's own buffer: large enough that our big reads bypass it (zlib reads
  * or inflates straight into the caller's buffer when asked for at least
@@ -33,7 +34,7 @@ int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err)
     }
     c->cap = buf_size;
     errno = 0;
-    c->gz = gzopen(path, "rb");
+    c->gz = fs_io_gzopen(path, "rb");
     if (!c->gz) {
         int e = errno;
         fs_csv_close(c);
@@ -108,13 +109,14 @@ static int refill(fs_csv_t *c, fs_error_t *err)
                             (unsigned long long)c->line_no + 1, c->cap - 2);
     if (room > CSV_READ_CHUNK)
         room = CSV_READ_CHUNK;
-    int k = gzread(c->gz, c->buf + c->len, (unsigned)room);
+    int k = fs_io_gzread(c->gz, c->buf + c->len, (unsigned)room);
+    int read_errno = errno;
     if (k > 0)
         c->len += (size_t)k;
     if (check_gz(c) || k <= 0) {
         if (k < 0 && !c->pending) {
             c->pending = FS_EIO;
-            snprintf(c->pending_what, sizeof c->pending_what, "read error");
+            snprintf(c->pending_what, sizeof c->pending_what, "read error: %s", strerror(read_errno));
         }
         c->eof = 1;
     }

@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 #include "fs_csv.h"
 #include "fs_strtab.h"
 
@@ -39,6 +40,12 @@ void fs_trace_opts_init(fs_trace_opts_t *o)
 {
     o->lenient = 0;
     o->time_scale = 1.0;
+    o->sort_window = 65536;
+    o->keep_origin = 0;
+    o->procs_per_gpu = 1;
+    o->cpu_only = 0;
+    o->default_duration = 0;
+    o->log = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -687,12 +694,12 @@ static int writer_flush(fs_native_writer_t *w, fs_error_t *err)
 {
     if (w->len == 0)
         return 0;
-    if (gzwrite(w->gz, w->buf, (unsigned)w->len) != (int)w->len) {
+    if (fs_io_gzwrite(w->gz, w->buf, (unsigned)w->len) != (int)w->len) {
         int zerr = Z_OK;
         const char *zmsg = gzerror(w->gz, &zerr);
         w->status = FS_EIO;
         return fs_error_set(err, FS_EIO, "cannot write %s: %s", w->tmp,
-                            zerr == Z_ERRNO ? strerror(errno) : zmsg);
+                            zerr == Z_ERRNO || zerr == Z_OK ? strerror(errno) : zmsg);
     }
     w->len = 0;
     return 0;
@@ -715,7 +722,7 @@ int fs_native_writer_open(const char *path, fs_native_writer_t **out, fs_error_t
     w->cap = WRITER_BUF;
     snprintf(w->tmp, tn, "%s.tmp.%ld", path, (long)getpid());
     errno = 0;
-    w->gz = gzopen(w->tmp, ends_with(path, ".gz") ? "wb6" : "wbT");
+    w->gz = fs_io_gzopen(w->tmp, ends_with(path, ".gz") ? "wb6" : "wbT");
     if (!w->gz) {
         int e = errno;
         fs_error_set(err, e ? FS_EIO : FS_ENOMEM, "cannot create %s: %s", w->tmp,
@@ -888,12 +895,12 @@ int fs_native_writer_close(fs_native_writer_t *w, fs_error_t *err)
 {
     int rc = w->status ? fs_error_set(err, w->status, "%s: an earlier write failed", w->tmp)
                        : writer_flush(w, err);
-    int zrc = gzclose_w(w->gz);
+    int zrc = fs_io_gzclose_w(w->gz);
     w->gz = NULL;
     if (!rc && zrc != Z_OK)
         rc = fs_error_set(err, FS_EIO, "cannot write %s: %s", w->tmp,
                           zrc == Z_ERRNO ? strerror(errno) : "zlib error at close");
-    if (!rc && rename(w->tmp, w->path) != 0)
+    if (!rc && fs_io_rename(w->tmp, w->path) != 0)
         rc = fs_error_set(err, FS_EIO, "cannot rename %s to %s: %s", w->tmp, w->path,
                           strerror(errno));
     if (rc)

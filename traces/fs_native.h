@@ -22,9 +22,22 @@
 
 #include "fs_source.h"
 
+/* Options of every trace reader (docs/traces.md says which format uses
+ * which; the scenario keys are workload.trace.*).  The native reader uses
+ * lenient and time_scale only (it never sorts and keeps its origin). */
 typedef struct fs_trace_opts {
     int lenient;            /* skip bad rows (counted) instead of failing */
     double time_scale;      /* multiply durations by this (1.0 = as is) */
+    uint32_t sort_window;   /* re-sort rows out of submission order within this many rows
+                               (0: refuse every out-of-order row); default 65536 */
+    int keep_origin;        /* 1: times as the trace states them; 0 (default): shifted so
+                               that the first submission is at 0 */
+    uint32_t procs_per_gpu; /* swf: processors per GPU (GPUs = ceil(procs / this)); 1 */
+    int cpu_only;           /* rows without GPUs (openb, pai): 0 skip and count, 1 error */
+    fs_time_t default_duration; /* run time for rows that record none (openb multigpu
+                                   files without times), us; 0: such a file is an error */
+    void *log;              /* FILE * for notes (format detected, rows re-sorted);
+                               NULL: stderr */
 } fs_trace_opts_t;
 
 void fs_trace_opts_init(fs_trace_opts_t *o);

@@ -37,9 +37,14 @@ typedef struct fs_source_ops {
      * this table; the model maps names to its pools), or NULL. */
     const char *(*gpu_type_name)(void *state, int32_t i);
     int32_t (*gpu_type_count)(void *state);
-    /* Rows skipped in lenient mode (0 in strict mode). */
+    /* Rows skipped: bad rows in lenient mode, plus rows that an option
+     * tells the reader to drop (e.g. CPU-only pods); 0 in strict mode
+     * unless such an option applies. */
     uint64_t (*skipped)(void *state);
     void (*destroy)(void *state);
+    /* Optional: the i-th reason rows were skipped for ("field gpus",
+     * "cpu_only", ...) with its count, or NULL past the end. */
+    const char *(*skip_reason)(void *state, size_t i, uint64_t *count);
 } fs_source_ops_t;
 
 typedef struct fs_source {
@@ -76,6 +81,12 @@ static inline int32_t fs_source_gpu_type_count(const fs_source_t *s)
 static inline uint64_t fs_source_skipped(const fs_source_t *s)
 {
     return s->ops->skipped ? s->ops->skipped(s->state) : 0;
+}
+
+static inline const char *fs_source_skip_reason(const fs_source_t *s, size_t i,
+                                                uint64_t *count)
+{
+    return s->ops->skip_reason ? s->ops->skip_reason(s->state, i, count) : NULL;
 }
 
 /* Frees the source (s itself is heap-allocated by its constructor). */

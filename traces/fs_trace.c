@@ -1,9 +1,30 @@
 #include "fs_trace.h"
+#include "fs_detect.h"
+#include "fs_helios.h"
+#include "fs_openb.h"
+#include "fs_pai.h"
+#include "fs_philly.h"
+#include "fs_swf.h"
+#include "fs_tiresias.h"
 
 #include <string.h>
 
 static const fs_trace_format_t formats[] = {
     {"native", "fleetsim native CSV (docs/traces.md), plain or gzip", fs_native_open},
+    {"tiresias", "DL-scheduler research CSV job_id,num_gpu,submit_time,...,duration",
+     fs_tiresias_open},
+    {"openb", "Alibaba openb 2023 pod list (num_gpu, gpu_milli, gpu_spec, qos, times)",
+     fs_openb_open},
+    {"swf", "Standard Workload Format (Parallel Workloads Archive), 18 fields", fs_swf_open},
+    {"helios", "SenseTime Helios cluster_log.csv (wall-clock times)", fs_helios_open},
+    {"acme", "Shanghai AI Lab Acme trace_seren/kalos.csv (times with UTC offsets)",
+     fs_helios_open_acme},
+    {"pai", "Alibaba PAI 2020 task table (headerless; jobs from consecutive task rows)",
+     fs_pai_open},
+    {"philly", "Microsoft Philly cluster_job_log JSON (streamed one job at a time)",
+     fs_philly_open},
+    {"auto", "detected from the content (traces/fs_detect.h); the choice is written to stderr",
+     fs_detect_open},
 };
 
 const fs_trace_format_t *fs_trace_formats(size_t *n)

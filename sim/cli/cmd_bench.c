@@ -2,6 +2,7 @@
 #include "fs_runner.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_bench.h"
+#include "bench_policy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,14 +86,23 @@ static int bench_e2e(unsigned long long jobs, unsigned long long gpus)
 
 int fs_cmd_bench(int argc, char **argv)
 {
-    int quick = 0;
-    unsigned long long jobs = 1000000, gpus = 10000;
+    int quick = 0, policy_only = 0, trace = 1, trace_only = 0;
+    unsigned long long jobs = 1000000, gpus = 10000, trace_rows = 5000000;
     for (int i = 1; i < argc; i++) {
         if (fs_cli_is_help(argv[i])) {
             fs_cli_print_usage(stdout, fs_cli_find("bench"));
             return 0;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--policy") == 0) {
+            policy_only = 1;
+        } else if (strcmp(argv[i], "--trace") == 0) {
+            trace_only = 1;
+        } else if (strcmp(argv[i], "--no-trace") == 0) {
+            trace = 0;
+        } else if (strcmp(argv[i], "--trace-rows") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &trace_rows) || trace_rows == 0)
+                return fs_cli_usage_error("bench", "--trace-rows needs a positive integer");
         } else if (strcmp(argv[i], "--jobs") == 0) {
             if (++i >= argc || fs_cli_parse_u64(argv[i], &jobs) || jobs == 0)
                 return fs_cli_usage_error("bench", "--jobs needs a positive integer");
@@ -105,6 +115,12 @@ int fs_cmd_bench(int argc, char **argv)
     }
     if (quick && jobs == 1000000)
         jobs = 100000;
+    if (policy_only)
+        return fs_bench_policy(jobs);
+    if (quick && trace_rows == 5000000)
+        trace_rows = 1000000;
+    if (trace_only)
+        return fs_bench_trace(trace_rows);
     /* end to end first, so that peak RSS is the run's, not the micro-benchmarks' */
     int rc = bench_e2e(jobs, gpus);
     if (rc)
@@ -128,5 +144,8 @@ int fs_cmd_bench(int argc, char **argv)
         printf("\n");
     }
     printf("(target: hold <= 40 ns at N=1e4 on the 2-core reference machine)\n");
-    return 0;
+    rc = fs_bench_policy(quick ? 100000 : 0);
+    if (!rc && trace)
+        rc = fs_bench_trace(trace_rows);
+    return rc;
 }

@@ -14,8 +14,7 @@ static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    interrupted = sig;
 }
 
 int fs_cmd_run(int argc, char **argv)
@@ -86,6 +85,7 @@ int fs_cmd_run(int argc, char **argv)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;     /* a second signal kills at once */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -99,7 +99,10 @@ int fs_cmd_run(int argc, char **argv)
     rc = fs_run_config(&cfg, &opts, &rep, &err);
     if (rc) {
         fprintf(stderr, "fleetsim run: %s\n", err.msg);
-        if (output)
+        if (rep.partial)
+            fprintf(stderr, "fleetsim run: partial results written to %s (complete = 0)\n",
+                    output);
+        else if (output)
             fprintf(stderr, "fleetsim run: no results written\n");
         fs_config_release(&cfg);
         return fs_error_exit_status(rc);

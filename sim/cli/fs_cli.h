@@ -26,6 +26,14 @@ int fs_cmd_validate(int argc, char **argv);
 int fs_cmd_bench(int argc, char **argv);
 int fs_cmd_help(int argc, char **argv);
 int fs_cmd_version(int argc, char **argv);
+int fs_cmd_sweep(int argc, char **argv);
+int fs_cmd_merge(int argc, char **argv);
+int fs_cmd_compare(int argc, char **argv);
+int fs_cmd_report(int argc, char **argv);
+int fs_cmd_trace(int argc, char **argv);
+/* The trace-parsing benchmark of `fleetsim bench` (sim/cli/bench_trace.c). */
+int fs_bench_trace(unsigned long long rows);
+int fs_cmd_frag(int argc, char **argv);
 
 /* Prints "fleetsim CMD: message" to stderr and returns 2 (usage error). */
 int fs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -35,5 +43,9 @@ int fs_cli_is_help(const char *arg);
 void fs_cli_print_usage(FILE *f, const fs_command_t *c);
 /* Parses an unsigned 64-bit integer (decimal); returns 0 on success. */
 int fs_cli_parse_u64(const char *s, unsigned long long *out);
+/* Warm-up (s) of a results file, from its "scenario" attribute loaded with
+ * the scenario language (cmd_compare.c).  0 or an FS_E* code with err set. */
+#include "../fs_error.h"
+int fs_cli_results_warmup(const char *path, double *warmup_s, fs_error_t *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include "../fs_alloc.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,14 +35,26 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Brackets a call into the results writer (fs_run_opts_t.io_lock). */
+static void io_lock(const fs_run_opts_t *o, int lock)
+{
+    if (o->io_lock)
+        o->io_lock(o->io_lock_ud, lock);
+}
+
 static int sink_job(void *ud, const fs_job_row_t *row)
 {
     run_ctx_t *c = ud;
     int rc = fs_stats_add_job(c->stats, row);
     if (rc)
         return rc;
-    if (c->res && c->cfg->output.jobs && (rc = fs_results_add_job(c->res, row, c->err)))
-        return rc;
+    if (c->res && c->cfg->output.jobs) {
+        io_lock(c->opts, 1);
+        rc = fs_results_add_job(c->res, row, c->err);
+        io_lock(c->opts, 0);
+        if (rc)
+            return rc;
+    }
     if (c->opts->on_job)
         return c->opts->on_job(c->opts->on_job_ud, row);
     return 0;
@@ -50,7 +63,12 @@ static int sink_job(void *ud, const fs_job_row_t *row)
 static int sink_sample(void *ud, const fs_sample_row_t *row)
 {
     run_ctx_t *c = ud;
-    return c->res ? fs_results_add_sample(c->res, row, c->err) : 0;
+    if (!c->res)
+        return 0;
+    io_lock(c->opts, 1);
+    int rc = fs_results_add_sample(c->res, row, c->err);
+    io_lock(c->opts, 0);
+    return rc;
 }
 
 static void progress(void *ud, const fs_model_t *m)
@@ -113,7 +131,10 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
             .pools = pools, .n_pools = cfg->cluster.n_pools,
         };
-        if ((rc = fs_results_open(opts->output, &meta, &c.res, err)))
+        io_lock(opts, 1);
+        rc = fs_results_open(opts->output, &meta, &c.res, err);
+        io_lock(opts, 0);
+        if (rc)
             goto out;
     }
     fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c};
@@ -123,6 +144,26 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     rc = fs_model_run(model, opts->interrupt, opts->progress ? &prog : NULL, err);
     if (opts->progress)
         fputs("\r\033[K", stderr);
+    if (rc == FS_EINTR && c.res) {
+        int sig = opts->interrupt ? (int)*opts->interrupt : 0;
+        char reason[64];
+        snprintf(reason, sizeof reason, "interrupted by %s",
+                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
+        fs_error_t perr;
+        fs_error_clear(&perr);
+        io_lock(opts, 1);
+        int prc = fs_results_commit_partial(c.res, reason, fs_time_to_s(fs_model_now(model)),
+                                            &perr);
+        io_lock(opts, 0);
+        c.res = NULL;   /* freed by commit_partial either way */
+        if (prc) {
+            fs_error_prefix(&perr, "%s; partial results not written", err->msg);
+            *err = perr;
+            rc = prc;
+        } else {
+            rep->partial = 1;
+        }
+    }
     if (rc)
         goto out;
     if ((rc = fs_model_finish(model, &rep->totals, err)))
@@ -143,14 +184,19 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         for (size_t i = 0; i < n_tenants; i++)
             tenants[i] = fs_source_tenant_name(src, (int32_t)i);
         const fs_tenant_row_t *trows = fs_stats_tenants(c.stats, &n_rows);
+        io_lock(opts, 1);
         rc = fs_results_commit(c.res, &rep->summary, trows, n_rows, tenants, n_tenants, err);
+        io_lock(opts, 0);
         c.res = NULL;   /* freed by commit either way */
         if (rc)
             goto out;
     }
 out:
-    if (c.res)
+    if (c.res) {
+        io_lock(opts, 1);
         fs_results_abort(c.res);
+        io_lock(opts, 0);
+    }
     fs_model_destroy(model);
     fs_stats_destroy(c.stats);
     if (src)
@@ -205,7 +251,8 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
             (unsigned long long)s->events, rep->wall_s,
             rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);
     if (rep->totals.rows_skipped)
-        fprintf(f, "skipped      %llu bad trace rows (lenient mode)\n",
+        fprintf(f, "skipped      %llu trace rows (bad rows in lenient mode, or dropped by an "
+                "option; reasons on stderr)\n",
                 (unsigned long long)rep->totals.rows_skipped);
     if (output)
         fprintf(f, "results      %s\n", output);

@@ -21,6 +21,12 @@ typedef struct fs_run_opts {
     /* optional extra receiver of every job row (tests) */
     int (*on_job)(void *ud, const fs_job_row_t *row);
     void *on_job_ud;
+    /* optional: called with lock = 1 before and lock = 0 after every call
+     * into the results writer (HDF5, which Debian builds without thread
+     * safety): sweeps running on several threads pass one process-wide
+     * mutex here */
+    void (*io_lock)(void *ud, int lock);
+    void *io_lock_ud;
 } fs_run_opts_t;
 
 typedef struct fs_run_report {
@@ -28,12 +34,17 @@ typedef struct fs_run_report {
     fs_run_totals_t totals;
     double wall_s;          /* wall-clock seconds of the run (not in results) */
     int truncated;          /* the trace went on past the horizon */
+    int partial;            /* interrupted (*opts->interrupt set, FS_EINTR returned) and
+                               the rows so far written to opts->output with complete = 0 */
 } fs_run_report_t;
 
 void fs_run_opts_init(fs_run_opts_t *o);
 
 /* Runs cfg.  Returns 0 or an FS_E* code with err set; on failure no results
- * file is left at opts->output. */
+ * file is left at opts->output, except when interrupted: *opts->interrupt
+ * non-zero stops the run with FS_EINTR, and the results so far are committed
+ * partial (fs_results_commit_partial, reason "interrupted by SIGINT" when the
+ * flag holds SIGINT's number, likewise SIGTERM) and rep->partial is set. */
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err);
 

@@ -1,0 +1,807 @@
+/*
+ * The manifest and index files of a sweep (see fs_index.h, docs/sweeps.md).
+ *
+ * Tables are compound datasets (packed, little-endian file types; fixed-
+ * length strings sized to the longest value) created with object times
+ * off, so that the same runs give the same table bytes however the sweep
+ * was split.  HDF5's error printing is switched off for the duration of
+ * each public call (restored after); failures become FS_EIO naming the file
+ * and the step.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_index.h"
+#include "fs_ci.h"
+#include "../sim/fs_alloc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "unknown"
+#endif
+
+/* ---- HDF5 helpers ---------------------------------------------------------- */
+
+typedef struct quiet {
+    H5E_auto2_t func;
+    void *data;
+} quiet_t;
+
+static void quiet_begin(quiet_t *q)
+{
+    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
+        q->func = NULL;
+        q->data = NULL;
+    }
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const quiet_t *q)
+{
+    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf)
+{
+    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t st = H5Awrite(a, type, buf);
+    H5Aclose(a);
+    return st < 0 ? -1 : 0;
+}
+
+static int attr_str(hid_t loc, const char *name, const char *s)
+{
+    size_t len = strlen(s);
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    int rc = -1;
+    if (t >= 0 && sp >= 0 && H5Tset_size(t, len ? len : 1) >= 0 &&
+        H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
+        rc = attr_write(loc, name, t, sp, len ? s : "\0");
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+static int attr_u64(hid_t loc, const char *name, uint64_t v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int rc = sp < 0 ? -1 : attr_write(loc, name, H5T_STD_U64LE, sp, &v);
+    if (sp >= 0)
+        H5Sclose(sp);
+    /* the memory type is the file type on little-endian hosts; be exact: */
+    return rc;
+}
+
+static int attr_f64(hid_t loc, const char *name, double v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int rc = sp < 0 ? -1 : attr_write(loc, name, H5T_NATIVE_DOUBLE, sp, &v);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+/* A 1-D array of fixed-length strings (H5S_NULL when empty). */
+static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n)
+{
+    size_t w = 1;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(s[i]) > w)
+            w = strlen(s[i]);
+    char *buf = n ? fs_calloc(n, w) : NULL;
+    if (n && !buf)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(buf + i * w, s[i], strlen(s[i]));
+    hsize_t dims[1] = {n};
+    hid_t t = H5Tcopy(H5T_C_S1);
+    hid_t sp = n ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_NULL);
+    int rc = -1;
+    if (t >= 0 && sp >= 0 && H5Tset_size(t, w) >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 &&
+        H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
+        rc = attr_write(loc, name, t, sp, buf ? (const void *)buf : (const void *)"");
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    fs_free(buf);
+    return rc;
+}
+
+/* Reads a string or string-array attribute: *n strings (owned). */
+static int attr_read_strs(hid_t loc, const char *name, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    int rc = -1;
+    char *buf = NULL;
+    char **v = NULL;
+    size_t cnt = 0;
+    if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0)
+        goto out;
+    H5S_class_t cls = H5Sget_simple_extent_type(sp);
+    hssize_t np = cls == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(sp);
+    if (np < 0)
+        goto out;
+    cnt = (size_t)np;
+    size_t w = H5Tget_size(ft);
+    if (cnt) {
+        hid_t mt = H5Tcopy(ft);
+        buf = fs_calloc(cnt, w);
+        if (mt < 0 || !buf || H5Aread(a, mt, buf) < 0) {
+            if (mt >= 0)
+                H5Tclose(mt);
+            goto out;
+        }
+        H5Tclose(mt);
+        if (!(v = fs_calloc(cnt, sizeof *v)))
+            goto out;
+        for (size_t i = 0; i < cnt; i++)
+            if (!(v[i] = fs_strndup(buf + i * w, w)))
+                goto out;
+    }
+    rc = 0;
+out:
+    if (rc && v) {
+        for (size_t i = 0; i < cnt; i++)
+            fs_free(v[i]);
+        fs_free(v);
+        v = NULL;
+    }
+    fs_free(buf);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Aclose(a);
+    if (!rc) {
+        *out = v;
+        *n = cnt;
+    }
+    return rc;
+}
+
+static int attr_read_u64(hid_t loc, const char *name, uint64_t *v)
+{
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t st = H5Aread(a, H5T_NATIVE_UINT64, v);
+    H5Aclose(a);
+    return st < 0 ? -1 : 0;
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+enum { C_U32, C_U64, C_F64, C_STR };
+
+typedef struct col {
+    const char *name;
+    int kind;
+    size_t width;   /* C_STR: bytes */
+    size_t off;     /* in the packed row */
+} col_t;
+
+static size_t col_size(const col_t *c)
+{
+    return c->kind == C_U32 ? 4 : c->kind == C_STR ? c->width : 8;
+}
+
+/* Lays out cols packed; returns the row size. */
+static size_t layout(col_t *cols, size_t n)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        cols[i].off = off;
+        off += col_size(&cols[i]);
+    }
+    return off;
+}
+
+/* One compound type for file and memory: packed, little-endian (the
+ * buffer is filled in host order; fleetsim builds on little-endian hosts
+ * and HDF5 converts otherwise via the native types below). */
+static hid_t row_type(const col_t *cols, size_t n, size_t row, int native)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, row);
+    if (t < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        hid_t m;
+        if (cols[i].kind == C_STR) {
+            m = H5Tcopy(H5T_C_S1);
+            H5Tset_size(m, cols[i].width);
+            H5Tset_strpad(m, H5T_STR_NULLPAD);
+        } else if (cols[i].kind == C_U32) {
+            m = H5Tcopy(native ? H5T_NATIVE_UINT32 : H5T_STD_U32LE);
+        } else if (cols[i].kind == C_U64) {
+            m = H5Tcopy(native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE);
+        } else {
+            m = H5Tcopy(native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE);
+        }
+        herr_t st = m < 0 ? -1 : H5Tinsert(t, cols[i].name, cols[i].off, m);
+        if (m >= 0)
+            H5Tclose(m);
+        if (st < 0) {
+            H5Tclose(t);
+            return -1;
+        }
+    }
+    return t;
+}
+
+static int write_table(hid_t loc, const char *name, const col_t *cols, size_t ncols, size_t row,
+                       const void *data, size_t nrows)
+{
+    hid_t ft = row_type(cols, ncols, row, 0), mt = row_type(cols, ncols, row, 1);
+    hsize_t dims[1] = {nrows};
+    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
+    int rc = -1;
+    if (ft >= 0 && mt >= 0 && sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+        (d = H5Dcreate2(loc, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
+        (nrows == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0))
+        rc = 0;
+    if (rc == 0) { /* column names for readers that want them without h5py */
+        const char **names = fs_calloc(ncols ? ncols : 1, sizeof *names);
+        if (!names)
+            rc = -1;
+        for (size_t i = 0; names && i < ncols; i++)
+            names[i] = cols[i].name;
+        if (names && attr_strs(d, "columns", names, ncols) < 0)
+            rc = -1;
+        fs_free(names);
+    }
+    if (d >= 0)
+        H5Dclose(d);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+static hid_t create_file(const char *tmp)
+{
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl < 0)
+        return -1;
+    H5Pset_obj_track_times(fcpl, 0);
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
+    return f;
+}
+
+/* ---- common attributes -------------------------------------------------------- */
+
+static int write_attrs(hid_t f, const fs_index_sweep_t *s, const char *kind)
+{
+    const char *empty = "";
+    int bad = 0;
+    bad |= attr_u64(f, "format_version", FS_INDEX_FORMAT_VERSION);
+    bad |= attr_str(f, "fleetsim_version", FLEETSIM_VERSION);
+    bad |= attr_str(f, "kind", kind);
+    bad |= attr_str(f, "name", s->name ? s->name : empty);
+    bad |= attr_str(f, "scenario", s->scenario_text ? s->scenario_text : empty);
+    bad |= attr_str(f, "scenario_path", s->scenario_path ? s->scenario_path : empty);
+    bad |= attr_strs(f, "sets", s->sets, s->n_sets);
+    bad |= attr_str(f, "combine", s->combine);
+    bad |= attr_str(f, "warmup", s->warmup ? s->warmup : empty);
+    bad |= attr_u64(f, "replications", s->replications);
+    bad |= attr_strs(f, "parameters", s->keys, s->n_params);
+    bad |= attr_u64(f, "n_points", s->n_points);
+    bad |= attr_u64(f, "n_runs", s->n_points * s->replications);
+    bad |= attr_strs(f, "point_values", s->values, s->n_points * s->n_params);
+    bad |= attr_u64(f, "digest", s->digest);
+    return bad ? -1 : 0;
+}
+
+/* PATH.tmp.HOST.PID: shards on several hosts may write the same manifest
+ * at once into shared storage; each renames its own complete copy. */
+static char *tmp_name(const char *path)
+{
+    char host[64] = "host";
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "host");
+    host[sizeof host - 1] = '\0';
+    size_t n = strlen(path) + strlen(host) + 40;
+    char *t = fs_malloc(n);
+    if (t)
+        snprintf(t, n, "%s.tmp.%s.%ld", path, host, (long)getpid());
+    return t;
+}
+
+/* Closes f, renames tmp over path; on failure removes tmp. */
+static int finish_file(hid_t f, int ok, const char *tmp, const char *path, const char *step,
+                       fs_error_t *err)
+{
+    if (H5Fclose(f) < 0 && ok) {
+        ok = 0;
+        step = "closing";
+    }
+    if (ok && rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fs_error_set(err, FS_EIO, "%s: renaming into place failed: %s", path, strerror(e));
+    }
+    if (!ok) {
+        unlink(tmp);
+        return fs_error_set(err, FS_EIO, "%s: %s failed (HDF5)", path, step);
+    }
+    return 0;
+}
+
+int fs_index_write_manifest(const char *path, const fs_index_sweep_t *s, fs_error_t *err)
+{
+    char *tmp = tmp_name(path);
+    if (!tmp)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    quiet_t q;
+    quiet_begin(&q);
+    hid_t f = create_file(tmp);
+    int rc;
+    if (f < 0) {
+        rc = fs_error_set(err, FS_EIO, "%s: cannot create the file", tmp);
+    } else {
+        int ok = write_attrs(f, s, "fleetsim sweep manifest") == 0;
+        rc = finish_file(f, ok, tmp, path, "writing the attributes", err);
+    }
+    quiet_end(&q);
+    fs_free(tmp);
+    return rc;
+}
+
+void fs_index_manifest_free(fs_index_manifest_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_strings; i++)
+        fs_free(m->strings[i]);
+    fs_free(m->strings);
+    fs_free((void *)m->s.sets);
+    fs_free((void *)m->s.keys);
+    fs_free((void *)m->s.values);
+    fs_free(m);
+}
+
+/* Reads attribute `name` as n strings, keeping them in m->strings. */
+static int keep_strs(fs_index_manifest_t *m, hid_t f, const char *name, const char *const **out,
+                     size_t *n, size_t *cap)
+{
+    char **v = NULL;
+    size_t cnt = 0;
+    if (attr_read_strs(f, name, &v, &cnt) < 0)
+        return -1;
+    const char **arr = fs_calloc(cnt ? cnt : 1, sizeof *arr);
+    if (!arr || fs_grow((void **)&m->strings, cap, m->n_strings + cnt, sizeof *m->strings)) {
+        for (size_t i = 0; i < cnt; i++)
+            fs_free(v[i]);
+        fs_free(v);
+        fs_free(arr);
+        return -1;
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        m->strings[m->n_strings++] = v[i];
+        arr[i] = v[i];
+    }
+    fs_free(v);
+    *out = arr;
+    if (n)
+        *n = cnt;
+    return 0;
+}
+
+static int keep_str(fs_index_manifest_t *m, hid_t f, const char *name, const char **out, size_t *cap)
+{
+    const char *const *arr = NULL;
+    size_t n = 0;
+    if (keep_strs(m, f, name, &arr, &n, cap) < 0)
+        return -1;
+    *out = n ? arr[0] : NULL;
+    fs_free((void *)arr);
+    return n == 1 ? 0 : -1;
+}
+
+int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error_t *err)
+{
+    *out = NULL;
+    quiet_t q;
+    quiet_begin(&q);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        quiet_end(&q);
+        return fs_error_set(err, FS_EIO, "%s: cannot open the sweep manifest (is this a sweep "
+                            "directory?)", path);
+    }
+    fs_index_manifest_t *m = fs_calloc(1, sizeof *m);
+    size_t cap = 0, n_values = 0;
+    int bad = !m;
+    fs_index_sweep_t *s = m ? &m->s : NULL;
+    bad = bad || keep_str(m, f, "name", &s->name, &cap) || keep_str(m, f, "scenario", &s->scenario_text, &cap) ||
+          keep_str(m, f, "scenario_path", &s->scenario_path, &cap) ||
+          keep_strs(m, f, "sets", &s->sets, &s->n_sets, &cap) ||
+          keep_str(m, f, "combine", &s->combine, &cap) || keep_str(m, f, "warmup", &s->warmup, &cap) ||
+          keep_strs(m, f, "parameters", &s->keys, &s->n_params, &cap) ||
+          keep_strs(m, f, "point_values", &s->values, &n_values, &cap);
+    uint64_t np = 0;
+    bad = bad || attr_read_u64(f, "replications", &s->replications) || attr_read_u64(f, "n_points", &np) ||
+          attr_read_u64(f, "digest", &s->digest);
+    H5Fclose(f);
+    quiet_end(&q);
+    if (!bad) {
+        s->n_points = (size_t)np;
+        if (s->warmup && !*s->warmup)
+            s->warmup = NULL;
+        if (n_values != s->n_points * s->n_params)
+            bad = 1;
+    }
+    if (bad) {
+        fs_index_manifest_free(m);
+        return fs_error_set(err, FS_EIO, "%s: not a readable sweep manifest", path);
+    }
+    *out = m;
+    return 0;
+}
+
+/* ---- run files ------------------------------------------------------------------- */
+
+const char *fs_index_run_state_name(int state)
+{
+    switch (state) {
+    case FS_RUN_MISSING: return "missing";
+    case FS_RUN_INCOMPLETE: return "incomplete";
+    case FS_RUN_COMPLETE: return "complete";
+    default: return "?";
+    }
+}
+
+char *fs_index_run_file(size_t point, uint64_t rep, char *buf, size_t n)
+{
+    snprintf(buf, n, "runs/p%04zu-r%04" PRIu64 ".h5", point, rep);
+    return buf;
+}
+
+int fs_index_run_state(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return FS_RUN_MISSING;
+    quiet_t q;
+    quiet_begin(&q);
+    int state = FS_RUN_INCOMPLETE;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
+        long long v = 0;
+        if (a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0 && v == 1)
+            state = FS_RUN_COMPLETE;
+        if (a >= 0)
+            H5Aclose(a);
+        H5Fclose(f);
+    }
+    quiet_end(&q);
+    return state;
+}
+
+void fs_index_free_summary(char **names, double *values, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        fs_free(names[i]);
+    fs_free(names);
+    fs_free(values);
+}
+
+int fs_index_read_summary(const char *path, char ***names_out, double **values_out, size_t *n_out,
+                          fs_error_t *err)
+{
+    *names_out = NULL;
+    *values_out = NULL;
+    *n_out = 0;
+    quiet_t q;
+    quiet_begin(&q);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d = -1, t = -1, sp = -1;
+    char **names = NULL;
+    double *vals = NULL;
+    int n = 0, rc = 0;
+    if (f < 0 || (d = H5Dopen2(f, "summary", H5P_DEFAULT)) < 0 || (t = H5Dget_type(d)) < 0 ||
+        H5Tget_class(t) != H5T_COMPOUND || (sp = H5Dget_space(d)) < 0 ||
+        H5Sget_simple_extent_npoints(sp) != 1 || (n = H5Tget_nmembers(t)) <= 0) {
+        rc = fs_error_set(err, FS_EIO, "%s: no readable one-row /summary table", path);
+        goto out;
+    }
+    names = fs_calloc((size_t)n, sizeof *names);
+    vals = fs_calloc((size_t)n, sizeof *vals);
+    if (!names || !vals) {
+        rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        char *nm = H5Tget_member_name(t, (unsigned)i);
+        if (!nm) {
+            rc = fs_error_set(err, FS_EIO, "%s: /summary column %d has no name", path, i);
+            goto out;
+        }
+        names[i] = fs_strdup(nm);
+        hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(double));
+        double v = NAN;
+        herr_t st = mt < 0 ? -1 : H5Tinsert(mt, nm, 0, H5T_NATIVE_DOUBLE);
+        if (st >= 0)
+            st = H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
+        if (mt >= 0)
+            H5Tclose(mt);
+        H5free_memory(nm);
+        if (!names[i]) {
+            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+            goto out;
+        }
+        vals[i] = st < 0 ? NAN : v;
+    }
+out:
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    quiet_end(&q);
+    if (rc) {
+        fs_index_free_summary(names, vals, (size_t)(n > 0 ? n : 0));
+        return rc;
+    }
+    *names_out = names;
+    *values_out = vals;
+    *n_out = (size_t)n;
+    return 0;
+}
+
+/* ---- the index --------------------------------------------------------------------- */
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = fs_malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
+{
+    size_t n_runs = s->n_points * s->replications, n_metrics = 0, missing = 0;
+    char **metrics = NULL, *path = NULL, *tmp = NULL, msg[600] = "";
+    double *vals = NULL;       /* n_runs * n_metrics */
+    char *rows = NULL;
+    col_t *cols = NULL;
+    int rc = 0;
+    char rel[64];
+    /* the summaries, in run order */
+    for (size_t k = 0; k < n_runs; k++) {
+        size_t point = k / s->replications;
+        uint64_t rep = k % s->replications;
+        fs_index_run_file(point, rep, rel, sizeof rel);
+        fs_free(path);
+        if (!(path = join_path(dir, rel))) {
+            rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
+            goto out;
+        }
+        int st = fs_index_run_state(path);
+        if (st != FS_RUN_COMPLETE) {
+            if (missing < 4) {
+                size_t len = strlen(msg);
+                snprintf(msg + len, sizeof msg - len, "%s%s (%s)", missing ? ", " : "", rel,
+                         fs_index_run_state_name(st));
+            }
+            missing++;
+            continue;
+        }
+        if (missing)
+            continue;
+        char **names = NULL;
+        double *v = NULL;
+        size_t n = 0;
+        if ((rc = fs_index_read_summary(path, &names, &v, &n, err)) != 0)
+            goto out;
+        if (!metrics) {
+            metrics = names;
+            n_metrics = n;
+            names = NULL;
+            if (!(vals = fs_calloc(n_runs * (n_metrics ? n_metrics : 1), sizeof *vals))) {
+                fs_index_free_summary(NULL, v, 0);
+                rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
+                goto out;
+            }
+        }
+        for (size_t m = 0; m < n_metrics; m++) {
+            double x = NAN;
+            const char *want = metrics[m];
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(names ? names[i] : metrics[i], want) == 0) {
+                    x = v[i];
+                    break;
+                }
+            vals[k * n_metrics + m] = x;
+        }
+        fs_index_free_summary(names, v, names ? n : 0);
+    }
+    if (missing) {
+        rc = fs_error_set(err, FS_EINVAL, "%s: %zu of %zu runs are not finished: %s%s", dir, missing,
+                          n_runs, msg, missing > 4 ? ", ..." : "");
+        goto out;
+    }
+    fs_free(path);
+    path = join_path(dir, "index.h5");
+    tmp = path ? tmp_name(path) : NULL;
+    if (!tmp) {
+        rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
+        goto out;
+    }
+
+    quiet_t q;
+    quiet_begin(&q);
+    hid_t f = create_file(tmp);
+    const char *step = "creating the file";
+    int ok = f >= 0;
+    if (ok) {
+        step = "writing the attributes";
+        ok = write_attrs(f, s, "fleetsim sweep index") == 0 && attr_f64(f, "ci_level", FS_INDEX_CI_LEVEL) == 0;
+    }
+    /* /points */
+    size_t ncols = 1 + s->n_params, row;
+    if (ok) {
+        step = "writing /points";
+        cols = fs_calloc(ncols + n_metrics + 4, sizeof *cols);
+        ok = cols != NULL;
+    }
+    if (ok) {
+        cols[0] = (col_t){"point", C_U32, 0, 0};
+        for (size_t j = 0; j < s->n_params; j++) {
+            size_t w = 1;
+            for (size_t p = 0; p < s->n_points; p++)
+                if (strlen(s->values[p * s->n_params + j]) > w)
+                    w = strlen(s->values[p * s->n_params + j]);
+            cols[1 + j] = (col_t){s->keys[j], C_STR, w, 0};
+        }
+        row = layout(cols, ncols);
+        rows = fs_calloc(s->n_points ? s->n_points : 1, row);
+        ok = rows != NULL;
+        for (size_t p = 0; ok && p < s->n_points; p++) {
+            char *r = rows + p * row;
+            uint32_t pv = (uint32_t)p;
+            memcpy(r + cols[0].off, &pv, 4);
+            for (size_t j = 0; j < s->n_params; j++) {
+                const char *v = s->values[p * s->n_params + j];
+                memcpy(r + cols[1 + j].off, v, strlen(v));
+            }
+        }
+        ok = ok && write_table(f, "points", cols, ncols, row, rows, s->n_points) == 0;
+        fs_free(rows);
+        rows = NULL;
+    }
+    /* /runs */
+    if (ok) {
+        step = "writing /runs";
+        fs_index_run_file(s->n_points ? s->n_points - 1 : 0, s->replications - 1, rel, sizeof rel);
+        cols[0] = (col_t){"point", C_U32, 0, 0};
+        cols[1] = (col_t){"replication", C_U32, 0, 0};
+        cols[2] = (col_t){"file", C_STR, strlen(rel) + 8, 0};
+        cols[3] = (col_t){"status", C_STR, 16, 0};
+        for (size_t m = 0; m < n_metrics; m++)
+            cols[4 + m] = (col_t){metrics[m], C_F64, 0, 0};
+        ncols = 4 + n_metrics;
+        row = layout(cols, ncols);
+        rows = fs_calloc(n_runs ? n_runs : 1, row);
+        ok = rows != NULL;
+        for (size_t k = 0; ok && k < n_runs; k++) {
+            char *r = rows + k * row;
+            uint32_t p = (uint32_t)(k / s->replications), rp = (uint32_t)(k % s->replications);
+            memcpy(r + cols[0].off, &p, 4);
+            memcpy(r + cols[1].off, &rp, 4);
+            fs_index_run_file(p, rp, rel, sizeof rel);
+            memcpy(r + cols[2].off, rel, strlen(rel));
+            memcpy(r + cols[3].off, "complete", 8);
+            for (size_t m = 0; m < n_metrics; m++)
+                memcpy(r + cols[4 + m].off, &vals[k * n_metrics + m], 8);
+        }
+        ok = ok && write_table(f, "runs", cols, ncols, row, rows, n_runs) == 0;
+        fs_free(rows);
+        rows = NULL;
+    }
+    /* /stats */
+    if (ok) {
+        step = "writing /stats";
+        size_t mw = 1;
+        for (size_t m = 0; m < n_metrics; m++)
+            if (strlen(metrics[m]) > mw)
+                mw = strlen(metrics[m]);
+        col_t sc[] = {{"point", C_U32, 0, 0}, {"metric", C_STR, mw, 0}, {"n", C_U32, 0, 0},
+                      {"mean", C_F64, 0, 0},  {"sd", C_F64, 0, 0},       {"ci_lo", C_F64, 0, 0},
+                      {"ci_hi", C_F64, 0, 0}};
+        size_t nsc = sizeof sc / sizeof sc[0];
+        row = layout(sc, nsc);
+        size_t nrows = s->n_points * n_metrics;
+        rows = fs_calloc(nrows ? nrows : 1, row);
+        double *x = fs_calloc(s->replications, sizeof *x);
+        ok = rows && x;
+        for (size_t p = 0; ok && p < s->n_points; p++)
+            for (size_t m = 0; ok && m < n_metrics; m++) {
+                for (uint64_t r = 0; r < s->replications; r++)
+                    x[r] = vals[(p * s->replications + r) * n_metrics + m];
+                fs_ci_t ci;
+                if (fs_ci_t_interval(x, (size_t)s->replications, FS_INDEX_CI_LEVEL, &ci) != 0) {
+                    ok = 0;
+                    break;
+                }
+                char *rr = rows + (p * n_metrics + m) * row;
+                uint32_t pv = (uint32_t)p;
+                uint32_t nv = (uint32_t)ci.n;
+                memcpy(rr + sc[0].off, &pv, 4);
+                memcpy(rr + sc[1].off, metrics[m], strlen(metrics[m]));
+                memcpy(rr + sc[2].off, &nv, 4);
+                memcpy(rr + sc[3].off, &ci.mean, 8);
+                memcpy(rr + sc[4].off, &ci.sd, 8);
+                memcpy(rr + sc[5].off, &ci.lo, 8);
+                memcpy(rr + sc[6].off, &ci.hi, 8);
+            }
+        fs_free(x);
+        ok = ok && write_table(f, "stats", sc, nsc, row, rows, nrows) == 0;
+        fs_free(rows);
+        rows = NULL;
+    }
+    /* /runs_data: external links */
+    if (ok) {
+        step = "writing the links in /runs_data";
+        hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+        hid_t g = -1;
+        ok = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 &&
+             H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED) >= 0 &&
+             (g = H5Gcreate2(f, "runs_data", H5P_DEFAULT, gcpl, H5P_DEFAULT)) >= 0;
+        for (size_t k = 0; ok && k < n_runs; k++) {
+            size_t p = k / s->replications;
+            uint64_t r = k % s->replications;
+            char link[64];
+            fs_index_run_file(p, r, rel, sizeof rel);
+            snprintf(link, sizeof link, "p%04zu-r%04" PRIu64, p, r);
+            ok = H5Lcreate_external(rel, "/", g, link, H5P_DEFAULT, H5P_DEFAULT) >= 0;
+        }
+        if (g >= 0)
+            H5Gclose(g);
+        if (gcpl >= 0)
+            H5Pclose(gcpl);
+    }
+    if (f >= 0) {
+        ok = ok && attr_u64(f, "complete", 1) == 0;
+        rc = finish_file(f, ok, tmp, path, step, err);
+    } else {
+        rc = fs_error_set(err, FS_EIO, "%s: cannot create the file", tmp);
+    }
+    quiet_end(&q);
+out:
+    fs_index_free_summary(metrics, vals, n_metrics);
+    fs_free(cols);
+    fs_free(rows);
+    fs_free(path);
+    fs_free(tmp);
+    return rc;
+}

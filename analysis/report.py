@@ -1,0 +1,698 @@
+#!/usr/bin/python3
+"""fleetsim report: a self-contained HTML report of a results file or a sweep index.
+
+Run by `fleetsim report` (sim/cli/cmd_report.c) with Debian's /usr/bin/python3;
+usable alone:
+
+    /usr/bin/python3 analysis/report.py RESULTS.h5 -o report.html [--warmup SECONDS]
+
+Reads the files with h5py only (layouts: docs/results.md, docs/sweeps.md), draws
+every plot with matplotlib (Agg backend), writes each plot as a PNG into
+<report stem>_plots/ beside the HTML, and embeds the same PNGs in the HTML as
+base64 data URIs so that the page opens from anywhere.  Plots that need a table
+the file does not have (/failures, /cost) are left out, and the page says so.
+
+Exit status: 0 written, 1 run-time failure, 2 bad input (not a results file),
+3 a Python module is missing.
+"""
+
+import argparse
+import base64
+import html
+import io
+import math
+import os
+import re
+import sys
+
+MISSING = []
+try:
+    import numpy as np
+except ImportError:
+    MISSING.append(("numpy", "python3-numpy"))
+try:
+    import h5py
+except ImportError:
+    MISSING.append(("h5py", "python3-h5py"))
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    MISSING.append(("matplotlib", "python3-matplotlib"))
+
+STATES = ["completed", "failed", "running", "queued", "rejected"]
+MAX_LINES = 12          # lines per plot before the rest are left out (said in the caption)
+CDF_POINTS = 2000       # points of one drawn CDF (quantiles), whatever the job count
+
+
+class BadInput(Exception):
+    pass
+
+
+def text(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace").rstrip("\0")
+    return str(v)
+
+
+def columns_units(ds):
+    """{column: unit} from the 'columns' attribute ("name:unit; ...")."""
+    units = {}
+    raw = ds.attrs.get("columns")
+    if raw is None:
+        return units
+    for part in text(raw).split(";"):
+        if ":" in part:
+            k, u = part.split(":", 1)
+            units[k.strip()] = u.strip()
+    return units
+
+
+def time_axis(seconds):
+    """(divisor, label) for a time axis spanning `seconds`."""
+    if seconds >= 3 * 86400:
+        return 86400.0, "days"
+    if seconds >= 3 * 3600:
+        return 3600.0, "hours"
+    if seconds >= 180:
+        return 60.0, "minutes"
+    return 1.0, "seconds"
+
+
+def fmt_value(v, unit=""):
+    if isinstance(v, (bytes, str)):
+        return html.escape(text(v))
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return html.escape(str(v))
+    if math.isnan(f):
+        return "&ndash;"
+    if unit == "s" and abs(f) >= 60:
+        for div, name in ((86400, "d"), (3600, "h"), (60, "min")):
+            if abs(f) >= div:
+                return "%.4g s (%.3g %s)" % (f, f / div, name)
+    if unit == "fraction":
+        return "%.4g (%.2f%%)" % (f, 100 * f)
+    if float(f).is_integer() and abs(f) < 1e15:
+        return "%d" % int(f)
+    return "%.6g" % f
+
+
+class Report:
+    def __init__(self, out_html):
+        self.out_html = out_html
+        stem = os.path.splitext(os.path.basename(out_html))[0]
+        self.png_dir = os.path.join(os.path.dirname(os.path.abspath(out_html)), stem + "_plots")
+        self.png_rel = stem + "_plots"
+        self.sections = []
+        self.notes = []
+
+    def figure(self, fig, name, title, caption):
+        os.makedirs(self.png_dir, exist_ok=True)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        data = buf.getvalue()
+        with open(os.path.join(self.png_dir, name + ".png"), "wb") as f:
+            f.write(data)
+        uri = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        self.sections.append(
+            '<section><h2>%s</h2>\n<figure><img src="%s" alt="%s" data-png="%s/%s.png">'
+            "<figcaption>%s</figcaption></figure></section>\n"
+            % (html.escape(title), uri, html.escape(title), html.escape(self.png_rel), name,
+               caption))
+
+    def table(self, title, header, rows, caption=""):
+        h = "".join("<th>%s</th>" % c for c in header)
+        body = "".join("<tr>%s</tr>\n" % "".join("<td>%s</td>" % c for c in r) for r in rows)
+        self.sections.append("<section><h2>%s</h2>\n%s<table><thead><tr>%s</tr></thead><tbody>\n"
+                             "%s</tbody></table></section>\n"
+                             % (html.escape(title), "<p>%s</p>" % caption if caption else "",
+                                h, body))
+
+    def note(self, s):
+        self.notes.append(s)
+
+    def write(self, title, subtitle):
+        notes = "".join("<li>%s</li>" % n for n in self.notes)
+        page = PAGE % {
+            "title": html.escape(title),
+            "subtitle": subtitle,
+            "notes": "<ul class=notes>%s</ul>" % notes if notes else "",
+            "body": "".join(self.sections),
+        }
+        tmp = self.out_html + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, self.out_html)
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>%(title)s</title>
+<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { margin-bottom: 0.2em; } .sub { color: #555; margin-top: 0; }
+section { margin: 2em 0; } img { max-width: 100%%; border: 1px solid #ddd; }
+figcaption { color: #444; font-size: 0.9em; margin-top: 0.4em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #f0f0f0; } .notes { color: #555; }
+</style></head>
+<body data-images="pending">
+<h1>%(title)s</h1>
+<p class=sub>%(subtitle)s</p>
+%(notes)s
+%(body)s
+<script>
+// Sets body[data-images] to "ok" once every image has decoded with a size,
+// else "failed: N of M" (read back by tests/cli/report.sh through --dump-dom).
+(function () {
+  function check() {
+    var imgs = document.images, bad = 0;
+    for (var i = 0; i < imgs.length; i++)
+      if (!imgs[i].complete || imgs[i].naturalWidth === 0) bad++;
+    document.body.setAttribute("data-images",
+      bad === 0 ? "ok" : "failed: " + bad + " of " + imgs.length);
+    document.body.setAttribute("data-image-count", String(imgs.length));
+  }
+  if (document.readyState === "complete") check();
+  else window.addEventListener("load", check);
+})();
+</script>
+</body></html>
+"""
+
+
+# ---- reading ---------------------------------------------------------------
+
+def in_stats_waits(path, warmup):
+    with h5py.File(path, "r") as f:
+        if "jobs" not in f:
+            return np.array([])
+        jobs = f["jobs"]
+        wait = jobs.fields("wait")[:]
+        submit = jobs.fields("submit")[:]
+    keep = ~np.isnan(wait) & (submit >= warmup)
+    return wait[keep]
+
+
+def read_summary(f):
+    row = f["summary"][0]
+    units = columns_units(f["summary"])
+    return [(name, row[name], units.get(name, "")) for name in f["summary"].dtype.names]
+
+
+def leading_number(s):
+    m = re.match(r"\s*([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)", s)
+    return float(m.group(1)) if m else None
+
+
+# ---- plots of one run ------------------------------------------------------
+
+def plot_timeline(rep, f, label=""):
+    tl = f["timeline"][:]
+    if len(tl) == 0:
+        rep.note("The timeline is empty: no timeline plot.")
+        return
+    t = tl["time"]
+    div, unit = time_axis(float(t[-1]) if len(t) else 0)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
+                                   gridspec_kw={"height_ratios": [2, 1]})
+    ax1.step(t / div, tl["gpus_total"], where="post", label="total", color="0.5", lw=1.5, ls="--")
+    ax1.step(t / div, tl["gpus_up"], where="post", label="up", color="tab:green", lw=1.2)
+    ax1.step(t / div, tl["gpus_busy"], where="post", label="busy", color="tab:blue", lw=1.2)
+    ax1.set_ylabel("GPUs")
+    ax1.set_ylim(bottom=0)
+    ax1.legend(loc="lower right")
+    ax1.grid(alpha=0.3)
+    ax2.step(t / div, tl["gpus_queued"], where="post", color="tab:red", lw=1.2,
+             label="GPUs requested by queued jobs")
+    ax2.set_ylabel("GPUs queued")
+    ax2.set_xlabel("time (%s)" % unit)
+    ax2.grid(alpha=0.3)
+    ax3 = ax2.twinx()
+    ax3.step(t / div, tl["jobs_queued"], where="post", color="tab:orange", lw=0.8, alpha=0.8,
+             label="jobs queued")
+    ax3.set_ylabel("jobs queued")
+    h1, l1 = ax2.get_legend_handles_labels()
+    h2, l2 = ax3.get_legend_handles_labels()
+    ax2.legend(h1 + h2, l1 + l2, loc="upper right")
+    fig.suptitle("GPUs over time" + (" - " + label if label else ""))
+    rep.figure(fig, "timeline", "GPUs busy, up and queued over time",
+               "Top: GPUs in the fleet (grey), up (green: not failed or in repair) and busy "
+               "(blue: allocated to jobs), sampled every timeline interval (/timeline). Bottom: "
+               "GPUs requested by waiting jobs (red, left axis) and waiting jobs (orange, right "
+               "axis).%s" % (" " + html.escape(label) if label else ""))
+
+
+def draw_cdf(ax, waits, label, color=None):
+    n = len(waits)
+    if n == 0:
+        return False
+    w = np.sort(waits)
+    if n > CDF_POINTS:
+        q = np.linspace(0, 1, CDF_POINTS)
+        x = np.quantile(w, q)
+        y = q
+    else:
+        x = w
+        y = np.arange(1, n + 1) / n
+    ax.step(x, y, where="post", label=label, color=color, lw=1.3)
+    return True
+
+
+def draw_tail(ax, waits, label, color=None):
+    """Survival P(wait > x | wait > 0) of the jobs that waited, log-log."""
+    w = np.sort(waits[waits > 0])
+    n = len(w)
+    if n < 2:           # one step draws nothing
+        return False
+    if n > CDF_POINTS:
+        q = np.linspace(0, 1, CDF_POINTS, endpoint=False)
+        x = np.quantile(w, q)
+        y = 1 - q
+    else:
+        x = w
+        y = 1 - np.arange(n) / n
+    ax.step(x, y, where="post", label=label, color=color, lw=1.3)
+    return True
+
+
+def time_marks(ax, y):
+    lo, hi = ax.get_xlim()
+    for s, name in ((60, "1 min"), (3600, "1 h"), (86400, "1 d"), (7 * 86400, "1 wk")):
+        if lo < s < hi * 0.6:
+            ax.axvline(s, color="0.75", lw=0.8, zorder=0)
+            ax.text(s, y, " " + name, color="0.45", fontsize=8)
+
+
+def finish_cdf(ax, tail_ax=None):
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.01)
+    ax.set_xlabel("wait (s, logarithmic above 1 s)")
+    ax.set_ylabel("share of jobs waiting at most x")
+    ax.grid(alpha=0.3, which="both")
+    time_marks(ax, 0.02)
+    ax.set_title("all jobs in statistics")
+    if tail_ax is not None:
+        tail_ax.set_xscale("log")
+        tail_ax.set_yscale("log")
+        tail_ax.set_xlabel("wait (s)")
+        tail_ax.set_ylabel("share of waiting jobs waiting longer than x")
+        tail_ax.grid(alpha=0.3, which="both")
+        tail_ax.set_title("jobs that waited (wait > 0): tail")
+        time_marks(tail_ax, tail_ax.get_ylim()[0] * 1.3)
+
+
+def plot_failures(rep, f, label=""):
+    if "failures" not in f:
+        rep.note("No /failures table in this file: no failures plot.")
+        return
+    ds = f["failures"]
+    data = ds[:]
+    names = ds.dtype.names or ()
+    tcol = next((c for c in ("time", "t", "fail_time", "start") if c in names), None)
+    if tcol is None or len(data) == 0:
+        rep.note("/failures has no rows (or no time column): no failures plot.")
+        return
+    t = data[tcol].astype(float)
+    kcol = next((c for c in ("event", "kind", "type", "what", "scope") if c in names), None)
+    end = float(np.nanmax(t)) if len(t) else 1.0
+    div, unit = time_axis(end)
+    bins = np.linspace(0, max(end, 1.0) / div, 41)
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    if kcol is not None:
+        raw = data[kcol]
+        enum = h5py.check_enum_dtype(ds.dtype[kcol])
+        if enum:
+            inv = {v: k for k, v in enum.items()}
+            kinds = np.array([inv.get(int(v), str(v)) for v in raw])
+        else:
+            kinds = np.array([text(v) for v in raw])
+        groups = sorted(set(kinds))
+        ax.hist([t[kinds == g] / div for g in groups], bins=bins, stacked=True, label=groups)
+        ax.legend()
+    else:
+        ax.hist(t / div, bins=bins, color="tab:red")
+    ax.set_xlabel("time (%s)" % unit)
+    ax.set_ylabel("events per bin")
+    ax.grid(alpha=0.3)
+    rep.figure(fig, "failures", "Failures and repairs over time",
+               "Events of /failures counted in 40 equal time bins%s.%s"
+               % (" and stacked by %s" % html.escape(kcol) if kcol else "",
+                  " " + html.escape(label) if label else ""))
+
+
+def plot_cost(rep, f, label=""):
+    if "cost" not in f:
+        rep.note("No /cost table in this file: no cost breakdown.")
+        return
+    ds = f["cost"]
+    data = ds[:]
+    names = ds.dtype.names or ()
+    currency = text(f.attrs.get("currency", "USD"))
+    strs = [c for c in names if ds.dtype[c].kind in ("S", "O", "U")]
+    nums = [c for c in names if ds.dtype[c].kind in ("f", "i", "u")]
+    if len(data) == 0 or not nums:
+        rep.note("/cost has no rows or no numeric column: no cost breakdown.")
+        return
+    fig, ax = plt.subplots(figsize=(10, 4))
+    if strs and len(data) > 1:
+        # one row per item: bar of the money column
+        lab = [text(v) for v in data[strs[0]]]
+        money = next((c for c in nums if re.search(r"usd|cost|amount|total|money", c)), nums[-1])
+        ax.barh(lab, data[money].astype(float), color="tab:purple")
+        ax.set_xlabel("%s (%s)" % (money, currency))
+        what = "%s per %s" % (money, strs[0])
+    else:
+        # one row of components
+        vals = [(c, float(data[0][c])) for c in nums if c not in ("index", "pool", "tenant")]
+        ax.barh([c for c, _ in vals], [v for _, v in vals], color="tab:purple")
+        ax.set_xlabel(currency)
+        what = "every numeric column of the row"
+    ax.grid(alpha=0.3, axis="x")
+    rep.figure(fig, "cost", "Cost breakdown",
+               "/cost: %s, in %s.%s" % (html.escape(what), html.escape(currency),
+                                       " " + html.escape(label) if label else ""))
+
+
+def summary_table(rep, f):
+    rows = [(html.escape(n), fmt_value(v, u), html.escape(u)) for n, v, u in read_summary(f)]
+    rep.table("Summary (/summary)", ["metric", "value", "unit"], rows,
+              "Headline figures of the run; definitions in docs/results.md.")
+
+
+def report_run(path, rep, warmup):
+    with h5py.File(path, "r") as f:
+        if "summary" not in f or "timeline" not in f:
+            raise BadInput("%s: not a fleetsim results file (no /summary or /timeline)" % path)
+        if int(f.attrs.get("complete", 0)) != 1:
+            rep.note("This file is not complete (complete = 0): the run did not finish.")
+        plot_timeline(rep, f)
+        waits = in_stats_waits(path, warmup)
+        fig, (ax, tail) = plt.subplots(1, 2, figsize=(11, 4.5))
+        if draw_cdf(ax, waits, "n = %d" % len(waits), "tab:blue"):
+            has_tail = draw_tail(tail, waits, "n = %d waited" % int((waits > 0).sum()), "tab:blue")
+            finish_cdf(ax, tail if has_tail else None)
+            if not has_tail:
+                tail.set_axis_off()
+                tail.text(0.5, 0.5, "%d job(s) waited: no tail to draw" % int((waits > 0).sum()),
+                          ha="center", transform=tail.transAxes)
+            ax.legend(loc="center right")
+            fig.suptitle("Wait-time distribution")
+            rep.figure(fig, "wait_cdf", "Wait-time distribution",
+                       "Left: empirical CDF of the queue wait of the jobs in statistics (started, "
+                       "submitted at or after the warm-up of %g s); the height at x = 0 is the "
+                       "share of jobs that started at once. Right: among the jobs that waited, "
+                       "the share that waited longer than x (log-log)." % warmup)
+        else:
+            plt.close(fig)
+            rep.note("No job started after the warm-up: no wait-time CDF.")
+        plot_failures(rep, f)
+        plot_cost(rep, f)
+        summary_table(rep, f)
+        name = "fleetsim report"
+        scen = text(f.attrs.get("scenario", ""))
+        m = re.search(r"^name:\s*(.+)$", scen, re.M)
+        if m:
+            name += ": " + m.group(1).strip().strip("'\"")
+        sub = "%s &middot; seed %s &middot; replication %s &middot; fleetsim %s" % (
+            html.escape(os.path.basename(path)), html.escape(text(f.attrs.get("seed", "?"))),
+            html.escape(text(f.attrs.get("replication", "?"))),
+            html.escape(text(f.attrs.get("fleetsim_version", "?"))))
+    return name, sub
+
+
+# ---- a sweep index ----------------------------------------------------------
+
+def sweep_points(f):
+    """[(point, {param: text})] from /points, ordered by point."""
+    if "points" not in f:
+        pts = sorted(set(int(p) for p in f["runs"]["point"]))
+        return [(p, {}) for p in pts], []
+    ds = f["points"]
+    data = ds[:]
+    params = [c for c in ds.dtype.names if c != "point"]
+    out = []
+    for row in data:
+        out.append((int(row["point"]), {c: text(row[c]) for c in params}))
+    out.sort(key=lambda x: x[0])
+    return out, params
+
+
+def choose_x(points, params):
+    """The numeric parameter with the most distinct values (the 'load' axis), or None."""
+    best, best_n = None, 1
+    for p in params:
+        vals = [leading_number(v[p]) for _, v in points]
+        if any(v is None for v in vals):
+            continue
+        n = len(set(vals))
+        if n > best_n:
+            best, best_n = p, n
+    return best
+
+
+def run_ok(status):
+    s = text(status).lower()
+    return s in ("ok", "done", "complete", "completed", "finished", "0")
+
+
+def runs_by_point(f, index_path):
+    ds = f["runs"]
+    data = ds[:]
+    names = ds.dtype.names
+    enum = h5py.check_enum_dtype(ds.dtype["status"]) if "status" in names else None
+    inv = {v: k for k, v in enum.items()} if enum else {}
+    out = {}
+    base = os.path.dirname(os.path.abspath(index_path))
+    for row in data:
+        st = row["status"] if "status" in names else "ok"
+        if enum:
+            st = inv.get(int(st), str(st))
+        if not run_ok(st):
+            continue
+        fn = text(row["file"]) if "file" in names else ""
+        if fn and not os.path.isabs(fn):
+            fn = os.path.join(base, fn)
+        out.setdefault(int(row["point"]), []).append((int(row["replication"]), fn))
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def point_label(params, vals):
+    return ", ".join("%s=%s" % (p.split(".")[-1] if len(params) > 2 else p, vals[p])
+                     for p in params) if params else ""
+
+
+def report_sweep(path, rep, warmup):
+    with h5py.File(path, "r") as f:
+        points, params = sweep_points(f)
+        runs = runs_by_point(f, path)
+        stats = f["stats"][:] if "stats" in f else None
+        seed = f.attrs.get("seed")
+        name = f.attrs.get("name")
+        if name is not None and text(name) in ("", text(f.attrs.get("scenario_path", ""))):
+            name = None
+        nruns = len(f["runs"])
+    labels = {p: point_label(params, v) or "point %d" % p for p, v in points}
+    x = choose_x(points, params)
+    others = [p for p in params if p != x]
+
+    # utilization and wait versus load, with 95% bands
+    if stats is not None and x is not None and len(stats):
+        metric = np.array([text(m) for m in stats["metric"]])
+        groups = {}
+        for p, v in points:
+            key = tuple(v[o] for o in others)
+            groups.setdefault(key, []).append((leading_number(v[x]), p))
+        panels = [("utilization", "utilization (fraction of GPUs up)", 1.0),
+                  ("wait_mean", "mean wait (s)", 1.0), ("wait_p95", "95th percentile wait (s)", 1.0)]
+        panels = [pn for pn in panels if (metric == pn[0]).any()]
+        if panels:
+            fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), squeeze=False)
+            for ax, (m, ylabel, _) in zip(axes[0], panels):
+                sel = stats[metric == m]
+                by_pt = {int(r["point"]): r for r in sel}
+                for gi, (key, members) in enumerate(sorted(groups.items())):
+                    if gi >= MAX_LINES:
+                        break
+                    members.sort()
+                    xs = np.array([xv for xv, p in members if p in by_pt])
+                    rows = [by_pt[p] for _, p in members if p in by_pt]
+                    if not rows:
+                        continue
+                    mean = np.array([float(r["mean"]) for r in rows])
+                    lo = np.array([float(r["ci_lo"]) for r in rows])
+                    hi = np.array([float(r["ci_hi"]) for r in rows])
+                    lab = ", ".join("%s=%s" % (o, k) for o, k in zip(others, key)) or m
+                    line, = ax.plot(xs, mean, marker="o", ms=4, label=lab)
+                    ok = ~np.isnan(lo) & ~np.isnan(hi)
+                    ax.fill_between(xs[ok], lo[ok], hi[ok], color=line.get_color(), alpha=0.2)
+                ax.set_xlabel(x)
+                ax.set_ylabel(ylabel)
+                ax.grid(alpha=0.3)
+                if m == "utilization":
+                    ax.set_ylim(0, 1.02)
+                else:
+                    ax.set_ylim(bottom=0)   # waits are >= 0; a band below 0 is cut
+            if others:
+                axes[0][0].legend(fontsize=8)
+            rep.figure(fig, "versus_load", "Utilization and wait versus %s" % x,
+                       "Mean over the replications of each point (/stats) with its 95%% "
+                       "Student-t interval as a band, against the swept parameter <code>%s</code>%s."
+                       % (html.escape(x), "; one line per value of " +
+                          html.escape(", ".join(others)) if others else ""))
+    elif stats is None:
+        rep.note("No /stats table in the index: no plots against the swept parameter.")
+    else:
+        rep.note("No numeric swept parameter: no plots against load.")
+
+    # wait CDF per point, pooled over replications
+    fig, (ax, tail) = plt.subplots(1, 2, figsize=(12, 5))
+    drawn = 0
+    tails = 0
+    for p, _ in points:
+        if drawn >= MAX_LINES:
+            rep.note("Wait-time CDF: only the first %d points are drawn." % MAX_LINES)
+            break
+        files = [fn for _, fn in runs.get(p, []) if fn and os.path.exists(fn)]
+        if not files:
+            continue
+        w = np.concatenate([in_stats_waits(fn, warmup) for fn in files])
+        color = "C%d" % (drawn % 10)
+        if draw_cdf(ax, w, "%s (%d runs, n = %d)" % (labels[p], len(files), len(w)), color):
+            drawn += 1
+            tails += draw_tail(tail, w, labels[p], color)
+    if drawn:
+        finish_cdf(ax, tail if tails else None)
+        if not tails:
+            tail.set_axis_off()
+        ax.legend(fontsize=7, loc="center right")
+        fig.suptitle("Wait-time distribution per point, pooled over replications")
+        rep.figure(fig, "wait_cdf", "Wait-time distribution per point",
+                   "Left: empirical CDF of the waits of the jobs in statistics (warm-up %g s) of "
+                   "every finished replication of each point together (/jobs of the run files). "
+                   "Right: among the jobs that waited, the share that waited longer than x "
+                   "(log-log)." % warmup)
+    else:
+        plt.close(fig)
+        rep.note("No run file with jobs found: no wait-time CDF.")
+
+    # busy GPUs over time: replication 0 of each point
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
+                                   gridspec_kw={"height_ratios": [2, 1]})
+    drawn, first_file = 0, None
+    tmax = 0.0
+    series = []
+    for p, _ in points[:MAX_LINES]:
+        lst = [fn for _, fn in runs.get(p, []) if fn and os.path.exists(fn)]
+        if not lst:
+            continue
+        first_file = first_file or lst[0]
+        with h5py.File(lst[0], "r") as rf:
+            tl = rf["timeline"][:]
+        if len(tl):
+            series.append((labels[p], tl))
+            tmax = max(tmax, float(tl["time"][-1]))
+    div, unit = time_axis(tmax)
+    for lab, tl in series:
+        up = np.maximum(tl["gpus_up"].astype(float), 1)
+        line, = ax1.step(tl["time"] / div, tl["gpus_busy"] / up, where="post", lw=1, label=lab)
+        ax2.step(tl["time"] / div, tl["gpus_queued"], where="post", lw=1, color=line.get_color())
+        drawn += 1
+    if drawn:
+        ax1.set_ylabel("GPUs busy / up")
+        ax1.set_ylim(0, 1.02)
+        ax1.grid(alpha=0.3)
+        ax1.legend(fontsize=8, loc="lower right")
+        ax2.set_ylabel("GPUs queued")
+        ax2.set_xlabel("time (%s)" % unit)
+        ax2.grid(alpha=0.3)
+        rep.figure(fig, "timeline", "GPUs busy and queued over time",
+                   "Replication 0 of each point (/timeline of its run file): busy GPUs as a "
+                   "share of the GPUs up (top) and GPUs requested by waiting jobs (bottom).")
+    else:
+        plt.close(fig)
+
+    # failures and cost: of the first run file, when present
+    if first_file:
+        with h5py.File(first_file, "r") as rf:
+            lab = "From %s (point %d, first replication)." % (os.path.basename(first_file),
+                                                            points[0][0])
+            plot_failures(rep, rf, lab)
+            plot_cost(rep, rf, lab)
+
+    # tables: points and the per-point statistics
+    rows = []
+    for p, v in points:
+        reps = runs.get(p, [])
+        rows.append(["%d" % p] + [html.escape(v[c]) for c in params] + ["%d" % len(reps)])
+    rep.table("Points (/points)", ["point"] + [html.escape(c) for c in params] +
+              ["finished runs"], rows)
+    if stats is not None and len(stats):
+        metric = np.array([text(m) for m in stats["metric"]])
+        show = [m for m in ("jobs_completed", "utilization", "goodput", "wait_mean", "wait_p50",
+                            "wait_p95", "wait_p99", "jct_mean", "queue_len_mean")
+                if (metric == m).any()]
+        rows = []
+        for p, _ in points:
+            cells = ["%d" % p]
+            for m in show:
+                r = stats[(metric == m) & (stats["point"] == p)]
+                if len(r):
+                    r = r[0]
+                    half = (float(r["ci_hi"]) - float(r["ci_lo"])) / 2
+                    cells.append("%.4g &plusmn; %.2g" % (float(r["mean"]), half)
+                                 if not math.isnan(half) else "%.4g" % float(r["mean"]))
+                else:
+                    cells.append("&ndash;")
+            rows.append(cells)
+        rep.table("Summary per point (/stats)", ["point"] + show, rows,
+                  "Mean &plusmn; half-width of the 95% Student-t interval over the replications.")
+    sub = "%s &middot; %d points &middot; %d runs" % (
+        html.escape(os.path.basename(path)), len(points), nruns)
+    if seed is not None:
+        sub += " &middot; seed %s" % html.escape(text(seed))
+    title = "fleetsim sweep report" + (": " + text(name) if name is not None else "")
+    return title, sub
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="HTML report of a fleetsim results file or sweep index")
+    ap.add_argument("results")
+    ap.add_argument("-o", "--output", default="report.html")
+    ap.add_argument("--warmup", type=float, default=0.0,
+                    help="seconds: jobs submitted earlier are left out of the wait CDF")
+    a = ap.parse_args(argv)
+    if MISSING:
+        for mod, pkg in MISSING:
+            print("fleetsim report: the Python module '%s' is missing (Debian: apt-get install %s)"
+                  % (mod, pkg), file=sys.stderr)
+        return 3
+    try:
+        if not h5py.is_hdf5(a.results):
+            raise BadInput("%s: not an HDF5 file" % a.results)
+        with h5py.File(a.results, "r") as f:
+            sweep = "runs" in f
+        rep = Report(a.output)
+        title, sub = (report_sweep if sweep else report_run)(a.results, rep, a.warmup)
+        rep.write(title, sub)
+    except BadInput as e:
+        print("fleetsim report: %s" % e, file=sys.stderr)
+        return 2
+    except (OSError, KeyError, ValueError) as e:
+        print("fleetsim report: %s: %s" % (a.results, e), file=sys.stderr)
+        return 1
+    print(a.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,298 @@
+/*
+ * fs_fuzz: fuzzing entry points (see fs_fuzz.h).  Every check that fails
+ * calls fuzz_bug, which prints what broke and aborts, so that libFuzzer
+ * saves the input and the replay test fails on it.
+ */
+#define _GNU_SOURCE  /* memfd_create */
+
+#include "fs_fuzz.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../models/fs_config.h"
+#include "../scenarios/fs_scenario.h"
+#include "../scenarios/fs_units.h"
+#include "../sim/fs_alloc.h"
+#include "../traces/fs_trace.h"
+
+#define FUZZ_BATCH 7   /* small on purpose: many batch boundaries */
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static void fuzz_bug(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fs_fuzz: invariant broken: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    abort();
+}
+
+static void check_no_leak(int64_t live0, const char *what)
+{
+    int64_t live = fs_alloc_live();
+    if (live != live0)
+        fuzz_bug("%s: %lld fs_alloc blocks leaked", what, (long long)(live - live0));
+}
+
+static void check_error(int rc, const fs_error_t *err, const char *what)
+{
+    if (rc != FS_EINVAL && rc != FS_ELIMIT && rc != FS_ENOMEM && rc != FS_EIO)
+        fuzz_bug("%s: unexpected status %d (%s)", what, rc, fs_error_name(rc));
+    if (!err->msg[0])
+        fuzz_bug("%s: failed (%s) without a message", what, fs_error_name(rc));
+    if (strchr(err->msg, '\n'))
+        fuzz_bug("%s: multi-line error message: %s", what, err->msg);
+}
+
+/* ---- scenario ---------------------------------------------------------- */
+
+#define MAX_OVERRIDES 16
+
+int fs_fuzz_scenario(const uint8_t *data, size_t size)
+{
+    int64_t live0 = fs_alloc_live();
+    /* One copy, NUL-terminated: YAML, then (after a NUL) the overrides,
+     * one per line, cut in place. */
+    char *buf = malloc(size + 1);
+    if (!buf)
+        return 0;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    const char *sets[MAX_OVERRIDES];
+    size_t n_sets = 0;
+    size_t ylen = strlen(buf);
+    if (ylen < size) {
+        char *p = buf + ylen + 1, *end = buf + size;
+        while (p < end && n_sets < MAX_OVERRIDES) {
+            char *nl = memchr(p, '\n', (size_t)(end - p));
+            char *e = nl ? nl : end;
+            *e = '\0';
+            if (strchr(p, '=') && !memchr(p, '\0', (size_t)(e - p)))
+                sets[n_sets++] = p;
+            p = e + 1;
+        }
+    }
+
+    fs_config_t cfg;
+    fs_error_t err;
+    int rc = fs_scenario_load_string("<fuzz>", buf, sets, n_sets, &cfg, &err);
+    if (rc) {
+        check_error(rc, &err, "scenario load");
+    } else {
+        /* The contract: dump -> load gives back the same config, so the
+         * dump of the reloaded config is the same text. */
+        char *d1 = fs_scenario_dump(&cfg);
+        if (d1) {
+            fs_config_t cfg2;
+            int rc2 = fs_scenario_load_string("<dump>", d1, NULL, 0, &cfg2, &err);
+            if (rc2 == FS_ENOMEM) {
+                /* nothing to compare */
+            } else if (rc2) {
+                fuzz_bug("the dump of a valid scenario does not load: %s\n--- dump:\n%s",
+                         err.msg, d1);
+            } else {
+                char *d2 = fs_scenario_dump(&cfg2);
+                if (d2 && strcmp(d1, d2) != 0)
+                    fuzz_bug("dump -> load -> dump differs\n--- first:\n%s\n--- second:\n%s",
+                             d1, d2);
+                fs_free(d2);
+                fs_config_release(&cfg2);
+            }
+            fs_free(d1);
+        }
+        fs_config_release(&cfg);
+    }
+    free(buf);
+    check_no_leak(live0, "scenario");
+    return 0;
+}
+
+/* ---- units -------------------------------------------------------------- */
+
+int fs_fuzz_units(const uint8_t *data, size_t size)
+{
+    char s[256];
+    size_t n = size < sizeof s - 1 ? size : sizeof s - 1;
+    memcpy(s, data, n);
+    s[n] = '\0';
+    fs_error_t err;
+    char buf[FS_UNITS_BUF];
+
+    fs_time_t t = -1;
+    int rc = fs_units_parse_duration(s, &t, &err);
+    if (rc) {
+        check_error(rc, &err, "duration");
+    } else {
+        if (t < 0 || t > FS_TIME_MAX_INPUT)
+            fuzz_bug("duration '%s' parsed to %lld us, outside 0..FS_TIME_MAX_INPUT", s,
+                     (long long)t);
+        fs_time_t t2 = -1;
+        fs_units_format_duration(t, buf, sizeof buf);
+        if (fs_units_parse_duration(buf, &t2, &err) || t2 != t)
+            fuzz_bug("duration %lld us formats as '%s' which parses to %lld", (long long)t, buf,
+                     (long long)t2);
+    }
+
+    double r = -1;
+    rc = fs_units_parse_rate(s, &r, &err);
+    if (rc) {
+        check_error(rc, &err, "rate");
+    } else {
+        if (!(r >= 0) || r > 1.7976931348623157e308)
+            fuzz_bug("rate '%s' parsed to %g", s, r);
+        double r2 = -1;
+        fs_units_format_rate(r, buf, sizeof buf);
+        if (fs_units_parse_rate(buf, &r2, &err) || r2 != r)
+            fuzz_bug("rate %.17g formats as '%s' which parses to %.17g", r, buf, r2);
+    }
+
+    double x = 0;
+    rc = fs_units_parse_number(s, &x, &err);
+    if (rc) {
+        check_error(rc, &err, "number");
+    } else {
+        if (x != x || x - x != 0)
+            fuzz_bug("number '%s' parsed to %g", s, x);
+        double x2 = 0;
+        fs_units_format_number(x, buf, sizeof buf);
+        if (fs_units_parse_number(buf, &x2, &err) || x2 != x)
+            fuzz_bug("number %.17g formats as '%s' which parses to %.17g", x, buf, x2);
+    }
+    return 0;
+}
+
+/* ---- traces ------------------------------------------------------------- */
+
+/* An anonymous in-memory file holding the input (a temporary file where
+ * memfd_create is missing), reopened by path like any trace. */
+static int input_file(const uint8_t *data, size_t size, char *path, size_t cap)
+{
+    int fd = memfd_create("fs_fuzz", MFD_CLOEXEC);
+    if (fd < 0) {
+        char tmpl[] = "/tmp/fs_fuzz_XXXXXX";
+        fd = mkstemp(tmpl);
+        if (fd < 0)
+            return -1;
+        unlink(tmpl);
+    }
+    size_t off = 0;
+    while (off < size) {
+        ssize_t k = write(fd, data + off, size - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            close(fd);
+            return -1;
+        }
+        off += (size_t)k;
+    }
+    snprintf(path, cap, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+static void drain(const char *format, const char *path, int lenient)
+{
+    fs_trace_opts_t opts;
+    fs_trace_opts_init(&opts);
+    opts.lenient = lenient;
+    fs_source_t *src = NULL;
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_trace_open(format, path, &opts, &src, &err);
+    if (rc) {
+        check_error(rc, &err, "trace open");
+        if (src)
+            fuzz_bug("%s: open failed but returned a source", format);
+        return;
+    }
+    fs_job_t buf[FUZZ_BATCH];
+    fs_time_t last = 0;
+    uint64_t rows = 0;
+    for (;;) {
+        size_t n = 0;
+        fs_error_clear(&err);
+        rc = fs_source_next(src, buf, FUZZ_BATCH, &n, &err);
+        if (rc) {
+            check_error(rc, &err, "trace next");
+            /* Errors are sticky: the next call fails the same way. */
+            size_t n2 = 1;
+            fs_error_t err2;
+            fs_error_clear(&err2);
+            if (fs_source_next(src, buf, FUZZ_BATCH, &n2, &err2) == 0 && n2 > 0)
+                fuzz_bug("%s: the stream went on after an error (%s)", format, err.msg);
+            break;
+        }
+        if (n > FUZZ_BATCH)
+            fuzz_bug("%s: %zu jobs in a batch of %d", format, n, FUZZ_BATCH);
+        if (n == 0)
+            break;
+        int32_t nt = fs_source_tenant_count(src), ng = fs_source_gpu_type_count(src);
+        for (size_t i = 0; i < n; i++) {
+            const fs_job_t *j = &buf[i];
+            rows++;
+            if (j->submit < last || j->submit > FS_TIME_MAX_INPUT)
+                fuzz_bug("%s: job %llu (row %llu): submit %lld after %lld or beyond the limit",
+                         format, (unsigned long long)j->id, (unsigned long long)rows,
+                         (long long)j->submit, (long long)last);
+            last = j->submit;
+            if (j->duration < 1 || j->duration > FS_TIME_MAX_INPUT)
+                fuzz_bug("%s: job %llu: duration %lld us", format, (unsigned long long)j->id,
+                         (long long)j->duration);
+            if (j->estimate != -1 && (j->estimate < 1 || j->estimate > FS_TIME_MAX_INPUT))
+                fuzz_bug("%s: job %llu: estimate %lld us", format, (unsigned long long)j->id,
+                         (long long)j->estimate);
+            if (j->gpus < 1 || j->gpu_milli < 1 || j->gpu_milli > FS_GPU_MILLI_WHOLE ||
+                (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus != 1))
+                fuzz_bug("%s: job %llu: gpus %u gpu_milli %u", format,
+                         (unsigned long long)j->id, j->gpus, j->gpu_milli);
+            if (j->tenant < -1 || j->tenant >= nt ||
+                (j->tenant >= 0 && !fs_source_tenant_name(src, j->tenant)))
+                fuzz_bug("%s: job %llu: tenant %d of %d", format, (unsigned long long)j->id,
+                         j->tenant, nt);
+            if (j->gpu_type < -1 || j->gpu_type >= ng ||
+                (j->gpu_type >= 0 && !fs_source_gpu_type_name(src, j->gpu_type)))
+                fuzz_bug("%s: job %llu: gpu_type %d of %d", format, (unsigned long long)j->id,
+                         j->gpu_type, ng);
+            if (j->rec_state < FS_JOB_REC_UNKNOWN || j->rec_state > FS_JOB_REC_RUNNING)
+                fuzz_bug("%s: job %llu: rec_state %d", format, (unsigned long long)j->id,
+                         j->rec_state);
+        }
+    }
+    /* (no check on fs_source_skipped: options such as cpu_only = skip make
+     * strict readers skip and count rows too, as fs_source.h says) */
+    fs_source_destroy(src);
+}
+
+int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size)
+{
+    int64_t live0 = fs_alloc_live();
+    char path[64];
+    int fd = input_file(data, size, path, sizeof path);
+    if (fd < 0)
+        return 0;
+    drain(format, path, 0);
+    check_no_leak(live0, "trace (strict)");
+    drain(format, path, 1);
+    check_no_leak(live0, "trace (lenient)");
+    close(fd);
+    return 0;
+}
+
+int fs_fuzz_run(const char *target, const uint8_t *data, size_t size)
+{
+    if (strcmp(target, "scenario") == 0)
+        return fs_fuzz_scenario(data, size);
+    if (strcmp(target, "units") == 0)
+        return fs_fuzz_units(data, size);
+    if (strncmp(target, "trace-", 6) == 0 && fs_trace_format_find(target + 6))
+        return fs_fuzz_trace(target + 6, data, size);
+    return -1;
+}

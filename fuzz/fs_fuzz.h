@@ -1,0 +1,42 @@
+/*
+ * fs_fuzz: the fuzzing entry points of fleetsim, shared by the libFuzzer
+ * targets (fuzz/fuzz_*.c, built with -DFLEETSIM_FUZZ=ON and clang) and by the
+ * regression replay (fuzz/fuzz_replay.c, a normal CTest test built with any
+ * compiler), so that a saved crashing input goes through exactly the code
+ * that found it.
+ *
+ * Each entry takes arbitrary bytes, never fails on bad input (bad input is
+ * the point), and abort()s when an invariant breaks: live fs_alloc blocks
+ * after the call (a leak), a dump that does not load back to the same dump,
+ * a formatted value that does not parse back to itself, a source that yields
+ * jobs out of order or outside the documented ranges.  Memory errors and UB
+ * are caught by ASan/UBSan around it.
+ *
+ * Target names (also the folders of tests/data/fuzz-regressions/ and of
+ * the corpora): "scenario", "units", and "trace-FORMAT" for every format in
+ * traces/fs_trace.c's table (fs_fuzz_run dispatches on the name, so a new
+ * reader is fuzzed and replayed without any code here).
+ */
+#ifndef FS_FUZZ_H
+#define FS_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Scenario text; an optional NUL byte separates the YAML from "--set"
+ * overrides, one per line ("KEY=VALUE"). */
+int fs_fuzz_scenario(const uint8_t *data, size_t size);
+
+/* The units parsers: the input (up to its first NUL) as a duration, a
+ * rate and a number, and a formatted round trip of what parsed. */
+int fs_fuzz_units(const uint8_t *data, size_t size);
+
+/* A trace file of the named format: the bytes are written to an anonymous
+ * file and read to the end in strict and in lenient mode. */
+int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size);
+
+/* Dispatch by target name ("scenario", "units", "trace-native", ...);
+ * returns -1 for an unknown name. */
+int fs_fuzz_run(const char *target, const uint8_t *data, size_t size);
+
+#endif

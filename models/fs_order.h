@@ -1,0 +1,72 @@
+/*
+ * fs_order: queue orders for the composable scheduler (fs_sched.c).
+ *
+ * An order says which job goes first; it knows nothing of backfill,
+ * preemption mechanics or placement (fs_sched.c composes those).  It is a
+ * function table plus a void * state, one file per order and one row in
+ * fs_order.c's table (indexed by enum fs_queue_kind).
+ *
+ * Keys: key() returns (k1, k2); smaller first.  The scheduler breaks ties
+ * by admission order (non-preemptive passes) or by the previous pass's
+ * order (preemptive passes: a stable sort, as the Tiresias simulator).
+ * A queued job's key is taken when it is queued and again whenever
+ * update() reports that keys changed (e.g. Slurm's PriorityCalcPeriod, a
+ * 2D-LAS promotion); a running job's key is taken at each preemptive pass.
+ *
+ * Time-driven orders say when their keys will change next (next_change);
+ * the scheduler sets a timer for it, so that recomputation is an event, not
+ * a per-pass cost.  All hooks but key are optional (NULL).
+ *
+ * Admission components (Kueue quotas, Volcano queues: not in this module)
+ * plug in beside the order in fs_sched.c, as a may_start test on the
+ * candidate the order proposes (docs/policies.md).
+ */
+#ifndef FS_ORDER_H
+#define FS_ORDER_H
+
+#include <stdint.h>
+
+#include "../sim/fs_error.h"
+#include "fs_model.h"
+
+typedef struct fs_okey {
+    double k1, k2;
+} fs_okey_t;
+
+typedef struct fs_order_ops {
+    const char *name;       /* the scheduler.queue value */
+    int preemptive;         /* preemption: auto means "order" for this order */
+    int (*create)(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err);
+    void (*destroy)(void *state);
+    fs_okey_t (*key)(void *state, fs_model_t *m, uint32_t slot);
+    /* A job was admitted (first time only).  0 or FS_ENOMEM. */
+    int (*admit)(void *state, fs_model_t *m, uint32_t slot);
+    void (*started)(void *state, fs_model_t *m, uint32_t slot);
+    /* A running job stopped: finished (1) or preempted (0). */
+    void (*stopped)(void *state, fs_model_t *m, uint32_t slot, int finished);
+    /* Settle time-dependent state up to now.  Returns 1 if the keys of
+     * queued jobs changed, 0 if not. */
+    int (*update)(void *state, fs_model_t *m);
+    /* After a preemptive pass (2D-LAS keeps running jobs ahead in a queue).
+     * 0 or FS_ENOMEM. */
+    int (*after_pass)(void *state, fs_model_t *m);
+    /* When keys change next by time alone; FS_TIME_NEVER if not. */
+    fs_time_t (*next_change)(void *state, fs_model_t *m);
+} fs_order_ops_t;
+
+/* The order for enum fs_queue_kind q, or NULL. */
+const fs_order_ops_t *fs_order_get(int queue_kind);
+
+/* The run time the scheduler plans with for a job (us): scheduler.runtime
+ * oracle -> its true remaining work; user -> its estimate, or, if it has
+ * none, its run time (unknown_estimate: oracle) or default_limit. */
+fs_time_t fs_order_plan(const fs_model_t *m, uint32_t slot);
+
+extern const fs_order_ops_t fs_order_fifo;
+extern const fs_order_ops_t fs_order_priority;
+extern const fs_order_ops_t fs_order_sjf;
+extern const fs_order_ops_t fs_order_srtf;
+extern const fs_order_ops_t fs_order_las;
+extern const fs_order_ops_t fs_order_slurm;
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * fs_place: placement policies -- which pool, node and (for a fractional
+ * request) which shared GPU a job gets.  scheduler.placement selects one:
+ *
+ *   pack, first_fit  the cluster's indexed queries (fs_cluster.h), first
+ *                    pool that fits; unchanged from the spine.
+ *   topology         as pack for single-node jobs; multi-node gangs take the
+ *                    lowest topology unit that holds them (fs_cluster.c).
+ *   best_fit/binpack Kubernetes NodeResourcesFit MostAllocated on GPUs:
+ *                    highest allocation ratio of the node after placement.
+ *   spread           LeastAllocated: lowest allocation ratio after placement.
+ *   fgd              fragmentation-gradient descent (Weng et al., ATC'23):
+ *                    the node and GPU whose fragmentation grows least.
+ *   random           a uniformly random feasible node (keyed stream
+ *                    FS_RNG_PLACE), a uniformly random feasible GPU on it.
+ *
+ * Scored kinds (best_fit, spread, fgd) score candidate nodes from every
+ * allowed pool and take the best (ties: lowest node id).  In a pool where
+ * no GPU is shared, every node of one free level is in the same state, so
+ * one node per level (the lowest) is scored: exact, O(levels log N).  In a
+ * pool with shared GPUs, the candidates are bounded: the first
+ * `scheduler.candidates` nodes of every free level and of the nodes with a
+ * fitting shared GPU (fs_cluster_candidates), as kube-scheduler's
+ * percentageOfNodesToScore bounds the nodes it scores.  Jobs larger than a
+ * node go to the first allowed pool with room as pack places them.
+ *
+ * FGD's task-shape distribution: weights per shape (GPUs, milli, allowed
+ * pools) given through fs_placer_observe -- the model observes every
+ * arrival (the distribution is learned online); an experiment can observe
+ * a whole trace first (given).  Node fragmentation F_n (docs/models.md) is
+ * computed from per-pool tables in O(shared GPUs of the node), exactly, in
+ * integers (milli-GPU x weight).
+ *
+ * Speed factors: a job of class c on a pool of GPU model t runs at the
+ * cluster.speed row (c, t), else at the catalog's relative speed when
+ * cluster.speed_catalog is set, else 1.0.
+ *
+ * Ownership: the placer owns its tables, scratch and RNG stream; it borrows
+ * nothing after creation (the cluster is passed to every call).
+ */
+#ifndef FS_PLACE_H
+#define FS_PLACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/fs_error.h"
+#include "fs_cluster.h"
+#include "fs_config.h"
+
+typedef struct fs_placer fs_placer_t;
+
+/* kind: enum fs_placement_kind; candidates: nodes per level (0: all). */
+int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
+                     const fs_cluster_cfg_t *cc, uint64_t seed, uint64_t replication,
+                     fs_placer_t **out, fs_error_t *err);
+void fs_placer_destroy(fs_placer_t *pl);
+
+/* Does the placer use observed task shapes (fgd)? */
+int fs_placer_learns(const fs_placer_t *pl);
+
+/* Adds `weight` to the task shape (g GPUs of milli each, allowed pools;
+ * pools == NULL: every pool).  0 or FS_ENOMEM. */
+int fs_placer_observe(fs_placer_t *pl, const fs_cluster_t *c, uint32_t g, uint32_t milli,
+                      const uint32_t *pools, size_t n_pools, uint64_t weight);
+
+/* Places a request on one of the pools (NULL: every pool, in order).
+ * Returns 1 (placed, *out filled), 0 (does not fit now) or FS_ENOMEM. */
+int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
+                    uint32_t g, uint32_t milli, fs_placement_t *out);
+
+/* Speed factor of a job of class cls on pool. */
+double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);
+
+/* FGD node fragmentation F_n under the shapes observed so far, in milli-GPU
+ * x weight (divide by the total weight for expected milli-GPUs). */
+int64_t fs_placer_fragmentation(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node);
+uint64_t fs_placer_total_weight(const fs_placer_t *pl);
+
+#endif

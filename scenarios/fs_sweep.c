@@ -1,0 +1,654 @@
+/*
+ * The expansion of a sweep section (see fs_sweep.h and docs/sweeps.md).
+ *
+ * Why overrides rather than editing a config: a point is "the scenario with
+ * these --set KEY=VALUE", so the sweep reaches every key the language
+ * knows, and a swept value is parsed and checked by exactly the code that
+ * checks the same value written in the file.  The only keys the sweep
+ * itself must understand are those of a range (numeric), which it parses
+ * with the key's own row of the key table.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_sweep.h"
+#include "fs_keys.h"
+#include "fs_scenario.h"
+#include "../sim/fs_alloc.h"
+#include "../sim/fs_dist.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_RUNS 10000000u
+
+/* ---- key lookup ----------------------------------------------------------- */
+
+/* The row of dotted path `key` (list items by index, distribution
+ * parameters under their block).  Returns the row, or NULL when the path is
+ * only a block (*block = 1) or unknown (*block = 0). */
+static const fs_key_t *lookup_key(const char *key, int *block, const fs_keytab_t **tab)
+{
+    const fs_keytab_t *t = &fs_keys_config;
+    const char *p = key;
+    *block = 0;
+    for (;;) {
+        const fs_key_t *best = NULL;
+        size_t best_len = 0;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t l = strlen(t->rows[i].path);
+            if (strncmp(p, t->rows[i].path, l) == 0 && (p[l] == '\0' || p[l] == '.') && l > best_len) {
+                best = &t->rows[i];
+                best_len = l;
+            }
+        }
+        if (!best) {
+            size_t l = strlen(p);
+            for (size_t i = 0; i < t->n; i++)
+                if (strncmp(t->rows[i].path, p, l) == 0 && t->rows[i].path[l] == '.')
+                    *block = 1;
+            return NULL;
+        }
+        *tab = t;
+        if (best->type == FS_KT_CHOICE && p[best_len] == '\0') {
+            *block = 1;
+            return NULL;
+        }
+        if (best->type == FS_KT_CHOICE) { /* a choice block's row is a prefix: look deeper */
+            size_t l = strlen(p);
+            for (size_t i = 0; i < t->n; i++)
+                if (strcmp(t->rows[i].path, p) == 0)
+                    return &t->rows[i];
+            for (size_t i = 0; i < t->n; i++)
+                if (strncmp(t->rows[i].path, p, l) == 0 && t->rows[i].path[l] == '.')
+                    *block = 1;
+            return NULL;
+        }
+        if (p[best_len] == '\0')
+            return best;
+        const char *rest = p + best_len + 1;
+        if (best->type == FS_KT_LIST) {
+            size_t d = 0;
+            while (isdigit((unsigned char)rest[d]))
+                d++;
+            if (d == 0 || (rest[d] != '\0' && rest[d] != '.'))
+                return NULL;
+            if (rest[d] == '\0') {
+                *block = 1; /* a whole item */
+                return NULL;
+            }
+            t = best->sub;
+            p = rest + d + 1;
+            continue;
+        }
+        if (best->type == FS_KT_DIST) {
+            for (size_t i = 0; i < best->sub->n; i++)
+                if (strcmp(best->sub->rows[i].path, rest) == 0) {
+                    *tab = best->sub;
+                    return &best->sub->rows[i];
+                }
+            return NULL;
+        }
+        return NULL; /* a scalar has no children */
+    }
+}
+
+static int is_numeric(const fs_key_t *k)
+{
+    switch (k->type) {
+    case FS_KT_UINT:
+    case FS_KT_DOUBLE:
+    case FS_KT_PROB:
+    case FS_KT_DURATION:
+    case FS_KT_SECONDS:
+    case FS_KT_RATE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+#define FIELD(base, off, T) ((T *)(void *)((char *)(base) + (off)))
+
+/* The numeric value of scalar row k stored in base. */
+static double get_num(const fs_key_t *k, void *base)
+{
+    switch (k->type) {
+    case FS_KT_UINT:
+        return k->size == sizeof(uint32_t) ? (double)*FIELD(base, k->off, uint32_t)
+                                           : (double)*FIELD(base, k->off, uint64_t);
+    case FS_KT_DURATION:
+        return (double)*FIELD(base, k->off, fs_time_t);
+    default:
+        return *FIELD(base, k->off, double);
+    }
+}
+
+static void set_num(const fs_key_t *k, void *base, double v)
+{
+    switch (k->type) {
+    case FS_KT_UINT:
+        if (k->size == sizeof(uint32_t))
+            *FIELD(base, k->off, uint32_t) = (uint32_t)llround(v);
+        else
+            *FIELD(base, k->off, uint64_t) = (uint64_t)llround(v);
+        break;
+    case FS_KT_DURATION:
+        *FIELD(base, k->off, fs_time_t) = (fs_time_t)llround(v);
+        break;
+    case FS_KT_SECONDS:
+        *FIELD(base, k->off, double) = (double)llround(v * 1e6) / 1e6; /* whole microseconds */
+        break;
+    default:
+        *FIELD(base, k->off, double) = v;
+        break;
+    }
+}
+
+/* ---- plan ------------------------------------------------------------------- */
+
+void fs_sweep_overrides_free(char **ovr, size_t n)
+{
+    for (size_t i = 0; ovr && i < n; i++)
+        fs_free(ovr[i]);
+    fs_free(ovr);
+}
+
+void fs_sweep_plan_destroy(fs_sweep_plan_t *p)
+{
+    if (!p)
+        return;
+    for (size_t j = 0; j < p->n_params; j++) {
+        fs_sweep_param_t *q = &p->params[j];
+        fs_free(q->key);
+        fs_sweep_overrides_free(q->values, q->n_values);
+        fs_sweep_overrides_free(q->where, q->n_values);
+    }
+    fs_free(p->params);
+    fs_sweep_overrides_free(p->sets, p->n_sets);
+    fs_free(p->path);
+    fs_free(p->text);
+    fs_free(p->warmup);
+    fs_free(p->name);
+    fs_free(p->label);
+    fs_free(p);
+}
+
+size_t fs_sweep_value_index(const fs_sweep_plan_t *p, size_t point, size_t j)
+{
+    if (p->combine == FS_SWEEP_ZIP)
+        return point;
+    for (size_t i = p->n_params; i-- > j + 1;)
+        point /= p->params[i].n_values;
+    return point % p->params[j].n_values;
+}
+
+void fs_sweep_run_split(const fs_sweep_plan_t *p, size_t k, size_t *point, uint64_t *rep)
+{
+    *point = (size_t)(k / p->replications);
+    *rep = k % p->replications;
+}
+
+size_t fs_sweep_run_index(const fs_sweep_plan_t *p, size_t point, uint64_t rep)
+{
+    return (size_t)(point * p->replications + rep);
+}
+
+size_t fs_sweep_shard_of(size_t k, size_t n_shards)
+{
+    return n_shards ? k % n_shards : 0;
+}
+
+static char *kv(const char *key, const char *value)
+{
+    size_t n = strlen(key) + strlen(value) + 2;
+    char *s = fs_malloc(n);
+    if (s)
+        snprintf(s, n, "%s=%s", key, value);
+    return s;
+}
+
+/* The overrides of a point (rep = -1: no replication override, for checks). */
+static int point_overrides(const fs_sweep_plan_t *p, size_t point, int64_t rep, char ***out,
+                           size_t *n, fs_error_t *err)
+{
+    size_t cap = p->n_sets + p->n_params + 3, m = 0;
+    char **o = fs_calloc(cap, sizeof *o);
+    if (!o)
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    for (size_t i = 0; i < p->n_sets; i++)
+        if (!(o[m++] = fs_strdup(p->sets[i])))
+            goto oom;
+    for (size_t j = 0; j < p->n_params; j++)
+        if (!(o[m++] = kv(p->params[j].key, p->params[j].values[fs_sweep_value_index(p, point, j)])))
+            goto oom;
+    if (p->warmup && !(o[m++] = kv("warmup", p->warmup)))
+        goto oom;
+    if (rep >= 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%" PRId64, rep);
+        if (!(o[m++] = kv("replication", buf)))
+            goto oom;
+    }
+    if (!(o[m++] = fs_strdup("sweep=null")))
+        goto oom;
+    *out = o;
+    *n = m;
+    return 0;
+oom:
+    fs_sweep_overrides_free(o, cap);
+    return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+}
+
+int fs_sweep_run_overrides(const fs_sweep_plan_t *p, size_t k, char ***out, size_t *n,
+                           fs_error_t *err)
+{
+    size_t point;
+    uint64_t rep;
+    fs_sweep_run_split(p, k, &point, &rep);
+    return point_overrides(p, point, (int64_t)rep, out, n, err);
+}
+
+static int load_with(const fs_sweep_plan_t *p, char **ovr, size_t n, fs_config_t *cfg, fs_error_t *err)
+{
+    int rc = p->path ? fs_scenario_load_file(p->path, (const char *const *)ovr, n, cfg, err)
+                     : fs_scenario_load_string(p->label, p->text, (const char *const *)ovr, n, cfg, err);
+    if (rc == 0 && p->path && strcmp(cfg->source_text, p->text) != 0) {
+        fs_config_release(cfg);
+        rc = fs_error_set(err, FS_EINVAL, "%s: the scenario file changed during the sweep", p->path);
+    }
+    return rc;
+}
+
+int fs_sweep_load_run(const fs_sweep_plan_t *p, size_t k, fs_config_t *cfg, fs_error_t *err)
+{
+    char **o = NULL;
+    size_t n = 0;
+    int rc = fs_sweep_run_overrides(p, k, &o, &n, err);
+    if (rc) {
+        fs_config_init(cfg);
+        fs_config_release(cfg);
+        return rc;
+    }
+    rc = load_with(p, o, n, cfg, err);
+    fs_sweep_overrides_free(o, n);
+    return rc;
+}
+
+/* ---- expansion and checks ------------------------------------------------------ */
+
+static int dup_list(char ***out, const char *const *src, size_t n)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+    char **d = fs_calloc(n, sizeof *d);
+    if (!d)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!(d[i] = fs_strdup(src[i]))) {
+            fs_sweep_overrides_free(d, n);
+            return FS_ENOMEM;
+        }
+    *out = d;
+    return 0;
+}
+
+/* Splits "30/h" into 30 and "/h" (the unit as written). */
+static int split_number(const char *text, double *x, const char **suffix)
+{
+    char *end;
+    *x = strtod(text, &end);
+    if (end == text || !isfinite(*x))
+        return -1;
+    *suffix = end;
+    return 0;
+}
+
+/* v rounded to 12 significant digits: interpolation noise off
+ * (60.00000000000001 -> 60). */
+static double round12(double v)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.12g", v);
+    return strtod(buf, NULL);
+}
+
+/* The values of a range parameter.  When both ends are written in the same
+ * unit ("30/h" .. "90/h") the values are interpolated in that unit and
+ * written in it ("45/h"); otherwise in the key's own unit (seconds, 1/s)
+ * and written as the key table formats them. */
+static int expand_range(const fs_sweep_param_cfg_t *pc, const char *disp, const fs_key_t *row,
+                        const fs_keytab_t *tab, fs_sweep_param_t *q, fs_error_t *err)
+{
+    char exp[700];
+    if (!row || !is_numeric(row))
+        return fs_error_set(err, FS_EINVAL, "%s: %s.range: '%s' is not a numeric key (%s); give "
+                            "values instead", pc->key.where[0], disp, pc->key.text[0],
+                            row ? fs_keys_type_name(row) : "a block");
+    if (pc->from.is_list || pc->to.is_list)
+        return fs_error_set(err, FS_EINVAL, "%s: %s.range.%s: expected one value, not a list",
+                            pc->from.is_list ? pc->from.at : pc->to.at, disp,
+                            pc->from.is_list ? "from" : "to");
+    size_t sz = tab->size > sizeof(fs_dist_cfg_t) ? tab->size : sizeof(fs_dist_cfg_t);
+    void *scratch = fs_calloc(1, sz);
+    if (!scratch)
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    double ends[2];
+    const fs_raw_t *raw[2] = {&pc->from, &pc->to};
+    int rc = 0;
+    for (int e = 0; e < 2 && !rc; e++) {
+        fs_error_t pe;
+        if (fs_keys_parse(row, raw[e]->text[0], scratch, &pe) != 0)
+            rc = fs_error_set(err, FS_EINVAL, "%s: %s.range.%s: %s", raw[e]->where[0], disp,
+                              e ? "to" : "from", pe.msg);
+        else
+            ends[e] = get_num(row, scratch);
+    }
+    if (!rc && pc->scale == FS_SWEEP_LOG && !(ends[0] > 0 && ends[1] > 0))
+        rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: a log scale needs ends > 0 (expected %s)",
+                          pc->from.where[0], disp, fs_keys_expect(row, exp, sizeof exp));
+    double w[2];
+    const char *suf[2];
+    int written = !rc && split_number(pc->from.text[0], &w[0], &suf[0]) == 0 &&
+                  split_number(pc->to.text[0], &w[1], &suf[1]) == 0 && strcmp(suf[0], suf[1]) == 0 &&
+                  (pc->scale != FS_SWEEP_LOG || (w[0] > 0 && w[1] > 0));
+    size_t n = pc->steps;
+    if (!rc && (!(q->values = fs_calloc(n, sizeof *q->values)) ||
+                !(q->where = fs_calloc(n, sizeof *q->where))))
+        rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    for (size_t i = 0; i < n && !rc; i++) {
+        double f = (double)i / (double)(n - 1), v;
+        if (i == 0)
+            v = ends[0];
+        else if (i == n - 1)
+            v = ends[1];
+        else if (pc->scale == FS_SWEEP_LOG)
+            v = ends[0] * pow(ends[1] / ends[0], f);
+        else
+            v = ends[0] + (ends[1] - ends[0]) * f;
+        char buf[128];
+        if (written) {
+            double x = i == 0 ? w[0] : i == n - 1 ? w[1]
+                     : pc->scale == FS_SWEEP_LOG ? w[0] * pow(w[1] / w[0], f)
+                                                 : w[0] + (w[1] - w[0]) * f;
+            if (row->type == FS_KT_UINT)
+                snprintf(buf, sizeof buf, "%.0f%s", round(x), suf[0]);
+            else
+                snprintf(buf, sizeof buf, "%.12g%s", round12(x), suf[0]);
+            fs_error_t pe;
+            if (fs_keys_parse(row, buf, scratch, &pe) != 0)
+                rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: value %zu, %s: %s", pc->from.where[0],
+                                  disp, i, buf, pe.msg);
+        } else {
+            set_num(row, scratch, row->type == FS_KT_UINT || row->type == FS_KT_DURATION ? v : round12(v));
+            fs_keys_format(row, scratch, buf, sizeof buf);
+        }
+        for (size_t j = 0; j < i && !rc && q->values[j]; j++)
+            if (strcmp(q->values[j], buf) == 0)
+                rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: the value %s comes twice (%zu steps "
+                                  "from %s to %s); use fewer steps", pc->from.where[0], disp, buf,
+                                  n, pc->from.text[0], pc->to.text[0]);
+        q->n_values = i + 1;
+        if (!rc && (!(q->values[i] = fs_strdup(buf)) || !(q->where[i] = fs_strdup(pc->from.where[0]))))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    fs_free(scratch);
+    return rc;
+}
+
+/* The message of a failed override "--set KEY: msg" without its prefix. */
+static const char *strip_set(const char *msg, const char *key)
+{
+    size_t kl = strlen(key);
+    if (strncmp(msg, "--set ", 6) == 0 && strncmp(msg + 6, key, kl) == 0 && msg[6 + kl] == ':' &&
+        msg[7 + kl] == ' ')
+        return msg + 8 + kl;
+    return msg;
+}
+
+/* Checks value i of parameter j alone on the base scenario. */
+static int check_value(fs_sweep_plan_t *p, size_t j, size_t i, fs_error_t *err)
+{
+    const fs_sweep_param_t *q = &p->params[j];
+    size_t n = p->n_sets + 2;
+    char **o = fs_calloc(n, sizeof *o);
+    int rc = 0, oom = !o;
+    for (size_t m = 0; !oom && m < p->n_sets; m++)
+        oom = !(o[m] = fs_strdup(p->sets[m]));
+    if (oom) {
+        fs_sweep_overrides_free(o, n);
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    o[p->n_sets] = kv(q->key, q->values[i]);
+    o[p->n_sets + 1] = fs_strdup("sweep=null");
+    if (!o[p->n_sets] || !o[p->n_sets + 1]) {
+        fs_sweep_overrides_free(o, n);
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    fs_config_t cfg;
+    fs_error_t e;
+    rc = load_with(p, o, n, &cfg, &e);
+    if (rc == 0)
+        fs_config_release(&cfg);
+    else if (rc == FS_ENOMEM)
+        *err = e;
+    else
+        rc = fs_error_set(err, rc, "%s: sweep.params.%zu: %s=%s: %s", q->where[i], j, q->key,
+                          q->values[i], strip_set(e.msg, q->key));
+    fs_sweep_overrides_free(o, n);
+    return rc;
+}
+
+static int check_point(fs_sweep_plan_t *p, size_t point, fs_error_t *err)
+{
+    char **o = NULL;
+    size_t n = 0;
+    int rc = point_overrides(p, point, -1, &o, &n, err);
+    if (rc)
+        return rc;
+    fs_config_t cfg;
+    fs_error_t e;
+    rc = load_with(p, o, n, &cfg, &e);
+    if (rc == 0) {
+        fs_config_release(&cfg);
+    } else if (rc == FS_ENOMEM) {
+        *err = e;
+    } else {
+        char desc[512] = "";
+        size_t len = 0;
+        const char *at = p->n_params ? "" : p->warmup ? "sweep.warmup" : "";
+        for (size_t j = 0; j < p->n_params && len < sizeof desc; j++) {
+            size_t vi = fs_sweep_value_index(p, point, j);
+            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=%s", j ? ", " : "",
+                                    p->params[j].key, p->params[j].values[vi]);
+            at = p->params[j].where[vi];
+        }
+        rc = fs_error_set(err, rc, "%s: sweep point %zu (%s): %s", at, point, desc, e.msg);
+    }
+    fs_sweep_overrides_free(o, n);
+    return rc;
+}
+
+static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
+{
+    const fs_sweep_cfg_t *s = &base->sweep;
+    const char *file = p->label;
+    if (!s->given)
+        return fs_error_set(err, FS_EINVAL, "%s:1:1: no 'sweep' section (add one, see docs/sweeps.md, "
+                            "or run a single scenario with 'fleetsim run')", file);
+    p->combine = s->combine;
+    p->replications = s->replications;
+    if (s->warmup.given) {
+        if (s->warmup.is_list)
+            return fs_error_set(err, FS_EINVAL, "%s: sweep.warmup: expected one duration, not a list",
+                                s->warmup.at);
+        if (!(p->warmup = fs_strdup(s->warmup.text[0])))
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    if (s->n_params && !(p->params = fs_calloc(s->n_params, sizeof *p->params)))
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    for (size_t j = 0; j < s->n_params; j++) {
+        const fs_sweep_param_cfg_t *pc = &s->params[j];
+        fs_sweep_param_t *q = &p->params[j];
+        char disp[64];
+        snprintf(disp, sizeof disp, "sweep.params.%zu", j);
+        p->n_params = j + 1;
+        if (pc->key.is_list)
+            return fs_error_set(err, FS_EINVAL, "%s: %s.key: expected one key, not a list", pc->key.at,
+                                disp);
+        const char *key = pc->key.text[0];
+        int block = 0;
+        const fs_keytab_t *tab = NULL;
+        const fs_key_t *row = lookup_key(key, &block, &tab);
+        if (!row && !block)
+            return fs_error_set(err, FS_EINVAL, "%s: %s.key: unknown key '%s' (see 'fleetsim validate "
+                                "--keys' for every key)", pc->key.where[0], disp, key);
+        if (strcmp(key, "replication") == 0 || strcmp(key, "sweep") == 0 ||
+            strncmp(key, "sweep.", 6) == 0)
+            return fs_error_set(err, FS_EINVAL, "%s: %s.key: '%s' cannot be swept (%s)",
+                                pc->key.where[0], disp, key,
+                                key[0] == 'r' ? "the sweep sets it: replication r of every point "
+                                                "uses index r; use sweep.replications"
+                                              : "the sweep section itself");
+        for (size_t i = 0; i < j; i++)
+            if (strcmp(p->params[i].key, key) == 0)
+                return fs_error_set(err, FS_EINVAL, "%s: %s.key: '%s' is already swept by "
+                                    "sweep.params.%zu", pc->key.where[0], disp, key, i);
+        if (!(q->key = fs_strdup(key)))
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        if (pc->values.given && pc->has_range)
+            return fs_error_set(err, FS_EINVAL, "%s: %s: give values or range, not both",
+                                pc->values.at, disp);
+        if (!pc->values.given && !pc->has_range)
+            return fs_error_set(err, FS_EINVAL, "%s: %s: give values: [...] or range: {from, to, "
+                                "steps} for '%s'", pc->key.where[0], disp, key);
+        int rc;
+        if (pc->has_range) {
+            if ((rc = expand_range(pc, disp, row, tab, q, err)) != 0)
+                return rc;
+        } else {
+            if (!pc->values.is_list)
+                return fs_error_set(err, FS_EINVAL, "%s: %s.values: expected a list such as [a, b], "
+                                    "found one value", pc->values.at, disp);
+            q->n_values = pc->values.n; /* destroy frees whatever was copied */
+            if (dup_list(&q->values, (const char *const *)pc->values.text, pc->values.n) ||
+                dup_list(&q->where, (const char *const *)pc->values.where, pc->values.n))
+                return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        }
+        for (size_t i = 0; i < q->n_values; i++)
+            for (size_t m = 0; m < i; m++)
+                if (strcmp(q->values[i], q->values[m]) == 0)
+                    return fs_error_set(err, FS_EINVAL, "%s: %s.values: '%s' is given twice",
+                                        q->where[i], disp, q->values[i]);
+        if (p->combine == FS_SWEEP_ZIP && j > 0 && q->n_values != p->params[0].n_values)
+            return fs_error_set(err, FS_EINVAL, "%s: %s: zip needs the same number of values for "
+                                "every key: %s has %zu, %s has %zu", pc->key.where[0], disp,
+                                p->params[0].key, p->params[0].n_values, key, q->n_values);
+    }
+    /* points */
+    uint64_t points = 1;
+    if (p->combine == FS_SWEEP_ZIP)
+        points = p->n_params ? p->params[0].n_values : 1;
+    else
+        for (size_t j = 0; j < p->n_params; j++) {
+            points *= p->params[j].n_values;
+            if (points > MAX_RUNS)
+                break;
+        }
+    if (points > MAX_RUNS || points * p->replications > MAX_RUNS)
+        return fs_error_set(err, FS_ELIMIT, "%s: the sweep has more than %u runs", file, MAX_RUNS);
+    p->n_points = (size_t)points;
+    p->n_runs = (size_t)(points * p->replications);
+    /* every value alone, then every point */
+    int rc;
+    for (size_t j = 0; j < p->n_params; j++)
+        for (size_t i = 0; i < p->params[j].n_values; i++)
+            if ((rc = check_value(p, j, i, err)) != 0)
+                return rc;
+    for (size_t pt = 0; pt < p->n_points; pt++)
+        if ((rc = check_point(p, pt, err)) != 0)
+            return rc;
+    return 0;
+}
+
+static int create(const char *name, const char *path, const char *text, const char *const *sets,
+                  size_t n_sets, fs_sweep_plan_t **out, fs_error_t *err)
+{
+    *out = NULL;
+    fs_error_clear(err);
+    fs_config_t base;
+    int rc = path ? fs_scenario_load_file(path, sets, n_sets, &base, err)
+                  : fs_scenario_load_string(name, text, sets, n_sets, &base, err);
+    if (rc)
+        return rc;
+    fs_sweep_plan_t *p = fs_calloc(1, sizeof *p);
+    if (!p || (path && !(p->path = fs_strdup(path))) ||
+        !(p->name = fs_strdup(base.name ? base.name : name)) || !(p->label = fs_strdup(name)) ||
+        !(p->text = fs_strdup(base.source_text)) || dup_list(&p->sets, sets, n_sets)) {
+        fs_config_release(&base);
+        fs_sweep_plan_destroy(p);
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    p->n_sets = n_sets;
+    rc = build(p, &base, err);
+    fs_config_release(&base);
+    if (rc) {
+        fs_sweep_plan_destroy(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int fs_sweep_plan_create(const char *path, const char *const *sets, size_t n_sets,
+                         fs_sweep_plan_t **out, fs_error_t *err)
+{
+    return create(path, path, NULL, sets, n_sets, out, err);
+}
+
+int fs_sweep_plan_from_text(const char *name, const char *text, const char *const *sets,
+                            size_t n_sets, fs_sweep_plan_t **out, fs_error_t *err)
+{
+    return create(name ? name : "<string>", NULL, text, sets, n_sets, out, err);
+}
+
+/* ---- digest ------------------------------------------------------------------- */
+
+static void fnv(uint64_t *h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++) {
+        *h ^= b[i];
+        *h *= UINT64_C(1099511628211);
+    }
+}
+
+static void fnv_str(uint64_t *h, const char *s)
+{
+    if (s)
+        fnv(h, s, strlen(s) + 1);
+    else
+        fnv(h, "\xff", 1);
+}
+
+uint64_t fs_sweep_plan_digest(const fs_sweep_plan_t *p)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    fnv_str(&h, p->path);
+    fnv_str(&h, p->text);
+    for (size_t i = 0; i < p->n_sets; i++)
+        fnv_str(&h, p->sets[i]);
+    fnv(&h, &p->combine, sizeof p->combine);
+    fnv(&h, &p->replications, sizeof p->replications);
+    fnv_str(&h, p->warmup);
+    for (size_t j = 0; j < p->n_params; j++) {
+        fnv_str(&h, p->params[j].key);
+        for (size_t i = 0; i < p->params[j].n_values; i++)
+            fnv_str(&h, p->params[j].values[i]);
+    }
+    return h;
+}

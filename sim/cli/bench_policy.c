@@ -1,0 +1,157 @@
+/*
+ * The policy benchmarks of `fleetsim bench` (see bench_policy.h).
+ *
+ * Workloads are generated in memory (fs_memsrc) so that trace parsing is
+ * not measured; no rows are written (NULL sink): what is timed is the event
+ * loop, the model and the policy.  Sizes are the mix of the end-to-end
+ * benchmark (1-128 GPUs), run times lognormal (median 30 min, sigma 1.2),
+ * user estimates 1-3x the run time.
+ *   easy   10,000 GPUs (1,250 x 8), FIFO order + exact EASY; 10,000 jobs
+ *          queued at time 0, then Poisson arrivals at 95% offered load,
+ *          so the queue stays thousands deep (its mean depth is printed).
+ *   slurm  10,000 GPUs, Slurm multifactor (age 1000, fair share 5000 over
+ *          20 tenants, job size 100, QOS 10000), PriorityCalcPeriod 5 min,
+ *          conservative backfill in Slurm's bounded mode, 80% load.
+ */
+#include "bench_policy.h"
+#include "../../models/fs_model.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../../sim/fs_alloc.h"
+#include "../../sim/fs_rng.h"
+#include "../../traces/fs_memsrc.h"
+
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* n jobs: the first `prefill` at time 0, then Poisson at `load` x the
+ * fleet's capacity.  Returns an fs_malloc'd array or NULL. */
+/* CPU time of this process: on a shared machine wall time also counts
+ * other processes' load. */
+static double cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static fs_job_t *make_jobs(size_t n, size_t prefill, double load, uint32_t gpus, int tenants)
+{
+    static const uint32_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    static const double probs[] = {0.4, 0.1, 0.1, 0.2, 0.1, 0.05, 0.03, 0.02};
+    const double mean_g = 10.28, mean_run_s = 1800 * 1.4333; /* exp(1.2^2/2) */
+    double rate = load * gpus / (mean_g * mean_run_s);
+    fs_job_t *j = fs_malloc(n * sizeof *j);
+    fs_rng_t r;
+    if (!j || fs_rng_init(&r, 42, 0, FS_RNG_TRACE, 0)) {
+        fs_free(j);
+        return NULL;
+    }
+    gsl_ran_discrete_t *mix = gsl_ran_discrete_preproc(8, probs);
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i >= prefill)
+            t += gsl_ran_exponential(r.g, 1.0 / rate);
+        fs_job_init(&j[i]);
+        j[i].id = i + 1;
+        j[i].submit = (fs_time_t)(t * 1e6);
+        j[i].gpus = sizes[gsl_ran_discrete(r.g, mix)];
+        double d = gsl_ran_lognormal(r.g, log(1800.0), 1.2);
+        j[i].duration = (fs_time_t)(d * 1e6) + 1;
+        j[i].estimate = (fs_time_t)(d * (1 + 2 * gsl_rng_uniform(r.g)) * 1e6) + 1;
+        j[i].tenant = tenants ? (int32_t)gsl_rng_uniform_int(r.g, (unsigned long)tenants) : -1;
+        j[i].priority = (int32_t)gsl_rng_uniform_int(r.g, 4);
+    }
+    gsl_ran_discrete_free(mix);
+    fs_rng_release(&r);
+    return j;
+}
+
+static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
+                     const char *const *tenants, size_t n_tenants)
+{
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    fs_error_clear(&err);
+    if (fs_memsrc_create(jobs, n, tenants, n_tenants, NULL, 0, &src, &err) ||
+        fs_model_create(cfg, src, NULL, &m, &err)) {
+        fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+        return 1;
+    }
+    double t0 = wall(), c0 = cpu();
+    int rc = fs_model_run(m, NULL, NULL, &err);
+    double dt = wall() - t0, dc = cpu() - c0;
+    fs_run_totals_t t;
+    if (!rc)
+        rc = fs_model_finish(m, &t, &err);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    if (rc) {
+        fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+        return 1;
+    }
+    printf("  %-40s %9.0f jobs/s wall, %9.0f jobs/s CPU  (%.2f s; mean queue %.0f jobs)\n",
+           label, (double)n / dt, (double)n / dc, dt, t.jobs_queued_integral / t.end_time);
+    return 0;
+}
+
+int fs_bench_policy(unsigned long long jobs)
+{
+    size_t n = jobs ? (size_t)jobs : 1000000;
+    static const char *const tn[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9",
+                                     "t10", "t11", "t12", "t13", "t14", "t15", "t16", "t17",
+                                     "t18", "t19"};
+    fs_config_t cfg;
+    fs_error_t err;
+    fs_error_clear(&err);
+    /* the built-in default gives every key its default; then the bench's */
+    if (fs_scenario_load_string("<bench>", "cluster: {pools: [{name: main, gpu: H100, nodes: 1250, "
+                                "gpus_per_node: 8}]}\nworkload: {synthetic: {arrivals: {rate: 1/h}, "
+                                "gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
+                                "output: {timeline_interval: 0s}\n",
+                                NULL, 0, &cfg, &err)) {
+        fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+        return 1;
+    }
+    cfg.horizon = FS_TIME_MAX_INPUT;
+    printf("\nscheduling policies, %zu jobs each on 10,000 GPUs (simulated jobs per wall second):\n", n);
+    const char *only = getenv("FS_BENCH_ONLY");
+    fs_job_t *j = only && strcmp(only, "slurm") == 0 ? NULL : make_jobs(n, 10000, 0.95, 10000, 0);
+    int rc = only && strcmp(only, "slurm") == 0 ? 0 : 1;
+    if (j) {
+        cfg.scheduler.queue = FS_QUEUE_FIFO;
+        cfg.scheduler.backfill = FS_BACKFILL_EASY;
+        rc = bench_one("FIFO + EASY backfill (exact)", &cfg, j, n, NULL, 0);
+        fs_free(j);
+    }
+    j = rc || (only && strcmp(only, "easy") == 0) ? NULL : make_jobs(n, 0, 0.8, 10000, 20);
+    if (j) {
+        cfg.scheduler.queue = FS_QUEUE_SLURM;
+        cfg.scheduler.backfill = FS_BACKFILL_NONE;
+        cfg.scheduler.slurm.weight_age = 1000;
+        cfg.scheduler.slurm.weight_fairshare = 5000;
+        cfg.scheduler.slurm.weight_jobsize = 100;
+        cfg.scheduler.slurm.weight_qos = 10000;
+        rc = bench_one("Slurm multifactor (calc period 5 min)", &cfg, j, n, tn, 20);
+        if (!rc) {
+            cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+            cfg.scheduler.bf.mode = FS_BF_SLURM;
+            rc = bench_one("Slurm multifactor + bounded backfill", &cfg, j, n, tn, 20);
+        }
+        fs_free(j);
+    }
+    printf("(targets: EASY >= 1,000,000 jobs/s; Slurm multifactor >= 500,000 jobs/s)\n");
+    fs_config_release(&cfg);
+    return rc;
+}

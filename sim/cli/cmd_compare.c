@@ -1,0 +1,284 @@
+/*
+ * fleetsim compare: the /summary metrics of run files or sweep points side
+ * by side, with differences and (sweeps) paired intervals; the statistics
+ * are analysis/fs_compare.c and analysis/fs_waits.c, this file parses the
+ * command line, picks the pairs to compare and prints.
+ */
+#include "fs_cli.h"
+#include "../../analysis/fs_compare.h"
+#include "../../analysis/fs_h5read.h"
+#include "../../analysis/fs_waits.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../fs_alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int fs_cli_results_warmup(const char *path, double *warmup_s, fs_error_t *err)
+{
+    *warmup_s = 0;
+    fs_h5file_t *f;
+    int rc = fs_h5read_open(path, &f, err);
+    if (rc)
+        return rc;
+    char *text = NULL;
+    rc = fs_h5read_attr_str(f, "scenario", &text, err);
+    fs_h5read_close(f);
+    if (rc)
+        return rc;
+    fs_config_t cfg;
+    rc = fs_scenario_load_string(path, text, NULL, 0, &cfg, err);
+    fs_free(text);
+    if (rc)
+        return rc;
+    *warmup_s = fs_time_to_s(cfg.warmup);
+    fs_config_release(&cfg);
+    return 0;
+}
+
+static const double wait_probs[] = {0.50, 0.90, 0.95, 0.99};
+#define N_WAIT_PROBS (sizeof wait_probs / sizeof wait_probs[0])
+
+/* Pooled and per-replication wait percentiles of a sweep side (from the
+ * /jobs of its run files).  Returns 0, or nonzero (message in err) when a
+ * run file cannot be read. */
+static int side_waits(const fs_compare_side_t *s, fs_wait_pct_t *out, fs_error_t *err)
+{
+    double **w = fs_calloc(s->n_reps + 1, sizeof *w);
+    size_t *n = fs_calloc(s->n_reps + 1, sizeof *n);
+    double warmup = 0;
+    int rc = 0;
+    if (!w || !n) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t r = 0; r < s->n_reps && !rc; r++) {
+        if (!s->files[r]) {
+            rc = fs_error_set(err, FS_EINVAL, "%s: /runs names no run file", s->path);
+            break;
+        }
+        if (r == 0 && (rc = fs_cli_results_warmup(s->files[r], &warmup, err)))
+            break;
+        rc = fs_waits_read(s->files[r], warmup, &w[r], &n[r], err);
+    }
+    if (!rc && (rc = fs_waits_summarize((const double *const *)w, n, s->n_reps, wait_probs,
+                                        N_WAIT_PROBS, 0.95, out)))
+        fs_error_set(err, rc, "out of memory");
+out:
+    for (size_t r = 0; w && r < s->n_reps; r++)
+        fs_free(w[r]);
+    fs_free(w);
+    fs_free(n);
+    return rc;
+}
+
+static void print_waits(FILE *out, const fs_wait_pct_t *a, const fs_wait_pct_t *b, size_t ra,
+                        size_t rb)
+{
+    fprintf(out, "\nWait percentiles from /jobs (s): pooled over the replications (A %zu, B %zu), "
+                 "and the mean +- 95%% half-width of the per-replication percentiles:\n",
+            ra, rb);
+    fprintf(out, "%-6s %14s %14s %14s %26s %26s\n", "p", "A pooled", "B pooled", "B - A",
+            "A per replication", "B per replication");
+    for (size_t j = 0; j < N_WAIT_PROBS; j++) {
+        char pa[40], pb[40];
+        snprintf(pa, sizeof pa, "%.6g +- %.3g", a[j].per_rep.mean, a[j].per_rep.half);
+        snprintf(pb, sizeof pb, "%.6g +- %.3g", b[j].per_rep.mean, b[j].per_rep.half);
+        fprintf(out, "p%-5g %14.6g %14.6g %14.6g %26s %26s\n", wait_probs[j] * 100, a[j].pooled,
+                b[j].pooled, b[j].pooled - a[j].pooled, pa, pb);
+    }
+}
+
+static void csv_field_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, ",%.17g", v);
+    else
+        fputc(',', out);
+}
+
+/* CSV rows wait_pooled_pNN in the columns of fs_compare_print_csv; no interval. */
+static void csv_waits(FILE *out, const fs_compare_side_t *sa, const fs_compare_side_t *sb,
+                      const fs_wait_pct_t *a, const fs_wait_pct_t *b)
+{
+    for (size_t j = 0; j < N_WAIT_PROBS; j++) {
+        fprintf(out, "%s,%s,%ld,%ld,wait_pooled_p%g", sa->path, sb->path, sa->point, sb->point,
+                wait_probs[j] * 100);
+        double d = b[j].pooled - a[j].pooled;
+        csv_field_num(out, a[j].pooled);
+        csv_field_num(out, b[j].pooled);
+        csv_field_num(out, d);
+        csv_field_num(out, a[j].pooled != 0 ? d / fabs(a[j].pooled) : NAN);
+        fprintf(out, ",0,0.95,,,\n");
+    }
+}
+
+typedef struct opts {
+    int csv;
+    int waits;
+    double level;
+    int header_done;
+} opts_t;
+
+/* Compares one pair; returns an exit status. */
+static int compare_pair(const char *pa, long pta, const char *pb, long ptb, opts_t *o, int first)
+{
+    fs_error_t err;
+    fs_error_clear(&err);
+    fs_compare_side_t *a = NULL, *b = NULL;
+    fs_compare_t c;
+    memset(&c, 0, sizeof c);
+    int rc = fs_compare_side_load(pa, pta, &a, &err);
+    if (!rc)
+        rc = fs_compare_side_load(pb, ptb, &b, &err);
+    if (!rc)
+        rc = fs_compare_sides(a, b, o->level, &c, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim compare: %s\n", err.msg);
+        fs_compare_side_destroy(a);
+        fs_compare_side_destroy(b);
+        return fs_error_exit_status(rc);
+    }
+    fs_wait_pct_t wa[N_WAIT_PROBS], wb[N_WAIT_PROBS];
+    int have_waits = 0;
+    if (c.paired && o->waits) {
+        fs_error_t werr;
+        fs_error_clear(&werr);
+        if (side_waits(a, wa, &werr) == 0 && side_waits(b, wb, &werr) == 0)
+            have_waits = 1;
+        else
+            fprintf(stderr, "fleetsim compare: note: no pooled wait percentiles: %s\n", werr.msg);
+    }
+    if (o->csv) {
+        fs_compare_print_csv(stdout, a, b, &c, !o->header_done);
+        o->header_done = 1;
+        if (have_waits)
+            csv_waits(stdout, a, b, wa, wb);
+    } else {
+        if (!first)
+            fputc('\n', stdout);
+        fs_compare_print(stdout, a, b, &c);
+        if (have_waits)
+            print_waits(stdout, wa, wb, a->n_reps, b->n_reps);
+    }
+    fs_compare_release(&c);
+    fs_compare_side_destroy(a);
+    fs_compare_side_destroy(b);
+    return 0;
+}
+
+static int parse_point(const char *s, long *out)
+{
+    unsigned long long v;
+    if (fs_cli_parse_u64(s, &v) || v > 1000000000ULL)
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+int fs_cmd_compare(int argc, char **argv)
+{
+    const char **files = fs_calloc((size_t)argc + 1, sizeof *files);
+    size_t nf = 0;
+    long pts[2] = {-1, -1};
+    int have_points = 0;
+    opts_t o = {.csv = 0, .waits = 1, .level = 0.95, .header_done = 0};
+    int rc = 0;
+    if (!files)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (fs_cli_is_help(a)) {
+            fs_cli_print_usage(stdout, fs_cli_find("compare"));
+            fs_free(files);
+            return 0;
+        } else if (strcmp(a, "--csv") == 0) {
+            o.csv = 1;
+        } else if (strcmp(a, "--no-waits") == 0) {
+            o.waits = 0;
+        } else if (strcmp(a, "--level") == 0) {
+            char *end;
+            if (++i >= argc || (o.level = strtod(argv[i], &end), *end) ||
+                !(o.level > 0 && o.level < 1)) {
+                fs_free(files);
+                return fs_cli_usage_error("compare", "--level needs a number in (0, 1), e.g. 0.95");
+            }
+        } else if (strcmp(a, "--points") == 0) {
+            if (i + 2 >= argc || parse_point(argv[i + 1], &pts[0]) ||
+                parse_point(argv[i + 2], &pts[1])) {
+                fs_free(files);
+                return fs_cli_usage_error("compare", "--points needs two point numbers, e.g. "
+                                                     "--points 0 1");
+            }
+            i += 2;
+            have_points = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fs_free(files);
+            return fs_cli_usage_error("compare", "unknown option '%s'", a);
+        } else {
+            files[nf++] = a;
+        }
+    }
+    if (nf == 0 || (nf == 1 && !have_points)) {
+        fs_free(files);
+        return fs_cli_usage_error("compare", "give two results files, or one sweep index with "
+                                             "--points P Q");
+    }
+    if (have_points && nf > 2) {
+        fs_free(files);
+        return fs_cli_usage_error("compare", "--points takes one sweep index, or two");
+    }
+    if (have_points) {
+        rc = compare_pair(files[0], pts[0], files[nf - 1], pts[1], &o, 1);
+        fs_free(files);
+        return rc;
+    }
+    /* every later file against the first (the baseline) */
+    int first = 1;
+    for (size_t k = 1; k < nf && !rc; k++) {
+        fs_error_t err;
+        fs_error_clear(&err);
+        int ia = 0, ib = 0;
+        if ((rc = fs_compare_is_index(files[0], &ia, &err)) ||
+            (rc = fs_compare_is_index(files[k], &ib, &err))) {
+            fprintf(stderr, "fleetsim compare: %s\n", err.msg);
+            rc = fs_error_exit_status(rc);
+            break;
+        }
+        if (ia != ib) {
+            fprintf(stderr,
+                    "fleetsim compare: cannot compare a run file with a sweep point (%s, %s): "
+                    "compare two run files, or two sweep points\n",
+                    ia ? files[k] : files[0], ia ? files[0] : files[k]);
+            rc = 2;
+            break;
+        }
+        if (!ia) {
+            rc = compare_pair(files[0], -1, files[k], -1, &o, first);
+            first = 0;
+            continue;
+        }
+        size_t na = 0, nb = 0;
+        if ((rc = fs_compare_points(files[0], &na, &err)) ||
+            (rc = fs_compare_points(files[k], &nb, &err))) {
+            fprintf(stderr, "fleetsim compare: %s\n", err.msg);
+            rc = fs_error_exit_status(rc);
+            break;
+        }
+        if (na != nb) {
+            fprintf(stderr,
+                    "fleetsim compare: %s has %zu points and %s has %zu: choose two with "
+                    "--points P Q\n",
+                    files[0], na, files[k], nb);
+            rc = 2;
+            break;
+        }
+        for (size_t p = 0; p < na && !rc; p++) {
+            rc = compare_pair(files[0], (long)p, files[k], (long)p, &o, first);
+            first = 0;
+        }
+    }
+    fs_free(files);
+    return rc;
+}

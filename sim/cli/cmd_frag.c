@@ -1,0 +1,380 @@
+/*
+ * fleetsim frag: the GPU fragmentation experiment of Weng et al., "Beware
+ * of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+ * Gradient Descent" (USENIX ATC'23, section 6).  Pods never leave: pods of
+ * the scenario's trace are drawn uniformly with replacement (stream
+ * FS_RNG_TRACE keyed by (seed, replication r)) and placed one at a time on
+ * the scenario's cluster until the GPUs requested reach DEMAND x capacity;
+ * a pod that does not fit is left out (counted).  Each placement sees the
+ * same pods in the same order (common random numbers).  The allocation
+ * ratio (allocated milli-GPUs / capacity) is recorded each time the demand
+ * passes a multiple of 5% of capacity.  docs/validation.md has the openb
+ * results; analysis/frag_openb.sh makes the table.
+ */
+#include "fs_cli.h"
+#include "../../models/fs_cluster.h"
+#include "../../models/fs_place.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../../traces/fs_fleet.h"
+#include "../../traces/fs_trace.h"
+#include "../fs_alloc.h"
+#include "../fs_rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Placement names as in scheduler.placement (scenarios/fs_keys.c). */
+static const struct {
+    const char *name;
+    int kind;
+} kinds[] = {
+    {"pack", FS_PLACE_PACK},       {"first_fit", FS_PLACE_FIRST_FIT}, {"best_fit", FS_PLACE_BEST_FIT},
+    {"binpack", FS_PLACE_BINPACK}, {"spread", FS_PLACE_SPREAD},       {"random", FS_PLACE_RANDOM},
+    {"topology", FS_PLACE_TOPOLOGY}, {"fgd", FS_PLACE_FGD},
+};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
+#define MAX_RUN_KINDS 16
+#define STEP 0.05
+
+typedef struct frag {
+    const fs_config_t *cfg;
+    fs_job_t *jobs;
+    size_t n_jobs;
+    uint32_t *pools;        /* per GPU type t: pools[off[t] .. off[t+1]) */
+    size_t *off;
+    int32_t n_types;
+    int learned;
+    int show_pools;         /* --pools: per-pool leftovers on stderr */
+    double demand;
+} frag_t;
+
+static int load_jobs(frag_t *f, fs_source_t *src, fs_error_t *err)
+{
+    size_t cap = 0;
+    for (;;) {
+        if (fs_grow((void **)&f->jobs, &cap, f->n_jobs + 4096, sizeof *f->jobs))
+            return fs_error_set(err, FS_ENOMEM, "out of memory");
+        size_t n = 0;
+        int rc = fs_source_next(src, f->jobs + f->n_jobs, 4096, &n, err);
+        if (rc)
+            return rc;
+        if (n == 0)
+            return 0;
+        f->n_jobs += n;
+    }
+}
+
+/* GPU type -> allowed pools, with the model's rule (fs_fleet_type_allows). */
+static int map_types(frag_t *f, fs_source_t *src, const fs_cluster_t *c)
+{
+    f->n_types = fs_source_gpu_type_count(src);
+    f->off = fs_calloc((size_t)f->n_types + 1, sizeof *f->off);
+    f->pools = fs_malloc(((size_t)f->n_types * c->n_pools + 1) * sizeof *f->pools);
+    if (!f->off || !f->pools)
+        return FS_ENOMEM;
+    size_t n = 0;
+    for (int32_t t = 0; t < f->n_types; t++) {
+        const char *name = fs_source_gpu_type_name(src, t);
+        for (uint32_t p = 0; name && p < c->n_pools; p++)
+            if (fs_fleet_type_allows(name, c->pools[p].name, c->pools[p].gpu))
+                f->pools[n++] = p;
+        f->off[t + 1] = n;
+    }
+    return 0;
+}
+
+static const uint32_t *pools_of(const frag_t *f, const fs_job_t *j, size_t *n)
+{
+    if (j->gpu_type < 0 || j->gpu_type >= f->n_types) {
+        *n = 0;
+        return NULL;
+    }
+    *n = f->off[j->gpu_type + 1] - f->off[j->gpu_type];
+    return f->pools + f->off[j->gpu_type];
+}
+
+/* One run: placement kind, replication r.  ratio[i] = allocation ratio
+ * when the demand first reached (i + 1) x STEP of capacity. */
+static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t n_steps,
+                   uint64_t *failed, uint64_t *placed, FILE *csv, const char *kname,
+                   fs_error_t *err)
+{
+    fs_cluster_t c;
+    int rc = fs_cluster_init(&c, &f->cfg->cluster, err);
+    if (rc)
+        return rc;
+    fs_placer_t *pl = NULL;
+    fs_rng_t rng = {0};
+    rc = fs_placer_create(&c, kind, f->cfg->scheduler.candidates, &f->cfg->cluster, f->cfg->seed, r,
+                          &pl, err);
+    if (rc)
+        goto out;
+    if ((rc = fs_rng_init(&rng, f->cfg->seed, r, FS_RNG_TRACE, 0)) != 0) {
+        fs_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    if (fs_placer_learns(pl) && !f->learned)    /* given: the pod list's shapes */
+        for (size_t i = 0; i < f->n_jobs; i++) {
+            size_t np;
+            const uint32_t *pp = pools_of(f, &f->jobs[i], &np);
+            if ((rc = fs_placer_observe(pl, &c, f->jobs[i].gpus, f->jobs[i].gpu_milli, pp, np, 1))) {
+                fs_error_set(err, rc, "out of memory");
+                goto out;
+            }
+        }
+    double cap = (double)c.gpus_total * FS_GPU_MILLI_WHOLE, requested = 0;
+    size_t step = 0;
+    *failed = *placed = 0;
+    while (step < n_steps) {
+        const fs_job_t *j = &f->jobs[gsl_rng_uniform_int(fs_rng_gsl(&rng), f->n_jobs)];
+        size_t np;
+        const uint32_t *pp = pools_of(f, j, &np);
+        if (fs_placer_learns(pl) && f->learned &&
+            (rc = fs_placer_observe(pl, &c, j->gpus, j->gpu_milli, pp, np, 1))) {
+            fs_error_set(err, rc, "out of memory");
+            goto out;
+        }
+        /* a pod with a GPU type that no pool has cannot run: it fails */
+        fs_placement_t where;
+        rc = j->gpu_type >= 0 && np == 0 ? 0 : fs_placer_place(pl, &c, pp, np, j->gpus, j->gpu_milli, &where);
+        if (rc < 0) {
+            fs_error_set(err, rc, "out of memory");
+            goto out;
+        }
+        if (rc == 1) {
+            fs_placement_release(&where);   /* pods never leave: the GPUs stay taken */
+            ++*placed;
+        } else {
+            ++*failed;
+        }
+        rc = 0;
+        requested += (double)fs_job_milli(j);
+        while (step < n_steps && requested >= (double)(step + 1) * STEP * cap * (1 - 1e-12)) {
+            ratio[step] = (double)c.milli_busy / cap;
+            if (csv)
+                fprintf(csv, "%s,%llu,%.2f,%.0f,%llu,%.0f,%.6f,%llu,%llu\n", kname,
+                        (unsigned long long)r, (double)(step + 1) * STEP, requested,
+                        (unsigned long long)c.milli_busy, cap, ratio[step],
+                        (unsigned long long)*placed, (unsigned long long)*failed);
+            step++;
+        }
+    }
+    if (f->show_pools)
+        for (uint32_t p = 0; p < c.n_pools; p++) {
+            const fs_pool_t *q = &c.pools[p];
+            uint64_t sf = 0;
+            for (uint32_t v = q->first_node; v < q->first_node + q->n_nodes; v++)
+                for (uint32_t k = 0; k < q->gpn; k++)
+                    if (fs_cluster_slot_used(&c, q, v, k))
+                        sf += 1000 - fs_cluster_slot_used(&c, q, v, k);
+            fprintf(stderr, "%s r%llu pool %-10s gpus %5llu free whole %5llu shared open %5llu free milli in shared %7llu\n",
+                    kname, (unsigned long long)r, q->name, (unsigned long long)q->gpus_total,
+                    (unsigned long long)q->gpus_free, (unsigned long long)q->n_shared,
+                    (unsigned long long)sf);
+        }
+out:
+    if (rng.g)
+        fs_rng_release(&rng);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&c);
+    return rc;
+}
+
+static void mean_sd(const double *x, size_t n, double *m, double *sd)
+{
+    double s = 0, q = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    *m = s / (double)n;
+    for (size_t i = 0; i < n; i++)
+        q += (x[i] - *m) * (x[i] - *m);
+    *sd = n > 1 ? sqrt(q / (double)(n - 1)) : 0;
+}
+
+int fs_cmd_frag(int argc, char **argv)
+{
+    const char *scenario = NULL, *output = NULL, *list = "random,best_fit,pack,fgd";
+    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    size_t n_sets = 0;
+    unsigned long long seeds = 10;
+    double demand = 1.3;
+    int learned = 0, show_pools = 0;
+    if (!sets)
+        return 1;
+    int status = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (fs_cli_is_help(a)) {
+            fs_cli_print_usage(stdout, fs_cli_find("frag"));
+            free(sets);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc) {
+                free(sets);
+                return fs_cli_usage_error("frag", "%s needs a file name", a);
+            }
+            output = argv[i];
+        } else if (strcmp(a, "--placements") == 0) {
+            if (++i >= argc) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--placements needs a list such as fgd,best_fit");
+            }
+            list = argv[i];
+        } else if (strcmp(a, "--seeds") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &seeds) || seeds == 0 || seeds > 100000) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--seeds needs an integer from 1 to 100000");
+            }
+        } else if (strcmp(a, "--demand") == 0) {
+            char *end;
+            if (++i >= argc || (demand = strtod(argv[i], &end), *end) || !(demand >= STEP) ||
+                demand > 100) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--demand needs a number from 0.05 to 100");
+            }
+        } else if (strcmp(a, "--shapes") == 0) {
+            if (++i >= argc || (strcmp(argv[i], "given") && strcmp(argv[i], "learned"))) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--shapes needs given or learned");
+            }
+            learned = strcmp(argv[i], "learned") == 0;
+        } else if (strcmp(a, "--pools") == 0) {
+            show_pools = 1;
+        } else if (strcmp(a, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '=')) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--set needs KEY=VALUE");
+            }
+            sets[n_sets++] = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            free(sets);
+            return fs_cli_usage_error("frag", "unknown option '%s'", a);
+        } else if (!scenario) {
+            scenario = a;
+        } else {
+            free(sets);
+            return fs_cli_usage_error("frag", "only one scenario file may be given");
+        }
+    }
+    if (!scenario) {
+        free(sets);
+        return fs_cli_usage_error("frag", "a scenario file is needed (see fleetsim frag --help)");
+    }
+    /* the placements to compare */
+    int run_kinds[MAX_RUN_KINDS];
+    const char *run_names[MAX_RUN_KINDS];
+    size_t n_run = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        size_t k = 0;
+        while (k < N_KINDS && (strlen(kinds[k].name) != len || strncmp(kinds[k].name, p, len)))
+            k++;
+        if (k == N_KINDS || n_run == MAX_RUN_KINDS) {
+            free(sets);
+            return fs_cli_usage_error("frag", "--placements: '%.*s' is not a placement (pack, "
+                                      "first_fit, best_fit, binpack, spread, random, topology, fgd)",
+                                      (int)len, p);
+        }
+        run_kinds[n_run] = kinds[k].kind;
+        run_names[n_run++] = kinds[k].name;
+        p += len + (p[len] == ',');
+    }
+
+    fs_config_t cfg;
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_scenario_load_file(scenario, sets, n_sets, &cfg, &err);
+    free(sets);
+    if (rc) {
+        fprintf(stderr, "%s\n", err.msg);
+        return rc == FS_EINVAL ? 2 : 1;
+    }
+    frag_t f = {.cfg = &cfg, .learned = learned, .show_pools = show_pools, .demand = demand};
+    fs_source_t *src = NULL;
+    fs_cluster_t c0;
+    int have_c0 = 0;
+    double *ratio = NULL;
+    FILE *csv = NULL;
+    if (cfg.workload.kind != FS_WORKLOAD_TRACE) {
+        fprintf(stderr, "fleetsim frag: %s: the workload must be a trace (workload.trace)\n", scenario);
+        goto done;
+    }
+    rc = fs_trace_open(cfg.workload.trace.format ? cfg.workload.trace.format : "native",
+                       cfg.workload.trace.path, &cfg.workload.trace.opts, &src, &err);
+    if (!rc)
+        rc = load_jobs(&f, src, &err);
+    if (!rc && (rc = fs_cluster_init(&c0, &cfg.cluster, &err)) == 0)
+        have_c0 = 1;
+    if (!rc && (rc = map_types(&f, src, &c0)) != 0)
+        fs_error_set(&err, rc, "out of memory");
+    if (rc) {
+        fprintf(stderr, "fleetsim frag: %s\n", err.msg);
+        status = rc == FS_EINVAL ? 2 : 1;
+        goto done;
+    }
+    if (f.n_jobs == 0) {
+        fprintf(stderr, "fleetsim frag: %s: the trace has no jobs\n", cfg.workload.trace.path);
+        goto done;
+    }
+    status = 1;
+    size_t n_steps = (size_t)floor(demand / STEP + 1e-9);
+    ratio = fs_malloc(((size_t)seeds * n_steps + 2 * (size_t)seeds) * sizeof *ratio);
+    if (!ratio) {
+        fprintf(stderr, "fleetsim frag: out of memory\n");
+        goto done;
+    }
+    if (output && !(csv = fopen(output, "w"))) {
+        fprintf(stderr, "fleetsim frag: cannot write '%s'\n", output);
+        goto done;
+    }
+    if (csv)
+        fprintf(csv, "placement,seed,demand,requested_milli,allocated_milli,capacity_milli,"
+                     "alloc_ratio,placed,failed\n");
+    printf("fragmentation experiment: %zu pods (%s), %llu GPUs in %u pools, %llu seeds, demand to %.0f%%\n",
+           f.n_jobs, cfg.workload.trace.path, (unsigned long long)c0.gpus_total, c0.n_pools, seeds,
+           demand * 100);
+    printf("%-10s %22s %22s %14s\n", "placement", "alloc @100% (sd)",
+           "alloc @end (sd)", "failed @end");
+    for (size_t k = 0; k < n_run; k++) {
+        double fails = 0;
+        for (uint64_t r = 0; r < seeds; r++) {
+            uint64_t failed, placed;
+            rc = run_one(&f, run_kinds[k], r, ratio + r * n_steps, n_steps, &failed, &placed, csv,
+                         run_names[k], &err);
+            if (rc) {
+                fprintf(stderr, "fleetsim frag: %s\n", err.msg);
+                goto done;
+            }
+            fails += (double)failed;
+        }
+        double *at100 = ratio + seeds * n_steps, *atend = at100 + seeds;
+        size_t i100 = (size_t)floor(1.0 / STEP + 1e-9) - 1;
+        for (uint64_t r = 0; r < seeds; r++) {
+            at100[r] = i100 < n_steps ? ratio[r * n_steps + i100] : NAN;
+            atend[r] = ratio[r * n_steps + n_steps - 1];
+        }
+        double m1, s1, m2, s2;
+        mean_sd(at100, seeds, &m1, &s1);
+        mean_sd(atend, seeds, &m2, &s2);
+        printf("%-10s %13.2f%% (%5.2f) %13.2f%% (%5.2f) %14.1f\n", run_names[k], 100 * m1, 100 * s1,
+               100 * m2, 100 * s2, fails / (double)seeds);
+    }
+    status = 0;
+done:
+    if (csv && fclose(csv) && status == 0) {
+        fprintf(stderr, "fleetsim frag: error writing '%s'\n", output);
+        status = 1;
+    }
+    fs_free(ratio);
+    fs_free(f.jobs);
+    fs_free(f.pools);
+    fs_free(f.off);
+    if (have_c0)
+        fs_cluster_release(&c0);
+    if (src)
+        fs_source_destroy(src);
+    fs_config_release(&cfg);
+    return status;
+}

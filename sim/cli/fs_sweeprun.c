@@ -1,0 +1,565 @@
+/*
+ * Running a sweep (see fs_sweeprun.h and docs/sweeps.md).
+ *
+ * Work distribution: the runs this process must do (its shard, minus runs
+ * already complete when resuming) form a list; worker threads take the
+ * next entry under a mutex.  Under MPI the list lives on rank 0: rank 0's
+ * main thread serves requests (MPI_Iprobe + a 200 us nap, so it does not
+ * spin a core away from the workers) while its own worker threads take
+ * from the same list; workers on other ranks ask rank 0 for one run at a
+ * time (MPI calls serialized by a mutex).  Dynamic distribution keeps the
+ * ranks busy whatever the runs cost; which rank runs what never changes
+ * the bytes written.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_sweeprun.h"
+#include "fs_runner.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../fs_alloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef FLEETSIM_HAVE_MPI
+#include <mpi.h>
+#define TAG_REQ 101
+#define TAG_WORK 102
+#endif
+
+void fs_sweep_opts_init(fs_sweep_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 1;
+}
+
+/* ---- the plan as the index sees it ------------------------------------------------ */
+
+int fs_sweep_index_view(const fs_sweep_plan_t *p, fs_index_sweep_t *s, fs_error_t *err)
+{
+    memset(s, 0, sizeof *s);
+    const char **keys = fs_calloc(p->n_params ? p->n_params : 1, sizeof *keys);
+    size_t nv = p->n_points * p->n_params;
+    const char **vals = fs_calloc(nv ? nv : 1, sizeof *vals);
+    if (!keys || !vals) {
+        fs_free(keys);
+        fs_free(vals);
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    for (size_t j = 0; j < p->n_params; j++)
+        keys[j] = p->params[j].key;
+    for (size_t pt = 0; pt < p->n_points; pt++)
+        for (size_t j = 0; j < p->n_params; j++)
+            vals[pt * p->n_params + j] = p->params[j].values[fs_sweep_value_index(p, pt, j)];
+    s->name = p->name;
+    s->scenario_path = p->path;
+    s->scenario_text = p->text;
+    s->sets = (const char *const *)p->sets;
+    s->n_sets = p->n_sets;
+    s->combine = p->combine == FS_SWEEP_ZIP ? "zip" : "grid";
+    s->warmup = p->warmup;
+    s->replications = p->replications;
+    s->n_params = p->n_params;
+    s->keys = keys;
+    s->n_points = p->n_points;
+    s->values = vals;
+    s->digest = fs_sweep_plan_digest(p);
+    return 0;
+}
+
+void fs_sweep_index_view_free(fs_index_sweep_t *s)
+{
+    fs_free((void *)s->keys);
+    fs_free((void *)s->values);
+    s->keys = s->values = NULL;
+}
+
+/* ---- shared state of one execution ------------------------------------------------- */
+
+typedef struct exec {
+    const fs_sweep_plan_t *plan;
+    const fs_sweep_opts_t *o;
+    pthread_mutex_t lock;       /* the work list, counters, stderr */
+    pthread_mutex_t h5;         /* every HDF5 call of the process */
+    pthread_mutex_t mpi;        /* MPI calls of the worker threads */
+    size_t *todo;               /* run indices (rank 0 / single process) */
+    size_t n_todo, next;
+    size_t done, failed, total_todo;
+    int use_mpi, rank, size;
+    int first_rc;
+    fs_error_t first_err;
+} exec_t;
+
+static void h5_lock(void *ud, int lock)
+{
+    exec_t *x = ud;
+    if (lock)
+        pthread_mutex_lock(&x->h5);
+    else
+        pthread_mutex_unlock(&x->h5);
+}
+
+static int interrupted(const exec_t *x)
+{
+    return x->o->interrupt && *x->o->interrupt;
+}
+
+/* The next run from the local list, or -1. */
+static long long take_local(exec_t *x)
+{
+    long long k = -1;
+    pthread_mutex_lock(&x->lock);
+    if (!interrupted(x) && x->next < x->n_todo)
+        k = (long long)x->todo[x->next++];
+    pthread_mutex_unlock(&x->lock);
+    return k;
+}
+
+static long long take(exec_t *x)
+{
+#ifdef FLEETSIM_HAVE_MPI
+    if (x->use_mpi && x->rank != 0) {
+        long long k = -1, req = 0;
+        pthread_mutex_lock(&x->mpi);
+        MPI_Send(&req, 1, MPI_LONG_LONG, 0, TAG_REQ, MPI_COMM_WORLD);
+        MPI_Recv(&k, 1, MPI_LONG_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        pthread_mutex_unlock(&x->mpi);
+        return k;
+    }
+#endif
+    return take_local(x);
+}
+
+static char *run_path(const exec_t *x, size_t k)
+{
+    size_t point;
+    uint64_t rep;
+    char rel[64];
+    fs_sweep_run_split(x->plan, k, &point, &rep);
+    fs_index_run_file(point, rep, rel, sizeof rel);
+    size_t n = strlen(x->o->dir) + strlen(rel) + 2;
+    char *p = fs_malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", x->o->dir, rel);
+    return p;
+}
+
+static void record_failure(exec_t *x, size_t k, int rc, const fs_error_t *e)
+{
+    size_t point;
+    uint64_t rep;
+    fs_sweep_run_split(x->plan, k, &point, &rep);
+    pthread_mutex_lock(&x->lock);
+    x->failed++;
+    if (!x->first_rc) {
+        x->first_rc = rc;
+        x->first_err = *e;
+    }
+    if (rc != FS_EINTR)
+        fprintf(stderr, "%sfleetsim sweep: run %zu (point %zu, replication %" PRIu64 ") failed: %s\n",
+                x->o->progress ? "\r\033[K" : "", k, point, rep, e->msg);
+    pthread_mutex_unlock(&x->lock);
+}
+
+static void *worker(void *ud)
+{
+    exec_t *x = ud;
+    for (;;) {
+        long long kk = take(x);
+        if (kk < 0)
+            break;
+        size_t k = (size_t)kk;
+        fs_error_t e;
+        fs_error_clear(&e);
+        fs_config_t cfg;
+        char *path = run_path(x, k);
+        int rc = path ? fs_sweep_load_run(x->plan, k, &cfg, &e)
+                      : fs_error_set(&e, FS_ENOMEM, "sweep: out of memory");
+        if (rc == 0) {
+            fs_run_opts_t ro;
+            fs_run_opts_init(&ro);
+            ro.output = path;
+            ro.interrupt = x->o->interrupt;
+            ro.io_lock = h5_lock;
+            ro.io_lock_ud = x;
+            fs_run_report_t rr;
+            rc = fs_run_config(&cfg, &ro, &rr, &e);
+            fs_config_release(&cfg);
+        }
+        fs_free(path);
+        if (rc) {
+            record_failure(x, k, rc, &e);
+            continue;
+        }
+        pthread_mutex_lock(&x->lock);
+        x->done++;
+        if (x->o->progress && x->rank == 0)
+            fprintf(stderr, "\rfleetsim sweep: %zu of %zu runs done   ", x->done, x->total_todo);
+        pthread_mutex_unlock(&x->lock);
+    }
+    return NULL;
+}
+
+/* ---- preparing the directory ---------------------------------------------------------- */
+
+static int make_dir(const char *path, fs_error_t *err)
+{
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return fs_error_set(err, FS_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return fs_error_set(err, FS_EIO, "%s: not a directory", path);
+    return 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = fs_malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+/* The manifest: written when absent; when present it must describe the
+ * same plan. */
+static int check_manifest(const fs_sweep_plan_t *plan, const char *dir, fs_error_t *err)
+{
+    char *path = join(dir, "sweep.h5");
+    if (!path)
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    struct stat st;
+    int rc = 0;
+    if (stat(path, &st) == 0) {
+        fs_index_manifest_t *m = NULL;
+        if ((rc = fs_index_read_manifest(path, &m, err)) == 0) {
+            if (m->s.digest != fs_sweep_plan_digest(plan))
+                rc = fs_error_set(err, FS_EINVAL, "%s holds another sweep (%s, from %s): a different "
+                                  "scenario, --set list or set of points; use another -o directory",
+                                  dir, m->s.name ? m->s.name : "?",
+                                  m->s.scenario_path ? m->s.scenario_path : "?");
+            fs_index_manifest_free(m);
+        }
+    } else {
+        fs_index_sweep_t s;
+        if ((rc = fs_sweep_index_view(plan, &s, err)) == 0) {
+            rc = fs_index_write_manifest(path, &s, err);
+            fs_sweep_index_view_free(&s);
+        }
+    }
+    fs_free(path);
+    return rc;
+}
+
+/* Removes DIR/runs/<run file>.tmp.* of the runs in mine[] (stale files of
+ * killed runs; other shards' files are left alone). */
+static void remove_temps(const exec_t *x, const unsigned char *mine)
+{
+    char *runs = join(x->o->dir, "runs");
+    DIR *d = runs ? opendir(runs) : NULL;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        unsigned long long p, r;
+        int used = 0;
+        if (sscanf(de->d_name, "p%llu-r%llu.h5.tmp.%*d%n", &p, &r, &used) < 2 || !used ||
+            de->d_name[used] != '\0' || p >= x->plan->n_points || r >= x->plan->replications)
+            continue;
+        if (!mine[fs_sweep_run_index(x->plan, (size_t)p, r)])
+            continue;
+        char *f = join(runs, de->d_name);
+        if (f)
+            unlink(f);
+        fs_free(f);
+    }
+    if (d)
+        closedir(d);
+    fs_free(runs);
+}
+
+/* Rank 0 / single process: the directory, the manifest and the list of
+ * runs to do. */
+static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
+{
+    const fs_sweep_plan_t *plan = x->plan;
+    const fs_sweep_opts_t *o = x->o;
+    char *runs = join(o->dir, "runs");
+    int rc;
+    if (!runs)
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    if ((rc = make_dir(o->dir, err)) != 0 || (rc = make_dir(runs, err)) != 0 ||
+        (rc = check_manifest(plan, o->dir, err)) != 0) {
+        fs_free(runs);
+        return rc;
+    }
+    fs_free(runs);
+    unsigned char *mine = fs_calloc(plan->n_runs ? plan->n_runs : 1, 1);
+    x->todo = fs_calloc(plan->n_runs ? plan->n_runs : 1, sizeof *x->todo);
+    if (!mine || !x->todo) {
+        fs_free(mine);
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    size_t first_done = (size_t)-1;
+    for (size_t k = 0; k < plan->n_runs; k++) {
+        if (o->n_shards > 1 && fs_sweep_shard_of(k, o->n_shards) != o->shard)
+            continue;
+        mine[k] = 1;
+        rep->runs_mine++;
+        char *path = run_path(x, k);
+        if (!path) {
+            fs_free(mine);
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        }
+        int st = fs_index_run_state(path);
+        fs_free(path);
+        if (st == FS_RUN_COMPLETE) {
+            rep->runs_skipped++;
+            if (first_done == (size_t)-1)
+                first_done = k;
+            continue;
+        }
+        x->todo[x->n_todo++] = k;
+    }
+    if (rep->runs_skipped && !o->resume) {
+        size_t point;
+        uint64_t r;
+        char rel[64];
+        fs_sweep_run_split(plan, first_done, &point, &r);
+        fs_free(mine);
+        return fs_error_set(err, FS_EINVAL, "%s already holds %zu finished run%s of this sweep (%s, "
+                            "...); add --resume to continue it, or use another -o directory", o->dir,
+                            rep->runs_skipped, rep->runs_skipped == 1 ? "" : "s",
+                            fs_index_run_file(point, r, rel, sizeof rel));
+    }
+    remove_temps(x, mine);
+    fs_free(mine);
+    x->total_todo = x->n_todo;
+    return 0;
+}
+
+/* ---- threads ------------------------------------------------------------------------------ */
+
+static int start_workers(exec_t *x, pthread_t *th, unsigned n, unsigned *started, fs_error_t *err)
+{
+    *started = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int e = pthread_create(&th[i], NULL, worker, x);
+        if (e) {
+            return fs_error_set(err, FS_EIO, "cannot start worker thread %u: %s", i, strerror(e));
+        }
+        (*started)++;
+    }
+    return 0;
+}
+
+static void join_workers(pthread_t *th, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+#ifdef FLEETSIM_HAVE_MPI
+/* Rank 0's main thread: hands out runs until every remote worker has been
+ * told there is nothing left. */
+static void serve(exec_t *x, unsigned remote_workers)
+{
+    unsigned finished = 0;
+    struct timespec nap = {0, 200000};
+    while (finished < remote_workers) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) {
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        long long req, k;
+        MPI_Recv(&req, 1, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REQ, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        k = take_local(x);
+        if (k < 0)
+            finished++;
+        MPI_Send(&k, 1, MPI_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
+    }
+}
+#endif
+
+/* ---- the whole execution -------------------------------------------------------------------- */
+
+static int write_index(const fs_sweep_plan_t *plan, const char *dir, fs_error_t *err)
+{
+    fs_index_sweep_t s;
+    int rc = fs_sweep_index_view(plan, &s, err);
+    if (rc)
+        return rc;
+    rc = fs_index_write(dir, &s, err);
+    fs_sweep_index_view_free(&s);
+    return rc;
+}
+
+int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_sweep_report_t *rep,
+                     fs_error_t *err)
+{
+    exec_t x;
+    memset(&x, 0, sizeof x);
+    memset(rep, 0, sizeof *rep);
+    fs_error_clear(err);
+    x.plan = plan;
+    x.o = o;
+    x.size = 1;
+    rep->runs_total = plan->n_runs;
+#ifdef FLEETSIM_HAVE_MPI
+    if (o->mpi) {
+        x.use_mpi = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &x.size);
+    }
+#else
+    if (o->mpi)
+        return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI");
+#endif
+    rep->rank = x.rank;
+    rep->ranks = x.size;
+    pthread_mutex_init(&x.lock, NULL);
+    pthread_mutex_init(&x.h5, NULL);
+    pthread_mutex_init(&x.mpi, NULL);
+    unsigned nt = o->threads ? o->threads : 1, started = 0;
+    pthread_t *th = fs_calloc(nt, sizeof *th);
+    int rc = th ? 0 : fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+
+    if (!rc && x.rank == 0)
+        rc = prepare(&x, rep, err);
+#ifdef FLEETSIM_HAVE_MPI
+    if (x.use_mpi) { /* everyone learns whether rank 0 could start */
+        int ok = rc == 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!ok && x.rank != 0)
+            rc = fs_error_set(err, FS_EIO, "rank 0 could not start the sweep");
+    }
+#endif
+    if (!rc)
+        rc = start_workers(&x, th, nt, &started, err);
+#ifdef FLEETSIM_HAVE_MPI
+    if (x.use_mpi && x.rank == 0 && (rc == 0 || started)) /* serve even if our threads failed */
+        serve(&x, (unsigned)(x.size - 1) * nt);
+#endif
+    join_workers(th, started);
+    fs_free(th);
+
+    unsigned long long counts[3] = {x.done, x.failed, (unsigned long long)interrupted(&x)};
+#ifdef FLEETSIM_HAVE_MPI
+    if (x.use_mpi) {
+        unsigned long long sum[3] = {0, 0, 0};
+        MPI_Allreduce(counts, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        unsigned long long mine = counts[0], *by = x.rank == 0 ? fs_calloc((size_t)x.size, sizeof *by) : NULL;
+        MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, by, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+        for (int r = 0; by && r < x.size && r < 64; r++)
+            rep->runs_by_rank[r] = (size_t)by[r];
+        fs_free(by);
+        memcpy(counts, sum, sizeof sum);
+    }
+#endif
+    rep->runs_done = (size_t)counts[0];
+    rep->runs_failed = (size_t)counts[1];
+    rep->interrupted = counts[2] != 0;
+    if (o->progress && x.rank == 0 && x.total_todo)
+        fputs("\r\033[K", stderr);
+    if (!rc && rep->interrupted)
+        rc = fs_error_set(err, FS_EINTR, "interrupted: %zu run%s finished; continue with --resume",
+                          rep->runs_done, rep->runs_done == 1 ? "" : "s");
+    else if (!rc && rep->runs_failed)
+        rc = fs_error_set(err, x.first_rc == FS_EINVAL ? FS_EINVAL : FS_EIO,
+                          "%zu run%s failed%s%s", rep->runs_failed, rep->runs_failed == 1 ? "" : "s",
+                          x.first_rc ? "; first: " : "", x.first_rc ? x.first_err.msg : "");
+    if (!rc && x.rank == 0 && o->n_shards <= 1) {
+        rc = write_index(plan, o->dir, err);
+        rep->index_written = rc == 0;
+    }
+    fs_free(x.todo);
+    pthread_mutex_destroy(&x.lock);
+    pthread_mutex_destroy(&x.h5);
+    pthread_mutex_destroy(&x.mpi);
+    return rc;
+}
+
+int fs_sweep_merge(const char *dir, fs_error_t *err)
+{
+    fs_error_clear(err);
+    char *path = join(dir, "sweep.h5");
+    if (!path)
+        return fs_error_set(err, FS_ENOMEM, "merge: out of memory");
+    fs_index_manifest_t *m = NULL;
+    int rc = fs_index_read_manifest(path, &m, err);
+    fs_free(path);
+    if (rc)
+        return rc;
+    rc = fs_index_write(dir, &m->s, err);
+    fs_index_manifest_free(m);
+    return rc;
+}
+
+/* ---- MPI ---------------------------------------------------------------------------------------- */
+
+int fs_sweep_mpi_launched(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
+                                       "MPI_LOCALNRANKS", "SLURM_NTASKS_MPI"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
+int fs_sweep_mpi_available(void)
+{
+#ifdef FLEETSIM_HAVE_MPI
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int fs_sweep_mpi_init(int *argc, char ***argv, int *rank, int *size, fs_error_t *err)
+{
+#ifdef FLEETSIM_HAVE_MPI
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+        return fs_error_set(err, FS_EIO, "MPI_Init_thread failed");
+    if (provided < MPI_THREAD_SERIALIZED) {
+        MPI_Finalize();
+        return fs_error_set(err, FS_EIO, "the MPI library does not allow calls from several threads "
+                            "(MPI_THREAD_SERIALIZED)");
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return 0;
+#else
+    (void)argc;
+    (void)argv;
+    *rank = 0;
+    *size = 1;
+    return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI (rebuild with "
+                        "libopenmpi-dev installed, or -DFLEETSIM_MPI=ON)");
+#endif
+}
+
+int fs_sweep_mpi_finish(int status)
+{
+#ifdef FLEETSIM_HAVE_MPI
+    int all = status;
+    MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return all;
+#else
+    return status;
+#endif
+}

@@ -1,0 +1,68 @@
+#include "fs_io.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+/* Test configuration and counter (see header): not run state. */
+static _Atomic uint64_t io_served;
+static _Atomic uint64_t io_fail_at;     /* 0 = off; else fail when served+1 >= it */
+
+int fs_io_fault(void)
+{
+    uint64_t at = atomic_load_explicit(&io_fail_at, memory_order_relaxed);
+    uint64_t k = atomic_fetch_add_explicit(&io_served, 1, memory_order_relaxed) + 1;
+    if (at != 0 && k >= at) {
+        errno = EIO;
+        return 1;
+    }
+    return 0;
+}
+
+void fs_io_fail_after(uint64_t n)
+{
+    uint64_t now = atomic_load(&io_served);
+    atomic_store(&io_fail_at, n ? now + n : 0);
+}
+
+uint64_t fs_io_count(void) { return atomic_load(&io_served); }
+
+FILE *fs_io_fopen(const char *path, const char *mode)
+{
+    return fs_io_fault() ? NULL : fopen(path, mode);
+}
+
+size_t fs_io_fwrite(const void *p, size_t size, size_t n, FILE *f)
+{
+    return fs_io_fault() ? 0 : fwrite(p, size, n, f);
+}
+
+int fs_io_rename(const char *from, const char *to)
+{
+    return fs_io_fault() ? -1 : rename(from, to);
+}
+
+gzFile fs_io_gzopen(const char *path, const char *mode)
+{
+    return fs_io_fault() ? NULL : gzopen(path, mode);
+}
+
+int fs_io_gzread(gzFile f, void *buf, unsigned len)
+{
+    return fs_io_fault() ? -1 : gzread(f, buf, len);
+}
+
+int fs_io_gzwrite(gzFile f, const void *buf, unsigned len)
+{
+    return fs_io_fault() ? 0 : gzwrite(f, buf, len);
+}
+
+int fs_io_gzclose_w(gzFile f)
+{
+    if (fs_io_fault()) {
+        int e = errno;
+        gzclose_w(f);
+        errno = e;
+        return Z_ERRNO;
+    }
+    return gzclose_w(f);
+}
