@@ -623,6 +623,21 @@ int fs_rdr_op_next(void *state, fs_job_t *buf, size_t cap, size_t *n, fs_error_t
             return rdr_fail(r, rc, err);
         if (r->eof)
             continue;
+        /* every reader: no time beyond the input limit (far-future wall-clock
+         * dates found by fuzzing helios/acme/philly) */
+        if (j.submit > FS_TIME_MAX_INPUT || j.duration > FS_TIME_MAX_INPUT ||
+            j.estimate > FS_TIME_MAX_INPUT || j.rec_start > FS_TIME_MAX_INPUT ||
+            j.rec_end > FS_TIME_MAX_INPUT) {
+            if (r->opts.lenient) {
+                count_reason(r, "time beyond 1000 years");
+                r->skipped++;
+                continue;
+            }
+            fs_error_set(&r->error, FS_EINVAL, "%s:%llu: field %s: expected times within 1000 "
+                         "years (FS_TIME_MAX_INPUT)", path_of(r), line_no(r),
+                         r->submit_field ? r->submit_field : "submit");
+            return rdr_fail(r, FS_EINVAL, err);
+        }
         if (r->last_out != NONE && j.submit < r->last_out) {
             char what[200];
             fs_time_t t = r->last_out - (r->origin_set ? r->origin : 0);
