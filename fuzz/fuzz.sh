@@ -65,7 +65,7 @@ run_one() {
     local work=$bin/work/$t art=$bin/artifacts/$t/
     mkdir -p "$work" "$art"
     local args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")"
-                -artifact_prefix="$art" -print_final_stats=1)
+                -artifact_prefix="$art" -print_final_stats=1 ${FUZZ_EXTRA_ARGS:-})
     [ -f "$src/$t.dict" ] && args+=(-dict="$src/$t.dict")
     local seeds=("$bin/seeds/$t")
     [ -d "$src/corpus/$t" ] && seeds+=("$src/corpus/$t")
@@ -99,7 +99,12 @@ smoke)
     total=${1:-50}
     per=$(( total / ${#targets_all[@]} ))
     [ "$per" -lt 3 ] && per=3
+    # A gate must not flake: the smoke run is deterministic (fixed seed, a
+    # fixed number of inputs from a fresh corpus; the time bound only cuts it
+    # short).  Exploration is the long mode's job.
+    export FUZZ_EXTRA_ARGS="-seed=1 -runs=3000"
     for t in "${targets_all[@]}"; do
+        rm -rf "$bin/work/$t"
         report "$t" "$per" "$(run_one "$t" "$per" "$bin/logs/$t.log")"
     done
     ;;
