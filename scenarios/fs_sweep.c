@@ -351,7 +351,7 @@ static int expand_range(const fs_sweep_param_cfg_t *pc, const char *disp, const 
     if (!rc && pc->scale == FS_SWEEP_LOG && !(ends[0] > 0 && ends[1] > 0))
         rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: a log scale needs ends > 0 (expected %s)",
                           pc->from.where[0], disp, fs_keys_expect(row, exp, sizeof exp));
-    double w[2];
+    double w[2] = {0, 0};   /* written values of the ends (when `written`) */
     const char *suf[2];
     int written = !rc && split_number(pc->from.text[0], &w[0], &suf[0]) == 0 &&
                   split_number(pc->to.text[0], &w[1], &suf[1]) == 0 && strcmp(suf[0], suf[1]) == 0 &&
