@@ -16,73 +16,34 @@
  */
 #include "fs_policy.h"
 #include "../sim/fs_alloc.h"
+#include "fs_shape.h"
 
 #include <string.h>
 
 typedef struct fifo_class {
-    uint32_t gpus;
-    uint32_t milli;         /* share of one GPU (fractional requests differ) */
-    int32_t type_pools;
     uint32_t *ring;         /* slots in arrival order */
     size_t cap, head, len;
 } fifo_class_t;
 
 typedef struct fifo {
     int strict;
-    fifo_class_t *cls;
-    size_t n_cls, cap_cls;
-    uint32_t *hash;         /* open addressing: class index + 1, 0 = empty */
-    size_t hash_cap;        /* power of two */
+    fs_shapemap_t shapes;   /* shape -> class index */
+    fifo_class_t *cls;      /* cls[i]: the queue of class i */
+    size_t cap_cls;
     size_t queued;
 } fifo_t;
-
-static size_t hash_key(uint32_t gpus, uint32_t milli, int32_t tp)
-{
-    uint64_t x = ((uint64_t)gpus << 32) ^ (uint32_t)tp ^ ((uint64_t)milli << 20);
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-static int rehash(fifo_t *f, size_t cap)
-{
-    uint32_t *h = fs_calloc(cap, sizeof *h);
-    if (!h)
-        return FS_ENOMEM;
-    for (size_t i = 0; i < f->n_cls; i++) {
-        size_t k = hash_key(f->cls[i].gpus, f->cls[i].milli, f->cls[i].type_pools) & (cap - 1);
-        while (h[k])
-            k = (k + 1) & (cap - 1);
-        h[k] = (uint32_t)i + 1;
-    }
-    fs_free(f->hash);
-    f->hash = h;
-    f->hash_cap = cap;
-    return 0;
-}
 
 /* Class of a job shape, created on first use.  Returns its index or -1. */
 static long class_of(fifo_t *f, uint32_t gpus, uint32_t milli, int32_t tp)
 {
-    size_t k = hash_key(gpus, milli, tp) & (f->hash_cap - 1);
-    while (f->hash[k]) {
-        fifo_class_t *c = &f->cls[f->hash[k] - 1];
-        if (c->gpus == gpus && c->milli == milli && c->type_pools == tp)
-            return (long)f->hash[k] - 1;
-        k = (k + 1) & (f->hash_cap - 1);
-    }
-    if (fs_grow((void **)&f->cls, &f->cap_cls, f->n_cls + 1, sizeof *f->cls))
+    /* room for a new class first, so that the map never gets ahead */
+    if (fs_grow((void **)&f->cls, &f->cap_cls, f->shapes.n + 1, sizeof *f->cls))
         return -1;
-    fifo_class_t *c = &f->cls[f->n_cls];
-    memset(c, 0, sizeof *c);
-    c->gpus = gpus;
-    c->milli = milli;
-    c->type_pools = tp;
-    f->hash[k] = (uint32_t)++f->n_cls;
-    if (f->n_cls * 2 > f->hash_cap && rehash(f, f->hash_cap * 2))
-        return -1;
-    return (long)f->n_cls - 1;
+    int added;
+    long c = fs_shapemap_get(&f->shapes, gpus, milli, tp, &added);
+    if (c >= 0 && added)
+        memset(&f->cls[c], 0, sizeof f->cls[c]);
+    return c;
 }
 
 static int ring_push(fifo_class_t *c, uint32_t slot)
@@ -107,7 +68,7 @@ static int ring_push(fifo_class_t *c, uint32_t slot)
 static int fifo_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
 {
     fifo_t *f = fs_calloc(1, sizeof *f);
-    if (!f || rehash(f, 64)) {
+    if (!f || fs_shapemap_init(&f->shapes)) {
         fs_free(f);
         return fs_error_set(err, FS_ENOMEM, "fifo: out of memory");
     }
@@ -121,10 +82,10 @@ static void fifo_destroy(void *state)
     fifo_t *f = state;
     if (!f)
         return;
-    for (size_t i = 0; i < f->n_cls; i++)
+    for (size_t i = 0; i < f->shapes.n; i++)
         fs_free(f->cls[i].ring);
     fs_free(f->cls);
-    fs_free(f->hash);
+    fs_shapemap_release(&f->shapes);
     fs_free(f);
 }
 
@@ -146,7 +107,7 @@ static int fifo_pass(void *state, fs_model_t *m)
     while (f->queued > 0) {
         long best = -1;
         uint64_t best_seq = UINT64_MAX;
-        for (size_t i = 0; i < f->n_cls; i++) {
+        for (size_t i = 0; i < f->shapes.n; i++) {
             fifo_class_t *c = &f->cls[i];
             if (c->len == 0)
                 continue;

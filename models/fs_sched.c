@@ -4,6 +4,7 @@
  * structure and its costs; docs/policies.md the semantics.
  */
 #include "fs_sched.h"
+#include "fs_shape.h"
 #include "fs_order.h"
 #include "fs_policy.h"
 #include "../sim/fs_alloc.h"
@@ -31,10 +32,7 @@ typedef struct tnode {
     uint8_t reserved;       /* its first reservation is logged */
 } tnode_t;
 
-typedef struct cls {
-    uint32_t gpus;
-    uint32_t milli;         /* share of one GPU: fractional shapes differ */
-    int32_t tp;
+typedef struct cls {        /* the queue of one shape (fs_shapemap index) */
     uint32_t root;
     uint32_t head;          /* first node in order (cached), 0 if empty */
 } cls_t;
@@ -46,10 +44,9 @@ typedef struct sched {
     int strict, backfill, preempt, bf_slurm;
     tnode_t *nd;
     size_t nd_cap;
-    cls_t *cls;
-    size_t n_cls, cap_cls;
-    uint32_t *hash;
-    size_t hash_cap;
+    fs_shapemap_t shapes;   /* shape -> class index */
+    cls_t *cls;             /* cls[i]: the queue of class i */
+    size_t cap_cls;
     uint32_t run_root;
     size_t queued, running;
     double next_rank;
@@ -241,48 +238,17 @@ static void t_collect_lim(sched_t *s, uint32_t t, size_t *n, size_t lim)
 
 /* ---- shape classes ----------------------------------------------------------- */
 
-static size_t hash_key(uint32_t gpus, uint32_t milli, int32_t tp)
-{
-    uint64_t x = ((uint64_t)gpus << 32) ^ (uint32_t)tp ^ ((uint64_t)milli << 20);
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
-static int rehash(sched_t *s, size_t cap)
-{
-    uint32_t *h = fs_calloc(cap, sizeof *h);
-    if (!h)
-        return FS_ENOMEM;
-    for (size_t i = 0; i < s->n_cls; i++) {
-        size_t k = hash_key(s->cls[i].gpus, s->cls[i].milli, s->cls[i].tp) & (cap - 1);
-        while (h[k])
-            k = (k + 1) & (cap - 1);
-        h[k] = (uint32_t)i + 1;
-    }
-    fs_free(s->hash);
-    s->hash = h;
-    s->hash_cap = cap;
-    return 0;
-}
-
+/* Class of a job shape, created on first use.  Returns its index or -1. */
 static long class_of(sched_t *s, uint32_t gpus, uint32_t milli, int32_t tp)
 {
-    size_t k = hash_key(gpus, milli, tp) & (s->hash_cap - 1);
-    while (s->hash[k]) {
-        cls_t *c = &s->cls[s->hash[k] - 1];
-        if (c->gpus == gpus && c->milli == milli && c->tp == tp)
-            return (long)s->hash[k] - 1;
-        k = (k + 1) & (s->hash_cap - 1);
-    }
-    if (fs_grow((void **)&s->cls, &s->cap_cls, s->n_cls + 1, sizeof *s->cls))
+    /* room for a new class first, so that the map never gets ahead */
+    if (fs_grow((void **)&s->cls, &s->cap_cls, s->shapes.n + 1, sizeof *s->cls))
         return -1;
-    s->cls[s->n_cls] = (cls_t){.gpus = gpus, .milli = milli, .tp = tp, .root = 0, .head = 0};
-    s->hash[k] = (uint32_t)++s->n_cls;
-    if (s->n_cls * 2 > s->hash_cap && rehash(s, s->hash_cap * 2))
-        return -1;
-    return (long)s->n_cls - 1;
+    int added;
+    long c = fs_shapemap_get(&s->shapes, gpus, milli, tp, &added);
+    if (c >= 0 && added)
+        s->cls[c] = (cls_t){.root = 0, .head = 0};
+    return c;
 }
 
 /* ---- queue and running set ----------------------------------------------------- */
@@ -396,7 +362,7 @@ static int scratch(sched_t *s, size_t n)
 static size_t collect_queued(sched_t *s)
 {
     size_t n = 0;
-    for (size_t c = 0; c < s->n_cls; c++)
+    for (size_t c = 0; c < s->shapes.n; c++)
         t_collect(s, s->cls[c].root, &n);
     return n;
 }
@@ -445,7 +411,7 @@ static int rekey(sched_t *s, fs_model_t *m)
         }
         memcpy(a, tmp, n * sizeof *a);
     }
-    for (size_t c = 0; c < s->n_cls; c++)
+    for (size_t c = 0; c < s->shapes.n; c++)
         s->cls[c].root = s->cls[c].head = 0;
     /* tmp is reused as the stack of the right spine */
     size_t i = 0;
@@ -516,11 +482,11 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
     log_resv(s, m, head, shadow);
     fs_time_t lim = shadow == FS_TIME_NEVER ? FS_TIME_NEVER : shadow - now;
     uint32_t best = 0;
-    for (size_t c = 0; c < s->n_cls; c++) {
+    for (size_t c = 0; c < s->shapes.n; c++) {
         uint32_t h = s->cls[c].head;
         if (!h || !fits(m, h))
             continue;
-        uint32_t cand = s->cls[c].gpus <= extra ? h : t_first_est_le(nd, s->cls[c].root, lim);
+        uint32_t cand = s->shapes.shapes[c].gpus <= extra ? h : t_first_est_le(nd, s->cls[c].root, lim);
         if (cand && (!best || less(nd, cand, best)))
             best = cand;
     }
@@ -532,7 +498,7 @@ static int npass(sched_t *s, fs_model_t *m)
     tnode_t *nd = s->nd;
     while (s->queued > 0) {
         uint32_t head = 0, pick = 0;
-        for (size_t c = 0; c < s->n_cls; c++) {
+        for (size_t c = 0; c < s->shapes.n; c++) {
             uint32_t h = s->cls[c].head;
             if (h && (!head || less(nd, h, head)))
                 head = h;
@@ -542,7 +508,7 @@ static int npass(sched_t *s, fs_model_t *m)
         } else if (s->backfill == FS_BACKFILL_EASY) {
             pick = easy_candidate(s, m, head);
         } else if (!s->strict) {
-            for (size_t c = 0; c < s->n_cls; c++) {
+            for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
                 if (h && (!pick || less(nd, h, pick)) && fits(m, h))
                     pick = h;
@@ -673,7 +639,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
          * that cannot start; the backfill pass runs every bf_interval */
         while (s->queued > 0) {
             uint32_t head = 0;
-            for (size_t c = 0; c < s->n_cls; c++) {
+            for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
                 if (h && (!head || less(s->nd, h, head)))
                     head = h;
@@ -732,10 +698,10 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     size_t lim;
     if (s->bf_slurm) {
         size_t want = s->cfg->bf.max_job_test;
-        if (scratch(s, want * (s->n_cls + 1)))
+        if (scratch(s, want * (s->shapes.n + 1)))
             return FS_ENOMEM;
         n = 0;
-        for (size_t c = 0; c < s->n_cls; c++) {
+        for (size_t c = 0; c < s->shapes.n; c++) {
             size_t base = n;
             t_collect_lim(s, s->cls[c].root, &n, base + want);
         }
@@ -937,7 +903,7 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
                             "preempts; set scheduler.preemption: none)",
                             cfg->backfill == FS_BACKFILL_EASY ? "easy" : "conservative", ord->name);
     sched_t *s = fs_calloc(1, sizeof *s);
-    if (!s || rehash(s, 64)) {
+    if (!s || fs_shapemap_init(&s->shapes)) {
         fs_free(s);
         return fs_error_set(err, FS_ENOMEM, "scheduler: out of memory");
     }
@@ -969,7 +935,7 @@ static void sched_destroy(void *state)
         s->ord->destroy(s->ost);
     fs_free(s->nd);
     fs_free(s->cls);
-    fs_free(s->hash);
+    fs_shapemap_release(&s->shapes);
     fs_free(s->log);
     fs_free(s->scr);
     fs_free(s->want);
