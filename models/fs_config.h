@@ -16,6 +16,9 @@
 #include "../sim/fs_time.h"
 #include "../traces/fs_native.h"
 #include "../traces/fs_synth.h"
+#include "fs_costcfg.h"
+#include "fs_failcfg.h"
+#include "fs_quotacfg.h"
 
 typedef struct fs_pool_cfg {
     char *name;             /* unique pool name */
@@ -84,7 +87,7 @@ typedef struct fs_workload_cfg {
 /* Queue orders (models/fs_order.c's table; docs/policies.md). */
 enum fs_queue_kind {
     FS_QUEUE_FIFO = 0, FS_QUEUE_PRIORITY = 1, FS_QUEUE_SJF = 2, FS_QUEUE_SRTF = 3,
-    FS_QUEUE_LAS = 4, FS_QUEUE_SLURM = 5
+    FS_QUEUE_LAS = 4, FS_QUEUE_SLURM = 5, FS_QUEUE_KUEUE = 6, FS_QUEUE_VOLCANO = 7
 };
 enum fs_backfill_kind { FS_BACKFILL_NONE = 0, FS_BACKFILL_EASY = 1, FS_BACKFILL_CONSERVATIVE = 2 };
 enum fs_preempt_kind { FS_PREEMPT_AUTO = 0, FS_PREEMPT_NONE = 1, FS_PREEMPT_ORDER = 2 };
@@ -139,6 +142,8 @@ typedef struct fs_sched_cfg {
     fs_backfill_cfg_t bf;
     fs_slurm_cfg_t slurm;
     fs_tiresias_cfg_t tiresias;
+    fs_kueue_cfg_t kueue;       /* queue: kueue (models/fs_kueue.c) */
+    fs_volcano_cfg_t volcano;   /* queue: volcano (models/fs_volcano.c) */
 } fs_sched_cfg_t;
 
 typedef struct fs_output_cfg {
@@ -196,6 +201,10 @@ typedef struct fs_config {
     fs_cluster_cfg_t cluster;
     fs_workload_cfg_t workload;
     fs_sched_cfg_t scheduler;
+    fs_failure_cfg_t failures;  /* models/fs_failure.h */
+    fs_recovery_cfg_t recovery; /* fs_model.c */
+    fs_cost_cfg_t cost;         /* models/fs_cost.h */
+    fs_plan_cfg_t plan;         /* analysis/fs_plan.h (fleetsim plan) */
     fs_output_cfg_t output;
     fs_sweep_cfg_t sweep;   /* sweeps only (fleetsim sweep); ignored by a single run */
     char *source_path;      /* file the scenario came from ("<builtin>" for the default) */

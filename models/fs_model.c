@@ -11,7 +11,12 @@
 #define BATCH 4096
 #define NO_SLOT UINT32_MAX
 
-enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3 };
+enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4 };
+
+typedef struct module {
+    const fs_module_ops_t *ops;
+    void *ud;
+} module_t;
 
 struct fs_model {
     const fs_config_t *cfg;
@@ -53,6 +58,13 @@ struct fs_model {
     double useful_gpu_s;
     uint64_t progress_mark;
     const fs_model_progress_t *progress;
+
+    /* the fleet: reasons each node is out of service, speed factors */
+    uint32_t *node_holds;   /* NULL until a node first goes down */
+    double *node_speed;     /* NULL: every node at 1.0 */
+
+    module_t *modules;
+    size_t n_modules, cap_modules;
 
     fs_error_t err;
 };
@@ -195,6 +207,29 @@ static int slot_free(fs_model_t *m, uint32_t s)
 
 /* ---- starting and ending jobs ------------------------------------------------ */
 
+/* The speed factor of the slowest node of a placement (synchronous jobs
+ * run at the pace of their slowest member). */
+static double slowest_node(const fs_model_t *m, const fs_placement_t *p)
+{
+    if (!m->node_speed)
+        return 1.0;
+    const fs_slice_t *s = fs_placement_slices(p);
+    double f = 1.0;
+    for (uint32_t i = 0; i < p->n; i++)
+        if (m->node_speed[s[i].node] < f)
+            f = m->node_speed[s[i].node];
+    return f;
+}
+
+static int on_node(const fs_jobrt_t *j, uint32_t node)
+{
+    const fs_slice_t *s = fs_placement_slices(&j->place);
+    for (uint32_t i = 0; i < j->place.n; i++)
+        if (s[i].node == node)
+            return 1;
+    return 0;
+}
+
 int fs_model_start(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
@@ -214,7 +249,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         /* speed of the pool's GPU type for the job's class; placement-
          * dependent slowdowns (issue 5) multiply in here, from
          * fs_cluster_span(&m->cluster, &j->place, ...) */
-        j->rate = fs_placer_speed(m->placer, j->place.pool, j->job.job_class);
+        j->rate = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) *
+                  slowest_node(m, &j->place);
         j->state = FS_JOBRT_RUNNING;
         if (j->first_start < 0)
             j->first_start = m->sim.now;
@@ -284,6 +320,153 @@ int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t
 
 void fs_model_cancel(fs_model_t *m, fs_event_handle_t h) { fs_sim_cancel(&m->sim, h); }
 void *fs_model_policy_state(fs_model_t *m) { return m->pol_state; }
+
+/* ---- the fleet ------------------------------------------------------------------ */
+
+/* Settles a running job's work at now and sets a new rate: its one
+ * completion event moves. */
+static int rerate(fs_model_t *m, uint32_t slot, double rate)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    fs_time_t left = fs_model_remaining(m, slot);
+    j->remaining = left;
+    j->settled_at = m->sim.now;
+    j->rate = rate;
+    fs_sim_cancel(&m->sim, j->end_ev);
+    fs_time_t dt = (fs_time_t)ceil((double)left / rate);
+    fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
+                     .priority = FS_PRIO_COMPLETION};
+    int rc = fs_sim_schedule(&m->sim, &ev, &j->end_ev);
+    if (rc)
+        fail(m, rc, "rescheduling a completion");
+    return rc;
+}
+
+/* A running job loses its node: the policy forgets it as running, the
+ * mechanics of fs_model_preempt apply, and it queues again. */
+static int interrupt_job(fs_model_t *m, uint32_t slot)
+{
+    if (m->pol->job_interrupted)
+        m->pol->job_interrupted(m->pol_state, m, slot);
+    else if (m->pol->job_end)
+        m->pol->job_end(m->pol_state, m, slot);
+    int rc = fs_model_preempt(m, slot);
+    if (!rc)
+        rc = m->pol->enqueue(m->pol_state, m, slot);
+    if (rc)
+        fail(m, rc, "interrupting a job");
+    return rc;
+}
+
+int fs_model_node_down(fs_model_t *m, uint32_t node, int how, uint32_t *jobs_hit)
+{
+    if (jobs_hit)
+        *jobs_hit = 0;
+    if (node >= m->cluster.n_nodes)
+        return FS_EINVAL;
+    if (!m->node_holds) {
+        m->node_holds = fs_calloc(m->cluster.n_nodes, sizeof *m->node_holds);
+        if (!m->node_holds) {
+            fail(m, FS_ENOMEM, "taking a node out of service");
+            return FS_ENOMEM;
+        }
+    }
+    settle(m, m->sim.now);
+    m->last_change = m->sim.now;
+    if (m->node_holds[node]++ == 0)
+        fs_cluster_set_up(&m->cluster, node, 0);
+    if (how != FS_DOWN_FAIL)
+        return 0;
+    uint32_t hit = 0;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        if (m->slots[i].state != FS_JOBRT_RUNNING || !on_node(&m->slots[i], node))
+            continue;
+        int rc = interrupt_job(m, (uint32_t)i);
+        if (rc)
+            return rc;
+        hit++;
+    }
+    if (jobs_hit)
+        *jobs_hit = hit;
+    return 0;
+}
+
+int fs_model_node_up(fs_model_t *m, uint32_t node)
+{
+    if (node >= m->cluster.n_nodes || !m->node_holds || m->node_holds[node] == 0)
+        return FS_EINVAL;
+    settle(m, m->sim.now);
+    m->last_change = m->sim.now;
+    if (--m->node_holds[node] == 0)
+        fs_cluster_set_up(&m->cluster, node, 1);
+    return 0;
+}
+
+int fs_model_node_in_service(const fs_model_t *m, uint32_t node)
+{
+    return node < m->cluster.n_nodes && (!m->node_holds || m->node_holds[node] == 0);
+}
+
+uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < m->n_slots; i++)
+        if (m->slots[i].state == FS_JOBRT_RUNNING && on_node(&m->slots[i], node))
+            n++;
+    return n;
+}
+
+int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
+{
+    if (node >= m->cluster.n_nodes || !(factor > 0))
+        return FS_EINVAL;
+    if (!m->node_speed) {
+        if (factor == 1.0)
+            return 0;
+        m->node_speed = fs_malloc(m->cluster.n_nodes * sizeof *m->node_speed);
+        if (!m->node_speed) {
+            fail(m, FS_ENOMEM, "setting a node's speed");
+            return FS_ENOMEM;
+        }
+        for (uint32_t i = 0; i < m->cluster.n_nodes; i++)
+            m->node_speed[i] = 1.0;
+    }
+    m->node_speed[node] = factor;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        fs_jobrt_t *j = &m->slots[i];
+        if (j->state != FS_JOBRT_RUNNING || !on_node(j, node))
+            continue;
+        double r = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) *
+                   slowest_node(m, &j->place);
+        if (r != j->rate) {
+            int rc = rerate(m, (uint32_t)i, r);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- modules ------------------------------------------------------------------ */
+
+int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id)
+{
+    if (fs_grow((void **)&m->modules, &m->cap_modules, m->n_modules + 1, sizeof *m->modules))
+        return FS_ENOMEM;
+    m->modules[m->n_modules] = (module_t){ops, ud};
+    *id = (uint32_t)m->n_modules++;
+    return 0;
+}
+
+int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority,
+                          uint64_t data, fs_event_handle_t *h)
+{
+    fs_event_t ev = {.time = at, .type = EV_MODULE, .entity = id, .data = data,
+                     .priority = (uint8_t)priority};
+    return fs_sim_schedule(&m->sim, &ev, h);
+}
+
+const fs_sink_t *fs_model_sink(const fs_model_t *m) { return &m->sink; }
 
 static void job_end(fs_model_t *m, uint32_t slot)
 {
@@ -434,6 +617,15 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
     case EV_SAMPLE:
         sample(m);
         break;
+    case EV_MODULE: {
+        if (ev->entity >= m->n_modules)
+            FS_BUG(sim, "event of unknown module %u", ev->entity);
+        const module_t *mod = &m->modules[ev->entity];
+        int rc = mod->ops->on_event(mod->ud, m, ev->data);
+        if (rc)
+            fail(m, rc, mod->ops->name);
+        break;
+    }
     case EV_POLICY:
         if (m->pol->timer) {
             int rc = m->pol->timer(m->pol_state, m, ev->data);
@@ -527,6 +719,12 @@ void fs_model_destroy(fs_model_t *m)
 {
     if (!m)
         return;
+    for (size_t i = m->n_modules; i-- > 0;)
+        if (m->modules[i].ops->destroy)
+            m->modules[i].ops->destroy(m->modules[i].ud);
+    fs_free(m->modules);
+    fs_free(m->node_holds);
+    fs_free(m->node_speed);
     if (m->pol && m->pol_state)
         m->pol->destroy(m->pol_state);
     for (size_t i = 0; i < m->n_slots; i++)
@@ -569,6 +767,12 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     if (end < m->last_settle)
         end = m->last_settle;
     settle(m, end);
+    for (size_t i = 0; i < m->n_modules && !m->err.code; i++)
+        if (m->modules[i].ops->finish) {
+            int rc = m->modules[i].ops->finish(m->modules[i].ud, m, t);
+            if (rc)
+                fail(m, rc, m->modules[i].ops->name);
+        }
     /* jobs still active: rows with what they did so far */
     for (size_t i = 0; i < m->n_slots; i++) {
         fs_jobrt_t *j = &m->slots[i];

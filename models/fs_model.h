@@ -104,6 +104,55 @@ void fs_model_cancel(fs_model_t *m, fs_event_handle_t h);
 /* The policy's state (tests read a policy's instrumentation through it). */
 void *fs_model_policy_state(fs_model_t *m);
 
+/* ---- the fleet: nodes out of service and back ------------------------------
+ * Failures, repairs, drains, spares and purchase timelines all act through
+ * these.  A node holds a count of reasons to be out of service: every
+ * fs_model_node_down adds one, every fs_model_node_up removes one, and the
+ * node serves jobs only while the count is 0.  So independent actors (a
+ * failed node under a failed switch, a node not yet delivered) each balance
+ * their own downs and ups. */
+enum fs_down_how {
+    FS_DOWN_FAIL = 0,   /* every job with GPUs on the node is interrupted now
+                           (recovery applies: work since the last checkpoint is
+                           lost, detection and restore delays, retry rules) */
+    FS_DOWN_DRAIN = 1   /* cordon and drain: running jobs go on, none start there */
+};
+/* Adds a reason for node to be out of service at now.  *jobs_hit (may be
+ * NULL) = jobs interrupted.  Returns 0 or an FS_E* error (the run stops). */
+int fs_model_node_down(fs_model_t *m, uint32_t node, int how, uint32_t *jobs_hit);
+/* Removes one reason; the node is back in service when none is left. */
+int fs_model_node_up(fs_model_t *m, uint32_t node);
+/* Sets a node's speed factor (1.0 normal, < 1 a straggler): jobs running
+ * on it re-rate (a synchronous job runs at its slowest node). */
+int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor);
+/* Jobs with GPUs on node now. */
+uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node);
+/* Is the node in service (no reason to be out)? */
+int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
+
+/* ---- modules: parts of the model with their own events ----------------------
+ * (failures and repairs, purchase timelines, cloud burst, ...).  A module
+ * registers once (from fs_model_create) and schedules events for itself;
+ * the model calls on_event at their time.  The model owns the module after
+ * registering and calls destroy at fs_model_destroy. */
+typedef struct fs_module_ops {
+    const char *name;
+    /* An event of this module fired (data as scheduled).  0 or FS_E*. */
+    int (*on_event)(void *ud, fs_model_t *m, uint64_t data);
+    /* Optional: the run ended (fs_model_finish), before totals are read. */
+    int (*finish)(void *ud, fs_model_t *m, fs_run_totals_t *totals);
+    /* Optional: frees ud. */
+    void (*destroy)(void *ud);
+} fs_module_ops_t;
+/* Registers a module; *id names it in fs_model_module_event.  0 or FS_ENOMEM. */
+int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
+/* Schedules an event of module id at `at` (>= now) with a priority of
+ * fs_sim.h (FS_PRIO_FAILURE, FS_PRIO_REPAIR, ...).  h may be NULL. */
+int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority,
+                          uint64_t data, fs_event_handle_t *h);
+/* The sink the model was created with (modules emit their own rows). */
+const fs_sink_t *fs_model_sink(const fs_model_t *m);
+
 /* ---- for progress lines and tests --------------------------------------- */
 uint64_t fs_model_jobs_done(const fs_model_t *m);
 uint64_t fs_model_jobs_queued(const fs_model_t *m);

@@ -22,7 +22,9 @@ const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg)
     if (cfg->queue == FS_QUEUE_FIFO && cfg->backfill == FS_BACKFILL_NONE &&
         cfg->preemption != FS_PREEMPT_ORDER)
         return &fs_policy_fifo;
-    if (!fs_policy_get(cfg->queue))
-        return NULL;
-    return &fs_policy_sched;
+    if (cfg->queue == FS_QUEUE_FIFO)
+        return &fs_policy_sched;
+    /* rows of the table: sched for the composable orders, or a policy of
+     * its own (kueue, volcano) */
+    return fs_policy_get(cfg->queue);
 }

@@ -32,6 +32,13 @@ typedef struct fs_policy_ops {
     /* Optional.  A timer the policy set with fs_model_timer fired (data as
      * given); a pass follows at the end of the instant if jobs wait. */
     int (*timer)(void *state, fs_model_t *m, uint64_t data);
+    /* Optional (NULL: job_end is called instead).  A running job was
+     * interrupted by the model (a node it ran on failed): its GPUs are
+     * already freed and it is no longer running.  The policy forgets it as
+     * running; the model hands it back with enqueue() when it is requeued
+     * (after the recovery delays), or never (retries exhausted: the job
+     * failed for good). */
+    void (*job_interrupted)(void *state, fs_model_t *m, uint32_t slot);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

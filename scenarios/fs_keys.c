@@ -38,7 +38,8 @@ static const char *const cpu_only_names[] = {"skip", "error", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
 static const char *const queue_names[] = {
     [FS_QUEUE_FIFO] = "fifo", [FS_QUEUE_PRIORITY] = "priority", [FS_QUEUE_SJF] = "sjf",
-    [FS_QUEUE_SRTF] = "srtf", [FS_QUEUE_LAS] = "las", [FS_QUEUE_SLURM] = "slurm", NULL};
+    [FS_QUEUE_SRTF] = "srtf", [FS_QUEUE_LAS] = "las", [FS_QUEUE_SLURM] = "slurm",
+    [FS_QUEUE_KUEUE] = "kueue", [FS_QUEUE_VOLCANO] = "volcano", NULL};
 static const char *const backfill_names[] = {
     [FS_BACKFILL_NONE] = "none", [FS_BACKFILL_EASY] = "easy",
     [FS_BACKFILL_CONSERVATIVE] = "conservative", NULL};
@@ -307,6 +308,16 @@ static const fs_key_t config_rows[] = {
      .off = CF(scheduler.tiresias.promote_knob), .min = 0, .def = "0",
      .doc = "PROMOTE_KNOB: a job waiting >= its executed time x knob goes back to queue 0 "
             "(0: no promotion)."},
+    /* @kueue rows (scheduler.kueue.*) */
+    /* @volcano rows (scheduler.volcano.*) */
+
+    /* @failures rows (failures.*) */
+
+    /* @recovery rows (recovery.*) */
+
+    /* @cost rows (cost.*) */
+
+    /* @plan rows (plan.*) */
 
     {.path = "output.timeline_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(output.timeline_interval), .min = 0, .def = "5m", .unit = "s",
