@@ -337,7 +337,10 @@ int fs_h5read_str(fs_h5file_t *f, const char *table, const char *column, char **
     } else if (kind == FS_H5COL_STR) {
         width = H5Tget_size(ft);
         mt = H5Tcopy(H5T_C_S1);
-        if (mt >= 0 && (H5Tset_size(mt, width) < 0 || H5Tset_cset(mt, H5Tget_cset(ft)) < 0))
+        /* NULLPAD like the file: a NULLTERM memory type of the same width
+         * would cut a string that fills its field ("fifo" in 4 bytes) */
+        if (mt >= 0 && (H5Tset_size(mt, width) < 0 || H5Tset_cset(mt, H5Tget_cset(ft)) < 0 ||
+                        H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0))
             CLOSE(H5Tclose, mt);
     } else if (kind == FS_H5COL_ENUM) {
         mt = H5Tget_native_type(ft, H5T_DIR_ASCEND);

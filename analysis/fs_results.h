@@ -5,7 +5,7 @@
  * replication, scenario, scenario_source, scenario_path, complete,
  * currency), and tables written with the HDF5 high-level table API (H5TB,
  * chunked and deflate-compressed, appended in batches, never one call per
- * row): /jobs, /timeline, /summary (one row), /tenants, /pools.
+ * row): /jobs, /timeline, /failures, /summary (one row), /tenants, /pools.
  *
  * Crash safety: the file is written under a temporary name beside the target
  * (TARGET.tmp.PID) with complete = 0, and only fs_results_commit sets
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../models/fs_cost.h"
 #include "../models/fs_result.h"
 #include "../sim/fs_error.h"
 #include "fs_stats.h"
@@ -42,6 +43,13 @@ typedef struct fs_results_meta {
     const char *scenario_path;    /* where it came from (may be NULL) */
     const fs_pool_info_t *pools;
     size_t n_pools;
+    /* optional: the process-wide HDF5 lock (Debian's HDF5 is built without
+     * thread safety), called with lock = 1 / 0.  Every fs_results_* call
+     * takes it around its own HDF5 calls only: rows of /jobs and /timeline
+     * are packed, shuffled and deflated outside it and written as whole
+     * chunks (H5Dwrite_chunk) inside it.  Callers must not hold it. */
+    void (*io_lock)(void *ud, int lock);
+    void *io_lock_ud;
 } fs_results_meta_t;
 
 typedef struct fs_results fs_results_t;
@@ -53,6 +61,21 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
 /* Buffered appends (flushed every FS_RESULTS_BATCH rows). */
 int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err);
 int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err);
+int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err);
+
+/* Writes the cost tables /cost (per day and pool), /cost_pools and
+ * /cost_tenants (names from tenant_names[0..n_tenants)); call before
+ * fs_results_commit.  docs/cost.md describes the columns. */
+int fs_results_add_cost(fs_results_t *r, const fs_cost_report_t *cost,
+                        const char *const *tenant_names, size_t n_tenants, fs_error_t *err);
+
+/* Stores why trace rows were skipped (lenient mode, or dropped by an
+ * option): the root attribute `rows_skipped_by_reason`, a 1-D array of
+ * compound {reason: UTF-8 string, count: uint64}, one element per reason in
+ * the reader's order (h5py: f.attrs["rows_skipped_by_reason"]).  Nothing is
+ * written when n is 0.  Call before a commit; 0 or FS_EIO / FS_ENOMEM. */
+int fs_results_set_skipped(fs_results_t *r, const char *const *reasons, const uint64_t *counts,
+                           size_t n, fs_error_t *err);
 
 /* Writes /summary, /tenants (names from tenant_names[0..n_tenants)), sets
  * complete = 1, closes and renames into place.  r is freed either way. */

@@ -37,6 +37,8 @@ struct fs_stats {
     uint64_t by_state[5];    /* rows per enum fs_job_state */
     uint64_t bad_state;      /* rows with a state outside the enum */
     double sojourn_sum;      /* sum over started jobs of end - submit, job-s */
+    double ettr_sum;         /* ETTR of completed jobs in statistics */
+    uint64_t ettr_n;
 
     fs_tenant_row_t *trows;  /* sorted by tenant, unique */
     tenant_acc_t *tacc;      /* parallel to trows */
@@ -122,6 +124,10 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
     }
     if (add_jct)
         st->jcts[st->n_jcts++] = row->end - row->submit;
+    if (add_jct && isfinite(row->ettr)) {
+        st->ettr_sum += row->ettr;
+        st->ettr_n++;
+    }
     st->rows++;
     if (row->state >= 0 && row->state < 5)
         st->by_state[row->state]++;
@@ -214,6 +220,14 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->events = totals->events;
     out->passes = totals->passes;
     out->rows_skipped = totals->rows_skipped;
+    out->cost_total = out->cost_per_gpu_hour = out->cost_per_job = NAN;   /* set by the runner */
+    out->cost_idle = out->cost_failures = out->energy_kwh = NAN;
+    out->failures = totals->failures;
+    out->interruptions = totals->interruptions;
+    out->gpu_s_lost = totals->gpu_s_lost;
+    out->gpu_s_ckpt = totals->gpu_s_ckpt;
+    out->ettr_mean = st->ettr_n ? st->ettr_sum / (double)st->ettr_n : NAN;
+    out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 
     for (size_t i = 0; i < st->n_tenants; i++)
         st->trows[i].wait_mean = st->tacc[i].wait_n

@@ -40,6 +40,21 @@ typedef struct fs_summary {
     uint64_t events;
     uint64_t passes;
     uint64_t rows_skipped;
+    /* cost (models/fs_cost.h, docs/cost.md); NaN when the run has no cost */
+    double cost_total;          /* $ over the whole run */
+    double cost_per_gpu_hour;   /* $ per delivered (busy) GPU-hour */
+    double cost_per_job;        /* $ per completed job */
+    double cost_idle;           /* $ paid for idle capacity */
+    double cost_failures;       /* $: lost GPU-hours x the pool's cost per GPU-hour */
+    double energy_kwh;          /* facility energy of owned pools (PUE included), kWh */
+    /* failures (models/fs_failure.h, docs/failures.md) */
+    uint64_t failures;          /* component failures (planned outages and stragglers excluded) */
+    uint64_t interruptions;     /* running jobs those failures hit */
+    double availability;        /* GPUs in service / GPUs owned, time average over the run */
+    /* recovery (docs/recovery.md) */
+    double gpu_s_lost;          /* GPU-s of compute whose work was lost (failures, preemption) */
+    double gpu_s_ckpt;          /* GPU-s spent writing checkpoints */
+    double ettr_mean;           /* mean ETTR of completed jobs in statistics (NaN: none) */
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table). */

@@ -112,7 +112,10 @@ class Report:
     def figure(self, fig, name, title, caption):
         os.makedirs(self.png_dir, exist_ok=True)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+        # tight_layout, not bbox_inches="tight": the latter draws every figure
+        # twice (about 15% of a report's time)
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=100)
         plt.close(fig)
         data = buf.getvalue()
         with open(os.path.join(self.png_dir, name + ".png"), "wb") as f:
@@ -361,6 +364,9 @@ def plot_cost(rep, f, label=""):
     if len(data) == 0 or not nums:
         rep.note("/cost has no rows or no numeric column: no cost breakdown.")
         return
+    if set(COST_PARTS) | {"day", "pool"} <= set(names):
+        plot_cost_days(rep, f, data, currency, label)
+        return
     fig, ax = plt.subplots(figsize=(10, 4))
     if strs and len(data) > 1:
         # one row per item: bar of the money column
@@ -379,6 +385,51 @@ def plot_cost(rep, f, label=""):
     rep.figure(fig, "cost", "Cost breakdown",
                "/cost: %s, in %s.%s" % (html.escape(what), html.escape(currency),
                                        " " + html.escape(label) if label else ""))
+
+
+COST_PARTS = ("capex", "energy", "colocation", "ops", "cloud")
+
+
+def plot_cost_days(rep, f, data, currency, label=""):
+    """/cost as fleetsim writes it (docs/cost.md): one row per (day, pool)."""
+    days = data["day"].astype(int)
+    nd = int(days.max()) + 1 if len(days) else 0
+    fig, ax = plt.subplots(figsize=(10, 4))
+    bottom = np.zeros(nd)
+    for part in COST_PARTS:
+        per_day = np.bincount(days, weights=data[part].astype(float), minlength=nd)
+        if per_day.any():
+            ax.bar(np.arange(nd), per_day, bottom=bottom, label=part)
+            bottom = bottom + per_day
+    ax.set_xlabel("day")
+    ax.set_ylabel(currency)
+    ax.legend()
+    ax.grid(alpha=0.3, axis="y")
+    rep.figure(fig, "cost", "Cost per day",
+               "/cost summed over pools per day of simulated time, by component (%s).%s"
+               % (html.escape(currency), " " + html.escape(label) if label else ""))
+    pool_names = {}
+    if "pools" in f:
+        for r in f["pools"][:]:
+            pool_names[int(r["index"])] = text(r["name"])
+    if "cost_pools" in f:
+        cols = ("total",) + COST_PARTS + ("idle", "unit_cost", "failures", "energy_kwh")
+        rows = []
+        for r in f["cost_pools"][:]:
+            p = int(r["pool"])
+            rows.append([html.escape(pool_names.get(p, str(p)))] +
+                        [fmt_value(r[c]) for c in cols])
+        rep.table("Cost per pool (/cost_pools)", ["pool"] + list(cols), rows,
+                  "Whole run, %s; unit_cost per billed GPU-hour; energy in kWh "
+                  "(docs/cost.md)." % html.escape(currency))
+    if "cost_tenants" in f and len(f["cost_tenants"]):
+        rows = [[html.escape(text(r["name"]) or str(int(r["tenant"])))] +
+                [fmt_value(r[c]) for c in ("gpu_hours", "showback", "chargeback")]
+                for r in f["cost_tenants"][:]]
+        rep.table("Cost per tenant (/cost_tenants)", ["tenant", "GPU-hours", "showback",
+                  "chargeback"], rows,
+                  "Showback: GPU-hours at the pool's cost per GPU-hour; chargeback: the "
+                  "whole cost shared by GPU-hours held (sums to cost_total).")
 
 
 def summary_table(rep, f):

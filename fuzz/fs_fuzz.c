@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../models/fs_config.h"
@@ -271,9 +272,61 @@ static void drain(const char *format, const char *path, int lenient)
     fs_source_destroy(src);
 }
 
+/* pai with NUL bytes in the input: a directory of the task, job and
+ * instance tables (the parts before, between and after the first two NULs;
+ * an empty part leaves its table out), read as fs_pai.h describes. */
+static const char *const pai_tables[] = {"pai_task_table.csv", "pai_job_table.csv",
+                                         "pai_instance_table.csv"};
+
+static int pai_dir(const uint8_t *data, size_t size, char *dir)
+{
+    strcpy(dir, "/tmp/fs_fuzz_pai_XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    size_t at = 0;
+    for (size_t t = 0; t < 3; t++) {
+        const uint8_t *end = at < size ? memchr(data + at, 0, size - at) : NULL;
+        size_t len = t == 2 || !end ? size - at : (size_t)(end - (data + at));
+        if (at > size)
+            len = 0;
+        if (len) {
+            char f[128];
+            snprintf(f, sizeof f, "%s/%s", dir, pai_tables[t]);
+            FILE *fp = fopen(f, "wb");
+            if (fp) {
+                fwrite(data + at, 1, len, fp);
+                fclose(fp);
+            }
+        }
+        at += len + 1;
+    }
+    return 0;
+}
+
+static void pai_dir_remove(const char *dir)
+{
+    for (size_t t = 0; t < 3; t++) {
+        char f[128];
+        snprintf(f, sizeof f, "%s/%s", dir, pai_tables[t]);
+        unlink(f);
+    }
+    rmdir(dir);
+}
+
 int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size)
 {
     int64_t live0 = fs_alloc_live();
+    if (strcmp(format, "pai") == 0 && size && memchr(data, 0, size)) {
+        char dir[64];
+        if (pai_dir(data, size, dir) != 0)
+            return 0;
+        drain(format, dir, 0);
+        check_no_leak(live0, "trace (strict)");
+        drain(format, dir, 1);
+        check_no_leak(live0, "trace (lenient)");
+        pai_dir_remove(dir);
+        return 0;
+    }
     char path[64];
     int fd = input_file(data, size, path, sizeof path);
     if (fd < 0)

@@ -32,7 +32,9 @@ int fs_fuzz_scenario(const uint8_t *data, size_t size);
 int fs_fuzz_units(const uint8_t *data, size_t size);
 
 /* A trace file of the named format: the bytes are written to an anonymous
- * file and read to the end in strict and in lenient mode. */
+ * file and read to the end in strict and in lenient mode.  pai: an input
+ * with NUL bytes is a directory instead: task, job and instance tables
+ * separated by the first two NULs (traces/fs_pai.h). */
 int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size);
 
 /* Dispatch by target name ("scenario", "units", "trace-native", ...);

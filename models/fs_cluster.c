@@ -44,6 +44,7 @@ static inline uint64_t *tnode(const fs_pool_t *p, uint32_t i) { return p->mask +
 
 static void index_update(fs_cluster_t *c, uint32_t node)
 {
+    c->gen++;
     fs_pool_t *p = &c->pools[c->node_pool[node]];
     uint32_t i = p->leaf0 + (node - p->first_node);
     uint64_t *leaf = tnode(p, i);
@@ -98,6 +99,7 @@ static inline uint16_t *slots_of(const fs_pool_t *p, uint32_t node)
  * shared GPU, if the node is up) and the path to the root. */
 static void sindex_update(fs_cluster_t *c, fs_pool_t *p, uint32_t node)
 {
+    c->gen++;
     if (!p->smask)
         return;
     uint32_t i = p->leaf0 + (node - p->first_node);
@@ -187,6 +189,7 @@ static void share_take(fs_cluster_t *c, fs_pool_t *p, uint32_t node, int slot, u
         p->gpus_free--;
         p->n_shared++;
         c->gpus_busy++;
+        p->gpus_busy++;
         if (c->topo)
             topo_add(c, node, -1);
         index_update(c, node);
@@ -211,6 +214,7 @@ static void share_free(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t sl
         c->node_free[node]++;
         p->n_shared--;
         c->gpus_busy--;
+        p->gpus_busy--;
         if (c->node_up[node]) {
             p->gpus_free++;
             if (c->topo)
@@ -468,6 +472,7 @@ static void take(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
     c->node_free[node] -= g;
     p->gpus_free -= g;
     c->gpus_busy += g;
+    p->gpus_busy += g;
     c->milli_busy += (uint64_t)g * 1000u;
     if (c->topo)
         topo_add(c, node, -(int64_t)g);
@@ -483,6 +488,7 @@ static void untake(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
             topo_add(c, node, (int64_t)g);
     }
     c->gpus_busy -= g;
+    p->gpus_busy -= g;
     c->milli_busy -= (uint64_t)g * 1000u;
     index_update(c, node);
 }

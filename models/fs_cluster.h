@@ -76,6 +76,7 @@ typedef struct fs_pool {
     uint64_t gpus_total;
     uint64_t gpus_free;     /* on up nodes */
     uint64_t gpus_up;
+    uint64_t gpus_busy;     /* GPUs holding at least one job (a shared GPU counts 1) */
     /* index: segment tree of level masks, `words` uint64 per tree node,
      * leaves at [leaf0, leaf0 + n_nodes) */
     uint32_t words;
@@ -113,6 +114,8 @@ typedef struct fs_cluster {
     uint64_t milli_busy;    /* allocated milli-GPUs (whole GPUs count 1000) */
     fs_topo_t *topo;        /* NULL: no topology configured */
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */
+    uint64_t gen;           /* +1 at every change of a node's free GPUs, shares or state:
+                               what fits is the same while it is (fs_sched.c caches by it) */
 } fs_cluster_t;
 
 /* One node's share of a gang. */

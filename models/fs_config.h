@@ -44,6 +44,15 @@ typedef struct fs_speed_cfg {
     double factor;          /* > 0 */
 } fs_speed_cfg_t;
 
+/* cluster.span_speed: one row = jobs of class `job_class` whose placement
+ * spans more than one unit of a level run at that level's factor, the
+ * smallest factor among the levels spanned deciding (docs/recovery.md,
+ * Placement speed). */
+typedef struct fs_span_speed_cfg {
+    uint32_t job_class;
+    double nodes, domains, racks, leaves, spines;   /* factors in (0, 1] */
+} fs_span_speed_cfg_t;
+
 /* cluster.from: pools built from a real machine list (traces/fs_fleet.h). */
 typedef struct fs_fleet_cfg {
     int given;              /* bool: cluster.from was given */
@@ -62,6 +71,8 @@ typedef struct fs_cluster_cfg {
     fs_speed_cfg_t *speed;  /* owned */
     size_t n_speed;
     int speed_catalog;      /* bool: no speed row -> the catalog's relative speed (else 1.0) */
+    fs_span_speed_cfg_t *span_speed; /* owned */
+    size_t n_span_speed;
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };

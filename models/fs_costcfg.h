@@ -12,14 +12,104 @@
 
 #include "../sim/fs_time.h"
 
+/* How a pool is paid for (cost.pools[].billing). */
+enum fs_billing {
+    FS_BILL_OWNED = 0,        /* bought: depreciation, energy, colocation, operations */
+    FS_BILL_ON_DEMAND = 1,    /* cloud, billed per busy GPU-s (elastic) */
+    FS_BILL_RESERVED_1Y = 2,  /* cloud, 1-year commitment: billed per GPU-s in the fleet */
+    FS_BILL_RESERVED_3Y = 3,  /* cloud, 3-year commitment: billed per GPU-s in the fleet */
+    FS_BILL_SPOT = 4          /* cloud, billed per busy GPU-s at the spot multiplier */
+};
+
+/* One item of cost.pools: how one pool (by name) is paid for, per-pool
+ * price overrides (0 = the GPU type's default, models/fs_cost.c), cloud
+ * burst eligibility and the pool's own delivery/retirement dates. */
+typedef struct fs_cost_pool_cfg {
+    char *pool;             /* a cluster.pools name */
+    int billing;            /* enum fs_billing */
+    double gpu_price;       /* $ per GPU (owned); 0: the GPU type's default */
+    double power_w;         /* peak server power per GPU incl. host, W; 0: catalog host_w */
+    double price;           /* cloud $ per GPU-hour actually charged; 0: type default x billing */
+    int burst;              /* bool: jobs may start here only after waiting burst_after */
+    fs_time_t burst_after;  /* us */
+    uint32_t burst_cap;     /* GPUs busy in this pool at most (0: the pool's size) */
+    fs_time_t online;       /* the pool's nodes (outside purchase batches) arrive then, us */
+    fs_time_t retire;       /* ... and leave then (0: never), us */
+} fs_cost_pool_cfg_t;
+
+/* One item of cost.purchases: a batch of `nodes` nodes of `pool` delivered
+ * at `at` (and retired at `retire`, 0: never).  The batches of a pool are
+ * its last nodes; the pool's `nodes` is the most it ever has. */
+typedef struct fs_purchase_cfg {
+    char *pool;
+    uint32_t nodes;
+    fs_time_t at;           /* us */
+    fs_time_t retire;       /* us; 0: never */
+} fs_purchase_cfg_t;
+
 /* cost: prices, power, depreciation, cloud and burst (docs/cost.md). */
 typedef struct fs_cost_cfg {
-    int given;
+    int given;              /* the block was given (prices must then exist for every pool) */
+    double pue;             /* facility energy / IT energy */
+    double electricity;     /* $ per kWh */
+    double colocation;      /* $ per kW-month of peak IT power (730 h a month) */
+    fs_time_t depreciation; /* straight-line period, us */
+    double residual;        /* share of capex recovered at the end of depreciation */
+    double ops_share;       /* operations per year, share of capex */
+    double server_multiplier; /* server cost per GPU / GPU price */
+    double network_share;   /* interconnect share of total cluster hardware cost */
+    double busy_fraction;   /* draw of a busy GPU's server share / peak */
+    double idle_fraction;   /* draw of an idle (or down) owned GPU's server share / peak */
+    double reserved_1y_discount; /* off on-demand */
+    double reserved_3y_discount;
+    double spot_multiplier; /* spot price / on-demand */
+    fs_cost_pool_cfg_t *pools; /* owned */
+    size_t n_pools;
+    fs_purchase_cfg_t *purchases; /* owned */
+    size_t n_purchases;
 } fs_cost_cfg_t;
+
+/* One item of plan.slo: a summary metric (by name) and its bound.  Bounds
+ * are kept as written ("1h", "0.9") and read by analysis/fs_plan.c: a
+ * number, or a duration for time metrics (seconds). */
+typedef struct fs_plan_slo_cfg {
+    char *metric;           /* a /summary column, or a derived metric (docs/plan.md) */
+    char *max;              /* the metric must be <= this (NULL: no upper bound) */
+    char *min;              /* the metric must be >= this (NULL: no lower bound) */
+} fs_plan_slo_cfg_t;
+
+/* One item of plan.choices[].set: an extra override of the choice. */
+typedef struct fs_plan_set_cfg {
+    char *key;              /* dotted path */
+    char *value;            /* as written for the key */
+} fs_plan_set_cfg_t;
+
+/* One item of plan.choices: one alternative (a GPU type, a billing, ...)
+ * whose node count is searched. */
+typedef struct fs_plan_choice_cfg {
+    char *name;             /* label (NULL: POOL or POOL/GPU) */
+    char *pool;             /* a cluster.pools name: the pool whose nodes vary */
+    char *gpu;              /* GPU model given to that pool (NULL: as in the scenario) */
+    uint32_t gpus_per_node; /* 0: as in the scenario */
+    uint32_t from, to, step; /* node counts from, from + step, ..., <= to */
+    fs_plan_set_cfg_t *sets; /* owned: overrides applied for this choice */
+    size_t n_sets;
+} fs_plan_choice_cfg_t;
 
 /* plan: SLOs and choices for `fleetsim plan` (docs/plan.md). */
 typedef struct fs_plan_cfg {
     int given;
+    char *objective;        /* summary metric minimised (default cost_total) */
+    double confidence;      /* level of the t-interval the SLOs must hold at, (0, 1) */
+    uint64_t replications;  /* runs per candidate (>= 2), replication indices 0..n-1 */
+    int search;             /* enum fs_plan_search_kind */
+    int keep_jobs;          /* bool: candidate runs write /jobs and /timeline */
+    fs_plan_slo_cfg_t *slo; /* owned */
+    size_t n_slo;
+    fs_plan_choice_cfg_t *choices; /* owned, >= 1 when given */
+    size_t n_choices;
 } fs_plan_cfg_t;
+
+enum fs_plan_search_kind { FS_PLAN_BISECT = 0, FS_PLAN_SCAN = 1 };
 
 #endif

@@ -65,6 +65,34 @@ static int ring_push(fifo_class_t *c, uint32_t slot)
     return 0;
 }
 
+/* A job requeued after a failure keeps its place: the ring stays in
+ * admission order.  New arrivals append and a requeued job, older than
+ * everything queued in its class, goes to the front, both O(1); anything
+ * else (not seen) walks back from the tail. */
+static int ring_insert(fifo_class_t *c, fs_model_t *m, uint32_t slot)
+{
+    uint64_t seq = fs_model_job(m, slot)->seq;
+    int front = c->len > 0 && seq < fs_model_job(m, c->ring[c->head])->seq;
+    int rc = ring_push(c, slot);
+    if (rc || c->len == 1)
+        return rc;
+    if (front) {    /* move the appended slot to just before the head */
+        c->len--;
+        c->head = (c->head + c->cap - 1) % c->cap;
+        c->ring[c->head] = slot;
+        c->len++;
+        return 0;
+    }
+    for (size_t i = c->len - 1; i > 0; i--) {
+        size_t a = (c->head + i - 1) % c->cap, b = (c->head + i) % c->cap;
+        if (fs_model_job(m, c->ring[a])->seq < seq)
+            break;
+        c->ring[b] = c->ring[a];
+        c->ring[a] = slot;
+    }
+    return 0;
+}
+
 static int fifo_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
 {
     fifo_t *f = fs_calloc(1, sizeof *f);
@@ -94,7 +122,7 @@ static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
     fifo_t *f = state;
     fs_jobrt_t *j = fs_model_job(m, slot);
     long c = class_of(f, j->job.gpus, j->job.gpu_milli, j->type_pools);
-    if (c < 0 || ring_push(&f->cls[c], slot))
+    if (c < 0 || ring_insert(&f->cls[c], m, slot))
         return FS_ENOMEM;
     j->policy_tag = (uint32_t)c;
     f->queued++;
@@ -140,6 +168,15 @@ static size_t fifo_queued(const void *state)
     return ((const fifo_t *)state)->queued;
 }
 
+/* FIFO keeps no running set: nothing to forget (the model requeues the
+ * job through enqueue, which puts it back in its place). */
+static void fifo_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
+{
+    (void)state;
+    (void)m;
+    (void)slot;
+}
+
 const fs_policy_ops_t fs_policy_fifo = {
     .name = "fifo",
     .create = fifo_create,
@@ -147,4 +184,5 @@ const fs_policy_ops_t fs_policy_fifo = {
     .enqueue = fifo_enqueue,
     .pass = fifo_pass,
     .queued = fifo_queued,
+    .job_interrupted = fifo_job_interrupted,
 };

@@ -1,6 +1,11 @@
 #include "fs_model.h"
+#include "fs_burst.h"
+#include "fs_failure.h"
 #include "fs_place.h"
+#include "fs_purchase.h"
+#include "fs_usage.h"
 #include "fs_policy.h"
+#include "fs_recovery.h"
 #include "../sim/fs_alloc.h"
 #include "../traces/fs_fleet.h"
 
@@ -11,7 +16,17 @@
 #define BATCH 4096
 #define NO_SLOT UINT32_MAX
 
-enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4 };
+enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4, EV_RECOVER = 5 };
+/* EV_RECOVER data: the failure is noticed (detection over), or the job is
+ * back in the queue (requeue and backoff over). */
+enum { RC_DETECTED = 1, RC_REQUEUE = 2 };
+
+/* The jobs holding GPUs on one node (running, or recovering and still
+ * holding), in no order; swap-remove.  Per node: O(jobs on the node). */
+typedef struct nodevec {
+    uint32_t *v;
+    size_t n, cap;
+} nodevec_t;
 
 typedef struct module {
     const fs_module_ops_t *ops;
@@ -40,6 +55,8 @@ struct fs_model {
     uint32_t *free_slots;
     size_t n_free, cap_free;
     uint64_t next_seq;
+    const uint32_t *start_pools; /* fs_model_start_in: the pools to place in (else NULL) */
+    size_t start_n;
 
     /* pool sets: source GPU type t -> pools set_pool[set_off[t] .. set_off[t+1]) */
     uint32_t *set_pool;
@@ -61,7 +78,20 @@ struct fs_model {
 
     /* the fleet: reasons each node is out of service, speed factors */
     uint32_t *node_holds;   /* NULL until a node first goes down */
+    uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
+    nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
+    uint32_t *scr;          /* scratch: jobs hit by a failure */
+    size_t scr_cap;
+    /* recovery (docs/recovery.md) */
+    uint64_t recovering;    /* jobs between a failure and the queue */
+    uint64_t interruptions; /* running jobs interrupted by failures */
+    double lost_gpu_s, ckpt_gpu_s;
+    double *pool_mttf;      /* young/daly: node MTTF per pool, s (NULL until needed; < 0 unknown) */
+    int finishing;          /* in fs_model_finish: rows end at end_at */
+    fs_time_t end_at;
+    fs_usage_t *usage;      /* per-pool, per-day integrals for the cost model (owned) */
+    fs_burst_t *burst;      /* cloud burst rules (a module), NULL: none */
 
     module_t *modules;
     size_t n_modules, cap_modules;
@@ -79,6 +109,10 @@ uint64_t fs_model_jobs_done(const fs_model_t *m) { return m->done; }
 uint64_t fs_model_jobs_queued(const fs_model_t *m) { return m->queued; }
 uint64_t fs_model_jobs_running(const fs_model_t *m) { return m->running; }
 const fs_sim_t *fs_model_sim(const fs_model_t *m) { return &m->sim; }
+const char *fs_model_tenant_name(const fs_model_t *m, int32_t i)
+{
+    return i < 0 ? NULL : fs_source_tenant_name(m->src, i);
+}
 
 static void fail(fs_model_t *m, int code, const char *what)
 {
@@ -92,10 +126,11 @@ static void settle(fs_model_t *m, fs_time_t t)
 {
     double dt = fs_time_to_s(t - m->last_settle);
     if (dt > 0) {
+        fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
         m->int_queued += dt * (double)m->queued;
-        m->int_system += dt * (double)(m->queued + m->running);
+        m->int_system += dt * (double)(m->queued + m->running + m->recovering);
         fs_time_t lo = m->last_settle > m->win_lo ? m->last_settle : m->win_lo;
         fs_time_t hi = t < m->win_hi ? t : m->win_hi;
         if (hi > lo) {
@@ -145,7 +180,8 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = &m->slots[slot];
     uint32_t p;
     FOR_POOLS(m, j->type_pools, p)
-        if (fs_cluster_fits_req(&m->cluster, p, j->job.gpus, j->job.gpu_milli))
+        if (fs_cluster_fits_req(&m->cluster, p, j->job.gpus, j->job.gpu_milli) &&
+            (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
             return 1;
     return 0;
 }
@@ -160,6 +196,24 @@ static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 }
 
 /* ---- rows ------------------------------------------------------------------ */
+
+static double gpu_share(const fs_jobrt_t *j)
+{
+    return (double)j->job.gpus * j->job.gpu_milli / 1000.0;
+}
+
+/* ckpt_s, recovery_s, ettr, goodput of a row (docs/recovery.md): useful
+ * compute = wall computing minus wall computing work later lost. */
+static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, fs_job_row_t *r)
+{
+    fs_time_t at = m->finishing ? m->end_at : m->sim.now;
+    double useful = fs_time_to_s(j->w_compute - j->w_lost);
+    r->ckpt_s = fs_time_to_s(j->w_ckpt);
+    r->recovery_s = fs_time_to_s(j->w_recovery);
+    r->ettr = j->first_start >= 0 && at > j->first_start ? useful / fs_time_to_s(at - j->first_start)
+                                                          : NAN;
+    r->goodput = j->held_gpu_s > 0 ? gpu_share(j) * useful / j->held_gpu_s : NAN;
+}
 
 static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
 {
@@ -178,6 +232,9 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.run = j->run_s;
     r.lost_gpu_s = j->lost_gpu_s;
     r.state = state;
+    recovery_cols(m, j, &r);
+    m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
+    fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
     if (rc)
         fail(m, rc, "writing a job row");
@@ -230,12 +287,118 @@ static int on_node(const fs_jobrt_t *j, uint32_t node)
     return 0;
 }
 
+/* ---- the node index and attempts ------------------------------------------------ */
+
+static int nidx_push(nodevec_t *v, uint32_t slot)
+{
+    if (fs_grow((void **)&v->v, &v->cap, v->n + 1, sizeof *v->v))
+        return FS_ENOMEM;
+    v->v[v->n++] = slot;
+    return 0;
+}
+
+static void nidx_drop(nodevec_t *v, uint32_t slot)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i] == slot) {
+            v->v[i] = v->v[--v->n];
+            return;
+        }
+}
+
+static int nidx_add(fs_model_t *m, uint32_t slot)
+{
+    const fs_placement_t *p = &m->slots[slot].place;
+    const fs_slice_t *s = fs_placement_slices(p);
+    for (uint32_t i = 0; i < p->n; i++)
+        if (nidx_push(&m->nidx[s[i].node], slot))
+            return FS_ENOMEM;
+    return 0;
+}
+
+/* O(slices x jobs per node); a slice already dropped is a no-op. */
+static void nidx_del(fs_model_t *m, uint32_t slot)
+{
+    const fs_placement_t *p = &m->slots[slot].place;
+    const fs_slice_t *s = fs_placement_slices(p);
+    for (uint32_t i = 0; i < p->n; i++)
+        nidx_drop(&m->nidx[s[i].node], slot);
+}
+
+/* The placement's span factor (cluster.span_speed), or -1 out of memory. */
+static double span_factor(const fs_model_t *m, const fs_jobrt_t *j)
+{
+    const fs_cluster_cfg_t *cc = &m->cfg->cluster;
+    if (j->place.n < 2 || !fs_recov_span_row(cc, j->job.job_class))
+        return 1.0;
+    fs_span_t sp;
+    if (fs_cluster_span(&m->cluster, &j->place, &sp))
+        return -1.0;
+    return fs_recov_span_factor(cc, j->job.job_class, &sp, m->cluster.topo != NULL);
+}
+
+/* A new attempt: restore first after a failure; the checkpoint interval
+ * (compute seconds, recovery.checkpoint) turned into work at the rate it
+ * starts with, so that a rate change later does not move the checkpoints
+ * in the work (a training job checkpoints every N steps). */
+/* The MTTF of a node of pool p, s (0: nothing fails), cached; -1 out of
+ * memory. */
+static double pool_mttf(fs_model_t *m, uint32_t p)
+{
+    if (!m->pool_mttf) {
+        m->pool_mttf = fs_malloc(m->cluster.n_pools * sizeof *m->pool_mttf);
+        if (!m->pool_mttf)
+            return -1;
+        for (uint32_t i = 0; i < m->cluster.n_pools; i++)
+            m->pool_mttf[i] = -1;
+    }
+    if (m->pool_mttf[p] < 0) {
+        const fs_pool_t *pp = &m->cluster.pools[p];
+        m->pool_mttf[p] = fs_recov_node_mttf_s(m->cfg, pp->name, pp->gpn);
+    }
+    return m->pool_mttf[p];
+}
+
+static int attempt_begin(fs_model_t *m, fs_jobrt_t *j)
+{
+    const fs_recovery_cfg_t *rc = &m->cfg->recovery;
+    j->rem0 = j->remaining;
+    j->since_ckpt = j->since_wall = 0;
+    j->phase = FS_PHASE_COMPUTE;
+    j->phase_left = 0;
+    if (j->need_restore && rc->restore > 0) {
+        j->phase = FS_PHASE_RESTORE;
+        j->phase_left = rc->restore;
+    }
+    j->need_restore = 0;
+    j->ckpt_every = 0;
+    if (rc->checkpoint == FS_CKPT_NONE)
+        return 0;
+    double mttf = 0;
+    if (rc->checkpoint == FS_CKPT_YOUNG || rc->checkpoint == FS_CKPT_DALY)
+        mttf = pool_mttf(m, j->place.pool);
+    if (mttf < 0)
+        return FS_ENOMEM;
+    double tau = fs_recov_interval_s(rc, mttf, j->place.n);
+    if (tau > 0) {
+        double w = tau * 1e6 * j->rate;
+        j->ckpt_every = w < 1 ? 1 : w > 9e18 ? INT64_MAX / 4 : (fs_time_t)llround(w);
+    }
+    return 0;
+}
+
 int fs_model_start(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
     /* the job's pools: all (NULL) or its type's set; the placer picks */
     const uint32_t *pools = j->type_pools < 0 ? NULL : m->set_pool + m->set_off[j->type_pools];
     size_t n_pools = j->type_pools < 0 ? 0 : m->set_off[j->type_pools + 1] - m->set_off[j->type_pools];
+    if (m->start_pools) {   /* fs_model_start_in (a quota flavor's pools) */
+        pools = m->start_pools;
+        n_pools = m->start_n;
+    }
+    if (m->burst && !fs_burst_pools(m->burst, &m->cluster, &j->job, m->sim.now, &pools, &n_pools))
+        return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
         int rc = fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
@@ -246,20 +409,31 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         }
         if (rc == 0)
             return 0;
-        /* speed of the pool's GPU type for the job's class; placement-
-         * dependent slowdowns (issue 5) multiply in here, from
-         * fs_cluster_span(&m->cluster, &j->place, ...) */
-        j->rate = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) *
-                  slowest_node(m, &j->place);
+        /* speed of the pool's GPU type for the job's class, times the
+         * placement's span factor (cluster.span_speed), times the slowest
+         * node's speed */
+        double span = span_factor(m, j);
+        if (span < 0) {
+            fs_cluster_free(&m->cluster, &j->place);
+            fs_placement_release(&j->place);
+            fail(m, FS_ENOMEM, "placing a job");
+            return FS_ENOMEM;
+        }
+        j->rate_base = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) * span;
+        j->rate = j->rate_base * slowest_node(m, &j->place);
         j->state = FS_JOBRT_RUNNING;
         if (j->first_start < 0)
             j->first_start = m->sim.now;
         j->start = j->settled_at = m->sim.now;
+        if (attempt_begin(m, j) || (m->nidx && nidx_add(m, slot))) {
+            fail(m, FS_ENOMEM, "starting a job");
+            return FS_ENOMEM;
+        }
         m->queued--;
         m->gpus_queued -= j->job.gpus;
         m->running++;
         m->last_change = m->sim.now;
-        fs_time_t dt = (fs_time_t)ceil((double)j->remaining / j->rate);
+        fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
         fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
                          .priority = FS_PRIO_COMPLETION};
         rc = fs_sim_schedule(&m->sim, &ev, &j->end_ev);
@@ -276,8 +450,58 @@ fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = &m->slots[slot];
     if (j->state != FS_JOBRT_RUNNING)
         return j->remaining;
-    fs_time_t done = (fs_time_t)((double)(m->sim.now - j->settled_at) * j->rate);
-    return done >= j->remaining ? 0 : j->remaining - done;
+    fs_jobrt_t c = *j;
+    fs_recov_advance(&c, m->sim.now - j->settled_at, m->cfg->recovery.write_cost);
+    return c.remaining;
+}
+
+/* Settles a running job's progress at now (phases, checkpoints, wall
+ * counters). */
+static void progress(fs_model_t *m, fs_jobrt_t *j)
+{
+    fs_recov_advance(j, m->sim.now - j->settled_at, m->cfg->recovery.write_cost);
+    j->settled_at = m->sim.now;
+}
+
+/* Work since the last checkpoint is lost: `lost` us of work (<= since_ckpt)
+ * is redone. */
+static void lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost)
+{
+    fs_time_t wall = lost >= j->since_ckpt ? j->since_wall
+                   : (fs_time_t)((double)j->since_wall * (double)lost / (double)j->since_ckpt);
+    j->remaining += lost;
+    j->w_lost += wall;
+    double g = gpu_share(j) * fs_time_to_s(wall);
+    j->lost_gpu_s += g;
+    m->lost_gpu_s += g;
+    j->since_ckpt = j->since_wall = 0;
+}
+
+/* A running attempt stops at now: completion cancelled, wall and GPU-s
+ * counted.  The placement is left to the caller. */
+static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
+{
+    progress(m, j);
+    fs_sim_cancel(&m->sim, j->end_ev);
+    j->end_ev = (fs_event_handle_t){0, 0};
+    double ran = fs_time_to_s(m->sim.now - j->start);
+    j->run_s += ran;
+    j->held_gpu_s += gpu_share(j) * ran;
+    m->running--;
+}
+
+/* Gives a job's GPUs back and forgets its placement (the pool stays for
+ * the row). */
+static void release_place(fs_model_t *m, uint32_t slot)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    fs_cluster_free(&m->cluster, &j->place);
+    if (m->nidx)
+        nidx_del(m, slot);
+    uint32_t pool = j->place.pool, n = j->place.n;
+    fs_placement_release(&j->place);
+    j->place.pool = pool;
+    j->place.n = n;
 }
 
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
@@ -287,25 +511,21 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
         return FS_EINVAL;
     const fs_sched_cfg_t *sc = &m->cfg->scheduler;
     settle(m, m->sim.now);
-    fs_sim_cancel(&m->sim, j->end_ev);
-    j->end_ev = (fs_event_handle_t){0, 0};
-    fs_cluster_free(&m->cluster, &j->place);
-    fs_time_t left = fs_model_remaining(m, slot);
-    /* work done in this attempt (settled_at is the attempt's start until
-     * rates change mid-run) */
-    fs_time_t done = j->remaining - left;
-    fs_time_t kept = sc->checkpoint_interval > 0 ? done / sc->checkpoint_interval * sc->checkpoint_interval : 0;
-    fs_time_t lost = done - kept;
-    j->remaining = left + lost + sc->restart_cost;
-    j->settled_at = m->sim.now;
-    j->lost_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(lost);
-    j->run_s += fs_time_to_s(m->sim.now - j->start);
+    attempt_stop(m, j);
+    if (j->phase == FS_PHASE_RESTORE)   /* a restore cut short is done again */
+        j->need_restore = 1;
+    /* kept: up to the last multiple of checkpoint_interval in this attempt,
+     * or the last recovery checkpoint, whichever is later */
+    fs_time_t done = j->rem0 - j->remaining;
+    fs_time_t ci = sc->checkpoint_interval;
+    fs_time_t lost = ci > 0 ? done % ci : done;
+    if (lost > j->since_ckpt)
+        lost = j->since_ckpt;
+    lose_work(m, j, lost);
+    j->remaining += sc->restart_cost;
     j->restarts++;
     j->state = FS_JOBRT_QUEUED;
-    uint32_t pool = j->place.pool;
-    fs_placement_release(&j->place);
-    j->place.pool = pool;
-    m->running--;
+    release_place(m, slot);
     m->queued++;
     m->gpus_queued += j->job.gpus;
     m->last_change = m->sim.now;
@@ -321,6 +541,31 @@ int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t
 void fs_model_cancel(fs_model_t *m, fs_event_handle_t h) { fs_sim_cancel(&m->sim, h); }
 void *fs_model_policy_state(fs_model_t *m) { return m->pol_state; }
 
+int fs_model_start_in(fs_model_t *m, uint32_t slot, const uint32_t *pools, size_t n_pools)
+{
+    if (!pools || n_pools == 0)
+        return 0;
+    m->start_pools = pools;
+    m->start_n = n_pools;
+    int rc = fs_model_start(m, slot);
+    m->start_pools = NULL;
+    m->start_n = 0;
+    return rc;
+}
+
+size_t fs_model_job_pools(fs_model_t *m, uint32_t slot, const uint32_t **pools)
+{
+    const fs_jobrt_t *j = &m->slots[slot];
+    if (j->type_pools < 0) {
+        *pools = NULL;
+        return 0;
+    }
+    *pools = m->set_pool + m->set_off[j->type_pools];
+    return m->set_off[j->type_pools + 1] - m->set_off[j->type_pools];
+}
+
+const fs_source_t *fs_model_source(const fs_model_t *m) { return m->src; }
+
 /* ---- the fleet ------------------------------------------------------------------ */
 
 /* Settles a running job's work at now and sets a new rate: its one
@@ -328,12 +573,10 @@ void *fs_model_policy_state(fs_model_t *m) { return m->pol_state; }
 static int rerate(fs_model_t *m, uint32_t slot, double rate)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    fs_time_t left = fs_model_remaining(m, slot);
-    j->remaining = left;
-    j->settled_at = m->sim.now;
+    progress(m, j);
     j->rate = rate;
     fs_sim_cancel(&m->sim, j->end_ev);
-    fs_time_t dt = (fs_time_t)ceil((double)left / rate);
+    fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
     fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
                      .priority = FS_PRIO_COMPLETION};
     int rc = fs_sim_schedule(&m->sim, &ev, &j->end_ev);
@@ -342,19 +585,206 @@ static int rerate(fs_model_t *m, uint32_t slot, double rate)
     return rc;
 }
 
-/* A running job loses its node: the policy forgets it as running, the
- * mechanics of fs_model_preempt apply, and it queues again. */
-static int interrupt_job(fs_model_t *m, uint32_t slot)
+/* The node index, built from the jobs holding GPUs the first time a fleet
+ * op needs it (a run without failures never pays for it). */
+static int nidx_ensure(fs_model_t *m)
 {
+    if (m->nidx)
+        return 0;
+    m->nidx = fs_calloc(m->cluster.n_nodes ? m->cluster.n_nodes : 1, sizeof *m->nidx);
+    if (!m->nidx)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        const fs_jobrt_t *j = &m->slots[i];
+        int holds = j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->holding);
+        if (holds && nidx_add(m, (uint32_t)i))
+            return FS_ENOMEM;
+    }
+    return 0;
+}
+
+/* GPUs a recovering job still holds. */
+static double held_gpus(const fs_jobrt_t *j)
+{
+    if (!j->holding)
+        return 0;
+    if (j->place.n <= 1)
+        return gpu_share(j);
+    double g = 0;
+    for (uint32_t i = 0; i < j->place.n; i++)
+        g += j->place.many[i].gpus;
+    return g;
+}
+
+/* Counts the GPU-s a recovering job held from settled_at to at. */
+static void hold_account(fs_jobrt_t *j, fs_time_t at)
+{
+    j->held_gpu_s += held_gpus(j) * fs_time_to_s(at - j->settled_at);
+    j->settled_at = at;
+}
+
+/* A recovering job's share of failed `node` is freed now (the node is
+ * gone); the rest it holds until the failure is noticed. */
+static void drop_node(fs_model_t *m, uint32_t slot, uint32_t node)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    hold_account(j, m->sim.now);
+    if (j->place.n <= 1) {
+        release_place(m, slot);
+        j->holding = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < j->place.n; i++) {
+        fs_slice_t *s = &j->place.many[i];
+        if (s->node != node || s->gpus == 0)
+            continue;
+        fs_placement_t one = {.pool = j->place.pool, .n = 1, .one = *s,
+                              .milli = FS_GPU_MILLI_WHOLE};
+        fs_cluster_free(&m->cluster, &one);
+        s->gpus = 0;
+    }
+    nidx_drop(&m->nidx[node], slot);
+}
+
+static int recover_at(fs_model_t *m, uint32_t slot, fs_time_t at, uint64_t step)
+{
+    fs_event_t ev = {.time = at, .type = EV_RECOVER, .entity = slot, .data = step,
+                     .priority = FS_PRIO_TIMER};
+    int rc = fs_sim_schedule(&m->sim, &ev, NULL);
+    if (rc)
+        fail(m, rc, "scheduling a recovery step");
+    return rc;
+}
+
+/* Back in the queue after a failure (the next start restores first). */
+static int requeue(fs_model_t *m, uint32_t slot)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    j->w_recovery += m->sim.now - j->start;
+    j->state = FS_JOBRT_QUEUED;
+    j->restarts++;
+    m->recovering--;
+    m->queued++;
+    m->gpus_queued += j->job.gpus;
+    m->last_change = m->sim.now;
+    int rc = m->pol->enqueue(m->pol_state, m, slot);
+    if (rc)
+        fail(m, rc, "requeueing a job");
+    return rc;
+}
+
+/* Retries exhausted: the job ends FAILED. */
+static int give_up(fs_model_t *m, uint32_t slot)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    j->w_recovery += m->sim.now - j->start;
+    m->recovering--;
+    m->last_change = m->sim.now;
+    int rc = emit(m, j, FS_STATE_FAILED);
+    fs_placement_release(&j->place);
+    if (!rc && slot_free(m, slot)) {
+        fail(m, FS_ENOMEM, "freeing a job slot");
+        rc = FS_ENOMEM;
+    }
+    return rc;
+}
+
+/* The failure is noticed: the job lets go of what it still holds; it is
+ * retried after the requeue and backoff delay, or fails for good. */
+static int detected(fs_model_t *m, uint32_t slot)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    hold_account(j, m->sim.now);
+    if (j->holding) {
+        release_place(m, slot);
+        j->holding = 0;
+    }
+    m->last_change = m->sim.now;
+    fs_time_t delay;
+    if (!fs_recov_retry(&m->cfg->recovery, j->failures, &delay))
+        return give_up(m, slot);
+    if (delay > 0)
+        return recover_at(m, slot, m->sim.now + delay, RC_REQUEUE);
+    return requeue(m, slot);
+}
+
+static void on_recover(fs_model_t *m, uint32_t slot, uint64_t step)
+{
+    if (slot >= m->n_slots || m->slots[slot].state != FS_JOBRT_RECOVERING)
+        FS_BUG(&m->sim, "recovery step %llu of slot %u, which is not recovering",
+               (unsigned long long)step, slot);
+    settle(m, m->sim.now);
+    if (step == RC_DETECTED)
+        detected(m, slot);
+    else
+        requeue(m, slot);
+}
+
+/* A running job loses a node to a failure: work since its last checkpoint
+ * is lost, the policy forgets it as running, it keeps its healthy nodes
+ * until the failure is noticed (recovery.detection), then follows the
+ * retry rules (docs/recovery.md). */
+static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
+{
+    fs_jobrt_t *j = &m->slots[slot];
+    attempt_stop(m, j);
+    lose_work(m, j, j->since_ckpt);
+    j->failures++;
+    j->state = FS_JOBRT_RECOVERING;
+    j->holding = 1;
+    j->need_restore = 1;
+    j->start = j->settled_at = m->sim.now;  /* recovery and hold clocks */
+    m->interruptions++;
+    m->recovering++;
+    m->last_change = m->sim.now;
     if (m->pol->job_interrupted)
         m->pol->job_interrupted(m->pol_state, m, slot);
     else if (m->pol->job_end)
         m->pol->job_end(m->pol_state, m, slot);
-    int rc = fs_model_preempt(m, slot);
-    if (!rc)
-        rc = m->pol->enqueue(m->pol_state, m, slot);
-    if (rc)
-        fail(m, rc, "interrupting a job");
+    drop_node(m, slot, node);
+    fs_time_t det = m->cfg->recovery.detection;
+    if (det > 0)
+        return recover_at(m, slot, m->sim.now + det, RC_DETECTED);
+    return detected(m, slot);
+}
+
+/* Insertion sort of slots by admission order (a handful per node): the
+ * jobs a failure hits are handled in the same order however they were
+ * found. */
+static void sort_by_seq(const fs_model_t *m, uint32_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t k = i;
+        for (; k > 0 && m->slots[v[k - 1]].seq > m->slots[x].seq; k--)
+            v[k] = v[k - 1];
+        v[k] = x;
+    }
+}
+
+/* Every job holding GPUs on a failed node: running ones are interrupted,
+ * recovering ones lose their share of it.  *hit = jobs interrupted. */
+static int fail_node_jobs(fs_model_t *m, uint32_t node, uint32_t *hit)
+{
+    int rc = nidx_ensure(m);
+    size_t n = rc ? 0 : m->nidx[node].n;
+    if (rc || fs_grow((void **)&m->scr, &m->scr_cap, n + 1, sizeof *m->scr)) {
+        fail(m, FS_ENOMEM, "interrupting jobs");
+        return FS_ENOMEM;
+    }
+    if (n == 0)
+        return 0;
+    memcpy(m->scr, m->nidx[node].v, n * sizeof *m->scr);
+    sort_by_seq(m, m->scr, n);
+    for (size_t i = 0; i < n && !rc; i++) {
+        uint32_t s = m->scr[i];
+        if (m->slots[s].state == FS_JOBRT_RUNNING) {
+            rc = fail_job(m, s, node);
+            (*hit)++;
+        } else if (m->slots[s].state == FS_JOBRT_RECOVERING && m->slots[s].holding) {
+            drop_node(m, s, node);
+        }
+    }
     return rc;
 }
 
@@ -373,22 +803,17 @@ int fs_model_node_down(fs_model_t *m, uint32_t node, int how, uint32_t *jobs_hit
     }
     settle(m, m->sim.now);
     m->last_change = m->sim.now;
-    if (m->node_holds[node]++ == 0)
+    if (m->node_holds[node]++ == 0) {
         fs_cluster_set_up(&m->cluster, node, 0);
+        m->nodes_out++;
+    }
     if (how != FS_DOWN_FAIL)
         return 0;
     uint32_t hit = 0;
-    for (size_t i = 0; i < m->n_slots; i++) {
-        if (m->slots[i].state != FS_JOBRT_RUNNING || !on_node(&m->slots[i], node))
-            continue;
-        int rc = interrupt_job(m, (uint32_t)i);
-        if (rc)
-            return rc;
-        hit++;
-    }
+    int rc = fail_node_jobs(m, node, &hit);
     if (jobs_hit)
         *jobs_hit = hit;
-    return 0;
+    return rc;
 }
 
 int fs_model_node_up(fs_model_t *m, uint32_t node)
@@ -397,8 +822,10 @@ int fs_model_node_up(fs_model_t *m, uint32_t node)
         return FS_EINVAL;
     settle(m, m->sim.now);
     m->last_change = m->sim.now;
-    if (--m->node_holds[node] == 0)
+    if (--m->node_holds[node] == 0) {
         fs_cluster_set_up(&m->cluster, node, 1);
+        m->nodes_out--;
+    }
     return 0;
 }
 
@@ -409,6 +836,11 @@ int fs_model_node_in_service(const fs_model_t *m, uint32_t node)
 
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node)
 {
+    if (node >= m->cluster.n_nodes)
+        return 0;
+    if (m->nidx)
+        return (uint32_t)m->nidx[node].n;
+    /* before the index exists no job is recovering: scan the running */
     uint32_t n = 0;
     for (size_t i = 0; i < m->n_slots; i++)
         if (m->slots[i].state == FS_JOBRT_RUNNING && on_node(&m->slots[i], node))
@@ -432,14 +864,18 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
             m->node_speed[i] = 1.0;
     }
     m->node_speed[node] = factor;
-    for (size_t i = 0; i < m->n_slots; i++) {
-        fs_jobrt_t *j = &m->slots[i];
-        if (j->state != FS_JOBRT_RUNNING || !on_node(j, node))
+    if (nidx_ensure(m)) {
+        fail(m, FS_ENOMEM, "setting a node's speed");
+        return FS_ENOMEM;
+    }
+    const nodevec_t *v = &m->nidx[node];
+    for (size_t i = 0; i < v->n; i++) {
+        fs_jobrt_t *j = &m->slots[v->v[i]];
+        if (j->state != FS_JOBRT_RUNNING)
             continue;
-        double r = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) *
-                   slowest_node(m, &j->place);
+        double r = j->rate_base * slowest_node(m, &j->place);
         if (r != j->rate) {
-            int rc = rerate(m, (uint32_t)i, r);
+            int rc = rerate(m, v->v[i], r);
             if (rc)
                 return rc;
         }
@@ -472,10 +908,13 @@ static void job_end(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
     settle(m, m->sim.now);
+    j->end_ev = (fs_event_handle_t){0, 0};  /* fired */
+    attempt_stop(m, j);
+    j->remaining = 0;
     fs_cluster_free(&m->cluster, &j->place);
-    j->run_s += fs_time_to_s(m->sim.now - j->start);
+    if (m->nidx)
+        nidx_del(m, slot);
     m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
-    m->running--;
     m->done++;
     m->last_change = m->sim.now;
     if (m->pol->job_end)
@@ -577,6 +1016,8 @@ static void src_take(fs_sim_t *sim, void *vm)
     m->queued++;
     m->gpus_queued += j->job.gpus;
     int rc = m->pol->enqueue(m->pol_state, m, s);
+    if (!rc && m->burst)
+        rc = fs_burst_admitted(m->burst, m, &j->job);
     if (rc)
         fail(m, rc, "queueing a job");
 }
@@ -593,6 +1034,11 @@ static void sample(fs_model_t *m)
     r.jobs_running = (uint32_t)m->running;
     r.jobs_queued = (uint32_t)m->queued;
     r.gpus_queued = m->gpus_queued;
+    r.nodes_down = m->nodes_out;
+    r.repair_queue = 0;
+    for (size_t i = 0; i < m->n_modules; i++)
+        if (m->modules[i].ops->sample)
+            m->modules[i].ops->sample(m->modules[i].ud, m, &r);
     int rc = m->sink.sample ? m->sink.sample(m->sink.ud, &r) : 0;
     if (rc) {
         fail(m, rc, "writing a timeline sample");
@@ -600,7 +1046,7 @@ static void sample(fs_model_t *m)
     }
     fs_time_t next = m->sim.now + m->cfg->output.timeline_interval;
     int more = m->cfg->until == FS_UNTIL_HORIZON ? next <= m->cfg->horizon
-                                                 : (!m->src_done || m->queued + m->running > 0);
+                                                 : (!m->src_done || m->queued + m->running + m->recovering > 0);
     if (more) {
         fs_event_t ev = {.time = next, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
         fs_sim_schedule(&m->sim, &ev, NULL);
@@ -626,6 +1072,9 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
             fail(m, rc, mod->ops->name);
         break;
     }
+    case EV_RECOVER:
+        on_recover(m, ev->entity, ev->data);
+        break;
     case EV_POLICY:
         if (m->pol->timer) {
             int rc = m->pol->timer(m->pol_state, m, ev->data);
@@ -704,6 +1153,17 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         fs_model_destroy(m);
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }
+    /* cost: usage integrals, cloud burst, purchase timeline (docs/cost.md) */
+    if (fs_usage_create(&m->cluster, &m->usage))
+        rc = fs_error_set(err, FS_ENOMEM, "model: out of memory");
+    else if (!(rc = fs_burst_attach(m, &m->burst, err)))
+        rc = fs_purchase_attach(m, m->usage, err);
+    if (!rc && cfg->failures.given)   /* component failures (docs/failures.md) */
+        rc = fs_failures_attach(m, cfg, err);
+    if (rc) {
+        fs_model_destroy(m);
+        return rc;
+    }
     if (cfg->output.timeline_interval > 0) {
         fs_event_t ev = {.time = 0, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
         if (fs_sim_schedule(&m->sim, &ev, NULL)) {
@@ -725,10 +1185,18 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->modules);
     fs_free(m->node_holds);
     fs_free(m->node_speed);
+    if (m->nidx)
+        for (uint32_t i = 0; i < m->cluster.n_nodes; i++)
+            fs_free(m->nidx[i].v);
+    fs_free(m->nidx);
+    fs_free(m->scr);
+    fs_free(m->pool_mttf);
+    fs_usage_destroy(m->usage);
     if (m->pol && m->pol_state)
         m->pol->destroy(m->pol_state);
     for (size_t i = 0; i < m->n_slots; i++)
-        if (m->slots[i].state == FS_JOBRT_RUNNING)
+        if (m->slots[i].state == FS_JOBRT_RUNNING ||
+            (m->slots[i].state == FS_JOBRT_RECOVERING && m->slots[i].holding))
             fs_placement_release(&m->slots[i].place);
     fs_free(m->slots);
     fs_free(m->free_slots);
@@ -767,22 +1235,35 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     if (end < m->last_settle)
         end = m->last_settle;
     settle(m, end);
+    memset(t, 0, sizeof *t);    /* before the modules add their totals */
     for (size_t i = 0; i < m->n_modules && !m->err.code; i++)
         if (m->modules[i].ops->finish) {
             int rc = m->modules[i].ops->finish(m->modules[i].ud, m, t);
             if (rc)
                 fail(m, rc, m->modules[i].ops->name);
         }
-    /* jobs still active: rows with what they did so far */
+    /* jobs still active: rows with what they did so far (a recovering job
+     * is waiting to be requeued: QUEUED) */
+    m->finishing = 1;
+    m->end_at = end;
     for (size_t i = 0; i < m->n_slots; i++) {
         fs_jobrt_t *j = &m->slots[i];
         if (j->state == FS_JOBRT_RUNNING) {
+            fs_recov_advance(j, end - j->settled_at, m->cfg->recovery.write_cost);
+            j->settled_at = end;
             double ran = fs_time_to_s(end - j->start);
             j->run_s += ran;
-            m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * ran;
+            j->held_gpu_s += gpu_share(j) * ran;
+            fs_time_t kept = j->job.duration - j->remaining;
+            m->useful_gpu_s += gpu_share(j) * fs_time_to_s(kept > 0 ? kept : 0);
             if (emit(m, j, FS_STATE_RUNNING))
                 break;
         } else if (j->state == FS_JOBRT_QUEUED) {
+            if (emit(m, j, FS_STATE_QUEUED))
+                break;
+        } else if (j->state == FS_JOBRT_RECOVERING) {
+            hold_account(j, end);
+            j->w_recovery += end - j->start;
             if (emit(m, j, FS_STATE_QUEUED))
                 break;
         }
@@ -792,7 +1273,6 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
             *err = m->err;
         return m->err.code;
     }
-    memset(t, 0, sizeof *t);
     t->end_time = fs_time_to_s(end);
     t->makespan = fs_time_to_s(m->last_change);
     t->gpus_total = m->cluster.gpus_total;
@@ -809,7 +1289,11 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->events = m->sim.events + m->sim.arrivals;
     t->passes = m->sim.passes;
     t->rows_skipped = fs_source_skipped(m->src);
+    t->interruptions = m->interruptions;
+    t->gpu_s_lost = m->lost_gpu_s;
+    t->gpu_s_ckpt = m->ckpt_gpu_s;
     return 0;
 }
 
 int fs_model_truncated(const fs_model_t *m) { return m->truncated; }
+fs_usage_t *fs_model_usage(fs_model_t *m) { return m->usage; }

@@ -10,7 +10,10 @@
  * Progress is analytic (SimGrid-style): a running job has remaining work
  * (microseconds at speed 1.0) and a rate; it ends at a single completion
  * event.  A rate change settles the work done and reschedules that one
- * event (fs_model_set_rate).
+ * event (fs_model_set_rate).  With recovery.* an attempt also has restore
+ * and checkpoint-write phases, still analytic (models/fs_recovery.h); a
+ * failure sends a job through RECOVERING back to the queue
+ * (docs/recovery.md).
  *
  * Time integrals (GPUs busy and up, jobs queued and in system) are settled
  * at every state change, so they are exact for the piecewise-constant state.
@@ -32,7 +35,11 @@
 
 typedef struct fs_model fs_model_t;
 
-enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2 };
+/* RECOVERING: interrupted by a failure, not yet back in the queue (the
+ * detection delay, while it may still hold its healthy nodes, then the
+ * requeue and backoff delay, holding nothing; docs/recovery.md). */
+enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2,
+                      FS_JOBRT_RECOVERING = 3 };
 
 /* Runtime state of an active job. */
 typedef struct fs_jobrt {
@@ -49,8 +56,24 @@ typedef struct fs_jobrt {
     uint32_t restarts;
     uint32_t policy_tag;    /* free for the policy (e.g. its class id) */
     double run_s;           /* wall seconds run, finished attempts */
-    double lost_gpu_s;
+    double lost_gpu_s;      /* GPU-s of compute whose work was lost */
     uint8_t state;          /* enum fs_jobrt_state */
+    /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
+     * (after a failure), then compute tau / write delta cycles; all as of
+     * settled_at.  Wall times in us. */
+    uint8_t phase;          /* 0 compute, 1 restore, 2 checkpoint write */
+    uint8_t holding;        /* RECOVERING: still holds (part of) its placement */
+    uint8_t need_restore;   /* the next start pays recovery.restore */
+    uint32_t failures;      /* interruptions by failures (the retry count) */
+    double rate_base;       /* rate without node speeds (pool x span factor) */
+    fs_time_t rem0;         /* remaining work at the start of the attempt */
+    fs_time_t ckpt_every;   /* checkpoint interval this attempt, work us (0: none) */
+    fs_time_t since_ckpt;   /* work since the last completed checkpoint */
+    fs_time_t since_wall;   /* wall compute time behind since_ckpt */
+    fs_time_t phase_left;   /* wall left in a restore or write */
+    fs_time_t w_compute, w_ckpt, w_lost, w_recovery; /* wall: computing, writing,
+                               computing work later lost, detection+requeue+restore */
+    double held_gpu_s;      /* GPU-s held (attempts and detection) */
 } fs_jobrt_t;
 
 typedef struct fs_model_progress {
@@ -85,13 +108,23 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot);
  * (models/fs_place.h), at its speed factor.  Returns 1 started, 0 does not
  * fit now, or an FS_E* error. */
 int fs_model_start(fs_model_t *m, uint32_t slot);
+/* The same, placing only in the given pools (a subset of the job's; a
+ * quota flavor's pools for Kueue).  n_pools 0: returns 0. */
+int fs_model_start_in(fs_model_t *m, uint32_t slot, const uint32_t *pools, size_t n_pools);
+/* The pools a job may use: returns their count and sets *pools, or 0 with
+ * *pools = NULL when it may use any pool.  Valid until the next arrival. */
+size_t fs_model_job_pools(fs_model_t *m, uint32_t slot, const uint32_t **pools);
+/* The workload source (tenant and GPU-type names). */
+const fs_source_t *fs_model_source(const fs_model_t *m);
 
 /* Preempts a running job (shared by every preempting policy): its
  * completion is cancelled, its GPUs freed, and it goes back to
  * FS_JOBRT_QUEUED.  Work done in this attempt is lost except what a
- * checkpoint kept (scheduler.checkpoint_interval > 0: work up to the last
- * multiple of the interval); scheduler.restart_cost is added to its
- * remaining work.  restarts and lost_gpu_s count it.  The caller (the
+ * checkpoint kept: scheduler.checkpoint_interval > 0 keeps work up to the
+ * last multiple of the interval, and a recovery checkpoint (recovery.*)
+ * keeps work up to the last one written, whichever is later;
+ * scheduler.restart_cost is added to its remaining work.  restarts and
+ * lost_gpu_s count it.  The caller (the
  * policy) puts the job back in its own queue: the model does NOT call
  * enqueue.  Returns 0, or FS_EINVAL if the job is not running. */
 int fs_model_preempt(fs_model_t *m, uint32_t slot);
@@ -103,6 +136,8 @@ int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t
 void fs_model_cancel(fs_model_t *m, fs_event_handle_t h);
 /* The policy's state (tests read a policy's instrumentation through it). */
 void *fs_model_policy_state(fs_model_t *m);
+/* Tenant i's name as the workload wrote it (fs_job_t.tenant), or NULL. */
+const char *fs_model_tenant_name(const fs_model_t *m, int32_t i);
 
 /* ---- the fleet: nodes out of service and back ------------------------------
  * Failures, repairs, drains, spares and purchase timelines all act through
@@ -125,7 +160,9 @@ int fs_model_node_up(fs_model_t *m, uint32_t node);
 /* Sets a node's speed factor (1.0 normal, < 1 a straggler): jobs running
  * on it re-rate (a synchronous job runs at its slowest node). */
 int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor);
-/* Jobs with GPUs on node now. */
+/* Jobs with GPUs on node now: running ones, and jobs interrupted by a
+ * failure elsewhere that still hold it until the failure is noticed
+ * (recovery.detection).  O(1) once a fleet op built the node index. */
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node);
 /* Is the node in service (no reason to be out)? */
 int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
@@ -143,6 +180,8 @@ typedef struct fs_module_ops {
     int (*finish)(void *ud, fs_model_t *m, fs_run_totals_t *totals);
     /* Optional: frees ud. */
     void (*destroy)(void *ud);
+    /* Optional: adds the module's columns to a /timeline sample. */
+    void (*sample)(void *ud, const fs_model_t *m, fs_sample_row_t *row);
 } fs_module_ops_t;
 /* Registers a module; *id names it in fs_model_module_event.  0 or FS_ENOMEM. */
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
@@ -160,5 +199,9 @@ uint64_t fs_model_jobs_running(const fs_model_t *m);
 const fs_sim_t *fs_model_sim(const fs_model_t *m);
 /* 1 if the workload went on past the horizon (those jobs were not replayed). */
 int fs_model_truncated(const fs_model_t *m);
+/* The usage integrals the cost model prices (models/fs_usage.h); complete
+ * after fs_model_finish. */
+typedef struct fs_usage fs_usage_t;
+fs_usage_t *fs_model_usage(fs_model_t *m);
 
 #endif

@@ -52,6 +52,16 @@ typedef struct fs_order_ops {
     int (*after_pass)(void *state, fs_model_t *m);
     /* When keys change next by time alone; FS_TIME_NEVER if not. */
     fs_time_t (*next_change)(void *state, fs_model_t *m);
+    /* Optional pair: bands (the scheduler's fast path for orders whose keys
+     * all change at once, fs_sched.c "bands").  band() names a queued job's
+     * band (a small dense index, fixed while it is queued).  The promise:
+     * among the jobs of one band and of one shape whose keys are taken at
+     * the same update(), keys never decrease with admission sequence (so
+     * the band is in order by sequence alone and an update need not touch
+     * it).  update_key() is the key a job queued at the last update() that
+     * returned 1 got there (computed on demand, as of that update). */
+    uint32_t (*band)(void *state, fs_model_t *m, uint32_t slot);
+    fs_okey_t (*update_key)(void *state, fs_model_t *m, uint32_t slot);
 } fs_order_ops_t;
 
 /* The order for enum fs_queue_kind q, or NULL. */

@@ -20,6 +20,15 @@
  * (GPU-seconds of running jobs) and added, decayed, at each boundary.
  * Differences from Slurm: classic fair share, not Fair Tree (Slurm's
  * default since 19.05); no TRES weights, nice or site factor.
+ *
+ * Bands (fs_order.h): a band is (association, QOS value).  Within a band and
+ * a shape, the job size, fair-share, partition and QOS terms are equal, and
+ * the age term does not increase with the submit time (admission order), so
+ * priorities taken at one boundary never increase with admission sequence:
+ * the scheduler keeps each band in admission order and a boundary costs it
+ * O(bands), not O(queue).  update_key() computes a priority as of the last
+ * boundary (its time and its largest QOS), exactly what a recomputation of
+ * every queued job at that boundary gave.
  */
 #include "fs_order.h"
 #include "../sim/fs_alloc.h"
@@ -48,7 +57,13 @@ typedef struct slurm {
     fs_time_t next_calc;    /* the next boundary */
     fs_time_t last_calc;
     int32_t max_qos;
+    int32_t calc_qos;       /* max_qos at the last boundary */
     double gpus_total;
+    uint32_t *band;         /* per slot: its band */
+    size_t cap_band;
+    uint64_t *bkey;         /* band map (open addressing): key (tenant, qos) */
+    uint32_t *bid;          /* ... and its band + 1 (0: empty entry) */
+    size_t n_band, cap_bmap;
 } slurm_t;
 
 static void slurm_destroy(void *state)
@@ -59,6 +74,9 @@ static void slurm_destroy(void *state)
     fs_free(s->as);
     fs_free(s->prio);
     fs_free(s->stamp);
+    fs_free(s->band);
+    fs_free(s->bkey);
+    fs_free(s->bid);
     fs_free(s);
 }
 
@@ -92,20 +110,72 @@ static void settle(assoc_t *a, fs_time_t now)
     a->last = now;
 }
 
-static double prio_of(const slurm_t *s, fs_model_t *m, uint32_t slot)
+/* The priority of a queued job at time `now` with largest QOS `max_qos`. */
+static double prio_at(const slurm_t *s, fs_model_t *m, uint32_t slot, fs_time_t now, int32_t max_qos)
 {
     const fs_slurm_cfg_t *c = s->c;
     const fs_jobrt_t *j = fs_model_job(m, slot);
-    double age = (double)(fs_model_now(m) - j->job.submit) / (double)c->max_age;
+    double age = (double)(now - j->job.submit) / (double)c->max_age;
     if (age > 1)
         age = 1;
     double fs = s->as[j->job.tenant + 1].fs;
     double size = s->gpus_total > 0 ? (double)j->job.gpus / s->gpus_total : 0;
     if (c->favor_small)
         size = 1 - size;
-    double qos = s->max_qos > 0 && j->job.priority > 0 ? (double)j->job.priority / s->max_qos : 0;
+    double qos = max_qos > 0 && j->job.priority > 0 ? (double)j->job.priority / max_qos : 0;
     return c->weight_age * age + c->weight_fairshare * fs + c->weight_jobsize * size +
            c->weight_partition * 1.0 + c->weight_qos * qos;
+}
+
+static double prio_of(const slurm_t *s, fs_model_t *m, uint32_t slot)
+{
+    return prio_at(s, m, slot, fs_model_now(m), s->max_qos);
+}
+
+static int bmap_grow(slurm_t *s);
+
+/* The band of (tenant, QOS value), added on first use.  -1: out of memory. */
+static int64_t band_of(slurm_t *s, int32_t tenant, int32_t qos)
+{
+    if ((s->n_band + 1) * 2 > s->cap_bmap && bmap_grow(s))
+        return -1;
+    uint64_t k = (uint64_t)(uint32_t)tenant << 32 | (uint32_t)qos;
+    size_t mask = s->cap_bmap - 1, i = (size_t)((k * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & mask;
+    while (s->bid[i] && s->bkey[i] != k)
+        i = (i + 1) & mask;
+    if (!s->bid[i]) {
+        s->bkey[i] = k;
+        s->bid[i] = (uint32_t)++s->n_band;
+    }
+    return s->bid[i] - 1;
+}
+
+static int bmap_grow(slurm_t *s)
+{
+    size_t cap = s->cap_bmap ? 2 * s->cap_bmap : 64;
+    uint64_t *ok = s->bkey, *k = fs_calloc(cap, sizeof *k);
+    uint32_t *ob = s->bid, *b = fs_calloc(cap, sizeof *b);
+    if (!k || !b) {
+        fs_free(k);
+        fs_free(b);
+        return FS_ENOMEM;
+    }
+    size_t old = s->cap_bmap;
+    s->bkey = k;
+    s->bid = b;
+    s->cap_bmap = cap;
+    for (size_t i = 0; i < old; i++) {
+        if (!ob[i])
+            continue;
+        size_t j = (size_t)((ok[i] * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & (cap - 1);
+        while (b[j])
+            j = (j + 1) & (cap - 1);
+        k[j] = ok[i];
+        b[j] = ob[i];
+    }
+    fs_free(ok);
+    fs_free(ob);
+    return 0;
 }
 
 static int slurm_admit(void *state, fs_model_t *m, uint32_t slot)
@@ -114,8 +184,15 @@ static int slurm_admit(void *state, fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = fs_model_job(m, slot);
     assoc_t *a = assoc(s, j->job.tenant);
     if (!a || fs_grow((void **)&s->prio, &s->cap_prio, (size_t)slot + 1, sizeof *s->prio) ||
-        fs_grow((void **)&s->stamp, &s->cap_stamp, (size_t)slot + 1, sizeof *s->stamp))
+        fs_grow((void **)&s->stamp, &s->cap_stamp, (size_t)slot + 1, sizeof *s->stamp) ||
+        fs_grow((void **)&s->band, &s->cap_band, (size_t)slot + 1, sizeof *s->band))
         return FS_ENOMEM;
+    /* the QOS term is 0 for every job without a QOS weight: one band per
+     * association then */
+    int64_t b = band_of(s, j->job.tenant, s->c->weight_qos ? j->job.priority : 0);
+    if (b < 0)
+        return FS_ENOMEM;
+    s->band[slot] = (uint32_t)b;
     if (!a->seen) {
         a->seen = 1;
         a->fs = 1;      /* no usage yet; recomputed at the next boundary */
@@ -134,6 +211,23 @@ static fs_okey_t slurm_key(void *state, fs_model_t *m, uint32_t slot)
     slurm_t *s = state;
     if (s->stamp[slot] != s->period_no) {
         s->prio[slot] = prio_of(s, m, slot);
+        s->stamp[slot] = s->period_no;
+    }
+    return (fs_okey_t){-s->prio[slot], 0};
+}
+
+static uint32_t slurm_band(void *state, fs_model_t *m, uint32_t slot)
+{
+    (void)m;
+    return ((slurm_t *)state)->band[slot];
+}
+
+/* A queued job's key as of the last boundary (see the top of the file). */
+static fs_okey_t slurm_update_key(void *state, fs_model_t *m, uint32_t slot)
+{
+    slurm_t *s = state;
+    if (s->stamp[slot] != s->period_no) {
+        s->prio[slot] = prio_at(s, m, slot, s->last_calc, s->calc_qos);
         s->stamp[slot] = s->period_no;
     }
     return (fs_okey_t){-s->prio[slot], 0};
@@ -183,6 +277,7 @@ static int slurm_update(void *state, fs_model_t *m)
         s->as[i].fs = s->n_seen > 0 ? pow(2.0, -u * (double)s->n_seen) : 1;
     }
     s->last_calc = now;
+    s->calc_qos = s->max_qos;
     s->period_no++;
     s->next_calc = (now / s->c->calc_period + 1) * s->c->calc_period;
     return 1;
@@ -209,4 +304,6 @@ const fs_order_ops_t fs_order_slurm = {
     .stopped = slurm_stopped,
     .update = slurm_update,
     .next_change = slurm_next_change,
+    .band = slurm_band,
+    .update_key = slurm_update_key,
 };

@@ -8,6 +8,8 @@ static const fs_policy_ops_t *const policies[] = {
     [FS_QUEUE_SRTF] = &fs_policy_sched,
     [FS_QUEUE_LAS] = &fs_policy_sched,
     [FS_QUEUE_SLURM] = &fs_policy_sched,
+    [FS_QUEUE_KUEUE] = &fs_policy_kueue,
+    [FS_QUEUE_VOLCANO] = &fs_policy_volcano,
 };
 
 const fs_policy_ops_t *fs_policy_get(int queue_kind)

@@ -33,8 +33,9 @@ typedef struct fs_policy_ops {
      * given); a pass follows at the end of the instant if jobs wait. */
     int (*timer)(void *state, fs_model_t *m, uint64_t data);
     /* Optional (NULL: job_end is called instead).  A running job was
-     * interrupted by the model (a node it ran on failed): its GPUs are
-     * already freed and it is no longer running.  The policy forgets it as
+     * interrupted by the model (a node it ran on failed): it is no longer
+     * running (its GPUs on healthy nodes are freed when the failure is
+     * noticed, recovery.detection later).  The policy forgets it as
      * running; the model hands it back with enqueue() when it is requeued
      * (after the recovery delays), or never (retries exhausted: the job
      * failed for good). */
@@ -49,5 +50,7 @@ const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg);
 
 extern const fs_policy_ops_t fs_policy_fifo;
 extern const fs_policy_ops_t fs_policy_sched;
+extern const fs_policy_ops_t fs_policy_kueue;    /* models/fs_kueue.c */
+extern const fs_policy_ops_t fs_policy_volcano;   /* fs_volcano.c */
 
 #endif

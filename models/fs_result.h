@@ -32,8 +32,12 @@ typedef struct fs_job_row {
     double end;             /* s; NaN if not finished */
     double wait;            /* first start - submit, s; NaN if never started */
     double run;             /* wall time spent running, all attempts, s */
-    double lost_gpu_s;      /* GPU-seconds of work lost to failures/preemption */
+    double lost_gpu_s;      /* GPU-seconds of compute whose work was lost to failures/preemption */
     int32_t state;          /* enum fs_job_state */
+    double ckpt_s;          /* wall s writing checkpoints (recovery.*) */
+    double recovery_s;      /* wall s in failure detection, requeue/backoff and restore */
+    double ettr;            /* useful compute wall s / (end - first start); NaN never started */
+    double goodput;         /* useful GPU-s / GPU-s held; NaN never held */
 } fs_job_row_t;
 
 typedef struct fs_sample_row {
@@ -44,7 +48,29 @@ typedef struct fs_sample_row {
     uint32_t jobs_running;
     uint32_t jobs_queued;
     uint64_t gpus_queued;   /* GPUs requested by queued jobs */
+    uint32_t nodes_down;    /* nodes out of service (any reason: failed, drained, spare) */
+    uint32_t repair_queue;  /* failures waiting for a repair crew (models/fs_failure.c) */
 } fs_sample_row_t;
+
+/* One failure (or planned outage) of a component: the /failures table
+ * (models/fs_failure.c emits it when the unit fails; repair_time is known
+ * then).  component: enum fs_fail_kind (models/fs_failcfg.h); repair: enum
+ * fs_repair_path. */
+#define FS_FAILURE_CAUSE_MAX 24
+typedef struct fs_failure_row {
+    double time;            /* s */
+    int32_t component;      /* enum fs_fail_kind: gpu, node, link, domain, rack, power, leaf, spine */
+    uint32_t unit;          /* unit id at its level (GPU: node * gpus_per_node + index) */
+    uint32_t nodes;         /* nodes it took out of service */
+    char cause[FS_FAILURE_CAUSE_MAX]; /* NUL-padded */
+    int32_t repair;         /* enum fs_repair_path: soft, hard, none, removed, planned */
+    double repair_time;     /* s from the failure until back in service, queueing for a
+                               crew included; NaN: removed for good */
+    uint32_t jobs_hit;      /* running jobs interrupted */
+} fs_failure_row_t;
+/* Names of the HDF5 enums "component" and "repair" ("?" out of range). */
+const char *fs_failure_component_name(int kind);
+const char *fs_repair_path_name(int path);
 
 /* Totals the model accumulates over the run (integrals are exact: the
  * model integrates piecewise-constant state between events). */
@@ -65,6 +91,10 @@ typedef struct fs_run_totals {
     uint64_t events;        /* engine events handled */
     uint64_t passes;        /* scheduling passes */
     uint64_t rows_skipped;  /* lenient trace rows skipped */
+    uint64_t failures;      /* component failures (models/fs_failure.c; planned outages excluded) */
+    uint64_t interruptions; /* running jobs those failures hit */
+    double gpu_s_lost;      /* GPU-s of compute whose work was lost (failures, preemption) */
+    double gpu_s_ckpt;      /* GPU-s spent writing checkpoints */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
@@ -73,6 +103,7 @@ typedef struct fs_sink {
     int (*job)(void *ud, const fs_job_row_t *row);
     int (*sample)(void *ud, const fs_sample_row_t *row);
     void *ud;
+    int (*failure)(void *ud, const fs_failure_row_t *row); /* optional: /failures rows */
 } fs_sink_t;
 
 #endif

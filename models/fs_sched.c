@@ -17,24 +17,43 @@ enum { TM_ORDER = 1, TM_BF = 2 };
 /* A treap node; node x is slot x - 1 (0 = nil).  A slot is in at most one
  * treap: its class's (queued) or the running one. */
 typedef struct tnode {
+    /* hot: what treap walks read, in the first 64 bytes (one cache line:
+     * the node array is 64-byte aligned and a node is 128 bytes) */
     uint32_t l, r;
     uint32_t pri;
-    uint32_t cls;
+    uint32_t g;             /* GPUs */
     double k1, k2;          /* queued: order key; running: planned end, 0 */
     uint64_t seq;           /* admission sequence: the tie-break */
-    double rank;            /* preemptive passes: position in the last pass's order */
     fs_time_t est;          /* planned run time (queued) */
     fs_time_t aug_est;      /* subtree minimum of est */
-    uint64_t g;             /* GPUs */
     uint64_t aug_g;         /* subtree sum of g */
+    /* cold */
+    double rank;            /* preemptive passes: position in the last pass's order */
     fs_time_t rsv_at;       /* conservative (exact): its reservation, -1 none */
     fs_time_t rsv_d;        /* ... and the planned run time it holds */
+    uint32_t cls;
+    uint32_t band;          /* banded: its band (fs_order.h) */
+    uint32_t kep;           /* banded: k1, k2 are as of key epoch kep */
     uint8_t reserved;       /* its first reservation is logged */
+    uint8_t loose;          /* banded: in its class's loose treap, not in its band */
+    uint8_t pad[128 - 102];
 } tnode_t;
+_Static_assert(sizeof(tnode_t) == 128, "a treap node is two cache lines, the hot one first");
+
+typedef struct band {       /* banded: one band of a class, in sequence order */
+    uint32_t root;
+    uint32_t head;          /* its first node (lowest sequence), 0 if empty */
+} band_t;
 
 typedef struct cls {        /* the queue of one shape (fs_shapemap index) */
-    uint32_t root;
+    uint32_t root;          /* the treap (banded: the loose jobs only) */
     uint32_t head;          /* first node in order (cached), 0 if empty */
+    uint32_t lhead;         /* banded: first loose node */
+    band_t *b;              /* banded: b[i] is band i */
+    uint32_t nb, pw;        /* bands allocated; tournament width (a power of 2) */
+    uint32_t *tw;           /* tournament over band heads: tw[1] wins; leaves tw[pw + i] */
+    uint64_t nofit;         /* the pass in which its shape was found not to fit */
+    uint64_t nofit_gen;     /* ... or the cluster generation + 1 then */
 } cls_t;
 
 typedef struct sched {
@@ -42,7 +61,18 @@ typedef struct sched {
     const fs_order_ops_t *ord;
     void *ost;
     int strict, backfill, preempt, bf_slurm;
-    tnode_t *nd;
+    int banded;             /* the order's bands are used (fs_sched_set_fast) */
+    uint32_t kepoch;        /* banded: key epoch, +1 at each update of keys */
+    uint64_t n_loose;       /* banded: insertions into a loose treap */
+    int fast;               /* fast paths on (fs_sched_set_fast) */
+    uint64_t pass_no;       /* non-preemptive passes made */
+    int settled;            /* the last pass started nothing and nothing since can change that */
+    uint32_t st_head;       /* ... its blocked head */
+    uint64_t st_gen;        /* ... the cluster generation after it */
+    fs_time_t st_shadow;    /* ... EASY: the head's shadow time (FS_TIME_NEVER: none) */
+    uint64_t st_extra;      /* ... and the extra GPUs then */
+    tnode_t *nd;            /* 64-byte aligned, inside nd_mem */
+    void *nd_mem;
     size_t nd_cap;
     fs_shapemap_t shapes;   /* shape -> class index */
     cls_t *cls;             /* cls[i]: the queue of class i */
@@ -104,18 +134,24 @@ static void pull(tnode_t *nd, uint32_t x)
     }
 }
 
+/* The order a treap is in: by key (then sequence), or (bands) by sequence. */
+static inline int tless(const tnode_t *nd, uint32_t a, uint32_t b, int byseq)
+{
+    return byseq ? nd[a].seq < nd[b].seq : less(nd, a, b);
+}
+
 /* t -> (< x, >= x) */
-static void split(tnode_t *nd, uint32_t t, uint32_t x, uint32_t *a, uint32_t *b)
+static void split(tnode_t *nd, uint32_t t, uint32_t x, uint32_t *a, uint32_t *b, int byseq)
 {
     if (!t) {
         *a = *b = 0;
         return;
     }
-    if (less(nd, t, x)) {
-        split(nd, nd[t].r, x, &nd[t].r, b);
+    if (tless(nd, t, x, byseq)) {
+        split(nd, nd[t].r, x, &nd[t].r, b, byseq);
         *a = t;
     } else {
-        split(nd, nd[t].l, x, a, &nd[t].l);
+        split(nd, nd[t].l, x, a, &nd[t].l, byseq);
         *b = t;
     }
     pull(nd, t);
@@ -137,25 +173,75 @@ static uint32_t merge(tnode_t *nd, uint32_t a, uint32_t b)
     return b;
 }
 
-static uint32_t t_insert(tnode_t *nd, uint32_t root, uint32_t x)
+/* Insertion: down to where x's priority puts it, adding x to the sums on
+ * the way, then a split of the subtree found there (its spines are O(1)
+ * long in expectation).  O(depth) with no work on the way back. */
+static uint32_t t_insert(tnode_t *nd, uint32_t root, uint32_t x, int byseq)
 {
-    uint32_t a, b;
-    nd[x].l = nd[x].r = 0;
+    tnode_t *n = &nd[x];
+    n->l = n->r = 0;
+    uint32_t *link = &root, t = root;
+    while (t && nd[t].pri > n->pri) {
+        nd[t].aug_g += n->g;
+        if (n->est < nd[t].aug_est)
+            nd[t].aug_est = n->est;
+        link = tless(nd, t, x, byseq) ? &nd[t].r : &nd[t].l;
+        t = *link;
+    }
+    split(nd, t, x, &n->l, &n->r, byseq);
     pull(nd, x);
-    split(nd, root, x, &a, &b);
-    return merge(nd, merge(nd, a, x), b);
+    *link = x;
+    return root;
 }
 
-static uint32_t t_erase(tnode_t *nd, uint32_t t, uint32_t x)
+static uint32_t t_erase_rec(tnode_t *nd, uint32_t t, uint32_t x, int byseq)
 {
     if (t == x)
         return merge(nd, nd[t].l, nd[t].r);
-    if (less(nd, x, t))
-        nd[t].l = t_erase(nd, nd[t].l, x);
+    if (tless(nd, x, t, byseq))
+        nd[t].l = t_erase_rec(nd, nd[t].l, x, byseq);
     else
-        nd[t].r = t_erase(nd, nd[t].r, x);
+        nd[t].r = t_erase_rec(nd, nd[t].r, x, byseq);
     pull(nd, t);
     return t;
+}
+
+/* Erasure: down to x, its children merged in its place, then the sums of
+ * the path fixed bottom-up (the GPU sums always; the minimum estimate only
+ * while it was x's).  A path deeper than the stack (never, in practice)
+ * takes the recursive way. */
+static uint32_t t_erase(tnode_t *nd, uint32_t root, uint32_t x, int byseq)
+{
+    enum { STK = 192 };
+    uint32_t path[STK];
+    size_t k = 0;
+    uint32_t *link = &root, t = root;
+    while (t != x) {
+        if (k == STK)
+            return t_erase_rec(nd, root, x, byseq);
+        path[k++] = t;
+        link = tless(nd, x, t, byseq) ? &nd[t].l : &nd[t].r;
+        t = *link;
+    }
+    *link = merge(nd, nd[x].l, nd[x].r);
+    uint64_t g = nd[x].g;
+    fs_time_t est = nd[x].est;
+    int fix_est = 1;
+    while (k > 0) {
+        tnode_t *p = &nd[path[--k]];
+        p->aug_g -= g;
+        if (fix_est && p->aug_est == est) {
+            fs_time_t e = p->est;
+            if (p->l && nd[p->l].aug_est < e)
+                e = nd[p->l].aug_est;
+            if (p->r && nd[p->r].aug_est < e)
+                e = nd[p->r].aug_est;
+            p->aug_est = e;
+        } else {
+            fix_est = 0;
+        }
+    }
+    return root;
 }
 
 static uint32_t t_first(const tnode_t *nd, uint32_t t)
@@ -266,9 +352,204 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
     size_t old = s->nd_cap;
     if ((size_t)slot + 2 <= old)
         return 0;
-    if (fs_grow((void **)&s->nd, &s->nd_cap, (size_t)slot + 2, sizeof *s->nd))
+    size_t cap = old ? old : 64;
+    while (cap < (size_t)slot + 2)
+        cap *= 2;
+    void *mem = fs_malloc(cap * sizeof *s->nd + 64);
+    if (!mem)
         return FS_ENOMEM;
-    memset(s->nd + old, 0, (s->nd_cap - old) * sizeof *s->nd);
+    tnode_t *nd = (tnode_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    if (old)
+        memcpy(nd, s->nd, old * sizeof *nd);
+    memset(nd + old, 0, (cap - old) * sizeof *nd);
+    fs_free(s->nd_mem);
+    s->nd_mem = mem;
+    s->nd = nd;
+    s->nd_cap = cap;
+    return 0;
+}
+
+/* ---- bands ------------------------------------------------------------------------
+ * Why: a Slurm PriorityCalcPeriod changes the key of every queued job, and
+ * rebuilding the class treaps costs O(queue log queue) per period.  An order
+ * with bands (fs_order.h) promises that within a band the keys taken at one
+ * update never decrease with sequence.  So each class keeps one treap per
+ * band in sequence order (its order at every update, untouched by one), and
+ * a tournament over the band heads gives the class head: an update costs
+ * O(bands), refreshing only the heads' keys (k1, k2 of other band nodes may
+ * be stale: kep < kepoch).  A job whose key breaks the promise at insertion
+ * (a job queued again between updates, whose key was taken later than its
+ * band's) goes to the class's loose treap, ordered by key as without bands,
+ * and rejoins its band at the next update.  Used only where the class head
+ * is all a pass reads (no backfill, no preemption). */
+
+static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
+{
+    tnode_t *n = &s->nd[x];
+    if (n->kep != s->kepoch) {
+        fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
+        n->k1 = k.k1;
+        n->k2 = k.k2;
+        n->kep = s->kepoch;
+    }
+}
+
+/* The better of two tournament entries (band + 1, 0 = none). */
+static uint32_t tw_win(const sched_t *s, const cls_t *c, uint32_t a, uint32_t b)
+{
+    if (!a || !b)
+        return a ? a : b;
+    return less(s->nd, c->b[b - 1].head, c->b[a - 1].head) ? b : a;
+}
+
+/* Band i's head changed (its key is fresh): replay its matches. */
+static void tw_fix(const sched_t *s, cls_t *c, uint32_t i)
+{
+    uint32_t k = c->pw + i;
+    c->tw[k] = c->b[i].head ? i + 1 : 0;
+    for (k /= 2; k >= 1; k /= 2)
+        c->tw[k] = tw_win(s, c, c->tw[2 * k], c->tw[2 * k + 1]);
+}
+
+/* All matches again (every band head is fresh).  O(pw). */
+static void tw_build(const sched_t *s, cls_t *c)
+{
+    if (!c->pw)
+        return;
+    for (uint32_t i = 0; i < c->pw; i++)
+        c->tw[c->pw + i] = i < c->nb && c->b[i].head ? i + 1 : 0;
+    for (uint32_t k = c->pw - 1; k >= 1; k--)
+        c->tw[k] = tw_win(s, c, c->tw[2 * k], c->tw[2 * k + 1]);
+}
+
+/* The class head: the better of the loose head and the tournament's. */
+static void cls_head(const sched_t *s, cls_t *c)
+{
+    uint32_t w = c->pw && c->tw[1] ? c->b[c->tw[1] - 1].head : 0, l = c->lhead;
+    c->head = !w ? l : !l ? w : less(s->nd, l, w) ? l : w;
+}
+
+/* Room for band i in class c.  0 or FS_ENOMEM. */
+static int band_room(sched_t *s, cls_t *c, uint32_t i)
+{
+    if (i >= c->nb) {
+        size_t nb = c->nb;
+        if (fs_grow((void **)&c->b, &nb, (size_t)i + 1, sizeof *c->b))
+            return FS_ENOMEM;
+        memset(c->b + c->nb, 0, (nb - c->nb) * sizeof *c->b);
+        c->nb = (uint32_t)nb;
+    }
+    if (c->nb <= c->pw)
+        return 0;
+    uint32_t pw = c->pw ? c->pw : 1;
+    while (pw < c->nb)
+        pw *= 2;
+    uint32_t *tw = fs_malloc(2 * (size_t)pw * sizeof *tw);
+    if (!tw)
+        return FS_ENOMEM;
+    fs_free(c->tw);
+    c->tw = tw;
+    c->pw = pw;
+    tw_build(s, c);
+    return 0;
+}
+
+/* x (fresh key) may join band root t: its sequence neighbours there stay in
+ * order by key. */
+static int band_agrees(sched_t *s, fs_model_t *m, uint32_t t, uint32_t x)
+{
+    tnode_t *nd = s->nd;
+    uint32_t p = 0, q = 0;
+    while (t) {
+        if (nd[t].seq < nd[x].seq) {
+            p = t;
+            t = nd[t].r;
+        } else {
+            q = t;
+            t = nd[t].l;
+        }
+    }
+    if (p) {
+        refresh(s, m, p);
+        if (less(nd, x, p))
+            return 0;
+    }
+    if (q) {
+        refresh(s, m, q);
+        if (less(nd, q, x))
+            return 0;
+    }
+    return 1;
+}
+
+/* Queues node x (fresh key, band set) in class c: its band, or loose. */
+static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
+{
+    tnode_t *nd = s->nd;
+    band_t *b = &c->b[nd[x].band];
+    if (band_agrees(s, m, b->root, x)) {
+        nd[x].loose = 0;
+        b->root = t_insert(nd, b->root, x, 1);
+        if (!b->head || nd[x].seq < nd[b->head].seq) {
+            b->head = x;
+            tw_fix(s, c, nd[x].band);
+        }
+    } else {
+        nd[x].loose = 1;
+        s->n_loose++;
+        c->root = t_insert(nd, c->root, x, 0);
+        if (!c->lhead || less(nd, x, c->lhead))
+            c->lhead = x;
+    }
+}
+
+static void b_remove(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
+{
+    tnode_t *nd = s->nd;
+    if (nd[x].loose) {
+        c->root = t_erase(nd, c->root, x, 0);
+        if (c->lhead == x)
+            c->lhead = t_first(nd, c->root);
+    } else {
+        band_t *b = &c->b[nd[x].band];
+        b->root = t_erase(nd, b->root, x, 1);
+        if (b->head == x) {
+            b->head = t_first(nd, b->root);
+            if (b->head)
+                refresh(s, m, b->head);
+            tw_fix(s, c, nd[x].band);
+        }
+    }
+    cls_head(s, c);
+}
+
+static int scratch(sched_t *s, size_t n);
+
+/* Keys changed (an update): loose jobs rejoin their bands (or stay loose,
+ * by their new keys), band heads take their new keys, tournaments are
+ * replayed.  O(loose log + bands). */
+static int b_rekey(sched_t *s, fs_model_t *m)
+{
+    s->kepoch++;
+    for (size_t ci = 0; ci < s->shapes.n; ci++) {
+        cls_t *c = &s->cls[ci];
+        for (uint32_t i = 0; i < c->nb; i++)
+            if (c->b[i].head)
+                refresh(s, m, c->b[i].head);
+        if (c->root) {
+            if (scratch(s, s->queued))
+                return FS_ENOMEM;
+            size_t n = 0;
+            t_collect(s, c->root, &n);
+            c->root = c->lhead = 0;
+            for (size_t i = 0; i < n; i++) {
+                refresh(s, m, s->scr[i]);
+                b_insert(s, m, c, s->scr[i]);
+            }
+        }
+        tw_build(s, c);
+        cls_head(s, c);
+    }
     return 0;
 }
 
@@ -289,20 +570,33 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->g = j->job.gpus;
     n->cls = (uint32_t)c;
     cls_t *cl = &s->cls[c];
-    cl->root = t_insert(s->nd, cl->root, x);
-    if (!cl->head || less(s->nd, x, cl->head))
-        cl->head = x;
+    if (s->banded) {
+        n->kep = s->kepoch;
+        n->band = s->ord->band(s->ost, m, slot);
+        if (band_room(s, cl, n->band))
+            return FS_ENOMEM;
+        b_insert(s, m, cl, x);
+        cls_head(s, cl);
+    } else {
+        cl->root = t_insert(s->nd, cl->root, x, 0);
+        if (!cl->head || less(s->nd, x, cl->head))
+            cl->head = x;
+    }
     s->queued++;
     return 0;
 }
 
-static void q_remove(sched_t *s, uint32_t slot)
+static void q_remove(sched_t *s, fs_model_t *m, uint32_t slot)
 {
     uint32_t x = slot + 1;
     cls_t *c = &s->cls[s->nd[x].cls];
-    c->root = t_erase(s->nd, c->root, x);
-    if (c->head == x)
-        c->head = t_first(s->nd, c->root);
+    if (s->banded) {
+        b_remove(s, m, c, x);
+    } else {
+        c->root = t_erase(s->nd, c->root, x, 0);
+        if (c->head == x)
+            c->head = t_first(s->nd, c->root);
+    }
     s->queued--;
 }
 
@@ -314,13 +608,14 @@ static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->k1 = (double)(fs_model_now(m) + plan);
     n->k2 = 0;
     n->est = plan;
-    s->run_root = t_insert(s->nd, s->run_root, x);
+    s->run_root = t_insert(s->nd, s->run_root, x, 0);
     s->running++;
 }
 
 static void r_remove(sched_t *s, uint32_t slot)
 {
-    s->run_root = t_erase(s->nd, s->run_root, slot + 1);
+    s->settled = 0;
+    s->run_root = t_erase(s->nd, s->run_root, slot + 1, 0);
     s->running--;
 }
 
@@ -330,7 +625,7 @@ static int start(sched_t *s, fs_model_t *m, uint32_t slot)
     int rc = fs_model_start(m, slot);
     if (rc != 1)
         return rc;
-    q_remove(s, slot);
+    q_remove(s, m, slot);
     r_insert(s, m, slot);
     if (s->ord->started)
         s->ord->started(s->ost, m, slot);
@@ -381,6 +676,8 @@ static void pull_all(tnode_t *nd, uint32_t t)
  * spine).  O(q log q) in all, with a small constant. */
 static int rekey(sched_t *s, fs_model_t *m)
 {
+    if (s->banded)
+        return b_rekey(s, m);
     if (scratch(s, s->queued))
         return FS_ENOMEM;
     size_t n = collect_queued(s);
@@ -447,6 +744,22 @@ static void log_resv(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t at)
 
 static int fits(fs_model_t *m, uint32_t x) { return fs_model_fits(m, x - 1); }
 
+/* Does x's shape fit now?  A pass only takes GPUs, so a shape that does not
+ * fit stays so until the pass ends; and it stays so while the cluster's
+ * generation is the same: remembered per class (fast path). */
+static int cls_fits(sched_t *s, fs_model_t *m, uint32_t x, size_t ci)
+{
+    cls_t *c = &s->cls[ci];
+    uint64_t gen = fs_model_cluster(m)->gen + 1;
+    if (s->fast && (c->nofit == s->pass_no || c->nofit_gen == gen))
+        return 0;
+    if (fs_model_fits(m, x - 1))
+        return 1;
+    c->nofit = s->pass_no;
+    c->nofit_gen = gen;
+    return 0;
+}
+
 static uint64_t free_gpus(const fs_model_t *m)
 {
     const fs_cluster_t *c = fs_model_cluster(m);
@@ -458,6 +771,48 @@ static uint64_t free_gpus(const fs_model_t *m)
 /* The EASY candidate while `head` is blocked: the first job in order that
  * fits now and either ends (as planned) by the head's shadow time or uses
  * only the extra GPUs left at that time.  0 if none. */
+/* ---- settled queues ----------------------------------------------------------------
+ * Why: half the passes follow an arrival alone.  When the last pass started
+ * nothing, the next one starts nothing either unless the cluster changed
+ * (its generation), the running set changed (the EASY shadow), keys
+ * changed, time passed the shadow time (extra GPUs are counted at it), or
+ * a new job is a candidate itself: it is ahead of the blocked head, or its
+ * shape fits and (best effort) it may start, or (EASY) it fits in the extra
+ * GPUs or ends by the shadow time.  Old jobs stay blocked: their shapes
+ * still do not fit, or (EASY) the extra GPUs are the same and the time left
+ * to the shadow only shrank.  Such a pass is skipped. */
+
+static void settle(sched_t *s, fs_model_t *m, uint32_t head)
+{
+    if (!s->fast)
+        return;
+    s->settled = 1;
+    s->st_head = head;
+    s->st_gen = fs_model_cluster(m)->gen;
+}
+
+/* Does the settled state survive the arrival of node x? */
+static int settle_keeps(sched_t *s, fs_model_t *m, uint32_t x)
+{
+    tnode_t *nd = s->nd;
+    if (s->backfill == FS_BACKFILL_NONE && !s->strict)
+        return !cls_fits(s, m, x, nd[x].cls);
+    if (less(nd, x, s->st_head))
+        return 0;
+    if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, nd[x].cls))
+        return 1;
+    fs_time_t now = fs_model_now(m);
+    return nd[x].g > s->st_extra && s->st_shadow != FS_TIME_NEVER && s->st_shadow >= now &&
+           nd[x].est > s->st_shadow - now;
+}
+
+/* May this pass be skipped? */
+static int settled(const sched_t *s, fs_model_t *m)
+{
+    return s->settled && fs_model_cluster(m)->gen == s->st_gen &&
+           (s->st_shadow == FS_TIME_NEVER || s->st_shadow >= fs_model_now(m));
+}
+
 static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
 {
     tnode_t *nd = s->nd;
@@ -480,11 +835,13 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
         extra = avail > need ? avail - need : 0;
     }
     log_resv(s, m, head, shadow);
+    s->st_shadow = shadow;
+    s->st_extra = extra;
     fs_time_t lim = shadow == FS_TIME_NEVER ? FS_TIME_NEVER : shadow - now;
     uint32_t best = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         uint32_t h = s->cls[c].head;
-        if (!h || !fits(m, h))
+        if (!h || !cls_fits(s, m, h, c))
             continue;
         uint32_t cand = s->shapes.shapes[c].gpus <= extra ? h : t_first_est_le(nd, s->cls[c].root, lim);
         if (cand && (!best || less(nd, cand, best)))
@@ -496,26 +853,34 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
 static int npass(sched_t *s, fs_model_t *m)
 {
     tnode_t *nd = s->nd;
+    s->pass_no++;
+    s->settled = 0;
+    s->st_shadow = FS_TIME_NEVER;
     while (s->queued > 0) {
         uint32_t head = 0, pick = 0;
+        size_t hc = 0;
         for (size_t c = 0; c < s->shapes.n; c++) {
             uint32_t h = s->cls[c].head;
-            if (h && (!head || less(nd, h, head)))
+            if (h && (!head || less(nd, h, head))) {
                 head = h;
+                hc = c;
+            }
         }
-        if (fits(m, head)) {
+        if (cls_fits(s, m, head, hc)) {
             pick = head;
         } else if (s->backfill == FS_BACKFILL_EASY) {
             pick = easy_candidate(s, m, head);
         } else if (!s->strict) {
             for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
-                if (h && (!pick || less(nd, h, pick)) && fits(m, h))
+                if (h && (!pick || less(nd, h, pick)) && cls_fits(s, m, h, c))
                     pick = h;
             }
         }
-        if (!pick)
+        if (!pick) {
+            settle(s, m, head);
             return 0;
+        }
         int rc = start(s, m, pick - 1);
         if (rc < 0)
             return rc;
@@ -913,6 +1278,8 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     s->backfill = cfg->backfill;
     s->preempt = pre;
     s->bf_slurm = cfg->backfill == FS_BACKFILL_CONSERVATIVE && cfg->bf.mode == FS_BF_SLURM;
+    s->banded = ord->band && ord->update_key && !pre && cfg->backfill == FS_BACKFILL_NONE;
+    s->fast = 1;
     s->tm_order_at = s->tm_bf_at = FS_TIME_NEVER;
     if (ord->create) {
         int rc = ord->create(m, cfg, &s->ost, err);
@@ -933,7 +1300,11 @@ static void sched_destroy(void *state)
         return;
     if (s->ord && s->ord->destroy)
         s->ord->destroy(s->ost);
-    fs_free(s->nd);
+    fs_free(s->nd_mem);
+    for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
+        fs_free(s->cls[c].b);
+        fs_free(s->cls[c].tw);
+    }
     fs_free(s->cls);
     fs_shapemap_release(&s->shapes);
     fs_free(s->log);
@@ -958,26 +1329,33 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     n->reserved = 0;
     n->rsv_at = -1;
     n->rank = s->next_rank++;
-    if (s->ord->admit) {
+    /* admitted once: a job requeued after a failure (restarts > 0) keeps
+     * the order's state (attained service, priority) */
+    if (s->ord->admit && fs_model_job(m, slot)->restarts == 0) {
         int rc = s->ord->admit(s->ost, m, slot);
         if (rc)
             return rc;
     }
-    return q_insert(s, m, slot);
+    int rc = q_insert(s, m, slot);
+    if (!rc && s->settled && !settle_keeps(s, m, slot + 1))
+        s->settled = 0;
+    return rc;
 }
 
 static int sched_pass(void *state, fs_model_t *m)
 {
     sched_t *s = state;
     int rc = 0;
-    if (s->ord->update && s->ord->update(s->ost, m))
+    if (s->ord->update && s->ord->update(s->ost, m)) {
+        s->settled = 0;
         rc = rekey(s, m);
+    }
     if (!rc) {
         if (s->preempt)
             rc = ppass(s, m);
         else if (s->backfill == FS_BACKFILL_CONSERVATIVE)
             rc = cons_pass(s, m);
-        else
+        else if (!settled(s, m))
             rc = npass(s, m);
     }
     return rc ? rc : set_timers(s, m);
@@ -991,6 +1369,15 @@ static void sched_job_end(void *state, fs_model_t *m, uint32_t slot)
     r_remove(s, slot);
     if (s->ord->stopped)
         s->ord->stopped(s->ost, m, slot, 1);
+}
+
+/* A failure stopped the job (not finished: as a preemption for the order). */
+static void sched_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
+{
+    sched_t *s = state;
+    r_remove(s, slot);
+    if (s->ord->stopped)
+        s->ord->stopped(s->ost, m, slot, 0);
 }
 
 static int sched_timer(void *state, fs_model_t *m, uint64_t data)
@@ -1022,11 +1409,20 @@ const fs_policy_ops_t fs_policy_sched = {
     .queued = sched_queued,
     .job_end = sched_job_end,
     .timer = sched_timer,
+    .job_interrupted = sched_job_interrupted,
 };
 
 /* ---- instrumentation ------------------------------------------------------------------ */
 
 void fs_sched_record(void *state, int on) { ((sched_t *)state)->record = on; }
+
+void fs_sched_set_fast(void *state, int on)
+{
+    sched_t *s = state;
+    s->fast = on != 0;
+    if (!on)
+        s->banded = 0;
+}
 
 const fs_sched_resv_t *fs_sched_reservations(const void *state, size_t *n)
 {
@@ -1037,3 +1433,4 @@ const fs_sched_resv_t *fs_sched_reservations(const void *state, size_t *n)
 
 uint64_t fs_sched_preemptions(const void *state) { return ((const sched_t *)state)->preemptions; }
 uint64_t fs_sched_backfilled(const void *state) { return ((const sched_t *)state)->backfilled; }
+uint64_t fs_sched_loose(const void *state) { return ((const sched_t *)state)->n_loose; }

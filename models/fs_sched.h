@@ -21,7 +21,15 @@
  * the class that ends before the shadow time" is O(log n).  Running jobs
  * are a treap ordered by planned end, augmented with GPU sums, so the EASY
  * shadow time and extra GPUs are O(log n).  A non-preemptive pass costs
- * O(classes x log n) per started job.  Conservative backfill builds a
+ * O(classes x log n) per started job; whether a shape fits is remembered
+ * for the rest of the pass and while the cluster's generation is unchanged,
+ * and a pass after arrivals alone is skipped when none of them can start
+ * (fs_sched.c "settled queues").  Orders whose keys all change at once
+ * (Slurm's PriorityCalcPeriod) keep each class as bands in admission order
+ * under a tournament (fs_order.h band): an update of keys costs O(bands),
+ * not O(queue log queue) (no backfill, no preemption; else the queue is
+ * rebuilt).  fs_sched_set_fast(state, 0) turns these fast paths off; tests
+ * prove the results equal (tests/test_sched_fast.c).  Conservative backfill builds a
  * profile (sorted array of steps) per pass: O(queue x steps), bounded by
  * bf.max_job_test in slurm mode.  Preemptive passes sort all active jobs:
  * O(active log active) per pass.
@@ -49,11 +57,17 @@ typedef struct fs_sched_resv {
 /* Turns the reservation log on (state: fs_model_policy_state of a model
  * whose policy is fs_policy_sched). */
 void fs_sched_record(void *state, int on);
+/* Fast paths on (1, the default) or off (0): call before the run.  Off,
+ * every update of keys rebuilds the queue and every fit is tested afresh;
+ * tests prove that the results are the same. */
+void fs_sched_set_fast(void *state, int on);
 /* The log: first reservation of each job that got one, in the order made. */
 const fs_sched_resv_t *fs_sched_reservations(const void *state, size_t *n);
 /* Counters: preemptions made, backfill starts (jobs started past a blocked
  * job under a reservation rule). */
 uint64_t fs_sched_preemptions(const void *state);
 uint64_t fs_sched_backfilled(const void *state);
+/* Bands (fast path): jobs queued outside their band (keys taken out of step). */
+uint64_t fs_sched_loose(const void *state);
 
 #endif

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L /* strcasecmp */
 #endif
 #include "fs_keys.h"
+#include "fs_costkeys.h"
+#include "fs_kueue_yaml.h"
 #include "fs_units.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_config.h"
@@ -54,6 +56,8 @@ static const char *const mode_names[] = {
     [FS_FIFO_BEST_EFFORT] = "best_effort", [FS_FIFO_STRICT] = "strict", NULL};
 static const char *const combine_names[] = {
     [FS_SWEEP_GRID] = "grid", [FS_SWEEP_ZIP] = "zip", NULL};
+static const char *const plan_search_names[] = {
+    [FS_PLAN_BISECT] = "bisect", [FS_PLAN_SCAN] = "scan", NULL};
 static const char *const scale_names[] = {
     [FS_SWEEP_LINEAR] = "linear", [FS_SWEEP_LOG] = "log", NULL};
 static const char *const placement_names[] = {
@@ -76,6 +80,33 @@ static const char *const dist_names[] = {
 static const fs_keytab_t size_class_keys;
 /* One item of cluster.speed (defined below). */
 static const fs_keytab_t speed_keys;
+/* One item of cluster.span_speed (defined below). */
+static const fs_keytab_t span_speed_keys;
+static const char *const ckpt_names[] = {
+    [FS_CKPT_NONE] = "none", [FS_CKPT_FIXED] = "fixed", [FS_CKPT_YOUNG] = "young",
+    [FS_CKPT_DALY] = "daly", NULL};
+static const char *const retry_names[] = {
+    [FS_RETRY_REQUEUE] = "requeue", [FS_RETRY_BACKOFF] = "backoff", [FS_RETRY_NONE] = "none", NULL};
+/* Items of plan.slo, plan.choices, plan.choices[].set (defined below). */
+static const fs_keytab_t plan_slo_keys, plan_choice_keys, plan_set_keys;
+/* One item of scheduler.volcano.queues (defined below). */
+static const fs_keytab_t volcano_queue_keys;
+/* Items of failures.components, failures.causes, failures.planned (defined below). */
+static const fs_keytab_t fail_component_keys, fail_cause_keys, fail_planned_keys;
+static const char *const fail_kind_names[] = {
+    [FS_FAIL_GPU] = "gpu", [FS_FAIL_NODE] = "node", [FS_FAIL_LINK] = "link",
+    [FS_FAIL_DOMAIN] = "domain", [FS_FAIL_RACK] = "rack", [FS_FAIL_POWER] = "power",
+    [FS_FAIL_LEAF] = "leaf", [FS_FAIL_SPINE] = "spine", NULL};
+static const char *const fail_preset_names[] = {
+    [FS_FAIL_PRESET_NONE] = "none", [FS_FAIL_PRESET_LLAMA3] = "llama3-h100",
+    [FS_FAIL_PRESET_META_RSC] = "meta-rsc", [FS_FAIL_PRESET_BLOOM] = "bloom",
+    [FS_FAIL_PRESET_OPT] = "opt", NULL};
+static const char *const repair_path_names[] = {
+    [FS_REPAIR_SOFT] = "soft", [FS_REPAIR_HARD] = "hard", [FS_REPAIR_NONE] = "none", NULL};
+static const char *const lemon_action_names[] = {
+    [FS_LEMON_REMOVE] = "remove", [FS_LEMON_HARD] = "hard", NULL};
+static const char *const planned_how_names[] = {
+    [FS_PLANNED_FAIL] = "fail", [FS_PLANNED_DRAIN] = "drain", NULL};
 
 static const fs_key_t config_rows[] = {
     {.path = "name", .type = FS_KT_STRING, .off = CF(name), .def = "unnamed",
@@ -131,6 +162,11 @@ static const fs_key_t config_rows[] = {
      .def = "false",
      .doc = "Without a cluster.speed row: true = the catalog's relative speed (H100 = 1), "
             "false = 1.0."},
+    {.path = "cluster.span_speed", .type = FS_KT_LIST, .off = CF(cluster.span_speed),
+     .off2 = CF(cluster.n_span_speed), .sub = &span_speed_keys,
+     .doc = "Placement-dependent speed: jobs of a class whose placement spans more than one "
+            "node, NVLink domain, rack, leaf or spine run at the smallest factor of the levels "
+            "spanned (multiplies cluster.speed and the slowest node's speed; docs/recovery.md)."},
 
     {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
      .choice = FS_WORKLOAD_SYNTHETIC,
@@ -309,15 +345,253 @@ static const fs_key_t config_rows[] = {
      .doc = "PROMOTE_KNOB: a job waiting >= its executed time x knob goes back to queue 0 "
             "(0: no promotion)."},
     /* @kueue rows (scheduler.kueue.*) */
+    {.path = "scheduler.kueue.cluster_queues", .type = FS_KT_LIST,
+     .off = CF(scheduler.kueue.cqs), .off2 = CF(scheduler.kueue.n_cqs), .sub = &fs_keys_kueue_cq,
+     .doc = "queue kueue: the ClusterQueues {name, cohort, strategy, quotas, preemption keys, "
+            "weight, tenants} (docs/policies.md, Kueue)."},
+    {.path = "scheduler.kueue.flavors", .type = FS_KT_LIST, .off = CF(scheduler.kueue.flavors),
+     .off2 = CF(scheduler.kueue.n_flavors), .sub = &fs_keys_kueue_flavor,
+     .doc = "ResourceFlavors {name, match}: the pools a flavor stands for (a quota may also name "
+            "a pool or GPU model directly)."},
+    {.path = "scheduler.kueue.default_queue", .type = FS_KT_STRING,
+     .off = CF(scheduler.kueue.default_queue),
+     .doc = "ClusterQueue of jobs whose tenant has no LocalQueue (absent: such jobs stay "
+            "pending, as in Kueue)."},
+    {.path = "scheduler.kueue.fair_sharing", .type = FS_KT_BOOL,
+     .off = CF(scheduler.kueue.fair_sharing), .def = "false",
+     .doc = "fairSharing.enable: order admissions across a cohort by dominant resource share / "
+            "weight."},
+    {.path = "scheduler.kueue.manifests", .type = FS_KT_PATH, .off = CF(scheduler.kueue.manifests),
+     .doc = "Kueue YAML (ClusterQueue, Cohort, ResourceFlavor, LocalQueue objects) added to the "
+            "above; relative to the scenario file."},
     /* @volcano rows (scheduler.volcano.*) */
+    {.path = "scheduler.volcano.queues", .type = FS_KT_LIST, .off = CF(scheduler.volcano.queues),
+     .off2 = CF(scheduler.volcano.n_queues), .sub = &volcano_queue_keys,
+     .doc = "queue: volcano. Volcano Queue objects {name, weight, capability, guarantee, "
+            "reclaimable, tenants}; a job goes to the queue listing its tenant, else the queue "
+            "named like its tenant, else `default` (weight 1, added if not given)."},
+    {.path = "scheduler.volcano.reclaim", .type = FS_KT_BOOL, .off = CF(scheduler.volcano.reclaim),
+     .def = "false",
+     .doc = "Run the reclaim action: a queue below its deserved share evicts jobs of overused "
+            "reclaimable queues (Volcano's default actions have no reclaim)."},
+    {.path = "scheduler.volcano.preempt", .type = FS_KT_BOOL, .off = CF(scheduler.volcano.preempt),
+     .def = "false",
+     .doc = "Run the preempt action: within a queue, a waiting job evicts running jobs of lower "
+            "priority."},
+    {.path = "scheduler.volcano.drf", .type = FS_KT_BOOL, .off = CF(scheduler.volcano.drf),
+     .def = "true",
+     .doc = "drf job order within a queue: the tenant (namespace) with the lowest dominant share "
+            "first, after priority (false: priority, then submission)."},
+    {.path = "scheduler.volcano.period", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(scheduler.volcano.period), .min = 0, .def = "1s", .unit = "s",
+     .doc = "schedule-period: sessions run at multiples of it (0: at every change)."},
 
     /* @failures rows (failures.*) */
+    {.path = "failures", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(failures.given),
+     .choice = 1,
+     .doc = "Component failures and repair (docs/failures.md); absent: nothing ever fails."},
+    {.path = "failures.preset", .type = FS_KT_ENUM, .off = CF(failures.preset),
+     .names = fail_preset_names, .def = "none",
+     .doc = "Sourced failure model (docs/failures.md): adds its components and causes after the "
+            "scenario's (a cause listed in failures.causes keeps the scenario's repair path), and "
+            "sets the hard repair time and spares where the scenario leaves them out."},
+    {.path = "failures.components", .type = FS_KT_LIST, .off = CF(failures.components),
+     .off2 = CF(failures.n_components), .sub = &fail_component_keys,
+     .doc = "Failure processes, one per item: every unit of `kind` fails after a draw of `tbf` "
+            "(per unit, counted from its return to service)."},
+    {.path = "failures.causes", .type = FS_KT_LIST, .off = CF(failures.causes),
+     .off2 = CF(failures.n_causes), .sub = &fail_cause_keys,
+     .doc = "Repair path of each cause named in the components' cause shares (others take "
+            "repair.default)."},
+    {.path = "failures.repair.soft", .type = FS_KT_DIST, .off = CF(failures.repair_soft),
+     .off2 = CF(failures.repair_soft_cfg), .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Soft repair time (reset, reboot); absent: lognormal, median 15m, sigma 0.5."},
+    {.path = "failures.repair.hard", .type = FS_KT_DIST, .off = CF(failures.repair_hard),
+     .off2 = CF(failures.repair_hard_cfg), .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Hard repair time (RMA, part or host replacement); absent: lognormal, median 3d, "
+            "sigma 0.8."},
+    {.path = "failures.repair.crews", .type = FS_KT_UINT, .off = CF(failures.crews),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Repair crews working in parallel, first come first served (0: unlimited; every "
+            "repair starts at once). Repairs with path none need no crew."},
+    {.path = "failures.repair.default", .type = FS_KT_ENUM, .off = CF(failures.repair_default),
+     .names = repair_path_names, .def = "soft",
+     .doc = "Repair path of a cause not listed in failures.causes."},
+    {.path = "failures.infant.factor", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(failures.infant_factor), .min = 1, .def = "1",
+     .doc = "Hazard multiplier of new hardware (from the start, and after each hard repair) "
+            "during infant.period (1: off)."},
+    {.path = "failures.infant.period", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(failures.infant_period), .min = 0, .def = "30d", .unit = "s",
+     .doc = "How long hardware counts as new."},
+    {.path = "failures.lemon.after", .type = FS_KT_UINT, .off = CF(failures.lemon_after),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "A node that fails this many times within lemon.window is a lemon (0: off)."},
+    {.path = "failures.lemon.window", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(failures.lemon_window), .min = 0, .def = "30d", .unit = "s",
+     .doc = "Window of the lemon rule."},
+    {.path = "failures.lemon.action", .type = FS_KT_ENUM, .off = CF(failures.lemon_action),
+     .names = lemon_action_names, .def = "remove",
+     .doc = "remove: the lemon leaves the fleet for good; hard: it goes to hard repair (new "
+            "hardware) whatever the cause, and its count restarts."},
+    {.path = "failures.stragglers.fraction", .type = FS_KT_PROB,
+     .off = CF(failures.straggler_fraction), .def = "0",
+     .doc = "Share of nodes that run slow from the start (drawn per node)."},
+    {.path = "failures.stragglers.factor", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = CF(failures.straggler_factor), .min = 0, .max = 1, .def = "0.7",
+     .doc = "Speed factor of a slow node (a synchronous job runs at its slowest node's pace)."},
+    {.path = "failures.stragglers.detect", .type = FS_KT_BOOL, .off = CF(failures.straggler_detect),
+     .def = "true",
+     .doc = "Health checks find slow nodes: each is drained, then soft-repaired once idle, "
+            "and returns at full speed (false: they stay slow)."},
+    {.path = "failures.health_check.interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(failures.health_interval), .min = 0, .def = "5m", .unit = "s",
+     .doc = "Period of the health checks that find slow nodes (0: none)."},
+    {.path = "failures.rack_cordon.trays_down", .type = FS_KT_UINT, .off = CF(failures.rack_cordon),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "NVL72 rule: a rack with more than this many nodes (trays) failed or in a planned "
+            "outage is cordoned and drained whole until it is back to this many (0: off; needs "
+            "cluster.topology)."},
+    {.path = "failures.spares.nodes", .type = FS_KT_UINT, .off = CF(failures.spare_nodes),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Hot spare nodes per pool (its last nodes), held out of service and swapped in for "
+            "a failed node."},
+    {.path = "failures.spares.fraction", .type = FS_KT_PROB, .off = CF(failures.spare_fraction),
+     .def = "0", .doc = "Or this share of each pool's nodes (rounded; not with spares.nodes)."},
+    {.path = "failures.spares.swap_time", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(failures.spare_swap), .min = 0, .def = "5m", .unit = "s",
+     .doc = "Time from a node's failure until a spare serves in its place."},
+    {.path = "failures.planned", .type = FS_KT_LIST, .off = CF(failures.planned),
+     .off2 = CF(failures.n_planned), .sub = &fail_planned_keys,
+     .doc = "Planned outages of one unit each (maintenance, or what-if failures)."},
 
     /* @recovery rows (recovery.*) */
+    {.path = "recovery.checkpoint", .type = FS_KT_ENUM, .off = CF(recovery.checkpoint),
+     .names = ckpt_names, .def = "none",
+     .doc = "Checkpoints of running jobs: none; fixed (every `interval` of compute); young "
+            "(sqrt(2 delta M)); daly (Daly 2006's higher-order interval); M = node MTTF / the "
+            "job's nodes (docs/recovery.md)."},
+    {.path = "recovery.interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(recovery.interval), .min = 0, .def = "1h", .unit = "s",
+     .doc = "checkpoint: fixed: compute time between checkpoints (at the job's speed when the "
+            "attempt starts)."},
+    {.path = "recovery.write_cost", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.write_cost), .min = 0, .def = "1m", .unit = "s",
+     .doc = "delta: wall time of one checkpoint write (no progress meanwhile)."},
+    {.path = "recovery.restore", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.restore), .min = 0, .def = "10m", .unit = "s",
+     .doc = "R: wall time to restart after a failure (load the checkpoint, rejoin; no "
+            "progress), paid at the start of the next attempt."},
+    {.path = "recovery.detection", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.detection), .min = 0, .def = "5m", .unit = "s",
+     .doc = "Heartbeat timeout: from a node failure until the job notices; meanwhile it holds "
+            "its healthy nodes and makes no progress."},
+    {.path = "recovery.requeue", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.requeue), .min = 0, .def = "0s", .unit = "s",
+     .doc = "From noticing the failure until the job is back in the queue (plus the backoff), "
+            "holding nothing."},
+    {.path = "recovery.node_mttf", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.node_mttf), .min = 0, .def = "0s", .unit = "s",
+     .doc = "young, daly: a node's mean time to failure (0: from the failures block's gpu, "
+            "node and link processes)."},
+    {.path = "recovery.retry.policy", .type = FS_KT_ENUM, .off = CF(recovery.retry),
+     .names = retry_names, .def = "requeue",
+     .doc = "requeue (Slurm JobRequeue: immediately, no limit by default); backoff "
+            "(Kubernetes Job: delay base, 2 base, 4 base ... capped at max; backoffLimit "
+            "default 6); none: a failure ends the job (FAILED)."},
+    {.path = "recovery.retry.limit", .type = FS_KT_UINT, .off = CF(recovery.retry_limit),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Failures a job survives; one more and it FAILS (0: the policy's default: "
+            "requeue no limit, backoff 6)."},
+    {.path = "recovery.retry.base", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.retry_base), .min = 0, .def = "10s", .unit = "s",
+     .doc = "backoff: the first delay, doubled at each further failure."},
+    {.path = "recovery.retry.max", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.retry_max), .min = 0, .def = "6m", .unit = "s",
+     .doc = "backoff: the delay's cap."},
 
     /* @cost rows (cost.*) */
+    {.path = "cost", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(cost.given),
+     .choice = 1,
+     .doc = "Cost model (docs/cost.md): without it every pool is owned at the defaults, and "
+            "cost is reported when every pool's GPU type has default prices."},
+    {.path = "cost.pue", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = CF(cost.pue), .min = 1,
+     .def = "1.3", .doc = "Power usage effectiveness (facility / IT energy)."},
+    {.path = "cost.electricity", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cost.electricity), .min = 0, .def = "0.08", .unit = "$/kWh",
+     .doc = "Electricity price."},
+    {.path = "cost.colocation", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cost.colocation), .min = 0, .def = "184.06", .unit = "$/kW-month",
+     .doc = "Colocation rent per kW of peak IT power per month (730 h)."},
+    {.path = "cost.depreciation", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(cost.depreciation), .min = 0, .def = "5y", .unit = "s",
+     .doc = "Straight-line depreciation period of owned hardware (1y = 365 d = 8,760 h)."},
+    {.path = "cost.residual", .type = FS_KT_PROB, .off = CF(cost.residual), .def = "0",
+     .doc = "Share of capex recovered at the end of the depreciation period."},
+    {.path = "cost.ops_share", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = CF(cost.ops_share),
+     .min = 0, .def = "0.1", .unit = "1/y",
+     .doc = "Operations and support per year, as a share of capex."},
+    {.path = "cost.server_multiplier", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cost.server_multiplier), .min = 1, .def = "1.64",
+     .doc = "Server cost per GPU / GPU price (CPU, memory, chassis, NICs)."},
+    {.path = "cost.network_share", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(cost.network_share), .min = 0, .max = 0.9, .def = "0.19",
+     .doc = "Interconnect share of total cluster hardware cost: capex per GPU = GPU price x "
+            "server_multiplier / (1 - network_share)."},
+    {.path = "cost.busy_fraction", .type = FS_KT_PROB, .off = CF(cost.busy_fraction),
+     .def = "0.75", .doc = "Average draw of a busy GPU's server share, as a fraction of peak."},
+    {.path = "cost.idle_fraction", .type = FS_KT_PROB, .off = CF(cost.idle_fraction),
+     .def = "0.3",
+     .doc = "Draw of an idle (or down) owned GPU's server share, as a fraction of peak."},
+    {.path = "cost.reserved_1y_discount", .type = FS_KT_PROB,
+     .off = CF(cost.reserved_1y_discount), .def = "0.41",
+     .doc = "Discount of a 1-year cloud commitment off on-demand."},
+    {.path = "cost.reserved_3y_discount", .type = FS_KT_PROB,
+     .off = CF(cost.reserved_3y_discount), .def = "0.64",
+     .doc = "Discount of a 3-year cloud commitment off on-demand."},
+    {.path = "cost.spot_multiplier", .type = FS_KT_PROB, .off = CF(cost.spot_multiplier),
+     .def = "0.35", .doc = "Spot price / on-demand price."},
+    {.path = "cost.pools", .type = FS_KT_LIST, .off = CF(cost.pools), .off2 = CF(cost.n_pools),
+     .sub = &fs_keys_cost_pool,
+     .doc = "Per pool: billing (owned or cloud), price overrides, burst rules, delivery and "
+            "retirement dates."},
+    {.path = "cost.purchases", .type = FS_KT_LIST, .off = CF(cost.purchases),
+     .off2 = CF(cost.n_purchases), .sub = &fs_keys_purchase,
+     .doc = "Purchase timeline: batches {pool, nodes, at, retire} of a pool's nodes delivered "
+            "(and retired) at dates; nodes not yet delivered are out of service."},
 
     /* @plan rows (plan.*) */
+    {.path = "plan", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(plan.given),
+     .choice = 1,
+     .doc = "Capacity planning for `fleetsim plan` (docs/plan.md): SLOs, the choices whose node "
+            "counts are searched, replications and confidence; a single run ignores it."},
+    {.path = "plan.objective", .type = FS_KT_STRING, .off = CF(plan.objective),
+     .def = "cost_total",
+     .doc = "Summary metric minimised among the fleets that meet the SLOs (a /summary column)."},
+    {.path = "plan.confidence", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = CF(plan.confidence), .min = 0, .max = 0.999999, .def = "0.95",
+     .doc = "An SLO holds when the whole two-sided Student-t interval of the metric's mean over "
+            "the replications (this level) is within the bound."},
+    {.path = "plan.replications", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(plan.replications), .size = sizeof(uint64_t), .min = 2, .max = 100000,
+     .def = "10",
+     .doc = "Runs per candidate fleet; replication r of every candidate uses index r (common "
+            "random numbers)."},
+    {.path = "plan.search", .type = FS_KT_ENUM, .off = CF(plan.search), .names = plan_search_names,
+     .def = "bisect",
+     .doc = "bisect: per choice, the smallest node count meeting the SLOs by bisection (SLOs "
+            "monotone in nodes); scan: every node count (for checking)."},
+    {.path = "plan.keep_jobs", .type = FS_KT_BOOL, .off = CF(plan.keep_jobs), .def = "false",
+     .doc = "Candidate runs keep /jobs and /timeline (false: only /summary and the small tables)."},
+    {.path = "plan.slo", .type = FS_KT_LIST, .off = CF(plan.slo), .off2 = CF(plan.n_slo),
+     .sub = &plan_slo_keys,
+     .doc = "Service-level objectives, one block per metric: {metric: wait_p95, max: 1h} or "
+            "{metric: finished_share, min: 0.99} (none: the cheapest fleet of the range)."},
+    {.path = "plan.choices", .type = FS_KT_LIST, .flags = FS_KF_REQUIRED | FS_KF_MIN,
+     .off = CF(plan.choices),
+     .off2 = CF(plan.n_choices), .min = 1, .sub = &plan_choice_keys,
+     .doc = "The alternatives: per choice a pool, optionally its GPU model and overrides, and "
+            "the node counts {from, to, step} searched."},
 
     {.path = "output.timeline_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(output.timeline_interval), .min = 0, .def = "5m", .unit = "s",
@@ -383,9 +657,165 @@ static const fs_key_t speed_rows[] = {
     {.path = "factor", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
      .off = SPD(factor), .min = 0, .doc = "Speed relative to the run times of the workload."},
 };
+#define SSP(f) offsetof(fs_span_speed_cfg_t, f)
+static const fs_key_t span_speed_rows[] = {
+    {.path = "class", .type = FS_KT_UINT, .off = SSP(job_class), .size = sizeof(uint32_t),
+     .def = "0", .doc = "Job class (the trace's or workload's class; 0 default)."},
+    {.path = "nodes", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SSP(nodes), .min = 0, .max = 1, .def = "1",
+     .doc = "Speed factor of a job on more than one node."},
+    {.path = "domains", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SSP(domains), .min = 0, .max = 1, .def = "1",
+     .doc = "... on more than one NVLink domain."},
+    {.path = "racks", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SSP(racks), .min = 0, .max = 1, .def = "1", .doc = "... on more than one rack."},
+    {.path = "leaves", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SSP(leaves), .min = 0, .max = 1, .def = "1",
+     .doc = "... under more than one leaf switch."},
+    {.path = "spines", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SSP(spines), .min = 0, .max = 1, .def = "1",
+     .doc = "... under more than one spine."},
+};
+static const fs_keytab_t span_speed_keys = {"span speed", span_speed_rows,
+                                            sizeof span_speed_rows / sizeof span_speed_rows[0],
+                                            sizeof(fs_span_speed_cfg_t)};
+
 static const fs_keytab_t speed_keys = {"speed", speed_rows,
                                        sizeof speed_rows / sizeof speed_rows[0],
                                        sizeof(fs_speed_cfg_t)};
+
+#define FC(f) offsetof(fs_fail_component_cfg_t, f)
+static const fs_key_t fail_component_rows[] = {
+    {.path = "kind", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = FC(kind),
+     .names = fail_kind_names,
+     .doc = "The unit that fails: gpu, node (host), link (NIC/cable: its node), or domain, rack, "
+            "power (= rack), leaf, spine: every node below goes down."},
+    {.path = "tbf", .type = FS_KT_DIST, .flags = FS_KF_REQUIRED, .off = FC(tbf), .off2 = FC(tbf_cfg),
+     .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Time between failures of ONE unit (exponential, weibull with shape < 1 for a "
+            "decreasing hazard, lognormal, empirical, ...)."},
+    {.path = "pool", .type = FS_KT_STRING, .off = FC(pool),
+     .doc = "Only the units of this pool (e.g. spot interruptions of a cloud pool)."},
+    {.path = "causes", .type = FS_KT_SHARES, .off = FC(n_causes), .off2 = FC(cause_names),
+     .off3 = FC(cause_shares),
+     .doc = "Cause shares {name: share} drawn at each failure (empty: the kind's name)."},
+};
+static const fs_keytab_t fail_component_keys = {"failure component", fail_component_rows,
+                                                sizeof fail_component_rows /
+                                                    sizeof fail_component_rows[0],
+                                                sizeof(fs_fail_component_cfg_t)};
+
+#define FCA(f) offsetof(fs_fail_cause_cfg_t, f)
+static const fs_key_t fail_cause_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = FCA(name),
+     .doc = "Cause name (as in the components' shares; at most 23 characters)."},
+    {.path = "repair", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = FCA(repair),
+     .names = repair_path_names,
+     .doc = "soft (reset, reboot), hard (replacement) or none (the node is back at once; its "
+            "jobs were still hit)."},
+    {.path = "time", .type = FS_KT_DIST, .off = FCA(time), .off2 = FCA(time_cfg),
+     .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Repair time of this cause (absent: the path's, failures.repair.soft or .hard)."},
+};
+static const fs_keytab_t fail_cause_keys = {"failure cause", fail_cause_rows,
+                                            sizeof fail_cause_rows / sizeof fail_cause_rows[0],
+                                            sizeof(fs_fail_cause_cfg_t)};
+
+#define FPL(f) offsetof(fs_fail_planned_cfg_t, f)
+static const fs_key_t fail_planned_rows[] = {
+    {.path = "at", .type = FS_KT_DURATION, .flags = FS_KF_REQUIRED | FS_KF_MIN, .off = FPL(at),
+     .min = 0, .unit = "s", .doc = "When the outage starts."},
+    {.path = "kind", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = FPL(kind),
+     .names = fail_kind_names, .doc = "Kind of the unit (as in components)."},
+    {.path = "unit", .type = FS_KT_UINT, .off = FPL(unit), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Unit id at that level: nodes and topology units are numbered from 0 in pool "
+            "order, GPUs node by node (one pool: node x gpus_per_node + its index)."},
+    {.path = "duration", .type = FS_KT_DURATION, .flags = FS_KF_REQUIRED | FS_KF_MIN, .off = FPL(duration),
+     .min = 0, .unit = "s", .doc = "How long the unit is out."},
+    {.path = "how", .type = FS_KT_ENUM, .off = FPL(how), .names = planned_how_names, .def = "fail",
+     .doc = "fail: running jobs below are interrupted; drain: they go on, nothing new starts."},
+    {.path = "cause", .type = FS_KT_STRING, .off = FPL(cause), .def = "planned",
+     .doc = "Cause written to /failures."},
+};
+static const fs_keytab_t fail_planned_keys = {"planned outage", fail_planned_rows,
+                                              sizeof fail_planned_rows / sizeof fail_planned_rows[0],
+                                              sizeof(fs_fail_planned_cfg_t)};
+
+#define VQ(f) offsetof(fs_volcano_queue_cfg_t, f)
+static const fs_key_t volcano_queue_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = VQ(name),
+     .doc = "Queue name (unique)."},
+    {.path = "weight", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX, .off = VQ(weight),
+     .size = sizeof(uint32_t), .min = 1, .max = 1000000, .def = "1",
+     .doc = "spec.weight: share of the cluster in the proportion plugin's water-filling."},
+    {.path = "capability", .type = FS_KT_UINT, .off = VQ(capability), .size = sizeof(uint32_t),
+     .def = "0", .doc = "spec.capability in GPUs: the queue never holds more (0: no cap)."},
+    {.path = "guarantee", .type = FS_KT_UINT, .off = VQ(guarantee), .size = sizeof(uint32_t),
+     .def = "0", .doc = "spec.guarantee in GPUs: reserved for the queue (0: none)."},
+    {.path = "reclaimable", .type = FS_KT_BOOL, .off = VQ(reclaimable), .def = "true",
+     .doc = "spec.reclaimable: other queues may reclaim its GPUs beyond its deserved share."},
+    {.path = "tenants", .type = FS_KT_STRING, .off = VQ(tenants),
+     .doc = "Tenants whose jobs go to this queue, comma-separated (absent: the tenant with the "
+            "queue's name)."},
+};
+static const fs_keytab_t volcano_queue_keys = {"volcano queue", volcano_queue_rows,
+                                               sizeof volcano_queue_rows /
+                                                   sizeof volcano_queue_rows[0],
+                                               sizeof(fs_volcano_queue_cfg_t)};
+
+#define PS(f) offsetof(fs_plan_slo_cfg_t, f)
+static const fs_key_t plan_slo_rows[] = {
+    {.path = "metric", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = PS(metric),
+     .doc = "A /summary column (wait_p95, wait_prob, utilization, ettr_mean, ...) or "
+            "finished_share (jobs completed / submitted)."},
+    {.path = "max", .type = FS_KT_STRING, .off = PS(max),
+     .doc = "Upper bound: a number, or a duration (1h) for metrics in seconds."},
+    {.path = "min", .type = FS_KT_STRING, .off = PS(min),
+     .doc = "Lower bound, written like max."},
+};
+static const fs_keytab_t plan_slo_keys = {"plan SLO", plan_slo_rows,
+                                          sizeof plan_slo_rows / sizeof plan_slo_rows[0],
+                                          sizeof(fs_plan_slo_cfg_t)};
+
+#define PC(f) offsetof(fs_plan_choice_cfg_t, f)
+static const fs_key_t plan_choice_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .off = PC(name),
+     .doc = "Label of the choice (default: the pool, and /GPU when gpu is given)."},
+    {.path = "pool", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = PC(pool),
+     .doc = "The cluster.pools name whose node count is searched."},
+    {.path = "gpu", .type = FS_KT_NAME, .off = PC(gpu), .name_at = gpu_model_at,
+     .doc = "GPU model given to that pool (absent: the pool's own)."},
+    {.path = "gpus_per_node", .type = FS_KT_UINT, .flags = FS_KF_MAX, .off = PC(gpus_per_node),
+     .size = sizeof(uint32_t), .max = 1024, .def = "0",
+     .doc = "GPUs per node given to that pool (0: the pool's own)."},
+    {.path = "nodes.from", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = PC(from), .size = sizeof(uint32_t), .min = 1, .max = 10000000,
+     .doc = "Smallest node count."},
+    {.path = "nodes.to", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = PC(to), .size = sizeof(uint32_t), .min = 1, .max = 10000000,
+     .doc = "Largest node count (>= from)."},
+    {.path = "nodes.step", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX, .off = PC(step),
+     .size = sizeof(uint32_t), .min = 1, .max = 10000000, .def = "1",
+     .doc = "Step between node counts."},
+    {.path = "set", .type = FS_KT_LIST, .off = PC(sets), .off2 = PC(n_sets),
+     .sub = &plan_set_keys,
+     .doc = "Overrides of this choice, {key: K, value: V} each (e.g. cost.pools.0.billing: "
+            "owned vs on_demand)."},
+};
+static const fs_keytab_t plan_choice_keys = {"plan choice", plan_choice_rows,
+                                             sizeof plan_choice_rows / sizeof plan_choice_rows[0],
+                                             sizeof(fs_plan_choice_cfg_t)};
+
+#define PO(f) offsetof(fs_plan_set_cfg_t, f)
+static const fs_key_t plan_set_rows[] = {
+    {.path = "key", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = PO(key),
+     .doc = "Dotted path of any scenario key."},
+    {.path = "value", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = PO(value),
+     .doc = "Its value, as written for that key."},
+};
+static const fs_keytab_t plan_set_keys = {"plan override", plan_set_rows,
+                                          sizeof plan_set_rows / sizeof plan_set_rows[0],
+                                          sizeof(fs_plan_set_cfg_t)};
 
 #define SP(f) offsetof(fs_sweep_param_cfg_t, f)
 static const fs_key_t sweep_param_rows[] = {

@@ -19,6 +19,8 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
 #include "../traces/fs_fleet.h"
+#include "../models/fs_failure.h"
+#include "fs_kueue_yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1378,6 +1380,26 @@ static int validate(sctx_t *c)
                                    "workload.synthetic"),
                         "%s", se.msg);
     }
+    if (cfg->failures.given) {  /* failures.*: pools, causes, spares, presets */
+        char key[128];
+        fs_error_t fe;
+        int frc = fs_failure_cfg_check(cfg, key, sizeof key, &fe);
+        if (frc == FS_ENOMEM)
+            return nomem(c);
+        if (frc)
+            return fail(c, node_or(c, key, "failures"), "%s", fe.msg);
+    }
+    if (cfg->scheduler.queue == FS_QUEUE_KUEUE) {  /* scheduler.kueue.*, manifests */
+        char key[200];
+        fs_error_t ke;
+        int krc = fs_kueue_cfg_resolve(&cfg->scheduler.kueue, &cfg->cluster, key, sizeof key, &ke);
+        if (krc == FS_ENOMEM)
+            return nomem(c);
+        if (krc && *key)
+            return fail(c, node_or(c, key, "scheduler"), "%s", ke.msg);
+        if (krc)    /* a manifest error: the message names its FILE:LINE:COL */
+            return fs_error_set(c->err, krc, "%s", ke.msg);
+    }
     return 0;
 }
 
@@ -1683,6 +1705,9 @@ static int dump_skip(const fs_keytab_t *t, size_t i, const void *base)
                      cluster.from builds them) */
     if (k->type == FS_KT_RAW && !((const fs_raw_t *)(const void *)((const char *)base + k->off))->given)
         return 1;
+    if (k->type == FS_KT_DIST &&
+        !((const fs_dist_cfg_t *)(const void *)((const char *)base + k->off2))->given)
+        return 1; /* an optional distribution left out (failures.repair.soft) */
     if ((k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) &&
         !*(char *const *)(const void *)((const char *)base + k->off))
         return 1;
@@ -1754,6 +1779,9 @@ char *fs_scenario_dump(const fs_config_t *cfg)
     fs_config_t written = *cfg;
     written.cluster.n_pools -= cfg->cluster.n_from < cfg->cluster.n_pools ? cfg->cluster.n_from
                                                                           : cfg->cluster.n_pools;
+    /* nor the Kueue objects that scheduler.kueue.manifests adds again */
+    written.scheduler.kueue.n_cqs -= cfg->scheduler.kueue.n_manifest_cqs;
+    written.scheduler.kueue.n_flavors -= cfg->scheduler.kueue.n_manifest_flavors;
     dump_table(&b, &fs_keys_config, &written, 0, 0);
     if (b.oom || !b.p) {
         fs_free(b.p);

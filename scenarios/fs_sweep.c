@@ -575,6 +575,18 @@ static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
     return 0;
 }
 
+/* The sweep's name (the index's `name` attribute): the scenario's `name`
+ * key; never the path (a scenario without a name gets the key's default),
+ * else the file name without directory and extension. */
+static char *plan_name(const fs_config_t *base, const char *label)
+{
+    if (base->name && *base->name)
+        return fs_strdup(base->name);
+    const char *slash = strrchr(label, '/'), *stem = slash ? slash + 1 : label;
+    const char *dot = strrchr(stem, '.');
+    return fs_strndup(stem, dot && dot != stem ? (size_t)(dot - stem) : strlen(stem));
+}
+
 static int create(const char *name, const char *path, const char *text, const char *const *sets,
                   size_t n_sets, fs_sweep_plan_t **out, fs_error_t *err)
 {
@@ -587,7 +599,7 @@ static int create(const char *name, const char *path, const char *text, const ch
         return rc;
     fs_sweep_plan_t *p = fs_calloc(1, sizeof *p);
     if (!p || (path && !(p->path = fs_strdup(path))) ||
-        !(p->name = fs_strdup(base.name ? base.name : name)) || !(p->label = fs_strdup(name)) ||
+        !(p->name = plan_name(&base, name)) || !(p->label = fs_strdup(name)) ||
         !(p->text = fs_strdup(base.source_text)) || dup_list(&p->sets, sets, n_sets)) {
         fs_config_release(&base);
         fs_sweep_plan_destroy(p);
@@ -614,6 +626,122 @@ int fs_sweep_plan_from_text(const char *name, const char *text, const char *cons
                             size_t n_sets, fs_sweep_plan_t **out, fs_error_t *err)
 {
     return create(name ? name : "<string>", NULL, text, sets, n_sets, out, err);
+}
+
+/* ---- variants (fleetsim versus) ---------------------------------------------- */
+
+/* The base config's value of a top-level scalar key as override text
+ * (owned); NULL when key is not such a key or has no value. */
+static char *base_value(const fs_config_t *cfg, const char *key)
+{
+    for (size_t i = 0; i < fs_keys_config.n; i++) {
+        const fs_key_t *k = &fs_keys_config.rows[i];
+        if (strcmp(k->path, key) != 0)
+            continue;
+        if (!fs_keys_is_scalar(k) || k->type == FS_KT_RAW)
+            return NULL;
+        if (k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) {
+            const char *v = *(char *const *)((const char *)cfg + k->off);
+            return v ? fs_strdup(v) : NULL;
+        }
+        char buf[64];
+        return fs_strdup(fs_keys_format(k, cfg, buf, sizeof buf));
+    }
+    return NULL;
+}
+
+/* The value variant v gives key, or NULL. */
+static const char *variant_value(const fs_sweep_variant_t *v, const char *key)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->keys[i], key) == 0)
+            return v->values[i];
+    return NULL;
+}
+
+static int check_variants(const fs_sweep_variant_t *v, size_t n, fs_error_t *err)
+{
+    static const char *const banned[] = {"replication", "seed", "sweep"};
+    for (size_t i = 0; i < n; i++)
+        for (size_t a = 0; a < v[i].n; a++) {
+            for (size_t b = 0; b < 3; b++)
+                if (strcmp(v[i].keys[a], banned[b]) == 0 ||
+                    strncmp(v[i].keys[a], "sweep.", 6) == 0)
+                    return fs_error_set(err, FS_EINVAL, "-p %s: %s cannot differ between "
+                                        "policies (common random numbers)", v[i].name,
+                                        v[i].keys[a]);
+            for (size_t b = 0; b < a; b++)
+                if (strcmp(v[i].keys[a], v[i].keys[b]) == 0)
+                    return fs_error_set(err, FS_EINVAL, "-p %s: %s is given twice", v[i].name,
+                                        v[i].keys[a]);
+        }
+    return 0;
+}
+
+/* Fills parameter q (key) with each variant's value, or the base's. */
+static int fill_param(fs_sweep_param_t *q, const fs_sweep_variant_t *v, size_t n,
+                      const fs_config_t *base, fs_error_t *err)
+{
+    char *dflt = NULL;
+    q->n_values = n;
+    if (!(q->values = fs_calloc(n, sizeof *q->values)) ||
+        !(q->where = fs_calloc(n, sizeof *q->where)))
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *val = variant_value(&v[i], q->key);
+        if (!val && !dflt && !(dflt = base_value(base, q->key)))
+            return fs_error_set(err, FS_EINVAL, "-p %s: does not set %s, and that key's value in "
+                                "the scenario cannot be written as one value: give %s in every -p",
+                                v[i].name, q->key, q->key);
+        size_t wn = strlen(v[i].name) + 4;
+        if (!(q->values[i] = fs_strdup(val ? val : dflt)) || !(q->where[i] = fs_malloc(wn))) {
+            fs_free(dflt);
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        }
+        snprintf(q->where[i], wn, "-p %s", v[i].name);
+    }
+    fs_free(dflt);
+    return 0;
+}
+
+int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
+                               fs_error_t *err)
+{
+    if (p->n_params || n == 0)
+        return fs_error_set(err, FS_EINVAL, "sweep: variants need a plan without parameters");
+    if ((uint64_t)n * p->replications > MAX_RUNS)
+        return fs_error_set(err, FS_ELIMIT, "more than %u runs", MAX_RUNS);
+    int rc = check_variants(v, n, err);
+    if (rc)
+        return rc;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += v[i].n;
+    if (!(p->params = fs_calloc(total ? total : 1, sizeof *p->params)))
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    fs_config_t base;
+    if ((rc = load_with(p, p->sets, p->n_sets, &base, err)))
+        return rc;
+    for (size_t i = 0; i < n && !rc; i++)
+        for (size_t a = 0; a < v[i].n && !rc; a++) {
+            size_t j = 0;
+            while (j < p->n_params && strcmp(p->params[j].key, v[i].keys[a]) != 0)
+                j++;
+            if (j < p->n_params)
+                continue;
+            fs_sweep_param_t *q = &p->params[p->n_params++];
+            if (!(q->key = fs_strdup(v[i].keys[a])))
+                rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+            else
+                rc = fill_param(q, v, n, &base, err);
+        }
+    fs_config_release(&base);
+    p->combine = FS_SWEEP_ZIP;
+    p->n_points = n;
+    p->n_runs = n * (size_t)p->replications;
+    for (size_t pt = 0; pt < n && !rc; pt++)
+        rc = check_point(p, pt, err);
+    return rc;
 }
 
 /* ---- digest ------------------------------------------------------------------- */

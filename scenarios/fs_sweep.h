@@ -74,6 +74,25 @@ int fs_sweep_plan_from_text(const char *name, const char *text, const char *cons
 
 void fs_sweep_plan_destroy(fs_sweep_plan_t *p);
 
+/* One named variant of the base scenario (`fleetsim versus -p NAME=...`):
+ * n overrides keys[i]=values[i]. */
+typedef struct fs_sweep_variant {
+    const char *name;
+    const char *const *keys;
+    const char *const *values;
+    size_t n;
+} fs_sweep_variant_t;
+
+/* Turns a plan without parameters into one point per variant, in order
+ * (zipped parameters: one per distinct key).  A key that a variant does
+ * not set keeps the scenario's value, written out from the base config
+ * (top-level scalar keys only: any other key must be set by every
+ * variant).  `replication`, `seed` and `sweep` cannot be set (common
+ * random numbers).  Every point is checked; errors name "-p NAME".
+ * FS_EINVAL, FS_ENOMEM, FS_ELIMIT. */
+int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
+                               fs_error_t *err);
+
 /* Index of parameter j's value at point p. */
 size_t fs_sweep_value_index(const fs_sweep_plan_t *p, size_t point, size_t j);
 

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,6 +125,10 @@ static fs_job_row_t job_row(uint64_t i)
     r.wait = started ? r.start - r.submit : NAN;
     r.run = started ? (ended ? r.end - r.start : 1e9 - r.start) : 0.0;
     r.lost_gpu_s = (double)(i % 11) * 1.5e3 + 1e-300;
+    r.ckpt_s = (double)(i % 5) * 60.0 + 0.125;
+    r.recovery_s = (double)(i % 3) * 600.0 + 1.0 / 7.0;
+    r.ettr = started ? 1.0 / (double)(i % 9 + 1) : NAN;
+    r.goodput = started ? 1.0 - 1.0 / (double)(i % 4 + 2) : NAN;
     return r;
 }
 
@@ -138,7 +143,26 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.jobs_running = (uint32_t)(i % 1000);
     s.jobs_queued = (uint32_t)(i % 4000000000u);
     s.gpus_queued = (1ull << 33) + i;   /* beyond 32 bits on purpose */
+    s.nodes_down = (uint32_t)(i % 13);
+    s.repair_queue = (uint32_t)(i % 5);
     return s;
+}
+
+/* A /failures row: every component and repair path, causes up to 23 chars. */
+static fs_failure_row_t failure_row(uint64_t i)
+{
+    static const char *const causes[] = {"gpu", "hbm", "network", "a_cause_of_23_chars_xyz"};
+    fs_failure_row_t r;
+    memset(&r, 0, sizeof r);
+    r.time = (double)i * 977.5;
+    r.component = (int32_t)(i % 8);
+    r.unit = (uint32_t)(i * 7919 % 100000);
+    r.nodes = r.component >= 3 ? 32 : 1;
+    snprintf(r.cause, sizeof r.cause, "%s", causes[i % 4]);
+    r.repair = (int32_t)(i % 5);
+    r.repair_time = r.repair == 3 ? NAN : 60.0 * (double)(i % 1000);
+    r.jobs_hit = (uint32_t)(i % 3);
+    return r;
 }
 
 /* The summary columns in documented order, each 8 bytes wide. */
@@ -157,7 +181,10 @@ static const sum_field_t sum_fields[] = {
     SF(utilization_all, 0), SF(goodput, 0), SF(makespan, 0), SF(end_time, 0), SF(gpu_hours_capacity, 0),
     SF(gpu_hours_busy, 0), SF(queue_len_mean, 0), SF(system_len_mean, 0),
     SF(arrival_rate, 0), SF(little_rel_err, 0), SF(events, 1), SF(passes, 1),
-    SF(rows_skipped, 1),
+    SF(rows_skipped, 1), SF(cost_total, 0), SF(cost_per_gpu_hour, 0), SF(cost_per_job, 0),
+    SF(cost_idle, 0), SF(cost_failures, 0), SF(energy_kwh, 0),
+    SF(failures, 1), SF(interruptions, 1), SF(availability, 0),
+    SF(gpu_s_lost, 0), SF(gpu_s_ckpt, 0), SF(ettr_mean, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 
@@ -200,6 +227,10 @@ static void write_run(const char *path, size_t n, size_t m)
     for (size_t i = 0; i < m; i++) {
         fs_sample_row_t s = sample_row(i);
         assert_int_equal(fs_results_add_sample(r, &s, &err), 0);
+    }
+    for (size_t i = 0; i < m; i++) {   /* as many failures as samples */
+        fs_failure_row_t fr = failure_row(i);
+        assert_int_equal(fs_results_add_failure(r, &fr, &err), 0);
     }
     fs_summary_t sum = summary_value();
     int rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
@@ -323,7 +354,7 @@ static void check_jobs(hid_t f, size_t n)
     char names[1024];
     column_names(f, "jobs", names, sizeof names);
     assert_string_equal(names, "id,tenant,pool,gpus,gpu_milli,nodes,restarts,submit,start,end,"
-                               "wait,run,lost_gpu_s,state");
+                               "wait,run,lost_gpu_s,state,ckpt_s,recovery_s,ettr,goodput");
     assert_int_equal(table_rows(f, "jobs"), n);
     const size_t off[] = {
         offsetof(fs_job_row_t, id),       offsetof(fs_job_row_t, tenant),
@@ -332,8 +363,10 @@ static void check_jobs(hid_t f, size_t n)
         offsetof(fs_job_row_t, restarts), offsetof(fs_job_row_t, submit),
         offsetof(fs_job_row_t, start),    offsetof(fs_job_row_t, end),
         offsetof(fs_job_row_t, wait),     offsetof(fs_job_row_t, run),
-        offsetof(fs_job_row_t, lost_gpu_s), offsetof(fs_job_row_t, state)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4};
+        offsetof(fs_job_row_t, lost_gpu_s), offsetof(fs_job_row_t, state),
+        offsetof(fs_job_row_t, ckpt_s),   offsetof(fs_job_row_t, recovery_s),
+        offsetof(fs_job_row_t, ettr),     offsetof(fs_job_row_t, goodput)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8};
     if (n == 0)
         return;
     fs_job_row_t *rows = calloc(n, sizeof *rows);
@@ -346,7 +379,9 @@ static void check_jobs(hid_t f, size_t n)
               g->restarts == w.restarts && bits_equal(g->submit, w.submit) &&
               bits_equal(g->start, w.start) && bits_equal(g->end, w.end) &&
               bits_equal(g->wait, w.wait) && bits_equal(g->run, w.run) &&
-              bits_equal(g->lost_gpu_s, w.lost_gpu_s) && g->state == w.state)) {
+              bits_equal(g->lost_gpu_s, w.lost_gpu_s) && g->state == w.state &&
+              bits_equal(g->ckpt_s, w.ckpt_s) && bits_equal(g->recovery_s, w.recovery_s) &&
+              bits_equal(g->ettr, w.ettr) && bits_equal(g->goodput, w.goodput))) {
             free(rows);
             fail_msg("/jobs row %zu differs", i);
         }
@@ -359,13 +394,15 @@ static void check_timeline(hid_t f, size_t m)
     char names[512];
     column_names(f, "timeline", names, sizeof names);
     assert_string_equal(names,
-                        "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued");
+                        "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
+                        "nodes_down,repair_queue");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
                           offsetof(fs_sample_row_t, jobs_running), offsetof(fs_sample_row_t, jobs_queued),
-                          offsetof(fs_sample_row_t, gpus_queued)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8};
+                          offsetof(fs_sample_row_t, gpus_queued), offsetof(fs_sample_row_t, nodes_down),
+                          offsetof(fs_sample_row_t, repair_queue)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -375,9 +412,43 @@ static void check_timeline(hid_t f, size_t m)
         if (!(bits_equal(g->time, w.time) && g->gpus_total == w.gpus_total &&
               g->gpus_up == w.gpus_up && g->gpus_busy == w.gpus_busy &&
               g->jobs_running == w.jobs_running && g->jobs_queued == w.jobs_queued &&
-              g->gpus_queued == w.gpus_queued)) {
+              g->gpus_queued == w.gpus_queued && g->nodes_down == w.nodes_down &&
+              g->repair_queue == w.repair_queue)) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
+        }
+    }
+    free(rows);
+}
+
+static void check_failures(hid_t f, size_t m)
+{
+    char names[512];
+    column_names(f, "failures", names, sizeof names);
+    assert_string_equal(names, "time,component,unit,nodes,cause,repair,repair_time,jobs_hit");
+    assert_int_equal(table_rows(f, "failures"), m);
+    size_t csz;
+    assert_int_equal(member_class(f, "failures", "cause", &csz), H5T_STRING);
+    assert_int_equal(csz, FS_FAILURE_CAUSE_MAX);
+    assert_int_equal(member_class(f, "failures", "component", &csz), H5T_ENUM);
+    assert_int_equal(member_class(f, "failures", "repair", &csz), H5T_ENUM);
+    const size_t off[] = {offsetof(fs_failure_row_t, time),   offsetof(fs_failure_row_t, component),
+                          offsetof(fs_failure_row_t, unit),   offsetof(fs_failure_row_t, nodes),
+                          offsetof(fs_failure_row_t, cause),  offsetof(fs_failure_row_t, repair),
+                          offsetof(fs_failure_row_t, repair_time), offsetof(fs_failure_row_t, jobs_hit)};
+    const size_t sz[] = {8, 4, 4, 4, FS_FAILURE_CAUSE_MAX, 4, 8, 4};
+    if (m == 0)
+        return;
+    fs_failure_row_t *rows = calloc(m, sizeof *rows);
+    assert_true(H5TBread_table(f, "failures", sizeof *rows, off, sz, rows) >= 0);
+    for (size_t i = 0; i < m; i++) {
+        fs_failure_row_t w = failure_row(i), *g = &rows[i];
+        if (!(bits_equal(g->time, w.time) && g->component == w.component && g->unit == w.unit &&
+              g->nodes == w.nodes && memcmp(g->cause, w.cause, sizeof w.cause) == 0 &&
+              g->repair == w.repair && bits_equal(g->repair_time, w.repair_time) &&
+              g->jobs_hit == w.jobs_hit)) {
+            free(rows);
+            fail_msg("/failures row %zu differs", i);
         }
     }
     free(rows);
@@ -480,6 +551,7 @@ static void check_file(const char *path, size_t n, size_t m)
     check_pools(f);
     check_jobs(f, n);
     check_timeline(f, m);
+    check_failures(f, table_rows(f, "failures") ? m : 0);   /* write_run writes m, others none */
     check_summary(f);
     check_tenants(f);
     assert_int_equal(H5Fget_obj_count(f, H5F_OBJ_ALL | H5F_OBJ_LOCAL), 1);   /* the file */
@@ -540,7 +612,7 @@ static void test_layout(void **state)
         assert_true(H5Tequal(mt, types[i].type) > 0);
         H5Tclose(mt);
     }
-    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4);   /* packed */
+    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8);   /* packed */
     H5Tclose(t);
 
     hid_t dcpl = H5Dget_create_plist(d);
@@ -560,11 +632,17 @@ static void test_layout(void **state)
     char *cols = attr_string(f, "jobs", "columns");
     assert_string_equal(cols, "id:-; tenant:-; pool:-; gpus:GPU; gpu_milli:milliGPU; "
                               "nodes:node; restarts:count; submit:s; start:s; end:s; wait:s; "
-                              "run:s; lost_gpu_s:GPU-s; state:job_state");
+                              "run:s; lost_gpu_s:GPU-s; state:job_state; ckpt_s:s; "
+                              "recovery_s:s; ettr:fraction; goodput:fraction");
     free(cols);
     cols = attr_string(f, "timeline", "columns");
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
-                              "jobs_running:job; jobs_queued:job; gpus_queued:GPU");
+                              "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
+                              "nodes_down:node; repair_queue:count");
+    free(cols);
+    cols = attr_string(f, "failures", "columns");
+    assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "
+                              "repair:repair; repair_time:s; jobs_hit:job");
     free(cols);
     const char *tables[] = {"summary", "tenants", "pools"};
     for (int i = 0; i < 3; i++) {
@@ -955,11 +1033,115 @@ static void test_alloc_faults_commit(void **state)
         }
         failures++;
         assert_int_equal(rc, FS_ENOMEM);
-        assert_non_null(strstr(err.msg, "tenants"));
+        /* the buffered rows are compressed (outside the HDF5 lock) first */
+        assert_true(strstr(err.msg, "tenants") || strstr(err.msg, "compressing /jobs"));
         assert_int_equal(dir_entries(fx->dir), 0);   /* no half file anywhere */
         assert_int_equal(fs_alloc_live(), fx->live0);
     }
     assert_true(failures >= 1);
+}
+
+/* ---- two writers on two threads, one HDF5 lock ----------------------------- */
+
+/* The lock of a sweep (fs_run_opts_t.io_lock): a mutex, plus checks that
+ * every take is followed by a release and that nobody nests it. */
+typedef struct tlock {
+    pthread_mutex_t mu;
+    int held;       /* under mu */
+    long takes;     /* under mu */
+    int nested;
+} tlock_t;
+
+static void tlock_fn(void *ud, int lock)
+{
+    tlock_t *l = ud;
+    if (lock) {
+        pthread_mutex_lock(&l->mu);
+        if (l->held)
+            l->nested = 1;
+        l->held = 1;
+        l->takes++;
+    } else {
+        if (!l->held)
+            l->nested = 1;
+        l->held = 0;
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+typedef struct twriter {
+    const char *path;
+    tlock_t *lock;
+    int rc;
+} twriter_t;
+
+/* 150,000 jobs and 70,000 samples (full chunks and a partial last one). */
+static void *twrite(void *ud)
+{
+    twriter_t *w = ud;
+    fs_results_meta_t md = meta();
+    md.io_lock = tlock_fn;
+    md.io_lock_ud = w->lock;
+    fs_results_t *r = NULL;
+    fs_error_t err;
+    w->rc = fs_results_open(w->path, &md, &r, &err);
+    for (size_t i = 0; i < 150000 && w->rc == 0; i++) {
+        fs_job_row_t row = job_row(i);
+        w->rc = fs_results_add_job(r, &row, &err);
+    }
+    for (size_t i = 0; i < 70000 && w->rc == 0; i++) {
+        fs_sample_row_t s = sample_row(i);
+        w->rc = fs_results_add_sample(r, &s, &err);
+    }
+    for (size_t i = 0; i < 70000 && w->rc == 0; i++) {   /* as write_run */
+        fs_failure_row_t fr = failure_row(i);
+        w->rc = fs_results_add_failure(r, &fr, &err);
+    }
+    fs_summary_t sum = summary_value();
+    if (w->rc == 0)
+        w->rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
+    else if (r)
+        fs_results_abort(r);
+    return NULL;
+}
+
+/* Chunks are compressed outside the lock and written under it: two threads
+ * writing at once produce files that read back exactly and are byte for
+ * byte the file one thread writes without any lock; the lock is taken by
+ * the writer itself, never nested, always released. */
+static void test_threads_one_lock(void **state)
+{
+    fixture_t *fx = *state;
+    char *a = fs_test_path(fx->dir, "a.h5"), *b = fs_test_path(fx->dir, "b.h5");
+    tlock_t l = {.held = 0};
+    pthread_mutex_init(&l.mu, NULL);
+    twriter_t wa = {a, &l, -1}, wb = {b, &l, -1};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, twrite, &wa), 0);
+    assert_int_equal(pthread_create(&tb, NULL, twrite, &wb), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_mutex_destroy(&l.mu);
+    assert_int_equal(wa.rc, 0);
+    assert_int_equal(wb.rc, 0);
+    assert_false(l.nested);
+    assert_false(l.held);
+    /* open, 3 + 2 flushes of /jobs and /timeline, commit: per file */
+    assert_true(l.takes >= 2 * 7);
+    check_file(a, 150000, 70000);
+    write_run(fx->path, 150000, 70000);
+    size_t na, nb, n1;
+    char *da = fs_test_read(a, &na), *db = fs_test_read(b, &nb), *d1 = fs_test_read(fx->path, &n1);
+    assert_non_null(da);
+    assert_non_null(db);
+    assert_non_null(d1);
+    assert_true(na == n1 && memcmp(da, d1, n1) == 0);
+    assert_true(nb == n1 && memcmp(db, d1, n1) == 0);
+    free(da);
+    free(db);
+    free(d1);
+    free(a);
+    free(b);
 }
 
 /* ---- h5dump ------------------------------------------------------------------ */
@@ -1016,6 +1198,7 @@ int main(void)
         T(test_alloc_faults_open),
         T(test_alloc_faults_add),
         T(test_alloc_faults_commit),
+        T(test_threads_one_lock),
         T(test_h5dump),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,6 +149,7 @@ static const char multi_dump[] =
     "    leaves_per_spine: 0\n"
     "  speed: []\n"
     "  speed_catalog: false\n"
+    "  span_speed: []\n"
     "workload:\n"
     "  synthetic:\n"
     "    arrivals:\n"
@@ -198,6 +199,29 @@ static const char multi_dump[] =
     "  tiresias:\n"
     "    thresholds: \"3600\"\n"
     "    promote_knob: 0\n"
+    "  kueue:\n"
+    "    cluster_queues: []\n"
+    "    flavors: []\n"
+    "    fair_sharing: false\n"
+    "  volcano:\n"
+    "    queues: []\n"
+    "    reclaim: false\n"
+    "    preempt: false\n"
+    "    drf: true\n"
+    "    period: 1s\n"
+    "recovery:\n"
+    "  checkpoint: none\n"
+    "  interval: 1h\n"
+    "  write_cost: 1m\n"
+    "  restore: 10m\n"
+    "  detection: 5m\n"
+    "  requeue: 0s\n"
+    "  node_mttf: 0s\n"
+    "  retry:\n"
+    "    policy: requeue\n"
+    "    limit: 0\n"
+    "    base: 10s\n"
+    "    max: 6m\n"
     "output:\n"
     "  timeline_interval: 0s\n"
     "  jobs: false\n";
@@ -343,9 +367,9 @@ static void test_error_unknown_keys(void **state)
     (void)state;
     expect_error("name: x\nclusterr: 1\n", NULL, 0,
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
-                 "until, warmup, cluster, workload, scheduler, output, sweep)");
+                 "until, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
-                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog)");
+                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
                  "t.yaml:6:16: unknown key 'rat' in 'workload.synthetic.arrivals' (expected one of: "
                  "process, rate, profile)");
@@ -423,7 +447,7 @@ static void test_error_types(void **state)
                  "t.yaml:1:10: horizon: expected a duration such as 90s, 15m, 2h or 30d, > 0s, found a block of keys");
     expect_error("seed: 1.5\n", NULL, 0, "t.yaml:1:7: seed: '1.5' is not a whole number (expected a whole number >= 0)");
     expect_error("seed:\n", NULL, 0, "t.yaml:1:6: seed: missing value (expected a whole number >= 0)");
-    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, topology, speed, speed_catalog), found a value '5'");
+    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, topology, speed, speed_catalog, span_speed), found a value '5'");
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
@@ -624,9 +648,9 @@ static void test_override_errors(void **state)
     (void)state;
     const char *text = fs_scenario_default_text();
     struct { const char *set, *want; } cases[] = {
-        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog)"},
+        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
-                      "until, warmup, cluster, workload, scheduler, output, sweep)"},
+                      "until, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)"},
         {"cluster.pools.0.nodes=0",
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},
@@ -640,7 +664,7 @@ static void test_override_errors(void **state)
                                       "'trace', not both"},
         {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, mode, placement, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
-                          "checkpoint_interval, bf, slurm, tiresias), found a value 'fifo'"},
+                          "checkpoint_interval, bf, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},
         {"name=", "--set name: missing value (write KEY=VALUE; null restores the default)"},
         {"noequals", "--set noequals: expected KEY=VALUE"},

@@ -416,9 +416,71 @@ static void test_alloc_failures(void **state)
     assert_true(oom > 100);
 }
 
+/* fleetsim versus: variants become zipped points; a key a variant leaves
+ * out keeps the scenario's own value (written out: "fifo", "best_effort",
+ * "10/h"); a run's overrides hold the variant's values and its
+ * replication; no name: the sweep name is the scenario's `name`, not the
+ * path; errors name the -p. */
+static void test_variants(void **state)
+{
+    (void)state;
+    fs_sweep_plan_t *p = plan_ok(BASE "sweep: {replications: 2}\n");
+    assert_string_equal(p->name, "t");
+    const char *ka[] = {"scheduler.queue"}, *va[] = {"sjf"};
+    const char *kb[] = {"scheduler.mode", "workload.synthetic.arrivals.rate"},
+               *vb[] = {"strict", "12/h"};
+    fs_sweep_variant_t v[] = {{"base", NULL, NULL, 0}, {"a", ka, va, 1}, {"b", kb, vb, 2}};
+    fs_error_t err;
+    assert_int_equal(fs_sweep_plan_set_variants(p, v, 3, &err), 0);
+    assert_int_equal(p->combine, FS_SWEEP_ZIP);
+    assert_int_equal(p->n_points, 3);
+    assert_int_equal(p->n_runs, 6);
+    assert_int_equal(p->n_params, 3);
+    static const char *const want[3][3] = {{"fifo", "sjf", "fifo"},
+                                           {"best_effort", "best_effort", "strict"},
+                                           {"10/h", "10/h", "12/h"}};
+    for (size_t j = 0; j < 3; j++)
+        for (size_t pt = 0; pt < 3; pt++)
+            assert_string_equal(val(p, pt, j), want[j][pt]);
+    assert_string_equal(p->params[2].where[2], "-p b");
+    char **o = NULL;
+    size_t n = 0;
+    assert_int_equal(fs_sweep_run_overrides(p, 5, &o, &n, &err), 0);   /* point 2, rep 1 */
+    int seen = 0;
+    for (size_t i = 0; i < n; i++)
+        seen |= (strcmp(o[i], "scheduler.mode=strict") == 0) |
+                (strcmp(o[i], "workload.synthetic.arrivals.rate=12/h") == 0) << 1 |
+                (strcmp(o[i], "replication=1") == 0) << 2;
+    assert_int_equal(seen, 7);
+    fs_sweep_overrides_free(o, n);
+    fs_sweep_plan_destroy(p);
+
+    /* errors: a banned key, a bad value (checked as a point), a list key
+     * that only one variant sets */
+    const char *ks[] = {"seed"}, *vs[] = {"3"};
+    const char *kq[] = {"scheduler.queue"}, *vq[] = {"bogus"};
+    const char *kn[] = {"cluster.pools.0.nodes"}, *vn[] = {"4"};
+    fs_sweep_variant_t bad1[] = {{"x", NULL, NULL, 0}, {"y", ks, vs, 1}};
+    fs_sweep_variant_t bad2[] = {{"x", NULL, NULL, 0}, {"y", kq, vq, 1}};
+    fs_sweep_variant_t bad3[] = {{"x", NULL, NULL, 0}, {"y", kn, vn, 1}};
+    p = plan_ok(BASE "sweep: {replications: 2}\n");
+    assert_int_equal(fs_sweep_plan_set_variants(p, bad1, 2, &err), FS_EINVAL);
+    assert_string_equal(err.msg, "-p y: seed cannot differ between policies (common random numbers)");
+    fs_sweep_plan_destroy(p);
+    p = plan_ok(BASE "sweep: {replications: 2}\n");
+    assert_int_equal(fs_sweep_plan_set_variants(p, bad2, 2, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "-p y: sweep point 1 (scheduler.queue=bogus)"));
+    fs_sweep_plan_destroy(p);
+    p = plan_ok(BASE "sweep: {replications: 2}\n");
+    assert_int_equal(fs_sweep_plan_set_variants(p, bad3, 2, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "-p x: does not set cluster.pools.0.nodes"));
+    fs_sweep_plan_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_variants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zip_and_no_params, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),

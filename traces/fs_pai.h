@@ -16,6 +16,22 @@
  * and counted or refused (opts.cpu_only); jobs with a task that never
  * started or has not ended (empty times) or a zero run time are skipped
  * and counted.  Times are seconds (Unix).  docs/traces.md ("pai").
+ *
+ * A directory instead of a file: DIR/pai_task_table.csv (or .csv.gz) streams
+ * as above, and the optional DIR/pai_job_table.csv
+ *   job_name,inst_id,user,status,start_time,end_time
+ * and DIR/pai_instance_table.csv
+ *   job_name,task_name,inst_name,worker_name,inst_id,status,start_time,
+ *   end_time,machine
+ * are read first into hash tables keyed by job (and task) name: 32 bytes
+ * per job and per task with instances, never the rows.  Job table: submit =
+ * its start_time, tenant = user, rec_state = status, rec_start = when the
+ * job really started; a task-table job missing from it is a row error
+ * ("not in the job table").  Instance table: a task's instances = its
+ * instance rows (else inst_num), so GPUs = sum of instances x plan_gpu; the
+ * job's run = the span of its instances' times.  Side-table errors name
+ * their own FILE:LINE; lenient skips count as "job table: REASON" /
+ * "instance table: REASON".
  */
 #ifndef FS_PAI_H
 #define FS_PAI_H

@@ -3,7 +3,7 @@
  * exact EASY backfill with a ~10,000-deep queue on 10,000 GPUs, and Slurm
  * multifactor priority recomputed every PriorityCalcPeriod, in simulated
  * jobs per wall-clock and per CPU second (docs/performance.md, "Policies").
- * The environment variable FS_BENCH_ONLY=easy|slurm runs one of the two
+ * The environment variable FS_BENCH_ONLY=easy|slurm|volcano|kueue runs one of them
  * (for profiling).
  */
 #ifndef FS_BENCH_POLICY_H

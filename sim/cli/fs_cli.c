@@ -100,6 +100,30 @@ static const fs_command_t commands[] = {
      "Under mpirun (OpenMPI; built with -DFLEETSIM_MPI=ON) rank 0 hands out runs to every\n"
      "rank as they ask, works too, and writes the index.\n"
      "Exit status: 0 success, 1 a run failed or was interrupted, 2 bad usage or invalid input.\n"},
+    {"plan", fs_cmd_plan, "search the cheapest fleet that meets the scenario's SLOs",
+     "usage: fleetsim plan SCENARIO.yaml [-o DIR] [-j N] [--shard I/N] [--scan] [--set KEY=VALUE]...\n"
+     "       mpirun -n N fleetsim plan SCENARIO.yaml -o DIR [-j N] ...\n"
+     "\n"
+     "For each choice of the scenario's plan section (a pool, its GPU model, overrides),\n"
+     "finds by bisection the smallest node count whose plan.replications runs meet every\n"
+     "SLO at the end of its t-interval (plan.confidence), and picks the cheapest such\n"
+     "fleet (plan.objective, default cost_total) across choices (docs/plan.md).  Each\n"
+     "candidate runs as a one-point sweep into DIR/evals/<choice>-n<N>/ (threads, MPI\n"
+     "ranks or shards, as fleetsim sweep; finished candidates are reused).  Prints every\n"
+     "evaluated point, the frontier and the chosen plan; writes DIR/plan.h5.\n"
+     "\n"
+     "  -o, --output DIR     output directory (default plan-out)\n"
+     "  -j, --jobs N         worker threads (default: the number of CPUs; 1 per MPI rank)\n"
+     "  --shard I/N          run runs k with k mod N == I of every candidate and wait for\n"
+     "                       the other shards' runs (shards must run at the same time,\n"
+     "                       on shared storage); shard 0 writes plan.h5\n"
+     "  --scan               evaluate every node count instead of bisecting (checking)\n"
+     "  --set KEY=VALUE      override a scenario key (before the candidates' own)\n"
+     "  --dry-run            print the SLOs and choices without running\n"
+     "  -q, --quiet          nothing on stdout\n"
+     "\n"
+     "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
+     "failed or was interrupted, 2 bad usage or invalid input.\n"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"
      "\n"
@@ -118,6 +142,32 @@ static const fs_command_t commands[] = {
      "fit: a synthetic workload (scenario fragment) reproducing the trace.\n"
      "'fleetsim trace SUBCOMMAND --help' shows one subcommand.\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
+    {"versus", fs_cmd_versus, "one workload under several policies side by side (common random numbers)",
+     "usage: fleetsim versus SCENARIO.yaml -p NAME=KEY=VALUE[,KEY=VALUE...] -p NAME=... ...\n"
+     "                       -o DIR [-r REPS] [-j N] [--metrics LIST] [--set KEY=VALUE]...\n"
+     "\n"
+     "Runs the scenario under every policy variant given with -p (the first is the\n"
+     "baseline), REPS replications each; replication r of every variant sees the same\n"
+     "random streams (the same arrivals, the same failures).  A key a variant does not\n"
+     "set keeps the scenario's value.  Prints each summary metric per variant as\n"
+     "mean +- the 95% t half-width, then every variant minus the baseline, paired by\n"
+     "replication, with its 95% interval and * where it excludes 0.  DIR is a sweep\n"
+     "directory (points in -p order): fleetsim report DIR/index.h5 and fleetsim compare\n"
+     "DIR/index.h5 --points 0 1 work on it (docs/policies.md).\n"
+     "\n"
+     "  -p, --policy NAME=KEY=VALUE[,KEY=VALUE...]   a variant (commas inside {} and []\n"
+     "                       belong to the value); NAME alone: the scenario as it is\n"
+     "  -o, --output DIR     output directory (created)\n"
+     "  -r, --replications N replications per variant (default 10, at least 2)\n"
+     "  -j, --jobs N         worker threads (default: the number of CPUs)\n"
+     "  --metrics LIST       summary fields to show (default jobs_completed,utilization,\n"
+     "                       goodput,wait_mean,wait_p95,jct_mean,makespan)\n"
+     "  --set KEY=VALUE      override a key of the base scenario (every variant)\n"
+     "  --resume             keep the finished runs of an interrupted comparison\n"
+     "  -q, --quiet          only the tables\n"
+     "\n"
+     "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
+     "2 bad usage or invalid input.\n"},
     {"help", fs_cmd_help, "list the commands, or show one command's usage",
      "usage: fleetsim help [COMMAND]\n"},
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",

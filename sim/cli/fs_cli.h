@@ -28,12 +28,14 @@ int fs_cmd_help(int argc, char **argv);
 int fs_cmd_version(int argc, char **argv);
 int fs_cmd_sweep(int argc, char **argv);
 int fs_cmd_merge(int argc, char **argv);
+int fs_cmd_plan(int argc, char **argv);
 int fs_cmd_compare(int argc, char **argv);
 int fs_cmd_report(int argc, char **argv);
 int fs_cmd_trace(int argc, char **argv);
 /* The trace-parsing benchmark of `fleetsim bench` (sim/cli/bench_trace.c). */
 int fs_bench_trace(unsigned long long rows);
 int fs_cmd_frag(int argc, char **argv);
+int fs_cmd_versus(int argc, char **argv);
 
 /* Prints "fleetsim CMD: message" to stderr and returns 2 (usage error). */
 int fs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

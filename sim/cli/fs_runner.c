@@ -1,5 +1,6 @@
 #include "fs_runner.h"
 #include "../../analysis/fs_results.h"
+#include "../../models/fs_cost.h"
 #include "../../models/fs_model.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_synth.h"
@@ -35,13 +36,6 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Brackets a call into the results writer (fs_run_opts_t.io_lock). */
-static void io_lock(const fs_run_opts_t *o, int lock)
-{
-    if (o->io_lock)
-        o->io_lock(o->io_lock_ud, lock);
-}
-
 static int sink_job(void *ud, const fs_job_row_t *row)
 {
     run_ctx_t *c = ud;
@@ -49,9 +43,7 @@ static int sink_job(void *ud, const fs_job_row_t *row)
     if (rc)
         return rc;
     if (c->res && c->cfg->output.jobs) {
-        io_lock(c->opts, 1);
         rc = fs_results_add_job(c->res, row, c->err);
-        io_lock(c->opts, 0);
         if (rc)
             return rc;
     }
@@ -65,10 +57,15 @@ static int sink_sample(void *ud, const fs_sample_row_t *row)
     run_ctx_t *c = ud;
     if (!c->res)
         return 0;
-    io_lock(c->opts, 1);
-    int rc = fs_results_add_sample(c->res, row, c->err);
-    io_lock(c->opts, 0);
-    return rc;
+    return fs_results_add_sample(c->res, row, c->err);
+}
+
+static int sink_failure(void *ud, const fs_failure_row_t *row)
+{
+    run_ctx_t *c = ud;
+    if (!c->res)
+        return 0;
+    return fs_results_add_failure(c->res, row, c->err);
 }
 
 static void progress(void *ud, const fs_model_t *m)
@@ -95,6 +92,38 @@ static int open_source(const fs_config_t *cfg, fs_source_t **src, fs_error_t *er
     return fs_synth_create(&sc, cfg->seed, cfg->replication, src, err);
 }
 
+/* The source's skip reasons (lenient rows, option skips) into the results
+ * file's root attribute rows_skipped_by_reason. */
+static int store_skips(fs_results_t *res, const fs_source_t *src, fs_error_t *err)
+{
+    enum { MAX_REASONS = 64 };
+    const char *why[MAX_REASONS];
+    uint64_t count[MAX_REASONS];
+    size_t n = 0;
+    while (n < MAX_REASONS && (why[n] = fs_source_skip_reason(src, n, &count[n])) != NULL)
+        n++;
+    return fs_results_set_skipped(res, why, count, n, err);
+}
+
+/* Prices the finished run (models/fs_cost.h) into the summary's cost
+ * figures and *cost.  rates: resolved before the run (NULL: no cost). */
+static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t *s,
+                    fs_cost_report_t *cost, fs_error_t *err)
+{
+    if (!rates)
+        return 0;
+    int rc = fs_cost_report(rates, fs_model_usage(model), s->jobs_completed, cost);
+    if (rc)
+        return fs_error_set(err, rc, "cost: %s", fs_error_describe(rc));
+    s->cost_total = cost->cost_total;
+    s->cost_per_gpu_hour = cost->cost_per_gpu_hour;
+    s->cost_per_job = cost->cost_per_job;
+    s->cost_idle = cost->cost_idle;
+    s->cost_failures = cost->cost_failures;
+    s->energy_kwh = cost->energy_kwh;
+    return 0;
+}
+
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err)
 {
@@ -104,9 +133,23 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     char *canon = NULL;
     const char **tenants = NULL;
     fs_pool_info_t *pools = NULL;
+    fs_cost_rate_t *rates = NULL;   /* NULL: the run has no cost */
+    fs_cost_report_t cost = {0};
     memset(rep, 0, sizeof *rep);
 
     int rc = open_source(cfg, &src, err);
+    if (rc)
+        goto out;
+    rates = fs_calloc(cfg->cluster.n_pools + 1, sizeof *rates);
+    if (!rates) {
+        rc = fs_error_set(err, FS_ENOMEM, "cost: out of memory");
+        goto out;
+    }
+    if ((rc = fs_cost_rates(cfg, rates, err)) == 1) {
+        fs_free(rates);
+        rates = NULL;
+        rc = 0;
+    }
     if (rc)
         goto out;
     if ((rc = fs_stats_create(fs_time_to_s(cfg->warmup), &c.stats))) {
@@ -130,14 +173,13 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,
             .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
             .pools = pools, .n_pools = cfg->cluster.n_pools,
+            .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
         };
-        io_lock(opts, 1);
         rc = fs_results_open(opts->output, &meta, &c.res, err);
-        io_lock(opts, 0);
         if (rc)
             goto out;
     }
-    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c};
+    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c, .failure = sink_failure};
     if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};
@@ -151,11 +193,13 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                  sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
         fs_error_t perr;
         fs_error_clear(&perr);
-        io_lock(opts, 1);
-        int prc = fs_results_commit_partial(c.res, reason, fs_time_to_s(fs_model_now(model)),
+        int prc = store_skips(c.res, src, &perr);
+        if (prc)
+            fs_results_abort(c.res);
+        else
+            prc = fs_results_commit_partial(c.res, reason, fs_time_to_s(fs_model_now(model)),
                                             &perr);
-        io_lock(opts, 0);
-        c.res = NULL;   /* freed by commit_partial either way */
+        c.res = NULL;   /* freed by commit_partial (or abort) either way */
         if (prc) {
             fs_error_prefix(&perr, "%s; partial results not written", err->msg);
             *err = perr;
@@ -173,6 +217,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         fs_error_set(err, rc, "statistics: %s", fs_error_describe(rc));
         goto out;
     }
+    if ((rc = run_cost(rates, model, &rep->summary, &cost, err)))
+        goto out;
     rep->wall_s = wall_now() - c.wall0;
     if (c.res) {
         size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
@@ -184,19 +230,18 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         for (size_t i = 0; i < n_tenants; i++)
             tenants[i] = fs_source_tenant_name(src, (int32_t)i);
         const fs_tenant_row_t *trows = fs_stats_tenants(c.stats, &n_rows);
-        io_lock(opts, 1);
+        if (rates && (rc = fs_results_add_cost(c.res, &cost, tenants, n_tenants, err)))
+            goto out;
+        if ((rc = store_skips(c.res, src, err)))
+            goto out;
         rc = fs_results_commit(c.res, &rep->summary, trows, n_rows, tenants, n_tenants, err);
-        io_lock(opts, 0);
         c.res = NULL;   /* freed by commit either way */
         if (rc)
             goto out;
     }
 out:
-    if (c.res) {
-        io_lock(opts, 1);
+    if (c.res)
         fs_results_abort(c.res);
-        io_lock(opts, 0);
-    }
     fs_model_destroy(model);
     fs_stats_destroy(c.stats);
     if (src)
@@ -204,6 +249,8 @@ out:
     fs_free(canon);
     fs_free(pools);
     fs_free(tenants);
+    fs_free(rates);
+    fs_cost_report_release(&cost);
     return rc;
 }
 
@@ -247,6 +294,17 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fprintf(f, "completion   mean %s   p50 %s   p95 %s\n", a, b, e);
     fmt_duration(a, sizeof a, s->makespan);
     fprintf(f, "makespan     %s\n", a);
+    if (cfg->failures.given)
+        fprintf(f, "failures     %llu, %llu jobs interrupted; availability %.2f%%\n",
+                (unsigned long long)s->failures, (unsigned long long)s->interruptions,
+                100 * s->availability);
+    if (s->interruptions > 0 || s->gpu_s_ckpt > 0 || s->gpu_s_lost > 0)
+        fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h; mean ETTR %.1f%%\n",
+                s->gpu_s_lost / 3600.0, s->gpu_s_ckpt / 3600.0, 100 * s->ettr_mean);
+    if (!isnan(s->cost_total))
+        fprintf(f, "cost         $%.0f: $%.2f per delivered GPU-hour, $%.2f per job; idle $%.0f, "
+                "failures $%.0f; %.1f MWh\n", s->cost_total, s->cost_per_gpu_hour,
+                s->cost_per_job, s->cost_idle, s->cost_failures, s->energy_kwh / 1000.0);
     fprintf(f, "engine       %llu events in %.2f s (%.2f M events/s)\n",
             (unsigned long long)s->events, rep->wall_s,
             rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);

@@ -21,10 +21,10 @@ typedef struct fs_run_opts {
     /* optional extra receiver of every job row (tests) */
     int (*on_job)(void *ud, const fs_job_row_t *row);
     void *on_job_ud;
-    /* optional: called with lock = 1 before and lock = 0 after every call
-     * into the results writer (HDF5, which Debian builds without thread
-     * safety): sweeps running on several threads pass one process-wide
-     * mutex here */
+    /* optional: the process-wide HDF5 lock (Debian builds HDF5 without
+     * thread safety), called with lock = 1 / 0; handed to the results writer,
+     * which takes it around its HDF5 calls only (compression runs outside
+     * it): sweeps running on several threads pass one mutex here */
     void (*io_lock)(void *ud, int lock);
     void *io_lock_ud;
 } fs_run_opts_t;

@@ -4,7 +4,7 @@
  * Work distribution: the runs this process must do (its shard, minus runs
  * already complete when resuming) form a list; worker threads take the
  * next entry under a mutex.  Under MPI the list lives on rank 0: rank 0's
- * main thread serves requests (MPI_Iprobe + a 200 us nap, so it does not
+ * main thread serves requests (MPI_Iprobe + a 2 ms nap, so it does not
  * spin a core away from the workers) while its own worker threads take
  * from the same list; workers on other ranks ask rank 0 for one run at a
  * time (MPI calls serialized by a mutex).  Dynamic distribution keeps the
@@ -372,7 +372,7 @@ static void join_workers(pthread_t *th, unsigned n)
 static void serve(exec_t *x, unsigned remote_workers)
 {
     unsigned finished = 0;
-    struct timespec nap = {0, 200000};
+    struct timespec nap = {0, 2000000};   /* 2 ms: a request per run, runs take far longer */
     while (finished < remote_workers) {
         int flag = 0;
         MPI_Status st;

@@ -15,7 +15,11 @@ CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 # check_page HTML N NAMES...: N <img> elements, each a PNG data URI equal to
 # the file NAME.png in the plots folder; no SVG; then Chromium loads them all
 # (and, with SHOT=1, takes a screenshot; FLEETSIM_KEEP_SCREENSHOTS=DIR keeps
-# a screenshot of every page there, to look at).
+# a screenshot of every page there, to look at).  The Chromium part is done
+# once for every page at the end (browser_results: one headless launch of a
+# page that holds each checked page in an iframe and reads each one's
+# data-images verdict); screenshots run in the background meanwhile.
+BROWSER_PAGES=()
 check_page() {
     local page=$1 n=$2
     shift 2
@@ -40,42 +44,108 @@ assert sorted(got) == sorted(names), (got, names)
 assert sorted(os.listdir(plots)) == sorted(x + ".png" for x in names), os.listdir(plots)
 EOF
     [ -n "$CHROMIUM" ] && [ "${BROWSER:-1}" = 1 ] || return 0
+    BROWSER_PAGES+=("$page:$n:${SHOT:-0}")
+    [ "${SHOT:-0}" = 1 ] || [ -n "${FLEETSIM_KEEP_SCREENSHOTS:-}" ] || return 0
+    (
+        prof=$(mktemp -d)
+        timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+            --disable-component-update --disable-sync --no-first-run --user-data-dir="$prof" \
+            --window-size=1200,3000 --screenshot="$PWD/${page%.html}-shot.png" \
+            "file://$(cd "$(dirname "$page")" && pwd)/$(basename "$page")" >/dev/null 2>&1
+        rm -rf "$prof"
+    ) &
+}
+
+# One Chromium launch for every page check_page saw: all.html frames them
+# and copies each frame's body[data-images] and data-image-count into its
+# own body[data-pages] ("PAGE=ok:N ..."), which --dump-dom shows; each page
+# must say ok with its N images.  Then the screenshots (SHOT=1) exist.
+browser_results() {
+    [ "${#BROWSER_PAGES[@]}" -gt 0 ] || return 0
+    local entry page n shot frames=""
+    for entry in "${BROWSER_PAGES[@]}"; do
+        frames+="<iframe src=\"${entry%%:*}\"></iframe>"
+    done
+    cat > all.html <<EOT
+<!doctype html><html><body data-pages="pending">$frames
+<script>
+function poll() {
+  var out = [], done = true, fr = document.getElementsByTagName("iframe");
+  for (var i = 0; i < fr.length; i++) {
+    var b = null;
+    try { b = fr[i].contentDocument && fr[i].contentDocument.body; } catch (e) {}
+    var st = b ? b.getAttribute("data-images") : "unreadable";
+    if (!st || st === "pending") done = false;
+    out.push(fr[i].getAttribute("src") + "=" + st + ":" + (b ? b.getAttribute("data-image-count") : ""));
+  }
+  document.body.setAttribute("data-pages", out.join(" "));
+  if (!done) setTimeout(poll, 50);
+}
+window.addEventListener("load", poll);
+</script></body></html>
+EOT
     local prof
     prof=$(mktemp -d)
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --disable-sync --no-first-run --user-data-dir="$prof" \
-        --virtual-time-budget=10000 --dump-dom "file://$(cd "$(dirname "$page")" && pwd)/$(basename "$page")" \
+        --disable-component-update --disable-sync --no-first-run --allow-file-access-from-files \
+        --user-data-dir="$prof" --virtual-time-budget=10000 --dump-dom "file://$PWD/all.html" \
         >dom.txt 2>chromium.err
     rm -rf "$prof"
-    if grep -q "<body data-images=\"ok\" data-image-count=\"$n\"" dom.txt; then
-        ok
-    else
-        bad "$page in Chromium: $(grep -o '<body[^>]*>' dom.txt || head -c 300 chromium.err)"
-    fi
-    # one screenshot per test run (the sweep page), every page when keeping them
-    [ "${SHOT:-0}" = 1 ] || [ -n "${FLEETSIM_KEEP_SCREENSHOTS:-}" ] || return 0
-    prof=$(mktemp -d)
-    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --disable-sync --no-first-run --user-data-dir="$prof" \
-        --window-size=1200,3000 --screenshot="$PWD/${page%.html}-shot.png" \
-        "file://$(cd "$(dirname "$page")" && pwd)/$(basename "$page")" >/dev/null 2>&1
-    rm -rf "$prof"
-    [ "$(stat -c %s "${page%.html}-shot.png" 2>/dev/null || echo 0)" -gt 20000 ] && ok \
-        || bad "$page: no screenshot"
-    if [ -n "${FLEETSIM_KEEP_SCREENSHOTS:-}" ]; then
-        cp "${page%.html}-shot.png" "$FLEETSIM_KEEP_SCREENSHOTS/" 2>/dev/null || true
-    fi
+    wait
+    local verdict
+    verdict=$(grep -o 'data-pages="[^"]*"' dom.txt)
+    for entry in "${BROWSER_PAGES[@]}"; do
+        IFS=: read -r page n shot <<<"$entry"
+        if [[ " ${verdict#data-pages=\"}" == *" $page=ok:$n "* || " ${verdict#data-pages=\"}" == *" $page=ok:$n\"" ]]; then
+            ok
+        else
+            bad "$page in Chromium: ${verdict:-$(head -c 300 chromium.err)}"
+        fi
+        if [ "$shot" = 1 ]; then
+            [ "$(stat -c %s "${page%.html}-shot.png" 2>/dev/null || echo 0)" -gt 20000 ] && ok \
+                || bad "$page: no screenshot"
+        fi
+        if [ -n "${FLEETSIM_KEEP_SCREENSHOTS:-}" ]; then
+            cp "${page%.html}-shot.png" "$FLEETSIM_KEEP_SCREENSHOTS/" 2>/dev/null || true
+        fi
+    done
 }
 
 BASE=(--set horizon=2d --set warmup=6h --set cluster.pools.0.nodes=32)
+
+# the real `fleetsim sweep`, when this build has it: runs in the background
+# while the single-run reports are made (its report is checked below)
+SWEEP_PID=
+if "$FLEETSIM" help 2>/dev/null | grep -q '^ *sweep'; then
+    cat > sweep.yaml <<'EOF'
+name: report-sweep
+horizon: 2d
+warmup: 6h
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 32, gpus_per_node: 8}
+workload:
+  synthetic:
+    arrivals: {process: poisson, rate: 10/h}
+    gpus: {1: 0.5, 2: 0.1, 4: 0.1, 8: 0.2, 16: 0.06, 64: 0.04}
+    duration: {dist: lognormal, median: 45m, sigma: 1.5}
+sweep:
+  params:
+    - {key: workload.synthetic.arrivals.rate, values: [8/h, 14/h]}
+  replications: 3
+EOF
+    timeout 120 "$FLEETSIM" sweep sweep.yaml -o real -j 2 -q >sweep.out 2>&1 &
+    SWEEP_PID=$!
+fi
 
 # ---- one run ----
 expect_exit 0 "$FLEETSIM" run "${BASE[@]}" --set workload.synthetic.arrivals.rate=12/h -o run.h5 -q
 expect_exit 0 "$FLEETSIM" report run.h5 -o run.html
 expect_out 'run\.html'
 # (no browser here: extra.html below has these plots and more)
-BROWSER=0 check_page run.html 2 timeline wait_cdf
-grep -q 'No /failures table in this file' run.html && ok || bad "absent /failures not said"
+BROWSER=0 check_page run.html 3 timeline wait_cdf cost
+grep -q 'Cost per pool (/cost_pools)' run.html && ok || bad "no cost table"
+grep -q '/failures has no rows' run.html && ok || bad "empty /failures not said"
 grep -q '<td>wait_p95</td>' run.html && ok || bad "no summary table"
 grep -q 'warm-up of 21600 s' run.html && ok || bad "the warm-up (6h) did not reach the report"
 
@@ -85,6 +155,9 @@ cp run.h5 extra.h5
 "$PY" - extra.h5 <<'EOF' && ok || bad "adding /failures and /cost failed"
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "a") as f:
+    for name in ("cost", "cost_pools", "cost_tenants", "failures"):   # the run's own
+        if name in f:
+            del f[name]
     kind = h5py.enum_dtype({"fail": 0, "repair": 1}, basetype="i4")
     t = np.linspace(0, 2 * 86400, 60)
     fl = np.zeros(60, dtype=[("time", "<f8"), ("event", kind), ("node", "<u4")])
@@ -110,34 +183,17 @@ for v in $vals; do
 done
 "$PY" "$LIB/fake_sweep.py" sw workload.synthetic.arrivals.rate "$vals" 3 && ok || bad "fake_sweep.py failed"
 expect_exit 0 "$FLEETSIM" report sw/index.h5 -o sweep.html
-SHOT=1 check_page sweep.html 3 versus_load wait_cdf timeline
+SHOT=1 check_page sweep.html 4 versus_load wait_cdf timeline cost
 grep -q 'Utilization and wait versus workload.synthetic.arrivals.rate' sweep.html && ok \
     || bad "no plot against the swept rate"
 grep -q 'Summary per point (/stats)' sweep.html && ok || bad "no per-point table"
 
-# the real `fleetsim sweep`, when this build has it
-if "$FLEETSIM" help 2>/dev/null | grep -q '^ *sweep'; then
-    cat > sweep.yaml <<'EOF'
-name: report-sweep
-horizon: 2d
-warmup: 6h
-cluster:
-  pools:
-    - {name: main, gpu: H100, nodes: 32, gpus_per_node: 8}
-workload:
-  synthetic:
-    arrivals: {process: poisson, rate: 10/h}
-    gpus: {1: 0.5, 2: 0.1, 4: 0.1, 8: 0.2, 16: 0.06, 64: 0.04}
-    duration: {dist: lognormal, median: 45m, sigma: 1.5}
-sweep:
-  params:
-    - {key: workload.synthetic.arrivals.rate, values: [8/h, 14/h]}
-  replications: 3
-EOF
-    if timeout 120 "$FLEETSIM" sweep sweep.yaml -o real -j 2 -q >sweep.out 2>&1; then
+# the real `fleetsim sweep` (started at the top, in the background)
+if [ -n "$SWEEP_PID" ]; then
+    if wait "$SWEEP_PID"; then
         ok
         expect_exit 0 "$FLEETSIM" report real/index.h5 -o real.html
-        check_page real.html 3 versus_load wait_cdf timeline
+        check_page real.html 4 versus_load wait_cdf timeline cost
     else
         echo "NOTE: fleetsim sweep did not run this sweep: $(head -c 400 sweep.out)"
     fi
@@ -168,4 +224,5 @@ expect_exit 2 "$FLEETSIM" report
 expect_exit 2 "$FLEETSIM" report run.h5 --bogus
 expect_exit 0 "$FLEETSIM" report --help
 expect_out 'usage: fleetsim report'
+browser_results
 finish

@@ -60,6 +60,9 @@ if command -v h5dump >/dev/null; then
     grep -q '"best_effort"' t1.txt && ok || bad "/points lacks the values"
     grep -q '"wait_mean"' t1.txt && ok || bad "/stats lacks wait_mean"
     h5dump -a /n_runs one/index.h5 | grep -q '(0): 4' && ok || bad "n_runs is not 4"
+    # `name` is the scenario's name key (not its path), in the index and the manifest
+    h5dump -a /name one/index.h5 | grep -q '(0): "tiny"' && ok || bad "index name is not tiny"
+    h5dump -a /name sh/sweep.h5 | grep -q '(0): "tiny"' && ok || bad "manifest name is not tiny"
     # the external links resolve from another directory
     (cd / && h5dump -d /runs_data/p0001-r0001/summary "$WORK/one/index.h5") > link.txt 2>&1 \
         && grep -q jobs_submitted link.txt && ok || bad "external link /runs_data/p0001-r0001 does not resolve"

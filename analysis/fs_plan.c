@@ -1,0 +1,1038 @@
+/*
+ * The search of `fleetsim plan` and its output (see fs_plan.h and
+ * docs/plan.md).
+ *
+ * Why bisection per choice, in lockstep rounds: the node count is the one
+ * monotone dimension (more nodes of a pool never make waits longer), so
+ * the smallest count that meets the SLOs is found in 1 + ceil(log2 n)
+ * evaluations instead of n; advancing every choice by one step per round
+ * gives the evaluator one batch of (choices x replications) independent
+ * runs to spread over threads or ranks.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_plan.h"
+#include "../scenarios/fs_units.h"
+#include "../sim/fs_alloc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "unknown"
+#endif
+
+#define MAX_COUNTS 1000000u /* node counts per choice */
+
+/* ---- spec ------------------------------------------------------------------------ */
+
+void fs_plan_sets_free(char **sets, size_t n)
+{
+    for (size_t i = 0; sets && i < n; i++)
+        fs_free(sets[i]);
+    fs_free(sets);
+}
+
+void fs_plan_spec_destroy(fs_plan_spec_t *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_slo; i++) {
+        fs_free(s->slo[i].metric);
+        fs_free(s->slo[i].text);
+    }
+    fs_free(s->slo);
+    for (size_t i = 0; i < s->n_choices; i++) {
+        fs_plan_choice_t *c = &s->choices[i];
+        fs_free(c->name);
+        fs_free(c->pool);
+        fs_free(c->gpu);
+        fs_free(c->nodes);
+        fs_plan_sets_free(c->sets, c->n_sets);
+    }
+    fs_free(s->choices);
+    fs_plan_sets_free(s->metrics, s->n_metrics);
+    fs_free(s);
+}
+
+static char *printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *printf_dup(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = fs_malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A bound: a plain number, or a duration (in seconds). */
+static int parse_bound(const char *text, double *out)
+{
+    fs_error_t e;
+    if (fs_units_parse_number(text, out, &e) == 0)
+        return 0;
+    fs_time_t t;
+    if (fs_units_parse_duration(text, &t, &e) == 0) {
+        *out = (double)t / 1e6;
+        return 0;
+    }
+    return -1;
+}
+
+static int spec_slo(const fs_config_t *cfg, fs_plan_spec_t *s, fs_error_t *err)
+{
+    const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
+    const fs_plan_cfg_t *p = &cfg->plan;
+    if (p->n_slo && !(s->slo = fs_calloc(p->n_slo, sizeof *s->slo)))
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    for (size_t i = 0; i < p->n_slo; i++) {
+        const fs_plan_slo_cfg_t *c = &p->slo[i];
+        fs_plan_slo_t *o = &s->slo[i];
+        s->n_slo = i + 1;
+        if (!c->max == !c->min)
+            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu (%s): give exactly one of max "
+                                "and min", file, i, c->metric);
+        const char *text = c->max ? c->max : c->min;
+        o->kind = c->max ? FS_PLAN_LE : FS_PLAN_GE;
+        if (parse_bound(text, &o->bound) != 0)
+            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu.%s: '%s' is not a number or a "
+                                "duration such as 1h", file, i, c->max ? "max" : "min", text);
+        if (!(o->metric = fs_strdup(c->metric)) ||
+            !(o->text = printf_dup("%s %s %s", c->metric, c->max ? "<=" : ">=", text)))
+            return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    return 0;
+}
+
+static long find_pool(const fs_config_t *cfg, const char *name)
+{
+    size_t n = cfg->cluster.n_pools - cfg->cluster.n_from;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cfg->cluster.pools[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int choice_sets(const fs_plan_choice_cfg_t *c, fs_plan_choice_t *o)
+{
+    size_t n = c->n_sets + 2, m = 0;
+    if (!(o->sets = fs_calloc(n, sizeof *o->sets)))
+        return -1;
+    if (c->gpu && !(o->sets[m++] = printf_dup("cluster.pools.%zu.gpu=%s", o->pool_index, c->gpu)))
+        return -1;
+    if (c->gpus_per_node &&
+        !(o->sets[m++] = printf_dup("cluster.pools.%zu.gpus_per_node=%" PRIu32, o->pool_index,
+                                    c->gpus_per_node)))
+        return -1;
+    for (size_t i = 0; i < c->n_sets; i++)
+        if (!(o->sets[m++] = printf_dup("%s=%s", c->sets[i].key, c->sets[i].value)))
+            return -1;
+    o->n_sets = m;
+    return 0;
+}
+
+static int spec_choice(const fs_config_t *cfg, size_t i, fs_plan_choice_t *o, fs_error_t *err)
+{
+    const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
+    const fs_plan_choice_cfg_t *c = &cfg->plan.choices[i];
+    long pi = find_pool(cfg, c->pool);
+    if (pi < 0)
+        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.pool: no pool named '%s' in "
+                            "cluster.pools", file, i, c->pool);
+    if (c->to < c->from)
+        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.nodes: to (%" PRIu32 ") is "
+                            "below from (%" PRIu32 ")", file, i, c->to, c->from);
+    uint64_t count = (uint64_t)(c->to - c->from) / c->step + 1;
+    if (count > MAX_COUNTS)
+        return fs_error_set(err, FS_ELIMIT, "%s: plan.choices.%zu.nodes: more than %u node "
+                            "counts; use a larger step", file, i, MAX_COUNTS);
+    const fs_pool_cfg_t *pool = &cfg->cluster.pools[pi];
+    o->pool_index = (size_t)pi;
+    o->gpus_per_node = c->gpus_per_node ? c->gpus_per_node : pool->gpus_per_node;
+    o->n_nodes = (size_t)count;
+    if (!(o->pool = fs_strdup(c->pool)) || !(o->gpu = fs_strdup(c->gpu ? c->gpu : pool->gpu)) ||
+        !(o->nodes = fs_calloc(o->n_nodes, sizeof *o->nodes)) || choice_sets(c, o) != 0)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    for (size_t k = 0; k < o->n_nodes; k++)
+        o->nodes[k] = c->from + (uint32_t)k * c->step;
+    o->name = c->name ? fs_strdup(c->name)
+                      : c->gpu ? printf_dup("%s/%s", c->pool, c->gpu) : fs_strdup(c->pool);
+    if (!o->name)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    return 0;
+}
+
+static int spec_metrics(const fs_config_t *cfg, fs_plan_spec_t *s)
+{
+    s->n_metrics = 1 + s->n_slo;
+    if (!(s->metrics = fs_calloc(s->n_metrics, sizeof *s->metrics)) ||
+        !(s->metrics[0] = fs_strdup(cfg->plan.objective ? cfg->plan.objective : "cost_total")))
+        return -1;
+    for (size_t i = 0; i < s->n_slo; i++)
+        if (!(s->metrics[1 + i] = fs_strdup(s->slo[i].metric)))
+            return -1;
+    return 0;
+}
+
+int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t *err)
+{
+    *out = NULL;
+    const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
+    const fs_plan_cfg_t *p = &cfg->plan;
+    if (!p->given || !p->n_choices)
+        return fs_error_set(err, FS_EINVAL, "%s:1:1: no 'plan' section with choices (add one, see "
+                            "docs/plan.md)", file);
+    fs_plan_spec_t *s = fs_calloc(1, sizeof *s);
+    if (!s)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    s->confidence = p->confidence;
+    s->replications = p->replications;
+    s->search = p->search;
+    s->keep_jobs = p->keep_jobs;
+    int rc = spec_slo(cfg, s, err);
+    if (!rc && !(s->choices = fs_calloc(p->n_choices, sizeof *s->choices)))
+        rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    for (size_t i = 0; !rc && i < p->n_choices; i++) {
+        s->n_choices = i + 1;
+        rc = spec_choice(cfg, i, &s->choices[i], err);
+        for (size_t j = 0; !rc && j < i; j++)
+            if (strcmp(s->choices[j].name, s->choices[i].name) == 0)
+                rc = fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu: the name '%s' is taken by "
+                                  "plan.choices.%zu (give each a name)", file, i,
+                                  s->choices[i].name, j);
+    }
+    if (!rc && spec_metrics(cfg, s) != 0)
+        rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    if (rc) {
+        fs_plan_spec_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int fs_plan_candidate_sets(const fs_plan_spec_t *s, size_t choice, uint32_t nodes, char ***out,
+                           size_t *n, fs_error_t *err)
+{
+    const fs_plan_choice_t *c = &s->choices[choice];
+    char **o = fs_calloc(c->n_sets + 1, sizeof *o);
+    int oom = !o;
+    for (size_t i = 0; !oom && i < c->n_sets; i++)
+        oom = !(o[i] = fs_strdup(c->sets[i]));
+    if (!oom)
+        oom = !(o[c->n_sets] = printf_dup("cluster.pools.%zu.nodes=%" PRIu32, c->pool_index, nodes));
+    if (oom) {
+        fs_plan_sets_free(o, c->n_sets + 1);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    *out = o;
+    *n = c->n_sets + 1;
+    return 0;
+}
+
+int fs_plan_metric(const char *const *names, const double *values, size_t n, const char *metric,
+                   double *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], metric) == 0) {
+            *out = values[i];
+            return 0;
+        }
+    if (strcmp(metric, "finished_share") == 0) {
+        double done = NAN, sub = NAN;
+        if (fs_plan_metric(names, values, n, "jobs_completed", &done) ||
+            fs_plan_metric(names, values, n, "jobs_submitted", &sub))
+            return -1;
+        *out = sub > 0 ? done / sub : NAN;
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- search -------------------------------------------------------------------------- */
+
+void fs_plan_result_destroy(fs_plan_result_t *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_points; i++) {
+        fs_free(r->points[i].runs);
+        fs_free(r->points[i].ci);
+    }
+    fs_free(r->points);
+    fs_free(r->best);
+    fs_free(r);
+}
+
+static long find_point(const fs_plan_result_t *r, size_t choice, uint32_t nodes)
+{
+    for (size_t i = 0; i < r->n_points; i++)
+        if (r->points[i].choice == choice && r->points[i].nodes == nodes)
+            return (long)i;
+    return -1;
+}
+
+static int slo_holds(const fs_plan_slo_t *slo, const fs_ci_t *ci)
+{
+    if (ci->n < 2 || isnan(ci->lo) || isnan(ci->hi))
+        return 0;
+    return slo->kind == FS_PLAN_LE ? ci->hi <= slo->bound : ci->lo >= slo->bound;
+}
+
+/* Adds a point from its runs (taken over). */
+static int add_point(const fs_plan_spec_t *s, fs_plan_result_t *r, const fs_plan_cand_t *c,
+                     uint32_t round, double *runs, fs_error_t *err)
+{
+    size_t reps = (size_t)s->replications;
+    fs_ci_t *ci = fs_calloc(s->n_metrics, sizeof *ci);
+    double *x = fs_calloc(reps, sizeof *x);
+    void *grown = ci && x ? fs_realloc(r->points, (r->n_points + 1) * sizeof *r->points) : NULL;
+    if (!grown) {
+        fs_free(ci);
+        fs_free(x);
+        fs_free(runs);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    r->points = grown;
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        for (size_t k = 0; k < reps; k++)
+            x[k] = runs[k * s->n_metrics + m];
+        if (fs_ci_t_interval(x, reps, s->confidence, &ci[m]) != 0) {
+            fs_free(ci);
+            fs_free(x);
+            fs_free(runs);
+            return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        }
+    }
+    fs_free(x);
+    fs_plan_point_t *p = &r->points[r->n_points++];
+    memset(p, 0, sizeof *p);
+    p->choice = c->choice;
+    p->nodes = c->nodes;
+    p->gpus = (uint64_t)c->nodes * s->choices[c->choice].gpus_per_node;
+    p->round = round;
+    p->runs = runs;
+    p->ci = ci;
+    p->meets = 1;
+    for (size_t i = 0; i < s->n_slo; i++)
+        p->meets &= slo_holds(&s->slo[i], &ci[1 + i]);
+    return 0;
+}
+
+/* Search state of one choice: the smallest feasible index lies in
+ * [lo, hi] (hi feasible once `top` has been evaluated and met). */
+typedef struct cstate {
+    size_t lo, hi;
+    int top;        /* the largest count has been evaluated */
+    int done;
+} cstate_t;
+
+/* The index this choice wants evaluated next, or -1 when it is done. */
+static long next_index(const fs_plan_spec_t *s, size_t c, const cstate_t *st)
+{
+    if (st->done)
+        return -1;
+    if (!st->top)
+        return (long)(s->choices[c].n_nodes - 1);
+    return (long)(st->lo + (st->hi - st->lo) / 2);
+}
+
+static void advance(const fs_plan_spec_t *s, const fs_plan_result_t *r, size_t c, cstate_t *st,
+                    long *best)
+{
+    const fs_plan_choice_t *ch = &s->choices[c];
+    if (s->search == FS_PLAN_SCAN) {
+        for (size_t k = 0; k < ch->n_nodes && *best < 0; k++) {
+            long pi = find_point(r, c, ch->nodes[k]);
+            if (pi >= 0 && r->points[pi].meets)
+                *best = pi;
+        }
+        st->done = 1;
+        return;
+    }
+    long idx = next_index(s, c, st);
+    long pi = find_point(r, c, ch->nodes[idx]);
+    int ok = r->points[pi].meets;
+    if (!st->top) {
+        st->top = 1;
+        st->lo = 0;
+        st->hi = ch->n_nodes - 1;
+        if (!ok)
+            st->done = 1;
+        else
+            *best = pi;
+    } else if (ok) {
+        st->hi = (size_t)idx;
+        *best = pi;
+    } else {
+        st->lo = (size_t)idx + 1;
+    }
+    if (!st->done && st->lo >= st->hi)
+        st->done = 1;
+}
+
+/* One round: every active choice's next candidate(s), evaluated together. */
+static int round_candidates(const fs_plan_spec_t *s, const fs_plan_result_t *r, const cstate_t *st,
+                            fs_plan_cand_t **out, size_t *n)
+{
+    size_t cap = 0, m = 0;
+    fs_plan_cand_t *c = NULL;
+    for (size_t i = 0; i < s->n_choices; i++) {
+        if (st[i].done)
+            continue;
+        size_t from = 0, to = 0;
+        if (s->search == FS_PLAN_SCAN) {
+            to = s->choices[i].n_nodes;
+        } else {
+            from = (size_t)next_index(s, i, &st[i]);
+            to = from + 1;
+        }
+        for (size_t k = from; k < to; k++) {
+            uint32_t nodes = s->choices[i].nodes[k];
+            if (find_point(r, i, nodes) >= 0)
+                continue;
+            if (fs_grow((void **)&c, &cap, m + 1, sizeof *c) != 0) {
+                fs_free(c);
+                return -1;
+            }
+            c[m++] = (fs_plan_cand_t){i, nodes};
+        }
+    }
+    *out = c;
+    *n = m;
+    return 0;
+}
+
+static int better(const fs_plan_point_t *a, const fs_plan_point_t *b)
+{
+    double x = isnan(a->ci[0].mean) ? INFINITY : a->ci[0].mean;
+    double y = isnan(b->ci[0].mean) ? INFINITY : b->ci[0].mean;
+    if (x != y)
+        return x < y;
+    if (a->gpus != b->gpus)
+        return a->gpus < b->gpus;
+    return a->choice < b->choice;
+}
+
+/* q at least as good as p everywhere and better somewhere. */
+static int dominates(const fs_plan_spec_t *s, const fs_plan_point_t *q, const fs_plan_point_t *p)
+{
+    int strict = 0;
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        double a = q->ci[m].mean, b = p->ci[m].mean;
+        if (isnan(a) || isnan(b))
+            return 0;
+        if (m > 0 && s->slo[m - 1].kind == FS_PLAN_GE) {
+            a = -a;
+            b = -b;
+        }
+        if (a > b)
+            return 0;
+        strict |= a < b;
+    }
+    return strict;
+}
+
+static void finish(const fs_plan_spec_t *s, fs_plan_result_t *r)
+{
+    r->chosen = -1;
+    for (size_t i = 0; i < r->n_points; i++) {
+        fs_plan_point_t *p = &r->points[i];
+        p->frontier = 1;
+        for (size_t j = 0; j < r->n_points && p->frontier; j++)
+            if (j != i && dominates(s, &r->points[j], p))
+                p->frontier = 0;
+        if (p->meets && (r->chosen < 0 || better(p, &r->points[r->chosen])))
+            r->chosen = (long)i;
+        for (size_t j = 0; j < r->n_points; j++) {
+            const fs_plan_point_t *q = &r->points[j];
+            if (q->choice == p->choice && p->nodes < q->nodes && p->meets && !q->meets)
+                r->nonmonotone++;
+        }
+    }
+}
+
+static int eval_round(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_plan_result_t *r,
+                      const fs_plan_cand_t *c, size_t n, fs_error_t *err)
+{
+    size_t per = (size_t)s->replications * s->n_metrics;
+    double *out = fs_calloc(n * per, sizeof *out);
+    if (!out)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    for (size_t i = 0; i < n * per; i++)
+        out[i] = NAN;
+    int rc = eval(ud, s, c, n, out, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        double *runs = fs_malloc(per * sizeof *runs);
+        if (!runs) {
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+            break;
+        }
+        memcpy(runs, out + i * per, per * sizeof *runs);
+        rc = add_point(s, r, &c[i], (uint32_t)r->rounds, runs, err);
+    }
+    fs_free(out);
+    r->rounds++;
+    return rc;
+}
+
+int fs_plan_search(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_plan_result_t **out,
+                   fs_error_t *err)
+{
+    *out = NULL;
+    fs_plan_result_t *r = fs_calloc(1, sizeof *r);
+    cstate_t *st = fs_calloc(s->n_choices, sizeof *st);
+    if (r)
+        r->best = fs_calloc(s->n_choices, sizeof *r->best);
+    if (!r || !st || !r->best) {
+        fs_free(st);
+        fs_plan_result_destroy(r);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    for (size_t i = 0; i < s->n_choices; i++)
+        r->best[i] = -1;
+    int rc = 0;
+    for (;;) {
+        fs_plan_cand_t *c = NULL;
+        size_t n = 0, active = 0;
+        for (size_t i = 0; i < s->n_choices; i++)
+            active += !st[i].done;
+        if (!active)
+            break;
+        if (round_candidates(s, r, st, &c, &n) != 0) {
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+            break;
+        }
+        if (n)
+            rc = eval_round(s, eval, ud, r, c, n, err);
+        fs_free(c);
+        if (rc)
+            break;
+        for (size_t i = 0; i < s->n_choices; i++)
+            if (!st[i].done)
+                advance(s, r, i, &st[i], &r->best[i]);
+    }
+    fs_free(st);
+    if (rc) {
+        fs_plan_result_destroy(r);
+        return rc;
+    }
+    finish(s, r);
+    *out = r;
+    return 0;
+}
+
+/* ---- printing ---------------------------------------------------------------------------- */
+
+static void print_point(FILE *f, const fs_plan_spec_t *s, const fs_plan_point_t *p, int chosen)
+{
+    fprintf(f, "%-16s %7" PRIu32 " %8" PRIu64, s->choices[p->choice].name, p->nodes, p->gpus);
+    for (size_t m = 0; m < s->n_metrics; m++)
+        fprintf(f, "  %11.5g ± %-9.3g", p->ci[m].mean, p->ci[m].half);
+    fprintf(f, "  %-5s %-8s%s\n", p->meets ? "yes" : "no", p->frontier ? "frontier" : "",
+            chosen ? " <- chosen" : "");
+}
+
+void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
+{
+    fprintf(f, "plan: %zu choice%s, objective %s (minimised), confidence %g, %" PRIu64
+            " replications, %s\n", s->n_choices, s->n_choices == 1 ? "" : "s", s->metrics[0],
+            s->confidence, s->replications, s->search == FS_PLAN_SCAN ? "scan" : "bisection");
+    fprintf(f, "SLOs:");
+    for (size_t i = 0; i < s->n_slo; i++)
+        fprintf(f, "%s %s", i ? "," : "", s->slo[i].text);
+    fprintf(f, "%s (each at the %s end of its %g%% t-interval)\n", s->n_slo ? "" : " none",
+            "upper/lower", s->confidence * 100);
+    fprintf(f, "\n%-16s %7s %8s", "choice", "nodes", "GPUs");
+    for (size_t m = 0; m < s->n_metrics; m++)
+        fprintf(f, "  %23.23s", s->metrics[m]);
+    fprintf(f, "  meets\n");
+    /* by choice, then nodes */
+    for (size_t c = 0; c < s->n_choices; c++)
+        for (size_t k = 0; k < s->choices[c].n_nodes; k++) {
+            long pi = find_point(r, c, s->choices[c].nodes[k]);
+            if (pi >= 0)
+                print_point(f, s, &r->points[pi], pi == r->chosen);
+        }
+    fprintf(f, "\nevaluated %zu candidate%s in %zu round%s (%zu runs)", r->n_points,
+            r->n_points == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s",
+            r->n_points * (size_t)s->replications);
+    size_t total = 0;
+    for (size_t c = 0; c < s->n_choices; c++)
+        total += s->choices[c].n_nodes;
+    fprintf(f, " of %zu possible\n", total);
+    if (r->nonmonotone)
+        fprintf(f, "warning: %zu pair%s where more nodes did not meet the SLOs while fewer did "
+                "(not monotone within the noise; more replications help)\n", r->nonmonotone,
+                r->nonmonotone == 1 ? "" : "s");
+    fprintf(f, "\nfrontier (%s vs the SLO metrics; no other point is better in all):\n",
+            s->metrics[0]);
+    for (int pass = 0; pass < 1; pass++) {
+        /* by objective, ascending: repeated selection (the frontier is small) */
+        unsigned char *done = fs_calloc(r->n_points ? r->n_points : 1, 1);
+        for (size_t n = 0; done && n < r->n_points; n++) {
+            long b = -1;
+            for (size_t i = 0; i < r->n_points; i++)
+                if (r->points[i].frontier && !done[i] &&
+                    (b < 0 || better(&r->points[i], &r->points[b])))
+                    b = (long)i;
+            if (b < 0)
+                break;
+            done[b] = 1;
+            const fs_plan_point_t *p = &r->points[b];
+            fprintf(f, "  %-16s %7" PRIu32 " nodes  %s %.5g", s->choices[p->choice].name, p->nodes,
+                    s->metrics[0], p->ci[0].mean);
+            for (size_t i = 0; i < s->n_slo; i++)
+                fprintf(f, "  %s %.5g", s->metrics[1 + i], p->ci[1 + i].mean);
+            fprintf(f, "  %s\n", p->meets ? "meets" : "misses");
+        }
+        fs_free(done);
+    }
+    fprintf(f, "\nper choice, the smallest fleet that meets the SLOs:\n");
+    for (size_t c = 0; c < s->n_choices; c++) {
+        if (r->best[c] < 0) {
+            fprintf(f, "  %-16s none up to %" PRIu32 " nodes\n", s->choices[c].name,
+                    s->choices[c].nodes[s->choices[c].n_nodes - 1]);
+            continue;
+        }
+        const fs_plan_point_t *p = &r->points[r->best[c]];
+        fprintf(f, "  %-16s %7" PRIu32 " nodes (%" PRIu64 " %s GPUs)  %s %.5g ± %.3g\n",
+                s->choices[c].name, p->nodes, p->gpus, s->choices[c].gpu, s->metrics[0],
+                p->ci[0].mean, p->ci[0].half);
+    }
+    if (r->chosen < 0) {
+        fprintf(f, "\nchosen: none: no evaluated fleet meets the SLOs (widen the node ranges)\n");
+        return;
+    }
+    const fs_plan_point_t *p = &r->points[r->chosen];
+    if (isnan(p->ci[0].mean))
+        fprintf(f, "\nwarning: the objective %s has no value for the chosen fleet (NaN: for cost, a "
+                "GPU type without prices, docs/cost.md); it was chosen by fewest GPUs\n",
+                s->metrics[0]);
+    fprintf(f, "\nchosen: %s, %" PRIu32 " nodes of pool %s (%" PRIu64 " %s GPUs): %s %.6g "
+            "[%.6g, %.6g]", s->choices[p->choice].name, p->nodes, s->choices[p->choice].pool,
+            p->gpus, s->choices[p->choice].gpu, s->metrics[0], p->ci[0].mean, p->ci[0].lo,
+            p->ci[0].hi);
+    for (size_t i = 0; i < s->n_slo; i++)
+        fprintf(f, "; %s %.5g [%.5g, %.5g]", s->metrics[1 + i], p->ci[1 + i].mean, p->ci[1 + i].lo,
+                p->ci[1 + i].hi);
+    fprintf(f, "\n");
+}
+
+/* ---- plan.h5 ------------------------------------------------------------------------------ */
+
+typedef struct quiet {
+    H5E_auto2_t func;
+    void *data;
+} quiet_t;
+
+static void quiet_begin(quiet_t *q)
+{
+    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
+        q->func = NULL;
+        q->data = NULL;
+    }
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const quiet_t *q)
+{
+    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf)
+{
+    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t st = H5Awrite(a, type, buf);
+    H5Aclose(a);
+    return st < 0 ? -1 : 0;
+}
+
+static hid_t str_type(size_t w)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t >= 0 && (H5Tset_size(t, w ? w : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+                   H5Tset_cset(t, H5T_CSET_UTF8) < 0)) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* A 1-D array of fixed-length strings; a scalar string when scalar. */
+static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n, int scalar)
+{
+    size_t w = 1;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(s[i]) > w)
+            w = strlen(s[i]);
+    char *buf = fs_calloc(n ? n : 1, w);
+    if (!buf)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(buf + i * w, s[i], strlen(s[i]));
+    hsize_t dims[1] = {n};
+    hid_t t = str_type(w);
+    hid_t sp = scalar ? H5Screate(H5S_SCALAR) : n ? H5Screate_simple(1, dims, NULL)
+                                                  : H5Screate(H5S_NULL);
+    int rc = t >= 0 && sp >= 0 ? attr_write(loc, name, t, sp, buf) : -1;
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    fs_free(buf);
+    return rc;
+}
+
+static int attr_str(hid_t loc, const char *name, const char *s)
+{
+    return attr_strs(loc, name, &s, 1, 1);
+}
+
+static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    int rc = sp < 0 ? -1 : attr_write(loc, name, type, sp, v);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+static int attr_u64(hid_t loc, const char *name, uint64_t v)
+{
+    return attr_num(loc, name, H5T_NATIVE_UINT64, &v);
+}
+
+static int attr_f64(hid_t loc, const char *name, double v)
+{
+    return attr_num(loc, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+enum { C_U32, C_U64, C_F64, C_STR };
+
+typedef struct col {
+    char name[96];
+    int kind;
+    size_t width;   /* C_STR */
+    size_t off;
+} col_t;
+
+static size_t col_size(const col_t *c)
+{
+    return c->kind == C_U32 ? 4 : c->kind == C_STR ? c->width : 8;
+}
+
+static hid_t row_type(const col_t *cols, size_t n, size_t row, int native)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, row);
+    for (size_t i = 0; t >= 0 && i < n; i++) {
+        hid_t m = cols[i].kind == C_STR ? str_type(cols[i].width)
+                : cols[i].kind == C_U32 ? H5Tcopy(native ? H5T_NATIVE_UINT32 : H5T_STD_U32LE)
+                : cols[i].kind == C_U64 ? H5Tcopy(native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE)
+                                        : H5Tcopy(native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE);
+        herr_t st = m < 0 ? -1 : H5Tinsert(t, cols[i].name, cols[i].off, m);
+        if (m >= 0)
+            H5Tclose(m);
+        if (st < 0) {
+            H5Tclose(t);
+            return -1;
+        }
+    }
+    return t;
+}
+
+/* A compound table written in one call, with a "columns" attribute. */
+static int write_table(hid_t f, const char *name, const col_t *cols, size_t ncols, size_t row,
+                       const void *data, size_t nrows)
+{
+    hid_t ft = row_type(cols, ncols, row, 0), mt = row_type(cols, ncols, row, 1);
+    hsize_t dims[1] = {nrows};
+    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
+    int rc = -1;
+    if (ft >= 0 && mt >= 0 && sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+        (d = H5Dcreate2(f, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
+        (nrows == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0))
+        rc = 0;
+    const char **names = rc == 0 ? fs_calloc(ncols, sizeof *names) : NULL;
+    for (size_t i = 0; names && i < ncols; i++)
+        names[i] = cols[i].name;
+    if (rc == 0 && (!names || attr_strs(d, "columns", names, ncols, 0) != 0))
+        rc = -1;
+    fs_free(names);
+    if (d >= 0)
+        H5Dclose(d);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+static size_t add_col(col_t *cols, size_t n, const char *name, const char *suffix, int kind,
+                      size_t width)
+{
+    snprintf(cols[n].name, sizeof cols[n].name, "%s%s", name, suffix);
+    cols[n].kind = kind;
+    cols[n].width = width;
+    return n + 1;
+}
+
+/* Metric m's first position in the metric list (columns are written once). */
+static int metric_first(const fs_plan_spec_t *s, size_t m)
+{
+    for (size_t j = 0; j < m; j++)
+        if (strcmp(s->metrics[j], s->metrics[m]) == 0)
+            return 0;
+    return 1;
+}
+
+static size_t layout(col_t *cols, size_t n)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        cols[i].off = off;
+        off += col_size(&cols[i]);
+    }
+    return off;
+}
+
+static void put(char *row, const col_t *c, const void *v)
+{
+    memcpy(row + c->off, v, col_size(c));
+}
+
+static void put_str(char *row, const col_t *c, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(row + c->off, s, n < c->width ? n : c->width);
+}
+
+static size_t name_width(const fs_plan_spec_t *s, int what)
+{
+    size_t w = 1;
+    for (size_t c = 0; c < s->n_choices; c++) {
+        const char *v = what == 0 ? s->choices[c].name : what == 1 ? s->choices[c].pool
+                                                                   : s->choices[c].gpu;
+        if (strlen(v) > w)
+            w = strlen(v);
+    }
+    return w;
+}
+
+static int write_plan_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
+{
+    size_t cap = 11 + 4 * s->n_metrics, n = 0;
+    col_t *cols = fs_calloc(cap, sizeof *cols);
+    if (!cols)
+        return -1;
+    n = add_col(cols, n, "choice", "", C_STR, name_width(s, 0));
+    n = add_col(cols, n, "pool", "", C_STR, name_width(s, 1));
+    n = add_col(cols, n, "gpu", "", C_STR, name_width(s, 2));
+    n = add_col(cols, n, "nodes", "", C_U32, 0);
+    n = add_col(cols, n, "gpus", "", C_U64, 0);
+    n = add_col(cols, n, "round", "", C_U32, 0);
+    n = add_col(cols, n, "replications", "", C_U32, 0);
+    n = add_col(cols, n, "meets", "", C_U32, 0);
+    n = add_col(cols, n, "frontier", "", C_U32, 0);
+    n = add_col(cols, n, "best", "", C_U32, 0);
+    n = add_col(cols, n, "chosen", "", C_U32, 0);
+    size_t fixed = n;
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        if (!metric_first(s, m))
+            continue;
+        n = add_col(cols, n, s->metrics[m], "_mean", C_F64, 0);
+        n = add_col(cols, n, s->metrics[m], "_sd", C_F64, 0);
+        n = add_col(cols, n, s->metrics[m], "_lo", C_F64, 0);
+        n = add_col(cols, n, s->metrics[m], "_hi", C_F64, 0);
+    }
+    size_t row = layout(cols, n);
+    char *rows = fs_calloc(r->n_points ? r->n_points : 1, row);
+    if (!rows) {
+        fs_free(cols);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n_points; i++) {
+        const fs_plan_point_t *p = &r->points[i];
+        const fs_plan_choice_t *ch = &s->choices[p->choice];
+        char *w = rows + i * row;
+        uint32_t u[7] = {p->nodes, 0, p->round, (uint32_t)s->replications, (uint32_t)p->meets,
+                         (uint32_t)p->frontier, 0};
+        uint32_t best = r->best[p->choice] == (long)i, chosen = r->chosen == (long)i;
+        put_str(w, &cols[0], ch->name);
+        put_str(w, &cols[1], ch->pool);
+        put_str(w, &cols[2], ch->gpu);
+        put(w, &cols[3], &u[0]);
+        put(w, &cols[4], &p->gpus);
+        put(w, &cols[5], &u[2]);
+        put(w, &cols[6], &u[3]);
+        put(w, &cols[7], &u[4]);
+        put(w, &cols[8], &u[5]);
+        put(w, &cols[9], &best);
+        put(w, &cols[10], &chosen);
+        size_t k = fixed;
+        for (size_t m = 0; m < s->n_metrics; m++) {
+            if (!metric_first(s, m))
+                continue;
+            put(w, &cols[k++], &p->ci[m].mean);
+            put(w, &cols[k++], &p->ci[m].sd);
+            put(w, &cols[k++], &p->ci[m].lo);
+            put(w, &cols[k++], &p->ci[m].hi);
+        }
+    }
+    int rc = write_table(f, "plan", cols, n, row, rows, r->n_points);
+    fs_free(rows);
+    fs_free(cols);
+    return rc;
+}
+
+static int write_runs_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
+{
+    size_t n = 0, reps = (size_t)s->replications, nrows = r->n_points * reps;
+    col_t *cols = fs_calloc(3 + s->n_metrics, sizeof *cols);
+    if (!cols)
+        return -1;
+    n = add_col(cols, n, "choice", "", C_STR, name_width(s, 0));
+    n = add_col(cols, n, "nodes", "", C_U32, 0);
+    n = add_col(cols, n, "replication", "", C_U32, 0);
+    for (size_t m = 0; m < s->n_metrics; m++)
+        if (metric_first(s, m))
+            n = add_col(cols, n, s->metrics[m], "", C_F64, 0);
+    size_t row = layout(cols, n);
+    char *rows = fs_calloc(nrows ? nrows : 1, row);
+    if (!rows) {
+        fs_free(cols);
+        return -1;
+    }
+    for (size_t i = 0; i < r->n_points; i++)
+        for (size_t k = 0; k < reps; k++) {
+            const fs_plan_point_t *p = &r->points[i];
+            char *w = rows + (i * reps + k) * row;
+            uint32_t rep = (uint32_t)k;
+            put_str(w, &cols[0], s->choices[p->choice].name);
+            put(w, &cols[1], &p->nodes);
+            put(w, &cols[2], &rep);
+            size_t c = 3;
+            for (size_t m = 0; m < s->n_metrics; m++)
+                if (metric_first(s, m))
+                    put(w, &cols[c++], &p->runs[k * s->n_metrics + m]);
+        }
+    int rc = write_table(f, "plan_runs", cols, n, row, rows, nrows);
+    fs_free(rows);
+    fs_free(cols);
+    return rc;
+}
+
+static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                       const fs_plan_meta_t *meta)
+{
+    const char *e = "";
+    const char **slo = fs_calloc(s->n_slo + 1, sizeof *slo);
+    const char **names = fs_calloc(s->n_choices + 1, sizeof *names);
+    int bad = !slo || !names;
+    for (size_t i = 0; !bad && i < s->n_slo; i++)
+        slo[i] = s->slo[i].text;
+    for (size_t i = 0; !bad && i < s->n_choices; i++)
+        names[i] = s->choices[i].name;
+    bad = bad || attr_u64(f, "format_version", FS_PLAN_FORMAT_VERSION) ||
+          attr_str(f, "fleetsim_version", FLEETSIM_VERSION) || attr_str(f, "kind", "fleetsim plan") ||
+          attr_str(f, "name", meta->name ? meta->name : e) ||
+          attr_str(f, "scenario", meta->scenario_text ? meta->scenario_text : e) ||
+          attr_str(f, "scenario_path", meta->scenario_path ? meta->scenario_path : e) ||
+          attr_strs(f, "sets", meta->sets, meta->n_sets, 0) ||
+          attr_str(f, "objective", s->metrics[0]) || attr_f64(f, "confidence", s->confidence) ||
+          attr_u64(f, "replications", s->replications) ||
+          attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
+          attr_strs(f, "slo", slo, s->n_slo, 0) || attr_strs(f, "choices", names, s->n_choices, 0) ||
+          attr_u64(f, "evaluations", r->n_points) || attr_u64(f, "rounds", r->rounds) ||
+          attr_u64(f, "runs", r->n_points * s->replications) ||
+          attr_u64(f, "nonmonotone", r->nonmonotone) || attr_u64(f, "feasible", r->chosen >= 0) ||
+          attr_str(f, "currency", "USD");
+    fs_free(slo);
+    fs_free(names);
+    if (bad || r->chosen < 0)
+        return bad ? -1 : 0;
+    const fs_plan_point_t *p = &r->points[r->chosen];
+    const fs_plan_choice_t *ch = &s->choices[p->choice];
+    return attr_str(f, "chosen_choice", ch->name) || attr_str(f, "chosen_pool", ch->pool) ||
+                   attr_str(f, "chosen_gpu", ch->gpu) || attr_u64(f, "chosen_nodes", p->nodes) ||
+                   attr_u64(f, "chosen_gpus", p->gpus) ||
+                   attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
+                   attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
+                   attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
+               ? -1
+               : 0;
+}
+
+int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                  const fs_plan_meta_t *meta, fs_error_t *err)
+{
+    char *tmp = printf_dup("%s.tmp.%ld", path, (long)getpid());
+    if (!tmp)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    quiet_t q;
+    quiet_begin(&q);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0)
+        H5Pset_obj_track_times(fcpl, 0);
+    hid_t f = fcpl >= 0 ? H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT) : -1;
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    const char *step = "creating the file";
+    int ok = f >= 0;
+    if (ok) {
+        step = "writing the attributes";
+        ok = write_attrs(f, s, r, meta) == 0 && attr_u64(f, "complete", 0) == 0;
+    }
+    if (ok) {
+        step = "writing /plan";
+        ok = write_plan_table(f, s, r) == 0;
+    }
+    if (ok) {
+        step = "writing /plan_runs";
+        ok = write_runs_table(f, s, r) == 0;
+    }
+    if (ok) { /* complete = 1 last */
+        step = "setting complete = 1";
+        uint64_t one = 1;
+        hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
+        ok = a >= 0 && H5Awrite(a, H5T_NATIVE_UINT64, &one) >= 0;
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    if (f >= 0 && H5Fclose(f) < 0 && ok) {
+        ok = 0;
+        step = "closing";
+    }
+    quiet_end(&q);
+    int rc = 0;
+    if (ok && rename(tmp, path) != 0)
+        rc = fs_error_set(err, FS_EIO, "%s: renaming into place failed: %s", path, strerror(errno));
+    else if (!ok)
+        rc = fs_error_set(err, FS_EIO, "%s: %s failed (HDF5)", path, step);
+    if (rc)
+        unlink(tmp);
+    fs_free(tmp);
+    return rc;
+}

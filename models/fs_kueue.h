@@ -1,0 +1,77 @@
+/*
+ * fs_kueue: Kueue's admission as a scheduling policy (fs_policy_kueue,
+ * scheduler.queue: kueue; docs/policies.md "Kueue").
+ *
+ * ClusterQueues (CQs) hold nominal quotas per flavor (a flavor = a set of
+ * pools) in milli-GPUs; CQs of one cohort lend unused quota to each other
+ * within borrowingLimit / lendingLimit.  A job goes to the CQ of its
+ * tenant (LocalQueue), waits in that CQ ordered by (priority, admission
+ * order), is admitted when its CQ has quota for it in a flavor (borrowing
+ * what the cohort lends) -- preempting per the CQ's preemption policies
+ * when it does not -- and is placed by the model's placer in that
+ * flavor's pools.  Quota is reserved at admission and released when the
+ * job ends, is preempted or loses its node.
+ *
+ * Quota arithmetic (Kueue's resource nodes, one level of cohorts): for a
+ * CQ c and flavor f, guaranteed = nominal - lendingLimit (0 without one),
+ * lendable = nominal - guaranteed; the cohort's quota is the sum of its
+ * CQs' lendable quota and its usage the sum of max(0, usage - guaranteed);
+ *   available(c) = max(0, guaranteed - usage)
+ *                + min(cohort quota - cohort usage,
+ *                      lendable - max(0, usage - guaranteed) + borrowingLimit)
+ * (the min only with a borrowingLimit); a CQ without a cohort has
+ * nominal - usage.  A job of r fits when r <= available(c).
+ *
+ * Speed: each CQ keeps its waiting jobs in classes of identical shape (GPU
+ * count, share, pool set), each a heap by (priority desc, admission order);
+ * all jobs of a class fit or not together, so only class heads are tested.
+ * A pass looks only at CQs marked active: a CQ is marked when a job
+ * arrives at the head of one of its classes, when quota is released in its
+ * cohort, or (for CQs blocked by node capacity) when GPUs are released
+ * anywhere.  Cost per admission: O(active CQs x classes + log n).
+ */
+#ifndef FS_KUEUE_H
+#define FS_KUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs_config.h"
+
+/* Marks in mask[p] (n_pools bytes, zeroed by the caller) the pools that a
+ * flavor stands for: each comma-separated item of `match` (the flavor's
+ * name when match is NULL) names a pool, or a GPU model (ignoring case),
+ * or contains a pool's GPU model as a dash/underscore/space separated word
+ * ("NVIDIA-H100-80GB-HBM3" stands for pools of H100).  Returns how many. */
+size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluster_cfg_t *cl,
+                            uint8_t *mask);
+
+/* ---- instrumentation (tests): state = fs_model_policy_state(m) ------------ */
+typedef struct fs_kueue_stats {
+    uint64_t admitted;      /* admissions (a requeued job counts again) */
+    uint64_t borrowed;      /* admissions that borrowed from the cohort */
+    uint64_t preempted;     /* victims preempted by admissions */
+    uint64_t reclaimed;     /* of which from another CQ of the cohort */
+    uint64_t unmapped;      /* jobs whose tenant maps to no CQ (they stay pending) */
+    uint64_t checks;        /* invariant checks run (fs_kueue_check_every) */
+    uint64_t violations;    /* checks that failed */
+    char last_violation[160];
+} fs_kueue_stats_t;
+
+/* on: check the quota invariants after every pass (and count failures). */
+void fs_kueue_check_every(void *state, int on);
+/* Checks now: usage of every CQ = the sum of its admitted jobs; usage <=
+ * nominal + borrowingLimit; without a cohort usage <= nominal; the cohort's
+ * borrowed usage <= the sum of what its CQs lend (so no CQ's guaranteed,
+ * non-lendable quota is used by another).  Returns 0 or -1 with msg set. */
+int fs_kueue_check(const void *state, char *msg, size_t n);
+const fs_kueue_stats_t *fs_kueue_stats(const void *state);
+/* Usage of CQ `cq` in flavor `flavor` (names), GPUs; NaN if unknown. */
+double fs_kueue_usage(const void *state, const char *cq, const char *flavor);
+/* Admission log (tests): on, the slot's job ids are logged in admission
+ * order; victims likewise in preemption order. */
+void fs_kueue_record(void *state, int on);
+const uint64_t *fs_kueue_admissions(const void *state, size_t *n);
+const uint64_t *fs_kueue_victims(const void *state, size_t *n);
+
+#endif

@@ -1,0 +1,148 @@
+#include "fs_usage.h"
+#include "../sim/fs_alloc.h"
+#include "../sim/fs_error.h"
+
+#include <string.h>
+
+struct fs_usage {
+    uint32_t n_pools;
+    int64_t *owned;             /* per pool, GPUs in the fleet now */
+    fs_usage_cell_t *cells;     /* day-major: cells[day * n_pools + pool] */
+    size_t n_days, cap_cells;
+    fs_usage_held_t *held;      /* slot-major: held[slot * n_pools + pool] */
+    uint8_t *slot_used;         /* per slot: any job seen */
+    size_t n_slots, cap_held, cap_used;
+    int err;
+};
+
+int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out)
+{
+    *out = NULL;
+    fs_usage_t *u = fs_calloc(1, sizeof *u);
+    if (!u)
+        return FS_ENOMEM;
+    u->n_pools = c->n_pools;
+    u->owned = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->owned);
+    if (!u->owned) {
+        fs_free(u);
+        return FS_ENOMEM;
+    }
+    for (uint32_t p = 0; p < c->n_pools; p++)
+        u->owned[p] = (int64_t)c->pools[p].gpus_total;
+    *out = u;
+    return 0;
+}
+
+void fs_usage_destroy(fs_usage_t *u)
+{
+    if (!u)
+        return;
+    fs_free(u->owned);
+    fs_free(u->cells);
+    fs_free(u->held);
+    fs_free(u->slot_used);
+    fs_free(u);
+}
+
+/* Makes day d exist (zeroed).  0 or FS_ENOMEM. */
+static int ensure_day(fs_usage_t *u, size_t d)
+{
+    if (d < u->n_days)
+        return 0;
+    size_t need = (d + 1) * u->n_pools;
+    if (fs_grow((void **)&u->cells, &u->cap_cells, need, sizeof *u->cells))
+        return FS_ENOMEM;
+    memset(u->cells + u->n_days * u->n_pools, 0,
+           (need - u->n_days * u->n_pools) * sizeof *u->cells);
+    u->n_days = d + 1;
+    return 0;
+}
+
+/* Adds w seconds of the current state to day d. */
+static void add_day(fs_usage_t *u, const fs_cluster_t *c, size_t d, double w)
+{
+    fs_usage_cell_t *row = u->cells + d * u->n_pools;
+    for (uint32_t p = 0; p < u->n_pools; p++) {
+        double owned = (double)u->owned[p], busy = (double)c->pools[p].gpus_busy;
+        row[p].owned += w * owned;
+        row[p].up += w * (double)c->pools[p].gpus_up;
+        row[p].busy += w * busy;
+        row[p].idle += owned > busy ? w * (owned - busy) : 0.0;
+    }
+}
+
+void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
+{
+    while (!u->err && from < to && from >= 0) {
+        size_t d = (size_t)(from / FS_US_PER_DAY);
+        fs_time_t day_end = (fs_time_t)(d + 1) * FS_US_PER_DAY;
+        fs_time_t end = to < day_end ? to : day_end;
+        if (ensure_day(u, d)) {
+            u->err = FS_ENOMEM;
+            return;
+        }
+        add_day(u, c, d, fs_time_to_s(end - from));
+        from = end;
+    }
+}
+
+int fs_usage_set_owned(fs_usage_t *u, uint32_t pool, int64_t delta_gpus)
+{
+    if (pool >= u->n_pools || u->owned[pool] + delta_gpus < 0)
+        return FS_EINVAL;
+    u->owned[pool] += delta_gpus;
+    return 0;
+}
+
+/* Makes tenant slot s exist.  0 or FS_ENOMEM. */
+static int ensure_slot(fs_usage_t *u, size_t s)
+{
+    if (s < u->n_slots)
+        return 0;
+    size_t need = (s + 1) * u->n_pools;
+    if (fs_grow((void **)&u->held, &u->cap_held, need, sizeof *u->held) ||
+        fs_grow((void **)&u->slot_used, &u->cap_used, s + 1, 1))
+        return FS_ENOMEM;
+    memset(u->held + u->n_slots * u->n_pools, 0,
+           (need - u->n_slots * u->n_pools) * sizeof *u->held);
+    memset(u->slot_used + u->n_slots, 0, s + 1 - u->n_slots);
+    u->n_slots = s + 1;
+    return 0;
+}
+
+void fs_usage_job(fs_usage_t *u, const fs_job_row_t *row)
+{
+    if (u->err || row->pool < 0 || (uint32_t)row->pool >= u->n_pools)
+        return;
+    size_t s = row->tenant < 0 ? 0 : (size_t)row->tenant + 1;
+    if (ensure_slot(u, s)) {
+        u->err = FS_ENOMEM;
+        return;
+    }
+    fs_usage_held_t *h = &u->held[s * u->n_pools + (uint32_t)row->pool];
+    h->gpu_s += row->run * (double)row->gpus * ((double)row->gpu_milli / 1000.0);
+    h->lost_gpu_s += row->lost_gpu_s;
+    u->slot_used[s] = 1;
+}
+
+int fs_usage_error(const fs_usage_t *u) { return u->err; }
+uint32_t fs_usage_pools(const fs_usage_t *u) { return u->n_pools; }
+size_t fs_usage_days(const fs_usage_t *u) { return u->n_days; }
+size_t fs_usage_tenant_slots(const fs_usage_t *u) { return u->n_slots; }
+
+const fs_usage_cell_t *fs_usage_cell(const fs_usage_t *u, size_t day, uint32_t pool)
+{
+    return day < u->n_days && pool < u->n_pools ? &u->cells[day * u->n_pools + pool] : NULL;
+}
+
+uint64_t fs_usage_owned_now(const fs_usage_t *u, uint32_t pool)
+{
+    return pool < u->n_pools ? (uint64_t)u->owned[pool] : 0;
+}
+
+const fs_usage_held_t *fs_usage_held(const fs_usage_t *u, size_t slot, uint32_t pool)
+{
+    if (slot >= u->n_slots || pool >= u->n_pools || !u->slot_used[slot])
+        return NULL;
+    return &u->held[slot * u->n_pools + pool];
+}

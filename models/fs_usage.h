@@ -1,0 +1,72 @@
+/*
+ * fs_usage: exact time integrals of what the fleet held, per pool and per
+ * day, and GPU time per tenant and pool -- the quantities the cost model
+ * (models/fs_cost.h) prices.
+ *
+ * The model owns one (fs_model_create / fs_model_destroy) and feeds it from
+ * its settle() with the piecewise-constant state of each interval, split at
+ * day boundaries (day d = [d x 86400 s, (d+1) x 86400 s)), so the integrals
+ * are exact: O(pools) per settle plus O(pools) per day crossed.  Per
+ * (day, pool) it keeps, in GPU-seconds:
+ *   owned  GPUs in the fleet: delivered and not retired (purchase timeline,
+ *          models/fs_purchase.h, moves it with fs_usage_set_owned);
+ *   up     GPUs in service (fs_pool_t.gpus_up);
+ *   busy   GPUs holding a job (fs_pool_t.gpus_busy; a shared GPU counts 1);
+ *   idle   max(0, owned - busy): owned GPUs drawing idle power (down nodes
+ *          included: they stay powered).
+ * Per tenant and pool (from each job row, at the job's end): GPU-seconds
+ * held (run x gpus x gpu_milli / 1000) and GPU-seconds of work lost; a job
+ * that ran in several pools is counted in its last one.
+ *
+ * Memory: 4 doubles per (day, pool) and 2 per (tenant, pool).  Growing can
+ * fail inside settle (which cannot return an error): the error is sticky
+ * (fs_usage_error) and the cost report refuses to use the usage then.
+ */
+#ifndef FS_USAGE_H
+#define FS_USAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/fs_time.h"
+#include "fs_cluster.h"
+#include "fs_result.h"
+
+typedef struct fs_usage fs_usage_t;
+
+/* Integrals of one (day, pool), GPU-s. */
+typedef struct fs_usage_cell {
+    double owned, up, busy, idle;
+} fs_usage_cell_t;
+
+/* GPU time of one (tenant, pool), GPU-s. */
+typedef struct fs_usage_held {
+    double gpu_s, lost_gpu_s;
+} fs_usage_held_t;
+
+/* For the pools of c: every GPU owned at the start. */
+int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out);
+void fs_usage_destroy(fs_usage_t *u);
+
+/* Integrates the cluster's state (constant over [from, to)) into the days
+ * it covers.  A failure to grow is kept (fs_usage_error). */
+void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to);
+/* Changes a pool's owned GPUs from now on (call after the model settled). */
+int fs_usage_set_owned(fs_usage_t *u, uint32_t pool, int64_t delta_gpus);
+/* Adds a finished (or unfinished, at the end) job's GPU time. */
+void fs_usage_job(fs_usage_t *u, const fs_job_row_t *row);
+/* 0, or the first error (FS_ENOMEM) met while growing. */
+int fs_usage_error(const fs_usage_t *u);
+
+uint32_t fs_usage_pools(const fs_usage_t *u);
+/* Days with any integral: day 0 .. fs_usage_days - 1. */
+size_t fs_usage_days(const fs_usage_t *u);
+const fs_usage_cell_t *fs_usage_cell(const fs_usage_t *u, size_t day, uint32_t pool);
+/* Owned GPUs of a pool now. */
+uint64_t fs_usage_owned_now(const fs_usage_t *u, uint32_t pool);
+/* Tenant slots: slot 0 = jobs without a tenant, slot t + 1 = tenant t. */
+size_t fs_usage_tenant_slots(const fs_usage_t *u);
+/* NULL when the slot has no job. */
+const fs_usage_held_t *fs_usage_held(const fs_usage_t *u, size_t slot, uint32_t pool);
+
+#endif

@@ -1,0 +1,450 @@
+/*
+ * fleetsim plan: the cheapest fleet that meets the scenario's SLOs with
+ * stated confidence (docs/plan.md).  The search is analysis/fs_plan.c;
+ * here each candidate fleet is evaluated by the sweep machinery
+ * (fs_sweeprun.h): the candidate is a one-point sweep of
+ * plan.replications runs ("sweep={replications: R}" plus the candidate's
+ * overrides) executed into DIR/evals/<choice>-n<N>/ on threads, MPI ranks
+ * or as one shard, exactly as `fleetsim sweep` runs; its run files are then
+ * read back (every /summary metric, by name).  Replication r of every
+ * candidate uses index r: common random numbers.  A finished candidate's
+ * directory is reused (resume), so an interrupted plan continues where it
+ * stopped and shards find the runs of the others.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_cli.h"
+#include "fs_sweeprun.h"
+#include "../../analysis/fs_plan.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../../scenarios/fs_sweep.h"
+#include "../fs_alloc.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Set by SIGINT/SIGTERM (process state for signal delivery, not run state). */
+static volatile sig_atomic_t plan_interrupted;
+
+static void on_signal(int sig)
+{
+    plan_interrupted = sig;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* How candidates are run: the sweep options and the base scenario. */
+typedef struct planrun {
+    const char *scenario;       /* path */
+    const char *const *sets;    /* --set */
+    size_t n_sets;
+    const char *dir;
+    fs_sweep_opts_t o;
+    int rank;
+    int progress;               /* a progress line on stderr */
+    size_t runs_done;           /* runs executed by this call chain (not reused) */
+} planrun_t;
+
+static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dup_printf(const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return fs_strdup(buf);
+}
+
+/* DIR/evals/<choice>-n<N>: the choice's name with anything but [A-Za-z0-9._-]
+ * replaced by '_'. */
+static char *eval_dir(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c)
+{
+    char name[128];
+    const char *n = s->choices[c->choice].name;
+    size_t i = 0;
+    for (; n[i] && i < sizeof name - 1; i++) {
+        char ch = n[i];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '.' || ch == '_' || ch == '-';
+        name[i] = ok ? ch : '_';
+    }
+    name[i] = '\0';
+    return dup_printf("%s/evals/%s-n%" PRIu32, pr->dir, name, c->nodes);
+}
+
+static int make_dir(const char *path, fs_error_t *err)
+{
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return fs_error_set(err, FS_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The sweep of one candidate: the base --set list, the candidate's
+ * overrides, the output trims and a one-point sweep of R replications. */
+static int candidate_plan(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c,
+                          fs_sweep_plan_t **out, fs_error_t *err)
+{
+    char **cs = NULL;
+    size_t ncs = 0;
+    int rc = fs_plan_candidate_sets(s, c->choice, c->nodes, &cs, &ncs, err);
+    if (rc)
+        return rc;
+    size_t n = pr->n_sets + ncs + 3, m = 0;
+    const char **all = fs_calloc(n, sizeof *all);
+    char *sweep = dup_printf("sweep={replications: %" PRIu64 "}", s->replications);
+    if (!all || !sweep) {
+        fs_free(all);
+        fs_free(sweep);
+        fs_plan_sets_free(cs, ncs);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    for (size_t i = 0; i < pr->n_sets; i++)
+        all[m++] = pr->sets[i];
+    for (size_t i = 0; i < ncs; i++)
+        all[m++] = cs[i];
+    if (!s->keep_jobs) {
+        all[m++] = "output.jobs=false";
+        all[m++] = "output.timeline_interval=0s";
+    }
+    all[m++] = sweep;
+    rc = fs_sweep_plan_create(pr->scenario, all, m, out, err);
+    fs_free(all);
+    fs_free(sweep);
+    fs_plan_sets_free(cs, ncs);
+    return rc;
+}
+
+/* Shards: waits until every run of the candidate is complete (the other
+ * shards run them at the same time). */
+static int wait_runs(const planrun_t *pr, const char *dir, uint64_t reps, fs_error_t *err)
+{
+    struct timespec nap = {0, 250000000};
+    for (;;) {
+        size_t missing = 0;
+        for (uint64_t r = 0; r < reps; r++) {
+            char rel[64];
+            fs_index_run_file(0, r, rel, sizeof rel);
+            char *p = dup_printf("%s/%s", dir, rel);
+            if (!p)
+                return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+            missing += fs_index_run_state(p) != FS_RUN_COMPLETE;
+            fs_free(p);
+        }
+        if (!missing)
+            return 0;
+        if (plan_interrupted)
+            return fs_error_set(err, FS_EINTR, "interrupted while waiting for the other shards' "
+                                "runs in %s; run the same command again to continue", dir);
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* Every metric of the spec from run r's summary. */
+static int read_run(const fs_plan_spec_t *s, const char *dir, uint64_t r, double *out,
+                    fs_error_t *err)
+{
+    char rel[64];
+    fs_index_run_file(0, r, rel, sizeof rel);
+    char *p = dup_printf("%s/%s", dir, rel);
+    if (!p)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    char **names = NULL;
+    double *vals = NULL;
+    size_t n = 0;
+    int rc = fs_index_read_summary(p, &names, &vals, &n, err);
+    for (size_t m = 0; !rc && m < s->n_metrics; m++) {
+        if (fs_plan_metric((const char *const *)names, vals, n, s->metrics[m], &out[m]) == 0)
+            continue;
+        char list[2048] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof list - 64; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+        rc = fs_error_set(err, FS_EINVAL, "plan: %s '%s' is not a summary metric of the runs "
+                          "(%s; or finished_share)", m ? "the SLO metric" : "the objective (plan.objective)",
+                          s->metrics[m], list);
+    }
+    fs_index_free_summary(names, vals, n);
+    fs_free(p);
+    return rc;
+}
+
+static int eval_one(planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c, double *out,
+                    fs_error_t *err)
+{
+    fs_sweep_plan_t *plan = NULL;
+    char *dir = eval_dir(pr, s, c);
+    if (!dir)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    int rc = candidate_plan(pr, s, c, &plan, err);
+    if (!rc) {
+        fs_sweep_opts_t o = pr->o;
+        o.dir = dir;
+        fs_sweep_report_t rep;
+        rc = fs_sweep_execute(plan, &o, &rep, err);
+        pr->runs_done += rep.runs_done;
+        if (rc == FS_EINTR) /* the sweep's advice (--resume) does not apply: plan always resumes */
+            rc = fs_error_set(err, FS_EINTR, "interrupted in %s (%zu runs finished); run the same "
+                              "command again to continue from the finished runs", dir,
+                              pr->runs_done);
+    }
+    if (!rc && pr->o.n_shards > 1)
+        rc = wait_runs(pr, dir, s->replications, err);
+    for (uint64_t r = 0; !rc && r < s->replications; r++)
+        rc = read_run(s, dir, r, out + r * s->n_metrics, err);
+    fs_sweep_plan_destroy(plan);
+    fs_free(dir);
+    return rc;
+}
+
+static int eval_sweeps(void *ud, const fs_plan_spec_t *s, const fs_plan_cand_t *cands, size_t n,
+                       double *out, fs_error_t *err)
+{
+    planrun_t *pr = ud;
+    size_t per = (size_t)s->replications * s->n_metrics;
+    for (size_t i = 0; i < n; i++) {
+        if (pr->progress && pr->rank == 0)
+            fprintf(stderr, "\r\033[Kfleetsim plan: %s at %" PRIu32 " nodes ...",
+                    s->choices[cands[i].choice].name, cands[i].nodes);
+        int rc = eval_one(pr, s, &cands[i], out + i * per, err);
+        if (rc)
+            return rc;
+    }
+    if (pr->progress && pr->rank == 0)
+        fputs("\r\033[K", stderr);
+    return 0;
+}
+
+/* "I/N" with 0 <= I < N. */
+static int parse_shard(const char *s, size_t *i, size_t *n)
+{
+    const char *slash = strchr(s, '/');
+    unsigned long long a, b;
+    char left[32];
+    if (!slash || (size_t)(slash - s) >= sizeof left)
+        return -1;
+    memcpy(left, s, (size_t)(slash - s));
+    left[slash - s] = '\0';
+    if (fs_cli_parse_u64(left, &a) || fs_cli_parse_u64(slash + 1, &b) || b == 0 || a >= b ||
+        b > 1000000)
+        return -1;
+    *i = (size_t)a;
+    *n = (size_t)b;
+    return 0;
+}
+
+typedef struct plan_args {
+    const char *scenario, *dir;
+    const char **sets;
+    size_t n_sets, shard, n_shards;
+    unsigned long long jobs;
+    int have_j, quiet, dry, scan;
+} plan_args_t;
+
+static int parse_args(int argc, char **argv, plan_args_t *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (fs_cli_is_help(s)) {
+            fs_cli_print_usage(stdout, fs_cli_find("plan"));
+            return -1;
+        } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
+            if (++i >= argc)
+                return fs_cli_usage_error("plan", "%s needs a directory", s);
+            a->dir = argv[i];
+        } else if (strcmp(s, "-j") == 0 || strcmp(s, "--jobs") == 0 ||
+                   (strncmp(s, "-j", 2) == 0 && s[2])) {
+            const char *v = s[2] && s[1] == 'j' ? s + 2 : ++i < argc ? argv[i] : NULL;
+            if (!v || fs_cli_parse_u64(v, &a->jobs) || a->jobs < 1 || a->jobs > 4096)
+                return fs_cli_usage_error("plan", "-j needs a number of threads from 1 to 4096");
+            a->have_j = 1;
+        } else if (strcmp(s, "--shard") == 0) {
+            if (++i >= argc || parse_shard(argv[i], &a->shard, &a->n_shards))
+                return fs_cli_usage_error("plan", "--shard needs I/N with 0 <= I < N");
+        } else if (strcmp(s, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '='))
+                return fs_cli_usage_error("plan", "--set needs KEY=VALUE");
+            a->sets[a->n_sets++] = argv[i];
+        } else if (strcmp(s, "--scan") == 0) {
+            a->scan = 1;
+        } else if (strcmp(s, "--dry-run") == 0) {
+            a->dry = 1;
+        } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
+            a->quiet = 1;
+        } else if (s[0] == '-' && s[1]) {
+            return fs_cli_usage_error("plan", "unknown option '%s'", s);
+        } else if (!a->scenario) {
+            a->scenario = s;
+        } else {
+            return fs_cli_usage_error("plan", "only one scenario file may be given");
+        }
+    }
+    if (!a->scenario)
+        return fs_cli_usage_error("plan", "a scenario file is needed");
+    if (!a->dir)
+        a->dir = "plan-out";
+    return 0;
+}
+
+static void print_dry(const fs_plan_spec_t *s)
+{
+    printf("plan: objective %s, confidence %g, %" PRIu64 " replications, %s\n", s->metrics[0],
+           s->confidence, s->replications, s->search == FS_PLAN_SCAN ? "scan" : "bisection");
+    for (size_t i = 0; i < s->n_slo; i++)
+        printf("slo %zu: %s\n", i, s->slo[i].text);
+    for (size_t c = 0; c < s->n_choices; c++) {
+        const fs_plan_choice_t *ch = &s->choices[c];
+        printf("choice %s: pool %s (%s, %" PRIu32 " GPUs/node), %zu node counts %" PRIu32
+               "..%" PRIu32 "", ch->name, ch->pool, ch->gpu, ch->gpus_per_node, ch->n_nodes,
+               ch->nodes[0], ch->nodes[ch->n_nodes - 1]);
+        for (size_t k = 0; k < ch->n_sets; k++)
+            printf("%s%s", k ? ", " : "; overrides: ", ch->sets[k]);
+        printf("\n");
+    }
+}
+
+/* Loads the scenario and builds the spec. */
+static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **spec, fs_error_t *err)
+{
+    int rc = fs_scenario_load_file(a->scenario, a->sets, a->n_sets, cfg, err);
+    if (rc)
+        return rc;
+    if (a->scan)
+        cfg->plan.search = FS_PLAN_SCAN;
+    rc = fs_plan_spec_create(cfg, spec, err);
+    if (rc)
+        fs_config_release(cfg);
+    return rc;
+}
+
+static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_plan_spec_t *spec,
+                       const fs_plan_result_t *res, double wall, const planrun_t *pr,
+                       fs_error_t *err)
+{
+    char *out = dup_printf("%s/plan.h5", a->dir);
+    if (!out)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    fs_plan_meta_t meta = {cfg->name, cfg->source_text, a->scenario, a->sets, a->n_sets};
+    int rc = a->shard == 0 ? fs_plan_write(out, spec, res, &meta, err) : 0;
+    if (!rc && !a->quiet) {
+        fs_plan_print(stdout, spec, res);
+        printf("\n%zu runs executed now (the others reused from %s/evals); %.2f s on %s%llu "
+               "thread%s\n", pr->runs_done, a->dir, wall, pr->o.mpi ? "ranks x " : "", a->jobs,
+               a->jobs == 1 ? "" : "s");
+        if (a->shard == 0)
+            printf("results      %s\n", out);
+        else
+            printf("shard %zu/%zu done; shard 0 writes %s\n", a->shard, a->n_shards, out);
+    }
+    fs_free(out);
+    return rc;
+}
+
+static int run_plan(const plan_args_t *a, planrun_t *pr, fs_error_t *err)
+{
+    fs_config_t cfg;
+    fs_plan_spec_t *spec = NULL;
+    int rc = load_spec(a, &cfg, &spec, err);
+    if (rc)
+        return rc;
+    if (a->dry) {
+        if (pr->rank == 0)
+            print_dry(spec);
+        fs_plan_spec_destroy(spec);
+        fs_config_release(&cfg);
+        return 0;
+    }
+    char *evals = dup_printf("%s/evals", a->dir);
+    rc = !evals ? fs_error_set(err, FS_ENOMEM, "plan: out of memory") : 0;
+    if (!rc && pr->rank == 0 && (rc = make_dir(a->dir, err)) == 0)
+        rc = make_dir(evals, err);
+    fs_free(evals);
+    double t0 = now_s();
+    fs_plan_result_t *res = NULL;
+    if (!rc)
+        rc = fs_plan_search(spec, eval_sweeps, pr, &res, err);
+    if (!rc && pr->rank == 0)
+        rc = finish_plan(a, &cfg, spec, res, now_s() - t0, pr, err);
+    fs_plan_result_destroy(res);
+    fs_plan_spec_destroy(spec);
+    fs_config_release(&cfg);
+    return rc;
+}
+
+int fs_cmd_plan(int argc, char **argv)
+{
+    plan_args_t a;
+    memset(&a, 0, sizeof a);
+    a.jobs = 1;
+    a.sets = calloc((size_t)argc + 1, sizeof *a.sets);
+    if (!a.sets)
+        return 1;
+    int bad = parse_args(argc, argv, &a);
+    if (bad) {
+        free(a.sets);
+        return bad < 0 ? 0 : bad;
+    }
+    int launched = fs_sweep_mpi_launched(), use_mpi = 0, rank = 0, size = 1;
+    fs_error_t err;
+    fs_error_clear(&err);
+    if (launched >= 1 && !a.dry && fs_sweep_mpi_available()) {
+        if (fs_sweep_mpi_init(&argc, &argv, &rank, &size, &err)) {
+            fprintf(stderr, "fleetsim plan: %s\n", err.msg);
+            free(a.sets);
+            return 1;
+        }
+        use_mpi = 1;
+    } else if (launched > 1 && !a.dry) {
+        fprintf(stderr, "fleetsim plan: started by an MPI launcher with %d processes, but this "
+                "fleetsim was built without MPI (install libopenmpi-dev and rebuild)\n", launched);
+        free(a.sets);
+        return 2;
+    }
+    if (!a.have_j && !use_mpi) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        a.jobs = cpus > 0 ? (unsigned long long)cpus : 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    planrun_t pr;
+    memset(&pr, 0, sizeof pr);
+    pr.scenario = a.scenario;
+    pr.sets = a.sets;
+    pr.n_sets = a.n_sets;
+    pr.dir = a.dir;
+    pr.rank = rank;
+    fs_sweep_opts_init(&pr.o);
+    pr.o.threads = (unsigned)a.jobs;
+    pr.o.shard = a.shard;
+    pr.o.n_shards = a.n_shards;
+    pr.o.resume = 1;
+    pr.progress = !a.quiet && rank == 0 && isatty(STDERR_FILENO);
+    pr.o.interrupt = &plan_interrupted;
+    pr.o.mpi = use_mpi;
+    int rc = run_plan(&a, &pr, &err);
+    if (rc && rank == 0)
+        fprintf(stderr, "fleetsim plan: %s\n", err.msg);
+    free(a.sets);
+    rc = rc ? fs_error_exit_status(rc) : 0;
+    return use_mpi ? fs_sweep_mpi_finish(rc) : rc;
+}

@@ -1,0 +1,420 @@
+/*
+ * fleetsim versus: one workload under several policies side by side, with
+ * common random numbers (docs/policies.md, "Side by side").
+ *
+ *   fleetsim versus S.yaml -p fifo=scheduler.queue=fifo \
+ *       -p easy=scheduler.queue=fifo,scheduler.backfill=easy -r 10 -o DIR
+ *
+ * Each -p is a named variant: overrides of the base scenario.  The variants
+ * become the points of a sweep (scenarios/fs_sweep.h,
+ * fs_sweep_plan_set_variants), run by the sweep machinery
+ * (sim/cli/fs_sweeprun.h) on threads with replication r of every variant on
+ * the same random streams; DIR is an ordinary sweep directory (fleetsim
+ * report DIR/index.h5, fleetsim compare DIR/index.h5 --points 0 1).  The
+ * table printed: every chosen /summary metric per variant as mean +- the
+ * 95% t half-width over the replications (analysis/fs_ci.h), then each
+ * variant minus the first, paired by replication (analysis/fs_compare.h),
+ * with its interval and whether it excludes 0.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_cli.h"
+#include "fs_sweeprun.h"
+#include "../../analysis/fs_ci.h"
+#include "../../analysis/fs_compare.h"
+#include "../../scenarios/fs_sweep.h"
+#include "../fs_alloc.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_VARIANTS 64
+#define MAX_KEYS 64
+
+/* Set by SIGINT/SIGTERM (process state for signal delivery). */
+static volatile sig_atomic_t versus_interrupted;
+
+static void on_signal(int sig)
+{
+    versus_interrupted = sig;
+}
+
+static const char *const default_metrics[] = {
+    "jobs_completed", "utilization", "goodput", "wait_mean", "wait_p95", "jct_mean", "makespan",
+};
+
+/* A variant as parsed: NAME and its KEY=VALUE pairs (pointers into
+ * `text`, its -p argument copied and cut in place). */
+typedef struct variant {
+    char *text;                 /* owned copy of the -p argument, cut in place */
+    const char *name;
+    const char *keys[MAX_KEYS];
+    const char *values[MAX_KEYS];
+    size_t n;
+} variant_t;
+
+typedef struct vopts {
+    const char *scenario, *dir;
+    const char **sets;
+    size_t n_sets;
+    variant_t v[MAX_VARIANTS];
+    size_t n_v;
+    unsigned long long reps, jobs;
+    int have_reps, quiet, resume;
+    const char *metrics;        /* comma list, or NULL: default_metrics */
+} vopts_t;
+
+/* Splits "K=V,K=V" at commas outside {} and [] (flow values keep theirs)
+ * into v; returns 0 or a usage error. */
+static int split_pairs(variant_t *v, char *s)
+{
+    while (*s) {
+        char *start = s;
+        int depth = 0;
+        for (; *s && (*s != ',' || depth > 0); s++) {
+            if (*s == '{' || *s == '[')
+                depth++;
+            else if ((*s == '}' || *s == ']') && depth > 0)
+                depth--;
+        }
+        if (*s)
+            *s++ = '\0';
+        char *eq = strchr(start, '=');
+        if (!eq || eq == start)
+            return fs_cli_usage_error("versus", "-p %s: '%s' is not KEY=VALUE", v->name, start);
+        if (v->n == MAX_KEYS)
+            return fs_cli_usage_error("versus", "-p %s: more than %d keys", v->name, MAX_KEYS);
+        *eq = '\0';
+        v->keys[v->n] = start;
+        v->values[v->n++] = eq + 1;
+    }
+    return 0;
+}
+
+/* -p NAME[=KEY=VALUE[,KEY=VALUE]...]: a variant (NAME alone: the scenario
+ * as it is). */
+static int parse_variant(vopts_t *o, const char *arg)
+{
+    char *text = fs_strdup(arg);
+    if (!text)
+        return 1;
+    char *eq = strchr(text, '=');
+    if (eq)
+        *eq = '\0';
+    int rc = 0;
+    if (!*text || strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+")
+                      != strlen(text))
+        rc = fs_cli_usage_error("versus", "-p '%s': expected NAME=KEY=VALUE[,KEY=VALUE...] "
+                                "with NAME made of letters, digits, '_', '-', '.', '+'", arg);
+    for (size_t i = 0; i < o->n_v && !rc; i++)
+        if (strcmp(o->v[i].name, text) == 0)
+            rc = fs_cli_usage_error("versus", "-p %s is given twice", text);
+    if (!rc && o->n_v == MAX_VARIANTS)
+        rc = fs_cli_usage_error("versus", "more than %d policies", MAX_VARIANTS);
+    if (rc) {
+        fs_free(text);
+        return rc;
+    }
+    variant_t *v = &o->v[o->n_v++];
+    v->text = text;
+    v->name = text;
+    return eq ? split_pairs(v, eq + 1) : 0;
+}
+
+static void free_opts(vopts_t *o)
+{
+    for (size_t i = 0; i < o->n_v; i++)
+        fs_free(o->v[i].text);
+    free((void *)o->sets);
+}
+
+static int parse_args(vopts_t *o, int argc, char **argv, int *done)
+{
+    *done = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int bad = 0;
+        if (fs_cli_is_help(a)) {
+            fs_cli_print_usage(stdout, fs_cli_find("versus"));
+            *done = 1;
+            return 0;
+        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--policy") == 0) {
+            bad = ++i >= argc ? fs_cli_usage_error("versus", "%s needs NAME=KEY=VALUE", a)
+                              : parse_variant(o, argv[i]);
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (++i >= argc)
+                bad = fs_cli_usage_error("versus", "%s needs a directory", a);
+            else
+                o->dir = argv[i];
+        } else if (strcmp(a, "-r") == 0 || strcmp(a, "--replications") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->reps) || o->reps < 2 ||
+                o->reps > 100000)
+                bad = fs_cli_usage_error("versus", "-r needs a number of replications from 2 "
+                                         "to 100000 (intervals need 2)");
+            o->have_reps = 1;
+        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
+            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->jobs) || o->jobs < 1 ||
+                o->jobs > 4096)
+                bad = fs_cli_usage_error("versus", "-j needs a number of threads from 1 to 4096");
+        } else if (strcmp(a, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '='))
+                bad = fs_cli_usage_error("versus", "--set needs KEY=VALUE");
+            else
+                o->sets[o->n_sets++] = argv[i];
+        } else if (strcmp(a, "--metrics") == 0) {
+            if (++i >= argc || !*argv[i])
+                bad = fs_cli_usage_error("versus", "--metrics needs NAME[,NAME...]");
+            else
+                o->metrics = argv[i];
+        } else if (strcmp(a, "--resume") == 0) {
+            o->resume = 1;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            bad = fs_cli_usage_error("versus", "unknown option '%s'", a);
+        } else if (!o->scenario) {
+            o->scenario = a;
+        } else {
+            bad = fs_cli_usage_error("versus", "only one scenario file may be given");
+        }
+        if (bad)
+            return bad;
+    }
+    if (!o->scenario)
+        return fs_cli_usage_error("versus", "a scenario file is needed");
+    if (!o->dir)
+        return fs_cli_usage_error("versus", "-o DIR is needed (the output directory)");
+    if (o->n_v < 2)
+        return fs_cli_usage_error("versus", "give at least two policies (-p NAME=KEY=VALUE)");
+    return 0;
+}
+
+/* The plan: the scenario with "sweep={replications: R}" (its own sweep
+ * section, if any, replaced), then one point per variant. */
+static int make_plan(const vopts_t *o, fs_sweep_plan_t **plan, fs_error_t *err)
+{
+    char rs[64];
+    snprintf(rs, sizeof rs, "sweep={replications: %llu}", o->have_reps ? o->reps : 10ull);
+    o->sets[o->n_sets] = rs;
+    int rc = fs_sweep_plan_create(o->scenario, o->sets, o->n_sets + 1, plan, err);
+    o->sets[o->n_sets] = NULL;
+    if (rc)
+        return rc;
+    fs_sweep_variant_t sv[MAX_VARIANTS];
+    for (size_t i = 0; i < o->n_v; i++)
+        sv[i] = (fs_sweep_variant_t){o->v[i].name, o->v[i].keys, o->v[i].values, o->v[i].n};
+    rc = fs_sweep_plan_set_variants(*plan, sv, o->n_v, err);
+    if (rc) {
+        fs_sweep_plan_destroy(*plan);
+        *plan = NULL;
+    }
+    return rc;
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+/* The metric names to show (owned array of borrowed or owned strings). */
+static size_t pick_metrics(const char *list, char *buf, size_t cap, const char **out,
+                           size_t max)
+{
+    size_t n = 0;
+    if (!list) {
+        for (size_t i = 0; i < sizeof default_metrics / sizeof *default_metrics && n < max; i++)
+            out[n++] = default_metrics[i];
+        return n;
+    }
+    snprintf(buf, cap, "%s", list);
+    for (char *t = strtok(buf, ","); t && n < max; t = strtok(NULL, ","))
+        out[n++] = t;
+    return n;
+}
+
+static int has_metric(const fs_compare_side_t *s, const char *m)
+{
+    for (size_t i = 0; i < s->n_metrics; i++)
+        if (strcmp(s->metrics[i], m) == 0)
+            return 1;
+    return 0;
+}
+
+/* "mean +- half" of metric m over side s's replications. */
+static void cell(const fs_compare_side_t *s, const char *m, char *buf, size_t n)
+{
+    double *x = fs_calloc(s->n_reps ? s->n_reps : 1, sizeof *x);
+    fs_ci_t ci;
+    if (!x) {
+        snprintf(buf, n, "?");
+        return;
+    }
+    for (size_t r = 0; r < s->n_reps; r++)
+        x[r] = fs_compare_side_value(s, r, m);
+    if (fs_ci_t_interval(x, s->n_reps, 0.95, &ci) != 0 || ci.n == 0)
+        snprintf(buf, n, "-");
+    else if (isnan(ci.half))
+        snprintf(buf, n, "%.5g", ci.mean);
+    else
+        snprintf(buf, n, "%.5g +- %.2g", ci.mean, ci.half);
+    fs_free(x);
+}
+
+static const fs_compare_row_t *find_row(const fs_compare_t *c, const char *m)
+{
+    for (size_t i = 0; i < c->n_rows; i++)
+        if (strcmp(c->rows[i].metric, m) == 0)
+            return &c->rows[i];
+    return NULL;
+}
+
+static void print_means(const vopts_t *o, fs_compare_side_t *const *side, const char **ms,
+                        size_t nm)
+{
+    printf("\n%-16s", "metric");
+    for (size_t i = 0; i < o->n_v; i++)
+        printf("  %-24s", o->v[i].name);
+    printf("\n");
+    for (size_t k = 0; k < nm; k++) {
+        printf("%-16s", ms[k]);
+        for (size_t i = 0; i < o->n_v; i++) {
+            char c[64];
+            cell(side[i], ms[k], c, sizeof c);
+            printf("  %-24s", c);
+        }
+        printf("\n");
+    }
+}
+
+static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **ms, size_t nm)
+{
+    printf("\npaired differences against %s: mean [95%% interval] over the replications; "
+           "* = significant (the interval excludes 0)\n%-16s", o->v[0].name, "metric");
+    for (size_t i = 1; i < o->n_v; i++) {
+        char h[96];
+        snprintf(h, sizeof h, "%s - %s", o->v[i].name, o->v[0].name);
+        printf("  %-34s", h);
+    }
+    printf("\n");
+    for (size_t k = 0; k < nm; k++) {
+        printf("%-16s", ms[k]);
+        for (size_t i = 1; i < o->n_v; i++) {
+            const fs_compare_row_t *r = find_row(&cmp[i], ms[k]);
+            char c[96];
+            if (!r || r->ci.n == 0 || isnan(r->ci.lo))
+                snprintf(c, sizeof c, "%.5g", r ? r->diff : NAN);
+            else
+                snprintf(c, sizeof c, "%+.4g [%+.3g, %+.3g]%s", r->diff, r->ci.lo, r->ci.hi,
+                         r->significant == 1 ? " *" : "");
+            printf("  %-34s", c);
+        }
+        printf("\n");
+    }
+}
+
+/* Loads every variant's side from DIR/index.h5, compares each with the
+ * first and prints the two tables. */
+static int report(const vopts_t *o, fs_error_t *err)
+{
+    size_t n = strlen(o->dir) + 16;
+    char *index = fs_malloc(n);
+    fs_compare_side_t *side[MAX_VARIANTS] = {0};
+    fs_compare_t cmp[MAX_VARIANTS];
+    memset(cmp, 0, sizeof cmp);
+    int rc = index ? 0 : fs_error_set(err, FS_ENOMEM, "out of memory");
+    if (!rc)
+        snprintf(index, n, "%s/index.h5", o->dir);
+    for (size_t i = 0; i < o->n_v && !rc; i++)
+        rc = fs_compare_side_load(index, (long)i, &side[i], err);
+    for (size_t i = 1; i < o->n_v && !rc; i++)
+        rc = fs_compare_sides(side[0], side[i], 0.95, &cmp[i], err);
+    char buf[1024];
+    const char *ms[64];
+    size_t nm = rc ? 0 : pick_metrics(o->metrics, buf, sizeof buf, ms, 64);
+    for (size_t k = 0; k < nm && !rc; k++)
+        if (!has_metric(side[0], ms[k]))
+            rc = fs_error_set(err, FS_EINVAL, "--metrics: %s is not a /summary field of %s",
+                              ms[k], index);
+    if (!rc) {
+        print_means(o, side, ms, nm);
+        print_diffs(o, cmp, ms, nm);
+    }
+    for (size_t i = 0; i < o->n_v; i++) {
+        fs_compare_release(&cmp[i]);
+        fs_compare_side_destroy(side[i]);
+    }
+    fs_free(index);
+    return rc;
+}
+
+static void print_plan(const vopts_t *o, const fs_sweep_plan_t *p)
+{
+    printf("versus %s: %zu policies x %llu replications (common random numbers) in %s\n",
+           p->name, p->n_points, (unsigned long long)p->replications, o->dir);
+    for (size_t pt = 0; pt < p->n_points; pt++) {
+        printf("  point %zu  %-12s", pt, o->v[pt].name);
+        for (size_t j = 0; j < p->n_params; j++)
+            printf(" %s=%s", p->params[j].key, p->params[j].values[fs_sweep_value_index(p, pt, j)]);
+        printf("\n");
+    }
+}
+
+int fs_cmd_versus(int argc, char **argv)
+{
+    vopts_t o;
+    memset(&o, 0, sizeof o);
+    o.sets = calloc((size_t)argc + 2, sizeof *o.sets);
+    if (!o.sets)
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.jobs = cpus > 0 ? (unsigned long long)cpus : 1;
+    int done = 0, rc = parse_args(&o, argc, argv, &done);
+    if (rc || done) {
+        free_opts(&o);
+        return rc;
+    }
+    if (fs_sweep_mpi_launched() > 1) {   /* every rank would run every run */
+        fprintf(stderr, "fleetsim versus: runs on threads (-j), not under an MPI launcher; for "
+                "ranks, run the same points with fleetsim sweep under mpirun\n");
+        free_opts(&o);
+        return 2;
+    }
+    fs_error_t err;
+    fs_error_clear(&err);
+    fs_sweep_plan_t *plan = NULL;
+    if ((rc = make_plan(&o, &plan, &err))) {
+        fprintf(stderr, "%s\n", err.msg);
+        free_opts(&o);
+        return fs_error_exit_status(rc);
+    }
+    if (!o.quiet)
+        print_plan(&o, plan);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    fs_sweep_opts_t so;
+    fs_sweep_opts_init(&so);
+    so.dir = o.dir;
+    so.threads = (unsigned)o.jobs;
+    so.resume = o.resume;
+    so.progress = !o.quiet && isatty(STDERR_FILENO);
+    so.interrupt = &versus_interrupted;
+    fs_sweep_report_t rep;
+    rc = fs_sweep_execute(plan, &so, &rep, &err);
+    if (!rc && !o.quiet)
+        printf("ran %zu, %zu already finished; index %s/index.h5\n", rep.runs_done,
+               rep.runs_skipped, o.dir);
+    if (!rc)
+        rc = report(&o, &err);
+    if (rc)
+        fprintf(stderr, "fleetsim versus: %s\n", err.msg);
+    fs_sweep_plan_destroy(plan);
+    free_opts(&o);
+    return rc ? fs_error_exit_status(rc) : 0;
+}

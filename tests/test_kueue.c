@@ -1,0 +1,749 @@
+/*
+ * Kueue admission (models/fs_kueue.c) and its manifests
+ * (scenarios/fs_kueue_yaml.c).
+ *
+ * Proofs, each against times worked by hand on one-GPU nodes (no node
+ * fragmentation, so quota alone decides):
+ *   - borrowing within a cohort, borrowingLimit, lendingLimit, no cohort;
+ *   - StrictFIFO's head blocks its CQ, BestEffortFIFO lets others go;
+ *   - preemption: withinClusterQueue candidate order (lowest priority,
+ *     then most recently admitted) and the minimal set; reclaim takes from
+ *     borrowing CQs first and returns the quota to its owner; Never waits;
+ *   - fair sharing admits the CQ with the lower dominant resource share;
+ *   - a job that loses its node gives its quota back;
+ *   - invariants after every pass on random workloads (usage = admitted
+ *     jobs, limits, cohort sums), with and without preemption and fair
+ *     sharing;
+ *   - manifests: fields read, LocalQueues, errors with FILE:LINE:COL;
+ *     scenario keys and their cross-checks;
+ *   - qualitative: on a two-tenant workload borrowing cuts the busy
+ *     tenant's mean wait.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "fs_test_util.h"
+#include "models/fs_kueue.h"
+#include "models/fs_model.h"
+#include "models/fs_policy.h"
+#include "scenarios/fs_kueue_yaml.h"
+#include "scenarios/fs_scenario.h"
+#include "sim/fs_alloc.h"
+#include "sim/fs_rng.h"
+#include "traces/fs_memsrc.h"
+
+#include <gsl/gsl_randist.h>
+
+#define S(x) ((fs_time_t)((x) * FS_US_PER_S))
+#define MAXJ 6000
+
+typedef struct rows {
+    fs_job_row_t r[MAXJ];
+    size_t n;
+} rows_t;
+
+static int collect(void *ud, const fs_job_row_t *row)
+{
+    rows_t *rs = ud;
+    if (rs->n < MAXJ)
+        rs->r[rs->n++] = *row;
+    return 0;
+}
+
+static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].id == id)
+            return &rs->r[i];
+    fail_msg("no row for job %llu", (unsigned long long)id);
+    return NULL;
+}
+
+/* ---- configs ------------------------------------------------------------- */
+
+#define MAXCQ 8
+typedef struct kcfg {
+    fs_config_t c;
+    fs_pool_cfg_t pool;
+    fs_kueue_cq_cfg_t cq[MAXCQ];
+    fs_kueue_quota_cfg_t q[MAXCQ];
+} kcfg_t;
+
+static void base(kcfg_t *k, uint32_t gpus)
+{
+    memset(k, 0, sizeof *k);
+    fs_config_t *c = &k->c;
+    k->pool = (fs_pool_cfg_t){.name = "p", .gpu = "H100", .nodes = gpus, .gpus_per_node = 1};
+    c->cluster.pools = &k->pool;
+    c->cluster.n_pools = 1;
+    c->horizon = FS_TIME_MAX_INPUT;
+    c->until = FS_UNTIL_DRAIN;
+    c->scheduler.queue = FS_QUEUE_KUEUE;
+    c->scheduler.placement = FS_PLACE_FIRST_FIT;
+    c->scheduler.kueue.cqs = k->cq;
+}
+
+/* Adds CQ `name` (tenant of the same name) with nominal GPUs in flavor "p". */
+static fs_kueue_cq_cfg_t *add_cq(kcfg_t *k, const char *name, const char *cohort, double nominal)
+{
+    size_t i = k->c.scheduler.kueue.n_cqs++;
+    fs_kueue_cq_cfg_t *q = &k->cq[i];
+    k->q[i] = (fs_kueue_quota_cfg_t){.flavor = "p", .nominal = nominal, .borrowing_limit = -1,
+                                      .lending_limit = -1};
+    *q = (fs_kueue_cq_cfg_t){.name = (char *)name, .cohort = (char *)cohort, .quotas = &k->q[i],
+                             .n_quotas = 1, .borrow_max_priority = NAN, .weight = 1};
+    return q;
+}
+
+static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur, int32_t tenant, int32_t prio)
+{
+    fs_job_t j;
+    fs_job_init(&j);
+    j.id = id;
+    j.submit = S(submit);
+    j.gpus = gpus;
+    j.duration = S(dur);
+    j.tenant = tenant;
+    j.priority = prio;
+    return j;
+}
+
+static const char *const TN[] = {"a", "b", "c", "d"};
+
+typedef struct out {
+    fs_kueue_stats_t st;
+    uint64_t adm[64], vic[64];
+    size_t n_adm, n_vic;
+} out_t;
+
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs, out_t *o)
+{
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, n, TN, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = collect, .ud = rs};
+    rs->n = 0;
+    if (fs_model_create(cfg, src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    void *st = fs_model_policy_state(m);
+    fs_kueue_check_every(st, 1);
+    fs_kueue_record(st, 1);
+    if (fs_model_run(m, NULL, NULL, &err))
+        fail_msg("run: %s", err.msg);
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    if (o) {
+        o->st = *fs_kueue_stats(st);
+        const uint64_t *a = fs_kueue_admissions(st, &o->n_adm);
+        if (o->n_adm)
+            memcpy(o->adm, a, (o->n_adm < 64 ? o->n_adm : 64) * sizeof *a);
+        const uint64_t *v = fs_kueue_victims(st, &o->n_vic);
+        if (o->n_vic)
+            memcpy(o->vic, v, (o->n_vic < 64 ? o->n_vic : 64) * sizeof *v);
+    }
+    const fs_kueue_stats_t *s = fs_kueue_stats(st);
+    if (s->violations)
+        fail_msg("invariant: %s", s->last_violation);
+    assert_true(s->checks > 0);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+static double start_of(const rows_t *rs, uint64_t id) { return find(rs, id)->start; }
+
+/* ---- borrowing ------------------------------------------------------------ */
+
+/* 16 GPUs; CQ a and b have 8 each; a submits four 4-GPU jobs of 10 s. */
+static void borrow_case(const char *cohort, double blimit, double b_lend, const double *want)
+{
+    kcfg_t k;
+    base(&k, 16);
+    add_cq(&k, "a", cohort, 8)->quotas->borrowing_limit = blimit;
+    add_cq(&k, "b", cohort, 8)->quotas->lending_limit = b_lend;
+    fs_job_t jobs[4];
+    for (int i = 0; i < 4; i++)
+        jobs[i] = job((uint64_t)i + 1, 0, 4, 10, 0, 0);
+    static rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 4, &rs, &o);
+    for (int i = 0; i < 4; i++)
+        assert_double_equal(start_of(&rs, (uint64_t)i + 1), want[i], 1e-9);
+}
+
+static void test_borrowing(void **state)
+{
+    (void)state;
+    const double all[] = {0, 0, 0, 0}, half[] = {0, 0, 10, 10}, three[] = {0, 0, 0, 10};
+    borrow_case("c", -1, -1, all);      /* a borrows b's idle 8 GPUs */
+    borrow_case(NULL, -1, -1, half);    /* no cohort: a stays within 8 */
+    borrow_case("c", 4, -1, three);     /* borrowingLimit 4: 12 GPUs at most */
+    borrow_case("c", -1, 4, three);     /* b lends at most 4 */
+    borrow_case("c", 0, -1, half);      /* borrowingLimit 0 */
+    borrow_case("c", -1, 0, half);      /* lendingLimit 0 */
+}
+
+/* lendingLimit keeps the owner's guaranteed part: b (8, lends 2) is idle,
+ * a takes 2 more; then b's own 6-GPU job starts at once at t=1. */
+static void test_lending_keeps_guaranteed(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 16);
+    add_cq(&k, "a", "c", 8);
+    add_cq(&k, "b", "c", 8)->quotas->lending_limit = 2;
+    fs_job_t jobs[] = {job(1, 0, 2, 100, 0, 0), job(2, 0, 2, 100, 0, 0), job(3, 0, 2, 100, 0, 0),
+                       job(4, 0, 2, 100, 0, 0), job(5, 0, 2, 100, 0, 0), job(6, 0, 2, 100, 0, 0),
+                       job(7, 1, 6, 10, 1, 0)};
+    static rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 7, &rs, &o);
+    for (uint64_t i = 1; i <= 5; i++)
+        assert_double_equal(start_of(&rs, i), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 6), 100, 1e-9);  /* 10 GPUs used: a's 8 + 2 lent */
+    assert_double_equal(start_of(&rs, 7), 1, 1e-9);    /* b's 6 guaranteed GPUs were kept */
+    assert_int_equal(o.st.borrowed, 1);
+}
+
+/* ---- queueing strategies ------------------------------------------------- */
+
+static void test_strict_and_best_effort(void **state)
+{
+    (void)state;
+    for (int strict = 0; strict <= 1; strict++) {
+        kcfg_t k;
+        base(&k, 16);
+        add_cq(&k, "a", NULL, 8)->strategy = strict ? FS_KUEUE_STRICT_FIFO : FS_KUEUE_BEST_EFFORT_FIFO;
+        fs_job_t jobs[] = {job(1, 0, 6, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 2, 10, 0, 0)};
+        static rows_t rs;
+        run(&k.c, jobs, 3, &rs, NULL);
+        assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+        assert_double_equal(start_of(&rs, 2), 10, 1e-9);
+        /* StrictFIFO: job 2 blocks the CQ; BestEffortFIFO: job 3 goes at 2 s */
+        assert_double_equal(start_of(&rs, 3), strict ? 10 : 2, 1e-9);
+    }
+    /* the head of a CQ blocks only its own CQ */
+    kcfg_t k;
+    base(&k, 16);
+    add_cq(&k, "a", NULL, 8)->strategy = FS_KUEUE_STRICT_FIFO;
+    add_cq(&k, "b", NULL, 8);
+    fs_job_t jobs[] = {job(1, 0, 6, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 2, 10, 1, 0)};
+    static rows_t rs;
+    run(&k.c, jobs, 3, &rs, NULL);
+    assert_double_equal(start_of(&rs, 3), 2, 1e-9);
+}
+
+/* Priority orders a CQ's queue (then admission order). */
+static void test_priority_order(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    add_cq(&k, "a", NULL, 4);
+    fs_job_t jobs[] = {job(1, 0, 4, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 4, 10, 0, 5),
+                       job(4, 3, 4, 10, 0, 5)};
+    static rows_t rs;
+    run(&k.c, jobs, 4, &rs, NULL);
+    assert_double_equal(start_of(&rs, 3), 10, 1e-9);
+    assert_double_equal(start_of(&rs, 4), 20, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 30, 1e-9);
+}
+
+/* ---- preemption ------------------------------------------------------------ */
+
+/* withinClusterQueue LowerPriority: victims in order lowest priority, then
+ * most recently admitted; the minimal set (fill-back) is kept. */
+static void test_preempt_within(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 8);
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 8);
+    a->within_cq = FS_KUEUE_LOWER_PRIORITY;
+    fs_job_t jobs[] = {job(1, 0, 2, 100, 0, 1), job(2, 0, 2, 100, 0, 0), job(3, 0, 2, 100, 0, 0),
+                       job(4, 0, 2, 100, 0, 1), job(5, 5, 4, 10, 0, 5)};
+    static rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 5, &rs, &o);
+    assert_double_equal(start_of(&rs, 5), 5, 1e-9);
+    assert_int_equal(o.n_vic, 2);
+    assert_int_equal(o.vic[0], 3);  /* priority 0, admitted after job 2 */
+    assert_int_equal(o.vic[1], 2);
+    assert_int_equal(find(&rs, 2)->restarts, 1);
+    assert_int_equal(find(&rs, 1)->restarts, 0);
+    assert_double_equal(find(&rs, 3)->lost_gpu_s, 10, 1e-6); /* 2 GPUs x 5 s, no checkpoint */
+    /* fill-back: the 1-GPU job taken first is not needed once the 4-GPU one is */
+    fs_job_t fb[] = {job(1, 0, 3, 100, 0, 1), job(2, 0, 4, 100, 0, 0), job(3, 0.5, 1, 100, 0, 0),
+                     job(4, 5, 4, 10, 0, 5)};
+    run(&k.c, fb, 4, &rs, &o);
+    assert_int_equal(o.n_vic, 1);
+    assert_int_equal(o.vic[0], 2);
+    assert_double_equal(start_of(&rs, 4), 5, 1e-9);
+    /* Never: the job waits */
+    a->within_cq = FS_KUEUE_NEVER;
+    run(&k.c, jobs, 5, &rs, &o);
+    assert_double_equal(start_of(&rs, 5), 100, 1e-9);
+    assert_int_equal(o.n_vic, 0);
+    /* LowerOrNewerEqualPriority also takes newer jobs of equal priority */
+    a->within_cq = FS_KUEUE_LOWER_OR_NEWER_EQUAL;
+    fs_job_t eq[] = {job(1, 0, 4, 100, 0, 0), job(2, 1, 4, 100, 0, 0), job(3, 2, 8, 10, 0, 0)};
+    run(&k.c, eq, 3, &rs, &o);
+    assert_int_equal(o.n_vic, 0);   /* job 3 is newer than both */
+    a->within_cq = FS_KUEUE_LOWER_PRIORITY;
+}
+
+/* Reclaim: b gets its nominal quota back from a, which borrowed it; the
+ * candidates of the other CQ come before b's own lower-priority job. */
+static void test_reclaim(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 16);
+    add_cq(&k, "a", "c", 8);
+    fs_kueue_cq_cfg_t *b = add_cq(&k, "b", "c", 8);
+    b->within_cq = FS_KUEUE_LOWER_PRIORITY;
+    b->reclaim = FS_KUEUE_ANY;
+    fs_job_t jobs[10];
+    jobs[0] = job(1, 0, 2, 100, 1, 0);                  /* b's own, priority 0 */
+    for (int i = 0; i < 7; i++)                         /* a: 14 GPUs, priority 3 */
+        jobs[1 + i] = job((uint64_t)i + 2, (double)i * 0.1, 2, 100, 0, 3);
+    jobs[8] = job(20, 5, 4, 10, 1, 5);                  /* b needs 4 */
+    static rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 9, &rs, &o);
+    assert_double_equal(start_of(&rs, 20), 5, 1e-9);
+    assert_int_equal(o.n_vic, 2);
+    assert_int_equal(o.vic[0], 8);  /* a's most recently admitted first */
+    assert_int_equal(o.vic[1], 7);
+    assert_int_equal(o.st.reclaimed, 2);
+    assert_int_equal(find(&rs, 1)->restarts, 0);
+    /* reclaim Never: b waits for a's jobs */
+    b->reclaim = FS_KUEUE_NEVER;
+    b->within_cq = FS_KUEUE_NEVER;
+    run(&k.c, jobs, 9, &rs, &o);
+    assert_int_equal(o.n_vic, 0);
+    assert_true(start_of(&rs, 20) >= 100);
+}
+
+/* After a reclaim the owner holds its nominal quota and the borrower
+ * keeps only what is left (checked on the live state at the horizon). */
+static void test_reclaim_returns_quota(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 16);
+    add_cq(&k, "a", "c", 8);
+    fs_kueue_cq_cfg_t *b = add_cq(&k, "b", "c", 8);
+    b->reclaim = FS_KUEUE_LOWER_PRIORITY;
+    fs_job_t jobs[12];
+    for (int i = 0; i < 8; i++)
+        jobs[i] = job((uint64_t)i + 1, 0, 2, 1000, 0, 0);
+    for (int i = 0; i < 4; i++)
+        jobs[8 + i] = job((uint64_t)i + 11, 5, 2, 1000, 1, 1);
+    k.c.until = FS_UNTIL_HORIZON;
+    k.c.horizon = S(50);
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, 12, TN, 4, NULL, 0, &src, &err), 0);
+    assert_int_equal(fs_model_create(&k.c, src, NULL, &m, &err), 0);
+    void *st = fs_model_policy_state(m);
+    fs_kueue_check_every(st, 1);
+    assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
+    assert_double_equal(fs_kueue_usage(st, "a", "p"), 8, 1e-9);
+    assert_double_equal(fs_kueue_usage(st, "b", "p"), 8, 1e-9);
+    assert_int_equal(fs_kueue_stats(st)->reclaimed, 4);
+    /* a job that loses its node gives its quota back: a keeps jobs 1-4 on
+     * nodes 0-3 (first fit; 5-8 were reclaimed, the newest first) */
+    uint32_t hit = 0;
+    assert_int_equal(fs_model_node_down(m, 0, FS_DOWN_FAIL, &hit), 0);
+    assert_int_equal(hit, 1);
+    assert_double_equal(fs_kueue_usage(st, "b", "p") + fs_kueue_usage(st, "a", "p"), 14, 1e-9);
+    char msg[160];
+    assert_int_equal(fs_kueue_check(st, msg, sizeof msg), 0);
+    assert_int_equal(fs_kueue_stats(st)->violations, 0);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+/* Fair sharing: of two borrowing heads the CQ with the lower dominant
+ * resource share goes first (without it: admission order). */
+static void test_fair_sharing(void **state)
+{
+    (void)state;
+    for (int fair = 0; fair <= 1; fair++) {
+        kcfg_t k;
+        base(&k, 16);
+        add_cq(&k, "a", "c", 4);
+        add_cq(&k, "b", "c", 4);
+        add_cq(&k, "c", "c", 8);    /* idle: lends 8 */
+        k.c.scheduler.kueue.fair_sharing = fair;
+        /* a runs 8 (borrows 4), b runs 4; at 1 s both want 4 more, 4 are free */
+        fs_job_t jobs[] = {job(1, 0, 8, 100, 0, 0), job(2, 0, 4, 100, 1, 0), job(3, 1, 4, 10, 0, 0),
+                           job(4, 1, 4, 10, 1, 0)};
+        static rows_t rs;
+        run(&k.c, jobs, 4, &rs, NULL);
+        assert_double_equal(start_of(&rs, fair ? 4 : 3), 1, 1e-9);
+        assert_double_equal(start_of(&rs, fair ? 3 : 4), 11, 1e-9);
+    }
+}
+
+/* Unmapped tenants stay pending; default_queue takes them. */
+static void test_tenants(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 8);
+    add_cq(&k, "a", NULL, 8)->tenants = "c, d";
+    fs_job_t jobs[] = {job(1, 0, 2, 10, 2, 0), job(2, 0, 2, 10, 1, 0), job(3, 0, 2, 10, -1, 0)};
+    static rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 3, &rs, &o);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);  /* c -> a by LocalQueue */
+    assert_true(isnan(start_of(&rs, 2)));             /* b: no CQ, pending */
+    assert_true(isnan(start_of(&rs, 3)));
+    assert_int_equal(o.st.unmapped, 2);
+    k.c.scheduler.kueue.default_queue = "a";
+    run(&k.c, jobs, 3, &rs, &o);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 0, 1e-9);
+}
+
+/* ---- invariants on random workloads ----------------------------------------- */
+
+static void random_jobs(fs_job_t *j, size_t n, uint64_t seed, double rate, int tenants)
+{
+    fs_rng_t r;
+    assert_int_equal(fs_rng_init(&r, seed, 0, FS_RNG_TRACE, 0), 0);
+    static const uint32_t sizes[] = {1, 1, 1, 2, 2, 4, 8};
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        t += gsl_ran_exponential(r.g, 1.0 / rate);
+        j[i] = job(i + 1, t, sizes[gsl_rng_uniform_int(r.g, 7)], 1 + gsl_ran_exponential(r.g, 100),
+                   (int32_t)gsl_rng_uniform_int(r.g, (unsigned long)tenants),
+                   (int32_t)gsl_rng_uniform_int(r.g, 3));
+    }
+    fs_rng_release(&r);
+}
+
+static void test_invariants_random(void **state)
+{
+    (void)state;
+    static fs_job_t jobs[3000];
+    static rows_t rs;
+    for (int variant = 0; variant < 6; variant++) {
+        kcfg_t k;
+        base(&k, 24);
+        fs_kueue_cq_cfg_t *a = add_cq(&k, "a", "c", 8), *b = add_cq(&k, "b", "c", 6);
+        fs_kueue_cq_cfg_t *c = add_cq(&k, "c", "c", 6), *d = add_cq(&k, "d", NULL, 8);
+        a->quotas->borrowing_limit = 4;
+        b->quotas->lending_limit = 3;
+        c->strategy = FS_KUEUE_STRICT_FIFO;
+        d->strategy = FS_KUEUE_STRICT_FIFO;
+        if (variant & 1) {
+            a->within_cq = b->within_cq = FS_KUEUE_LOWER_PRIORITY;
+            c->within_cq = FS_KUEUE_LOWER_OR_NEWER_EQUAL;
+            a->reclaim = FS_KUEUE_ANY;
+            b->reclaim = c->reclaim = FS_KUEUE_LOWER_PRIORITY;
+            b->borrow_within = FS_KUEUE_LOWER_PRIORITY;
+            c->borrow_within = FS_KUEUE_LOWER_PRIORITY;
+            c->borrow_max_priority = 1;
+        }
+        k.c.scheduler.kueue.fair_sharing = variant >= 2;
+        b->weight = variant >= 4 ? 3 : 1;
+        k.c.scheduler.checkpoint_interval = S(10);
+        random_jobs(jobs, 3000, (uint64_t)variant + 7, 0.12, 4);
+        out_t o;
+        run(&k.c, jobs, 3000, &rs, &o);
+        assert_true(o.st.checks > 1000);
+        assert_true(o.st.borrowed > 0);
+        if (variant & 1)
+            assert_true(o.st.preempted > 0 && o.st.reclaimed > 0);
+        size_t done = 0;
+        for (size_t i = 0; i < rs.n; i++)
+            done += rs.r[i].state == FS_STATE_COMPLETED;
+        assert_int_equal(done, 3000);
+    }
+}
+
+/* ---- qualitative: borrowing cuts the busy tenant's wait ------------------------- */
+
+static double mean_wait(const rows_t *rs, int32_t tenant)
+{
+    double s = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].tenant == tenant) {
+            s += rs->r[i].wait;
+            n++;
+        }
+    return n ? s / (double)n : NAN;
+}
+
+static void test_borrowing_cuts_wait(void **state)
+{
+    (void)state;
+    /* 64 GPUs; a offers 0.7 x 0.85 x 64 = 38 GPUs of work for a quota of
+     * 32, b 16; borrowing lets a use b's idle quota */
+    static fs_job_t jobs[5000];
+    static rows_t rs;
+    fs_rng_t r;
+    assert_int_equal(fs_rng_init(&r, 3, 0, FS_RNG_TRACE, 0), 0);
+    static const uint32_t sizes[] = {1, 2, 4, 8};
+    static const double p[] = {0.76, 0.02, 0.10, 0.12};
+    gsl_ran_discrete_t *mix = gsl_ran_discrete_preproc(4, p);
+    double mean_g = 0.76 + 0.04 + 0.4 + 0.96, mean_d = 3600.0 * exp(1.0 * 1.0 / 2);
+    double rate = 0.85 * 64 / (mean_g * mean_d), t = 0;
+    for (size_t i = 0; i < 5000; i++) {
+        t += gsl_ran_exponential(r.g, 1 / rate);
+        jobs[i] = job(i + 1, t, sizes[gsl_ran_discrete(r.g, mix)],
+                      gsl_ran_lognormal(r.g, log(3600.0), 1.0), gsl_rng_uniform(r.g) < 0.7 ? 0 : 1, 0);
+    }
+    gsl_ran_discrete_free(mix);
+    fs_rng_release(&r);
+    double wa[2], wb[2];
+    for (int borrow = 0; borrow <= 1; borrow++) {
+        kcfg_t k;
+        base(&k, 64);
+        add_cq(&k, "a", borrow ? "c" : NULL, 32);
+        add_cq(&k, "b", borrow ? "c" : NULL, 32);
+        run(&k.c, jobs, 5000, &rs, NULL);
+        wa[borrow] = mean_wait(&rs, 0);
+        wb[borrow] = mean_wait(&rs, 1);
+    }
+    printf("two tenants, 64 GPUs, 85%% load: busy tenant a mean wait %.0f s without borrowing, "
+           "%.0f s with; b %.0f s / %.0f s\n", wa[0], wa[1], wb[0], wb[1]);
+    assert_true(wa[1] < 0.2 * wa[0]);
+    assert_true(wb[0] < 0.2 * wa[0]);
+}
+
+/* ---- manifests ------------------------------------------------------------- */
+
+static const char *const MANIFEST =
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ResourceFlavor\n"
+    "metadata: {name: h100}\n"
+    "spec:\n"
+    "  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\n"
+    "kind: ClusterQueue\n"
+    "metadata: {name: team-a}\n"
+    "spec:\n"
+    "  cohort: all\n"
+    "  queueingStrategy: StrictFIFO\n"
+    "  resourceGroups:\n"
+    "  - coveredResources: [cpu, nvidia.com/gpu]\n"
+    "    flavors:\n"
+    "    - name: h100\n"
+    "      resources:\n"
+    "      - {name: cpu, nominalQuota: 96}\n"
+    "      - {name: nvidia.com/gpu, nominalQuota: 16, borrowingLimit: 8, lendingLimit: 4}\n"
+    "  preemption:\n"
+    "    withinClusterQueue: LowerOrNewerEqualPriority\n"
+    "    reclaimWithinCohort: Any\n"
+    "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}\n"
+    "  fairSharing: {weight: 1500m}\n"
+    "---\n"
+    "kind: Cohort\n"
+    "apiVersion: kueue.x-k8s.io/v1alpha1\n"
+    "metadata: {name: all}\n"
+    "spec:\n"
+    "  resourceGroups:\n"
+    "  - flavors:\n"
+    "    - name: h100\n"
+    "      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"
+    "---\n"
+    "kind: WorkloadPriorityClass\n"
+    "metadata: {name: high}\n"
+    "value: 1000\n"
+    "---\n"
+    "kind: LocalQueue\n"
+    "metadata: {namespace: ml, name: main}\n"
+    "spec: {clusterQueue: team-a}\n";
+
+static void test_manifest_parse(void **state)
+{
+    (void)state;
+    fs_kueue_cfg_t k;
+    memset(&k, 0, sizeof k);
+    fs_error_t err;
+    if (fs_kueue_manifest_parse("m.yaml", MANIFEST, strlen(MANIFEST), &k, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(k.n_flavors, 1);
+    assert_string_equal(k.flavors[0].name, "h100");
+    assert_string_equal(k.flavors[0].match, "NVIDIA-H100-80GB-HBM3");
+    assert_int_equal(k.n_cqs, 2);
+    const fs_kueue_cq_cfg_t *q = &k.cqs[0];
+    assert_string_equal(q->name, "team-a");
+    assert_string_equal(q->cohort, "all");
+    assert_int_equal(q->strategy, FS_KUEUE_STRICT_FIFO);
+    assert_int_equal(q->n_quotas, 1);
+    assert_string_equal(q->quotas[0].flavor, "h100");
+    assert_double_equal(q->quotas[0].nominal, 16, 0);
+    assert_double_equal(q->quotas[0].borrowing_limit, 8, 0);
+    assert_double_equal(q->quotas[0].lending_limit, 4, 0);
+    assert_int_equal(q->within_cq, FS_KUEUE_LOWER_OR_NEWER_EQUAL);
+    assert_int_equal(q->reclaim, FS_KUEUE_ANY);
+    assert_int_equal(q->borrow_within, FS_KUEUE_LOWER_PRIORITY);
+    assert_double_equal(q->borrow_max_priority, 100, 0);
+    assert_double_equal(q->weight, 1.5, 1e-12);
+    assert_string_equal(q->tenants, "ml,main");
+    assert_string_equal(k.cqs[1].name, "cohort:all");
+    assert_string_equal(k.cqs[1].cohort, "all");
+    assert_double_equal(k.cqs[1].quotas[0].nominal, 8, 0);
+    assert_null(k.cqs[1].tenants);
+    /* the flavor stands for the H100 pool */
+    fs_pool_cfg_t pools[2] = {{.name = "a", .gpu = "A100"}, {.name = "h", .gpu = "H100"}};
+    fs_cluster_cfg_t cl = {.pools = pools, .n_pools = 2};
+    uint8_t mask[2] = {0, 0};
+    assert_int_equal(fs_kueue_match_pools("h100", k.flavors[0].match, &cl, mask), 1);
+    assert_int_equal(mask[1], 1);
+    char kp[200];
+    assert_int_equal(fs_kueue_cfg_resolve(&k, &cl, kp, sizeof kp, &err), 0);
+    fs_config_t c;
+    memset(&c, 0, sizeof c);
+    c.scheduler.kueue = k;
+    fs_config_release(&c);  /* the key table frees what the manifest added */
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    fs_kueue_cfg_t k;
+    memset(&k, 0, sizeof k);
+    fs_error_t err;
+    int rc = fs_kueue_manifest_parse("m.yaml", text, strlen(text), &k, &err);
+    fs_config_t c;
+    memset(&c, 0, sizeof c);
+    c.scheduler.kueue = k;
+    fs_config_release(&c);
+    assert_int_equal(rc, FS_EINVAL);
+    if (!strstr(err.msg, want))
+        fail_msg("got '%s', want '%s'", err.msg, want);
+}
+
+static void test_manifest_errors(void **state)
+{
+    (void)state;
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  queueingStrategy: Fifo\n",
+                 "m.yaml:4:21: ClusterQueue 'q': spec.queueingStrategy: 'Fifo' is not one of "
+                 "BestEffortFIFO, StrictFIFO");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n  - flavors:\n"
+                 "    - name: f\n      resources:\n      - name: nvidia.com/gpu\n"
+                 "        nominalQuota: lots\n",
+                 "m.yaml:9:23: ClusterQueue 'q': nominalQuota: 'lots' is not a quantity");
+    expect_error("---\nkind: LocalQueue\nmetadata: {name: l}\nspec: {clusterQueue: nope}\n",
+                 "m.yaml:4:22: LocalQueue: spec.clusterQueue: no ClusterQueue 'nope'");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  preemption: {withinClusterQueue: Any}\n",
+                 "m.yaml:4:36: ClusterQueue 'q': spec.preemption.withinClusterQueue: 'Any'");
+    expect_error("kind: Cohort\nmetadata: {name: c}\nspec: {parentName: root}\n",
+                 "m.yaml:3:20: Cohort 'c': spec.parentName: hierarchical cohorts are not modelled");
+    expect_error("kind: ResourceFlavor\nmetadata: {}\n", "m.yaml:2:11: ResourceFlavor: missing metadata.name");
+    expect_error("kind: [x\n", "m.yaml:");
+    expect_error("kind: ResourceFlavor\nmetadata: {name: f}\n---\nkind: ResourceFlavor\n"
+                 "metadata: {name: f}\n", "m.yaml:5:18: ResourceFlavor 'f' is defined twice");
+}
+
+/* Scenario keys and manifests through the loader, with positions. */
+static void test_scenario_keys(void **state)
+{
+    (void)state;
+    const char *ok =
+        "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h},\n"
+        "  tenants: {x: 0.5, y: 0.5}}}\n"
+        "scheduler:\n"
+        "  queue: kueue\n"
+        "  kueue:\n"
+        "    flavors: [{name: fast, match: H100}]\n"
+        "    cluster_queues:\n"
+        "      - {name: x, cohort: c, quotas: [{flavor: fast, nominal: 16, borrowing_limit: 8}],\n"
+        "         within_cluster_queue: LowerPriority, reclaim_within_cohort: Any}\n"
+        "      - {name: y, cohort: c, strategy: StrictFIFO, quotas: [{flavor: main, nominal: 16}]}\n"
+        "    default_queue: x\n";
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("k.yaml", ok, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.scheduler.kueue.n_cqs, 2);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].within_cq, FS_KUEUE_LOWER_PRIORITY);
+    assert_double_equal(cfg.scheduler.kueue.cqs[0].quotas[0].borrowing_limit, 8, 0);
+    assert_double_equal(cfg.scheduler.kueue.cqs[1].quotas[0].lending_limit, -1, 0);
+    assert_int_equal(cfg.scheduler.kueue.cqs[1].strategy, FS_KUEUE_STRICT_FIFO);
+    fs_config_release(&cfg);
+    const char *bad =
+        "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
+        "scheduler:\n"
+        "  queue: kueue\n"
+        "  kueue:\n"
+        "    cluster_queues:\n"
+        "      - {name: x, quotas: [{flavor: a100, nominal: 16}]}\n";
+    assert_int_equal(fs_scenario_load_string("k.yaml", bad, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "k.yaml:7:28: scheduler.kueue.cluster_queues.0.quotas.0: ClusterQueue 'x': "
+                         "flavor 'a100' is neither"))
+        fail_msg("got '%s'", err.msg);
+    /* a manifest error names the manifest's position */
+    char *dir = fs_test_tmpdir();
+    char *mp = fs_test_path(dir, "q.yaml"), *sp = fs_test_path(dir, "s.yaml");
+    assert_int_equal(fs_test_write(mp, "kind: ClusterQueue\nmetadata:\n  name: q\nspec:\n"
+                                       "  cohort: [a]\n"), 0);
+    assert_int_equal(fs_test_write(sp, "cluster: {pools: [{name: main, gpu: H100, nodes: 4, "
+                                       "gpus_per_node: 8}]}\nworkload: {synthetic: {arrivals: "
+                                       "{rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, "
+                                       "value: 1h}}}\nscheduler: {queue: kueue, kueue: {manifests: "
+                                       "q.yaml}}\n"), 0);
+    assert_int_equal(fs_scenario_load_file(sp, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "q.yaml:5:11: ClusterQueue 'q': spec.cohort: expected a value"))
+        fail_msg("got '%s'", err.msg);
+    /* a flavor that stands for no pool, at its manifest position */
+    assert_int_equal(fs_test_write(mp, "kind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
+                                       "  resourceGroups:\n  - flavors:\n    - name: a100\n"
+                                       "      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"), 0);
+    assert_int_equal(fs_scenario_load_file(sp, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "q.yaml:6:13: flavor 'a100' is neither a ResourceFlavor nor a pool"))
+        fail_msg("got '%s'", err.msg);
+    /* the shipped example loads and names its flavor's pool */
+    assert_int_equal(fs_scenario_load_file(FS_SOURCE_DIR "/scenarios/kueue-philly.yaml", NULL, 0,
+                                           &cfg, &err), 0);
+    assert_int_equal(cfg.scheduler.kueue.n_cqs, 2);
+    assert_string_equal(cfg.scheduler.kueue.cqs[0].tenants, "team-a,training");
+    fs_config_release(&cfg);
+    fs_test_rmtree(dir);
+    free(dir);
+    free(mp);
+    free(sp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_borrowing),
+        cmocka_unit_test(test_lending_keeps_guaranteed),
+        cmocka_unit_test(test_strict_and_best_effort),
+        cmocka_unit_test(test_priority_order),
+        cmocka_unit_test(test_preempt_within),
+        cmocka_unit_test(test_reclaim),
+        cmocka_unit_test(test_reclaim_returns_quota),
+        cmocka_unit_test(test_fair_sharing),
+        cmocka_unit_test(test_tenants),
+        cmocka_unit_test(test_invariants_random),
+        cmocka_unit_test(test_borrowing_cuts_wait),
+        cmocka_unit_test(test_manifest_parse),
+        cmocka_unit_test(test_manifest_errors),
+        cmocka_unit_test(test_scenario_keys),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (fs_alloc_live() != 0) {
+        fprintf(stderr, "live allocations at exit: %lld\n", (long long)fs_alloc_live());
+        return 1;
+    }
+    return rc;
+}

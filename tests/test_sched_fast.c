@@ -1,0 +1,384 @@
+/*
+ * The fast paths of the composable scheduler (models/fs_sched.c) equal its
+ * slow paths, job by job (fs_sched_set_fast(state, 0) turns them off).
+ *
+ * Proofs:
+ *   - Slurm multifactor with bands (a PriorityCalcPeriod costs O(bands)
+ *     instead of a rebuild of the queue): random workloads with tenants,
+ *     QOS values and sizes, several weight sets (age saturating at
+ *     PriorityMaxAge, fair share, job size both ways, QOS, all zero),
+ *     strict and best effort, with and without node failures (interrupted
+ *     jobs queue again between two boundaries), start and end of every job
+ *     equal to the slow path's, and no job outside its band without failures;
+ *   - the loose path by hand: a job queued again between two boundaries
+ *     with a key ahead of an older job of its band starts first, as on the
+ *     slow path;
+ *   - non-preemptive passes (fits cached per pass and per cluster
+ *     generation, passes skipped after an arrival alone, the cheaper treap
+ *     updates): FIFO, SJF, priority and Slurm orders, strict and best effort,
+ *     no backfill and exact EASY, with and without failures, equal too;
+ *   - the workloads are not trivial: each weight set reorders jobs against
+ *     FIFO, and the failure runs interrupt jobs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "fs_test_util.h"
+#include "models/fs_model.h"
+#include "models/fs_policy.h"
+#include "models/fs_sched.h"
+#include "sim/fs_alloc.h"
+#include "sim/fs_rng.h"
+#include "sim/fs_sim.h"
+#include "traces/fs_memsrc.h"
+
+#define S(x) ((fs_time_t)((x) * FS_US_PER_S))
+#define MAXJ 3000
+
+typedef struct rows {
+    fs_job_row_t r[MAXJ];
+    size_t n;
+} rows_t;
+
+static int collect(void *ud, const fs_job_row_t *row)
+{
+    rows_t *rs = ud;
+    if (rs->n < MAXJ)
+        rs->r[rs->n++] = *row;
+    return 0;
+}
+
+static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn, int queue)
+{
+    memset(c, 0, sizeof *c);
+    pool->name = "p";
+    pool->gpu = "H100";
+    pool->nodes = nodes;
+    pool->gpus_per_node = gpn;
+    c->cluster.pools = pool;
+    c->cluster.n_pools = 1;
+    c->horizon = FS_TIME_MAX_INPUT;
+    c->until = FS_UNTIL_DRAIN;
+    fs_sched_cfg_t *s = &c->scheduler;
+    s->queue = queue;
+    s->mode = FS_FIFO_BEST_EFFORT;
+    s->placement = FS_PLACE_PACK;
+    s->backfill = FS_BACKFILL_NONE;
+    s->preemption = FS_PREEMPT_AUTO;
+    s->runtime = FS_RUNTIME_USER;
+    s->unknown_estimate = FS_UNKNOWN_EST_ORACLE;
+    s->default_limit = S(86400);
+    s->bf = (fs_backfill_cfg_t){FS_BF_EXACT, 100, S(60), S(30), S(86400)};
+    s->slurm = (fs_slurm_cfg_t){.max_age = S(3600), .decay_half_life = S(1800),
+                                .calc_period = S(60)};
+    s->tiresias.thresholds = "3600";
+    c->output.timeline_interval = 0;
+}
+
+/* n jobs, Poisson-like arrivals with mean gap `gap` s (whole seconds, so
+ * that some arrive together), sizes 1-16, 4 tenants, QOS 0-3, run times
+ * 1 s - 3 h, estimates 1-3x. */
+static void gen(fs_job_t *jobs, size_t n, uint64_t seed, double gap)
+{
+    static const uint32_t sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 16};
+    fs_rng_t rr;
+    assert_int_equal(fs_rng_init(&rr, seed, 0, FS_RNG_TRACE, 0), 0);
+    gsl_rng *r = rr.g;
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        t += floor(gsl_rng_uniform(r) * 2 * gap);
+        fs_job_init(&jobs[i]);
+        jobs[i].id = i + 1;
+        jobs[i].submit = S(t);
+        jobs[i].gpus = sizes[gsl_rng_uniform_int(r, 9)];
+        double d = 1 + floor(exp(gsl_rng_uniform(r) * 9));
+        jobs[i].duration = S(d);
+        jobs[i].estimate = S(floor(d * (1 + 2 * gsl_rng_uniform(r)))) + 1;
+        jobs[i].tenant = (int32_t)gsl_rng_uniform_int(r, 4);
+        jobs[i].priority = (int32_t)gsl_rng_uniform_int(r, 4);
+    }
+    fs_rng_release(&rr);
+}
+
+/* A test module: node failures at given times, each repaired later. */
+typedef struct fails {
+    uint32_t id;
+    uint64_t hit;           /* jobs interrupted */
+} fails_t;
+
+static uint64_t loose;      /* fs_sched_loose of the last run */
+
+static int fails_event(void *ud, fs_model_t *m, uint64_t data)
+{
+    fails_t *f = ud;
+    uint32_t node = (uint32_t)(data >> 1), hit = 0;
+    if (data & 1)
+        return fs_model_node_up(m, node);
+    int rc = fs_model_node_down(m, node, FS_DOWN_FAIL, &hit);
+    f->hit += hit;
+    return rc;
+}
+
+static void fails_destroy(void *ud) { fs_free(ud); }
+
+static const fs_module_ops_t fails_ops = {.name = "test-failures", .on_event = fails_event,
+                                          .destroy = fails_destroy};
+
+typedef struct outage {
+    uint32_t node;
+    double down, up;        /* s */
+} outage_t;
+
+/* One run, fast paths on or off, with `failures` random node outages or
+ * the n_plan outages of plan.  Returns the jobs interrupted. */
+static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
+                         int failures, const outage_t *plan, size_t n_plan, rows_t *rs)
+{
+    static const char *const tn[] = {"a", "b", "c", "d"};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = collect, .ud = rs};
+    rs->n = 0;
+    if (fs_model_create(cfg, src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    assert_ptr_equal(fs_policy_select(&cfg->scheduler), &fs_policy_sched);
+    fs_sched_set_fast(fs_model_policy_state(m), fast);
+    fails_t *f = NULL;
+    if (failures || n_plan) {
+        f = fs_calloc(1, sizeof *f);
+        assert_non_null(f);
+        assert_int_equal(fs_model_add_module(m, &fails_ops, f, &f->id), 0);
+        fs_rng_t rr;
+        assert_int_equal(fs_rng_init(&rr, 99, 0, FS_RNG_TRACE, 1), 0);
+        fs_time_t span = jobs[n - 1].submit;
+        uint32_t nodes = cfg->cluster.pools[0].nodes;
+        for (int k = 0; k < failures; k++) {
+            /* whole seconds plus 0.5 s: off the arrivals' instants, and on
+             * them (k odd) */
+            fs_time_t at = S(floor(gsl_rng_uniform(rr.g) * fs_time_to_s(span))) + (k & 1 ? 0 : S(0.5));
+            uint64_t node = gsl_rng_uniform_int(rr.g, nodes);
+            fs_time_t up = at + S(1 + floor(gsl_rng_uniform(rr.g) * 600));
+            assert_int_equal(fs_model_module_event(m, f->id, at, FS_PRIO_FAILURE, node << 1, NULL), 0);
+            assert_int_equal(fs_model_module_event(m, f->id, up, FS_PRIO_REPAIR, node << 1 | 1, NULL), 0);
+        }
+        fs_rng_release(&rr);
+        for (size_t k = 0; k < n_plan; k++) {
+            uint64_t node = plan[k].node;
+            assert_int_equal(fs_model_module_event(m, f->id, S(plan[k].down), FS_PRIO_FAILURE,
+                                                   node << 1, NULL), 0);
+            assert_int_equal(fs_model_module_event(m, f->id, S(plan[k].up), FS_PRIO_REPAIR,
+                                                   node << 1 | 1, NULL), 0);
+        }
+    }
+    if (fs_model_run(m, NULL, NULL, &err))
+        fail_msg("run: %s", err.msg);
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    uint64_t hit = f ? f->hit : 0;
+    loose = fs_sched_loose(fs_model_policy_state(m));
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    return hit;
+}
+
+static uint64_t run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast, int failures,
+                    rows_t *rs)
+{
+    return run_plan(cfg, jobs, n, fast, failures, NULL, 0, rs);
+}
+
+static void assert_same(const rows_t *a, const rows_t *b, const char *what)
+{
+    if (a->n != b->n)
+        fail_msg("%s: %zu rows, slow path %zu", what, a->n, b->n);
+    for (size_t i = 0; i < a->n; i++)
+        if (a->r[i].id != b->r[i].id || a->r[i].start != b->r[i].start ||
+            a->r[i].end != b->r[i].end || a->r[i].restarts != b->r[i].restarts)
+            fail_msg("%s: row %zu: job %llu %.6f-%.6f, slow path job %llu %.6f-%.6f", what, i,
+                     (unsigned long long)a->r[i].id, a->r[i].start, a->r[i].end,
+                     (unsigned long long)b->r[i].id, b->r[i].start, b->r[i].end);
+}
+
+/* Rows differ in some start time (the order did something). */
+static int differ(const rows_t *a, const rows_t *b)
+{
+    for (size_t i = 0; i < a->n && i < b->n; i++)
+        if (a->r[i].id != b->r[i].id || a->r[i].start != b->r[i].start)
+            return 1;
+    return a->n != b->n;
+}
+
+typedef struct weights {
+    uint32_t age, fs, size, qos;
+    int favor_small;
+    int reorders;           /* not FIFO order */
+} weights_t;
+
+static const weights_t W[] = {
+    {1000, 5000, 100, 10000, 0, 1}, /* the benchmark's */
+    {1000, 0, 0, 0, 0, 0},          /* age only (FIFO order, saturating at max_age) */
+    {0, 1000, 0, 0, 0, 1},          /* fair share only */
+    {10, 10, 1000, 0, 1, 1},        /* size, small first */
+    {0, 0, 0, 1000, 0, 1},          /* QOS only: ties broken by sequence */
+    {0, 0, 0, 0, 0, 0},             /* Slurm's default: FIFO */
+};
+
+static void slurm_cfg(fs_config_t *cfg, const weights_t *w)
+{
+    cfg->scheduler.slurm.weight_age = w->age;
+    cfg->scheduler.slurm.weight_fairshare = w->fs;
+    cfg->scheduler.slurm.weight_jobsize = w->size;
+    cfg->scheduler.slurm.weight_qos = w->qos;
+    cfg->scheduler.slurm.favor_small = w->favor_small;
+}
+
+static void test_slurm_bands_equal_rebuild(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static fs_job_t jobs[1200];
+    static rows_t fast, slow, fifo;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    for (int seed = 0; seed < 2; seed++) {
+        gen(jobs, 1200, 7 + (uint64_t)seed, 20);
+        for (size_t wi = 0; wi < sizeof W / sizeof W[0] && (!seed || !wi); wi++)
+            for (int mode = 0; mode < 2; mode++)
+                for (int fail = 0; fail < 2; fail++) {
+                    base_cfg(&cfg, &pool, 16, 4, FS_QUEUE_SLURM);
+                    cfg.scheduler.mode = mode ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                    slurm_cfg(&cfg, &W[wi]);
+                    uint64_t h1 = run(&cfg, jobs, 1200, 1, fail ? 40 : 0, &fast);
+                    uint64_t n_loose = loose;
+                    uint64_t h0 = run(&cfg, jobs, 1200, 0, fail ? 40 : 0, &slow);
+                    assert_int_equal(loose, 0);
+                    char what[96];
+                    snprintf(what, sizeof what, "seed %d weights %zu mode %d failures %d", seed, wi,
+                             mode, fail);
+                    assert_int_equal(fast.n, 1200);
+                    assert_same(&fast, &slow, what);
+                    assert_int_equal(h1, h0);
+                    if (fail)
+                        assert_true(h1 > 0);
+                    /* first admissions keep the bands' promise: no loose job
+                     * without failures (test_slurm_loose_hand covers those) */
+                    if (!fail)
+                        assert_int_equal(n_loose, 0);
+                    if (W[wi].reorders && !fail) {
+                        slurm_cfg(&cfg, &W[sizeof W / sizeof W[0] - 1]); /* FIFO */
+                        run(&cfg, jobs, 1200, 1, 0, &fifo);
+                        if (!differ(&fast, &fifo))
+                            fail_msg("%s: same schedule as FIFO", what);
+                    }
+                }
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].id == id)
+            return &rs->r[i];
+    return NULL;
+}
+
+/* The loose path by hand.  Two 1-GPU nodes, age weight only (one band),
+ * PriorityCalcPeriod 100 s, no checkpoints, immediate requeue.  w (0 s)
+ * and x (10 s), 1,000 s each, start on nodes 0 and 1.  Node 0 fails at 50
+ * (back at 500): w queues again.  At the boundary 100, w's age is 100 s.
+ * Node 1 fails at 150 (back at 160): x queues again with its key taken
+ * now, age 140 s: x is ahead of w although w is older (w's key is from
+ * the boundary).  So x restarts at 160 (ends 1,160) and w at 500 (ends
+ * 1,500); a band in sequence order alone would have started w at 160. */
+static void test_slurm_loose_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t jobs[2];
+    for (int i = 0; i < 2; i++) {
+        fs_job_init(&jobs[i]);
+        jobs[i].id = (uint64_t)i + 1;
+        jobs[i].submit = S(10 * i);
+        jobs[i].gpus = 1;
+        jobs[i].duration = S(1000);
+        jobs[i].tenant = 0;
+    }
+    static const outage_t plan[] = {{0, 50, 500}, {1, 150, 160}};
+    static rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    base_cfg(&cfg, &pool, 2, 1, FS_QUEUE_SLURM);
+    cfg.scheduler.placement = FS_PLACE_FIRST_FIT;
+    cfg.scheduler.slurm.max_age = S(1e6);
+    cfg.scheduler.slurm.calc_period = S(100);
+    cfg.scheduler.slurm.weight_age = 1000;
+    assert_int_equal(run_plan(&cfg, jobs, 2, 1, 0, plan, 2, &fast), 2);
+    uint64_t n_loose = loose;
+    assert_int_equal(run_plan(&cfg, jobs, 2, 0, 0, plan, 2, &slow), 2);
+    assert_double_equal(find(&fast, 2)->end, 1160, 1e-9);
+    assert_double_equal(find(&fast, 1)->end, 1500, 1e-9);
+    assert_same(&fast, &slow, "hand");
+    assert_int_equal(n_loose, 1);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Non-preemptive passes (the per-pass fit cache, skipped passes after an
+ * arrival alone, the treap updates): orders x modes x backfill, with and
+ * without failures. */
+static void test_npass_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static fs_job_t jobs[1500];
+    static rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static const struct {
+        int queue, mode, backfill;
+    } C[] = {
+        {FS_QUEUE_FIFO, FS_FIFO_STRICT, FS_BACKFILL_EASY},
+        {FS_QUEUE_SLURM, FS_FIFO_STRICT, FS_BACKFILL_EASY},
+        {FS_QUEUE_SJF, FS_FIFO_STRICT, FS_BACKFILL_EASY},
+        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_EASY},
+        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE},
+        {FS_QUEUE_PRIORITY, FS_FIFO_STRICT, FS_BACKFILL_NONE},
+        {FS_QUEUE_SJF, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE},
+    };
+    gen(jobs, 1500, 3, 8);
+    for (size_t ci = 0; ci < sizeof C / sizeof C[0]; ci++)
+        for (int fail = 0; fail < 2; fail++) {
+            base_cfg(&cfg, &pool, 16, 4, C[ci].queue);
+            cfg.scheduler.mode = C[ci].mode;
+            cfg.scheduler.backfill = C[ci].backfill;
+            cfg.scheduler.preemption = FS_PREEMPT_NONE;
+            slurm_cfg(&cfg, &W[0]);
+            uint64_t h1 = run(&cfg, jobs, 1500, 1, fail ? 40 : 0, &fast);
+            uint64_t h0 = run(&cfg, jobs, 1500, 0, fail ? 40 : 0, &slow);
+            char what[64];
+            snprintf(what, sizeof what, "case %zu failures %d", ci, fail);
+            assert_int_equal(fast.n, 1500);
+            assert_same(&fast, &slow, what);
+            assert_int_equal(h1, h0);
+        }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slurm_bands_equal_rebuild),
+        cmocka_unit_test(test_slurm_loose_hand),
+        cmocka_unit_test(test_npass_fast_equals_slow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
