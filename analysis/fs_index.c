@@ -13,6 +13,7 @@
 #endif
 #include "fs_index.h"
 #include "fs_ci.h"
+#include "fs_h5util.h"
 #include "../sim/fs_alloc.h"
 
 #include <errno.h>
@@ -31,35 +32,6 @@
 
 /* ---- HDF5 helpers ---------------------------------------------------------- */
 
-typedef struct quiet {
-    H5E_auto2_t func;
-    void *data;
-} quiet_t;
-
-static void quiet_begin(quiet_t *q)
-{
-    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
-        q->func = NULL;
-        q->data = NULL;
-    }
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void quiet_end(const quiet_t *q)
-{
-    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
-
-static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf)
-{
-    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
-    herr_t st = H5Awrite(a, type, buf);
-    H5Aclose(a);
-    return st < 0 ? -1 : 0;
-}
-
 static int attr_str(hid_t loc, const char *name, const char *s)
 {
     size_t len = strlen(s);
@@ -67,7 +39,7 @@ static int attr_str(hid_t loc, const char *name, const char *s)
     int rc = -1;
     if (t >= 0 && sp >= 0 && H5Tset_size(t, len ? len : 1) >= 0 &&
         H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = attr_write(loc, name, t, sp, len ? s : "\0");
+        rc = fs_h5_attr_write(loc, name, t, sp, len ? s : "\0");
     if (t >= 0)
         H5Tclose(t);
     if (sp >= 0)
@@ -78,19 +50,10 @@ static int attr_str(hid_t loc, const char *name, const char *s)
 static int attr_u64(hid_t loc, const char *name, uint64_t v)
 {
     hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : attr_write(loc, name, H5T_STD_U64LE, sp, &v);
+    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, H5T_STD_U64LE, sp, &v);
     if (sp >= 0)
         H5Sclose(sp);
     /* the memory type is the file type on little-endian hosts; be exact: */
-    return rc;
-}
-
-static int attr_f64(hid_t loc, const char *name, double v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : attr_write(loc, name, H5T_NATIVE_DOUBLE, sp, &v);
-    if (sp >= 0)
-        H5Sclose(sp);
     return rc;
 }
 
@@ -112,7 +75,7 @@ static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n
     int rc = -1;
     if (t >= 0 && sp >= 0 && H5Tset_size(t, w) >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 &&
         H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = attr_write(loc, name, t, sp, buf ? (const void *)buf : (const void *)"");
+        rc = fs_h5_attr_write(loc, name, t, sp, buf ? (const void *)buf : (const void *)"");
     if (t >= 0)
         H5Tclose(t);
     if (sp >= 0)
@@ -356,8 +319,8 @@ int fs_index_write_manifest(const char *path, const fs_index_sweep_t *s, fs_erro
     char *tmp = tmp_name(path);
     if (!tmp)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     hid_t f = create_file(tmp);
     int rc;
     if (f < 0) {
@@ -366,7 +329,7 @@ int fs_index_write_manifest(const char *path, const fs_index_sweep_t *s, fs_erro
         int ok = write_attrs(f, s, "fleetsim sweep manifest") == 0;
         rc = finish_file(f, ok, tmp, path, "writing the attributes", err);
     }
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
     fs_free(tmp);
     return rc;
 }
@@ -425,11 +388,11 @@ static int keep_str(fs_index_manifest_t *m, hid_t f, const char *name, const cha
 int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error_t *err)
 {
     *out = NULL;
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        quiet_end(&q);
+        fs_h5_quiet_end(&q);
         return fs_error_set(err, FS_EIO, "%s: cannot open the sweep manifest (is this a sweep "
                             "directory?)", path);
     }
@@ -447,7 +410,7 @@ int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error
     bad = bad || attr_read_u64(f, "replications", &s->replications) || attr_read_u64(f, "n_points", &np) ||
           attr_read_u64(f, "digest", &s->digest);
     H5Fclose(f);
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
     if (!bad) {
         s->n_points = (size_t)np;
         if (s->warmup && !*s->warmup)
@@ -486,8 +449,8 @@ int fs_index_run_state(const char *path)
     struct stat st;
     if (stat(path, &st) != 0)
         return FS_RUN_MISSING;
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     int state = FS_RUN_INCOMPLETE;
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) {
@@ -499,7 +462,7 @@ int fs_index_run_state(const char *path)
             H5Aclose(a);
         H5Fclose(f);
     }
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
     return state;
 }
 
@@ -517,8 +480,8 @@ int fs_index_read_summary(const char *path, char ***names_out, double **values_o
     *names_out = NULL;
     *values_out = NULL;
     *n_out = 0;
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d = -1, t = -1, sp = -1;
     char **names = NULL;
     double *vals = NULL;
@@ -565,7 +528,7 @@ out:
         H5Dclose(d);
     if (f >= 0)
         H5Fclose(f);
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
     if (rc) {
         fs_index_free_summary(names, vals, (size_t)(n > 0 ? n : 0));
         return rc;
@@ -658,14 +621,14 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
         goto out;
     }
 
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     hid_t f = create_file(tmp);
     const char *step = "creating the file";
     int ok = f >= 0;
     if (ok) {
         step = "writing the attributes";
-        ok = write_attrs(f, s, "fleetsim sweep index") == 0 && attr_f64(f, "ci_level", FS_INDEX_CI_LEVEL) == 0;
+        ok = write_attrs(f, s, "fleetsim sweep index") == 0 && fs_h5_attr_f64(f, "ci_level", FS_INDEX_CI_LEVEL) == 0;
     }
     /* /points */
     size_t ncols = 1 + s->n_params, row;
@@ -796,7 +759,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     } else {
         rc = fs_error_set(err, FS_EIO, "%s: cannot create the file", tmp);
     }
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
 out:
     fs_index_free_summary(metrics, vals, n_metrics);
     fs_free(cols);

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_plan.h"
+#include "fs_h5util.h"
 #include "../scenarios/fs_units.h"
 #include "../sim/fs_alloc.h"
 
@@ -637,35 +638,6 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
 
 /* ---- plan.h5 ------------------------------------------------------------------------------ */
 
-typedef struct quiet {
-    H5E_auto2_t func;
-    void *data;
-} quiet_t;
-
-static void quiet_begin(quiet_t *q)
-{
-    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
-        q->func = NULL;
-        q->data = NULL;
-    }
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void quiet_end(const quiet_t *q)
-{
-    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
-
-static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf)
-{
-    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0)
-        return -1;
-    herr_t st = H5Awrite(a, type, buf);
-    H5Aclose(a);
-    return st < 0 ? -1 : 0;
-}
-
 static hid_t str_type(size_t w)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
@@ -693,7 +665,7 @@ static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n
     hid_t t = str_type(w);
     hid_t sp = scalar ? H5Screate(H5S_SCALAR) : n ? H5Screate_simple(1, dims, NULL)
                                                   : H5Screate(H5S_NULL);
-    int rc = t >= 0 && sp >= 0 ? attr_write(loc, name, t, sp, buf) : -1;
+    int rc = t >= 0 && sp >= 0 ? fs_h5_attr_write(loc, name, t, sp, buf) : -1;
     if (t >= 0)
         H5Tclose(t);
     if (sp >= 0)
@@ -710,7 +682,7 @@ static int attr_str(hid_t loc, const char *name, const char *s)
 static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
 {
     hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : attr_write(loc, name, type, sp, v);
+    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, type, sp, v);
     if (sp >= 0)
         H5Sclose(sp);
     return rc;
@@ -719,11 +691,6 @@ static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
 static int attr_u64(hid_t loc, const char *name, uint64_t v)
 {
     return attr_num(loc, name, H5T_NATIVE_UINT64, &v);
-}
-
-static int attr_f64(hid_t loc, const char *name, double v)
-{
-    return attr_num(loc, name, H5T_NATIVE_DOUBLE, &v);
 }
 
 enum { C_U32, C_U64, C_F64, C_STR };
@@ -961,7 +928,7 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
           attr_str(f, "scenario", meta->scenario_text ? meta->scenario_text : e) ||
           attr_str(f, "scenario_path", meta->scenario_path ? meta->scenario_path : e) ||
           attr_strs(f, "sets", meta->sets, meta->n_sets, 0) ||
-          attr_str(f, "objective", s->metrics[0]) || attr_f64(f, "confidence", s->confidence) ||
+          attr_str(f, "objective", s->metrics[0]) || fs_h5_attr_f64(f, "confidence", s->confidence) ||
           attr_u64(f, "replications", s->replications) ||
           attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
           attr_strs(f, "slo", slo, s->n_slo, 0) || attr_strs(f, "choices", names, s->n_choices, 0) ||
@@ -978,9 +945,9 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
     return attr_str(f, "chosen_choice", ch->name) || attr_str(f, "chosen_pool", ch->pool) ||
                    attr_str(f, "chosen_gpu", ch->gpu) || attr_u64(f, "chosen_nodes", p->nodes) ||
                    attr_u64(f, "chosen_gpus", p->gpus) ||
-                   attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
-                   attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
-                   attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
+                   fs_h5_attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
+                   fs_h5_attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
+                   fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
                ? -1
                : 0;
 }
@@ -991,8 +958,8 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     char *tmp = printf_dup("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-    quiet_t q;
-    quiet_begin(&q);
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     if (fcpl >= 0)
         H5Pset_obj_track_times(fcpl, 0);
@@ -1025,7 +992,7 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
         ok = 0;
         step = "closing";
     }
-    quiet_end(&q);
+    fs_h5_quiet_end(&q);
     int rc = 0;
     if (ok && rename(tmp, path) != 0)
         rc = fs_error_set(err, FS_EIO, "%s: renaming into place failed: %s", path, strerror(errno));
