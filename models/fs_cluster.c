@@ -42,15 +42,36 @@ static inline int mask_has(const uint64_t *m, uint32_t bit)
 
 static inline uint64_t *tnode(const fs_pool_t *p, uint32_t i) { return p->mask + (size_t)i * p->words; }
 
+/* Invariant relied on below: outside index_update every internal tree node
+ * holds exactly the OR of its two children (built so in fs_cluster_init and
+ * only ever written here).  Hence if a node's new mask equals its stored one,
+ * no ancestor can change and the climb stops; an unchanged leaf costs no
+ * climb at all.  In the one-word case each parent is the OR of the freshly
+ * computed child (kept in a register) and its sibling (index i ^ 1). */
 static void index_update(fs_cluster_t *c, uint32_t node)
 {
     c->gen++;
     fs_pool_t *p = &c->pools[c->node_pool[node]];
     uint32_t i = p->leaf0 + (node - p->first_node);
+    uint32_t lv = c->node_free[node];
+    if (p->words == 1) {    /* gpus_per_node < 64, so lv <= 63 */
+        uint64_t *t = p->mask;
+        uint64_t v = c->node_up[node] ? UINT64_C(1) << lv : 0;
+        if (t[i] == v)
+            return;
+        t[i] = v;
+        for (; i > 1; i /= 2) {
+            v |= t[i ^ 1];
+            if (t[i / 2] == v)
+                break;
+            t[i / 2] = v;
+        }
+        return;
+    }
     uint64_t *leaf = tnode(p, i);
     memset(leaf, 0, p->words * sizeof *leaf);
     if (c->node_up[node])
-        leaf[c->node_free[node] / 64] |= UINT64_C(1) << (c->node_free[node] % 64);
+        leaf[lv / 64] |= UINT64_C(1) << (lv % 64);
     /* climb while the union changes: above the first unchanged ancestor
      * nothing can change either */
     for (i /= 2; i >= 1; i /= 2) {

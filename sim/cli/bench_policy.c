@@ -7,18 +7,21 @@
  * benchmark (1-128 GPUs), run times lognormal (median 30 min, sigma 1.2),
  * user estimates 1-3x the run time.
  *   easy   10,000 GPUs (1,250 x 8), FIFO order + exact EASY; 10,000 jobs
- *          queued at time 0, then Poisson arrivals at 95% offered load,
- *          so the queue stays thousands deep (its mean depth is printed).
+ *          queued at time 0, then Poisson arrivals at 105% offered load,
+ *          so the queue stays about 10,000 deep (its mean depth is printed).
  *   slurm  10,000 GPUs, Slurm multifactor (age 1000, fair share 5000 over
- *          20 tenants, job size 100, QOS 10000), PriorityCalcPeriod 5 min,
- *          conservative backfill in Slurm's bounded mode, 80% load.
+ *          20 tenants, job size 100, QOS 10000), PriorityCalcPeriod 5 min;
+ *          10,000 jobs queued at time 0, then 100% load (a deep queue);
+ *          then the same with conservative backfill in Slurm's bounded mode.
  *   kueue  10,000 GPUs, 100 ClusterQueues of 100 GPUs in 10 cohorts, one
  *          per tenant (100 tenants); 10,000 jobs queued at time 0, then 80%
  *          load; borrowing only, then with withinClusterQueue and
  *          reclaimWithinCohort LowerPriority (5-minute checkpoints).
  *   volcano 10,000 GPUs, 20 tenants in 4 Volcano queues (weights 1-4), drf,
  *          reclaim, schedule-period 1 s, 80% load.
- * FS_BENCH_ONLY=easy|slurm|volcano runs one of them.
+ * Offered load = rate x mean GPUs x mean run time (the lognormal's mean,
+ * exp(sigma^2/2) x median) / GPUs.  FS_BENCH_ONLY=easy|slurm|volcano|kueue
+ * runs one of them.
  */
 #include "bench_policy.h"
 #include "../../models/fs_model.h"
@@ -56,7 +59,7 @@ static fs_job_t *make_jobs(size_t n, size_t prefill, double load, uint32_t gpus,
 {
     static const uint32_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
     static const double probs[] = {0.4, 0.1, 0.1, 0.2, 0.1, 0.05, 0.03, 0.02};
-    const double mean_g = 10.28, mean_run_s = 1800 * 1.4333; /* exp(1.2^2/2) */
+    const double mean_g = 10.28, mean_run_s = 1800 * exp(1.2 * 1.2 / 2); /* lognormal mean */
     double rate = load * gpus / (mean_g * mean_run_s);
     fs_job_t *j = fs_malloc(n * sizeof *j);
     fs_rng_t r;
@@ -173,7 +176,7 @@ int fs_bench_policy(unsigned long long jobs)
     const char *only = getenv("FS_BENCH_ONLY");
     int skip_easy = only && (strcmp(only, "slurm") == 0 || strcmp(only, "volcano") == 0 ||
                              strcmp(only, "kueue") == 0);
-    fs_job_t *j = skip_easy ? NULL : make_jobs(n, 10000, 0.95, 10000, 0);
+    fs_job_t *j = skip_easy ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
     int rc = skip_easy ? 0 : 1;
     if (j) {
         cfg.scheduler.queue = FS_QUEUE_FIFO;
@@ -181,7 +184,7 @@ int fs_bench_policy(unsigned long long jobs)
         rc = bench_one("FIFO + EASY backfill (exact)", &cfg, j, n, NULL, 0);
         fs_free(j);
     }
-    j = rc || (only && strcmp(only, "slurm") != 0) ? NULL : make_jobs(n, 0, 0.8, 10000, 20);
+    j = rc || (only && strcmp(only, "slurm") != 0) ? NULL : make_jobs(n, 10000, 1.0, 10000, 20);
     if (j) {
         cfg.scheduler.queue = FS_QUEUE_SLURM;
         cfg.scheduler.backfill = FS_BACKFILL_NONE;
@@ -213,9 +216,7 @@ int fs_bench_policy(unsigned long long jobs)
         cfg.scheduler = keep;   /* the config owns none of vq */
         fs_free(j);
     }
-    /* 0.56 here is 80% real load: make_jobs' mean run time takes exp(sigma/2)
-     * = 1.43 for the lognormal's factor, whose mean is exp(sigma^2/2) = 2.05 */
-    j = rc || (only && strcmp(only, "kueue") != 0) ? NULL : make_jobs(n, 10000, 0.56, 10000, 100);
+    j = rc || (only && strcmp(only, "kueue") != 0) ? NULL : make_jobs(n, 10000, 0.8, 10000, 100);
     if (j) {    /* Kueue: 100 CQs of 100 GPUs in 10 cohorts of 10, one per tenant */
         rc = bench_kueue(&cfg, j, n);
         fs_free(j);
