@@ -32,58 +32,6 @@
 
 /* ---- HDF5 helpers ---------------------------------------------------------- */
 
-static int attr_str(hid_t loc, const char *name, const char *s)
-{
-    size_t len = strlen(s);
-    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
-    int rc = -1;
-    if (t >= 0 && sp >= 0 && H5Tset_size(t, len ? len : 1) >= 0 &&
-        H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = fs_h5_attr_write(loc, name, t, sp, len ? s : "\0");
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
-}
-
-static int attr_u64(hid_t loc, const char *name, uint64_t v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, H5T_STD_U64LE, sp, &v);
-    if (sp >= 0)
-        H5Sclose(sp);
-    /* the memory type is the file type on little-endian hosts; be exact: */
-    return rc;
-}
-
-/* A 1-D array of fixed-length strings (H5S_NULL when empty). */
-static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n)
-{
-    size_t w = 1;
-    for (size_t i = 0; i < n; i++)
-        if (strlen(s[i]) > w)
-            w = strlen(s[i]);
-    char *buf = n ? fs_calloc(n, w) : NULL;
-    if (n && !buf)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        memcpy(buf + i * w, s[i], strlen(s[i]));
-    hsize_t dims[1] = {n};
-    hid_t t = H5Tcopy(H5T_C_S1);
-    hid_t sp = n ? H5Screate_simple(1, dims, NULL) : H5Screate(H5S_NULL);
-    int rc = -1;
-    if (t >= 0 && sp >= 0 && H5Tset_size(t, w) >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 &&
-        H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = fs_h5_attr_write(loc, name, t, sp, buf ? (const void *)buf : (const void *)"");
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    fs_free(buf);
-    return rc;
-}
-
 /* Reads a string or string-array attribute: *n strings (owned). */
 static int attr_read_strs(hid_t loc, const char *name, char ***out, size_t *n)
 {
@@ -151,99 +99,6 @@ static int attr_read_u64(hid_t loc, const char *name, uint64_t *v)
     return st < 0 ? -1 : 0;
 }
 
-/* ---- tables ------------------------------------------------------------------ */
-
-enum { C_U32, C_U64, C_F64, C_STR };
-
-typedef struct col {
-    const char *name;
-    int kind;
-    size_t width;   /* C_STR: bytes */
-    size_t off;     /* in the packed row */
-} col_t;
-
-static size_t col_size(const col_t *c)
-{
-    return c->kind == C_U32 ? 4 : c->kind == C_STR ? c->width : 8;
-}
-
-/* Lays out cols packed; returns the row size. */
-static size_t layout(col_t *cols, size_t n)
-{
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++) {
-        cols[i].off = off;
-        off += col_size(&cols[i]);
-    }
-    return off;
-}
-
-/* One compound type for file and memory: packed, little-endian (the
- * buffer is filled in host order; fleetsim builds on little-endian hosts
- * and HDF5 converts otherwise via the native types below). */
-static hid_t row_type(const col_t *cols, size_t n, size_t row, int native)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, row);
-    if (t < 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        hid_t m;
-        if (cols[i].kind == C_STR) {
-            m = H5Tcopy(H5T_C_S1);
-            H5Tset_size(m, cols[i].width);
-            H5Tset_strpad(m, H5T_STR_NULLPAD);
-        } else if (cols[i].kind == C_U32) {
-            m = H5Tcopy(native ? H5T_NATIVE_UINT32 : H5T_STD_U32LE);
-        } else if (cols[i].kind == C_U64) {
-            m = H5Tcopy(native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE);
-        } else {
-            m = H5Tcopy(native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE);
-        }
-        herr_t st = m < 0 ? -1 : H5Tinsert(t, cols[i].name, cols[i].off, m);
-        if (m >= 0)
-            H5Tclose(m);
-        if (st < 0) {
-            H5Tclose(t);
-            return -1;
-        }
-    }
-    return t;
-}
-
-static int write_table(hid_t loc, const char *name, const col_t *cols, size_t ncols, size_t row,
-                       const void *data, size_t nrows)
-{
-    hid_t ft = row_type(cols, ncols, row, 0), mt = row_type(cols, ncols, row, 1);
-    hsize_t dims[1] = {nrows};
-    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
-    int rc = -1;
-    if (ft >= 0 && mt >= 0 && sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-        (d = H5Dcreate2(loc, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
-        (nrows == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0))
-        rc = 0;
-    if (rc == 0) { /* column names for readers that want them without h5py */
-        const char **names = fs_calloc(ncols ? ncols : 1, sizeof *names);
-        if (!names)
-            rc = -1;
-        for (size_t i = 0; names && i < ncols; i++)
-            names[i] = cols[i].name;
-        if (names && attr_strs(d, "columns", names, ncols) < 0)
-            rc = -1;
-        fs_free(names);
-    }
-    if (d >= 0)
-        H5Dclose(d);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    return rc;
-}
-
 static hid_t create_file(const char *tmp)
 {
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -261,21 +116,21 @@ static int write_attrs(hid_t f, const fs_index_sweep_t *s, const char *kind)
 {
     const char *empty = "";
     int bad = 0;
-    bad |= attr_u64(f, "format_version", FS_INDEX_FORMAT_VERSION);
-    bad |= attr_str(f, "fleetsim_version", FLEETSIM_VERSION);
-    bad |= attr_str(f, "kind", kind);
-    bad |= attr_str(f, "name", s->name ? s->name : empty);
-    bad |= attr_str(f, "scenario", s->scenario_text ? s->scenario_text : empty);
-    bad |= attr_str(f, "scenario_path", s->scenario_path ? s->scenario_path : empty);
-    bad |= attr_strs(f, "sets", s->sets, s->n_sets);
-    bad |= attr_str(f, "combine", s->combine);
-    bad |= attr_str(f, "warmup", s->warmup ? s->warmup : empty);
-    bad |= attr_u64(f, "replications", s->replications);
-    bad |= attr_strs(f, "parameters", s->keys, s->n_params);
-    bad |= attr_u64(f, "n_points", s->n_points);
-    bad |= attr_u64(f, "n_runs", s->n_points * s->replications);
-    bad |= attr_strs(f, "point_values", s->values, s->n_points * s->n_params);
-    bad |= attr_u64(f, "digest", s->digest);
+    bad |= fs_h5_attr_u64(f, "format_version", FS_INDEX_FORMAT_VERSION);
+    bad |= fs_h5_attr_str(f, "fleetsim_version", FLEETSIM_VERSION);
+    bad |= fs_h5_attr_str(f, "kind", kind);
+    bad |= fs_h5_attr_str(f, "name", s->name ? s->name : empty);
+    bad |= fs_h5_attr_str(f, "scenario", s->scenario_text ? s->scenario_text : empty);
+    bad |= fs_h5_attr_str(f, "scenario_path", s->scenario_path ? s->scenario_path : empty);
+    bad |= fs_h5_attr_strs(f, "sets", s->sets, s->n_sets);
+    bad |= fs_h5_attr_str(f, "combine", s->combine);
+    bad |= fs_h5_attr_str(f, "warmup", s->warmup ? s->warmup : empty);
+    bad |= fs_h5_attr_u64(f, "replications", s->replications);
+    bad |= fs_h5_attr_strs(f, "parameters", s->keys, s->n_params);
+    bad |= fs_h5_attr_u64(f, "n_points", s->n_points);
+    bad |= fs_h5_attr_u64(f, "n_runs", s->n_points * s->replications);
+    bad |= fs_h5_attr_strs(f, "point_values", s->values, s->n_points * s->n_params);
+    bad |= fs_h5_attr_u64(f, "digest", s->digest);
     return bad ? -1 : 0;
 }
 
@@ -556,7 +411,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     char **metrics = NULL, *path = NULL, *tmp = NULL, msg[600] = "";
     double *vals = NULL;       /* n_runs * n_metrics */
     char *rows = NULL;
-    col_t *cols = NULL;
+    fs_h5_col_t *cols = NULL;
     int rc = 0;
     char rel[64];
     /* the summaries, in run order */
@@ -638,15 +493,15 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
         ok = cols != NULL;
     }
     if (ok) {
-        cols[0] = (col_t){"point", C_U32, 0, 0};
+        cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
         for (size_t j = 0; j < s->n_params; j++) {
             size_t w = 1;
             for (size_t p = 0; p < s->n_points; p++)
                 if (strlen(s->values[p * s->n_params + j]) > w)
                     w = strlen(s->values[p * s->n_params + j]);
-            cols[1 + j] = (col_t){s->keys[j], C_STR, w, 0};
+            cols[1 + j] = (fs_h5_col_t){s->keys[j], FS_H5_STR, w, 0};
         }
-        row = layout(cols, ncols);
+        row = fs_h5_layout(cols, ncols);
         rows = fs_calloc(s->n_points ? s->n_points : 1, row);
         ok = rows != NULL;
         for (size_t p = 0; ok && p < s->n_points; p++) {
@@ -658,7 +513,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
                 memcpy(r + cols[1 + j].off, v, strlen(v));
             }
         }
-        ok = ok && write_table(f, "points", cols, ncols, row, rows, s->n_points) == 0;
+        ok = ok && fs_h5_write_table(f, "points", cols, ncols, row, rows, s->n_points) == 0;
         fs_free(rows);
         rows = NULL;
     }
@@ -666,14 +521,14 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     if (ok) {
         step = "writing /runs";
         fs_index_run_file(s->n_points ? s->n_points - 1 : 0, s->replications - 1, rel, sizeof rel);
-        cols[0] = (col_t){"point", C_U32, 0, 0};
-        cols[1] = (col_t){"replication", C_U32, 0, 0};
-        cols[2] = (col_t){"file", C_STR, strlen(rel) + 8, 0};
-        cols[3] = (col_t){"status", C_STR, 16, 0};
+        cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
+        cols[1] = (fs_h5_col_t){"replication", FS_H5_U32, 0, 0};
+        cols[2] = (fs_h5_col_t){"file", FS_H5_STR, strlen(rel) + 8, 0};
+        cols[3] = (fs_h5_col_t){"status", FS_H5_STR, 16, 0};
         for (size_t m = 0; m < n_metrics; m++)
-            cols[4 + m] = (col_t){metrics[m], C_F64, 0, 0};
+            cols[4 + m] = (fs_h5_col_t){metrics[m], FS_H5_F64, 0, 0};
         ncols = 4 + n_metrics;
-        row = layout(cols, ncols);
+        row = fs_h5_layout(cols, ncols);
         rows = fs_calloc(n_runs ? n_runs : 1, row);
         ok = rows != NULL;
         for (size_t k = 0; ok && k < n_runs; k++) {
@@ -687,7 +542,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
             for (size_t m = 0; m < n_metrics; m++)
                 memcpy(r + cols[4 + m].off, &vals[k * n_metrics + m], 8);
         }
-        ok = ok && write_table(f, "runs", cols, ncols, row, rows, n_runs) == 0;
+        ok = ok && fs_h5_write_table(f, "runs", cols, ncols, row, rows, n_runs) == 0;
         fs_free(rows);
         rows = NULL;
     }
@@ -698,11 +553,11 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
         for (size_t m = 0; m < n_metrics; m++)
             if (strlen(metrics[m]) > mw)
                 mw = strlen(metrics[m]);
-        col_t sc[] = {{"point", C_U32, 0, 0}, {"metric", C_STR, mw, 0}, {"n", C_U32, 0, 0},
-                      {"mean", C_F64, 0, 0},  {"sd", C_F64, 0, 0},       {"ci_lo", C_F64, 0, 0},
-                      {"ci_hi", C_F64, 0, 0}};
+        fs_h5_col_t sc[] = {{"point", FS_H5_U32, 0, 0}, {"metric", FS_H5_STR, mw, 0}, {"n", FS_H5_U32, 0, 0},
+                      {"mean", FS_H5_F64, 0, 0},  {"sd", FS_H5_F64, 0, 0},       {"ci_lo", FS_H5_F64, 0, 0},
+                      {"ci_hi", FS_H5_F64, 0, 0}};
         size_t nsc = sizeof sc / sizeof sc[0];
-        row = layout(sc, nsc);
+        row = fs_h5_layout(sc, nsc);
         size_t nrows = s->n_points * n_metrics;
         rows = fs_calloc(nrows ? nrows : 1, row);
         double *x = fs_calloc(s->replications, sizeof *x);
@@ -728,7 +583,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
                 memcpy(rr + sc[6].off, &ci.hi, 8);
             }
         fs_free(x);
-        ok = ok && write_table(f, "stats", sc, nsc, row, rows, nrows) == 0;
+        ok = ok && fs_h5_write_table(f, "stats", sc, nsc, row, rows, nrows) == 0;
         fs_free(rows);
         rows = NULL;
     }
@@ -754,7 +609,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
             H5Pclose(gcpl);
     }
     if (f >= 0) {
-        ok = ok && attr_u64(f, "complete", 1) == 0;
+        ok = ok && fs_h5_attr_u64(f, "complete", 1) == 0;
         rc = finish_file(f, ok, tmp, path, step, err);
     } else {
         rc = fs_error_set(err, FS_EIO, "%s: cannot create the file", tmp);

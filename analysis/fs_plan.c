@@ -638,129 +638,15 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
 
 /* ---- plan.h5 ------------------------------------------------------------------------------ */
 
-static hid_t str_type(size_t w)
+/* Column names are built at run time ("wait_p95_mean"): each column's name
+ * lives in names[n], beside the columns. */
+typedef char colname_t[96];
+
+static size_t add_col(fs_h5_col_t *cols, colname_t *names, size_t n, const char *name,
+                      const char *suffix, int kind, size_t width)
 {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t >= 0 && (H5Tset_size(t, w ? w : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
-                   H5Tset_cset(t, H5T_CSET_UTF8) < 0)) {
-        H5Tclose(t);
-        return -1;
-    }
-    return t;
-}
-
-/* A 1-D array of fixed-length strings; a scalar string when scalar. */
-static int attr_strs(hid_t loc, const char *name, const char *const *s, size_t n, int scalar)
-{
-    size_t w = 1;
-    for (size_t i = 0; i < n; i++)
-        if (strlen(s[i]) > w)
-            w = strlen(s[i]);
-    char *buf = fs_calloc(n ? n : 1, w);
-    if (!buf)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        memcpy(buf + i * w, s[i], strlen(s[i]));
-    hsize_t dims[1] = {n};
-    hid_t t = str_type(w);
-    hid_t sp = scalar ? H5Screate(H5S_SCALAR) : n ? H5Screate_simple(1, dims, NULL)
-                                                  : H5Screate(H5S_NULL);
-    int rc = t >= 0 && sp >= 0 ? fs_h5_attr_write(loc, name, t, sp, buf) : -1;
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    fs_free(buf);
-    return rc;
-}
-
-static int attr_str(hid_t loc, const char *name, const char *s)
-{
-    return attr_strs(loc, name, &s, 1, 1);
-}
-
-static int attr_num(hid_t loc, const char *name, hid_t type, const void *v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, type, sp, v);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
-}
-
-static int attr_u64(hid_t loc, const char *name, uint64_t v)
-{
-    return attr_num(loc, name, H5T_NATIVE_UINT64, &v);
-}
-
-enum { C_U32, C_U64, C_F64, C_STR };
-
-typedef struct col {
-    char name[96];
-    int kind;
-    size_t width;   /* C_STR */
-    size_t off;
-} col_t;
-
-static size_t col_size(const col_t *c)
-{
-    return c->kind == C_U32 ? 4 : c->kind == C_STR ? c->width : 8;
-}
-
-static hid_t row_type(const col_t *cols, size_t n, size_t row, int native)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, row);
-    for (size_t i = 0; t >= 0 && i < n; i++) {
-        hid_t m = cols[i].kind == C_STR ? str_type(cols[i].width)
-                : cols[i].kind == C_U32 ? H5Tcopy(native ? H5T_NATIVE_UINT32 : H5T_STD_U32LE)
-                : cols[i].kind == C_U64 ? H5Tcopy(native ? H5T_NATIVE_UINT64 : H5T_STD_U64LE)
-                                        : H5Tcopy(native ? H5T_NATIVE_DOUBLE : H5T_IEEE_F64LE);
-        herr_t st = m < 0 ? -1 : H5Tinsert(t, cols[i].name, cols[i].off, m);
-        if (m >= 0)
-            H5Tclose(m);
-        if (st < 0) {
-            H5Tclose(t);
-            return -1;
-        }
-    }
-    return t;
-}
-
-/* A compound table written in one call, with a "columns" attribute. */
-static int write_table(hid_t f, const char *name, const col_t *cols, size_t ncols, size_t row,
-                       const void *data, size_t nrows)
-{
-    hid_t ft = row_type(cols, ncols, row, 0), mt = row_type(cols, ncols, row, 1);
-    hsize_t dims[1] = {nrows};
-    hid_t sp = H5Screate_simple(1, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
-    int rc = -1;
-    if (ft >= 0 && mt >= 0 && sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-        (d = H5Dcreate2(f, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
-        (nrows == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0))
-        rc = 0;
-    const char **names = rc == 0 ? fs_calloc(ncols, sizeof *names) : NULL;
-    for (size_t i = 0; names && i < ncols; i++)
-        names[i] = cols[i].name;
-    if (rc == 0 && (!names || attr_strs(d, "columns", names, ncols, 0) != 0))
-        rc = -1;
-    fs_free(names);
-    if (d >= 0)
-        H5Dclose(d);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    return rc;
-}
-
-static size_t add_col(col_t *cols, size_t n, const char *name, const char *suffix, int kind,
-                      size_t width)
-{
-    snprintf(cols[n].name, sizeof cols[n].name, "%s%s", name, suffix);
+    snprintf(names[n], sizeof names[n], "%s%s", name, suffix);
+    cols[n].name = names[n];
     cols[n].kind = kind;
     cols[n].width = width;
     return n + 1;
@@ -775,22 +661,12 @@ static int metric_first(const fs_plan_spec_t *s, size_t m)
     return 1;
 }
 
-static size_t layout(col_t *cols, size_t n)
+static void put(char *row, const fs_h5_col_t *c, const void *v)
 {
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++) {
-        cols[i].off = off;
-        off += col_size(&cols[i]);
-    }
-    return off;
+    memcpy(row + c->off, v, fs_h5_col_size(c));
 }
 
-static void put(char *row, const col_t *c, const void *v)
-{
-    memcpy(row + c->off, v, col_size(c));
-}
-
-static void put_str(char *row, const col_t *c, const char *s)
+static void put_str(char *row, const fs_h5_col_t *c, const char *s)
 {
     size_t n = strlen(s);
     memcpy(row + c->off, s, n < c->width ? n : c->width);
@@ -811,33 +687,38 @@ static size_t name_width(const fs_plan_spec_t *s, int what)
 static int write_plan_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
 {
     size_t cap = 11 + 4 * s->n_metrics, n = 0;
-    col_t *cols = fs_calloc(cap, sizeof *cols);
-    if (!cols)
+    fs_h5_col_t *cols = fs_calloc(cap, sizeof *cols);
+    colname_t *names = fs_calloc(cap, sizeof *names);
+    if (!cols || !names) {
+        fs_free(cols);
+        fs_free(names);
         return -1;
-    n = add_col(cols, n, "choice", "", C_STR, name_width(s, 0));
-    n = add_col(cols, n, "pool", "", C_STR, name_width(s, 1));
-    n = add_col(cols, n, "gpu", "", C_STR, name_width(s, 2));
-    n = add_col(cols, n, "nodes", "", C_U32, 0);
-    n = add_col(cols, n, "gpus", "", C_U64, 0);
-    n = add_col(cols, n, "round", "", C_U32, 0);
-    n = add_col(cols, n, "replications", "", C_U32, 0);
-    n = add_col(cols, n, "meets", "", C_U32, 0);
-    n = add_col(cols, n, "frontier", "", C_U32, 0);
-    n = add_col(cols, n, "best", "", C_U32, 0);
-    n = add_col(cols, n, "chosen", "", C_U32, 0);
+    }
+    n = add_col(cols, names, n, "choice", "", FS_H5_STR, name_width(s, 0));
+    n = add_col(cols, names, n, "pool", "", FS_H5_STR, name_width(s, 1));
+    n = add_col(cols, names, n, "gpu", "", FS_H5_STR, name_width(s, 2));
+    n = add_col(cols, names, n, "nodes", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "gpus", "", FS_H5_U64, 0);
+    n = add_col(cols, names, n, "round", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "replications", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "meets", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "frontier", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "best", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "chosen", "", FS_H5_U32, 0);
     size_t fixed = n;
     for (size_t m = 0; m < s->n_metrics; m++) {
         if (!metric_first(s, m))
             continue;
-        n = add_col(cols, n, s->metrics[m], "_mean", C_F64, 0);
-        n = add_col(cols, n, s->metrics[m], "_sd", C_F64, 0);
-        n = add_col(cols, n, s->metrics[m], "_lo", C_F64, 0);
-        n = add_col(cols, n, s->metrics[m], "_hi", C_F64, 0);
+        n = add_col(cols, names, n, s->metrics[m], "_mean", FS_H5_F64, 0);
+        n = add_col(cols, names, n, s->metrics[m], "_sd", FS_H5_F64, 0);
+        n = add_col(cols, names, n, s->metrics[m], "_lo", FS_H5_F64, 0);
+        n = add_col(cols, names, n, s->metrics[m], "_hi", FS_H5_F64, 0);
     }
-    size_t row = layout(cols, n);
+    size_t row = fs_h5_layout(cols, n);
     char *rows = fs_calloc(r->n_points ? r->n_points : 1, row);
     if (!rows) {
         fs_free(cols);
+        fs_free(names);
         return -1;
     }
     for (size_t i = 0; i < r->n_points; i++) {
@@ -868,28 +749,34 @@ static int write_plan_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_resu
             put(w, &cols[k++], &p->ci[m].hi);
         }
     }
-    int rc = write_table(f, "plan", cols, n, row, rows, r->n_points);
+    int rc = fs_h5_write_table(f, "plan", cols, n, row, rows, r->n_points);
     fs_free(rows);
     fs_free(cols);
+    fs_free(names);
     return rc;
 }
 
 static int write_runs_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
 {
     size_t n = 0, reps = (size_t)s->replications, nrows = r->n_points * reps;
-    col_t *cols = fs_calloc(3 + s->n_metrics, sizeof *cols);
-    if (!cols)
+    fs_h5_col_t *cols = fs_calloc(3 + s->n_metrics, sizeof *cols);
+    colname_t *names = fs_calloc(3 + s->n_metrics, sizeof *names);
+    if (!cols || !names) {
+        fs_free(cols);
+        fs_free(names);
         return -1;
-    n = add_col(cols, n, "choice", "", C_STR, name_width(s, 0));
-    n = add_col(cols, n, "nodes", "", C_U32, 0);
-    n = add_col(cols, n, "replication", "", C_U32, 0);
+    }
+    n = add_col(cols, names, n, "choice", "", FS_H5_STR, name_width(s, 0));
+    n = add_col(cols, names, n, "nodes", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "replication", "", FS_H5_U32, 0);
     for (size_t m = 0; m < s->n_metrics; m++)
         if (metric_first(s, m))
-            n = add_col(cols, n, s->metrics[m], "", C_F64, 0);
-    size_t row = layout(cols, n);
+            n = add_col(cols, names, n, s->metrics[m], "", FS_H5_F64, 0);
+    size_t row = fs_h5_layout(cols, n);
     char *rows = fs_calloc(nrows ? nrows : 1, row);
     if (!rows) {
         fs_free(cols);
+        fs_free(names);
         return -1;
     }
     for (size_t i = 0; i < r->n_points; i++)
@@ -905,9 +792,10 @@ static int write_runs_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_resu
                 if (metric_first(s, m))
                     put(w, &cols[c++], &p->runs[k * s->n_metrics + m]);
         }
-    int rc = write_table(f, "plan_runs", cols, n, row, rows, nrows);
+    int rc = fs_h5_write_table(f, "plan_runs", cols, n, row, rows, nrows);
     fs_free(rows);
     fs_free(cols);
+    fs_free(names);
     return rc;
 }
 
@@ -922,32 +810,40 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
         slo[i] = s->slo[i].text;
     for (size_t i = 0; !bad && i < s->n_choices; i++)
         names[i] = s->choices[i].name;
-    bad = bad || attr_u64(f, "format_version", FS_PLAN_FORMAT_VERSION) ||
-          attr_str(f, "fleetsim_version", FLEETSIM_VERSION) || attr_str(f, "kind", "fleetsim plan") ||
-          attr_str(f, "name", meta->name ? meta->name : e) ||
-          attr_str(f, "scenario", meta->scenario_text ? meta->scenario_text : e) ||
-          attr_str(f, "scenario_path", meta->scenario_path ? meta->scenario_path : e) ||
-          attr_strs(f, "sets", meta->sets, meta->n_sets, 0) ||
-          attr_str(f, "objective", s->metrics[0]) || fs_h5_attr_f64(f, "confidence", s->confidence) ||
-          attr_u64(f, "replications", s->replications) ||
-          attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
-          attr_strs(f, "slo", slo, s->n_slo, 0) || attr_strs(f, "choices", names, s->n_choices, 0) ||
-          attr_u64(f, "evaluations", r->n_points) || attr_u64(f, "rounds", r->rounds) ||
-          attr_u64(f, "runs", r->n_points * s->replications) ||
-          attr_u64(f, "nonmonotone", r->nonmonotone) || attr_u64(f, "feasible", r->chosen >= 0) ||
-          attr_str(f, "currency", "USD");
+    bad = bad ||
+          fs_h5_attr_u64(f, "format_version", FS_PLAN_FORMAT_VERSION) ||
+          fs_h5_attr_str(f, "fleetsim_version", FLEETSIM_VERSION) ||
+          fs_h5_attr_str(f, "kind", "fleetsim plan") ||
+          fs_h5_attr_str(f, "name", meta->name ? meta->name : e) ||
+          fs_h5_attr_str(f, "scenario", meta->scenario_text ? meta->scenario_text : e) ||
+          fs_h5_attr_str(f, "scenario_path", meta->scenario_path ? meta->scenario_path : e) ||
+          fs_h5_attr_strs(f, "sets", meta->sets, meta->n_sets) ||
+          fs_h5_attr_str(f, "objective", s->metrics[0]) ||
+          fs_h5_attr_f64(f, "confidence", s->confidence) ||
+          fs_h5_attr_u64(f, "replications", s->replications) ||
+          fs_h5_attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
+          fs_h5_attr_strs(f, "slo", slo, s->n_slo) ||
+          fs_h5_attr_strs(f, "choices", names, s->n_choices) ||
+          fs_h5_attr_u64(f, "evaluations", r->n_points) ||
+          fs_h5_attr_u64(f, "rounds", r->rounds) ||
+          fs_h5_attr_u64(f, "runs", r->n_points * s->replications) ||
+          fs_h5_attr_u64(f, "nonmonotone", r->nonmonotone) ||
+          fs_h5_attr_u64(f, "feasible", r->chosen >= 0) ||
+          fs_h5_attr_str(f, "currency", "USD");
     fs_free(slo);
     fs_free(names);
     if (bad || r->chosen < 0)
         return bad ? -1 : 0;
     const fs_plan_point_t *p = &r->points[r->chosen];
     const fs_plan_choice_t *ch = &s->choices[p->choice];
-    return attr_str(f, "chosen_choice", ch->name) || attr_str(f, "chosen_pool", ch->pool) ||
-                   attr_str(f, "chosen_gpu", ch->gpu) || attr_u64(f, "chosen_nodes", p->nodes) ||
-                   attr_u64(f, "chosen_gpus", p->gpus) ||
-                   fs_h5_attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
-                   fs_h5_attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
-                   fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
+    return fs_h5_attr_str(f, "chosen_choice", ch->name) ||
+           fs_h5_attr_str(f, "chosen_pool", ch->pool) ||
+           fs_h5_attr_str(f, "chosen_gpu", ch->gpu) ||
+           fs_h5_attr_u64(f, "chosen_nodes", p->nodes) ||
+           fs_h5_attr_u64(f, "chosen_gpus", p->gpus) ||
+           fs_h5_attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
+           fs_h5_attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
+           fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
                ? -1
                : 0;
 }
@@ -970,7 +866,7 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     int ok = f >= 0;
     if (ok) {
         step = "writing the attributes";
-        ok = write_attrs(f, s, r, meta) == 0 && attr_u64(f, "complete", 0) == 0;
+        ok = write_attrs(f, s, r, meta) == 0 && fs_h5_attr_u64(f, "complete", 0) == 0;
     }
     if (ok) {
         step = "writing /plan";
