@@ -86,3 +86,62 @@ void fs_test_assert_close(double a, double b, double eps, const char *expr, cons
     print_error("%s = %.17g, expected %.17g (tolerance %g)\n", expr, a, b, eps);
     _fail(file, line);
 }
+
+int fs_test_collect(void *ud, const fs_job_row_t *row)
+{
+    fs_test_rows_t *rs = ud;
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? 2 * rs->cap : 64;
+        fs_job_row_t *r = realloc(rs->r, cap * sizeof *r);
+        if (!r)
+            return FS_ENOMEM;
+        rs->r = r;
+        rs->cap = cap;
+    }
+    rs->r[rs->n++] = *row;
+    return 0;
+}
+
+const fs_job_row_t *fs_test_find(const fs_test_rows_t *rs, uint64_t id)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].id == id)
+            return &rs->r[i];
+    return NULL;
+}
+
+void fs_test_rows_free(fs_test_rows_t *rs)
+{
+    free(rs->r);
+    *rs = (fs_test_rows_t){0};
+}
+
+void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      int queue)
+{
+    memset(c, 0, sizeof *c);
+    pool->name = "p";
+    pool->gpu = "H100";
+    pool->nodes = nodes;
+    pool->gpus_per_node = gpn;
+    c->cluster.pools = pool;
+    c->cluster.n_pools = 1;
+    c->horizon = FS_TIME_MAX_INPUT;
+    c->until = FS_UNTIL_DRAIN;
+    fs_sched_cfg_t *s = &c->scheduler;
+    s->queue = queue;
+    s->mode = FS_FIFO_BEST_EFFORT;
+    s->placement = FS_PLACE_FIRST_FIT;
+    s->backfill = FS_BACKFILL_NONE;
+    s->preemption = FS_PREEMPT_AUTO;
+    s->runtime = FS_RUNTIME_USER;
+    s->unknown_estimate = FS_UNKNOWN_EST_ORACLE;
+    s->default_limit = 86400 * FS_US_PER_S;
+    s->bf = (fs_backfill_cfg_t){FS_BF_EXACT, 100, 60 * FS_US_PER_S, 30 * FS_US_PER_S,
+                                86400 * FS_US_PER_S};
+    s->slurm = (fs_slurm_cfg_t){.max_age = 7 * 86400 * FS_US_PER_S,
+                                .decay_half_life = 7 * 86400 * FS_US_PER_S,
+                                .calc_period = 300 * FS_US_PER_S};
+    s->tiresias.thresholds = "3600";
+    c->output.timeline_interval = 0;
+}

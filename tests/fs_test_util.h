@@ -1,11 +1,15 @@
 /*
  * Helpers shared by the cmocka tests: temporary directories and files,
- * reading a whole file, and the zero-live-allocations teardown check.
+ * reading a whole file, the zero-live-allocations teardown check, a job-row
+ * collector for model runs and a base one-pool configuration.
  */
 #ifndef FS_TEST_UTIL_H
 #define FS_TEST_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "models/fs_model.h"
 
 /* A fresh directory under $TMPDIR (or /tmp); caller frees the string. */
 char *fs_test_tmpdir(void);
@@ -26,5 +30,30 @@ void fs_test_assert_close(double a, double b, double eps, const char *expr, cons
 #define assert_double_equal(a, b, eps) \
     fs_test_assert_close((double)(a), (double)(b), (double)(eps), #a, __FILE__, __LINE__)
 #endif
+
+/* Job rows collected from a model run, in arrival order at the sink.  The
+ * array grows as needed (plain malloc, outside fs_alloc_live()); a run
+ * resets n and reuses the buffer.  Zero-initialise; fs_test_rows_free. */
+typedef struct fs_test_rows {
+    fs_job_row_t *r;
+    size_t n, cap;
+} fs_test_rows_t;
+
+/* Sink job callback: appends *row to the fs_test_rows_t at ud; FS_ENOMEM. */
+int fs_test_collect(void *ud, const fs_job_row_t *row);
+/* The row of job id, or NULL. */
+const fs_job_row_t *fs_test_find(const fs_test_rows_t *rs, uint64_t id);
+/* Frees the array and zeroes *rs. */
+void fs_test_rows_free(fs_test_rows_t *rs);
+
+/* Zeroes *c and sets one pool p of nodes x gpn H100 GPUs, horizon
+ * FS_TIME_MAX_INPUT, until drain, no timeline, and scheduler: the given
+ * queue, best effort, first-fit placement, no backfill, preemption auto,
+ * user run times, oracle estimates for unknown limits, default limit 1 d,
+ * exact EASY settings (100 jobs, 60 s, 30 s, 1 d), Slurm max age and decay
+ * half-life 7 d with a 300 s calc period, Tiresias thresholds "3600".
+ * Tests set the fields they need differently after the call. */
+void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      int queue);
 
 #endif

@@ -22,43 +22,19 @@
 
 #define S(x) ((fs_time_t)((x) * FS_US_PER_S))
 
-typedef struct rows {
-    fs_job_row_t r[4096];
-    size_t n;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
-{
-    rows_t *rs = ud;
-    if (rs->n < 4096)
-        rs->r[rs->n++] = *row;
-    return 0;
-}
-
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    return NULL;
-}
-
+/* fs_test_base_cfg with the FIFO queue in `mode`, packed placement, and the
+ * default limit, backfill, Slurm and Tiresias settings left at zero. */
 static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn, int mode)
 {
-    memset(c, 0, sizeof *c);
-    pool->name = "p";
-    pool->gpu = "H100";
-    pool->nodes = nodes;
-    pool->gpus_per_node = gpn;
-    c->cluster.pools = pool;
-    c->cluster.n_pools = 1;
-    c->horizon = FS_TIME_MAX_INPUT;
-    c->until = FS_UNTIL_DRAIN;
-    c->scheduler.queue = FS_QUEUE_FIFO;
+    fs_test_base_cfg(c, pool, nodes, gpn, FS_QUEUE_FIFO);
     c->scheduler.mode = mode;
     c->scheduler.placement = FS_PLACE_PACK;
-    c->output.timeline_interval = 0;
+    c->scheduler.default_limit = 0;
+    memset(&c->scheduler.bf, 0, sizeof c->scheduler.bf);
+    memset(&c->scheduler.slurm, 0, sizeof c->scheduler.slurm);
+    c->scheduler.tiresias.thresholds = NULL;
 }
+
 
 static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur)
 {
@@ -71,14 +47,14 @@ static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur)
     return j;
 }
 
-static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs,
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs,
                 fs_run_totals_t *t)
 {
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     assert_int_equal(fs_model_create(cfg, src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
@@ -97,17 +73,17 @@ static void test_strict_vs_best_effort(void **s)
     fs_job_t jobs[] = {job(1, 0, 6, 10), job(2, 1, 4, 10), job(3, 2, 2, 5)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_run_totals_t t;
 
     base_cfg(&cfg, &pool, 1, 8, FS_FIFO_STRICT);
     run(&cfg, jobs, 3, &rs, &t);
     assert_int_equal(rs.n, 3);
-    assert_double_equal(find(&rs, 1)->start, 0, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
-    assert_double_equal(find(&rs, 3)->start, 10, 0);
-    assert_double_equal(find(&rs, 3)->wait, 8, 0);
-    assert_double_equal(find(&rs, 2)->end, 20, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->start, 0, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->wait, 8, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 20, 0);
     assert_double_equal(t.makespan, 20, 0);
     /* busy GPU-s: 6*10 + 4*10 + 2*5 = 110 over 8 GPUs x 20 s */
     assert_double_equal(t.gpu_s_busy, 110, 1e-9);
@@ -117,9 +93,9 @@ static void test_strict_vs_best_effort(void **s)
 
     base_cfg(&cfg, &pool, 1, 8, FS_FIFO_BEST_EFFORT);
     run(&cfg, jobs, 3, &rs, &t);
-    assert_double_equal(find(&rs, 3)->start, 2, 0);
-    assert_double_equal(find(&rs, 3)->end, 7, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 2, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->end, 7, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
     assert_double_equal(t.jobs_queued_integral, 9, 1e-9);
     /* Little: integral of jobs in system == sum of sojourn times */
     double soj = 0;
@@ -137,16 +113,16 @@ static void test_gang_all_or_nothing(void **s)
     fs_job_t jobs[] = {job(1, 0, 1, 10), job(2, 1, 16, 5), job(3, 2, 17, 1)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_run_totals_t t;
     base_cfg(&cfg, &pool, 2, 8, FS_FIFO_BEST_EFFORT);
     run(&cfg, jobs, 3, &rs, &t);
-    const fs_job_row_t *g = find(&rs, 2);
+    const fs_job_row_t *g = fs_test_find(&rs, 2);
     assert_double_equal(g->start, 10, 0);
     assert_int_equal(g->nodes, 2);
     assert_int_equal(g->state, FS_STATE_COMPLETED);
     /* 17 GPUs can never fit 16: rejected at once, never started */
-    const fs_job_row_t *r = find(&rs, 3);
+    const fs_job_row_t *r = fs_test_find(&rs, 3);
     assert_int_equal(r->state, FS_STATE_REJECTED);
     assert_true(isnan(r->start));
     assert_int_equal(r->pool, -1);
@@ -160,12 +136,12 @@ static void test_same_instant(void **s)
     fs_job_t jobs[] = {job(1, 0, 8, 10), job(2, 10, 8, 5)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_run_totals_t t;
     base_cfg(&cfg, &pool, 1, 8, FS_FIFO_STRICT);
     run(&cfg, jobs, 2, &rs, &t);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
-    assert_double_equal(find(&rs, 2)->wait, 0, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->wait, 0, 0);
     assert_double_equal(t.jobs_queued_integral, 0, 0);
 }
 
@@ -177,16 +153,16 @@ static void test_until_horizon(void **s)
     fs_job_t jobs[] = {job(1, 0, 8, 100), job(2, 1, 8, 5)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_run_totals_t t;
     base_cfg(&cfg, &pool, 1, 8, FS_FIFO_STRICT);
     cfg.until = FS_UNTIL_HORIZON;
     cfg.horizon = S(50);
     run(&cfg, jobs, 2, &rs, &t);
-    assert_int_equal(find(&rs, 1)->state, FS_STATE_RUNNING);
-    assert_double_equal(find(&rs, 1)->run, 50, 0);
-    assert_true(isnan(find(&rs, 1)->end));
-    assert_int_equal(find(&rs, 2)->state, FS_STATE_QUEUED);
+    assert_int_equal(fs_test_find(&rs, 1)->state, FS_STATE_RUNNING);
+    assert_double_equal(fs_test_find(&rs, 1)->run, 50, 0);
+    assert_true(isnan(fs_test_find(&rs, 1)->end));
+    assert_int_equal(fs_test_find(&rs, 2)->state, FS_STATE_QUEUED);
     assert_double_equal(t.end_time, 50, 0);
     assert_double_equal(t.gpu_s_busy, 400, 1e-9);
     assert_double_equal(t.jobs_queued_integral, 49, 1e-9);
@@ -221,9 +197,9 @@ static void test_best_effort_equals_full_scan(void **s)
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, N, NULL, 0, NULL, 0, &src, &err), 0);
-    static rows_t big;
+    static fs_test_rows_t big;
     big.n = 0;
-    fs_sink_t sink = {.job = collect, .ud = &big};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &big};
     assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, &tot, &err), 0);
@@ -323,13 +299,13 @@ static void test_fractional_shape_not_blocked(void **s)
     jobs[3].gpu_milli = 300;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_run_totals_t t;
     base_cfg(&cfg, &pool, 1, 2, FS_FIFO_BEST_EFFORT);
     run(&cfg, jobs, 4, &rs, &t);
-    assert_double_equal(find(&rs, 1)->start, 0, 0);
-    assert_double_equal(find(&rs, 3)->start, 100, 0);
-    assert_double_equal(find(&rs, 4)->start, 3, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->start, 0, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 3, 0);
 }
 
 int main(void)

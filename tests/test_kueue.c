@@ -42,28 +42,13 @@
 #include <gsl/gsl_randist.h>
 
 #define S(x) ((fs_time_t)((x) * FS_US_PER_S))
-#define MAXJ 6000
 
-typedef struct rows {
-    fs_job_row_t r[MAXJ];
-    size_t n;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
+static const fs_job_row_t *find(const fs_test_rows_t *rs, uint64_t id)
 {
-    rows_t *rs = ud;
-    if (rs->n < MAXJ)
-        rs->r[rs->n++] = *row;
-    return 0;
-}
-
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    fail_msg("no row for job %llu", (unsigned long long)id);
-    return NULL;
+    const fs_job_row_t *r = fs_test_find(rs, id);
+    if (!r)
+        fail_msg("no row for job %llu", (unsigned long long)id);
+    return r;
 }
 
 /* ---- configs ------------------------------------------------------------- */
@@ -123,13 +108,13 @@ typedef struct out {
     size_t n_adm, n_vic;
 } out_t;
 
-static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs, out_t *o)
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs, out_t *o)
 {
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, n, TN, 4, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     if (fs_model_create(cfg, src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
@@ -157,7 +142,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *
     fs_source_destroy(src);
 }
 
-static double start_of(const rows_t *rs, uint64_t id) { return find(rs, id)->start; }
+static double start_of(const fs_test_rows_t *rs, uint64_t id) { return find(rs, id)->start; }
 
 /* ---- borrowing ------------------------------------------------------------ */
 
@@ -171,7 +156,7 @@ static void borrow_case(const char *cohort, double blimit, double b_lend, const 
     fs_job_t jobs[4];
     for (int i = 0; i < 4; i++)
         jobs[i] = job((uint64_t)i + 1, 0, 4, 10, 0, 0);
-    static rows_t rs;
+    static fs_test_rows_t rs;
     out_t o;
     run(&k.c, jobs, 4, &rs, &o);
     for (int i = 0; i < 4; i++)
@@ -202,7 +187,7 @@ static void test_lending_keeps_guaranteed(void **state)
     fs_job_t jobs[] = {job(1, 0, 2, 100, 0, 0), job(2, 0, 2, 100, 0, 0), job(3, 0, 2, 100, 0, 0),
                        job(4, 0, 2, 100, 0, 0), job(5, 0, 2, 100, 0, 0), job(6, 0, 2, 100, 0, 0),
                        job(7, 1, 6, 10, 1, 0)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     out_t o;
     run(&k.c, jobs, 7, &rs, &o);
     for (uint64_t i = 1; i <= 5; i++)
@@ -222,7 +207,7 @@ static void test_strict_and_best_effort(void **state)
         base(&k, 16);
         add_cq(&k, "a", NULL, 8)->strategy = strict ? FS_KUEUE_STRICT_FIFO : FS_KUEUE_BEST_EFFORT_FIFO;
         fs_job_t jobs[] = {job(1, 0, 6, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 2, 10, 0, 0)};
-        static rows_t rs;
+        static fs_test_rows_t rs;
         run(&k.c, jobs, 3, &rs, NULL);
         assert_double_equal(start_of(&rs, 1), 0, 1e-9);
         assert_double_equal(start_of(&rs, 2), 10, 1e-9);
@@ -235,7 +220,7 @@ static void test_strict_and_best_effort(void **state)
     add_cq(&k, "a", NULL, 8)->strategy = FS_KUEUE_STRICT_FIFO;
     add_cq(&k, "b", NULL, 8);
     fs_job_t jobs[] = {job(1, 0, 6, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 2, 10, 1, 0)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run(&k.c, jobs, 3, &rs, NULL);
     assert_double_equal(start_of(&rs, 3), 2, 1e-9);
 }
@@ -249,7 +234,7 @@ static void test_priority_order(void **state)
     add_cq(&k, "a", NULL, 4);
     fs_job_t jobs[] = {job(1, 0, 4, 10, 0, 0), job(2, 1, 4, 10, 0, 0), job(3, 2, 4, 10, 0, 5),
                        job(4, 3, 4, 10, 0, 5)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run(&k.c, jobs, 4, &rs, NULL);
     assert_double_equal(start_of(&rs, 3), 10, 1e-9);
     assert_double_equal(start_of(&rs, 4), 20, 1e-9);
@@ -269,7 +254,7 @@ static void test_preempt_within(void **state)
     a->within_cq = FS_KUEUE_LOWER_PRIORITY;
     fs_job_t jobs[] = {job(1, 0, 2, 100, 0, 1), job(2, 0, 2, 100, 0, 0), job(3, 0, 2, 100, 0, 0),
                        job(4, 0, 2, 100, 0, 1), job(5, 5, 4, 10, 0, 5)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     out_t o;
     run(&k.c, jobs, 5, &rs, &o);
     assert_double_equal(start_of(&rs, 5), 5, 1e-9);
@@ -315,7 +300,7 @@ static void test_reclaim(void **state)
     for (int i = 0; i < 7; i++)                         /* a: 14 GPUs, priority 3 */
         jobs[1 + i] = job((uint64_t)i + 2, (double)i * 0.1, 2, 100, 0, 3);
     jobs[8] = job(20, 5, 4, 10, 1, 5);                  /* b needs 4 */
-    static rows_t rs;
+    static fs_test_rows_t rs;
     out_t o;
     run(&k.c, jobs, 9, &rs, &o);
     assert_double_equal(start_of(&rs, 20), 5, 1e-9);
@@ -388,7 +373,7 @@ static void test_fair_sharing(void **state)
         /* a runs 8 (borrows 4), b runs 4; at 1 s both want 4 more, 4 are free */
         fs_job_t jobs[] = {job(1, 0, 8, 100, 0, 0), job(2, 0, 4, 100, 1, 0), job(3, 1, 4, 10, 0, 0),
                            job(4, 1, 4, 10, 1, 0)};
-        static rows_t rs;
+        static fs_test_rows_t rs;
         run(&k.c, jobs, 4, &rs, NULL);
         assert_double_equal(start_of(&rs, fair ? 4 : 3), 1, 1e-9);
         assert_double_equal(start_of(&rs, fair ? 3 : 4), 11, 1e-9);
@@ -403,7 +388,7 @@ static void test_tenants(void **state)
     base(&k, 8);
     add_cq(&k, "a", NULL, 8)->tenants = "c, d";
     fs_job_t jobs[] = {job(1, 0, 2, 10, 2, 0), job(2, 0, 2, 10, 1, 0), job(3, 0, 2, 10, -1, 0)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     out_t o;
     run(&k.c, jobs, 3, &rs, &o);
     assert_double_equal(start_of(&rs, 1), 0, 1e-9);  /* c -> a by LocalQueue */
@@ -437,7 +422,7 @@ static void test_invariants_random(void **state)
 {
     (void)state;
     static fs_job_t jobs[3000];
-    static rows_t rs;
+    static fs_test_rows_t rs;
     for (int variant = 0; variant < 6; variant++) {
         kcfg_t k;
         base(&k, 24);
@@ -475,7 +460,7 @@ static void test_invariants_random(void **state)
 
 /* ---- qualitative: borrowing cuts the busy tenant's wait ------------------------- */
 
-static double mean_wait(const rows_t *rs, int32_t tenant)
+static double mean_wait(const fs_test_rows_t *rs, int32_t tenant)
 {
     double s = 0;
     size_t n = 0;
@@ -493,7 +478,7 @@ static void test_borrowing_cuts_wait(void **state)
     /* 64 GPUs; a offers 0.7 x 0.85 x 64 = 38 GPUs of work for a quota of
      * 32, b 16; borrowing lets a use b's idle quota */
     static fs_job_t jobs[5000];
-    static rows_t rs;
+    static fs_test_rows_t rs;
     fs_rng_t r;
     assert_int_equal(fs_rng_init(&r, 3, 0, FS_RNG_TRACE, 0), 0);
     static const uint32_t sizes[] = {1, 2, 4, 8};

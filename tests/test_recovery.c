@@ -52,57 +52,7 @@
 #define MIN 60.0
 #define HOUR 3600.0
 
-/* ---- rows ---------------------------------------------------------------------- */
-
-typedef struct rows {
-    fs_job_row_t *r;
-    size_t n, cap;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
-{
-    rows_t *rs = ud;
-    if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? 2 * rs->cap : 64;
-        rs->r = realloc(rs->r, rs->cap * sizeof *rs->r);
-        if (!rs->r)
-            return FS_ENOMEM;
-    }
-    rs->r[rs->n++] = *row;
-    return 0;
-}
-
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    return NULL;
-}
-
 /* ---- configs and jobs ----------------------------------------------------------- */
-
-static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn)
-{
-    memset(c, 0, sizeof *c);
-    pool->name = "p";
-    pool->gpu = "H100";
-    pool->nodes = nodes;
-    pool->gpus_per_node = gpn;
-    c->cluster.pools = pool;
-    c->cluster.n_pools = 1;
-    c->horizon = FS_TIME_MAX_INPUT;
-    c->until = FS_UNTIL_DRAIN;
-    fs_sched_cfg_t *s = &c->scheduler;
-    s->queue = FS_QUEUE_FIFO;
-    s->mode = FS_FIFO_BEST_EFFORT;
-    s->placement = FS_PLACE_FIRST_FIT;
-    s->default_limit = S(86400);
-    s->bf = (fs_backfill_cfg_t){FS_BF_EXACT, 100, S(60), S(30), S(86400)};
-    s->slurm = (fs_slurm_cfg_t){.max_age = S(7 * 86400), .decay_half_life = S(7 * 86400),
-                                .calc_period = S(300)};
-    s->tiresias.thresholds = "3600";
-}
 
 static fs_job_t job(uint64_t id, double submit, uint32_t gpus, fs_time_t dur)
 {
@@ -208,14 +158,14 @@ typedef struct run_opts {
     list_mod_t *list;
 } run_opts_t;
 
-static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs,
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs,
                 const run_opts_t *o, fs_run_totals_t *t)
 {
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     int rc = fs_model_create(cfg, src, &sink, &m, &err);
     if (rc)
@@ -353,7 +303,7 @@ static void daly_run(const daly_case_t *dc, size_t n, uint64_t seed, double *mea
 {
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 1, 8);
+    fs_test_base_cfg(&cfg, &pool, 1, 8, FS_QUEUE_FIFO);
     fs_time_t tau = S(dc->tau);
     cfg.recovery.checkpoint = FS_CKPT_FIXED;
     cfg.recovery.interval = tau;
@@ -363,7 +313,7 @@ static void daly_run(const daly_case_t *dc, size_t n, uint64_t seed, double *mea
     assert_non_null(jobs);
     for (size_t i = 0; i < n; i++)
         jobs[i] = job(i + 1, 0, 8, (fs_time_t)dc->segs * tau);
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     poisson_mod_t pm = {.rng = gsl_rng_alloc(gsl_rng_mt19937), .mean_s = dc->m};
     gsl_rng_set(pm.rng, seed);
     run_opts_t o = {.poisson = &pm};
@@ -380,7 +330,7 @@ static void daly_run(const daly_case_t *dc, size_t n, uint64_t seed, double *mea
     double var = (s2 - s * s / (double)n) / (double)(n - 1);
     *hw = 1.96 * sqrt(var / (double)n);
     gsl_rng_free(pm.rng);
-    free(rs.r);
+    fs_test_rows_free(&rs);
     free(jobs);
 }
 
@@ -460,7 +410,7 @@ static void test_daly_scenario(void **st)
     fs_time_t tau_us = (fs_time_t)llround(tau * 1e6);
     for (size_t i = 0; i < n; i++)
         jobs[i] = job(i + 1, 0, 8, 20 * tau_us);
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_run_totals_t t;
     run(&cfg, jobs, n, &rs, NULL, &t);
     assert_int_equal(rs.n, n);
@@ -479,7 +429,7 @@ static void test_daly_scenario(void **st)
            ettr / (double)n, 20 * fs_time_to_s(tau_us) / want);
     assert_true(fabs(mean - want) <= hw);
     assert_true(t.interruptions > 0);
-    free(rs.r);
+    fs_test_rows_free(&rs);
     free(jobs);
     fs_config_release(&cfg);
     assert_int_equal(fs_alloc_live(), live0);
@@ -591,7 +541,7 @@ static void test_daly_sweep(void **st)
  * 6 min writes.  No failure: 10 writes, ends at 11 h, ETTR 10/11. */
 static void cfg_ckpt(fs_config_t *cfg, fs_pool_cfg_t *pool)
 {
-    base_cfg(cfg, pool, 1, 8);
+    fs_test_base_cfg(cfg, pool, 1, 8, FS_QUEUE_FIFO);
     cfg->recovery.checkpoint = FS_CKPT_FIXED;
     cfg->recovery.interval = S(HOUR);
     cfg->recovery.write_cost = S(6 * MIN);
@@ -604,10 +554,10 @@ static void test_ettr_no_failures(void **st)
     fs_config_t cfg;
     cfg_ckpt(&cfg, &pool);
     fs_job_t jobs[] = {job(1, 0, 8, S(10 * HOUR))};
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_run_totals_t t;
     run(&cfg, jobs, 1, &rs, NULL, &t);
-    const fs_job_row_t *a = find(&rs, 1);
+    const fs_job_row_t *a = fs_test_find(&rs, 1);
     assert_double_equal(a->end, 11 * HOUR, 1e-6);
     assert_double_equal(a->ckpt_s, 10 * 6 * MIN, 1e-6);
     assert_double_equal(a->ettr, 10.0 / 11.0, 1e-12);
@@ -618,9 +568,9 @@ static void test_ettr_no_failures(void **st)
     /* without checkpoints: ETTR 1 */
     cfg.recovery.checkpoint = FS_CKPT_NONE;
     run(&cfg, jobs, 1, &rs, NULL, &t);
-    assert_double_equal(find(&rs, 1)->ettr, 1.0, 0);
-    assert_double_equal(find(&rs, 1)->end, 10 * HOUR, 0);
-    free(rs.r);
+    assert_double_equal(fs_test_find(&rs, 1)->ettr, 1.0, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 10 * HOUR, 0);
+    fs_test_rows_free(&rs);
 }
 
 static void test_lost_work(void **st)
@@ -631,7 +581,7 @@ static void test_lost_work(void **st)
     fs_config_t cfg;
     cfg_ckpt(&cfg, &pool);
     fs_job_t jobs[] = {job(1, 0, 8, S(10 * HOUR))};
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_run_totals_t t;
     /* a failure at 2.5 h: checkpoints done at 1.1 h and 2.2 h (2 h of work
      * saved), 0.3 h computed since: lost 8 x 0.3 h; 8 h left: restart at
@@ -640,7 +590,7 @@ static void test_lost_work(void **st)
     list_mod_t l = {.acts = a1, .n = 1};
     run_opts_t o = {.list = &l};
     run(&cfg, jobs, 1, &rs, &o, &t);
-    const fs_job_row_t *r = find(&rs, 1);
+    const fs_job_row_t *r = fs_test_find(&rs, 1);
     assert_int_equal(l.hit[0], 1);
     assert_int_equal(r->restarts, 1);
     assert_double_equal(r->lost_gpu_s, 8 * 0.3 * HOUR, 1e-6);
@@ -654,7 +604,7 @@ static void test_lost_work(void **st)
     act_t a2[] = {{2.15 * HOUR, ACT_FAIL, 0, 0}};
     l = (list_mod_t){.acts = a2, .n = 1};
     run(&cfg, jobs, 1, &rs, &o, &t);
-    r = find(&rs, 1);
+    r = fs_test_find(&rs, 1);
     assert_double_equal(r->lost_gpu_s, 8 * 1.0 * HOUR, 1e-6);
     assert_double_equal(r->ckpt_s, (1 + 0.5 + 9) * 6 * MIN, 1e-6);
     /* 9 h left from 2.15 h: 9 x 1.1 h */
@@ -666,13 +616,13 @@ static void test_lost_work(void **st)
     cfg.recovery.requeue = S(60);
     l = (list_mod_t){.acts = a1, .n = 1};
     run(&cfg, jobs, 1, &rs, &o, &t);
-    r = find(&rs, 1);
+    r = fs_test_find(&rs, 1);
     assert_double_equal(r->end, 11.3 * HOUR + 90 + 10 * MIN, 1e-6);
     assert_double_equal(r->recovery_s, 90 + 10 * MIN, 1e-6);
     assert_double_equal(r->ettr, 10 * HOUR / (11.3 * HOUR + 90 + 10 * MIN), 1e-9);
     /* held: all but the 90 s (a one-node job holds nothing once its node is gone) */
     assert_double_equal(r->goodput, 10 * HOUR / (11.3 * HOUR + 10 * MIN), 1e-9);
-    free(rs.r);
+    fs_test_rows_free(&rs);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -684,7 +634,7 @@ static void test_retry_limit(void **st)
     int64_t live0 = fs_alloc_live();
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 1, 8);
+    fs_test_base_cfg(&cfg, &pool, 1, 8, FS_QUEUE_FIFO);
     cfg.recovery.retry = FS_RETRY_BACKOFF;
     cfg.recovery.retry_limit = 3;
     cfg.recovery.retry_base = S(10);
@@ -697,7 +647,7 @@ static void test_retry_limit(void **st)
                     {4 * HOUR + 70, ACT_FAIL, 0, 0}};
     list_mod_t l = {.acts = acts, .n = 4};
     run_opts_t o = {.list = &l};
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_run_totals_t t;
     /* job 2 is queued behind job 1 (FIFO); it runs in the backoff gaps?
      * No: a 1 h job does not fit a 10 s gap in time, but FIFO starts it as
@@ -705,7 +655,7 @@ static void test_retry_limit(void **st)
      * after the end. */
     jobs[1].submit = S(5 * HOUR);
     run(&cfg, jobs, 2, &rs, &o, &t);
-    const fs_job_row_t *a = find(&rs, 1);
+    const fs_job_row_t *a = fs_test_find(&rs, 1);
     assert_int_equal(a->state, FS_STATE_FAILED);
     assert_double_equal(a->end, 4 * HOUR + 70, 1e-6);
     assert_int_equal(a->restarts, 3);
@@ -714,14 +664,14 @@ static void test_retry_limit(void **st)
     assert_double_equal(a->ettr, 0, 0);
     for (int k = 0; k < 4; k++)
         assert_int_equal(l.hit[k], 1);
-    assert_int_equal(find(&rs, 2)->state, FS_STATE_COMPLETED);
+    assert_int_equal(fs_test_find(&rs, 2)->state, FS_STATE_COMPLETED);
     /* policy none: the first failure ends it */
     cfg.recovery.retry = FS_RETRY_NONE;
     run(&cfg, jobs, 2, &rs, &o, &t);
-    assert_int_equal(find(&rs, 1)->state, FS_STATE_FAILED);
-    assert_double_equal(find(&rs, 1)->end, HOUR, 0);
-    assert_int_equal(find(&rs, 1)->restarts, 0);
-    free(rs.r);
+    assert_int_equal(fs_test_find(&rs, 1)->state, FS_STATE_FAILED);
+    assert_double_equal(fs_test_find(&rs, 1)->end, HOUR, 0);
+    assert_int_equal(fs_test_find(&rs, 1)->restarts, 0);
+    fs_test_rows_free(&rs);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -735,7 +685,7 @@ static void test_detection_hold(void **st)
     int64_t live0 = fs_alloc_live();
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 3, 8);
+    fs_test_base_cfg(&cfg, &pool, 3, 8, FS_QUEUE_FIFO);
     cfg.recovery.detection = S(30);
     fs_job_t jobs[] = {job(1, 0, 16, S(1000)), job(2, 0, 4, S(2000))};
     act_t acts[] = {{100, ACT_FAIL_STAY, 0, 0},
@@ -743,7 +693,7 @@ static void test_detection_hold(void **st)
                     {131, ACT_PROBE, 1, 0}};
     list_mod_t l = {.acts = acts, .n = 3};
     run_opts_t o = {.list = &l};
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_run_totals_t t;
     run(&cfg, jobs, 2, &rs, &o, &t);
     assert_int_equal(l.hit[0], 1);
@@ -755,13 +705,13 @@ static void test_detection_hold(void **st)
     assert_int_equal(l.probe_jobs[2], 0);       /* released at 130 s; node 0 is down */
     assert_int_equal(l.probe_busy[2], 4);
     /* job 1 restarts when job 2 frees node 2 (2000 s): 1000 s from scratch */
-    const fs_job_row_t *a = find(&rs, 1);
+    const fs_job_row_t *a = fs_test_find(&rs, 1);
     assert_double_equal(a->end, 3000, 1e-6);
     assert_double_equal(a->lost_gpu_s, 16 * 100, 1e-6);
     /* held: 16 x 100 s, 8 x 30 s (detection), 16 x 1000 s */
     assert_double_equal(a->goodput, 16.0 * 1000 / (16 * 100 + 8 * 30 + 16 * 1000), 1e-9);
     assert_double_equal(a->recovery_s, 30, 1e-9);
-    free(rs.r);
+    fs_test_rows_free(&rs);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -773,20 +723,20 @@ static void test_node_speed(void **st)
     (void)st;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 2, 8);
+    fs_test_base_cfg(&cfg, &pool, 2, 8, FS_QUEUE_FIFO);
     fs_job_t jobs[] = {job(1, 0, 8, S(100)), job(2, 0, 8, S(100))};
     act_t acts[] = {{50, ACT_SPEED, 1, 0.5}};
     list_mod_t l = {.acts = acts, .n = 1};
     run_opts_t o = {.list = &l};
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     run(&cfg, jobs, 2, &rs, &o, NULL);
-    assert_double_equal(find(&rs, 1)->end, 100, 0);
-    assert_double_equal(find(&rs, 2)->end, 150, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 150, 0);
     assert_int_equal(l.probe_jobs[0], 1);
     act_t acts2[] = {{50, ACT_SPEED, 1, 0.5}, {100, ACT_SPEED, 1, 1.0}};
     l = (list_mod_t){.acts = acts2, .n = 2};
     run(&cfg, jobs, 2, &rs, &o, NULL);
-    assert_double_equal(find(&rs, 2)->end, 125, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 125, 0);
     /* a checkpointed job keeps its checkpoints in the work: tau 40 s of
      * work, writes 10 s; job 2 slowed at 50 s (in its second compute,
      * 0 s done): 40 s of work at 0.5 = 80 s, write 10, last 20 s at 0.5
@@ -796,10 +746,10 @@ static void test_node_speed(void **st)
     cfg.recovery.write_cost = S(10);
     l = (list_mod_t){.acts = acts, .n = 1};
     run(&cfg, jobs, 2, &rs, &o, NULL);
-    assert_double_equal(find(&rs, 1)->end, 120, 0);
-    assert_double_equal(find(&rs, 2)->end, 180, 0);
-    assert_double_equal(find(&rs, 2)->ckpt_s, 20, 0);
-    free(rs.r);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 120, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 180, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->ckpt_s, 20, 0);
+    fs_test_rows_free(&rs);
 }
 
 /* cluster.span_speed: 4 nodes of 8 GPUs, racks of 1 node, 2 racks per
@@ -810,33 +760,33 @@ static void test_span_speed(void **st)
     (void)st;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 4, 8);
+    fs_test_base_cfg(&cfg, &pool, 4, 8, FS_QUEUE_FIFO);
     cfg.cluster.topology.nodes_per_rack = 1;
     cfg.cluster.topology.racks_per_leaf = 2;
     fs_span_speed_cfg_t sp = {.job_class = 0, .nodes = 0.9, .domains = 1, .racks = 1,
                               .leaves = 0.5, .spines = 1};
     cfg.cluster.span_speed = &sp;
     cfg.cluster.n_span_speed = 1;
-    rows_t rs = {0};
+    fs_test_rows_t rs = {0};
     fs_job_t j16[] = {job(1, 0, 16, S(90))};
     run(&cfg, j16, 1, &rs, NULL, NULL);
-    assert_double_equal(find(&rs, 1)->end, 100, 1e-6);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 100, 1e-6);
     fs_job_t j24[] = {job(1, 0, 24, S(50))};
     run(&cfg, j24, 1, &rs, NULL, NULL);
-    assert_double_equal(find(&rs, 1)->end, 100, 1e-6);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 100, 1e-6);
     fs_job_t j8[] = {job(1, 0, 8, S(100))};
     run(&cfg, j8, 1, &rs, NULL, NULL);
-    assert_double_equal(find(&rs, 1)->end, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 100, 0);
     /* another class: no row, 1.0 */
     j24[0].job_class = 3;
     run(&cfg, j24, 1, &rs, NULL, NULL);
-    assert_double_equal(find(&rs, 1)->end, 50, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 50, 0);
     /* without a topology only the nodes level counts: 0.9 */
     j24[0].job_class = 0;
     cfg.cluster.topology.nodes_per_rack = 0;
     cfg.cluster.topology.racks_per_leaf = 0;
     run(&cfg, j24, 1, &rs, NULL, NULL);
-    assert_double_equal(find(&rs, 1)->end, 50 / 0.9, 1e-6);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 50 / 0.9, 1e-6);
     /* the factor function alone: the smallest factor among levels spanned */
     fs_span_t s = {2, 2, 2, 1, 1};
     assert_double_equal(fs_recov_span_factor(&cfg.cluster, 0, &s, 1), 0.9, 0);
@@ -845,7 +795,7 @@ static void test_span_speed(void **st)
     assert_double_equal(fs_recov_span_factor(&cfg.cluster, 0, &s, 1), 0.5, 0);
     sp.leaves = 1;
     assert_double_equal(fs_recov_span_factor(&cfg.cluster, 0, &s, 1), 0.7, 0);
-    free(rs.r);
+    fs_test_rows_free(&rs);
 }
 
 /* Under failures the generic scheduler (queue priority, all equal) starts
@@ -855,7 +805,7 @@ static void test_sched_equals_fifo(void **st)
     (void)st;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    base_cfg(&cfg, &pool, 1, 8);
+    fs_test_base_cfg(&cfg, &pool, 1, 8, FS_QUEUE_FIFO);
     cfg.recovery.checkpoint = FS_CKPT_FIXED;
     cfg.recovery.interval = S(30 * MIN);
     cfg.recovery.write_cost = S(MIN);
@@ -866,7 +816,7 @@ static void test_sched_equals_fifo(void **st)
     fs_job_t jobs[N];
     for (int i = 0; i < N; i++)
         jobs[i] = job((uint64_t)i + 1, i * 600.0, (uint32_t)(1u << (i % 4)), S(600 + 97 * (i % 13)));
-    rows_t a = {0}, b = {0};
+    fs_test_rows_t a = {0}, b = {0};
     poisson_mod_t pm = {.rng = gsl_rng_alloc(gsl_rng_mt19937), .mean_s = 3 * HOUR,
                         .stop_at = N * 600.0};
     run_opts_t o = {.poisson = &pm};
@@ -882,7 +832,7 @@ static void test_sched_equals_fifo(void **st)
     assert_int_equal(a.n, b.n);
     size_t restarted = 0;
     for (size_t i = 0; i < a.n; i++) {
-        const fs_job_row_t *x = &a.r[i], *y = find(&b, x->id);
+        const fs_job_row_t *x = &a.r[i], *y = fs_test_find(&b, x->id);
         assert_non_null(y);
         assert_double_equal(x->start, y->start, 0);
         assert_double_equal(x->end, y->end, 0);
@@ -891,8 +841,8 @@ static void test_sched_equals_fifo(void **st)
     }
     assert_true(restarted > 0);
     gsl_rng_free(pm.rng);
-    free(a.r);
-    free(b.r);
+    fs_test_rows_free(&a);
+    fs_test_rows_free(&b);
 }
 
 int main(void)

@@ -38,54 +38,6 @@
 #define S(x) ((fs_time_t)((x) * FS_US_PER_S))
 #define MAXJ 4096
 
-typedef struct rows {
-    fs_job_row_t r[MAXJ];
-    size_t n;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
-{
-    rows_t *rs = ud;
-    if (rs->n < MAXJ)
-        rs->r[rs->n++] = *row;
-    return 0;
-}
-
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    return NULL;
-}
-
-static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn, int queue)
-{
-    memset(c, 0, sizeof *c);
-    pool->name = "p";
-    pool->gpu = "H100";
-    pool->nodes = nodes;
-    pool->gpus_per_node = gpn;
-    c->cluster.pools = pool;
-    c->cluster.n_pools = 1;
-    c->horizon = FS_TIME_MAX_INPUT;
-    c->until = FS_UNTIL_DRAIN;
-    fs_sched_cfg_t *s = &c->scheduler;
-    s->queue = queue;
-    s->mode = FS_FIFO_BEST_EFFORT;
-    s->placement = FS_PLACE_FIRST_FIT;
-    s->backfill = FS_BACKFILL_NONE;
-    s->preemption = FS_PREEMPT_AUTO;
-    s->runtime = FS_RUNTIME_USER;
-    s->unknown_estimate = FS_UNKNOWN_EST_ORACLE;
-    s->default_limit = S(86400);
-    s->bf = (fs_backfill_cfg_t){FS_BF_EXACT, 100, S(60), S(30), S(86400)};
-    s->slurm = (fs_slurm_cfg_t){.max_age = S(7 * 86400), .decay_half_life = S(7 * 86400),
-                                .calc_period = S(300)};
-    s->tiresias.thresholds = "3600";
-    c->output.timeline_interval = 0;
-}
-
 static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur)
 {
     fs_job_t j;
@@ -105,14 +57,14 @@ typedef struct run_out {
 } run_out_t;
 
 static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const char *const *tenants,
-                   size_t n_tenants, rows_t *rs, run_out_t *o)
+                   size_t n_tenants, fs_test_rows_t *rs, run_out_t *o)
 {
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     memset(o, 0, sizeof *o);
     assert_int_equal(fs_memsrc_create(jobs, n, tenants, n_tenants, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     int rc = fs_model_create(cfg, src, &sink, &m, &err);
     if (rc)
@@ -138,7 +90,7 @@ static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const
     fs_source_destroy(src);
 }
 
-static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs, run_out_t *o)
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs, run_out_t *o)
 {
     run_tn(cfg, jobs, n, NULL, 0, rs, o);
 }
@@ -155,14 +107,14 @@ static void test_sjf_hand(void **st)
     fs_job_t jobs[] = {job(1, 0, 4, 10), job(2, 1, 4, 8), job(3, 2, 4, 3), job(4, 3, 4, 5)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run_out_t o;
-    base_cfg(&cfg, &pool, 1, 4, FS_QUEUE_SJF);
+    fs_test_base_cfg(&cfg, &pool, 1, 4, FS_QUEUE_SJF);
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 10, 0);
-    assert_double_equal(find(&rs, 4)->start, 13, 0);
-    assert_double_equal(find(&rs, 2)->start, 18, 0);
-    assert_double_equal(find(&rs, 2)->end, 26, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 13, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 18, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 26, 0);
     assert_int_equal(o.preemptions, 0);
     fs_free(o.resv);
     /* user estimates reverse it: B says 1s, C 9s, D 5s -> B, D, C */
@@ -170,14 +122,14 @@ static void test_sjf_hand(void **st)
     jobs[2].estimate = S(9);
     jobs[3].estimate = S(5);
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
-    assert_double_equal(find(&rs, 4)->start, 18, 0);
-    assert_double_equal(find(&rs, 3)->start, 23, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 18, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 23, 0);
     fs_free(o.resv);
     /* ... unless the scheduler plans with the oracle */
     cfg.scheduler.runtime = FS_RUNTIME_ORACLE;
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 10, 0);
     fs_free(o.resv);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -195,12 +147,12 @@ static void test_srtf_preemption_mechanics(void **st)
     fs_job_t jobs[] = {job(1, 0, 1, 10), job(2, 2, 1, 3)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run_out_t o;
-    base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SRTF);
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SRTF);
     cfg.scheduler.runtime = FS_RUNTIME_ORACLE;
     run(&cfg, jobs, 2, &rs, &o);
-    const fs_job_row_t *a = find(&rs, 1), *b = find(&rs, 2);
+    const fs_job_row_t *a = fs_test_find(&rs, 1), *b = fs_test_find(&rs, 2);
     assert_double_equal(b->start, 2, 0);
     assert_double_equal(b->end, 5, 0);
     assert_double_equal(a->start, 0, 0);
@@ -216,27 +168,27 @@ static void test_srtf_preemption_mechanics(void **st)
 
     cfg.scheduler.restart_cost = S(1);
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 16, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 16, 0);
     fs_free(o.resv);
 
     cfg.scheduler.restart_cost = 0;
     cfg.scheduler.checkpoint_interval = S(1);
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 13, 0);
-    assert_double_equal(find(&rs, 1)->lost_gpu_s, 0, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 13, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->lost_gpu_s, 0, 0);
     fs_free(o.resv);
 
     cfg.scheduler.checkpoint_interval = S(1.5);
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 13.5, 1e-9);
-    assert_double_equal(find(&rs, 1)->lost_gpu_s, 0.5, 1e-9);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 13.5, 1e-9);
+    assert_double_equal(fs_test_find(&rs, 1)->lost_gpu_s, 0.5, 1e-9);
     fs_free(o.resv);
 
     /* SJF (non-preemptive) on the same jobs: A runs through */
-    base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SJF);
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SJF);
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 10, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
     fs_free(o.resv);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -252,16 +204,16 @@ static void test_easy_hand(void **st)
     fs_job_t jobs[] = {job(1, 0, 2, 10), job(2, 1, 4, 5), job(3, 2, 2, 8), job(4, 3, 1, 20)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run_out_t o;
-    base_cfg(&cfg, &pool, 4, 1, FS_QUEUE_FIFO);
+    fs_test_base_cfg(&cfg, &pool, 4, 1, FS_QUEUE_FIFO);
     cfg.scheduler.backfill = FS_BACKFILL_EASY;
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 2, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 2, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
     /* D (1 GPU, 20 s) needs a GPU past the shadow: none free until 10, then
      * B takes all four */
-    assert_double_equal(find(&rs, 4)->start, 15, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 15, 0);
     assert_int_equal(o.backfilled, 1);
     assert_int_equal(o.n_resv, 2);  /* B at 10, then D (head after B) at 15 */
     assert_int_equal(o.resv[0].id, 2);
@@ -272,17 +224,17 @@ static void test_easy_hand(void **st)
     cfg.scheduler.mode = FS_FIFO_STRICT;
     cfg.scheduler.queue = FS_QUEUE_PRIORITY;    /* the generic path, constant key */
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 15, 0);
-    assert_double_equal(find(&rs, 4)->start, 15, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 15, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 15, 0);
     fs_free(o.resv);
 
     /* conservative: C also fits before B's reservation */
-    base_cfg(&cfg, &pool, 4, 1, FS_QUEUE_FIFO);
+    fs_test_base_cfg(&cfg, &pool, 4, 1, FS_QUEUE_FIFO);
     cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
     run(&cfg, jobs, 4, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 2, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
-    assert_double_equal(find(&rs, 4)->start, 15, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 2, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 15, 0);
     fs_free(o.resv);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -301,25 +253,25 @@ static void test_las_hand(void **st)
     fs_job_t jobs[] = {job(1, 0, 1, 30), job(2, 5, 1, 30)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run_out_t o;
-    base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_LAS);
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_LAS);
     cfg.scheduler.tiresias.thresholds = "10";
     cfg.scheduler.checkpoint_interval = 1;
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 40, 0);
-    assert_double_equal(find(&rs, 2)->start, 10, 0);
-    assert_double_equal(find(&rs, 2)->end, 60, 0);
-    assert_int_equal(find(&rs, 1)->restarts, 1);
-    assert_int_equal(find(&rs, 2)->restarts, 1);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 40, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 60, 0);
+    assert_int_equal(fs_test_find(&rs, 1)->restarts, 1);
+    assert_int_equal(fs_test_find(&rs, 2)->restarts, 1);
     fs_free(o.resv);
 
     cfg.scheduler.tiresias.promote_knob = 1;
     run(&cfg, jobs, 2, &rs, &o);
-    assert_double_equal(find(&rs, 1)->end, 50, 0);
-    assert_double_equal(find(&rs, 2)->end, 60, 0);
-    assert_int_equal(find(&rs, 1)->restarts, 2);
-    assert_int_equal(find(&rs, 2)->restarts, 2);
+    assert_double_equal(fs_test_find(&rs, 1)->end, 50, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->end, 60, 0);
+    assert_int_equal(fs_test_find(&rs, 1)->restarts, 2);
+    assert_int_equal(fs_test_find(&rs, 2)->restarts, 2);
     assert_int_equal(o.preemptions, 4);
     fs_free(o.resv);
 
@@ -356,33 +308,33 @@ static void test_slurm_fairshare(void **st)
     jobs[2].tenant = 1;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     run_out_t o;
-    base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SLURM);
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_SLURM);
     cfg.scheduler.slurm.calc_period = S(60);
     run_tn(&cfg, jobs, 3, tn, 2, &rs, &o);
-    assert_double_equal(find(&rs, 2)->start, 100, 0);
-    assert_double_equal(find(&rs, 3)->start, 150, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 150, 0);
     fs_free(o.resv);
     cfg.scheduler.slurm.weight_fairshare = 1000;
     run_tn(&cfg, jobs, 3, tn, 2, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 100, 0);
-    assert_double_equal(find(&rs, 2)->start, 150, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 150, 0);
     fs_free(o.resv);
     /* priorities are only recomputed at period boundaries: with a period
      * longer than the run, usage is never counted and it stays FIFO */
     cfg.scheduler.slurm.calc_period = S(1000);
     run_tn(&cfg, jobs, 3, tn, 2, &rs, &o);
-    assert_double_equal(find(&rs, 2)->start, 100, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 100, 0);
     fs_free(o.resv);
     /* job size, favouring large jobs: a 2-GPU job passes an older 1-GPU job */
     fs_job_t j2[] = {job(1, 0, 2, 10), job(2, 1, 1, 5), job(3, 2, 2, 5)};
-    base_cfg(&cfg, &pool, 2, 1, FS_QUEUE_SLURM);
+    fs_test_base_cfg(&cfg, &pool, 2, 1, FS_QUEUE_SLURM);
     cfg.scheduler.mode = FS_FIFO_STRICT;
     cfg.scheduler.slurm.weight_jobsize = 100;
     run(&cfg, j2, 3, &rs, &o);
-    assert_double_equal(find(&rs, 3)->start, 10, 0);
-    assert_double_equal(find(&rs, 2)->start, 15, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 10, 0);
+    assert_double_equal(fs_test_find(&rs, 2)->start, 15, 0);
     fs_free(o.resv);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -413,11 +365,11 @@ static size_t gen(fs_job_t *jobs, size_t n, uint64_t seed, uint32_t max_g, doubl
     return k;
 }
 
-static void check_reservations(const rows_t *rs, const run_out_t *o, const char *what)
+static void check_reservations(const fs_test_rows_t *rs, const run_out_t *o, const char *what)
 {
     assert_true(o->n_resv > 0);
     for (size_t i = 0; i < o->n_resv; i++) {
-        const fs_job_row_t *r = find(rs, o->resv[i].id);
+        const fs_job_row_t *r = fs_test_find(rs, o->resv[i].id);
         assert_non_null(r);
         if (r->start > fs_time_to_s(o->resv[i].at) + 1e-9)
             fail_msg("%s: job %llu started at %.6f after its reservation %.6f", what,
@@ -430,14 +382,14 @@ static void test_backfill_invariants(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     static fs_job_t jobs[1500];
-    static rows_t rs, ref;
+    static fs_test_rows_t rs, ref;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     run_out_t o, oref;
     for (int est = 0; est < 2; est++) {
         double f = est ? 2.0 : 1.0;     /* exact estimates, then 2x over */
         size_t n = gen(jobs, 1500, 11 + (uint64_t)est, 32, 40, f);
-        base_cfg(&cfg, &pool, 32, 1, FS_QUEUE_FIFO);
+        fs_test_base_cfg(&cfg, &pool, 32, 1, FS_QUEUE_FIFO);
         cfg.scheduler.mode = FS_FIFO_STRICT;
         run(&cfg, jobs, n, &ref, &oref);
         fs_free(oref.resv);
@@ -486,13 +438,13 @@ static void test_generic_equals_fifo(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     static fs_job_t jobs[1500];
-    static rows_t a, b;
+    static fs_test_rows_t a, b;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     run_out_t o;
     size_t n = gen(jobs, 1500, 5, 16, 30, 0);
     for (int mode = 0; mode < 2; mode++) {
-        base_cfg(&cfg, &pool, 8, 4, FS_QUEUE_FIFO);
+        fs_test_base_cfg(&cfg, &pool, 8, 4, FS_QUEUE_FIFO);
         cfg.scheduler.placement = FS_PLACE_PACK;
         cfg.scheduler.mode = mode;
         run(&cfg, jobs, n, &a, &o);
@@ -738,7 +690,7 @@ static size_t read_tiresias(const char *path, fs_job_t *jobs, size_t max)
 static void agree(const fs_job_t *jobs, size_t n, int64_t G, int kind, const char *thr, int64_t knob,
                   size_t *preempted)
 {
-    static rows_t rs;
+    static fs_test_rows_t rs;
     static rjob_t J[MAXJ];
     fs_pool_cfg_t pool;
     fs_config_t cfg;
@@ -754,7 +706,7 @@ static void agree(const fs_job_t *jobs, size_t n, int64_t G, int kind, const cha
                 p++;
         }
     }
-    base_cfg(&cfg, &pool, (uint32_t)G, 1, kind == R_FJF ? FS_QUEUE_FIFO
+    fs_test_base_cfg(&cfg, &pool, (uint32_t)G, 1, kind == R_FJF ? FS_QUEUE_FIFO
                                           : kind == R_SRTF ? FS_QUEUE_SRTF : FS_QUEUE_LAS);
     cfg.scheduler.runtime = FS_RUNTIME_ORACLE;
     cfg.scheduler.checkpoint_interval = 1;     /* keep all progress, as Tiresias */
@@ -771,7 +723,7 @@ static void agree(const fs_job_t *jobs, size_t n, int64_t G, int kind, const cha
     assert_int_equal(rs.n, n);
     size_t pre = 0;
     for (size_t i = 0; i < n; i++) {
-        const fs_job_row_t *r = find(&rs, jobs[i].id);
+        const fs_job_row_t *r = fs_test_find(&rs, jobs[i].id);
         assert_non_null(r);
         if (r->start != (double)J[i].start || r->end != (double)J[i].end)
             fail_msg("kind %d on %lld GPUs, job %llu (%u GPUs, %.0f s): fleetsim start %.0f end "

@@ -40,46 +40,14 @@
 #include "traces/fs_memsrc.h"
 
 #define S(x) ((fs_time_t)((x) * FS_US_PER_S))
-#define MAXJ 3000
 
-typedef struct rows {
-    fs_job_row_t r[MAXJ];
-    size_t n;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
-{
-    rows_t *rs = ud;
-    if (rs->n < MAXJ)
-        rs->r[rs->n++] = *row;
-    return 0;
-}
-
+/* fs_test_base_cfg with packed placement and shorter Slurm periods. */
 static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn, int queue)
 {
-    memset(c, 0, sizeof *c);
-    pool->name = "p";
-    pool->gpu = "H100";
-    pool->nodes = nodes;
-    pool->gpus_per_node = gpn;
-    c->cluster.pools = pool;
-    c->cluster.n_pools = 1;
-    c->horizon = FS_TIME_MAX_INPUT;
-    c->until = FS_UNTIL_DRAIN;
-    fs_sched_cfg_t *s = &c->scheduler;
-    s->queue = queue;
-    s->mode = FS_FIFO_BEST_EFFORT;
-    s->placement = FS_PLACE_PACK;
-    s->backfill = FS_BACKFILL_NONE;
-    s->preemption = FS_PREEMPT_AUTO;
-    s->runtime = FS_RUNTIME_USER;
-    s->unknown_estimate = FS_UNKNOWN_EST_ORACLE;
-    s->default_limit = S(86400);
-    s->bf = (fs_backfill_cfg_t){FS_BF_EXACT, 100, S(60), S(30), S(86400)};
-    s->slurm = (fs_slurm_cfg_t){.max_age = S(3600), .decay_half_life = S(1800),
-                                .calc_period = S(60)};
-    s->tiresias.thresholds = "3600";
-    c->output.timeline_interval = 0;
+    fs_test_base_cfg(c, pool, nodes, gpn, queue);
+    c->scheduler.placement = FS_PLACE_PACK;
+    c->scheduler.slurm = (fs_slurm_cfg_t){.max_age = S(3600), .decay_half_life = S(1800),
+                                          .calc_period = S(60)};
 }
 
 /* n jobs, Poisson-like arrivals with mean gap `gap` s (whole seconds, so
@@ -139,14 +107,14 @@ typedef struct outage {
 /* One run, fast paths on or off, with `failures` random node outages or
  * the n_plan outages of plan.  Returns the jobs interrupted. */
 static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
-                         int failures, const outage_t *plan, size_t n_plan, rows_t *rs)
+                         int failures, const outage_t *plan, size_t n_plan, fs_test_rows_t *rs)
 {
     static const char *const tn[] = {"a", "b", "c", "d"};
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     if (fs_model_create(cfg, src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
@@ -191,12 +159,12 @@ static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
 }
 
 static uint64_t run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast, int failures,
-                    rows_t *rs)
+                    fs_test_rows_t *rs)
 {
     return run_plan(cfg, jobs, n, fast, failures, NULL, 0, rs);
 }
 
-static void assert_same(const rows_t *a, const rows_t *b, const char *what)
+static void assert_same(const fs_test_rows_t *a, const fs_test_rows_t *b, const char *what)
 {
     if (a->n != b->n)
         fail_msg("%s: %zu rows, slow path %zu", what, a->n, b->n);
@@ -209,7 +177,7 @@ static void assert_same(const rows_t *a, const rows_t *b, const char *what)
 }
 
 /* Rows differ in some start time (the order did something). */
-static int differ(const rows_t *a, const rows_t *b)
+static int differ(const fs_test_rows_t *a, const fs_test_rows_t *b)
 {
     for (size_t i = 0; i < a->n && i < b->n; i++)
         if (a->r[i].id != b->r[i].id || a->r[i].start != b->r[i].start)
@@ -246,7 +214,7 @@ static void test_slurm_bands_equal_rebuild(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     static fs_job_t jobs[1200];
-    static rows_t fast, slow, fifo;
+    static fs_test_rows_t fast, slow, fifo;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     for (int seed = 0; seed < 2; seed++) {
@@ -284,14 +252,6 @@ static void test_slurm_bands_equal_rebuild(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    return NULL;
-}
-
 /* The loose path by hand.  Two 1-GPU nodes, age weight only (one band),
  * PriorityCalcPeriod 100 s, no checkpoints, immediate requeue.  w (0 s)
  * and x (10 s), 1,000 s each, start on nodes 0 and 1.  Node 0 fails at 50
@@ -314,7 +274,7 @@ static void test_slurm_loose_hand(void **st)
         jobs[i].tenant = 0;
     }
     static const outage_t plan[] = {{0, 50, 500}, {1, 150, 160}};
-    static rows_t fast, slow;
+    static fs_test_rows_t fast, slow;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     base_cfg(&cfg, &pool, 2, 1, FS_QUEUE_SLURM);
@@ -325,8 +285,8 @@ static void test_slurm_loose_hand(void **st)
     assert_int_equal(run_plan(&cfg, jobs, 2, 1, 0, plan, 2, &fast), 2);
     uint64_t n_loose = loose;
     assert_int_equal(run_plan(&cfg, jobs, 2, 0, 0, plan, 2, &slow), 2);
-    assert_double_equal(find(&fast, 2)->end, 1160, 1e-9);
-    assert_double_equal(find(&fast, 1)->end, 1500, 1e-9);
+    assert_double_equal(fs_test_find(&fast, 2)->end, 1160, 1e-9);
+    assert_double_equal(fs_test_find(&fast, 1)->end, 1500, 1e-9);
     assert_same(&fast, &slow, "hand");
     assert_int_equal(n_loose, 1);
     assert_int_equal(fs_alloc_live(), live0);
@@ -340,7 +300,7 @@ static void test_npass_fast_equals_slow(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     static fs_job_t jobs[1500];
-    static rows_t fast, slow;
+    static fs_test_rows_t fast, slow;
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     static const struct {

@@ -41,28 +41,13 @@
 #include "traces/fs_memsrc.h"
 
 #define S(x) ((fs_time_t)((x) * FS_US_PER_S))
-#define MAXJ 8192
 
-typedef struct rows {
-    fs_job_row_t r[MAXJ];
-    size_t n;
-} rows_t;
-
-static int collect(void *ud, const fs_job_row_t *row)
+static const fs_job_row_t *find(const fs_test_rows_t *rs, uint64_t id)
 {
-    rows_t *rs = ud;
-    if (rs->n < MAXJ)
-        rs->r[rs->n++] = *row;
-    return 0;
-}
-
-static const fs_job_row_t *find(const rows_t *rs, uint64_t id)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->r[i].id == id)
-            return &rs->r[i];
-    fail_msg("job %llu has no row", (unsigned long long)id);
-    return NULL;
+    const fs_job_row_t *r = fs_test_find(rs, id);
+    if (!r)
+        fail_msg("job %llu has no row", (unsigned long long)id);
+    return r;
 }
 
 static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur, int32_t tenant)
@@ -103,14 +88,14 @@ typedef struct vout {
     uint64_t reclaimed, preempted;
 } vout_t;
 
-static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *rs, vout_t *o)
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs, vout_t *o)
 {
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
     fs_error_clear(&err);
     assert_int_equal(fs_memsrc_create(jobs, n, tenants, 4, NULL, 0, &src, &err), 0);
-    fs_sink_t sink = {.job = collect, .ud = rs};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     if (fs_model_create(cfg, src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
@@ -249,7 +234,7 @@ static void test_gang_all_or_nothing(void **st)
     load(&cfg, 1, 8, "{queue: volcano, volcano: {period: 0s}}");
     fs_job_t jobs[] = {job(1, 0, 6, 100, -1), job(2, 1, 4, 50, -1), job(3, 2, 2, 10, -1),
                        job(4, 3, 3, 50, -1)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     run(&cfg, jobs, 4, &rs, &o);
     assert_double_equal(find(&rs, 1)->start, 0, 0);
@@ -275,7 +260,7 @@ static void test_capability(void **st)
     fs_job_t jobs[10];
     for (int i = 0; i < 10; i++)
         jobs[i] = job((uint64_t)i + 1, 0, 1, 10, 0);
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     run(&cfg, jobs, 10, &rs, &o);
     for (int i = 0; i < 10; i++)
@@ -301,7 +286,7 @@ static void test_reclaim(void **st)
         jobs[i] = job((uint64_t)i + 1, 0, 1, 1000, 0);
     for (int i = 12; i < 20; i++)
         jobs[i] = job((uint64_t)i + 1, 10, 1, 100, 1);
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     load(&cfg, 12, 1,
@@ -348,7 +333,7 @@ static void test_drf_order(void **st)
     int64_t live0 = fs_alloc_live();
     fs_job_t jobs[] = {job(1, 0, 1, 100, 0), job(2, 0, 1, 100, 0), job(3, 0, 1, 100, 0),
                        job(4, 0, 1, 10, 0),  job(5, 1, 1, 50, 0),  job(6, 2, 1, 50, 1)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     load(&cfg, 4, 1, "{queue: volcano, volcano: {period: 0s}}");
@@ -382,7 +367,7 @@ static void test_preempt(void **st)
     int64_t live0 = fs_alloc_live();
     fs_job_t jobs[] = {job(1, 0, 2, 100, -1), job(2, 5, 1, 10, -1)};
     jobs[1].priority = 5;
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     load(&cfg, 2, 1, "{queue: volcano, volcano: {period: 0s, preempt: true}}");
@@ -407,7 +392,7 @@ static void test_period(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     fs_job_t jobs[] = {job(1, 0.3, 1, 10, -1), job(2, 2, 1, 10, -1)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     load(&cfg, 2, 1, "{queue: volcano}");
@@ -426,7 +411,7 @@ static void test_mapping_and_errors(void **st)
     int64_t live0 = fs_alloc_live();
     fs_job_t jobs[] = {job(1, 0, 1, 10, 0), job(2, 0, 1, 10, 1), job(3, 0, 1, 10, 2),
                        job(4, 0, 1, 10, 3), job(5, 0, 1, 10, -1)};
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     /* a, c -> q1 (listed); b -> b (its name); d and no tenant -> default */
@@ -501,7 +486,7 @@ static void qualitative(int reclaim, const char *ckpt, qual_t *q)
         }
     }
     fs_rng_release(&rng);
-    static rows_t rs;
+    static fs_test_rows_t rs;
     vout_t o;
     fs_config_t cfg;
     char sched[512];
