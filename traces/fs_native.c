@@ -11,6 +11,7 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
 #include "fs_csv.h"
+#include "fs_rdr.h"
 #include "fs_strtab.h"
 
 /* ------------------------------------------------------------------ */
@@ -131,83 +132,15 @@ static int parse_seconds(const char *s, size_t n, fs_time_t *out, int *nonzero)
     return NUM_OK;
 }
 
-/* [+]digits -> uint64; -1 on syntax or overflow. */
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    size_t i = 0;
-    if (n && s[0] == '+')
-        i++;
-    if (i == n)
-        return -1;
-    uint64_t v = 0;
-    for (; i < n; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        if (d > 9 || v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
-/* [+-]digits -> int32; -1 on syntax or range. */
+/* [+-]digits -> int32 (through the shared reader core's parser); -1 on
+ * syntax or range. */
 static int parse_i32(const char *s, size_t n, int32_t *out)
 {
-    int neg = n && s[0] == '-';
-    uint64_t v;
-    if (neg ? parse_u64(s + 1, n - 1, &v) || (n > 1 && s[1] == '+') : parse_u64(s, n, &v))
+    int64_t v;
+    if (fs_rdr_i64(s, n, &v) || v < INT32_MIN || v > INT32_MAX)
         return -1;
-    if (neg ? v > (uint64_t)INT32_MAX + 1 : v > (uint64_t)INT32_MAX)
-        return -1;
-    *out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
+    *out = (int32_t)v;
     return 0;
-}
-
-/* A name: valid UTF-8 (no overlongs, surrogates or code points above
- * U+10FFFF) without control characters. */
-static int valid_name(const char *str, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f)
-                return 0;
-            i++;
-            continue;
-        }
-        size_t k;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        if (n - i <= k)
-            return 0;
-        for (size_t j = 1; j <= k; j++) {
-            unsigned cc = s[i + j];
-            if ((cc & 0xC0) != 0x80)
-                return 0;
-            cp = cp << 6 | (cc & 0x3F);
-        }
-        if (k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
-            return 0;
-        if (k == 3 && (cp < 0x10000 || cp > 0x10FFFF))
-            return 0;
-        if (cp >= 0x80 && cp < 0xA0)    /* C1 controls */
-            return 0;
-        i += k + 1;
-    }
-    return 1;
 }
 
 /* rec_state name -> enum value; -1 if unknown. */
@@ -348,7 +281,7 @@ static int get_duration(native_t *s, size_t field, fs_time_t *out)
 static int get_name(native_t *s, size_t field, const char **name, size_t *len)
 {
     const fs_csv_field_t *f = &s->csv.fields[field];
-    if (!valid_name(f->s, f->len))
+    if (!fs_rdr_valid_name(f->s, f->len))
         return field_error(s, field, "a UTF-8 name without control characters");
     *name = f->len ? f->s : NULL;
     *len = f->len;
@@ -379,7 +312,7 @@ static int parse_row(native_t *s, fs_job_t *j)
         uint64_t u;
         switch (s->field_col[i]) {
         case COL_ID:
-            if (parse_u64(f->s, f->len, &j->id))
+            if (fs_rdr_u64(f->s, f->len, &j->id))
                 return field_error(s, i, "an unsigned integer id");
             break;
         case COL_SUBMIT:
@@ -387,7 +320,7 @@ static int parse_row(native_t *s, fs_job_t *j)
                 return rc;
             break;
         case COL_GPUS:
-            if (parse_u64(f->s, f->len, &u) || u < 1 || u > MAX_GPUS)
+            if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > MAX_GPUS)
                 return field_error(s, i, "an integer in 1..2147483648");
             j->gpus = (uint32_t)u;
             break;
@@ -413,7 +346,7 @@ static int parse_row(native_t *s, fs_job_t *j)
             break;
         case COL_GPU_MILLI:
             if (f->len) {
-                if (parse_u64(f->s, f->len, &u) || u < 1 || u > FS_GPU_MILLI_WHOLE)
+                if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > FS_GPU_MILLI_WHOLE)
                     return field_error(s, i, "an integer in 1..1000");
                 j->gpu_milli = (uint32_t)u;
             }
@@ -815,9 +748,9 @@ static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const ch
         what = "rec_end before rec_start";
     else if (j->rec_state < FS_JOB_REC_UNKNOWN || j->rec_state > FS_JOB_REC_RUNNING)
         what = "rec_state not a known state";
-    else if (tenant && !valid_name(tenant, strlen(tenant)))
+    else if (tenant && !fs_rdr_valid_name(tenant, strlen(tenant)))
         what = "tenant name not UTF-8 without control characters";
-    else if (gpu_type && !valid_name(gpu_type, strlen(gpu_type)))
+    else if (gpu_type && !fs_rdr_valid_name(gpu_type, strlen(gpu_type)))
         what = "gpu_type name not UTF-8 without control characters";
     if (what)
         return fs_error_set(err, FS_EINVAL, "%s: job %llu: %s", w->path,
