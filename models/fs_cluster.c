@@ -40,69 +40,163 @@ static inline int mask_has(const uint64_t *m, uint32_t bit)
 
 /* ---- index maintenance ------------------------------------------------ */
 
-static inline uint64_t *tnode(const fs_pool_t *p, uint32_t i) { return p->mask + (size_t)i * p->words; }
+#define NONE UINT32_MAX
+#define NOLVL FS_CLUSTER_NOLVL
 
-/* Invariant relied on below: outside index_update every internal tree node
- * holds exactly the OR of its two children (built so in fs_cluster_init and
- * only ever written here).  Hence if a node's new mask equals its stored one,
- * no ancestor can change and the climb stops; an unchanged leaf costs no
- * climb at all.  In the one-word case each parent is the OR of the freshly
- * computed child (kept in a register) and its sibling (index i ^ 1). */
+static inline uint64_t *lset_of(const fs_pool_t *p, uint32_t L)
+{
+    return p->lset + (size_t)L * p->hwords;
+}
+
+/* The climbs above the bottom layer, after x's bottom word of level L
+ * went from empty to non-empty (insert) or back (remove): each continues
+ * while it sets the first (clears the last) bit of a word.  They return 1
+ * if the level itself appeared (disappeared). */
+static inline int hb_insert_up(const fs_pool_t *p, uint32_t L, uint32_t x)
+{
+    uint64_t *b = lset_of(p, L);
+    for (uint32_t d = p->hdepth - 1; d-- > 0;) {
+        x /= 64;
+        uint64_t *w = &b[p->hoff[d] + x / 64];
+        uint64_t was = *w;
+        *w = was | UINT64_C(1) << (x % 64);
+        if (was)
+            return 0;
+    }
+    return 1;
+}
+
+static inline int hb_remove_up(const fs_pool_t *p, uint32_t L, uint32_t x)
+{
+    uint64_t *b = lset_of(p, L);
+    for (uint32_t d = p->hdepth - 1; d-- > 0;) {
+        x /= 64;
+        uint64_t *w = &b[p->hoff[d] + x / 64];
+        *w &= ~(UINT64_C(1) << (x % 64));
+        if (*w)
+            return 0;
+    }
+    return 1;
+}
+
+/* Leftmost member of a non-empty level: one ctz per layer. */
+static uint32_t hb_first(const fs_pool_t *p, uint32_t L)
+{
+    const uint64_t *b = lset_of(p, L);
+    uint32_t x = 0;
+    for (uint32_t d = 0; d < p->hdepth; d++)
+        x = x * 64 + (uint32_t)__builtin_ctzll(b[p->hoff[d] + x]);
+    return x;
+}
+
+/* Smallest member >= x of level L, or NONE: up while the rest of the word
+ * is empty, then down the leftmost path. */
+static uint32_t hb_next(const fs_pool_t *p, uint32_t L, uint32_t x)
+{
+    const uint64_t *b = lset_of(p, L);
+    uint32_t d = p->hdepth - 1;
+    for (;;) {
+        uint32_t w = x / 64;
+        if (w >= p->hn[d])
+            return NONE;
+        uint64_t bits = b[p->hoff[d] + w] & (~UINT64_C(0) << (x % 64));
+        if (bits) {
+            x = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            break;
+        }
+        if (d == 0)
+            return NONE;
+        d--;
+        x = w + 1;
+    }
+    for (d++; d < p->hdepth; d++)
+        x = x * 64 + (uint32_t)__builtin_ctzll(b[p->hoff[d] + x]);
+    return x;
+}
+
+/* Leftmost member of the union of the levels >= g (some is non-empty):
+ * the union of hierarchical bitsets is the OR of their words, so descend
+ * once with OR-ed words.  O(levels x layers). */
+static uint32_t hb_first_ge(const fs_pool_t *p, uint32_t g)
+{
+    uint32_t x = 0;
+    for (uint32_t d = 0; d < p->hdepth; d++) {
+        uint64_t acc = 0;
+        for (uint32_t r = g / 64; r < p->rwords; r++) {
+            uint64_t m = p->lroot[r] & (r == g / 64 ? ~UINT64_C(0) << (g % 64) : ~UINT64_C(0));
+            for (; m; m &= m - 1)
+                acc |= lset_of(p, r * 64 + (uint32_t)__builtin_ctzll(m))[p->hoff[d] + x];
+        }
+        x = x * 64 + (uint32_t)__builtin_ctzll(acc);
+    }
+    return x;
+}
+
+/* Files node under its current level (node_free if up, none if down).
+ * Every change of a node's free GPUs or state comes here, so c->gen
+ * counts them.  The common case is straight-line: the node's bit leaves
+ * the old level's bottom word and enters the new one's (the same word
+ * index); the climbs run when a bottom word empties or fills (few nodes
+ * at that level, as under full load). */
 static void index_update(fs_cluster_t *c, uint32_t node)
 {
     c->gen++;
-    fs_pool_t *p = &c->pools[c->node_pool[node]];
-    uint32_t i = p->leaf0 + (node - p->first_node);
-    uint32_t lv = c->node_free[node];
-    if (p->words == 1) {    /* gpus_per_node < 64, so lv <= 63 */
-        uint64_t *t = p->mask;
-        uint64_t v = c->node_up[node] ? UINT64_C(1) << lv : 0;
-        if (t[i] == v)
-            return;
-        t[i] = v;
-        for (; i > 1; i /= 2) {
-            v |= t[i ^ 1];
-            if (t[i / 2] == v)
-                break;
-            t[i / 2] = v;
-        }
+    uint32_t old = c->node_lvl[node];
+    uint32_t lv = c->node_up[node] ? c->node_free[node] : NOLVL;
+    if (old == lv)
         return;
-    }
-    uint64_t *leaf = tnode(p, i);
-    memset(leaf, 0, p->words * sizeof *leaf);
-    if (c->node_up[node])
-        leaf[lv / 64] |= UINT64_C(1) << (lv % 64);
-    /* climb while the union changes: above the first unchanged ancestor
-     * nothing can change either */
-    for (i /= 2; i >= 1; i /= 2) {
-        uint64_t *m = tnode(p, i), *l = tnode(p, 2 * i), *r = tnode(p, 2 * i + 1);
-        uint64_t diff = 0;
-        for (uint32_t w = 0; w < p->words; w++) {
-            uint64_t v = l[w] | r[w];
-            diff |= v ^ m[w];
-            m[w] = v;
+    c->node_lvl[node] = lv;
+    fs_pool_t *p = &c->pools[c->node_pool[node]];
+    uint32_t x = node - p->first_node;
+    size_t w = p->hleaf + x / 64;
+    uint64_t bit = UINT64_C(1) << (x % 64);
+    if (old != NOLVL) {
+        uint64_t *o = lset_of(p, old) + w;
+        if (!(*o &= ~bit) && hb_remove_up(p, old, x)) {
+            p->lroot[old / 64] &= ~(UINT64_C(1) << (old % 64));
+            if ((int32_t)old == p->max_level)
+                p->max_level = mask_highest(p->lroot, p->rwords);
         }
-        if (!diff)
+    }
+    if (lv != NOLVL) {
+        uint64_t *n = lset_of(p, lv) + w, was = *n;
+        *n = was | bit;
+        if (!was && hb_insert_up(p, lv, x))
+            p->lroot[lv / 64] |= UINT64_C(1) << (lv % 64);
+        if ((int32_t)lv > p->max_level)
+            p->max_level = (int32_t)lv;
+    }
+}
+
+/* Lays out the pool's level sets (layer sizes from the bottom up, stored
+ * top first) and files every node, up, at level gpn. */
+static int index_init(fs_cluster_t *c, fs_pool_t *p)
+{
+    uint32_t n[FS_CLUSTER_HMAXD], d = 0, w = (p->n_nodes + 63) / 64;
+    for (;; w = (w + 63) / 64) {
+        n[d++] = w;
+        if (w == 1)
             break;
     }
-}
-
-/* Leftmost node whose level is exactly k (k present under the root). */
-static uint32_t descend_level(const fs_pool_t *p, uint32_t k)
-{
-    uint32_t i = 1;
-    while (i < p->leaf0)
-        i = mask_has(tnode(p, 2 * i), k) ? 2 * i : 2 * i + 1;
-    return p->first_node + (i - p->leaf0);
-}
-
-/* Leftmost node with level >= g (present under the root). */
-static uint32_t descend_ge(const fs_pool_t *p, uint32_t g)
-{
-    uint32_t i = 1;
-    while (i < p->leaf0)
-        i = mask_lowest_ge(tnode(p, 2 * i), p->words, g) >= 0 ? 2 * i : 2 * i + 1;
-    return p->first_node + (i - p->leaf0);
+    p->hdepth = d;
+    p->hwords = 0;
+    for (uint32_t i = 0; i < d; i++) {
+        p->hn[i] = n[d - 1 - i];
+        p->hoff[i] = p->hwords;
+        p->hwords += p->hn[i];
+    }
+    p->hleaf = p->hoff[d - 1];
+    p->rwords = (p->gpn + 1 + 63) / 64;
+    p->lset = fs_calloc((size_t)(p->gpn + 1) * p->hwords, sizeof *p->lset);
+    p->lroot = fs_calloc(p->rwords, sizeof *p->lroot);
+    if (!p->lset || !p->lroot)
+        return FS_ENOMEM;
+    p->max_level = -1;
+    for (uint32_t x = 0; x < p->n_nodes; x++) {
+        c->node_lvl[p->first_node + x] = NOLVL;
+        index_update(c, p->first_node + x);
+    }
+    return 0;
 }
 
 /* ---- fractional sharing: shared slots and their level tree ------------- */
@@ -269,13 +363,11 @@ static int topo_alloc(fs_cluster_t *c, fs_pool_t *p, uint32_t g, fs_placement_t 
 
 /* ---- queries: indexed and linear, same answers ------------------------ */
 
-#define NONE UINT32_MAX
-
 static uint32_t q_best_fit(const fs_cluster_t *c, const fs_pool_t *p, uint32_t g)
 {
     if (c->use_index) {
-        int k = mask_lowest_ge(tnode(p, 1), p->words, g);
-        return k < 0 ? NONE : descend_level(p, (uint32_t)k);
+        int k = mask_lowest_ge(p->lroot, p->rwords, g);
+        return k < 0 ? NONE : p->first_node + hb_first(p, (uint32_t)k);
     }
     uint32_t best = NONE, bestf = UINT32_MAX;
     for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
@@ -289,7 +381,7 @@ static uint32_t q_best_fit(const fs_cluster_t *c, const fs_pool_t *p, uint32_t g
 static uint32_t q_first_fit(const fs_cluster_t *c, const fs_pool_t *p, uint32_t g)
 {
     if (c->use_index)
-        return mask_lowest_ge(tnode(p, 1), p->words, g) < 0 ? NONE : descend_ge(p, g);
+        return (int64_t)g > p->max_level ? NONE : p->first_node + hb_first_ge(p, g);
     for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
         if (c->node_up[n] && c->node_free[n] >= g)
             return n;
@@ -298,10 +390,8 @@ static uint32_t q_first_fit(const fs_cluster_t *c, const fs_pool_t *p, uint32_t 
 
 static uint32_t q_largest(const fs_cluster_t *c, const fs_pool_t *p)
 {
-    if (c->use_index) {
-        int k = mask_highest(tnode(p, 1), p->words);
-        return k <= 0 ? NONE : descend_level(p, (uint32_t)k);
-    }
+    if (c->use_index)
+        return p->max_level <= 0 ? NONE : p->first_node + hb_first(p, (uint32_t)p->max_level);
     uint32_t best = NONE, bestf = 0;
     for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
         if (c->node_up[n] && c->node_free[n] > bestf) {
@@ -385,7 +475,8 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
     c->node_free = fs_malloc((size_t)c->n_nodes * sizeof *c->node_free);
     c->node_pool = fs_malloc((size_t)c->n_nodes * sizeof *c->node_pool);
     c->node_up = fs_malloc((size_t)c->n_nodes * sizeof *c->node_up);
-    if (!c->pools || !c->node_free || !c->node_pool || !c->node_up)
+    c->node_lvl = fs_malloc((size_t)c->n_nodes * sizeof *c->node_lvl);
+    if (!c->pools || !c->node_free || !c->node_pool || !c->node_up || !c->node_lvl)
         goto nomem;
     uint32_t next = 0;
     for (uint32_t i = 0; i < c->n_pools; i++) {
@@ -401,30 +492,21 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         p->gpn = pc->gpus_per_node;
         p->gpus_total = (uint64_t)p->n_nodes * p->gpn;
         p->gpus_free = p->gpus_up = p->gpus_total;
-        p->words = (p->gpn + 1 + 63) / 64;
         p->leaf0 = 1;
         while (p->leaf0 < p->n_nodes)
             p->leaf0 *= 2;
-        p->mask = fs_calloc((size_t)2 * p->leaf0 * p->words, sizeof *p->mask);
-        if (!p->mask)
-            goto nomem;
         for (uint32_t n = next; n < next + p->n_nodes; n++) {
             c->node_free[n] = p->gpn;
             c->node_pool[n] = i;
             c->node_up[n] = 1;
         }
-        /* build bottom-up in O(N) rather than N updates */
-        for (uint32_t j = 0; j < p->n_nodes; j++)
-            tnode(p, p->leaf0 + j)[p->gpn / 64] |= UINT64_C(1) << (p->gpn % 64);
-        for (uint32_t t = p->leaf0; t-- > 1;) {
-            uint64_t *m = tnode(p, t), *l = tnode(p, 2 * t), *r = tnode(p, 2 * t + 1);
-            for (uint32_t w = 0; w < p->words; w++)
-                m[w] = l[w] | r[w];
-        }
+        if (index_init(c, p))
+            goto nomem;
         next += p->n_nodes;
         c->gpus_total += p->gpus_total;
     }
     c->gpus_up = c->gpus_total;
+    c->gen = 0;     /* filing the nodes is not a change */
     int rc = topo_build(c, &cfg->topology, err);
     if (rc) {
         fs_cluster_release(c);
@@ -442,7 +524,8 @@ void fs_cluster_release(fs_cluster_t *c)
         for (uint32_t i = 0; i < c->n_pools; i++) {
             fs_free(c->pools[i].name);
             fs_free(c->pools[i].gpu);
-            fs_free(c->pools[i].mask);
+            fs_free(c->pools[i].lset);
+            fs_free(c->pools[i].lroot);
             fs_free(c->pools[i].sused);
             fs_free(c->pools[i].smask);
         }
@@ -451,6 +534,7 @@ void fs_cluster_release(fs_cluster_t *c)
     fs_free(c->node_free);
     fs_free(c->node_pool);
     fs_free(c->node_up);
+    fs_free(c->node_lvl);
     memset(c, 0, sizeof *c);
 }
 
@@ -478,14 +562,13 @@ int fs_cluster_could_fit(const fs_cluster_t *c, uint32_t pool, uint32_t g)
     return g >= 1 && (g <= p->gpn || g <= p->gpus_total);
 }
 
-int fs_cluster_fits(const fs_cluster_t *c, uint32_t pool, uint32_t g)
+int fs_cluster_fits_scan(const fs_cluster_t *c, uint32_t pool, uint32_t g)
 {
     const fs_pool_t *p = &c->pools[pool];
-    if (g > p->gpn)
-        return p->gpus_free >= g;
-    if (c->use_index)
-        return mask_lowest_ge(tnode(p, 1), p->words, g) >= 0;
-    return q_first_fit(c, p, g) != NONE;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
+        if (c->node_up[n] && c->node_free[n] >= g)
+            return 1;
+    return 0;
 }
 
 static void take(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
@@ -609,10 +692,8 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
 
 /* ---- fractional requests ------------------------------------------------- */
 
-int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli)
+int fs_cluster_fits_share(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli)
 {
-    if (milli >= FS_GPU_MILLI_WHOLE)
-        return fs_cluster_fits(c, pool, g);
     if (g != 1 || milli == 0)
         return 0;
     return fs_cluster_fits(c, pool, 1) || q_shared_fits(c, &c->pools[pool], milli);
@@ -683,20 +764,6 @@ int fs_cluster_take(fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli, 
 
 /* ---- candidates for scored placements -------------------------------------- */
 
-static void collect_level(const fs_pool_t *p, uint32_t i, uint32_t L, uint32_t k, uint32_t *out,
-                          size_t *n, uint32_t *cnt)
-{
-    if ((k && *cnt >= k) || !mask_has(tnode(p, i), L))
-        return;
-    if (i >= p->leaf0) {
-        out[(*n)++] = p->first_node + (i - p->leaf0);
-        (*cnt)++;
-        return;
-    }
-    collect_level(p, 2 * i, L, k, out, n, cnt);
-    collect_level(p, 2 * i + 1, L, k, out, n, cnt);
-}
-
 static void collect_shared(const fs_pool_t *p, uint32_t i, uint32_t m, uint32_t k, uint32_t *out,
                            size_t *n, uint32_t *cnt)
 {
@@ -729,7 +796,12 @@ size_t fs_cluster_candidates(const fs_cluster_t *c, uint32_t pool, uint32_t g, u
     for (uint32_t L = lo; L <= p->gpn; L++) {
         uint32_t cnt = 0;
         if (c->use_index) {
-            collect_level(p, 1, L, k, out, &n, &cnt);
+            if (!mask_has(p->lroot, L))
+                continue;
+            for (uint32_t x = hb_first(p, L); x != NONE && (!k || cnt < k); x = hb_next(p, L, x + 1)) {
+                out[n++] = p->first_node + x;
+                cnt++;
+            }
             continue;
         }
         for (uint32_t v = p->first_node; v < p->first_node + p->n_nodes && (!k || cnt < k); v++)

@@ -3,16 +3,22 @@
  * placement find nodes without scanning them.
  *
  * State is struct-of-arrays: node_free[] (free GPUs), node_pool[], node_up[].
- * Per pool, a segment tree over the pool's nodes stores at each tree node a
- * bitmask of the free-GPU levels (0..gpus_per_node) present among the up
- * nodes below it.  With it, in O(log N) words:
- *   - fits(pool, g): can a g-GPU gang be placed now?  O(1): a single-node
- *     job (g <= gpus_per_node) needs a node with >= g free (root mask), a
+ * Per pool and per free-GPU level L (0..gpus_per_node), the set of up nodes
+ * with node_free == L is a 64-ary hierarchical bitset (a bit per node, a
+ * summary bit per non-zero word above it, and so on up to one word: 2 layers
+ * for <= 4,096 nodes, 3 for <= 262,144).  A root mask has bit L set iff level
+ * L is non-empty, and max_level is its highest bit.  A node's change moves
+ * it between two levels: O(layers) with early exit (usually one word each).
+ * With it:
+ *   - fits(pool, g): can a g-GPU gang be placed now?  O(1), inline: a
+ *     single-node job (g <= gpus_per_node) needs max_level >= g, a
  *     multi-node job needs >= g free GPUs in the pool (a counter);
  *   - best fit: the lowest-index node among those with the fewest free GPUs
- *     that are still >= g;
- *   - first fit: the lowest-index node with >= g free;
- *   - largest: the lowest-index node with the most free GPUs.
+ *     that are still >= g (lowest root bit >= g, its leftmost node: a ctz per
+ *     layer);
+ *   - first fit: the lowest-index node with >= g free (leftmost node of the
+ *     union of the levels >= g: O(levels x layers));
+ *   - largest: the lowest-index node with the most free GPUs (max_level).
  * Allocation of a gang (all GPUs at once or none):
  *   pack       single-node: best fit.  multi-node: while >= gpus_per_node
  *              remain, the node with the most free; then best fit for the
@@ -65,6 +71,10 @@
 
 #include "../sim/fs_error.h"
 #include "fs_config.h"
+#include "../traces/fs_job.h"
+
+#define FS_CLUSTER_NOLVL UINT32_MAX
+#define FS_CLUSTER_HMAXD 6u     /* bitset layers: 64^5 >= the 2^30 nodes a cluster may have */
 
 typedef struct fs_pool {
     char *name;
@@ -77,11 +87,21 @@ typedef struct fs_pool {
     uint64_t gpus_free;     /* on up nodes */
     uint64_t gpus_up;
     uint64_t gpus_busy;     /* GPUs holding at least one job (a shared GPU counts 1) */
-    /* index: segment tree of level masks, `words` uint64 per tree node,
-     * leaves at [leaf0, leaf0 + n_nodes) */
-    uint32_t words;
-    uint32_t leaf0;
-    uint64_t *mask;         /* (2 * leaf0) * words */
+    /* index: per level L in 0..gpn, the up nodes with node_free == L as a
+     * hierarchical bitset of `hwords` words at lset + L * hwords: layer d
+     * (0 = the top word, hdepth - 1 = a bit per node) has hn[d] words at
+     * offset hoff[d]; bit x of layer d < hdepth - 1 is set iff word x of
+     * layer d + 1 is non-zero. */
+    uint32_t hdepth;
+    uint32_t hwords;
+    uint32_t hleaf;         /* hoff[hdepth - 1]: the bottom layer */
+    uint32_t hoff[FS_CLUSTER_HMAXD];
+    uint32_t hn[FS_CLUSTER_HMAXD];
+    uint64_t *lset;         /* (gpn + 1) * hwords */
+    uint64_t *lroot;        /* rwords words: bit L set iff level L has an up node */
+    uint32_t rwords;        /* (gpn + 1 + 63) / 64 */
+    int32_t max_level;      /* highest non-empty level, -1 if no node is up */
+    uint32_t leaf0;         /* leaves of the shared tree: a power of 2 >= n_nodes */
     /* fractional sharing, allocated on the pool's first fractional job */
     uint16_t *sused;        /* n_nodes * gpn shared slots: used milli, 0 = not open */
     uint64_t *smask;        /* (2 * leaf0) * FS_CLUSTER_SWORDS: free-milli levels */
@@ -108,6 +128,7 @@ typedef struct fs_cluster {
     uint32_t *node_free;    /* free GPUs per node */
     uint32_t *node_pool;
     uint8_t *node_up;
+    uint32_t *node_lvl;     /* the level a node is filed under in the index, FS_CLUSTER_NOLVL if down */
     uint64_t gpus_total;
     uint64_t gpus_up;
     uint64_t gpus_busy;     /* GPUs holding at least one job (a shared GPU counts 1) */
@@ -145,8 +166,22 @@ void fs_placement_release(fs_placement_t *p);
 int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *err);
 void fs_cluster_release(fs_cluster_t *c);
 
-/* Can a gang of g GPUs start in pool now?  O(1). */
-int fs_cluster_fits(const fs_cluster_t *c, uint32_t pool, uint32_t g);
+/* The linear paths of fs_cluster_fits (use_index == 0) and of
+ * fs_cluster_fits_req for shares (milli < 1000); call those instead. */
+int fs_cluster_fits_scan(const fs_cluster_t *c, uint32_t pool, uint32_t g);
+int fs_cluster_fits_share(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli);
+
+/* Can a gang of g GPUs start in pool now?  O(1), inline: the scheduler
+ * asks this ~10 times per job. */
+static inline int fs_cluster_fits(const fs_cluster_t *c, uint32_t pool, uint32_t g)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    if (g > p->gpn)
+        return p->gpus_free >= g;
+    if (!c->use_index)
+        return fs_cluster_fits_scan(c, pool, g);
+    return (int64_t)g <= p->max_level;
+}
 /* Could it ever (an empty, fully up pool)? */
 int fs_cluster_could_fit(const fs_cluster_t *c, uint32_t pool, uint32_t g);
 
@@ -170,7 +205,13 @@ void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *p);
 
 /* Can a request (g GPUs of milli each; milli < 1000 needs g == 1) start in
  * pool now?  O(1) for whole GPUs, O(16 words) for shares. */
-int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli);
+static inline int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g,
+                                      uint32_t milli)
+{
+    if (milli >= FS_GPU_MILLI_WHOLE)
+        return fs_cluster_fits(c, pool, g);
+    return fs_cluster_fits_share(c, pool, g, milli);
+}
 /* Could the request start on this one node now (up, single-node)? */
 int fs_cluster_node_fits(const fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli);
 /* Used milli of shared slot k of node (0: slot not open). */
