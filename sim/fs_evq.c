@@ -477,6 +477,7 @@ static int grow_pool(fs_evq_t *q)
 
 int fs_evq_push(fs_evq_t *q, const fs_event_t *ev, fs_event_handle_t *h)
 {
+    q->peek_ok = 0;
     if (stale_keys(q) > FS_EVQ_COMPACT_MIN && stale_keys(q) > q->heap_live) {
         compact_heap(q);
         q->compactions++;
@@ -519,16 +520,22 @@ static inline void load_event(const fs_evq_t *q, const fs_evq_key_t *k, fs_event
     out->priority = r->priority;
 }
 
+/* The loop asks for the next event several times per instant: the answer
+ * is kept until the queue changes. */
 const fs_event_t *fs_evq_peek(fs_evq_t *q)
 {
+    if (q->peek_ok)
+        return &q->peeked;
     if (!refill(q))
         return NULL;
     load_event(q, &q->heap[0], &q->peeked);
+    q->peek_ok = 1;
     return &q->peeked;
 }
 
 int fs_evq_pop(fs_evq_t *q, fs_event_t *out)
 {
+    q->peek_ok = 0;
     if (!refill(q))
         return -1;
     uint32_t slot = key_slot(&q->heap[0]);
@@ -543,6 +550,7 @@ int fs_evq_pop(fs_evq_t *q, fs_event_t *out)
 
 int fs_evq_cancel(fs_evq_t *q, fs_event_handle_t h)
 {
+    q->peek_ok = 0;
     if (h.gen == 0 || h.slot >= q->pool_cap)
         return 0;
     fs_evq_rec_t *r = &q->pool[h.slot];

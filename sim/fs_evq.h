@@ -127,6 +127,7 @@ typedef struct fs_evq {
     uint64_t compactions;   /* clean-ups of stale keys or dead records */
     uint64_t rebuilds;      /* rungs built from the top list */
     fs_event_t peeked;      /* what fs_evq_peek points to */
+    int peek_ok;            /* peeked is the earliest live event (no push, pop or cancel since) */
 } fs_evq_t;
 
 void fs_evq_init(fs_evq_t *q);
