@@ -54,6 +54,9 @@ typedef struct cls {        /* the queue of one shape (fs_shapemap index) */
     uint32_t *tw;           /* tournament over band heads: tw[1] wins; leaves tw[pw + i] */
     uint64_t nofit;         /* the pass in which its shape was found not to fit */
     uint64_t nofit_gen;     /* ... or the cluster generation + 1 then */
+    uint64_t cand_at;       /* EASY: cand is current for shadow number cand_at (fast path) */
+    uint32_t cand;          /* ... the class's backfill candidate then, 0 none */
+    int cand_extra;         /* ... found by the extra-GPU rule (else by the estimate rule) */
 } cls_t;
 
 typedef struct sched {
@@ -71,6 +74,7 @@ typedef struct sched {
     uint64_t st_gen;        /* ... the cluster generation after it */
     fs_time_t st_shadow;    /* ... EASY: the head's shadow time (FS_TIME_NEVER: none) */
     uint64_t st_extra;      /* ... and the extra GPUs then */
+    uint64_t shadow_no;     /* EASY: shadows computed (+1 each: class candidates expire) */
     tnode_t *nd;            /* 64-byte aligned, inside nd_mem */
     void *nd_mem;
     size_t nd_cap;
@@ -625,6 +629,7 @@ static int start(sched_t *s, fs_model_t *m, uint32_t slot)
     int rc = fs_model_start(m, slot);
     if (rc != 1)
         return rc;
+    s->cls[s->nd[slot + 1].cls].cand_at = 0;
     q_remove(s, m, slot);
     r_insert(s, m, slot);
     if (s->ord->started)
@@ -768,9 +773,6 @@ static uint64_t free_gpus(const fs_model_t *m)
 
 /* ---- non-preemptive pass: strict / best effort / EASY ------------------------ */
 
-/* The EASY candidate while `head` is blocked: the first job in order that
- * fits now and either ends (as planned) by the head's shadow time or uses
- * only the extra GPUs left at that time.  0 if none. */
 /* ---- settled queues ----------------------------------------------------------------
  * Why: half the passes follow an arrival alone.  When the last pass started
  * nothing, the next one starts nothing either unless the cluster changed
@@ -813,7 +815,9 @@ static int settled(const sched_t *s, fs_model_t *m)
            (s->st_shadow == FS_TIME_NEVER || s->st_shadow >= fs_model_now(m));
 }
 
-static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
+/* The head's shadow time and the extra GPUs at it (st_shadow, st_extra);
+ * its reservation is logged. */
+static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
 {
     tnode_t *nd = s->nd;
     fs_time_t now = fs_model_now(m);
@@ -837,17 +841,66 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m, uint32_t head)
     log_resv(s, m, head, shadow);
     s->st_shadow = shadow;
     s->st_extra = extra;
+    s->shadow_no++;
+}
+
+/* Class c's candidate under the current shadow.  Kept per class while the
+ * shadow is (fast path): the limit is fixed, the extra GPUs only shrink, and
+ * the class's queue changes only when one of its jobs starts (start() then
+ * expires it); a candidate by the extra rule is looked up again once the
+ * extra GPUs no longer cover the class's shape. */
+static uint32_t cls_candidate(sched_t *s, size_t ci, fs_time_t lim)
+{
+    cls_t *c = &s->cls[ci];
+    int by_extra = s->shapes.shapes[ci].gpus <= s->st_extra;
+    if (s->fast && c->cand_at == s->shadow_no && c->cand_extra == by_extra)
+        return c->cand;
+    c->cand = by_extra ? c->head : t_first_est_le(s->nd, c->root, lim);
+    c->cand_extra = by_extra;
+    c->cand_at = s->shadow_no;
+    return c->cand;
+}
+
+/* The EASY candidate while the head is blocked (easy_shadow done): the
+ * first job in order that fits now and either ends (as planned) by the
+ * head's shadow time or uses only the extra GPUs left at that time.  0 if
+ * none.  A class's candidates are not ahead of its head: classes whose head
+ * is behind the best so far are not looked into. */
+static uint32_t easy_candidate(sched_t *s, fs_model_t *m)
+{
+    tnode_t *nd = s->nd;
+    fs_time_t now = fs_model_now(m), shadow = s->st_shadow;
     fs_time_t lim = shadow == FS_TIME_NEVER ? FS_TIME_NEVER : shadow - now;
     uint32_t best = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         uint32_t h = s->cls[c].head;
-        if (!h || !cls_fits(s, m, h, c))
+        if (!h || (best && less(nd, best, h)) || !cls_fits(s, m, h, c))
             continue;
-        uint32_t cand = s->shapes.shapes[c].gpus <= extra ? h : t_first_est_le(nd, s->cls[c].root, lim);
+        uint32_t cand = cls_candidate(s, c, lim);
         if (cand && (!best || less(nd, cand, best)))
             best = cand;
     }
     return best;
+}
+
+/* Backfill job x just started while the head stays blocked: is the head's
+ * shadow still current?  Taking g GPUs now and returning them at x's
+ * planned end e leaves the shadow where it was (x ends by it, or it used
+ * g <= extra GPUs free then), and the extra GPUs less g if e is after it.
+ * So no new shadow is computed, unless the start did not take exactly g
+ * of the free GPUs (a share, a burst pool) or the slow path is on. */
+static int easy_shadow_keeps(sched_t *s, fs_model_t *m, uint32_t x, uint64_t free0, uint64_t up0)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    uint64_t g = s->nd[x].g;
+    if (!s->fast || c->gpus_up != up0 || free0 - free_gpus(m) != g)
+        return 0;
+    if (s->st_shadow == FS_TIME_NEVER || s->nd[x].k1 <= (double)s->st_shadow)
+        return 1;
+    if (g > s->st_extra)
+        return 0;
+    s->st_extra -= g;
+    return 1;
 }
 
 static int npass(sched_t *s, fs_model_t *m)
@@ -856,21 +909,28 @@ static int npass(sched_t *s, fs_model_t *m)
     s->pass_no++;
     s->settled = 0;
     s->st_shadow = FS_TIME_NEVER;
+    uint32_t blocked = 0;       /* EASY: the blocked head whose shadow is current */
     while (s->queued > 0) {
-        uint32_t head = 0, pick = 0;
-        size_t hc = 0;
-        for (size_t c = 0; c < s->shapes.n; c++) {
-            uint32_t h = s->cls[c].head;
-            if (h && (!head || less(nd, h, head))) {
-                head = h;
-                hc = c;
+        uint32_t head = blocked, pick = 0;
+        if (!head) {
+            size_t hc = 0;
+            for (size_t c = 0; c < s->shapes.n; c++) {
+                uint32_t h = s->cls[c].head;
+                if (h && (!head || less(nd, h, head))) {
+                    head = h;
+                    hc = c;
+                }
             }
+            if (cls_fits(s, m, head, hc))
+                pick = head;
         }
-        if (cls_fits(s, m, head, hc)) {
-            pick = head;
-        } else if (s->backfill == FS_BACKFILL_EASY) {
-            pick = easy_candidate(s, m, head);
-        } else if (!s->strict) {
+        if (!pick && s->backfill == FS_BACKFILL_EASY) {
+            if (!blocked) {
+                easy_shadow(s, m, head);
+                blocked = head;
+            }
+            pick = easy_candidate(s, m);
+        } else if (!pick && !s->strict) {
             for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
                 if (h && (!pick || less(nd, h, pick)) && cls_fits(s, m, h, c))
@@ -881,13 +941,18 @@ static int npass(sched_t *s, fs_model_t *m)
             settle(s, m, head);
             return 0;
         }
+        const fs_cluster_t *cl = fs_model_cluster(m);
+        uint64_t free0 = free_gpus(m), up0 = cl->gpus_up;
         int rc = start(s, m, pick - 1);
         if (rc < 0)
             return rc;
         if (rc == 0)
             return 0;
-        if (s->backfill == FS_BACKFILL_EASY && pick != head)
+        if (blocked) {
             s->backfilled++;
+            if (!easy_shadow_keeps(s, m, pick, free0, up0))
+                blocked = 0;
+        }
     }
     return 0;
 }
