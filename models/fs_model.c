@@ -175,15 +175,27 @@ static int ensure_set(fs_model_t *m, int32_t t)
                 e_ = (set) < 0 ? (m)->cluster.n_pools : (m)->set_off[(set) + 1];    \
          i_ < e_ && ((p) = (set) < 0 ? (uint32_t)i_ : (m)->set_pool[i_], 1); i_++)
 
-int fs_model_fits(const fs_model_t *m, uint32_t slot)
+/* Any pool of the job's type (out of line: the loop's register saves
+ * would otherwise be paid by the common case below). */
+__attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jobrt_t *j)
 {
-    const fs_jobrt_t *j = &m->slots[slot];
     uint32_t p;
     FOR_POOLS(m, j->type_pools, p)
         if (fs_cluster_fits_req(&m->cluster, p, j->job.gpus, j->job.gpu_milli) &&
             (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
             return 1;
     return 0;
+}
+
+int fs_model_fits(const fs_model_t *m, uint32_t slot)
+{
+    const fs_jobrt_t *j = &m->slots[slot];
+    /* the common case, asked ~10 times per job: whole GPUs of any type on a
+     * one-pool fleet without bursting */
+    if (j->type_pools < 0 && m->cluster.n_pools == 1 && !m->burst &&
+        j->job.gpu_milli >= FS_GPU_MILLI_WHOLE)
+        return fs_cluster_fits(&m->cluster, 0, j->job.gpus);
+    return fits_pools(m, j);
 }
 
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)

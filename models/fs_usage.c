@@ -12,6 +12,8 @@ struct fs_usage {
     fs_usage_held_t *held;      /* slot-major: held[slot * n_pools + pool] */
     uint8_t *slot_used;         /* per slot: any job seen */
     size_t n_slots, cap_held, cap_used;
+    size_t day;                 /* the day settled last, which is [day_lo, day_hi) */
+    fs_time_t day_lo, day_hi;   /* (day_lo == day_hi: none yet) */
     int err;
 };
 
@@ -71,17 +73,23 @@ static void add_day(fs_usage_t *u, const fs_cluster_t *c, size_t d, double w)
     }
 }
 
+/* Called at every state change: the day found last is kept, so that the
+ * common call (within it) costs no division. */
 void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
 {
     while (!u->err && from < to && from >= 0) {
-        size_t d = (size_t)(from / FS_US_PER_DAY);
-        fs_time_t day_end = (fs_time_t)(d + 1) * FS_US_PER_DAY;
-        fs_time_t end = to < day_end ? to : day_end;
-        if (ensure_day(u, d)) {
-            u->err = FS_ENOMEM;
-            return;
+        if (from < u->day_lo || from >= u->day_hi) {
+            size_t d = (size_t)(from / FS_US_PER_DAY);
+            if (ensure_day(u, d)) {
+                u->err = FS_ENOMEM;
+                return;
+            }
+            u->day = d;
+            u->day_lo = (fs_time_t)d * FS_US_PER_DAY;
+            u->day_hi = u->day_lo + FS_US_PER_DAY;
         }
-        add_day(u, c, d, fs_time_to_s(end - from));
+        fs_time_t end = to < u->day_hi ? to : u->day_hi;
+        add_day(u, c, u->day, fs_time_to_s(end - from));
         from = end;
     }
 }
