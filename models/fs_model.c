@@ -198,6 +198,11 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot)
     return fits_pools(m, j);
 }
 
+const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
+{
+    return m->cluster.n_pools == 1 && !m->burst ? &m->cluster : NULL;
+}
+
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;

@@ -104,6 +104,11 @@ const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
 const fs_config_t *fs_model_config(const fs_model_t *m);
 /* Could the job start now in one of its pools? */
 int fs_model_fits(const fs_model_t *m, uint32_t slot);
+/* The cluster, when the fleet is one pool and whether a job fits depends on
+ * the cluster alone (no bursting): then a whole-GPU job of any type fits iff
+ * fs_cluster_fits(c, 0, gpus).  NULL otherwise.  The scheduler asks fits
+ * per class ~16 times per job: inline, this costs a few instructions. */
+const fs_cluster_t *fs_model_one_pool(const fs_model_t *m);
 /* Starts the job where the configured placement puts it among its pools
  * (models/fs_place.h), at its speed factor.  Returns 1 started, 0 does not
  * fit now, or an FS_E* error. */

@@ -15,10 +15,11 @@
 enum { TM_ORDER = 1, TM_BF = 2 };
 
 /* A treap node; node x is slot x - 1 (0 = nil).  A slot is in at most one
- * treap: its class's (queued) or the running one. */
+ * treap: its class's (queued) or the running one.  What treap walks read is
+ * one cache line (the node array is 64-byte aligned); the rest of a job's
+ * scheduler state is in a parallel array (tcold_t), so that walks over a
+ * deep queue keep twice as many nodes in cache. */
 typedef struct tnode {
-    /* hot: what treap walks read, in the first 64 bytes (one cache line:
-     * the node array is 64-byte aligned and a node is 128 bytes) */
     uint32_t l, r;
     uint32_t pri;
     uint32_t g;             /* GPUs */
@@ -27,7 +28,10 @@ typedef struct tnode {
     fs_time_t est;          /* planned run time (queued) */
     fs_time_t aug_est;      /* subtree minimum of est */
     uint64_t aug_g;         /* subtree sum of g */
-    /* cold */
+} tnode_t;
+_Static_assert(sizeof(tnode_t) == 64, "a treap node is one cache line");
+
+typedef struct tcold {
     double rank;            /* preemptive passes: position in the last pass's order */
     fs_time_t rsv_at;       /* conservative (exact): its reservation, -1 none */
     fs_time_t rsv_d;        /* ... and the planned run time it holds */
@@ -36,9 +40,7 @@ typedef struct tnode {
     uint32_t kep;           /* banded: k1, k2 are as of key epoch kep */
     uint8_t reserved;       /* its first reservation is logged */
     uint8_t loose;          /* banded: in its class's loose treap, not in its band */
-    uint8_t pad[128 - 102];
-} tnode_t;
-_Static_assert(sizeof(tnode_t) == 128, "a treap node is two cache lines, the hot one first");
+} tcold_t;
 
 typedef struct band {       /* banded: one band of a class, in sequence order */
     uint32_t root;
@@ -74,9 +76,15 @@ typedef struct sched {
     uint64_t st_gen;        /* ... the cluster generation after it */
     fs_time_t st_shadow;    /* ... EASY: the head's shadow time (FS_TIME_NEVER: none) */
     uint64_t st_extra;      /* ... and the extra GPUs then */
+    fs_time_t st_next;      /* ... EASY: the first planned end after the shadow (-1 unknown) */
+    int st_keep;            /* EASY: unsettled by arrivals alone: the shadow may be reused */
+    uint32_t st_new;        /* ... the first of them that may start */
+    uint32_t st_nnew;       /* ... and how many may */
+    uint32_t qhead;         /* unbanded: the queue's first job, 0 unknown (fast path) */
     uint64_t shadow_no;     /* EASY: shadows computed (+1 each: class candidates expire) */
     tnode_t *nd;            /* 64-byte aligned, inside nd_mem */
     void *nd_mem;
+    tcold_t *nc;            /* nc[x]: the rest of node x */
     size_t nd_cap;
     fs_shapemap_t shapes;   /* shape -> class index */
     cls_t *cls;             /* cls[i]: the queue of class i */
@@ -360,8 +368,14 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
     while (cap < (size_t)slot + 2)
         cap *= 2;
     void *mem = fs_malloc(cap * sizeof *s->nd + 64);
-    if (!mem)
+    tcold_t *nc = fs_realloc(s->nc, cap * sizeof *nc);
+    if (nc)
+        s->nc = nc;
+    if (!mem || !nc) {
+        fs_free(mem);
         return FS_ENOMEM;
+    }
+    memset(nc + old, 0, (cap - old) * sizeof *nc);
     tnode_t *nd = (tnode_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
     if (old)
         memcpy(nd, s->nd, old * sizeof *nd);
@@ -390,11 +404,11 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
 static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
 {
     tnode_t *n = &s->nd[x];
-    if (n->kep != s->kepoch) {
+    if (s->nc[x].kep != s->kepoch) {
         fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
         n->k1 = k.k1;
         n->k2 = k.k2;
-        n->kep = s->kepoch;
+        s->nc[x].kep = s->kepoch;
     }
 }
 
@@ -490,16 +504,16 @@ static int band_agrees(sched_t *s, fs_model_t *m, uint32_t t, uint32_t x)
 static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 {
     tnode_t *nd = s->nd;
-    band_t *b = &c->b[nd[x].band];
+    band_t *b = &c->b[s->nc[x].band];
     if (band_agrees(s, m, b->root, x)) {
-        nd[x].loose = 0;
+        s->nc[x].loose = 0;
         b->root = t_insert(nd, b->root, x, 1);
         if (!b->head || nd[x].seq < nd[b->head].seq) {
             b->head = x;
-            tw_fix(s, c, nd[x].band);
+            tw_fix(s, c, s->nc[x].band);
         }
     } else {
-        nd[x].loose = 1;
+        s->nc[x].loose = 1;
         s->n_loose++;
         c->root = t_insert(nd, c->root, x, 0);
         if (!c->lhead || less(nd, x, c->lhead))
@@ -510,18 +524,18 @@ static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 static void b_remove(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 {
     tnode_t *nd = s->nd;
-    if (nd[x].loose) {
+    if (s->nc[x].loose) {
         c->root = t_erase(nd, c->root, x, 0);
         if (c->lhead == x)
             c->lhead = t_first(nd, c->root);
     } else {
-        band_t *b = &c->b[nd[x].band];
+        band_t *b = &c->b[s->nc[x].band];
         b->root = t_erase(nd, b->root, x, 1);
         if (b->head == x) {
             b->head = t_first(nd, b->root);
             if (b->head)
                 refresh(s, m, b->head);
-            tw_fix(s, c, nd[x].band);
+            tw_fix(s, c, s->nc[x].band);
         }
     }
     cls_head(s, c);
@@ -572,12 +586,12 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->pri = mix32(j->seq * 2 + 1);
     n->est = fs_order_plan(m, slot);
     n->g = j->job.gpus;
-    n->cls = (uint32_t)c;
+    s->nc[x].cls = (uint32_t)c;
     cls_t *cl = &s->cls[c];
     if (s->banded) {
-        n->kep = s->kepoch;
-        n->band = s->ord->band(s->ost, m, slot);
-        if (band_room(s, cl, n->band))
+        s->nc[x].kep = s->kepoch;
+        s->nc[x].band = s->ord->band(s->ost, m, slot);
+        if (band_room(s, cl, s->nc[x].band))
             return FS_ENOMEM;
         b_insert(s, m, cl, x);
         cls_head(s, cl);
@@ -585,6 +599,8 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
         cl->root = t_insert(s->nd, cl->root, x, 0);
         if (!cl->head || less(s->nd, x, cl->head))
             cl->head = x;
+        if (s->qhead && less(s->nd, x, s->qhead))
+            s->qhead = x;
     }
     s->queued++;
     return 0;
@@ -593,7 +609,9 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 static void q_remove(sched_t *s, fs_model_t *m, uint32_t slot)
 {
     uint32_t x = slot + 1;
-    cls_t *c = &s->cls[s->nd[x].cls];
+    cls_t *c = &s->cls[s->nc[x].cls];
+    if (s->qhead == x)
+        s->qhead = 0;
     if (s->banded) {
         b_remove(s, m, c, x);
     } else {
@@ -619,6 +637,7 @@ static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 static void r_remove(sched_t *s, uint32_t slot)
 {
     s->settled = 0;
+    s->st_keep = 0;
     s->run_root = t_erase(s->nd, s->run_root, slot + 1, 0);
     s->running--;
 }
@@ -629,7 +648,7 @@ static int start(sched_t *s, fs_model_t *m, uint32_t slot)
     int rc = fs_model_start(m, slot);
     if (rc != 1)
         return rc;
-    s->cls[s->nd[slot + 1].cls].cand_at = 0;
+    s->cls[s->nc[slot + 1].cls].cand_at = 0;
     q_remove(s, m, slot);
     r_insert(s, m, slot);
     if (s->ord->started)
@@ -681,12 +700,15 @@ static void pull_all(tnode_t *nd, uint32_t t)
  * spine).  O(q log q) in all, with a small constant. */
 static int rekey(sched_t *s, fs_model_t *m)
 {
+    s->qhead = 0;
+    s->st_keep = 0;
     if (s->banded)
         return b_rekey(s, m);
     if (scratch(s, s->queued))
         return FS_ENOMEM;
     size_t n = collect_queued(s);
     tnode_t *nd = s->nd;
+    const tcold_t *nc = s->nc;
     for (size_t i = 0; i < n; i++) {
         fs_okey_t k = s->ord->key(s->ost, m, s->scr[i] - 1);
         nd[s->scr[i]].k1 = k.k1;
@@ -703,7 +725,7 @@ static int rekey(sched_t *s, fs_model_t *m)
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi) {
                 uint32_t x = a[i], y = a[j];
-                int ylt = nd[y].cls != nd[x].cls ? nd[y].cls < nd[x].cls : less(nd, y, x);
+                int ylt = nc[y].cls != nc[x].cls ? nc[y].cls < nc[x].cls : less(nd, y, x);
                 tmp[k++] = ylt ? a[j++] : a[i++];
             }
             while (i < mid)
@@ -718,10 +740,10 @@ static int rekey(sched_t *s, fs_model_t *m)
     /* tmp is reused as the stack of the right spine */
     size_t i = 0;
     while (i < n) {
-        uint32_t c = nd[a[i]].cls;
+        uint32_t c = nc[a[i]].cls;
         size_t top = 0;
         s->cls[c].head = a[i];
-        for (; i < n && nd[a[i]].cls == c; i++) {
+        for (; i < n && nc[a[i]].cls == c; i++) {
             uint32_t x = a[i], last = 0;
             nd[x].l = nd[x].r = 0;
             while (top > 0 && nd[tmp[top - 1]].pri < nd[x].pri)
@@ -739,9 +761,9 @@ static int rekey(sched_t *s, fs_model_t *m)
 
 static void log_resv(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t at)
 {
-    if (!s->record || s->nd[x].reserved)
+    if (!s->record || s->nc[x].reserved)
         return;
-    s->nd[x].reserved = 1;
+    s->nc[x].reserved = 1;
     if (fs_grow((void **)&s->log, &s->cap_log, s->n_log + 1, sizeof *s->log))
         return;
     s->log[s->n_log++] = (fs_sched_resv_t){fs_model_job(m, x - 1)->job.id, at};
@@ -752,13 +774,16 @@ static int fits(fs_model_t *m, uint32_t x) { return fs_model_fits(m, x - 1); }
 /* Does x's shape fit now?  A pass only takes GPUs, so a shape that does not
  * fit stays so until the pass ends; and it stays so while the cluster's
  * generation is the same: remembered per class (fast path). */
-static int cls_fits(sched_t *s, fs_model_t *m, uint32_t x, size_t ci)
+static inline int cls_fits(sched_t *s, fs_model_t *m, uint32_t x, size_t ci)
 {
     cls_t *c = &s->cls[ci];
-    uint64_t gen = fs_model_cluster(m)->gen + 1;
+    const fs_cluster_t *cl = fs_model_cluster(m), *one = fs_model_one_pool(m);
+    uint64_t gen = cl->gen + 1;
     if (s->fast && (c->nofit == s->pass_no || c->nofit_gen == gen))
         return 0;
-    if (fs_model_fits(m, x - 1))
+    const fs_shape_t *sh = &s->shapes.shapes[ci];
+    if (one && sh->pools < 0 && sh->milli >= FS_GPU_MILLI_WHOLE ? fs_cluster_fits(one, 0, sh->gpus)
+                                                               : fs_model_fits(m, x - 1))
         return 1;
     c->nofit = s->pass_no;
     c->nofit_gen = gen;
@@ -791,6 +816,41 @@ static void settle(sched_t *s, fs_model_t *m, uint32_t head)
     s->settled = 1;
     s->st_head = head;
     s->st_gen = fs_model_cluster(m)->gen;
+    s->st_next = -1;
+}
+
+/* The first running job planned to end after lim, or 0. */
+static uint32_t t_first_gt(const tnode_t *nd, uint32_t t, double lim)
+{
+    uint32_t best = 0;
+    while (t) {
+        if (nd[t].k1 > lim) {
+            best = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    return best;
+}
+
+/* The settled shadow as of now, into *eff: the shadow, or now once time has
+ * passed it while no running job was planned to end in between (the GPUs
+ * free at the shadow, and so the extra ones, are then the same at now: a
+ * new pass would find the same).  0 if such an end passed (the settled
+ * state is gone). */
+static int shadow_now(sched_t *s, fs_model_t *m, fs_time_t *eff)
+{
+    fs_time_t now = fs_model_now(m);
+    *eff = s->st_shadow;
+    if (s->st_shadow == FS_TIME_NEVER || s->st_shadow >= now)
+        return 1;
+    if (s->st_next < 0) {
+        uint32_t x = t_first_gt(s->nd, s->run_root, (double)s->st_shadow);
+        s->st_next = x ? (fs_time_t)s->nd[x].k1 : FS_TIME_NEVER;
+    }
+    *eff = now;
+    return now < s->st_next;
 }
 
 /* Does the settled state survive the arrival of node x? */
@@ -798,21 +858,48 @@ static int settle_keeps(sched_t *s, fs_model_t *m, uint32_t x)
 {
     tnode_t *nd = s->nd;
     if (s->backfill == FS_BACKFILL_NONE && !s->strict)
-        return !cls_fits(s, m, x, nd[x].cls);
+        return !cls_fits(s, m, x, s->nc[x].cls);
     if (less(nd, x, s->st_head))
         return 0;
-    if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, nd[x].cls))
+    if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, s->nc[x].cls))
         return 1;
-    fs_time_t now = fs_model_now(m);
-    return nd[x].g > s->st_extra && s->st_shadow != FS_TIME_NEVER && s->st_shadow >= now &&
-           nd[x].est > s->st_shadow - now;
+    fs_time_t shadow;
+    if (!shadow_now(s, m, &shadow))
+        return 0;
+    return nd[x].g > s->st_extra && shadow != FS_TIME_NEVER &&
+           nd[x].est > shadow - fs_model_now(m);
+}
+
+/* Is the state the last pass settled in still the same (the cluster, and
+ * no planned end passed since the shadow)?  *eff: the shadow as of now. */
+static int settled_state(sched_t *s, fs_model_t *m, fs_time_t *eff)
+{
+    return fs_model_cluster(m)->gen == s->st_gen && shadow_now(s, m, eff);
 }
 
 /* May this pass be skipped? */
-static int settled(const sched_t *s, fs_model_t *m)
+static int settled(sched_t *s, fs_model_t *m)
 {
-    return s->settled && fs_model_cluster(m)->gen == s->st_gen &&
-           (s->st_shadow == FS_TIME_NEVER || s->st_shadow >= fs_model_now(m));
+    fs_time_t eff;
+    return s->settled && settled_state(s, m, &eff);
+}
+
+/* The queue's first job (not 0: the queue is not empty).  Unbanded, it is
+ * kept between passes (fast path): an insertion ahead of it takes its
+ * place, its removal or new keys make it unknown. */
+static uint32_t queue_head(sched_t *s)
+{
+    if (s->fast && !s->banded && s->qhead)
+        return s->qhead;
+    uint32_t head = 0;
+    for (size_t c = 0; c < s->shapes.n; c++) {
+        uint32_t h = s->cls[c].head;
+        if (h && (!head || less(s->nd, h, head)))
+            head = h;
+    }
+    if (!s->banded)
+        s->qhead = head;
+    return head;
 }
 
 /* The head's shadow time and the extra GPUs at it (st_shadow, st_extra);
@@ -907,29 +994,40 @@ static int npass(sched_t *s, fs_model_t *m)
 {
     tnode_t *nd = s->nd;
     s->pass_no++;
+    fs_time_t eff;
+    int keep = s->fast && s->st_keep && settled_state(s, m, &eff);
+    if (keep)
+        s->st_shadow = eff;
     s->settled = 0;
-    s->st_shadow = FS_TIME_NEVER;
+    s->st_keep = 0;
+    if (!keep)
+        s->st_shadow = FS_TIME_NEVER;
     uint32_t blocked = 0;       /* EASY: the blocked head whose shadow is current */
+    uint32_t sole = 0;          /* EASY: the one job that may start (see below) */
     while (s->queued > 0) {
         uint32_t head = blocked, pick = 0;
         if (!head) {
-            size_t hc = 0;
-            for (size_t c = 0; c < s->shapes.n; c++) {
-                uint32_t h = s->cls[c].head;
-                if (h && (!head || less(nd, h, head))) {
-                    head = h;
-                    hc = c;
-                }
-            }
-            if (cls_fits(s, m, head, hc))
+            head = queue_head(s);
+            if (cls_fits(s, m, head, s->nc[head].cls))
                 pick = head;
         }
         if (!pick && s->backfill == FS_BACKFILL_EASY) {
             if (!blocked) {
-                easy_shadow(s, m, head);
+                if (keep && head == s->st_head) {
+                    /* settled, then arrivals: the jobs queued then are
+                     * still no candidates (they fit no better, the extra
+                     * GPUs and the time to the shadow did not grow); with
+                     * one arrival that may start, it is the pick */
+                    s->shadow_no++;
+                    if (s->st_nnew == 1)
+                        sole = s->st_new;
+                } else {
+                    easy_shadow(s, m, head);
+                }
                 blocked = head;
             }
-            pick = easy_candidate(s, m);
+            keep = 0;
+            pick = sole ? sole : easy_candidate(s, m);
         } else if (!pick && !s->strict) {
             for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
@@ -950,9 +1048,14 @@ static int npass(sched_t *s, fs_model_t *m)
             return 0;
         if (blocked) {
             s->backfilled++;
-            if (!easy_shadow_keeps(s, m, pick, free0, up0))
+            if (!easy_shadow_keeps(s, m, pick, free0, up0)) {
                 blocked = 0;
+            } else if (sole) {  /* the rest are still no candidates */
+                settle(s, m, head);
+                return 0;
+            }
         }
+        sole = 0;
     }
     return 0;
 }
@@ -1151,21 +1254,21 @@ static int cons_pass(sched_t *s, fs_model_t *m)
      * is still free).  Slurm mode replans from scratch, as Slurm does. */
     if (!s->bf_slurm)
         for (size_t i = 0; i < n; i++) {
-            tnode_t *r = &s->nd[s->scr[i]];
+            const tcold_t *r = &s->nc[s->scr[i]];
             if (r->rsv_at >= 0 && prof_take(s, r->rsv_at > now ? r->rsv_at : now, r->rsv_d,
-                                            (int64_t)r->g))
+                                            (int64_t)s->nd[s->scr[i]].g))
                 return FS_ENOMEM;
         }
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
         uint32_t x = s->scr[i];
-        tnode_t *r = &s->nd[x];
-        int64_t g = (int64_t)r->g;
+        tcold_t *r = &s->nc[x];
+        int64_t g = (int64_t)s->nd[x].g;
         if (!s->bf_slurm && r->rsv_at >= 0 &&
             prof_take(s, r->rsv_at > now ? r->rsv_at : now, r->rsv_d, -g))
             return FS_ENOMEM;
         r->rsv_at = -1;
-        fs_time_t d = round_up(r->est, res);
+        fs_time_t d = round_up(s->nd[x].est, res);
         if (d <= 0)
             d = 1;
         fs_time_t t = prof_earliest(s, (uint64_t)g, d);
@@ -1232,7 +1335,7 @@ static int ppass(sched_t *s, fs_model_t *m)
                 size_t a = ix[i], b = ix[j];
                 int bl = k1[b] != k1[a] ? k1[b] < k1[a]
                        : k2[b] != k2[a] ? k2[b] < k2[a]
-                       : s->nd[s->scr[b]].rank < s->nd[s->scr[a]].rank;
+                       : s->nc[s->scr[b]].rank < s->nc[s->scr[a]].rank;
                 tmp[k++] = bl ? ix[j++] : ix[i++];
             }
             while (i < mid)
@@ -1284,7 +1387,7 @@ static int ppass(sched_t *s, fs_model_t *m)
         }
     }
     for (size_t r = 0; r < n; r++)
-        s->nd[s->scr[ix[r]]].rank = s->next_rank++;
+        s->nc[s->scr[ix[r]]].rank = s->next_rank++;
     if (!rc && s->ord->after_pass)
         rc = s->ord->after_pass(s->ost, m);
     return rc;
@@ -1366,6 +1469,7 @@ static void sched_destroy(void *state)
     if (s->ord && s->ord->destroy)
         s->ord->destroy(s->ost);
     fs_free(s->nd_mem);
+    fs_free(s->nc);
     for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
         fs_free(s->cls[c].b);
         fs_free(s->cls[c].tw);
@@ -1390,10 +1494,10 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     sched_t *s = state;
     if (ensure_nodes(s, slot))
         return FS_ENOMEM;
-    tnode_t *n = &s->nd[slot + 1];
-    n->reserved = 0;
-    n->rsv_at = -1;
-    n->rank = s->next_rank++;
+    tcold_t *c = &s->nc[slot + 1];
+    c->reserved = 0;
+    c->rsv_at = -1;
+    c->rank = s->next_rank++;
     /* admitted once: a job requeued after a failure (restarts > 0) keeps
      * the order's state (attained service, priority) */
     if (s->ord->admit && fs_model_job(m, slot)->restarts == 0) {
@@ -1402,8 +1506,23 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
             return rc;
     }
     int rc = q_insert(s, m, slot);
-    if (!rc && s->settled && !settle_keeps(s, m, slot + 1))
+    uint32_t x = slot + 1;
+    if (!rc && (s->settled || s->st_keep) && !settle_keeps(s, m, x)) {
+        /* x may start.  EASY, x behind the blocked head: the head and its
+         * shadow stay, and while x is the only such arrival, x is the only
+         * job that may start (npass) */
+        int first = s->settled;
         s->settled = 0;
+        if (s->backfill != FS_BACKFILL_EASY || less(s->nd, x, s->st_head)) {
+            s->st_keep = 0;
+        } else if (first) {
+            s->st_keep = 1;
+            s->st_new = x;
+            s->st_nnew = 1;
+        } else {
+            s->st_nnew++;
+        }
+    }
     return rc;
 }
 

@@ -52,8 +52,9 @@ static void base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32
 
 /* n jobs, Poisson-like arrivals with mean gap `gap` s (whole seconds, so
  * that some arrive together), sizes 1-16, 4 tenants, QOS 0-3, run times
- * 1 s - 3 h, estimates 1-3x. */
-static void gen(fs_job_t *jobs, size_t n, uint64_t seed, double gap)
+ * 1 s - 3 h, estimates 1-3x the run time, or (under) 0.3-2x: jobs that
+ * overrun their estimate put the EASY shadow in the past. */
+static void gen_est(fs_job_t *jobs, size_t n, uint64_t seed, double gap, int under)
 {
     static const uint32_t sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 16};
     fs_rng_t rr;
@@ -68,11 +69,17 @@ static void gen(fs_job_t *jobs, size_t n, uint64_t seed, double gap)
         jobs[i].gpus = sizes[gsl_rng_uniform_int(r, 9)];
         double d = 1 + floor(exp(gsl_rng_uniform(r) * 9));
         jobs[i].duration = S(d);
-        jobs[i].estimate = S(floor(d * (1 + 2 * gsl_rng_uniform(r)))) + 1;
+        double f = under ? 0.3 + 1.7 * gsl_rng_uniform(r) : 1 + 2 * gsl_rng_uniform(r);
+        jobs[i].estimate = S(floor(d * f)) + 1;
         jobs[i].tenant = (int32_t)gsl_rng_uniform_int(r, 4);
         jobs[i].priority = (int32_t)gsl_rng_uniform_int(r, 4);
     }
     fs_rng_release(&rr);
+}
+
+static void gen(fs_job_t *jobs, size_t n, uint64_t seed, double gap)
+{
+    gen_est(jobs, n, seed, gap, 0);
 }
 
 /* A test module: node failures at given times, each repaired later. */
@@ -333,12 +340,49 @@ static void test_npass_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* EASY with jobs that overrun their estimates (the shadow falls behind
+ * now, and a settled queue stays settled only until the next planned end),
+ * bursts of arrivals (several new candidates per pass) and fragmentation
+ * (pack and spread placement, 8-GPU nodes): fast == slow job by job. */
+static void test_easy_overrun_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static fs_job_t jobs[2000];
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static const int queues[] = {FS_QUEUE_FIFO, FS_QUEUE_SJF};
+    static const int places[] = {FS_PLACE_PACK, FS_PLACE_SPREAD};
+    for (int seed = 0; seed < 2; seed++) {
+        gen_est(jobs, 2000, 11 + (uint64_t)seed, seed ? 2 : 6, 1);
+        for (size_t qi = 0; qi < 2; qi++)
+            for (size_t pi = 0; pi < 2; pi++) {
+                base_cfg(&cfg, &pool, 12, 8, queues[qi]);
+                cfg.scheduler.mode = FS_FIFO_STRICT;
+                cfg.scheduler.backfill = FS_BACKFILL_EASY;
+                cfg.scheduler.preemption = FS_PREEMPT_NONE;
+                cfg.scheduler.placement = places[pi];
+                cfg.scheduler.runtime = FS_RUNTIME_USER;
+                uint64_t h1 = run(&cfg, jobs, 2000, 1, seed ? 30 : 0, &fast);
+                uint64_t h0 = run(&cfg, jobs, 2000, 0, seed ? 30 : 0, &slow);
+                char what[64];
+                snprintf(what, sizeof what, "seed %d queue %zu placement %zu", seed, qi, pi);
+                assert_int_equal(fast.n, 2000);
+                assert_same(&fast, &slow, what);
+                assert_int_equal(h1, h0);
+            }
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_bands_equal_rebuild),
         cmocka_unit_test(test_slurm_loose_hand),
         cmocka_unit_test(test_npass_fast_equals_slow),
+        cmocka_unit_test(test_easy_overrun_fast_equals_slow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
