@@ -203,6 +203,16 @@ const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
     return m->cluster.n_pools == 1 && !m->burst ? &m->cluster : NULL;
 }
 
+size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pools)
+{
+    if (set < 0) {
+        *pools = NULL;
+        return m->cluster.n_pools;
+    }
+    *pools = m->set_pool + m->set_off[set];
+    return m->set_off[set + 1] - m->set_off[set];
+}
+
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;

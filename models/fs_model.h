@@ -109,6 +109,9 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot);
  * fs_cluster_fits(c, 0, gpus).  NULL otherwise.  The scheduler asks fits
  * per class ~16 times per job: inline, this costs a few instructions. */
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m);
+/* The pools of a job's pool set (fs_jobrt_t.type_pools): their count, and
+ * *pools = their indices, or NULL for a set of -1 (every pool, 0 .. count-1). */
+size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pools);
 /* Starts the job where the configured placement puts it among its pools
  * (models/fs_place.h), at its speed factor.  Returns 1 started, 0 does not
  * fit now, or an FS_E* error. */

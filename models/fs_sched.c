@@ -13,6 +13,7 @@
 #include <string.h>
 
 enum { TM_ORDER = 1, TM_BF = 2 };
+#define NO_POOL UINT32_MAX
 
 /* A treap node; node x is slot x - 1 (0 = nil).  A slot is in at most one
  * treap: its class's (queued) or the running one.  What treap walks read is
@@ -38,6 +39,7 @@ typedef struct tcold {
     uint32_t cls;
     uint32_t band;          /* banded: its band (fs_order.h) */
     uint32_t kep;           /* banded: k1, k2 are as of key epoch kep */
+    uint32_t pool;          /* running: the pool it runs in (its running treap) */
     uint8_t reserved;       /* its first reservation is logged */
     uint8_t loose;          /* banded: in its class's loose treap, not in its band */
 } tcold_t;
@@ -59,11 +61,14 @@ typedef struct cls {        /* the queue of one shape (fs_shapemap index) */
     uint64_t cand_at;       /* EASY: cand is current for shadow number cand_at (fast path) */
     uint32_t cand;          /* ... the class's backfill candidate then, 0 none */
     int cand_extra;         /* ... found by the extra-GPU rule (else by the estimate rule) */
+    uint64_t in_at;         /* EASY: in is current for shadow number in_at */
+    int in;                 /* ... the class may run in the shadow's pool */
 } cls_t;
 
 typedef struct sched {
     const fs_sched_cfg_t *cfg;
     const fs_order_ops_t *ord;
+    const fs_model_t *model;    /* the model this state belongs to (pool sets) */
     void *ost;
     int strict, backfill, preempt, bf_slurm;
     int banded;             /* the order's bands are used (fs_sched_set_fast) */
@@ -89,7 +94,9 @@ typedef struct sched {
     fs_shapemap_t shapes;   /* shape -> class index */
     cls_t *cls;             /* cls[i]: the queue of class i */
     size_t cap_cls;
-    uint32_t run_root;
+    uint32_t *run;          /* run[p]: the treap of the jobs running in pool p */
+    uint32_t n_run;         /* pools */
+    uint32_t st_pool;       /* EASY: the pool the head's shadow is in (NO_POOL: none) */
     size_t queued, running;
     double next_rank;
     fs_event_handle_t tm_order;
@@ -630,7 +637,9 @@ static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->k1 = (double)(fs_model_now(m) + plan);
     n->k2 = 0;
     n->est = plan;
-    s->run_root = t_insert(s->nd, s->run_root, x, 0);
+    uint32_t p = fs_model_job(m, slot)->place.pool;
+    s->nc[x].pool = p;
+    s->run[p] = t_insert(s->nd, s->run[p], x, 0);
     s->running++;
 }
 
@@ -638,7 +647,8 @@ static void r_remove(sched_t *s, uint32_t slot)
 {
     s->settled = 0;
     s->st_keep = 0;
-    s->run_root = t_erase(s->nd, s->run_root, slot + 1, 0);
+    uint32_t p = s->nc[slot + 1].pool;
+    s->run[p] = t_erase(s->nd, s->run[p], slot + 1, 0);
     s->running--;
 }
 
@@ -834,6 +844,8 @@ static uint32_t t_first_gt(const tnode_t *nd, uint32_t t, double lim)
     return best;
 }
 
+static int cls_in_pool(sched_t *s, size_t ci);
+
 /* The settled shadow as of now, into *eff: the shadow, or now once time has
  * passed it while no running job was planned to end in between (the GPUs
  * free at the shadow, and so the extra ones, are then the same at now: a
@@ -846,7 +858,7 @@ static int shadow_now(sched_t *s, fs_model_t *m, fs_time_t *eff)
     if (s->st_shadow == FS_TIME_NEVER || s->st_shadow >= now)
         return 1;
     if (s->st_next < 0) {
-        uint32_t x = t_first_gt(s->nd, s->run_root, (double)s->st_shadow);
+        uint32_t x = t_first_gt(s->nd, s->run[s->st_pool], (double)s->st_shadow);
         s->st_next = x ? (fs_time_t)s->nd[x].k1 : FS_TIME_NEVER;
     }
     *eff = now;
@@ -864,7 +876,7 @@ static int settle_keeps(sched_t *s, fs_model_t *m, uint32_t x)
     if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, s->nc[x].cls))
         return 1;
     fs_time_t shadow;
-    if (!shadow_now(s, m, &shadow))
+    if (!shadow_now(s, m, &shadow) || !cls_in_pool(s, s->nc[x].cls))
         return 0;
     return nd[x].g > s->st_extra && shadow != FS_TIME_NEVER &&
            nd[x].est > shadow - fs_model_now(m);
@@ -904,26 +916,57 @@ static uint32_t queue_head(sched_t *s)
 
 /* The head's shadow time and the extra GPUs at it (st_shadow, st_extra);
  * its reservation is logged. */
-static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
+/* GPUs free in pool p now (on up nodes, by count). */
+static uint64_t pool_free(const fs_model_t *m, uint32_t p)
+{
+    const fs_pool_t *pl = &fs_model_cluster(m)->pools[p];
+    return pl->gpus_up > pl->gpus_busy ? pl->gpus_up - pl->gpus_busy : 0;
+}
+
+/* When `need` GPUs are free in pool p by count, as its running jobs end as
+ * planned (FS_TIME_NEVER: never), and the GPUs beyond `need` free then. */
+static fs_time_t pool_shadow(sched_t *s, fs_model_t *m, uint32_t p, uint64_t need,
+                             uint64_t *extra)
 {
     tnode_t *nd = s->nd;
-    fs_time_t now = fs_model_now(m);
-    uint64_t need = nd[head].g, free = free_gpus(m);
-    fs_time_t shadow;
-    uint64_t extra;
+    fs_time_t now = fs_model_now(m), shadow;
+    uint64_t free = pool_free(m, p);
     if (free >= need) {         /* enough GPUs by count: fragmentation blocks it */
         shadow = now;
     } else {
-        uint32_t x = t_prefix_reach(nd, s->run_root, need - free);
+        uint32_t x = t_prefix_reach(nd, s->run[p], need - free);
         shadow = x ? (fs_time_t)nd[x].k1 : FS_TIME_NEVER;
         if (shadow < now)       /* overran its estimate: assumed to end any moment */
             shadow = now;
     }
     if (shadow == FS_TIME_NEVER) {
-        extra = UINT64_MAX;
+        *extra = UINT64_MAX;
     } else {
-        uint64_t avail = free + t_sum_le(nd, s->run_root, (double)shadow);
-        extra = avail > need ? avail - need : 0;
+        uint64_t avail = free + t_sum_le(nd, s->run[p], (double)shadow);
+        *extra = avail > need ? avail - need : 0;
+    }
+    return shadow;
+}
+
+/* The head's shadow time and the extra GPUs at it (st_shadow, st_extra):
+ * in the first of its pools (a gang runs in one pool) where it could start
+ * earliest (st_pool); its reservation is logged. */
+static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
+{
+    const uint32_t *pools;
+    size_t n = fs_model_pool_set(m, s->shapes.shapes[s->nc[head].cls].pools, &pools);
+    fs_time_t shadow = FS_TIME_NEVER;
+    uint64_t extra = UINT64_MAX;
+    s->st_pool = NO_POOL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        uint64_t ex;
+        fs_time_t sh = pool_shadow(s, m, p, s->nd[head].g, &ex);
+        if (sh != FS_TIME_NEVER && (s->st_pool == NO_POOL || sh < shadow)) {
+            shadow = sh;
+            extra = ex;
+            s->st_pool = p;
+        }
     }
     log_resv(s, m, head, shadow);
     s->st_shadow = shadow;
@@ -931,15 +974,31 @@ static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
     s->shadow_no++;
 }
 
-/* Class c's candidate under the current shadow.  Kept per class while the
- * shadow is (fast path): the limit is fixed, the extra GPUs only shrink, and
- * the class's queue changes only when one of its jobs starts (start() then
- * expires it); a candidate by the extra rule is looked up again once the
- * extra GPUs no longer cover the class's shape. */
+/* Could class ci's next job start in the shadow's pool now?  If not, it
+ * starts in another pool, where it cannot delay the head's reservation.
+ * Whether the class may run in that pool at all is kept per shadow; whether
+ * its shape fits there is asked each time (starts fill the pool). */
+static int cls_in_pool(sched_t *s, size_t ci)
+{
+    cls_t *c = &s->cls[ci];
+    if (s->n_run == 1 || s->st_pool == NO_POOL)
+        return 1;
+    const fs_shape_t *sh = &s->shapes.shapes[ci];
+    if (c->in_at != s->shadow_no) {
+        const uint32_t *pools;
+        size_t n = fs_model_pool_set(s->model, sh->pools, &pools);
+        c->in = pools == NULL;
+        for (size_t i = 0; i < n && !c->in; i++)
+            c->in = pools[i] == s->st_pool;
+        c->in_at = s->shadow_no;
+    }
+    return c->in && fs_cluster_fits_req(fs_model_cluster(s->model), s->st_pool, sh->gpus, sh->milli);
+}
+
 static uint32_t cls_candidate(sched_t *s, size_t ci, fs_time_t lim)
 {
     cls_t *c = &s->cls[ci];
-    int by_extra = s->shapes.shapes[ci].gpus <= s->st_extra;
+    int by_extra = s->shapes.shapes[ci].gpus <= s->st_extra || !cls_in_pool(s, ci);
     if (s->fast && c->cand_at == s->shadow_no && c->cand_extra == by_extra)
         return c->cand;
     c->cand = by_extra ? c->head : t_first_est_le(s->nd, c->root, lim);
@@ -982,7 +1041,9 @@ static int easy_shadow_keeps(sched_t *s, fs_model_t *m, uint32_t x, uint64_t fre
     uint64_t g = s->nd[x].g;
     if (!s->fast || c->gpus_up != up0 || free0 - free_gpus(m) != g)
         return 0;
-    if (s->st_shadow == FS_TIME_NEVER || s->nd[x].k1 <= (double)s->st_shadow)
+    /* g GPUs of x's pool taken: another pool's shadow is untouched */
+    if (s->st_shadow == FS_TIME_NEVER || s->nc[x].pool != s->st_pool ||
+        s->nd[x].k1 <= (double)s->st_shadow)
         return 1;
     if (g > s->st_extra)
         return 0;
@@ -1050,7 +1111,10 @@ static int npass(sched_t *s, fs_model_t *m)
             s->backfilled++;
             if (!easy_shadow_keeps(s, m, pick, free0, up0)) {
                 blocked = 0;
-            } else if (sole) {  /* the rest are still no candidates */
+            } else if (sole && s->n_run == 1) {
+                /* the rest are still no candidates (with several pools, a
+                 * start that fills the shadow's pool makes candidates of
+                 * jobs that could only have gone there) */
                 settle(s, m, head);
                 return 0;
             }
@@ -1192,7 +1256,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     if (scratch(s, s->running > s->queued ? s->running : s->queued))
         return FS_ENOMEM;
     size_t n = 0;
-    t_collect(s, s->run_root, &n);
+    for (uint32_t p = 0; p < s->n_run; p++)
+        t_collect(s, s->run[p], &n);
     if (fs_grow((void **)&s->pt, &s->cap_pt, n + 2, sizeof *s->pt) ||
         fs_grow((void **)&s->pf, &s->cap_pf, n + 2, sizeof *s->pf))
         return FS_ENOMEM;
@@ -1213,7 +1278,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         ends[2 * i] = e < now ? now : e;
         ends[2 * i + 1] = (fs_time_t)r->g;
     }
-    if (res > 0)
+    if (res > 0 || s->n_run > 1)    /* rounded, or several pools' treaps */
         qsort(ends, n, 2 * sizeof *ends, cmp_end);
     for (size_t i = 0; i < n; i++) {
         fs_time_t e = ends[2 * i];
@@ -1309,7 +1374,8 @@ static int ppass(sched_t *s, fs_model_t *m)
     if (scratch(s, s->queued + s->running))
         return FS_ENOMEM;
     size_t n = collect_queued(s);
-    t_collect(s, s->run_root, &n);
+    for (uint32_t p = 0; p < s->n_run; p++)
+        t_collect(s, s->run[p], &n);
     /* keys of running jobs change while they run (srtf, las), so every key
      * is read afresh into k1/k2 (the keys stored in the treaps must not
      * change while a node is in one) */
@@ -1440,8 +1506,15 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
         fs_free(s);
         return fs_error_set(err, FS_ENOMEM, "scheduler: out of memory");
     }
+    s->n_run = fs_model_cluster(m)->n_pools ? fs_model_cluster(m)->n_pools : 1;
+    s->run = fs_calloc(s->n_run, sizeof *s->run);
+    if (!s->run) {
+        sched_destroy(s);
+        return fs_error_set(err, FS_ENOMEM, "scheduler: out of memory");
+    }
     s->cfg = cfg;
     s->ord = ord;
+    s->model = m;
     s->strict = cfg->mode == FS_FIFO_STRICT;
     s->backfill = cfg->backfill;
     s->preempt = pre;
@@ -1470,6 +1543,7 @@ static void sched_destroy(void *state)
         s->ord->destroy(s->ost);
     fs_free(s->nd_mem);
     fs_free(s->nc);
+    fs_free(s->run);
     for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
         fs_free(s->cls[c].b);
         fs_free(s->cls[c].tw);

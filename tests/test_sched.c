@@ -56,6 +56,9 @@ typedef struct run_out {
     uint64_t preemptions, backfilled;
 } run_out_t;
 
+static const char *const gpu_types[] = {"H100", "A100"};
+static int typed;           /* run_tn: jobs' gpu_type indexes gpu_types */
+
 static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const char *const *tenants,
                    size_t n_tenants, fs_test_rows_t *rs, run_out_t *o)
 {
@@ -63,7 +66,9 @@ static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const
     fs_model_t *m;
     fs_error_t err;
     memset(o, 0, sizeof *o);
-    assert_int_equal(fs_memsrc_create(jobs, n, tenants, n_tenants, NULL, 0, &src, &err), 0);
+    assert_int_equal(fs_memsrc_create(jobs, n, tenants, n_tenants, typed ? gpu_types : NULL,
+                                      typed ? 2 : 0, &src, &err),
+                     0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     int rc = fs_model_create(cfg, src, &sink, &m, &err);
@@ -377,6 +382,48 @@ static void check_reservations(const fs_test_rows_t *rs, const run_out_t *o, con
     }
 }
 
+/* Two pools of one 8-GPU node: h (H100) and a (A100).  A (H100, 8 GPUs,
+ * 0-1000 s) runs; B (H100, 8 GPUs, at 1 s) is the head, reserved at 1000 s
+ * in h.  C (A100, 1 GPU, 5,000 s, at 2 s) and D (any type, 4 GPUs, 5,000 s,
+ * at 3 s, fits only in a now) cannot delay B: both start at once.  With the
+ * shadow counted over both pools (8 free GPUs in a: "now", no extra GPUs)
+ * they waited for B. */
+static void test_easy_pools_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t jobs[] = {job(1, 0, 8, 1000), job(2, 1, 8, 100), job(3, 2, 1, 5000),
+                       job(4, 3, 4, 5000)};
+    jobs[0].gpu_type = jobs[1].gpu_type = 0;
+    jobs[2].gpu_type = 1;
+    fs_pool_cfg_t pools[2];
+    fs_config_t cfg;
+    static fs_test_rows_t rs;
+    run_out_t o;
+    fs_test_base_cfg(&cfg, &pools[0], 1, 8, FS_QUEUE_FIFO);
+    pools[1] = pools[0];
+    pools[0].name = "h";
+    pools[1].name = "a";
+    pools[1].gpu = "A100";
+    cfg.cluster.pools = pools;
+    cfg.cluster.n_pools = 2;
+    cfg.scheduler.mode = FS_FIFO_STRICT;
+    cfg.scheduler.backfill = FS_BACKFILL_EASY;
+    typed = 1;
+    run(&cfg, jobs, 4, &rs, &o);
+    typed = 0;
+    assert_double_equal(fs_test_find(&rs, 2)->start, 1000, 0);
+    assert_double_equal(fs_test_find(&rs, 3)->start, 2, 0);
+    assert_int_equal(fs_test_find(&rs, 3)->pool, 1);
+    assert_double_equal(fs_test_find(&rs, 4)->start, 3, 0);
+    assert_int_equal(fs_test_find(&rs, 4)->pool, 1);
+    assert_int_equal(o.backfilled, 2);
+    assert_int_equal(o.n_resv, 1);
+    assert_true(o.resv[0].at == S(1000));
+    fs_free(o.resv);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static void test_backfill_invariants(void **st)
 {
     (void)st;
@@ -419,6 +466,39 @@ static void test_backfill_invariants(void **st)
         cfg.scheduler.bf.mode = FS_BF_SLURM;
         cfg.scheduler.bf.max_job_test = 20;
         run(&cfg, jobs, n, &rs, &o);
+        assert_true(o.backfilled > 0);
+        double w = 0, wref = 0;
+        for (size_t i = 0; i < n; i++) {
+            w += rs.r[i].wait;
+            wref += ref.r[i].wait;
+        }
+        assert_true(w < wref);
+        fs_free(o.resv);
+    }
+    /* EASY on two pools of 24 1-GPU nodes (no fragmentation: a reservation
+     * by GPU count is then a promise), H100 and A100, a third of the jobs
+     * each H100, A100 and any type: the head's reservation is in one pool */
+    fs_pool_cfg_t pools[2];
+    for (int est = 0; est < 2; est++) {
+        size_t n = gen(jobs, 1500, 21 + (uint64_t)est, 16, 20, est ? 2.0 : 1.0);
+        for (size_t i = 0; i < n; i++)
+            jobs[i].gpu_type = (int32_t)(i % 3) - 1;
+        fs_test_base_cfg(&cfg, &pools[0], 24, 1, FS_QUEUE_FIFO);
+        pools[1] = pools[0];
+        pools[1].name = "a";
+        pools[1].gpu = "A100";
+        cfg.cluster.pools = pools;
+        cfg.cluster.n_pools = 2;
+        cfg.scheduler.mode = FS_FIFO_STRICT;
+        cfg.scheduler.placement = FS_PLACE_PACK;
+        typed = 1;
+        run(&cfg, jobs, n, &ref, &oref);
+        fs_free(oref.resv);
+        cfg.scheduler.backfill = FS_BACKFILL_EASY;
+        run(&cfg, jobs, n, &rs, &o);
+        typed = 0;
+        assert_int_equal(rs.n, n);
+        check_reservations(&rs, &o, est ? "two pools, estimates x2" : "two pools");
         assert_true(o.backfilled > 0);
         double w = 0, wref = 0;
         for (size_t i = 0; i < n; i++) {
@@ -786,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_easy_hand),
         cmocka_unit_test(test_las_hand),
         cmocka_unit_test(test_slurm_fairshare),
+        cmocka_unit_test(test_easy_pools_hand),
         cmocka_unit_test(test_backfill_invariants),
         cmocka_unit_test(test_generic_equals_fifo),
         cmocka_unit_test(test_tiresias_60_jobs),

@@ -111,6 +111,9 @@ typedef struct outage {
     double down, up;        /* s */
 } outage_t;
 
+static const char *const gpu_types[] = {"H100", "A100"};
+static int typed;           /* run_plan: jobs' gpu_type indexes gpu_types */
+
 /* One run, fast paths on or off, with `failures` random node outages or
  * the n_plan outages of plan.  Returns the jobs interrupted. */
 static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
@@ -120,7 +123,9 @@ static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
     fs_source_t *src;
     fs_model_t *m;
     fs_error_t err;
-    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
+    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, typed ? gpu_types : NULL, typed ? 2 : 0,
+                                      &src, &err),
+                     0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
     if (fs_model_create(cfg, src, &sink, &m, &err))
@@ -373,6 +378,34 @@ static void test_easy_overrun_fast_equals_slow(void **st)
                 assert_int_equal(h1, h0);
             }
     }
+    /* two pools (8 x 8 H100, 6 x 8 A100), jobs H100, A100 and of any type:
+     * the shadow is in one pool, jobs that cannot go there are candidates */
+    fs_pool_cfg_t pools[2];
+    gen_est(jobs, 2000, 13, 3, 1);
+    for (size_t i = 0; i < 2000; i++)
+        jobs[i].gpu_type = (int32_t)(i % 3) - 1;
+    for (size_t qi = 0; qi < 2; qi++)
+        for (int fail = 0; fail < 2; fail++) {
+            base_cfg(&cfg, &pools[0], 8, 8, queues[qi]);
+            pools[1] = pools[0];
+            pools[1].name = "a";
+            pools[1].gpu = "A100";
+            pools[1].nodes = 6;
+            cfg.cluster.pools = pools;
+            cfg.cluster.n_pools = 2;
+            cfg.scheduler.mode = FS_FIFO_STRICT;
+            cfg.scheduler.backfill = FS_BACKFILL_EASY;
+            cfg.scheduler.preemption = FS_PREEMPT_NONE;
+            typed = 1;
+            uint64_t h1 = run(&cfg, jobs, 2000, 1, fail ? 30 : 0, &fast);
+            uint64_t h0 = run(&cfg, jobs, 2000, 0, fail ? 30 : 0, &slow);
+            typed = 0;
+            char what[64];
+            snprintf(what, sizeof what, "two pools, queue %zu failures %d", qi, fail);
+            assert_int_equal(fast.n, 2000);
+            assert_same(&fast, &slow, what);
+            assert_int_equal(h1, h0);
+        }
     assert_int_equal(fs_alloc_live(), live0);
 }
 
