@@ -145,3 +145,13 @@ void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint3
     s->tiresias.thresholds = "3600";
     c->output.timeline_interval = 0;
 }
+
+void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a)
+{
+    pools[1] = pools[0];
+    pools[1].name = "a";
+    pools[1].gpu = "A100";
+    pools[1].nodes = nodes_a;
+    c->cluster.pools = pools;
+    c->cluster.n_pools = 2;
+}

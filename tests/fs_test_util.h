@@ -55,5 +55,8 @@ void fs_test_rows_free(fs_test_rows_t *rs);
  * Tests set the fields they need differently after the call. */
 void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
                       int queue);
+/* After fs_test_base_cfg(c, &pools[0], ...): a second pool "a" of nodes_a
+ * A100 nodes of the same size, pools[0..1] as the fleet. */
+void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a);
 
 #endif

@@ -370,6 +370,14 @@ static size_t gen(fs_job_t *jobs, size_t n, uint64_t seed, uint32_t max_g, doubl
     return k;
 }
 
+static double total_wait(const fs_test_rows_t *rs)
+{
+    double w = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        w += rs->r[i].wait;
+    return w;
+}
+
 static void check_reservations(const fs_test_rows_t *rs, const run_out_t *o, const char *what)
 {
     assert_true(o->n_resv > 0);
@@ -382,9 +390,9 @@ static void check_reservations(const fs_test_rows_t *rs, const run_out_t *o, con
     }
 }
 
-/* Two pools of one 8-GPU node: h (H100) and a (A100).  A (H100, 8 GPUs,
+/* Two pools of one 8-GPU node: p (H100) and a (A100).  A (H100, 8 GPUs,
  * 0-1000 s) runs; B (H100, 8 GPUs, at 1 s) is the head, reserved at 1000 s
- * in h.  C (A100, 1 GPU, 5,000 s, at 2 s) and D (any type, 4 GPUs, 5,000 s,
+ * in p.  C (A100, 1 GPU, 5,000 s, at 2 s) and D (any type, 4 GPUs, 5,000 s,
  * at 3 s, fits only in a now) cannot delay B: both start at once.  With the
  * shadow counted over both pools (8 free GPUs in a: "now", no extra GPUs)
  * they waited for B. */
@@ -401,12 +409,7 @@ static void test_easy_pools_hand(void **st)
     static fs_test_rows_t rs;
     run_out_t o;
     fs_test_base_cfg(&cfg, &pools[0], 1, 8, FS_QUEUE_FIFO);
-    pools[1] = pools[0];
-    pools[0].name = "h";
-    pools[1].name = "a";
-    pools[1].gpu = "A100";
-    cfg.cluster.pools = pools;
-    cfg.cluster.n_pools = 2;
+    fs_test_add_a100(&cfg, pools, 1);
     cfg.scheduler.mode = FS_FIFO_STRICT;
     cfg.scheduler.backfill = FS_BACKFILL_EASY;
     typed = 1;
@@ -450,12 +453,7 @@ static void test_backfill_invariants(void **st)
             assert_true(o.backfilled > 0);
             /* backfill only ever moves jobs earlier than strict FIFO in
              * total: mean wait falls */
-            double w = 0, wref = 0;
-            for (size_t i = 0; i < n; i++) {
-                w += rs.r[i].wait;
-                wref += ref.r[i].wait;
-            }
-            assert_true(w < wref);
+            assert_true(total_wait(&rs) < total_wait(&ref));
             fs_free(o.resv);
         }
         /* Slurm-bounded conservative replans from scratch every bf_interval
@@ -467,12 +465,7 @@ static void test_backfill_invariants(void **st)
         cfg.scheduler.bf.max_job_test = 20;
         run(&cfg, jobs, n, &rs, &o);
         assert_true(o.backfilled > 0);
-        double w = 0, wref = 0;
-        for (size_t i = 0; i < n; i++) {
-            w += rs.r[i].wait;
-            wref += ref.r[i].wait;
-        }
-        assert_true(w < wref);
+        assert_true(total_wait(&rs) < total_wait(&ref));
         fs_free(o.resv);
     }
     /* EASY on two pools of 24 1-GPU nodes (no fragmentation: a reservation
@@ -484,11 +477,7 @@ static void test_backfill_invariants(void **st)
         for (size_t i = 0; i < n; i++)
             jobs[i].gpu_type = (int32_t)(i % 3) - 1;
         fs_test_base_cfg(&cfg, &pools[0], 24, 1, FS_QUEUE_FIFO);
-        pools[1] = pools[0];
-        pools[1].name = "a";
-        pools[1].gpu = "A100";
-        cfg.cluster.pools = pools;
-        cfg.cluster.n_pools = 2;
+        fs_test_add_a100(&cfg, pools, 24);
         cfg.scheduler.mode = FS_FIFO_STRICT;
         cfg.scheduler.placement = FS_PLACE_PACK;
         typed = 1;
@@ -500,12 +489,7 @@ static void test_backfill_invariants(void **st)
         assert_int_equal(rs.n, n);
         check_reservations(&rs, &o, est ? "two pools, estimates x2" : "two pools");
         assert_true(o.backfilled > 0);
-        double w = 0, wref = 0;
-        for (size_t i = 0; i < n; i++) {
-            w += rs.r[i].wait;
-            wref += ref.r[i].wait;
-        }
-        assert_true(w < wref);
+        assert_true(total_wait(&rs) < total_wait(&ref));
         fs_free(o.resv);
     }
     assert_int_equal(fs_alloc_live(), live0);

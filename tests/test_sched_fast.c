@@ -387,12 +387,7 @@ static void test_easy_overrun_fast_equals_slow(void **st)
     for (size_t qi = 0; qi < 2; qi++)
         for (int fail = 0; fail < 2; fail++) {
             base_cfg(&cfg, &pools[0], 8, 8, queues[qi]);
-            pools[1] = pools[0];
-            pools[1].name = "a";
-            pools[1].gpu = "A100";
-            pools[1].nodes = 6;
-            cfg.cluster.pools = pools;
-            cfg.cluster.n_pools = 2;
+            fs_test_add_a100(&cfg, pools, 6);
             cfg.scheduler.mode = FS_FIFO_STRICT;
             cfg.scheduler.backfill = FS_BACKFILL_EASY;
             cfg.scheduler.preemption = FS_PREEMPT_NONE;
