@@ -21,23 +21,16 @@ void fs_h5_quiet_end(const fs_h5_quiet_t *q)
     H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
 
-int fs_h5_attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf)
+/* Writes attribute `name` of file type ft and dataspace space from buf,
+ * of memory type mt.  0 or -1. */
+static int attr_write(hid_t loc, const char *name, hid_t ft, hid_t mt, hid_t space, const void *buf)
 {
-    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = H5Acreate2(loc, name, ft, space, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0)
         return -1;
-    herr_t st = H5Awrite(a, type, buf);
+    herr_t st = H5Awrite(a, mt, buf);
     H5Aclose(a);
     return st < 0 ? -1 : 0;
-}
-
-int fs_h5_attr_f64(hid_t loc, const char *name, double v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, H5T_NATIVE_DOUBLE, sp, &v);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
 }
 
 /* ---- attributes -------------------------------------------------------------- */
@@ -49,7 +42,7 @@ int fs_h5_attr_str(hid_t loc, const char *name, const char *s)
     int rc = -1;
     if (t >= 0 && sp >= 0 && H5Tset_size(t, len ? len : 1) >= 0 &&
         H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = fs_h5_attr_write(loc, name, t, sp, len ? s : "\0");
+        rc = attr_write(loc, name, t, t, sp, len ? s : "\0");
     if (t >= 0)
         H5Tclose(t);
     if (sp >= 0)
@@ -57,14 +50,23 @@ int fs_h5_attr_str(hid_t loc, const char *name, const char *s)
     return rc;
 }
 
-int fs_h5_attr_u64(hid_t loc, const char *name, uint64_t v)
+static int attr_scalar(hid_t loc, const char *name, hid_t ft, hid_t mt, const void *v)
 {
     hid_t sp = H5Screate(H5S_SCALAR);
-    int rc = sp < 0 ? -1 : fs_h5_attr_write(loc, name, H5T_STD_U64LE, sp, &v);
+    int rc = sp < 0 ? -1 : attr_write(loc, name, ft, mt, sp, v);
     if (sp >= 0)
         H5Sclose(sp);
-    /* the memory type is the file type on little-endian hosts; be exact: */
     return rc;
+}
+
+int fs_h5_attr_f64(hid_t loc, const char *name, double v)
+{
+    return attr_scalar(loc, name, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &v);
+}
+
+int fs_h5_attr_u64(hid_t loc, const char *name, uint64_t v)
+{
+    return attr_scalar(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
 }
 
 /* A 1-D array of fixed-length strings (H5S_NULL when empty). */
@@ -85,7 +87,7 @@ int fs_h5_attr_strs(hid_t loc, const char *name, const char *const *s, size_t n)
     int rc = -1;
     if (t >= 0 && sp >= 0 && H5Tset_size(t, w) >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) >= 0 &&
         H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
-        rc = fs_h5_attr_write(loc, name, t, sp, buf ? (const void *)buf : (const void *)"");
+        rc = attr_write(loc, name, t, t, sp, buf ? (const void *)buf : (const void *)"");
     if (t >= 0)
         H5Tclose(t);
     if (sp >= 0)

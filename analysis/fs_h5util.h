@@ -20,10 +20,6 @@ typedef struct fs_h5_quiet {
 void fs_h5_quiet_begin(fs_h5_quiet_t *q);
 void fs_h5_quiet_end(const fs_h5_quiet_t *q);
 
-/* Creates attribute name on loc of type over space and writes buf (memory
- * type = type); 0 or -1. */
-int fs_h5_attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *buf);
-
 /* A scalar H5T_NATIVE_DOUBLE attribute; 0 or -1. */
 int fs_h5_attr_f64(hid_t loc, const char *name, double v);
 
