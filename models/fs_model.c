@@ -187,20 +187,19 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
     return 0;
 }
 
-int fs_model_fits(const fs_model_t *m, uint32_t slot)
-{
-    const fs_jobrt_t *j = &m->slots[slot];
-    /* the common case, asked ~10 times per job: whole GPUs of any type on a
-     * one-pool fleet without bursting */
-    if (j->type_pools < 0 && m->cluster.n_pools == 1 && !m->burst &&
-        j->job.gpu_milli >= FS_GPU_MILLI_WHOLE)
-        return fs_cluster_fits(&m->cluster, 0, j->job.gpus);
-    return fits_pools(m, j);
-}
-
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
 {
     return m->cluster.n_pools == 1 && !m->burst ? &m->cluster : NULL;
+}
+
+int fs_model_fits(const fs_model_t *m, uint32_t slot)
+{
+    const fs_jobrt_t *j = &m->slots[slot];
+    /* the common case: whole GPUs of any type on a one-pool fleet */
+    const fs_cluster_t *one = fs_model_one_pool(m);
+    if (one && j->type_pools < 0 && j->job.gpu_milli >= FS_GPU_MILLI_WHOLE)
+        return fs_cluster_fits(one, 0, j->job.gpus);
+    return fits_pools(m, j);
 }
 
 size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pools)
