@@ -68,7 +68,6 @@ typedef struct cls {        /* the queue of one shape (fs_shapemap index) */
 typedef struct sched {
     const fs_sched_cfg_t *cfg;
     const fs_order_ops_t *ord;
-    const fs_model_t *model;    /* the model this state belongs to (pool sets) */
     void *ost;
     int strict, backfill, preempt, bf_slurm;
     int banded;             /* the order's bands are used (fs_sched_set_fast) */
@@ -844,7 +843,7 @@ static uint32_t t_first_gt(const tnode_t *nd, uint32_t t, double lim)
     return best;
 }
 
-static int cls_in_pool(sched_t *s, size_t ci);
+static int cls_in_pool(sched_t *s, const fs_model_t *m, size_t ci);
 
 /* The settled shadow as of now, into *eff: the shadow, or now once time has
  * passed it while no running job was planned to end in between (the GPUs
@@ -865,21 +864,25 @@ static int shadow_now(sched_t *s, fs_model_t *m, fs_time_t *eff)
     return now < s->st_next;
 }
 
-/* Does the settled state survive the arrival of node x? */
+/* What the arrival of node x does to the settled state. */
+enum { ST_KEEPS, ST_CANDIDATE, ST_AHEAD };
 static int settle_keeps(sched_t *s, fs_model_t *m, uint32_t x)
 {
     tnode_t *nd = s->nd;
+    uint32_t ci = s->nc[x].cls;
     if (s->backfill == FS_BACKFILL_NONE && !s->strict)
-        return !cls_fits(s, m, x, s->nc[x].cls);
+        return cls_fits(s, m, x, ci) ? ST_CANDIDATE : ST_KEEPS;
     if (less(nd, x, s->st_head))
-        return 0;
-    if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, s->nc[x].cls))
-        return 1;
+        return ST_AHEAD;
+    if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, ci))
+        return ST_KEEPS;
     fs_time_t shadow;
-    if (!shadow_now(s, m, &shadow) || !cls_in_pool(s, s->nc[x].cls))
-        return 0;
+    if (!shadow_now(s, m, &shadow) || !cls_in_pool(s, m, ci))
+        return ST_CANDIDATE;
     return nd[x].g > s->st_extra && shadow != FS_TIME_NEVER &&
-           nd[x].est > shadow - fs_model_now(m);
+                   nd[x].est > shadow - fs_model_now(m)
+               ? ST_KEEPS
+               : ST_CANDIDATE;
 }
 
 /* Is the state the last pass settled in still the same (the cluster, and
@@ -914,8 +917,6 @@ static uint32_t queue_head(sched_t *s)
     return head;
 }
 
-/* The head's shadow time and the extra GPUs at it (st_shadow, st_extra);
- * its reservation is logged. */
 /* GPUs free in pool p now (on up nodes, by count). */
 static uint64_t pool_free(const fs_model_t *m, uint32_t p)
 {
@@ -978,7 +979,7 @@ static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
  * starts in another pool, where it cannot delay the head's reservation.
  * Whether the class may run in that pool at all is kept per shadow; whether
  * its shape fits there is asked each time (starts fill the pool). */
-static int cls_in_pool(sched_t *s, size_t ci)
+static int cls_in_pool(sched_t *s, const fs_model_t *m, size_t ci)
 {
     cls_t *c = &s->cls[ci];
     if (s->n_run == 1 || s->st_pool == NO_POOL)
@@ -986,19 +987,19 @@ static int cls_in_pool(sched_t *s, size_t ci)
     const fs_shape_t *sh = &s->shapes.shapes[ci];
     if (c->in_at != s->shadow_no) {
         const uint32_t *pools;
-        size_t n = fs_model_pool_set(s->model, sh->pools, &pools);
+        size_t n = fs_model_pool_set(m, sh->pools, &pools);
         c->in = pools == NULL;
         for (size_t i = 0; i < n && !c->in; i++)
             c->in = pools[i] == s->st_pool;
         c->in_at = s->shadow_no;
     }
-    return c->in && fs_cluster_fits_req(fs_model_cluster(s->model), s->st_pool, sh->gpus, sh->milli);
+    return c->in && fs_cluster_fits_req(fs_model_cluster(m), s->st_pool, sh->gpus, sh->milli);
 }
 
-static uint32_t cls_candidate(sched_t *s, size_t ci, fs_time_t lim)
+static uint32_t cls_candidate(sched_t *s, const fs_model_t *m, size_t ci, fs_time_t lim)
 {
     cls_t *c = &s->cls[ci];
-    int by_extra = s->shapes.shapes[ci].gpus <= s->st_extra || !cls_in_pool(s, ci);
+    int by_extra = s->shapes.shapes[ci].gpus <= s->st_extra || !cls_in_pool(s, m, ci);
     if (s->fast && c->cand_at == s->shadow_no && c->cand_extra == by_extra)
         return c->cand;
     c->cand = by_extra ? c->head : t_first_est_le(s->nd, c->root, lim);
@@ -1022,7 +1023,7 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m)
         uint32_t h = s->cls[c].head;
         if (!h || (best && less(nd, best, h)) || !cls_fits(s, m, h, c))
             continue;
-        uint32_t cand = cls_candidate(s, c, lim);
+        uint32_t cand = cls_candidate(s, m, c, lim);
         if (cand && (!best || less(nd, cand, best)))
             best = cand;
     }
@@ -1100,8 +1101,8 @@ static int npass(sched_t *s, fs_model_t *m)
             settle(s, m, head);
             return 0;
         }
-        const fs_cluster_t *cl = fs_model_cluster(m);
-        uint64_t free0 = free_gpus(m), up0 = cl->gpus_up;
+        uint64_t free0 = blocked ? free_gpus(m) : 0;
+        uint64_t up0 = blocked ? fs_model_cluster(m)->gpus_up : 0;
         int rc = start(s, m, pick - 1);
         if (rc < 0)
             return rc;
@@ -1514,7 +1515,6 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     }
     s->cfg = cfg;
     s->ord = ord;
-    s->model = m;
     s->strict = cfg->mode == FS_FIFO_STRICT;
     s->backfill = cfg->backfill;
     s->preempt = pre;
@@ -1581,13 +1581,14 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     }
     int rc = q_insert(s, m, slot);
     uint32_t x = slot + 1;
-    if (!rc && (s->settled || s->st_keep) && !settle_keeps(s, m, x)) {
+    int what = !rc && (s->settled || s->st_keep) ? settle_keeps(s, m, x) : ST_KEEPS;
+    if (what != ST_KEEPS) {
         /* x may start.  EASY, x behind the blocked head: the head and its
          * shadow stay, and while x is the only such arrival, x is the only
          * job that may start (npass) */
         int first = s->settled;
         s->settled = 0;
-        if (s->backfill != FS_BACKFILL_EASY || less(s->nd, x, s->st_head)) {
+        if (s->backfill != FS_BACKFILL_EASY || what == ST_AHEAD) {
             s->st_keep = 0;
         } else if (first) {
             s->st_keep = 1;
