@@ -1,0 +1,171 @@
+/*
+ * fs_mig: MIG (Multi-Instance GPU) partition geometry, per GPU model.
+ *
+ * What it owns: a read-only profile table per MIG-capable GPU model (A100
+ * 40 GB, A100 80 GB, H100 80 GB, H200 141 GB, B200 180 GB) and the layout
+ * state of one GPU under MIG (fs_mig_layout_t, a value the caller embeds).
+ * Sources of every number: docs/mig.md (NVIDIA MIG user guide, NVML, and
+ * NVIDIA/mig-parted's config-default.yaml).
+ *
+ * Geometry.  A MIG GPU has 8 memory slices, which are also the placement
+ * slots (NVML's nvmlGpuInstancePlacement_t: "index of first occupied memory
+ * slice" and "number of memory slices occupied"), and 7 compute (SM)
+ * slices.  A profile occupies `mem_slices` consecutive slots starting at one
+ * of its valid start slots (`starts`, a bitmask; `nvidia-smi mig -lgipp`
+ * prints them as {starts}:size).  A GPU instance can be created iff its slots
+ * overlap no existing instance (NVML) and the profile's instance cap is not
+ * reached (the "+me" media-extension profile: one per GPU).  The compute
+ * slices an instance holds are numbered from its start slot (compute slices
+ * start .. start+compute-1): a derived view for reporting stranded compute;
+ * feasibility is decided by the memory slots alone, and because compute <=
+ * mem_slices an overlap in compute implies one in memory.
+ *
+ * Invariants of a layout (checked by fs_mig_layout_check):
+ *   mem   == OR of the slot masks of the instances, and no two overlap;
+ *   sm    == OR of their compute masks;
+ *   count[p] == number of instances of profile p <= profile cap;
+ *   ninst <= 7 (at most 7 GPU instances: 7 compute slices, each >= 1).
+ * An instance is named by its start slot, which is unique on a GPU.
+ *
+ * Cost: fs_mig_find, _place, _remove and _fits are O(slots) = O(8) with no
+ * allocation (the state is a 25-byte value); fs_mig_layout_build
+ * (a whole layout) is a bounded backtracking search over at most 7 instances
+ * with at most 7 starts each.  Nothing in this module allocates.
+ */
+#ifndef FS_MIG_H
+#define FS_MIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/fs_error.h"
+
+#define FS_MIG_SLOTS 8          /* memory slices = placement slots per GPU */
+#define FS_MIG_COMPUTE 7        /* compute (SM) slices per GPU */
+#define FS_MIG_MAX_PROFILES 8   /* profiles per model (5 models have 7) */
+#define FS_MIG_MAX_INSTANCES 7  /* GPU instances per GPU */
+
+typedef enum fs_mig_gpu {
+    FS_MIG_A100_40GB,
+    FS_MIG_A100_80GB,
+    FS_MIG_H100_80GB,
+    FS_MIG_H200_141GB,
+    FS_MIG_B200_180GB,
+    FS_MIG_GPU_COUNT
+} fs_mig_gpu_t;
+
+typedef struct fs_mig_profile {
+    const char *name;       /* "1g.10gb", "1g.10gb+me": as mig-parted and the device plugin spell it */
+    uint8_t compute;        /* compute slices, of 7 */
+    uint8_t mem_slices;     /* memory slices = placement size, of 8 */
+    uint8_t starts;         /* bit s set: slot s is a valid start (nvidia-smi mig -lgipp) */
+    uint8_t max_count;      /* instances per GPU ("Number of Instances Available") */
+    uint16_t memory_gb;     /* nominal memory in the name, GB */
+    bool media_ext;         /* "+me": holds the GPU's media engines; max_count 1 */
+    uint16_t gpu_milli;     /* compute share for accounting: compute * 1000 / 7, rounded down */
+} fs_mig_profile_t;
+
+typedef struct fs_mig_model {
+    const char *name;       /* "H100-80GB" (mig-parted's naming) */
+    const char *catalog;    /* fs_catalog name this model maps to ("H100"), or NULL */
+    uint16_t memory_gb;     /* whole-GPU memory as the 7g profile names it */
+    uint8_t nprofiles;
+    fs_mig_profile_t profile[FS_MIG_MAX_PROFILES];  /* guide's table order: 1g, 1g+me, 1g (2 slices), 2g, 3g, 4g, 7g */
+} fs_mig_model_t;
+
+typedef struct fs_mig_inst {
+    uint8_t profile;        /* index into the model's profile table */
+    uint8_t start;          /* first slot; names the instance */
+} fs_mig_inst_t;
+
+/* The layout of one GPU under MIG.  Zero-initialised = MIG enabled, no
+ * instances (fs_mig_layout_clear).  Instances are kept in ascending start. */
+typedef struct fs_mig_layout {
+    uint8_t mem;                            /* occupied memory slots, bit s = slot s */
+    uint8_t sm;                             /* occupied compute slices, bit c = slice c */
+    uint8_t ninst;
+    uint8_t count[FS_MIG_MAX_PROFILES];     /* instances per profile */
+    fs_mig_inst_t inst[FS_MIG_MAX_INSTANCES];
+} fs_mig_layout_t;
+
+/* A layout as configured: instances per profile (a mig-parted "mig-devices"
+ * map), or MIG disabled (the GPU is used whole). */
+typedef struct fs_mig_spec {
+    bool enabled;                           /* false: all-disabled */
+    uint8_t count[FS_MIG_MAX_PROFILES];
+} fs_mig_spec_t;
+
+/* ---- the tables ---- */
+const fs_mig_model_t *fs_mig_model(fs_mig_gpu_t gpu);      /* NULL when out of range */
+/* Case-insensitive: "H100-80GB", or the catalog name "H100" (the catalog's
+ * A100 is the 80 GB part).  Returns the model or -1. */
+int fs_mig_model_find(const char *name);
+/* Exact profile name ("1g.10gb+me"); returns the index or -1. */
+int fs_mig_profile_find(const fs_mig_model_t *m, const char *name, size_t len);
+
+/* ---- one GPU ---- */
+void fs_mig_layout_clear(fs_mig_layout_t *l);
+/* Slot mask a profile placed at `start` occupies. */
+static inline uint8_t fs_mig_slots(const fs_mig_profile_t *p, unsigned start)
+{
+    return (uint8_t)(((1u << p->mem_slices) - 1u) << start);
+}
+/* Lowest valid start slot at which profile p can be created now, or -1.
+ * The rule: among the profile's valid starts (ascending), the first whose
+ * slots are all free, provided the profile's cap is not reached.  O(8). */
+int fs_mig_find(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p);
+/* Can profile p be created at `start`? */
+bool fs_mig_can_place_at(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p, unsigned start);
+/* Creates an instance of profile p at `start`, or at fs_mig_find's slot when
+ * start < 0.  Returns the start slot used, or FS_EINVAL (layout unchanged)
+ * when it cannot be placed there. */
+int fs_mig_place(const fs_mig_model_t *m, fs_mig_layout_t *l, unsigned p, int start);
+/* Destroys the instance that starts at `start`.  Returns its profile index,
+ * or FS_EINVAL (layout unchanged) when no instance starts there. */
+int fs_mig_remove(const fs_mig_model_t *m, fs_mig_layout_t *l, unsigned start);
+/* How many more instances of profile p fit, given the instances in place
+ * (none moved): the greedy lowest-start count, capped by the profile's cap.
+ * Greedy is optimal here because all placements of one profile have the
+ * same length (interval scheduling).  O(8). */
+unsigned fs_mig_fits(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p);
+/* fs_mig_fits for every profile: out[p] for p < m->nprofiles. */
+void fs_mig_fits_all(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned out[FS_MIG_MAX_PROFILES]);
+/* Compute slices that are free but unusable: their memory slot is taken
+ * (e.g. slice 3 beside a 3g instance at slot 0). */
+static inline uint8_t fs_mig_stranded_sm(const fs_mig_layout_t *l)
+{
+    return (uint8_t)(~l->sm & l->mem & ((1u << FS_MIG_COMPUTE) - 1u));
+}
+/* Checks the invariants above; 0 or FS_EINTERNAL with the broken one named. */
+int fs_mig_layout_check(const fs_mig_model_t *m, const fs_mig_layout_t *l, fs_error_t *err);
+
+/* ---- whole layouts ---- */
+/* Builds the layout of `spec` on an empty GPU: finds non-overlapping starts
+ * for every requested instance (largest profiles first, each at its lowest
+ * start that leaves the rest placeable; backtracking, so a layout is
+ * accepted iff some placement exists).  0 and *out set, or FS_EINVAL naming
+ * the layout (out cleared).  A disabled spec builds an empty layout. */
+int fs_mig_layout_build(const fs_mig_model_t *m, const fs_mig_spec_t *spec, fs_mig_layout_t *out,
+                        fs_error_t *err);
+/* Does the spec fit (fs_mig_layout_build without the output)? */
+bool fs_mig_spec_valid(const fs_mig_model_t *m, const fs_mig_spec_t *spec);
+
+/*
+ * Parses a layout for one GPU model, as a scenario writes it:
+ *   a mig-parted config name: all-disabled, all-enabled, all-balanced, or
+ *     all-<profile> with '+' written '.' (all-1g.10gb, all-1g.10gb.me), which
+ *     means as many instances of that profile as fit on one GPU;
+ *   or a list of profiles: "3g.40gb, 2g.20gb, 1g.10gb x2" (items separated
+ *     by ','; an optional count after the name as "xN", "*N" or ":N",
+ *     default 1; a name repeated adds up).
+ * all-balanced is mig-parted's formula (2 x the 1g profile with the most
+ * instances, 1 x 2g, 1 x 3g).  The result must fit on the GPU.
+ * On error: FS_EINVAL, a message naming the token and what was expected,
+ * and *err_off (when not NULL) the 0-based offset in `text` of the token, so
+ * the scenario loader can report FILE:LINE:COL+off.
+ */
+int fs_mig_layout_parse(const fs_mig_model_t *m, const char *text, fs_mig_spec_t *out, size_t *err_off,
+                        fs_error_t *err);
+
+#endif

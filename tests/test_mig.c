@@ -1,0 +1,575 @@
+/* MIG geometry (models/fs_mig): the module's tables against the MIG user
+ * guide's placement listings, every layout of NVIDIA/mig-parted's default
+ * config accepted for the GPU models it names (with the instance counts it
+ * names) and rejected for the others, an exhaustive enumeration that the
+ * accepted multisets are exactly those the hardware rules allow, the free
+ * count against brute force, place/remove round trips and the parser's
+ * located errors.  Sources: docs/mig.md. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "models/fs_catalog.h"
+#include "models/fs_mig.h"
+
+/* ---- the oracle: the hardware rules, transcribed independently ---- */
+
+/* Per profile, as the MIG user guide (r580) states it: the placement list
+ * `nvidia-smi mig -lgipp` prints ({starts}:size in memory slices; the guide's
+ * A100 listing, also reported on H100 80GB), compute slices (the "g" of the
+ * name) and "Number of Instances Available". */
+typedef struct oracle_prof {
+    const char *name;
+    const char *lgipp;
+    unsigned compute, available;
+} oracle_prof_t;
+
+#define ORACLE7(a, b, c, d, e, f, g)                                              \
+    {{a, "{0,1,2,3,4,5,6}:1", 1, 7}, {b, "{0,1,2,3,4,5,6}:1", 1, 1}, {c, "{0,2,4,6}:2", 1, 4}, \
+     {d, "{0,2,4}:2", 2, 3},         {e, "{0,4}:4", 3, 2},           {f, "{0}:4", 4, 1},        \
+     {g, "{0}:8", 7, 1}}
+
+static const struct {
+    const char *model;
+    oracle_prof_t prof[7];
+} oracle[FS_MIG_GPU_COUNT] = {
+    {"A100-40GB", ORACLE7("1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")},
+    {"A100-80GB", ORACLE7("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")},
+    {"H100-80GB", ORACLE7("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")},
+    {"H200-141GB", ORACLE7("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")},
+    {"B200-180GB", ORACLE7("1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")},
+};
+
+/* "{0,2,4}:2" -> start list and size. */
+static unsigned parse_lgipp(const char *s, unsigned starts[8], unsigned *size)
+{
+    unsigned n = 0;
+    assert_true(*s == '{');
+    s++;
+    while (*s != '}') {
+        char *e;
+        starts[n++] = (unsigned)strtoul(s, &e, 10);
+        s = *e == ',' ? e + 1 : e;
+    }
+    assert_true(s[1] == ':');
+    *size = (unsigned)strtoul(s + 2, NULL, 10);
+    return n;
+}
+
+typedef struct cand { unsigned prof, start, size, compute; } cand_t;
+
+typedef struct orc {
+    cand_t cand[32];
+    unsigned ncand, available[7];
+    uint8_t *valid;          /* multiset code -> 1 when some placement set realises it */
+    unsigned sets;           /* placement sets enumerated */
+    const fs_mig_model_t *m;
+    unsigned fits_checked;
+} orc_t;
+
+/* Multiset code: mixed radix, digit p in 0 .. available[p] + 1. */
+static unsigned code_of(const unsigned available[7], const unsigned count[7])
+{
+    unsigned c = 0;
+    for (unsigned p = 7; p-- > 0;)
+        c = c * (available[p] + 2) + count[p];
+    return c;
+}
+
+static unsigned range_mask(unsigned start, unsigned size) { return ((1u << size) - 1u) << start; }
+
+/* Largest number of extra instances of profile p given occupied slots, by
+ * trying every subset of p's placements. */
+static unsigned brute_fits(const orc_t *o, unsigned mem, unsigned p, unsigned have)
+{
+    unsigned best = 0;
+    cand_t pc[8];
+    unsigned n = 0;
+    for (unsigned i = 0; i < o->ncand; i++)
+        if (o->cand[i].prof == p)
+            pc[n++] = o->cand[i];
+    for (unsigned sub = 0; sub < (1u << n); sub++) {
+        unsigned used = mem, k = 0, ok = 1;
+        for (unsigned i = 0; i < n && ok; i++)
+            if (sub >> i & 1u) {
+                unsigned r = range_mask(pc[i].start, pc[i].size);
+                ok = !(used & r);
+                used |= r;
+                k++;
+            }
+        if (ok && have + k <= o->available[p] && k > best)
+            best = k;
+    }
+    return best;
+}
+
+/* Every set of placements that obeys the hardware rules: memory slices
+ * disjoint, at most 7 compute slices in all, at most "available" instances
+ * of each profile.  Each set is visited once (candidates in index order). */
+static void enumerate(orc_t *o, unsigned from, unsigned mem, unsigned compute, unsigned count[7], fs_mig_layout_t *l)
+{
+    o->sets++;
+    o->valid[code_of(o->available, count)] = 1;
+    /* the state reached by placing these instances: the module agrees on
+     * what still fits and on its invariants */
+    assert_int_equal(fs_mig_layout_check(o->m, l, NULL), 0);
+    assert_int_equal(l->mem, mem);
+    for (unsigned p = 0; p < 7; p++) {
+        assert_int_equal(fs_mig_fits(o->m, l, p), brute_fits(o, mem, p, count[p]));
+        int f = fs_mig_find(o->m, l, p);
+        int lowest = -1;
+        for (unsigned i = 0; i < o->ncand && lowest < 0; i++)
+            if (o->cand[i].prof == p && !(mem & range_mask(o->cand[i].start, o->cand[i].size)) &&
+                count[p] < o->available[p])
+                lowest = (int)o->cand[i].start;
+        assert_int_equal(f, lowest);
+        o->fits_checked++;
+    }
+    for (unsigned i = from; i < o->ncand; i++) {
+        const cand_t *c = &o->cand[i];
+        unsigned r = range_mask(c->start, c->size);
+        if ((mem & r) || compute + c->compute > 7 || count[c->prof] + 1 > o->available[c->prof])
+            continue;
+        fs_mig_layout_t save = *l;
+        assert_int_equal(fs_mig_place(o->m, l, c->prof, (int)c->start), (int)c->start);
+        count[c->prof]++;
+        enumerate(o, i + 1, mem | r, compute + c->compute, count, l);
+        count[c->prof]--;
+        assert_int_equal(fs_mig_remove(o->m, l, c->start), (int)c->prof);
+        assert_memory_equal(&save, l, sizeof save);
+    }
+}
+
+/* The module's tables equal the guide's listings. */
+static void test_tables_match_guide(void **s)
+{
+    (void)s;
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
+        assert_non_null(m);
+        assert_string_equal(m->name, oracle[g].model);
+        assert_int_equal(m->nprofiles, 7);
+        for (unsigned p = 0; p < 7; p++) {
+            const oracle_prof_t *op = &oracle[g].prof[p];
+            const fs_mig_profile_t *pr = &m->profile[p];
+            unsigned st[8], size, n = parse_lgipp(op->lgipp, st, &size), mask = 0;
+            for (unsigned i = 0; i < n; i++)
+                mask |= 1u << st[i];
+            assert_string_equal(pr->name, op->name);
+            assert_int_equal(pr->starts, mask);
+            assert_int_equal(pr->mem_slices, size);
+            assert_int_equal(pr->compute, op->compute);
+            assert_int_equal(pr->max_count, op->available);
+            assert_int_equal(pr->gpu_milli, op->compute * 1000 / 7);
+            assert_int_equal(fs_mig_profile_find(m, op->name, strlen(op->name)), (int)p);
+        }
+        if (m->catalog)
+            assert_true(fs_catalog_find(m->catalog) >= 0);
+    }
+    assert_null(fs_mig_model(FS_MIG_GPU_COUNT));
+    assert_int_equal(fs_mig_model_find("H100"), FS_MIG_H100_80GB);
+    assert_int_equal(fs_mig_model_find("a100"), FS_MIG_A100_80GB);   /* the catalog's A100 is 80 GB */
+    assert_int_equal(fs_mig_model_find("A100-40GB"), FS_MIG_A100_40GB);
+    assert_int_equal(fs_mig_model_find("b200-180gb"), FS_MIG_B200_180GB);
+    assert_int_equal(fs_mig_model_find("V100"), -1);
+    assert_int_equal(fs_mig_model_find(NULL), -1);
+    /* accounting share of a MIG pod (docs/shapes.md): 1g = 1000/7 rounded down */
+    const fs_mig_model_t *h = fs_mig_model(FS_MIG_H100_80GB);
+    assert_int_equal(h->profile[0].gpu_milli, 142);
+    assert_int_equal(h->profile[4].gpu_milli, 428);
+    assert_int_equal(h->profile[6].gpu_milli, 1000);
+}
+
+/* Every multiset with up to one more instance than each profile allows:
+ * accepted by the module iff some placement set obeying the hardware rules
+ * realises it.  Every reachable state: fits and find agree with brute force. */
+static void test_exhaustive_against_hardware_rules(void **s)
+{
+    (void)s;
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        orc_t o;
+        memset(&o, 0, sizeof o);
+        o.m = fs_mig_model((fs_mig_gpu_t)g);
+        size_t codes = 1;
+        for (unsigned p = 0; p < 7; p++)
+            codes *= oracle[g].prof[p].available + 2;
+        o.valid = calloc(codes, 1);
+        assert_non_null(o.valid);
+        for (unsigned p = 0; p < 7; p++) {
+            unsigned st[8], size, n = parse_lgipp(oracle[g].prof[p].lgipp, st, &size);
+            o.available[p] = oracle[g].prof[p].available;
+            for (unsigned i = 0; i < n; i++)
+                o.cand[o.ncand++] = (cand_t){p, st[i], size, oracle[g].prof[p].compute};
+        }
+        unsigned count[7] = {0};
+        fs_mig_layout_t l;
+        fs_mig_layout_clear(&l);
+        enumerate(&o, 0, 0, 0, count, &l);
+
+        unsigned accepted = 0, rejected = 0, total = 0, c[7];
+        for (c[0] = 0; c[0] <= o.available[0] + 1; c[0]++)
+        for (c[1] = 0; c[1] <= o.available[1] + 1; c[1]++)
+        for (c[2] = 0; c[2] <= o.available[2] + 1; c[2]++)
+        for (c[3] = 0; c[3] <= o.available[3] + 1; c[3]++)
+        for (c[4] = 0; c[4] <= o.available[4] + 1; c[4]++)
+        for (c[5] = 0; c[5] <= o.available[5] + 1; c[5]++)
+        for (c[6] = 0; c[6] <= o.available[6] + 1; c[6]++) {
+            fs_mig_spec_t spec = {.enabled = true};
+            for (unsigned p = 0; p < 7; p++)
+                spec.count[p] = (uint8_t)c[p];
+            bool want = o.valid[code_of(o.available, c)] != 0;
+            bool got = fs_mig_spec_valid(o.m, &spec);
+            if (want != got)
+                fail_msg("%s: multiset %u %u %u %u %u %u %u: module %d, hardware rules %d", o.m->name, c[0], c[1],
+                         c[2], c[3], c[4], c[5], c[6], got, want);
+            fs_mig_layout_t built;
+            fs_error_t err;
+            assert_int_equal(fs_mig_layout_build(o.m, &spec, &built, &err), want ? 0 : FS_EINVAL);
+            if (want) {
+                assert_int_equal(fs_mig_layout_check(o.m, &built, NULL), 0);
+                assert_memory_equal(built.count, spec.count, sizeof spec.count);
+                accepted++;
+            } else {
+                assert_int_equal(built.ninst, 0);
+                rejected++;
+            }
+            total++;
+        }
+        printf("%s: %u placement sets; %u multisets: %u accepted, %u rejected; %u fits/find checks\n", o.m->name,
+               o.sets, total, accepted, rejected, o.fits_checked);
+        free(o.valid);
+    }
+}
+
+/* Named cases from the guide. */
+static bool fits_text(fs_mig_gpu_t g, const char *text)
+{
+    fs_mig_spec_t spec;
+    return fs_mig_layout_parse(fs_mig_model(g), text, &spec, NULL, NULL) == 0;
+}
+
+static void test_guide_cases(void **s)
+{
+    (void)s;
+    /* R510+: a (4 memory, 4 compute) with a (4 memory, 3 compute) profile */
+    assert_true(fits_text(FS_MIG_H100_80GB, "4g.40gb, 3g.40gb"));
+    assert_true(fits_text(FS_MIG_A100_40GB, "4g.20gb, 3g.20gb"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "4g.40gb x2"));
+    /* 3g takes 4 of the 8 memory slices ({0,4}:4): two of them fill the GPU,
+     * so no 1g fits beside them ("two instances of type 3g.20gb ... or seven
+     * of 1g.5gb") */
+    assert_true(fits_text(FS_MIG_A100_40GB, "3g.20gb x2"));
+    assert_false(fits_text(FS_MIG_A100_40GB, "3g.20gb x2, 1g.5gb"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "3g.40gb x2, 1g.10gb"));
+    /* the guide's examples: a 3-2-1-1 and a 2-1-1-1-1-1 geometry */
+    assert_true(fits_text(FS_MIG_A100_40GB, "3g.20gb, 2g.10gb, 1g.5gb x2"));
+    assert_true(fits_text(FS_MIG_A100_40GB, "2g.10gb, 1g.5gb x5"));
+    assert_true(fits_text(FS_MIG_H100_80GB, "4g.40gb, 2g.20gb, 1g.10gb"));
+    assert_true(fits_text(FS_MIG_H100_80GB, "4g.40gb, 1g.10gb x3"));
+    assert_true(fits_text(FS_MIG_H100_80GB, "4g.40gb, 1g.20gb x2"));
+    assert_true(fits_text(FS_MIG_H100_80GB, "2g.20gb x3, 1g.10gb"));
+    assert_true(fits_text(FS_MIG_H100_80GB, "1g.20gb x3, 1g.10gb"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "1g.20gb x4, 1g.10gb"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "1g.20gb x5"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "7g.80gb, 1g.10gb"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "1g.10gb x8"));
+    /* one media-extension instance per GPU, beside six plain 1g */
+    assert_true(fits_text(FS_MIG_H100_80GB, "1g.10gb+me, 1g.10gb x6"));
+    assert_false(fits_text(FS_MIG_H100_80GB, "1g.10gb+me x2"));
+    /* the 8th memory slice: usable only by profiles with a 2-slice
+     * placement at slot 6 (or 4g/3g/7g), never by a 1-slice 1g */
+    fs_mig_layout_t l;
+    const fs_mig_model_t *m = fs_mig_model(FS_MIG_H100_80GB);
+    fs_mig_layout_clear(&l);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(fs_mig_place(m, &l, 0, -1), i);
+    assert_int_equal(l.mem, 0x7f);
+    assert_int_equal(l.sm, 0x7f);
+    for (unsigned p = 0; p < 7; p++)
+        assert_int_equal(fs_mig_fits(m, &l, p), 0);
+    /* stranded compute: a 3g at slot 0 holds 4 memory slices, 3 compute */
+    fs_mig_layout_clear(&l);
+    assert_int_equal(fs_mig_place(m, &l, 4, -1), 0);
+    assert_int_equal(fs_mig_stranded_sm(&l), 0x08);
+    assert_int_equal(fs_mig_place(m, &l, 4, -1), 4);
+    assert_int_equal(fs_mig_stranded_sm(&l), 0x08);
+    assert_int_equal(fs_mig_place(m, &l, 0, -1), FS_EINVAL);
+}
+
+/* mig-parted's default config (deployments/systemd/config-default.yaml at
+ * NVIDIA/mig-parted bd7160f4, 2026-08-21): each layout for the models our
+ * tables cover, with the instances it names.  For configs without a device
+ * filter the models are those whose profiles the config uses (the file's
+ * comments name them); all-1g.10gb and all-1g.35gb have per-model entries. */
+typedef struct pc { const char *prof; unsigned n; } pc_t;
+typedef struct cfg_row {
+    const char *config;
+    fs_mig_gpu_t gpu;
+    pc_t want[3];
+} cfg_row_t;
+
+static const cfg_row_t migparted[] = {
+    {"all-1g.5gb", FS_MIG_A100_40GB, {{"1g.5gb", 7}}},
+    {"all-1g.5gb.me", FS_MIG_A100_40GB, {{"1g.5gb+me", 1}}},
+    {"all-2g.10gb", FS_MIG_A100_40GB, {{"2g.10gb", 3}}},
+    {"all-3g.20gb", FS_MIG_A100_40GB, {{"3g.20gb", 2}}},
+    {"all-4g.20gb", FS_MIG_A100_40GB, {{"4g.20gb", 1}}},
+    {"all-7g.40gb", FS_MIG_A100_40GB, {{"7g.40gb", 1}}},
+    {"all-1g.10gb", FS_MIG_A100_40GB, {{"1g.10gb", 4}}},
+    {"all-balanced", FS_MIG_A100_40GB, {{"1g.5gb", 2}, {"2g.10gb", 1}, {"3g.20gb", 1}}},
+#define H80(g)                                                                         \
+    {"all-1g.10gb", g, {{"1g.10gb", 7}}}, {"all-1g.10gb.me", g, {{"1g.10gb+me", 1}}},  \
+    {"all-1g.20gb", g, {{"1g.20gb", 4}}}, {"all-2g.20gb", g, {{"2g.20gb", 3}}},        \
+    {"all-3g.40gb", g, {{"3g.40gb", 2}}}, {"all-4g.40gb", g, {{"4g.40gb", 1}}},        \
+    {"all-7g.80gb", g, {{"7g.80gb", 1}}},                                              \
+    {"all-balanced", g, {{"1g.10gb", 2}, {"2g.20gb", 1}, {"3g.40gb", 1}}}
+    H80(FS_MIG_A100_80GB),
+    H80(FS_MIG_H100_80GB),
+    {"all-1g.18gb", FS_MIG_H200_141GB, {{"1g.18gb", 7}}},
+    {"all-1g.18gb.me", FS_MIG_H200_141GB, {{"1g.18gb+me", 1}}},
+    {"all-1g.35gb", FS_MIG_H200_141GB, {{"1g.35gb", 4}}},
+    {"all-2g.35gb", FS_MIG_H200_141GB, {{"2g.35gb", 3}}},
+    {"all-3g.71gb", FS_MIG_H200_141GB, {{"3g.71gb", 2}}},
+    {"all-4g.71gb", FS_MIG_H200_141GB, {{"4g.71gb", 1}}},
+    {"all-7g.141gb", FS_MIG_H200_141GB, {{"7g.141gb", 1}}},
+    {"all-balanced", FS_MIG_H200_141GB, {{"1g.18gb", 2}, {"2g.35gb", 1}, {"3g.71gb", 1}}},
+    {"all-1g.23gb", FS_MIG_B200_180GB, {{"1g.23gb", 7}}},
+    {"all-1g.23gb.me", FS_MIG_B200_180GB, {{"1g.23gb+me", 1}}},
+    {"all-1g.45gb", FS_MIG_B200_180GB, {{"1g.45gb", 4}}},
+    {"all-2g.45gb", FS_MIG_B200_180GB, {{"2g.45gb", 3}}},
+    {"all-3g.90gb", FS_MIG_B200_180GB, {{"3g.90gb", 2}}},
+    {"all-4g.90gb", FS_MIG_B200_180GB, {{"4g.90gb", 1}}},
+    {"all-7g.180gb", FS_MIG_B200_180GB, {{"7g.180gb", 1}}},
+    {"all-balanced", FS_MIG_B200_180GB, {{"1g.23gb", 2}, {"2g.45gb", 1}, {"3g.90gb", 1}}},
+#undef H80
+};
+
+/* Every config name in that file (81). */
+static const char *const migparted_names[] = {
+    "all-disabled", "all-enabled", "all-1g.5gb", "all-1g.5gb.me", "all-2g.10gb", "all-3g.20gb", "all-4g.20gb",
+    "all-7g.40gb", "all-1g.24gb.gfx", "all-1g.24gb.me.all", "all-1g.24gb-me", "all-2g.48gb", "all-2g.48gb.gfx",
+    "all-2g.48gb.me.all", "all-2g.48gb-me", "all-4g.96gb", "all-4g.96gb.gfx", "all-1g.10gb", "all-1g.10gb.me",
+    "all-1g.20gb", "all-2g.20gb", "all-3g.40gb", "all-4g.40gb", "all-7g.80gb", "all-1g.6gb", "all-1g.6gb.me",
+    "all-2g.12gb", "all-2g.12gb.me", "all-4g.24gb", "all-1g.12gb", "all-1g.12gb.me", "all-1g.24gb", "all-2g.24gb",
+    "all-1g.24gb.me", "all-1g.47gb", "all-2g.47gb", "all-3g.93gb", "all-4g.93gb", "all-7g.186gb", "all-3g.47gb",
+    "all-4g.47gb", "all-7g.94gb", "all-3g.48gb", "all-4g.48gb", "all-7g.96gb", "all-balanced", "all-1g.18gb",
+    "all-1g.18gb.me", "all-1g.23gb", "all-1g.23gb.me", "all-1g.35gb", "all-2g.35gb", "all-3g.71gb", "all-4g.71gb",
+    "all-7g.141gb", "all-1g.34gb", "all-1g.34gb.me", "all-1g.35gb.me", "all-1g.36gb", "all-1g.45gb", "all-1g.67gb",
+    "all-1g.70gb", "all-2g.36gb", "all-2g.45gb", "all-2g.67gb", "all-2g.70gb", "all-3g.72gb", "all-3g.90gb",
+    "all-3g.95gb", "all-3g.135gb", "all-3g.139gb", "all-4g.72gb", "all-4g.90gb", "all-4g.95gb", "all-4g.135gb",
+    "all-4g.139gb", "all-7g.144gb", "all-7g.180gb", "all-7g.189gb", "all-7g.269gb", "all-7g.278gb",
+};
+
+static void test_migparted_default_config(void **s)
+{
+    (void)s;
+    size_t nrows = sizeof migparted / sizeof migparted[0];
+    assert_int_equal(sizeof migparted_names / sizeof migparted_names[0], 81);
+    for (size_t r = 0; r < nrows; r++) {
+        const cfg_row_t *row = &migparted[r];
+        const fs_mig_model_t *m = fs_mig_model(row->gpu);
+        fs_mig_spec_t spec, want = {.enabled = true};
+        fs_error_t err;
+        for (unsigned k = 0; k < 3 && row->want[k].prof; k++) {
+            int p = fs_mig_profile_find(m, row->want[k].prof, strlen(row->want[k].prof));
+            assert_true(p >= 0);
+            want.count[p] = (uint8_t)row->want[k].n;
+        }
+        if (fs_mig_layout_parse(m, row->config, &spec, NULL, &err) != 0)
+            fail_msg("%s on %s: %s", row->config, m->name, err.msg);
+        assert_true(spec.enabled);
+        if (memcmp(spec.count, want.count, sizeof want.count))
+            fail_msg("%s on %s: counts differ from mig-parted's", row->config, m->name);
+        fs_mig_layout_t l;
+        assert_int_equal(fs_mig_layout_build(m, &spec, &l, &err), 0);
+        assert_int_equal(fs_mig_layout_check(m, &l, NULL), 0);
+        /* a full mig-parted layout leaves no room for its own profiles */
+        for (unsigned k = 0; k < 3 && row->want[k].prof; k++)
+            assert_int_equal(fs_mig_fits(m, &l, (unsigned)fs_mig_profile_find(m, row->want[k].prof,
+                                                                                 strlen(row->want[k].prof))), 0);
+    }
+    /* every other (config, model) pair is refused, naming what was expected;
+     * all-disabled and all-enabled apply to every model */
+    unsigned refused = 0;
+    for (size_t i = 0; i < sizeof migparted_names / sizeof migparted_names[0]; i++)
+        for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+            const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
+            bool named = !strcmp(migparted_names[i], "all-disabled") || !strcmp(migparted_names[i], "all-enabled");
+            for (size_t r = 0; r < nrows; r++)
+                named |= migparted[r].gpu == (fs_mig_gpu_t)g && !strcmp(migparted[r].config, migparted_names[i]);
+            fs_mig_spec_t spec;
+            fs_error_t err;
+            size_t off = 99;
+            int rc = fs_mig_layout_parse(m, migparted_names[i], &spec, &off, &err);
+            if (named && rc != 0)
+                fail_msg("%s on %s refused: %s", migparted_names[i], m->name, err.msg);
+            if (!named) {
+                if (rc == 0)
+                    fail_msg("%s accepted on %s, which mig-parted does not name", migparted_names[i], m->name);
+                assert_int_equal(rc, FS_EINVAL);
+                assert_int_equal(off, 4);
+                assert_non_null(strstr(err.msg, "expected all-disabled, all-enabled, all-balanced"));
+                refused++;
+            }
+        }
+    printf("mig-parted: %zu (layout, model) pairs accepted with mig-parted's counts, %u refused\n", nrows, refused);
+    fs_mig_spec_t spec;
+    assert_int_equal(fs_mig_layout_parse(fs_mig_model(FS_MIG_B200_180GB), "all-disabled", &spec, NULL, NULL), 0);
+    assert_false(spec.enabled);
+    assert_int_equal(fs_mig_layout_parse(fs_mig_model(FS_MIG_B200_180GB), " all-enabled ", &spec, NULL, NULL), 0);
+    assert_true(spec.enabled);
+    for (unsigned p = 0; p < FS_MIG_MAX_PROFILES; p++)
+        assert_int_equal(spec.count[p], 0);
+}
+
+/* Random place/remove sequences keep the invariants; placing then removing
+ * restores the state byte for byte; removing every instance empties it. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void test_place_remove_round_trips(void **s)
+{
+    (void)s;
+    uint64_t x = 14;
+    unsigned placed = 0, refused = 0, removed = 0;
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
+        fs_mig_layout_t l, empty;
+        fs_mig_layout_clear(&l);
+        fs_mig_layout_clear(&empty);
+        for (int step = 0; step < 20000; step++) {
+            unsigned op = (unsigned)(lcg(&x) % 3), p = (unsigned)(lcg(&x) % m->nprofiles);
+            if (op < 2) {
+                int start = op == 0 ? -1 : (int)(lcg(&x) % FS_MIG_SLOTS);
+                bool can = start < 0 ? fs_mig_find(m, &l, p) >= 0 : fs_mig_can_place_at(m, &l, p, (unsigned)start);
+                fs_mig_layout_t before = l;
+                int rc = fs_mig_place(m, &l, p, start);
+                if (!can) {
+                    assert_int_equal(rc, FS_EINVAL);
+                    assert_memory_equal(&before, &l, sizeof l);
+                    refused++;
+                    continue;
+                }
+                assert_true(rc >= 0);
+                if (start >= 0)
+                    assert_int_equal(rc, start);
+                assert_int_equal(fs_mig_layout_check(m, &l, NULL), 0);
+                if (lcg(&x) % 2) {   /* round trip */
+                    assert_int_equal(fs_mig_remove(m, &l, (unsigned)rc), (int)p);
+                    assert_memory_equal(&before, &l, sizeof l);
+                    assert_int_equal(fs_mig_place(m, &l, p, rc), rc);
+                }
+                placed++;
+            } else if (l.ninst) {
+                unsigned i = (unsigned)(lcg(&x) % l.ninst);
+                unsigned st = l.inst[i].start, pr = l.inst[i].profile;
+                assert_int_equal(fs_mig_remove(m, &l, st), (int)pr);
+                assert_int_equal(fs_mig_layout_check(m, &l, NULL), 0);
+                removed++;
+            } else {
+                assert_int_equal(fs_mig_remove(m, &l, (unsigned)(lcg(&x) % 8)), FS_EINVAL);
+            }
+        }
+        while (l.ninst)
+            fs_mig_remove(m, &l, l.inst[l.ninst - 1].start);
+        assert_memory_equal(&l, &empty, sizeof l);
+    }
+    printf("round trips: %u placed, %u refused, %u removed\n", placed, refused, removed);
+    /* a broken layout is reported */
+    const fs_mig_model_t *m = fs_mig_model(FS_MIG_A100_80GB);
+    fs_mig_layout_t l;
+    fs_error_t err;
+    fs_mig_layout_clear(&l);
+    assert_int_equal(fs_mig_place(m, &l, 3, -1), 0);
+    l.mem = 0x01;
+    assert_int_equal(fs_mig_layout_check(m, &l, &err), FS_EINTERNAL);
+    assert_non_null(strstr(err.msg, "slot masks"));
+    fs_mig_layout_clear(&l);
+    assert_int_equal(fs_mig_place(m, &l, 3, 1), FS_EINVAL);   /* 2g starts at 0, 2 or 4 */
+    assert_int_equal(fs_mig_place(m, &l, 9, -1), FS_EINVAL);
+    assert_int_equal(fs_mig_fits(m, &l, 9), 0);
+}
+
+/* The scenario-facing parser: list forms, and located errors that name what
+ * was expected. */
+static void test_parse(void **s)
+{
+    (void)s;
+    const fs_mig_model_t *m = fs_mig_model(FS_MIG_H100_80GB);
+    fs_mig_spec_t spec;
+    fs_error_t err;
+    size_t off;
+    assert_int_equal(fs_mig_layout_parse(m, "3g.40gb, 2g.20gb, 1g.10gb x2", &spec, &off, &err), 0);
+    assert_int_equal(spec.count[4], 1);
+    assert_int_equal(spec.count[3], 1);
+    assert_int_equal(spec.count[0], 2);
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb:2,1g.10gb*3, 1g.10gbx2", &spec, &off, &err), 0);
+    assert_int_equal(spec.count[0], 7);
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb+me, 1g.20gb x 3", &spec, &off, &err), 0);
+    assert_int_equal(spec.count[1], 1);
+    assert_int_equal(spec.count[2], 3);
+
+    /* unknown profile: located at the token, the valid names listed */
+    assert_int_equal(fs_mig_layout_parse(m, "3g.40gb, 2g.25gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 9);
+    assert_string_equal(err.msg, "unknown MIG profile '2g.25gb' for H100-80GB (expected one of 1g.10gb, "
+                                 "1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)");
+    /* another model's profile */
+    assert_int_equal(fs_mig_layout_parse(m, "  1g.5gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 2);
+    assert_non_null(strstr(err.msg, "'1g.5gb'"));
+    /* unknown mig-parted name */
+    assert_int_equal(fs_mig_layout_parse(m, "all-1g.5gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 4);
+    assert_non_null(strstr(err.msg, "all-<profile>"));
+    assert_non_null(strstr(err.msg, "1g.10gb.me"));
+    /* punctuation and counts */
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb;2g.20gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 7);
+    assert_non_null(strstr(err.msg, "expected ','"));
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb x", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 9);
+    assert_non_null(strstr(err.msg, "expected a count"));
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb x 12", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 10);
+    assert_non_null(strstr(err.msg, "at most 7"));
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb x99999999999", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(fs_mig_layout_parse(m, "1g.10gb,", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 8);
+    assert_int_equal(fs_mig_layout_parse(m, ", 1g.10gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 0);
+    assert_int_equal(fs_mig_layout_parse(m, "   ", &spec, &off, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "empty MIG layout"));
+    /* well formed but does not fit: the whole layout, with the placements */
+    assert_int_equal(fs_mig_layout_parse(m, " 4g.40gb, 4g.40gb", &spec, &off, &err), FS_EINVAL);
+    assert_int_equal(off, 1);
+    assert_string_equal(err.msg, "MIG layout '4g.40gb x2' does not fit on one H100-80GB: 2 x 4g.40gb (expected "
+                                 "at most 1 per GPU)");
+    assert_int_equal(fs_mig_layout_parse(m, "3g.40gb x2, 1g.10gb", &spec, &off, &err), FS_EINVAL);
+    assert_string_equal(err.msg, "MIG layout '1g.10gb, 3g.40gb x2' does not fit on one H100-80GB: no placement "
+                                 "keeps the instances' memory slices apart (expected non-overlapping {starts}:size "
+                                 "of 8 slices: 1g.10gb {0,1,2,3,4,5,6}:1, 3g.40gb {0,4}:4)");
+    /* NULL err and err_off are allowed */
+    assert_int_equal(fs_mig_layout_parse(m, "bogus", &spec, NULL, NULL), FS_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tables_match_guide),
+        cmocka_unit_test(test_exhaustive_against_hardware_rules),
+        cmocka_unit_test(test_guide_cases),
+        cmocka_unit_test(test_migparted_default_config),
+        cmocka_unit_test(test_place_remove_round_trips),
+        cmocka_unit_test(test_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
