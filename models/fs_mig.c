@@ -32,7 +32,8 @@ enum { S_1 = 0x7f, S_1W = 0x55, S_2 = 0x15, S_3 = 0x11, S_0 = 0x01 };
      PROF("2g." #g2 "gb", 2, 2, S_2, 3, g2, false),                             \
      PROF("3g." #g3 "gb", 3, 4, S_3, 2, g3, false),                             \
      PROF("4g." #g4 "gb", 4, 4, S_0, 1, g4, false),                             \
-     PROF("7g." #g7 "gb", 7, 8, S_0, 1, g7, false)}
+     PROF("7g." #g7 "gb", 7, 8, S_0, 1, g7, false)},                            \
+    {6, 5, 4, 3, 2, 0, 1}
 
 static const fs_mig_model_t models[FS_MIG_GPU_COUNT] = {
     [FS_MIG_A100_40GB] = {"A100-40GB", NULL, 40, 7, SEVEN(5, 10, 10, 20, 20, 40)},
@@ -152,6 +153,39 @@ unsigned fs_mig_fits(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned
         }
     }
     return n;
+}
+
+int fs_mig_find_best(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p)
+{
+    if (p >= m->nprofiles || l->count[p] >= m->profile[p].max_count)
+        return -1;
+    const uint8_t *order = m->by_size;   /* largest footprint first */
+    unsigned n = m->nprofiles;
+    const fs_mig_profile_t *pr = &m->profile[p];
+    int best = -1;
+    unsigned best_fits[FS_MIG_MAX_PROFILES] = {0};
+    for (unsigned s = 0; s < FS_MIG_SLOTS; s++) {
+        if (!(pr->starts >> s & 1u) || (l->mem & fs_mig_slots(pr, s)))
+            continue;
+        fs_mig_layout_t after = *l;   /* only mem and count matter to fs_mig_fits */
+        after.mem |= fs_mig_slots(pr, s);
+        after.count[p]++;
+        /* compare with the best so far, largest profile first; stop at
+         * the first difference */
+        unsigned fits[FS_MIG_MAX_PROFILES], k = 0;
+        int cmp = best < 0 ? 1 : 0;
+        for (; k < n && cmp == 0; k++) {
+            fits[k] = fs_mig_fits(m, &after, order[k]);
+            cmp = (fits[k] > best_fits[k]) - (fits[k] < best_fits[k]);
+        }
+        if (cmp > 0) {
+            for (; k < n; k++)
+                fits[k] = fs_mig_fits(m, &after, order[k]);
+            best = (int)s;
+            memcpy(best_fits, fits, sizeof fits);
+        }
+    }
+    return best;
 }
 
 void fs_mig_fits_all(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned out[FS_MIG_MAX_PROFILES])

@@ -72,6 +72,7 @@ typedef struct fs_mig_model {
     uint16_t memory_gb;     /* whole-GPU memory as the 7g profile names it */
     uint8_t nprofiles;
     fs_mig_profile_t profile[FS_MIG_MAX_PROFILES];  /* guide's table order: 1g, 1g+me, 1g (2 slices), 2g, 3g, 4g, 7g */
+    uint8_t by_size[FS_MIG_MAX_PROFILES];  /* profile indexes by memory slices, then compute, descending; then index */
 } fs_mig_model_t;
 
 typedef struct fs_mig_inst {
@@ -115,6 +116,15 @@ static inline uint8_t fs_mig_slots(const fs_mig_profile_t *p, unsigned start)
  * The rule: among the profile's valid starts (ascending), the first whose
  * slots are all free, provided the profile's cap is not reached.  O(8). */
 int fs_mig_find(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p);
+/* The start that keeps the most room: among the free valid starts, the one
+ * after which the most instances of the largest profiles still fit
+ * (fs_mig_fits compared profile by profile from the largest footprint down:
+ * memory slices, then compute), ties to the lowest start; -1 when none.
+ * The guide's worked examples of nvidia-smi creating instances without a
+ * placement (a 3-2-1-1 and a 2-1-1-1-1-1 geometry on A100) land exactly
+ * where this rule puts them (tests/test_mig.c); the driver's own rule is not
+ * documented.  O(8 x profiles x 8). */
+int fs_mig_find_best(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p);
 /* Can profile p be created at `start`? */
 bool fs_mig_can_place_at(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p, unsigned start);
 /* Creates an instance of profile p at `start`, or at fs_mig_find's slot when

@@ -128,6 +128,10 @@ static void enumerate(orc_t *o, unsigned from, unsigned mem, unsigned compute, u
                 count[p] < o->available[p])
                 lowest = (int)o->cand[i].start;
         assert_int_equal(f, lowest);
+        int b = fs_mig_find_best(o->m, l, p);
+        assert_int_equal(b < 0, f < 0);
+        if (b >= 0)
+            assert_true(fs_mig_can_place_at(o->m, l, p, (unsigned)b));
         o->fits_checked++;
     }
     for (unsigned i = from; i < o->ncand; i++) {
@@ -170,6 +174,19 @@ static void test_tables_match_guide(void **s)
         }
         if (m->catalog)
             assert_true(fs_catalog_find(m->catalog) >= 0);
+        /* by_size: a permutation, largest footprint (memory, then compute) first */
+        unsigned seen = 0;
+        for (unsigned k = 0; k < m->nprofiles; k++) {
+            seen |= 1u << m->by_size[k];
+            if (k > 0) {
+                const fs_mig_profile_t *a = &m->profile[m->by_size[k - 1]], *b = &m->profile[m->by_size[k]];
+                assert_true(a->mem_slices > b->mem_slices ||
+                            (a->mem_slices == b->mem_slices &&
+                             (a->compute > b->compute ||
+                              (a->compute == b->compute && m->by_size[k - 1] < m->by_size[k]))));
+            }
+        }
+        assert_int_equal(seen, (1u << m->nprofiles) - 1u);
     }
     assert_null(fs_mig_model(FS_MIG_GPU_COUNT));
     assert_int_equal(fs_mig_model_find("H100"), FS_MIG_H100_80GB);
@@ -299,6 +316,57 @@ static void test_guide_cases(void **s)
     assert_int_equal(fs_mig_place(m, &l, 4, -1), 4);
     assert_int_equal(fs_mig_stranded_sm(&l), 0x08);
     assert_int_equal(fs_mig_place(m, &l, 0, -1), FS_EINVAL);
+}
+
+/* The guide's worked examples of `nvidia-smi mig -cgi` without placements
+ * on an A100-40GB, and where the driver put each instance (from the
+ * `nvidia-smi mig -lgi` listings that follow them): fs_mig_find_best puts
+ * them at the same slots; fs_mig_find (lowest start) does not. */
+static void test_driver_examples(void **s)
+{
+    (void)s;
+    const fs_mig_model_t *m = fs_mig_model(FS_MIG_A100_40GB);
+    static const struct { const char *cgi; int start[6]; } ex[] = {
+        /* Example 2, "3-2-1-1": -cgi 9,19,14,19 -> 3g 4:4, 1g 0:1, 2g 2:2, 1g 1:1 */
+        {"3g.20gb,1g.5gb,2g.10gb,1g.5gb", {4, 0, 2, 1, -2}},
+        /* Example 3, "2-1-1-1-1-1": -cgi 14,19,19,19,19,19 -> 2g 4:2, then 1g at 6, 0, 1, 2, 3 */
+        {"2g.10gb,1g.5gb,1g.5gb,1g.5gb,1g.5gb,1g.5gb", {4, 6, 0, 1, 2, 3}},
+        /* Example 2's failing order: -cgi 19,19,14,9 creates the first three
+         * (where, the guide does not show: -3 = any) and then fails the 3g
+         * with "Insufficient Resources"; lowest-first would have fitted it */
+        {"1g.5gb,1g.5gb,2g.10gb,3g.20gb", {-3, -3, -3, -1, -2}},
+    };
+    for (size_t e = 0; e < sizeof ex / sizeof ex[0]; e++) {
+        fs_mig_layout_t best, low;
+        fs_mig_layout_clear(&best);
+        fs_mig_layout_clear(&low);
+        const char *c = ex[e].cgi;
+        bool lowest_differs = false;
+        for (unsigned k = 0; k < 6 && ex[e].start[k] != -2; k++) {
+            size_t len = strcspn(c, ",");
+            int p = fs_mig_profile_find(m, c, len);
+            assert_true(p >= 0);
+            c += len + (c[len] == ',');
+            int b = fs_mig_find_best(m, &best, (unsigned)p);
+            if (ex[e].start[k] == -3 ? b < 0 : b != ex[e].start[k])
+                fail_msg("example %zu, instance %u: best fit %d, driver %d", e, k, b, ex[e].start[k]);
+            if (b >= 0)
+                assert_int_equal(fs_mig_place(m, &best, (unsigned)p, b), b);
+            int lo = fs_mig_place(m, &low, (unsigned)p, -1);
+            lowest_differs |= ex[e].start[k] == -3 ? lo < 0 : lo != ex[e].start[k];
+        }
+        assert_true(lowest_differs);
+        assert_int_equal(fs_mig_layout_check(m, &best, NULL), 0);
+    }
+    /* on a full GPU, or past the cap, nothing */
+    fs_mig_layout_t l;
+    fs_mig_layout_clear(&l);
+    assert_int_equal(fs_mig_place(m, &l, 6, -1), 0);
+    assert_int_equal(fs_mig_find_best(m, &l, 0), -1);
+    fs_mig_layout_clear(&l);
+    assert_int_equal(fs_mig_place(m, &l, 1, -1), 0);
+    assert_int_equal(fs_mig_find_best(m, &l, 1), -1);
+    assert_int_equal(fs_mig_find_best(m, &l, 9), -1);
 }
 
 /* mig-parted's default config (deployments/systemd/config-default.yaml at
@@ -567,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_tables_match_guide),
         cmocka_unit_test(test_exhaustive_against_hardware_rules),
         cmocka_unit_test(test_guide_cases),
+        cmocka_unit_test(test_driver_examples),
         cmocka_unit_test(test_migparted_default_config),
         cmocka_unit_test(test_place_remove_round_trips),
         cmocka_unit_test(test_parse),
