@@ -58,6 +58,27 @@ int fs_mig_model_find(const char *name)
     return -1;
 }
 
+const fs_mig_model_t *fs_mig_model_lookup(const char *name, fs_error_t *err)
+{
+    int g = fs_mig_model_find(name);
+    if (g >= 0)
+        return &models[g];
+    char list[256];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < FS_MIG_GPU_COUNT && len < sizeof list; i++) {
+        int w = models[i].catalog
+                    ? snprintf(list + len, sizeof list - len, "%s%s (%s)", i ? ", " : "", models[i].name,
+                               models[i].catalog)
+                    : snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", models[i].name);
+        if (w > 0)
+            len += (size_t)w;
+    }
+    fs_error_set(err, FS_EINVAL, "GPU model '%s' has no MIG geometry (expected one of %s)", name ? name : "",
+                 list);
+    return NULL;
+}
+
 int fs_mig_profile_find(const fs_mig_model_t *m, const char *name, size_t len)
 {
     for (unsigned p = 0; p < m->nprofiles; p++)

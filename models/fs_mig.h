@@ -102,6 +102,9 @@ const fs_mig_model_t *fs_mig_model(fs_mig_gpu_t gpu);      /* NULL when out of r
 /* Case-insensitive: "H100-80GB", or the catalog name "H100" (the catalog's
  * A100 is the 80 GB part).  Returns the model or -1. */
 int fs_mig_model_find(const char *name);
+/* fs_mig_model_find for the scenario loader: the model, or NULL and
+ * FS_EINVAL in err naming the models that have MIG. */
+const fs_mig_model_t *fs_mig_model_lookup(const char *name, fs_error_t *err);
 /* Exact profile name ("1g.10gb+me"); returns the index or -1. */
 int fs_mig_profile_find(const fs_mig_model_t *m, const char *name, size_t len);
 

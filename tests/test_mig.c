@@ -195,6 +195,12 @@ static void test_tables_match_guide(void **s)
     assert_int_equal(fs_mig_model_find("b200-180gb"), FS_MIG_B200_180GB);
     assert_int_equal(fs_mig_model_find("V100"), -1);
     assert_int_equal(fs_mig_model_find(NULL), -1);
+    fs_error_t err;
+    assert_ptr_equal(fs_mig_model_lookup("h200", &err), fs_mig_model(FS_MIG_H200_141GB));
+    assert_null(fs_mig_model_lookup("V100", &err));
+    assert_int_equal(err.code, FS_EINVAL);
+    assert_string_equal(err.msg, "GPU model 'V100' has no MIG geometry (expected one of A100-40GB, A100-80GB "
+                                 "(A100), H100-80GB (H100), H200-141GB (H200), B200-180GB (B200))");
     /* accounting share of a MIG pod (docs/shapes.md): 1g = 1000/7 rounded down */
     const fs_mig_model_t *h = fs_mig_model(FS_MIG_H100_80GB);
     assert_int_equal(h->profile[0].gpu_milli, 142);
