@@ -441,9 +441,9 @@ static int parse_fail(size_t *err_off, size_t off, fs_error_t *err, const char *
     return FS_EINVAL;
 }
 
-/* The 1g profile with the most instances that is not +me (mig-parted's
+/* The base (not +me) profile of g compute slices with the most instances (mig-parted's
  * balanced builder keeps the highest MaxCount per G among base profiles). */
-static int smallest_1g(const fs_mig_model_t *m, unsigned g)
+static int balanced_profile(const fs_mig_model_t *m, unsigned g)
 {
     int best = -1;
     for (unsigned p = 0; p < m->nprofiles; p++) {
@@ -467,7 +467,7 @@ static int parse_named(const fs_mig_model_t *m, const char *s, size_t len, size_
         /* mig-parted pkg/mig/builder/balanced.go: 7 slots -> 2 x 1g, 1 x 2g, 1 x 3g */
         static const uint8_t formula[][2] = {{1, 2}, {2, 1}, {3, 1}};
         for (size_t i = 0; i < sizeof formula / sizeof formula[0]; i++) {
-            int p = smallest_1g(m, formula[i][0]);
+            int p = balanced_profile(m, formula[i][0]);
             if (p < 0)
                 return parse_fail(err_off, off, err, "all-balanced: %s has no %ug profile", m->name, formula[i][0]);
             out->count[p] = formula[i][1];
