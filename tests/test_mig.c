@@ -635,6 +635,60 @@ static void test_parse(void **s)
     assert_int_equal(fs_mig_layout_parse(m, "bogus", &spec, NULL, NULL), FS_EINVAL);
 }
 
+/* Random texts built from the parser's vocabulary and junk: the parser
+ * never reads outside the text, returns 0 or FS_EINVAL, on success gives a
+ * spec that fits, and on failure a one-line message and an offset inside
+ * the text. */
+static void test_parse_random(void **s)
+{
+    (void)s;
+    static const char *const pieces[] = {
+        "1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.5gb", "1g.18gb",
+        "all-", "all-balanced", "all-1g.10gb.me", "balanced", "disabled", ",", ", ", " ", "x", "x2", " x 3",
+        "*4", ":1", ":", "9", "0", "+", ".", "-", "\t", "gb", ";", "\xff", "MIG ", "1g.10gbx7",
+    };
+    uint64_t x = 2718;
+    unsigned ok = 0, bad = 0;
+    char text[256];
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
+        for (int t = 0; t < 8000; t++) {
+            size_t len = 0;
+            unsigned npieces = 1 + (unsigned)(lcg(&x) % 6);
+            for (unsigned k = 0; k < npieces; k++) {
+                const char *pc = pieces[lcg(&x) % (sizeof pieces / sizeof pieces[0])];
+                size_t pl = strlen(pc);
+                if (len + pl >= sizeof text)
+                    break;
+                memcpy(text + len, pc, pl);
+                len += pl;
+            }
+            /* exactly len bytes on the heap, so ASan sees any overread */
+            char *heap = malloc(len + 1);
+            assert_non_null(heap);
+            memcpy(heap, text, len);
+            heap[len] = '\0';
+            fs_mig_spec_t spec;
+            fs_error_t err;
+            size_t off = (size_t)-1;
+            int rc = fs_mig_layout_parse(m, heap, &spec, &off, &err);
+            if (rc == 0) {
+                assert_true(fs_mig_spec_valid(m, &spec));
+                ok++;
+            } else {
+                assert_int_equal(rc, FS_EINVAL);
+                assert_true(off <= len);
+                assert_true(err.msg[0] != '\0');
+                assert_null(strchr(err.msg, '\n'));
+                bad++;
+            }
+            free(heap);
+        }
+    }
+    printf("random layouts: %u accepted, %u refused\n", ok, bad);
+    assert_true(ok > 1000 && bad > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -645,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_migparted_default_config),
         cmocka_unit_test(test_place_remove_round_trips),
         cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
