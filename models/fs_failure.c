@@ -398,7 +398,12 @@ double fs_failure_node_mttf_s(const fs_config_t *cfg, const char *pool, uint32_t
     spec_t sp;
     double rate = 0;    /* failures per second of one node */
     memset(&sp, 0, sizeof sp);
-    if (cfg->failures.given && resolve(cfg, &sp, NULL, 0, NULL) == 0) {
+    int rc = cfg->failures.given ? resolve(cfg, &sp, NULL, 0, NULL) : FS_EINVAL;
+    if (rc == FS_ENOMEM) {  /* not "nothing fails": the caller reports it */
+        spec_release(&sp);
+        return -1;
+    }
+    if (rc == 0) {
         for (size_t i = 0; i < sp.n_comps; i++) {
             const comp_rt_t *c = &sp.comps[i];
             const char *cp = c->pool >= 0 ? cfg->cluster.pools[c->pool].name : NULL;

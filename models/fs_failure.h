@@ -48,8 +48,8 @@ int fs_failure_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
 /* Mean time between failures of one node of pool `pool` (NULL: any) with
  * gpn GPUs, in seconds, from the failure processes that hit single nodes
  * (gpu: gpn of them, node, link), presets resolved; 0 when none does (or
- * the block is absent or invalid).  Checkpoint intervals (Young, Daly) use
- * it. */
+ * the block is absent or invalid), -1 when out of memory (never read as
+ * "nothing fails").  Checkpoint intervals (Young, Daly) use it. */
 double fs_failure_node_mttf_s(const fs_config_t *cfg, const char *pool, uint32_t gpn);
 
 #endif

@@ -59,7 +59,8 @@ double fs_recov_interval_s(const fs_recovery_cfg_t *c, double node_mttf_s, uint3
 /* The mean time between failures of one node of pool `pool` (name) with
  * gpn GPUs, in seconds: recovery.node_mttf, or else the failures block's
  * processes that hit single nodes (gpu: gpn of them, node, link; presets
- * resolved: fs_failure_node_mttf_s); 0 when nothing fails.  Not cheap
+ * resolved: fs_failure_node_mttf_s); 0 when nothing fails, -1 out of
+ * memory (an error for the caller, never "nothing fails").  Not cheap
  * (it resolves the failures block): callers cache it per pool. */
 double fs_recov_node_mttf_s(const fs_config_t *cfg, const char *pool, uint32_t gpn);
 

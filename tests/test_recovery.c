@@ -435,6 +435,44 @@ static void test_daly_scenario(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Out of memory while resolving the failures block for a node's MTTF is
+ * -1 (an error the model turns into FS_ENOMEM), never 0 ("nothing fails",
+ * which would silently turn Young/Daly checkpoints off). */
+static void test_mttf_out_of_memory(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char yaml[] =
+        "name: mttf\n"
+        "cluster:\n"
+        "  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+        "workload:\n"
+        "  synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, duration: {dist: constant, value: 1h}}\n"
+        "failures:\n"
+        "  components: [{kind: node, tbf: {dist: exponential, mean: 6h}},\n"
+        "               {kind: gpu, tbf: {dist: exponential, mean: 48h}}]\n"
+        "recovery: {checkpoint: daly, write_cost: 5m}\n";
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("mttf.yaml", yaml, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    double want = fs_recov_node_mttf_s(&cfg, "p", 8);
+    assert_double_equal(want, 1.0 / (1.0 / (6 * HOUR) + 8.0 / (48 * HOUR)), 1e-6);
+    int failed = 0;
+    for (uint64_t k = 1; k < 1000; k++) {
+        fs_alloc_fail_after(k);
+        double got = fs_recov_node_mttf_s(&cfg, "p", 8);
+        fs_alloc_fail_after(0);
+        if (got == want)
+            break;
+        assert_double_equal(got, -1.0, 0);
+        failed++;
+    }
+    assert_true(failed > 0);
+    fs_config_release(&cfg);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Keys: defaults, values as written, errors at the key's position. */
 static void test_keys(void **st)
 {
@@ -862,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_daly_expected_time),
         cmocka_unit_test(test_daly_sweep),
         cmocka_unit_test(test_daly_scenario),
+        cmocka_unit_test(test_mttf_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
