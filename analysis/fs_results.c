@@ -151,7 +151,9 @@ static const col_t failure_cols[] = {
     X(failures, K_U64, "count") X(interruptions, K_U64, "count")            \
     X(availability, K_F64, "fraction")                                      \
     X(gpu_s_lost, K_F64, "GPU-s") X(gpu_s_ckpt, K_F64, "GPU-s")             \
-    X(ettr_mean, K_F64, "fraction")
+    X(ettr_mean, K_F64, "fraction")                                         \
+    X(window_start, K_F64, "s") X(window_end, K_F64, "s")                   \
+    X(cost_window, K_F64, "USD") X(cost_per_gpu_hour_window, K_F64, "USD/GPU-h")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

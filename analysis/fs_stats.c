@@ -221,6 +221,9 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->passes = totals->passes;
     out->rows_skipped = totals->rows_skipped;
     out->cost_total = out->cost_per_gpu_hour = out->cost_per_job = NAN;   /* set by the runner */
+    out->cost_window = out->cost_per_gpu_hour_window = NAN;
+    out->window_start = totals->window_start;
+    out->window_end = totals->window_end;
     out->cost_idle = out->cost_failures = out->energy_kwh = NAN;
     out->failures = totals->failures;
     out->interruptions = totals->interruptions;

@@ -55,6 +55,13 @@ typedef struct fs_summary {
     double gpu_s_lost;          /* GPU-s of compute whose work was lost (failures, preemption) */
     double gpu_s_ckpt;          /* GPU-s spent writing checkpoints */
     double ettr_mean;           /* mean ETTR of completed jobs in statistics (NaN: none) */
+    /* the measurement window [window_start, window_end] (s): after warm-up,
+     * to the end of the arrivals (the horizon, or a trace's last
+     * submission) or of the run if sooner; utilization and the window's
+     * cost cover it (docs/results.md) */
+    double window_start, window_end;
+    double cost_window;         /* $ over the window (NaN: no cost) */
+    double cost_per_gpu_hour_window; /* cost_window / GPU-hours busy in the window */
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table). */

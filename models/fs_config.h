@@ -207,7 +207,12 @@ typedef struct fs_config {
     uint64_t seed;          /* master seed */
     uint64_t replication;   /* replication index (sweeps); 0 for a single run */
     fs_time_t horizon;      /* arrivals are generated in [0, horizon), us */
+    int horizon_auto;       /* horizon not given with a trace: the trace's last
+                               submission (horizon holds FS_TIME_MAX_INPUT until
+                               the model has read the stream; fs_model_horizon) */
     int until;              /* enum fs_run_until: drain the queue, or stop at horizon */
+    fs_time_t drain_limit;  /* until: drain: fail when jobs are still active this
+                               long after the last arrival, us (0: no cap) */
     fs_time_t warmup;       /* jobs submitted before this are left out of statistics */
     fs_cluster_cfg_t cluster;
     fs_workload_cfg_t workload;

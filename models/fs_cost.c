@@ -293,3 +293,13 @@ int fs_cost_report(const fs_cost_rate_t *rates, const fs_usage_t *u, uint64_t jo
     out->energy_kwh = out->total.energy_kwh;
     return 0;
 }
+
+void fs_cost_window(const fs_cost_rate_t *rates, const fs_usage_t *u, fs_cost_cell_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint32_t p = 0; p < fs_usage_pools(u); p++) {
+        fs_cost_cell_t c;
+        fs_cost_cell(&rates[p], fs_usage_window(u, p), &c);
+        fs_cost_cell_add(out, &c);
+    }
+}

@@ -115,5 +115,8 @@ typedef struct fs_cost_report {
 int fs_cost_report(const fs_cost_rate_t *rates, const fs_usage_t *u, uint64_t jobs_completed,
                    fs_cost_report_t *out);
 void fs_cost_report_release(fs_cost_report_t *r);
+/* Prices the usage's measurement window (fs_usage_set_window) with rates:
+ * *out sums the pools' cells over the window. */
+void fs_cost_window(const fs_cost_rate_t *rates, const fs_usage_t *u, fs_cost_cell_t *out);
 
 #endif

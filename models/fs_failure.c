@@ -530,7 +530,7 @@ static int schedule(fail_t *f, fs_time_t at, int prio, uint64_t data)
 {
     if (at == FS_TIME_NEVER)
         return 0;
-    if (f->cfg->until == FS_UNTIL_HORIZON && at > f->cfg->horizon)
+    if (f->cfg->until == FS_UNTIL_HORIZON && at > fs_model_horizon(f->m))
         return 0;   /* the run stops first */
     return fs_model_module_event(f->m, f->id, at, prio, data, NULL);
 }
@@ -545,7 +545,7 @@ static int schedule_failure(fail_t *f, uint32_t ci, uint32_t u)
  * job (repairs still pending are not completed). */
 static int stopped(const fail_t *f)
 {
-    return f->cfg->until == FS_UNTIL_DRAIN && fs_model_now(f->m) >= f->cfg->horizon &&
+    return f->cfg->until == FS_UNTIL_DRAIN && fs_model_now(f->m) >= fs_model_horizon(f->m) &&
            fs_model_jobs_queued(f->m) == 0 && fs_model_jobs_running(f->m) == 0;
 }
 

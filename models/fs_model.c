@@ -16,7 +16,12 @@
 #define BATCH 4096
 #define NO_SLOT UINT32_MAX
 
-enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4, EV_RECOVER = 5 };
+enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4, EV_RECOVER = 5,
+       EV_DRAIN_CAP = 6 };
+/* The drain cap fires after every sample of its instant. */
+#define PRIO_DRAIN_CAP (FS_PRIO_SAMPLE + 5)
+/* Jobs named in a message about jobs that cannot go on. */
+#define NAMED_JOBS 5
 /* EV_RECOVER data: the failure is noticed (detection over), or the job is
  * back in the queue (requeue and backoff over). */
 enum { RC_DETECTED = 1, RC_REQUEUE = 2 };
@@ -48,6 +53,9 @@ struct fs_model {
     size_t batch_n, batch_i;
     int src_done;
     int truncated;          /* the trace went on past the horizon */
+    fs_time_t horizon;      /* cfg->horizon; with cfg->horizon_auto, the last
+                               submission once the stream has ended */
+    fs_time_t last_arrival; /* submission of the last job taken (-1: none) */
 
     /* active jobs */
     fs_jobrt_t *slots;
@@ -95,6 +103,13 @@ struct fs_model {
 
     module_t *modules;
     size_t n_modules, cap_modules;
+
+    /* pending events that cannot start a queued job: the timeline sample,
+     * the drain cap, and module events at FS_PRIO_FAILURE (a failure only
+     * takes capacity away).  When these are all that is pending, nothing
+     * runs and jobs wait, nothing can ever start them (stuck()). */
+    uint8_t sample_pending, cap_pending;
+    uint64_t inert_pending;
 
     fs_error_t err;
 };
@@ -925,7 +940,10 @@ int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority
 {
     fs_event_t ev = {.time = at, .type = EV_MODULE, .entity = id, .data = data,
                      .priority = (uint8_t)priority};
-    return fs_sim_schedule(&m->sim, &ev, h);
+    int rc = fs_sim_schedule(&m->sim, &ev, h);
+    if (!rc && priority == FS_PRIO_FAILURE)
+        m->inert_pending++;
+    return rc;
 }
 
 const fs_sink_t *fs_model_sink(const fs_model_t *m) { return &m->sink; }
@@ -953,6 +971,32 @@ static void job_end(fs_model_t *m, uint32_t slot)
 
 /* ---- the arrival stream -------------------------------------------------------- */
 
+/* The stream has no more jobs (at now, the last one's submission or the
+ * first one cut by the horizon).  A horizon left to the trace
+ * (cfg->horizon_auto) becomes its last submission: the measurement window
+ * ends there.  A drain gets its cap (drain_limit after the last arrival). */
+static void source_ended(fs_model_t *m)
+{
+    m->src_done = 1;
+    if (m->cfg->horizon_auto) {
+        m->horizon = m->last_arrival > 0 ? m->last_arrival : 0;
+        if (m->win_hi > m->horizon)
+            m->win_hi = m->horizon > m->win_lo ? m->horizon : m->win_lo;
+        fs_usage_set_window(m->usage, m->win_lo, m->win_hi);
+    }
+    if (m->cfg->until == FS_UNTIL_DRAIN && m->cfg->drain_limit > 0) {
+        fs_time_t from = m->last_arrival > 0 ? m->last_arrival : 0;
+        fs_time_t at = m->cfg->drain_limit > FS_TIME_NEVER - 1 - from ? FS_TIME_NEVER - 1
+                                                                       : from + m->cfg->drain_limit;
+        fs_event_t ev = {.time = at < m->sim.now ? m->sim.now : at, .type = EV_DRAIN_CAP,
+                         .priority = PRIO_DRAIN_CAP};
+        if (fs_sim_schedule(&m->sim, &ev, NULL))
+            fail(m, FS_ENOMEM, "scheduling the drain cap");
+        else
+            m->cap_pending = 1;
+    }
+}
+
 static fs_time_t src_peek(void *vm)
 {
     fs_model_t *m = vm;
@@ -968,19 +1012,19 @@ static fs_time_t src_peek(void *vm)
         return FS_TIME_NEVER;
     }
     if (m->batch_n == 0) {
-        m->src_done = 1;
+        source_ended(m);
         return FS_TIME_NEVER;
     }
     /* arrivals at or after the horizon are not replayed; the stream is
      * sorted, so nothing after them is either */
-    if (m->batch[0].submit >= m->cfg->horizon) {
+    if (m->batch[0].submit >= m->horizon) {
         m->truncated = 1;
-        m->src_done = 1;
         m->batch_n = 0;
+        source_ended(m);
         return FS_TIME_NEVER;
     }
     for (size_t i = 1; i < m->batch_n; i++)
-        if (m->batch[i].submit >= m->cfg->horizon) {
+        if (m->batch[i].submit >= m->horizon) {
             m->truncated = 1;
             m->batch_n = i;
             break;
@@ -1004,6 +1048,7 @@ static void src_take(fs_sim_t *sim, void *vm)
     settle(m, sim->now);
     m->submitted++;
     m->last_change = sim->now;
+    m->last_arrival = sim->now;
     if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
@@ -1048,6 +1093,82 @@ static void src_take(fs_sim_t *sim, void *vm)
         fail(m, rc, "queueing a job");
 }
 
+/* ---- a run that cannot go on ------------------------------------------------- */
+
+/* Why queued job j does not start with nothing running: it does not fit
+ * the GPUs of its pools in service, or it fits and the policy holds it. */
+static void stuck_reason(const fs_model_t *m, const fs_jobrt_t *j, uint32_t slot, char *buf,
+                         size_t n)
+{
+    uint64_t up = 0, total = 0;
+    uint32_t p;
+    FOR_POOLS(m, j->type_pools, p) {
+        up += m->cluster.pools[p].gpus_up;
+        total += m->cluster.pools[p].gpus_total;
+    }
+    if (!fs_model_fits(m, slot))
+        snprintf(buf, n, "job %llu needs %u GPU%s; its pool%s %llu of %llu GPUs in service, "
+                 "and nothing pending can bring more back",
+                 (unsigned long long)j->job.id, j->job.gpus, j->job.gpus == 1 ? "" : "s",
+                 j->type_pools < 0 && m->cluster.n_pools == 1 ? " has" : "s have",
+                 (unsigned long long)up, (unsigned long long)total);
+    else
+        snprintf(buf, n, "job %llu fits the GPUs in service, but policy '%s' does not start it "
+                 "(a queue or quota that can never admit it)", (unsigned long long)j->job.id,
+                 m->pol->name);
+}
+
+/* The run cannot end as a drain should (docs/scenario.md, until): jobs
+ * wait with nothing running and no pending event that could start them
+ * (capped == 0), or jobs are still active drain_limit after the last
+ * arrival (capped == 1).  Names the first jobs by admission order and the
+ * reason; the run stops with FS_ESTUCK (exit status 1). */
+static void cannot_go_on(fs_model_t *m, int capped)
+{
+    uint32_t first[NAMED_JOBS];
+    size_t k = 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        const fs_jobrt_t *j = &m->slots[i];
+        if (j->state == FS_JOBRT_FREE || (!capped && j->state != FS_JOBRT_QUEUED))
+            continue;
+        n++;
+        /* keep the NAMED_JOBS earliest admitted, in order */
+        size_t at = k < NAMED_JOBS ? k : NAMED_JOBS;
+        while (at > 0 && m->slots[first[at - 1]].seq > j->seq)
+            at--;
+        if (at >= NAMED_JOBS)
+            continue;
+        if (k < NAMED_JOBS)
+            k++;
+        memmove(first + at + 1, first + at, (k - 1 - at) * sizeof *first);
+        first[at] = (uint32_t)i;
+    }
+    char ids[NAMED_JOBS * 24 + 8], why[400];
+    size_t len = 0;
+    for (size_t i = 0; i < k; i++)
+        len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%llu", i ? ", " : "",
+                                (unsigned long long)m->slots[first[i]].job.id);
+    if ((uint64_t)k < n)
+        snprintf(ids + len, sizeof ids - len, ", ...");
+    char d[40];
+    double lim = fs_time_to_s(m->cfg->drain_limit);
+    if (capped) {
+        snprintf(d, sizeof d, "%.6g d", lim / 86400.0);
+        fs_error_set(&m->err, FS_ESTUCK, "until: drain: %llu job%s still queued or running %s "
+                     "after the last arrival (drain_limit) at simulated time %.6g d: %s; raise "
+                     "drain_limit, or use until: horizon", (unsigned long long)n,
+                     n == 1 ? " is" : "s are", d, fs_time_to_s(m->sim.now) / 86400.0, ids);
+    } else {
+        stuck_reason(m, &m->slots[first[0]], first[0], why, sizeof why);
+        fs_error_set(&m->err, FS_ESTUCK, "no queued job can ever start: %llu job%s (%s) wait%s "
+                     "at simulated time %.6g d with nothing running and no event left that "
+                     "could start them; %s", (unsigned long long)n, n == 1 ? "" : "s", ids,
+                     n == 1 ? "s" : "", fs_time_to_s(m->sim.now) / 86400.0, why);
+    }
+    fs_sim_fail(&m->sim, FS_ESTUCK);
+}
+
 /* ---- events ------------------------------------------------------------------- */
 
 static void sample(fs_model_t *m)
@@ -1071,11 +1192,12 @@ static void sample(fs_model_t *m)
         return;
     }
     fs_time_t next = m->sim.now + m->cfg->output.timeline_interval;
-    int more = m->cfg->until == FS_UNTIL_HORIZON ? next <= m->cfg->horizon
+    int more = m->cfg->until == FS_UNTIL_HORIZON ? next <= m->horizon
                                                  : (!m->src_done || m->queued + m->running + m->recovering > 0);
     if (more) {
         fs_event_t ev = {.time = next, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
-        fs_sim_schedule(&m->sim, &ev, NULL);
+        if (!fs_sim_schedule(&m->sim, &ev, NULL))
+            m->sample_pending = 1;
     }
 }
 
@@ -1087,11 +1209,19 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
         job_end(m, ev->entity);
         break;
     case EV_SAMPLE:
+        m->sample_pending = 0;
         sample(m);
+        break;
+    case EV_DRAIN_CAP:
+        m->cap_pending = 0;
+        if (m->queued + m->running + m->recovering > 0)
+            cannot_go_on(m, 1);
         break;
     case EV_MODULE: {
         if (ev->entity >= m->n_modules)
             FS_BUG(sim, "event of unknown module %u", ev->entity);
+        if (ev->priority == FS_PRIO_FAILURE)
+            m->inert_pending--;
         const module_t *mod = &m->modules[ev->entity];
         int rc = mod->ops->on_event(mod->ud, m, ev->data);
         if (rc)
@@ -1121,6 +1251,24 @@ static void on_instant_end(fs_sim_t *sim, void *vm)
         if (rc)
             fail(m, rc, "scheduling pass");
     }
+    if (m->src_done && !m->err.code) {
+        if (m->cfg->until == FS_UNTIL_DRAIN) {
+            /* drained: the run ends with its last job (failure processes,
+             * repairs and purchases after it do not keep it going) */
+            if (m->queued + m->running + m->recovering == 0) {
+                fs_sim_stop(sim);
+                return;
+            }
+            if (m->running == 0 && m->recovering == 0 &&
+                fs_evq_size(&sim->evq) == m->sample_pending + m->cap_pending + m->inert_pending) {
+                cannot_go_on(m, 0);
+                return;
+            }
+        } else if (m->cfg->horizon_auto && sim->now >= m->horizon) {
+            fs_sim_stop(sim);   /* until: horizon at the trace's last submission */
+            return;
+        }
+    }
     uint64_t mark = (sim->events + sim->arrivals) >> 15;
     if (m->progress && mark != m->progress_mark) {
         m->progress_mark = mark;
@@ -1148,6 +1296,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     m->src = src;
     m->win_lo = cfg->warmup;
     m->win_hi = cfg->horizon;
+    m->horizon = cfg->horizon;
+    m->last_arrival = -1;
     if (sink)
         m->sink = *sink;
     fs_sim_init(&m->sim, &model_ops, m);
@@ -1180,9 +1330,12 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }
     /* cost: usage integrals, cloud burst, purchase timeline (docs/cost.md) */
-    if (fs_usage_create(&m->cluster, &m->usage))
-        rc = fs_error_set(err, FS_ENOMEM, "model: out of memory");
-    else if (!(rc = fs_burst_attach(m, &m->burst, err)))
+    if (fs_usage_create(&m->cluster, &m->usage)) {
+        fs_model_destroy(m);
+        return fs_error_set(err, FS_ENOMEM, "model: out of memory");
+    }
+    fs_usage_set_window(m->usage, m->win_lo, m->win_hi);  /* the window's cost */
+    if (!(rc = fs_burst_attach(m, &m->burst, err)))
         rc = fs_purchase_attach(m, m->usage, err);
     if (!rc && cfg->failures.given)   /* component failures (docs/failures.md) */
         rc = fs_failures_attach(m, cfg, err);
@@ -1196,6 +1349,7 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
             fs_model_destroy(m);
             return fs_error_set(err, FS_ENOMEM, "model: out of memory");
         }
+        m->sample_pending = 1;
     }
     *out = m;
     return 0;
@@ -1257,7 +1411,7 @@ int fs_model_run(fs_model_t *m, const volatile sig_atomic_t *interrupt,
 
 int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
 {
-    fs_time_t end = m->cfg->until == FS_UNTIL_HORIZON ? m->cfg->horizon : m->last_change;
+    fs_time_t end = m->cfg->until == FS_UNTIL_HORIZON ? m->horizon : m->last_change;
     if (end < m->last_settle)
         end = m->last_settle;
     settle(m, end);
@@ -1322,4 +1476,5 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
 }
 
 int fs_model_truncated(const fs_model_t *m) { return m->truncated; }
+fs_time_t fs_model_horizon(const fs_model_t *m) { return m->horizon; }
 fs_usage_t *fs_model_usage(fs_model_t *m) { return m->usage; }

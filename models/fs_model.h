@@ -207,6 +207,9 @@ uint64_t fs_model_jobs_running(const fs_model_t *m);
 const fs_sim_t *fs_model_sim(const fs_model_t *m);
 /* 1 if the workload went on past the horizon (those jobs were not replayed). */
 int fs_model_truncated(const fs_model_t *m);
+/* The horizon in effect: cfg->horizon, or with cfg->horizon_auto the last
+ * submission of the trace once the stream has ended. */
+fs_time_t fs_model_horizon(const fs_model_t *m);
 /* The usage integrals the cost model prices (models/fs_usage.h); complete
  * after fs_model_finish. */
 typedef struct fs_usage fs_usage_t;

@@ -14,6 +14,8 @@ struct fs_usage {
     size_t n_slots, cap_held, cap_used;
     size_t day;                 /* the day settled last, which is [day_lo, day_hi) */
     fs_time_t day_lo, day_hi;   /* (day_lo == day_hi: none yet) */
+    fs_usage_cell_t *win;       /* per pool, over [win_lo, win_hi) */
+    fs_time_t win_lo, win_hi;
     int err;
 };
 
@@ -25,10 +27,14 @@ int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out)
         return FS_ENOMEM;
     u->n_pools = c->n_pools;
     u->owned = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->owned);
-    if (!u->owned) {
+    u->win = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->win);
+    if (!u->owned || !u->win) {
+        fs_free(u->owned);
+        fs_free(u->win);
         fs_free(u);
         return FS_ENOMEM;
     }
+    u->win_hi = FS_TIME_NEVER;
     for (uint32_t p = 0; p < c->n_pools; p++)
         u->owned[p] = (int64_t)c->pools[p].gpus_total;
     *out = u;
@@ -40,6 +46,7 @@ void fs_usage_destroy(fs_usage_t *u)
     if (!u)
         return;
     fs_free(u->owned);
+    fs_free(u->win);
     fs_free(u->cells);
     fs_free(u->held);
     fs_free(u->slot_used);
@@ -60,10 +67,9 @@ static int ensure_day(fs_usage_t *u, size_t d)
     return 0;
 }
 
-/* Adds w seconds of the current state to day d. */
-static void add_day(fs_usage_t *u, const fs_cluster_t *c, size_t d, double w)
+/* Adds w seconds of the current state to row (one cell per pool). */
+static void add_row(fs_usage_t *u, const fs_cluster_t *c, fs_usage_cell_t *row, double w)
 {
-    fs_usage_cell_t *row = u->cells + d * u->n_pools;
     for (uint32_t p = 0; p < u->n_pools; p++) {
         double owned = (double)u->owned[p], busy = (double)c->pools[p].gpus_busy;
         row[p].owned += w * owned;
@@ -77,6 +83,9 @@ static void add_day(fs_usage_t *u, const fs_cluster_t *c, size_t d, double w)
  * common call (within it) costs no division. */
 void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
 {
+    fs_time_t lo = from > u->win_lo ? from : u->win_lo, hi = to < u->win_hi ? to : u->win_hi;
+    if (hi > lo && !u->err)
+        add_row(u, c, u->win, fs_time_to_s(hi - lo));
     while (!u->err && from < to && from >= 0) {
         if (from < u->day_lo || from >= u->day_hi) {
             size_t d = (size_t)(from / FS_US_PER_DAY);
@@ -89,7 +98,7 @@ void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_ti
             u->day_hi = u->day_lo + FS_US_PER_DAY;
         }
         fs_time_t end = to < u->day_hi ? to : u->day_hi;
-        add_day(u, c, u->day, fs_time_to_s(end - from));
+        add_row(u, c, u->cells + u->day * u->n_pools, fs_time_to_s(end - from));
         from = end;
     }
 }
@@ -153,4 +162,15 @@ const fs_usage_held_t *fs_usage_held(const fs_usage_t *u, size_t slot, uint32_t 
     if (slot >= u->n_slots || pool >= u->n_pools || !u->slot_used[slot])
         return NULL;
     return &u->held[slot * u->n_pools + pool];
+}
+
+void fs_usage_set_window(fs_usage_t *u, fs_time_t lo, fs_time_t hi)
+{
+    u->win_lo = lo;
+    u->win_hi = hi;
+}
+
+const fs_usage_cell_t *fs_usage_window(const fs_usage_t *u, uint32_t pool)
+{
+    return pool < u->n_pools ? &u->win[pool] : NULL;
 }

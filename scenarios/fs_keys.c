@@ -117,9 +117,16 @@ static const fs_key_t config_rows[] = {
      .def = "0", .doc = "Replication index (sweeps set it; 0 for a single run)."},
     {.path = "horizon", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN, .off = CF(horizon),
      .min = 0, .def = "7d", .unit = "s",
-     .doc = "Length of the arrival window: synthetic jobs arrive in [0, horizon)."},
+     .doc = "Length of the arrival window: synthetic jobs arrive in [0, horizon); a trace is "
+            "replayed up to it.  Not given with a trace: the trace's last submission (the whole "
+            "trace is replayed)."},
     {.path = "until", .type = FS_KT_ENUM, .off = CF(until), .names = until_names, .def = "drain",
-     .doc = "drain: run until every job has finished; horizon: stop at the horizon."},
+     .doc = "drain: run until every job has finished (the run ends with its last job); horizon: "
+            "stop at the horizon."},
+    {.path = "drain_limit", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(drain_limit),
+     .min = 0, .def = "365d", .unit = "s",
+     .doc = "until: drain: the run fails (exit 1, naming the jobs) when jobs are still queued or "
+            "running this long after the last arrival (0s: no cap)."},
     {.path = "warmup", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(warmup), .min = 0,
      .def = "0s", .unit = "s",
      .doc = "Jobs submitted before this time are left out of the statistics (must be < horizon)."},

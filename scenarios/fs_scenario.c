@@ -1338,6 +1338,11 @@ static int validate(sctx_t *c)
                     "missing key 'cluster.pools' (expected %s; or give cluster.from)",
                     fs_keys_expect(find_row(&fs_keys_config, "cluster.pools", &ri), exp, sizeof exp));
     }
+    /* a trace without a horizon is replayed whole: the model ends the
+     * arrival window at its last submission */
+    cfg->horizon_auto = cfg->workload.kind == FS_WORKLOAD_TRACE && !tree_get(c->root, "horizon");
+    if (cfg->horizon_auto)
+        cfg->horizon = FS_TIME_MAX_INPUT;
     if (cfg->warmup >= cfg->horizon)
         return fail(c, node_or(c, "warmup", "horizon"), "warmup: %s is not shorter than the horizon (%s)",
                     fs_units_format_duration(cfg->warmup, a, sizeof a),
@@ -1752,6 +1757,9 @@ static void dump_table(sbuf_t *b, const fs_keytab_t *t, const void *base, int in
         const fs_key_t *k = &t->rows[i];
         if (dump_skip(t, i, base))
             continue;
+        if (t == &fs_keys_config && k->off == offsetof(fs_config_t, horizon) &&
+            ((const fs_config_t *)base)->horizon_auto)
+            continue;   /* left to the trace, as written */
         const char *p = k->path, *leaf = strrchr(p, '.');
         size_t blen = leaf ? (size_t)(leaf - p) : 0;
         size_t common = common_segments(open, p, blen), seg = 0;

@@ -29,7 +29,8 @@
     X(FS_EIO,          -4,     1,   "input/output error")                 \
     X(FS_ELIMIT,       -5,     2,   "value beyond a supported limit")     \
     X(FS_EINTERNAL,    -6,     1,   "internal error (a bug)")             \
-    X(FS_EINTR,        -7,     1,   "interrupted")
+    X(FS_EINTR,        -7,     1,   "interrupted")                        \
+    X(FS_ESTUCK,       -8,     1,   "the run cannot go on (jobs can never start)")
 
 enum fs_errno {
 #define FS_ERR_ENUM_(name, val, ex, desc) name = val,

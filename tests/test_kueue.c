@@ -390,11 +390,25 @@ static void test_tenants(void **state)
     fs_job_t jobs[] = {job(1, 0, 2, 10, 2, 0), job(2, 0, 2, 10, 1, 0), job(3, 0, 2, 10, -1, 0)};
     static fs_test_rows_t rs;
     out_t o;
-    run(&k.c, jobs, 3, &rs, &o);
-    assert_double_equal(start_of(&rs, 1), 0, 1e-9);  /* c -> a by LocalQueue */
-    assert_true(isnan(start_of(&rs, 2)));             /* b: no CQ, pending */
-    assert_true(isnan(start_of(&rs, 3)));
-    assert_int_equal(o.st.unmapped, 2);
+    /* b and no tenant: no ClusterQueue, pending for ever -- the drain
+     * stops at once with FS_ESTUCK and names them (job 1 ran) */
+    {
+        fs_source_t *src;
+        fs_model_t *m;
+        fs_error_t err;
+        assert_int_equal(fs_memsrc_create(jobs, 3, TN, 4, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+        rs.n = 0;
+        assert_int_equal(fs_model_create(&k.c, src, &sink, &m, &err), 0);
+        assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ESTUCK);
+        assert_non_null(strstr(err.msg, "2 jobs (2, 3)"));
+        assert_non_null(strstr(err.msg, "policy 'kueue' does not start it"));
+        assert_double_equal(start_of(&rs, 1), 0, 1e-9);  /* c -> a by LocalQueue */
+        assert_int_equal(fs_kueue_stats(fs_model_policy_state(m))->unmapped, 2);
+        assert_true(fs_model_now(m) == 10 * 1000000);     /* when job 1 ended */
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+    }
     k.c.scheduler.kueue.default_queue = "a";
     run(&k.c, jobs, 3, &rs, &o);
     assert_double_equal(start_of(&rs, 2), 0, 1e-9);

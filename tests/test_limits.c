@@ -204,7 +204,7 @@ static void test_native_extremes_run(void **state)
                      0);
     char text[1024];
     snprintf(text, sizeof text,
-             "name: lim\nhorizon: 1000y\ncluster:\n  pools:\n    - {name: a, gpu: H100, "
+             "name: lim\nhorizon: 1000y\ndrain_limit: 0s\ncluster:\n  pools:\n    - {name: a, gpu: H100, "
              "nodes: 2, gpus_per_node: 8}\nworkload:\n  trace: {path: %s}\n"
              "output: {timeline_interval: 0s}\n", trace);
     fs_run_report_t rep = run(text, NULL, 0);

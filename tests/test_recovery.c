@@ -400,6 +400,7 @@ static void test_daly_scenario(void **st)
         fail_msg("%s", err.msg);
     cfg.until = FS_UNTIL_DRAIN;
     cfg.horizon = FS_TIME_MAX_INPUT;
+    cfg.drain_limit = 0;    /* thousands of jobs submitted at 0 drain for years */
     cfg.output.timeline_interval = 0;
     const double m = 6 * HOUR, delta = 5 * MIN, r = 10 * MIN;
     const double tau = fs_recov_daly(delta, m);

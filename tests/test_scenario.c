@@ -131,6 +131,7 @@ static const char multi_dump[] =
     "replication: 3\n"
     "horizon: 36h\n"
     "until: horizon\n"
+    "drain_limit: 365d\n"
     "warmup: 90m\n"
     "cluster:\n"
     "  pools:\n"
@@ -367,7 +368,7 @@ static void test_error_unknown_keys(void **state)
     (void)state;
     expect_error("name: x\nclusterr: 1\n", NULL, 0,
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
-                 "until, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)");
+                 "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
                  "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
@@ -650,7 +651,7 @@ static void test_override_errors(void **state)
     struct { const char *set, *want; } cases[] = {
         {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
-                      "until, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)"},
+                      "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, cost, plan, output, sweep)"},
         {"cluster.pools.0.nodes=0",
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},
@@ -673,7 +674,7 @@ static void test_override_errors(void **state)
         {"seed=1\n---\n2", "--set seed: only one YAML document is allowed"},
         {"cluster.pools.0.gpu=X1", "--set cluster.pools.0.gpu: 'X1' is not one of: *"},
         {"warmup=8d", "--set warmup: 8d is not shorter than the horizon (7d)"},
-        {"cluster.pools=null", "t.yaml:11:1: missing key 'cluster.pools' (expected a list of blocks*"},
+        {"cluster.pools=null", "t.yaml:16:1: missing key 'cluster.pools' (expected a list of blocks*"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *const o[] = {cases[i].set};

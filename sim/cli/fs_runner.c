@@ -76,7 +76,7 @@ static void progress(void *ud, const fs_model_t *m)
         return;
     c->last_print = w;
     fprintf(stderr, "\rfleetsim: t=%.2f d of %.2f d  done %llu  running %llu  queued %llu   ",
-            fs_time_to_s(fs_model_now(m)) / 86400.0, fs_time_to_s(c->cfg->horizon) / 86400.0,
+            fs_time_to_s(fs_model_now(m)) / 86400.0, fs_time_to_s(fs_model_horizon(m)) / 86400.0,
             (unsigned long long)fs_model_jobs_done(m),
             (unsigned long long)fs_model_jobs_running(m),
             (unsigned long long)fs_model_jobs_queued(m));
@@ -121,6 +121,10 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t
     s->cost_idle = cost->cost_idle;
     s->cost_failures = cost->cost_failures;
     s->energy_kwh = cost->energy_kwh;
+    fs_cost_cell_t w;
+    fs_cost_window(rates, fs_model_usage(model), &w);
+    s->cost_window = w.total;
+    s->cost_per_gpu_hour_window = w.gpu_s_busy > 0 ? w.total / (w.gpu_s_busy / 3600.0) : NAN;
     return 0;
 }
 
@@ -268,6 +272,38 @@ static void fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%.2f d", s / 86400);
 }
 
+/* A time of the run: "day D" for runs of two days or more, else hours. */
+static void fmt_when(char *buf, size_t n, double s, int days)
+{
+    if (days)
+        snprintf(buf, n, "day %.2f", s / 86400);
+    else
+        snprintf(buf, n, "%.2f h", s / 3600);
+}
+
+/* Which stretch of the run every figure covers, in one line: the
+ * measurement window (after warm-up, to the end of the arrivals) for
+ * utilization, wait, completion and the window's cost; the whole run,
+ * drain included, for what is marked so. */
+static void print_window(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep)
+{
+    const fs_summary_t *s = &rep->summary;
+    double end = rep->totals.end_time;
+    int days = end >= 172800;
+    char a[32], b[32], c[32], w[32];
+    fmt_when(a, sizeof a, s->window_start, days);
+    fmt_when(b, sizeof b, s->window_end, days);
+    fmt_when(c, sizeof c, end, days);
+    fmt_duration(w, sizeof w, s->window_start);
+    fprintf(f, "window       %s to %s: the arrivals%s%s%s; figures cover it unless marked "
+            "\"whole run\"", a, b, s->window_start > 0 ? " after " : "",
+            s->window_start > 0 ? w : "", s->window_start > 0 ? " of warm-up" : "");
+    if (end > s->window_end + 1e-6)
+        fprintf(f, " (to %s, %s)\n", c, cfg->until == FS_UNTIL_DRAIN ? "the drain included" : "the horizon");
+    else
+        fprintf(f, " (the run ended there)\n");
+}
+
 void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
                           const char *output)
 {
@@ -277,10 +313,13 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
             (unsigned long long)cfg->seed);
     fprintf(f, "fleet        %llu GPUs in %zu pool%s\n", (unsigned long long)rep->totals.gpus_total,
             cfg->cluster.n_pools, cfg->cluster.n_pools == 1 ? "" : "s");
-    fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected\n",
+    print_window(f, cfg, rep);
+    fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected "
+            "(whole run); %llu submitted in the window and started\n",
             (unsigned long long)s->jobs_submitted, (unsigned long long)s->jobs_completed,
-            (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected);
-    fprintf(f, "utilization  %.1f%% over the arrival window, %.1f%% over the whole run; goodput %.1f%%\n",
+            (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected,
+            (unsigned long long)s->jobs_in_stats);
+    fprintf(f, "utilization  %.1f%%   (whole run: %.1f%%, goodput %.1f%%)\n",
             100 * s->utilization, 100 * s->utilization_all, 100 * s->goodput);
     fmt_duration(a, sizeof a, s->wait_mean);
     fmt_duration(b, sizeof b, s->wait_p50);
@@ -295,16 +334,17 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fmt_duration(a, sizeof a, s->makespan);
     fprintf(f, "makespan     %s\n", a);
     if (cfg->failures.given)
-        fprintf(f, "failures     %llu, %llu jobs interrupted; availability %.2f%%\n",
+        fprintf(f, "failures     %llu, %llu jobs interrupted; availability %.2f%% (whole run)\n",
                 (unsigned long long)s->failures, (unsigned long long)s->interruptions,
                 100 * s->availability);
     if (s->interruptions > 0 || s->gpu_s_ckpt > 0 || s->gpu_s_lost > 0)
-        fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h; mean ETTR %.1f%%\n",
+        fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h (whole run); mean ETTR %.1f%%\n",
                 s->gpu_s_lost / 3600.0, s->gpu_s_ckpt / 3600.0, 100 * s->ettr_mean);
     if (!isnan(s->cost_total))
-        fprintf(f, "cost         $%.0f: $%.2f per delivered GPU-hour, $%.2f per job; idle $%.0f, "
-                "failures $%.0f; %.1f MWh\n", s->cost_total, s->cost_per_gpu_hour,
-                s->cost_per_job, s->cost_idle, s->cost_failures, s->energy_kwh / 1000.0);
+        fprintf(f, "cost         $%.0f in the window: $%.2f per delivered GPU-hour; whole run $%.0f "
+                "(idle $%.0f, failures $%.0f; %.1f MWh)\n", s->cost_window,
+                s->cost_per_gpu_hour_window, s->cost_total, s->cost_idle, s->cost_failures,
+                s->energy_kwh / 1000.0);
     fprintf(f, "engine       %llu events in %.2f s (%.2f M events/s)\n",
             (unsigned long long)s->events, rep->wall_s,
             rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);

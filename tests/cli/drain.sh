@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# How a run ends: a trace without a horizon is replayed whole; a drain ends
+# with its last job even when failure processes go on; a drain that can
+# never end (jobs no pool or quota can ever start, or still active past
+# drain_limit) stops with exit 1 naming the jobs (docs/scenario.md, until).
+source "$(dirname "$0")/lib/common.bash"
+REAL="$SRC/tests/data/traces/real"
+
+# ---- a trace without a horizon: every job (the SWF excerpt spans 8.4 days,
+# more than the 7-day default that used to cut it)
+cat > swf.yaml <<EOF
+name: swf-whole
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 16, gpus_per_node: 8}]
+workload:
+  trace: {path: $REAL/hpc2n_200.swf, format: swf}
+EOF
+expect_exit 0 "$FLEETSIM" run swf.yaml -o swf.h5
+expect_out '^jobs +194 submitted, 194 completed'
+grep -q 'past the horizon' err.txt && bad "warned of a cut trace" || ok
+# the dump leaves the horizon to the trace; an explicit horizon still cuts
+expect_exit 0 "$FLEETSIM" validate --dump swf.yaml
+grep -q '^horizon:' out.txt && bad "dump wrote a horizon that was not given" || ok
+expect_exit 0 "$FLEETSIM" run swf.yaml --set horizon=2d -o swf2.h5
+expect_out '^jobs +[0-9]+ submitted'
+grep -Eq '^jobs +194 submitted' out.txt && bad "horizon=2d did not cut the trace" || ok
+expect_err 'past the horizon'
+
+# the openb pods (117 days) over their own node list: all 281 GPU pods
+cat > openb.yaml <<EOF
+name: openb-whole
+cluster:
+  from: {format: openb, path: $REAL/openb_node_list_gpu_node.csv}
+workload:
+  trace: {path: $REAL/openb_pods_gpuspec33_300.csv, format: openb, default_duration: 1h}
+output: {timeline_interval: 0s}
+EOF
+expect_exit 0 "$FLEETSIM" run openb.yaml -o openb.h5 -q
+expect_exit 0 "$FLEETSIM" run openb.yaml -o openb.h5
+expect_out '^jobs +281 submitted, 281 completed'
+# the full default pod list of the shared data set, when it is there
+for d in "$SRC/../shared/data" "$SRC/../../shared/data" /work/shared/data; do
+    OB="$d/alibaba-openb-2023"
+    [ -f "$OB/openb_pod_list_default.csv" ] || continue
+    cat > openb_default.yaml <<EOF
+name: openb-default
+cluster:
+  from: {format: openb, path: $OB/openb_node_list_gpu_node.csv}
+workload:
+  trace: {path: $OB/openb_pod_list_default.csv, format: openb, default_duration: 1h}
+output: {timeline_interval: 0s}
+EOF
+    expect_exit 0 "$FLEETSIM" run openb_default.yaml --no-output
+    expect_out '^jobs +7064 submitted, 7064 completed'
+    break
+done
+
+# ---- failures on, until: drain: the run ends with the last job (7 h of
+# work, one node failure on the way), not at the 7-day horizon
+printf 'id,submit,gpus,duration\n1,0,8,25200\n' > one.csv
+cat > onefail.yaml <<EOF
+name: one-job-failures
+horizon: 7d
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  trace: {path: one.csv}
+failures:
+  components: [{kind: node, tbf: {dist: exponential, mean: 1d}}]
+EOF
+expect_exit 0 "$FLEETSIM" run onefail.yaml -o onefail.h5
+expect_out '^makespan +9\.52 h'
+expect_out '^failures +1, 1 jobs interrupted'
+
+# ---- stuck: a job larger than what is left after a pool retires for good
+# (FIFO), with the timeline sampling every 5 minutes: exit 1 at once,
+# naming the job and why, no results file
+printf 'id,submit,gpus,duration\n1,0,8,600\n2,7200,16,600\n3,7300,8,600\n' > three.csv
+cat > retired.yaml <<EOF
+name: retired-pool
+cluster:
+  pools: [{name: old, gpu: H100, nodes: 2, gpus_per_node: 8}, {name: new, gpu: H100, nodes: 1, gpus_per_node: 8}]
+workload:
+  trace: {path: three.csv}
+cost:
+  pools: [{pool: old, retire: 1h}]
+EOF
+expect_exit 1 timeout 20 "$FLEETSIM" run retired.yaml -o retired.h5
+expect_err 'no queued job can ever start: 1 job \(2\) waits'
+expect_err 'job 2 needs 16 GPUs; its pools have 8 of 24 GPUs in service'
+expect_no_file retired.h5
+
+# Kueue: a ClusterQueue quota smaller than a job, and a tenant no queue
+# covers: exit 1, both named
+printf 'id,submit,gpus,duration,tenant\n1,0,4,600,a\n2,60,8,600,a\n3,120,2,600,b\n' > k.csv
+cat > ksmall.yaml <<EOF
+name: kueue-small-quota
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  trace: {path: k.csv}
+scheduler:
+  queue: kueue
+  kueue:
+    cluster_queues: [{name: a, quotas: [{flavor: p, nominal: 4}], tenants: a}]
+EOF
+expect_exit 1 timeout 20 "$FLEETSIM" run ksmall.yaml -o k.h5
+expect_err 'no queued job can ever start: 2 jobs \(2, 3\) wait'
+expect_err "policy 'kueue'"
+expect_no_file k.h5
+
+# ---- the drain cap: a job still running drain_limit after the last arrival
+printf 'id,submit,gpus,duration\n1,0,8,7200\n2,60,8,60\n' > long.csv
+cat > long.yaml <<EOF
+name: drain-cap
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  trace: {path: long.csv}
+EOF
+expect_exit 0 "$FLEETSIM" run long.yaml --no-output
+expect_exit 1 "$FLEETSIM" run long.yaml --set drain_limit=1h -o long.h5
+expect_err '1 job is still queued or running 0.0416667 d after the last arrival \(drain_limit\)'
+expect_err ': 1; raise drain_limit'
+expect_no_file long.h5
+expect_exit 2 "$FLEETSIM" validate long.yaml --set drain_limit=-1h
+expect_err 'drain_limit'
+# ---- the first run's headline: one line says which window the figures
+# cover; the window is priced, and its cost per delivered GPU-hour is below
+# the H100 on-demand price fleetsim itself uses ($6.88, models/fs_cost.c)
+expect_exit 0 "$FLEETSIM" run -o d.h5
+expect_out '^window +day 1\.00 to day 7\.00: the arrivals after 24\.00 h of warm-up; figures cover it unless marked "whole run" \(to day 18\.84, the drain included\)'
+expect_out '^utilization +76\.6% +\(whole run: 28\.8%'
+expect_out '^cost +\$[0-9]+ in the window: \$[0-9.]+ per delivered GPU-hour; whole run \$977840'
+price=$(sed -nE 's/^cost .*: \$([0-9.]+) per delivered GPU-hour.*/\1/p' out.txt)
+awk -v p="$price" 'BEGIN { exit !(p > 0 && p < 6.88) }' && ok || bad "headline \$/GPU-h '$price' not below 6.88"
+if command -v h5dump >/dev/null; then
+    h5dump -d /summary d.h5 > s.txt 2>&1
+    for f in window_start window_end cost_window cost_per_gpu_hour_window; do
+        grep -q "\"$f\"" s.txt && ok || bad "/summary has no $f"
+    done
+fi
+finish
