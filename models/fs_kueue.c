@@ -1251,10 +1251,13 @@ static int setup_cohorts(kueue_t *k, fs_error_t *err)
     return 0;
 }
 
-static int kueue_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+/* The policy's state for a configuration and a fleet (create() with no
+ * model: the check hook builds it too, so that validate enforces the same
+ * rules). */
+static int kueue_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, void **state,
+                       fs_error_t *err)
 {
     const fs_kueue_cfg_t *kc = &cfg->kueue;
-    const fs_cluster_cfg_t *cl = &fs_model_config(m)->cluster;
     *state = NULL;
     if (kc->n_cqs == 0)
         return fs_error_set(err, FS_EINVAL, "scheduler.queue kueue needs at least one ClusterQueue "
@@ -1387,8 +1390,25 @@ int fs_kueue_check(const void *state, char *msg, size_t n)
     return 0;
 }
 
+static int kueue_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+{
+    return kueue_build(cfg, &fs_model_config(m)->cluster, state, err);
+}
+
+static int kueue_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    void *st = NULL;
+    int rc = kueue_build(&cfg->scheduler, &cfg->cluster, &st, err);
+    if (st)
+        kueue_destroy(st);
+    if (rc == FS_EINVAL && key && keylen)
+        snprintf(key, keylen, "scheduler.kueue");
+    return rc;
+}
+
 const fs_policy_ops_t fs_policy_kueue = {
     .name = "kueue",
+    .check = kueue_check,
     .create = kueue_create,
     .destroy = kueue_destroy,
     .enqueue = kueue_enqueue,

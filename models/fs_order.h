@@ -62,6 +62,10 @@ typedef struct fs_order_ops {
      * returned 1 got there (computed on demand, as of that update). */
     uint32_t (*band)(void *state, fs_model_t *m, uint32_t slot);
     fs_okey_t (*update_key)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional: the rules of create() on the configuration alone (the
+     * policy check hook, fs_policy.h): 0, or FS_EINVAL / FS_ENOMEM with err
+     * set and *key (may be NULL) the key to blame. */
+    int (*check)(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err);
 } fs_order_ops_t;
 
 /* The order for enum fs_queue_kind q, or NULL. */

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct las_job {
@@ -261,8 +262,21 @@ static fs_time_t las_next_change(void *state, fs_model_t *m)
     return best;
 }
 
+/* The thresholds parse as create() parses them (a create without a model). */
+static int las_check(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    void *st = NULL;
+    int rc = las_create(NULL, cfg, &st, err);
+    if (!rc)
+        las_destroy(st);
+    else if (rc == FS_EINVAL && key && keylen)
+        snprintf(key, keylen, "scheduler.tiresias.thresholds");
+    return rc;
+}
+
 const fs_order_ops_t fs_order_las = {
     .name = "las",
+    .check = las_check,
     .preemptive = 1,
     .create = las_create,
     .destroy = las_destroy,

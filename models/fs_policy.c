@@ -1,5 +1,7 @@
 #include "fs_policy.h"
 
+#include <stdio.h>
+
 /* The policy table: one row per scheduler.queue value (enum fs_queue_kind). */
 static const fs_policy_ops_t *const policies[] = {
     [FS_QUEUE_FIFO] = &fs_policy_fifo,
@@ -29,4 +31,21 @@ const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg)
     /* rows of the table: sched for the composable orders, or a policy of
      * its own (kueue, volcano) */
     return fs_policy_get(cfg->queue);
+}
+
+int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    if (key && keylen)
+        key[0] = '\0';
+    const fs_policy_ops_t *p = fs_policy_select(&cfg->scheduler);
+    if (!p) {
+        if (key && keylen)
+            snprintf(key, keylen, "scheduler.queue");
+        return fs_error_set(err, FS_EINVAL, "scheduler.queue: no policy with index %d",
+                            cfg->scheduler.queue);
+    }
+    int rc = p->check ? p->check(cfg, key, keylen, err) : 0;
+    if (rc == FS_EINVAL && key && keylen && !key[0])
+        snprintf(key, keylen, "scheduler");
+    return rc;
 }

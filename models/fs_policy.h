@@ -40,6 +40,14 @@ typedef struct fs_policy_ops {
      * (after the recovery delays), or never (retries exhausted: the job
      * failed for good). */
     void (*job_interrupted)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional (NULL: no rule beyond the key table's).  Every rule create()
+     * enforces that depends on the configuration alone, checked without a
+     * model: `fleetsim validate` and the scenario loader call it (through
+     * fs_policy_check) so that a file that validates also runs, and create()
+     * calls it too, so that the rules live in one place.  Returns 0, or
+     * FS_EINVAL / FS_ENOMEM with err set and, for FS_EINVAL, *key (room for
+     * keylen bytes; key may be NULL) the dotted path of the key to blame. */
+    int (*check)(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */
@@ -47,6 +55,9 @@ const fs_policy_ops_t *fs_policy_get(int queue_kind);
 /* The policy for a whole scheduler block: the class-based FIFO fast path
  * (fs_fifo.c) for plain FIFO, else the composable scheduler (fs_sched.c). */
 const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg);
+/* The check hook of the policy cfg->scheduler selects (see check above):
+ * 0, or FS_EINVAL with *key set (never empty), or FS_ENOMEM. */
+int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 
 extern const fs_policy_ops_t fs_policy_fifo;
 extern const fs_policy_ops_t fs_policy_sched;

@@ -10,6 +10,7 @@
 #include "../sim/fs_alloc.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 enum { TM_ORDER = 1, TM_BF = 2 };
@@ -1490,18 +1491,46 @@ static int set_timers(sched_t *s, fs_model_t *m)
 
 static void sched_destroy(void *state);
 
-static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+static void keyf(char *key, size_t keylen, const char *path)
+{
+    if (key && keylen)
+        snprintf(key, keylen, "%s", path);
+}
+
+/* The rules of a scheduler block (the policy check hook): a known order,
+ * backfill without preemption, the order's own rules. */
+static int sched_check_cfg(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     const fs_order_ops_t *ord = fs_order_get(cfg->queue);
-    if (!ord)
+    if (!ord) {
+        keyf(key, keylen, "scheduler.queue");
         return fs_error_set(err, FS_EINVAL, "scheduler.queue: no order with index %d", cfg->queue);
+    }
     int pre = cfg->preemption == FS_PREEMPT_ORDER ||
               (cfg->preemption == FS_PREEMPT_AUTO && ord->preemptive);
-    if (pre && cfg->backfill != FS_BACKFILL_NONE)
+    if (pre && cfg->backfill != FS_BACKFILL_NONE) {
+        keyf(key, keylen, "scheduler.backfill");
         return fs_error_set(err, FS_EINVAL,
                             "scheduler: backfill '%s' cannot be combined with preemption (queue '%s' "
                             "preempts; set scheduler.preemption: none)",
                             cfg->backfill == FS_BACKFILL_EASY ? "easy" : "conservative", ord->name);
+    }
+    return ord->check ? ord->check(cfg, key, keylen, err) : 0;
+}
+
+static int sched_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    return sched_check_cfg(&cfg->scheduler, key, keylen, err);
+}
+
+static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+{
+    int rc0 = sched_check_cfg(cfg, NULL, 0, err);
+    if (rc0)
+        return rc0;
+    const fs_order_ops_t *ord = fs_order_get(cfg->queue);
+    int pre = cfg->preemption == FS_PREEMPT_ORDER ||
+              (cfg->preemption == FS_PREEMPT_AUTO && ord->preemptive);
     sched_t *s = fs_calloc(1, sizeof *s);
     if (!s || fs_shapemap_init(&s->shapes)) {
         fs_free(s);
@@ -1661,6 +1690,7 @@ static int sched_timer(void *state, fs_model_t *m, uint64_t data)
 
 const fs_policy_ops_t fs_policy_sched = {
     .name = "sched",
+    .check = sched_check,
     .create = sched_create,
     .destroy = sched_destroy,
     .enqueue = sched_enqueue,

@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define EPS 1e-9            /* GPUs: tolerance of share comparisons */
@@ -979,8 +980,17 @@ static void vc_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
     vc_job_end(state, m, slot);
 }
 
+static int vc_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    int rc = check_cfg(&cfg->scheduler.volcano, err);
+    if (rc == FS_EINVAL && key && keylen)
+        snprintf(key, keylen, "scheduler.volcano.queues");
+    return rc;
+}
+
 const fs_policy_ops_t fs_policy_volcano = {
     .name = "volcano",
+    .check = vc_check,
     .create = vc_create,
     .destroy = vc_destroy,
     .enqueue = vc_enqueue,

@@ -34,17 +34,22 @@ static const char *const bwc_names[] = {
     [FS_KUEUE_NEVER] = "Never", [FS_KUEUE_LOWER_PRIORITY] = "LowerPriority", NULL};
 
 #define KQ(f) offsetof(fs_kueue_quota_cfg_t, f)
+/* The largest quota: the Kueue model counts milli-GPUs (models/fs_kueue.c),
+ * computed through a double, which holds whole numbers exactly up to 2^53
+ * only; 2^53 milli-GPUs is about 9.0e12 GPUs. */
+#define QUOTA_MAX 9007199254740.0
 static const fs_key_t quota_rows[] = {
     {.path = "flavor", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = KQ(flavor),
      .doc = "Flavor name: one of scheduler.kueue.flavors, or a pool name or GPU model."},
-    {.path = "nominal", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN,
-     .off = KQ(nominal), .min = 0, .unit = "GPUs", .doc = "nominalQuota of nvidia.com/gpu."},
-    {.path = "borrowing_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = KQ(borrowing_limit),
-     .min = -1, .def = "-1", .unit = "GPUs",
+    {.path = "nominal", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
+     .off = KQ(nominal), .min = 0, .max = QUOTA_MAX, .unit = "GPUs",
+     .doc = "nominalQuota of nvidia.com/gpu (at most 2^53 milli-GPUs, held exactly)."},
+    {.path = "borrowing_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = KQ(borrowing_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
      .doc = "borrowingLimit: at most this much above nominal from the cohort (-1: no limit; "
             "only with a cohort)."},
-    {.path = "lending_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = KQ(lending_limit),
-     .min = -1, .def = "-1", .unit = "GPUs",
+    {.path = "lending_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = KQ(lending_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
      .doc = "lendingLimit: at most this much of the nominal quota is lent to the cohort "
             "(-1: all of it; <= nominal)."},
 };
@@ -328,6 +333,10 @@ static int quantity(obj_t *o, const mnode_t *n, const char *field, double *out)
         {"Mi", 1048576.0}, {"Gi", 1073741824.0}};
     for (size_t i = 0; end != n->s && !errno && i < sizeof sufs / sizeof sufs[0]; i++)
         if (strcmp(end, sufs[i].suf) == 0 && isfinite(v) && v >= 0) {
+            if (v * sufs[i].mul > QUOTA_MAX)
+                return mfail(o->c, n, "%s '%s': %s: '%s' is more than the largest quota, %.0f GPUs "
+                             "(2^53 milli-GPUs: a larger count is not held exactly)", o->kind,
+                             o->name, field, n->s, QUOTA_MAX);
             *out = v * sufs[i].mul;
             return 0;
         }

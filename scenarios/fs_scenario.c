@@ -20,6 +20,7 @@
 #include "../sim/fs_dist.h"
 #include "../traces/fs_fleet.h"
 #include "../models/fs_failure.h"
+#include "../models/fs_policy.h"
 #include "fs_kueue_yaml.h"
 
 #include <ctype.h>
@@ -1375,14 +1376,12 @@ static int validate(sctx_t *c)
                             "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
                             s->sizes[i], (unsigned long long)largest);
         s->horizon = cfg->horizon;
-        /* the generator's own rules (profile names, size classes, ...) */
+        /* the generator's own rules (profile names, size classes, ...),
+         * blamed on the key the generator names */
         fs_error_t se;
-        if (fs_synth_cfg_check(s, &se) != 0)
-            return fail(c, node_or(c, strstr(se.msg, "hourly") ? "workload.synthetic.arrivals.profile.hourly"
-                                      : strstr(se.msg, "weekly") ? "workload.synthetic.arrivals.profile.weekly"
-                                      : strstr(se.msg, "size class") ? "workload.synthetic.duration_by_size"
-                                                                     : "workload.synthetic",
-                                   "workload.synthetic"),
+        char skey[128];
+        if (fs_synth_cfg_check_key(s, skey, sizeof skey, &se) != 0)
+            return fail(c, node_or(c, skey[0] ? skey : "workload.synthetic", "workload.synthetic"),
                         "%s", se.msg);
     }
     if (cfg->failures.given) {  /* failures.*: pools, causes, spares, presets */
@@ -1404,6 +1403,16 @@ static int validate(sctx_t *c)
             return fail(c, node_or(c, key, "scheduler"), "%s", ke.msg);
         if (krc)    /* a manifest error: the message names its FILE:LINE:COL */
             return fs_error_set(c->err, krc, "%s", ke.msg);
+    }
+    {   /* the policy's own rules (fs_policy_ops_t.check): what creating it
+         * would refuse, refused here at the key it names */
+        char key[200];
+        fs_error_t pe;
+        int prc = fs_policy_check(cfg, key, sizeof key, &pe);
+        if (prc == FS_ENOMEM)
+            return nomem(c);
+        if (prc)
+            return fail(c, node_or(c, key, "scheduler"), "%s", pe.msg);
     }
     return 0;
 }

@@ -185,6 +185,7 @@ static const sum_field_t sum_fields[] = {
     SF(cost_idle, 0), SF(cost_failures, 0), SF(energy_kwh, 0),
     SF(failures, 1), SF(interruptions, 1), SF(availability, 0),
     SF(gpu_s_lost, 0), SF(gpu_s_ckpt, 0), SF(ettr_mean, 0),
+    SF(window_start, 0), SF(window_end, 0), SF(cost_window, 0), SF(cost_per_gpu_hour_window, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 

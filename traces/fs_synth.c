@@ -1,6 +1,7 @@
 #include "fs_synth.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
@@ -229,82 +230,121 @@ static int check_profile(size_t cnt, char *const *names, const double *shares, i
     return check_probs(shares, cnt, what, err);
 }
 
-int fs_synth_cfg_check(const fs_synth_cfg_t *c, fs_error_t *err)
+/* Sets *key (room for keylen; key may be NULL) and returns rc. */
+static int blame(char *key, size_t keylen, const char *path, int rc)
 {
+    if (rc && key && keylen)
+        snprintf(key, keylen, "%s", path);
+    return rc;
+}
+
+static int check_rest(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err);
+
+int fs_synth_cfg_check_key(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err)
+{
+    if (key && keylen)
+        key[0] = '\0';
     if (!isfinite(c->rate) || c->rate <= 0)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: rate must be > 0 (got %g/s)",
-                            c->rate);
+        return blame(key, keylen, "workload.synthetic.arrivals.rate",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: rate must be > 0 (got %g/s)",
+                                  c->rate));
     if (c->horizon <= 0)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: horizon must be > 0");
+        return blame(key, keylen, "horizon",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: horizon must be > 0"));
     if (c->n_sizes == 0 || !c->sizes || !c->size_probs)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: the GPU-count mix is empty");
+        return blame(key, keylen, "workload.synthetic.gpus",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: the GPU-count mix is empty"));
     for (size_t i = 0; i < c->n_sizes; i++)
         if (c->sizes[i] < 1 || c->sizes[i] > SYNTH_MAX_GPUS)
-            return fs_error_set(err, FS_EINVAL,
-                                "synthetic workload: GPU count %zu must be in 1..%lu (got %lu)",
-                                i + 1, (unsigned long)SYNTH_MAX_GPUS,
-                                (unsigned long)c->sizes[i]);
+            return blame(key, keylen, "workload.synthetic.gpus",
+                         fs_error_set(err, FS_EINVAL,
+                                      "synthetic workload: GPU count %zu must be in 1..%lu (got %lu)",
+                                      i + 1, (unsigned long)SYNTH_MAX_GPUS,
+                                      (unsigned long)c->sizes[i]));
     int rc = check_probs(c->size_probs, c->n_sizes, "GPU-count", err);
     if (rc)
-        return rc;
+        return blame(key, keylen, "workload.synthetic.gpus", rc);
     if (!dist_ok(&c->duration))
-        return fs_error_set(err, FS_EINVAL,
-                            "synthetic workload: duration distribution missing or not prepared");
+        return blame(key, keylen, "workload.synthetic.duration",
+                     fs_error_set(err, FS_EINVAL,
+                                  "synthetic workload: duration distribution missing or not prepared"));
     if (!isfinite(c->scale) || c->scale <= 0)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: scale must be > 0 (got %g)", c->scale);
+        return blame(key, keylen, "workload.synthetic.scale",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: scale must be > 0 (got %g)",
+                                  c->scale));
     if (!isfinite(c->growth) || c->growth <= -1)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: growth must be > -1 (got %g)",
-                            c->growth);
+        return blame(key, keylen, "workload.synthetic.growth.rate",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: growth must be > -1 (got %g)",
+                                  c->growth));
     if (c->growth != 0 && c->growth_period <= 0)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: the growth period must be > 0");
+        return blame(key, keylen, "workload.synthetic.growth.period",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: the growth period must be > 0"));
     if ((rc = check_profile(c->n_hourly, c->hourly_names, c->hourly, FS_SYNTH_HOURS, "hourly", NULL,
-                            err)) != 0 ||
-        (rc = check_profile(c->n_weekly, c->weekly_names, c->weekly, FS_SYNTH_DAYS, "weekly", NULL,
                             err)) != 0)
-        return rc;
+        return blame(key, keylen, "workload.synthetic.arrivals.profile.hourly", rc);
+    if ((rc = check_profile(c->n_weekly, c->weekly_names, c->weekly, FS_SYNTH_DAYS, "weekly", NULL,
+                            err)) != 0)
+        return blame(key, keylen, "workload.synthetic.arrivals.profile.weekly", rc);
+    /* the rest: size classes, tenants, estimate_factor */
+    rc = check_rest(c, key, keylen, err);
+    return rc;
+}
+
+static int check_rest(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err)
+{
+    int rc;
     if (c->n_classes && !c->classes)
-        return fs_error_set(err, FS_EINVAL, "synthetic workload: size classes missing");
+        return blame(key, keylen, "workload.synthetic.duration_by_size",
+                     fs_error_set(err, FS_EINVAL, "synthetic workload: size classes missing"));
     for (size_t i = 0; i < c->n_classes; i++) {
         const fs_synth_class_t *k = &c->classes[i];
         if (k->gpus_min < 1 || k->gpus_min > k->gpus_max)
-            return fs_error_set(err, FS_EINVAL,
+            return blame(key, keylen, "workload.synthetic.duration_by_size", fs_error_set(err, FS_EINVAL,
                                 "synthetic workload: size class %zu: expected 1 <= gpus_min <= "
                                 "gpus_max (got %lu..%lu)", i + 1, (unsigned long)k->gpus_min,
-                                (unsigned long)k->gpus_max);
+                                (unsigned long)k->gpus_max));
         for (size_t j = 0; j < i; j++)
             if (k->gpus_min <= c->classes[j].gpus_max && c->classes[j].gpus_min <= k->gpus_max)
-                return fs_error_set(err, FS_EINVAL,
+                return blame(key, keylen, "workload.synthetic.duration_by_size", fs_error_set(err, FS_EINVAL,
                                     "synthetic workload: size classes %zu (%lu..%lu) and %zu "
                                     "(%lu..%lu) overlap", j + 1,
                                     (unsigned long)c->classes[j].gpus_min,
                                     (unsigned long)c->classes[j].gpus_max, i + 1,
-                                    (unsigned long)k->gpus_min, (unsigned long)k->gpus_max);
+                                    (unsigned long)k->gpus_min, (unsigned long)k->gpus_max));
         if (!dist_ok(&k->duration))
-            return fs_error_set(err, FS_EINVAL,
+            return blame(key, keylen, "workload.synthetic.duration_by_size", fs_error_set(err, FS_EINVAL,
                                 "synthetic workload: size class %zu: duration distribution missing "
-                                "or not prepared", i + 1);
+                                "or not prepared", i + 1));
     }
     if (c->n_tenants) {
         if (!c->tenant_names || !c->tenant_shares)
-            return fs_error_set(err, FS_EINVAL, "synthetic workload: tenants lack names or shares");
+            return blame(key, keylen, "workload.synthetic.tenants",
+                         fs_error_set(err, FS_EINVAL, "synthetic workload: tenants lack names or shares"));
         for (size_t i = 0; i < c->n_tenants; i++) {
             if (!c->tenant_names[i] || !c->tenant_names[i][0])
-                return fs_error_set(err, FS_EINVAL, "synthetic workload: tenant %zu has no name",
-                                    i + 1);
+                return blame(key, keylen, "workload.synthetic.tenants",
+                             fs_error_set(err, FS_EINVAL, "synthetic workload: tenant %zu has no name",
+                                          i + 1));
             for (size_t j = 0; j < i; j++)
                 if (strcmp(c->tenant_names[i], c->tenant_names[j]) == 0)
-                    return fs_error_set(err, FS_EINVAL,
+                    return blame(key, keylen, "workload.synthetic.tenants", fs_error_set(err, FS_EINVAL,
                                         "synthetic workload: tenant '%s' is listed twice",
-                                        c->tenant_names[i]);
+                                        c->tenant_names[i]));
         }
         rc = check_probs(c->tenant_shares, c->n_tenants, "tenant", err);
         if (rc)
-            return rc;
+            return blame(key, keylen, "workload.synthetic.tenants", rc);
     }
     if (!isfinite(c->estimate_factor) || c->estimate_factor < 0)
-        return fs_error_set(err, FS_EINVAL,
-                            "synthetic workload: estimate_factor must be a finite number >= 0");
+        return blame(key, keylen, "workload.synthetic.estimate_factor",
+                     fs_error_set(err, FS_EINVAL,
+                                  "synthetic workload: estimate_factor must be a finite number >= 0"));
     return 0;
+}
+
+int fs_synth_cfg_check(const fs_synth_cfg_t *c, fs_error_t *err)
+{
+    return fs_synth_cfg_check_key(c, NULL, 0, err);
 }
 
 typedef struct synth {
