@@ -1395,6 +1395,54 @@ static int kueue_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     return kueue_build(cfg, &fs_model_config(m)->cluster, state, err);
 }
 
+/* ---- admissibility (validate) ---------------------------------------------------- */
+
+int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err)
+{
+    return kueue_build(&cfg->scheduler, &cfg->cluster, probe, err);
+}
+
+void fs_kueue_probe_destroy(void *probe)
+{
+    if (probe)
+        kueue_destroy(probe);
+}
+
+int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+{
+    const kueue_t *k = probe;
+    int32_t c = NO_CQ;
+    for (size_t i = 0; tenant && i < k->n_tm && c == NO_CQ; i++)   /* as tenant_cq does */
+        if (strcmp(k->tm[i].tenant, tenant) == 0)
+            c = k->tm[i].cq;
+    if (c == NO_CQ && tenant)
+        c = cq_by_name(k, tenant);
+    if (c == NO_CQ)
+        c = k->default_cq;
+    if (c == NO_CQ) {
+        if (tenant)
+            snprintf(why, n, "tenant '%s' has no LocalQueue, no ClusterQueue of its name and no "
+                     "scheduler.kueue.default_queue", tenant);
+        else
+            snprintf(why, n, "jobs without a tenant go to scheduler.kueue.default_queue, which "
+                     "is not set");
+        return 0;
+    }
+    const kcq_t *q = &k->cq[c];
+    int64_t most = 0;
+    for (size_t i = 0; i < q->n_fl; i++) {
+        int64_t p = potential(k, q, q->fl[i]);
+        if (p > most)
+            most = p;
+    }
+    if (milli <= most)
+        return 1;
+    snprintf(why, n, "ClusterQueue '%s' can hold at most %.6g GPUs in any flavor (its nominal "
+             "quota and what its cohort may lend), less than the %.6g GPUs asked", q->name,
+             (double)most / 1000.0, (double)milli / 1000.0);
+    return 0;
+}
+
 static int kueue_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     void *st = NULL;
@@ -1406,9 +1454,21 @@ static int kueue_check(const fs_config_t *cfg, char *key, size_t keylen, fs_erro
     return rc;
 }
 
+static int kueue_why(const void *state, const fs_model_t *m, uint32_t slot, char *buf, size_t n)
+{
+    const fs_jobrt_t *j = fs_model_job((fs_model_t *)m, slot);
+    const char *tn = fs_model_tenant_name(m, j->job.tenant);
+    char why[300];
+    if (fs_kueue_probe(state, tn, (int64_t)fs_job_milli(&j->job), why, sizeof why))
+        return 0;
+    snprintf(buf, n, "%s", why);
+    return 1;
+}
+
 const fs_policy_ops_t fs_policy_kueue = {
     .name = "kueue",
     .check = kueue_check,
+    .why_waiting = kueue_why,
     .create = kueue_create,
     .destroy = kueue_destroy,
     .enqueue = kueue_enqueue,

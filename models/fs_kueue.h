@@ -46,6 +46,20 @@
 size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluster_cfg_t *cl,
                             uint8_t *mask);
 
+/* ---- admissibility (fleetsim validate) ---------------------------------------
+ * A probe is the policy's state built from a configuration alone (the
+ * ClusterQueues, cohorts, flavors and tenant mappings of cfg's Kueue block).
+ * fs_kueue_probe tells whether a job of `milli` milli-GPUs (fs_job_milli)
+ * of tenant `tenant` (its name; NULL: no tenant) could ever be admitted:
+ * its tenant maps to a ClusterQueue (LocalQueue, the CQ of its name, or
+ * default_queue) and that CQ could ever hold the request in one flavor
+ * with no usage anywhere (nominal quota plus what the cohort may lend,
+ * within borrowingLimit).  Returns 1, or 0 with *why (n bytes) saying why
+ * not.  Create: 0 or FS_EINVAL / FS_ENOMEM (err set). */
+int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err);
+int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
+void fs_kueue_probe_destroy(void *probe);
+
 /* ---- instrumentation (tests): state = fs_model_policy_state(m) ------------ */
 typedef struct fs_kueue_stats {
     uint64_t admitted;      /* admissions (a requeued job counts again) */

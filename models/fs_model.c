@@ -1112,10 +1112,16 @@ static void stuck_reason(const fs_model_t *m, const fs_jobrt_t *j, uint32_t slot
                  (unsigned long long)j->job.id, j->job.gpus, j->job.gpus == 1 ? "" : "s",
                  j->type_pools < 0 && m->cluster.n_pools == 1 ? " has" : "s have",
                  (unsigned long long)up, (unsigned long long)total);
-    else
-        snprintf(buf, n, "job %llu fits the GPUs in service, but policy '%s' does not start it "
-                 "(a queue or quota that can never admit it)", (unsigned long long)j->job.id,
-                 m->pol->name);
+    else {
+        char why[320];
+        if (m->pol->why_waiting && m->pol->why_waiting(m->pol_state, m, slot, why, sizeof why))
+            snprintf(buf, n, "job %llu fits the GPUs in service, but policy '%s' never starts it: "
+                     "%s", (unsigned long long)j->job.id, m->pol->name, why);
+        else
+            snprintf(buf, n, "job %llu fits the GPUs in service, but policy '%s' does not start "
+                     "it (a queue or quota that can never admit it)",
+                     (unsigned long long)j->job.id, m->pol->name);
+    }
 }
 
 /* The run cannot end as a drain should (docs/scenario.md, until): jobs

@@ -48,6 +48,10 @@ typedef struct fs_policy_ops {
      * FS_EINVAL / FS_ENOMEM with err set and, for FS_EINVAL, *key (room for
      * keylen bytes; key may be NULL) the dotted path of the key to blame. */
     int (*check)(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
+    /* Optional.  Why a queued job that fits the GPUs in service is not
+     * started (the model asks when a drain can never end): 1 with buf (n
+     * bytes) written, or 0 when the policy has nothing to say. */
+    int (*why_waiting)(const void *state, const fs_model_t *m, uint32_t slot, char *buf, size_t n);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

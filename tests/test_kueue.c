@@ -402,7 +402,8 @@ static void test_tenants(void **state)
         assert_int_equal(fs_model_create(&k.c, src, &sink, &m, &err), 0);
         assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ESTUCK);
         assert_non_null(strstr(err.msg, "2 jobs (2, 3)"));
-        assert_non_null(strstr(err.msg, "policy 'kueue' does not start it"));
+        assert_non_null(strstr(err.msg, "policy 'kueue' never starts it: tenant 'b' has no "
+                                        "LocalQueue"));
         assert_double_equal(start_of(&rs, 1), 0, 1e-9);  /* c -> a by LocalQueue */
         assert_int_equal(fs_kueue_stats(fs_model_policy_state(m))->unmapped, 2);
         assert_true(fs_model_now(m) == 10 * 1000000);     /* when job 1 ended */

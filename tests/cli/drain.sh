@@ -106,8 +106,32 @@ scheduler:
 EOF
 expect_exit 1 timeout 20 "$FLEETSIM" run ksmall.yaml -o k.h5
 expect_err 'no queued job can ever start: 2 jobs \(2, 3\) wait'
-expect_err "policy 'kueue'"
+expect_err "policy 'kueue' never starts it: ClusterQueue 'a' can hold at most 4 GPUs in any flavor"
 expect_no_file k.h5
+# validate warns about both before anything runs (the trace is read for it)
+expect_exit 0 "$FLEETSIM" validate ksmall.yaml
+expect_err "ksmall.yaml: warning: no queue or quota can ever admit 1 job of the trace \(2\): ClusterQueue 'a' can hold at most 4 GPUs"
+expect_err "ksmall.yaml: warning: no queue or quota can ever admit 1 job of the trace \(3\): tenant 'b' has no LocalQueue"
+# and for a synthetic workload, by its tenants and GPU-count mix
+cat > ksynth.yaml <<EOF
+name: kueue-synthetic
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  synthetic:
+    arrivals: {rate: 1/h}
+    gpus: {4: 0.5, 8: 0.5}
+    duration: {dist: constant, value: 1h}
+    tenants: {a: 0.5, b: 0.5}
+scheduler:
+  queue: kueue
+  kueue:
+    cluster_queues: [{name: a, quotas: [{flavor: p, nominal: 4}], tenants: a}]
+EOF
+expect_exit 0 "$FLEETSIM" validate ksynth.yaml
+expect_err "warning: no queue or quota can ever admit 8-GPU jobs of tenant 'a': ClusterQueue 'a' can hold at most 4 GPUs"
+expect_err "warning: no queue or quota can ever admit 4-GPU jobs of tenant 'b': tenant 'b' has no LocalQueue"
+grep -q "4-GPU jobs of tenant 'a'" err.txt && bad "warned about admissible jobs" || ok
 
 # ---- the drain cap: a job still running drain_limit after the last arrival
 printf 'id,submit,gpus,duration\n1,0,8,7200\n2,60,8,60\n' > long.csv
