@@ -194,7 +194,11 @@ typedef struct fs_module_ops {
 /* Registers a module; *id names it in fs_model_module_event.  0 or FS_ENOMEM. */
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
 /* Schedules an event of module id at `at` (>= now) with a priority of
- * fs_sim.h (FS_PRIO_FAILURE, FS_PRIO_REPAIR, ...).  h may be NULL. */
+ * fs_sim.h (FS_PRIO_FAILURE, FS_PRIO_REPAIR, ...).  h may be NULL.
+ * Contract: an event at FS_PRIO_FAILURE only takes capacity away (a
+ * failure, an outage's start); whatever may bring capacity back (a repair,
+ * a delivery, the end of an outage) has another priority.  A drain whose
+ * queued jobs can never start counts on it (docs/models.md). */
 int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority,
                           uint64_t data, fs_event_handle_t *h);
 /* The sink the model was created with (modules emit their own rows). */

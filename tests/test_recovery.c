@@ -474,6 +474,74 @@ static void test_mttf_out_of_memory(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The same through a run: under an allocation failure at any point, a run
+ * with failures and Daly checkpoints fails with FS_ENOMEM or gives exactly
+ * the rows of the run without the failure (never checkpoints silently
+ * off). */
+static void test_mttf_out_of_memory_run(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char yaml[] =
+        "name: mttf-run\n"
+        "cluster:\n"
+        "  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+        "workload:\n"
+        "  synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, duration: {dist: constant, value: 1h}}\n"
+        "failures:\n"
+        "  components: [{kind: node, tbf: {dist: exponential, mean: 2d}}]\n"
+        "recovery: {checkpoint: daly, write_cost: 1m}\n"
+        "output: {timeline_interval: 0s}\n";
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("mttf.yaml", yaml, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    fs_job_t jobs[6];
+    for (size_t i = 0; i < 6; i++)
+        jobs[i] = job(i + 1, 3600.0 * (double)i, 8, S(20 * HOUR));
+    fs_test_rows_t ref = {0}, rs = {0};
+    run(&cfg, jobs, 6, &ref, NULL, NULL);
+    double ckpt = 0;
+    for (size_t i = 0; i < ref.n; i++)
+        ckpt += ref.r[i].ckpt_s;
+    assert_true(ckpt > 0);  /* Daly checkpoints are written */
+    int failed = 0;
+    for (uint64_t k = 1; k < 5000; k++) {
+        fs_source_t *src;
+        fs_model_t *m = NULL;
+        assert_int_equal(fs_memsrc_create(jobs, 6, NULL, 0, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+        rs.n = 0;
+        fs_alloc_fail_after(k);
+        int rc = fs_model_create(&cfg, src, &sink, &m, &err);
+        if (!rc)
+            rc = fs_model_run(m, NULL, NULL, &err);
+        fs_run_totals_t t;
+        if (!rc)
+            rc = fs_model_finish(m, &t, &err);
+        fs_alloc_fail_after(0);
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+        if (rc == 0) {
+            assert_int_equal(rs.n, ref.n);
+            for (size_t i = 0; i < ref.n; i++) {
+                const fs_job_row_t *y = fs_test_find(&rs, ref.r[i].id);
+                assert_non_null(y);
+                assert_double_equal(y->end, ref.r[i].end, 0);
+                assert_double_equal(y->ckpt_s, ref.r[i].ckpt_s, 0);
+            }
+            break;
+        }
+        assert_int_equal(rc, FS_ENOMEM);
+        failed++;
+    }
+    assert_true(failed > 10);
+    fs_test_rows_free(&ref);
+    fs_test_rows_free(&rs);
+    fs_config_release(&cfg);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Keys: defaults, values as written, errors at the key's position. */
 static void test_keys(void **st)
 {
@@ -902,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_daly_sweep),
         cmocka_unit_test(test_daly_scenario),
         cmocka_unit_test(test_mttf_out_of_memory),
+        cmocka_unit_test(test_mttf_out_of_memory_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
