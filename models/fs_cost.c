@@ -299,7 +299,9 @@ void fs_cost_window(const fs_cost_rate_t *rates, const fs_usage_t *u, fs_cost_ce
     memset(out, 0, sizeof *out);
     for (uint32_t p = 0; p < fs_usage_pools(u); p++) {
         fs_cost_cell_t c;
-        fs_cost_cell(&rates[p], fs_usage_window(u, p), &c);
+        fs_usage_cell_t w;
+        fs_usage_window(u, p, &w);
+        fs_cost_cell(&rates[p], &w, &c);
         fs_cost_cell_add(out, &c);
     }
 }

@@ -980,9 +980,12 @@ static void source_ended(fs_model_t *m)
     m->src_done = 1;
     if (m->cfg->horizon_auto) {
         m->horizon = m->last_arrival > 0 ? m->last_arrival : 0;
-        if (m->win_hi > m->horizon)
-            m->win_hi = m->horizon > m->win_lo ? m->horizon : m->win_lo;
-        fs_usage_set_window(m->usage, m->win_lo, m->win_hi);
+        /* (arrivals all at or before the warm-up leave no arrival window:
+         * the window is then the run after the warm-up) */
+        if (m->horizon > m->win_lo) {
+            m->win_hi = m->horizon;
+            fs_usage_set_window(m->usage, m->win_lo, m->win_hi);
+        }
     }
     if (m->cfg->until == FS_UNTIL_DRAIN && m->cfg->drain_limit > 0) {
         fs_time_t from = m->last_arrival > 0 ? m->last_arrival : 0;

@@ -14,8 +14,15 @@ struct fs_usage {
     size_t n_slots, cap_held, cap_used;
     size_t day;                 /* the day settled last, which is [day_lo, day_hi) */
     fs_time_t day_lo, day_hi;   /* (day_lo == day_hi: none yet) */
-    fs_usage_cell_t *win;       /* per pool, over [win_lo, win_hi) */
-    fs_time_t win_lo, win_hi;
+    /* the measurement window: the integrals of every pool summed over all
+     * days when settling reached win_lo (snap[0 .. n_pools)) and win_hi
+     * (snap[n_pools .. 2 n_pools)); the window is their difference, so a
+     * settle pays two comparisons for it, not a second accumulation */
+    fs_usage_cell_t *snap;
+    fs_time_t win_lo, win_hi;   /* win_hi FS_TIME_NEVER: the end of the run */
+    uint8_t lo_taken, hi_taken;
+    fs_time_t mark;             /* the next mark not taken (FS_TIME_NEVER: none) */
+    fs_time_t settled;          /* integrals are complete up to here */
     int err;
 };
 
@@ -27,10 +34,10 @@ int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out)
         return FS_ENOMEM;
     u->n_pools = c->n_pools;
     u->owned = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->owned);
-    u->win = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->win);
-    if (!u->owned || !u->win) {
+    u->snap = fs_calloc(2 * (c->n_pools ? c->n_pools : 1), sizeof *u->snap);
+    if (!u->owned || !u->snap) {
         fs_free(u->owned);
-        fs_free(u->win);
+        fs_free(u->snap);
         fs_free(u);
         return FS_ENOMEM;
     }
@@ -46,7 +53,7 @@ void fs_usage_destroy(fs_usage_t *u)
     if (!u)
         return;
     fs_free(u->owned);
-    fs_free(u->win);
+    fs_free(u->snap);
     fs_free(u->cells);
     fs_free(u->held);
     fs_free(u->slot_used);
@@ -67,9 +74,11 @@ static int ensure_day(fs_usage_t *u, size_t d)
     return 0;
 }
 
-/* Adds w seconds of the current state to row (one cell per pool). */
-static void add_row(fs_usage_t *u, const fs_cluster_t *c, fs_usage_cell_t *row, double w)
+/* Adds w seconds of the current state to day d. */
+static inline __attribute__((always_inline)) void add_day(fs_usage_t *u, const fs_cluster_t *c,
+                                                          size_t d, double w)
 {
+    fs_usage_cell_t *row = u->cells + d * u->n_pools;
     for (uint32_t p = 0; p < u->n_pools; p++) {
         double owned = (double)u->owned[p], busy = (double)c->pools[p].gpus_busy;
         row[p].owned += w * owned;
@@ -79,13 +88,10 @@ static void add_row(fs_usage_t *u, const fs_cluster_t *c, fs_usage_cell_t *row, 
     }
 }
 
-/* Called at every state change: the day found last is kept, so that the
- * common call (within it) costs no division. */
-void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
+/* Integrates [from, to) into the days it covers (inlined into the common
+ * path of fs_usage_settle). */
+static inline __attribute__((always_inline)) void settle_days(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
 {
-    fs_time_t lo = from > u->win_lo ? from : u->win_lo, hi = to < u->win_hi ? to : u->win_hi;
-    if (hi > lo && !u->err)
-        add_row(u, c, u->win, fs_time_to_s(hi - lo));
     while (!u->err && from < to && from >= 0) {
         if (from < u->day_lo || from >= u->day_hi) {
             size_t d = (size_t)(from / FS_US_PER_DAY);
@@ -98,9 +104,71 @@ void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_ti
             u->day_hi = u->day_lo + FS_US_PER_DAY;
         }
         fs_time_t end = to < u->day_hi ? to : u->day_hi;
-        add_row(u, c, u->cells + u->day * u->n_pools, fs_time_to_s(end - from));
+        add_day(u, c, u->day, fs_time_to_s(end - from));
         from = end;
     }
+}
+
+static void cell_add(fs_usage_cell_t *a, const fs_usage_cell_t *b)
+{
+    a->owned += b->owned;
+    a->up += b->up;
+    a->busy += b->busy;
+    a->idle += b->idle;
+}
+
+/* Pool p's integrals summed over every day so far. */
+static void total_of(const fs_usage_t *u, uint32_t p, fs_usage_cell_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t d = 0; d < u->n_days; d++)
+        cell_add(out, &u->cells[d * u->n_pools + p]);
+}
+
+static void snapshot(fs_usage_t *u, fs_usage_cell_t *row)
+{
+    for (uint32_t p = 0; p < u->n_pools; p++)
+        total_of(u, p, &row[p]);
+}
+
+/* The next window mark settling will reach (FS_TIME_NEVER: none). */
+static fs_time_t next_mark(const fs_usage_t *u)
+{
+    return !u->lo_taken ? u->win_lo : !u->hi_taken ? u->win_hi : FS_TIME_NEVER;
+}
+
+/* Settles [from, the last mark <= to), taking the snapshots of the marks
+ * passed; returns where settling goes on.  Twice a run at most. */
+__attribute__((noinline)) static fs_time_t pass_marks(fs_usage_t *u, const fs_cluster_t *c,
+                                                      fs_time_t from, fs_time_t to)
+{
+    if (!u->lo_taken && to >= u->win_lo) {
+        fs_time_t at = u->win_lo > from ? u->win_lo : from;
+        settle_days(u, c, from, at);
+        snapshot(u, u->snap);
+        u->lo_taken = 1;
+        from = at;
+    }
+    if (!u->hi_taken && to >= u->win_hi) {
+        fs_time_t at = u->win_hi > from ? u->win_hi : from;
+        settle_days(u, c, from, at);
+        snapshot(u, u->snap + u->n_pools);
+        u->hi_taken = 1;
+        from = at;
+    }
+    u->mark = next_mark(u);
+    return from;
+}
+
+/* Called at every state change: the day found last is kept, so that the
+ * common call (within it) costs no division; the window marks cost one
+ * comparison. */
+void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
+{
+    if (__builtin_expect(to >= u->mark, 0))
+        from = pass_marks(u, c, from, to);
+    settle_days(u, c, from, to);
+    u->settled = to;
 }
 
 int fs_usage_set_owned(fs_usage_t *u, uint32_t pool, int64_t delta_gpus)
@@ -168,9 +236,32 @@ void fs_usage_set_window(fs_usage_t *u, fs_time_t lo, fs_time_t hi)
 {
     u->win_lo = lo;
     u->win_hi = hi;
+    u->mark = next_mark(u);
+    /* a mark already reached (the model settles up to now first) */
+    if (!u->lo_taken && u->settled > 0 && u->settled >= lo) {
+        snapshot(u, u->snap);
+        u->lo_taken = 1;
+    }
+    if (!u->hi_taken && u->settled > 0 && u->settled >= hi) {
+        snapshot(u, u->snap + u->n_pools);
+        u->hi_taken = 1;
+    }
+    u->mark = next_mark(u);
 }
 
-const fs_usage_cell_t *fs_usage_window(const fs_usage_t *u, uint32_t pool)
+void fs_usage_window(const fs_usage_t *u, uint32_t pool, fs_usage_cell_t *out)
 {
-    return pool < u->n_pools ? &u->win[pool] : NULL;
+    memset(out, 0, sizeof *out);
+    if (pool >= u->n_pools || !u->lo_taken)
+        return;     /* the window has not begun */
+    fs_usage_cell_t hi;
+    if (u->hi_taken)
+        hi = u->snap[u->n_pools + pool];
+    else
+        total_of(u, pool, &hi);
+    const fs_usage_cell_t *lo = &u->snap[pool];
+    out->owned = hi.owned - lo->owned;
+    out->up = hi.up - lo->up;
+    out->busy = hi.busy - lo->busy;
+    out->idle = hi.idle - lo->idle;
 }

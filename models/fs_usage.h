@@ -62,13 +62,15 @@ uint32_t fs_usage_pools(const fs_usage_t *u);
 /* Days with any integral: day 0 .. fs_usage_days - 1. */
 size_t fs_usage_days(const fs_usage_t *u);
 const fs_usage_cell_t *fs_usage_cell(const fs_usage_t *u, size_t day, uint32_t pool);
-/* The measurement window [lo, hi): integrals over it are kept per pool
- * beside the days (default: the whole run).  The model sets it at creation
+/* The measurement window [lo, hi) (default: the whole run): settling
+ * takes a snapshot of every pool's integrals when it reaches lo and hi, so
+ * the window costs nothing per settle.  The model sets it at creation
  * ([warmup, horizon]) and may end it earlier (a horizon left to the trace)
- * as long as nothing after the new end has been settled yet. */
+ * when it has settled exactly up to the new end. */
 void fs_usage_set_window(fs_usage_t *u, fs_time_t lo, fs_time_t hi);
-/* Integrals of a pool over the window, GPU-s (NULL: no such pool). */
-const fs_usage_cell_t *fs_usage_window(const fs_usage_t *u, uint32_t pool);
+/* *out = pool's integrals over the window (to the last settle if the run
+ * ended inside it), GPU-s; zero if it has not begun or no such pool. */
+void fs_usage_window(const fs_usage_t *u, uint32_t pool, fs_usage_cell_t *out);
 /* Owned GPUs of a pool now. */
 uint64_t fs_usage_owned_now(const fs_usage_t *u, uint32_t pool);
 /* Tenant slots: slot 0 = jobs without a tenant, slot t + 1 = tenant t. */

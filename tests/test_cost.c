@@ -217,6 +217,49 @@ static void test_run_one_job(void **s)
     fs_free(rows.r);
 }
 
+/* The window's cost (cost_window, priced over [warmup, min(horizon, end)]):
+ * the one-job run above with a warm-up of 30 minutes, worked by hand; and
+ * without a warm-up it is the whole run's. */
+static void test_window_cost(void **s)
+{
+    (void)s;
+    const char *yaml =
+        "name: one\nseed: 7\nhorizon: 10h\nwarmup: 30m\n"
+        "cluster: {pools: [{name: a, gpu: H100, nodes: 1, gpus_per_node: 1}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 1/h}, max_jobs: 1, gpus: {1: 1.0},\n"
+        "           duration: {dist: constant, value: 1h}}}\n"
+        "output: {timeline_interval: 0s}\n";
+    rows_t rows = {0};
+    fs_run_report_t rep;
+    fs_error_t err;
+    assert_int_equal(run_text(yaml, &rows, &rep, &err), 0);
+    assert_int_equal(rows.n, 1);
+    double t0 = rows.r[0].submit / 3600.0, end = rep.summary.end_time / 3600.0;
+    assert_true(t0 > 0.5);  /* the job runs inside the window */
+    assert_double_equal(rep.summary.window_start, 1800, 0);
+    assert_double_equal(rep.summary.window_end, rep.summary.end_time, 0);
+    double k = 25000 * 1.64 / 0.81;
+    double fixed_h = k / (5 * 8760) + k * 0.1 / 8760 + 1.275 * 184.06 / 730;
+    double kwh = 1.3 * (1.275 * 0.75 + (t0 - 0.5) * 1.275 * 0.3);
+    double win = fixed_h * (end - 0.5) + kwh * 0.08;
+    printf("window cost: %.6f $ (whole run %.6f $), per delivered GPU-hour %.6f $\n",
+           rep.summary.cost_window, rep.summary.cost_total, rep.summary.cost_per_gpu_hour_window);
+    assert_double_equal(rep.summary.cost_window, win, 1e-9);
+    assert_double_equal(rep.summary.cost_per_gpu_hour_window, win, 1e-9);  /* 1 GPU-hour busy */
+    assert_true(rep.summary.cost_window < rep.summary.cost_total);
+    fs_free(rows.r);
+    rows = (rows_t){0};
+    const char *no_warmup[] = {"warmup=0s"};
+    fs_config_t cfg;
+    assert_int_equal(fs_scenario_load_string("w.yaml", yaml, no_warmup, 1, &cfg, &err), 0);
+    fs_run_opts_t opts;
+    fs_run_opts_init(&opts);
+    assert_int_equal(fs_run_config(&cfg, &opts, &rep, &err), 0);
+    assert_double_equal(rep.summary.cost_window, rep.summary.cost_total, 1e-9);
+    assert_double_equal(rep.summary.cost_per_gpu_hour_window, rep.summary.cost_per_gpu_hour, 1e-9);
+    fs_config_release(&cfg);
+}
+
 /* Capex counts from delivery to retirement.  Pool a: 4 nodes x 8 H100, of
  * which 2 arrive at 1d and leave at 3d; run 4 days.  At $1 of depreciation
  * per GPU-hour (GPU price 43,800, 5 y, no server or network share) and no
@@ -439,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_domain_tco_example),
         cmocka_unit_test(test_default_rates),
         cmocka_unit_test(test_run_one_job),
+        cmocka_unit_test(test_window_cost),
         cmocka_unit_test(test_purchase_timeline),
         cmocka_unit_test(test_burst),
         cmocka_unit_test(test_errors),
