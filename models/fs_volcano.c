@@ -980,6 +980,20 @@ static void vc_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
     vc_job_end(state, m, slot);
 }
 
+/* A job larger than its queue's capability never runs. */
+static int vc_why(const void *state, const fs_model_t *m, uint32_t slot, char *buf, size_t n)
+{
+    vc_t *v = (vc_t *)(uintptr_t)state;
+    const fs_jobrt_t *j = fs_model_job((fs_model_t *)(uintptr_t)m, slot);
+    const vc_queue_t *q = queue_of_job(v, j);
+    double g = gpus_of(job_milli(j));
+    if (!(q->cap > 0 && g > q->cap + EPS))
+        return 0;
+    snprintf(buf, n, "its queue '%s' has a capability of %g GPUs, less than the %g GPUs it asks",
+             q->name, q->cap, g);
+    return 1;
+}
+
 static int vc_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     int rc = check_cfg(&cfg->scheduler.volcano, err);
@@ -991,6 +1005,7 @@ static int vc_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
 const fs_policy_ops_t fs_policy_volcano = {
     .name = "volcano",
     .check = vc_check,
+    .why_waiting = vc_why,
     .create = vc_create,
     .destroy = vc_destroy,
     .enqueue = vc_enqueue,

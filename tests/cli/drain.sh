@@ -133,6 +133,22 @@ expect_err "warning: no queue or quota can ever admit 8-GPU jobs of tenant 'a': 
 expect_err "warning: no queue or quota can ever admit 4-GPU jobs of tenant 'b': tenant 'b' has no LocalQueue"
 grep -q "4-GPU jobs of tenant 'a'" err.txt && bad "warned about admissible jobs" || ok
 
+# Volcano: a job larger than its queue's capability
+cat > vcap.yaml <<EOF
+name: volcano-capability
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  trace: {path: k.csv}
+scheduler:
+  queue: volcano
+  volcano:
+    queues: [{name: a, capability: 4, tenants: a}, {name: b, tenants: b}]
+EOF
+expect_exit 1 timeout 20 "$FLEETSIM" run vcap.yaml -o vcap.h5
+expect_err "1 job \(2\) waits .* policy 'volcano' never starts it: its queue 'a' has a capability of 4 GPUs, less than the 8 GPUs it asks"
+expect_no_file vcap.h5
+
 # ---- the drain cap: a job still running drain_limit after the last arrival
 printf 'id,submit,gpus,duration\n1,0,8,7200\n2,60,8,60\n' > long.csv
 cat > long.yaml <<EOF
