@@ -132,6 +132,42 @@ expect_exit 0 "$FLEETSIM" validate ksynth.yaml
 expect_err "warning: no queue or quota can ever admit 8-GPU jobs of tenant 'a': ClusterQueue 'a' can hold at most 4 GPUs"
 expect_err "warning: no queue or quota can ever admit 4-GPU jobs of tenant 'b': tenant 'b' has no LocalQueue"
 grep -q "4-GPU jobs of tenant 'a'" err.txt && bad "warned about admissible jobs" || ok
+# a real manifest whose LocalQueue covers one team only
+cat > lq-manifest.yaml <<EOF
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: research
+spec:
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: p
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: 16
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  namespace: team-a
+  name: training
+spec:
+  clusterQueue: research
+EOF
+cat > lq.yaml <<EOF
+name: one-localqueue
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, duration: {dist: constant, value: 1h}, tenants: {team-a: 0.7, team-b: 0.3}}
+scheduler:
+  queue: kueue
+  kueue: {manifests: lq-manifest.yaml}
+EOF
+expect_exit 0 "$FLEETSIM" validate lq.yaml
+expect_err "warning: no queue or quota can ever admit 8-GPU jobs of tenant 'team-b': tenant 'team-b' has no LocalQueue, no ClusterQueue of its name and no scheduler.kueue.default_queue"
+grep -q "tenant 'team-a'" err.txt && bad "warned about team-a" || ok
 
 # Volcano: a job larger than its queue's capability
 cat > vcap.yaml <<EOF
