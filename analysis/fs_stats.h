@@ -55,15 +55,33 @@ typedef struct fs_summary {
     double gpu_s_lost;          /* GPU-s of compute whose work was lost (failures, preemption) */
     double gpu_s_ckpt;          /* GPU-s spent writing checkpoints */
     double ettr_mean;           /* mean ETTR of completed jobs in statistics (NaN: none) */
+    /* queueing under preemption: all time queued (queued_s of /jobs) of the
+     * jobs that count in wait (started, in statistics), s */
+    double queued_mean, queued_p50, queued_p95, queued_p99;
+    /* preemptions are not failures (fs_model_preempt) */
+    uint64_t preemptions;       /* preemptions by the policy */
+    double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
+    double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
 } fs_summary_t;
 
-/* Per-tenant breakdown (the /tenants table). */
+/* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the
+ * tenant's jobs in statistics (as in /summary); counts and GPU-hours over
+ * all its jobs. */
 typedef struct fs_tenant_row {
     int32_t tenant;
     uint64_t jobs;
     uint64_t jobs_completed;
     double gpu_hours;           /* GPU-hours of run time */
     double wait_mean;           /* s, started jobs */
+    double wait_p50, wait_p95, wait_p99;   /* s, started jobs */
+    double jct_mean, jct_p95;   /* s, completed jobs */
+    double queued_mean;         /* s, all time queued of started jobs */
+    uint64_t preemptions;       /* preemptions of its jobs */
+    double preempt_lost_gpu_hours; /* GPU-hours of work lost to those preemptions */
+    double borrowed_gpu_hours;  /* Kueue: GPU-hours its jobs ran on quota borrowed from the
+                                   cohort (NaN: the policy has no quotas) */
+    double lent_gpu_hours;      /* Kueue: GPU-hours of its ClusterQueue's quota lent to
+                                   other ClusterQueues' jobs (NaN: no quotas) */
 } fs_tenant_row_t;
 
 typedef struct fs_stats fs_stats_t;

@@ -87,6 +87,8 @@ struct fs_model {
     uint64_t recovering;    /* jobs between a failure and the queue */
     uint64_t interruptions; /* running jobs interrupted by failures */
     double lost_gpu_s, ckpt_gpu_s;
+    uint64_t preemptions;   /* fs_model_preempt calls */
+    double lost_preempt_gpu_s; /* the part of lost_gpu_s lost to them */
     double *pool_mttf;      /* young/daly: node MTTF per pool, s (NULL until needed; < 0 unknown) */
     int finishing;          /* in fs_model_finish: rows end at end_at */
     fs_time_t end_at;
@@ -258,6 +260,13 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.run = j->run_s;
     r.lost_gpu_s = j->lost_gpu_s;
     r.state = state;
+    r.preemptions = j->preemptions;
+    r.preempt_lost_gpu_s = j->preempt_lost_gpu_s;
+    /* a job still queued at the end counts its time queued up to the end */
+    fs_time_t at = m->finishing ? m->end_at : m->sim.now;
+    fs_time_t q = j->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
+                                      ? at - j->queued_since : 0);
+    r.queued_s = fs_time_to_s(q);
     recovery_cols(m, j, &r);
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
     fs_usage_job(m->usage, &r);
@@ -450,6 +459,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         j->state = FS_JOBRT_RUNNING;
         if (j->first_start < 0)
             j->first_start = m->sim.now;
+        j->queued_us += m->sim.now - j->queued_since;
         j->start = j->settled_at = m->sim.now;
         if (attempt_begin(m, j) || (m->nidx && nidx_add(m, slot))) {
             fail(m, FS_ENOMEM, "starting a job");
@@ -547,10 +557,16 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     fs_time_t lost = ci > 0 ? done % ci : done;
     if (lost > j->since_ckpt)
         lost = j->since_ckpt;
+    double lost0 = j->lost_gpu_s;
     lose_work(m, j, lost);
+    j->preempt_lost_gpu_s += j->lost_gpu_s - lost0;
+    m->lost_preempt_gpu_s += j->lost_gpu_s - lost0;
+    j->preemptions++;
+    m->preemptions++;
     j->remaining += sc->restart_cost;
     j->restarts++;
     j->state = FS_JOBRT_QUEUED;
+    j->queued_since = m->sim.now;
     release_place(m, slot);
     m->queued++;
     m->gpus_queued += j->job.gpus;
@@ -688,6 +704,7 @@ static int requeue(fs_model_t *m, uint32_t slot)
     fs_jobrt_t *j = &m->slots[slot];
     j->w_recovery += m->sim.now - j->start;
     j->state = FS_JOBRT_QUEUED;
+    j->queued_since = m->sim.now;
     j->restarts++;
     m->recovering--;
     m->queued++;
@@ -1028,6 +1045,7 @@ static void src_take(fs_sim_t *sim, void *vm)
     j->seq = m->next_seq++;
     j->first_start = -1;
     j->start = -1;
+    j->queued_since = job->submit;
     j->remaining = job->duration;
     j->rate = 1.0;
     j->type_pools = job->gpu_type;
@@ -1318,6 +1336,8 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->interruptions = m->interruptions;
     t->gpu_s_lost = m->lost_gpu_s;
     t->gpu_s_ckpt = m->ckpt_gpu_s;
+    t->preemptions = m->preemptions;
+    t->gpu_s_lost_preempt = m->lost_preempt_gpu_s;
     return 0;
 }
 

@@ -120,6 +120,7 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t
     s->cost_per_job = cost->cost_per_job;
     s->cost_idle = cost->cost_idle;
     s->cost_failures = cost->cost_failures;
+    s->cost_preemptions = cost->cost_preemptions;
     s->energy_kwh = cost->energy_kwh;
     return 0;
 }
@@ -268,6 +269,17 @@ static void fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%.2f d", s / 86400);
 }
 
+static int differ(double a, double b)
+{
+    return isnan(a) ? !isnan(b) : isnan(b) || a != b;
+}
+
+int fs_run_queued_differs(const fs_summary_t *s)
+{
+    return differ(s->queued_mean, s->wait_mean) || differ(s->queued_p50, s->wait_p50) ||
+           differ(s->queued_p95, s->wait_p95) || differ(s->queued_p99, s->wait_p99);
+}
+
 void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
                           const char *output)
 {
@@ -288,6 +300,14 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fmt_duration(d, sizeof d, s->wait_p99);
     fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%.1f%% of jobs waited)\n",
             a, b, c, d, 100 * s->wait_prob);
+    if (fs_run_queued_differs(s)) {   /* preemptions/requeues: queued after the first start */
+        fmt_duration(a, sizeof a, s->queued_mean);
+        fmt_duration(b, sizeof b, s->queued_p50);
+        fmt_duration(c, sizeof c, s->queued_p95);
+        fmt_duration(d, sizeof d, s->queued_p99);
+        fprintf(f, "queued       mean %s   p50 %s   p95 %s   p99 %s   (all time queued, "
+                "requeues included)\n", a, b, c, d);
+    }
     fmt_duration(a, sizeof a, s->jct_mean);
     fmt_duration(b, sizeof b, s->jct_p50);
     fmt_duration(e, sizeof e, s->jct_p95);
@@ -301,6 +321,14 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     if (s->interruptions > 0 || s->gpu_s_ckpt > 0 || s->gpu_s_lost > 0)
         fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h; mean ETTR %.1f%%\n",
                 s->gpu_s_lost / 3600.0, s->gpu_s_ckpt / 3600.0, 100 * s->ettr_mean);
+    if (s->preemptions > 0) {
+        fprintf(f, "preemption   %llu preemption%s (not failures), %.1f GPU-h of work lost to them",
+                (unsigned long long)s->preemptions, s->preemptions == 1 ? "" : "s",
+                s->gpu_s_lost_preempt / 3600.0);
+        if (!isnan(s->cost_preemptions))
+            fprintf(f, " ($%.0f)", s->cost_preemptions);
+        fputc('\n', f);
+    }
     if (!isnan(s->cost_total))
         fprintf(f, "cost         $%.0f: $%.2f per delivered GPU-hour, $%.2f per job; idle $%.0f, "
                 "failures $%.0f; %.1f MWh\n", s->cost_total, s->cost_per_gpu_hour,
