@@ -48,6 +48,12 @@ const fs_policy_ops_t *fs_policy_get(int queue_kind);
  * (fs_fifo.c) for plain FIFO, else the composable scheduler (fs_sched.c). */
 const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg);
 
+/* Whether cfg's policy preempts running jobs and a preempted job then loses
+ * the work of its attempt (scheduler.checkpoint_interval 0 and no recovery
+ * checkpoints).  Returns 1 with a one-line message in msg (n bytes) naming
+ * the keys that change it, else 0. */
+int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n);
+
 extern const fs_policy_ops_t fs_policy_fifo;
 extern const fs_policy_ops_t fs_policy_sched;
 extern const fs_policy_ops_t fs_policy_kueue;    /* models/fs_kueue.c */
