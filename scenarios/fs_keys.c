@@ -233,6 +233,13 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.trace.time_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
      .off = CF(workload.trace.opts.time_scale), .min = 0, .def = "1",
      .doc = "Multiply the trace's run times by this."},
+    {.path = "workload.trace.load_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(workload.trace.opts.load_scale), .min = 0, .def = "1",
+     .doc = "Arrival compression: submit times are divided by this (2: the same jobs arrive "
+            "twice as fast; run times unchanged)."},
+    {.path = "workload.trace.teams", .type = FS_KT_PATH, .off = CF(workload.trace.opts.teams),
+     .doc = "CSV with the columns user and team: each listed trace user (the tenant column as "
+            "read) becomes its team's tenant; users not listed keep their name (docs/traces.md)."},
     {.path = "workload.trace.sort_window", .type = FS_KT_UINT, .flags = FS_KF_MAX,
      .off = CF(workload.trace.opts.sort_window), .size = sizeof(uint32_t), .max = 16777216,
      .def = "65536",

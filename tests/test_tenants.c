@@ -22,6 +22,8 @@
 #include "analysis/fs_stats.h"
 #include "models/fs_cost.h"
 #include "models/fs_policy.h"
+#include "traces/fs_remap.h"
+#include "traces/fs_trace.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/cli/fs_runner.h"
 #include "sim/fs_alloc.h"
@@ -394,6 +396,87 @@ static void test_work_loss_warning(void **st)
     }
 }
 
+/* workload.trace.teams and load_scale: users mapped to teams (unlisted
+ * users keep their name), submit times divided by the scale, run times
+ * kept; through a scenario (relative team path) and through fs_trace_open. */
+static void test_teams_and_load_scale(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    char *trace = fs_test_path(g_dir, "users.csv");
+    char *teams = fs_test_path(g_dir, "teams.csv");
+    assert_int_equal(fs_test_write(trace, "submit,id,duration,gpus,tenant\n0,1,100,1,alice\n"
+                                          "10,2,50,1,carol\n21,3,60,2,bob\n31,4,70,1,alice\n"), 0);
+    assert_int_equal(fs_test_write(teams, "# user to team\nteam,user,site\nvision,alice,x\n"
+                                          "vision,bob,y\nnlp,dave,z\nvision,alice,x\n"), 0);
+    fs_trace_opts_t o;
+    fs_trace_opts_init(&o);
+    o.teams = teams;
+    o.load_scale = 2;
+    fs_source_t *src;
+    fs_error_t err;
+    if (fs_trace_open("native", trace, &o, &src, &err))
+        fail_msg("%s", err.msg);
+    fs_job_t jobs[8];
+    size_t n;
+    assert_int_equal(fs_source_next(src, jobs, 8, &n, &err), 0);
+    assert_int_equal(n, 4);
+    static const double submit[] = {0, 5, 10.5, 15.5};
+    static const char *const team[] = {"vision", "carol", "vision", "vision"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(jobs[i].submit, (fs_time_t)(submit[i] * 1e6));
+        assert_string_equal(fs_source_tenant_name(src, jobs[i].tenant), team[i]);
+    }
+    assert_int_equal(jobs[0].duration, (fs_time_t)100 * 1000000);   /* run times kept */
+    assert_int_equal(fs_source_tenant_count(src), 2);
+    assert_int_equal(fs_remap_unmapped(src), 1);   /* carol */
+    fs_source_destroy(src);
+
+    /* a scenario: the team file relative to the scenario's directory */
+    char *scn = fs_test_path(g_dir, "teams.yaml");
+    assert_int_equal(fs_test_write(scn, "name: t\n"
+                                        "cluster: {pools: [{name: p, gpu: H100, nodes: 1, "
+                                        "gpus_per_node: 2}]}\n"
+                                        "workload: {trace: {path: users.csv, teams: teams.csv, "
+                                        "load_scale: 2}}\n"),
+                     0);
+    fs_config_t c;
+    if (fs_scenario_load_file(scn, NULL, 0, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(c.workload.trace.opts.teams, teams);
+    assert_double_equal(c.workload.trace.opts.load_scale, 2, 0);
+    fs_config_release(&c);
+    const char *bad[] = {"workload.trace.load_scale=0"};
+    assert_int_equal(fs_scenario_load_file(scn, bad, 1, &c, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "load_scale"));
+
+    /* errors in the team file name the file and line */
+    static const struct {
+        const char *text, *want;
+    } errs[] = {
+        {"name,group\na,b\n", ":1: expected a header naming the columns 'user' and 'team'"},
+        {"user,team\nalice,vision\nalice,nlp\n", ":3: user 'alice' is mapped twice, to 'vision' and to 'nlp'"},
+        {"user,team\nalice,\n", ":2: field team: expected a name, got an empty field"},
+        {"user,team\nalice\n", ":2: expected 2 fields (user and team), got 1"},
+        {"", ": empty team file"},
+    };
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        assert_int_equal(fs_test_write(teams, errs[i].text), 0);
+        int rc = fs_trace_open("native", trace, &o, &src, &err);
+        assert_int_equal(rc, FS_EINVAL);
+        if (!strstr(err.msg, errs[i].want) || strncmp(err.msg, teams, strlen(teams)) != 0)
+            fail_msg("case %zu: '%s'", i, err.msg);
+    }
+    /* a missing team file */
+    o.teams = "/nonexistent/teams.csv";
+    assert_int_equal(fs_trace_open("native", trace, &o, &src, &err), FS_EIO);
+    assert_non_null(strstr(err.msg, "workload.trace.teams"));
+    free(scn);
+    free(trace);
+    free(teams);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -418,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_tenant_out_of_memory),
         cmocka_unit_test(test_tiresias_preset),
         cmocka_unit_test(test_work_loss_warning),
+        cmocka_unit_test(test_teams_and_load_scale),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
