@@ -47,6 +47,14 @@ if command -v h5dump >/dev/null; then
     h5dump -d /tenants -m '%.6g' s.h5 | grep -Eq '"vision"' && ok || bad "/tenants has no vision row"
 fi
 
+# report: a per-tenant section
+if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" report s.h5 -o rep.html
+    grep -q '<h2>Per tenant (/tenants)</h2>' rep.html && ok || bad "report has no per-tenant section"
+    grep -q '<td>vision</td>' rep.html && ok || bad "report's tenant table has no vision row"
+    grep -q '<th>wait p95</th>' rep.html && ok || bad "report's tenant table has no wait p95"
+fi
+
 # versus: the per-tenant table, one column per policy
 expect_exit 0 "$FLEETSIM" versus t.yaml -p fifo=scheduler.queue=fifo -p srtf=scheduler.queue=srtf \
     -r 2 -o vs
