@@ -298,3 +298,12 @@ const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n)
     *n = st->n_tenants;
     return st->trows;
 }
+
+int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double lent)
+{
+    if (!st || i >= st->n_tenants)
+        return FS_EINVAL;
+    st->trows[i].borrowed_gpu_hours = borrowed;
+    st->trows[i].lent_gpu_hours = lent;
+    return 0;
+}

@@ -99,4 +99,8 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
 /* Tenant rows (valid until destroy); *n set to the count. */
 const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n);
 
+/* Sets row i's borrowed and lent quota GPU-hours (a quota policy's figures,
+ * after fs_stats_finish).  FS_EINVAL when i is not a row. */
+int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double lent);
+
 #endif

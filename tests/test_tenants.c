@@ -20,6 +20,7 @@
 
 #include "fs_test_util.h"
 #include "analysis/fs_stats.h"
+#include "analysis/fs_tenants.h"
 #include "models/fs_cost.h"
 #include "models/fs_policy.h"
 #include "traces/fs_remap.h"
@@ -477,6 +478,64 @@ static void test_teams_and_load_scale(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Kueue: two ClusterQueues of one cohort with 4 GPUs each on one 8-GPU
+ * node.  Team a's 8-GPU job runs 0-1 h on its 4 GPUs and 4 borrowed from
+ * b (idle): a borrowed 4 GPU-h, b lent 4 GPU-h.  b's 1-GPU job at 2 h runs
+ * on its own quota.  Without quotas (FIFO) the columns are NaN. */
+static void test_kueue_borrowed_lent(void **st)
+{
+    (void)st;
+    const char *yaml =
+        "name: k\nseed: 1\n"
+        "cluster: {pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]}\n"
+        "workload: {trace: {path: '@TRACE@', format: native}}\n"
+        "scheduler:\n"
+        "  queue: kueue\n"
+        "  kueue:\n"
+        "    cluster_queues:\n"
+        "      - {name: qa, cohort: c, quotas: [{flavor: p, nominal: 4}], tenants: a}\n"
+        "      - {name: qb, cohort: c, quotas: [{flavor: p, nominal: 4}], tenants: b}\n"
+        "output: {timeline_interval: 0s}\n";
+    const char *trace = "submit,id,duration,gpus,tenant\n0,1,3600,8,a\n7200,2,3600,1,b\n";
+    char *tp = fs_test_path(g_dir, "k.csv");
+    assert_int_equal(fs_test_write(tp, trace), 0);
+    char text[2048];
+    subst(text, sizeof text, yaml, tp);
+    char *scn = fs_test_path(g_dir, "k.yaml");
+    assert_int_equal(fs_test_write(scn, text), 0);
+    char *out = fs_test_path(g_dir, "k.h5");
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_file(scn, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    fs_run_opts_t opts;
+    fs_run_opts_init(&opts);
+    opts.output = out;
+    fs_run_report_t rep;
+    if (fs_run_config(&cfg, &opts, &rep, &err))
+        fail_msg("%s", err.msg);
+    fs_config_release(&cfg);
+    /* read /tenants back */
+    fs_tenant_table_t t;
+    const char *paths[] = {out};
+    if (fs_tenant_table_load(paths, 1, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.n, 2);
+    long a = fs_tenant_table_find(&t, "a"), b = fs_tenant_table_find(&t, "b");
+    assert_true(a >= 0 && b >= 0);
+    size_t ib = 7, il = 8;   /* borrowed_gpu_hours, lent_gpu_hours */
+    assert_string_equal(fs_tenant_metrics[ib], "borrowed_gpu_hours");
+    assert_string_equal(fs_tenant_metrics[il], "lent_gpu_hours");
+    assert_double_equal(t.mean[(size_t)a * FS_TENANT_N_METRICS + ib], 4, 1e-9);
+    assert_double_equal(t.mean[(size_t)a * FS_TENANT_N_METRICS + il], 0, 0);
+    assert_double_equal(t.mean[(size_t)b * FS_TENANT_N_METRICS + ib], 0, 0);
+    assert_double_equal(t.mean[(size_t)b * FS_TENANT_N_METRICS + il], 4, 1e-9);
+    fs_tenant_table_release(&t);
+    free(tp);
+    free(scn);
+    free(out);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -502,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_tiresias_preset),
         cmocka_unit_test(test_work_loss_warning),
         cmocka_unit_test(test_teams_and_load_scale),
+        cmocka_unit_test(test_kueue_borrowed_lent),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
 #include "fs_runner.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
+#include "../../models/fs_kueue.h"
 #include "../../models/fs_model.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_synth.h"
@@ -125,6 +126,41 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t
     return 0;
 }
 
+/* Kueue: each tenant's share of its ClusterQueue's borrowed and lent quota
+ * GPU-hours, in proportion to the tenants' GPU-hours in that CQ (all of it
+ * for a CQ of one tenant; equal shares when none ran).  Tenants mapped to
+ * no CQ get 0. */
+static int tenant_quota(fs_model_t *model, fs_stats_t *st, fs_error_t *err)
+{
+    void *ks = fs_model_policy_state(model);
+    size_t n_cq = fs_kueue_n_cq(ks), n;
+    const fs_tenant_row_t *tr = fs_stats_tenants(st, &n);
+    double *gh = fs_calloc(n_cq + 1, sizeof *gh), *cnt = fs_calloc(n_cq + 1, sizeof *cnt);
+    int32_t *cq = fs_calloc(n + 1, sizeof *cq);
+    int rc = gh && cnt && cq ? 0 : fs_error_set(err, FS_ENOMEM, "statistics: out of memory");
+    for (size_t i = 0; i < n && !rc; i++) {
+        cq[i] = fs_kueue_tenant_cq(ks, model, tr[i].tenant);
+        if (cq[i] >= 0) {
+            gh[cq[i]] += tr[i].gpu_hours;
+            cnt[cq[i]] += 1;
+        }
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        double b = 0, l = 0;
+        if (cq[i] >= 0) {
+            fs_kueue_quota_hours(ks, model, (size_t)cq[i], &b, &l);
+            double share = gh[cq[i]] > 0 ? tr[i].gpu_hours / gh[cq[i]] : 1.0 / cnt[cq[i]];
+            b *= share;
+            l *= share;
+        }
+        fs_stats_set_tenant_quota(st, i, b, l);
+    }
+    fs_free(gh);
+    fs_free(cnt);
+    fs_free(cq);
+    return rc;
+}
+
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err)
 {
@@ -219,6 +255,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         goto out;
     }
     if ((rc = run_cost(rates, model, &rep->summary, &cost, err)))
+        goto out;
+    if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
         goto out;
     rep->wall_s = wall_now() - c.wall0;
     if (c.res) {
