@@ -38,6 +38,7 @@ struct fs_stats {
     size_t n_jcts, cap_jcts;
     double *queued;          /* queued_s of the jobs in waits, s */
     size_t cap_queued;
+    int requeued;            /* some job's queued_s differs from its wait */
     uint64_t waited;         /* jobs in statistics with wait > 0 */
 
     uint64_t rows;           /* job rows seen */
@@ -148,6 +149,8 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
 
     if (add_wait) {
         st->queued[st->n_waits] = isnan(row->queued_s) ? row->wait : row->queued_s;
+        if (st->queued[st->n_waits] != row->wait)
+            st->requeued = 1;
         st->waits[st->n_waits++] = row->wait;
         if (row->wait > 0)
             st->waited++;
@@ -194,6 +197,23 @@ static double ratio(double num, double den)
 static double quantile(const double *sorted, size_t n, double f)
 {
     return n ? gsl_stats_quantile_from_sorted_data(sorted, 1, n, f) : NAN;
+}
+
+/* Quantile f of unsorted data (type 7, the same arithmetic as
+ * gsl_stats_quantile_from_sorted_data) by selection: O(n) instead of a
+ * sort; data is reordered.  NaN when empty. */
+double fs_stats_quantile_select(double *data, size_t n, double f)
+{
+    if (n == 0)
+        return NAN;
+    double index = f * (double)(n - 1);
+    size_t lhs = (size_t)index;
+    double delta = index - (double)lhs;
+    double a = gsl_stats_select(data, 1, n, lhs);
+    if (lhs == n - 1)
+        return a;
+    double b = gsl_stats_select(data, 1, n, lhs + 1);
+    return (1 - delta) * a + delta * b;
 }
 
 int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out)
@@ -263,12 +283,17 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_ckpt = totals->gpu_s_ckpt;
     out->ettr_mean = st->ettr_n ? st->ettr_sum / (double)st->ettr_n : NAN;
     double *q = st->queued;
-    if (n)
-        gsl_sort(q, 1, n);
-    out->queued_mean = n ? gsl_stats_mean(q, 1, n) : NAN;
-    out->queued_p50 = quantile(q, n, 0.50);
-    out->queued_p95 = quantile(q, n, 0.95);
-    out->queued_p99 = quantile(q, n, 0.99);
+    if (st->requeued) {
+        out->queued_mean = gsl_stats_mean(q, 1, n);
+        out->queued_p50 = fs_stats_quantile_select(q, n, 0.50);
+        out->queued_p95 = fs_stats_quantile_select(q, n, 0.95);
+        out->queued_p99 = fs_stats_quantile_select(q, n, 0.99);
+    } else {   /* no job was queued again: queued = wait job by job */
+        out->queued_mean = out->wait_mean;
+        out->queued_p50 = out->wait_p50;
+        out->queued_p95 = out->wait_p95;
+        out->queued_p99 = out->wait_p99;
+    }
     out->preemptions = totals->preemptions;
     out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
     out->cost_preemptions = NAN;   /* set by the runner */
@@ -280,15 +305,11 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         size_t k = a->wait_n, c = a->n_jcts;
         r->wait_mean = k ? a->wait_sum / (double)k : NAN;
         r->queued_mean = k ? a->queued_sum / (double)k : NAN;
-        if (k)
-            gsl_sort(a->waits, 1, k);
-        r->wait_p50 = quantile(a->waits, k, 0.50);
-        r->wait_p95 = quantile(a->waits, k, 0.95);
-        r->wait_p99 = quantile(a->waits, k, 0.99);
-        if (c)
-            gsl_sort(a->jcts, 1, c);
+        r->wait_p50 = fs_stats_quantile_select(a->waits, k, 0.50);
+        r->wait_p95 = fs_stats_quantile_select(a->waits, k, 0.95);
+        r->wait_p99 = fs_stats_quantile_select(a->waits, k, 0.99);
         r->jct_mean = c ? gsl_stats_mean(a->jcts, 1, c) : NAN;
-        r->jct_p95 = quantile(a->jcts, c, 0.95);
+        r->jct_p95 = fs_stats_quantile_select(a->jcts, c, 0.95);
     }
     return 0;
 }

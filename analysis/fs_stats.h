@@ -98,6 +98,11 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row);
 /* Computes the summary.  Can be called once, after the last job. */
 int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out);
 
+/* Quantile f (type 7) of n unsorted doubles by selection, O(n); equal to
+ * gsl_stats_quantile_from_sorted_data on the sorted data.  Reorders data.
+ * NaN when n is 0. */
+double fs_stats_quantile_select(double *data, size_t n, double f);
+
 /* Tenant rows (valid until destroy); *n set to the count. */
 const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n);
 

@@ -18,6 +18,9 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "fs_test_util.h"
 #include "analysis/fs_stats.h"
 #include "analysis/fs_tenants.h"
@@ -256,6 +259,34 @@ static void test_tenant_quantiles(void **st)
     assert_double_equal(x->gpu_hours, 2.0 * (90 + 110 + 60 + 100 + 110 + 10) / 3600, 1e-12);
     fs_stats_destroy(s);
     assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The selection quantile (per-tenant figures, queued_*) equals GSL's
+ * sorted-data quantile bit for bit: sizes 1-300, with ties, at the
+ * fractions used and others. */
+static void test_quantile_select_equals_sorted(void **st)
+{
+    (void)st;
+    static double a[300], b[300];
+    static const double fs[] = {0, 0.01, 0.5, 0.95, 0.99, 1, 0.333};
+    uint64_t x = 88172645463325252ull;
+    for (size_t n = 1; n <= 300; n += (n < 20 ? 1 : 17)) {
+        for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                a[i] = (double)(x % 1000) / (i % 3 ? 7.0 : 1.0);   /* ties and fractions */
+            }
+            memcpy(b, a, n * sizeof *a);
+            gsl_sort(b, 1, n);
+            double want = gsl_stats_quantile_from_sorted_data(b, 1, n, fs[k]);
+            double got = fs_stats_quantile_select(a, n, fs[k]);
+            if (memcmp(&want, &got, sizeof got) != 0)
+                fail_msg("n %zu f %g: select %.17g, sorted %.17g", n, fs[k], got, want);
+        }
+    }
+    assert_true(isnan(fs_stats_quantile_select(a, 0, 0.5)));
 }
 
 /* Allocation failures at every allocation of fs_stats_add_job leave the
@@ -558,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_queued_equals_wait_without_preemption),
         cmocka_unit_test(test_tenant_quantiles),
         cmocka_unit_test(test_tenant_out_of_memory),
+        cmocka_unit_test(test_quantile_select_equals_sorted),
         cmocka_unit_test(test_tiresias_preset),
         cmocka_unit_test(test_work_loss_warning),
         cmocka_unit_test(test_teams_and_load_scale),
