@@ -33,6 +33,11 @@ expect_exit 0 "$FLEETSIM" run t.yaml -o f.h5
 grep -q warning err.txt && bad "warning under FIFO" || ok
 grep -q '^queued' out.txt && bad "queued line without preemption" || ok
 grep -q '^preemption' out.txt && bad "preemption line without preemption" || ok
+expect_exit 0 "$FLEETSIM" validate t.yaml --set scheduler.queue=srtf
+expect_out 't.yaml: ok'
+expect_err '^fleetsim validate: warning: srtf preempts'
+expect_exit 0 "$FLEETSIM" validate t.yaml --set scheduler.preset=tiresias
+grep -q warning err.txt && bad "validate warns with the tiresias preset" || ok
 expect_exit 2 "$FLEETSIM" validate t.yaml --set scheduler.preset=tiresias --set scheduler.queue=sjf
 expect_err "preset 'tiresias'"
 
