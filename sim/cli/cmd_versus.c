@@ -25,6 +25,7 @@
 #include "../../analysis/fs_compare.h"
 #include "../../analysis/fs_index.h"
 #include "../../analysis/fs_tenants.h"
+#include "../../models/fs_policy.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
 
@@ -487,6 +488,16 @@ int fs_cmd_versus(int argc, char **argv)
     }
     if (!o.quiet)
         print_plan(&o, plan);
+    for (size_t i = 0; i < o.n_v; i++) {   /* one line per policy that throws work away */
+        fs_config_t vc;
+        char loss[512];
+        if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, i, 0), &vc, &err) == 0) {
+            if (fs_policy_work_loss(&vc, loss, sizeof loss))
+                fprintf(stderr, "fleetsim versus: warning: %s: %s\n", o.v[i].name, loss);
+            fs_config_release(&vc);
+        }
+        fs_error_clear(&err);   /* a bad variant is reported by the run itself */
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

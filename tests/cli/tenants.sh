@@ -64,6 +64,8 @@ fi
 expect_exit 0 "$FLEETSIM" versus t.yaml -p fifo=scheduler.queue=fifo -p srtf=scheduler.queue=srtf \
     -r 2 -o vs
 expect_out '^per tenant \(/tenants, mean over 2 replications\):'
+expect_err '^fleetsim versus: warning: srtf: srtf preempts'
+[ "$(grep -c 'warning' err.txt)" -eq 1 ] && ok || bad "versus: not one warning: $(cat err.txt)"
 expect_out '^tenant +metric +fifo +srtf'
 expect_out '^vision +jobs +[0-9.]+ +[0-9.]+'
 expect_out '^ +wait_p95 +[0-9.]+ (s|min|h|d) +[0-9.]+ (s|min|h|d)'
