@@ -100,6 +100,9 @@ static const col_t job_cols[] = {
     JOB_COL(recovery_s, K_F64, "s"),
     JOB_COL(ettr, K_F64, "fraction"),
     JOB_COL(goodput, K_F64, "fraction"),
+    JOB_COL(queued_s, K_F64, "s"),
+    JOB_COL(preemptions, K_U32, "count"),
+    JOB_COL(preempt_lost_gpu_s, K_F64, "GPU-s"),
 };
 
 #define SAMPLE_COL(name, kind, unit) {#name, kind, offsetof(fs_sample_row_t, name), unit}
@@ -153,7 +156,11 @@ static const col_t failure_cols[] = {
     X(gpu_s_lost, K_F64, "GPU-s") X(gpu_s_ckpt, K_F64, "GPU-s")             \
     X(ettr_mean, K_F64, "fraction")                                         \
     X(window_start, K_F64, "s") X(window_end, K_F64, "s")                   \
-    X(cost_window, K_F64, "USD") X(cost_per_gpu_hour_window, K_F64, "USD/GPU-h")
+    X(cost_window, K_F64, "USD") X(cost_per_gpu_hour_window, K_F64, "USD/GPU-h") \
+    X(queued_mean, K_F64, "s") X(queued_p50, K_F64, "s")                    \
+    X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
+    X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
+    X(cost_preemptions, K_F64, "USD")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};
@@ -168,6 +175,12 @@ typedef struct tenant_mem {
     uint64_t jobs_completed;
     double gpu_hours;
     double wait_mean;
+    double wait_p50, wait_p95, wait_p99;
+    double jct_mean, jct_p95;
+    double queued_mean;
+    uint64_t preemptions;
+    double preempt_lost_gpu_hours;
+    double borrowed_gpu_hours, lent_gpu_hours;
 } tenant_mem_t;
 
 #define TENANT_NAME_OFF sizeof(tenant_mem_t)
@@ -178,6 +191,16 @@ static const col_t tenant_cols[] = {
     {"jobs_completed", K_U64, offsetof(tenant_mem_t, jobs_completed), "count"},
     {"gpu_hours", K_F64, offsetof(tenant_mem_t, gpu_hours), "GPU-h"},
     {"wait_mean", K_F64, offsetof(tenant_mem_t, wait_mean), "s"},
+    {"wait_p50", K_F64, offsetof(tenant_mem_t, wait_p50), "s"},
+    {"wait_p95", K_F64, offsetof(tenant_mem_t, wait_p95), "s"},
+    {"wait_p99", K_F64, offsetof(tenant_mem_t, wait_p99), "s"},
+    {"jct_mean", K_F64, offsetof(tenant_mem_t, jct_mean), "s"},
+    {"jct_p95", K_F64, offsetof(tenant_mem_t, jct_p95), "s"},
+    {"queued_mean", K_F64, offsetof(tenant_mem_t, queued_mean), "s"},
+    {"preemptions", K_U64, offsetof(tenant_mem_t, preemptions), "count"},
+    {"preempt_lost_gpu_hours", K_F64, offsetof(tenant_mem_t, preempt_lost_gpu_hours), "GPU-h"},
+    {"borrowed_gpu_hours", K_F64, offsetof(tenant_mem_t, borrowed_gpu_hours), "GPU-h"},
+    {"lent_gpu_hours", K_F64, offsetof(tenant_mem_t, lent_gpu_hours), "GPU-h"},
 };
 
 /* /pools memory row: this struct, then name and gpu (fixed lengths); the
@@ -711,7 +734,10 @@ static int write_tenants(hid_t fid, h5call_t *c, const fs_tenant_row_t *rows, si
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /tenants", c->file);
     for (size_t i = 0; i < n; i++) {
         const fs_tenant_row_t *r = &rows[i];
-        tenant_mem_t m = {r->tenant, r->jobs, r->jobs_completed, r->gpu_hours, r->wait_mean};
+        tenant_mem_t m = {r->tenant, r->jobs, r->jobs_completed, r->gpu_hours, r->wait_mean,
+                          r->wait_p50, r->wait_p95, r->wait_p99, r->jct_mean, r->jct_p95,
+                          r->queued_mean, r->preemptions, r->preempt_lost_gpu_hours,
+                          r->borrowed_gpu_hours, r->lent_gpu_hours};
         unsigned char *row = buf + i * stride;
         memcpy(row, &m, sizeof m);
         const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names
@@ -1138,6 +1164,7 @@ typedef struct cost_mem {
     double capex, energy, colocation, ops, cloud, total, energy_kwh, idle;
     double gpu_hours_owned, gpu_hours_busy;
     double unit_cost, lost_gpu_hours, failures;   /* /cost_pools only */
+    double preempt_lost_gpu_hours, preemptions;   /* /cost_pools only */
 } cost_mem_t;
 
 #define COST_COL(name, kind, unit) {#name, kind, offsetof(cost_mem_t, name), unit}
@@ -1150,7 +1177,8 @@ typedef struct cost_mem {
 static const col_t cost_cols[] = {COST_COL(day, K_I32, "d"), COST_COMMON};
 static const col_t cost_pool_cols[] = {
     COST_COMMON, COST_COL(unit_cost, K_F64, "USD/GPU-h"), COST_COL(lost_gpu_hours, K_F64, "GPU-h"),
-    COST_COL(failures, K_F64, "USD")};
+    COST_COL(failures, K_F64, "USD"), COST_COL(preempt_lost_gpu_hours, K_F64, "GPU-h"),
+    COST_COL(preemptions, K_F64, "USD")};
 
 static cost_mem_t cost_row(int32_t day, uint32_t pool, const fs_cost_cell_t *c)
 {
@@ -1182,7 +1210,10 @@ static int write_cost_cells(hid_t fid, h5call_t *c, const fs_cost_report_t *k, f
         buf[p] = cost_row(-1, p, &k->pools[p]);
         buf[p].unit_cost = k->unit[p];
         buf[p].lost_gpu_hours = k->lost_gpu_hours[p];
-        buf[p].failures = k->lost_gpu_hours[p] > 0 ? k->lost_gpu_hours[p] * k->unit[p] : 0.0;
+        double pre = k->preempt_lost_gpu_hours[p], fail = k->lost_gpu_hours[p] - pre;
+        buf[p].failures = fail > 1e-9 * k->lost_gpu_hours[p] ? fail * k->unit[p] : 0.0;
+        buf[p].preempt_lost_gpu_hours = pre;
+        buf[p].preemptions = pre > 0 ? pre * k->unit[p] : 0.0;
     }
     if (!rc)
         rc = append_rows(fid, c, &tp, sizeof *buf, k->n_pools, buf, err);
@@ -1194,6 +1225,7 @@ static int write_cost_cells(hid_t fid, h5call_t *c, const fs_cost_report_t *k, f
 typedef struct cost_tenant_mem {
     int32_t tenant;
     double gpu_hours, lost_gpu_hours, showback, chargeback;
+    double preempt_lost_gpu_hours;
 } cost_tenant_mem_t;
 
 static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
@@ -1206,6 +1238,8 @@ static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
         {"lost_gpu_hours", K_F64, offsetof(cost_tenant_mem_t, lost_gpu_hours), "GPU-h"},
         {"showback", K_F64, offsetof(cost_tenant_mem_t, showback), "USD"},
         {"chargeback", K_F64, offsetof(cost_tenant_mem_t, chargeback), "USD"},
+        {"preempt_lost_gpu_hours", K_F64, offsetof(cost_tenant_mem_t, preempt_lost_gpu_hours),
+         "GPU-h"},
     };
     size_t ln = 1;
     for (size_t i = 0; i < k->n_tenants; i++) {
@@ -1226,7 +1260,7 @@ static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
     for (size_t i = 0; i < k->n_tenants; i++) {
         const fs_cost_tenant_t *r = &k->tenants[i];
         cost_tenant_mem_t m = {r->tenant, r->gpu_hours, r->lost_gpu_hours, r->showback,
-                               r->chargeback};
+                               r->chargeback, r->preempt_lost_gpu_hours};
         memcpy(buf + i * stride, &m, sizeof m);
         const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names
                                ? names[r->tenant] : NULL;

@@ -22,6 +22,11 @@
 typedef struct tenant_acc {
     double wait_sum;   /* s, over started jobs in statistics */
     uint64_t wait_n;
+    double queued_sum; /* s, same jobs */
+    double *waits;     /* waits of its started jobs in statistics (owned) */
+    size_t cap_waits;
+    double *jcts;      /* JCTs of its completed jobs in statistics (owned) */
+    size_t n_jcts, cap_jcts;
 } tenant_acc_t;
 
 struct fs_stats {
@@ -31,6 +36,9 @@ struct fs_stats {
     size_t n_waits, cap_waits;
     double *jcts;            /* end - submit of completed jobs in statistics, s */
     size_t n_jcts, cap_jcts;
+    double *queued;          /* queued_s of the jobs in waits, s */
+    size_t cap_queued;
+    int requeued;            /* some job's queued_s differs from its wait */
     uint64_t waited;         /* jobs in statistics with wait > 0 */
 
     uint64_t rows;           /* job rows seen */
@@ -62,6 +70,11 @@ void fs_stats_destroy(fs_stats_t *st)
         return;
     fs_free(st->waits);
     fs_free(st->jcts);
+    fs_free(st->queued);
+    for (size_t i = 0; i < st->n_tenants; i++) {
+        fs_free(st->tacc[i].waits);
+        fs_free(st->tacc[i].jcts);
+    }
     fs_free(st->trows);
     fs_free(st->tacc);
     fs_free(st);
@@ -91,7 +104,8 @@ static int tenant_slot(fs_stats_t *st, int32_t t, size_t *slot)
     size_t tail = st->n_tenants - lo;
     memmove(&st->trows[lo + 1], &st->trows[lo], tail * sizeof *st->trows);
     memmove(&st->tacc[lo + 1], &st->tacc[lo], tail * sizeof *st->tacc);
-    st->trows[lo] = (fs_tenant_row_t){.tenant = t, .wait_mean = NAN};
+    st->trows[lo] = (fs_tenant_row_t){.tenant = t, .wait_mean = NAN,
+                                      .borrowed_gpu_hours = NAN, .lent_gpu_hours = NAN};
     st->tacc[lo] = (tenant_acc_t){0};
     st->n_tenants = need;
     *slot = lo;
@@ -109,15 +123,34 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
     int add_wait = in_stats && started;
     int add_jct = in_stats && completed;  /* completed implies started in a sane model */
     if (add_wait &&
-        fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0)
+        (fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0 ||
+         fs_grow((void **)&st->queued, &st->cap_queued, st->n_waits + 1, sizeof(double)) != 0))
         return FS_ENOMEM;
     if (add_jct && fs_grow((void **)&st->jcts, &st->cap_jcts, st->n_jcts + 1, sizeof(double)) != 0)
         return FS_ENOMEM;
-    size_t slot = 0;
+    size_t slot = 0, n_before = st->n_tenants;
     if (row->tenant >= 0 && tenant_slot(st, row->tenant, &slot) != 0)
         return FS_ENOMEM;
+    tenant_acc_t *ta = row->tenant >= 0 ? &st->tacc[slot] : NULL;
+    if (ta && ((add_wait && fs_grow((void **)&ta->waits, &ta->cap_waits, ta->wait_n + 1,
+                                    sizeof(double)) != 0) ||
+               (add_jct && fs_grow((void **)&ta->jcts, &ta->cap_jcts, ta->n_jcts + 1,
+                                   sizeof(double)) != 0))) {
+        if (st->n_tenants > n_before) {   /* a tenant inserted by this call goes again */
+            fs_free(ta->waits);
+            fs_free(ta->jcts);
+            size_t tail = st->n_tenants - slot - 1;
+            memmove(&st->trows[slot], &st->trows[slot + 1], tail * sizeof *st->trows);
+            memmove(&st->tacc[slot], &st->tacc[slot + 1], tail * sizeof *st->tacc);
+            st->n_tenants--;
+        }
+        return FS_ENOMEM;
+    }
 
     if (add_wait) {
+        st->queued[st->n_waits] = isnan(row->queued_s) ? row->wait : row->queued_s;
+        if (st->queued[st->n_waits] != row->wait)
+            st->requeued = 1;
         st->waits[st->n_waits++] = row->wait;
         if (row->wait > 0)
             st->waited++;
@@ -142,10 +175,15 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
         if (completed)
             tr->jobs_completed++;
         tr->gpu_hours += row->run * (double)row->gpus * ((double)row->gpu_milli / 1000.0) / 3600.0;
-        if (in_stats && started) {
-            st->tacc[slot].wait_sum += row->wait;
-            st->tacc[slot].wait_n++;
+        tr->preemptions += row->preemptions;
+        tr->preempt_lost_gpu_hours += row->preempt_lost_gpu_s / 3600.0;
+        if (add_wait) {
+            ta->wait_sum += row->wait;
+            ta->queued_sum += isnan(row->queued_s) ? row->wait : row->queued_s;
+            ta->waits[ta->wait_n++] = row->wait;
         }
+        if (add_jct)
+            ta->jcts[ta->n_jcts++] = row->end - row->submit;
     }
     return 0;
 }
@@ -159,6 +197,23 @@ static double ratio(double num, double den)
 static double quantile(const double *sorted, size_t n, double f)
 {
     return n ? gsl_stats_quantile_from_sorted_data(sorted, 1, n, f) : NAN;
+}
+
+/* Quantile f of unsorted data (type 7, the same arithmetic as
+ * gsl_stats_quantile_from_sorted_data) by selection: O(n) instead of a
+ * sort; data is reordered.  NaN when empty. */
+double fs_stats_quantile_select(double *data, size_t n, double f)
+{
+    if (n == 0)
+        return NAN;
+    double index = f * (double)(n - 1);
+    size_t lhs = (size_t)index;
+    double delta = index - (double)lhs;
+    double a = gsl_stats_select(data, 1, n, lhs);
+    if (lhs == n - 1)
+        return a;
+    double b = gsl_stats_select(data, 1, n, lhs + 1);
+    return (1 - delta) * a + delta * b;
 }
 
 int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out)
@@ -230,12 +285,35 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_lost = totals->gpu_s_lost;
     out->gpu_s_ckpt = totals->gpu_s_ckpt;
     out->ettr_mean = st->ettr_n ? st->ettr_sum / (double)st->ettr_n : NAN;
+    double *q = st->queued;
+    if (st->requeued) {
+        out->queued_mean = gsl_stats_mean(q, 1, n);
+        out->queued_p50 = fs_stats_quantile_select(q, n, 0.50);
+        out->queued_p95 = fs_stats_quantile_select(q, n, 0.95);
+        out->queued_p99 = fs_stats_quantile_select(q, n, 0.99);
+    } else {   /* no job was queued again: queued = wait job by job */
+        out->queued_mean = out->wait_mean;
+        out->queued_p50 = out->wait_p50;
+        out->queued_p95 = out->wait_p95;
+        out->queued_p99 = out->wait_p99;
+    }
+    out->preemptions = totals->preemptions;
+    out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
+    out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 
-    for (size_t i = 0; i < st->n_tenants; i++)
-        st->trows[i].wait_mean = st->tacc[i].wait_n
-                                     ? st->tacc[i].wait_sum / (double)st->tacc[i].wait_n
-                                     : NAN;
+    for (size_t i = 0; i < st->n_tenants; i++) {
+        tenant_acc_t *a = &st->tacc[i];
+        fs_tenant_row_t *r = &st->trows[i];
+        size_t k = a->wait_n, c = a->n_jcts;
+        r->wait_mean = k ? a->wait_sum / (double)k : NAN;
+        r->queued_mean = k ? a->queued_sum / (double)k : NAN;
+        r->wait_p50 = fs_stats_quantile_select(a->waits, k, 0.50);
+        r->wait_p95 = fs_stats_quantile_select(a->waits, k, 0.95);
+        r->wait_p99 = fs_stats_quantile_select(a->waits, k, 0.99);
+        r->jct_mean = c ? gsl_stats_mean(a->jcts, 1, c) : NAN;
+        r->jct_p95 = fs_stats_quantile_select(a->jcts, c, 0.95);
+    }
     return 0;
 }
 
@@ -243,4 +321,13 @@ const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n)
 {
     *n = st->n_tenants;
     return st->trows;
+}
+
+int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double lent)
+{
+    if (!st || i >= st->n_tenants)
+        return FS_EINVAL;
+    st->trows[i].borrowed_gpu_hours = borrowed;
+    st->trows[i].lent_gpu_hours = lent;
+    return 0;
 }

@@ -4,8 +4,10 @@
  * sorted_data, which interpolates linearly between order statistics: the
  * "type 7" definition of R and numpy's default).
  *
- * Memory: one double per job that counts in statistics (for the quantiles);
- * 1 M jobs cost 16 MB (wait and JCT).
+ * Memory: per job that counts in statistics, its wait and queued time, and
+ * its JCT when completed (for the exact quantiles), and the same wait and
+ * JCT again in its tenant's arrays (per-tenant quantiles): 1 M jobs with
+ * tenants cost about 40 MB.
  */
 #ifndef FS_STATS_H
 #define FS_STATS_H
@@ -62,15 +64,33 @@ typedef struct fs_summary {
     double window_start, window_end;
     double cost_window;         /* $ over the window (NaN: no cost) */
     double cost_per_gpu_hour_window; /* cost_window / GPU-hours busy in the window */
+    /* queueing under preemption: all time queued (queued_s of /jobs) of the
+     * jobs that count in wait (started, in statistics), s */
+    double queued_mean, queued_p50, queued_p95, queued_p99;
+    /* preemptions are not failures (fs_model_preempt) */
+    uint64_t preemptions;       /* preemptions by the policy */
+    double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
+    double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
 } fs_summary_t;
 
-/* Per-tenant breakdown (the /tenants table). */
+/* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the
+ * tenant's jobs in statistics (as in /summary); counts and GPU-hours over
+ * all its jobs. */
 typedef struct fs_tenant_row {
     int32_t tenant;
     uint64_t jobs;
     uint64_t jobs_completed;
     double gpu_hours;           /* GPU-hours of run time */
     double wait_mean;           /* s, started jobs */
+    double wait_p50, wait_p95, wait_p99;   /* s, started jobs */
+    double jct_mean, jct_p95;   /* s, completed jobs */
+    double queued_mean;         /* s, all time queued of started jobs */
+    uint64_t preemptions;       /* preemptions of its jobs */
+    double preempt_lost_gpu_hours; /* GPU-hours of work lost to those preemptions */
+    double borrowed_gpu_hours;  /* Kueue: GPU-hours its jobs ran on quota borrowed from the
+                                   cohort (NaN: the policy has no quotas) */
+    double lent_gpu_hours;      /* Kueue: GPU-hours of its ClusterQueue's quota lent to
+                                   other ClusterQueues' jobs (NaN: no quotas) */
 } fs_tenant_row_t;
 
 typedef struct fs_stats fs_stats_t;
@@ -85,7 +105,16 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row);
 /* Computes the summary.  Can be called once, after the last job. */
 int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out);
 
+/* Quantile f (type 7) of n unsorted doubles by selection, O(n); equal to
+ * gsl_stats_quantile_from_sorted_data on the sorted data.  Reorders data.
+ * NaN when n is 0. */
+double fs_stats_quantile_select(double *data, size_t n, double f);
+
 /* Tenant rows (valid until destroy); *n set to the count. */
 const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n);
+
+/* Sets row i's borrowed and lent quota GPU-hours (a quota policy's figures,
+ * after fs_stats_finish).  FS_EINVAL when i is not a row. */
+int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double lent);
 
 #endif

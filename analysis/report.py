@@ -432,6 +432,37 @@ def plot_cost_days(rep, f, data, currency, label=""):
                   "whole cost shared by GPU-hours held (sums to cost_total).")
 
 
+TENANT_COLUMNS = [
+    ("jobs", "jobs", ""), ("jobs_completed", "completed", ""), ("gpu_hours", "GPU-hours", ""),
+    ("wait_p50", "wait p50", "s"), ("wait_p95", "wait p95", "s"), ("wait_p99", "wait p99", "s"),
+    ("jct_mean", "JCT mean", "s"), ("jct_p95", "JCT p95", "s"),
+    ("queued_mean", "queued mean", "s"), ("preemptions", "preemptions", ""),
+    ("preempt_lost_gpu_hours", "GPU-h lost to preemption", ""),
+    ("borrowed_gpu_hours", "borrowed GPU-h", ""), ("lent_gpu_hours", "lent GPU-h", "")]
+
+
+def tenants_section(rep, f):
+    """Per-team results: one row per tenant of /tenants (docs/results.md)."""
+    if "tenants" not in f or not len(f["tenants"]):
+        return
+    data = f["tenants"][:]
+    names = data.dtype.names
+    cols = []
+    for c, title, unit in TENANT_COLUMNS:
+        if c not in names:
+            continue   # an older file
+        vals = data[c].astype(float)
+        if c in ("borrowed_gpu_hours", "lent_gpu_hours") and all(math.isnan(v) for v in vals):
+            continue   # no quotas in this run
+        cols.append((c, title, unit))
+    rows = [[html.escape(text(r["name"]) or str(int(r["tenant"])))] +
+            [fmt_value(r[c], unit) for c, _, unit in cols] for r in data]
+    rep.table("Per tenant (/tenants)", ["tenant"] + [t for _, t, _ in cols], rows,
+              "Waits and completion times of each tenant's jobs in statistics, counts and "
+              "GPU-hours of all its jobs; queued = all time queued, requeues after preemption "
+              "included; borrowed/lent: Kueue quota (docs/results.md).")
+
+
 def summary_table(rep, f):
     rows = [(html.escape(n), fmt_value(v, u), html.escape(u)) for n, v, u in read_summary(f)]
     rep.table("Summary (/summary)", ["metric", "value", "unit"], rows,
@@ -466,6 +497,7 @@ def report_run(path, rep, warmup):
             rep.note("No job started after the warm-up: no wait-time CDF.")
         plot_failures(rep, f)
         plot_cost(rep, f)
+        tenants_section(rep, f)
         summary_table(rep, f)
         name = "fleetsim report"
         scen = text(f.attrs.get("scenario", ""))

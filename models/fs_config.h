@@ -128,6 +128,15 @@ typedef struct fs_slurm_cfg {
     int favor_small;        /* PriorityFavorSmall (bool) */
 } fs_slurm_cfg_t;
 
+/* scheduler.preset: named settings that fill the keys a scenario does not
+ * give (scenarios/fs_scenario.c applies them; docs/policies.md).
+ * tiresias: queue las, thresholds 3250,7200 (three queues, the published
+ * simulator's JOBS.queue_limit), checkpoint_interval 1us (a preempted job
+ * keeps its work, as in the simulator), promote_knob 0 (its dlas-gpu). */
+enum fs_sched_preset { FS_PRESET_NONE = 0, FS_PRESET_TIRESIAS = 1 };
+#define FS_TIRESIAS_THRESHOLDS "3250,7200"
+#define FS_TIRESIAS_PROMOTE_KNOB 0.0
+
 /* Tiresias 2D-LAS (DOMAIN.md 3.6). */
 typedef struct fs_tiresias_cfg {
     char *thresholds;       /* queue limits in GPU-seconds, "3600" or "3600,7200,18000" */
@@ -140,6 +149,7 @@ enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1, FS_PLACE_BES
 
 typedef struct fs_sched_cfg {
     int queue;              /* enum fs_queue_kind */
+    int preset;             /* enum fs_sched_preset (applied at load) */
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */
     uint32_t candidates;    /* scored placements: nodes scored per free level (0: all) */

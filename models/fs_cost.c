@@ -197,6 +197,7 @@ void fs_cost_report_release(fs_cost_report_t *r)
     fs_free(r->pools);
     fs_free(r->unit);
     fs_free(r->lost_gpu_hours);
+    fs_free(r->preempt_lost_gpu_hours);
     fs_free(r->tenants);
     memset(r, 0, sizeof *r);
 }
@@ -236,6 +237,7 @@ static int split_tenants(const fs_usage_t *u, fs_cost_report_t *r)
             if (h) {
                 held_all[p] += h->gpu_s;
                 r->lost_gpu_hours[p] += h->lost_gpu_s / 3600.0;
+                r->preempt_lost_gpu_hours[p] += h->preempt_lost_gpu_s / 3600.0;
             }
         }
     for (size_t s = 0; s < slots; s++) {
@@ -248,6 +250,7 @@ static int split_tenants(const fs_usage_t *u, fs_cost_report_t *r)
             any = 1;
             t.gpu_hours += h->gpu_s / 3600.0;
             t.lost_gpu_hours += h->lost_gpu_s / 3600.0;
+            t.preempt_lost_gpu_hours += h->preempt_lost_gpu_s / 3600.0;
             if (h->gpu_s > 0) {
                 t.showback += h->gpu_s / 3600.0 * r->unit[p];
                 t.chargeback += r->pools[p].total * h->gpu_s / held_all[p];
@@ -256,10 +259,17 @@ static int split_tenants(const fs_usage_t *u, fs_cost_report_t *r)
         if (any)
             r->tenants[r->n_tenants++] = t;
     }
-    r->cost_failures = 0;
-    for (uint32_t p = 0; p < r->n_pools; p++)
-        if (r->lost_gpu_hours[p] > 0)
-            r->cost_failures += r->lost_gpu_hours[p] * r->unit[p];
+    /* preemption is not failure: the work a policy's preemptions destroyed
+     * is priced on its own */
+    r->cost_failures = r->cost_preemptions = 0;
+    for (uint32_t p = 0; p < r->n_pools; p++) {
+        /* (a difference of sums: rounding below 1e-9 of the total is no failure) */
+        double pre = r->preempt_lost_gpu_hours[p], fail = r->lost_gpu_hours[p] - pre;
+        if (fail > 1e-9 * r->lost_gpu_hours[p])
+            r->cost_failures += fail * r->unit[p];
+        if (pre > 0)
+            r->cost_preemptions += pre * r->unit[p];
+    }
     fs_free(held_all);
     return 0;
 }
@@ -277,7 +287,9 @@ int fs_cost_report(const fs_cost_rate_t *rates, const fs_usage_t *u, uint64_t jo
     out->pools = fs_calloc(np, sizeof *out->pools);
     out->unit = fs_calloc(np, sizeof *out->unit);
     out->lost_gpu_hours = fs_calloc(np, sizeof *out->lost_gpu_hours);
-    if (!out->cells || !out->pools || !out->unit || !out->lost_gpu_hours) {
+    out->preempt_lost_gpu_hours = fs_calloc(np, sizeof *out->preempt_lost_gpu_hours);
+    if (!out->cells || !out->pools || !out->unit || !out->lost_gpu_hours ||
+        !out->preempt_lost_gpu_hours) {
         fs_cost_report_release(out);
         return FS_ENOMEM;
     }

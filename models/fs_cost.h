@@ -86,7 +86,8 @@ void fs_cost_cell_add(fs_cost_cell_t *a, const fs_cost_cell_t *b);
 typedef struct fs_cost_tenant {
     int32_t tenant;         /* -1: jobs without a tenant */
     double gpu_hours;       /* held */
-    double lost_gpu_hours;
+    double lost_gpu_hours;  /* to failures and preemptions */
+    double preempt_lost_gpu_hours; /* the part lost to preemptions */
     double showback;        /* $ */
     double chargeback;      /* $ */
 } fs_cost_tenant_t;
@@ -98,7 +99,8 @@ typedef struct fs_cost_report {
     fs_cost_cell_t *pools;  /* n_pools totals (owned) */
     fs_cost_cell_t total;
     double *unit;           /* n_pools: $ per billed GPU-hour of the pool (owned) */
-    double *lost_gpu_hours; /* n_pools (owned) */
+    double *lost_gpu_hours; /* n_pools (owned): to failures and preemptions */
+    double *preempt_lost_gpu_hours; /* n_pools (owned): the part lost to preemptions */
     fs_cost_tenant_t *tenants; /* owned; only tenants that held GPUs */
     size_t n_tenants;
     /* headline figures (NaN when undefined) */
@@ -106,7 +108,8 @@ typedef struct fs_cost_report {
     double cost_per_gpu_hour; /* total / busy GPU-hours (delivered) */
     double cost_per_job;    /* total / completed jobs */
     double cost_idle;
-    double cost_failures;   /* lost GPU-hours x the pool's cost per billed GPU-hour */
+    double cost_failures;   /* GPU-hours lost to failures x the pool's cost per billed GPU-hour */
+    double cost_preemptions; /* GPU-hours lost to preemptions x the same (not failures) */
     double energy_kwh;
 } fs_cost_report_t;
 

@@ -66,6 +66,7 @@ typedef struct kcq {
     int64_t *pu;            /* their usage (all flavors), milli-GPUs */
     size_t n_pv, cap_pv;
     uint8_t active, blocked, node_blocked;
+    double borrowed_mus, lent_mus; /* quota borrowed from / lent to the cohort, milli-GPU x us */
 } kcq_t;
 
 typedef struct kcoh {
@@ -129,6 +130,7 @@ typedef struct kueue {
     size_t n_tm;
     int32_t *tenant_cq;     /* source tenant index -> CQ, UNSEEN or NO_CQ */
     size_t cap_tenant;
+    fs_time_t q_last;       /* borrowed/lent integrals settled up to here */
     fs_shapemap_t shapes;
     kjob_t *jobs;           /* by slot */
     size_t cap_jobs;
@@ -563,6 +565,46 @@ static int64_t prio_below(const kcq_t *q, int32_t prio, int eq)
     return u;
 }
 
+/* Borrowed and lent quota integrated up to now (before every change of
+ * usage).  Per cohort and flavor: a CQ borrows max(0, usage - nominal);
+ * what the cohort borrows, B, is lent by the CQs with idle lendable quota
+ * min(nominal - usage, nominal - guaranteed) > 0, in proportion to it.  So
+ * the cohort's lent equals its borrowed at every instant.  O(CQs x flavors)
+ * per admission or release. */
+static void quota_settle(kueue_t *k, fs_time_t now)
+{
+    double dt = (double)(now - k->q_last);
+    k->q_last = now;
+    if (dt <= 0)
+        return;
+    for (size_t h = 0; h < k->n_coh; h++) {
+        const kcoh_t *co = &k->coh[h];
+        for (size_t f = 0; f < k->n_fl; f++) {
+            int64_t b = 0, l = 0;
+            for (size_t i = 0; i < co->n; i++) {
+                const kres_t *r = &k->cq[co->cqs[i]].res[f];
+                if (!r->has)
+                    continue;
+                int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
+                b += pos(r->usage - r->nominal);
+                l += pos(idle < lend ? idle : lend);
+            }
+            if (b == 0)
+                continue;
+            for (size_t i = 0; i < co->n; i++) {
+                kcq_t *q = &k->cq[co->cqs[i]];
+                const kres_t *r = &q->res[f];
+                if (!r->has)
+                    continue;
+                int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
+                q->borrowed_mus += (double)pos(r->usage - r->nominal) * dt;
+                if (l > 0)
+                    q->lent_mus += (double)b * (double)pos(idle < lend ? idle : lend) / (double)l * dt;
+            }
+        }
+    }
+}
+
 static int admit_account(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f)
 {
     kjob_t *kj = &k->jobs[slot];
@@ -572,6 +614,7 @@ static int admit_account(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f)
         return FS_ENOMEM;
     if (q->res[f].usage + r > q->res[f].nominal)
         k->st.borrowed++;
+    quota_settle(k, fs_model_now(m));
     usage_add(k, q, f, r);
     kj->req = r;
     kj->flavor = (int32_t)f;
@@ -592,6 +635,7 @@ static int release(kueue_t *k, fs_model_t *m, uint32_t slot)
     if (slot >= k->cap_jobs || kj->in != J_ADMITTED)
         return 0;
     kcq_t *q = &k->cq[kj->cq];
+    quota_settle(k, fs_model_now(m));
     usage_add(k, q, (uint32_t)kj->flavor, -kj->req);
     (void)prio_add(q, fs_model_job(m, slot)->job.priority, -kj->req); /* the entry exists */
     uint32_t last = q->run[--q->n_run];
@@ -1477,3 +1521,23 @@ const fs_policy_ops_t fs_policy_kueue = {
     .job_end = kueue_job_end,
     .job_interrupted = kueue_job_end,
 };
+
+size_t fs_kueue_n_cq(const void *state) { return ((const kueue_t *)state)->n_cq; }
+
+int fs_kueue_quota_hours(void *state, fs_model_t *m, size_t cq, double *borrowed, double *lent)
+{
+    kueue_t *k = state;
+    if (cq >= k->n_cq)
+        return FS_EINVAL;
+    quota_settle(k, fs_model_now(m));
+    *borrowed = k->cq[cq].borrowed_mus / 1000.0 / 1e6 / 3600.0;
+    *lent = k->cq[cq].lent_mus / 1000.0 / 1e6 / 3600.0;
+    return 0;
+}
+
+int32_t fs_kueue_tenant_cq(void *state, fs_model_t *m, int32_t tenant)
+{
+    int oom = 0;
+    int32_t c = tenant_cq(state, m, tenant, &oom);
+    return oom || c < 0 ? -1 : c;
+}

@@ -82,6 +82,16 @@ int fs_kueue_check(const void *state, char *msg, size_t n);
 const fs_kueue_stats_t *fs_kueue_stats(const void *state);
 /* Usage of CQ `cq` in flavor `flavor` (names), GPUs; NaN if unknown. */
 double fs_kueue_usage(const void *state, const char *cq, const char *flavor);
+/* Per-team quota accounting (/tenants borrowed_gpu_hours, lent_gpu_hours):
+ * the GPU-hours CQ `cq` ran on quota borrowed from its cohort, and of its
+ * quota lent to the cohort's other CQs, integrated up to now
+ * (docs/policies.md "Kueue").  0 or FS_EINVAL (no such CQ). */
+struct fs_model;
+size_t fs_kueue_n_cq(const void *state);
+int fs_kueue_quota_hours(void *state, struct fs_model *m, size_t cq, double *borrowed, double *lent);
+/* The CQ of source tenant index t (its LocalQueue, a CQ named like it, or
+ * default_queue), or -1. */
+int32_t fs_kueue_tenant_cq(void *state, struct fs_model *m, int32_t tenant);
 /* Admission log (tests): on, the slot's job ids are logged in admission
  * order; victims likewise in preemption order. */
 void fs_kueue_record(void *state, int on);

@@ -66,11 +66,17 @@ struct fs_model {
     const uint32_t *start_pools; /* fs_model_start_in: the pools to place in (else NULL) */
     size_t start_n;
 
-    /* pool sets: source GPU type t -> pools set_pool[set_off[t] .. set_off[t+1]) */
+    /* pool sets: set k -> pools set_pool[set_off[k] .. set_off[k+1]); source GPU
+     * type t -> set type_set[t]; single-node jobs (FS_JOB_SINGLE_NODE) of g
+     * GPUs -> the pools of their set with gpus_per_node >= g (dsets) */
     uint32_t *set_pool;
     size_t set_pool_n, set_pool_cap;
     size_t *set_off;        /* n_sets + 1 entries */
     size_t n_sets, set_off_cap;
+    int32_t *type_set;
+    size_t n_types, cap_type_set;
+    struct dset { int32_t base; uint32_t gpus; int32_t set; } *dsets;
+    size_t n_dsets, cap_dsets;
 
     /* counters and exact integrals of piecewise-constant state */
     uint64_t queued, running, done, submitted, rejected;
@@ -95,6 +101,8 @@ struct fs_model {
     uint64_t recovering;    /* jobs between a failure and the queue */
     uint64_t interruptions; /* running jobs interrupted by failures */
     double lost_gpu_s, ckpt_gpu_s;
+    uint64_t preemptions;   /* fs_model_preempt calls */
+    double lost_preempt_gpu_s; /* the part of lost_gpu_s lost to them */
     double *pool_mttf;      /* young/daly: node MTTF per pool, s (NULL until needed; < 0 unknown) */
     int finishing;          /* in fs_model_finish: rows end at end_at */
     fs_time_t end_at;
@@ -161,26 +169,79 @@ static void settle(fs_model_t *m, fs_time_t t)
 
 /* Makes sure source GPU type t has its pool set (built from the type's name
  * the first time it is seen).  Returns 0 or FS_ENOMEM. */
+/* Opens a new set (its pools are appended with set_add, then set_end). */
+static int set_begin(fs_model_t *m)
+{
+    if (fs_grow((void **)&m->set_off, &m->set_off_cap, m->n_sets + 2, sizeof *m->set_off))
+        return FS_ENOMEM;
+    if (m->n_sets == 0)
+        m->set_off[0] = 0;
+    return 0;
+}
+
+static int set_add(fs_model_t *m, uint32_t p)
+{
+    if (fs_grow((void **)&m->set_pool, &m->set_pool_cap, m->set_pool_n + 1, sizeof *m->set_pool))
+        return FS_ENOMEM;
+    m->set_pool[m->set_pool_n++] = p;
+    return 0;
+}
+
+static int32_t set_end(fs_model_t *m)
+{
+    m->set_off[++m->n_sets] = m->set_pool_n;
+    return (int32_t)(m->n_sets - 1);
+}
+
 static int ensure_set(fs_model_t *m, int32_t t)
 {
-    while (m->n_sets <= (size_t)t) {
-        const char *name = fs_source_gpu_type_name(m->src, (int32_t)m->n_sets);
-        if (fs_grow((void **)&m->set_off, &m->set_off_cap, m->n_sets + 2, sizeof *m->set_off))
+    while (m->n_types <= (size_t)t) {
+        const char *name = fs_source_gpu_type_name(m->src, (int32_t)m->n_types);
+        if (fs_grow((void **)&m->type_set, &m->cap_type_set, m->n_types + 1, sizeof *m->type_set) ||
+            set_begin(m))
             return FS_ENOMEM;
-        if (m->n_sets == 0)
-            m->set_off[0] = 0;
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
             /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
              * "V100M32" also names machine-list pools "V100M32x8" */
             if (!fs_fleet_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
                 continue;
-            if (fs_grow((void **)&m->set_pool, &m->set_pool_cap, m->set_pool_n + 1,
-                        sizeof *m->set_pool))
+            if (set_add(m, p))
                 return FS_ENOMEM;
-            m->set_pool[m->set_pool_n++] = p;
         }
-        m->set_off[++m->n_sets] = m->set_pool_n;
+        m->type_set[m->n_types++] = set_end(m);
     }
+    return 0;
+}
+
+/* The set of a single-node job of g GPUs whose pools are `base` (-1: all):
+ * base itself when every pool of it has nodes of >= g GPUs, else the pools
+ * that do (possibly none: the job can never start).  Kubernetes places a
+ * pod on one node (openb, PAI pods: traces set FS_JOB_SINGLE_NODE). */
+static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out)
+{
+    size_t b = base < 0 ? 0 : m->set_off[base], e = base < 0 ? m->cluster.n_pools : m->set_off[base + 1];
+    int all = 1;
+    for (size_t i = b; i < e && all; i++)
+        all = g <= m->cluster.pools[base < 0 ? (uint32_t)i : m->set_pool[i]].gpn;
+    if (all) {
+        *out = base;
+        return 0;
+    }
+    for (size_t i = 0; i < m->n_dsets; i++)
+        if (m->dsets[i].base == base && m->dsets[i].gpus == g) {
+            *out = m->dsets[i].set;
+            return 0;
+        }
+    if (fs_grow((void **)&m->dsets, &m->cap_dsets, m->n_dsets + 1, sizeof *m->dsets) ||
+        set_begin(m))
+        return FS_ENOMEM;
+    for (size_t i = b; i < e; i++) {
+        uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
+        if (g <= m->cluster.pools[p].gpn && set_add(m, p))
+            return FS_ENOMEM;
+    }
+    *out = set_end(m);
+    m->dsets[m->n_dsets++] = (struct dset){base, g, *out};
     return 0;
 }
 
@@ -273,6 +334,13 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.run = j->run_s;
     r.lost_gpu_s = j->lost_gpu_s;
     r.state = state;
+    r.preemptions = j->preemptions;
+    r.preempt_lost_gpu_s = j->preempt_lost_gpu_s;
+    /* a job still queued at the end counts its time queued up to the end */
+    fs_time_t at = m->finishing ? m->end_at : m->sim.now;
+    fs_time_t q = j->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
+                                      ? at - j->queued_since : 0);
+    r.queued_s = fs_time_to_s(q);
     recovery_cols(m, j, &r);
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
     fs_usage_job(m->usage, &r);
@@ -442,8 +510,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
-        int rc = fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
-                                 j->job.gpu_milli, &j->place);
+        int rc = (j->job.flags & FS_JOB_SINGLE_NODE ? fs_placer_place_node : fs_placer_place)(
+            m->placer, &m->cluster, pools, n_pools, j->job.gpus, j->job.gpu_milli, &j->place);
         if (rc < 0) {
             fail(m, rc, "placing a job");
             return rc;
@@ -465,6 +533,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         j->state = FS_JOBRT_RUNNING;
         if (j->first_start < 0)
             j->first_start = m->sim.now;
+        j->queued_us += m->sim.now - j->queued_since;
         j->start = j->settled_at = m->sim.now;
         if (attempt_begin(m, j) || (m->nidx && nidx_add(m, slot))) {
             fail(m, FS_ENOMEM, "starting a job");
@@ -562,10 +631,16 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     fs_time_t lost = ci > 0 ? done % ci : done;
     if (lost > j->since_ckpt)
         lost = j->since_ckpt;
+    double lost0 = j->lost_gpu_s;
     lose_work(m, j, lost);
+    j->preempt_lost_gpu_s += j->lost_gpu_s - lost0;
+    m->lost_preempt_gpu_s += j->lost_gpu_s - lost0;
+    j->preemptions++;
+    m->preemptions++;
     j->remaining += sc->restart_cost;
     j->restarts++;
     j->state = FS_JOBRT_QUEUED;
+    j->queued_since = m->sim.now;
     release_place(m, slot);
     m->queued++;
     m->gpus_queued += j->job.gpus;
@@ -703,6 +778,7 @@ static int requeue(fs_model_t *m, uint32_t slot)
     fs_jobrt_t *j = &m->slots[slot];
     j->w_recovery += m->sim.now - j->start;
     j->state = FS_JOBRT_QUEUED;
+    j->queued_since = m->sim.now;
     j->restarts++;
     m->recovering--;
     m->queued++;
@@ -1056,8 +1132,12 @@ static void src_take(fs_sim_t *sim, void *vm)
         fail(m, FS_ENOMEM, "admitting a job");
         return;
     }
+    int32_t t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
+    if ((job->flags & FS_JOB_SINGLE_NODE) && single_node_set(m, t, job->gpus, &t)) {
+        fail(m, FS_ENOMEM, "admitting a job");
+        return;
+    }
     if (fs_placer_learns(m->placer)) {  /* FGD learns the task shapes online */
-        int32_t t = job->gpu_type;
         if (fs_placer_observe(m->placer, &m->cluster, job->gpus, job->gpu_milli,
                               t < 0 ? NULL : m->set_pool + m->set_off[t],
                               t < 0 ? 0 : m->set_off[t + 1] - m->set_off[t], 1)) {
@@ -1076,9 +1156,10 @@ static void src_take(fs_sim_t *sim, void *vm)
     j->seq = m->next_seq++;
     j->first_start = -1;
     j->start = -1;
+    j->queued_since = job->submit;
     j->remaining = job->duration;
     j->rate = 1.0;
-    j->type_pools = job->gpu_type;
+    j->type_pools = t;
     j->state = FS_JOBRT_QUEUED;
     if (!could_ever_fit(m, j)) {
         m->rejected++;
@@ -1392,6 +1473,8 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->batch);
     fs_free(m->set_pool);
     fs_free(m->set_off);
+    fs_free(m->type_set);
+    fs_free(m->dsets);
     fs_placer_destroy(m->placer);
     fs_cluster_release(&m->cluster);
     fs_sim_release(&m->sim);
@@ -1481,6 +1564,8 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->interruptions = m->interruptions;
     t->gpu_s_lost = m->lost_gpu_s;
     t->gpu_s_ckpt = m->ckpt_gpu_s;
+    t->preemptions = m->preemptions;
+    t->gpu_s_lost_preempt = m->lost_preempt_gpu_s;
     return 0;
 }
 

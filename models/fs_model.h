@@ -74,6 +74,11 @@ typedef struct fs_jobrt {
     fs_time_t w_compute, w_ckpt, w_lost, w_recovery; /* wall: computing, writing,
                                computing work later lost, detection+requeue+restore */
     double held_gpu_s;      /* GPU-s held (attempts and detection) */
+    /* queueing and preemption (fs_model_preempt) */
+    fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */
+    fs_time_t queued_us;    /* time queued before the current state: first wait + requeues */
+    uint32_t preemptions;   /* times preempted by the policy (failures not counted) */
+    double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
 } fs_jobrt_t;
 
 typedef struct fs_model_progress {

@@ -42,6 +42,8 @@ struct fs_placer {
     int64_t wtot;
     uint32_t *cand;         /* scratch */
     size_t cand_cap;
+    uint32_t *podpools;     /* scratch: fs_placer_place_node's pools */
+    size_t podpools_cap;
 };
 
 /* ---- lifecycle ------------------------------------------------------------- */
@@ -117,6 +119,7 @@ void fs_placer_destroy(fs_placer_t *pl)
         }
     fs_free(pl->fgd);
     fs_free(pl->cand);
+    fs_free(pl->podpools);
     fs_free(pl);
 }
 
@@ -467,4 +470,26 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
     }
     memset(out, 0, sizeof *out);
     return 0;
+}
+
+/* A pod: only pools whose nodes hold all g GPUs, where every placement is
+ * single-node (the cluster places g <= gpus_per_node on one node). */
+int fs_placer_place_node(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
+                         uint32_t g, uint32_t milli, fs_placement_t *out)
+{
+    size_t np = pools ? n_pools : c->n_pools, n = 0;
+    if (fs_grow((void **)&pl->podpools, &pl->podpools_cap, np + 1, sizeof *pl->podpools))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < np; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        if (g <= c->pools[p].gpn)
+            pl->podpools[n++] = p;
+    }
+    if (n == 0) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    if (n == np)   /* every pool qualifies: the same call (and RNG draws) as fs_placer_place */
+        return fs_placer_place(pl, c, pools, n_pools, g, milli, out);
+    return fs_placer_place(pl, c, pl->podpools, n, g, milli, out);
 }

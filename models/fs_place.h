@@ -69,6 +69,12 @@ int fs_placer_observe(fs_placer_t *pl, const fs_cluster_t *c, uint32_t g, uint32
 int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
                     uint32_t g, uint32_t milli, fs_placement_t *out);
 
+/* The same for a Kubernetes pod (FS_JOB_SINGLE_NODE): placed on one node
+ * only, in the pools whose nodes have >= g GPUs; 0 when none does.  Never
+ * split over nodes as a gang may be. */
+int fs_placer_place_node(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
+                         uint32_t g, uint32_t milli, fs_placement_t *out);
+
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);
 

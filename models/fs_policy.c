@@ -1,4 +1,5 @@
 #include "fs_policy.h"
+#include "fs_order.h"
 
 #include <stdio.h>
 
@@ -48,4 +49,41 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
     if (rc == FS_EINVAL && key && keylen && !key[0])
         snprintf(key, keylen, "scheduler");
     return rc;
+}
+
+/* Which part of the policy preempts (NULL: none). */
+static const char *preemptor(const fs_config_t *cfg)
+{
+    const fs_sched_cfg_t *s = &cfg->scheduler;
+    if (s->queue == FS_QUEUE_KUEUE) {
+        for (size_t i = 0; i < s->kueue.n_cqs; i++) {
+            const fs_kueue_cq_cfg_t *q = &s->kueue.cqs[i];
+            if (q->within_cq != FS_KUEUE_NEVER || q->reclaim != FS_KUEUE_NEVER ||
+                q->borrow_within != FS_KUEUE_NEVER)
+                return "Kueue preemption (cluster_queues' within_cluster_queue, "
+                       "reclaim_within_cohort or borrow_within_cohort)";
+        }
+        return NULL;
+    }
+    if (s->queue == FS_QUEUE_VOLCANO)
+        return s->volcano.reclaim || s->volcano.preempt ? "Volcano reclaim/preempt" : NULL;
+    const fs_order_ops_t *o = fs_order_get(s->queue);
+    if (!o || s->preemption == FS_PREEMPT_NONE)
+        return NULL;
+    if (s->preemption == FS_PREEMPT_ORDER || o->preemptive)
+        return o->name;
+    return NULL;
+}
+
+int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n)
+{
+    const char *who = preemptor(cfg);
+    if (!who || cfg->scheduler.checkpoint_interval > 0 || cfg->recovery.checkpoint != FS_CKPT_NONE)
+        return 0;
+    snprintf(msg, n,
+             "%s preempts, and a preempted job loses all the work of its attempt "
+             "(scheduler.checkpoint_interval: 0, no recovery.checkpoint): set "
+             "scheduler.checkpoint_interval (1us keeps all work)%s",
+             who, cfg->scheduler.queue == FS_QUEUE_LAS ? ", or scheduler.preset: tiresias" : "");
+    return 1;
 }

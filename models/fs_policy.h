@@ -63,6 +63,12 @@ const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg);
  * 0, or FS_EINVAL with *key set (never empty), or FS_ENOMEM. */
 int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 
+/* Whether cfg's policy preempts running jobs and a preempted job then loses
+ * the work of its attempt (scheduler.checkpoint_interval 0 and no recovery
+ * checkpoints).  Returns 1 with a one-line message in msg (n bytes) naming
+ * the keys that change it, else 0. */
+int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n);
+
 extern const fs_policy_ops_t fs_policy_fifo;
 extern const fs_policy_ops_t fs_policy_sched;
 extern const fs_policy_ops_t fs_policy_kueue;    /* models/fs_kueue.c */

@@ -38,6 +38,10 @@ typedef struct fs_job_row {
     double recovery_s;      /* wall s in failure detection, requeue/backoff and restore */
     double ettr;            /* useful compute wall s / (end - first start); NaN never started */
     double goodput;         /* useful GPU-s / GPU-s held; NaN never held */
+    double queued_s;        /* all time spent queued: the first wait, then after each
+                               preemption or failure requeue (to the end if still queued), s */
+    uint32_t preemptions;   /* times preempted by the policy (failures are not preemptions) */
+    double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions, GPU-s */
 } fs_job_row_t;
 
 typedef struct fs_sample_row {
@@ -95,6 +99,8 @@ typedef struct fs_run_totals {
     uint64_t interruptions; /* running jobs those failures hit */
     double gpu_s_lost;      /* GPU-s of compute whose work was lost (failures, preemption) */
     double gpu_s_ckpt;      /* GPU-s spent writing checkpoints */
+    uint64_t preemptions;   /* preemptions by the policy (not failures) */
+    double gpu_s_lost_preempt; /* the part of gpu_s_lost lost to preemptions */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

@@ -207,6 +207,7 @@ void fs_usage_job(fs_usage_t *u, const fs_job_row_t *row)
     fs_usage_held_t *h = &u->held[s * u->n_pools + (uint32_t)row->pool];
     h->gpu_s += row->run * (double)row->gpus * ((double)row->gpu_milli / 1000.0);
     h->lost_gpu_s += row->lost_gpu_s;
+    h->preempt_lost_gpu_s += row->preempt_lost_gpu_s;
     u->slot_used[s] = 1;
 }
 

@@ -42,6 +42,7 @@ typedef struct fs_usage_cell {
 /* GPU time of one (tenant, pool), GPU-s. */
 typedef struct fs_usage_held {
     double gpu_s, lost_gpu_s;
+    double preempt_lost_gpu_s;  /* the part of lost_gpu_s lost to preemptions */
 } fs_usage_held_t;
 
 /* For the pools of c: every GPU owned at the start. */

@@ -42,6 +42,8 @@ static const char *const queue_names[] = {
     [FS_QUEUE_FIFO] = "fifo", [FS_QUEUE_PRIORITY] = "priority", [FS_QUEUE_SJF] = "sjf",
     [FS_QUEUE_SRTF] = "srtf", [FS_QUEUE_LAS] = "las", [FS_QUEUE_SLURM] = "slurm",
     [FS_QUEUE_KUEUE] = "kueue", [FS_QUEUE_VOLCANO] = "volcano", NULL};
+static const char *const preset_names[] = {
+    [FS_PRESET_NONE] = "none", [FS_PRESET_TIRESIAS] = "tiresias", NULL};
 static const char *const backfill_names[] = {
     [FS_BACKFILL_NONE] = "none", [FS_BACKFILL_EASY] = "easy",
     [FS_BACKFILL_CONSERVATIVE] = "conservative", NULL};
@@ -238,6 +240,13 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.trace.time_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
      .off = CF(workload.trace.opts.time_scale), .min = 0, .def = "1",
      .doc = "Multiply the trace's run times by this."},
+    {.path = "workload.trace.load_scale", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(workload.trace.opts.load_scale), .min = 0, .def = "1",
+     .doc = "Arrival compression: submit times are divided by this (2: the same jobs arrive "
+            "twice as fast; run times unchanged)."},
+    {.path = "workload.trace.teams", .type = FS_KT_PATH, .off = CF(workload.trace.opts.teams),
+     .doc = "CSV with the columns user and team: each listed trace user (the tenant column as "
+            "read) becomes its team's tenant; users not listed keep their name (docs/traces.md)."},
     {.path = "workload.trace.sort_window", .type = FS_KT_UINT, .flags = FS_KF_MAX,
      .off = CF(workload.trace.opts.sort_window), .size = sizeof(uint32_t), .max = 16777216,
      .def = "65536",
@@ -262,6 +271,11 @@ static const fs_key_t config_rows[] = {
 
     {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
      .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
+    {.path = "scheduler.preset", .type = FS_KT_ENUM, .off = CF(scheduler.preset),
+     .names = preset_names, .def = "none",
+     .doc = "Named settings for the keys not given: tiresias = queue las, tiresias.thresholds "
+            "3250,7200 (three queues), checkpoint_interval 1us (preempted jobs keep their work), "
+            "tiresias.promote_knob 0, as the Tiresias simulator's dlas-gpu (docs/policies.md)."},
     {.path = "scheduler.mode", .type = FS_KT_ENUM, .off = CF(scheduler.mode), .names = mode_names,
      .def = "best_effort",
      .doc = "best_effort: a job that does not fit lets later jobs start; strict: it blocks the queue."},

@@ -1447,6 +1447,41 @@ static char *dir_of(const char *path, int *oom)
     return d;
 }
 
+/* Whether the scenario (after overrides) gives a value at path. */
+static int given_at(const sctx_t *c, const char *path)
+{
+    const ynode_t *n = tree_get(c->root, path);
+    return n && !is_null(n);
+}
+
+/* scheduler.preset: fills the keys the scenario does not give (a key given
+ * in the file or by --set wins).  The dump writes every key, so a dumped
+ * config loads back the same. */
+static int apply_preset(sctx_t *c)
+{
+    fs_sched_cfg_t *s = &c->cfg->scheduler;
+    if (s->preset != FS_PRESET_TIRESIAS)
+        return 0;
+    if (!given_at(c, "scheduler.queue"))
+        s->queue = FS_QUEUE_LAS;
+    else if (s->queue != FS_QUEUE_LAS)
+        return fail(c, tree_get(c->root, "scheduler.queue"),
+                    "scheduler.queue: preset 'tiresias' is Tiresias 2D-LAS: expected 'las' (or no "
+                    "scheduler.queue), or another scheduler.preset");
+    if (!given_at(c, "scheduler.tiresias.thresholds")) {
+        char *t = fs_strdup(FS_TIRESIAS_THRESHOLDS);
+        if (!t)
+            return nomem(c);
+        fs_free(s->tiresias.thresholds);
+        s->tiresias.thresholds = t;
+    }
+    if (!given_at(c, "scheduler.checkpoint_interval"))
+        s->checkpoint_interval = 1;   /* 1 us: a preempted job keeps all its work */
+    if (!given_at(c, "scheduler.tiresias.promote_knob"))
+        s->tiresias.promote_knob = FS_TIRESIAS_PROMOTE_KNOB;
+    return 0;
+}
+
 static int load(const char *name, const char *path_for_dir, const char *text, size_t len,
                 const char *const *overrides, size_t n, fs_config_t *cfg, fs_error_t *err)
 {
@@ -1488,7 +1523,8 @@ static int load(const char *name, const char *path_for_dir, const char *text, si
         if ((rc = apply_override(&c, i)) != 0)
             goto out;
     if ((rc = conv_block(&c, &fs_keys_config, c.root, "", "", cfg, seen)) != 0 ||
-        (rc = check_required(&c, &fs_keys_config, seen, c.root, "")) != 0 || (rc = validate(&c)) != 0)
+        (rc = check_required(&c, &fs_keys_config, seen, c.root, "")) != 0 ||
+        (rc = apply_preset(&c)) != 0 || (rc = validate(&c)) != 0)
         goto out;
 out:
     node_free(c.root);

@@ -129,6 +129,9 @@ static fs_job_row_t job_row(uint64_t i)
     r.recovery_s = (double)(i % 3) * 600.0 + 1.0 / 7.0;
     r.ettr = started ? 1.0 / (double)(i % 9 + 1) : NAN;
     r.goodput = started ? 1.0 - 1.0 / (double)(i % 4 + 2) : NAN;
+    r.queued_s = started ? r.wait + (double)(i % 6) * 30.0 : (double)i;
+    r.preemptions = (uint32_t)(i % 3) * 65537u;
+    r.preempt_lost_gpu_s = (double)(i % 3) * 250.0 + 1.0 / 9.0;
     return r;
 }
 
@@ -186,6 +189,8 @@ static const sum_field_t sum_fields[] = {
     SF(failures, 1), SF(interruptions, 1), SF(availability, 0),
     SF(gpu_s_lost, 0), SF(gpu_s_ckpt, 0), SF(ettr_mean, 0),
     SF(window_start, 0), SF(window_end, 0), SF(cost_window, 0), SF(cost_per_gpu_hour_window, 0),
+    SF(queued_mean, 0), SF(queued_p50, 0), SF(queued_p95, 0), SF(queued_p99, 0),
+    SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 
@@ -208,9 +213,9 @@ static fs_summary_t summary_value(void)
 }
 
 static const fs_tenant_row_t tenant_rows[] = {
-    {0, 10, 9, 1.25, 30.5},
-    {2, 1, 0, 0.0, NAN},
-    {7, 5, 5, 1e6, 0.0},      /* no name for 7: stored as "" */
+    {0, 10, 9, 1.25, 30.5, 10, 80.25, 99.5, 400.125, 900, 31.5, 4, 0.75, 2.5, 0.125},
+    {2, 1, 0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN},
+    {7, 5, 5, 1e6, 0.0, 0, 0, 0, 1e5, 2e5, 0, 0, 0, 0, 3e3},  /* no name for 7: stored as "" */
 };
 static const char *const tenant_names[] = {"alpha", "beta", "research-long-name"};
 
@@ -355,7 +360,8 @@ static void check_jobs(hid_t f, size_t n)
     char names[1024];
     column_names(f, "jobs", names, sizeof names);
     assert_string_equal(names, "id,tenant,pool,gpus,gpu_milli,nodes,restarts,submit,start,end,"
-                               "wait,run,lost_gpu_s,state,ckpt_s,recovery_s,ettr,goodput");
+                               "wait,run,lost_gpu_s,state,ckpt_s,recovery_s,ettr,goodput,queued_s,"
+                               "preemptions,preempt_lost_gpu_s");
     assert_int_equal(table_rows(f, "jobs"), n);
     const size_t off[] = {
         offsetof(fs_job_row_t, id),       offsetof(fs_job_row_t, tenant),
@@ -366,8 +372,10 @@ static void check_jobs(hid_t f, size_t n)
         offsetof(fs_job_row_t, wait),     offsetof(fs_job_row_t, run),
         offsetof(fs_job_row_t, lost_gpu_s), offsetof(fs_job_row_t, state),
         offsetof(fs_job_row_t, ckpt_s),   offsetof(fs_job_row_t, recovery_s),
-        offsetof(fs_job_row_t, ettr),     offsetof(fs_job_row_t, goodput)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8};
+        offsetof(fs_job_row_t, ettr),     offsetof(fs_job_row_t, goodput),
+        offsetof(fs_job_row_t, queued_s), offsetof(fs_job_row_t, preemptions),
+        offsetof(fs_job_row_t, preempt_lost_gpu_s)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8, 4, 8};
     if (n == 0)
         return;
     fs_job_row_t *rows = calloc(n, sizeof *rows);
@@ -382,7 +390,9 @@ static void check_jobs(hid_t f, size_t n)
               bits_equal(g->wait, w.wait) && bits_equal(g->run, w.run) &&
               bits_equal(g->lost_gpu_s, w.lost_gpu_s) && g->state == w.state &&
               bits_equal(g->ckpt_s, w.ckpt_s) && bits_equal(g->recovery_s, w.recovery_s) &&
-              bits_equal(g->ettr, w.ettr) && bits_equal(g->goodput, w.goodput))) {
+              bits_equal(g->ettr, w.ettr) && bits_equal(g->goodput, w.goodput) &&
+              bits_equal(g->queued_s, w.queued_s) && g->preemptions == w.preemptions &&
+              bits_equal(g->preempt_lost_gpu_s, w.preempt_lost_gpu_s))) {
             free(rows);
             fail_msg("/jobs row %zu differs", i);
         }
@@ -486,21 +496,33 @@ typedef struct tenant_read {
     char name[40];
     uint64_t jobs, jobs_completed;
     double gpu_hours, wait_mean;
+    double wait_p50, wait_p95, wait_p99, jct_mean, jct_p95, queued_mean;
+    uint64_t preemptions;
+    double preempt_lost_gpu_hours, borrowed_gpu_hours, lent_gpu_hours;
 } tenant_read_t;
 
 static void check_tenants(hid_t f)
 {
     char names[512];
     column_names(f, "tenants", names, sizeof names);
-    assert_string_equal(names, "tenant,name,jobs,jobs_completed,gpu_hours,wait_mean");
+    assert_string_equal(names, "tenant,name,jobs,jobs_completed,gpu_hours,wait_mean,wait_p50,"
+                               "wait_p95,wait_p99,jct_mean,jct_p95,queued_mean,preemptions,"
+                               "preempt_lost_gpu_hours,borrowed_gpu_hours,lent_gpu_hours");
     assert_int_equal(table_rows(f, "tenants"), 3);
     size_t nsz;
     assert_int_equal(member_class(f, "tenants", "name", &nsz), H5T_STRING);
     assert_int_equal(nsz, strlen("research-long-name"));
     const size_t off[] = {offsetof(tenant_read_t, tenant),    offsetof(tenant_read_t, name),
                           offsetof(tenant_read_t, jobs),      offsetof(tenant_read_t, jobs_completed),
-                          offsetof(tenant_read_t, gpu_hours), offsetof(tenant_read_t, wait_mean)};
-    const size_t sz[] = {4, 40, 8, 8, 8, 8};
+                          offsetof(tenant_read_t, gpu_hours), offsetof(tenant_read_t, wait_mean),
+                          offsetof(tenant_read_t, wait_p50), offsetof(tenant_read_t, wait_p95),
+                          offsetof(tenant_read_t, wait_p99), offsetof(tenant_read_t, jct_mean),
+                          offsetof(tenant_read_t, jct_p95), offsetof(tenant_read_t, queued_mean),
+                          offsetof(tenant_read_t, preemptions),
+                          offsetof(tenant_read_t, preempt_lost_gpu_hours),
+                          offsetof(tenant_read_t, borrowed_gpu_hours),
+                          offsetof(tenant_read_t, lent_gpu_hours)};
+    const size_t sz[] = {4, 40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
     tenant_read_t rows[3];
     memset(rows, 0x5a, sizeof rows);
     assert_true(H5TBread_table(f, "tenants", sizeof rows[0], off, sz, rows) >= 0);
@@ -512,6 +534,17 @@ static void check_tenants(hid_t f)
         assert_int_equal(rows[i].jobs_completed, tenant_rows[i].jobs_completed);
         assert_true(bits_equal(rows[i].gpu_hours, tenant_rows[i].gpu_hours));
         assert_true(bits_equal(rows[i].wait_mean, tenant_rows[i].wait_mean));
+        const fs_tenant_row_t *t = &tenant_rows[i];
+        assert_true(bits_equal(rows[i].wait_p50, t->wait_p50));
+        assert_true(bits_equal(rows[i].wait_p95, t->wait_p95));
+        assert_true(bits_equal(rows[i].wait_p99, t->wait_p99));
+        assert_true(bits_equal(rows[i].jct_mean, t->jct_mean));
+        assert_true(bits_equal(rows[i].jct_p95, t->jct_p95));
+        assert_true(bits_equal(rows[i].queued_mean, t->queued_mean));
+        assert_int_equal(rows[i].preemptions, t->preemptions);
+        assert_true(bits_equal(rows[i].preempt_lost_gpu_hours, t->preempt_lost_gpu_hours));
+        assert_true(bits_equal(rows[i].borrowed_gpu_hours, t->borrowed_gpu_hours));
+        assert_true(bits_equal(rows[i].lent_gpu_hours, t->lent_gpu_hours));
     }
 }
 
@@ -613,7 +646,7 @@ static void test_layout(void **state)
         assert_true(H5Tequal(mt, types[i].type) > 0);
         H5Tclose(mt);
     }
-    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8);   /* packed */
+    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8 + 8 + 4 + 8);   /* packed */
     H5Tclose(t);
 
     hid_t dcpl = H5Dget_create_plist(d);
@@ -634,7 +667,8 @@ static void test_layout(void **state)
     assert_string_equal(cols, "id:-; tenant:-; pool:-; gpus:GPU; gpu_milli:milliGPU; "
                               "nodes:node; restarts:count; submit:s; start:s; end:s; wait:s; "
                               "run:s; lost_gpu_s:GPU-s; state:job_state; ckpt_s:s; "
-                              "recovery_s:s; ettr:fraction; goodput:fraction");
+                              "recovery_s:s; ettr:fraction; goodput:fraction; queued_s:s; "
+                              "preemptions:count; preempt_lost_gpu_s:GPU-s");
     free(cols);
     cols = attr_string(f, "timeline", "columns");
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "

@@ -171,6 +171,7 @@ static const char multi_dump[] =
     "    estimate_factor: 1.5\n"
     "scheduler:\n"
     "  queue: fifo\n"
+    "  preset: none\n"
     "  mode: strict\n"
     "  placement: first_fit\n"
     "  candidates: 100\n"
@@ -663,7 +664,7 @@ static void test_override_errors(void **state)
          "--set workload.synthetic.gpus: job size 2048 is larger than any pool (largest: 1024 GPUs)"},
         {"workload.trace.path=x.csv", "--set workload.trace.path: workload: give only one of 'synthetic' and "
                                       "'trace', not both"},
-        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, mode, placement, candidates, backfill, "
+        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, preset, mode, placement, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
                           "checkpoint_interval, bf, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},

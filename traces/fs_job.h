@@ -33,6 +33,10 @@ enum fs_job_rec_state {
     FS_JOB_REC_RUNNING = 6      /* still running at the end of the trace */
 };
 
+/* flags: the job is one Kubernetes pod (openb, one-instance PAI jobs): it
+ * runs on one node, never split over nodes (models/fs_model.c). */
+#define FS_JOB_SINGLE_NODE 1u
+
 typedef struct fs_job {
     uint64_t id;            /* unique within a workload; sources number 1.. if absent */
     fs_time_t submit;       /* submission time, us */
@@ -47,7 +51,7 @@ typedef struct fs_job {
     fs_time_t rec_start;    /* recorded start, us; -1 unknown */
     fs_time_t rec_end;      /* recorded end, us; -1 unknown */
     int32_t rec_state;      /* enum fs_job_rec_state */
-    uint32_t flags;         /* reserved, 0 */
+    uint32_t flags;         /* FS_JOB_* bits; 0 by default */
 } fs_job_t;
 
 static inline void fs_job_init(fs_job_t *j)

@@ -38,6 +38,9 @@ typedef struct fs_trace_opts {
                                    files without times), us; 0: such a file is an error */
     void *log;              /* FILE * for notes (format detected, rows re-sorted);
                                NULL: stderr */
+    char *teams;            /* user,team CSV (traces/fs_remap.h); NULL: tenants as read.
+                               Not owned by the readers (the config owns it) */
+    double load_scale;      /* arrival compression: submit times divided by this (1: as is) */
 } fs_trace_opts_t;
 
 void fs_trace_opts_init(fs_trace_opts_t *o);

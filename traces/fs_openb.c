@@ -69,6 +69,7 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
                                   f[o->col[C_MILLI]].s, f[o->col[C_MILLI]].len);
     j->gpus = (uint32_t)gpus;
     j->gpu_milli = (uint32_t)milli;
+    j->flags |= FS_JOB_SINGLE_NODE;   /* a pod: one node */
     if ((x = opt_field(o, f, C_CPU)) && x->len &&
         (rc = fs_rdr_get_uint(r, "cpu_milli", x, 0, UINT64_MAX, &milli)))
         return rc;

@@ -137,6 +137,7 @@ typedef struct acc {
     size_t name_len;
     uint64_t id;            /* ordinal of the job in the file */
     uint64_t percent;       /* sum of inst_num x plan_gpu */
+    uint64_t gpu_insts;     /* instances (pods) that plan GPUs */
     fs_time_t start, end;   /* earliest start, latest end; -1 unknown */
     int any_unstarted, any_unended, any_failed, any_running, all_terminated;
     char type[64];
@@ -221,6 +222,8 @@ static int add_row(fs_rdr_t *r, pai_t *p)
         a->name_len = f[F_JOB].len;
     }
     a->percent += inst * pct;
+    if (pct > 0)
+        a->gpu_insts += inst;
     if (start < 0)
         a->any_unstarted = 1;
     else if (a->start < 0 || start < a->start)
@@ -316,6 +319,8 @@ static int close_job(fs_rdr_t *r, pai_t *p, fs_job_t *j)
     } else {
         j->gpus = (uint32_t)((a->percent + 99) / 100);
     }
+    if (a->gpu_insts == 1)   /* one pod: one node (a job of several pods is a gang) */
+        j->flags |= FS_JOB_SINGLE_NODE;
     j->rec_state = jr ? jr->state
                    : a->any_failed ? FS_JOB_REC_FAILED
                    : a->any_running ? FS_JOB_REC_RUNNING

@@ -3,6 +3,7 @@
 #include "fs_helios.h"
 #include "fs_openb.h"
 #include "fs_pai.h"
+#include "fs_remap.h"
 #include "fs_philly.h"
 #include "fs_swf.h"
 #include "fs_tiresias.h"
@@ -54,5 +55,8 @@ int fs_trace_open(const char *format, const char *path, const fs_trace_opts_t *o
         }
         return fs_error_set(err, FS_EINVAL, "unknown trace format '%s' (known: %s)", format, known);
     }
-    return f->open(path, opts, out, err);
+    int rc = f->open(path, opts, out, err);
+    if (rc || !opts || (!opts->teams && opts->load_scale == 1.0))
+        return rc;
+    return fs_remap_wrap(out, opts->teams, opts->load_scale, err);   /* destroys *out on failure */
 }

@@ -138,7 +138,10 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         }
         /* a pod with a GPU type that no pool has cannot run: it fails */
         fs_placement_t where;
-        rc = j->gpu_type >= 0 && np == 0 ? 0 : fs_placer_place(pl, &c, pp, np, j->gpus, j->gpu_milli, &where);
+        /* a pod (FS_JOB_SINGLE_NODE: openb) goes on one node, never split */
+        rc = j->gpu_type >= 0 && np == 0 ? 0
+             : (j->flags & FS_JOB_SINGLE_NODE ? fs_placer_place_node : fs_placer_place)(
+                   pl, &c, pp, np, j->gpus, j->gpu_milli, &where);
         if (rc < 0) {
             fs_error_set(err, rc, "out of memory");
             goto out;

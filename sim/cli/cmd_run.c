@@ -1,4 +1,5 @@
 #include "fs_cli.h"
+#include "../../models/fs_policy.h"
 #include "fs_runner.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
@@ -81,6 +82,10 @@ int fs_cmd_run(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return fs_error_exit_status(rc);
     }
+
+    char loss[512];
+    if (fs_policy_work_loss(&cfg, loss, sizeof loss))
+        fprintf(stderr, "fleetsim run: warning: %s\n", loss);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

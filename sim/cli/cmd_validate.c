@@ -1,5 +1,6 @@
 #include "fs_cli.h"
 #include "../../models/fs_kueue.h"
+#include "../../models/fs_policy.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
@@ -198,6 +199,9 @@ int fs_cmd_validate(int argc, char **argv)
         }
         printf("%s: ok\n", scenario);
     }
+    char loss[512];   /* valid, but a preemptive policy would throw work away */
+    if (fs_policy_work_loss(&cfg, loss, sizeof loss))
+        fprintf(stderr, "fleetsim validate: warning: %s\n", loss);
     fs_config_release(&cfg);
     return 0;
 }

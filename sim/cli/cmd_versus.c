@@ -23,6 +23,9 @@
 #include "fs_sweeprun.h"
 #include "../../analysis/fs_ci.h"
 #include "../../analysis/fs_compare.h"
+#include "../../analysis/fs_index.h"
+#include "../../analysis/fs_tenants.h"
+#include "../../models/fs_policy.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
 
@@ -316,6 +319,99 @@ static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **
 
 /* Loads every variant's side from DIR/index.h5, compares each with the
  * first and prints the two tables. */
+/* A per-tenant value in human units (times as s/min/h/d, counts whole). */
+static void tenant_cell(const char *metric, double v, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else if (strncmp(metric, "wait_", 5) == 0 || strncmp(metric, "jct_", 4) == 0)
+        snprintf(buf, n, v < 120 ? "%.1f s" : v < 7200 ? "%.1f min" : v < 172800 ? "%.2f h"
+                                                                              : "%.2f d",
+                 v < 120 ? v : v < 7200 ? v / 60 : v < 172800 ? v / 3600 : v / 86400);
+    else if (strcmp(metric, "jobs") == 0 || strcmp(metric, "preemptions") == 0)
+        snprintf(buf, n, "%.1f", v);
+    else
+        snprintf(buf, n, "%.2f", v);
+}
+
+/* Per-tenant table (issue 13): each tenant's /tenants figures, mean over
+ * the replications, one column per policy.  Tenants in order of first
+ * appearance in the baseline's runs, then the others'. */
+static int print_tenants(const vopts_t *o, fs_error_t *err)
+{
+    unsigned long long reps = o->have_reps ? o->reps : 10ull;
+    fs_tenant_table_t t[MAX_VARIANTS];
+    memset(t, 0, sizeof t);
+    size_t plen = strlen(o->dir) + 40;
+    char **paths = fs_calloc(reps ? reps : 1, sizeof *paths);
+    int rc = paths ? 0 : fs_error_set(err, FS_ENOMEM, "out of memory");
+    for (unsigned long long r = 0; r < reps && !rc; r++) {
+        paths[r] = fs_malloc(plen);
+        if (!paths[r])
+            rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < o->n_v && !rc; i++) {
+        for (unsigned long long r = 0; r < reps; r++) {
+            char f[64];
+            snprintf(paths[r], plen, "%s/%s", o->dir, fs_index_run_file(i, r, f, sizeof f));
+        }
+        rc = fs_tenant_table_load((const char *const *)paths, reps, &t[i], err);
+    }
+    /* the union of tenant names, baseline first */
+    const char **names = NULL;
+    size_t nn = 0;
+    for (size_t i = 0; i < o->n_v && !rc; i++)
+        for (size_t k = 0; k < t[i].n && !rc; k++) {
+            size_t j = 0;
+            while (j < nn && strcmp(names[j], t[i].names[k]) != 0)
+                j++;
+            if (j < nn)
+                continue;
+            const char **g = fs_realloc(names, (nn + 1) * sizeof *g);
+            if (!g) {
+                rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+                break;
+            }
+            names = g;
+            names[nn++] = t[i].names[k];
+        }
+    if (!rc && nn > 0) {
+        printf("\nper tenant (/tenants, mean over %llu replication%s):\n%-16s %-22s", reps,
+               reps == 1 ? "" : "s", "tenant", "metric");
+        for (size_t i = 0; i < o->n_v; i++)
+            printf("  %-14s", o->v[i].name);
+        printf("\n");
+        for (size_t j = 0; j < nn; j++)
+            for (size_t m = 0; m < FS_TENANT_N_METRICS; m++) {
+                int any = 0;
+                for (size_t i = 0; i < o->n_v; i++) {
+                    long k = fs_tenant_table_find(&t[i], names[j]);
+                    any |= k >= 0 && !isnan(t[i].mean[(size_t)k * FS_TENANT_N_METRICS + m]);
+                }
+                if (!any)
+                    continue;   /* e.g. borrowed GPU-hours without quotas */
+                printf("%-16.16s %-22s", m == 0 ? (names[j][0] ? names[j] : "(unnamed)") : "",
+                       fs_tenant_metrics[m]);
+                for (size_t i = 0; i < o->n_v; i++) {
+                    long k = fs_tenant_table_find(&t[i], names[j]);
+                    char c[32];
+                    tenant_cell(fs_tenant_metrics[m],
+                                k < 0 ? NAN : t[i].mean[(size_t)k * FS_TENANT_N_METRICS + m], c,
+                                sizeof c);
+                    printf("  %-14s", c);
+                }
+                printf("\n");
+            }
+    }
+    fs_free(names);
+    for (size_t i = 0; i < o->n_v; i++)
+        fs_tenant_table_release(&t[i]);
+    for (unsigned long long r = 0; paths && r < reps; r++)
+        fs_free(paths[r]);
+    fs_free(paths);
+    return rc;
+}
+
 static int report(const vopts_t *o, fs_error_t *err)
 {
     size_t n = strlen(o->dir) + 16;
@@ -340,6 +436,7 @@ static int report(const vopts_t *o, fs_error_t *err)
     if (!rc) {
         print_means(o, side, ms, nm);
         print_diffs(o, cmp, ms, nm);
+        rc = print_tenants(o, err);
     }
     for (size_t i = 0; i < o->n_v; i++) {
         fs_compare_release(&cmp[i]);
@@ -391,6 +488,16 @@ int fs_cmd_versus(int argc, char **argv)
     }
     if (!o.quiet)
         print_plan(&o, plan);
+    for (size_t i = 0; i < o.n_v; i++) {   /* one line per policy that throws work away */
+        fs_config_t vc;
+        char loss[512];
+        if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, i, 0), &vc, &err) == 0) {
+            if (fs_policy_work_loss(&vc, loss, sizeof loss))
+                fprintf(stderr, "fleetsim versus: warning: %s: %s\n", o.v[i].name, loss);
+            fs_config_release(&vc);
+        }
+        fs_error_clear(&err);   /* a bad variant is reported by the run itself */
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -1,6 +1,7 @@
 #include "fs_runner.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
+#include "../../models/fs_kueue.h"
 #include "../../models/fs_model.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_synth.h"
@@ -120,12 +121,48 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t
     s->cost_per_job = cost->cost_per_job;
     s->cost_idle = cost->cost_idle;
     s->cost_failures = cost->cost_failures;
+    s->cost_preemptions = cost->cost_preemptions;
     s->energy_kwh = cost->energy_kwh;
     fs_cost_cell_t w;
     fs_cost_window(rates, fs_model_usage(model), &w);
     s->cost_window = w.total;
     s->cost_per_gpu_hour_window = w.gpu_s_busy > 0 ? w.total / (w.gpu_s_busy / 3600.0) : NAN;
     return 0;
+}
+
+/* Kueue: each tenant's share of its ClusterQueue's borrowed and lent quota
+ * GPU-hours, in proportion to the tenants' GPU-hours in that CQ (all of it
+ * for a CQ of one tenant; equal shares when none ran).  Tenants mapped to
+ * no CQ get 0. */
+static int tenant_quota(fs_model_t *model, fs_stats_t *st, fs_error_t *err)
+{
+    void *ks = fs_model_policy_state(model);
+    size_t n_cq = fs_kueue_n_cq(ks), n;
+    const fs_tenant_row_t *tr = fs_stats_tenants(st, &n);
+    double *gh = fs_calloc(n_cq + 1, sizeof *gh), *cnt = fs_calloc(n_cq + 1, sizeof *cnt);
+    int32_t *cq = fs_calloc(n + 1, sizeof *cq);
+    int rc = gh && cnt && cq ? 0 : fs_error_set(err, FS_ENOMEM, "statistics: out of memory");
+    for (size_t i = 0; i < n && !rc; i++) {
+        cq[i] = fs_kueue_tenant_cq(ks, model, tr[i].tenant);
+        if (cq[i] >= 0) {
+            gh[cq[i]] += tr[i].gpu_hours;
+            cnt[cq[i]] += 1;
+        }
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        double b = 0, l = 0;
+        if (cq[i] >= 0) {
+            fs_kueue_quota_hours(ks, model, (size_t)cq[i], &b, &l);
+            double share = gh[cq[i]] > 0 ? tr[i].gpu_hours / gh[cq[i]] : 1.0 / cnt[cq[i]];
+            b *= share;
+            l *= share;
+        }
+        fs_stats_set_tenant_quota(st, i, b, l);
+    }
+    fs_free(gh);
+    fs_free(cnt);
+    fs_free(cq);
+    return rc;
 }
 
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
@@ -223,6 +260,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     }
     if ((rc = run_cost(rates, model, &rep->summary, &cost, err)))
         goto out;
+    if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
+        goto out;
     rep->wall_s = wall_now() - c.wall0;
     if (c.res) {
         size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
@@ -304,6 +343,17 @@ static void print_window(FILE *f, const fs_config_t *cfg, const fs_run_report_t 
         fprintf(f, " (the run ended there)\n");
 }
 
+static int differ(double a, double b)
+{
+    return isnan(a) ? !isnan(b) : isnan(b) || a != b;
+}
+
+int fs_run_queued_differs(const fs_summary_t *s)
+{
+    return differ(s->queued_mean, s->wait_mean) || differ(s->queued_p50, s->wait_p50) ||
+           differ(s->queued_p95, s->wait_p95) || differ(s->queued_p99, s->wait_p99);
+}
+
 void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
                           const char *output)
 {
@@ -327,6 +377,14 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fmt_duration(d, sizeof d, s->wait_p99);
     fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%.1f%% of jobs waited)\n",
             a, b, c, d, 100 * s->wait_prob);
+    if (fs_run_queued_differs(s)) {   /* preemptions/requeues: queued after the first start */
+        fmt_duration(a, sizeof a, s->queued_mean);
+        fmt_duration(b, sizeof b, s->queued_p50);
+        fmt_duration(c, sizeof c, s->queued_p95);
+        fmt_duration(d, sizeof d, s->queued_p99);
+        fprintf(f, "queued       mean %s   p50 %s   p95 %s   p99 %s   (all time queued, "
+                "requeues included)\n", a, b, c, d);
+    }
     fmt_duration(a, sizeof a, s->jct_mean);
     fmt_duration(b, sizeof b, s->jct_p50);
     fmt_duration(e, sizeof e, s->jct_p95);
@@ -340,6 +398,14 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     if (s->interruptions > 0 || s->gpu_s_ckpt > 0 || s->gpu_s_lost > 0)
         fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h (whole run); mean ETTR %.1f%%\n",
                 s->gpu_s_lost / 3600.0, s->gpu_s_ckpt / 3600.0, 100 * s->ettr_mean);
+    if (s->preemptions > 0) {
+        fprintf(f, "preemption   %llu preemption%s (not failures), %.1f GPU-h of work lost to them",
+                (unsigned long long)s->preemptions, s->preemptions == 1 ? "" : "s",
+                s->gpu_s_lost_preempt / 3600.0);
+        if (!isnan(s->cost_preemptions))
+            fprintf(f, " ($%.0f)", s->cost_preemptions);
+        fputc('\n', f);
+    }
     if (!isnan(s->cost_total))
         fprintf(f, "cost         $%.0f in the window: $%.2f per delivered GPU-hour; whole run $%.0f "
                 "(idle $%.0f, failures $%.0f; %.1f MWh)\n", s->cost_window,

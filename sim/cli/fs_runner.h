@@ -50,6 +50,9 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
 
 /* Prints the human summary (stdout of `fleetsim run`). */
 #include <stdio.h>
+/* 1 when the all-time-queued figures (queued_*) differ from the first wait's
+ * (wait_*): jobs were queued again after preemptions or failures. */
+int fs_run_queued_differs(const fs_summary_t *s);
 void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
                           const char *output);
 

@@ -30,6 +30,20 @@ if cmp -s a.csv b.csv; then ok; else bad "two runs differ"; fi
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 1 --placements fgd --shapes learned --demand 0.5
 expect_out '^fgd '
 
+# pods are never split over nodes: 4-GPU pods on 2-GPU nodes all fail, under
+# every placement (before, they took two nodes each)
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\n' > pods4.csv
+for i in 1 2 3 4; do printf 'pod-%d,1000,1024,4,1000\n' "$i" >> pods4.csv; done
+cat > small.yaml <<Y
+name: frag-small
+horizon: 1000d
+cluster: {pools: [{name: s, gpu: T4, nodes: 8, gpus_per_node: 2}]}
+workload:
+  trace: {path: pods4.csv, format: openb, default_duration: 1h}
+Y
+expect_exit 0 "$FLEETSIM" frag small.yaml --seeds 1 --demand 1 -o small.csv
+if awk -F, 'NR > 1 && $8 != 0 { bad = 1 } END { exit bad }' small.csv; then ok; else bad "a 4-GPU pod was placed on 2-GPU nodes: $(tail -2 small.csv)"; fi
+
 expect_exit 2 "$FLEETSIM" frag frag.yaml --placements fgd,tetris
 expect_err "'tetris' is not a placement"
 expect_exit 2 "$FLEETSIM" frag
