@@ -66,6 +66,14 @@ typedef struct fs_order_ops {
      * policy check hook, fs_policy.h): 0, or FS_EINVAL / FS_ENOMEM with err
      * set and *key (may be NULL) the key to blame. */
     int (*check)(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err);
+    /* Optional pair: the preemptive fast path (fs_sched.c "ppass_list").
+     * in_order() gives every job the order tracks (queued, running or
+     * recovering) in key order (keys unique), kept from pass to pass so
+     * that no sort is needed: O(active).  The array is the order's, valid
+     * until its next hook call.  0 or FS_ENOMEM.  set_fast(state, 0) turns
+     * the order's own fast paths off (the slow path: tests prove equal). */
+    int (*in_order)(void *state, fs_model_t *m, const uint32_t **slots, size_t *n);
+    void (*set_fast)(void *state, int on);
 } fs_order_ops_t;
 
 /* The order for enum fs_queue_kind q, or NULL. */

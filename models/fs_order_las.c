@@ -19,6 +19,15 @@
  * GPU-seconds, and can be late); times are microseconds, not whole seconds.
  * Key = (queue, position).  State is per slot, settled lazily at each
  * update (O(active) per pass, like the simulator).
+ *
+ * Fast path (in_order, the default): the order of all active jobs is kept
+ * from one after_pass to the next (ol: the order it left), and jobs given a
+ * new position since (admitted, demoted, promoted: always the end of their
+ * queue) are listed in the order they got it (pend).  The order now is, per
+ * queue, ol's entries still at their position, then pend's: a merge in
+ * O(active), with no sort and no key call; after_pass is a stable
+ * partition of that list in O(active) instead of a sort.  Positions are
+ * the same as on the slow path (las_set_fast(0): every pass sorts).
  */
 #include "fs_order.h"
 #include "../sim/fs_alloc.h"
@@ -44,6 +53,13 @@ typedef struct act {
     uint64_t seq;
 } act_t;
 
+typedef struct ent {        /* fast path: a job at a position */
+    uint32_t slot;
+    uint32_t level;         /* its queue then */
+    uint64_t seq;
+    double pos;             /* the entry is stale once the job's pos differs */
+} ent_t;
+
 typedef struct las {
     double *limit;          /* GPU-us per queue boundary, n_q - 1 of them */
     size_t n_q;
@@ -56,6 +72,16 @@ typedef struct las {
     uint64_t promotions, demotions;
     struct lkey *kb;        /* after_pass scratch */
     size_t kb_cap;
+    int fast;               /* in_order and the partition (the default) */
+    int oom;                /* fast: an update could not list a new position */
+    ent_t *ol;              /* fast: every active job in order, as after_pass left them */
+    size_t n_ol, cap_ol;
+    ent_t *pend;            /* fast: new positions since, in the order given */
+    size_t n_pend, cap_pend;
+    ent_t *mg;              /* fast: the merged order (scratch) */
+    size_t n_mg, cap_mg;
+    uint32_t *out;          /* fast: its slots (in_order's answer) */
+    size_t cap_out;
 } las_t;
 
 static void las_destroy(void *state)
@@ -67,7 +93,22 @@ static void las_destroy(void *state)
     fs_free(l->js);
     fs_free(l->act);
     fs_free(l->kb);
+    fs_free(l->ol);
+    fs_free(l->pend);
+    fs_free(l->mg);
+    fs_free(l->out);
     fs_free(l);
+}
+
+/* Fast path: slot got position pos (the end of its queue). */
+static int pend_add(las_t *l, uint32_t slot)
+{
+    if (!l->fast)
+        return 0;
+    if (fs_grow((void **)&l->pend, &l->cap_pend, l->n_pend + 1, sizeof *l->pend))
+        return FS_ENOMEM;
+    l->pend[l->n_pend++] = (ent_t){slot, l->js[slot].level, l->js[slot].seq, l->js[slot].pos};
+    return 0;
 }
 
 static int las_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
@@ -111,6 +152,7 @@ static int las_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs
         p = end + 1;
     }
     l->n_q++;   /* K limits: K + 1 queues */
+    l->fast = 1;
     *state = l;
     return 0;
 }
@@ -133,13 +175,65 @@ static int las_admit(void *state, fs_model_t *m, uint32_t slot)
     lj->last_check = fs_model_now(m);
     lj->pos = l->next_pos++;
     l->act[l->n_act++] = (act_t){slot, j->seq};
-    return 0;
+    return pend_add(l, slot);
+}
+
+static int live_seq(const las_t *l, fs_model_t *m, uint32_t slot, uint64_t seq)
+{
+    const fs_jobrt_t *j = fs_model_job(m, slot);
+    return j->state != FS_JOBRT_FREE && j->seq == seq && l->js[slot].seq == seq;
 }
 
 static int live(const las_t *l, fs_model_t *m, const act_t *a)
 {
-    const fs_jobrt_t *j = fs_model_job(m, a->slot);
-    return j->state != FS_JOBRT_FREE && j->seq == a->seq && l->js[a->slot].seq == a->seq;
+    return live_seq(l, m, a->slot, a->seq);
+}
+
+/* An entry still names a live job at its position. */
+static int ent_ok(const las_t *l, fs_model_t *m, const ent_t *e)
+{
+    return live_seq(l, m, e->slot, e->seq) && l->js[e->slot].pos == e->pos;
+}
+
+/* Fast path: every active job in (queue, position) order into mg: per
+ * queue, ol's entries still valid (ol is in that order), then pend's of
+ * that queue (positions given later, in increasing order).  O(active +
+ * pend x queues). */
+static int merge_order(las_t *l, fs_model_t *m)
+{
+    if (fs_grow((void **)&l->mg, &l->cap_mg, l->n_ol + l->n_pend + 1, sizeof *l->mg))
+        return FS_ENOMEM;
+    size_t n = 0, i = 0;
+    for (uint32_t q = 0; q < l->n_q; q++) {
+        for (; i < l->n_ol && l->ol[i].level == q; i++)
+            if (ent_ok(l, m, &l->ol[i]))
+                l->mg[n++] = l->ol[i];
+        for (size_t k = 0; k < l->n_pend; k++)
+            if (l->pend[k].level == q && ent_ok(l, m, &l->pend[k]))
+                l->mg[n++] = l->pend[k];
+    }
+    l->n_mg = n;
+    return 0;
+}
+
+static int las_in_order(void *state, fs_model_t *m, const uint32_t **slots, size_t *n)
+{
+    las_t *l = state;
+    if (merge_order(l, m) ||
+        fs_grow((void **)&l->out, &l->cap_out, l->n_mg + 1, sizeof *l->out))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < l->n_mg; i++)
+        l->out[i] = l->mg[i].slot;
+    *slots = l->out;
+    *n = l->n_mg;
+    return 0;
+}
+
+static void las_set_fast(void *state, int on)
+{
+    las_t *l = state;
+    l->fast = on != 0;
+    l->n_pend = l->n_ol = 0;
 }
 
 static fs_okey_t las_key(void *state, fs_model_t *m, uint32_t slot)
@@ -174,6 +268,8 @@ static int las_update(void *state, fs_model_t *m)
                 lj->pos = l->next_pos++;
                 l->demotions++;
                 changed = 1;
+                if (pend_add(l, a.slot))
+                    l->oom = 1;
             }
         } else {
             if (lj->exec > 0)
@@ -186,6 +282,8 @@ static int las_update(void *state, fs_model_t *m)
                 lj->pos = l->next_pos++;
                 l->promotions++;
                 changed = 1;
+                if (pend_add(l, a.slot))
+                    l->oom = 1;
             }
         }
     }
@@ -211,9 +309,13 @@ static int lkey_cmp(const void *pa, const void *pb)
 
 /* Keeps running jobs ahead of waiting ones within each queue, each group
  * in its previous order (the simulator's per-pass reordering). */
+static int las_after_pass_fast(las_t *l, fs_model_t *m);
+
 static int las_after_pass(void *state, fs_model_t *m)
 {
     las_t *l = state;
+    if (l->fast)
+        return las_after_pass_fast(l, m);
     size_t w = 0;
     for (size_t i = 0; i < l->n_act; i++)
         if (live(l, m, &l->act[i]))
@@ -230,6 +332,44 @@ static int las_after_pass(void *state, fs_model_t *m)
     qsort(k, w, sizeof *k, lkey_cmp);
     for (size_t i = 0; i < w; i++)
         l->js[k[i].slot].pos = l->next_pos++;
+    return 0;
+}
+
+/* The same partition without a sort: per queue (mg is in queue order),
+ * running jobs then the others, each in their order; every job renumbered
+ * as the slow path does.  The result is the new ol; pend is emptied.
+ * The admission list is compacted as on the slow path. */
+static int las_after_pass_fast(las_t *l, fs_model_t *m)
+{
+    if (l->oom)
+        return FS_ENOMEM;
+    size_t w = 0;
+    for (size_t i = 0; i < l->n_act; i++)
+        if (live(l, m, &l->act[i]))
+            l->act[w++] = l->act[i];
+    l->n_act = w;
+    if (merge_order(l, m) ||
+        fs_grow((void **)&l->ol, &l->cap_ol, l->n_mg + 1, sizeof *l->ol))
+        return FS_ENOMEM;
+    size_t n = 0;
+    for (size_t a = 0; a < l->n_mg;) {
+        uint32_t q = l->js[l->mg[a].slot].level;
+        size_t b = a;
+        while (b < l->n_mg && l->js[l->mg[b].slot].level == q)
+            b++;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = a; i < b; i++) {
+                uint32_t s = l->mg[i].slot;
+                int waiting = fs_model_job(m, s)->state != FS_JOBRT_RUNNING;
+                if (waiting != pass)
+                    continue;
+                l->js[s].pos = l->next_pos++;
+                l->ol[n++] = (ent_t){s, q, l->mg[i].seq, l->js[s].pos};
+            }
+        a = b;
+    }
+    l->n_ol = n;
+    l->n_pend = 0;
     return 0;
 }
 
@@ -285,4 +425,6 @@ const fs_order_ops_t fs_order_las = {
     .update = las_update,
     .after_pass = las_after_pass,
     .next_change = las_next_change,
+    .in_order = las_in_order,
+    .set_fast = las_set_fast,
 };

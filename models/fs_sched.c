@@ -1461,6 +1461,65 @@ static int ppass(sched_t *s, fs_model_t *m)
     return rc;
 }
 
+/* Preemptive passes on the order's list (fast path). */
+static int ranked(const sched_t *s) { return s->fast && s->preempt && s->ord->in_order; }
+
+/* The preemptive pass on the order's own list (fs_order.h in_order: no
+ * collection from the treaps, no key call, no sort): the same greedy, the
+ * same preemptions and starts in the same order as ppass, whose sort gives
+ * this order when keys are unique.  O(active) per pass. */
+static int ppass_list(sched_t *s, fs_model_t *m)
+{
+    const uint32_t *ol;
+    size_t n_ol;
+    if (s->ord->in_order(s->ost, m, &ol, &n_ol) || scratch(s, n_ol))
+        return FS_ENOMEM;
+    /* scr: the queued and running jobs in order (nodes); want as in ppass */
+    size_t n = 0;
+    for (size_t i = 0; i < n_ol; i++) {
+        uint8_t st = fs_model_job(m, ol[i])->state;
+        if (st == FS_JOBRT_QUEUED || st == FS_JOBRT_RUNNING)
+            s->scr[n++] = ol[i] + 1;
+    }
+    uint64_t left = fs_model_cluster(m)->gpus_up;
+    int blocked = 0;
+    size_t first_in = n;    /* the first waiting job let in */
+    for (size_t r = 0; r < n; r++) {
+        uint32_t x = s->scr[r];
+        uint64_t g = s->nd[x].g;
+        s->want[r] = 0;
+        if (!blocked && g <= left) {
+            s->want[r] = 1;
+            left -= g;
+            if (first_in == n && fs_model_job(m, x - 1)->state == FS_JOBRT_QUEUED)
+                first_in = r;
+        } else if (s->strict) {
+            blocked = 1;
+        }
+    }
+    /* running jobs left out behind it are preempted (keys are unique:
+     * behind it is a worse key) */
+    int rc = 0;
+    for (size_t r = first_in + 1; r < n && !rc; r++) {
+        uint32_t x = s->scr[r];
+        if (!s->want[r] && fs_model_job(m, x - 1)->state == FS_JOBRT_RUNNING)
+            rc = preempt(s, m, x - 1);
+    }
+    for (size_t r = first_in; r < n && !rc; r++) {
+        uint32_t x = s->scr[r];
+        if (s->want[r] && fs_model_job(m, x - 1)->state == FS_JOBRT_QUEUED) {
+            int st = start(s, m, x - 1);
+            if (st < 0)
+                rc = st;
+        }
+    }
+    for (size_t r = 0; r < n; r++)
+        s->nc[s->scr[r]].rank = s->next_rank++;
+    if (!rc && s->ord->after_pass)
+        rc = s->ord->after_pass(s->ost, m);
+    return rc;
+}
+
 /* ---- timers ------------------------------------------------------------------------ */
 
 static int set_timers(sched_t *s, fs_model_t *m)
@@ -1636,10 +1695,15 @@ static int sched_pass(void *state, fs_model_t *m)
     int rc = 0;
     if (s->ord->update && s->ord->update(s->ost, m)) {
         s->settled = 0;
-        rc = rekey(s, m);
+        /* the order's list serves preemptive passes: the class treaps'
+         * order is read by no one (their stored keys stay consistent) */
+        if (!ranked(s))
+            rc = rekey(s, m);
     }
     if (!rc) {
-        if (s->preempt)
+        if (ranked(s))
+            rc = ppass_list(s, m);
+        else if (s->preempt)
             rc = ppass(s, m);
         else if (s->backfill == FS_BACKFILL_CONSERVATIVE)
             rc = cons_pass(s, m);
@@ -1679,7 +1743,7 @@ static int sched_timer(void *state, fs_model_t *m, uint64_t data)
         /* with jobs waiting, the pass at the end of this instant settles
          * the order (after this instant's arrivals, as Tiresias does);
          * with none, settle now (2D-LAS demotions of running jobs) */
-        if (s->queued == 0 && s->ord->update && s->ord->update(s->ost, m)) {
+        if (s->queued == 0 && s->ord->update && s->ord->update(s->ost, m) && !ranked(s)) {
             int rc = rekey(s, m);
             if (rc)
                 return rc;
@@ -1711,6 +1775,8 @@ void fs_sched_set_fast(void *state, int on)
     s->fast = on != 0;
     if (!on)
         s->banded = 0;
+    if (s->ord->set_fast)
+        s->ord->set_fast(s->ost, on);
 }
 
 const fs_sched_resv_t *fs_sched_reservations(const void *state, size_t *n)

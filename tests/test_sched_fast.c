@@ -17,6 +17,13 @@
  *     generation, passes skipped after an arrival alone, the cheaper treap
  *     updates): FIFO, SJF, priority and Slurm orders, strict and best effort,
  *     no backfill and exact EASY, with and without failures, equal too;
+ *   - Tiresias 2D-LAS on the order's kept list (no sort per pass, a
+ *     partition instead of a sort after it): two to four queues, with and
+ *     without promotion, work kept or lost, strict and best effort, 1-GPU
+ *     and 4-GPU nodes (starts that fail by fragmentation), with and without
+ *     node failures (recovering jobs keep their place in the order): equal
+ *     to the slow path's sorts, with preemptions, demotions and promotions
+ *     happening;
  *   - the workloads are not trivial: each weight set reorders jobs against
  *     FIFO, and the failure runs interrupt jobs.
  */
@@ -404,6 +411,57 @@ static void test_easy_overrun_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* 2D-LAS: the kept order equals the sorted one, job by job. */
+static void test_las_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    enum { NJ = 500 };
+    static fs_job_t jobs[NJ];
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static const struct {
+        const char *thr;
+        double knob;
+        int ckpt, strict;
+        uint32_t nodes, gpn;
+    } C[] = {
+        {"3600", 0, 1, 0, 32, 1},
+        {"400,3600,18000", 0, 1, 0, 32, 1},
+        {"400,3600", 3, 1, 0, 32, 1},
+        {"400,3600", 0, 0, 0, 8, 4},     /* work lost (with promotion it can livelock) */
+        {"400,3600", 2, 1, 0, 8, 4},
+        {"100,1000,10000", 1, 1, 1, 8, 4},
+        {"200", 4, 1, 1, 16, 2},
+    };
+    uint64_t restarts = 0;
+    for (int seed = 0; seed < 1; seed++) {
+        gen(jobs, NJ, 21 + (uint64_t)seed, 6);
+        for (size_t ci = 0; ci < sizeof C / sizeof C[0]; ci++)
+            for (int fail = 0; fail < 2; fail++) {
+                base_cfg(&cfg, &pool, C[ci].nodes, C[ci].gpn, FS_QUEUE_LAS);
+                cfg.scheduler.tiresias.thresholds = (char *)C[ci].thr;
+                cfg.scheduler.tiresias.promote_knob = C[ci].knob;
+                cfg.scheduler.checkpoint_interval = S(C[ci].ckpt);
+                cfg.scheduler.mode = C[ci].strict ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                uint64_t h1 = run(&cfg, jobs, NJ, 1, fail ? 40 : 0, &fast);
+                uint64_t h0 = run(&cfg, jobs, NJ, 0, fail ? 40 : 0, &slow);
+                char what[64];
+                snprintf(what, sizeof what, "LAS seed %d case %zu failures %d", seed, ci, fail);
+                assert_int_equal(fast.n, NJ);
+                assert_same(&fast, &slow, what);
+                assert_int_equal(h1, h0);
+                if (fail)
+                    assert_true(h1 > 0);
+                for (size_t i = 0; i < fast.n; i++)
+                    restarts += fast.r[i].restarts;
+            }
+    }
+    assert_true(restarts > 1000);   /* preemptions happened, many */
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_slurm_loose_hand),
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
+        cmocka_unit_test(test_las_fast_equals_slow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

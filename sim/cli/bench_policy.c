@@ -19,9 +19,14 @@
  *          reclaimWithinCohort LowerPriority (5-minute checkpoints).
  *   volcano 10,000 GPUs, 20 tenants in 4 Volcano queues (weights 1-4), drf,
  *          reclaim, schedule-period 1 s, 80% load.
+ *   las    10,000 GPUs, Tiresias 2D-LAS (preemptive; thresholds 3600 and
+ *          36000 GPU-s: three queues; promote knob 8; work kept by 1 s
+ *          checkpoints), the workload of easy at 95% load.
+ *   conservative 10,000 GPUs, FIFO order + exact conservative backfill,
+ *          the workload of easy (a queue about 10,000 deep).
  * Offered load = rate x mean GPUs x mean run time (the lognormal's mean,
- * exp(sigma^2/2) x median) / GPUs.  FS_BENCH_ONLY=easy|slurm|volcano|kueue
- * runs one of them.
+ * exp(sigma^2/2) x median) / GPUs.
+ * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|conservative runs one of them.
  */
 #include "bench_policy.h"
 #include "../../models/fs_model.h"
@@ -174,8 +179,7 @@ int fs_bench_policy(unsigned long long jobs)
     cfg.horizon = FS_TIME_MAX_INPUT;
     printf("\nscheduling policies, %zu jobs each on 10,000 GPUs (simulated jobs per wall second):\n", n);
     const char *only = getenv("FS_BENCH_ONLY");
-    int skip_easy = only && (strcmp(only, "slurm") == 0 || strcmp(only, "volcano") == 0 ||
-                             strcmp(only, "kueue") == 0);
+    int skip_easy = only && strcmp(only, "easy") != 0;
     fs_job_t *j = skip_easy ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
     int rc = skip_easy ? 0 : 1;
     if (j) {
@@ -221,8 +225,32 @@ int fs_bench_policy(unsigned long long jobs)
         rc = bench_kueue(&cfg, j, n);
         fs_free(j);
     }
+    j = rc || (only && strcmp(only, "las") != 0) ? NULL : make_jobs(n, 10000, 0.95, 10000, 0);
+    if (j) {    /* Tiresias 2D-LAS: three queues, promotion, work kept */
+        fs_sched_cfg_t keep = cfg.scheduler;
+        cfg.scheduler.queue = FS_QUEUE_LAS;
+        cfg.scheduler.backfill = FS_BACKFILL_NONE;
+        cfg.scheduler.preemption = FS_PREEMPT_AUTO;
+        cfg.scheduler.tiresias.thresholds = getenv("FS_LAS_THR") ? getenv("FS_LAS_THR") : (char *)"3600,36000";
+        cfg.scheduler.tiresias.promote_knob = getenv("FS_LAS_KNOB") ? atof(getenv("FS_LAS_KNOB")) : 8;
+        cfg.scheduler.checkpoint_interval = FS_US_PER_S;
+        rc = bench_one("Tiresias 2D-LAS (3 queues, knob 8)", &cfg, j, n, NULL, 0);
+        cfg.scheduler = keep;   /* the config owns no thresholds string */
+        fs_free(j);
+    }
+    j = rc || (only && strcmp(only, "conservative") != 0) ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
+    if (j) {
+        fs_sched_cfg_t keep = cfg.scheduler;
+        cfg.scheduler.queue = FS_QUEUE_FIFO;
+        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+        cfg.scheduler.bf.mode = FS_BF_EXACT;
+        rc = bench_one("FIFO + conservative backfill (exact)", &cfg, j, n, NULL, 0);
+        cfg.scheduler = keep;
+        fs_free(j);
+    }
     printf("(targets: EASY >= 1,000,000 jobs/s; Slurm multifactor >= 500,000 jobs/s; Volcano: "
-           "reported; Kueue 100 CQs >= 200,000 jobs/s)\n");
+           "reported; Kueue 100 CQs >= 200,000 jobs/s; 2D-LAS and conservative >= 200,000 "
+           "jobs/s)\n");
     fs_config_release(&cfg);
     return rc;
 }
