@@ -26,10 +26,13 @@
  *          the workload of easy (a queue about 10,000 deep).
  * Offered load = rate x mean GPUs x mean run time (the lognormal's mean,
  * exp(sigma^2/2) x median) / GPUs.
- * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|conservative runs one of them.
+ * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|conservative runs one of them;
+ * FS_BENCH_SLOW=1 runs the composable scheduler's slow paths (before/after).
  */
 #include "bench_policy.h"
 #include "../../models/fs_model.h"
+#include "../../models/fs_policy.h"
+#include "../../models/fs_sched.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../sim/fs_alloc.h"
 #include "../../sim/fs_rng.h"
@@ -104,6 +107,11 @@ static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *
         fprintf(stderr, "fleetsim bench: %s\n", err.msg);
         return 1;
     }
+    /* FS_BENCH_SLOW=1: the scheduler's slow paths (the reference the fast
+     * ones are proven equal to), for before/after figures */
+    const char *slow = getenv("FS_BENCH_SLOW");
+    if (slow && strcmp(slow, "1") == 0 && fs_policy_select(&cfg->scheduler) == &fs_policy_sched)
+        fs_sched_set_fast(fs_model_policy_state(m), 0);
     double t0 = wall(), c0 = cpu();
     int rc = fs_model_run(m, NULL, NULL, &err);
     double dt = wall() - t0, dc = cpu() - c0;
