@@ -74,6 +74,7 @@ typedef struct las {
     size_t kb_cap;
     int fast;               /* in_order and the partition (the default) */
     int oom;                /* fast: an update could not list a new position */
+    int mg_ok;              /* fast: mg is the order now (in_order this pass, no new position since) */
     ent_t *ol;              /* fast: every active job in order, as after_pass left them */
     size_t n_ol, cap_ol;
     ent_t *pend;            /* fast: new positions since, in the order given */
@@ -105,6 +106,7 @@ static int pend_add(las_t *l, uint32_t slot)
 {
     if (!l->fast)
         return 0;
+    l->mg_ok = 0;
     if (fs_grow((void **)&l->pend, &l->cap_pend, l->n_pend + 1, sizeof *l->pend))
         return FS_ENOMEM;
     l->pend[l->n_pend++] = (ent_t){slot, l->js[slot].level, l->js[slot].seq, l->js[slot].pos};
@@ -224,6 +226,7 @@ static int las_in_order(void *state, fs_model_t *m, const uint32_t **slots, size
         return FS_ENOMEM;
     for (size_t i = 0; i < l->n_mg; i++)
         l->out[i] = l->mg[i].slot;
+    l->mg_ok = 1;   /* a pass starts and stops jobs: no position changes */
     *slots = l->out;
     *n = l->n_mg;
     return 0;
@@ -338,19 +341,16 @@ static int las_after_pass(void *state, fs_model_t *m)
 /* The same partition without a sort: per queue (mg is in queue order),
  * running jobs then the others, each in their order; every job renumbered
  * as the slow path does.  The result is the new ol; pend is emptied.
- * The admission list is compacted as on the slow path. */
+ * (The admission list is left to update's compaction: its readers skip
+ * dead entries.) */
 static int las_after_pass_fast(las_t *l, fs_model_t *m)
 {
     if (l->oom)
         return FS_ENOMEM;
-    size_t w = 0;
-    for (size_t i = 0; i < l->n_act; i++)
-        if (live(l, m, &l->act[i]))
-            l->act[w++] = l->act[i];
-    l->n_act = w;
-    if (merge_order(l, m) ||
+    if ((!l->mg_ok && merge_order(l, m)) ||
         fs_grow((void **)&l->ol, &l->cap_ol, l->n_mg + 1, sizeof *l->ol))
         return FS_ENOMEM;
+    l->mg_ok = 0;
     size_t n = 0;
     for (size_t a = 0; a < l->n_mg;) {
         uint32_t q = l->js[l->mg[a].slot].level;
@@ -361,7 +361,7 @@ static int las_after_pass_fast(las_t *l, fs_model_t *m)
             for (size_t i = a; i < b; i++) {
                 uint32_t s = l->mg[i].slot;
                 int waiting = fs_model_job(m, s)->state != FS_JOBRT_RUNNING;
-                if (waiting != pass)
+                if (waiting != pass || !ent_ok(l, m, &l->mg[i]))
                     continue;
                 l->js[s].pos = l->next_pos++;
                 l->ol[n++] = (ent_t){s, q, l->mg[i].seq, l->js[s].pos};
