@@ -221,7 +221,7 @@ static int merge_order(las_t *l, fs_model_t *m)
 static int las_in_order(void *state, fs_model_t *m, const uint32_t **slots, size_t *n)
 {
     las_t *l = state;
-    if (merge_order(l, m) ||
+    if (l->oom || merge_order(l, m) ||
         fs_grow((void **)&l->out, &l->cap_out, l->n_mg + 1, sizeof *l->out))
         return FS_ENOMEM;
     for (size_t i = 0; i < l->n_mg; i++)

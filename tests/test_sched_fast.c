@@ -24,6 +24,8 @@
  *     node failures (recovering jobs keep their place in the order): equal
  *     to the slow path's sorts, with preemptions, demotions and promotions
  *     happening;
+ *   - 2D-LAS under allocation failures: each failing allocation stops the
+ *     run with FS_ENOMEM and nothing leaks;
  *   - the workloads are not trivial: each weight set reorders jobs against
  *     FIFO, and the failure runs interrupt jobs.
  */
@@ -462,6 +464,49 @@ static void test_las_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* 2D-LAS's fast path under allocation failures: every allocation of a
+ * run fails in turn; each run stops with FS_ENOMEM and frees everything
+ * (or, past the last allocation, runs whole). */
+static void test_las_out_of_memory(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    enum { NJ = 40 };
+    static fs_job_t jobs[NJ];
+    static fs_test_rows_t rs;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    gen(jobs, NJ, 31, 2);
+    base_cfg(&cfg, &pool, 4, 2, FS_QUEUE_LAS);
+    cfg.scheduler.tiresias.thresholds = "100,1000";
+    cfg.scheduler.tiresias.promote_knob = 2;
+    cfg.scheduler.checkpoint_interval = S(1);
+    int failed = 0;
+    for (uint64_t k = 1; k < 5000; k++) {
+        fs_source_t *src;
+        fs_model_t *m = NULL;
+        fs_error_t err;
+        assert_int_equal(fs_memsrc_create(jobs, NJ, NULL, 0, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+        rs.n = 0;
+        fs_alloc_fail_after(k);
+        int rc = fs_model_create(&cfg, src, &sink, &m, &err);
+        if (!rc)
+            rc = fs_model_run(m, NULL, NULL, &err);
+        fs_alloc_fail_after(0);
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+        assert_int_equal(fs_alloc_live(), live0);
+        if (rc == 0) {
+            assert_int_equal(rs.n, NJ);
+            break;
+        }
+        assert_int_equal(rc, FS_ENOMEM);
+        failed++;
+    }
+    assert_true(failed > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
+        cmocka_unit_test(test_las_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
