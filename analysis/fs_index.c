@@ -289,6 +289,7 @@ const char *fs_index_run_state_name(int state)
     case FS_RUN_MISSING: return "missing";
     case FS_RUN_INCOMPLETE: return "incomplete";
     case FS_RUN_COMPLETE: return "complete";
+    case FS_RUN_FOREIGN: return "another run's file";
     default: return "?";
     }
 }
@@ -319,6 +320,37 @@ int fs_index_run_state(const char *path)
     }
     fs_h5_quiet_end(&q);
     return state;
+}
+
+int fs_index_run_state_of(const char *path, uint64_t digest, size_t point, uint64_t rep,
+                          char *why, size_t n)
+{
+    int state = fs_index_run_state(path);
+    if (state != FS_RUN_COMPLETE)
+        return state;
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
+    uint64_t d = 0, p = 0, r = 0;
+    int have = 0;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        have = attr_read_u64(f, "sweep_digest", &d) == 0 && attr_read_u64(f, "sweep_point", &p) == 0 &&
+               attr_read_u64(f, "replication", &r) == 0;
+        H5Fclose(f);
+    }
+    fs_h5_quiet_end(&q);
+    if (have && d == digest && p == (uint64_t)point && r == rep)
+        return FS_RUN_COMPLETE;
+    if (why && n) {
+        if (!have)
+            snprintf(why, n, "a results file that names no sweep run");
+        else if (d != digest)
+            snprintf(why, n, "a run of another sweep (digest %016" PRIx64 ", this one %016" PRIx64 ")",
+                     d, digest);
+        else
+            snprintf(why, n, "point %" PRIu64 ", replication %" PRIu64 " of this sweep", p, r);
+    }
+    return FS_RUN_FOREIGN;
 }
 
 void fs_index_free_summary(char **names, double *values, size_t n)
@@ -424,12 +456,13 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
             rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
             goto out;
         }
-        int st = fs_index_run_state(path);
+        char why[160];
+        int st = fs_index_run_state_of(path, s->digest, point, rep, why, sizeof why);
         if (st != FS_RUN_COMPLETE) {
             if (missing < 4) {
                 size_t len = strlen(msg);
                 snprintf(msg + len, sizeof msg - len, "%s%s (%s)", missing ? ", " : "", rel,
-                         fs_index_run_state_name(st));
+                         st == FS_RUN_FOREIGN ? why : fs_index_run_state_name(st));
             }
             missing++;
             continue;

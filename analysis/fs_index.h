@@ -59,13 +59,22 @@ typedef struct fs_index_manifest {
 enum fs_index_run_state {
     FS_RUN_MISSING = 0,         /* no file */
     FS_RUN_INCOMPLETE = 1,      /* a file that is not readable or has complete != 1 */
-    FS_RUN_COMPLETE = 2         /* complete == 1 */
+    FS_RUN_COMPLETE = 2,        /* complete == 1 */
+    FS_RUN_FOREIGN = 3          /* complete, but another run's file (fs_index_run_state_of) */
 };
 const char *fs_index_run_state_name(int state);
 
 /* The state of a run file (a file is complete iff its root attribute
  * complete == 1). */
 int fs_index_run_state(const char *path);
+
+/* The state of the file at path as run (point, rep) of the sweep whose
+ * digest is digest: as fs_index_run_state, except that a complete file
+ * whose root attributes sweep_digest, sweep_point and replication do not
+ * all say so (or are absent) is FS_RUN_FOREIGN, and why (n bytes, may be
+ * NULL) says what it holds. */
+int fs_index_run_state_of(const char *path, uint64_t digest, size_t point, uint64_t rep,
+                          char *why, size_t n);
 
 /* Name of run (point, rep) relative to the sweep directory:
  * "runs/p0003-r0012.h5".  buf needs 64 bytes. */

@@ -16,6 +16,7 @@
 #include "fs_h5util.h"
 #include "../scenarios/fs_units.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -851,9 +852,15 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
 int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_result_t *r,
                   const fs_plan_meta_t *meta, fs_error_t *err)
 {
-    char *tmp = printf_dup("%s.tmp.%ld", path, (long)getpid());
-    if (!tmp)
+    fs_out_t out;   /* the target's rules and the temporary: sim/fs_out.h */
+    int orc = fs_out_prepare(&out, path, err);
+    if (orc)
+        return orc;
+    char *tmp = fs_strdup(out.tmp);
+    if (!tmp) {
+        fs_out_release(&out);
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    }
     fs_h5_quiet_t q;
     fs_h5_quiet_begin(&q);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -890,12 +897,13 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     }
     fs_h5_quiet_end(&q);
     int rc = 0;
-    if (ok && rename(tmp, path) != 0)
-        rc = fs_error_set(err, FS_EIO, "%s: renaming into place failed: %s", path, strerror(errno));
-    else if (!ok)
+    if (ok)
+        rc = fs_out_commit(&out, NULL, err);
+    else
         rc = fs_error_set(err, FS_EIO, "%s: %s failed (HDF5)", path, step);
     if (rc)
         unlink(tmp);
     fs_free(tmp);
+    fs_out_release(&out);
     return rc;
 }

@@ -40,6 +40,7 @@
 
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
+#include "../sim/fs_out.h"
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "unknown"
@@ -63,6 +64,7 @@ struct fs_results {
     hsize_t fails_written;      /* rows of /failures in the file */
     hsize_t jobs_written;       /* rows of /jobs in the file */
     hsize_t samples_written;    /* rows of /timeline in the file */
+    fs_out_t out;               /* the target (links followed) and its temporary */
     void (*io_lock)(void *ud, int lock);   /* fs_results_meta_t.io_lock */
     void *io_lock_ud;
 };
@@ -789,6 +791,7 @@ static void results_free(fs_results_t *r)
     fs_free(r->fails);
     fs_free(r->tmp);
     fs_free(r->path);
+    fs_out_release(&r->out);
     fs_free(r);
 }
 
@@ -828,6 +831,10 @@ static int write_root(fs_results_t *r, h5call_t *c, const fs_results_meta_t *met
     H5TRY(attr_str(f, "scenario_path", meta->scenario_path), "writing attribute scenario_path");
     H5TRY(attr_str(f, "currency", "USD"), "writing attribute currency");
     H5TRY(attr_str(f, "time_unit", "s"), "writing attribute time_unit");
+    if (meta->in_sweep) {
+        H5TRY(attr_u64(f, "sweep_digest", meta->sweep_digest), "writing attribute sweep_digest");
+        H5TRY(attr_u64(f, "sweep_point", meta->sweep_point), "writing attribute sweep_point");
+    }
     H5TRY(attr_i32(f, "complete", 0), "writing attribute complete");
 out:
     return rc;
@@ -870,14 +877,19 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
     if (!r)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
     r->fid = H5I_INVALID_HID;
-    size_t tmp_len = strlen(path) + 32;
+    /* The target's rules (a regular file or nothing, links followed, mode
+     * kept, stale temporaries removed) and the temporary's name: fs_out. */
+    int prc = fs_out_prepare(&r->out, path, err);
+    if (prc) {
+        results_free(r);
+        return prc;
+    }
     r->path = fs_strdup(path);
-    r->tmp = r->path ? fs_malloc(tmp_len) : NULL;
+    r->tmp = r->path ? fs_strdup(r->out.tmp) : NULL;
     if (!r->tmp) {
         results_free(r);
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
     }
-    snprintf(r->tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
     r->io_lock = meta->io_lock;
     r->io_lock_ud = meta->io_lock_ud;
 
@@ -1011,9 +1023,7 @@ static int commit_file(fs_results_t *r, h5call_t *c, const fs_summary_t *sum,
     herr_t st = H5Fclose(r->fid);
     r->fid = H5I_INVALID_HID;
     H5TRY(st, "closing");
-    if (fs_io_rename(r->tmp, r->path) != 0)
-        rc = fs_error_set(err, FS_EIO, "%s: renaming %s into place failed: %s", r->path, r->tmp,
-                          strerror(errno));
+    rc = fs_out_commit(&r->out, fs_io_rename, err);
 out:
     CLOSE(H5Aclose, aid);
     return rc;
@@ -1055,9 +1065,7 @@ static int commit_partial_file(fs_results_t *r, h5call_t *c, const char *reason,
     herr_t st = H5Fclose(r->fid);
     r->fid = H5I_INVALID_HID;
     H5TRY(st, "closing");
-    if (fs_io_rename(r->tmp, r->path) != 0)
-        rc = fs_error_set(err, FS_EIO, "%s: renaming %s into place failed: %s", r->path, r->tmp,
-                          strerror(errno));
+    rc = fs_out_commit(&r->out, fs_io_rename, err);
 out:
     return rc;
 }

@@ -50,6 +50,12 @@ typedef struct fs_results_meta {
      * chunks (H5Dwrite_chunk) inside it.  Callers must not hold it. */
     void (*io_lock)(void *ud, int lock);
     void *io_lock_ud;
+    /* optional: a run of a sweep writes which one it is (root attributes
+     * sweep_digest and sweep_point, besides replication), so that merge and
+     * --resume take a file only for the run it is (docs/sweeps.md) */
+    int in_sweep;
+    uint64_t sweep_digest;        /* fs_sweep_plan_digest of the sweep */
+    uint64_t sweep_point;         /* the point's index */
 } fs_results_meta_t;
 
 typedef struct fs_results fs_results_t;

@@ -1,6 +1,9 @@
 #include "fs_io.h"
+#include "fs_alloc.h"
+#include "fs_error.h"
 
 #include <errno.h>
+#include <string.h>
 #include <stdatomic.h>
 
 /* Test configuration and counter (see header): not run state. */
@@ -65,4 +68,50 @@ int fs_io_gzclose_w(gzFile f)
         return Z_ERRNO;
     }
     return gzclose_w(f);
+}
+
+int fs_io_read_text(const char *path, const char *what, size_t limit, char **out, size_t *len,
+                    fs_error_t *err)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fs_error_set(err, FS_EINVAL, "%s: cannot read the %s: %s", path, what,
+                            strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        /* grow in steps of at most 1 MiB past what is held, never past limit + 1 */
+        size_t want = n + (n < 4096 ? 4096 : n > ((size_t)1 << 20) ? (size_t)1 << 20 : n);
+        if (want > limit + 1)
+            want = limit + 1;
+        if (fs_grow((void **)&buf, &cap, want + 1, 1)) {
+            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        size_t k = fread(buf + n, 1, want - n, f);
+        n += k;
+        if (n > limit) {
+            rc = fs_error_set(err, FS_ELIMIT, "%s: the %s is larger than %zu bytes, the most "
+                              "fleetsim reads (docs/robustness.md)", path, what, limit);
+            break;
+        }
+        if (n < want) {   /* short read: end of file or error */
+            if (ferror(f))
+                rc = fs_error_set(err, FS_EINVAL, "%s: cannot read the %s: %s", path, what,
+                                  strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        fs_free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
 }

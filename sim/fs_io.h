@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <zlib.h>
 
+struct fs_error;
+
 /* Counts one I/O operation; returns 1 (errno = EIO) when it must fail. */
 int fs_io_fault(void);
 
@@ -41,5 +43,18 @@ int fs_io_gzwrite(gzFile f, const void *buf, unsigned len);
 /* gzclose_w: on an injected failure the file is still closed (no leak),
  * and Z_ERRNO is returned. */
 int fs_io_gzclose_w(gzFile f);
+
+/* Largest scenario or manifest file fleetsim reads (bytes): 64 MiB
+ * (docs/robustness.md).  A larger file, or a stream that goes on past it
+ * (/dev/zero), is refused with FS_ELIMIT instead of being read for ever. */
+#define FS_IO_TEXT_MAX ((size_t)64 << 20)
+
+/* Reads a whole file of at most limit bytes into a NUL-terminated buffer
+ * (fs_malloc'd; *len excludes the NUL).  what: "scenario", "manifest", for
+ * messages.  Errors (err names path): FS_EINVAL when it cannot be opened or
+ * read, FS_ELIMIT when it holds more than limit bytes, FS_ENOMEM.  Does not
+ * count as an injected I/O operation. */
+int fs_io_read_text(const char *path, const char *what, size_t limit, char **buf, size_t *len,
+                    struct fs_error *err);
 
 #endif

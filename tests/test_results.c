@@ -819,14 +819,23 @@ static void test_unwritable_path(void **state)
 static void test_rename_failure(void **state)
 {
     fixture_t *fx = *state;
-    /* The target is a non-empty directory: rename(2) must fail at commit. */
+    /* A directory at the target is refused at open (sim/fs_out.h: rename
+     * only over a regular file or nothing), before anything is written. */
     assert_int_equal(mkdir(fx->path, 0700), 0);
     char *inner = fs_test_path(fx->path, "keep");
     assert_int_equal(fs_test_write(inner, "x"), 0);
     fs_results_meta_t md = meta();
     fs_results_t *r;
     fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "a directory"));
+    assert_int_equal(dir_entries(fx->dir), 1);
+    /* The target becomes a non-empty directory after open: rename(2) must
+     * fail at commit. */
+    fs_test_rmtree(fx->path);
     assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    assert_int_equal(mkdir(fx->path, 0700), 0);
+    assert_int_equal(fs_test_write(inner, "x"), 0);
     fs_summary_t sum = summary_value();
     assert_int_equal(fs_results_commit(r, &sum, NULL, 0, NULL, 0, &err), FS_EIO);
     assert_non_null(strstr(err.msg, fx->path));

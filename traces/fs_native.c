@@ -10,6 +10,7 @@
 
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
+#include "../sim/fs_out.h"
 #include "fs_csv.h"
 #include "fs_rdr.h"
 #include "fs_strtab.h"
@@ -603,7 +604,8 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
 struct fs_native_writer {
     gzFile gz;              /* gzip ("wb6") or transparent ("wbT") */
     char *path;             /* final name */
-    char *tmp;              /* "<path>.tmp.<pid>", renamed at close */
+    char *tmp;              /* the temporary (fs_out), renamed at close */
+    fs_out_t out;           /* the target, links followed */
     char *buf;              /* pending output */
     size_t len, cap;
     fs_time_t last_submit;
@@ -622,6 +624,7 @@ static void writer_free(fs_native_writer_t *w)
     fs_free(w->path);
     fs_free(w->tmp);
     fs_free(w->buf);
+    fs_out_release(&w->out);
     fs_free(w);
 }
 
@@ -646,16 +649,20 @@ int fs_native_writer_open(const char *path, fs_native_writer_t **out, fs_error_t
     fs_native_writer_t *w = fs_calloc(1, sizeof *w);
     if (!w)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-    size_t tn = strlen(path) + 32;
+    /* the target's rules and the temporary's name: sim/fs_out.h */
+    int prc = fs_out_prepare(&w->out, path, err);
+    if (prc) {
+        writer_free(w);
+        return prc;
+    }
     w->path = fs_strdup(path);
-    w->tmp = fs_malloc(tn);
+    w->tmp = fs_strdup(w->out.tmp);
     w->buf = fs_malloc(WRITER_BUF);
     if (!w->path || !w->tmp || !w->buf) {
         writer_free(w);
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
     }
     w->cap = WRITER_BUF;
-    snprintf(w->tmp, tn, "%s.tmp.%ld", path, (long)getpid());
     errno = 0;
     w->gz = fs_io_gzopen(w->tmp, ends_with(path, ".gz") ? "wb6" : "wbT");
     if (!w->gz) {
@@ -835,9 +842,8 @@ int fs_native_writer_close(fs_native_writer_t *w, fs_error_t *err)
     if (!rc && zrc != Z_OK)
         rc = fs_error_set(err, FS_EIO, "cannot write %s: %s", w->tmp,
                           zrc == Z_ERRNO ? strerror(errno) : "zlib error at close");
-    if (!rc && fs_io_rename(w->tmp, w->path) != 0)
-        rc = fs_error_set(err, FS_EIO, "cannot rename %s to %s: %s", w->tmp, w->path,
-                          strerror(errno));
+    if (!rc)
+        rc = fs_out_commit(&w->out, fs_io_rename, err);
     if (rc)
         unlink(w->tmp);
     writer_free(w);

@@ -18,8 +18,11 @@
 #include "../../traces/fs_fleet.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
+#include "../fs_out.h"
+#include "fs_cliout.h"
 #include "../fs_rng.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +297,19 @@ int fs_cmd_frag(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return rc == FS_EINVAL ? 2 : 1;
     }
+    const char *inputs[FS_CLI_MAX_INPUTS];
+    size_t n_inputs = 0;
+    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    if ((rc = fs_cli_check_output("frag", output, inputs, n_inputs)) != 0) {
+        fs_config_release(&cfg);
+        return rc;
+    }
+    fs_out_t out = {0};     /* the CSV: written to a temporary, renamed when complete */
+    if (output && (rc = fs_out_prepare(&out, output, &err)) != 0) {
+        fprintf(stderr, "fleetsim frag: %s\n", err.msg);
+        fs_config_release(&cfg);
+        return fs_error_exit_status(rc);
+    }
     frag_t f = {.cfg = &cfg, .learned = learned, .show_pools = show_pools, .demand = demand};
     fs_source_t *src = NULL;
     fs_cluster_t c0;
@@ -328,8 +344,8 @@ int fs_cmd_frag(int argc, char **argv)
         fprintf(stderr, "fleetsim frag: out of memory\n");
         goto done;
     }
-    if (output && !(csv = fopen(output, "w"))) {
-        fprintf(stderr, "fleetsim frag: cannot write '%s'\n", output);
+    if (output && !(csv = fopen(out.tmp, "w"))) {
+        fprintf(stderr, "fleetsim frag: cannot write '%s': %s\n", output, strerror(errno));
         goto done;
     }
     if (csv)
@@ -367,9 +383,16 @@ int fs_cmd_frag(int argc, char **argv)
     status = 0;
 done:
     if (csv && fclose(csv) && status == 0) {
-        fprintf(stderr, "fleetsim frag: error writing '%s'\n", output);
+        fprintf(stderr, "fleetsim frag: error writing '%s': %s\n", output, strerror(errno));
         status = 1;
     }
+    if (csv && status == 0 && fs_out_commit(&out, NULL, &err) != 0) {
+        fprintf(stderr, "fleetsim frag: %s\n", err.msg);
+        status = 1;
+    } else if (csv && status != 0) {
+        remove(out.tmp);
+    }
+    fs_out_release(&out);
     fs_free(ratio);
     fs_free(f.jobs);
     fs_free(f.pools);

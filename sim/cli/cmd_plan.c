@@ -20,6 +20,8 @@
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
+#include "../fs_out.h"
+#include "fs_cliout.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -362,6 +364,15 @@ static int run_plan(const plan_args_t *a, planrun_t *pr, fs_error_t *err)
     int rc = load_spec(a, &cfg, &spec, err);
     if (rc)
         return rc;
+    const char *inputs[FS_CLI_MAX_INPUTS], *plan_h5 = "plan.h5";
+    size_t n_inputs = 0;
+    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    if (!a->dry &&
+        (rc = fs_out_check_dir_inputs("plan", a->dir, &plan_h5, 1, inputs, n_inputs, err)) != 0) {
+        fs_plan_spec_destroy(spec);
+        fs_config_release(&cfg);
+        return rc;
+    }
     if (a->dry) {
         if (pr->rank == 0)
             print_dry(spec);

@@ -13,6 +13,8 @@
 #include "fs_cli.h"
 #include "../../analysis/fs_compare.h"
 #include "../fs_alloc.h"
+#include "../fs_out.h"
+#include "fs_cliout.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -94,9 +96,24 @@ int fs_cmd_report(int argc, char **argv)
     if (!input)
         return fs_cli_usage_error("report", "give a results file or a sweep index");
 
-    /* the input: a results file or a sweep index (before starting Python) */
+    /* the output: not the input, a regular file or a new name; written
+     * through a symbolic link (report.py renames its temporary over it) */
     fs_error_t err;
     fs_error_clear(&err);
+    int orc = fs_cli_check_output("report", output, &input, 1);
+    if (orc)
+        return orc;
+    fs_out_t out;
+    if ((orc = fs_out_prepare(&out, output, &err)) != 0) {
+        fprintf(stderr, "fleetsim report: %s\n", err.msg);
+        return fs_error_exit_status(orc);
+    }
+    char target[PATH_MAX];
+    snprintf(target, sizeof target, "%s", out.target);
+    fs_out_release(&out);
+    output = target;
+
+    /* the input: a results file or a sweep index (before starting Python) */
     int is_index = 0;
     int rc = fs_compare_is_index(input, &is_index, &err);
     if (rc) {

@@ -1,6 +1,8 @@
 #include "fs_cli.h"
 #include "../../models/fs_policy.h"
 #include "fs_runner.h"
+#include "fs_cliout.h"
+#include "../fs_out.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
 
@@ -83,6 +85,16 @@ int fs_cmd_run(int argc, char **argv)
         return fs_error_exit_status(rc);
     }
 
+    /* -o /dev/null means --no-output; an output that is an input is refused */
+    if (output && fs_out_is_null(output))
+        output = NULL;
+    const char *inputs[FS_CLI_MAX_INPUTS];
+    size_t n_inputs = 0;
+    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    if ((rc = fs_cli_check_output("run", output, inputs, n_inputs)) != 0) {
+        fs_config_release(&cfg);
+        return rc;
+    }
     char loss[512];
     if (fs_policy_work_loss(&cfg, loss, sizeof loss))
         fprintf(stderr, "fleetsim run: warning: %s\n", loss);

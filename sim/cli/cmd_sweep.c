@@ -199,7 +199,9 @@ int fs_cmd_sweep(int argc, char **argv)
     if (rank == 0) {
         if (rc)
             fprintf(stderr, "fleetsim sweep: %s\n", err.msg);
-        if (!quiet) {
+        /* a sweep refused before any run (directory in use, another sweep's
+         * files, a bad output) prints no counts, as if it had run */
+        if (!quiet && (rep.started || !rc)) {
             printf("sweep %s: %zu point%s x %llu replication%s = %zu runs\n", plan->name,
                    plan->n_points, plan->n_points == 1 ? "" : "s",
                    (unsigned long long)plan->replications, plan->replications == 1 ? "" : "s",

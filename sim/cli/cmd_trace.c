@@ -24,6 +24,7 @@
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
+#include "../fs_out.h"
 
 #include <errno.h>
 #include <math.h>
@@ -907,28 +908,25 @@ static int do_fit(const topts_t *o, input_t *in, fs_error_t *err)
                           (unsigned long long)s.jobs, s.jobs == 1 ? "" : "s");
         goto out;
     }
-    /* written to OUT.tmp.PID, renamed into place when complete */
-    size_t len = strlen(o->output) + 32;
-    char *tmp = fs_malloc(len);
-    if (!tmp) {
-        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+    /* written to a temporary beside OUT, renamed into place when complete
+     * (sim/fs_out.h: the target's rules and the temporary's name) */
+    fs_out_t out;
+    if ((rc = fs_out_prepare(&out, o->output, err)) != 0)
         goto out;
-    }
-    snprintf(tmp, len, "%s.tmp.%ld", o->output, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(out.tmp, "w");
     if (!f) {
         rc = fs_error_set(err, FS_EIO, "%s: cannot write: %s", o->output, strerror(errno));
-        fs_free(tmp);
+        fs_out_release(&out);
         goto out;
     }
     rc = write_fit(f, o, in, &s, cls, n_cls, err);
     if (fclose(f) != 0 && !rc)
         rc = fs_error_set(err, FS_EIO, "%s: write failed: %s", o->output, strerror(errno));
-    if (!rc && rename(tmp, o->output) != 0)
-        rc = fs_error_set(err, FS_EIO, "%s: cannot rename into place: %s", o->output, strerror(errno));
+    if (!rc)
+        rc = fs_out_commit(&out, NULL, err);
     if (rc)
-        remove(tmp);
-    fs_free(tmp);
+        remove(out.tmp);
+    fs_out_release(&out);
     if (!rc)
         fprintf(stderr, "fleetsim trace fit: %llu jobs -> %s\n", (unsigned long long)s.jobs, o->output);
 out:

@@ -215,6 +215,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
             .pools = pools, .n_pools = cfg->cluster.n_pools,
             .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
+            .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
+            .sweep_point = opts->sweep_point,
         };
         rc = fs_results_open(opts->output, &meta, &c.res, err);
         if (rc)

@@ -27,6 +27,9 @@ typedef struct fs_run_opts {
      * it): sweeps running on several threads pass one mutex here */
     void (*io_lock)(void *ud, int lock);
     void *io_lock_ud;
+    /* optional: a sweep's run (fs_results_meta_t.in_sweep and after) */
+    int in_sweep;
+    uint64_t sweep_digest, sweep_point;
 } fs_run_opts_t;
 
 typedef struct fs_run_report {

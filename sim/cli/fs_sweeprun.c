@@ -16,16 +16,20 @@
 #endif
 #include "fs_sweeprun.h"
 #include "fs_runner.h"
+#include "fs_cliout.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
+#include "../fs_out.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +101,7 @@ typedef struct exec {
     int use_mpi, rank, size;
     int first_rc;
     fs_error_t first_err;
+    int lock_fd[2];             /* DIR/.lock and the shard's lock (-1: none) */
 } exec_t;
 
 static void h5_lock(void *ud, int lock)
@@ -191,6 +196,12 @@ static void *worker(void *ud)
             ro.interrupt = x->o->interrupt;
             ro.io_lock = h5_lock;
             ro.io_lock_ud = x;
+            size_t point;
+            uint64_t rep;
+            fs_sweep_run_split(x->plan, k, &point, &rep);
+            ro.in_sweep = 1;
+            ro.sweep_digest = fs_sweep_plan_digest(x->plan);
+            ro.sweep_point = point;
             fs_run_report_t rr;
             rc = fs_run_config(&cfg, &ro, &rr, &e);
             fs_config_release(&cfg);
@@ -285,6 +296,112 @@ static void remove_temps(const exec_t *x, const unsigned char *mine)
     fs_free(runs);
 }
 
+/* Refuses an output directory whose files (index, manifest, run files)
+ * include an input of the sweep: its scenario, and the trace, machine list
+ * and manifests of its first points (a sweep may vary a path: the first
+ * MAX_CHECKED_POINTS are checked; the loads are cheap next to one run). */
+#define MAX_CHECKED_POINTS 64
+static int check_inputs(const fs_sweep_plan_t *plan, const char *dir, fs_error_t *err)
+{
+    static const char *const names[] = {"index.h5", "sweep.h5"};
+    const char *in[FS_CLI_MAX_INPUTS];
+    size_t n = 0;
+    in[n++] = plan->path;
+    int rc = fs_out_check_dir_inputs("sweep", dir, names, 2, in, n, err);
+    for (size_t pt = 0; !rc && pt < plan->n_points && pt < MAX_CHECKED_POINTS; pt++) {
+        fs_config_t cfg;
+        fs_error_t e;
+        if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, pt, 0), &cfg, &e) != 0)
+            continue;   /* the run reports it */
+        n = 0;
+        fs_cli_config_inputs(&cfg, in, &n, FS_CLI_MAX_INPUTS);
+        rc = fs_out_check_dir_inputs("sweep", dir, names, 2, in, n, err);
+        fs_config_release(&cfg);
+    }
+    return rc;
+}
+
+/* Names the holder of a lock file (its text: "pid PID on HOST"). */
+static void holder_of(int fd, char *buf, size_t n)
+{
+    ssize_t k = pread(fd, buf, n - 1, 0);
+    buf[k > 0 ? k : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (!buf[0])
+        snprintf(buf, n, "another process");
+}
+
+/* Takes lock file DIR/NAME (flock: released by the kernel when the process
+ * ends, however it ends) exclusive or shared, without waiting; writes "pid
+ * PID on HOST" into it when exclusive.  FS_EUSAGE naming the holder when
+ * another process holds it. */
+static int take_lock(const char *dir, const char *name, int exclusive, int *fd_out,
+                     fs_error_t *err)
+{
+    char *path = join(dir, name);
+    if (!path)
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int rc = fs_error_set(err, FS_EIO, "%s: cannot create the lock file: %s", path,
+                              strerror(errno));
+        fs_free(path);
+        return rc;
+    }
+    if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+        int e = errno;
+        char who[200];
+        holder_of(fd, who, sizeof who);
+        close(fd);
+        int rc = e == EWOULDBLOCK
+                     ? fs_error_set(err, FS_EUSAGE, "%s is in use by another fleetsim (%s, lock "
+                                    "%s): two processes on one sweep directory would delete each "
+                                    "other's runs; wait for it, or use another -o directory",
+                                    dir, who, path)
+                     : fs_error_set(err, FS_EIO, "%s: cannot lock: %s", path, strerror(e));
+        fs_free(path);
+        return rc;
+    }
+    if (exclusive) {
+        char host[256] = "?", text[320];
+        if (gethostname(host, sizeof host) != 0)
+            snprintf(host, sizeof host, "?");
+        host[sizeof host - 1] = '\0';
+        int len = snprintf(text, sizeof text, "pid %ld on %s\n", (long)getpid(), host);
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) {
+            /* the lock holds without the note; only the message is poorer */
+        }
+    }
+    fs_free(path);
+    *fd_out = fd;
+    return 0;
+}
+
+/* One sweep per directory: a whole sweep holds DIR/.lock exclusive; a
+ * shard holds it shared (shards of one sweep run side by side) and its own
+ * DIR/.lock-shard-I-of-N exclusive (the same shard twice is refused). */
+static int lock_dir(exec_t *x, fs_error_t *err)
+{
+    const fs_sweep_opts_t *o = x->o;
+    if (o->n_shards <= 1)
+        return take_lock(o->dir, ".lock", 1, &x->lock_fd[0], err);
+    char name[96];
+    snprintf(name, sizeof name, ".lock-shard-%zu-of-%zu", o->shard, o->n_shards);
+    int rc = take_lock(o->dir, name, 1, &x->lock_fd[1], err);
+    if (!rc)
+        rc = take_lock(o->dir, ".lock", 0, &x->lock_fd[0], err);
+    return rc;
+}
+
+static void unlock_dir(exec_t *x)
+{
+    for (int i = 0; i < 2; i++)
+        if (x->lock_fd[i] >= 0) {
+            close(x->lock_fd[i]);   /* releases the flock */
+            x->lock_fd[i] = -1;
+        }
+}
+
 /* Rank 0 / single process: the directory, the manifest and the list of
  * runs to do. */
 static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
@@ -295,7 +412,8 @@ static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
     int rc;
     if (!runs)
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-    if ((rc = make_dir(o->dir, err)) != 0 || (rc = make_dir(runs, err)) != 0 ||
+    if ((rc = check_inputs(plan, o->dir, err)) != 0 || (rc = make_dir(o->dir, err)) != 0 ||
+        (rc = lock_dir(x, err)) != 0 || (rc = make_dir(runs, err)) != 0 ||
         (rc = check_manifest(plan, o->dir, err)) != 0) {
         fs_free(runs);
         return rc;
@@ -318,7 +436,20 @@ static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
             fs_free(mine);
             return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
         }
-        int st = fs_index_run_state(path);
+        size_t point;
+        uint64_t r;
+        char why[160];
+        fs_sweep_run_split(plan, k, &point, &r);
+        int st = fs_index_run_state_of(path, fs_sweep_plan_digest(plan), point, r, why,
+                                       sizeof why);
+        if (st == FS_RUN_FOREIGN) {
+            fs_error_set(err, FS_EINVAL, "%s is not run %zu (point %zu, replication %" PRIu64
+                         ") of this sweep: it is %s; remove it (or use another -o directory)",
+                         path, k, point, r, why);
+            fs_free(path);
+            fs_free(mine);
+            return FS_EINVAL;
+        }
         fs_free(path);
         if (st == FS_RUN_COMPLETE) {
             rep->runs_skipped++;
@@ -414,6 +545,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
     x.plan = plan;
     x.o = o;
     x.size = 1;
+    x.lock_fd[0] = x.lock_fd[1] = -1;
     rep->runs_total = plan->n_runs;
 #ifdef FLEETSIM_HAVE_MPI
     if (o->mpi) {
@@ -446,6 +578,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
 #endif
     if (!rc)
         rc = start_workers(&x, th, nt, &started, err);
+    rep->started = started > 0;
 #ifdef FLEETSIM_HAVE_MPI
     if (x.use_mpi && x.rank == 0 && (rc == 0 || started)) /* serve even if our threads failed */
         serve(&x, (unsigned)(x.size - 1) * nt);
@@ -482,6 +615,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
         rc = write_index(plan, o->dir, err);
         rep->index_written = rc == 0;
     }
+    unlock_dir(&x);
     fs_free(x.todo);
     pthread_mutex_destroy(&x.lock);
     pthread_mutex_destroy(&x.h5);

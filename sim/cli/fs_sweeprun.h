@@ -43,6 +43,8 @@ typedef struct fs_sweep_report {
     size_t runs_done;       /* run now, all processes */
     size_t runs_failed;     /* failed now, all processes */
     int interrupted;
+    int started;            /* the directory was prepared and runs started (0: refused
+                               before any run, the counts mean nothing) */
     int index_written;      /* DIR/index.h5 written */
     int rank;               /* MPI rank (0 without MPI) */
     int ranks;              /* MPI ranks (1 without MPI) */

@@ -1,0 +1,44 @@
+/*
+ * fs_cliout: output-path checks of the writing commands (fs_cliout.h).
+ */
+#include "fs_cliout.h"
+#include "../fs_out.h"
+
+#include <stdio.h>
+
+static void add(const char **in, size_t *n, size_t cap, const char *p)
+{
+    if (p && *p && *n < cap)
+        in[(*n)++] = p;
+}
+
+void fs_cli_config_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap)
+{
+    add(in, n, cap, cfg->source_path);
+    if (cfg->workload.kind == FS_WORKLOAD_TRACE)
+        add(in, n, cap, cfg->workload.trace.path);
+    if (cfg->cluster.from.given)
+        add(in, n, cap, cfg->cluster.from.path);
+    add(in, n, cap, cfg->scheduler.kueue.manifests);
+}
+
+int fs_cli_check_output(const char *cmd, const char *out, const char *const *in, size_t n)
+{
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_out_check_inputs(cmd, out, in, n, &err);
+    if (rc)
+        fprintf(stderr, "fleetsim %s: %s\n", cmd, err.msg);
+    return rc ? fs_error_exit_status(rc) : 0;
+}
+
+int fs_cli_check_output_dir(const char *cmd, const char *dir, const char *const *names,
+                            size_t n_names, const char *const *in, size_t n)
+{
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_out_check_dir_inputs(cmd, dir, names, n_names, in, n, &err);
+    if (rc)
+        fprintf(stderr, "fleetsim %s: %s\n", cmd, err.msg);
+    return rc ? fs_error_exit_status(rc) : 0;
+}
