@@ -18,6 +18,7 @@
  * the same way: hour 0 of the synthetic run is hour 0 of that origin.
  */
 #include "fs_cli.h"
+#include "fs_cliout.h"
 #include "../../analysis/fs_fit.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_units.h"
@@ -28,6 +29,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,6 +562,21 @@ static int do_info(const topts_t *o, input_t *in, fs_error_t *err)
 
 /* ---- convert ------------------------------------------------------------------------ */
 
+/* Set by SIGINT/SIGTERM during convert and fit; checked between batches.
+ * Process state for signal delivery, not run state. */
+static volatile sig_atomic_t trace_interrupted;
+
+static void on_signal(int sig)
+{
+    trace_interrupted = sig;
+}
+
+static int interrupted_error(fs_error_t *err)
+{
+    return fs_error_set(err, FS_EINTR, "interrupted by %s; nothing written",
+                        trace_interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
 static int do_convert(const topts_t *o, input_t *in, fs_error_t *err)
 {
     fs_native_writer_t *w = NULL;
@@ -574,8 +591,15 @@ static int do_convert(const topts_t *o, input_t *in, fs_error_t *err)
     uint64_t total = 0;
     for (;;) {
         size_t n = 0;
-        if ((rc = fs_source_next(in->src, buf, BATCH, &n, err)) != 0 || n == 0)
+        if (trace_interrupted) {
+            rc = interrupted_error(err);
             break;
+        }
+        if ((rc = fs_source_next(in->src, buf, BATCH, &n, err)) != 0 || n == 0) {
+            if (rc && trace_interrupted)   /* a read cut short by the signal */
+                rc = interrupted_error(err);
+            break;
+        }
         for (size_t i = 0; i < n && !rc; i++)
             rc = fs_native_writer_put(w, &buf[i], fs_source_tenant_name(in->src, buf[i].tenant),
                                       fs_source_gpu_type_name(in->src, buf[i].gpu_type), err);
@@ -901,7 +925,7 @@ static int do_fit(const topts_t *o, input_t *in, fs_error_t *err)
     memset(&s, 0, sizeof s);
     s.classes = cls;
     s.n_cls = n_cls;
-    if ((rc = read_all(in, &s, err)) != 0)
+    if ((rc = read_all(in, &s, err)) != 0 || (trace_interrupted && (rc = interrupted_error(err))))
         goto out;
     if (s.jobs < 2) {
         rc = fs_error_set(err, FS_EINVAL, "%s: %llu job%s: a fit needs at least 2", in->name,
@@ -1055,6 +1079,29 @@ int fs_cmd_trace(int argc, char **argv)
     }
     input_t in;
     int rc = open_input(&o, &in, &err);
+    if (!rc && o.output) {   /* the output is none of the inputs */
+        const char *inputs[FS_CLI_MAX_INPUTS];
+        size_t n_inputs = 0;
+        inputs[n_inputs++] = o.file ? o.file : o.scenario;
+        if (in.have_cfg)
+            fs_cli_config_inputs(&in.cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+        int orc = fs_cli_check_output("trace", o.output, inputs, n_inputs);
+        if (orc) {
+            close_input(&in);
+            return orc;
+        }
+    }
+    if (!rc && o.output) {
+        /* SIGINT/SIGTERM: stop between batches, remove the temporary (a
+         * second signal kills at once) */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
     if (!rc)
         rc = sub->fn(&o, &in, &err);
     close_input(&in);
