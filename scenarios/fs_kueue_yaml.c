@@ -10,6 +10,7 @@
 #include "fs_kueue_yaml.h"
 #include "../models/fs_kueue.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -687,26 +688,12 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
 int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k,
                            fs_error_t *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fs_error_set(err, FS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* at most FS_IO_TEXT_MAX bytes (docs/robustness.md) */
     char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (fs_grow((void **)&buf, &cap, n + 65536, 1)) {
-            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-            break;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = fs_error_set(err, FS_EIO, "%s: read error", path);
-            break;
-        }
-    }
-    fclose(f);
+    size_t n = 0;
+    int rc = fs_io_read_text(path, "manifest", FS_IO_TEXT_MAX, &buf, &n, err);
+    if (rc == FS_EINVAL)
+        rc = FS_EIO;    /* as before: the caller locates an unreadable manifest at its key */
     if (!rc)
         rc = fs_kueue_manifest_parse_for(path, buf, n, cl, k, err);
     fs_free(buf);
@@ -746,7 +733,7 @@ int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kp
         kpath[0] = '\0';
     if (k->manifests) {
         int rc = fs_kueue_manifest_load(k->manifests, cl, k, err);
-        if (rc == FS_EIO)
+        if (rc == FS_EIO || rc == FS_ELIMIT)
             return kfail(kpath, n, err, "scheduler.kueue.manifests", "%s", err->msg);
         if (rc)
             return rc;

@@ -17,6 +17,7 @@
 #include "fs_keys.h"
 #include "fs_units.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 #include "../sim/fs_dist.h"
 #include "../traces/fs_fleet.h"
 #include "../models/fs_failure.h"
@@ -143,6 +144,63 @@ static ypair_t *map_find(const ynode_t *m, const char *key)
         if (strcmp(m->items[i].k->s, key) == 0)
             return &m->items[i];
     return NULL;
+}
+
+/* The keys of a mapping being built, hashed, so that the duplicate-key
+ * check of a map of n keys costs O(n) instead of O(n^2) (a 1.1 MB file of
+ * 80,000 keys took 49 s with map_find): open addressing over item indices
+ * + 1 (0: empty), FNV-1a hashes, at most half full. */
+typedef struct keyidx {
+    size_t *slot;
+    size_t cap;             /* a power of two, or 0 */
+} keyidx_t;
+
+static size_t key_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+static ypair_t *keyidx_find(const keyidx_t *x, const ynode_t *m, const char *key)
+{
+    if (!x->cap)
+        return NULL;
+    for (size_t i = key_hash(key) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+        size_t v = x->slot[i];
+        if (!v)
+            return NULL;
+        if (strcmp(m->items[v - 1].k->s, key) == 0)
+            return &m->items[v - 1];
+    }
+}
+
+/* Adds item m->items[m->n - 1]; -1 when out of memory. */
+static int keyidx_add(keyidx_t *x, const ynode_t *m)
+{
+    if (2 * m->n > x->cap) {   /* grow and re-insert every key */
+        size_t cap = x->cap ? 2 * x->cap : 16;
+        while (2 * m->n > cap)
+            cap *= 2;
+        size_t *slot = fs_calloc(cap, sizeof *slot);
+        if (!slot)
+            return -1;
+        fs_free(x->slot);
+        x->slot = slot;
+        x->cap = cap;
+        for (size_t j = 0; j + 1 < m->n; j++) {
+            size_t i = key_hash(m->items[j].k->s) & (cap - 1);
+            while (slot[i])
+                i = (i + 1) & (cap - 1);
+            slot[i] = j + 1;
+        }
+    }
+    size_t i = key_hash(m->items[m->n - 1].k->s) & (x->cap - 1);
+    while (x->slot[i])
+        i = (i + 1) & (x->cap - 1);
+    x->slot[i] = m->n;
+    return 0;
 }
 
 /* ---- context and messages ------------------------------------------------ */
@@ -304,6 +362,7 @@ static int build(builder_t *b, yaml_event_t *ev, int depth, ynode_t **out)
     sctx_t *c = b->c;
     ynode_t *n = NULL;
     char *anchor = NULL;
+    keyidx_t keys = {NULL, 0};   /* a mapping's keys (duplicate check) */
     int rc = 0;
     ynode_t pos = {.origin = b->origin, .line = (unsigned)ev->start_mark.line + 1,
                    .col = (unsigned)ev->start_mark.column + 1};
@@ -382,7 +441,7 @@ static int build(builder_t *b, yaml_event_t *ev, int depth, ynode_t **out)
                     node_free(k);
                     goto out;
                 }
-                ypair_t *dup = map_find(n, k->s);
+                ypair_t *dup = keyidx_find(&keys, n, k->s);
                 if (dup) {
                     rc = fail(c, k, "duplicate key '%s' (first given at line %u)", k->s, dup->k->line);
                     node_free(k);
@@ -400,6 +459,10 @@ static int build(builder_t *b, yaml_event_t *ev, int depth, ynode_t **out)
                     rc = nomem(c);
                 goto out;
             }
+            if (is_map && keyidx_add(&keys, n) != 0) {
+                rc = nomem(c);
+                goto out;
+            }
         }
         break;
     }
@@ -412,6 +475,7 @@ static int build(builder_t *b, yaml_event_t *ev, int depth, ynode_t **out)
 out:
     yaml_event_delete(ev);
     fs_free(anchor);
+    fs_free(keys.slot);
     if (rc) {
         node_free(n);
         return rc;
@@ -1546,37 +1610,16 @@ int fs_scenario_load_file(const char *path, const char *const *overrides, size_t
                           fs_config_t *cfg, fs_error_t *err)
 {
     fs_error_clear(err);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        fs_config_init(cfg);
-        fs_config_release(cfg);
-        return fs_error_set(err, FS_EINVAL, "%s: cannot read the scenario: %s", path, strerror(e));
-    }
+    /* at most FS_IO_TEXT_MAX bytes: /dev/zero or a runaway pipe is refused,
+     * not read for ever */
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (fs_grow((void **)&buf, &cap, len + 4096 + 1, 1)) {
-            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-            break;
-        }
-        size_t k = fread(buf + len, 1, cap - len - 1, f);
-        len += k;
-        if (k == 0) {
-            if (ferror(f))
-                rc = fs_error_set(err, FS_EINVAL, "%s: cannot read the scenario: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
+    size_t len = 0;
+    int rc = fs_io_read_text(path, "scenario", FS_IO_TEXT_MAX, &buf, &len, err);
     if (rc) {
-        fs_free(buf);
         fs_config_init(cfg);
         fs_config_release(cfg);
         return rc;
     }
-    buf[len] = '\0';
     if (memchr(buf, '\0', len)) {
         fs_free(buf);
         fs_config_init(cfg);

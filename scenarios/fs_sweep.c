@@ -321,6 +321,8 @@ static double round12(double v)
  * unit ("30/h" .. "90/h") the values are interpolated in that unit and
  * written in it ("45/h"); otherwise in the key's own unit (seconds, 1/s)
  * and written as the key table formats them. */
+static long find_duplicate(char *const *v, size_t n, int *oom);
+
 static int expand_range(const fs_sweep_param_cfg_t *pc, const char *disp, const fs_key_t *row,
                         const fs_keytab_t *tab, fs_sweep_param_t *q, fs_error_t *err)
 {
@@ -387,14 +389,19 @@ static int expand_range(const fs_sweep_param_cfg_t *pc, const char *disp, const 
             set_num(row, scratch, row->type == FS_KT_UINT || row->type == FS_KT_DURATION ? v : round12(v));
             fs_keys_format(row, scratch, buf, sizeof buf);
         }
-        for (size_t j = 0; j < i && !rc && q->values[j]; j++)
-            if (strcmp(q->values[j], buf) == 0)
-                rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: the value %s comes twice (%zu steps "
-                                  "from %s to %s); use fewer steps", pc->from.where[0], disp, buf,
-                                  n, pc->from.text[0], pc->to.text[0]);
         q->n_values = i + 1;
         if (!rc && (!(q->values[i] = fs_strdup(buf)) || !(q->where[i] = fs_strdup(pc->from.where[0]))))
             rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    if (!rc) {   /* two steps that write the same value (sorted: O(n log n)) */
+        int oom = 0;
+        long d = find_duplicate(q->values, q->n_values, &oom);
+        if (oom)
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        else if (d >= 0)
+            rc = fs_error_set(err, FS_EINVAL, "%s: %s.range: the value %s comes twice (%zu steps "
+                              "from %s to %s); use fewer steps", pc->from.where[0], disp,
+                              q->values[d], n, pc->from.text[0], pc->to.text[0]);
     }
     fs_free(scratch);
     return rc;
@@ -473,6 +480,71 @@ static int check_point(fs_sweep_plan_t *p, size_t point, fs_error_t *err)
     return rc;
 }
 
+/* The number of runs the section asks for, from the counts alone (before
+ * any value is expanded or any point loaded: a sweep of 10^10 runs is
+ * refused at once).  FS_ELIMIT, located at the key that goes past
+ * MAX_RUNS, when there are too many. */
+static int check_count(const fs_sweep_cfg_t *s, const char *file, fs_error_t *err)
+{
+    uint64_t points = 1, reps = s->replications ? s->replications : 1;
+    for (size_t j = 0; j < s->n_params; j++) {
+        const fs_sweep_param_cfg_t *pc = &s->params[j];
+        uint64_t n = pc->has_range ? pc->steps : pc->values.given && pc->values.is_list ? pc->values.n : 1;
+        if (n == 0)
+            n = 1;
+        if (s->combine == FS_SWEEP_ZIP)
+            points = j == 0 ? n : points;
+        else
+            points = points > MAX_RUNS / n ? (uint64_t)MAX_RUNS + 1 : points * n;
+        if (points > MAX_RUNS || points > MAX_RUNS / reps)
+            return fs_error_set(err, FS_ELIMIT, "%s: sweep.params.%zu: the sweep has more than %u "
+                                "runs (%s%llu points up to this key, %llu replications each); "
+                                "use fewer values or steps", pc->key.where ? pc->key.where[0] : file,
+                                j, MAX_RUNS, points > MAX_RUNS ? "more than " : "",
+                                (unsigned long long)(points > MAX_RUNS ? MAX_RUNS : points),
+                                (unsigned long long)reps);
+    }
+    if (points > MAX_RUNS / reps)
+        return fs_error_set(err, FS_ELIMIT, "%s: sweep.replications: the sweep has more than %u "
+                            "runs", file, MAX_RUNS);
+    return 0;
+}
+
+/* Index of the first value that repeats an earlier one, or -1: sorted
+ * copies of the pointers, O(n log n) (a quadratic scan took minutes on a
+ * range of 10^6 steps). */
+static int cmp_strp(const void *a, const void *b)
+{
+    int c = strcmp(**(char *const *const *)a, **(char *const *const *)b);
+    /* ties by position: the later of two equal values is the duplicate */
+    return c ? c : (*(char *const *const *)a > *(char *const *const *)b) -
+                   (*(char *const *const *)a < *(char *const *const *)b);
+}
+
+static long find_duplicate(char *const *v, size_t n, int *oom)
+{
+    *oom = 0;
+    if (n < 2)
+        return -1;
+    char *const **idx = fs_malloc(n * sizeof *idx);
+    if (!idx) {
+        *oom = 1;
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = &v[i];
+    qsort(idx, n, sizeof *idx, cmp_strp);
+    long dup = -1;
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(*idx[i], *idx[i - 1]) == 0) {
+            long at = (long)(idx[i] - v);
+            if (dup < 0 || at < dup)
+                dup = at;
+        }
+    fs_free(idx);
+    return dup;
+}
+
 static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
 {
     const fs_sweep_cfg_t *s = &base->sweep;
@@ -480,6 +552,9 @@ static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
     if (!s->given)
         return fs_error_set(err, FS_EINVAL, "%s:1:1: no 'sweep' section (add one, see docs/sweeps.md, "
                             "or run a single scenario with 'fleetsim run')", file);
+    int crc = check_count(s, file, err);
+    if (crc)
+        return crc;
     p->combine = s->combine;
     p->replications = s->replications;
     if (s->warmup.given) {
@@ -539,11 +614,13 @@ static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
                 dup_list(&q->where, (const char *const *)pc->values.where, pc->values.n))
                 return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
         }
-        for (size_t i = 0; i < q->n_values; i++)
-            for (size_t m = 0; m < i; m++)
-                if (strcmp(q->values[i], q->values[m]) == 0)
-                    return fs_error_set(err, FS_EINVAL, "%s: %s.values: '%s' is given twice",
-                                        q->where[i], disp, q->values[i]);
+        int oom = 0;
+        long d = pc->has_range ? -1 : find_duplicate(q->values, q->n_values, &oom);
+        if (oom)
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        if (d >= 0)
+            return fs_error_set(err, FS_EINVAL, "%s: %s.values: '%s' is given twice",
+                                q->where[d], disp, q->values[d]);
         if (p->combine == FS_SWEEP_ZIP && j > 0 && q->n_values != p->params[0].n_values)
             return fs_error_set(err, FS_EINVAL, "%s: %s: zip needs the same number of values for "
                                 "every key: %s has %zu, %s has %zu", pc->key.where[0], disp,

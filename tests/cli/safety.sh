@@ -173,4 +173,45 @@ wait $conv; st=$?
 ls conv.csv* >/dev/null 2>&1 && bad "trace convert left $(ls conv.csv*) after SIGTERM" || ok
 kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
 
+# ---- refusals that must come at once ---------------------------------------------
+# /dev/zero as a scenario or a manifest: refused at the size cap, not read for ever
+expect_exit 2 timeout 20 "$FLEETSIM" validate /dev/zero
+expect_err 'larger than 67108864 bytes'
+cat > kz.yaml <<'EOF'
+name: kz
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 4, gpus_per_node: 8}
+workload:
+  synthetic: {arrivals: {rate: 4/h}, gpus: {1: 1}, duration: {dist: exponential, mean: 1h}}
+scheduler:
+  queue: kueue
+  kueue: {manifests: /dev/zero}
+EOF
+expect_exit 2 timeout 20 "$FLEETSIM" validate kz.yaml
+expect_err 'kz.yaml:[0-9]+:[0-9]+: scheduler.kueue.manifests: /dev/zero: the manifest is larger'
+# 80,001 keys, the last repeating the fifth: found in well under 10 s
+awk 'BEGIN { print "name: x"; for (i = 0; i < 80000; i++) printf "key_%07d: 1\n", i;
+             print "key_0000005: 2" }' > many.yaml
+expect_exit 2 timeout 10 "$FLEETSIM" validate many.yaml
+expect_err "many.yaml:80002:1: duplicate key 'key_0000005' \\(first given at line 7\\)"
+# a sweep of 10^10 runs: refused from the counts, at the key, before any point is loaded
+cat > big.yaml <<'EOF'
+name: big
+horizon: 1d
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 4, gpus_per_node: 8}
+workload:
+  synthetic: {arrivals: {rate: 4/h}, gpus: {1: 1}, duration: {dist: exponential, mean: 1h}}
+sweep:
+  replications: 100
+  params:
+    - {key: workload.synthetic.arrivals.rate, range: {from: 1/h, to: 100/h, steps: 100000}}
+    - {key: seed, range: {from: 1, to: 1000, steps: 1000}}
+EOF
+expect_exit 2 timeout 10 "$FLEETSIM" sweep big.yaml -o bigdir
+expect_err 'big.yaml:12:[0-9]+: sweep.params.1: the sweep has more than 10000000 runs'
+[ -e bigdir ] && bad "a refused sweep created its directory" || ok
+
 finish
