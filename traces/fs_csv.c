@@ -46,6 +46,15 @@ int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err)
     return 0;
 }
 
+int fs_csv_take(fs_csv_t *c, fs_csv_t *from, const char *path, fs_error_t *err)
+{
+    if (!from || !from->gz || !from->path || strcmp(from->path, path) != 0)
+        return fs_csv_open(c, path, 0, err);
+    *c = *from;
+    memset(from, 0, sizeof *from);
+    return 0;
+}
+
 void fs_csv_close(fs_csv_t *c)
 {
     if (c->gz)
@@ -121,6 +130,18 @@ static int refill(fs_csv_t *c, fs_error_t *err)
         c->eof = 1;
     }
     return 0;
+}
+
+int fs_csv_prefetch(fs_csv_t *c, fs_error_t *err)
+{
+    if (c->len != 0 || c->pos != 0 || c->eof)
+        return 0;
+    int rc = refill(c, err);
+    /* a short first read was the whole file (gzread waits for the bytes
+     * asked, or the end): one more read says so (c->eof) */
+    if (!rc && !c->eof && c->len < CSV_READ_CHUNK && c->len + 1 < c->cap)
+        rc = refill(c, err);
+    return rc;
 }
 
 int fs_csv_next_line(fs_csv_t *c, fs_error_t *err)

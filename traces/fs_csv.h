@@ -72,6 +72,17 @@ typedef struct fs_csv {
 int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err);
 void fs_csv_close(fs_csv_t *c);
 
+/* fs_csv_open, or, when from is an fs_csv_t open on the same path, moves
+ * it into c (from is left zeroed: nothing to close). */
+int fs_csv_take(fs_csv_t *c, fs_csv_t *from, const char *path, fs_error_t *err);
+
+/* Reads the first chunk of the file into the buffer (up to 256 KiB, or the
+ * whole file) without consuming anything: format detection looks at it
+ * (fs_detect.c) and the reader then starts from line 1 of the same stream,
+ * so a FIFO or a pipe is read once.  Read errors stay pending, as in
+ * fs_csv_next_line.  Returns 0 or FS_ENOMEM. */
+int fs_csv_prefetch(fs_csv_t *c, fs_error_t *err);
+
 /* Advances to the next line.  Returns 1 (c->line is set), 0 at the end of
  * the file, or an error: FS_EINVAL (line too long, truncated/corrupt gzip),
  * FS_EIO (read error), FS_ENOMEM. */

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "fs_csv.h"
+#include "fs_native.h"
+#include "../sim/fs_alloc.h"
 #include "fs_rdr.h"
 #include "fs_trace.h"
 
@@ -92,6 +94,54 @@ static int decide(fs_csv_t *c, const char **format, char *why, size_t n, fs_erro
                         shown);
 }
 
+/* Decides the format of the stream c holds, from the chunk fs_csv_prefetch
+ * read, without consuming c: the lines are read from a copy of that chunk
+ * (a view that never reads), so that the reader can take c over and start
+ * at line 1 of the same stream (a FIFO or a pipe cannot be opened twice).
+ * A first non-comment line that does not end inside the chunk is judged on
+ * what it holds (a JSON log written on one line starts with '[' or '{'). */
+static int detect_csv(fs_csv_t *c, const char **format, char *why, size_t why_len,
+                      fs_error_t *err)
+{
+    int rc = fs_csv_prefetch(c, err);
+    if (rc)
+        return rc;
+    fs_csv_t v;
+    memset(&v, 0, sizeof v);
+    v.path = c->path;
+    v.cap = c->len + 1;
+    v.len = c->len;
+    v.eof = 1;
+    v.pending = c->pending;
+    memcpy(v.pending_what, c->pending_what, sizeof v.pending_what);
+    if (!(v.buf = fs_malloc(v.cap)))
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", c->path);
+    memcpy(v.buf, c->buf, c->len);
+    for (;;) {
+        rc = fs_csv_next_line(&v, err);
+        if (rc <= 0)
+            break;
+        if (v.line_len && v.line[0] == '#')
+            continue;
+        size_t i = 0;
+        while (i < v.line_len && (v.line[i] == ' ' || v.line[i] == '\t'))
+            i++;
+        if (i < v.line_len)
+            break;
+    }
+    if (rc == 0 && c->pending)   /* an empty start, then damage: the reader's error */
+        rc = fs_error_set(err, c->pending, "%s:%llu: %s", c->path,
+                          (unsigned long long)v.line_no + 1, c->pending_what);
+    else if (rc == 0)
+        rc = fs_error_set(err, FS_EINVAL, "%s: format auto: %s", c->path,
+                          c->eof ? "empty file" : "no data line in the first 256 KiB");
+    else if (rc > 0)
+        rc = decide(&v, format, why, why_len, err);
+    v.path = NULL;          /* c's */
+    fs_csv_close(&v);
+    return rc;
+}
+
 int fs_detect_format(const char *path, const char **format, char *why, size_t why_len,
                      fs_error_t *err)
 {
@@ -105,37 +155,7 @@ int fs_detect_format(const char *path, const char **format, char *why, size_t wh
     int rc = fs_csv_open(&c, path, 0, err);
     if (rc)
         return rc;
-    for (;;) {
-        rc = fs_csv_next_line(&c, err);
-        if (rc <= 0)
-            break;
-        if (c.line_len && c.line[0] == '#')
-            continue;
-        size_t i = 0;
-        while (i < c.line_len && (c.line[i] == ' ' || c.line[i] == '\t'))
-            i++;
-        if (i < c.line_len)
-            break;
-    }
-    if (rc < 0 && c.line_no == 0) {
-        /* A first line longer than the buffer: a JSON log written on one line? */
-        size_t i = 0;
-        while (i < c.len && (c.buf[i] == ' ' || c.buf[i] == '\t' || c.buf[i] == '\n' ||
-                             c.buf[i] == '\r'))
-            i++;
-        if (i < c.len && (c.buf[i] == '[' || c.buf[i] == '{')) {
-            *format = "philly";
-            snprintf(why, why_len, "line 1 starts JSON ('%c')", c.buf[i]);
-            rc = 0;
-            fs_error_clear(err);
-            fs_csv_close(&c);
-            return 0;
-        }
-    }
-    if (rc == 0)
-        rc = fs_error_set(err, FS_EINVAL, "%s: format auto: empty file", path);
-    else if (rc > 0)
-        rc = decide(&c, format, why, why_len, err);
+    rc = detect_csv(&c, format, why, why_len, err);
     fs_csv_close(&c);
     return rc;
 }
@@ -144,12 +164,25 @@ int fs_detect_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
                    fs_error_t *err)
 {
     *out = NULL;
-    const char *format;
+    const char *format = NULL;
     char why[160];
-    int rc = fs_detect_format(path, &format, why, sizeof why, err);
+    fs_csv_t c;
+    int rc = fs_csv_open(&c, path, 0, err);
     if (rc)
         return rc;
+    if ((rc = detect_csv(&c, &format, why, sizeof why, err)) != 0) {
+        fs_csv_close(&c);
+        return rc;
+    }
     FILE *log = opts && opts->log ? (FILE *)opts->log : stderr;
     fprintf(log, "%s: format auto: detected %s (%s)\n", path, format, why);
-    return fs_trace_open(format, path, opts, out, err);
+    fs_trace_opts_t o;
+    if (opts)
+        o = *opts;
+    else
+        fs_trace_opts_init(&o);
+    o.take_csv = &c;        /* the reader goes on from the same stream */
+    rc = fs_trace_open(format, path, &o, out, err);
+    fs_csv_close(&c);       /* when the reader did not take it (nothing if it did) */
+    return rc;
 }

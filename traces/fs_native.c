@@ -50,6 +50,7 @@ void fs_trace_opts_init(fs_trace_opts_t *o)
     o->default_duration = 0;
     o->log = NULL;
     o->teams = NULL;
+    o->take_csv = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,7 +575,8 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
     s->opts = o;
     fs_strtab_init(&s->tenants);
     fs_strtab_init(&s->gpu_types);
-    int rc = fs_csv_open(&s->csv, path, 0, err);
+    int rc = fs_csv_take(&s->csv, o.take_csv, path, err);
+    s->opts.take_csv = NULL;   /* taken (or not ours): never kept */
     if (rc) {
         fs_free(s);
         fs_free(src);

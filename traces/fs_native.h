@@ -41,6 +41,9 @@ typedef struct fs_trace_opts {
     char *teams;            /* user,team CSV (traces/fs_remap.h); NULL: tenants as read.
                                Not owned by the readers (the config owns it) */
     double load_scale;      /* arrival compression: submit times divided by this (1: as is) */
+    struct fs_csv *take_csv;/* internal (format auto): a stream already open on the same
+                               path, nothing consumed; the reader takes it over (and
+                               zeroes it) instead of opening the path again */
 } fs_trace_opts_t;
 
 void fs_trace_opts_init(fs_trace_opts_t *o);

@@ -633,6 +633,15 @@ static int header(fs_rdr_t *r, fs_error_t *err)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", r->csv.path);
     p->buf = r->csv.buf;
     p->cap = r->csv.cap;
+    /* bytes the stream already holds (format auto's look at the start,
+     * fs_csv_prefetch) are read first, then the stream goes on */
+    p->pos = r->csv.pos;
+    p->len = r->csv.len;
+    if (r->csv.eof) {
+        p->eof = 1;
+        p->pending = r->csv.pending;
+        snprintf(p->pending_what, sizeof p->pending_what, "%s", r->csv.pending_what);
+    }
     r->csv.line_no = 1;
     r->fmt = p;
     r->fmt_free = fs_free;

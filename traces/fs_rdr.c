@@ -741,7 +741,8 @@ int fs_rdr_open(const fs_source_ops_t *ops, const char *path, const fs_trace_opt
     r->last_out = NONE;
     fs_strtab_init(&r->tenants);
     fs_strtab_init(&r->gpu_types);
-    int rc = fs_csv_open(&r->csv, path, 0, err);
+    int rc = fs_csv_take(&r->csv, o.take_csv, path, err);
+    r->opts.take_csv = NULL;   /* taken (or not ours): never kept */
     if (rc) {
         fs_free(r);
         fs_free(src);

@@ -173,6 +173,19 @@ wait $conv; st=$?
 ls conv.csv* >/dev/null 2>&1 && bad "trace convert left $(ls conv.csv*) after SIGTERM" || ok
 kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
 
+# ---- format auto reads a FIFO or a pipe once ------------------------------------
+mkfifo afifo
+( cat t.csv > afifo ) &
+expect_exit 0 timeout 10 "$FLEETSIM" trace info afifo
+expect_out '^jobs +3$'
+wait
+cat t.csv | timeout 10 "$FLEETSIM" trace info /dev/stdin > out.txt 2> err.txt \
+    && ok || bad "trace info from a pipe failed: $(cat err.txt)"
+expect_out '^jobs +3$'
+gzip -c t.csv | timeout 10 "$FLEETSIM" trace info /dev/stdin > out.txt 2> err.txt \
+    && ok || bad "trace info from a gzip pipe failed: $(cat err.txt)"
+expect_out '^jobs +3$'
+
 # ---- refusals that must come at once ---------------------------------------------
 # /dev/zero as a scenario or a manifest: refused at the size cap, not read for ever
 expect_exit 2 timeout 20 "$FLEETSIM" validate /dev/zero
