@@ -166,6 +166,17 @@ static void test_errors(void **state)
                     "null or \"None\" (got '2017-10-03')");
     tt_expect_error("philly", "[\n" JOB("Pass", "a", T1, T0, T2) "]", NULL,
                     ":2: field attempts: expected start times >= submitted_time");
+    /* a key fleetsim reads given twice in one object: an error at its line,
+     * never two values merged (a second attempts list, a second detail) */
+    tt_expect_error("philly", "[\n{\"status\": \"Pass\", \"vc\": \"a\",\n\"vc\": \"b\", "
+                    "\"submitted_time\": \"" T0 "\"}]", NULL,
+                    ":3: JSON: key \"vc\" given twice in one object");
+    tt_expect_error("philly", "[{\"status\": \"Pass\", \"submitted_time\": \"" T0 "\", "
+                    "\"attempts\": [{\"start_time\": \"" T1 "\", \"end_time\": \"" T2 "\", "
+                    "\"detail\": [{\"gpus\": [\"g0\"], \"gpus\": [\"g1\"]}]}]}]", NULL,
+                    ":1: JSON: key \"gpus\" given twice in one object");
+    tt_expect_error("philly", "[{\"status\": \"Pass\", \"attempts\": [], \"attempts\": []}]",
+                    NULL, ":1: JSON: key \"attempts\" given twice in one object");
     /* syntax errors are fatal in lenient mode too */
     fs_trace_opts_t o;
     fs_trace_opts_init(&o);

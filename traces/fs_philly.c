@@ -377,11 +377,17 @@ static int read_gpus(fs_rdr_t *r, philly_t *p, uint64_t *count)
     }
 }
 
-/* Iterates the members of an object: calls member(key) for each. */
+/* Iterates the members of an object: calls member(key) for each.  keys:
+ * the keys member reads (NULL-terminated, at most 32): one given twice in
+ * the same object is an error at its line (JSON leaves duplicates
+ * undefined; merging them would change the job silently).  Keys that are
+ * skipped are not tracked. */
 typedef int (*member_fn)(fs_rdr_t *r, philly_t *p, void *ctx, const char *key);
 
-static int read_object(fs_rdr_t *r, philly_t *p, void *ctx, member_fn member)
+static int read_object(fs_rdr_t *r, philly_t *p, void *ctx, member_fn member,
+                       const char *const *keys)
 {
+    uint32_t seen = 0;
     int rc = expect(r, p, '{', "'{'"), c;
     if (rc)
         return rc;
@@ -391,8 +397,16 @@ static int read_object(fs_rdr_t *r, philly_t *p, void *ctx, member_fn member)
     }
     for (;;) {
         char key[STR_MAX + 1];
-        if ((rc = read_string(r, p, key, NULL, NULL)) || (rc = expect(r, p, ':', "':'")) ||
-            (rc = member(r, p, ctx, key)))
+        if ((rc = read_string(r, p, key, NULL, NULL)))
+            return rc;
+        for (unsigned i = 0; keys && keys[i] && i < 32; i++)
+            if (strcmp(key, keys[i]) == 0) {
+                if (seen & (UINT32_C(1) << i))
+                    return fs_rdr_fatal(r, FS_EINVAL, "JSON: key \"%s\" given twice in one "
+                                        "object", key);
+                seen |= UINT32_C(1) << i;
+            }
+        if ((rc = expect(r, p, ':', "':'")) || (rc = member(r, p, ctx, key)))
             return rc;
         c = skip_ws(r, p);
         if (c == '}') {
@@ -450,7 +464,8 @@ static int detail_member(fs_rdr_t *r, philly_t *p, void *ctx, const char *key)
 static int detail_each(fs_rdr_t *r, philly_t *p, void *ctx, const char *key)
 {
     (void)key;
-    return read_object(r, p, ctx, detail_member);
+    static const char *const keys[] = {"gpus", NULL};
+    return read_object(r, p, ctx, detail_member, keys);
 }
 
 static int attempt_member(fs_rdr_t *r, philly_t *p, void *ctx, const char *key)
@@ -470,7 +485,8 @@ static int attempt_each(fs_rdr_t *r, philly_t *p, void *ctx, const char *key)
     (void)key;
     pjob_t *j = ctx;
     attempt_t a = {.job = j, .start = -1, .end = -1, .gpus = 0};
-    int rc = read_object(r, p, &a, attempt_member);
+    static const char *const keys[] = {"start_time", "end_time", "detail", NULL};
+    int rc = read_object(r, p, &a, attempt_member, keys);
     if (rc)
         return rc;
     j->n_attempts++;
@@ -578,7 +594,8 @@ static int pull(fs_rdr_t *r, fs_job_t *out)
     j.submit = -1;
     j.first_start = j.last_end = -1;
     uint64_t line = r->csv.line_no;
-    if ((rc = read_object(r, p, &j, job_member)))
+    static const char *const keys[] = {"status", "vc", "submitted_time", "attempts", NULL};
+    if ((rc = read_object(r, p, &j, job_member, keys)))
         return rc;
     p->jobs++;
     if (j.bad)
