@@ -144,6 +144,15 @@ static void fail(fs_model_t *m, int code, const char *what)
     fs_sim_fail(&m->sim, code);
 }
 
+/* A sink callback failed: its own message (the writer's, with the file and
+ * the real errno) when it left one in sink.err, else a generic one. */
+static void fail_sink(fs_model_t *m, int code, const char *what)
+{
+    if (m->err.code == 0 && m->sink.err && m->sink.err->code == code && m->sink.err->msg[0])
+        m->err = *m->sink.err;
+    fail(m, code, what);
+}
+
 /* Integrates the state since the last change up to t. */
 static void settle(fs_model_t *m, fs_time_t t)
 {
@@ -346,7 +355,7 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
     if (rc)
-        fail(m, rc, "writing a job row");
+        fail_sink(m, rc, "writing a job row");
     return rc;
 }
 
@@ -1278,7 +1287,7 @@ static void sample(fs_model_t *m)
             m->modules[i].ops->sample(m->modules[i].ud, m, &r);
     int rc = m->sink.sample ? m->sink.sample(m->sink.ud, &r) : 0;
     if (rc) {
-        fail(m, rc, "writing a timeline sample");
+        fail_sink(m, rc, "writing a timeline sample");
         return;
     }
     fs_time_t next = m->sim.now + m->cfg->output.timeline_interval;

@@ -110,6 +110,9 @@ typedef struct fs_sink {
     int (*sample)(void *ud, const fs_sample_row_t *row);
     void *ud;
     int (*failure)(void *ud, const fs_failure_row_t *row); /* optional: /failures rows */
+    struct fs_error *err;   /* optional: where the callbacks leave their message when they
+                               fail (the writer's, naming the file and the errno); the
+                               run's error is then that message, not a generic one */
 } fs_sink_t;
 
 #endif

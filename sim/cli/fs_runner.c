@@ -222,7 +222,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         if (rc)
             goto out;
     }
-    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c, .failure = sink_failure};
+    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c, .failure = sink_failure,
+                      .err = err};
     if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};

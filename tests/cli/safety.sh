@@ -173,6 +173,24 @@ wait $conv; st=$?
 ls conv.csv* >/dev/null 2>&1 && bad "trace convert left $(ls conv.csv*) after SIGTERM" || ok
 kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
 
+# ---- a full disk: the writer's message (file, errno), nothing left behind -----------
+mkdir full
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=256k fleetsim-full full 2>/dev/null; then
+    sed 's/rate: 4\/h/rate: 3000\/h/; s/nodes: 4,/nodes: 400,/; s/horizon: 1d/horizon: 2d/' s.yaml > many.yaml
+    expect_exit 1 "$FLEETSIM" run many.yaml -o full/r.h5 -q
+    expect_err 'full/r.h5.*No space left on device'
+    grep -q 'writing a job row: input/output error' err.txt && bad "the writer's message was replaced" || ok
+    [ -z "$(ls -A full)" ] && ok || bad "a full disk left $(ls full)"
+    # a sweep whose runs all fail: exit 1, every run's message, nothing left
+    cp s.yaml fs.yaml
+    printf 'sweep:\n  replications: 2\n  params:\n    - {key: scheduler.mode, values: [strict, best_effort]}\n' >> fs.yaml
+    sed -i 's/rate: 4\/h/rate: 3000\/h/; s/nodes: 4,/nodes: 400,/' fs.yaml
+    expect_exit 1 "$FLEETSIM" sweep fs.yaml -o full/d -j 1 -q
+    expect_err 'No space left on device'
+    ls full/d/runs/*.tmp.* >/dev/null 2>&1 && bad "temporaries left on the full disk" || ok
+    umount full
+fi
+
 # ---- format auto reads a FIFO or a pipe once ------------------------------------
 mkfifo afifo
 ( cat t.csv > afifo ) &
