@@ -44,6 +44,19 @@ int fs_io_rename(const char *from, const char *to)
     return fs_io_fault() ? -1 : rename(from, to);
 }
 
+long fs_io_fread(void *p, size_t n, FILE *f)
+{
+    if (fs_io_fault())
+        return -1;
+    size_t k = fread(p, 1, n, f);
+    if (k < n && ferror(f)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return (long)k;
+}
+
 gzFile fs_io_gzopen(const char *path, const char *mode)
 {
     return fs_io_fault() ? NULL : gzopen(path, mode);

@@ -1246,8 +1246,9 @@ static void test_bounded_memory(void **state)
     assert_true(batches >= N / 4096);
     assert_int_equal(fs_alloc_count(), count_first);
     /* The open reader holds a handful of blocks: source, state, path,
-     * buffer, fields, name tables. */
-    assert_true(live_first - live0 <= 16);
+     * buffer, fields, name tables, the input stream (fs_csv's zlib state
+     * and its 64 KiB input buffer, one block). */
+    assert_true(live_first - live0 <= 17);
     fs_source_destroy(src);
     free(buf);
     free(path);

@@ -2,22 +2,203 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
 
-/* zlib's own buffer: large enough that our big reads bypass it (zlib reads
- * or inflates straight into the caller's buffer when asked for at least
- * twice its size). */
-#define CSV_GZBUF ((unsigned)(64 * 1024))
-/* Bytes asked of one gzread.  zlib drops what it inflated in a call that
- * ends in corrupt data, so smaller calls keep the reported line close to
+/* Bytes asked of one read.  What was inflated in a call that ends in
+ * corrupt data is dropped (as gzread does), so smaller calls keep the reported line close to
  * the damage; 256 KiB is still large enough to cost nothing. */
 #define CSV_READ_CHUNK ((size_t)256 * 1024)
 
 static int is_blank(char ch) { return ch == ' ' || ch == '\t'; }
+
+/* ---- the byte stream: plain or gzip ------------------------------------------
+ *
+ * Why not zlib's gzread: after a complete gzip member it takes any bytes
+ * that do not start another member for "trailing garbage" and ends the
+ * file there, so a damaged second member read as a shorter trace with no
+ * error.  Here inflate (zlib, gzip wrapper) runs member after member, and
+ * what follows a member must be another member or nothing. */
+
+#define ZIN_BUF ((size_t)64 * 1024)
+
+struct fs_zin {
+    FILE *f;
+    z_stream zs;
+    int gzip;               /* -1 undecided, 0 plain, 1 gzip */
+    int zinit;              /* inflateInit2 done */
+    int in_member;          /* inside a gzip member (its end not seen) */
+    int done;               /* the end of the input was reached cleanly */
+    int feof;               /* the file has no more bytes */
+    uint64_t members;       /* complete members */
+    unsigned char in[];     /* ZIN_BUF bytes of input (one block with the state) */
+};
+
+/* Reads more input after the unread bytes; 0, or -1 on a read error. */
+static int zin_fill(fs_zin_t *z)
+{
+    if (z->feof)
+        return 0;
+    if (z->zs.avail_in && z->zs.next_in != z->in)
+        memmove(z->in, z->zs.next_in, z->zs.avail_in);
+    z->zs.next_in = z->in;
+    long k = fs_io_fread(z->in + z->zs.avail_in, ZIN_BUF - z->zs.avail_in, z->f);
+    if (k < 0)
+        return -1;
+    if ((size_t)k < ZIN_BUF - z->zs.avail_in)
+        z->feof = 1;
+    z->zs.avail_in += (uInt)k;
+    return 0;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void zin_error(fs_csv_t *c, int code, const char *fmt, ...)
+{
+    if (c->pending)
+        return;
+    c->pending = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->pending_what, sizeof c->pending_what, fmt, ap);
+    va_end(ap);
+}
+
+long fs_csv_read(fs_csv_t *c, void *buf, size_t n)
+{
+    fs_zin_t *z = c->gz;
+    if (!z || c->pending || z->done || n == 0)
+        return c->pending ? -1 : 0;
+    if (n > UINT_MAX)
+        n = UINT_MAX;
+    if (z->gzip < 0) {      /* the magic bytes decide, as gzopen does */
+        if (zin_fill(z) || (z->zs.avail_in < 2 && !z->feof && zin_fill(z)))
+            goto read_error;
+        z->gzip = z->zs.avail_in >= 2 && z->in[0] == 0x1f && z->in[1] == 0x8b;
+        if (z->gzip) {
+            if (inflateInit2(&z->zs, 15 + 16) != Z_OK) {
+                zin_error(c, FS_ENOMEM, "%s", "out of memory in zlib");
+                return -1;
+            }
+            z->zinit = 1;
+        }
+    }
+    unsigned char *out = buf;
+    if (!z->gzip) {         /* buffered bytes first, then straight from the file */
+        size_t k = z->zs.avail_in < n ? z->zs.avail_in : n;
+        memcpy(out, z->zs.next_in, k);
+        z->zs.next_in += k;
+        z->zs.avail_in -= (uInt)k;
+        if (k < n && !z->feof) {
+            long m = fs_io_fread(out + k, n - k, z->f);
+            if (m < 0) {
+                if (k)
+                    z->feof = 1;    /* keep the bytes; the error comes next */
+                goto read_error;
+            }
+            if ((size_t)m < n - k)
+                z->feof = 1;
+            k += (size_t)m;
+        }
+        if (k == 0 && z->feof)
+            z->done = 1;
+        return (long)k;
+    }
+    z->zs.next_out = out;
+    z->zs.avail_out = (uInt)n;
+    while (z->zs.avail_out > 0) {
+        if (z->zs.avail_in == 0) {
+            if (zin_fill(z))
+                goto read_error;
+            if (z->zs.avail_in == 0) {          /* the end of the file */
+                if (z->in_member)
+                    zin_error(c, FS_EINVAL, "truncated gzip data (%s)", "unexpected end of file");
+                else
+                    z->done = 1;
+                break;
+            }
+        }
+        if (!z->in_member) {    /* between members: another one, or nothing */
+            if (z->zs.avail_in < 2 && zin_fill(z))
+                goto read_error;
+            const unsigned char *m = z->zs.next_in;
+            if (z->zs.avail_in < 2 || m[0] != 0x1f || m[1] != 0x8b) {
+                if (z->zs.avail_in < 2 && m[0] == 0x1f) {
+                    zin_error(c, FS_EINVAL, "truncated gzip data (%s)", "unexpected end of file");
+                } else {
+                    char what[96];
+                    snprintf(what, sizeof what, "bytes after gzip member %llu are not a gzip member",
+                             (unsigned long long)z->members);
+                    zin_error(c, FS_EINVAL, "corrupt gzip data (%s)", what);
+                }
+                break;
+            }
+            if (z->members && inflateReset(&z->zs) != Z_OK) {
+                zin_error(c, FS_EINVAL, "corrupt gzip data (%s)", "inflateReset failed");
+                break;
+            }
+            z->in_member = 1;
+        }
+        int ret = inflate(&z->zs, Z_NO_FLUSH);
+        if (ret == Z_STREAM_END) {
+            z->in_member = 0;
+            z->members++;
+        } else if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT) {
+            zin_error(c, FS_EINVAL, "corrupt gzip data (%s)",
+                      z->zs.msg ? z->zs.msg : "invalid data");
+            return -1;  /* as gzread: the output of the failing read is dropped */
+        } else if (ret == Z_MEM_ERROR) {
+            zin_error(c, FS_ENOMEM, "%s", "out of memory in zlib");
+            return -1;
+        } else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+            zin_error(c, FS_EIO, "read error: zlib error %s", ret == Z_STREAM_ERROR ? "-2" : "?");
+            return -1;
+        }
+        if (ret == Z_BUF_ERROR && z->zs.avail_in != 0)
+            break;      /* no progress with input and room: cannot happen; never loop */
+    }
+    return (long)(n - z->zs.avail_out);
+read_error:
+    zin_error(c, FS_EIO, "read error: %s", strerror(errno));
+    return -1;
+}
+
+static int zin_open(fs_csv_t *c, const char *path)
+{
+    fs_zin_t *z = fs_calloc(1, sizeof *z + ZIN_BUF);
+    if (!z) {
+        errno = 0;
+        return -1;
+    }
+    errno = 0;
+    z->f = fs_io_fopen(path, "rb");
+    if (!z->f) {
+        int e = errno;
+        fs_free(z);
+        errno = e ? e : EIO;
+        return -1;
+    }
+    setvbuf(z->f, NULL, _IONBF, 0);     /* our own buffer is the only one */
+    z->gzip = -1;
+    z->zs.next_in = z->in;
+    c->gz = z;
+    return 0;
+}
+
+static void zin_close(fs_zin_t *z)
+{
+    if (!z)
+        return;
+    if (z->zinit)
+        inflateEnd(&z->zs);
+    if (z->f)
+        fclose(z->f);
+    fs_free(z);
+}
 
 int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err)
 {
@@ -33,16 +214,13 @@ int fs_csv_open(fs_csv_t *c, const char *path, size_t buf_size, fs_error_t *err)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
     }
     c->cap = buf_size;
-    errno = 0;
-    c->gz = fs_io_gzopen(path, "rb");
-    if (!c->gz) {
+    if (zin_open(c, path) != 0) {
         int e = errno;
         fs_csv_close(c);
         if (e == 0)
             return fs_error_set(err, FS_ENOMEM, "%s: out of memory opening the file", path);
         return fs_error_set(err, FS_EIO, "cannot open %s: %s", path, strerror(e));
     }
-    gzbuffer(c->gz, CSV_GZBUF);
     return 0;
 }
 
@@ -57,49 +235,11 @@ int fs_csv_take(fs_csv_t *c, fs_csv_t *from, const char *path, fs_error_t *err)
 
 void fs_csv_close(fs_csv_t *c)
 {
-    if (c->gz)
-        gzclose_r(c->gz);
+    zin_close(c->gz);
     fs_free(c->path);
     fs_free(c->buf);
     fs_free(c->fields);
     memset(c, 0, sizeof *c);
-}
-
-/* Records zlib's error state after a read as the pending error (reported
- * once the complete lines read before it are consumed); 0 if none. */
-static int check_gz(fs_csv_t *c)
-{
-    int zerr = Z_OK;
-    const char *zmsg = gzerror(c->gz, &zerr);
-    if (zerr == Z_OK)
-        return 0;
-    /* zlib prefixes its messages with the path: drop it (we add FILE:LINE). */
-    size_t pl = strlen(c->path);
-    if (strncmp(zmsg, c->path, pl) == 0 && strncmp(zmsg + pl, ": ", 2) == 0)
-        zmsg += pl + 2;
-    switch (zerr) {
-    case Z_BUF_ERROR:   /* zlib: "unexpected end of file" inside a gzip stream */
-        c->pending = FS_EINVAL;
-        snprintf(c->pending_what, sizeof c->pending_what, "truncated gzip data (%s)", zmsg);
-        break;
-    case Z_DATA_ERROR:
-        c->pending = FS_EINVAL;
-        snprintf(c->pending_what, sizeof c->pending_what, "corrupt gzip data (%s)", zmsg);
-        break;
-    case Z_MEM_ERROR:
-        c->pending = FS_ENOMEM;
-        snprintf(c->pending_what, sizeof c->pending_what, "out of memory in zlib");
-        break;
-    case Z_ERRNO:
-        c->pending = FS_EIO;
-        snprintf(c->pending_what, sizeof c->pending_what, "read error: %s", strerror(errno));
-        break;
-    default:
-        c->pending = FS_EIO;
-        snprintf(c->pending_what, sizeof c->pending_what, "read error: %s", zmsg);
-        break;
-    }
-    return c->pending;
 }
 
 /* Moves the unread bytes to the front and reads more after them.  One byte
@@ -118,17 +258,11 @@ static int refill(fs_csv_t *c, fs_error_t *err)
                             (unsigned long long)c->line_no + 1, c->cap - 2);
     if (room > CSV_READ_CHUNK)
         room = CSV_READ_CHUNK;
-    int k = fs_io_gzread(c->gz, c->buf + c->len, (unsigned)room);
-    int read_errno = errno;
+    long k = fs_csv_read(c, c->buf + c->len, room);
     if (k > 0)
         c->len += (size_t)k;
-    if (check_gz(c) || k <= 0) {
-        if (k < 0 && !c->pending) {
-            c->pending = FS_EIO;
-            snprintf(c->pending_what, sizeof c->pending_what, "read error: %s", strerror(read_errno));
-        }
+    if (c->pending || k <= 0)
         c->eof = 1;
-    }
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * fs_csv: a streaming line and field splitter for trace readers.
  *
- * Reads a text file through zlib's gzFile, which reads gzip files (detected
- * by their magic bytes) and plain files alike, in large chunks into one
+ * Reads a text file, plain or gzip (detected by the magic bytes 1f 8b,
+ * inflated with zlib member after member), in large chunks into one
  * buffer, and hands out one line at a time, NUL-terminated in place, with its
  * 1-based physical line number.  fs_csv_split then cuts the current line
  * into fields in place (comma- or any-separator-delimited, with optional
@@ -21,7 +21,10 @@
  *
  * A truncated or corrupt gzip stream is an error (FS_EINVAL,
  * "FILE:LINE: truncated gzip data (unexpected end of file)"), never a
- * silently shorter file; read errors are FS_EIO.  Such an error is reported
+ * silently shorter file, and so is anything after a complete member that is
+ * not another gzip member ("corrupt gzip data (N bytes after member M are
+ * not a gzip member)": zlib's gzread ignores such bytes); read errors are
+ * FS_EIO.  Such an error is reported
  * in its place: the complete lines before it are handed out first, and LINE
  * is the line that the data ended in.
  *
@@ -49,8 +52,10 @@ typedef struct fs_csv_field {
     size_t len;         /* bytes */
 } fs_csv_field_t;
 
+typedef struct fs_zin fs_zin_t;   /* the byte stream (fs_csv.c) */
+
 typedef struct fs_csv {
-    gzFile gz;
+    fs_zin_t *gz;           /* the open stream (NULL: closed) */
     char *path;             /* owned copy, for messages */
     char *buf;              /* read buffer, owned */
     size_t cap;             /* bytes allocated */
@@ -82,6 +87,12 @@ int fs_csv_take(fs_csv_t *c, fs_csv_t *from, const char *path, fs_error_t *err);
  * so a FIFO or a pipe is read once.  Read errors stay pending, as in
  * fs_csv_next_line.  Returns 0 or FS_ENOMEM. */
 int fs_csv_prefetch(fs_csv_t *c, fs_error_t *err);
+
+/* Reads up to n raw (inflated) bytes of the stream, bypassing the line
+ * buffer (the Philly JSON reader): the count (0 at the end), or -1.  An
+ * error is left in c->pending / c->pending_what (and reading stops); the
+ * bytes read before a truncation are returned first. */
+long fs_csv_read(fs_csv_t *c, void *buf, size_t n);
 
 /* Advances to the next line.  Returns 1 (c->line is set), 0 at the end of
  * the file, or an error: FS_EINVAL (line too long, truncated/corrupt gzip),

@@ -40,46 +40,16 @@ typedef struct pjob {
 
 /* ---- the byte stream -------------------------------------------------- */
 
-static void check_gz(fs_rdr_t *r, philly_t *p)
-{
-    int zerr = Z_OK;
-    const char *zmsg = gzerror(r->csv.gz, &zerr);
-    size_t pl = strlen(r->csv.path);
-    if (strncmp(zmsg, r->csv.path, pl) == 0 && strncmp(zmsg + pl, ": ", 2) == 0)
-        zmsg += pl + 2;
-    switch (zerr) {
-    case Z_OK: return;
-    case Z_BUF_ERROR:
-        p->pending = FS_EINVAL;
-        snprintf(p->pending_what, sizeof p->pending_what, "truncated gzip data (%s)", zmsg);
-        break;
-    case Z_DATA_ERROR:
-        p->pending = FS_EINVAL;
-        snprintf(p->pending_what, sizeof p->pending_what, "corrupt gzip data (%s)", zmsg);
-        break;
-    case Z_MEM_ERROR:
-        p->pending = FS_ENOMEM;
-        snprintf(p->pending_what, sizeof p->pending_what, "out of memory in zlib");
-        break;
-    default:
-        p->pending = FS_EIO;
-        snprintf(p->pending_what, sizeof p->pending_what, "read error: %s",
-                 zerr == Z_ERRNO ? strerror(errno) : zmsg);
-        break;
-    }
-}
-
 /* The next byte without consuming it; C_EOF; or C_ERR (r->error set). */
 static int peekc(fs_rdr_t *r, philly_t *p)
 {
     if (p->pos < p->len)
         return (unsigned char)p->buf[p->pos];
     if (!p->eof) {
-        int k = fs_io_gzread(r->csv.gz, p->buf, p->cap < READ_CHUNK ? (unsigned)p->cap : READ_CHUNK);
-        check_gz(r, p);
-        if (k < 0 && !p->pending) {
-            p->pending = FS_EIO;
-            snprintf(p->pending_what, sizeof p->pending_what, "read error: %s", strerror(errno));
+        long k = fs_csv_read(&r->csv, p->buf, p->cap < READ_CHUNK ? p->cap : READ_CHUNK);
+        if (r->csv.pending && !p->pending) {
+            p->pending = r->csv.pending;
+            snprintf(p->pending_what, sizeof p->pending_what, "%s", r->csv.pending_what);
         }
         if (k > 0) {
             p->len = (size_t)k;

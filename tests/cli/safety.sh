@@ -204,6 +204,27 @@ gzip -c t.csv | timeout 10 "$FLEETSIM" trace info /dev/stdin > out.txt 2> err.tx
     && ok || bad "trace info from a gzip pipe failed: $(cat err.txt)"
 expect_out '^jobs +3$'
 
+# ---- gzip: what follows a member must be another member ----------------------------
+head -3 t.csv | gzip -c > two.csv.gz
+first=$(stat -c %s two.csv.gz)
+tail -n +4 t.csv | gzip -c >> two.csv.gz
+expect_exit 0 "$FLEETSIM" trace info two.csv.gz
+expect_out '^jobs +3$'
+python3 - "$first" <<'EOF'
+import sys
+b = bytearray(open("two.csv.gz", "rb").read())
+k = int(sys.argv[1])
+bad = b[:]; bad[k] ^= 0xff                      # the second member's magic damaged
+open("bad2.csv.gz", "wb").write(bad)
+open("zeros.csv.gz", "wb").write(b[:k] + bytes(16))   # padding after the first member
+EOF
+expect_exit 2 "$FLEETSIM" trace info bad2.csv.gz
+expect_err 'bad2.csv.gz:[0-9]+: corrupt gzip data \(bytes after gzip member 1 are not a gzip member\)'
+expect_exit 2 "$FLEETSIM" trace info zeros.csv.gz
+expect_err 'corrupt gzip data'
+expect_exit 2 "$FLEETSIM" run tr.yaml --set workload.trace.path=bad2.csv.gz -o g.h5 -q
+expect_no_file g.h5
+
 # ---- refusals that must come at once ---------------------------------------------
 # /dev/zero as a scenario or a manifest: refused at the size cap, not read for ever
 expect_exit 2 timeout 20 "$FLEETSIM" validate /dev/zero
