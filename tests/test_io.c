@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -31,6 +32,7 @@
 #include "sim/cli/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_io.h"
+#include "sim/fs_out.h"
 #include "traces/fs_native.h"
 #include "fs_test_util.h"
 
@@ -457,6 +459,134 @@ static void test_run(void **state)
     free(out);
 }
 
+/* ---- output paths (sim/fs_out.h) ------------------------------------------ */
+
+static void test_out_paths(void **state)
+{
+    fixture_t *fx = *state;
+    fs_error_t err;
+    fs_out_t o;
+    /* a 255-byte target name: the temporary's last component fits NAME_MAX,
+     * is the same for every pid but for the pid, and differs from that of a
+     * name sharing the first 200 bytes */
+    char base[256], base2[256];
+    memset(base, 'a', 255);
+    base[255] = '\0';
+    memcpy(base2, base, 256);
+    base2[250] = 'b';
+    char *target = fs_test_path(fx->dir, base), *target2 = fs_test_path(fx->dir, base2);
+    char *t1 = fs_out_tmp_name(target, 1), *t2 = fs_out_tmp_name(target, 4194304);
+    char *t3 = fs_out_tmp_name(target2, 1);
+    assert_true(strlen(strrchr(t1, '/') + 1) <= 255 && strlen(strrchr(t2, '/') + 1) <= 255);
+    assert_int_equal(strncmp(t1, t2, strlen(t1) - 1), 0);
+    assert_string_not_equal(t1, t3);
+    assert_int_equal(fs_out_prepare(&o, target, &err), 0);
+    assert_int_equal(fs_test_write(o.tmp, "x"), 0);
+    assert_int_equal(fs_out_commit(&o, NULL, &err), 0);
+    assert_true(exists(target));
+    fs_out_release(&o);
+    /* short names keep TARGET.tmp.PID */
+    char *r = fs_test_path(fx->dir, "r.h5"), *t = fs_out_tmp_name(r, 42);
+    char *want = fs_test_path(fx->dir, "r.h5.tmp.42");
+    assert_string_equal(t, want);
+    fs_free(t);
+    free(want);
+
+    /* stale temporaries: a dead pid's goes, a live one's and other names stay */
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char *sd = fs_out_tmp_name(r, (long)dead), *sl = fs_out_tmp_name(r, (long)getppid());
+    char *other = fs_test_path(fx->dir, "r.h5.tmp.12x");
+    assert_int_equal(fs_test_write(sd, "x"), 0);
+    assert_int_equal(fs_test_write(sl, "x"), 0);
+    assert_int_equal(fs_test_write(other, "x"), 0);
+    assert_int_equal(fs_out_remove_stale(r), 1);
+    assert_false(exists(sd));
+    assert_true(exists(sl) && exists(other));
+    unlink(sl);
+    unlink(other);
+
+    /* what may be replaced: nothing, a writable regular file (mode kept), a
+     * symlink's target; not a directory, a FIFO, a device or a read-only file */
+    assert_int_equal(fs_test_write(r, "old"), 0);
+    assert_int_equal(chmod(r, 0640), 0);
+    assert_int_equal(fs_out_prepare(&o, r, &err), 0);
+    assert_int_equal(fs_test_write(o.tmp, "new"), 0);
+    assert_int_equal(fs_out_commit(&o, NULL, &err), 0);
+    fs_out_release(&o);
+    struct stat st;
+    assert_int_equal(stat(r, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    char *link = fs_test_path(fx->dir, "link.h5");
+    assert_int_equal(symlink("r.h5", link), 0);
+    assert_int_equal(fs_out_prepare(&o, link, &err), 0);
+    assert_string_equal(o.target, r);
+    fs_out_release(&o);
+    assert_int_equal(chmod(r, 0444), 0);
+    assert_int_equal(fs_out_prepare(&o, r, &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "read-only"));
+    assert_int_equal(fs_out_prepare(&o, fx->dir, &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "a directory"));
+    char *fifo = fs_test_path(fx->dir, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(fs_out_prepare(&o, fifo, &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "a FIFO"));
+    assert_int_equal(fs_out_prepare(&o, "/dev/null", &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "--no-output"));
+    assert_true(fs_out_is_null("/dev/null"));
+    assert_false(fs_out_is_null(r));
+
+    /* an output that is an input, by any spelling */
+    const char *in[] = {NULL, "/nonexistent/x", r};
+    assert_int_equal(fs_out_check_inputs("t", link, in, 3, &err), FS_EUSAGE);
+    assert_non_null(strstr(err.msg, "is the input"));
+    assert_int_equal(fs_out_check_inputs("t", fifo, in, 3, &err), 0);
+    assert_int_equal(fs_out_check_inputs("t", t1, in, 3, &err), 0);   /* does not exist */
+
+    unlink(link);
+    unlink(fifo);
+    unlink(r);
+    unlink(target);
+    free(link);
+    free(fifo);
+    free(r);
+    fs_free(t1);
+    fs_free(t2);
+    fs_free(t3);
+    fs_free(sd);
+    fs_free(sl);
+    free(other);
+    free(target);
+    free(target2);
+}
+
+/* fs_io_read_text: a stated cap, refused at once on an endless stream */
+static void test_read_text_cap(void **state)
+{
+    fixture_t *fx = *state;
+    fs_error_t err;
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(fs_io_read_text("/dev/zero", "scenario", 1 << 20, &buf, &len, &err),
+                     FS_ELIMIT);
+    assert_null(buf);
+    assert_non_null(strstr(err.msg, "/dev/zero: the scenario is larger than 1048576 bytes"));
+    assert_int_equal(fs_error_exit_status(FS_ELIMIT), 2);
+    char *p = fs_test_path(fx->dir, "t.yaml");
+    assert_int_equal(fs_test_write(p, "a: 1\n"), 0);
+    assert_int_equal(fs_io_read_text(p, "scenario", 5, &buf, &len, &err), 0);
+    assert_int_equal(len, 5);
+    assert_string_equal(buf, "a: 1\n");
+    fs_free(buf);
+    assert_int_equal(fs_io_read_text(p, "scenario", 4, &buf, &len, &err), FS_ELIMIT);
+    assert_int_equal(fs_io_read_text("/nonexistent/t.yaml", "scenario", 4, &buf, &len, &err),
+                     FS_EINVAL);
+    unlink(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +597,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_results_partial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_batch_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_text_cap, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

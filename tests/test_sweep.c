@@ -477,6 +477,42 @@ static void test_variants(void **state)
     fs_sweep_plan_destroy(p);
 }
 
+/* Refusals that come at once: a sweep of 10^10 runs is refused from the
+ * value counts, at the key that goes past the limit, before any value is
+ * expanded or any point loaded (few allocations, where loading every point
+ * took 51 s); a range whose steps repeat a value, or a list that repeats
+ * one, is refused with the duplicate found by sorting (10^6 steps). */
+static void test_refused_at_once(void **state)
+{
+    (void)state;
+    fs_sweep_plan_t *p = NULL;
+    fs_error_t err;
+    uint64_t a0 = fs_alloc_count();
+    int rc = fs_sweep_plan_from_text("t.yaml", BASE
+        "sweep:\n"
+        "  replications: 100\n"
+        "  params:\n"
+        "    - {key: workload.synthetic.arrivals.rate, range: {from: 1/h, to: 100/h, steps: 100000}}\n"
+        "    - {key: seed, range: {from: 1, to: 1000, steps: 1000}}\n", NULL, 0, &p, &err);
+    assert_int_equal(rc, FS_ELIMIT);
+    assert_null(p);
+    assert_int_equal(fs_error_exit_status(rc), 2);
+    if (strncmp(err.msg, "t.yaml:14:", 10) != 0 ||
+        !strstr(err.msg, "sweep.params.1: the sweep has more than 10000000 runs"))
+        fail_msg("message: %s", err.msg);
+    uint64_t used = fs_alloc_count() - a0;
+    if (used > 20000)
+        fail_msg("%llu allocations before the refusal: values were expanded or points loaded",
+                 (unsigned long long)used);
+    /* 10^6 steps whose written values repeat (a uint key from 1 to 10) */
+    expect_plan_error(BASE "sweep:\n  params:\n"
+                      "    - {key: seed, range: {from: 1, to: 10, steps: 1000000}}\n",
+                      "t.yaml:12:*");
+    expect_plan_error(BASE "sweep:\n  params:\n"
+                      "    - {key: seed, values: [3, 1, 2, 1]}\n",
+                      "t.yaml:12:37: sweep.params.0.values: '1' is given twice");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +523,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crn_and_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dump_round_trip_and_digest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
