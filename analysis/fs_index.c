@@ -15,6 +15,7 @@
 #include "fs_ci.h"
 #include "fs_h5util.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -149,6 +150,17 @@ static char *tmp_name(const char *path)
     return t;
 }
 
+/* The output rules of sim/fs_out.h for path (a regular file or nothing:
+ * not a device, FIFO, directory or read-only file); 0 or FS_EUSAGE. */
+static int check_target(const char *path, fs_error_t *err)
+{
+    fs_out_t o;
+    int rc = fs_out_prepare(&o, path, err);
+    if (rc == 0)
+        fs_out_release(&o);
+    return rc;
+}
+
 /* Closes f, renames tmp over path; on failure removes tmp. */
 static int finish_file(hid_t f, int ok, const char *tmp, const char *path, const char *step,
                        fs_error_t *err)
@@ -171,6 +183,9 @@ static int finish_file(hid_t f, int ok, const char *tmp, const char *path, const
 
 int fs_index_write_manifest(const char *path, const fs_index_sweep_t *s, fs_error_t *err)
 {
+    int crc = check_target(path, err);
+    if (crc)
+        return crc;
     char *tmp = tmp_name(path);
     if (!tmp)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
@@ -503,6 +518,8 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     }
     fs_free(path);
     path = join_path(dir, "index.h5");
+    if (path && (rc = check_target(path, err)) != 0)
+        goto out;
     tmp = path ? tmp_name(path) : NULL;
     if (!tmp) {
         rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");

@@ -72,4 +72,10 @@ cp keep.h5 a/runs/p0001-r0000.h5                      # its own file again
 expect_exit 0 "$FLEETSIM" merge a -q
 expect_exit 0 "$FLEETSIM" sweep sw.yaml -o a -j 1 --resume
 expect_out 'ran 0, 4 already finished'
+# merge replaces only a regular file: a FIFO at index.h5 is refused and kept
+rm a/index.h5
+mkfifo a/index.h5
+expect_exit 2 timeout 20 "$FLEETSIM" merge a
+expect_err 'a FIFO'
+[ -p a/index.h5 ] && ok || bad "merge replaced the FIFO at a/index.h5"
 finish
