@@ -816,8 +816,7 @@ static void discard(fs_results_t *r)
                 /* nothing more to do: the close below may then fail */
             }
         }
-        if (H5Fclose(r->fid) < 0)
-            H5Fclose(r->fid);   /* 1.10: a second close releases what the first kept */
+        H5Fclose(r->fid);
         r->fid = H5I_INVALID_HID;
     }
     if (r->tmp)
