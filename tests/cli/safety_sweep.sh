@@ -38,7 +38,7 @@ expect_exit 2 "$FLEETSIM" sweep long.yaml -o busy --shard 0/2 -j 1
 expect_err 'in use'
 ls busy/runs/ > after.txt 2>/dev/null
 cmp -s before.txt after.txt && ok || bad "the refused sweep changed busy/runs: $(cat after.txt)"
-kill -INT $holder
+kill -INT $holder 2>/dev/null
 wait $holder
 # shards of one sweep side by side: allowed; the same shard twice: refused
 "$FLEETSIM" sweep long.yaml -o sh --shard 0/2 -j 1 -q 2>sh0.err &
@@ -47,7 +47,7 @@ for _ in $(seq 1 100); do [ -s sh/.lock-shard-0-of-2 ] && break; sleep 0.05; don
 expect_exit 2 "$FLEETSIM" sweep long.yaml -o sh --shard 0/2 -j 1 -q
 expect_err "pid $s0"
 expect_exit 0 "$FLEETSIM" sweep long.yaml -o sh --shard 1/2 -j 1 -q
-kill -INT $s0
+kill -INT $s0 2>/dev/null
 wait $s0
 
 # ---- run files are checked for what they are -------------------------------------
