@@ -182,6 +182,10 @@ int fs_detect_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
     else
         fs_trace_opts_init(&o);
     o.take_csv = &c;        /* the reader goes on from the same stream */
+    /* the team map and load scale are applied once, by the fs_trace_open
+     * that called us for "auto" (applied here too, load_scale was squared) */
+    o.teams = NULL;
+    o.load_scale = 1.0;
     rc = fs_trace_open(format, path, &o, out, err);
     fs_csv_close(&c);       /* when the reader did not take it (nothing if it did) */
     return rc;

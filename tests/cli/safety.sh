@@ -225,6 +225,16 @@ expect_err 'corrupt gzip data'
 expect_exit 2 "$FLEETSIM" run tr.yaml --set workload.trace.path=bad2.csv.gz -o g.h5 -q
 expect_no_file g.h5
 
+# format auto applies workload.trace.load_scale once, as a named format does
+sed 's/format: native}/format: auto, load_scale: 2}/' tr.yaml > la.yaml
+sed 's/format: native}/format: native, load_scale: 2}/' tr.yaml > ln.yaml
+expect_exit 0 "$FLEETSIM" run la.yaml -o la.h5 -q --set warmup=0s
+expect_exit 0 "$FLEETSIM" run ln.yaml -o ln.h5 -q --set warmup=0s
+if command -v h5dump >/dev/null; then
+    cmp -s <(h5dump -d /jobs la.h5 | tail -n +2) <(h5dump -d /jobs ln.h5 | tail -n +2) && ok \
+        || bad "format auto and native give different /jobs with load_scale 2"
+fi
+
 # ---- refusals that must come at once ---------------------------------------------
 # /dev/zero as a scenario or a manifest: refused at the size cap, not read for ever
 expect_exit 2 timeout 20 "$FLEETSIM" validate /dev/zero
