@@ -216,6 +216,66 @@ double fs_stats_quantile_select(double *data, size_t n, double f)
     return (1 - delta) * a + delta * b;
 }
 
+/* The key of a double whose unsigned order is the numeric order. */
+static inline uint64_t sort_key(double d)
+{
+    uint64_t k;
+    memcpy(&k, &d, sizeof k);
+    return (k >> 63) ? ~k : k ^ UINT64_C(0x8000000000000000);
+}
+
+#define RADIX_MIN 512   /* below this, gsl_sort is as fast */
+
+void fs_stats_sort(double *x, size_t n)
+{
+    double *tmp = n >= RADIX_MIN ? fs_malloc(n * sizeof *tmp) : NULL;
+    if (!tmp) {
+        if (n > 1)
+            gsl_sort(x, 1, n);
+        return;
+    }
+    /* one counting pass for all eight digits */
+    static const size_t R = 256;
+    size_t (*count)[256] = fs_calloc(8, sizeof *count);
+    if (!count) {
+        fs_free(tmp);
+        gsl_sort(x, 1, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = sort_key(x[i]);
+        for (int d = 0; d < 8; d++)
+            count[d][(k >> (8 * d)) & 0xff]++;
+    }
+    double *src = x, *dst = tmp;
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d];
+        int trivial = 0;
+        for (size_t b = 0; b < R; b++)
+            if (c[b] == n) {
+                trivial = 1;
+                break;
+            }
+        if (trivial)
+            continue;   /* every key has the same digit here */
+        size_t sum = 0;
+        for (size_t b = 0; b < R; b++) {
+            size_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(sort_key(src[i]) >> (8 * d)) & 0xff]++] = src[i];
+        double *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != x)
+        memcpy(x, src, n * sizeof *x);
+    fs_free(count);
+    fs_free(tmp);
+}
+
 int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t *out)
 {
     if (!st || !totals || !out)
@@ -231,8 +291,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
 
     size_t n = st->n_waits;
     double *w = st->waits;
-    if (n)
-        gsl_sort(w, 1, n);
+    fs_stats_sort(w, n);
     out->wait_mean = n ? gsl_stats_mean(w, 1, n) : NAN;
     out->wait_sd = n >= 2 ? gsl_stats_sd(w, 1, n) : NAN;
     out->wait_p50 = quantile(w, n, 0.50);
@@ -243,8 +302,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
 
     size_t m = st->n_jcts;
     double *j = st->jcts;
-    if (m)
-        gsl_sort(j, 1, m);
+    fs_stats_sort(j, m);
     out->jct_mean = m ? gsl_stats_mean(j, 1, m) : NAN;
     out->jct_p50 = quantile(j, m, 0.50);
     out->jct_p95 = quantile(j, m, 0.95);

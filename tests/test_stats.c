@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <float.h>
+#include <gsl/gsl_sort.h>
 
 #include "analysis/fs_stats.h"
 #include "sim/fs_alloc.h"
@@ -442,6 +444,60 @@ static void test_alloc_faults(void **state)
     fs_stats_destroy(ref);
 }
 
+/* fs_stats_sort gives gsl_sort's array bit for bit on what runs produce
+ * (no NaN; -0.0 and +0.0 compare equal, so only their order may differ and
+ * none is written here), at every size around the radix threshold, with
+ * the radix path and its gsl_sort fallback (allocation failures). */
+static void check_sort(const double *in, size_t n)
+{
+    double *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    memcpy(a, in, n * sizeof *a);
+    memcpy(b, in, n * sizeof *b);
+    fs_stats_sort(a, n);
+    if (n > 1)
+        gsl_sort(b, 1, n);
+    assert_memory_equal(a, b, n * sizeof *a);
+    free(a);
+    free(b);
+}
+
+static void test_sort_equals_gsl(void **state)
+{
+    (void)state;
+    static const double special[] = {0.0, 1.0, -1.0, DBL_MIN, -DBL_MIN, 4.9e-324, -4.9e-324,
+                                     DBL_MAX, -DBL_MAX, HUGE_VAL, -HUGE_VAL, 1e-300, 3600.0,
+                                     86400.0, 0.5, 1.0 + DBL_EPSILON, 2.0, 1e300};
+    const size_t ns = sizeof special / sizeof special[0];
+    size_t sizes[] = {0, 1, 2, 3, 511, 512, 513, 1000, 4096, 70001};
+    uint64_t x = 88172645463325252ULL;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        assert_non_null(v);
+        for (int kind = 0; kind < 5; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;   /* xorshift64 */
+                switch (kind) {
+                case 0: v[i] = special[x % ns]; break;             /* many equal keys */
+                case 1: v[i] = (double)(x % 1000) * 0.25; break;   /* waits on a grid */
+                case 2: v[i] = ldexp((double)(x >> 11), -53) * 1e7; break;  /* uniform */
+                case 3: v[i] = (x & 1 ? -1.0 : 1.0) * ldexp(1.0, (int)(x % 2000) - 1000); break;
+                default: v[i] = (double)(n - i); break;           /* reversed */
+                }
+            }
+            check_sort(v, n);
+            fs_alloc_fail_after(1);   /* the scratch fails: the gsl_sort fallback */
+            check_sort(v, n);
+            fs_alloc_fail_after(2);   /* the digit counts fail */
+            check_sort(v, n);
+            fs_alloc_fail_after(0);
+        }
+        free(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +508,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_little_and_ratios, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_faults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sort_equals_gsl, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
