@@ -27,6 +27,7 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 
+#include "analysis/fs_index.h"
 #include "analysis/fs_results.h"
 #include "sim/fs_alloc.h"
 #include "fs_test_util.h"
@@ -577,6 +578,34 @@ static void check_pools(hid_t f)
     }
 }
 
+/* The sweep index reads /summary in one H5Dread (fs_index_read_summary):
+ * every column by name, as a double, equal to what was written. */
+static void check_index_summary(const char *path)
+{
+    char **names;
+    double *v;
+    size_t n;
+    fs_error_t err;
+    fs_error_clear(&err);
+    assert_int_equal(fs_index_read_summary(path, &names, &v, &n, &err), 0);
+    assert_int_equal(n, N_SUM);
+    fs_summary_t want = summary_value();
+    for (size_t i = 0; i < N_SUM; i++) {
+        assert_string_equal(names[i], sum_fields[i].name);
+        double w;
+        if (sum_fields[i].is_u64) {
+            uint64_t u;
+            memcpy(&u, (char *)&want + sum_fields[i].off, 8);
+            w = (double)u;
+        } else {
+            memcpy(&w, (char *)&want + sum_fields[i].off, 8);
+        }
+        if (!(v[i] == w || (isnan(v[i]) && isnan(w))))
+            fail_msg("index summary %s: %g, want %g", names[i], v[i], w);
+    }
+    fs_index_free_summary(names, v, n);
+}
+
 static void check_file(const char *path, size_t n, size_t m)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -590,6 +619,7 @@ static void check_file(const char *path, size_t n, size_t m)
     check_tenants(f);
     assert_int_equal(H5Fget_obj_count(f, H5F_OBJ_ALL | H5F_OBJ_LOCAL), 1);   /* the file */
     assert_true(H5Fclose(f) >= 0);
+    check_index_summary(path);
 }
 
 /* ---- round trips ------------------------------------------------------------ */
