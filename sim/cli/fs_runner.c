@@ -1,4 +1,5 @@
 #include "fs_runner.h"
+#include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
 #include "../../models/fs_model.h"
@@ -254,18 +255,10 @@ out:
     return rc;
 }
 
+/* The summary's times in the units every printed table uses (analysis/fs_fmt.h). */
 static void fmt_duration(char *buf, size_t n, double s)
 {
-    if (!isfinite(s))
-        snprintf(buf, n, "-");
-    else if (s < 120)
-        snprintf(buf, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else if (s < 172800)
-        snprintf(buf, n, "%.2f h", s / 3600);
-    else
-        snprintf(buf, n, "%.2f d", s / 86400);
+    fs_fmt_duration(buf, n, s);
 }
 
 void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t *rep,
