@@ -15,6 +15,7 @@
 #include "fs_plan.h"
 #include "fs_h5util.h"
 #include "../scenarios/fs_units.h"
+#include "../scenarios/fs_where.h"
 #include "../sim/fs_alloc.h"
 
 #include <errno.h>
@@ -82,6 +83,20 @@ static char *printf_dup(const char *fmt, ...)
     return s;
 }
 
+/* "LINE:COL" of the key path (printf-style) in cfg's scenario text. */
+static const char *where(const fs_config_t *cfg, char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static const char *where(const fs_config_t *cfg, char *buf, size_t n, const char *fmt, ...)
+{
+    char path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    fs_where_key(cfg->source_text, path, buf, n);
+    return buf;
+}
+
 /* A bound: a plain number, or a duration (in seconds). */
 static int parse_bound(const char *text, double *out)
 {
@@ -106,14 +121,18 @@ static int spec_slo(const fs_config_t *cfg, fs_plan_spec_t *s, fs_error_t *err)
         const fs_plan_slo_cfg_t *c = &p->slo[i];
         fs_plan_slo_t *o = &s->slo[i];
         s->n_slo = i + 1;
+        char at[32];
         if (!c->max == !c->min)
-            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu (%s): give exactly one of max "
-                                "and min", file, i, c->metric);
+            return fs_error_set(err, FS_EINVAL, "%s:%s: plan.slo.%zu (%s): give exactly one of max "
+                                "and min", file, where(cfg, at, sizeof at, "plan.slo.%zu", i), i,
+                                c->metric);
         const char *text = c->max ? c->max : c->min;
         o->kind = c->max ? FS_PLAN_LE : FS_PLAN_GE;
         if (parse_bound(text, &o->bound) != 0)
-            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu.%s: '%s' is not a number or a "
-                                "duration such as 1h", file, i, c->max ? "max" : "min", text);
+            return fs_error_set(err, FS_EINVAL, "%s:%s: plan.slo.%zu.%s: '%s' is not a number or "
+                                "a duration such as 1h", file,
+                                where(cfg, at, sizeof at, "plan.slo.%zu.%s", i, c->max ? "max" : "min"),
+                                i, c->max ? "max" : "min", text);
         if (!(o->metric = fs_strdup(c->metric)) ||
             !(o->text = printf_dup("%s %s %s", c->metric, c->max ? "<=" : ">=", text)))
             return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
@@ -153,16 +172,21 @@ static int spec_choice(const fs_config_t *cfg, size_t i, fs_plan_choice_t *o, fs
     const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
     const fs_plan_choice_cfg_t *c = &cfg->plan.choices[i];
     long pi = find_pool(cfg, c->pool);
+    char at[32];
     if (pi < 0)
-        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.pool: no pool named '%s' in "
-                            "cluster.pools", file, i, c->pool);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu.pool: no pool named '%s' in "
+                            "cluster.pools", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.pool", i), i, c->pool);
     if (c->to < c->from)
-        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.nodes: to (%" PRIu32 ") is "
-                            "below from (%" PRIu32 ")", file, i, c->to, c->from);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu.nodes: to (%" PRIu32 ") is "
+                            "below from (%" PRIu32 ")", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.nodes.to", i), i, c->to,
+                            c->from);
     uint64_t count = (uint64_t)(c->to - c->from) / c->step + 1;
     if (count > MAX_COUNTS)
-        return fs_error_set(err, FS_ELIMIT, "%s: plan.choices.%zu.nodes: more than %u node "
-                            "counts; use a larger step", file, i, MAX_COUNTS);
+        return fs_error_set(err, FS_ELIMIT, "%s:%s: plan.choices.%zu.nodes: more than %u node "
+                            "counts; use a larger step", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.nodes", i), i, MAX_COUNTS);
     const fs_pool_cfg_t *pool = &cfg->cluster.pools[pi];
     o->pool_index = (size_t)pi;
     o->gpus_per_node = c->gpus_per_node ? c->gpus_per_node : pool->gpus_per_node;
@@ -212,10 +236,12 @@ int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t
     for (size_t i = 0; !rc && i < p->n_choices; i++) {
         s->n_choices = i + 1;
         rc = spec_choice(cfg, i, &s->choices[i], err);
+        char at[32];
         for (size_t j = 0; !rc && j < i; j++)
             if (strcmp(s->choices[j].name, s->choices[i].name) == 0)
-                rc = fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu: the name '%s' is taken by "
-                                  "plan.choices.%zu (give each a name)", file, i,
+                rc = fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu: the name '%s' is taken "
+                                  "by plan.choices.%zu (give each a name)", file,
+                                  where(cfg, at, sizeof at, "plan.choices.%zu", i), i,
                                   s->choices[i].name, j);
     }
     if (!rc && spec_metrics(cfg, s) != 0)

@@ -14,6 +14,7 @@
 #include "fs_sweep.h"
 #include "fs_keys.h"
 #include "fs_scenario.h"
+#include "fs_where.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
 
@@ -562,7 +563,13 @@ static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
                 break;
         }
     if (points > MAX_RUNS || points * p->replications > MAX_RUNS)
-        return fs_error_set(err, FS_ELIMIT, "%s: the sweep has more than %u runs", file, MAX_RUNS);
+    {
+        char at[32];  /* the sweep section's position (the run count is its product) */
+        fs_where_key(p->text, "sweep", at, sizeof at);
+        return fs_error_set(err, FS_ELIMIT, "%s:%s: the sweep has more than %u runs (%" PRIu64
+                            " points x %" PRIu64 " replications)", file, at, MAX_RUNS, points,
+                            p->replications);
+    }
     p->n_points = (size_t)points;
     p->n_runs = (size_t)(points * p->replications);
     /* every value alone, then every point */

@@ -17,6 +17,8 @@
 #include "fs_cli.h"
 #include "fs_sweeprun.h"
 #include "../../analysis/fs_plan.h"
+#include "../../analysis/fs_results.h"
+#include "../../scenarios/fs_where.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
@@ -318,6 +320,40 @@ static void print_dry(const fs_plan_spec_t *s)
     }
 }
 
+/* Every metric of the spec (the objective, each SLO's) is a /summary
+ * column of a run or a derived metric (fs_plan_metric): checked before any
+ * candidate runs, with the key's position. */
+static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_error_t *err)
+{
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        const char *name;
+        double v;
+        int is_count, ok = strcmp(s->metrics[m], "finished_share") == 0;
+        fs_summary_t zero;
+        memset(&zero, 0, sizeof zero);
+        for (size_t i = 0; !ok && (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL));
+             i++)
+            ok = strcmp(name, s->metrics[m]) == 0;
+        if (ok)
+            continue;
+        char key[64], at[32], list[2048];
+        if (m == 0)
+            snprintf(key, sizeof key, "plan.objective");
+        else
+            snprintf(key, sizeof key, "plan.slo.%zu.metric", m - 1);
+        fs_where_key(cfg->source_text, key, at, sizeof at);
+        size_t len = 0;
+        list[0] = '\0';
+        for (size_t i = 0; len < sizeof list - 64 &&
+                           (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL)); i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", name);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the runs "
+                            "(%s; or finished_share)", cfg->source_path ? cfg->source_path : "?",
+                            at, key, s->metrics[m], list);
+    }
+    return 0;
+}
+
 /* Loads the scenario and builds the spec. */
 static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **spec, fs_error_t *err)
 {
@@ -327,6 +363,10 @@ static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **sp
     if (a->scan)
         cfg->plan.search = FS_PLAN_SCAN;
     rc = fs_plan_spec_create(cfg, spec, err);
+    if (!rc && (rc = check_metrics(cfg, *spec, err)) != 0) {
+        fs_plan_spec_destroy(*spec);
+        *spec = NULL;
+    }
     if (rc)
         fs_config_release(cfg);
     return rc;
