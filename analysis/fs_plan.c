@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_plan.h"
+#include "fs_fmt.h"
 #include "fs_h5util.h"
 #include "../scenarios/fs_units.h"
 #include "../scenarios/fs_where.h"
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#include <hdf5_hl.h>
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "unknown"
@@ -567,11 +569,26 @@ int fs_plan_search(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_p
 
 /* ---- printing ---------------------------------------------------------------------------- */
 
+/* "mean +- half" of metric m in its unit (analysis/fs_fmt.h). */
+static const char *fmt_ci(char *buf, size_t n, const char *m, const fs_ci_t *ci)
+{
+    fs_fmt_interval(buf, n, fs_fmt_metric_unit(m), ci->mean, ci->half);
+    return buf;
+}
+
+static const char *fmt_v(char *buf, size_t n, const char *m, double v)
+{
+    fs_fmt_value(buf, n, fs_fmt_metric_unit(m), v);
+    return buf;
+}
+
 static void print_point(FILE *f, const fs_plan_spec_t *s, const fs_plan_point_t *p, int chosen)
 {
     fprintf(f, "%-16s %7" PRIu32 " %8" PRIu64, s->choices[p->choice].name, p->nodes, p->gpus);
-    for (size_t m = 0; m < s->n_metrics; m++)
-        fprintf(f, "  %11.5g ± %-9.3g", p->ci[m].mean, p->ci[m].half);
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        char b[64];
+        fprintf(f, "  %23s", fmt_ci(b, sizeof b, s->metrics[m], &p->ci[m]));
+    }
     fprintf(f, "  %-5s %-8s%s\n", p->meets ? "yes" : "no", p->frontier ? "frontier" : "",
             chosen ? " <- chosen" : "");
 }
@@ -623,10 +640,12 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
                 break;
             done[b] = 1;
             const fs_plan_point_t *p = &r->points[b];
-            fprintf(f, "  %-16s %7" PRIu32 " nodes  %s %.5g", s->choices[p->choice].name, p->nodes,
-                    s->metrics[0], p->ci[0].mean);
+            char vb[64];
+            fprintf(f, "  %-16s %7" PRIu32 " nodes  %s %s", s->choices[p->choice].name, p->nodes,
+                    s->metrics[0], fmt_v(vb, sizeof vb, s->metrics[0], p->ci[0].mean));
             for (size_t i = 0; i < s->n_slo; i++)
-                fprintf(f, "  %s %.5g", s->metrics[1 + i], p->ci[1 + i].mean);
+                fprintf(f, "  %s %s", s->metrics[1 + i],
+                        fmt_v(vb, sizeof vb, s->metrics[1 + i], p->ci[1 + i].mean));
             fprintf(f, "  %s\n", p->meets ? "meets" : "misses");
         }
         fs_free(done);
@@ -639,9 +658,10 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
             continue;
         }
         const fs_plan_point_t *p = &r->points[r->best[c]];
-        fprintf(f, "  %-16s %7" PRIu32 " nodes (%" PRIu64 " %s GPUs)  %s %.5g ± %.3g\n",
+        char b[64];
+        fprintf(f, "  %-16s %7" PRIu32 " nodes (%" PRIu64 " %s GPUs)  %s %s\n",
                 s->choices[c].name, p->nodes, p->gpus, s->choices[c].gpu, s->metrics[0],
-                p->ci[0].mean, p->ci[0].half);
+                fmt_ci(b, sizeof b, s->metrics[0], &p->ci[0]));
     }
     if (r->chosen < 0) {
         fprintf(f, "\nchosen: none: no evaluated fleet meets the SLOs (widen the node ranges)\n");
@@ -652,13 +672,17 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
         fprintf(f, "\nwarning: the objective %s has no value for the chosen fleet (NaN: for cost, a "
                 "GPU type without prices, docs/cost.md); it was chosen by fewest GPUs\n",
                 s->metrics[0]);
-    fprintf(f, "\nchosen: %s, %" PRIu32 " nodes of pool %s (%" PRIu64 " %s GPUs): %s %.6g "
-            "[%.6g, %.6g]", s->choices[p->choice].name, p->nodes, s->choices[p->choice].pool,
-            p->gpus, s->choices[p->choice].gpu, s->metrics[0], p->ci[0].mean, p->ci[0].lo,
-            p->ci[0].hi);
-    for (size_t i = 0; i < s->n_slo; i++)
-        fprintf(f, "; %s %.5g [%.5g, %.5g]", s->metrics[1 + i], p->ci[1 + i].mean, p->ci[1 + i].lo,
-                p->ci[1 + i].hi);
+    char b1[48], b2[48], b3[48];
+    const char *m0 = s->metrics[0];
+    fprintf(f, "\nchosen: %s, %" PRIu32 " nodes of pool %s (%" PRIu64 " %s GPUs): %s %s "
+            "[%s, %s]", s->choices[p->choice].name, p->nodes, s->choices[p->choice].pool,
+            p->gpus, s->choices[p->choice].gpu, m0, fmt_v(b1, sizeof b1, m0, p->ci[0].mean),
+            fmt_v(b2, sizeof b2, m0, p->ci[0].lo), fmt_v(b3, sizeof b3, m0, p->ci[0].hi));
+    for (size_t i = 0; i < s->n_slo; i++) {
+        const char *m = s->metrics[1 + i];
+        fprintf(f, "; %s %s [%s, %s]", m, fmt_v(b1, sizeof b1, m, p->ci[1 + i].mean),
+                fmt_v(b2, sizeof b2, m, p->ci[1 + i].lo), fmt_v(b3, sizeof b3, m, p->ci[1 + i].hi));
+    }
     fprintf(f, "\n");
 }
 
@@ -830,10 +854,17 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
 {
     const char *e = "";
     const char **slo = fs_calloc(s->n_slo + 1, sizeof *slo);
+    const char **slo_metric = fs_calloc(s->n_slo + 1, sizeof *slo_metric);
+    const char **slo_kind = fs_calloc(s->n_slo + 1, sizeof *slo_kind);
+    double *slo_bound = fs_calloc(s->n_slo + 1, sizeof *slo_bound);
     const char **names = fs_calloc(s->n_choices + 1, sizeof *names);
-    int bad = !slo || !names;
-    for (size_t i = 0; !bad && i < s->n_slo; i++)
+    int bad = !slo || !names || !slo_metric || !slo_kind || !slo_bound;
+    for (size_t i = 0; !bad && i < s->n_slo; i++) {
         slo[i] = s->slo[i].text;
+        slo_metric[i] = s->slo[i].metric;
+        slo_kind[i] = s->slo[i].kind == FS_PLAN_LE ? "max" : "min";
+        slo_bound[i] = s->slo[i].bound;
+    }
     for (size_t i = 0; !bad && i < s->n_choices; i++)
         names[i] = s->choices[i].name;
     bad = bad ||
@@ -849,6 +880,10 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
           fs_h5_attr_u64(f, "replications", s->replications) ||
           fs_h5_attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
           fs_h5_attr_strs(f, "slo", slo, s->n_slo) ||
+          /* the SLOs as numbers (bounds in the metric's unit, seconds for times) */
+          fs_h5_attr_strs(f, "slo_metric", slo_metric, s->n_slo) ||
+          fs_h5_attr_strs(f, "slo_kind", slo_kind, s->n_slo) ||
+          (s->n_slo && H5LTset_attribute_double(f, "/", "slo_bound", slo_bound, s->n_slo) < 0) ||
           fs_h5_attr_strs(f, "choices", names, s->n_choices) ||
           fs_h5_attr_u64(f, "evaluations", r->n_points) ||
           fs_h5_attr_u64(f, "rounds", r->rounds) ||
@@ -857,6 +892,9 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
           fs_h5_attr_u64(f, "feasible", r->chosen >= 0) ||
           fs_h5_attr_str(f, "currency", "USD");
     fs_free(slo);
+    fs_free(slo_metric);
+    fs_free(slo_kind);
+    fs_free(slo_bound);
     fs_free(names);
     if (bad || r->chosen < 0)
         return bad ? -1 : 0;

@@ -277,37 +277,48 @@ int fs_cmd_compare(int argc, char **argv)
     int rc = 0;
     if (!files)
         return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "compare", argc, argv, fs_cli_find("compare")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("compare"));
             fs_free(files);
             return 0;
-        } else if (strcmp(a, "--csv") == 0) {
+        } else if (id == FS_OPT_CSV) {
             o.csv = 1;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (id == FS_OPT_JSON) {
             json = 1;
-        } else if (strcmp(a, "--no-waits") == 0) {
+        } else if (id == FS_OPT_NO_WAITS) {
             o.waits = 0;
-        } else if (strcmp(a, "--level") == 0) {
+        } else if (id == FS_OPT_LEVEL) {
             char *end;
-            if (++i >= argc || (o.level = strtod(argv[i], &end), *end) ||
+            if (!v || (o.level = strtod(v, &end), *end) ||
                 !(o.level > 0 && o.level < 1)) {
                 fs_free(files);
                 return fs_cli_usage_error("compare", "--level needs a number in (0, 1), e.g. 0.95");
             }
-        } else if (strcmp(a, "--points") == 0) {
-            if (i + 2 >= argc || parse_point(argv[i + 1], &pts[0]) ||
-                parse_point(argv[i + 2], &pts[1])) {
+        } else if (id == FS_OPT_POINTS) {
+            /* --points P Q, or --points=P,Q */
+            char pbuf[64];
+            const char *q = NULL;
+            if (v && strchr(v, ',') && strlen(v) < sizeof pbuf) {
+                snprintf(pbuf, sizeof pbuf, "%s", v);
+                *strchr(pbuf, ',') = '\0';
+                q = strchr(v, ',') + 1;
+                v = pbuf;
+            } else if (v) {
+                q = fs_cli_getopt_take(&g);
+            }
+            if (!v || !q || parse_point(v, &pts[0]) || parse_point(q, &pts[1])) {
                 fs_free(files);
                 return fs_cli_usage_error("compare", "--points needs two point numbers, e.g. "
                                                      "--points 0 1");
             }
-            i += 2;
             have_points = 1;
-        } else if (a[0] == '-' && a[1]) {
+        } else if (id == FS_CLI_BAD) {
             fs_free(files);
-            return fs_cli_usage_error("compare", "unknown option '%s'", a);
+            return g.status;
         } else {
             files[nf++] = a;
         }

@@ -16,6 +16,7 @@
 #endif
 #include "fs_cli.h"
 #include "fs_sweeprun.h"
+#include "fs_json.h"
 #include "../../analysis/fs_plan.h"
 #include "../../analysis/fs_results.h"
 #include "../../scenarios/fs_where.h"
@@ -255,41 +256,43 @@ typedef struct plan_args {
     const char **sets;
     size_t n_sets, shard, n_shards;
     unsigned long long jobs;
-    int have_j, quiet, dry, scan;
+    int have_j, quiet, dry, scan, json;
 } plan_args_t;
 
 static int parse_args(int argc, char **argv, plan_args_t *a)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (fs_cli_is_help(s)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "plan", argc, argv, fs_cli_find("plan")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *s = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("plan"));
             return -1;
-        } else if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
-            if (++i >= argc)
+        } else if (id == 'o') {
+            if (!v)
                 return fs_cli_usage_error("plan", "%s needs a directory", s);
-            a->dir = argv[i];
-        } else if (strcmp(s, "-j") == 0 || strcmp(s, "--jobs") == 0 ||
-                   (strncmp(s, "-j", 2) == 0 && s[2])) {
-            const char *v = s[2] && s[1] == 'j' ? s + 2 : ++i < argc ? argv[i] : NULL;
+            a->dir = v;
+        } else if (id == 'j') {
             if (!v || fs_cli_parse_u64(v, &a->jobs) || a->jobs < 1 || a->jobs > 4096)
                 return fs_cli_usage_error("plan", "-j needs a number of threads from 1 to 4096");
             a->have_j = 1;
-        } else if (strcmp(s, "--shard") == 0) {
-            if (++i >= argc || parse_shard(argv[i], &a->shard, &a->n_shards))
+        } else if (id == FS_OPT_SHARD) {
+            if (!v || parse_shard(v, &a->shard, &a->n_shards))
                 return fs_cli_usage_error("plan", "--shard needs I/N with 0 <= I < N");
-        } else if (strcmp(s, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '='))
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '='))
                 return fs_cli_usage_error("plan", "--set needs KEY=VALUE");
-            a->sets[a->n_sets++] = argv[i];
-        } else if (strcmp(s, "--scan") == 0) {
+            a->sets[a->n_sets++] = v;
+        } else if (id == FS_OPT_SCAN) {
             a->scan = 1;
-        } else if (strcmp(s, "--dry-run") == 0) {
+        } else if (id == FS_OPT_DRY_RUN) {
             a->dry = 1;
-        } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
+        } else if (id == FS_OPT_JSON) {
+            a->json = 1;
+        } else if (id == 'q') {
             a->quiet = 1;
-        } else if (s[0] == '-' && s[1]) {
-            return fs_cli_usage_error("plan", "unknown option '%s'", s);
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
         } else if (!a->scenario) {
             a->scenario = s;
         } else {
@@ -372,6 +375,101 @@ static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **sp
     return rc;
 }
 
+/* The --json document (docs/cli.md): every evaluated fleet with each
+ * metric's per-replication values and interval, and the choice. */
+static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                       const char *out)
+{
+    fs_json_t j;
+    fs_json_init(&j, stdout);
+    fs_json_begin_object(&j);
+    fs_json_key(&j, "command");
+    fs_json_str(&j, "plan");
+    fs_json_key(&j, "plan_file");
+    fs_json_str(&j, a->shard == 0 ? out : NULL);
+    fs_json_key(&j, "objective");
+    fs_json_str(&j, s->metrics[0]);
+    fs_json_key(&j, "confidence");
+    fs_json_num(&j, s->confidence);
+    fs_json_key(&j, "replications");
+    fs_json_uint(&j, s->replications);
+    fs_json_key(&j, "slo");
+    fs_json_begin_array(&j);
+    for (size_t i = 0; i < s->n_slo; i++) {
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "metric");
+        fs_json_str(&j, s->slo[i].metric);
+        fs_json_key(&j, "kind");
+        fs_json_str(&j, s->slo[i].kind == FS_PLAN_LE ? "max" : "min");
+        fs_json_key(&j, "bound");
+        fs_json_num(&j, s->slo[i].bound);
+        fs_json_key(&j, "text");
+        fs_json_str(&j, s->slo[i].text);
+        fs_json_end_object(&j);
+    }
+    fs_json_end_array(&j);
+    fs_json_key(&j, "points");
+    fs_json_begin_array(&j);
+    for (size_t k = 0; k < r->n_points; k++) {
+        const fs_plan_point_t *p = &r->points[k];
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "choice");
+        fs_json_str(&j, s->choices[p->choice].name);
+        fs_json_key(&j, "pool");
+        fs_json_str(&j, s->choices[p->choice].pool);
+        fs_json_key(&j, "gpu");
+        fs_json_str(&j, s->choices[p->choice].gpu);
+        fs_json_key(&j, "nodes");
+        fs_json_uint(&j, p->nodes);
+        fs_json_key(&j, "gpus");
+        fs_json_uint(&j, p->gpus);
+        fs_json_key(&j, "meets");
+        fs_json_bool(&j, p->meets);
+        fs_json_key(&j, "frontier");
+        fs_json_bool(&j, p->frontier);
+        fs_json_key(&j, "best");
+        fs_json_bool(&j, r->best[p->choice] == (long)k);
+        fs_json_key(&j, "chosen");
+        fs_json_bool(&j, r->chosen == (long)k);
+        fs_json_key(&j, "metrics");
+        fs_json_begin_object(&j);
+        for (size_t m = 0; m < s->n_metrics; m++) {
+            size_t first = m;   /* a metric listed twice is written once */
+            for (size_t q = 0; q < m; q++)
+                if (strcmp(s->metrics[q], s->metrics[m]) == 0 && first == m)
+                    first = q;
+            if (first != m)
+                continue;
+            fs_json_key(&j, s->metrics[m]);
+            fs_json_begin_object(&j);
+            fs_json_key(&j, "mean");
+            fs_json_num(&j, p->ci[m].mean);
+            fs_json_key(&j, "sd");
+            fs_json_num(&j, p->ci[m].sd);
+            fs_json_key(&j, "lo");
+            fs_json_num(&j, p->ci[m].lo);
+            fs_json_key(&j, "hi");
+            fs_json_num(&j, p->ci[m].hi);
+            fs_json_key(&j, "values");
+            fs_json_begin_array(&j);
+            for (uint64_t rep = 0; rep < s->replications; rep++)
+                fs_json_num(&j, p->runs[rep * s->n_metrics + m]);
+            fs_json_end_array(&j);
+            fs_json_end_object(&j);
+        }
+        fs_json_end_object(&j);
+        fs_json_end_object(&j);
+    }
+    fs_json_end_array(&j);
+    fs_json_key(&j, "chosen");
+    if (r->chosen >= 0)
+        fs_json_uint(&j, (uint64_t)r->chosen);
+    else
+        fs_json_null(&j);
+    fs_json_end_object(&j);
+    fs_json_finish(&j);
+}
+
 static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_plan_spec_t *spec,
                        const fs_plan_result_t *res, double wall, const planrun_t *pr,
                        fs_error_t *err)
@@ -381,7 +479,9 @@ static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_pl
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     fs_plan_meta_t meta = {cfg->name, cfg->source_text, a->scenario, a->sets, a->n_sets};
     int rc = a->shard == 0 ? fs_plan_write(out, spec, res, &meta, err) : 0;
-    if (!rc && !a->quiet) {
+    if (!rc && a->json) {
+        print_json(a, spec, res, out);
+    } else if (!rc && !a->quiet) {
         fs_plan_print(stdout, spec, res);
         printf("\n%zu runs executed now (the others reused from %s/evals); %.2f s on %s%llu "
                "thread%s\n", pr->runs_done, a->dir, wall, pr->o.mpi ? "ranks x " : "", a->jobs,

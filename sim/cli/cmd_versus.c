@@ -27,7 +27,10 @@
 #include "../../scenarios/fs_scenario.h"
 #include "fs_json.h"
 #include "../../scenarios/fs_sweep.h"
+#include "../../analysis/fs_h5util.h"
 #include "../fs_alloc.h"
+
+#include <hdf5.h>
 
 #include <math.h>
 #include <signal.h>
@@ -139,49 +142,51 @@ static void free_opts(vopts_t *o)
 static int parse_args(vopts_t *o, int argc, char **argv, int *done)
 {
     *done = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "versus", argc, argv, fs_cli_find("versus")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         int bad = 0;
-        if (fs_cli_is_help(a)) {
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("versus"));
             *done = 1;
             return 0;
-        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--policy") == 0) {
-            bad = ++i >= argc ? fs_cli_usage_error("versus", "%s needs NAME=KEY=VALUE", a)
-                              : parse_variant(o, argv[i]);
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if (id == 'p') {
+            bad = !v ? fs_cli_usage_error("versus", "%s needs NAME=KEY=VALUE", a)
+                              : parse_variant(o, v);
+        } else if (id == 'o') {
+            if (!v)
                 bad = fs_cli_usage_error("versus", "%s needs a directory", a);
             else
-                o->dir = argv[i];
-        } else if (strcmp(a, "-r") == 0 || strcmp(a, "--replications") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->reps) || o->reps < 1 ||
+                o->dir = v;
+        } else if (id == 'r') {
+            if (!v || fs_cli_parse_u64(v, &o->reps) || o->reps < 1 ||
                 o->reps > 100000)
                 bad = fs_cli_usage_error("versus", "-r needs a number of replications from 1 "
                                          "to 100000 (intervals need 2)");
             o->have_reps = 1;
-        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->jobs) || o->jobs < 1 ||
+        } else if (id == 'j') {
+            if (!v || fs_cli_parse_u64(v, &o->jobs) || o->jobs < 1 ||
                 o->jobs > 4096)
                 bad = fs_cli_usage_error("versus", "-j needs a number of threads from 1 to 4096");
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '='))
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '='))
                 bad = fs_cli_usage_error("versus", "--set needs KEY=VALUE");
             else
-                o->sets[o->n_sets++] = argv[i];
-        } else if (strcmp(a, "--metrics") == 0) {
-            if (++i >= argc || !*argv[i])
+                o->sets[o->n_sets++] = v;
+        } else if (id == FS_OPT_METRICS) {
+            if (!v || !*v)
                 bad = fs_cli_usage_error("versus", "--metrics needs NAME[,NAME...]");
             else
-                o->metrics = argv[i];
-        } else if (strcmp(a, "--resume") == 0) {
+                o->metrics = v;
+        } else if (id == FS_OPT_RESUME) {
             o->resume = 1;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (id == FS_OPT_JSON) {
             o->json = 1;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+        } else if (id == 'q') {
             o->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            bad = fs_cli_usage_error("versus", "unknown option '%s'", a);
+        } else if (id == FS_CLI_BAD) {
+            bad = g.status;
         } else if (!o->scenario) {
             o->scenario = a;
         } else {
@@ -496,6 +501,30 @@ static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_si
     fs_json_finish(&j);
 }
 
+/* Names the index's points after the variants: root attribute "variants"
+ * (one string per point, in -p order), which `fleetsim report` uses for
+ * its labels (docs/report.md). */
+static int label_index(const vopts_t *o, fs_error_t *err)
+{
+    char index[4096];
+    snprintf(index, sizeof index, "%s/index.h5", o->dir);
+    const char *names[MAX_VARIANTS];
+    for (size_t i = 0; i < o->n_v; i++)
+        names[i] = o->v[i].name;
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
+    hid_t f = H5Fopen(index, H5F_ACC_RDWR, H5P_DEFAULT);
+    int bad = f < 0;
+    if (!bad && H5Aexists(f, "variants") > 0)
+        bad = H5Adelete(f, "variants") < 0;
+    if (!bad)
+        bad = fs_h5_attr_strs(f, "variants", names, o->n_v) != 0;
+    if (f >= 0 && H5Fclose(f) < 0)
+        bad = 1;
+    fs_h5_quiet_end(&q);
+    return bad ? fs_error_set(err, FS_EIO, "%s: cannot record the variant names", index) : 0;
+}
+
 /* Loads every variant's side from DIR/index.h5, compares each with the
  * first and prints the two tables (or the JSON document). */
 static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
@@ -612,6 +641,8 @@ int fs_cmd_versus(int argc, char **argv)
     if (!rc && !o.quiet && !o.json)
         printf("ran %zu, %zu already finished; index %s/index.h5\n", rep.runs_done,
                rep.runs_skipped, o.dir);
+    if (!rc)
+        rc = label_index(&o, &err);
     if (!rc)
         rc = report(&o, plan, &err);
     if (rc)
