@@ -567,6 +567,19 @@ int fs_plan_search(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_p
     return 0;
 }
 
+void fs_plan_cash_npv(fs_plan_cash_t *c)
+{
+    double npv = c->purchase;
+    double y = 0;
+    for (int k = 1; y < c->years && k <= 1000; k++) {
+        double part = c->years - y < 1 ? c->years - y : 1;
+        npv += c->opex_per_year * part / pow(1 + c->rate, k);
+        y += part;
+    }
+    npv -= c->residual / pow(1 + c->rate, c->years);
+    c->npv = npv;
+}
+
 /* ---- printing ---------------------------------------------------------------------------- */
 
 /* "mean +- half" of metric m in its unit (analysis/fs_fmt.h). */
@@ -890,6 +903,7 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
           fs_h5_attr_u64(f, "runs", r->n_points * s->replications) ||
           fs_h5_attr_u64(f, "nonmonotone", r->nonmonotone) ||
           fs_h5_attr_u64(f, "feasible", r->chosen >= 0) ||
+          fs_h5_attr_f64(f, "discount_rate", meta->cash ? meta->cash->rate : NAN) ||
           fs_h5_attr_str(f, "currency", "USD");
     fs_free(slo);
     fs_free(slo_metric);
@@ -907,7 +921,14 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
            fs_h5_attr_u64(f, "chosen_gpus", p->gpus) ||
            fs_h5_attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
            fs_h5_attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
-           fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
+           fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi) ||
+           (meta->cash &&
+            (fs_h5_attr_f64(f, "chosen_purchase", meta->cash->purchase) ||
+             fs_h5_attr_f64(f, "chosen_depreciation_share", meta->cash->depreciation_share) ||
+             fs_h5_attr_f64(f, "chosen_opex_per_year", meta->cash->opex_per_year) ||
+             fs_h5_attr_f64(f, "chosen_residual", meta->cash->residual) ||
+             fs_h5_attr_f64(f, "cash_flow_years", meta->cash->years) ||
+             fs_h5_attr_f64(f, "chosen_npv", meta->cash->npv)))
                ? -1
                : 0;
 }

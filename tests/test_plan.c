@@ -386,7 +386,7 @@ static void test_write(void **state)
     assert_true(r->chosen >= 0);
     char *dir = fs_test_tmpdir(), *path = fs_test_path(dir, "plan.h5");
     const char *sets[] = {"seed=3"};
-    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1};
+    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1, NULL};
     assert_int_equal(fs_plan_write(path, s, r, &meta, &err), 0);
     hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(h >= 0);

@@ -18,8 +18,11 @@
 #include "fs_sweeprun.h"
 #include "fs_json.h"
 #include "../../analysis/fs_plan.h"
+#include "../../analysis/fs_fmt.h"
+#include "../../analysis/fs_index.h"
 #include "../../analysis/fs_results.h"
 #include "../../scenarios/fs_where.h"
+#include "../../models/fs_cost.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
@@ -76,10 +79,10 @@ static char *dup_printf(const char *fmt, ...)
 
 /* DIR/evals/<choice>-n<N>: the choice's name with anything but [A-Za-z0-9._-]
  * replaced by '_'. */
-static char *eval_dir(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c)
+static char *eval_dir_in(const char *dir, const fs_plan_spec_t *s, size_t choice, uint32_t nodes)
 {
     char name[128];
-    const char *n = s->choices[c->choice].name;
+    const char *n = s->choices[choice].name;
     size_t i = 0;
     for (; n[i] && i < sizeof name - 1; i++) {
         char ch = n[i];
@@ -88,8 +91,14 @@ static char *eval_dir(const planrun_t *pr, const fs_plan_spec_t *s, const fs_pla
         name[i] = ok ? ch : '_';
     }
     name[i] = '\0';
-    return dup_printf("%s/evals/%s-n%" PRIu32, pr->dir, name, c->nodes);
+    return dup_printf("%s/evals/%s-n%" PRIu32, dir, name, nodes);
 }
+
+static char *eval_dir(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c)
+{
+    return eval_dir_in(pr->dir, s, c->choice, c->nodes);
+}
+
 
 static int make_dir(const char *path, fs_error_t *err)
 {
@@ -375,10 +384,117 @@ static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **sp
     return rc;
 }
 
+/* The cash-flow view of point p (docs/plan.md "Cash flow"): the candidate's
+ * scenario priced by the cost model (fs_cost_rates), the mean cost_total
+ * and end_time of its runs.  Returns 0 (cf filled), 1 when the scenario has
+ * no cost, or an FS_E* code. */
+static int cash_flow(const plan_args_t *a, const fs_plan_spec_t *s, const fs_plan_point_t *p,
+                     fs_plan_cash_t *cf, fs_error_t *err)
+{
+    memset(cf, 0, sizeof *cf);
+    char **cs = NULL;
+    size_t ncs = 0;
+    int rc = fs_plan_candidate_sets(s, p->choice, p->nodes, &cs, &ncs, err);
+    if (rc)
+        return rc;
+    const char **all = fs_calloc(a->n_sets + ncs + 1, sizeof *all);
+    if (!all) {
+        fs_plan_sets_free(cs, ncs);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < a->n_sets; i++)
+        all[m++] = a->sets[i];
+    for (size_t i = 0; i < ncs; i++)
+        all[m++] = cs[i];
+    fs_config_t cfg;
+    rc = fs_scenario_load_file(a->scenario, all, m, &cfg, err);
+    fs_free(all);
+    fs_plan_sets_free(cs, ncs);
+    if (rc)
+        return rc;
+    fs_cost_rate_t *rates = fs_calloc(cfg.cluster.n_pools + 1, sizeof *rates);
+    rc = rates ? fs_cost_rates(&cfg, rates, err) : fs_error_set(err, FS_ENOMEM, "out of memory");
+    double dep_per_s = 0;
+    for (size_t i = 0; rc == 0 && i < cfg.cluster.n_pools; i++) {
+        double gpus = (double)cfg.cluster.pools[i].nodes * cfg.cluster.pools[i].gpus_per_node;
+        if (rates[i].billing != FS_BILL_OWNED)
+            continue;
+        cf->purchase += rates[i].capex_per_gpu * gpus;
+        dep_per_s += rates[i].dep_per_s * gpus;
+    }
+    cf->years = fs_time_to_s(cfg.cost.depreciation) / (365.25 * 86400);
+    cf->residual = cf->purchase * cfg.cost.residual;
+    cf->rate = cfg.plan.discount_rate;
+    fs_free(rates);
+    fs_config_release(&cfg);
+    if (rc)
+        return rc;
+    /* the runs: their priced span and cost */
+    char *dir = eval_dir_in(a->dir, s, p->choice, p->nodes);
+    if (!dir)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    size_t k = 0;
+    for (uint64_t r = 0; r < s->replications && !rc; r++) {
+        char rel[64];
+        fs_index_run_file(0, r, rel, sizeof rel);
+        char *path = dup_printf("%s/%s", dir, rel);
+        char **names = NULL;
+        double *vals = NULL;
+        size_t n = 0;
+        double end = NAN, cost = NAN;
+        rc = path ? fs_index_read_summary(path, &names, &vals, &n, err)
+                  : fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (strcmp(names[i], "end_time") == 0)
+                end = vals[i];
+            else if (strcmp(names[i], "cost_total") == 0)
+                cost = vals[i];
+        }
+        if (!rc && isfinite(end) && isfinite(cost) && end > 0) {
+            cf->run_s += end;
+            cf->run_cost += cost;
+            k++;
+        }
+        fs_index_free_summary(names, vals, n);
+        fs_free(path);
+    }
+    fs_free(dir);
+    if (rc)
+        return rc;
+    if (!k)
+        return 1;
+    cf->run_s /= (double)k;
+    cf->run_cost /= (double)k;
+    cf->depreciation = dep_per_s * cf->run_s;
+    cf->depreciation_share = cf->purchase > 0 ? cf->depreciation / cf->purchase : NAN;
+    cf->opex_per_year = (cf->run_cost - cf->depreciation) * (365.25 * 86400 / cf->run_s);
+    fs_plan_cash_npv(cf);
+    return 0;
+}
+
+static void print_cash(const fs_plan_spec_t *s, const fs_plan_point_t *p, const fs_plan_cash_t *c)
+{
+    char pur[32], dep[32], opex[32], res[32], npv[32], span[32];
+    fs_fmt_money(pur, sizeof pur, c->purchase);
+    fs_fmt_money(dep, sizeof dep, c->depreciation);
+    fs_fmt_money(opex, sizeof opex, c->opex_per_year);
+    fs_fmt_money(res, sizeof res, c->residual);
+    fs_fmt_money(npv, sizeof npv, c->npv);
+    fs_fmt_duration(span, sizeof span, c->run_s);
+    printf("  %-16s %7" PRIu32 " nodes: ", s->choices[p->choice].name, p->nodes);
+    if (c->purchase > 0)
+        printf("purchase %s; the run's cost over its %s includes %s of depreciation = %.2f%% of "
+               "the purchase (straight line over %.3g years, less the residual); ", pur, span, dep,
+               100 * c->depreciation_share, c->years);
+    printf("operating cost %s/yr; residual %s at year %.3g; NPV of the cost %s at %.1f%%/yr over "
+           "%.3g years\n", opex, res, c->years, npv, 100 * c->rate, c->years);
+}
+
 /* The --json document (docs/cli.md): every evaluated fleet with each
  * metric's per-replication values and interval, and the choice. */
 static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_plan_result_t *r,
-                       const char *out)
+                       const char *out, const fs_plan_cash_t *cash, const int *have)
 {
     fs_json_t j;
     fs_json_init(&j, stdout);
@@ -458,6 +574,34 @@ static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_p
             fs_json_end_object(&j);
         }
         fs_json_end_object(&j);
+        fs_json_key(&j, "cash_flow");
+        if (have[k]) {
+            const fs_plan_cash_t *c = &cash[k];
+            fs_json_begin_object(&j);
+            fs_json_key(&j, "purchase");
+            fs_json_num(&j, c->purchase);
+            fs_json_key(&j, "run_s");
+            fs_json_num(&j, c->run_s);
+            fs_json_key(&j, "run_cost");
+            fs_json_num(&j, c->run_cost);
+            fs_json_key(&j, "depreciation");
+            fs_json_num(&j, c->depreciation);
+            fs_json_key(&j, "depreciation_share");
+            fs_json_num(&j, c->depreciation_share);
+            fs_json_key(&j, "opex_per_year");
+            fs_json_num(&j, c->opex_per_year);
+            fs_json_key(&j, "residual");
+            fs_json_num(&j, c->residual);
+            fs_json_key(&j, "years");
+            fs_json_num(&j, c->years);
+            fs_json_key(&j, "discount_rate");
+            fs_json_num(&j, c->rate);
+            fs_json_key(&j, "npv");
+            fs_json_num(&j, c->npv);
+            fs_json_end_object(&j);
+        } else {
+            fs_json_null(&j);
+        }
         fs_json_end_object(&j);
     }
     fs_json_end_array(&j);
@@ -475,14 +619,45 @@ static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_pl
                        fs_error_t *err)
 {
     char *out = dup_printf("%s/plan.h5", a->dir);
-    if (!out)
+    /* the cash-flow view of each choice's smallest fleet (the chosen among them) */
+    fs_plan_cash_t *cash = fs_calloc(res->n_points + 1, sizeof *cash);
+    int *have = fs_calloc(res->n_points + 1, sizeof *have);
+    if (!out || !cash || !have) {
+        fs_free(out);
+        fs_free(cash);
+        fs_free(have);
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    fs_plan_meta_t meta = {cfg->name, cfg->source_text, a->scenario, a->sets, a->n_sets};
-    int rc = a->shard == 0 ? fs_plan_write(out, spec, res, &meta, err) : 0;
+    }
+    int rc = 0;
+    for (size_t c = 0; c < spec->n_choices && !rc; c++) {
+        long k = res->best[c];
+        if (k < 0)
+            continue;
+        int r = cash_flow(a, spec, &res->points[k], &cash[k], err);
+        if (r == 0)
+            have[k] = 1;
+        else if (r != 1)
+            rc = r;
+    }
+    fs_plan_meta_t meta = {cfg->name, cfg->source_text, a->scenario, a->sets, a->n_sets,
+                           res->chosen >= 0 && have[res->chosen] ? &cash[res->chosen] : NULL};
+    if (!rc)
+        rc = a->shard == 0 ? fs_plan_write(out, spec, res, &meta, err) : 0;
     if (!rc && a->json) {
-        print_json(a, spec, res, out);
+        print_json(a, spec, res, out, cash, have);
     } else if (!rc && !a->quiet) {
         fs_plan_print(stdout, spec, res);
+        int any = 0;
+        for (size_t k = 0; k < res->n_points; k++)
+            any |= have[k];
+        if (any) {
+            printf("\ncash flow (finance view: the purchase at year 0, the run's other costs as a "
+                   "yearly operating cost,\nthe residual value at the end of depreciation, "
+                   "discounted at plan.discount_rate):\n");
+            for (size_t c = 0; c < spec->n_choices; c++)
+                if (res->best[c] >= 0 && have[res->best[c]])
+                    print_cash(spec, &res->points[res->best[c]], &cash[res->best[c]]);
+        }
         printf("\n%zu runs executed now (the others reused from %s/evals); %.2f s on %s%llu "
                "thread%s\n", pr->runs_done, a->dir, wall, pr->o.mpi ? "ranks x " : "", a->jobs,
                a->jobs == 1 ? "" : "s");
@@ -492,6 +667,8 @@ static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_pl
             printf("shard %zu/%zu done; shard 0 writes %s\n", a->shard, a->n_shards, out);
     }
     fs_free(out);
+    fs_free(cash);
+    fs_free(have);
     return rc;
 }
 

@@ -73,6 +73,9 @@ static const fs_command_t commands[] = {
      "                       (e.g. --set cluster.pools.0.nodes=64); repeatable\n"
      "  --no-output          run without writing a results file\n"
      "  -q, --quiet          no summary on stdout\n"
+     "  --json               the summary as one JSON document on stdout (docs/cli.md)\n"
+     "  --progress S         a progress line every S seconds (default: redrawn on a\n"
+     "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "  -h, --help           this text\n"
      "\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n", run_opts, "file"},
@@ -114,11 +117,12 @@ static const fs_command_t commands[] = {
      "  --csv          machine-readable CSV on stdout (columns in docs/results.md)\n"
      "  --level L      confidence level of the intervals (default 0.95)\n"
      "  --no-waits     skip the pooled wait percentiles (no /jobs reading)\n"
+     "  --json         one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
      "2 bad usage or input.\n", compare_opts, "file"},
     {"report", fs_cmd_report, "write an HTML report with plots of a results file or sweep",
-     "usage: fleetsim report RESULTS.h5 [-o report.html] [--python PATH]\n"
+     "usage: fleetsim report RESULTS.h5|INDEX.h5|plan.h5 [-o report.html] [--python PATH]\n"
      "\n"
      "Writes a self-contained HTML report (plots embedded as PNG data) of a run\n"
      "file or a sweep index, and the same plots as PNG files in <report>_plots/\n"
@@ -175,6 +179,7 @@ static const fs_command_t commands[] = {
      "  --set KEY=VALUE      override a scenario key (before the candidates' own)\n"
      "  --dry-run            print the SLOs and choices without running\n"
      "  -q, --quiet          nothing on stdout\n"
+     "  --json               the plan as one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
      "failed or was interrupted, 2 bad usage or invalid input.\n", plan_opts, "file"},
@@ -212,18 +217,23 @@ static const fs_command_t commands[] = {
      "  -p, --policy NAME=KEY=VALUE[,KEY=VALUE...]   a variant (commas inside {} and []\n"
      "                       belong to the value); NAME alone: the scenario as it is\n"
      "  -o, --output DIR     output directory (created)\n"
-     "  -r, --replications N replications per variant (default 10, at least 2)\n"
+     "  -r, --replications N replications per variant (default 10; 1 when nothing in\n"
+     "                       the scenario draws random numbers, e.g. a trace replay)\n"
      "  -j, --jobs N         worker threads (default: the number of CPUs)\n"
      "  --metrics LIST       summary fields to show (default jobs_completed,utilization,\n"
      "                       goodput,wait_mean,wait_p95,jct_mean,makespan)\n"
      "  --set KEY=VALUE      override a key of the base scenario (every variant)\n"
      "  --resume             keep the finished runs of an interrupted comparison\n"
      "  -q, --quiet          only the tables\n"
+     "  --json               one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
      "2 bad usage or invalid input.\n", versus_opts, "file"},
     {"help", fs_cmd_help, "list the commands, or show one command's usage",
-     "usage: fleetsim help [COMMAND]\n", help_opts, "command"},
+     "usage: fleetsim help [COMMAND] [--man] [--completion bash]\n"
+     "\n"
+     "  --man               the man page fleetsim.1 (roff), from the command table\n"
+     "  --completion bash   the bash completion script (commands, options, scenario keys)\n", help_opts, "command"},
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",
      "usage: fleetsim frag SCENARIO.yaml [--placements LIST] [--seeds N] [--demand F]\n"
      "                     [--shapes given|learned] [-o OUT.csv] [--set KEY=VALUE]...\n"

@@ -107,8 +107,41 @@ for p in doc["points"]:
         run = h5py.File("%s/evals/main-n%d/runs/p0000-r%04d.h5" % (sys.argv[2], p["nodes"], r), "r")
         assert v == float(run["summary"]["wait_p95"][0]), (p["nodes"], r, v)
 assert list(f.attrs["slo_bound"]) == [7200.0]
+# the cash-flow view, recomputed: purchase at year 0, yearly opex, residual, 8%/yr
+year = 365.25 * 86400
+flows = [p for p in doc["points"] if p["cash_flow"] is not None]
+assert flows and all(p["best"] for p in flows)
+for p in flows:
+    c = p["cash_flow"]
+    runs = [h5py.File("%s/evals/main-n%d/runs/p0000-r%04d.h5" % (sys.argv[2], p["nodes"], r), "r")["summary"][0]
+            for r in range(2)]
+    run_s = sum(float(r["end_time"]) for r in runs) / 2
+    run_cost = sum(float(r["cost_total"]) for r in runs) / 2
+    assert abs(c["run_s"] - run_s) <= 1e-9 * run_s and abs(c["run_cost"] - run_cost) <= 1e-9 * run_cost
+    assert c["discount_rate"] == 0.08 and c["purchase"] > 0
+    share = run_s / (c["years"] * year) * (1 - c["residual"] / c["purchase"])
+    assert abs(c["depreciation_share"] - share) <= 1e-9, (c, share)
+    opex = (run_cost - c["depreciation"]) * year / run_s
+    assert abs(c["opex_per_year"] - opex) <= 1e-6 * opex
+    npv, y, k = c["purchase"], 0.0, 1
+    while y < c["years"] - 1e-12:
+        part = min(1.0, c["years"] - y)
+        npv += c["opex_per_year"] * part / 1.08 ** k
+        y += part
+        k += 1
+    npv -= c["residual"] / 1.08 ** c["years"]
+    assert abs(c["npv"] - npv) <= 1e-9 * npv, (c["npv"], npv)
+    if p["chosen"]:
+        assert f.attrs["chosen_npv"] == c["npv"] and f.attrs["discount_rate"] == 0.08
 EOF2
+    grep -q '^cash flow' out.txt && bad "cash flow printed into the --json output" || ok
 fi
+expect_exit 0 "$FLEETSIM" plan p.yaml -o pl2 -j 2 --set plan.discount_rate=0.05
+expect_out '^cash flow \(finance view'
+expect_out '^  main +[0-9]+ nodes: purchase \$[0-9,]+; the run.s cost over its [0-9.]+ d includes \$[0-9,]+ of depreciation = [0-9.]+% of the purchase'
+expect_out 'NPV of the cost \$[0-9,]+ at 5.0%/yr over 5 years'
+expect_exit 2 "$FLEETSIM" plan p.yaml -o pl --set plan.discount_rate=2
+expect_err 'plan.discount_rate'
 if "$PY" -c 'import h5py, matplotlib' 2>/dev/null; then
     expect_exit 0 "$FLEETSIM" report pl/plan.h5 -o plan.html
     grep -q 'Cost frontier' plan.html && grep -q 'smallest fleet that meets the SLOs' plan.html \
