@@ -329,15 +329,15 @@ static const fs_compare_row_t *find_row(const fs_compare_t *c, const char *m)
 }
 
 /* 1 when every replication of every variant has the same value of every
- * shown metric (a deterministic replay): one replication is the answer. */
-static int all_identical(const vopts_t *o, fs_compare_side_t *const *side, const char **ms,
-                         size_t nm)
+ * /summary metric, shown or not (a deterministic replay): one replication
+ * is the answer. */
+static int all_identical(const vopts_t *o, fs_compare_side_t *const *side)
 {
     if (side[0]->n_reps < 2)
         return 0;
     for (size_t i = 0; i < o->n_v; i++)
-        for (size_t k = 0; k < nm; k++)
-            if (!fs_compare_side_constant(side[i], ms[k]))
+        for (size_t k = 0; k < side[i]->n_metrics; k++)
+            if (!fs_compare_side_constant(side[i], side[i]->metrics[k]))
                 return 0;
     return 1;
 }
@@ -549,7 +549,7 @@ static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
             rc = fs_error_set(err, FS_EINVAL, "--metrics: %s is not a /summary field of %s",
                               ms[k], index);
     if (!rc) {
-        int identical = all_identical(o, side, ms, nm);
+        int identical = all_identical(o, side);
         if (o->json) {
             print_json(o, p, side, cmp, ms, nm, identical);
         } else {

@@ -126,6 +126,11 @@ expect_out '^cost_total +\$[0-9,.]+ +\$[0-9,.]+ *$'
 expect_exit 0 "$FLEETSIM" versus replay.yaml -p fifo -p sjf=scheduler.queue=sjf -o rp1
 expect_err 'so one is run \(-r 1\)'
 expect_out 'versus replay: 2 policies x 1 replications'
+# a random scenario whose shown metric happens to be constant is not called identical
+expect_exit 0 "$FLEETSIM" versus loaded.yaml -p a -p b=scheduler.queue=sjf -r 2 -j 2 -o nz \
+    --metrics jobs_rejected
+grep -q 'identical' out.txt && bad "a synthetic workload's replications called identical" || ok
+expect_out '^random in each replication: arrivals, sizes and durations \(synthetic workload\)'
 # the scenario of docs/validation.md's Philly-like table is shipped and valid
 expect_exit 0 "$FLEETSIM" validate "$SRC/scenarios/philly-like.yaml"
 expect_exit 0 "$FLEETSIM" versus --help
