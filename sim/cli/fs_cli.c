@@ -78,7 +78,8 @@ static const fs_command_t commands[] = {
      "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "  -h, --help           this text\n"
      "\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n", run_opts, "file"},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
+     run_opts, "file"},
     {"validate", fs_cmd_validate, "check a scenario file without running it",
      "usage: fleetsim validate SCENARIO.yaml [--set KEY=VALUE]... [--dump]\n"
      "\n"
@@ -86,7 +87,8 @@ static const fs_command_t commands[] = {
      "  --dump          print the canonical scenario (every key, defaults included)\n"
      "  --keys          print the reference of every scenario key (Markdown)\n"
      "  --set KEY=VALUE override a key, as for run\n"
-     "Exit status: 0 valid, 2 invalid.\n", validate_opts, "file"},
+     "Exit status: 0 valid, 2 invalid.\n",
+     validate_opts, "file"},
     {"bench", fs_cmd_bench, "engine and end-to-end benchmarks",
      "usage: fleetsim bench [--quick] [--policy] [--jobs N] [--gpus N]\n"
      "\n"
@@ -99,7 +101,8 @@ static const fs_command_t commands[] = {
      "  --policy   only the scheduling-policy benchmarks (EASY, Slurm multifactor)\n"
      "  --trace    only the trace-parsing benchmark (native CSV, plain and gzip, in $TMPDIR)\n"
      "  --no-trace skip the trace-parsing benchmark\n"
-     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n", bench_opts, NULL},
+     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n",
+     bench_opts, NULL},
     {"compare", fs_cmd_compare, "compare results side by side, with paired intervals for sweeps",
      "usage: fleetsim compare A.h5 B.h5 [C.h5...] [--csv] [--level L] [--no-waits]\n"
      "       fleetsim compare DIR/index.h5 --points P Q\n"
@@ -120,7 +123,8 @@ static const fs_command_t commands[] = {
      "  --json         one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
-     "2 bad usage or input.\n", compare_opts, "file"},
+     "2 bad usage or input.\n",
+     compare_opts, "file"},
     {"report", fs_cmd_report, "write an HTML report with plots of a results file or sweep",
      "usage: fleetsim report RESULTS.h5|INDEX.h5|plan.h5 [-o report.html] [--python PATH]\n"
      "\n"
@@ -136,7 +140,8 @@ static const fs_command_t commands[] = {
      "  --python PATH       the interpreter (default /usr/bin/python3)\n"
      "\n"
      "Exit status: 0 written, 1 run-time failure (Python or a module missing),\n"
-     "2 bad usage or input.\n", report_opts, "file"},
+     "2 bad usage or input.\n",
+     report_opts, "file"},
     {"sweep", fs_cmd_sweep, "run a scenario's sweep: points x replications on threads, MPI or shards",
      "usage: fleetsim sweep SCENARIO.yaml -o DIR [-j N] [--shard I/N] [--resume] [--set KEY=VALUE]...\n"
      "       mpirun -n N fleetsim sweep SCENARIO.yaml -o DIR [-j N] ...\n"
@@ -157,7 +162,8 @@ static const fs_command_t commands[] = {
      "\n"
      "Under mpirun (OpenMPI; built with -DFLEETSIM_MPI=ON) rank 0 hands out runs to every\n"
      "rank as they ask, works too, and writes the index.\n"
-     "Exit status: 0 success, 1 a run failed or was interrupted, 2 bad usage or invalid input.\n", sweep_opts, "file"},
+     "Exit status: 0 success, 1 a run failed or was interrupted, 2 bad usage or invalid input.\n",
+     sweep_opts, "file"},
     {"plan", fs_cmd_plan, "search the cheapest fleet that meets the scenario's SLOs",
      "usage: fleetsim plan SCENARIO.yaml [-o DIR] [-j N] [--shard I/N] [--scan] [--set KEY=VALUE]...\n"
      "       mpirun -n N fleetsim plan SCENARIO.yaml -o DIR [-j N] ...\n"
@@ -182,13 +188,15 @@ static const fs_command_t commands[] = {
      "  --json               the plan as one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
-     "failed or was interrupted, 2 bad usage or invalid input.\n", plan_opts, "file"},
+     "failed or was interrupted, 2 bad usage or invalid input.\n",
+     plan_opts, "file"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"
      "\n"
      "Builds DIR/index.h5 from DIR/sweep.h5 and DIR/runs/*.h5 after every shard of\n"
      "'fleetsim sweep --shard I/N' has finished; refuses (exit 1), naming the missing or\n"
-     "incomplete runs, otherwise.\n", merge_opts, "dir"},
+     "incomplete runs, otherwise.\n",
+     merge_opts, "dir"},
     {"trace", fs_cmd_trace, "inspect a trace, convert it to native CSV, or fit a workload to it",
      "usage: fleetsim trace info FILE [--format F] [--lenient] [--keep-origin] [--json]\n"
      "       fleetsim trace convert FILE -o OUT.csv[.gz] [--format F] [--lenient]\n"
@@ -200,7 +208,8 @@ static const fs_command_t commands[] = {
      "convert: to the native format (docs/traces.md), written atomically.\n"
      "fit: a synthetic workload (scenario fragment) reproducing the trace.\n"
      "'fleetsim trace SUBCOMMAND --help' shows one subcommand.\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n", trace_opts, "info convert fit"},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
+     trace_opts, "info convert fit"},
     {"versus", fs_cmd_versus, "one workload under several policies side by side (common random numbers)",
      "usage: fleetsim versus SCENARIO.yaml -p NAME=KEY=VALUE[,KEY=VALUE...] -p NAME=... ...\n"
      "                       -o DIR [-r REPS] [-j N] [--metrics LIST] [--set KEY=VALUE]...\n"
@@ -228,12 +237,14 @@ static const fs_command_t commands[] = {
      "  --json               one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
-     "2 bad usage or invalid input.\n", versus_opts, "file"},
+     "2 bad usage or invalid input.\n",
+     versus_opts, "file"},
     {"help", fs_cmd_help, "list the commands, or show one command's usage",
      "usage: fleetsim help [COMMAND] [--man] [--completion bash]\n"
      "\n"
      "  --man               the man page fleetsim.1 (roff), from the command table\n"
-     "  --completion bash   the bash completion script (commands, options, scenario keys)\n", help_opts, "command"},
+     "  --completion bash   the bash completion script (commands, options, scenario keys)\n",
+     help_opts, "command"},
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",
      "usage: fleetsim frag SCENARIO.yaml [--placements LIST] [--seeds N] [--demand F]\n"
      "                     [--shapes given|learned] [-o OUT.csv] [--set KEY=VALUE]...\n"
@@ -256,8 +267,10 @@ static const fs_command_t commands[] = {
      "                     (stderr)\n"
      "  --set KEY=VALUE    override a scenario key\n"
      "\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or input.\n", frag_opts, "file"},
-    {"version", fs_cmd_version, "print the version", "usage: fleetsim version\n", version_opts, NULL},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or input.\n",
+     frag_opts, "file"},
+    {"version", fs_cmd_version, "print the version", "usage: fleetsim version\n",
+     version_opts, NULL},
 };
 
 const fs_command_t *fs_cli_commands(size_t *n)
