@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "../sim/fs_alloc.h"
+#include "fs_fmt.h"
 #include "fs_h5read.h"
 
 /* Columns of /runs that are not /summary metrics. */
@@ -422,6 +423,40 @@ static void no_interval(fs_ci_t *ci, double level)
     ci->level = level;
 }
 
+int fs_compare_all_equal(const double *x, size_t n)
+{
+    double lo = INFINITY, hi = -INFINITY, mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i]))
+            continue;
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+        mag = fabs(x[i]) > mag ? fabs(x[i]) : mag;
+    }
+    if (lo > hi || lo == hi)
+        return 1;
+    return isfinite(mag) && hi - lo <= 1e-9 * mag;
+}
+
+int fs_compare_side_constant(const fs_compare_side_t *s, const char *metric)
+{
+    size_t m = s->n_metrics;
+    for (size_t k = 0; k < s->n_metrics; k++)
+        if (strcmp(s->metrics[k], metric) == 0)
+            m = k;
+    if (m == s->n_metrics)
+        return 0;
+    for (size_t r = 1; r < s->n_reps; r++) {
+        double a = s->values[m], b = s->values[r * s->n_metrics + m];
+        if (isnan(a) && isnan(b))
+            continue;
+        double two[2] = {a, b};
+        if (isnan(a) != isnan(b) || !fs_compare_all_equal(two, 2))
+            return 0;
+    }
+    return 1;
+}
+
 static double mean_finite_pairs(const double *x, const double *y, size_t n)
 {
     double s = 0;
@@ -509,8 +544,38 @@ int fs_compare_sides(const fs_compare_side_t *a, const fs_compare_side_t *b, dou
             r->b = mean_finite_pairs(vb, va, np);
             r->diff = r->ci.mean;
             r->significant = fs_ci_significant(&r->ci);
+            if (np >= 2) {
+                /* the differences all alike (within rounding of the values):
+                 * a zero-width interval, which proves nothing */
+                int same = fs_compare_all_equal(va, np) && fs_compare_all_equal(vb, np);
+                double mag = 0, lo = INFINITY, hi = -INFINITY;
+                for (size_t p = 0; p < np; p++) {
+                    if (isnan(va[p]) || isnan(vb[p]))
+                        continue;
+                    double d = vb[p] - va[p];
+                    mag = fmax(mag, fmax(fabs(va[p]), fabs(vb[p])));
+                    lo = fmin(lo, d);
+                    hi = fmax(hi, d);
+                }
+                /* rounding of the values, not variance */
+                r->constant = same || lo > hi || hi - lo <= 1e-9 * mag;
+                if (r->constant && fabs(r->diff) <= 1e-9 * mag)
+                    r->diff = r->ci.mean = 0;
+                if (r->constant) {
+                    r->significant = -1;
+                    r->ci.sd = r->ci.half = 0;
+                    r->ci.lo = r->ci.hi = r->ci.mean;
+                }
+            }
         }
         r->rel = isfinite(r->a) && r->a != 0 ? r->diff / fabs(r->a) : NAN;
+    }
+    if (!rc && out->paired && np >= 2) {
+        out->identical_reps = 1;
+        for (size_t m = 0; m < a->n_metrics && out->identical_reps; m++)
+            out->identical_reps = fs_compare_side_constant(a, a->metrics[m]);
+        for (size_t m = 0; m < b->n_metrics && out->identical_reps; m++)
+            out->identical_reps = fs_compare_side_constant(b, b->metrics[m]);
     }
 out:
     fs_free(ia);
@@ -524,14 +589,6 @@ out:
 
 /* ---- printing ---- */
 
-static void fmt_num(char *buf, size_t sz, double v)
-{
-    if (isnan(v))
-        snprintf(buf, sz, "-");
-    else
-        snprintf(buf, sz, "%.6g", v);
-}
-
 void fs_compare_print(FILE *out, const fs_compare_side_t *a, const fs_compare_side_t *b,
                       const fs_compare_t *c)
 {
@@ -539,6 +596,12 @@ void fs_compare_print(FILE *out, const fs_compare_side_t *a, const fs_compare_si
     if (!c->paired) {
         fprintf(out, "Two single runs: differences only.  No interval is possible from one run "
                      "each;\nrun a sweep with replications for confidence intervals.\n\n");
+        fprintf(out, "%-20s %14s %14s %14s %9s\n", "metric", "A", "B", "B - A", "rel");
+    } else if (c->identical_reps) {
+        fprintf(out, "The %zu replications of each side are identical (nothing in the scenario "
+                     "draws random\nnumbers, e.g. a trace replay without failures): one "
+                     "replication is the answer;\nno interval and no significance are shown.\n\n",
+                c->n_pairs);
         fprintf(out, "%-20s %14s %14s %14s %9s\n", "metric", "A", "B", "B - A", "rel");
     } else {
         fprintf(out,
@@ -554,28 +617,39 @@ void fs_compare_print(FILE *out, const fs_compare_side_t *a, const fs_compare_si
         fprintf(out, "\n%-20s %14s %14s %14s %9s %14s %14s  significant at %g%%\n", "metric",
                 "A (mean)", "B (mean)", "B - A", "rel", "ci_lo", "ci_hi", c->level * 100);
     }
+    size_t n_const = 0;
     for (size_t i = 0; i < c->n_rows; i++) {
         const fs_compare_row_t *r = &c->rows[i];
+        fs_fmt_unit_t u = fs_fmt_metric_unit(r->metric);
         char va[32], vb[32], vd[32], vr[32], lo[32], hi[32];
-        fmt_num(va, sizeof va, r->a);
-        fmt_num(vb, sizeof vb, r->b);
-        fmt_num(vd, sizeof vd, r->diff);
+        fs_fmt_value(va, sizeof va, u, r->a);
+        fs_fmt_value(vb, sizeof vb, u, r->b);
+        fs_fmt_diff(vd, sizeof vd, u, r->diff);
         if (isnan(r->rel))
             snprintf(vr, sizeof vr, "-");
         else
             snprintf(vr, sizeof vr, "%+.1f%%", r->rel * 100);
         fprintf(out, "%-20s %14s %14s %14s %9s", r->metric, va, vb, vd, vr);
-        if (c->paired) {
-            fmt_num(lo, sizeof lo, r->ci.lo);
-            fmt_num(hi, sizeof hi, r->ci.hi);
-            fprintf(out, " %14s %14s  %s", lo, hi,
-                    r->significant == 1   ? "yes"
-                    : r->significant == 0 ? "no"
-                    : r->diff == 0        ? "no (identical)"
-                                          : "-");
+        if (c->paired && !c->identical_reps) {
+            if (r->constant) {
+                n_const++;
+                fprintf(out, " %14s %14s  %s", "", "",
+                        r->diff == 0 ? "no (identical)" : "- (same in every replication)");
+            } else {
+                fs_fmt_diff(lo, sizeof lo, u, r->ci.lo);
+                fs_fmt_diff(hi, sizeof hi, u, r->ci.hi);
+                fprintf(out, " %14s %14s  %s", lo, hi,
+                        r->significant == 1   ? "yes"
+                        : r->significant == 0 ? "no"
+                        : r->diff == 0        ? "no (identical)"
+                                              : "-");
+            }
         }
         fputc('\n', out);
     }
+    if (n_const && !c->identical_reps)
+        fprintf(out, "(%zu metric%s with the same B - A in every replication: no interval, "
+                     "no significance)\n", n_const, n_const == 1 ? "" : "s");
 }
 
 /* A CSV field: quoted when it holds a comma, quote or newline. */
@@ -633,7 +707,7 @@ void fs_compare_print_csv(FILE *out, const fs_compare_side_t *a, const fs_compar
         fprintf(out, ",%g", c->level);
         csv_num(out, r->ci.lo);
         csv_num(out, r->ci.hi);
-        if (r->significant >= 0)
+        if (r->significant >= 0 && !r->constant)
             fprintf(out, ",%d\n", r->significant);
         else
             fputs(",\n", out);

@@ -67,7 +67,11 @@ typedef struct fs_compare_row {
     double diff;         /* b - a */
     double rel;          /* diff / |a|; NaN when a is 0 or NaN */
     fs_ci_t ci;          /* paired interval of b - a; ci.n = 0 and NaN when none */
-    int significant;     /* 1 interval excludes 0, 0 it does not, -1 undefined */
+    int significant;     /* 1 interval excludes 0, 0 it does not, -1 undefined (also
+                            when constant: a zero-width interval says nothing) */
+    int constant;        /* paired: B - A is the same in every pair (to rounding),
+                            e.g. the replications of a deterministic trace replay
+                            are identical; no interval, no significance */
 } fs_compare_row_t;
 
 typedef struct fs_compare {
@@ -75,6 +79,8 @@ typedef struct fs_compare {
     size_t n_pairs;      /* replications present on both sides (paired) */
     double level;        /* e.g. 0.95 */
     int seeds_differ;    /* the sides' seed attributes differ: not common random numbers */
+    int identical_reps;  /* paired, 2+ pairs, and every replication of each side has the
+                            same value of every metric: one replication is the answer */
     size_t n_rows;
     fs_compare_row_t *rows;   /* one per metric both sides have, in A's order */
 } fs_compare_t;
@@ -86,9 +92,17 @@ int fs_compare_sides(const fs_compare_side_t *a, const fs_compare_side_t *b, dou
                      fs_compare_t *out, fs_error_t *err);
 void fs_compare_release(fs_compare_t *c);
 
-/* Human table: metric, A, B, B - A, relative, and (paired) the interval and
- * "significant at 95%" columns; a note says why there is no interval for
- * two run files. */
+/* 1 when x[0..n-1] are all equal to floating-point rounding (relative
+ * 1e-9 of the largest magnitude; NaNs ignored). */
+int fs_compare_all_equal(const double *x, size_t n);
+
+/* 1 when metric m (by name) has the same value in every replication of s. */
+int fs_compare_side_constant(const fs_compare_side_t *s, const char *metric);
+
+/* Human table, in human units (analysis/fs_fmt.h): metric, A, B, B - A,
+ * relative, and (paired) the interval and "significant at 95%" columns; a
+ * note says why there is no interval for two run files, or for identical
+ * replications. */
 void fs_compare_print(FILE *out, const fs_compare_side_t *a, const fs_compare_side_t *b,
                       const fs_compare_t *c);
 

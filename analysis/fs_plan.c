@@ -13,8 +13,10 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_plan.h"
+#include "fs_fmt.h"
 #include "fs_h5util.h"
 #include "../scenarios/fs_units.h"
+#include "../scenarios/fs_where.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
 
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#include <hdf5_hl.h>
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "unknown"
@@ -83,6 +86,20 @@ static char *printf_dup(const char *fmt, ...)
     return s;
 }
 
+/* "LINE:COL" of the key path (printf-style) in cfg's scenario text. */
+static const char *where(const fs_config_t *cfg, char *buf, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static const char *where(const fs_config_t *cfg, char *buf, size_t n, const char *fmt, ...)
+{
+    char path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    fs_where_key(cfg->source_text, path, buf, n);
+    return buf;
+}
+
 /* A bound: a plain number, or a duration (in seconds). */
 static int parse_bound(const char *text, double *out)
 {
@@ -107,14 +124,18 @@ static int spec_slo(const fs_config_t *cfg, fs_plan_spec_t *s, fs_error_t *err)
         const fs_plan_slo_cfg_t *c = &p->slo[i];
         fs_plan_slo_t *o = &s->slo[i];
         s->n_slo = i + 1;
+        char at[32];
         if (!c->max == !c->min)
-            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu (%s): give exactly one of max "
-                                "and min", file, i, c->metric);
+            return fs_error_set(err, FS_EINVAL, "%s:%s: plan.slo.%zu (%s): give exactly one of max "
+                                "and min", file, where(cfg, at, sizeof at, "plan.slo.%zu", i), i,
+                                c->metric);
         const char *text = c->max ? c->max : c->min;
         o->kind = c->max ? FS_PLAN_LE : FS_PLAN_GE;
         if (parse_bound(text, &o->bound) != 0)
-            return fs_error_set(err, FS_EINVAL, "%s: plan.slo.%zu.%s: '%s' is not a number or a "
-                                "duration such as 1h", file, i, c->max ? "max" : "min", text);
+            return fs_error_set(err, FS_EINVAL, "%s:%s: plan.slo.%zu.%s: '%s' is not a number or "
+                                "a duration such as 1h", file,
+                                where(cfg, at, sizeof at, "plan.slo.%zu.%s", i, c->max ? "max" : "min"),
+                                i, c->max ? "max" : "min", text);
         if (!(o->metric = fs_strdup(c->metric)) ||
             !(o->text = printf_dup("%s %s %s", c->metric, c->max ? "<=" : ">=", text)))
             return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
@@ -154,16 +175,21 @@ static int spec_choice(const fs_config_t *cfg, size_t i, fs_plan_choice_t *o, fs
     const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
     const fs_plan_choice_cfg_t *c = &cfg->plan.choices[i];
     long pi = find_pool(cfg, c->pool);
+    char at[32];
     if (pi < 0)
-        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.pool: no pool named '%s' in "
-                            "cluster.pools", file, i, c->pool);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu.pool: no pool named '%s' in "
+                            "cluster.pools", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.pool", i), i, c->pool);
     if (c->to < c->from)
-        return fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu.nodes: to (%" PRIu32 ") is "
-                            "below from (%" PRIu32 ")", file, i, c->to, c->from);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu.nodes: to (%" PRIu32 ") is "
+                            "below from (%" PRIu32 ")", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.nodes.to", i), i, c->to,
+                            c->from);
     uint64_t count = (uint64_t)(c->to - c->from) / c->step + 1;
     if (count > MAX_COUNTS)
-        return fs_error_set(err, FS_ELIMIT, "%s: plan.choices.%zu.nodes: more than %u node "
-                            "counts; use a larger step", file, i, MAX_COUNTS);
+        return fs_error_set(err, FS_ELIMIT, "%s:%s: plan.choices.%zu.nodes: more than %u node "
+                            "counts; use a larger step", file,
+                            where(cfg, at, sizeof at, "plan.choices.%zu.nodes", i), i, MAX_COUNTS);
     const fs_pool_cfg_t *pool = &cfg->cluster.pools[pi];
     o->pool_index = (size_t)pi;
     o->gpus_per_node = c->gpus_per_node ? c->gpus_per_node : pool->gpus_per_node;
@@ -213,10 +239,12 @@ int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t
     for (size_t i = 0; !rc && i < p->n_choices; i++) {
         s->n_choices = i + 1;
         rc = spec_choice(cfg, i, &s->choices[i], err);
+        char at[32];
         for (size_t j = 0; !rc && j < i; j++)
             if (strcmp(s->choices[j].name, s->choices[i].name) == 0)
-                rc = fs_error_set(err, FS_EINVAL, "%s: plan.choices.%zu: the name '%s' is taken by "
-                                  "plan.choices.%zu (give each a name)", file, i,
+                rc = fs_error_set(err, FS_EINVAL, "%s:%s: plan.choices.%zu: the name '%s' is taken "
+                                  "by plan.choices.%zu (give each a name)", file,
+                                  where(cfg, at, sizeof at, "plan.choices.%zu", i), i,
                                   s->choices[i].name, j);
     }
     if (!rc && spec_metrics(cfg, s) != 0)
@@ -540,13 +568,41 @@ int fs_plan_search(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_p
     return 0;
 }
 
+void fs_plan_cash_npv(fs_plan_cash_t *c)
+{
+    double npv = c->purchase;
+    double y = 0;
+    for (int k = 1; y < c->years && k <= 1000; k++) {
+        double part = c->years - y < 1 ? c->years - y : 1;
+        npv += c->opex_per_year * part / pow(1 + c->rate, k);
+        y += part;
+    }
+    npv -= c->residual / pow(1 + c->rate, c->years);
+    c->npv = npv;
+}
+
 /* ---- printing ---------------------------------------------------------------------------- */
+
+/* "mean +- half" of metric m in its unit (analysis/fs_fmt.h). */
+static const char *fmt_ci(char *buf, size_t n, const char *m, const fs_ci_t *ci)
+{
+    fs_fmt_interval(buf, n, fs_fmt_metric_unit(m), ci->mean, ci->half);
+    return buf;
+}
+
+static const char *fmt_v(char *buf, size_t n, const char *m, double v)
+{
+    fs_fmt_value(buf, n, fs_fmt_metric_unit(m), v);
+    return buf;
+}
 
 static void print_point(FILE *f, const fs_plan_spec_t *s, const fs_plan_point_t *p, int chosen)
 {
     fprintf(f, "%-16s %7" PRIu32 " %8" PRIu64, s->choices[p->choice].name, p->nodes, p->gpus);
-    for (size_t m = 0; m < s->n_metrics; m++)
-        fprintf(f, "  %11.5g ± %-9.3g", p->ci[m].mean, p->ci[m].half);
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        char b[64];
+        fprintf(f, "  %23s", fmt_ci(b, sizeof b, s->metrics[m], &p->ci[m]));
+    }
     fprintf(f, "  %-5s %-8s%s\n", p->meets ? "yes" : "no", p->frontier ? "frontier" : "",
             chosen ? " <- chosen" : "");
 }
@@ -598,10 +654,12 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
                 break;
             done[b] = 1;
             const fs_plan_point_t *p = &r->points[b];
-            fprintf(f, "  %-16s %7" PRIu32 " nodes  %s %.5g", s->choices[p->choice].name, p->nodes,
-                    s->metrics[0], p->ci[0].mean);
+            char vb[64];
+            fprintf(f, "  %-16s %7" PRIu32 " nodes  %s %s", s->choices[p->choice].name, p->nodes,
+                    s->metrics[0], fmt_v(vb, sizeof vb, s->metrics[0], p->ci[0].mean));
             for (size_t i = 0; i < s->n_slo; i++)
-                fprintf(f, "  %s %.5g", s->metrics[1 + i], p->ci[1 + i].mean);
+                fprintf(f, "  %s %s", s->metrics[1 + i],
+                        fmt_v(vb, sizeof vb, s->metrics[1 + i], p->ci[1 + i].mean));
             fprintf(f, "  %s\n", p->meets ? "meets" : "misses");
         }
         fs_free(done);
@@ -614,9 +672,10 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
             continue;
         }
         const fs_plan_point_t *p = &r->points[r->best[c]];
-        fprintf(f, "  %-16s %7" PRIu32 " nodes (%" PRIu64 " %s GPUs)  %s %.5g ± %.3g\n",
+        char b[64];
+        fprintf(f, "  %-16s %7" PRIu32 " nodes (%" PRIu64 " %s GPUs)  %s %s\n",
                 s->choices[c].name, p->nodes, p->gpus, s->choices[c].gpu, s->metrics[0],
-                p->ci[0].mean, p->ci[0].half);
+                fmt_ci(b, sizeof b, s->metrics[0], &p->ci[0]));
     }
     if (r->chosen < 0) {
         fprintf(f, "\nchosen: none: no evaluated fleet meets the SLOs (widen the node ranges)\n");
@@ -627,13 +686,17 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
         fprintf(f, "\nwarning: the objective %s has no value for the chosen fleet (NaN: for cost, a "
                 "GPU type without prices, docs/cost.md); it was chosen by fewest GPUs\n",
                 s->metrics[0]);
-    fprintf(f, "\nchosen: %s, %" PRIu32 " nodes of pool %s (%" PRIu64 " %s GPUs): %s %.6g "
-            "[%.6g, %.6g]", s->choices[p->choice].name, p->nodes, s->choices[p->choice].pool,
-            p->gpus, s->choices[p->choice].gpu, s->metrics[0], p->ci[0].mean, p->ci[0].lo,
-            p->ci[0].hi);
-    for (size_t i = 0; i < s->n_slo; i++)
-        fprintf(f, "; %s %.5g [%.5g, %.5g]", s->metrics[1 + i], p->ci[1 + i].mean, p->ci[1 + i].lo,
-                p->ci[1 + i].hi);
+    char b1[48], b2[48], b3[48];
+    const char *m0 = s->metrics[0];
+    fprintf(f, "\nchosen: %s, %" PRIu32 " nodes of pool %s (%" PRIu64 " %s GPUs): %s %s "
+            "[%s, %s]", s->choices[p->choice].name, p->nodes, s->choices[p->choice].pool,
+            p->gpus, s->choices[p->choice].gpu, m0, fmt_v(b1, sizeof b1, m0, p->ci[0].mean),
+            fmt_v(b2, sizeof b2, m0, p->ci[0].lo), fmt_v(b3, sizeof b3, m0, p->ci[0].hi));
+    for (size_t i = 0; i < s->n_slo; i++) {
+        const char *m = s->metrics[1 + i];
+        fprintf(f, "; %s %s [%s, %s]", m, fmt_v(b1, sizeof b1, m, p->ci[1 + i].mean),
+                fmt_v(b2, sizeof b2, m, p->ci[1 + i].lo), fmt_v(b3, sizeof b3, m, p->ci[1 + i].hi));
+    }
     fprintf(f, "\n");
 }
 
@@ -805,10 +868,17 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
 {
     const char *e = "";
     const char **slo = fs_calloc(s->n_slo + 1, sizeof *slo);
+    const char **slo_metric = fs_calloc(s->n_slo + 1, sizeof *slo_metric);
+    const char **slo_kind = fs_calloc(s->n_slo + 1, sizeof *slo_kind);
+    double *slo_bound = fs_calloc(s->n_slo + 1, sizeof *slo_bound);
     const char **names = fs_calloc(s->n_choices + 1, sizeof *names);
-    int bad = !slo || !names;
-    for (size_t i = 0; !bad && i < s->n_slo; i++)
+    int bad = !slo || !names || !slo_metric || !slo_kind || !slo_bound;
+    for (size_t i = 0; !bad && i < s->n_slo; i++) {
         slo[i] = s->slo[i].text;
+        slo_metric[i] = s->slo[i].metric;
+        slo_kind[i] = s->slo[i].kind == FS_PLAN_LE ? "max" : "min";
+        slo_bound[i] = s->slo[i].bound;
+    }
     for (size_t i = 0; !bad && i < s->n_choices; i++)
         names[i] = s->choices[i].name;
     bad = bad ||
@@ -824,14 +894,22 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
           fs_h5_attr_u64(f, "replications", s->replications) ||
           fs_h5_attr_str(f, "search", s->search == FS_PLAN_SCAN ? "scan" : "bisect") ||
           fs_h5_attr_strs(f, "slo", slo, s->n_slo) ||
+          /* the SLOs as numbers (bounds in the metric's unit, seconds for times) */
+          fs_h5_attr_strs(f, "slo_metric", slo_metric, s->n_slo) ||
+          fs_h5_attr_strs(f, "slo_kind", slo_kind, s->n_slo) ||
+          (s->n_slo && H5LTset_attribute_double(f, "/", "slo_bound", slo_bound, s->n_slo) < 0) ||
           fs_h5_attr_strs(f, "choices", names, s->n_choices) ||
           fs_h5_attr_u64(f, "evaluations", r->n_points) ||
           fs_h5_attr_u64(f, "rounds", r->rounds) ||
           fs_h5_attr_u64(f, "runs", r->n_points * s->replications) ||
           fs_h5_attr_u64(f, "nonmonotone", r->nonmonotone) ||
           fs_h5_attr_u64(f, "feasible", r->chosen >= 0) ||
+          fs_h5_attr_f64(f, "discount_rate", meta->cash ? meta->cash->rate : NAN) ||
           fs_h5_attr_str(f, "currency", "USD");
     fs_free(slo);
+    fs_free(slo_metric);
+    fs_free(slo_kind);
+    fs_free(slo_bound);
     fs_free(names);
     if (bad || r->chosen < 0)
         return bad ? -1 : 0;
@@ -844,7 +922,14 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
            fs_h5_attr_u64(f, "chosen_gpus", p->gpus) ||
            fs_h5_attr_f64(f, "chosen_objective_mean", p->ci[0].mean) ||
            fs_h5_attr_f64(f, "chosen_objective_lo", p->ci[0].lo) ||
-           fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi)
+           fs_h5_attr_f64(f, "chosen_objective_hi", p->ci[0].hi) ||
+           (meta->cash &&
+            (fs_h5_attr_f64(f, "chosen_purchase", meta->cash->purchase) ||
+             fs_h5_attr_f64(f, "chosen_depreciation_share", meta->cash->depreciation_share) ||
+             fs_h5_attr_f64(f, "chosen_opex_per_year", meta->cash->opex_per_year) ||
+             fs_h5_attr_f64(f, "chosen_residual", meta->cash->residual) ||
+             fs_h5_attr_f64(f, "cash_flow_years", meta->cash->years) ||
+             fs_h5_attr_f64(f, "chosen_npv", meta->cash->npv)))
                ? -1
                : 0;
 }

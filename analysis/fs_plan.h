@@ -142,6 +142,27 @@ void fs_plan_result_destroy(fs_plan_result_t *r);
 #include <stdio.h>
 void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r);
 
+/* The finance view of one fleet (computed by the CLI from the cost model,
+ * docs/plan.md "Cash flow"): money in the results' currency. */
+typedef struct fs_plan_cash {
+    double purchase;        /* owned GPUs' capex, paid at year 0 */
+    double run_s;           /* the priced span of a run (mean end_time), s */
+    double run_cost;        /* mean cost_total of the runs */
+    double depreciation;    /* the part of run_cost that is depreciation */
+    double depreciation_share; /* depreciation / purchase: the share of the purchase
+                               that the run's span uses up (NaN: nothing owned) */
+    double opex_per_year;   /* run_cost - depreciation, per year of 365.25 d */
+    double years;           /* the cash-flow horizon: cost.depreciation, years */
+    double residual;        /* purchase x cost.residual, recovered at the end */
+    double rate;            /* plan.discount_rate, per year */
+    double npv;             /* purchase + discounted yearly opex - discounted residual */
+} fs_plan_cash_t;
+
+/* Fills c->npv from the other fields: purchase at year 0, opex_per_year at
+ * the end of each year (a fractional last year pro rata), residual at
+ * `years`, all discounted at `rate` per year. */
+void fs_plan_cash_npv(fs_plan_cash_t *c);
+
 /* What plan.h5 records about where the plan came from (borrowed). */
 typedef struct fs_plan_meta {
     const char *name;           /* scenario name */
@@ -149,6 +170,7 @@ typedef struct fs_plan_meta {
     const char *scenario_path;
     const char *const *sets;    /* --set list */
     size_t n_sets;
+    const fs_plan_cash_t *cash; /* the chosen fleet's cash flow, or NULL */
 } fs_plan_meta_t;
 
 /* Writes PATH (temp name, renamed into place): /plan (one row per evaluated

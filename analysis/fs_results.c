@@ -1322,3 +1322,23 @@ int fs_results_add_cost(fs_results_t *r, const fs_cost_report_t *cost,
     call_end(&c);
     return rc;
 }
+
+const char *fs_results_summary_field(size_t i, const fs_summary_t *sum, double *value,
+                                     int *is_count, const char **unit)
+{
+    if (i >= N_OF(summary_cols))
+        return NULL;
+    const col_t *c = &summary_cols[i];
+    const char *p = (const char *)sum + c->off;
+    *is_count = c->kind == K_U64;
+    if (c->kind == K_U64) {
+        uint64_t u;
+        memcpy(&u, p, sizeof u);
+        *value = (double)u;
+    } else {
+        memcpy(value, p, sizeof *value);
+    }
+    if (unit)
+        *unit = c->unit;
+    return c->name;
+}

@@ -104,4 +104,11 @@ void fs_results_abort(fs_results_t *r);
 
 #define FS_RESULTS_BATCH 65536
 
+/* The i-th column of /summary (i < the number of columns; NULL past the
+ * end): its name, its unit and *value = that field of sum (unsigned counts
+ * converted to double); *is_count is 1 for the unsigned integer columns.
+ * For printing the summary as it is written (fleetsim run --json). */
+const char *fs_results_summary_field(size_t i, const fs_summary_t *sum, double *value,
+                                     int *is_count, const char **unit);
+
 #endif

@@ -203,6 +203,27 @@ def in_stats_waits(path, warmup):
     return wait[keep]
 
 
+TABLES = ("jobs", "timeline", "summary", "failures", "tenants", "cost", "pools", "runs",
+          "points", "stats", "plan", "plan_runs")
+
+
+def check_layout(path):
+    """Every table the report reads must be a table (a compound dataset), not a group."""
+    with h5py.File(path, "r") as f:
+        for name in TABLES:
+            if name not in f:
+                continue
+            obj = f.get(name, getlink=False)
+            if not isinstance(obj, h5py.Dataset):
+                raise BadInput("%s: /%s is a %s, expected a table (a compound dataset; "
+                               "docs/results.md)" % (path, name,
+                                                     "group" if isinstance(obj, h5py.Group)
+                                                     else type(obj).__name__))
+            if obj.dtype.names is None:
+                raise BadInput("%s: /%s is not a table (no named columns; docs/results.md)"
+                               % (path, name))
+
+
 def read_summary(f):
     row = f["summary"][0]
     units = columns_units(f["summary"])
@@ -578,6 +599,7 @@ def report_sweep(path, rep, warmup):
     with h5py.File(path, "r") as f:
         points, params = sweep_points(f)
         runs = runs_by_point(f, path)
+        variants = [text(v) for v in f.attrs["variants"]] if "variants" in f.attrs else None
         stats = f["stats"][:] if "stats" in f else None
         seed = f.attrs.get("seed")
         name = f.attrs.get("name")
@@ -586,6 +608,12 @@ def report_sweep(path, rep, warmup):
         nruns = len(f["runs"])
     labels = {p: point_label(params, v) or "point %d" % p for p, v in points}
     x = choose_x(points, params)
+    if variants is not None and len(variants) == len(points):
+        # fleetsim versus: the points are named policies, not values of a
+        # numeric parameter: one series (bar) per policy, labelled by its name
+        labels = {p: variants[i] for i, (p, _) in enumerate(points)}
+        x = None
+        plot_policies(rep, stats, points, labels)
     others = [p for p in params if p != x]
 
     # utilization and wait versus load, with 95% bands
@@ -634,7 +662,7 @@ def report_sweep(path, rep, warmup):
                           html.escape(", ".join(others)) if others else ""))
     elif stats is None:
         rep.note("No /stats table in the index: no plots against the swept parameter.")
-    else:
+    elif variants is None:
         rep.note("No numeric swept parameter: no plots against load.")
 
     # wait CDF per point, pooled over replications
@@ -716,9 +744,10 @@ def report_sweep(path, rep, warmup):
     rows = []
     for p, v in points:
         reps = runs.get(p, [])
-        rows.append(["%d" % p] + [html.escape(v[c]) for c in params] + ["%d" % len(reps)])
-    rep.table("Points (/points)", ["point"] + [html.escape(c) for c in params] +
-              ["finished runs"], rows)
+        rows.append(["%d" % p] + ([html.escape(labels[p])] if variants else []) +
+                    [html.escape(v[c]) for c in params] + ["%d" % len(reps)])
+    rep.table("Points (/points)", ["point"] + (["policy (-p)"] if variants else []) +
+              [html.escape(c) for c in params] + ["finished runs"], rows)
     if stats is not None and len(stats):
         metric = np.array([text(m) for m in stats["metric"]])
         show = [m for m in ("jobs_completed", "utilization", "goodput", "wait_mean", "wait_p50",
@@ -726,7 +755,7 @@ def report_sweep(path, rep, warmup):
                 if (metric == m).any()]
         rows = []
         for p, _ in points:
-            cells = ["%d" % p]
+            cells = ["%d" % p if not variants else "%d %s" % (p, html.escape(labels[p]))]
             for m in show:
                 r = stats[(metric == m) & (stats["point"] == p)]
                 if len(r):
@@ -743,8 +772,190 @@ def report_sweep(path, rep, warmup):
         html.escape(os.path.basename(path)), len(points), nruns)
     if seed is not None:
         sub += " &middot; seed %s" % html.escape(text(seed))
-    title = "fleetsim sweep report" + (": " + text(name) if name is not None else "")
+    title = ("fleetsim versus report" if variants else "fleetsim sweep report") + \
+        (": " + text(name) if name is not None else "")
     return title, sub
+
+
+def plot_policies(rep, stats, points, labels):
+    """fleetsim versus: per metric, one bar per policy (its mean over the
+    replications) with the 95% interval as an error bar; policies on a
+    categorical axis in -p order."""
+    if stats is None or not len(stats):
+        rep.note("No /stats table in the index: no per-policy plot.")
+        return
+    metric = np.array([text(m) for m in stats["metric"]])
+    panels = [("utilization", "utilization (fraction of GPUs up)"),
+              ("wait_mean", "mean wait (s)"), ("wait_p95", "95th percentile wait (s)"),
+              ("jct_mean", "mean completion time (s)")]
+    panels = [pn for pn in panels if (metric == pn[0]).any()]
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), squeeze=False)
+    names = [labels[p] for p, _ in points]
+    for ax, (m, ylabel) in zip(axes[0], panels):
+        sel = stats[metric == m]
+        by_pt = {int(r["point"]): r for r in sel}
+        for i, (p, _) in enumerate(points):
+            if p not in by_pt:
+                continue
+            r = by_pt[p]
+            mean, lo, hi = float(r["mean"]), float(r["ci_lo"]), float(r["ci_hi"])
+            err = None if math.isnan(lo) or math.isnan(hi) else [[mean - lo], [hi - mean]]
+            ax.bar(i, mean, color="C%d" % (i % 10), yerr=err, capsize=4, label=labels[p])
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, axis="y")
+        if m == "utilization":
+            ax.set_ylim(0, 1.02)
+    rep.figure(fig, "versus_policies", "Policies side by side",
+               "One bar per policy given with <code>-p</code> (in that order): the mean over "
+               "the replications (/stats) with its 95%% Student-t interval (no bar when the "
+               "replications are identical or there is one).")
+
+
+# ---- plan.h5 (fleetsim plan) ------------------------------------------------
+
+def metric_unit(m):
+    """The unit of a /summary metric by its name (as analysis/fs_fmt.c)."""
+    if m in ("wait_prob", "goodput", "availability", "ettr_mean", "little_rel_err") or \
+            m.startswith("utilization") or m.endswith("_share"):
+        return "fraction"
+    if m.startswith("cost_"):
+        return "USD"
+    if m.startswith(("wait_", "jct_", "queued_")) or m in ("makespan", "end_time") or \
+            m.endswith("_s"):
+        return "s"
+    return ""
+
+
+def report_plan(path, rep, warmup):
+    """The cost frontier, each choice's smallest fleet and the SLO margins of a
+    plan.h5 (docs/plan.md)."""
+    with h5py.File(path, "r") as f:
+        plan = f["plan"][:]
+        attrs = {k: f.attrs[k] for k in f.attrs}
+    objective = text(attrs.get("objective", "cost_total"))
+    conf = float(attrs.get("confidence", 0.95))
+    slo_metric = [text(m) for m in attrs.get("slo_metric", [])]
+    slo_kind = [text(k) for k in attrs.get("slo_kind", [])]
+    slo_bound = [float(b) for b in attrs.get("slo_bound", [])]
+    slo_text = [text(t) for t in attrs.get("slo", [])]
+    choices = [text(c) for c in attrs.get("choices", [])] or \
+        sorted(set(text(c) for c in plan["choice"]))
+    ounit = metric_unit(objective)
+    names = plan.dtype.names
+
+    def col(m, what):
+        c = "%s_%s" % (m, what)
+        return plan[c].astype(float) if c in names else np.full(len(plan), np.nan)
+
+    omean, olo, ohi = col(objective, "mean"), col(objective, "lo"), col(objective, "hi")
+    gpus = plan["gpus"].astype(float)
+    meets = plan["meets"].astype(bool)
+    front = plan["frontier"].astype(bool)
+    chosen = plan["chosen"].astype(bool) if "chosen" in names else np.zeros(len(plan), bool)
+    best = plan["best"].astype(bool) if "best" in names else np.zeros(len(plan), bool)
+    pchoice = np.array([text(c) for c in plan["choice"]])
+
+    # the cost frontier: objective against GPUs, one series per choice
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for ci, c in enumerate(choices):
+        sel = np.where(pchoice == c)[0]
+        if not len(sel):
+            continue
+        sel = sel[np.argsort(gpus[sel])]
+        color = "C%d" % (ci % 10)
+        ax.errorbar(gpus[sel], omean[sel], yerr=[omean[sel] - olo[sel], ohi[sel] - omean[sel]],
+                    color=color, lw=1, capsize=3, label=c, alpha=0.8)
+        ax.scatter(gpus[sel][meets[sel]], omean[sel][meets[sel]], color=color, zorder=3)
+        ax.scatter(gpus[sel][~meets[sel]], omean[sel][~meets[sel]], facecolors="none",
+                   edgecolors=color, zorder=3)
+    if chosen.any():
+        k = np.where(chosen)[0][0]
+        ax.scatter([gpus[k]], [omean[k]], marker="*", s=220, color="k", zorder=4, label="chosen")
+    fr = np.where(front)[0]
+    if len(fr):
+        fr = fr[np.argsort(gpus[fr])]
+        ax.plot(gpus[fr], omean[fr], ls=":", color="grey", lw=1, label="frontier")
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("%s%s" % (objective, " (%s)" % ounit if ounit else ""))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    rep.figure(fig, "plan_frontier", "Cost frontier",
+               "The objective <code>%s</code> of every evaluated fleet (mean over the "
+               "replications with its %g%% Student-t interval), one series per choice; filled: "
+               "meets every SLO, hollow: misses one; the star is the chosen plan; the dotted "
+               "line joins the frontier (no other point is better in the objective and every "
+               "SLO metric)." % (html.escape(objective), conf * 100))
+
+    # SLO margins: each SLO metric against GPUs, with its bound
+    if slo_metric:
+        fig, axes = plt.subplots(1, len(slo_metric), figsize=(5 * len(slo_metric), 4),
+                                 squeeze=False)
+        for ax, m, kind, bound, txt in zip(axes[0], slo_metric, slo_kind, slo_bound, slo_text):
+            mean, lo, hi = col(m, "mean"), col(m, "lo"), col(m, "hi")
+            for ci, c in enumerate(choices):
+                sel = np.where(pchoice == c)[0]
+                sel = sel[np.argsort(gpus[sel])]
+                ax.errorbar(gpus[sel], mean[sel], yerr=[mean[sel] - lo[sel], hi[sel] - mean[sel]],
+                            marker="o", ms=3, lw=1, capsize=3, color="C%d" % (ci % 10), label=c)
+            ax.axhline(bound, color="r", ls="--", lw=1, label="bound (%s)" % kind)
+            ax.set_xlabel("GPUs")
+            ax.set_ylabel(m + (" (%s)" % metric_unit(m) if metric_unit(m) else ""))
+            ax.set_title(txt, fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        rep.figure(fig, "plan_slo", "SLO margins",
+                   "Each SLO metric of every evaluated fleet with its %g%% interval and the bound "
+                   "(dashed): an SLO <code>max</code> holds when the upper end of the interval is "
+                   "at or below the bound, <code>min</code> when the lower end is at or above."
+                   % (conf * 100))
+
+    # each choice's smallest fleet that meets the SLOs, with the SLO margins
+    header = ["choice", "pool", "GPU", "nodes", "GPUs", "%s (mean [%g%% interval])" %
+              (html.escape(objective), conf * 100)]
+    header += ["margin of %s" % html.escape(t) for t in slo_text]
+    rows = []
+    for c in choices:
+        sel = np.where((pchoice == c) & best)[0]
+        if not len(sel):
+            rows.append([html.escape(c), "", "", "none meets the SLOs", "", ""] +
+                        [""] * len(slo_metric))
+            continue
+        k = sel[0]
+        r = plan[k]
+        cell = "%s [%s, %s]" % (fmt_value(omean[k], ounit), fmt_value(olo[k], ounit),
+                                fmt_value(ohi[k], ounit))
+        margins = []
+        for m, kind, bound in zip(slo_metric, slo_kind, slo_bound):
+            end = col(m, "hi")[k] if kind == "max" else col(m, "lo")[k]
+            margin = bound - end if kind == "max" else end - bound
+            margins.append("%s (interval end %s)" % (fmt_value(margin, metric_unit(m)),
+                                                   fmt_value(end, metric_unit(m))))
+        rows.append([html.escape(c), html.escape(text(r["pool"])), html.escape(text(r["gpu"])),
+                     "%d" % int(r["nodes"]), "%d" % int(r["gpus"]),
+                     cell + (" &larr; chosen" if chosen[k] else "")] + margins)
+    rep.table("Each choice's smallest fleet that meets the SLOs", header, rows,
+              "Margin: how far the interval end is inside the bound (a positive margin holds).")
+
+    rows = []
+    order = np.lexsort((gpus, pchoice))
+    for k in order:
+        r = plan[k]
+        rows.append([html.escape(pchoice[k]), "%d" % int(r["nodes"]), "%d" % int(r["gpus"]),
+                     fmt_value(omean[k], ounit)] +
+                    [fmt_value(col(m, "mean")[k], metric_unit(m)) for m in slo_metric] +
+                    ["yes" if meets[k] else "no", "yes" if front[k] else "",
+                     "chosen" if chosen[k] else ""])
+    rep.table("Every evaluated fleet (/plan)", ["choice", "nodes", "GPUs", html.escape(objective)] +
+              [html.escape(m) for m in slo_metric] + ["meets", "frontier", ""], rows)
+    sub = "%s &middot; %d fleets evaluated &middot; %d runs" % (
+        html.escape(os.path.basename(path)), len(plan), int(attrs.get("runs", 0)))
+    name = attrs.get("name")
+    return "fleetsim plan report" + (": " + html.escape(text(name)) if name is not None and
+                                     text(name) else ""), sub
 
 
 def main(argv):
@@ -762,10 +973,13 @@ def main(argv):
     try:
         if not h5py.is_hdf5(a.results):
             raise BadInput("%s: not an HDF5 file" % a.results)
+        check_layout(a.results)
         with h5py.File(a.results, "r") as f:
             sweep = "runs" in f
+            plan = "plan" in f and "plan_runs" in f
         rep = Report(a.output)
-        title, sub = (report_sweep if sweep else report_run)(a.results, rep, a.warmup)
+        kind = report_plan if plan else report_sweep if sweep else report_run
+        title, sub = kind(a.results, rep, a.warmup)
         rep.write(title, sub)
     except BadInput as e:
         print("fleetsim report: %s" % e, file=sys.stderr)
@@ -773,6 +987,10 @@ def main(argv):
     except (OSError, KeyError, ValueError) as e:
         print("fleetsim report: %s: %s" % (a.results, e), file=sys.stderr)
         return 1
+    except Exception as e:     # no traceback for a layout this report does not know
+        print("fleetsim report: %s: cannot read this file's layout (%s: %s)"
+              % (a.results, type(e).__name__, e), file=sys.stderr)
+        return 2
     print(a.output)
     return 0
 

@@ -104,6 +104,7 @@ typedef struct fs_plan_cfg {
     uint64_t replications;  /* runs per candidate (>= 2), replication indices 0..n-1 */
     int search;             /* enum fs_plan_search_kind */
     int keep_jobs;          /* bool: candidate runs write /jobs and /timeline */
+    double discount_rate;   /* per year, for the cash-flow view and NPV (plan.discount_rate) */
     fs_plan_slo_cfg_t *slo; /* owned */
     size_t n_slo;
     fs_plan_choice_cfg_t *choices; /* owned, >= 1 when given */

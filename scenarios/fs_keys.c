@@ -602,6 +602,10 @@ static const fs_key_t config_rows[] = {
      .def = "bisect",
      .doc = "bisect: per choice, the smallest node count meeting the SLOs by bisection (SLOs "
             "monotone in nodes); scan: every node count (for checking)."},
+    {.path = "plan.discount_rate", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(plan.discount_rate), .min = 0, .max = 1, .def = "0.08",
+     .doc = "Yearly discount rate of the plan's cash-flow view (purchase now, operating cost per "
+            "year, residual value at the end of depreciation) and its net present value."},
     {.path = "plan.keep_jobs", .type = FS_KT_BOOL, .off = CF(plan.keep_jobs), .def = "false",
      .doc = "Candidate runs keep /jobs and /timeline (false: only /summary and the small tables)."},
     {.path = "plan.slo", .type = FS_KT_LIST, .off = CF(plan.slo), .off2 = CF(plan.n_slo),

@@ -14,13 +14,16 @@
 #include "fs_sweep.h"
 #include "fs_keys.h"
 #include "fs_scenario.h"
+#include "fs_where.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_RUNS 10000000u
@@ -637,7 +640,13 @@ static int build(fs_sweep_plan_t *p, const fs_config_t *base, fs_error_t *err)
                 break;
         }
     if (points > MAX_RUNS || points * p->replications > MAX_RUNS)
-        return fs_error_set(err, FS_ELIMIT, "%s: the sweep has more than %u runs", file, MAX_RUNS);
+    {
+        char at[32];  /* the sweep section's position (the run count is its product) */
+        fs_where_key(p->text, "sweep", at, sizeof at);
+        return fs_error_set(err, FS_ELIMIT, "%s:%s: the sweep has more than %u runs (%" PRIu64
+                            " points x %" PRIu64 " replications)", file, at, MAX_RUNS, points,
+                            p->replications);
+    }
     p->n_points = (size_t)points;
     p->n_runs = (size_t)(points * p->replications);
     /* every value alone, then every point */
@@ -709,22 +718,43 @@ int fs_sweep_plan_from_text(const char *name, const char *text, const char *cons
 
 /* The base config's value of a top-level scalar key as override text
  * (owned); NULL when key is not such a key or has no value. */
-static char *base_value(const fs_config_t *cfg, const char *key)
+/* The value of key in the struct at base (described by tab) as scenario
+ * text, or NULL when it is not one scalar.  A key inside a list
+ * ("cluster.pools.0.nodes") goes down into that element. */
+static char *base_value_in(const fs_keytab_t *tab, const void *base, const char *key)
 {
-    for (size_t i = 0; i < fs_keys_config.n; i++) {
-        const fs_key_t *k = &fs_keys_config.rows[i];
+    for (size_t i = 0; i < tab->n; i++) {
+        const fs_key_t *k = &tab->rows[i];
+        size_t pl = strlen(k->path);
+        if (k->type == FS_KT_LIST && k->sub && strncmp(k->path, key, pl) == 0 && key[pl] == '.') {
+            char *end;
+            errno = 0;
+            unsigned long long idx = strtoull(key + pl + 1, &end, 10);
+            if (errno || end == key + pl + 1 || *end != '.')
+                return NULL;
+            const char *arr = *(const char *const *)((const char *)base + k->off);
+            size_t count = *(const size_t *)((const char *)base + k->off2);
+            if (!arr || idx >= count)
+                return NULL;
+            return base_value_in(k->sub, arr + idx * k->sub->size, end + 1);
+        }
         if (strcmp(k->path, key) != 0)
             continue;
         if (!fs_keys_is_scalar(k) || k->type == FS_KT_RAW)
             return NULL;
         if (k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) {
-            const char *v = *(char *const *)((const char *)cfg + k->off);
+            const char *v = *(char *const *)((const char *)base + k->off);
             return v ? fs_strdup(v) : NULL;
         }
         char buf[64];
-        return fs_strdup(fs_keys_format(k, cfg, buf, sizeof buf));
+        return fs_strdup(fs_keys_format(k, base, buf, sizeof buf));
     }
     return NULL;
+}
+
+static char *base_value(const fs_config_t *cfg, const char *key)
+{
+    return base_value_in(&fs_keys_config, cfg, key);
 }
 
 /* The value variant v gives key, or NULL. */

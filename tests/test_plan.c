@@ -152,17 +152,18 @@ static void test_spec_errors(void **state)
 {
     (void)state;
     expect_error("plan: {choices: [{pool: nope, nodes: {from: 1, to: 2}}]}\n",
-                 "t.yaml: plan.choices.0.pool: no pool named 'nope'");
+                 "t.yaml:10:25: plan.choices.0.pool: no pool named 'nope'");
+    /* value errors found after loading carry FILE:LINE:COL too (the key's place) */
     expect_error("plan: {choices: [{pool: main, nodes: {from: 5, to: 2}}]}\n",
-                 "plan.choices.0.nodes: to (2) is below from (5)");
+                 "t.yaml:10:52: plan.choices.0.nodes: to (2) is below from (5)");
     expect_error("plan: {slo: [{metric: wait_p95, max: 1x}], choices: [{pool: main, nodes: {from: 1, to: 2}}]}\n",
-                 "plan.slo.0.max: '1x' is not a number or a duration");
+                 "t.yaml:10:38: plan.slo.0.max: '1x' is not a number or a duration");
     expect_error("plan: {slo: [{metric: wait_p95, max: 1h, min: 1s}], choices: [{pool: main, nodes: {from: 1, to: 2}}]}\n",
-                 "plan.slo.0 (wait_p95): give exactly one of max and min");
+                 "t.yaml:10:14: plan.slo.0 (wait_p95): give exactly one of max and min");
     expect_error("plan: {slo: [{metric: wait_p95}], choices: [{pool: main, nodes: {from: 1, to: 2}}]}\n",
                  "give exactly one of max and min");
     expect_error("plan: {choices: [{pool: main, nodes: {from: 1, to: 2}}, {pool: main, nodes: {from: 1, to: 2}}]}\n",
-                 "plan.choices.1: the name 'main' is taken");
+                 "t.yaml:10:57: plan.choices.1: the name 'main' is taken");
     /* key-table errors carry FILE:LINE:COL */
     expect_error("plan: {replications: 1, choices: [{pool: main, nodes: {from: 1, to: 2}}]}\n",
                  "t.yaml:10:");
@@ -385,7 +386,7 @@ static void test_write(void **state)
     assert_true(r->chosen >= 0);
     char *dir = fs_test_tmpdir(), *path = fs_test_path(dir, "plan.h5");
     const char *sets[] = {"seed=3"};
-    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1};
+    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1, NULL};
     assert_int_equal(fs_plan_write(path, s, r, &meta, &err), 0);
     hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(h >= 0);

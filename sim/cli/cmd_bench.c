@@ -88,29 +88,34 @@ int fs_cmd_bench(int argc, char **argv)
 {
     int quick = 0, policy_only = 0, trace = 1, trace_only = 0;
     unsigned long long jobs = 1000000, gpus = 10000, trace_rows = 5000000;
-    for (int i = 1; i < argc; i++) {
-        if (fs_cli_is_help(argv[i])) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "bench", argc, argv, fs_cli_find("bench")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("bench"));
             return 0;
-        } else if (strcmp(argv[i], "--quick") == 0) {
+        } else if (id == FS_OPT_QUICK) {
             quick = 1;
-        } else if (strcmp(argv[i], "--policy") == 0) {
+        } else if (id == FS_OPT_POLICY_BENCH) {
             policy_only = 1;
-        } else if (strcmp(argv[i], "--trace") == 0) {
+        } else if (id == FS_OPT_TRACE) {
             trace_only = 1;
-        } else if (strcmp(argv[i], "--no-trace") == 0) {
+        } else if (id == FS_OPT_NO_TRACE) {
             trace = 0;
-        } else if (strcmp(argv[i], "--trace-rows") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &trace_rows) || trace_rows == 0)
+        } else if (id == FS_OPT_TRACE_ROWS) {
+            if (!v || fs_cli_parse_u64(v, &trace_rows) || trace_rows == 0)
                 return fs_cli_usage_error("bench", "--trace-rows needs a positive integer");
-        } else if (strcmp(argv[i], "--jobs") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &jobs) || jobs == 0)
+        } else if (id == 'j') {
+            if (!v || fs_cli_parse_u64(v, &jobs) || jobs == 0)
                 return fs_cli_usage_error("bench", "--jobs needs a positive integer");
-        } else if (strcmp(argv[i], "--gpus") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &gpus) || gpus == 0 || gpus > 100000000)
+        } else if (id == FS_OPT_GPUS) {
+            if (!v || fs_cli_parse_u64(v, &gpus) || gpus == 0 || gpus > 100000000)
                 return fs_cli_usage_error("bench", "--gpus needs an integer in 1..100000000");
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
         } else {
-            return fs_cli_usage_error("bench", "unknown argument '%s'", argv[i]);
+            return fs_cli_usage_error("bench", "unknown argument '%s'", g.arg);
         }
     }
     if (quick && jobs == 1000000)

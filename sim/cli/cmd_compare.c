@@ -5,7 +5,9 @@
  * command line, picks the pairs to compare and prints.
  */
 #include "fs_cli.h"
+#include "fs_json.h"
 #include "../../analysis/fs_compare.h"
+#include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_h5read.h"
 #include "../../analysis/fs_waits.h"
 #include "../../scenarios/fs_scenario.h"
@@ -76,18 +78,101 @@ out:
 static void print_waits(FILE *out, const fs_wait_pct_t *a, const fs_wait_pct_t *b, size_t ra,
                         size_t rb)
 {
-    fprintf(out, "\nWait percentiles from /jobs (s): pooled over the replications (A %zu, B %zu), "
+    fprintf(out, "\nWait percentiles from /jobs: pooled over the replications (A %zu, B %zu), "
                  "and the mean +- 95%% half-width of the per-replication percentiles:\n",
             ra, rb);
     fprintf(out, "%-6s %14s %14s %14s %26s %26s\n", "p", "A pooled", "B pooled", "B - A",
             "A per replication", "B per replication");
     for (size_t j = 0; j < N_WAIT_PROBS; j++) {
-        char pa[40], pb[40];
-        snprintf(pa, sizeof pa, "%.6g +- %.3g", a[j].per_rep.mean, a[j].per_rep.half);
-        snprintf(pb, sizeof pb, "%.6g +- %.3g", b[j].per_rep.mean, b[j].per_rep.half);
-        fprintf(out, "p%-5g %14.6g %14.6g %14.6g %26s %26s\n", wait_probs[j] * 100, a[j].pooled,
-                b[j].pooled, b[j].pooled - a[j].pooled, pa, pb);
+        char pa[64], pb[64], va[32], vb[32], vd[32];
+        fs_fmt_interval(pa, sizeof pa, FS_FMT_DURATION, a[j].per_rep.mean, a[j].per_rep.half);
+        fs_fmt_interval(pb, sizeof pb, FS_FMT_DURATION, b[j].per_rep.mean, b[j].per_rep.half);
+        fs_fmt_duration(va, sizeof va, a[j].pooled);
+        fs_fmt_duration(vb, sizeof vb, b[j].pooled);
+        fs_fmt_diff(vd, sizeof vd, FS_FMT_DURATION, b[j].pooled - a[j].pooled);
+        fprintf(out, "p%-5g %14s %14s %14s %26s %26s\n", wait_probs[j] * 100, va, vb, vd, pa, pb);
     }
+}
+
+static void json_side(fs_json_t *j, const fs_compare_side_t *s)
+{
+    fs_json_begin_object(j);
+    fs_json_key(j, "path");
+    fs_json_str(j, s->path);
+    fs_json_key(j, "point");
+    if (s->point >= 0)
+        fs_json_uint(j, (uint64_t)s->point);
+    else
+        fs_json_null(j);
+    fs_json_key(j, "label");
+    fs_json_str(j, s->label);
+    fs_json_key(j, "replications");
+    fs_json_uint(j, s->n_reps);
+    fs_json_end_object(j);
+}
+
+/* One pair of the --json document (docs/cli.md). */
+static void json_pair(fs_json_t *j, const fs_compare_side_t *a, const fs_compare_side_t *b,
+                      const fs_compare_t *c, const fs_wait_pct_t *wa, const fs_wait_pct_t *wb)
+{
+    fs_json_begin_object(j);
+    fs_json_key(j, "a");
+    json_side(j, a);
+    fs_json_key(j, "b");
+    json_side(j, b);
+    fs_json_key(j, "paired");
+    fs_json_bool(j, c->paired);
+    fs_json_key(j, "pairs");
+    fs_json_uint(j, c->n_pairs);
+    fs_json_key(j, "level");
+    fs_json_num(j, c->level);
+    fs_json_key(j, "identical_replications");
+    fs_json_bool(j, c->identical_reps);
+    fs_json_key(j, "metrics");
+    fs_json_begin_object(j);
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const fs_compare_row_t *r = &c->rows[i];
+        int interval = c->paired && !r->constant && !c->identical_reps && r->ci.n >= 2;
+        fs_json_key(j, r->metric);
+        fs_json_begin_object(j);
+        fs_json_key(j, "a");
+        fs_json_num(j, r->a);
+        fs_json_key(j, "b");
+        fs_json_num(j, r->b);
+        fs_json_key(j, "diff");
+        fs_json_num(j, r->diff);
+        fs_json_key(j, "rel_diff");
+        fs_json_num(j, r->rel);
+        fs_json_key(j, "lo");
+        fs_json_num(j, interval ? r->ci.lo : NAN);
+        fs_json_key(j, "hi");
+        fs_json_num(j, interval ? r->ci.hi : NAN);
+        fs_json_key(j, "significant");
+        if (interval && r->significant >= 0)
+            fs_json_bool(j, r->significant == 1);
+        else
+            fs_json_null(j);
+        fs_json_key(j, "constant");
+        fs_json_bool(j, r->constant);
+        fs_json_end_object(j);
+    }
+    fs_json_end_object(j);
+    if (wa && wb) {
+        fs_json_key(j, "wait_pooled");
+        fs_json_begin_array(j);
+        for (size_t k = 0; k < N_WAIT_PROBS; k++) {
+            fs_json_begin_object(j);
+            fs_json_key(j, "p");
+            fs_json_num(j, wait_probs[k]);
+            fs_json_key(j, "a");
+            fs_json_num(j, wa[k].pooled);
+            fs_json_key(j, "b");
+            fs_json_num(j, wb[k].pooled);
+            fs_json_end_object(j);
+        }
+        fs_json_end_array(j);
+    }
+    fs_json_end_object(j);
 }
 
 static void csv_field_num(FILE *out, double v)
@@ -116,6 +201,7 @@ static void csv_waits(FILE *out, const fs_compare_side_t *sa, const fs_compare_s
 
 typedef struct opts {
     int csv;
+    fs_json_t *json;    /* --json: pairs go into this document's "pairs" array */
     int waits;
     double level;
     int header_done;
@@ -150,7 +236,9 @@ static int compare_pair(const char *pa, long pta, const char *pb, long ptb, opts
         else
             fprintf(stderr, "fleetsim compare: note: no pooled wait percentiles: %s\n", werr.msg);
     }
-    if (o->csv) {
+    if (o->json) {
+        json_pair(o->json, a, b, &c, have_waits ? wa : NULL, have_waits ? wb : NULL);
+    } else if (o->csv) {
         fs_compare_print_csv(stdout, a, b, &c, !o->header_done);
         o->header_done = 1;
         if (have_waits)
@@ -177,45 +265,60 @@ static int parse_point(const char *s, long *out)
     return 0;
 }
 
+static int compare_all(const char **files, size_t nf, opts_t *o);
+
 int fs_cmd_compare(int argc, char **argv)
 {
     const char **files = fs_calloc((size_t)argc + 1, sizeof *files);
     size_t nf = 0;
     long pts[2] = {-1, -1};
-    int have_points = 0;
-    opts_t o = {.csv = 0, .waits = 1, .level = 0.95, .header_done = 0};
+    int have_points = 0, json = 0;
+    opts_t o = {.csv = 0, .json = NULL, .waits = 1, .level = 0.95, .header_done = 0};
     int rc = 0;
     if (!files)
         return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "compare", argc, argv, fs_cli_find("compare")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("compare"));
             fs_free(files);
             return 0;
-        } else if (strcmp(a, "--csv") == 0) {
+        } else if (id == FS_OPT_CSV) {
             o.csv = 1;
-        } else if (strcmp(a, "--no-waits") == 0) {
+        } else if (id == FS_OPT_JSON) {
+            json = 1;
+        } else if (id == FS_OPT_NO_WAITS) {
             o.waits = 0;
-        } else if (strcmp(a, "--level") == 0) {
+        } else if (id == FS_OPT_LEVEL) {
             char *end;
-            if (++i >= argc || (o.level = strtod(argv[i], &end), *end) ||
+            if (!v || (o.level = strtod(v, &end), *end) ||
                 !(o.level > 0 && o.level < 1)) {
                 fs_free(files);
                 return fs_cli_usage_error("compare", "--level needs a number in (0, 1), e.g. 0.95");
             }
-        } else if (strcmp(a, "--points") == 0) {
-            if (i + 2 >= argc || parse_point(argv[i + 1], &pts[0]) ||
-                parse_point(argv[i + 2], &pts[1])) {
+        } else if (id == FS_OPT_POINTS) {
+            /* --points P Q, or --points=P,Q */
+            char pbuf[64];
+            const char *q = NULL;
+            if (v && strchr(v, ',') && strlen(v) < sizeof pbuf) {
+                snprintf(pbuf, sizeof pbuf, "%s", v);
+                *strchr(pbuf, ',') = '\0';
+                q = strchr(v, ',') + 1;
+                v = pbuf;
+            } else if (v) {
+                q = fs_cli_getopt_take(&g);
+            }
+            if (!v || !q || parse_point(v, &pts[0]) || parse_point(q, &pts[1])) {
                 fs_free(files);
                 return fs_cli_usage_error("compare", "--points needs two point numbers, e.g. "
                                                      "--points 0 1");
             }
-            i += 2;
             have_points = 1;
-        } else if (a[0] == '-' && a[1]) {
+        } else if (id == FS_CLI_BAD) {
             fs_free(files);
-            return fs_cli_usage_error("compare", "unknown option '%s'", a);
+            return g.status;
         } else {
             files[nf++] = a;
         }
@@ -229,12 +332,47 @@ int fs_cmd_compare(int argc, char **argv)
         fs_free(files);
         return fs_cli_usage_error("compare", "--points takes one sweep index, or two");
     }
-    if (have_points) {
-        rc = compare_pair(files[0], pts[0], files[nf - 1], pts[1], &o, 1);
-        fs_free(files);
-        return rc;
+    /* --json: the pairs are gathered in memory and printed only when every
+     * pair succeeded (one whole document, or none) */
+    char *jbuf = NULL;
+    size_t jlen = 0;
+    FILE *jf = NULL;
+    fs_json_t jw;
+    if (json) {
+        if (!(jf = open_memstream(&jbuf, &jlen))) {
+            fs_free(files);
+            fprintf(stderr, "fleetsim compare: out of memory\n");
+            return 1;
+        }
+        fs_json_init(&jw, jf);
+        fs_json_begin_object(&jw);
+        fs_json_key(&jw, "command");
+        fs_json_str(&jw, "compare");
+        fs_json_key(&jw, "pairs");
+        fs_json_begin_array(&jw);
+        o.json = &jw;
     }
-    /* every later file against the first (the baseline) */
+    if (have_points)
+        rc = compare_pair(files[0], pts[0], files[nf - 1], pts[1], &o, 1);
+    else
+        rc = compare_all(files, nf, &o);
+    if (json) {
+        fs_json_end_array(&jw);
+        fs_json_end_object(&jw);
+        fs_json_finish(&jw);
+        fclose(jf);
+        if (rc == 0)
+            fwrite(jbuf, 1, jlen, stdout);
+        free(jbuf);
+    }
+    fs_free(files);
+    return rc;
+}
+
+/* Every later file against the first (the baseline). */
+static int compare_all(const char **files, size_t nf, opts_t *o)
+{
+    int rc = 0;
     int first = 1;
     for (size_t k = 1; k < nf && !rc; k++) {
         fs_error_t err;
@@ -255,7 +393,7 @@ int fs_cmd_compare(int argc, char **argv)
             break;
         }
         if (!ia) {
-            rc = compare_pair(files[0], -1, files[k], -1, &o, first);
+            rc = compare_pair(files[0], -1, files[k], -1, o, first);
             first = 0;
             continue;
         }
@@ -275,10 +413,9 @@ int fs_cmd_compare(int argc, char **argv)
             break;
         }
         for (size_t p = 0; p < na && !rc; p++) {
-            rc = compare_pair(files[0], (long)p, files[k], (long)p, &o, first);
+            rc = compare_pair(files[0], (long)p, files[k], (long)p, o, first);
             first = 0;
         }
     }
-    fs_free(files);
     return rc;
 }

@@ -210,53 +210,55 @@ int fs_cmd_frag(int argc, char **argv)
     if (!sets)
         return 1;
     int status = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "frag", argc, argv, fs_cli_find("frag")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("frag"));
             free(sets);
             return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc) {
+        } else if (id == 'o') {
+            if (!v) {
                 free(sets);
                 return fs_cli_usage_error("frag", "%s needs a file name", a);
             }
-            output = argv[i];
-        } else if (strcmp(a, "--placements") == 0) {
-            if (++i >= argc) {
+            output = v;
+        } else if (id == FS_OPT_PLACEMENTS) {
+            if (!v) {
                 free(sets);
                 return fs_cli_usage_error("frag", "--placements needs a list such as fgd,best_fit");
             }
-            list = argv[i];
-        } else if (strcmp(a, "--seeds") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &seeds) || seeds == 0 || seeds > 100000) {
+            list = v;
+        } else if (id == FS_OPT_SEEDS) {
+            if (!v || fs_cli_parse_u64(v, &seeds) || seeds == 0 || seeds > 100000) {
                 free(sets);
                 return fs_cli_usage_error("frag", "--seeds needs an integer from 1 to 100000");
             }
-        } else if (strcmp(a, "--demand") == 0) {
+        } else if (id == FS_OPT_DEMAND) {
             char *end;
-            if (++i >= argc || (demand = strtod(argv[i], &end), *end) || !(demand >= STEP) ||
+            if (!v || (demand = strtod(v, &end), *end) || !(demand >= STEP) ||
                 demand > 100) {
                 free(sets);
                 return fs_cli_usage_error("frag", "--demand needs a number from 0.05 to 100");
             }
-        } else if (strcmp(a, "--shapes") == 0) {
-            if (++i >= argc || (strcmp(argv[i], "given") && strcmp(argv[i], "learned"))) {
+        } else if (id == FS_OPT_SHAPES) {
+            if (!v || (strcmp(v, "given") && strcmp(v, "learned"))) {
                 free(sets);
                 return fs_cli_usage_error("frag", "--shapes needs given or learned");
             }
-            learned = strcmp(argv[i], "learned") == 0;
-        } else if (strcmp(a, "--pools") == 0) {
+            learned = strcmp(v, "learned") == 0;
+        } else if (id == FS_OPT_POOLS) {
             show_pools = 1;
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '=')) {
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '=')) {
                 free(sets);
                 return fs_cli_usage_error("frag", "--set needs KEY=VALUE");
             }
-            sets[n_sets++] = argv[i];
-        } else if (a[0] == '-' && a[1]) {
+            sets[n_sets++] = v;
+        } else if (id == FS_CLI_BAD) {
             free(sets);
-            return fs_cli_usage_error("frag", "unknown option '%s'", a);
+            return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {

@@ -11,16 +11,18 @@ int fs_cmd_merge(int argc, char **argv)
 {
     const char *dir = NULL;
     int quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        if (fs_cli_is_help(argv[i])) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "merge", argc, argv, fs_cli_find("merge")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("merge"));
             return 0;
-        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
+        } else if (id == 'q') {
             quiet = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return fs_cli_usage_error("merge", "unknown option '%s'", argv[i]);
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
         } else if (!dir) {
-            dir = argv[i];
+            dir = g.arg;
         } else {
             return fs_cli_usage_error("merge", "only one directory may be given");
         }

@@ -12,6 +12,7 @@
  */
 #include "fs_cli.h"
 #include "../../analysis/fs_compare.h"
+#include "../../analysis/fs_h5read.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
 #include "fs_cliout.h"
@@ -72,21 +73,23 @@ static int find_script(char *buf, size_t sz)
 int fs_cmd_report(int argc, char **argv)
 {
     const char *input = NULL, *output = "report.html", *python = DEFAULT_PYTHON;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "report", argc, argv, fs_cli_find("report")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("report"));
             return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if (id == 'o') {
+            if (!v)
                 return fs_cli_usage_error("report", "%s needs a file name", a);
-            output = argv[i];
-        } else if (strcmp(a, "--python") == 0) {
-            if (++i >= argc)
+            output = v;
+        } else if (id == FS_OPT_PYTHON) {
+            if (!v)
                 return fs_cli_usage_error("report", "--python needs the interpreter's path");
-            python = argv[i];
-        } else if (a[0] == '-' && a[1]) {
-            return fs_cli_usage_error("report", "unknown option '%s'", a);
+            python = v;
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
         } else if (!input) {
             input = a;
         } else {
@@ -114,14 +117,23 @@ int fs_cmd_report(int argc, char **argv)
     output = target;
 
     /* the input: a results file or a sweep index (before starting Python) */
-    int is_index = 0;
-    int rc = fs_compare_is_index(input, &is_index, &err);
+    int is_index = 0, is_plan = 0;
+    fs_h5file_t *hf;
+    int rc = fs_h5read_open(input, &hf, &err);
+    if (!rc) {
+        is_plan = fs_h5read_has(hf, "plan") && fs_h5read_has(hf, "plan_runs");
+        fs_h5read_close(hf);
+    }
+    if (!rc && !is_plan)
+        rc = fs_compare_is_index(input, &is_index, &err);
     if (rc) {
         fprintf(stderr, "fleetsim report: %s\n", err.msg);
         return fs_error_exit_status(rc);
     }
     double warmup = 0;
-    if (!is_index) {
+    if (is_plan) {
+        /* a plan (plan.h5): no jobs, no warm-up */
+    } else if (!is_index) {
         if (fs_cli_results_warmup(input, &warmup, &err))
             fprintf(stderr, "fleetsim report: note: warm-up unknown (%s); using 0\n", err.msg);
     } else {

@@ -3,6 +3,8 @@
 #include "fs_runner.h"
 #include "fs_cliout.h"
 #include "../fs_out.h"
+#include "fs_json.h"
+#include "../../analysis/fs_results.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
 
@@ -20,47 +22,108 @@ static void on_signal(int sig)
     interrupted = sig;
 }
 
+/* The --json document (docs/cli.md): the run's /summary row, field by
+ * field as written to the results file, with units. */
+static void print_json(const fs_config_t *cfg, const fs_run_report_t *rep, const char *output)
+{
+    fs_json_t j;
+    fs_json_init(&j, stdout);
+    fs_json_begin_object(&j);
+    fs_json_key(&j, "command");
+    fs_json_str(&j, "run");
+    fs_json_key(&j, "scenario");
+    fs_json_str(&j, cfg->name);
+    fs_json_key(&j, "seed");
+    fs_json_uint(&j, cfg->seed);
+    fs_json_key(&j, "replication");
+    fs_json_uint(&j, cfg->replication);
+    fs_json_key(&j, "results");
+    fs_json_str(&j, output);
+    fs_json_key(&j, "truncated");
+    fs_json_bool(&j, rep->truncated);
+    fs_json_key(&j, "gpus_total");
+    fs_json_uint(&j, rep->totals.gpus_total);
+    fs_json_key(&j, "wall_s");
+    fs_json_num(&j, rep->wall_s);
+    const char *name, *unit;
+    double v;
+    int is_count;
+    fs_json_key(&j, "summary");
+    fs_json_begin_object(&j);
+    for (size_t i = 0; (name = fs_results_summary_field(i, &rep->summary, &v, &is_count, &unit));
+         i++) {
+        fs_json_key(&j, name);
+        if (is_count)
+            fs_json_uint(&j, (uint64_t)v);
+        else
+            fs_json_num(&j, v);
+    }
+    fs_json_end_object(&j);
+    fs_json_key(&j, "units");
+    fs_json_begin_object(&j);
+    for (size_t i = 0; (name = fs_results_summary_field(i, &rep->summary, &v, &is_count, &unit));
+         i++) {
+        fs_json_key(&j, name);
+        fs_json_str(&j, unit);
+    }
+    fs_json_end_object(&j);
+    fs_json_end_object(&j);
+    fs_json_finish(&j);
+}
+
 int fs_cmd_run(int argc, char **argv)
 {
     const char *scenario = NULL, *output = "results.h5";
     const char **sets = calloc((size_t)argc + 2, sizeof *sets);
     size_t n_sets = 0;
-    int quiet = 0, have_seed = 0;
+    int quiet = 0, have_seed = 0, json = 0;
+    double every = -1;      /* --progress: seconds between log lines (-1: the default) */
     unsigned long long seed = 0;
     char seedbuf[64];
     if (!sets)
         return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "run", argc, argv, fs_cli_find("run")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("run"));
             free(sets);
             return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc) {
+        } else if (id == 'o') {
+            if (!v) {
                 free(sets);
                 return fs_cli_usage_error("run", "%s needs a file name", a);
             }
-            output = argv[i];
-        } else if (strcmp(a, "--no-output") == 0) {
+            output = v;
+        } else if (id == FS_OPT_NO_OUTPUT) {
             output = NULL;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &seed)) {
+        } else if (id == FS_OPT_SEED) {
+            if (!v || fs_cli_parse_u64(v, &seed)) {
                 free(sets);
                 return fs_cli_usage_error("run", "--seed needs a non-negative integer");
             }
             have_seed = 1;
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '=')) {
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '=')) {
                 free(sets);
                 return fs_cli_usage_error("run", "--set needs KEY=VALUE");
             }
-            sets[n_sets++] = argv[i];
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            sets[n_sets++] = v;
+        } else if (id == 'q') {
             quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
+        } else if (id == FS_OPT_JSON) {
+            json = 1;
+        } else if (id == FS_OPT_PROGRESS) {
+            char *end;
+            if (!v || (every = strtod(v, &end), *end) || !(every >= 0 && every <= 86400)) {
+                free(sets);
+                return fs_cli_usage_error("run", "--progress needs seconds between progress "
+                                          "lines, 0 to 86400 (0: none)");
+            }
+        } else if (id == FS_CLI_BAD) {
             free(sets);
-            return fs_cli_usage_error("run", "unknown option '%s'", a);
+            return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {
@@ -111,7 +174,16 @@ int fs_cmd_run(int argc, char **argv)
     fs_run_opts_init(&opts);
     opts.output = output;
     opts.interrupt = &interrupted;
-    opts.progress = isatty(STDERR_FILENO);
+    /* on a terminal, a line redrawn in place; otherwise (a log, a pipe, a
+     * batch job) one whole line every 30 s of wall time, or --progress S */
+    if (every == 0) {
+        opts.progress = 0;
+    } else if (every > 0 || !isatty(STDERR_FILENO)) {
+        opts.progress = 1;
+        opts.progress_every = every > 0 ? every : 30;
+    } else {
+        opts.progress = 1;
+    }
     fs_run_report_t rep;
     rc = fs_run_config(&cfg, &opts, &rep, &err);
     if (rc) {
@@ -128,7 +200,9 @@ int fs_cmd_run(int argc, char **argv)
         fprintf(stderr, "fleetsim run: warning: the trace goes on past the horizon (%.2f d); "
                 "later jobs were not replayed (raise 'horizon' to replay them)\n",
                 fs_time_to_s(cfg.horizon) / 86400.0);
-    if (!quiet)
+    if (json)
+        print_json(&cfg, &rep, output);
+    else if (!quiet)
         fs_run_print_summary(stdout, &cfg, &rep, output);
     fs_config_release(&cfg);
     return 0;

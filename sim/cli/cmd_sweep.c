@@ -80,43 +80,41 @@ int fs_cmd_sweep(int argc, char **argv)
     unsigned long long jobs = 1;
     if (!sets)
         return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "sweep", argc, argv, fs_cli_find("sweep")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         int bad = 0;
-        if (fs_cli_is_help(a)) {
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("sweep"));
             free(sets);
             return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if (id == 'o') {
+            if (!v)
                 bad = fs_cli_usage_error("sweep", "%s needs a directory", a);
             else
-                dir = argv[i];
-        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &jobs) || jobs < 1 || jobs > 4096)
+                dir = v;
+        } else if (id == 'j') {
+            if (!v || fs_cli_parse_u64(v, &jobs) || jobs < 1 || jobs > 4096)
                 bad = fs_cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096");
             have_j = 1;
-        } else if (strncmp(a, "-j", 2) == 0 && a[2]) { /* -j4 */
-            if (fs_cli_parse_u64(a + 2, &jobs) || jobs < 1 || jobs > 4096)
-                bad = fs_cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096");
-            have_j = 1;
-        } else if (strcmp(a, "--shard") == 0) {
-            if (++i >= argc || parse_shard(argv[i], &shard, &n_shards))
+        } else if (id == FS_OPT_SHARD) {
+            if (!v || parse_shard(v, &shard, &n_shards))
                 bad = fs_cli_usage_error("sweep", "--shard needs I/N with 0 <= I < N (e.g. "
                                          "--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)");
-        } else if (strcmp(a, "--resume") == 0) {
+        } else if (id == FS_OPT_RESUME) {
             resume = 1;
-        } else if (strcmp(a, "--dry-run") == 0) {
+        } else if (id == FS_OPT_DRY_RUN) {
             dry = 1;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+        } else if (id == 'q') {
             quiet = 1;
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '='))
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '='))
                 bad = fs_cli_usage_error("sweep", "--set needs KEY=VALUE");
             else
-                sets[n_sets++] = argv[i];
-        } else if (a[0] == '-' && a[1]) {
-            bad = fs_cli_usage_error("sweep", "unknown option '%s'", a);
+                sets[n_sets++] = v;
+        } else if (id == FS_CLI_BAD) {
+            bad = g.status;
         } else if (!scenario) {
             scenario = a;
         } else {

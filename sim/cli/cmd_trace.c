@@ -1030,30 +1030,34 @@ int fs_cmd_trace(int argc, char **argv)
     topts_t o;
     memset(&o, 0, sizeof o);
     o.sub = sub->name;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;   /* the subcommand's arguments: argv[1] is its name */
+    fs_cli_getopt_init(&g, "trace", argc - 1, argv + 1, fs_cli_find("trace")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fputs(sub->usage, stdout);
             return 0;
-        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-                   strcmp(a, "--classes") == 0 || strcmp(a, "--scenario") == 0) {
-            if (++i >= argc)
+        } else if (id == FS_OPT_FORMAT || id == 'o' || id == FS_OPT_CLASSES ||
+                   id == FS_OPT_SCENARIO) {
+            if (!v)
                 return fs_cli_usage_error("trace", "%s needs a value", a);
-            if (strcmp(a, "--format") == 0)
-                o.format = argv[i];
-            else if (strcmp(a, "--classes") == 0)
-                o.classes = argv[i];
-            else if (strcmp(a, "--scenario") == 0)
-                o.scenario = argv[i];
+            if (id == FS_OPT_FORMAT)
+                o.format = v;
+            else if (id == FS_OPT_CLASSES)
+                o.classes = v;
+            else if (id == FS_OPT_SCENARIO)
+                o.scenario = v;
             else
-                o.output = argv[i];
-        } else if (strcmp(a, "--lenient") == 0) {
+                o.output = v;
+        } else if (id == FS_OPT_LENIENT) {
             o.lenient = 1;
-        } else if (strcmp(a, "--keep-origin") == 0) {
+        } else if (id == FS_OPT_KEEP_ORIGIN) {
             o.keep_origin = 1;
-        } else if (strcmp(a, "--json") == 0 && sub->fn == do_info) {
+        } else if (id == FS_OPT_JSON && sub->fn == do_info) {
             o.json = 1;
-        } else if (a[0] == '-' && a[1]) {
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
+        } else if (id != FS_CLI_OPERAND) {
             return fs_cli_usage_error("trace", "unknown option '%s' for trace %s", a, sub->name);
         } else if (!o.file) {
             o.file = a;

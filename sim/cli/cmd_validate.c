@@ -142,27 +142,29 @@ int fs_cmd_validate(int argc, char **argv)
     int dump = 0;
     if (!sets)
         return 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (fs_cli_is_help(a)) {
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "validate", argc, argv, fs_cli_find("validate")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("validate"));
             free(sets);
             return 0;
-        } else if (strcmp(a, "--keys") == 0) {
+        } else if (id == FS_OPT_KEYS) {
             fs_scenario_print_keys(stdout);
             free(sets);
             return 0;
-        } else if (strcmp(a, "--dump") == 0) {
+        } else if (id == FS_OPT_DUMP) {
             dump = 1;
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '=')) {
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '=')) {
                 free(sets);
                 return fs_cli_usage_error("validate", "--set needs KEY=VALUE");
             }
-            sets[n_sets++] = argv[i];
-        } else if (a[0] == '-' && a[1]) {
+            sets[n_sets++] = v;
+        } else if (id == FS_CLI_BAD) {
             free(sets);
-            return fs_cli_usage_error("validate", "unknown option '%s'", a);
+            return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {

@@ -26,8 +26,14 @@
 #include "../../analysis/fs_index.h"
 #include "../../analysis/fs_tenants.h"
 #include "../../models/fs_policy.h"
+#include "../../analysis/fs_fmt.h"
+#include "../../scenarios/fs_scenario.h"
+#include "fs_json.h"
 #include "../../scenarios/fs_sweep.h"
+#include "../../analysis/fs_h5util.h"
 #include "../fs_alloc.h"
+
+#include <hdf5.h>
 
 #include <math.h>
 #include <signal.h>
@@ -68,7 +74,7 @@ typedef struct vopts {
     variant_t v[MAX_VARIANTS];
     size_t n_v;
     unsigned long long reps, jobs;
-    int have_reps, quiet, resume;
+    int have_reps, quiet, resume, json;
     const char *metrics;        /* comma list, or NULL: default_metrics */
 } vopts_t;
 
@@ -139,47 +145,51 @@ static void free_opts(vopts_t *o)
 static int parse_args(vopts_t *o, int argc, char **argv, int *done)
 {
     *done = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "versus", argc, argv, fs_cli_find("versus")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         int bad = 0;
-        if (fs_cli_is_help(a)) {
+        if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("versus"));
             *done = 1;
             return 0;
-        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--policy") == 0) {
-            bad = ++i >= argc ? fs_cli_usage_error("versus", "%s needs NAME=KEY=VALUE", a)
-                              : parse_variant(o, argv[i]);
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc)
+        } else if (id == 'p') {
+            bad = !v ? fs_cli_usage_error("versus", "%s needs NAME=KEY=VALUE", a)
+                              : parse_variant(o, v);
+        } else if (id == 'o') {
+            if (!v)
                 bad = fs_cli_usage_error("versus", "%s needs a directory", a);
             else
-                o->dir = argv[i];
-        } else if (strcmp(a, "-r") == 0 || strcmp(a, "--replications") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->reps) || o->reps < 2 ||
+                o->dir = v;
+        } else if (id == 'r') {
+            if (!v || fs_cli_parse_u64(v, &o->reps) || o->reps < 1 ||
                 o->reps > 100000)
-                bad = fs_cli_usage_error("versus", "-r needs a number of replications from 2 "
+                bad = fs_cli_usage_error("versus", "-r needs a number of replications from 1 "
                                          "to 100000 (intervals need 2)");
             o->have_reps = 1;
-        } else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
-            if (++i >= argc || fs_cli_parse_u64(argv[i], &o->jobs) || o->jobs < 1 ||
+        } else if (id == 'j') {
+            if (!v || fs_cli_parse_u64(v, &o->jobs) || o->jobs < 1 ||
                 o->jobs > 4096)
                 bad = fs_cli_usage_error("versus", "-j needs a number of threads from 1 to 4096");
-        } else if (strcmp(a, "--set") == 0) {
-            if (++i >= argc || !strchr(argv[i], '='))
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '='))
                 bad = fs_cli_usage_error("versus", "--set needs KEY=VALUE");
             else
-                o->sets[o->n_sets++] = argv[i];
-        } else if (strcmp(a, "--metrics") == 0) {
-            if (++i >= argc || !*argv[i])
+                o->sets[o->n_sets++] = v;
+        } else if (id == FS_OPT_METRICS) {
+            if (!v || !*v)
                 bad = fs_cli_usage_error("versus", "--metrics needs NAME[,NAME...]");
             else
-                o->metrics = argv[i];
-        } else if (strcmp(a, "--resume") == 0) {
+                o->metrics = v;
+        } else if (id == FS_OPT_RESUME) {
             o->resume = 1;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+        } else if (id == FS_OPT_JSON) {
+            o->json = 1;
+        } else if (id == 'q') {
             o->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            bad = fs_cli_usage_error("versus", "unknown option '%s'", a);
+        } else if (id == FS_CLI_BAD) {
+            bad = g.status;
         } else if (!o->scenario) {
             o->scenario = a;
         } else {
@@ -195,6 +205,49 @@ static int parse_args(vopts_t *o, int argc, char **argv, int *done)
     if (o->n_v < 2)
         return fs_cli_usage_error("versus", "give at least two policies (-p NAME=KEY=VALUE)");
     return 0;
+}
+
+/* What can differ between replications, over every variant: writes a
+ * description into buf ("" when nothing: a deterministic replay) and
+ * returns the number of sources.  Scenario errors are left to the plan. */
+static int random_sources(const vopts_t *o, char *buf, size_t n)
+{
+    int synth = 0, fail = 0, place = 0;
+    for (size_t i = 0; i < o->n_v; i++) {
+        const char **sets = fs_calloc(o->n_sets + o->v[i].n + 1, sizeof *sets);
+        char **own = fs_calloc(o->v[i].n + 1, sizeof *own);
+        size_t m = 0;
+        int oom = !sets || !own;
+        for (size_t k = 0; !oom && k < o->n_sets; k++)
+            sets[m++] = o->sets[k];
+        for (size_t k = 0; !oom && k < o->v[i].n; k++) {
+            size_t len = strlen(o->v[i].keys[k]) + strlen(o->v[i].values[k]) + 2;
+            if (!(own[k] = fs_malloc(len))) {
+                oom = 1;
+                break;
+            }
+            snprintf(own[k], len, "%s=%s", o->v[i].keys[k], o->v[i].values[k]);
+            sets[m++] = own[k];
+        }
+        fs_config_t cfg;
+        fs_error_t err;
+        if (!oom && fs_scenario_load_file(o->scenario, sets, m, &cfg, &err) == 0) {
+            synth |= cfg.workload.kind != FS_WORKLOAD_TRACE;
+            fail |= cfg.failures.given;
+            place |= cfg.scheduler.placement == FS_PLACE_RANDOM;
+            fs_config_release(&cfg);
+        } else {
+            synth = 1;      /* unknown: assume it varies */
+        }
+        for (size_t k = 0; own && k < o->v[i].n; k++)
+            fs_free(own[k]);
+        fs_free(own);
+        fs_free(sets);
+    }
+    snprintf(buf, n, "%s%s%s%s%s", synth ? "arrivals, sizes and durations (synthetic workload)" : "",
+             synth && (fail || place) ? ", " : "", fail ? "failure and repair times" : "",
+             fail && place ? ", " : "", place ? "random placement" : "");
+    return synth + fail + place;
 }
 
 /* The plan: the scenario with "sweep={replications: R}" (its own sweep
@@ -245,24 +298,29 @@ static int has_metric(const fs_compare_side_t *s, const char *m)
     return 0;
 }
 
-/* "mean +- half" of metric m over side s's replications. */
-static void cell(const fs_compare_side_t *s, const char *m, char *buf, size_t n)
+/* Metric m over side s's replications (s->n_reps values). */
+static int side_ci(const fs_compare_side_t *s, const char *m, fs_ci_t *ci)
 {
     double *x = fs_calloc(s->n_reps ? s->n_reps : 1, sizeof *x);
-    fs_ci_t ci;
-    if (!x) {
-        snprintf(buf, n, "?");
-        return;
-    }
+    if (!x)
+        return FS_ENOMEM;
     for (size_t r = 0; r < s->n_reps; r++)
         x[r] = fs_compare_side_value(s, r, m);
-    if (fs_ci_t_interval(x, s->n_reps, 0.95, &ci) != 0 || ci.n == 0)
-        snprintf(buf, n, "-");
-    else if (isnan(ci.half))
-        snprintf(buf, n, "%.5g", ci.mean);
-    else
-        snprintf(buf, n, "%.5g +- %.2g", ci.mean, ci.half);
+    int rc = fs_ci_t_interval(x, s->n_reps, 0.95, ci);
     fs_free(x);
+    return rc;
+}
+
+/* "mean +- half" of metric m over side s's replications, in the metric's
+ * unit; the mean alone when the replications agree (or there is one). */
+static void cell(const fs_compare_side_t *s, const char *m, char *buf, size_t n)
+{
+    fs_ci_t ci;
+    if (side_ci(s, m, &ci) != 0 || ci.n == 0)
+        snprintf(buf, n, "-");
+    else
+        fs_fmt_interval(buf, n, fs_fmt_metric_unit(m), ci.mean,
+                        fs_compare_side_constant(s, m) ? 0 : ci.half);
 }
 
 static const fs_compare_row_t *find_row(const fs_compare_t *c, const char *m)
@@ -273,9 +331,30 @@ static const fs_compare_row_t *find_row(const fs_compare_t *c, const char *m)
     return NULL;
 }
 
-static void print_means(const vopts_t *o, fs_compare_side_t *const *side, const char **ms,
-                        size_t nm)
+/* 1 when every replication of every variant has the same value of every
+ * /summary metric, shown or not (a deterministic replay): one replication
+ * is the answer. */
+static int all_identical(const vopts_t *o, fs_compare_side_t *const *side)
 {
+    if (side[0]->n_reps < 2)
+        return 0;
+    for (size_t i = 0; i < o->n_v; i++)
+        for (size_t k = 0; k < side[i]->n_metrics; k++)
+            if (!fs_compare_side_constant(side[i], side[i]->metrics[k]))
+                return 0;
+    return 1;
+}
+
+static void print_means(const vopts_t *o, fs_compare_side_t *const *side, const char **ms,
+                        size_t nm, int identical)
+{
+    size_t reps = side[0]->n_reps;
+    if (identical)
+        printf("\nthe %zu replications of every policy are identical (nothing in this scenario "
+               "draws random\nnumbers, e.g. a trace replay without failures): one replication "
+               "is the answer (-r 1);\nno intervals and no significance are shown\n", reps);
+    else if (reps < 2)
+        printf("\none replication per policy: values without intervals\n");
     printf("\n%-16s", "metric");
     for (size_t i = 0; i < o->n_v; i++)
         printf("  %-24s", o->v[i].name);
@@ -291,34 +370,164 @@ static void print_means(const vopts_t *o, fs_compare_side_t *const *side, const 
     }
 }
 
-static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **ms, size_t nm)
+static void diff_cell(const fs_compare_row_t *r, const char *m, int identical, char *c, size_t n)
 {
-    printf("\npaired differences against %s: mean [95%% interval] over the replications; "
-           "* = significant (the interval excludes 0)\n%-16s", o->v[0].name, "metric");
+    fs_fmt_unit_t u = fs_fmt_metric_unit(m);
+    char d[48], lo[48], hi[48];
+    fs_fmt_diff(d, sizeof d, u, r ? r->diff : NAN);
+    if (!r || identical || r->constant || r->ci.n < 2 || isnan(r->ci.lo)) {
+        snprintf(c, n, "%s%s", d, r && r->constant && !identical && r->ci.n >= 2 ? " (every rep.)"
+                                                                                  : "");
+        return;
+    }
+    fs_fmt_diff(lo, sizeof lo, u, r->ci.lo);
+    fs_fmt_diff(hi, sizeof hi, u, r->ci.hi);
+    snprintf(c, n, "%s [%s, %s]%s", d, lo, hi, r->significant == 1 ? " *" : "");
+}
+
+static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **ms, size_t nm,
+                        int identical, size_t reps)
+{
+    if (identical || reps < 2)
+        printf("\ndifferences against %s%s\n%-16s", o->v[0].name,
+               identical ? " (the same in every replication)" : " (one replication)", "metric");
+    else
+        printf("\npaired differences against %s: mean [95%% interval] over the replications; "
+               "* = significant (the interval excludes 0); (every rep.) = the same difference "
+               "in every replication, no interval\n%-16s", o->v[0].name, "metric");
     for (size_t i = 1; i < o->n_v; i++) {
         char h[96];
         snprintf(h, sizeof h, "%s - %s", o->v[i].name, o->v[0].name);
-        printf("  %-34s", h);
+        printf("  %-40s", h);
     }
     printf("\n");
     for (size_t k = 0; k < nm; k++) {
         printf("%-16s", ms[k]);
         for (size_t i = 1; i < o->n_v; i++) {
-            const fs_compare_row_t *r = find_row(&cmp[i], ms[k]);
-            char c[96];
-            if (!r || r->ci.n == 0 || isnan(r->ci.lo))
-                snprintf(c, sizeof c, "%.5g", r ? r->diff : NAN);
-            else
-                snprintf(c, sizeof c, "%+.4g [%+.3g, %+.3g]%s", r->diff, r->ci.lo, r->ci.hi,
-                         r->significant == 1 ? " *" : "");
-            printf("  %-34s", c);
+            char c[160];
+            diff_cell(find_row(&cmp[i], ms[k]), ms[k], identical, c, sizeof c);
+            printf("  %-40s", c);
         }
         printf("\n");
     }
 }
 
-/* Loads every variant's side from DIR/index.h5, compares each with the
- * first and prints the two tables. */
+/* The --json document (docs/cli.md): every variant's per-replication
+ * values, mean and interval of each shown metric, and the paired
+ * differences against the first. */
+static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_side_t *const *side,
+                       const fs_compare_t *cmp, const char **ms, size_t nm, int identical)
+{
+    fs_json_t j;
+    fs_json_init(&j, stdout);
+    fs_json_begin_object(&j);
+    fs_json_key(&j, "command");
+    fs_json_str(&j, "versus");
+    fs_json_key(&j, "scenario");
+    fs_json_str(&j, p->name);
+    fs_json_key(&j, "index");
+    char idx[4096];
+    snprintf(idx, sizeof idx, "%s/index.h5", o->dir);
+    fs_json_str(&j, idx);
+    fs_json_key(&j, "replications");
+    fs_json_uint(&j, side[0]->n_reps);
+    fs_json_key(&j, "level");
+    fs_json_num(&j, 0.95);
+    fs_json_key(&j, "identical_replications");
+    fs_json_bool(&j, identical);
+    fs_json_key(&j, "baseline");
+    fs_json_str(&j, o->v[0].name);
+    fs_json_key(&j, "variants");
+    fs_json_begin_array(&j);
+    for (size_t i = 0; i < o->n_v; i++) {
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "name");
+        fs_json_str(&j, o->v[i].name);
+        fs_json_key(&j, "point");
+        fs_json_uint(&j, i);
+        fs_json_key(&j, "set");
+        fs_json_begin_object(&j);
+        for (size_t k = 0; k < o->v[i].n; k++) {
+            fs_json_key(&j, o->v[i].keys[k]);
+            fs_json_str(&j, o->v[i].values[k]);
+        }
+        fs_json_end_object(&j);
+        fs_json_key(&j, "metrics");
+        fs_json_begin_object(&j);
+        for (size_t k = 0; k < nm; k++) {
+            fs_ci_t ci;
+            int ok = side_ci(side[i], ms[k], &ci) == 0;
+            int constant = fs_compare_side_constant(side[i], ms[k]);
+            fs_json_key(&j, ms[k]);
+            fs_json_begin_object(&j);
+            fs_json_key(&j, "mean");
+            fs_json_num(&j, ok ? ci.mean : NAN);
+            fs_json_key(&j, "half_width");
+            fs_json_num(&j, ok && !constant ? ci.half : NAN);
+            fs_json_key(&j, "constant");
+            fs_json_bool(&j, constant);
+            fs_json_key(&j, "values");
+            fs_json_begin_array(&j);
+            for (size_t r = 0; r < side[i]->n_reps; r++)
+                fs_json_num(&j, fs_compare_side_value(side[i], r, ms[k]));
+            fs_json_end_array(&j);
+            fs_json_end_object(&j);
+        }
+        fs_json_end_object(&j);
+        if (i > 0) {
+            fs_json_key(&j, "minus_baseline");
+            fs_json_begin_object(&j);
+            for (size_t k = 0; k < nm; k++) {
+                const fs_compare_row_t *r = find_row(&cmp[i], ms[k]);
+                int interval = r && !identical && !r->constant && r->ci.n >= 2;
+                fs_json_key(&j, ms[k]);
+                fs_json_begin_object(&j);
+                fs_json_key(&j, "diff");
+                fs_json_num(&j, r ? r->diff : NAN);
+                fs_json_key(&j, "lo");
+                fs_json_num(&j, interval ? r->ci.lo : NAN);
+                fs_json_key(&j, "hi");
+                fs_json_num(&j, interval ? r->ci.hi : NAN);
+                fs_json_key(&j, "significant");
+                if (interval && r->significant >= 0)
+                    fs_json_bool(&j, r->significant == 1);
+                else
+                    fs_json_null(&j);
+                fs_json_end_object(&j);
+            }
+            fs_json_end_object(&j);
+        }
+        fs_json_end_object(&j);
+    }
+    fs_json_end_array(&j);
+    fs_json_end_object(&j);
+    fs_json_finish(&j);
+}
+
+/* Names the index's points after the variants: root attribute "variants"
+ * (one string per point, in -p order), which `fleetsim report` uses for
+ * its labels (docs/report.md). */
+static int label_index(const vopts_t *o, fs_error_t *err)
+{
+    char index[4096];
+    snprintf(index, sizeof index, "%s/index.h5", o->dir);
+    const char *names[MAX_VARIANTS];
+    for (size_t i = 0; i < o->n_v; i++)
+        names[i] = o->v[i].name;
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
+    hid_t f = H5Fopen(index, H5F_ACC_RDWR, H5P_DEFAULT);
+    int bad = f < 0;
+    if (!bad && H5Aexists(f, "variants") > 0)
+        bad = H5Adelete(f, "variants") < 0;
+    if (!bad)
+        bad = fs_h5_attr_strs(f, "variants", names, o->n_v) != 0;
+    if (f >= 0 && H5Fclose(f) < 0)
+        bad = 1;
+    fs_h5_quiet_end(&q);
+    return bad ? fs_error_set(err, FS_EIO, "%s: cannot record the variant names", index) : 0;
+}
+
 /* A per-tenant value in human units (times as s/min/h/d, counts whole). */
 static void tenant_cell(const char *metric, double v, char *buf, size_t n)
 {
@@ -412,7 +621,9 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
     return rc;
 }
 
-static int report(const vopts_t *o, fs_error_t *err)
+/* Loads every variant's side from DIR/index.h5, compares each with the
+ * first and prints the two tables (or the JSON document). */
+static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
 {
     size_t n = strlen(o->dir) + 16;
     char *index = fs_malloc(n);
@@ -434,9 +645,14 @@ static int report(const vopts_t *o, fs_error_t *err)
             rc = fs_error_set(err, FS_EINVAL, "--metrics: %s is not a /summary field of %s",
                               ms[k], index);
     if (!rc) {
-        print_means(o, side, ms, nm);
-        print_diffs(o, cmp, ms, nm);
-        rc = print_tenants(o, err);
+        int identical = all_identical(o, side);
+        if (o->json) {
+            print_json(o, p, side, cmp, ms, nm, identical);
+        } else {
+            print_means(o, side, ms, nm, identical);
+            print_diffs(o, cmp, ms, nm, identical, side[0]->n_reps);
+            rc = print_tenants(o, err);
+        }
     }
     for (size_t i = 0; i < o->n_v; i++) {
         fs_compare_release(&cmp[i]);
@@ -481,12 +697,27 @@ int fs_cmd_versus(int argc, char **argv)
     fs_error_t err;
     fs_error_clear(&err);
     fs_sweep_plan_t *plan = NULL;
+    char why[256];
+    int n_random = random_sources(&o, why, sizeof why);
+    if (!n_random && !o.have_reps) {
+        o.reps = 1;     /* a deterministic replay: more replications repeat it */
+        o.have_reps = 1;
+        if (!o.quiet)
+            fprintf(stderr, "fleetsim versus: nothing in this scenario draws random numbers (a "
+                    "trace replay without failures or random placement): every replication "
+                    "would be the same, so one is run (-r 1)\n");
+    } else if (!n_random && o.reps > 1 && !o.quiet) {
+        fprintf(stderr, "fleetsim versus: note: nothing in this scenario draws random numbers: "
+                "the %llu replications will be identical (-r 1 gives the same answer)\n", o.reps);
+    } else if (!o.quiet && !o.json) {
+        printf("random in each replication: %s\n", why);
+    }
     if ((rc = make_plan(&o, &plan, &err))) {
         fprintf(stderr, "%s\n", err.msg);
         free_opts(&o);
         return fs_error_exit_status(rc);
     }
-    if (!o.quiet)
+    if (!o.quiet && !o.json)
         print_plan(&o, plan);
     for (size_t i = 0; i < o.n_v; i++) {   /* one line per policy that throws work away */
         fs_config_t vc;
@@ -514,11 +745,13 @@ int fs_cmd_versus(int argc, char **argv)
     so.interrupt = &versus_interrupted;
     fs_sweep_report_t rep;
     rc = fs_sweep_execute(plan, &so, &rep, &err);
-    if (!rc && !o.quiet)
+    if (!rc && !o.quiet && !o.json)
         printf("ran %zu, %zu already finished; index %s/index.h5\n", rep.runs_done,
                rep.runs_skipped, o.dir);
     if (!rc)
-        rc = report(&o, &err);
+        rc = label_index(&o, &err);
+    if (!rc)
+        rc = report(&o, plan, &err);
     if (rc)
         fprintf(stderr, "fleetsim versus: %s\n", err.msg);
     fs_sweep_plan_destroy(plan);

@@ -1,9 +1,63 @@
 #include "fs_cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+
+
+/* ---- option tables (getopt_long; the man page and the completion use them too) ------------ */
+
+#define HELP {"help", 'h', 0, 'h', NULL}
+#define SET {"set", 0, 1, FS_OPT_SET, "KEY=VALUE"}
+#define QUIET {"quiet", 'q', 0, 'q', NULL}
+#define JSON {"json", 0, 0, FS_OPT_JSON, NULL}
+#define END {NULL, 0, 0, 0, NULL}
+
+static const fs_cli_opt_t run_opts[] = {
+    {"output", 'o', 1, 'o', "FILE"}, {"no-output", 0, 0, FS_OPT_NO_OUTPUT, NULL},
+    {"seed", 0, 1, FS_OPT_SEED, "N"}, SET, QUIET, JSON,
+    {"progress", 0, 1, FS_OPT_PROGRESS, "SECONDS"}, HELP, END};
+static const fs_cli_opt_t validate_opts[] = {
+    SET, {"dump", 0, 0, FS_OPT_DUMP, NULL}, {"keys", 0, 0, FS_OPT_KEYS, NULL}, HELP, END};
+static const fs_cli_opt_t bench_opts[] = {
+    {"quick", 0, 0, FS_OPT_QUICK, NULL}, {"policy", 0, 0, FS_OPT_POLICY_BENCH, NULL},
+    {"jobs", 0, 1, 'j', "N"}, {"gpus", 0, 1, FS_OPT_GPUS, "N"}, {"trace", 0, 0, FS_OPT_TRACE, NULL},
+    {"no-trace", 0, 0, FS_OPT_NO_TRACE, NULL}, {"trace-rows", 0, 1, FS_OPT_TRACE_ROWS, "N"}, HELP,
+    END};
+static const fs_cli_opt_t compare_opts[] = {
+    {"csv", 0, 0, FS_OPT_CSV, NULL}, JSON, {"level", 0, 1, FS_OPT_LEVEL, "L"},
+    {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"}, HELP, END};
+static const fs_cli_opt_t report_opts[] = {
+    {"output", 'o', 1, 'o', "FILE"}, {"python", 0, 1, FS_OPT_PYTHON, "PATH"}, HELP, END};
+static const fs_cli_opt_t sweep_opts[] = {
+    {"output", 'o', 1, 'o', "DIR"}, {"jobs", 'j', 1, 'j', "N"}, {"shard", 0, 1, FS_OPT_SHARD, "I/N"},
+    {"resume", 0, 0, FS_OPT_RESUME, NULL}, SET, {"dry-run", 0, 0, FS_OPT_DRY_RUN, NULL}, QUIET,
+    HELP, END};
+static const fs_cli_opt_t plan_opts[] = {
+    {"output", 'o', 1, 'o', "DIR"}, {"jobs", 'j', 1, 'j', "N"}, {"shard", 0, 1, FS_OPT_SHARD, "I/N"},
+    {"scan", 0, 0, FS_OPT_SCAN, NULL}, SET, {"dry-run", 0, 0, FS_OPT_DRY_RUN, NULL}, QUIET, JSON,
+    HELP, END};
+static const fs_cli_opt_t merge_opts[] = {QUIET, HELP, END};
+static const fs_cli_opt_t trace_opts[] = {
+    {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
+    {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
+    {"lenient", 0, 0, FS_OPT_LENIENT, NULL}, {"keep-origin", 0, 0, FS_OPT_KEEP_ORIGIN, NULL}, JSON,
+    HELP, END};
+static const fs_cli_opt_t versus_opts[] = {
+    {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
+    {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
+    {"metrics", 0, 1, FS_OPT_METRICS, "LIST"}, SET, {"resume", 0, 0, FS_OPT_RESUME, NULL}, QUIET,
+    JSON, HELP, END};
+static const fs_cli_opt_t help_opts[] = {
+    {"man", 0, 0, FS_OPT_MAN, NULL}, {"completion", 0, 1, FS_OPT_COMPLETION, "SHELL"}, HELP, END};
+static const fs_cli_opt_t version_opts[] = {HELP, END};
+static const fs_cli_opt_t frag_opts[] = {
+    {"placements", 0, 1, FS_OPT_PLACEMENTS, "LIST"}, {"seeds", 0, 1, FS_OPT_SEEDS, "N"},
+    {"demand", 0, 1, FS_OPT_DEMAND, "F"}, {"shapes", 0, 1, FS_OPT_SHAPES, "given|learned"},
+    {"output", 'o', 1, 'o', "FILE"}, {"pools", 0, 0, FS_OPT_POOLS, NULL}, SET, HELP, END};
 
 static const fs_command_t commands[] = {
     {"run", fs_cmd_run, "run a scenario and write its results to HDF5",
@@ -19,9 +73,13 @@ static const fs_command_t commands[] = {
      "                       (e.g. --set cluster.pools.0.nodes=64); repeatable\n"
      "  --no-output          run without writing a results file\n"
      "  -q, --quiet          no summary on stdout\n"
+     "  --json               the summary as one JSON document on stdout (docs/cli.md)\n"
+     "  --progress S         a progress line every S seconds (default: redrawn on a\n"
+     "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "  -h, --help           this text\n"
      "\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
+     run_opts, "file"},
     {"validate", fs_cmd_validate, "check a scenario file without running it",
      "usage: fleetsim validate SCENARIO.yaml [--set KEY=VALUE]... [--dump]\n"
      "\n"
@@ -29,7 +87,8 @@ static const fs_command_t commands[] = {
      "  --dump          print the canonical scenario (every key, defaults included)\n"
      "  --keys          print the reference of every scenario key (Markdown)\n"
      "  --set KEY=VALUE override a key, as for run\n"
-     "Exit status: 0 valid, 2 invalid.\n"},
+     "Exit status: 0 valid, 2 invalid.\n",
+     validate_opts, "file"},
     {"bench", fs_cmd_bench, "engine and end-to-end benchmarks",
      "usage: fleetsim bench [--quick] [--policy] [--jobs N] [--gpus N]\n"
      "\n"
@@ -42,7 +101,8 @@ static const fs_command_t commands[] = {
      "  --policy   only the scheduling-policy benchmarks (EASY, Slurm multifactor)\n"
      "  --trace    only the trace-parsing benchmark (native CSV, plain and gzip, in $TMPDIR)\n"
      "  --no-trace skip the trace-parsing benchmark\n"
-     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n"},
+     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n",
+     bench_opts, NULL},
     {"compare", fs_cmd_compare, "compare results side by side, with paired intervals for sweeps",
      "usage: fleetsim compare A.h5 B.h5 [C.h5...] [--csv] [--level L] [--no-waits]\n"
      "       fleetsim compare DIR/index.h5 --points P Q\n"
@@ -60,11 +120,13 @@ static const fs_command_t commands[] = {
      "  --csv          machine-readable CSV on stdout (columns in docs/results.md)\n"
      "  --level L      confidence level of the intervals (default 0.95)\n"
      "  --no-waits     skip the pooled wait percentiles (no /jobs reading)\n"
+     "  --json         one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
-     "2 bad usage or input.\n"},
+     "2 bad usage or input.\n",
+     compare_opts, "file"},
     {"report", fs_cmd_report, "write an HTML report with plots of a results file or sweep",
-     "usage: fleetsim report RESULTS.h5 [-o report.html] [--python PATH]\n"
+     "usage: fleetsim report RESULTS.h5|INDEX.h5|plan.h5 [-o report.html] [--python PATH]\n"
      "\n"
      "Writes a self-contained HTML report (plots embedded as PNG data) of a run\n"
      "file or a sweep index, and the same plots as PNG files in <report>_plots/\n"
@@ -78,7 +140,8 @@ static const fs_command_t commands[] = {
      "  --python PATH       the interpreter (default /usr/bin/python3)\n"
      "\n"
      "Exit status: 0 written, 1 run-time failure (Python or a module missing),\n"
-     "2 bad usage or input.\n"},
+     "2 bad usage or input.\n",
+     report_opts, "file"},
     {"sweep", fs_cmd_sweep, "run a scenario's sweep: points x replications on threads, MPI or shards",
      "usage: fleetsim sweep SCENARIO.yaml -o DIR [-j N] [--shard I/N] [--resume] [--set KEY=VALUE]...\n"
      "       mpirun -n N fleetsim sweep SCENARIO.yaml -o DIR [-j N] ...\n"
@@ -99,7 +162,8 @@ static const fs_command_t commands[] = {
      "\n"
      "Under mpirun (OpenMPI; built with -DFLEETSIM_MPI=ON) rank 0 hands out runs to every\n"
      "rank as they ask, works too, and writes the index.\n"
-     "Exit status: 0 success, 1 a run failed or was interrupted, 2 bad usage or invalid input.\n"},
+     "Exit status: 0 success, 1 a run failed or was interrupted, 2 bad usage or invalid input.\n",
+     sweep_opts, "file"},
     {"plan", fs_cmd_plan, "search the cheapest fleet that meets the scenario's SLOs",
      "usage: fleetsim plan SCENARIO.yaml [-o DIR] [-j N] [--shard I/N] [--scan] [--set KEY=VALUE]...\n"
      "       mpirun -n N fleetsim plan SCENARIO.yaml -o DIR [-j N] ...\n"
@@ -121,15 +185,18 @@ static const fs_command_t commands[] = {
      "  --set KEY=VALUE      override a scenario key (before the candidates' own)\n"
      "  --dry-run            print the SLOs and choices without running\n"
      "  -q, --quiet          nothing on stdout\n"
+     "  --json               the plan as one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
-     "failed or was interrupted, 2 bad usage or invalid input.\n"},
+     "failed or was interrupted, 2 bad usage or invalid input.\n",
+     plan_opts, "file"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"
      "\n"
      "Builds DIR/index.h5 from DIR/sweep.h5 and DIR/runs/*.h5 after every shard of\n"
      "'fleetsim sweep --shard I/N' has finished; refuses (exit 1), naming the missing or\n"
-     "incomplete runs, otherwise.\n"},
+     "incomplete runs, otherwise.\n",
+     merge_opts, "dir"},
     {"trace", fs_cmd_trace, "inspect a trace, convert it to native CSV, or fit a workload to it",
      "usage: fleetsim trace info FILE [--format F] [--lenient] [--keep-origin] [--json]\n"
      "       fleetsim trace convert FILE -o OUT.csv[.gz] [--format F] [--lenient]\n"
@@ -141,7 +208,8 @@ static const fs_command_t commands[] = {
      "convert: to the native format (docs/traces.md), written atomically.\n"
      "fit: a synthetic workload (scenario fragment) reproducing the trace.\n"
      "'fleetsim trace SUBCOMMAND --help' shows one subcommand.\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
+     trace_opts, "info convert fit"},
     {"versus", fs_cmd_versus, "one workload under several policies side by side (common random numbers)",
      "usage: fleetsim versus SCENARIO.yaml -p NAME=KEY=VALUE[,KEY=VALUE...] -p NAME=... ...\n"
      "                       -o DIR [-r REPS] [-j N] [--metrics LIST] [--set KEY=VALUE]...\n"
@@ -158,18 +226,25 @@ static const fs_command_t commands[] = {
      "  -p, --policy NAME=KEY=VALUE[,KEY=VALUE...]   a variant (commas inside {} and []\n"
      "                       belong to the value); NAME alone: the scenario as it is\n"
      "  -o, --output DIR     output directory (created)\n"
-     "  -r, --replications N replications per variant (default 10, at least 2)\n"
+     "  -r, --replications N replications per variant (default 10; 1 when nothing in\n"
+     "                       the scenario draws random numbers, e.g. a trace replay)\n"
      "  -j, --jobs N         worker threads (default: the number of CPUs)\n"
      "  --metrics LIST       summary fields to show (default jobs_completed,utilization,\n"
      "                       goodput,wait_mean,wait_p95,jct_mean,makespan)\n"
      "  --set KEY=VALUE      override a key of the base scenario (every variant)\n"
      "  --resume             keep the finished runs of an interrupted comparison\n"
      "  -q, --quiet          only the tables\n"
+     "  --json               one JSON document on stdout (docs/cli.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
-     "2 bad usage or invalid input.\n"},
+     "2 bad usage or invalid input.\n",
+     versus_opts, "file"},
     {"help", fs_cmd_help, "list the commands, or show one command's usage",
-     "usage: fleetsim help [COMMAND]\n"},
+     "usage: fleetsim help [COMMAND] [--man] [--completion bash]\n"
+     "\n"
+     "  --man               the man page fleetsim.1 (roff), from the command table\n"
+     "  --completion bash   the bash completion script (commands, options, scenario keys)\n",
+     help_opts, "command"},
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",
      "usage: fleetsim frag SCENARIO.yaml [--placements LIST] [--seeds N] [--demand F]\n"
      "                     [--shapes given|learned] [-o OUT.csv] [--set KEY=VALUE]...\n"
@@ -192,8 +267,10 @@ static const fs_command_t commands[] = {
      "                     (stderr)\n"
      "  --set KEY=VALUE    override a scenario key\n"
      "\n"
-     "Exit status: 0 success, 1 run-time failure, 2 bad usage or input.\n"},
-    {"version", fs_cmd_version, "print the version", "usage: fleetsim version\n"},
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or input.\n",
+     frag_opts, "file"},
+    {"version", fs_cmd_version, "print the version", "usage: fleetsim version\n",
+     version_opts, NULL},
 };
 
 const fs_command_t *fs_cli_commands(size_t *n)
@@ -244,4 +321,272 @@ int fs_cli_parse_u64(const char *s, unsigned long long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* ---- getopt_long over a command's option table ---------------------------------------------- */
+
+int fs_cli_getopt_init(fs_cli_getopt_t *g, const char *cmd, int argc, char **argv,
+                       const fs_cli_opt_t *opts)
+{
+    memset(g, 0, sizeof *g);
+    g->cmd = cmd;
+    g->argc = argc;
+    g->argv = argv;
+    g->opts = opts;
+    size_t n = 0;
+    while (opts && opts[n].name && n < FS_CLI_MAX_OPTS)
+        n++;
+    struct option *lo = g->longs;
+    /* "-": operands come back in order (code 1); ":": a missing value is ':' */
+    size_t k = 0;
+    g->shorts[k++] = '-';
+    g->shorts[k++] = ':';
+    for (size_t i = 0; i < n; i++) {
+        lo[i].name = opts[i].name;
+        lo[i].has_arg = opts[i].has_arg ? required_argument : no_argument;
+        lo[i].flag = NULL;
+        lo[i].val = opts[i].id;
+        if (opts[i].short_name && k + 3 < sizeof g->shorts) {
+            g->shorts[k++] = (char)opts[i].short_name;
+            if (opts[i].has_arg)
+                g->shorts[k++] = ':';
+        }
+    }
+    memset(&lo[n], 0, sizeof lo[n]);
+    g->shorts[k] = '\0';
+    optind = 0;     /* GNU: start over (a fresh parse in this process) */
+    opterr = 0;     /* our own messages */
+    return 0;
+}
+
+static const fs_cli_opt_t *opt_by_id(const fs_cli_opt_t *opts, int id)
+{
+    for (size_t i = 0; opts && opts[i].name; i++)
+        if (opts[i].id == id)
+            return &opts[i];
+    return NULL;
+}
+
+int fs_cli_getopt(fs_cli_getopt_t *g)
+{
+    g->arg = NULL;
+    g->opt = NULL;
+    if (g->rest) {
+        if (optind >= g->argc)
+            return FS_CLI_END;
+        g->arg = g->argv[optind++];
+        return FS_CLI_OPERAND;
+    }
+    int li = -1;
+    int prev = optind ? optind : 1;
+    int c = getopt_long(g->argc, g->argv, g->shorts, g->longs, &li);
+    if (c == -1) {
+        if (optind < g->argc) {     /* after "--" */
+            g->rest = 1;
+            return fs_cli_getopt(g);
+        }
+        return FS_CLI_END;
+    }
+    if (c == 1) {
+        g->arg = optarg;
+        return FS_CLI_OPERAND;
+    }
+    const char *written = g->argv[optind - 1 >= prev ? optind - 1 : prev];
+    if (c == '?') {
+        const fs_cli_opt_t *o = optopt ? opt_by_id(g->opts, optopt) : NULL;
+        if (o && !o->has_arg && strncmp(written, "--", 2) == 0)
+            fs_cli_usage_error(g->cmd, "--%s takes no value ('%s')", o->name, written);
+        else if (optopt && optopt < 256 && strncmp(written, "--", 2) != 0)
+            fs_cli_usage_error(g->cmd, "unknown option '-%c'", optopt);
+        else
+            fs_cli_usage_error(g->cmd, "unknown option '%s'", written);
+        g->status = 2;
+        return FS_CLI_BAD;
+    }
+    if (c == ':')
+        c = optopt;     /* the option whose value is missing: the caller says what it needs */
+    else
+        g->arg = optarg;
+    const fs_cli_opt_t *o = opt_by_id(g->opts, c);
+    if (o && li >= 0)
+        snprintf(g->optbuf, sizeof g->optbuf, "--%s", o->name);
+    else
+        snprintf(g->optbuf, sizeof g->optbuf, "-%c", c < 256 ? c : '?');
+    g->opt = g->optbuf;
+    return c;
+}
+
+const char *fs_cli_getopt_take(fs_cli_getopt_t *g)
+{
+    if (optind >= g->argc)
+        return NULL;
+    return g->argv[optind++];
+}
+
+/* ---- the man page and the shell completion, from the tables -------------------------------- */
+
+/* Text for roff: backslashes doubled as \e, a leading '.' or '\'' guarded,
+ * '-' as \- (a real minus, so that searches for options find them). */
+static void roff_text(FILE *f, const char *s)
+{
+    int bol = 1;
+    for (; *s; s++) {
+        if (bol && (*s == '.' || *s == '\''))
+            fputs("\\&", f);
+        bol = *s == '\n';
+        if (*s == '\\')
+            fputs("\\e", f);
+        else if (*s == '-')
+            fputs("\\-", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+void fs_cli_write_man(FILE *f)
+{
+    size_t n;
+    const fs_command_t *c = fs_cli_commands(&n);
+    fprintf(f, ".\\\" Generated by 'fleetsim help --man' from the command table "
+               "(sim/cli/fs_cli.c); do not edit.\n");
+    fprintf(f, ".TH FLEETSIM 1 \"\" \"fleetsim %s\" \"User Commands\"\n", FLEETSIM_VERSION);
+    fputs(".SH NAME\nfleetsim \\- discrete-event simulator and capacity planner for GPU fleets\n"
+          ".SH SYNOPSIS\n.B fleetsim\n.I COMMAND\n[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
+          ".SH DESCRIPTION\nfleetsim replays job traces or synthesizes workloads, runs them "
+          "against a modeled GPU cluster with failures, scheduling and recovery policies, and "
+          "writes utilization, queue-wait, goodput and cost results to HDF5.\n"
+          ".PP\nEvery command takes its options in the usual long forms "
+          "(\\fB\\-\\-output FILE\\fR, \\fB\\-\\-output=FILE\\fR, a unique prefix such as "
+          "\\fB\\-\\-out\\fR), short options can be clustered (\\fB\\-qo FILE\\fR), and "
+          "\\fB\\-\\-\\fR ends the options.\n"
+          ".SH COMMANDS\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(".SS ", f);
+        roff_text(f, c[i].name);
+        fputs("\n", f);
+        roff_text(f, c[i].summary);
+        fputs(".\n.PP\n.nf\n", f);
+        roff_text(f, c[i].usage);
+        fputs(".fi\n", f);
+        if (c[i].opts && c[i].opts[0].name) {
+            fputs(".PP\nOptions:\n", f);
+            for (const fs_cli_opt_t *o = c[i].opts; o->name; o++) {
+                fputs(".TP\n", f);
+                if (o->short_name)
+                    fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
+                fputs("\\fB\\-\\-", f);
+                roff_text(f, o->name);
+                fputs("\\fR", f);
+                if (o->has_arg) {
+                    fputs(" \\fI", f);
+                    roff_text(f, o->value ? o->value : "VALUE");
+                    fputs("\\fR", f);
+                }
+                fputs("\n.br\n", f);
+            }
+        }
+    }
+    fputs(".SH EXIT STATUS\n0 success, 1 run-time failure, 2 bad usage or invalid input.\n"
+          ".SH ENVIRONMENT\n.TP\n.B FLEETSIM_DATADIR\nwhere \\fBfleetsim report\\fR looks for "
+          "report.py first.\n"
+          ".SH SEE ALSO\nThe documentation in docs/ (installed under share/doc/fleetsim): "
+          "cli.md, scenario.md, results.md, sweeps.md, plan.md, report.md.\n", f);
+}
+
+#include "../../scenarios/fs_keys.h"
+
+/* Every scenario key a --set can reach, as words (lists by item 0). */
+static void key_words(FILE *f, const fs_keytab_t *t, const char *prefix)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const fs_key_t *k = &t->rows[i];
+        char p[256];
+        snprintf(p, sizeof p, "%s%s", prefix, k->path);
+        if (k->type == FS_KT_LIST && k->sub) {
+            char q[512];
+            snprintf(q, sizeof q, "%s.0.", p);
+            key_words(f, k->sub, q);
+        } else if (k->type == FS_KT_DIST && k->sub) {
+            fprintf(f, " %s", p);
+            char q[512];
+            snprintf(q, sizeof q, "%s.", p);
+            key_words(f, k->sub, q);
+        } else if (k->type != FS_KT_CHOICE) {
+            fprintf(f, " %s", p);
+        }
+    }
+}
+
+void fs_cli_write_bash_completion(FILE *f)
+{
+    size_t n;
+    const fs_command_t *c = fs_cli_commands(&n);
+    fputs("# bash completion for fleetsim.  Generated by 'fleetsim help --completion bash'\n"
+          "# from the command, option and scenario key tables; do not edit.\n"
+          "_fleetsim()\n{\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+          "    local cmds='", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%s", i ? " " : "", c[i].name);
+    fputs("'\n    local keys='", f);
+    key_words(f, &fs_keys_config, "");
+    fputs("'\n"
+          "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+          "        COMPREPLY=($(compgen -W \"$cmds\" -- \"$cur\"))\n"
+          "        return\n"
+          "    fi\n"
+          "    local opts='' valopts='' operands=''\n"
+          "    case ${COMP_WORDS[1]} in\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "    %s)\n        opts='", c[i].name);
+        int first = 1;
+        for (const fs_cli_opt_t *o = c[i].opts; o && o->name; o++) {
+            fprintf(f, "%s--%s", first ? "" : " ", o->name);
+            if (o->short_name)
+                fprintf(f, " -%c", o->short_name);
+            first = 0;
+        }
+        fputs("'\n        valopts='", f);
+        first = 1;
+        for (const fs_cli_opt_t *o = c[i].opts; o && o->name; o++) {
+            if (!o->has_arg)
+                continue;
+            fprintf(f, "%s--%s", first ? "" : " ", o->name);
+            if (o->short_name)
+                fprintf(f, " -%c", o->short_name);
+            first = 0;
+        }
+        fprintf(f, "'\n        operands='%s' ;;\n", c[i].operands ? c[i].operands : "");
+    }
+    fputs("    esac\n"
+          "    case $prev in\n"
+          "    --set)\n"
+          "        compopt -o nospace 2>/dev/null\n"
+          "        COMPREPLY=($(compgen -S = -W \"$keys\" -- \"$cur\"))\n"
+          "        return ;;\n"
+          "    esac\n"
+          "    local w\n"
+          "    for w in $valopts; do\n"
+          "        if [ \"$prev\" = \"$w\" ]; then\n"
+          "            COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+          "            return\n"
+          "        fi\n"
+          "    done\n"
+          "    if [[ $cur == -* ]]; then\n"
+          "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+          "        return\n"
+          "    fi\n"
+          "    case $operands in\n"
+          "    file) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+          "    dir) COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
+          "    command) COMPREPLY=($(compgen -W \"$cmds\" -- \"$cur\")) ;;\n"
+          "    '') ;;\n"
+          "    *) if [ \"$COMP_CWORD\" -eq 2 ]; then\n"
+          "           COMPREPLY=($(compgen -W \"$operands\" -- \"$cur\"))\n"
+          "       else\n"
+          "           COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+          "       fi ;;\n"
+          "    esac\n"
+          "}\n"
+          "complete -F _fleetsim fleetsim\n", f);
 }

@@ -1,4 +1,5 @@
 #include "fs_runner.h"
+#include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
 #include "../../models/fs_kueue.h"
@@ -73,6 +74,30 @@ static void progress(void *ud, const fs_model_t *m)
 {
     run_ctx_t *c = ud;
     double w = wall_now();
+    if (c->opts->progress_every > 0) {
+        /* a log line: whole lines at a low rate, with the wall time left
+         * estimated from the simulated time done so far (to the horizon;
+         * after it, the drain's end is not known) */
+        if (w - (c->last_print > 0 ? c->last_print : c->wall0) < c->opts->progress_every)
+            return;
+        c->last_print = w;
+        double t = fs_time_to_s(fs_model_now(m)), h = fs_time_to_s(c->cfg->horizon);
+        double spent = w - c->wall0;
+        char eta[64], left[32], wall[32];
+        fs_fmt_duration(wall, sizeof wall, spent);
+        if (t > 0 && t < h) {
+            fs_fmt_duration(left, sizeof left, spent * (h - t) / t);
+            snprintf(eta, sizeof eta, "ETA %s", left);
+        } else {
+            snprintf(eta, sizeof eta, "draining after the horizon, ETA unknown");
+        }
+        fprintf(stderr, "fleetsim: t=%.2f d of %.2f d (%.0f%%)  done %llu  running %llu  queued "
+                "%llu  wall %s  %s\n", t / 86400.0, h / 86400.0, h > 0 ? 100 * t / h : 0.0,
+                (unsigned long long)fs_model_jobs_done(m),
+                (unsigned long long)fs_model_jobs_running(m),
+                (unsigned long long)fs_model_jobs_queued(m), wall, eta);
+        return;
+    }
     if (w - c->last_print < 0.25)
         return;
     c->last_print = w;
@@ -228,7 +253,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};
     rc = fs_model_run(model, opts->interrupt, opts->progress ? &prog : NULL, err);
-    if (opts->progress)
+    if (opts->progress && !(opts->progress_every > 0))
         fputs("\r\033[K", stderr);
     if (rc == FS_EINTR && c.res) {
         int sig = opts->interrupt ? (int)*opts->interrupt : 0;
@@ -300,18 +325,10 @@ out:
     return rc;
 }
 
+/* The summary's times in the units every printed table uses (analysis/fs_fmt.h). */
 static void fmt_duration(char *buf, size_t n, double s)
 {
-    if (!isfinite(s))
-        snprintf(buf, n, "-");
-    else if (s < 120)
-        snprintf(buf, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else if (s < 172800)
-        snprintf(buf, n, "%.2f h", s / 3600);
-    else
-        snprintf(buf, n, "%.2f d", s / 86400);
+    fs_fmt_duration(buf, n, s);
 }
 
 /* A time of the run: "day D" for runs of two days or more, else hours. */

@@ -18,6 +18,9 @@ typedef struct fs_run_opts {
     const char *output;     /* results file, or NULL for none */
     const volatile sig_atomic_t *interrupt; /* optional stop flag */
     int progress;           /* print a progress line on stderr */
+    double progress_every;  /* 0: the terminal's line, redrawn in place every 0.25 s; > 0:
+                               one whole line (no carriage return) every this many seconds
+                               of wall time, with an ETA, for logs and pipes */
     /* optional extra receiver of every job row (tests) */
     int (*on_job)(void *ud, const fs_job_row_t *row);
     void *on_job_ud;

@@ -63,7 +63,11 @@ if [ "$have_h5py" = 1 ]; then
     expect_out 'Paired over 5 replications \(common random numbers\)'
     expect_out 'significant at 95%'
     # same arrivals in both points (CRN): identical job counts, interval [0, 0]
-    expect_out '^jobs_submitted +[0-9.]+ +[0-9.]+ +0 +\+0\.0% +0 +0 +no$'
+    expect_out '^jobs_submitted +[0-9.]+ +[0-9.]+ +\+0 +\+0\.0% +no \(identical\)$'
+    # human units: times, money and shares, no e-notation
+    expect_out '^wait_mean +[0-9.]+ (s|min|h|d) +[0-9.]+ (s|min|h|d) '
+    expect_out '^utilization +[0-9.]+% +[0-9.]+% +[-+][0-9.]+ pts '
+    grep -Eq '^[a-z_0-9]+ .*[0-9]e[+-][0-9]' out.txt && bad "e-notation: $(grep -E '[0-9]e[+-][0-9]' out.txt | head -2)" || ok
     expect_out 'Wait percentiles from /jobs'
     expect_exit 0 "$FLEETSIM" compare sw/index.h5 --points 0 1 --csv
     cp out.txt paired.csv
@@ -84,10 +88,12 @@ for m in ("wait_mean", "wait_p99", "utilization", "queue_len_mean", "jct_mean", 
     for got, want in ((r["diff"], mean), (r["ci_lo"], mean - half), (r["ci_hi"], mean + half)):
         assert abs(float(got) - want) <= 1e-9 * max(1, abs(want)), (m, got, want)
     sig = (mean - half > 0) or (mean + half < 0)
-    assert r["significant"] == ("1" if sig else "0"), (m, r["significant"], sig)
+    # a difference that is the same in every pair has no interval to test
+    want = "" if sd == 0 else ("1" if sig else "0")
+    assert r["significant"] == want, (m, r["significant"], sig)
     checked += 1
 # CRN: both points saw the same arrivals
-assert rows["jobs_submitted"]["diff"] == "0" and rows["jobs_submitted"]["significant"] == "0"
+assert rows["jobs_submitted"]["diff"] == "0" and rows["jobs_submitted"]["significant"] == ""
 # fewer GPUs, same work: busier, significantly (waits are heavy-tailed: 5 short
 # replications leave their difference inside the noise, so it is not asserted)
 assert rows["utilization"]["significant"] == "1" and float(rows["utilization"]["diff"]) > 0
@@ -180,6 +186,49 @@ EOF
     expect_exit 2 "$FLEETSIM" compare a.h5 --points 0 1
     expect_err 'a run file has no points'
 fi
+
+# ---- --json: one document whose numbers are the files' /summary ----
+expect_exit 0 "$FLEETSIM" compare a.h5 b.h5 --json
+cp out.txt single.json
+if [ "$have_h5py" = 1 ]; then
+    "$PY" - a.h5 b.h5 single.json <<'EOF' && ok || bad "compare --json does not match the files"
+import json, math, sys, h5py
+a = h5py.File(sys.argv[1], "r")["summary"][0]
+b = h5py.File(sys.argv[2], "r")["summary"][0]
+doc = json.load(open(sys.argv[3]))
+assert doc["command"] == "compare" and len(doc["pairs"]) == 1
+p = doc["pairs"][0]
+assert not p["paired"] and p["a"]["path"] == "a.h5"
+assert list(p["metrics"]) == list(a.dtype.names)
+for m, r in p["metrics"].items():
+    for got, want in ((r["a"], float(a[m])), (r["b"], float(b[m]))):
+        assert (got is None and math.isnan(want)) or got == want, (m, got, want)
+    assert r["lo"] is None and r["significant"] is None
+EOF
+fi
+
+# ---- a deterministic replay swept with replications: identical, said so ----
+cat > replay.yaml <<EOF
+name: replay
+horizon: 2h
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 1, gpus_per_node: 8}
+workload:
+  trace: {path: $SRC/tests/data/fit/philly_native.csv, format: native}
+sweep:
+  params:
+    - {key: scheduler.queue, values: [fifo, sjf]}
+  replications: 3
+EOF
+expect_exit 0 "$FLEETSIM" sweep replay.yaml -o rp -j 2 -q
+expect_exit 0 "$FLEETSIM" compare rp/index.h5 --points 0 1 --no-waits
+expect_out 'The 3 replications of each side are identical'
+expect_out '^cost_total +\$[0-9,.]+ +\$[0-9,.]+ +[-+]\$[0-9,.]+ '
+grep -Eq 'significant|yes|e[-+][0-9]' out.txt && bad "identical replications shown with significance or noise" || ok
+expect_exit 0 "$FLEETSIM" compare rp/index.h5 --points 0 1 --no-waits --json
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["pairs"][0]; assert d["identical_replications"] is True; assert all(m["lo"] is None and m["significant"] is None for m in d["metrics"].values())' out.txt \
+    && ok || bad "compare --json on identical replications: $(head -c 300 out.txt)"
 
 # ---- error paths ----
 expect_exit 2 "$FLEETSIM" compare

@@ -125,10 +125,20 @@ expect_out '^choice main: pool main \(H100, 1 GPUs/node\), 16 node counts 9\.\.2
 sed '/^plan:/,$d' mmc.yaml > noplan.yaml
 expect_exit 2 "$FLEETSIM" plan noplan.yaml -o e1
 expect_err "noplan.yaml:1:1: no 'plan' section"
-expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e2 --set plan.slo.0.metric=nope
-expect_err "the SLO metric 'nope' is not a summary metric of the runs \(jobs_submitted, "
-expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e3 --set 'plan.slo.0.max=1x'
-expect_err "mmc.yaml: plan.slo.0.max: '1x' is not a number or a duration"
+# an unknown metric is refused before any candidate runs, at its place
+sed 's/metric: wait_prob/metric: nope/' mmc.yaml > badm.yaml
+expect_exit 2 "$FLEETSIM" plan badm.yaml -o e2
+expect_err "^fleetsim plan: badm.yaml:19:16: plan.slo.0.metric: 'nope' is not a summary metric of the runs \(jobs_submitted, "
+[ -z "$(ls e2/evals 2>/dev/null)" ] && ok || bad "a candidate ran before the SLO metric was checked"
+expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e2b --set plan.objective=nope
+expect_err "mmc.yaml:15:14: plan.objective: 'nope' is not a summary metric"
+# value errors carry FILE:LINE:COL
+sed 's/max: 0.19/max: 1x/' mmc.yaml > badb.yaml
+expect_exit 2 "$FLEETSIM" plan badb.yaml -o e3
+expect_err "badb.yaml:19:32: plan.slo.0.max: '1x' is not a number or a duration"
+sed 's/pool: main,/pool: gpu,/' mmc.yaml > badp.yaml
+expect_exit 2 "$FLEETSIM" plan badp.yaml -o e3b
+expect_err "badp.yaml:21:14: plan.choices.0.pool: no pool named 'gpu'"
 expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e4 --set plan.replications=1
 expect_err "plan.replications"
 expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e5 --set plan.choices.0.pool=gpu

@@ -138,4 +138,22 @@ expect_exit 0 "$FLEETSIM" sweep "$SRC/scenarios/sweep-fifo-load.yaml" --dry-run
 expect_out '10 points x 10 replications = 100 runs'
 expect_out 'point 9: scheduler.mode=best_effort workload.synthetic.arrivals.rate=17/h'
 
+# the run limit names the sweep section's place
+cat > toobig.yaml <<'EOF2'
+name: toobig
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 10, gpus_per_node: 1}
+workload:
+  synthetic:
+    arrivals: {rate: 8/h}
+    gpus: {1: 1.0}
+    duration: {dist: exponential, mean: 1h}
+sweep:
+  params:
+    - {key: cluster.pools.0.nodes, range: {from: 1, to: 100000, steps: 100000}}
+  replications: 1000
+EOF2
+expect_exit 2 "$FLEETSIM" sweep toobig.yaml -o toobig --dry-run
+expect_err '^toobig.yaml:12:13: sweep.params.0: the sweep has more than 10000000 runs'
 finish
