@@ -534,9 +534,7 @@ static void tenant_cell(const char *metric, double v, char *buf, size_t n)
     if (isnan(v))
         snprintf(buf, n, "-");
     else if (strncmp(metric, "wait_", 5) == 0 || strncmp(metric, "jct_", 4) == 0)
-        snprintf(buf, n, v < 120 ? "%.1f s" : v < 7200 ? "%.1f min" : v < 172800 ? "%.2f h"
-                                                                              : "%.2f d",
-                 v < 120 ? v : v < 7200 ? v / 60 : v < 172800 ? v / 3600 : v / 86400);
+        fs_fmt_duration(buf, n, v);
     else if (strcmp(metric, "jobs") == 0 || strcmp(metric, "preemptions") == 0)
         snprintf(buf, n, "%.1f", v);
     else
