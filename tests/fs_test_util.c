@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/fs_alloc.h"
+#include "traces/fs_memsrc.h"
+
 char *fs_test_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");
@@ -154,4 +157,35 @@ void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a)
     pools[1].nodes = nodes_a;
     c->cluster.pools = pools;
     c->cluster.n_pools = 2;
+}
+
+int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
+                        const char *const *gpu_types, size_t n_types, fs_test_rows_t *rs)
+{
+    int64_t live0 = fs_alloc_live();
+    int failed = 0;
+    for (uint64_t k = 1; k < 5000; k++) {
+        fs_source_t *src;
+        fs_model_t *m = NULL;
+        fs_error_t err;
+        assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, gpu_types, n_types, &src, &err), 0);
+        fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
+        rs->n = 0;
+        fs_alloc_fail_after(k);
+        int rc = fs_model_create(cfg, src, &sink, &m, &err);
+        if (!rc)
+            rc = fs_model_run(m, NULL, NULL, &err);
+        fs_alloc_fail_after(0);
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+        assert_int_equal(fs_alloc_live(), live0);
+        if (rc == 0) {
+            assert_int_equal(rs->n, n);
+            return failed;
+        }
+        assert_int_equal(rc, FS_ENOMEM);
+        failed++;
+    }
+    fail_msg("no run succeeded within 5000 failing allocations");
+    return failed;
 }

@@ -59,4 +59,12 @@ void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint3
  * A100 nodes of the same size, pools[0..1] as the fleet. */
 void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a);
 
+/* The allocation-failure sweep of a whole run: runs cfg over jobs[0..n)
+ * (GPU type names gpu_types[0..n_types)) with allocation k failing, for
+ * k = 1, 2, ... until a run succeeds.  Every failed run must return
+ * FS_ENOMEM and leave no live allocation; the successful one must emit all
+ * n rows into *rs.  Returns the number of failed runs. */
+int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
+                        const char *const *gpu_types, size_t n_types, fs_test_rows_t *rs);
+
 #endif

@@ -501,7 +501,6 @@ static void test_backfill_invariants(void **st)
 static void test_sched_out_of_memory(void **st)
 {
     (void)st;
-    int64_t live0 = fs_alloc_live();
     static fs_job_t jobs[300];
     static fs_test_rows_t rs;
     fs_pool_cfg_t pools[2];
@@ -512,29 +511,7 @@ static void test_sched_out_of_memory(void **st)
     fs_test_base_cfg(&cfg, &pools[0], 4, 4, FS_QUEUE_FIFO);
     fs_test_add_a100(&cfg, pools, 4);
     cfg.scheduler.backfill = FS_BACKFILL_EASY;
-    int failed = 0;
-    for (uint64_t k = 1; k < 5000; k++) {
-        fs_source_t *src;
-        fs_model_t *m = NULL;
-        fs_error_t err;
-        assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, gpu_types, 2, &src, &err), 0);
-        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
-        rs.n = 0;
-        fs_alloc_fail_after(k);
-        int rc = fs_model_create(&cfg, src, &sink, &m, &err);
-        if (!rc)
-            rc = fs_model_run(m, NULL, NULL, &err);
-        fs_alloc_fail_after(0);
-        fs_model_destroy(m);
-        fs_source_destroy(src);
-        assert_int_equal(fs_alloc_live(), live0);
-        if (rc == 0) {
-            assert_int_equal(rs.n, n);
-            break;
-        }
-        assert_int_equal(rc, FS_ENOMEM);
-        failed++;
-    }
+    int failed = fs_test_alloc_sweep(&cfg, jobs, n, gpu_types, 2, &rs);
     assert_true(failed > 10);   /* the sweep really failed allocations */
 }
 

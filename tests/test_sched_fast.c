@@ -470,7 +470,6 @@ static void test_las_fast_equals_slow(void **st)
 static void test_las_out_of_memory(void **st)
 {
     (void)st;
-    int64_t live0 = fs_alloc_live();
     enum { NJ = 40 };
     static fs_job_t jobs[NJ];
     static fs_test_rows_t rs;
@@ -481,29 +480,7 @@ static void test_las_out_of_memory(void **st)
     cfg.scheduler.tiresias.thresholds = "100,1000";
     cfg.scheduler.tiresias.promote_knob = 2;
     cfg.scheduler.checkpoint_interval = S(1);
-    int failed = 0;
-    for (uint64_t k = 1; k < 5000; k++) {
-        fs_source_t *src;
-        fs_model_t *m = NULL;
-        fs_error_t err;
-        assert_int_equal(fs_memsrc_create(jobs, NJ, NULL, 0, NULL, 0, &src, &err), 0);
-        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
-        rs.n = 0;
-        fs_alloc_fail_after(k);
-        int rc = fs_model_create(&cfg, src, &sink, &m, &err);
-        if (!rc)
-            rc = fs_model_run(m, NULL, NULL, &err);
-        fs_alloc_fail_after(0);
-        fs_model_destroy(m);
-        fs_source_destroy(src);
-        assert_int_equal(fs_alloc_live(), live0);
-        if (rc == 0) {
-            assert_int_equal(rs.n, NJ);
-            break;
-        }
-        assert_int_equal(rc, FS_ENOMEM);
-        failed++;
-    }
+    int failed = fs_test_alloc_sweep(&cfg, jobs, NJ, NULL, 0, &rs);
     assert_true(failed > 10);
 }
 
