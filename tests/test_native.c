@@ -627,8 +627,11 @@ typedef struct err_case {
 #define HDR "id,submit,gpus,duration\n"
 #define FULL "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
              "rec_start,rec_end,rec_state\n"
+/* The header the writer writes: every column, single_node last. */
+#define FULL_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
+               "rec_start,rec_end,rec_state,single_node\n"
 #define KNOWN "(known columns: id, submit, gpus, duration, estimate, tenant, gpu_type, " \
-              "priority, gpu_milli, class, rec_start, rec_end, rec_state)"
+              "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node)"
 #define NAME_MSG "expected a UTF-8 name without control characters"
 
 static const err_case_t k_errors[] = {
@@ -737,6 +740,10 @@ static const err_case_t k_errors[] = {
     {FULL "1,0,1,5,,a\tb,,,,,,,\n", FS_EINVAL, ":2: field tenant: " NAME_MSG " (got 'a\\x09b')"},
     {FULL "1,0,1,5,,,H100\x01,,,,,,\n", FS_EINVAL,
      ":2: field gpu_type: " NAME_MSG " (got 'H100\\x01')"},
+    /* single_node: 0 or 1 */
+    {FULL_W "1,0,1,5,,,,,,,,,,2\n", FS_EINVAL, ":2: field single_node: expected 0 or 1 (got '2')"},
+    {FULL_W "1,0,1,5,,,,,,,,,,yes\n", FS_EINVAL,
+     ":2: field single_node: expected 0 or 1 (got 'yes')"},
     /* order of rows: physical line numbers count comments and blanks */
     {HDR "1,10,1,5\n# c\n\n2,9.5,1,5\n", FS_EINVAL,
      ":5: field submit: expected a time >= 10.000000, the previous row's submit (rows must be "
@@ -934,6 +941,8 @@ static const char *dress(fs_job_t *j)
     }
     if (k % 11 == 0)
         j->estimate = -1;
+    if (k % 6 == 1)
+        j->flags |= FS_JOB_SINGLE_NODE;     /* a pod-level job converted to native */
     return k % 4 == 0 ? NULL : k_types[k % 3];
 }
 
@@ -989,7 +998,7 @@ static void round_trip(const char *name, int gz)
         assert_int_equal((unsigned char)bytes[0], 0x1f);
         assert_int_equal((unsigned char)bytes[1], 0x8b);
     } else {
-        assert_memory_equal(bytes, FULL, strlen(FULL));
+        assert_memory_equal(bytes, FULL_W, strlen(FULL_W));
     }
     free(bytes);
 
@@ -1091,15 +1100,16 @@ static void test_writer_errors(void **state)
     j.rec_start = 0;
     j.rec_end = 86400123456;
     j.rec_state = FS_JOB_REC_TIMEOUT;
+    j.flags = FS_JOB_SINGLE_NODE;
     assert_int_equal(fs_native_writer_put(w, &j, "a \"b\", c", "T4", &err), 0);
     job(&j, 8, S(31557600000), 2147483648u, FS_TIME_MAX_INPUT);
     assert_int_equal(fs_native_writer_put(w, &j, NULL, NULL, &err), 0);
     assert_int_equal(fs_native_writer_close(w, &err), 0);
     char *text = fs_test_read(path, NULL);
-    assert_string_equal(text, FULL
+    assert_string_equal(text, FULL_W
         "7,1.500000,1,0.000001,3600.000000,\"a \"\"b\"\", c\",T4,-2,250,0,0.000000,"
-        "86400.123456,timeout\n"
-        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown\n");
+        "86400.123456,timeout,1\n"
+        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0\n");
     free(text);
     free(path);
     assert_int_equal(fs_alloc_live(), live0);

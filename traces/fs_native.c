@@ -21,18 +21,18 @@
 enum native_col {
     COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION,     /* required */
     COL_ESTIMATE, COL_TENANT, COL_GPU_TYPE, COL_PRIORITY, COL_GPU_MILLI, COL_CLASS,
-    COL_REC_START, COL_REC_END, COL_REC_STATE,
+    COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE,
     N_COLS
 };
 #define N_REQUIRED 4
 
 static const char *const col_names[N_COLS] = {
     "id", "submit", "gpus", "duration", "estimate", "tenant", "gpu_type", "priority",
-    "gpu_milli", "class", "rec_start", "rec_end", "rec_state",
+    "gpu_milli", "class", "rec_start", "rec_end", "rec_state", "single_node",
 };
 
 #define KNOWN_COLUMNS "id, submit, gpus, duration, estimate, tenant, gpu_type, priority, " \
-                      "gpu_milli, class, rec_start, rec_end, rec_state"
+                      "gpu_milli, class, rec_start, rec_end, rec_state, single_node"
 #define REC_STATES "completed, failed, killed, timeout, node_fail, running, unknown"
 
 #define MAX_GPUS (UINT64_C(1) << 31)
@@ -375,6 +375,16 @@ static int parse_row(native_t *s, fs_job_t *j)
                 j->rec_state = st;
             }
             break;
+        case COL_SINGLE_NODE:
+            /* 1: the job is one pod and must fit on one node (openb, one-instance PAI
+             * jobs converted to native keep it); empty or 0: may span nodes. */
+            if (f->len) {
+                if (f->len != 1 || (f->s[0] != '0' && f->s[0] != '1'))
+                    return field_error(s, i, "0 or 1");
+                if (f->s[0] == '1')
+                    j->flags |= FS_JOB_SINGLE_NODE;
+            }
+            break;
         default:
             break;
         }
@@ -598,9 +608,9 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
 /* The writer                                                          */
 
 #define WRITER_HEADER "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli," \
-                      "class,rec_start,rec_end,rec_state\n"
+                      "class,rec_start,rec_end,rec_state,single_node\n"
 #define WRITER_BUF ((size_t)256 * 1024)
-/* Bytes a row needs besides its names: 13 fields of at most 24 bytes. */
+/* Bytes a row needs besides its names: 14 fields of at most 24 bytes. */
 #define WRITER_ROW_MAX 400
 
 struct fs_native_writer {
@@ -828,6 +838,8 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     size_t sl = strlen(st);
     memcpy(p, st, sl);
     p += sl;
+    *p++ = ',';
+    *p++ = (j->flags & FS_JOB_SINGLE_NODE) ? '1' : '0';
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     w->last_submit = j->submit;

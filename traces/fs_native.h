@@ -5,7 +5,8 @@
  * with a header line naming the columns; columns may come in any order.
  *   required: id, submit, gpus, duration
  *   optional: estimate, tenant, gpu_type, priority, gpu_milli, class,
- *             rec_start, rec_end, rec_state
+ *             rec_start, rec_end, rec_state, single_node (0 or 1: the job is one
+ *             pod and must fit on one node)
  * Times are seconds (decimal) since the trace origin; tenant and gpu_type are
  * names; rec_state is one of completed, failed, killed, timeout, node_fail,
  * running, unknown.  Empty optional fields mean unknown.  Lines starting
