@@ -115,11 +115,9 @@ int fs_cmd_run(int argc, char **argv)
         } else if (id == FS_OPT_JSON) {
             json = 1;
         } else if (id == FS_OPT_PROGRESS) {
-            char *end;
-            if (!v || (every = strtod(v, &end), *end) || !(every >= 0 && every <= 86400)) {
+            if (fs_cli_parse_progress("run", v, &every)) {
                 free(sets);
-                return fs_cli_usage_error("run", "--progress needs seconds between progress "
-                                          "lines, 0 to 86400 (0: none)");
+                return 2;
             }
         } else if (id == FS_CLI_BAD) {
             free(sets);
@@ -176,14 +174,7 @@ int fs_cmd_run(int argc, char **argv)
     opts.interrupt = &interrupted;
     /* on a terminal, a line redrawn in place; otherwise (a log, a pipe, a
      * batch job) one whole line every 30 s of wall time, or --progress S */
-    if (every == 0) {
-        opts.progress = 0;
-    } else if (every > 0 || !isatty(STDERR_FILENO)) {
-        opts.progress = 1;
-        opts.progress_every = every > 0 ? every : 30;
-    } else {
-        opts.progress = 1;
-    }
+    fs_cli_progress_mode(every, 0, &opts.progress, &opts.progress_every);
     fs_run_report_t rep;
     rc = fs_run_config(&cfg, &opts, &rep, &err);
     if (rc) {

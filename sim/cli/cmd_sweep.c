@@ -78,6 +78,7 @@ int fs_cmd_sweep(int argc, char **argv)
     size_t n_sets = 0, shard = 0, n_shards = 0;
     int resume = 0, dry = 0, quiet = 0, have_j = 0;
     unsigned long long jobs = 1;
+    double every = -1;      /* --progress (-1: the default) */
     if (!sets)
         return 1;
     fs_cli_getopt_t g;
@@ -108,6 +109,8 @@ int fs_cmd_sweep(int argc, char **argv)
             dry = 1;
         } else if (id == 'q') {
             quiet = 1;
+        } else if (id == FS_OPT_PROGRESS) {
+            bad = fs_cli_parse_progress("sweep", v, &every);
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '='))
                 bad = fs_cli_usage_error("sweep", "--set needs KEY=VALUE");
@@ -188,7 +191,7 @@ int fs_cmd_sweep(int argc, char **argv)
     o.shard = shard;
     o.n_shards = n_shards;
     o.resume = resume;
-    o.progress = !quiet && rank == 0 && isatty(STDERR_FILENO);
+    fs_cli_progress_mode(every, rank != 0, &o.progress, &o.progress_every);
     o.interrupt = &sweep_interrupted;
     o.mpi = use_mpi;
     fs_sweep_report_t rep;

@@ -75,6 +75,7 @@ typedef struct vopts {
     size_t n_v;
     unsigned long long reps, jobs;
     int have_reps, quiet, resume, json;
+    double progress_every;  /* --progress (-1: the default) */
     const char *metrics;        /* comma list, or NULL: default_metrics */
 } vopts_t;
 
@@ -188,6 +189,8 @@ static int parse_args(vopts_t *o, int argc, char **argv, int *done)
             o->json = 1;
         } else if (id == 'q') {
             o->quiet = 1;
+        } else if (id == FS_OPT_PROGRESS) {
+            bad = fs_cli_parse_progress("versus", v, &o->progress_every);
         } else if (id == FS_CLI_BAD) {
             bad = g.status;
         } else if (!o->scenario) {
@@ -676,6 +679,7 @@ int fs_cmd_versus(int argc, char **argv)
 {
     vopts_t o;
     memset(&o, 0, sizeof o);
+    o.progress_every = -1;
     o.sets = calloc((size_t)argc + 2, sizeof *o.sets);
     if (!o.sets)
         return 1;
@@ -739,7 +743,7 @@ int fs_cmd_versus(int argc, char **argv)
     so.dir = o.dir;
     so.threads = (unsigned)o.jobs;
     so.resume = o.resume;
-    so.progress = !o.quiet && isatty(STDERR_FILENO);
+    fs_cli_progress_mode(o.progress_every, 0, &so.progress, &so.progress_every);
     so.interrupt = &versus_interrupted;
     fs_sweep_report_t rep;
     rc = fs_sweep_execute(plan, &so, &rep, &err);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 
 
@@ -15,6 +17,7 @@
 #define QUIET {"quiet", 'q', 0, 'q', NULL}
 #define JSON {"json", 0, 0, FS_OPT_JSON, NULL}
 #define END {NULL, 0, 0, 0, NULL}
+#define PROGRESS {"progress", 0, 1, FS_OPT_PROGRESS, "SECONDS"}
 
 static const fs_cli_opt_t run_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"no-output", 0, 0, FS_OPT_NO_OUTPUT, NULL},
@@ -35,7 +38,7 @@ static const fs_cli_opt_t report_opts[] = {
 static const fs_cli_opt_t sweep_opts[] = {
     {"output", 'o', 1, 'o', "DIR"}, {"jobs", 'j', 1, 'j', "N"}, {"shard", 0, 1, FS_OPT_SHARD, "I/N"},
     {"resume", 0, 0, FS_OPT_RESUME, NULL}, SET, {"dry-run", 0, 0, FS_OPT_DRY_RUN, NULL}, QUIET,
-    HELP, END};
+    PROGRESS, HELP, END};
 static const fs_cli_opt_t plan_opts[] = {
     {"output", 'o', 1, 'o', "DIR"}, {"jobs", 'j', 1, 'j', "N"}, {"shard", 0, 1, FS_OPT_SHARD, "I/N"},
     {"scan", 0, 0, FS_OPT_SCAN, NULL}, SET, {"dry-run", 0, 0, FS_OPT_DRY_RUN, NULL}, QUIET, JSON,
@@ -50,7 +53,7 @@ static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
     {"metrics", 0, 1, FS_OPT_METRICS, "LIST"}, SET, {"resume", 0, 0, FS_OPT_RESUME, NULL}, QUIET,
-    JSON, HELP, END};
+    JSON, PROGRESS, HELP, END};
 static const fs_cli_opt_t help_opts[] = {
     {"man", 0, 0, FS_OPT_MAN, NULL}, {"completion", 0, 1, FS_OPT_COMPLETION, "SHELL"}, HELP, END};
 static const fs_cli_opt_t version_opts[] = {HELP, END};
@@ -159,6 +162,8 @@ static const fs_command_t commands[] = {
      "  --set KEY=VALUE      override a key of the base scenario (before the sweep's)\n"
      "  --dry-run            print the points (and a shard's runs) without running\n"
      "  -q, --quiet          no summary on stdout\n"
+     "  --progress S         runs done and ETA every S seconds (default: redrawn on a\n"
+     "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "\n"
      "Under mpirun (OpenMPI; built with -DFLEETSIM_MPI=ON) rank 0 hands out runs to every\n"
      "rank as they ask, works too, and writes the index.\n"
@@ -235,6 +240,8 @@ static const fs_command_t commands[] = {
      "  --resume             keep the finished runs of an interrupted comparison\n"
      "  -q, --quiet          only the tables\n"
      "  --json               one JSON document on stdout (docs/cli.md)\n"
+     "  --progress S         runs done and ETA every S seconds (default: redrawn on a\n"
+     "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
      "2 bad usage or invalid input.\n",
@@ -589,4 +596,36 @@ void fs_cli_write_bash_completion(FILE *f)
           "    esac\n"
           "}\n"
           "complete -F _fleetsim fleetsim\n", f);
+}
+
+double fs_cli_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int fs_cli_parse_progress(const char *cmd, const char *v, double *every)
+{
+    char *end;
+    double d;
+    if (!v || (d = strtod(v, &end), *end) || !(d >= 0 && d <= 86400))
+        return fs_cli_usage_error(cmd, "--progress needs seconds between progress lines, "
+                                  "0 to 86400 (0: none)");
+    *every = d;
+    return 0;
+}
+
+void fs_cli_progress_mode(double every, int none, int *progress, double *progress_every)
+{
+    if (none || every == 0) {
+        *progress = 0;
+        *progress_every = 0;
+    } else if (every > 0 || !isatty(STDERR_FILENO)) {
+        *progress = 1;
+        *progress_every = every > 0 ? every : 30;
+    } else {
+        *progress = 1;      /* a terminal: one line redrawn in place */
+        *progress_every = 0;
+    }
 }

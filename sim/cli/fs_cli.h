@@ -110,6 +110,16 @@ int fs_cli_is_help(const char *arg);
 void fs_cli_print_usage(FILE *f, const fs_command_t *c);
 /* Parses an unsigned 64-bit integer (decimal); returns 0 on success. */
 int fs_cli_parse_u64(const char *s, unsigned long long *out);
+/* Monotonic wall clock in seconds (progress lines and timings only; never
+ * read by the simulation). */
+double fs_cli_wall_now(void);
+/* --progress S: 0..86400 seconds into *every (a usage error, 2, otherwise). */
+int fs_cli_parse_progress(const char *cmd, const char *v, double *every);
+/* Where progress goes (stderr; -q quiets stdout only): every < 0 is the
+ * default (redrawn in place on a terminal, one whole line every 30 s
+ * otherwise); every 0 or none set: no progress; S > 0: a whole line every S
+ * seconds.  *progress_every 0 means in place. */
+void fs_cli_progress_mode(double every, int none, int *progress, double *progress_every);
 /* Warm-up (s) of a results file, from its "scenario" attribute loaded with
  * the scenario language (cmd_compare.c).  0 or an FS_E* code with err set. */
 #include "../fs_error.h"

@@ -17,6 +17,8 @@
 #include "fs_sweeprun.h"
 #include "fs_runner.h"
 #include "fs_cliout.h"
+#include "fs_cli.h"
+#include "../../analysis/fs_fmt.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
@@ -98,6 +100,7 @@ typedef struct exec {
     size_t *todo;               /* run indices (rank 0 / single process) */
     size_t n_todo, next;
     size_t done, failed, total_todo;
+    double t0, last_print;      /* wall clock at the start and at the last progress line */
     int use_mpi, rank, size;
     int first_rc;
     fs_error_t first_err;
@@ -171,8 +174,32 @@ static void record_failure(exec_t *x, size_t k, int rc, const fs_error_t *e)
     }
     if (rc != FS_EINTR)
         fprintf(stderr, "%sfleetsim sweep: run %zu (point %zu, replication %" PRIu64 ") failed: %s\n",
-                x->o->progress ? "\r\033[K" : "", k, point, rep, e->msg);
+                x->o->progress && x->o->progress_every <= 0 ? "\r\033[K" : "", k, point, rep, e->msg);
     pthread_mutex_unlock(&x->lock);
+}
+
+/* Runs done, elapsed and the time left at the rate so far (runs of a sweep take
+ * about equally long).  On a terminal one line redrawn in place after every
+ * run; otherwise one whole line every progress_every seconds, so that a log
+ * or a batch job's output shows the sweep's progress at a low rate.  Called
+ * with the lock held. */
+static void progress_line(exec_t *x)
+{
+    double now = fs_cli_wall_now(), el = now - x->t0;
+    int in_place = x->o->progress_every <= 0;
+    if (!in_place && now - x->last_print < x->o->progress_every)
+        return;
+    x->last_print = now;
+    char elapsed[32], left[32];
+    fs_fmt_duration(elapsed, sizeof elapsed, el);
+    if (x->done < x->total_todo)
+        fs_fmt_duration(left, sizeof left, el / (double)x->done * (double)(x->total_todo - x->done));
+    else
+        snprintf(left, sizeof left, "0 s");
+    fprintf(stderr, "%sfleetsim sweep: %zu of %zu runs done (%.0f%%), %s elapsed, ETA %s%s",
+            in_place ? "\r\033[K" : "", x->done, x->total_todo,
+            100.0 * (double)x->done / (double)x->total_todo, elapsed, left, in_place ? "" : "\n");
+    fflush(stderr);
 }
 
 static void *worker(void *ud)
@@ -214,7 +241,7 @@ static void *worker(void *ud)
         pthread_mutex_lock(&x->lock);
         x->done++;
         if (x->o->progress && x->rank == 0)
-            fprintf(stderr, "\rfleetsim sweep: %zu of %zu runs done   ", x->done, x->total_todo);
+            progress_line(x);
         pthread_mutex_unlock(&x->lock);
     }
     return NULL;
@@ -473,6 +500,7 @@ static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
     remove_temps(x, mine);
     fs_free(mine);
     x->total_todo = x->n_todo;
+    x->t0 = x->last_print = fs_cli_wall_now();
     return 0;
 }
 
@@ -602,7 +630,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
     rep->runs_done = (size_t)counts[0];
     rep->runs_failed = (size_t)counts[1];
     rep->interrupted = counts[2] != 0;
-    if (o->progress && x.rank == 0 && x.total_todo)
+    if (o->progress && o->progress_every <= 0 && x.rank == 0 && x.total_todo)
         fputs("\r\033[K", stderr);
     if (!rc && rep->interrupted)
         rc = fs_error_set(err, FS_EINTR, "interrupted: %zu run%s finished; continue with --resume",

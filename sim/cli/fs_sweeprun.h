@@ -32,6 +32,8 @@ typedef struct fs_sweep_opts {
     size_t shard, n_shards; /* run k belongs to shard k mod n_shards; n_shards 0 or 1: all */
     int resume;             /* skip runs whose file is complete */
     int progress;           /* progress line on stderr */
+    double progress_every;  /* 0: one line redrawn in place (a terminal); > 0: one whole
+                               line every this many wall seconds (a log, a batch job) */
     const volatile sig_atomic_t *interrupt; /* optional stop flag */
     int mpi;                /* distribute over MPI ranks (after fs_sweep_mpi_init) */
 } fs_sweep_opts_t;

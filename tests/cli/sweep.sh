@@ -156,4 +156,16 @@ sweep:
 EOF2
 expect_exit 2 "$FLEETSIM" sweep toobig.yaml -o toobig --dry-run
 expect_err '^toobig.yaml:12:13: sweep.params.0: the sweep has more than 10000000 runs'
+# ---- progress off a terminal: whole lines with runs done and an ETA, at the rate asked ----
+expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o prog -j 1 -q --progress 0.000001
+grep -q $'\r' err.txt && bad "a carriage return in the sweep's progress log" || ok
+grep -Eq '^fleetsim sweep: [1-4] of 4 runs done \([0-9]+%\), .* elapsed, ETA ' err.txt && ok \
+    || bad "no sweep progress line with an ETA: $(head -c 300 err.txt)"
+expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o prog2 -j 1 -q
+[ ! -s err.txt ] && ok || bad "a short sweep off a terminal printed progress before 30 s"
+expect_exit 2 "$FLEETSIM" sweep tiny.yaml -o prog3 --progress -1
+expect_err '--progress needs seconds'
+expect_exit 0 "$FLEETSIM" versus tiny.yaml -p a -p b=scheduler.mode=strict -r 2 -o vs -q --progress 0.000001
+grep -Eq '^fleetsim sweep: [1-4] of 4 runs done' err.txt && ok \
+    || bad "versus shows no progress line off a terminal: $(head -c 300 err.txt)"
 finish
