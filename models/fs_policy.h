@@ -52,6 +52,17 @@ typedef struct fs_policy_ops {
      * started (the model asks when a drain can never end): 1 with buf (n
      * bytes) written, or 0 when the policy has nothing to say. */
     int (*why_waiting)(const void *state, const fs_model_t *m, uint32_t slot, char *buf, size_t n);
+    /* Optional (NULL: every job the cluster can hold may be admitted).
+     * Admissibility from a configuration alone, for `fleetsim validate`:
+     * probe_create builds the policy's view of cfg (queues, quotas, tenant
+     * mappings; 0 or FS_EINVAL / FS_ENOMEM with err set); probe says
+     * whether a job of `milli` milli-GPUs (fs_job_milli) of tenant `tenant`
+     * (its name; NULL: none) could ever be admitted with nothing else
+     * running: 1, or 0 with why (n bytes) written.  why_waiting gives the
+     * same reason for a job of a run. */
+    int (*probe_create)(const fs_config_t *cfg, void **probe, fs_error_t *err);
+    int (*probe)(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
+    void (*probe_destroy)(void *probe);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

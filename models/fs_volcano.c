@@ -994,6 +994,35 @@ static int vc_why(const void *state, const fs_model_t *m, uint32_t slot, char *b
     return 1;
 }
 
+/* Admissibility from the configuration alone (fs_policy.h probe): the
+ * policy's own state with no model, and the capability of the queue the
+ * tenant maps to, as vc_why judges a job of a run. */
+static int vc_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err)
+{
+    return vc_create(NULL, &cfg->scheduler, probe, err);
+}
+
+static int vc_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+{
+    const vc_t *v = probe;
+    const vc_queue_t *q = &v->q[queue_for(v, tenant)];
+    double g = gpus_of((uint64_t)milli);
+    if (!(q->cap > 0 && g > q->cap + EPS))
+        return 1;
+    if (tenant)
+        snprintf(why, n, "tenant '%s' maps to Volcano queue '%s', whose capability of %g GPUs is "
+                 "less than the %g GPUs asked", tenant, q->name, q->cap, g);
+    else
+        snprintf(why, n, "jobs without a tenant go to Volcano queue '%s', whose capability of "
+                 "%g GPUs is less than the %g GPUs asked", q->name, q->cap, g);
+    return 0;
+}
+
+static void vc_probe_destroy(void *probe)
+{
+    vc_destroy(probe);
+}
+
 static int vc_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     int rc = check_cfg(&cfg->scheduler.volcano, err);
@@ -1006,6 +1035,9 @@ const fs_policy_ops_t fs_policy_volcano = {
     .name = "volcano",
     .check = vc_check,
     .why_waiting = vc_why,
+    .probe_create = vc_probe_create,
+    .probe = vc_probe,
+    .probe_destroy = vc_probe_destroy,
     .create = vc_create,
     .destroy = vc_destroy,
     .enqueue = vc_enqueue,

@@ -1,5 +1,4 @@
 #include "fs_cli.h"
-#include "../../models/fs_kueue.h"
 #include "../../models/fs_policy.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_trace.h"
@@ -8,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- jobs no queue or quota can ever admit (Kueue) ----------------------------- */
+/* ---- jobs no queue or quota can ever admit (the policy's probe hook) ---------- */
 
 enum { MAX_REASONS = 8, NAMED = 5 };
 
@@ -45,18 +44,23 @@ static void never_add(never_set_t *ns, const char *why, int has_id, uint64_t id,
         r->ids[r->n_ids++] = id;
 }
 
-/* Warns (stderr) about jobs of the workload that no Kueue ClusterQueue can
- * ever admit: a tenant no LocalQueue, CQ or default_queue covers, or a
- * request above what the CQ could ever hold (fs_kueue_probe).  A trace is
- * read once for it (up to the horizon, as a run replays it); a synthetic
- * workload is judged by its tenants and GPU-count mix.  Returns 0, or an
- * error status (the trace cannot be read, out of memory). */
+/* Warns (stderr) about jobs of the workload that the scheduler can never
+ * admit, by the probe hook of its policy (fs_policy.h): for Kueue a tenant
+ * no LocalQueue, CQ or default_queue covers, or a request above what the
+ * CQ could ever hold; for Volcano a request above the capability of the
+ * tenant's queue.  A trace is read once for it (up to the horizon, as a run
+ * replays it); a synthetic workload is judged by its tenants and GPU-count
+ * mix.  Returns 0, or an error status (the trace cannot be read, out of
+ * memory). */
 static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
 {
+    const fs_policy_ops_t *ops = fs_policy_select(&cfg->scheduler);
+    if (!ops || !ops->probe_create)
+        return 0;
     void *probe = NULL;
     fs_error_t err;
     fs_error_clear(&err);
-    int rc = fs_kueue_probe_create(cfg, &probe, &err);
+    int rc = ops->probe_create(cfg, &probe, &err);
     if (rc) {
         fprintf(stderr, "%s\n", err.msg);
         return fs_error_exit_status(rc);
@@ -69,7 +73,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
         size_t nt = sc->n_tenants ? sc->n_tenants : 1;
         for (size_t t = 0; t < nt; t++)
             for (size_t i = 0; i < sc->n_sizes; i++)
-                if (!fs_kueue_probe(probe, sc->n_tenants ? sc->tenant_names[t] : NULL,
+                if (!ops->probe(probe, sc->n_tenants ? sc->tenant_names[t] : NULL,
                                     (int64_t)sc->sizes[i] * 1000, why, sizeof why)) {
                     char what[400];
                     snprintf(what, sizeof what, "%u-GPU jobs%s%s%s: %s", sc->sizes[i],
@@ -95,7 +99,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
                     break;
                 }
                 const char *tn = j->tenant >= 0 ? fs_source_tenant_name(src, j->tenant) : NULL;
-                if (!fs_kueue_probe(probe, tn, (int64_t)fs_job_milli(j), why, sizeof why)) {
+                if (!ops->probe(probe, tn, (int64_t)fs_job_milli(j), why, sizeof why)) {
                     never_add(&ns, why, 1, j->id, 1);
                 }
             }
@@ -104,12 +108,12 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
             fs_source_destroy(src);
         fs_free(batch);
         if (rc) {
-            fs_kueue_probe_destroy(probe);
+            ops->probe_destroy(probe);
             fprintf(stderr, "%s\n", err.msg);
             return fs_error_exit_status(rc);
         }
     }
-    fs_kueue_probe_destroy(probe);
+    ops->probe_destroy(probe);
     for (size_t i = 0; i < ns.n; i++) {
         const never_t *r = &ns.r[i];
         if (cfg->workload.kind == FS_WORKLOAD_SYNTHETIC) {
@@ -195,7 +199,7 @@ int fs_cmd_validate(int argc, char **argv)
         fputs(text, stdout);
         fs_free(text);
     } else {
-        if (cfg.scheduler.queue == FS_QUEUE_KUEUE && (rc = warn_never_admitted(scenario, &cfg)) != 0) {
+        if ((rc = warn_never_admitted(scenario, &cfg)) != 0) {
             fs_config_release(&cfg);
             return rc;
         }

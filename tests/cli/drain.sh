@@ -184,6 +184,13 @@ EOF
 expect_exit 1 timeout 20 "$FLEETSIM" run vcap.yaml -o vcap.h5
 expect_err "1 job \(2\) waits .* policy 'volcano' never starts it: its queue 'a' has a capability of 4 GPUs, less than the 8 GPUs it asks"
 expect_no_file vcap.h5
+# validate warns about it (the policy's probe hook), and only about it
+expect_exit 0 "$FLEETSIM" validate vcap.yaml
+expect_err "vcap.yaml: warning: no queue or quota can ever admit 1 job of the trace \(2\): tenant 'a' maps to Volcano queue 'a', whose capability of 4 GPUs is less than the 8 GPUs asked"
+grep -q "job of the trace (1)\|(3)" err.txt && bad "warned about admissible jobs" || ok
+sed 's/capability: 4/capability: 8/' vcap.yaml > vcap8.yaml
+expect_exit 0 "$FLEETSIM" validate vcap8.yaml
+grep -q "warning" err.txt && bad "warned with a capability that holds every job" || ok
 
 # ---- the drain cap: a job still running drain_limit after the last arrival
 printf 'id,submit,gpus,duration\n1,0,8,7200\n2,60,8,60\n' > long.csv
