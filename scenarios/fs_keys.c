@@ -247,6 +247,11 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.trace.teams", .type = FS_KT_PATH, .off = CF(workload.trace.opts.teams),
      .doc = "CSV with the columns user and team: each listed trace user (the tenant column as "
             "read) becomes its team's tenant; users not listed keep their name (docs/traces.md)."},
+    {.path = "workload.trace.team_map", .type = FS_KT_NAMES,
+     .off = CF(workload.trace.opts.n_team_map), .off2 = CF(workload.trace.opts.team_users),
+     .off3 = CF(workload.trace.opts.team_of),
+     .doc = "The team map inline, {user: team, ...}: as workload.trace.teams, and with it (a user "
+            "both list must map to the same team)."},
     {.path = "workload.trace.sort_window", .type = FS_KT_UINT, .flags = FS_KF_MAX,
      .off = CF(workload.trace.opts.sort_window), .size = sizeof(uint32_t), .max = 16777216,
      .def = "65536",
@@ -926,6 +931,7 @@ int fs_keys_is_scalar(const fs_key_t *k)
     case FS_KT_DIST:
     case FS_KT_MIX:
     case FS_KT_SHARES:
+    case FS_KT_NAMES:
     case FS_KT_LIST:
     case FS_KT_CHOICE:
     case FS_KT_RAW:
@@ -980,6 +986,7 @@ const char *fs_keys_type_name(const fs_key_t *k)
     case FS_KT_DIST: return "distribution";
     case FS_KT_MIX: return "map int: probability";
     case FS_KT_SHARES: return "map name: share";
+    case FS_KT_NAMES: return "map name: name";
     case FS_KT_LIST: return "list";
     case FS_KT_CHOICE: return "block";
     case FS_KT_RAW: return "value or list";
@@ -1091,6 +1098,9 @@ const char *fs_keys_expect(const fs_key_t *k, char *buf, size_t n)
         break;
     case FS_KT_SHARES:
         snprintf(buf, n, "a map of names to shares such as {research: 0.7, prod: 0.3}");
+        break;
+    case FS_KT_NAMES:
+        snprintf(buf, n, "a map of names to names such as {alice: vision, bob: nlp}");
         break;
     case FS_KT_LIST:
         snprintf(buf, n, "a list of blocks (one '- {...}' per item)");
@@ -1338,6 +1348,20 @@ void fs_keys_release(const fs_keytab_t *t, void *base)
             fs_free(*FIELD(base, k->off3, double *));
             *FIELD(base, k->off2, char **) = NULL;
             *FIELD(base, k->off3, double *) = NULL;
+            *FIELD(base, k->off, size_t) = 0;
+            break;
+        }
+        case FS_KT_NAMES: {
+            char **keys = *FIELD(base, k->off2, char **), **vals = *FIELD(base, k->off3, char **);
+            size_t n = *FIELD(base, k->off, size_t);
+            for (size_t j = 0; j < n; j++) {
+                fs_free(keys ? keys[j] : NULL);
+                fs_free(vals ? vals[j] : NULL);
+            }
+            fs_free(keys);
+            fs_free(vals);
+            *FIELD(base, k->off2, char **) = NULL;
+            *FIELD(base, k->off3, char **) = NULL;
             *FIELD(base, k->off, size_t) = 0;
             break;
         }

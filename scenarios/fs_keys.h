@@ -45,6 +45,7 @@ enum fs_key_type {
     FS_KT_DIST,     /* block: fs_dist_t at off, fs_dist_cfg_t at off2; sub = fs_keys_dist */
     FS_KT_MIX,      /* {int: prob}: size_t at off, uint32_t * at off2, double * at off3 */
     FS_KT_SHARES,   /* {name: share}: size_t at off, char ** at off2, double * at off3 */
+    FS_KT_NAMES,    /* {name: name}: size_t at off, char ** keys at off2, char ** values at off3 */
     FS_KT_LIST,     /* list of blocks: element array at off, size_t count at off2; sub */
     FS_KT_CHOICE,   /* optional block; exactly one of the choices sharing the int
                        selector at off is given, which stores `choice` there */

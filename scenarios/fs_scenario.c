@@ -975,6 +975,50 @@ fail:
     return rc;
 }
 
+/* {name: name}: both sides non-empty scalars (a YAML map has no key twice). */
+static int conv_names(sctx_t *c, const fs_key_t *k, const ynode_t *n, const char *dpath, void *base)
+{
+    int rc = want_kind(c, k, n, YN_MAP, dpath);
+    if (rc)
+        return rc;
+    char **keys = n->n ? fs_calloc(n->n, sizeof *keys) : NULL;
+    char **vals = n->n ? fs_calloc(n->n, sizeof *vals) : NULL;
+    size_t done = 0;
+    if (n->n && (!keys || !vals)) {
+        rc = nomem(c);
+        goto fail;
+    }
+    for (; done < n->n; done++) {
+        const ynode_t *kn = n->items[done].k, *vn = n->items[done].v;
+        if (!*kn->s) {
+            rc = fail(c, kn, "%s: a name may not be empty", dpath);
+            goto fail;
+        }
+        if (vn->kind != YN_SCALAR || is_null(vn) || !*vn->s) {
+            rc = fail(c, vn, "%s: '%s' needs a name", dpath, kn->s);
+            goto fail;
+        }
+        if (!(keys[done] = fs_strdup(kn->s)) || !(vals[done] = fs_strdup(vn->s))) {
+            fs_free(keys[done]);
+            rc = nomem(c);
+            goto fail;
+        }
+    }
+    fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base); /* the old value */
+    *FIELD(base, k->off2, char **) = keys;
+    *FIELD(base, k->off3, char **) = vals;
+    *FIELD(base, k->off, size_t) = n->n;
+    return 0;
+fail:
+    for (size_t j = 0; j < done; j++) {
+        fs_free(keys[j]);
+        fs_free(vals[j]);
+    }
+    fs_free(keys);
+    fs_free(vals);
+    return rc;
+}
+
 /* Reads an empirical sample: numbers of seconds, one per line, or column
  * `column` of a CSV with a header; '#' lines are comments.  Errors are
  * reported at node `at`. */
@@ -1267,6 +1311,7 @@ static int conv_value(sctx_t *c, const fs_key_t *k, const ynode_t *n, const char
     case FS_KT_LIST: return conv_list(c, k, n, dpath, base);
     case FS_KT_MIX: return conv_mix(c, k, n, dpath, base);
     case FS_KT_SHARES: return conv_shares(c, k, n, dpath, base);
+    case FS_KT_NAMES: return conv_names(c, k, n, dpath, base);
     case FS_KT_DIST: return conv_dist(c, k, n, dpath, base);
     default: return conv_scalar(c, k, n, dpath, base);
     }
@@ -1724,6 +1769,20 @@ static void dump_value(sbuf_t *b, const fs_key_t *k, const void *base, int inden
         sb_str(b, "}\n");
         break;
     }
+    case FS_KT_NAMES: {
+        size_t n = *(const size_t *)(const void *)(cb + k->off);
+        char *const *keys = *(char **const *)(const void *)(cb + k->off2);
+        char *const *vals = *(char **const *)(const void *)(cb + k->off3);
+        sb_str(b, " {");
+        for (size_t i = 0; i < n; i++) {
+            sb_str(b, i ? ", " : "");
+            sb_yaml_string(b, keys[i]);
+            sb_str(b, ": ");
+            sb_yaml_string(b, vals[i]);
+        }
+        sb_str(b, "}\n");
+        break;
+    }
     case FS_KT_DIST: {
         const fs_dist_t *d = (const fs_dist_t *)(const void *)(cb + k->off);
         const fs_dist_cfg_t *dc = (const fs_dist_cfg_t *)(const void *)(cb + k->off2);
@@ -1801,6 +1860,8 @@ static int dump_skip(const fs_keytab_t *t, size_t i, const void *base)
     if (k->type == FS_KT_DIST &&
         !((const fs_dist_cfg_t *)(const void *)((const char *)base + k->off2))->given)
         return 1; /* an optional distribution left out (failures.repair.soft) */
+    if (k->type == FS_KT_NAMES && *(const size_t *)(const void *)((const char *)base + k->off) == 0)
+        return 1; /* an empty map left out (workload.trace.team_map) */
     if ((k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) &&
         !*(char *const *)(const void *)((const char *)base + k->off))
         return 1;

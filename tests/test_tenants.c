@@ -503,6 +503,63 @@ static void test_teams_and_load_scale(void **st)
     o.teams = "/nonexistent/teams.csv";
     assert_int_equal(fs_trace_open("native", trace, &o, &src, &err), FS_EIO);
     assert_non_null(strstr(err.msg, "workload.trace.teams"));
+
+    /* the inline map (workload.trace.team_map) maps as the file does */
+    assert_int_equal(fs_test_write(scn, "name: t\n"
+                                        "cluster: {pools: [{name: p, gpu: H100, nodes: 1, "
+                                        "gpus_per_node: 2}]}\n"
+                                        "workload: {trace: {path: users.csv, load_scale: 2,\n"
+                                        "  team_map: {alice: vision, bob: vision, dave: nlp}}}\n"),
+                     0);
+    if (fs_scenario_load_file(scn, NULL, 0, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.workload.trace.opts.n_team_map, 3);
+    assert_string_equal(c.workload.trace.opts.team_users[1], "bob");
+    assert_string_equal(c.workload.trace.opts.team_of[2], "nlp");
+    if (fs_trace_open("native", trace, &c.workload.trace.opts, &src, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(fs_source_next(src, jobs, 8, &n, &err), 0);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(jobs[i].submit, (fs_time_t)(submit[i] * 1e6));
+        assert_string_equal(fs_source_tenant_name(src, jobs[i].tenant), team[i]);
+    }
+    assert_int_equal(fs_remap_unmapped(src), 1);   /* carol */
+    fs_source_destroy(src);
+    /* ... and with the file: a user both map to one team is fine, two is an error */
+    assert_int_equal(fs_test_write(teams, "user,team\nalice,vision\ncarol,robotics\n"), 0);
+    c.workload.trace.opts.teams = teams;
+    if (fs_trace_open("native", trace, &c.workload.trace.opts, &src, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(fs_source_next(src, jobs, 8, &n, &err), 0);
+    assert_string_equal(fs_source_tenant_name(src, jobs[1].tenant), "robotics");
+    assert_int_equal(fs_remap_unmapped(src), 0);
+    fs_source_destroy(src);
+    assert_int_equal(fs_test_write(teams, "user,team\ncarol,nlp\nalice,nlp\n"), 0);
+    assert_int_equal(fs_trace_open("native", trace, &c.workload.trace.opts, &src, &err), FS_EINVAL);
+    if (!strstr(err.msg, ":3: user 'alice' is mapped twice, to 'vision' and to 'nlp' (the first in "
+                         "workload.trace.team_map)"))
+        fail_msg("%s", err.msg);
+    c.workload.trace.opts.teams = NULL;
+    fs_config_release(&c);
+    /* values must be names, located */
+    assert_int_equal(fs_test_write(scn, "name: t\n"
+                                        "cluster: {pools: [{name: p, gpu: H100, nodes: 1, "
+                                        "gpus_per_node: 2}]}\n"
+                                        "workload: {trace: {path: users.csv,\n"
+                                        "  team_map: {alice: [a, b]}}}\n"),
+                     0);
+    assert_int_equal(fs_scenario_load_file(scn, NULL, 0, &c, &err), FS_EINVAL);
+    if (!strstr(err.msg, "teams.yaml:4:") || !strstr(err.msg, "workload.trace.team_map: 'alice' needs a name"))
+        fail_msg("%s", err.msg);
+    assert_int_equal(fs_test_write(scn, "name: t\n"
+                                        "cluster: {pools: [{name: p, gpu: H100, nodes: 1, "
+                                        "gpus_per_node: 2}]}\n"
+                                        "workload: {trace: {path: users.csv, team_map: vision}}\n"),
+                     0);
+    assert_int_equal(fs_scenario_load_file(scn, NULL, 0, &c, &err), FS_EINVAL);
+    if (!strstr(err.msg, "teams.yaml:3:") || !strstr(err.msg, "a map of names to names"))
+        fail_msg("%s", err.msg);
     free(scn);
     free(trace);
     free(teams);

@@ -185,6 +185,7 @@ int fs_detect_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
     /* the team map and load scale are applied once, by the fs_trace_open
      * that called us for "auto" (applied here too, load_scale was squared) */
     o.teams = NULL;
+    o.n_team_map = 0;
     o.load_scale = 1.0;
     rc = fs_trace_open(format, path, &o, out, err);
     fs_csv_close(&c);       /* when the reader did not take it (nothing if it did) */

@@ -50,6 +50,9 @@ void fs_trace_opts_init(fs_trace_opts_t *o)
     o->default_duration = 0;
     o->log = NULL;
     o->teams = NULL;
+    o->team_users = NULL;
+    o->team_of = NULL;
+    o->n_team_map = 0;
     o->take_csv = NULL;
 }
 

@@ -41,6 +41,9 @@ typedef struct fs_trace_opts {
                                NULL: stderr */
     char *teams;            /* user,team CSV (traces/fs_remap.h); NULL: tenants as read.
                                Not owned by the readers (the config owns it) */
+    char **team_users;      /* inline team map (workload.trace.team_map): user i -> */
+    char **team_of;         /* team i; not owned by the readers (the config owns it) */
+    size_t n_team_map;
     double load_scale;      /* arrival compression: submit times divided by this (1: as is) */
     struct fs_csv *take_csv;/* internal (format auto): a stream already open on the same
                                path, nothing consumed; the reader takes it over (and

@@ -17,6 +17,7 @@ typedef struct remap {
     fs_source_t *in;
     double scale;           /* submit /= scale (1: untouched) */
     int has_teams;
+    int from_inline;        /* the inline map was given (error messages) */
     fs_strtab_t users;      /* listed users */
     int32_t *user_team;     /* listed user -> index in team_names */
     size_t cap_user_team;
@@ -42,6 +43,28 @@ static void remap_free(remap_t *r)
 }
 
 static void remap_destroy(void *state) { remap_free(state); }
+
+/* Adds user -> team (len bytes each).  0; FS_EINVAL when the user is
+ * already mapped to another team (*prev then names it); FS_ENOMEM. */
+static int add_user(remap_t *r, const char *user, size_t ulen, const char *team, size_t tlen,
+                    const char **prev)
+{
+    int32_t ti, ui, before = fs_strtab_count(&r->users);
+    if (fs_strtab_intern(&r->team_names, team, tlen, &ti) ||
+        fs_strtab_intern(&r->users, user, ulen, &ui))
+        return FS_ENOMEM;
+    if (ui < before) {   /* listed before */
+        if (r->user_team[ui] != ti) {
+            *prev = fs_strtab_name(&r->team_names, r->user_team[ui]);
+            return FS_EINVAL;
+        }
+        return 0;
+    }
+    if (fs_grow((void **)&r->user_team, &r->cap_user_team, (size_t)ui + 1, sizeof *r->user_team))
+        return FS_ENOMEM;
+    r->user_team[ui] = ti;
+    return 0;
+}
 
 /* Reads the user,team file. */
 static int read_teams(remap_t *r, const char *path, fs_error_t *err)
@@ -89,28 +112,18 @@ static int read_teams(remap_t *r, const char *path, fs_error_t *err)
                               path, (unsigned long long)c.line_no, u->len == 0 ? "user" : "team");
             break;
         }
-        int32_t ti, ui, before = fs_strtab_count(&r->users);
-        if ((rc = fs_strtab_intern(&r->team_names, t->s, t->len, &ti)) != 0 ||
-            (rc = fs_strtab_intern(&r->users, u->s, u->len, &ui)) != 0) {
+        const char *prev = NULL;
+        if ((rc = add_user(r, u->s, u->len, t->s, t->len, &prev)) == FS_EINVAL) {
+            rc = fs_error_set(err, FS_EINVAL,
+                              "%s:%llu: user '%s' is mapped twice, to '%s' and to '%s'%s", path,
+                              (unsigned long long)c.line_no, u->s, prev, t->s,
+                              r->from_inline ? " (the first in workload.trace.team_map)" : "");
+            break;
+        }
+        if (rc) {
             rc = fs_error_set(err, rc, "%s: out of memory reading the team file", path);
             break;
         }
-        if (ui < before) {   /* listed before */
-            if (r->user_team[ui] != ti) {
-                rc = fs_error_set(err, FS_EINVAL,
-                                  "%s:%llu: user '%s' is mapped twice, to '%s' and to '%s'", path,
-                                  (unsigned long long)c.line_no, u->s,
-                                  fs_strtab_name(&r->team_names, r->user_team[ui]), t->s);
-                break;
-            }
-            continue;
-        }
-        if (fs_grow((void **)&r->user_team, &r->cap_user_team, (size_t)ui + 1,
-                    sizeof *r->user_team)) {
-            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory reading the team file", path);
-            break;
-        }
-        r->user_team[ui] = ti;
     }
     if (rc == 0 && !header)
         rc = fs_error_set(err, FS_EINVAL,
@@ -120,7 +133,8 @@ static int read_teams(remap_t *r, const char *path, fs_error_t *err)
     return rc < 0 ? FS_EINVAL : rc;
 }
 
-int fs_remap_wrap(fs_source_t **src, const char *teams, double load_scale, fs_error_t *err)
+int fs_remap_wrap(fs_source_t **src, const char *teams, const char *const *users,
+                  const char *const *team_of, size_t n_map, double load_scale, fs_error_t *err)
 {
     if (!isfinite(load_scale) || load_scale <= 0) {
         fs_source_destroy(*src);
@@ -144,6 +158,16 @@ int fs_remap_wrap(fs_source_t **src, const char *teams, double load_scale, fs_er
     fs_strtab_init(&r->users);
     fs_strtab_init(&r->team_names);
     fs_strtab_init(&r->out);
+    for (size_t i = 0; i < n_map; i++) {   /* keys of a YAML map: no user twice */
+        const char *prev = NULL;
+        int rc = add_user(r, users[i], strlen(users[i]), team_of[i], strlen(team_of[i]), &prev);
+        if (rc) {
+            remap_free(r);
+            fs_free(w);
+            return fs_error_set(err, rc, "workload.trace.team_map: out of memory");
+        }
+        r->has_teams = r->from_inline = 1;
+    }
     if (teams) {
         r->has_teams = 1;
         int rc = read_teams(r, teams, err);

@@ -56,7 +56,10 @@ int fs_trace_open(const char *format, const char *path, const fs_trace_opts_t *o
         return fs_error_set(err, FS_EINVAL, "unknown trace format '%s' (known: %s)", format, known);
     }
     int rc = f->open(path, opts, out, err);
-    if (rc || !opts || (!opts->teams && opts->load_scale == 1.0))
+    if (rc || !opts || (!opts->teams && !opts->n_team_map && opts->load_scale == 1.0))
         return rc;
-    return fs_remap_wrap(out, opts->teams, opts->load_scale, err);   /* destroys *out on failure */
+    /* destroys *out on failure */
+    return fs_remap_wrap(out, opts->teams, (const char *const *)opts->team_users,
+                         (const char *const *)opts->team_of, opts->n_team_map, opts->load_scale,
+                         err);
 }
