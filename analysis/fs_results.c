@@ -130,6 +130,7 @@ static const col_t failure_cols[] = {
     FAIL_COL(repair, K_REPAIR, "repair"),
     FAIL_COL(repair_time, K_F64, "s"),
     FAIL_COL(jobs_hit, K_U32, "job"),
+    FAIL_COL(xid, K_U32, "-"),
 };
 
 /* Every field of fs_summary_t, in declaration order. */

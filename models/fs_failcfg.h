@@ -27,7 +27,9 @@ enum fs_fail_kind {
 /* Repair path of a cause (index = HDF5 enum "repair" of /failures, which
  * adds FS_REPAIR_REMOVED and FS_REPAIR_PLANNED for rows). */
 enum fs_repair_path { FS_REPAIR_SOFT = 0, FS_REPAIR_HARD = 1, FS_REPAIR_NONE = 2,
-                      FS_REPAIR_REMOVED = 3, FS_REPAIR_PLANNED = 4 };
+                      FS_REPAIR_REMOVED = 3, FS_REPAIR_PLANNED = 4,
+                      FS_REPAIR_XID = 5 /* configuration only: the path of the cause's Xid
+                                           (models/fs_xid.h); never in a row */ };
 enum fs_fail_preset { FS_FAIL_PRESET_NONE = 0, FS_FAIL_PRESET_LLAMA3 = 1,
                       FS_FAIL_PRESET_META_RSC = 2, FS_FAIL_PRESET_BLOOM = 3,
                       FS_FAIL_PRESET_OPT = 4 };
@@ -51,7 +53,9 @@ typedef struct fs_fail_component_cfg {
  * path's repair-time distribution for this cause. */
 typedef struct fs_fail_cause_cfg {
     char *name;             /* owned, at most 23 characters */
-    int repair;             /* enum fs_repair_path: soft, hard or none */
+    int repair;             /* enum fs_repair_path: soft, hard, none, or xid (the
+                               catalog action of `xid` decides) */
+    uint32_t xid;           /* NVIDIA Xid code of the cause (models/fs_xid.h); 0: none */
     fs_dist_t time;         /* s; owned */
     fs_dist_cfg_t time_cfg;
 } fs_fail_cause_cfg_t;

@@ -17,6 +17,7 @@
  * an id (unit, record, planned item) in the low 48.
  */
 #include "fs_failure.h"
+#include "fs_xid.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_rng.h"
 
@@ -139,6 +140,7 @@ static int node_scope(int kind);
 typedef struct cause_rt {
     char name[FS_FAILURE_CAUSE_MAX];
     int repair;                 /* enum fs_repair_path */
+    uint32_t xid;               /* NVIDIA Xid code (models/fs_xid.h); 0: none */
     const fs_dist_t *time;      /* borrowed from the config; NULL: the path's */
 } cause_rt_t;
 
@@ -192,7 +194,7 @@ static void keyf(char *key, size_t n, const char *fmt, ...)
 }
 
 /* Index of cause `name`, added with `repair` if new.  FS_EINVAL: too long. */
-static int cause_add(spec_t *sp, const char *name, int repair, const fs_dist_t *time,
+static int cause_add(spec_t *sp, const char *name, int repair, uint32_t xid, const fs_dist_t *time,
                      uint32_t *idx)
 {
     if (strlen(name) > CAUSE_MAX)
@@ -209,6 +211,7 @@ static int cause_add(spec_t *sp, const char *name, int repair, const fs_dist_t *
     memset(c, 0, sizeof *c);
     memcpy(c->name, name, strlen(name));
     c->repair = repair;
+    c->xid = xid;
     c->time = time;
     if (idx)
         *idx = (uint32_t)sp->n_causes;
@@ -240,7 +243,7 @@ static int comp_causes(spec_t *sp, comp_rt_t *c, const char *const *names, const
     for (size_t i = 0; i < n; i++)
         total += w[i];
     for (size_t i = 0; i < k; i++) {
-        int rc = cause_add(sp, n ? names[i] : kind_name, dflt, NULL, &c->cause[i]);
+        int rc = cause_add(sp, n ? names[i] : kind_name, dflt, 0, NULL, &c->cause[i]);
         if (rc)
             return rc;
         run += n ? w[i] : 1.0;
@@ -280,7 +283,29 @@ static int resolve(const fs_config_t *cfg, spec_t *sp, char *key, size_t keylen,
                 return fs_error_set(err, FS_EINVAL, "failures.causes.%zu.name: cause '%s' is "
                                     "already listed (item %zu)", i, c->name, j);
             }
-        rc = cause_add(sp, c->name, c->repair, c->time.kind != FS_DIST_NONE ? &c->time : NULL, NULL);
+        int repair = c->repair;
+        if (c->xid || repair == FS_REPAIR_XID) {
+            const fs_xid_t *x = c->xid ? fs_xid_find(c->xid) : NULL;
+            if (!x) {
+                char known[400];
+                size_t len = 0;
+                for (size_t k = 0; k < fs_xid_count() && len < sizeof known; k++)
+                    len += (size_t)snprintf(known + len, sizeof known - len, "%s%u", k ? ", " : "",
+                                            fs_xid_at(k)->code);
+                keyf(key, keylen, c->xid ? "failures.causes.%zu.xid" : "failures.causes.%zu", i);
+                if (c->xid)
+                    return fs_error_set(err, FS_EINVAL, "failures.causes.%zu.xid: Xid %u is not in "
+                                        "fleetsim's catalog (known: %s); use one of those, or xid: 0 "
+                                        "with repair: soft, hard or none", i, c->xid, known);
+                return fs_error_set(err, FS_EINVAL, "failures.causes.%zu: cause '%s' needs a repair "
+                                    "path (repair: soft, hard or none) or an xid whose catalog "
+                                    "action gives it (one of %s)", i, c->name, known);
+            }
+            if (repair == FS_REPAIR_XID)
+                repair = fs_xid_repair_path(x->action);
+        }
+        rc = cause_add(sp, c->name, repair, c->xid, c->time.kind != FS_DIST_NONE ? &c->time : NULL,
+                       NULL);
         if (rc == FS_EINVAL) {
             keyf(key, keylen, "failures.causes.%zu.name", i);
             return fs_error_set(err, rc, "failures.causes.%zu.name: '%s' is longer than %d "
@@ -290,7 +315,7 @@ static int resolve(const fs_config_t *cfg, spec_t *sp, char *key, size_t keylen,
             return fs_error_set(err, rc, "failures: out of memory");
     }
     for (size_t i = 0; i < pr->n_causes; i++)
-        if ((rc = cause_add(sp, pr->causes[i].name, pr->causes[i].repair, NULL, NULL)))
+        if ((rc = cause_add(sp, pr->causes[i].name, pr->causes[i].repair, 0, NULL, NULL)))
             return fs_error_set(err, rc, "failures: out of memory");
     /* components: the scenario's, then the preset's */
     size_t n = f->n_components + pr->n_comps;
@@ -627,7 +652,7 @@ static void unit_nodes(const fail_t *f, int kind, uint32_t u, uint32_t *lo, uint
 /* ---- rows and the crews ------------------------------------------------------ */
 
 static int emit(fail_t *f, fs_time_t at, int kind, uint32_t unit, uint32_t nodes, const char *cause,
-                int path, double repair_s, uint32_t hit)
+                uint32_t xid, int path, double repair_s, uint32_t hit)
 {
     const fs_sink_t *s = fs_model_sink(f->m);
     if (!s->failure)
@@ -642,6 +667,7 @@ static int emit(fail_t *f, fs_time_t at, int kind, uint32_t unit, uint32_t nodes
     r.repair = path;
     r.repair_time = repair_s;
     r.jobs_hit = hit;
+    r.xid = xid;
     return s->failure(s->ud, &r);
 }
 
@@ -862,7 +888,7 @@ static int on_fail(fail_t *f, uint32_t ci, uint32_t u)
     f->failures++;
     f->hit += hit;
     if (!rc)
-        rc = emit(f, now, c->kind, u, hi - lo, cause->name, path,
+        rc = emit(f, now, c->kind, u, hi - lo, cause->name, cause->xid, path,
                   path == FS_REPAIR_REMOVED ? NAN : fs_time_to_s(end - now), hit);
     if (rc)
         return rc;
@@ -966,7 +992,7 @@ static int on_planned(fail_t *f, uint32_t i)
         rc = hold(f, n, p->how == FS_PLANNED_FAIL ? FS_DOWN_FAIL : FS_DOWN_DRAIN, &hit);
     if (!rc)
         rc = emit(f, fs_model_now(f->m), p->kind, p->unit, hi - lo, p->cause ? p->cause : "planned",
-                  FS_REPAIR_PLANNED, fs_time_to_s(p->duration), hit);
+                  0, FS_REPAIR_PLANNED, fs_time_to_s(p->duration), hit);
     if (!rc)
         rc = out_alloc(f, &k);
     if (rc)
@@ -1013,7 +1039,7 @@ static int on_health(fail_t *f)
         if (!rc)
             rc = out_alloc(f, &k);
         if (!rc)
-            rc = emit(f, it.since, FS_FAIL_NODE, it.node, 1, "straggler", FS_REPAIR_SOFT,
+            rc = emit(f, it.since, FS_FAIL_NODE, it.node, 1, "straggler", 0, FS_REPAIR_SOFT,
                       fs_time_to_s(end - it.since), 0);
         if (rc)
             return rc;

@@ -71,6 +71,7 @@ typedef struct fs_failure_row {
     double repair_time;     /* s from the failure until back in service, queueing for a
                                crew included; NaN: removed for good */
     uint32_t jobs_hit;      /* running jobs interrupted */
+    uint32_t xid;           /* NVIDIA Xid code of the cause (models/fs_xid.h); 0: none */
 } fs_failure_row_t;
 /* Names of the HDF5 enums "component" and "repair" ("?" out of range). */
 const char *fs_failure_component_name(int kind);

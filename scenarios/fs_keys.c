@@ -105,6 +105,9 @@ static const char *const fail_preset_names[] = {
     [FS_FAIL_PRESET_OPT] = "opt", NULL};
 static const char *const repair_path_names[] = {
     [FS_REPAIR_SOFT] = "soft", [FS_REPAIR_HARD] = "hard", [FS_REPAIR_NONE] = "none", NULL};
+static const char *const cause_repair_names[] = {
+    [FS_REPAIR_SOFT] = "soft", [FS_REPAIR_HARD] = "hard", [FS_REPAIR_NONE] = "none",
+    [FS_REPAIR_REMOVED] = "", [FS_REPAIR_PLANNED] = "", [FS_REPAIR_XID] = "xid", NULL};
 static const char *const lemon_action_names[] = {
     [FS_LEMON_REMOVE] = "remove", [FS_LEMON_HARD] = "hard", NULL};
 static const char *const planned_how_names[] = {
@@ -739,10 +742,14 @@ static const fs_keytab_t fail_component_keys = {"failure component", fail_compon
 static const fs_key_t fail_cause_rows[] = {
     {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = FCA(name),
      .doc = "Cause name (as in the components' shares; at most 23 characters)."},
-    {.path = "repair", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = FCA(repair),
-     .names = repair_path_names,
+    {.path = "repair", .type = FS_KT_ENUM, .off = FCA(repair), .names = cause_repair_names,
+     .def = "xid",
      .doc = "soft (reset, reboot), hard (replacement) or none (the node is back at once; its "
-            "jobs were still hit)."},
+            "jobs were still hit); xid: the path of the immediate action NVIDIA's Xid catalog "
+            "gives the cause's xid (docs/failures.md), which must then be given."},
+    {.path = "xid", .type = FS_KT_UINT, .off = FCA(xid), .size = sizeof(uint32_t), .def = "0",
+     .doc = "NVIDIA Xid code of this cause (48 double-bit ECC, 79 fallen off the bus, ...; the "
+            "codes of docs/failures.md \"Xid codes\"), recorded in /failures; 0: none."},
     {.path = "time", .type = FS_KT_DIST, .off = FCA(time), .off2 = FCA(time_cfg),
      .sub = &fs_keys_dist, .unit = "s",
      .doc = "Repair time of this cause (absent: the path's, failures.repair.soft or .hard)."},

@@ -763,6 +763,68 @@ static void test_errors(void **s)
                  "'switch' is not one of");
     expect_error("  causes: [{name: a, repair: soft}, {name: a, repair: hard}]\n  preset: opt\n",
                  "already listed");
+    /* a cause needs a repair path or an Xid that gives one; an Xid must be known */
+    expect_error("  components:\n    - {kind: gpu, tbf: {dist: exponential, mean: 1d}, causes: {a: 1}}\n"
+                 "  causes: [{name: a}]\n",
+                 "failures.causes.0: cause 'a' needs a repair path (repair: soft, hard or none) or an "
+                 "xid");
+    expect_error("  causes: [{name: a, xid: 47}]\n",
+                 "failures.causes.0.xid: Xid 47 is not in fleetsim's catalog (known: 8, 13, 31,");
+    expect_error("  causes: [{name: a, xid: 47}]\n", "e.yaml:11:27:");
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* ---- Xid causes ------------------------------------------------------------------------ */
+
+/* GPU failures drawn among four Xid causes: each row records its cause's
+ * Xid, and the repair path is the catalog action's (48 reset -> soft, 79
+ * reboot -> soft, 13 restart the app -> none, 64 contact support -> hard)
+ * unless the cause names one (repair: hard on 74).  The shares are kept
+ * within a binomial tolerance. */
+static void test_xid_causes(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    load("name: x\nhorizon: 60d\nuntil: horizon\ncluster:\n  pools:\n"
+         "    - {name: p, gpu: H100, nodes: 16, gpus_per_node: 8}\n" WORK
+         "failures:\n  components:\n"
+         "    - {kind: gpu, tbf: {dist: exponential, mean: 20d},"
+         " causes: {dbe: 0.3, offbus: 0.2, app: 0.2, rma: 0.2, nvlink: 0.1}}\n"
+         "  causes:\n    - {name: dbe, xid: 48}\n    - {name: offbus, xid: 79}\n"
+         "    - {name: app, xid: 13}\n    - {name: rma, xid: 64}\n"
+         "    - {name: nvlink, xid: 74, repair: hard}\n",
+         &cfg);
+    res_t r;
+    run(&cfg, 0, NULL, 0, &r);
+    static const struct {
+        const char *cause;
+        uint32_t xid;
+        int repair;
+        double share;
+    } want[] = {{"dbe", 48, FS_REPAIR_SOFT, 0.3}, {"offbus", 79, FS_REPAIR_SOFT, 0.2},
+                {"app", 13, FS_REPAIR_NONE, 0.2}, {"rma", 64, FS_REPAIR_HARD, 0.2},
+                {"nvlink", 74, FS_REPAIR_HARD, 0.1}};
+    size_t count[5] = {0};
+    assert_true(r.nf > 300);
+    for (size_t i = 0; i < r.nf; i++) {
+        size_t k = 0;
+        while (k < 5 && strcmp(r.fails[i].cause, want[k].cause) != 0)
+            k++;
+        if (k == 5)
+            fail_msg("row %zu: cause '%s'", i, r.fails[i].cause);
+        assert_int_equal(r.fails[i].xid, want[k].xid);
+        assert_int_equal(r.fails[i].repair, want[k].repair);
+        count[k]++;
+    }
+    for (size_t k = 0; k < 5; k++) {
+        double p = want[k].share, sd = sqrt(p * (1 - p) / (double)r.nf);
+        double got = (double)count[k] / (double)r.nf;
+        if (fabs(got - p) > 4 * sd)
+            fail_msg("%s: share %.3f, expected %.3f +- %.3f", want[k].cause, got, p, 4 * sd);
+    }
+    res_free(&r);
+    fs_config_release(&cfg);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -840,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_drain_ends),
         cmocka_unit_test(test_keyed_draws),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_xid_causes),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_planned_unit_range),
     };

@@ -166,6 +166,7 @@ static fs_failure_row_t failure_row(uint64_t i)
     r.repair = (int32_t)(i % 5);
     r.repair_time = r.repair == 3 ? NAN : 60.0 * (double)(i % 1000);
     r.jobs_hit = (uint32_t)(i % 3);
+    r.xid = (uint32_t)(i % 4 == 1 ? 48 : i % 4 == 2 ? 79 : 0);
     return r;
 }
 
@@ -437,7 +438,7 @@ static void check_failures(hid_t f, size_t m)
 {
     char names[512];
     column_names(f, "failures", names, sizeof names);
-    assert_string_equal(names, "time,component,unit,nodes,cause,repair,repair_time,jobs_hit");
+    assert_string_equal(names, "time,component,unit,nodes,cause,repair,repair_time,jobs_hit,xid");
     assert_int_equal(table_rows(f, "failures"), m);
     size_t csz;
     assert_int_equal(member_class(f, "failures", "cause", &csz), H5T_STRING);
@@ -447,8 +448,9 @@ static void check_failures(hid_t f, size_t m)
     const size_t off[] = {offsetof(fs_failure_row_t, time),   offsetof(fs_failure_row_t, component),
                           offsetof(fs_failure_row_t, unit),   offsetof(fs_failure_row_t, nodes),
                           offsetof(fs_failure_row_t, cause),  offsetof(fs_failure_row_t, repair),
-                          offsetof(fs_failure_row_t, repair_time), offsetof(fs_failure_row_t, jobs_hit)};
-    const size_t sz[] = {8, 4, 4, 4, FS_FAILURE_CAUSE_MAX, 4, 8, 4};
+                          offsetof(fs_failure_row_t, repair_time), offsetof(fs_failure_row_t, jobs_hit),
+                          offsetof(fs_failure_row_t, xid)};
+    const size_t sz[] = {8, 4, 4, 4, FS_FAILURE_CAUSE_MAX, 4, 8, 4, 4};
     if (m == 0)
         return;
     fs_failure_row_t *rows = calloc(m, sizeof *rows);
@@ -458,7 +460,7 @@ static void check_failures(hid_t f, size_t m)
         if (!(bits_equal(g->time, w.time) && g->component == w.component && g->unit == w.unit &&
               g->nodes == w.nodes && memcmp(g->cause, w.cause, sizeof w.cause) == 0 &&
               g->repair == w.repair && bits_equal(g->repair_time, w.repair_time) &&
-              g->jobs_hit == w.jobs_hit)) {
+              g->jobs_hit == w.jobs_hit && g->xid == w.xid)) {
             free(rows);
             fail_msg("/failures row %zu differs", i);
         }
@@ -707,7 +709,7 @@ static void test_layout(void **state)
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "
-                              "repair:repair; repair_time:s; jobs_hit:job");
+                              "repair:repair; repair_time:s; jobs_hit:job; xid:-");
     free(cols);
     const char *tables[] = {"summary", "tenants", "pools"};
     for (int i = 0; i < 3; i++) {
