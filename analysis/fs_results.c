@@ -118,6 +118,8 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(gpus_queued, K_U64, "GPU"),
     SAMPLE_COL(nodes_down, K_U32, "node"),
     SAMPLE_COL(repair_queue, K_U32, "count"),
+    SAMPLE_COL(nodes_provisioning, K_U32, "node"),
+    SAMPLE_COL(nodes_autoscaled, K_U32, "node"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}

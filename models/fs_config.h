@@ -61,6 +61,25 @@ typedef struct fs_fleet_cfg {
     char *gpu;              /* model for lists that record none (NULL: "unknown") */
 } fs_fleet_cfg_t;
 
+/* cluster.autoscale: the Kubernetes Cluster Autoscaler over node groups
+ * (models/fs_autoscale.h, docs/models.md "Cluster autoscaling").  A node
+ * group is a pool whose nodes above `min` come and go. */
+typedef struct fs_nodegroup_cfg {
+    char *pool;             /* the pool that is the group (unique) */
+    uint32_t min;           /* nodes always provisioned (the group starts with them) */
+    uint32_t max;           /* most nodes provisioned; 0: the pool's nodes */
+    fs_time_t provision;    /* scale-up decided -> node Ready, us */
+    fs_time_t gpu_ready;    /* node Ready -> GPUs allocatable (device plugin), us */
+} fs_nodegroup_cfg_t;
+
+typedef struct fs_autoscale_cfg {
+    fs_nodegroup_cfg_t *groups; /* owned */
+    size_t n_groups;
+    fs_time_t scan;         /* --scan-interval, us */
+    fs_time_t unneeded;     /* --scale-down-unneeded-time, us */
+    fs_time_t delay_after_add; /* --scale-down-delay-after-add, us */
+} fs_autoscale_cfg_t;
+
 typedef struct fs_cluster_cfg {
     fs_pool_cfg_t *pools;   /* owned, n_pools >= 1: the pools written in the scenario,
                                then the n_from pools built from cluster.from */
@@ -73,6 +92,7 @@ typedef struct fs_cluster_cfg {
     int speed_catalog;      /* bool: no speed row -> the catalog's relative speed (else 1.0) */
     fs_span_speed_cfg_t *span_speed; /* owned */
     size_t n_span_speed;
+    fs_autoscale_cfg_t autoscale;
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };

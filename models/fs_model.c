@@ -3,6 +3,7 @@
 #include "fs_failure.h"
 #include "fs_place.h"
 #include "fs_purchase.h"
+#include "fs_autoscale.h"
 #include "fs_usage.h"
 #include "fs_policy.h"
 #include "fs_recovery.h"
@@ -126,6 +127,7 @@ struct fs_model {
 
 fs_time_t fs_model_now(const fs_model_t *m) { return m->sim.now; }
 fs_jobrt_t *fs_model_job(fs_model_t *m, uint32_t slot) { return &m->slots[slot]; }
+size_t fs_model_slots(const fs_model_t *m) { return m->n_slots; }
 const fs_cluster_t *fs_model_cluster(const fs_model_t *m) { return &m->cluster; }
 const fs_config_t *fs_model_config(const fs_model_t *m) { return m->cfg; }
 uint64_t fs_model_jobs_done(const fs_model_t *m) { return m->done; }
@@ -1282,6 +1284,8 @@ static void sample(fs_model_t *m)
     r.gpus_queued = m->gpus_queued;
     r.nodes_down = m->nodes_out;
     r.repair_queue = 0;
+    r.nodes_provisioning = 0;
+    r.nodes_autoscaled = 0;
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)
             m->modules[i].ops->sample(m->modules[i].ud, m, &r);
@@ -1436,6 +1440,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     fs_usage_set_window(m->usage, m->win_lo, m->win_hi);  /* the window's cost */
     if (!(rc = fs_burst_attach(m, &m->burst, err)))
         rc = fs_purchase_attach(m, m->usage, err);
+    if (!rc)
+        rc = fs_autoscale_attach(m, m->usage, err);
     if (!rc && cfg->failures.given)   /* component failures (docs/failures.md) */
         rc = fs_failures_attach(m, cfg, err);
     if (rc) {

@@ -105,6 +105,8 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *totals, fs_error_t *err);
 /* ---- for policies ------------------------------------------------------ */
 fs_time_t fs_model_now(const fs_model_t *m);
 fs_jobrt_t *fs_model_job(fs_model_t *m, uint32_t slot);
+/* Job slots 0 .. fs_model_slots - 1 (free ones included: state FS_JOBRT_FREE). */
+size_t fs_model_slots(const fs_model_t *m);
 const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
 const fs_config_t *fs_model_config(const fs_model_t *m);
 /* Could the job start now in one of its pools? */

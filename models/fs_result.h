@@ -54,6 +54,8 @@ typedef struct fs_sample_row {
     uint64_t gpus_queued;   /* GPUs requested by queued jobs */
     uint32_t nodes_down;    /* nodes out of service (any reason: failed, drained, spare) */
     uint32_t repair_queue;  /* failures waiting for a repair crew (models/fs_failure.c) */
+    uint32_t nodes_provisioning; /* autoscaler: nodes asked for, not yet allocatable */
+    uint32_t nodes_autoscaled;   /* autoscaler: node groups' nodes provisioned and ready */
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table

@@ -84,6 +84,7 @@ static const fs_keytab_t size_class_keys;
 static const fs_keytab_t speed_keys;
 /* One item of cluster.span_speed (defined below). */
 static const fs_keytab_t span_speed_keys;
+static const fs_keytab_t nodegroup_keys;
 static const char *const ckpt_names[] = {
     [FS_CKPT_NONE] = "none", [FS_CKPT_FIXED] = "fixed", [FS_CKPT_YOUNG] = "young",
     [FS_CKPT_DALY] = "daly", NULL};
@@ -179,6 +180,24 @@ static const fs_key_t config_rows[] = {
      .doc = "Placement-dependent speed: jobs of a class whose placement spans more than one "
             "node, NVLink domain, rack, leaf or spine run at the smallest factor of the levels "
             "spanned (multiplies cluster.speed and the slowest node's speed; docs/recovery.md)."},
+    {.path = "cluster.autoscale.node_groups", .type = FS_KT_LIST,
+     .off = CF(cluster.autoscale.groups), .off2 = CF(cluster.autoscale.n_groups),
+     .sub = &nodegroup_keys,
+     .doc = "Cluster Autoscaler node groups: pools whose nodes above min are provisioned when "
+            "pending jobs cannot fit and removed when empty (docs/models.md)."},
+    {.path = "cluster.autoscale.scan_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(cluster.autoscale.scan), .min = 0, .def = "10s", .unit = "s",
+     .doc = "How often the autoscaler looks at pending jobs and empty nodes (Cluster "
+            "Autoscaler --scan-interval, 10 s)."},
+    {.path = "cluster.autoscale.scale_down_unneeded", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(cluster.autoscale.unneeded), .min = 0, .def = "10m", .unit = "s",
+     .doc = "An empty node above min is removed after this long (--scale-down-unneeded-time, "
+            "10 min)."},
+    {.path = "cluster.autoscale.scale_down_delay_after_add", .type = FS_KT_DURATION,
+     .flags = FS_KF_MIN, .off = CF(cluster.autoscale.delay_after_add), .min = 0, .def = "10m",
+     .unit = "s",
+     .doc = "No node is removed this long after a scale-up (--scale-down-delay-after-add, "
+            "10 min)."},
 
     {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
      .choice = FS_WORKLOAD_SYNTHETIC,
@@ -712,6 +731,26 @@ static const fs_key_t span_speed_rows[] = {
 static const fs_keytab_t span_speed_keys = {"span speed", span_speed_rows,
                                             sizeof span_speed_rows / sizeof span_speed_rows[0],
                                             sizeof(fs_span_speed_cfg_t)};
+
+#define NG(f) offsetof(fs_nodegroup_cfg_t, f)
+static const fs_key_t nodegroup_rows[] = {
+    {.path = "pool", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = NG(pool),
+     .doc = "The pool that is the node group (its nodes is the most the group can have)."},
+    {.path = "min", .type = FS_KT_UINT, .off = NG(min), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Nodes always provisioned; the group starts with them."},
+    {.path = "max", .type = FS_KT_UINT, .off = NG(max), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Most nodes provisioned (0: the pool's nodes)."},
+    {.path = "provision", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = NG(provision),
+     .min = 0, .def = "2m", .unit = "s",
+     .doc = "From the scale-up decision to the node Ready (cloud providers take about 1-3 min; "
+            "docs/models.md)."},
+    {.path = "gpu_ready", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = NG(gpu_ready),
+     .min = 0, .def = "1m", .unit = "s",
+     .doc = "From node Ready to its GPUs allocatable (driver and device plugin, about 1 min)."},
+};
+static const fs_keytab_t nodegroup_keys = {"node group", nodegroup_rows,
+                                           sizeof nodegroup_rows / sizeof nodegroup_rows[0],
+                                           sizeof(fs_nodegroup_cfg_t)};
 
 static const fs_keytab_t speed_keys = {"speed", speed_rows,
                                        sizeof speed_rows / sizeof speed_rows[0],

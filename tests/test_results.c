@@ -149,6 +149,8 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.gpus_queued = (1ull << 33) + i;   /* beyond 32 bits on purpose */
     s.nodes_down = (uint32_t)(i % 13);
     s.repair_queue = (uint32_t)(i % 5);
+    s.nodes_provisioning = (uint32_t)(i % 7);
+    s.nodes_autoscaled = (uint32_t)(i % 11);
     return s;
 }
 
@@ -408,14 +410,16 @@ static void check_timeline(hid_t f, size_t m)
     column_names(f, "timeline", names, sizeof names);
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
-                        "nodes_down,repair_queue");
+                        "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
                           offsetof(fs_sample_row_t, jobs_running), offsetof(fs_sample_row_t, jobs_queued),
                           offsetof(fs_sample_row_t, gpus_queued), offsetof(fs_sample_row_t, nodes_down),
-                          offsetof(fs_sample_row_t, repair_queue)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4};
+                          offsetof(fs_sample_row_t, repair_queue),
+                          offsetof(fs_sample_row_t, nodes_provisioning),
+                          offsetof(fs_sample_row_t, nodes_autoscaled)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -426,7 +430,9 @@ static void check_timeline(hid_t f, size_t m)
               g->gpus_up == w.gpus_up && g->gpus_busy == w.gpus_busy &&
               g->jobs_running == w.jobs_running && g->jobs_queued == w.jobs_queued &&
               g->gpus_queued == w.gpus_queued && g->nodes_down == w.nodes_down &&
-              g->repair_queue == w.repair_queue)) {
+              g->repair_queue == w.repair_queue &&
+              g->nodes_provisioning == w.nodes_provisioning &&
+              g->nodes_autoscaled == w.nodes_autoscaled)) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -705,7 +711,8 @@ static void test_layout(void **state)
     cols = attr_string(f, "timeline", "columns");
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
-                              "nodes_down:node; repair_queue:count");
+                              "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
+                              "nodes_autoscaled:node");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "

@@ -1,0 +1,248 @@
+/*
+ * The Cluster Autoscaler (models/fs_autoscale.c) on hand cases whose
+ * timings follow from its documented defaults: scans every 10 s, a new
+ * node's GPUs allocatable provision (2 min) + gpu_ready (1 min) after the
+ * scan that decided it, an empty node above min removed once it has been
+ * empty for 10 min (and no scale-up for 10 min).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../models/fs_model.h"
+#include "../scenarios/fs_scenario.h"
+#include "../sim/fs_alloc.h"
+#include "../traces/fs_memsrc.h"
+#include "fs_test_util.h"
+
+typedef struct res {
+    fs_test_rows_t rows;
+    fs_sample_row_t *smp;
+    size_t ns, cs;
+    fs_run_totals_t t;
+} res_t;
+
+static int on_sample(void *ud, const fs_sample_row_t *row)
+{
+    res_t *r = ud;
+    if (fs_grow((void **)&r->smp, &r->cs, r->ns + 1, sizeof *r->smp))
+        return FS_ENOMEM;
+    r->smp[r->ns++] = *row;
+    return 0;
+}
+
+static int on_job(void *ud, const fs_job_row_t *row)
+{
+    return fs_test_collect(&((res_t *)ud)->rows, row);
+}
+
+/* Runs a scenario (group block appended to a one-pool fleet of 4 x 8
+ * H100) on jobs (id i + 1: submit s, gpus, duration d). */
+static void run(const char *group, const char *extra, const double (*jobs)[3], size_t n, res_t *r)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "name: a\nhorizon: 6h\nuntil: horizon\n"
+             "cluster:\n  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+             "  autoscale:\n    node_groups: [%s]\n%s"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+             "duration: {dist: constant, value: 1h}}}\n"
+             "output: {timeline_interval: 10s}\n",
+             group, extra);
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("a.yaml", text, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    fs_job_t js[16];
+    memset(js, 0, sizeof js);
+    for (size_t i = 0; i < n; i++) {
+        js[i].id = i + 1;
+        js[i].submit = (fs_time_t)(jobs[i][0] * 1e6);
+        js[i].gpus = (uint32_t)jobs[i][1];
+        js[i].gpu_milli = 1000;
+        js[i].duration = (fs_time_t)(jobs[i][2] * 1e6);
+        js[i].tenant = -1;
+        js[i].gpu_type = -1;
+    }
+    memset(r, 0, sizeof *r);
+    fs_source_t *src;
+    fs_model_t *m;
+    assert_int_equal(fs_memsrc_create(js, n, NULL, 0, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = r};
+    if (fs_model_create(&cfg, src, &sink, &m, &err) || fs_model_run(m, NULL, NULL, &err) ||
+        fs_model_finish(m, &r->t, &err))
+        fail_msg("%s", err.msg);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    fs_config_release(&cfg);
+}
+
+static void res_free(res_t *r)
+{
+    fs_test_rows_free(&r->rows);
+    fs_free(r->smp);
+}
+
+/* The samples' node counts at time t (s). */
+static const fs_sample_row_t *at(const res_t *r, double t)
+{
+    for (size_t i = 0; i < r->ns; i++)
+        if (r->smp[i].time == t)
+            return &r->smp[i];
+    fail_msg("no sample at %g s", t);
+    return NULL;
+}
+
+/* One 8-GPU job at 0 on an empty group: decided at the 10 s scan, GPUs at
+ * 190 s, the job runs 190-3790 s; the scan at 3790 s (after the completion
+ * of that instant) sees the node empty, and the one at 4390 s removes it.
+ * GPUs in service: 8 x (4390 - 190). */
+static void test_one_job(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const double jobs[][3] = {{0, 8, 3600}};
+    res_t r;
+    run("{pool: p, min: 0}", "", jobs, 1, &r);
+    assert_int_equal(r.rows.n, 1);
+    assert_double_equal(r.rows.r[0].start, 190, 1e-9);
+    assert_int_equal(at(&r, 0)->nodes_autoscaled, 0);
+    assert_int_equal(at(&r, 10)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 180)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 190)->nodes_provisioning, 0);
+    assert_int_equal(at(&r, 190)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 4380)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 4390)->nodes_autoscaled, 0);
+    assert_int_equal(at(&r, 4390)->nodes_down, 4);
+    assert_double_equal(r.t.gpu_s_capacity, 8.0 * (4390 - 190), 1e-6);
+    res_free(&r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Three 4-GPU jobs: first-fit decreasing packs them onto 2 nodes of 8, all
+ * three start at 190 s.  A 16-GPU job takes 2 whole nodes. */
+static void test_binpacking(void **st)
+{
+    (void)st;
+    const double small[][3] = {{0, 4, 3600}, {0, 4, 3600}, {0, 4, 3600}};
+    res_t r;
+    run("{pool: p}", "", small, 3, &r);
+    assert_int_equal(at(&r, 190)->nodes_autoscaled, 2);
+    for (size_t i = 0; i < 3; i++)
+        assert_double_equal(r.rows.r[i].start, 190, 1e-9);
+    res_free(&r);
+    const double big[][3] = {{0, 16, 3600}};
+    run("{pool: p}", "", big, 1, &r);
+    assert_int_equal(at(&r, 190)->nodes_autoscaled, 2);
+    assert_double_equal(r.rows.r[0].start, 190, 1e-9);
+    res_free(&r);
+}
+
+/* max 2: of three 8-GPU jobs, two start at 190 s; the third waits for the
+ * first to end (3790 s).  min 1: one node from the start (a job at 0
+ * starts at once) and never fewer. */
+static void test_min_max(void **st)
+{
+    (void)st;
+    const double jobs[][3] = {{0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600}};
+    res_t r;
+    run("{pool: p, max: 2}", "", jobs, 3, &r);
+    const fs_job_row_t *third = fs_test_find(&r.rows, 3);
+    assert_non_null(third);
+    assert_double_equal(third->start, 3790, 1e-9);
+    uint32_t most = 0;
+    for (size_t i = 0; i < r.ns; i++)
+        most = r.smp[i].nodes_autoscaled + r.smp[i].nodes_provisioning > most
+                   ? r.smp[i].nodes_autoscaled + r.smp[i].nodes_provisioning
+                   : most;
+    assert_int_equal(most, 2);
+    res_free(&r);
+
+    const double one[][3] = {{0, 8, 3600}};
+    run("{pool: p, min: 1}", "", one, 1, &r);
+    assert_double_equal(r.rows.r[0].start, 0, 1e-9);
+    for (size_t i = 0; i < r.ns; i++)
+        assert_int_equal(r.smp[i].nodes_autoscaled, 1);
+    assert_double_equal(r.t.gpu_s_capacity, 8.0 * 6 * 3600, 1e-6);
+    res_free(&r);
+}
+
+/* The scale-down delay after a scale-up, and free GPUs counted: an 8-GPU
+ * 10-min job at 0 (runs 190-790 s) and a 16-GPU job at 1000 s.  With a
+ * 1-min unneeded time but a 1-hour delay after add, the first node stays
+ * although empty from 790 s.  The 1000 s scan runs before that instant's
+ * arrival; the 1010 s one packs the 16 GPUs onto the empty node and one new
+ * node (not two), which starts the job at 1190 s.  Both are empty from
+ * 1790 s and leave at 1010 + 3600 s. */
+static void test_delay_after_add(void **st)
+{
+    (void)st;
+    const double jobs[][3] = {{0, 8, 600}, {1000, 16, 600}};
+    res_t r;
+    run("{pool: p}", "    scale_down_unneeded: 1m\n    scale_down_delay_after_add: 1h\n", jobs, 2,
+        &r);
+    /* the 16-GPU job needs 2 nodes: one is there, one more is decided at 1010 s */
+    const fs_job_row_t *second = fs_test_find(&r.rows, 2);
+    assert_double_equal(second->start, 1010 + 180, 1e-9);
+    assert_int_equal(at(&r, 1000)->nodes_autoscaled, 1);   /* kept by the delay after add */
+    assert_int_equal(at(&r, 1010)->nodes_provisioning, 1);  /* one new node, not two */
+    /* after the second job (ends 1790 s) both are empty; removal waits for 1010 + 3600 */
+    assert_int_equal(at(&r, 4600)->nodes_autoscaled, 2);
+    assert_int_equal(at(&r, 4610)->nodes_autoscaled, 0);
+    res_free(&r);
+}
+
+static void expect_error(const char *group, const char *want)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: a\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+             "  autoscale: {node_groups: [%s]}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+             "duration: {dist: constant, value: 1h}}}\n",
+             group);
+    fs_config_t cfg;
+    fs_error_t err;
+    int rc = fs_scenario_load_string("a.yaml", text, NULL, 0, &cfg, &err);
+    if (!rc) {
+        fs_source_t *src;
+        fs_model_t *m;
+        assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {0};
+        rc = fs_model_create(&cfg, src, &sink, &m, &err);
+        if (!rc)
+            fs_model_destroy(m);
+        fs_source_destroy(src);
+        fs_config_release(&cfg);
+    }
+    assert_int_equal(rc, FS_EINVAL);
+    if (!strstr(err.msg, want))
+        fail_msg("expected '%s' in: %s", want, err.msg);
+}
+
+static void test_errors(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    expect_error("{pool: q}", "cluster.autoscale.node_groups.0.pool: no pool named 'q'");
+    expect_error("{pool: p, min: 3, max: 2}", "node_groups.0.min: 3 is above max (2)");
+    expect_error("{pool: p, max: 5}", "node_groups.0.max: 5 nodes, more than pool 'p' has (4");
+    expect_error("{pool: p}, {pool: p}", "node_groups.1.pool: pool 'p' is already a node group");
+    expect_error("{pool: p, provision: -1s}", "a.yaml:4:");
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_job),       cmocka_unit_test(test_binpacking),
+        cmocka_unit_test(test_min_max),       cmocka_unit_test(test_delay_after_add),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
