@@ -105,6 +105,7 @@ static const col_t job_cols[] = {
     JOB_COL(queued_s, K_F64, "s"),
     JOB_COL(preemptions, K_U32, "count"),
     JOB_COL(preempt_lost_gpu_s, K_F64, "GPU-s"),
+    JOB_COL(startup_s, K_F64, "s"),
 };
 
 #define SAMPLE_COL(name, kind, unit) {#name, kind, offsetof(fs_sample_row_t, name), unit}
@@ -165,7 +166,7 @@ static const col_t failure_cols[] = {
     X(queued_mean, K_F64, "s") X(queued_p50, K_F64, "s")                    \
     X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
     X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
-    X(cost_preemptions, K_F64, "USD")
+    X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

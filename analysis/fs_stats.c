@@ -357,6 +357,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     }
     out->preemptions = totals->preemptions;
     out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
+    out->gpu_s_startup = totals->gpu_s_startup;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

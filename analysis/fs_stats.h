@@ -71,6 +71,7 @@ typedef struct fs_summary {
     uint64_t preemptions;       /* preemptions by the policy */
     double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
     double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
+    double gpu_s_startup;       /* GPU-s held in pod start-up (startup:; models/fs_startup.h) */
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -80,6 +80,26 @@ typedef struct fs_autoscale_cfg {
     fs_time_t delay_after_add; /* --scale-down-delay-after-add, us */
 } fs_autoscale_cfg_t;
 
+/* startup: pod start-up from bound to running (models/fs_startup.h,
+ * docs/models.md "Pod start-up").  All zero: jobs compute the instant they
+ * are placed (as before). */
+typedef struct fs_startup_image_cfg {
+    uint32_t job_class;     /* jobs of this class use this image */
+    uint64_t size_mib;      /* image size, MiB */
+    fs_time_t load;         /* model/weight load after the container starts, us */
+} fs_startup_image_cfg_t;
+
+typedef struct fs_startup_cfg {
+    fs_time_t container;    /* container start (pod start-up, image excluded), us */
+    uint64_t image_mib;     /* image of the classes not listed in images, MiB (0: none) */
+    fs_time_t load;         /* their load time, us */
+    fs_startup_image_cfg_t *images; /* owned */
+    size_t n_images;
+    double node_mibps;      /* one node's pull bandwidth, MiB/s (> 0) */
+    double registry_mibps;  /* the registry's, shared by concurrent pulls (0: unlimited) */
+    uint64_t disk_mib;      /* each node's image cache, LRU beyond it (0: unlimited) */
+} fs_startup_cfg_t;
+
 typedef struct fs_cluster_cfg {
     fs_pool_cfg_t *pools;   /* owned, n_pools >= 1: the pools written in the scenario,
                                then the n_from pools built from cluster.from */
@@ -249,6 +269,7 @@ typedef struct fs_config {
     fs_sched_cfg_t scheduler;
     fs_failure_cfg_t failures;  /* models/fs_failure.h */
     fs_recovery_cfg_t recovery; /* fs_model.c */
+    fs_startup_cfg_t startup;   /* models/fs_startup.h */
     fs_cost_cfg_t cost;         /* models/fs_cost.h */
     fs_plan_cfg_t plan;         /* analysis/fs_plan.h (fleetsim plan) */
     fs_output_cfg_t output;

@@ -4,6 +4,7 @@
 #include "fs_place.h"
 #include "fs_purchase.h"
 #include "fs_autoscale.h"
+#include "fs_startup.h"
 #include "fs_usage.h"
 #include "fs_policy.h"
 #include "fs_recovery.h"
@@ -108,6 +109,8 @@ struct fs_model {
     int finishing;          /* in fs_model_finish: rows end at end_at */
     fs_time_t end_at;
     fs_usage_t *usage;      /* per-pool, per-day integrals for the cost model (owned) */
+    fs_startup_t *startup;  /* pod start-up (owned), NULL: jobs compute once placed */
+    double startup_gpu_s;   /* GPU-s held starting, jobs emitted so far */
     fs_burst_t *burst;      /* cloud burst rules (a module), NULL: none */
 
     module_t *modules;
@@ -347,6 +350,8 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.state = state;
     r.preemptions = j->preemptions;
     r.preempt_lost_gpu_s = j->preempt_lost_gpu_s;
+    r.startup_s = fs_time_to_s(j->w_startup);
+    m->startup_gpu_s += gpu_share(j) * r.startup_s;
     /* a job still queued at the end counts its time queued up to the end */
     fs_time_t at = m->finishing ? m->end_at : m->sim.now;
     fs_time_t q = j->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
@@ -479,16 +484,23 @@ static double pool_mttf(fs_model_t *m, uint32_t p)
     return m->pool_mttf[p];
 }
 
-static int attempt_begin(fs_model_t *m, fs_jobrt_t *j)
+/* startup: the attempt's pod start-up, us (0: none). */
+static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
 {
     const fs_recovery_cfg_t *rc = &m->cfg->recovery;
     j->rem0 = j->remaining;
     j->since_ckpt = j->since_wall = 0;
     j->phase = FS_PHASE_COMPUTE;
     j->phase_left = 0;
+    j->restore_after = 0;
     if (j->need_restore && rc->restore > 0) {
         j->phase = FS_PHASE_RESTORE;
         j->phase_left = rc->restore;
+    }
+    if (startup > 0) {      /* start-up first, then the restore */
+        j->restore_after = j->phase == FS_PHASE_RESTORE ? j->phase_left : 0;
+        j->phase = FS_PHASE_STARTING;
+        j->phase_left = startup;
     }
     j->need_restore = 0;
     j->ckpt_every = 0;
@@ -546,7 +558,10 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             j->first_start = m->sim.now;
         j->queued_us += m->sim.now - j->queued_since;
         j->start = j->settled_at = m->sim.now;
-        if (attempt_begin(m, j) || (m->nidx && nidx_add(m, slot))) {
+        fs_time_t su = m->startup ? fs_startup_begin(m->startup, &j->place, j->job.job_class,
+                                                      m->sim.now)
+                                  : 0;
+        if (su < 0 || attempt_begin(m, j, su) || (m->nidx && nidx_add(m, slot))) {
             fail(m, FS_ENOMEM, "starting a job");
             return FS_ENOMEM;
         }
@@ -633,7 +648,8 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     const fs_sched_cfg_t *sc = &m->cfg->scheduler;
     settle(m, m->sim.now);
     attempt_stop(m, j);
-    if (j->phase == FS_PHASE_RESTORE)   /* a restore cut short is done again */
+    if (j->phase == FS_PHASE_RESTORE ||   /* a restore cut short is done again */
+        (j->phase == FS_PHASE_STARTING && j->restore_after > 0))
         j->need_restore = 1;
     /* kept: up to the last multiple of checkpoint_interval in this attempt,
      * or the last recovery checkpoint, whichever is later */
@@ -1412,6 +1428,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     }
     rc = fs_placer_create(&m->cluster, cfg->scheduler.placement, cfg->scheduler.candidates,
                           &cfg->cluster, cfg->seed, cfg->replication, &m->placer, err);
+    if (!rc)    /* pod start-up (docs/models.md); NULL when not modelled */
+        rc = fs_startup_create(cfg, &m->cluster, &m->startup, err);
     if (rc) {
         fs_model_destroy(m);
         return rc;
@@ -1477,6 +1495,7 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->scr);
     fs_free(m->pool_mttf);
     fs_usage_destroy(m->usage);
+    fs_startup_destroy(m->startup);
     if (m->pol && m->pol_state)
         m->pol->destroy(m->pol_state);
     for (size_t i = 0; i < m->n_slots; i++)
@@ -1581,6 +1600,7 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->gpu_s_ckpt = m->ckpt_gpu_s;
     t->preemptions = m->preemptions;
     t->gpu_s_lost_preempt = m->lost_preempt_gpu_s;
+    t->gpu_s_startup = m->startup_gpu_s;
     return 0;
 }
 

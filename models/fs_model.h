@@ -61,7 +61,7 @@ typedef struct fs_jobrt {
     /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
      * (after a failure), then compute tau / write delta cycles; all as of
      * settled_at.  Wall times in us. */
-    uint8_t phase;          /* 0 compute, 1 restore, 2 checkpoint write */
+    uint8_t phase;          /* enum fs_phase: 0 compute, 1 restore, 2 checkpoint write, 3 start-up */
     uint8_t holding;        /* RECOVERING: still holds (part of) its placement */
     uint8_t need_restore;   /* the next start pays recovery.restore */
     uint32_t failures;      /* interruptions by failures (the retry count) */
@@ -73,6 +73,8 @@ typedef struct fs_jobrt {
     fs_time_t phase_left;   /* wall left in a restore or write */
     fs_time_t w_compute, w_ckpt, w_lost, w_recovery; /* wall: computing, writing,
                                computing work later lost, detection+requeue+restore */
+    fs_time_t w_startup;    /* wall in pod start-up (image pull, container, load), all attempts */
+    fs_time_t restore_after;/* STARTING: the restore that follows the start-up, us */
     double held_gpu_s;      /* GPU-s held (attempts and detection) */
     /* queueing and preemption (fs_model_preempt) */
     fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */

@@ -18,7 +18,7 @@ static void ckpt_done(fs_jobrt_t *j)
     j->since_wall = 0;
 }
 
-/* A non-compute phase (restore or write) runs for up to *dt. */
+/* A non-compute phase (start-up, restore or write) runs for up to *dt. */
 static void step_phase(fs_jobrt_t *j, fs_time_t *dt)
 {
     fs_time_t use = *dt < j->phase_left ? *dt : j->phase_left;
@@ -26,12 +26,20 @@ static void step_phase(fs_jobrt_t *j, fs_time_t *dt)
     *dt -= use;
     if (j->phase == FS_PHASE_RESTORE)
         j->w_recovery += use;
+    else if (j->phase == FS_PHASE_STARTING)
+        j->w_startup += use;
     else
         j->w_ckpt += use;
     if (j->phase_left > 0)
         return;
     if (j->phase == FS_PHASE_WRITE)
         ckpt_done(j);
+    if (j->phase == FS_PHASE_STARTING && j->restore_after > 0) {
+        j->phase = FS_PHASE_RESTORE;
+        j->phase_left = j->restore_after;
+        j->restore_after = 0;
+        return;
+    }
     j->phase = FS_PHASE_COMPUTE;
 }
 
@@ -100,6 +108,8 @@ fs_time_t fs_recov_finish_wall(const fs_jobrt_t *j, fs_time_t delta)
     fs_time_t t = 0, since = j->since_ckpt, rem = j->remaining, tau = j->ckpt_every;
     if (j->phase != FS_PHASE_COMPUTE) {
         t += j->phase_left;
+        if (j->phase == FS_PHASE_STARTING)
+            t += j->restore_after;
         if (j->phase == FS_PHASE_WRITE)
             since = 0;
     }

@@ -29,12 +29,14 @@
 #include "fs_config.h"
 #include "fs_model.h"
 
-enum fs_phase { FS_PHASE_COMPUTE = 0, FS_PHASE_RESTORE = 1, FS_PHASE_WRITE = 2 };
+enum fs_phase { FS_PHASE_COMPUTE = 0, FS_PHASE_RESTORE = 1, FS_PHASE_WRITE = 2,
+                FS_PHASE_STARTING = 3 /* pod start-up (models/fs_startup.h), then the
+                                         restore of restore_after, then compute */ };
 
 /* Moves a running job's progress forward by dt us of wall time at its rate
  * (j->rate) with checkpoint writes of delta us: remaining, since_ckpt,
  * since_wall, phase, phase_left, and the wall counters w_compute, w_ckpt,
- * w_recovery (restore).  Does not touch settled_at. */
+ * w_recovery (restore), w_startup.  Does not touch settled_at. */
 void fs_recov_advance(fs_jobrt_t *j, fs_time_t dt, fs_time_t delta);
 
 /* Wall time (us) from the job's settled state until its work is done. */

@@ -42,6 +42,7 @@ typedef struct fs_job_row {
                                preemption or failure requeue (to the end if still queued), s */
     uint32_t preemptions;   /* times preempted by the policy (failures are not preemptions) */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions, GPU-s */
+    double startup_s;       /* wall s in pod start-up (image pull, container, load), all attempts */
 } fs_job_row_t;
 
 typedef struct fs_sample_row {
@@ -104,6 +105,7 @@ typedef struct fs_run_totals {
     double gpu_s_ckpt;      /* GPU-s spent writing checkpoints */
     uint64_t preemptions;   /* preemptions by the policy (not failures) */
     double gpu_s_lost_preempt; /* the part of gpu_s_lost lost to preemptions */
+    double gpu_s_startup;   /* GPU-s held in pod start-up (models/fs_startup.h) */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

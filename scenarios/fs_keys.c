@@ -85,6 +85,7 @@ static const fs_keytab_t speed_keys;
 /* One item of cluster.span_speed (defined below). */
 static const fs_keytab_t span_speed_keys;
 static const fs_keytab_t nodegroup_keys;
+static const fs_keytab_t startup_image_keys;
 static const char *const ckpt_names[] = {
     [FS_CKPT_NONE] = "none", [FS_CKPT_FIXED] = "fixed", [FS_CKPT_YOUNG] = "young",
     [FS_CKPT_DALY] = "daly", NULL};
@@ -558,6 +559,32 @@ static const fs_key_t config_rows[] = {
      .off = CF(recovery.retry_max), .min = 0, .def = "6m", .unit = "s",
      .doc = "backoff: the delay's cap."},
 
+    {.path = "startup.container", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(startup.container), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Pod start-up from bound to running, image pull excluded (the Kubernetes SLO is "
+            "p99 <= 5 s; docs/models.md \"Pod start-up\"). 0 with no image: jobs compute once "
+            "placed."},
+    {.path = "startup.image_size", .type = FS_KT_UINT, .off = CF(startup.image_mib),
+     .size = sizeof(uint64_t), .def = "0", .unit = "MiB",
+     .doc = "Container image of the job classes not in startup.images, MiB (a 10 GB training "
+            "image: 9537; 0: none to pull)."},
+    {.path = "startup.load", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(startup.load),
+     .min = 0, .def = "0s", .unit = "s",
+     .doc = "Model/weight load after the container starts, for those classes."},
+    {.path = "startup.images", .type = FS_KT_LIST, .off = CF(startup.images),
+     .off2 = CF(startup.n_images), .sub = &startup_image_keys,
+     .doc = "Per job class: its image size and load time."},
+    {.path = "startup.node_bandwidth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(startup.node_mibps), .min = 0, .def = "80", .unit = "MiB/s",
+     .doc = "A node's image pull rate, MiB/s (80: a 10 GB image in about 2 min)."},
+    {.path = "startup.registry_bandwidth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(startup.registry_mibps), .min = 0, .def = "0", .unit = "MiB/s",
+     .doc = "The registry's rate, shared by the pulls in progress, MiB/s (0: unlimited)."},
+    {.path = "startup.node_disk", .type = FS_KT_UINT, .off = CF(startup.disk_mib),
+     .size = sizeof(uint64_t), .def = "0", .unit = "MiB",
+     .doc = "A node's image cache, MiB; least recently used images are evicted beyond it (0: "
+            "unlimited)."},
+
     /* @cost rows (cost.*) */
     {.path = "cost", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(cost.given),
      .choice = 1,
@@ -731,6 +758,19 @@ static const fs_key_t span_speed_rows[] = {
 static const fs_keytab_t span_speed_keys = {"span speed", span_speed_rows,
                                             sizeof span_speed_rows / sizeof span_speed_rows[0],
                                             sizeof(fs_span_speed_cfg_t)};
+
+#define SIM(f) offsetof(fs_startup_image_cfg_t, f)
+static const fs_key_t startup_image_rows[] = {
+    {.path = "class", .type = FS_KT_UINT, .off = SIM(job_class), .size = sizeof(uint32_t),
+     .def = "0", .doc = "Job class (the trace's or workload's class)."},
+    {.path = "size", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED, .off = SIM(size_mib),
+     .size = sizeof(uint64_t), .unit = "MiB", .doc = "Its image size, MiB (0: nothing to pull)."},
+    {.path = "load", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = SIM(load), .min = 0,
+     .def = "0s", .unit = "s", .doc = "Its model/weight load time."},
+};
+static const fs_keytab_t startup_image_keys = {"startup image", startup_image_rows,
+                                               sizeof startup_image_rows / sizeof startup_image_rows[0],
+                                               sizeof(fs_startup_image_cfg_t)};
 
 #define NG(f) offsetof(fs_nodegroup_cfg_t, f)
 static const fs_key_t nodegroup_rows[] = {

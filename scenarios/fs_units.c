@@ -344,8 +344,16 @@ char *fs_units_format_number(double x, char *buf, size_t n)
     }
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, n, "%.*g", p, x);
-        if (strtod(buf, NULL) == x)
+        if (strtod(buf, NULL) == x) {
+            /* the shortest %g may use an exponent where plain digits are as
+             * short ("8e+01" for 80): then the plain integer */
+            char fixed[48];
+            if (strchr(buf, 'e') && fabs(x) < 1e15 && x == floor(x) &&
+                snprintf(fixed, sizeof fixed, "%.0f", x) <= (int)strlen(buf) &&
+                strlen(fixed) < n)
+                memcpy(buf, fixed, strlen(fixed) + 1);
             return buf;
+        }
     }
     snprintf(buf, n, "%.17g", x);
     return buf;

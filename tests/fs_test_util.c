@@ -13,6 +13,7 @@
 
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
+#include "scenarios/fs_scenario.h"
 
 char *fs_test_tmpdir(void)
 {
@@ -188,4 +189,25 @@ int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
     }
     fail_msg("no run succeeded within 5000 failing allocations");
     return failed;
+}
+
+void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
+                      fs_run_totals_t *totals)
+{
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("t.yaml", yaml, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_run_totals_t t;
+    if (fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err))
+        fail_msg("%s", err.msg);
+    if (fs_model_create(&cfg, src, sink, &m, &err))
+        fail_msg("%s", err.msg);
+    if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, totals ? totals : &t, &err))
+        fail_msg("%s", err.msg);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    fs_config_release(&cfg);
 }

@@ -67,4 +67,10 @@ void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a);
 int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
                         const char *const *gpu_types, size_t n_types, fs_test_rows_t *rs);
 
+/* Runs the scenario `yaml` (named "t.yaml") over jobs[0..n) (no tenant or
+ * GPU-type names) into sink, filling *totals (may be NULL); fails the test
+ * on any error. */
+void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
+                      fs_run_totals_t *totals);
+
 #endif

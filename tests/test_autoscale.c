@@ -54,10 +54,6 @@ static void run(const char *group, const char *extra, const double (*jobs)[3], s
              "duration: {dist: constant, value: 1h}}}\n"
              "output: {timeline_interval: 10s}\n",
              group, extra);
-    fs_config_t cfg;
-    fs_error_t err;
-    if (fs_scenario_load_string("a.yaml", text, NULL, 0, &cfg, &err))
-        fail_msg("%s", err.msg);
     fs_job_t js[16];
     memset(js, 0, sizeof js);
     for (size_t i = 0; i < n; i++) {
@@ -70,16 +66,8 @@ static void run(const char *group, const char *extra, const double (*jobs)[3], s
         js[i].gpu_type = -1;
     }
     memset(r, 0, sizeof *r);
-    fs_source_t *src;
-    fs_model_t *m;
-    assert_int_equal(fs_memsrc_create(js, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = r};
-    if (fs_model_create(&cfg, src, &sink, &m, &err) || fs_model_run(m, NULL, NULL, &err) ||
-        fs_model_finish(m, &r->t, &err))
-        fail_msg("%s", err.msg);
-    fs_model_destroy(m);
-    fs_source_destroy(src);
-    fs_config_release(&cfg);
+    fs_test_run_yaml(text, js, n, &sink, &r->t);
 }
 
 static void res_free(res_t *r)
