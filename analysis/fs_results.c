@@ -62,6 +62,9 @@ struct fs_results {
     fs_failure_row_t *fails;    /* pending /failures rows */
     size_t n_fails, cap_fails;
     hsize_t fails_written;      /* rows of /failures in the file */
+    fs_interval_row_t *ivals;   /* pending /gpu_intervals rows */
+    size_t n_ivals, cap_ivals;
+    hsize_t ivals_written;
     hsize_t jobs_written;       /* rows of /jobs in the file */
     hsize_t samples_written;    /* rows of /timeline in the file */
     fs_out_t out;               /* the target (links followed) and its temporary */
@@ -134,6 +137,18 @@ static const col_t failure_cols[] = {
     FAIL_COL(repair_time, K_F64, "s"),
     FAIL_COL(jobs_hit, K_U32, "job"),
     FAIL_COL(xid, K_U32, "-"),
+};
+
+#define IVAL_COL(name, kind, unit) {#name, kind, offsetof(fs_interval_row_t, name), unit}
+static const col_t interval_cols[] = {
+    IVAL_COL(job, K_U64, "-"),         IVAL_COL(tenant, K_I32, "-"),
+    IVAL_COL(job_class, K_U32, "-"),   IVAL_COL(node, K_U32, "-"),
+    IVAL_COL(gpus, K_U32, "GPU"),      IVAL_COL(gpu_milli, K_U32, "milliGPU"),
+    IVAL_COL(gpu, K_U32, "-"),         IVAL_COL(start, K_F64, "s"),
+    IVAL_COL(ready, K_F64, "s"),       IVAL_COL(end, K_F64, "s"),
+    IVAL_COL(duty, K_F64, "fraction"), IVAL_COL(sm, K_F64, "fraction"),
+    IVAL_COL(tensor, K_F64, "fraction"), IVAL_COL(dram, K_F64, "fraction"),
+    IVAL_COL(fb, K_F64, "fraction"),
 };
 
 /* Every field of fs_summary_t, in declaration order. */
@@ -683,6 +698,9 @@ static const table_spec_t timeline_spec = {"timeline", "fleetsim timeline", samp
 static const size_t failure_strsz[N_OF(failure_cols)] = {[4] = FS_FAILURE_CAUSE_MAX};
 static const table_spec_t failures_spec = {"failures", "fleetsim failures", failure_cols,
                                            N_OF(failure_cols), failure_strsz, NULL, CHUNK_ROWS};
+static const table_spec_t intervals_spec = {"gpu_intervals", "fleetsim GPU intervals",
+                                            interval_cols, N_OF(interval_cols), NULL, NULL,
+                                            CHUNK_ROWS};
 static const table_spec_t summary_spec = {"summary", "fleetsim summary", summary_cols,
                                           N_OF(summary_cols), NULL, NULL, 1};
 
@@ -813,6 +831,7 @@ static void results_free(fs_results_t *r)
     fs_free(r->jobs);
     fs_free(r->samples);
     fs_free(r->fails);
+    fs_free(r->ivals);
     fs_free(r->tmp);
     fs_free(r->path);
     fs_out_release(&r->out);
@@ -888,7 +907,8 @@ static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta
     if ((rc = write_root(r, c, meta, err)) != 0 || (rc = write_pools(r->fid, c, meta, err)) != 0 ||
         (rc = make_table(r->fid, c, &jobs_spec, err)) != 0 ||
         (rc = make_table(r->fid, c, &timeline_spec, err)) != 0 ||
-        (rc = make_table(r->fid, c, &failures_spec, err)) != 0)
+        (rc = make_table(r->fid, c, &failures_spec, err)) != 0 ||
+        (rc = make_table(r->fid, c, &intervals_spec, err)) != 0)
         goto out;
     /* A reader (or a crash) now finds a valid file that says complete = 0. */
     H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
@@ -991,6 +1011,28 @@ static int flush_failures(fs_results_t *r, fs_error_t *err)
     return rc;
 }
 
+static int flush_intervals(fs_results_t *r, fs_error_t *err)
+{
+    int rc = flush_table(r, &intervals_spec, sizeof(fs_interval_row_t), r->n_ivals, r->ivals,
+                         &r->ivals_written, err);
+    if (rc == 0)
+        r->n_ivals = 0;
+    return rc;
+}
+
+int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err)
+{
+    if (r->n_ivals == FS_RESULTS_BATCH) {
+        int rc = flush_intervals(r, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (fs_grow((void **)&r->ivals, &r->cap_ivals, r->n_ivals + 1, sizeof *r->ivals) != 0)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /gpu_intervals", r->path);
+    r->ivals[r->n_ivals++] = *row;
+    return 0;
+}
+
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err)
 {
     if (r->n_fails == FS_RESULTS_BATCH) {
@@ -1071,8 +1113,9 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
     int rc;
     if (!sum || (n_tenant_rows && !tenants))
         rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
-    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0)
-        rc = flush_failures(r, err);
+    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0 &&
+             (rc = flush_failures(r, err)) == 0)
+        rc = flush_intervals(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
@@ -1111,8 +1154,9 @@ int fs_results_commit_partial(fs_results_t *r, const char *reason, double stoppe
     int rc;
     if (!reason || !*reason)
         rc = fs_error_set(err, FS_EINVAL, "%s: a partial commit needs a reason", r->path);
-    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0)
-        rc = flush_failures(r, err);
+    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0 &&
+             (rc = flush_failures(r, err)) == 0)
+        rc = flush_intervals(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);

@@ -68,6 +68,7 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
 int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err);
 int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err);
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err);
+int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err);
 
 /* Writes the cost tables /cost (per day and pool), /cost_pools and
  * /cost_tenants (names from tenant_names[0..n_tenants)); call before

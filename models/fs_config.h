@@ -207,9 +207,24 @@ typedef struct fs_sched_cfg {
     fs_volcano_cfg_t volcano;   /* queue: volcano (models/fs_volcano.c) */
 } fs_sched_cfg_t;
 
+/* telemetry: what a running job does to its GPUs (docs/observability.md,
+ * docs/shapes.md "GPU activity"): fractions in [0, 1] as DCGM reports them. */
+typedef struct fs_activity_cfg {
+    uint32_t job_class;
+    double duty, sm, tensor, dram, fb;  /* GPU_UTIL/100, SM_ACTIVE, PIPE_TENSOR_ACTIVE,
+                                           DRAM_ACTIVE, framebuffer used / memory */
+} fs_activity_cfg_t;
+
+typedef struct fs_telemetry_cfg {
+    fs_activity_cfg_t dflt;         /* classes not listed (job_class unused) */
+    fs_activity_cfg_t *activity;    /* owned: per class */
+    size_t n_activity;
+} fs_telemetry_cfg_t;
+
 typedef struct fs_output_cfg {
     fs_time_t timeline_interval; /* sampling period of /timeline, us (0 = off) */
     int jobs;               /* write /jobs (bool) */
+    int gpu_intervals;      /* write /gpu_intervals (bool; the source of fleetsim metrics) */
 } fs_output_cfg_t;
 
 enum fs_run_until { FS_UNTIL_DRAIN = 0, FS_UNTIL_HORIZON = 1 };
@@ -270,6 +285,7 @@ typedef struct fs_config {
     fs_failure_cfg_t failures;  /* models/fs_failure.h */
     fs_recovery_cfg_t recovery; /* fs_model.c */
     fs_startup_cfg_t startup;   /* models/fs_startup.h */
+    fs_telemetry_cfg_t telemetry; /* GPU activity of running jobs (/gpu_intervals) */
     fs_cost_cfg_t cost;         /* models/fs_cost.h */
     fs_plan_cfg_t plan;         /* analysis/fs_plan.h (fleetsim plan) */
     fs_output_cfg_t output;

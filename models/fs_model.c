@@ -497,6 +497,7 @@ static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
         j->phase = FS_PHASE_RESTORE;
         j->phase_left = rc->restore;
     }
+    j->att_startup = startup;
     if (startup > 0) {      /* start-up first, then the restore */
         j->restore_after = j->phase == FS_PHASE_RESTORE ? j->phase_left : 0;
         j->phase = FS_PHASE_STARTING;
@@ -626,11 +627,41 @@ static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
     m->running--;
 }
 
+/* The /gpu_intervals rows of a job's current hold, ending at `end`
+ * (output.gpu_intervals: the sink asks for them). */
+static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
+{
+    if (!m->sink.interval || m->err.code)
+        return;
+    const fs_slice_t *sl = fs_placement_slices(&j->place);
+    fs_time_t ready = j->start + j->att_startup < end ? j->start + j->att_startup : end;
+    const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
+    const fs_activity_cfg_t *a = &tc->dflt;
+    for (size_t i = 0; i < tc->n_activity; i++)
+        if ((int64_t)tc->activity[i].job_class == j->job.job_class)
+            a = &tc->activity[i];
+    for (uint32_t k = 0; k < j->place.n; k++) {
+        fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
+                               .job_class = j->job.job_class, .node = sl[k].node,
+                               .gpus = sl[k].gpus, .gpu_milli = j->place.milli,
+                               .gpu = j->place.milli < 1000 ? j->place.gpu : 0,
+                               .start = fs_time_to_s(j->start), .ready = fs_time_to_s(ready),
+                               .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
+                               .tensor = a->tensor, .dram = a->dram, .fb = a->fb};
+        int rc = m->sink.interval(m->sink.ud, &r);
+        if (rc) {
+            fail_sink(m, rc, "writing a GPU interval");
+            return;
+        }
+    }
+}
+
 /* Gives a job's GPUs back and forgets its placement (the pool stays for
  * the row). */
 static void release_place(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
+    emit_intervals(m, j, m->sim.now);
     fs_cluster_free(&m->cluster, &j->place);
     if (m->nidx)
         nidx_del(m, slot);
@@ -1058,6 +1089,7 @@ static void job_end(fs_model_t *m, uint32_t slot)
     j->end_ev = (fs_event_handle_t){0, 0};  /* fired */
     attempt_stop(m, j);
     j->remaining = 0;
+    emit_intervals(m, j, m->sim.now);
     fs_cluster_free(&m->cluster, &j->place);
     if (m->nidx)
         nidx_del(m, slot);
@@ -1562,12 +1594,15 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
             j->held_gpu_s += gpu_share(j) * ran;
             fs_time_t kept = j->job.duration - j->remaining;
             m->useful_gpu_s += gpu_share(j) * fs_time_to_s(kept > 0 ? kept : 0);
-            if (emit(m, j, FS_STATE_RUNNING))
+            emit_intervals(m, j, end);
+            if (m->err.code || emit(m, j, FS_STATE_RUNNING))
                 break;
         } else if (j->state == FS_JOBRT_QUEUED) {
             if (emit(m, j, FS_STATE_QUEUED))
                 break;
         } else if (j->state == FS_JOBRT_RECOVERING) {
+            if (j->holding)
+                emit_intervals(m, j, end);
             hold_account(j, end);
             j->w_recovery += end - j->start;
             if (emit(m, j, FS_STATE_QUEUED))

@@ -75,6 +75,7 @@ typedef struct fs_jobrt {
                                computing work later lost, detection+requeue+restore */
     fs_time_t w_startup;    /* wall in pod start-up (image pull, container, load), all attempts */
     fs_time_t restore_after;/* STARTING: the restore that follows the start-up, us */
+    fs_time_t att_startup;  /* the current attempt's start-up, us (/gpu_intervals ready) */
     double held_gpu_s;      /* GPU-s held (attempts and detection) */
     /* queueing and preemption (fs_model_preempt) */
     fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */

@@ -76,6 +76,23 @@ typedef struct fs_failure_row {
     uint32_t jobs_hit;      /* running jobs interrupted */
     uint32_t xid;           /* NVIDIA Xid code of the cause (models/fs_xid.h); 0: none */
 } fs_failure_row_t;
+/* One job attempt's hold on one node: the /gpu_intervals table
+ * (output.gpu_intervals; the source of `fleetsim metrics`).  Emitted when the
+ * attempt ends (completion, failure, preemption, or the end of the run). */
+typedef struct fs_interval_row {
+    uint64_t job;           /* job id */
+    int32_t tenant;         /* index into the run's tenant names; -1 none */
+    uint32_t job_class;
+    uint32_t node;          /* global node id (pools in order) */
+    uint32_t gpus;          /* GPUs held on the node */
+    uint32_t gpu_milli;     /* 1000: whole GPUs; < 1000: a share of GPU `gpu` */
+    uint32_t gpu;           /* shared slot of a fractional job (0 otherwise) */
+    double start;           /* s: the attempt started (placed, GPUs held) */
+    double ready;           /* s: pod start-up done, computing from then */
+    double end;             /* s: the GPUs were given back */
+    double duty, sm, tensor, dram, fb;  /* its activity while computing (telemetry:) */
+} fs_interval_row_t;
+
 /* Names of the HDF5 enums "component" and "repair" ("?" out of range). */
 const char *fs_failure_component_name(int kind);
 const char *fs_repair_path_name(int path);
@@ -114,6 +131,8 @@ typedef struct fs_sink {
     int (*job)(void *ud, const fs_job_row_t *row);
     int (*sample)(void *ud, const fs_sample_row_t *row);
     void *ud;
+    /* optional (NULL: not wanted): one row per job attempt and node */
+    int (*interval)(void *ud, const fs_interval_row_t *row);
     int (*failure)(void *ud, const fs_failure_row_t *row); /* optional: /failures rows */
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the

@@ -86,6 +86,7 @@ static const fs_keytab_t speed_keys;
 static const fs_keytab_t span_speed_keys;
 static const fs_keytab_t nodegroup_keys;
 static const fs_keytab_t startup_image_keys;
+static const fs_keytab_t activity_keys;
 static const char *const ckpt_names[] = {
     [FS_CKPT_NONE] = "none", [FS_CKPT_FIXED] = "fixed", [FS_CKPT_YOUNG] = "young",
     [FS_CKPT_DALY] = "daly", NULL};
@@ -585,6 +586,21 @@ static const fs_key_t config_rows[] = {
      .doc = "A node's image cache, MiB; least recently used images are evicted beyond it (0: "
             "unlimited)."},
 
+    {.path = "telemetry.duty", .type = FS_KT_PROB, .off = CF(telemetry.dflt.duty), .def = "1",
+     .doc = "Share of time a kernel runs on a training job's GPUs (DCGM_FI_DEV_GPU_UTIL / 100), "
+            "for classes not in telemetry.activity."},
+    {.path = "telemetry.sm", .type = FS_KT_PROB, .off = CF(telemetry.dflt.sm), .def = "0.76",
+     .doc = "SM activity (DCGM_FI_PROF_SM_ACTIVE); also drives power (docs/observability.md)."},
+    {.path = "telemetry.tensor", .type = FS_KT_PROB, .off = CF(telemetry.dflt.tensor),
+     .def = "0.5", .doc = "Tensor pipe activity (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)."},
+    {.path = "telemetry.dram", .type = FS_KT_PROB, .off = CF(telemetry.dflt.dram), .def = "0.4",
+     .doc = "Memory bandwidth activity (DCGM_FI_PROF_DRAM_ACTIVE)."},
+    {.path = "telemetry.fb", .type = FS_KT_PROB, .off = CF(telemetry.dflt.fb), .def = "0.9",
+     .doc = "Framebuffer used as a share of the GPU's memory (DCGM_FI_DEV_FB_USED)."},
+    {.path = "telemetry.activity", .type = FS_KT_LIST, .off = CF(telemetry.activity),
+     .off2 = CF(telemetry.n_activity), .sub = &activity_keys,
+     .doc = "Per job class: its activity profile (class, duty, sm, tensor, dram, fb)."},
+
     /* @cost rows (cost.*) */
     {.path = "cost", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(cost.given),
      .choice = 1,
@@ -677,6 +693,10 @@ static const fs_key_t config_rows[] = {
      .doc = "Sampling period of /timeline (0: no timeline)."},
     {.path = "output.jobs", .type = FS_KT_BOOL, .off = CF(output.jobs), .def = "true",
      .doc = "Write one /jobs row per job."},
+    {.path = "output.gpu_intervals", .type = FS_KT_BOOL, .off = CF(output.gpu_intervals),
+     .def = "false",
+     .doc = "Write /gpu_intervals: one row per job attempt and node it held, the input of "
+            "`fleetsim metrics` (DCGM-named telemetry; docs/observability.md)."},
 
     {.path = "sweep", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(sweep.given),
      .choice = 1,
@@ -771,6 +791,21 @@ static const fs_key_t startup_image_rows[] = {
 static const fs_keytab_t startup_image_keys = {"startup image", startup_image_rows,
                                                sizeof startup_image_rows / sizeof startup_image_rows[0],
                                                sizeof(fs_startup_image_cfg_t)};
+
+#define ACT(f) offsetof(fs_activity_cfg_t, f)
+static const fs_key_t activity_rows[] = {
+    {.path = "class", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED, .off = ACT(job_class),
+     .size = sizeof(uint32_t), .doc = "Job class."},
+    {.path = "duty", .type = FS_KT_PROB, .off = ACT(duty), .def = "1", .doc = "As telemetry.duty."},
+    {.path = "sm", .type = FS_KT_PROB, .off = ACT(sm), .def = "0.76", .doc = "As telemetry.sm."},
+    {.path = "tensor", .type = FS_KT_PROB, .off = ACT(tensor), .def = "0.5",
+     .doc = "As telemetry.tensor."},
+    {.path = "dram", .type = FS_KT_PROB, .off = ACT(dram), .def = "0.4", .doc = "As telemetry.dram."},
+    {.path = "fb", .type = FS_KT_PROB, .off = ACT(fb), .def = "0.9", .doc = "As telemetry.fb."},
+};
+static const fs_keytab_t activity_keys = {"activity profile", activity_rows,
+                                          sizeof activity_rows / sizeof activity_rows[0],
+                                          sizeof(fs_activity_cfg_t)};
 
 #define NG(f) offsetof(fs_nodegroup_cfg_t, f)
 static const fs_key_t nodegroup_rows[] = {

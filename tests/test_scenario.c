@@ -237,9 +237,17 @@ static const char multi_dump[] =
     "  node_bandwidth: 80\n"
     "  registry_bandwidth: 0\n"
     "  node_disk: 0\n"
+    "telemetry:\n"
+    "  duty: 1\n"
+    "  sm: 0.76\n"
+    "  tensor: 0.5\n"
+    "  dram: 0.4\n"
+    "  fb: 0.9\n"
+    "  activity: []\n"
     "output:\n"
     "  timeline_interval: 0s\n"
-    "  jobs: false\n";
+    "  jobs: false\n"
+    "  gpu_intervals: false\n";
 
 static void test_default_scenario(void **state)
 {
@@ -382,7 +390,7 @@ static void test_error_unknown_keys(void **state)
     (void)state;
     expect_error("name: x\nclusterr: 1\n", NULL, 0,
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
-                 "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, cost, plan, output, sweep)");
+                 "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
                  "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed, autoscale)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
@@ -665,7 +673,7 @@ static void test_override_errors(void **state)
     struct { const char *set, *want; } cases[] = {
         {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed, autoscale)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
-                      "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, cost, plan, output, sweep)"},
+                      "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, sweep)"},
         {"cluster.pools.0.nodes=0",
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},

@@ -44,6 +44,9 @@ static const fs_cli_opt_t plan_opts[] = {
     {"scan", 0, 0, FS_OPT_SCAN, NULL}, SET, {"dry-run", 0, 0, FS_OPT_DRY_RUN, NULL}, QUIET, JSON,
     HELP, END};
 static const fs_cli_opt_t merge_opts[] = {QUIET, HELP, END};
+static const fs_cli_opt_t metrics_opts[] = {
+    {"output", 'o', 1, 'o', "FILE"}, {"step", 0, 1, FS_OPT_STEP, "SECONDS"},
+    {"origin", 0, 1, FS_OPT_ORIGIN, "UNIX_SECONDS"}, QUIET, HELP, END};
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
@@ -195,6 +198,23 @@ static const fs_command_t commands[] = {
      "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
      "failed or was interrupted, 2 bad usage or invalid input.\n",
      plan_opts, "file"},
+    {"metrics", fs_cmd_metrics, "write a results file's GPUs as DCGM telemetry (OpenMetrics)",
+     "usage: fleetsim metrics RESULTS.h5 -o FILE [--step S] [--origin T]\n"
+     "\n"
+     "Writes the GPUs of a run made with output.gpu_intervals: true as OpenMetrics\n"
+     "text with dcgm-exporter's metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...,\n"
+     "namespace = tenant, pod = job), one sample per GPU every --step seconds (default\n"
+     "60), timestamps from --origin (Unix seconds of simulated time 0; default\n"
+     "1767225600, 2026-01-01), ready for 'promtool tsdb create-blocks-from openmetrics'\n"
+     "(docs/observability.md).\n"
+     "\n"
+     "  -o, --output FILE    the OpenMetrics file (written atomically)\n"
+     "  --step S             seconds between samples (a whole number >= 1)\n"
+     "  --origin T           Unix seconds of simulated time 0\n"
+     "  -q, --quiet          nothing on stdout\n"
+     "\n"
+     "Exit status: 0 success, 1 the file could not be written, 2 bad usage or input.\n",
+     metrics_opts, "file"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"
      "\n"

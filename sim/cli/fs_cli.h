@@ -46,7 +46,7 @@ enum fs_cli_opt_id {
     FS_OPT_SHARD, FS_OPT_RESUME, FS_OPT_DRY_RUN, FS_OPT_SCAN, FS_OPT_FORMAT, FS_OPT_LENIENT,
     FS_OPT_KEEP_ORIGIN, FS_OPT_CLASSES, FS_OPT_SCENARIO, FS_OPT_METRICS, FS_OPT_PLACEMENTS,
     FS_OPT_SEEDS, FS_OPT_DEMAND, FS_OPT_SHAPES, FS_OPT_POOLS, FS_OPT_MAN, FS_OPT_COMPLETION,
-    FS_OPT_PROGRESS,
+    FS_OPT_PROGRESS, FS_OPT_STEP, FS_OPT_ORIGIN
 };
 
 typedef struct fs_cli_getopt {
@@ -101,6 +101,7 @@ int fs_cmd_trace(int argc, char **argv);
 int fs_bench_trace(unsigned long long rows);
 int fs_cmd_frag(int argc, char **argv);
 int fs_cmd_versus(int argc, char **argv);
+int fs_cmd_metrics(int argc, char **argv);
 
 /* Prints "fleetsim CMD: message" to stderr and returns 2 (usage error). */
 int fs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

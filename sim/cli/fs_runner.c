@@ -70,6 +70,14 @@ static int sink_failure(void *ud, const fs_failure_row_t *row)
     return fs_results_add_failure(c->res, row, c->err);
 }
 
+static int sink_interval(void *ud, const fs_interval_row_t *row)
+{
+    run_ctx_t *c = ud;
+    if (!c->res)
+        return 0;
+    return fs_results_add_interval(c->res, row, c->err);
+}
+
 static void progress(void *ud, const fs_model_t *m)
 {
     run_ctx_t *c = ud;
@@ -249,6 +257,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     }
     fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c, .failure = sink_failure,
                       .err = err};
+    if (cfg->output.gpu_intervals && c.res)
+        sink.interval = sink_interval;
     if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};

@@ -1,0 +1,562 @@
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "fs_metrics.h"
+#include "fs_h5read.h"
+#include "../models/fs_catalog.h"
+#include "../sim/fs_alloc.h"
+#include "../sim/fs_out.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The power and thermal model (fs_metrics.h; sources in docs/observability.md). */
+#define IDLE_SHARE 0.10     /* bare idle draw, share of TDP */
+#define CONTEXT_W 38.0      /* a held CUDA context over idle (26-50 W measured) */
+#define AMBIENT_C 30.0
+#define C_PER_W 0.07
+#define TAU_S 60.0
+
+/* One job attempt on one GPU. */
+typedef struct seg {
+    double start, ready, end;
+    double share;           /* gpu_milli / 1000 */
+    double duty, sm, tensor, dram, fb;
+    uint64_t job;
+    int32_t tenant;
+} seg_t;
+
+typedef struct gpu {
+    uint32_t node, index;   /* global node, index in the node */
+    seg_t *s;
+    size_t n, cap;
+    double busy_until;      /* whole-GPU jobs: the GPU is taken until then (assignment) */
+    double *xid;            /* (from, to, code) triples of Xid errors */
+    size_t n_xid, cap_xid;
+} gpu_t;
+
+typedef struct node_info {
+    uint32_t pool, local, first_gpu, gpn;
+} node_info_t;
+
+typedef struct ctx {
+    const char *results, *out;
+    fs_error_t *err;
+    fs_h5file_t *f;
+    size_t n_pools;
+    char **pool_name, **pool_gpu;
+    double *pool_nodes, *pool_gpn;
+    node_info_t *nodes;
+    uint32_t n_nodes;
+    gpu_t *gpus;
+    uint32_t n_gpus;
+    char **tenant_name;
+    double *tenant_idx;
+    size_t n_tenants;
+    double end_time;
+    FILE *fp;
+    const fs_metrics_opts_t *o;
+    fs_metrics_stats_t st;
+    /* scratch for one GPU and family: (label key, time, value) */
+    struct sample { uint64_t key; int32_t who; uint32_t k; double v; } *smp;
+    size_t cap_smp;
+} ctx_t;
+
+typedef enum fam_kind {
+    F_UTIL, F_SM, F_TENSOR, F_DRAM, F_FB_USED, F_FB_FREE, F_POWER, F_ENERGY, F_TEMP, F_XID
+} fam_kind_t;
+
+typedef struct family {
+    const char *name, *type, *help;
+    fam_kind_t kind;
+} family_t;
+
+/* dcgm-exporter's names and help texts (etc/default-counters.csv).  Its
+ * energy "counter" keeps its name (dashboards query it) and is typed gauge:
+ * OpenMetrics would otherwise require samples named ..._total, which the
+ * Prometheus text format (promtool check metrics) reads as another metric. */
+static const family_t families[] = {
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", F_UTIL},
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge",
+     "The ratio of cycles an SM has at least 1 warp assigned (in %).", F_SM},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active (in %).", F_TENSOR},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+     "Ratio of cycles the device memory interface is active sending or receiving data (in %).",
+     F_DRAM},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", F_FB_USED},
+    {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", F_FB_FREE},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", F_POWER},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "gauge",
+     "Total energy consumption since boot (in mJ).", F_ENERGY},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", F_TEMP},
+    {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", F_XID},
+};
+
+static int fail(ctx_t *c, int code, const char *what)
+{
+    return fs_error_set(c->err, code, "%s: %s", c->results, what);
+}
+
+/* ---- reading ------------------------------------------------------------------- */
+
+static int read_col(ctx_t *c, const char *table, const char *col, size_t n, double **out)
+{
+    *out = fs_malloc((n ? n : 1) * sizeof **out);
+    if (!*out)
+        return fail(c, FS_ENOMEM, "out of memory");
+    return n ? fs_h5read_f64(c->f, table, col, *out, c->err) : 0;
+}
+
+static int read_fleet(ctx_t *c)
+{
+    int rc = fs_h5read_rows(c->f, "pools", &c->n_pools, c->err);
+    if (rc)
+        return rc;
+    if (!(c->pool_name = fs_calloc(c->n_pools + 1, sizeof *c->pool_name)) ||
+        !(c->pool_gpu = fs_calloc(c->n_pools + 1, sizeof *c->pool_gpu)))
+        return fail(c, FS_ENOMEM, "out of memory");
+    if ((rc = fs_h5read_str(c->f, "pools", "name", c->pool_name, c->err)) ||
+        (rc = fs_h5read_str(c->f, "pools", "gpu", c->pool_gpu, c->err)) ||
+        (rc = read_col(c, "pools", "nodes", c->n_pools, &c->pool_nodes)) ||
+        (rc = read_col(c, "pools", "gpus_per_node", c->n_pools, &c->pool_gpn)))
+        return rc;
+    uint64_t nodes = 0, gpus = 0;
+    for (size_t p = 0; p < c->n_pools; p++) {
+        nodes += (uint64_t)c->pool_nodes[p];
+        gpus += (uint64_t)c->pool_nodes[p] * (uint64_t)c->pool_gpn[p];
+    }
+    if (nodes > UINT32_MAX || gpus > UINT32_MAX)
+        return fail(c, FS_EINVAL, "/pools: more nodes or GPUs than fleetsim models");
+    c->n_nodes = (uint32_t)nodes;
+    c->n_gpus = (uint32_t)gpus;
+    if (!(c->nodes = fs_calloc(nodes ? nodes : 1, sizeof *c->nodes)) ||
+        !(c->gpus = fs_calloc(gpus ? gpus : 1, sizeof *c->gpus)))
+        return fail(c, FS_ENOMEM, "out of memory");
+    uint32_t node = 0, g = 0;
+    for (size_t p = 0; p < c->n_pools; p++)
+        for (uint32_t k = 0; k < (uint32_t)c->pool_nodes[p]; k++, node++) {
+            uint32_t gpn = (uint32_t)c->pool_gpn[p];
+            c->nodes[node] = (node_info_t){(uint32_t)p, k, g, gpn};
+            for (uint32_t i = 0; i < gpn; i++, g++)
+                c->gpus[g] = (gpu_t){.node = node, .index = i, .busy_until = -INFINITY};
+        }
+    /* tenants (may be absent or empty) */
+    if (fs_h5read_has(c->f, "tenants")) {
+        if ((rc = fs_h5read_rows(c->f, "tenants", &c->n_tenants, c->err)))
+            return rc;
+        if (!(c->tenant_name = fs_calloc(c->n_tenants + 1, sizeof *c->tenant_name)))
+            return fail(c, FS_ENOMEM, "out of memory");
+        if (c->n_tenants && ((rc = fs_h5read_str(c->f, "tenants", "name", c->tenant_name, c->err)) ||
+                             (rc = read_col(c, "tenants", "tenant", c->n_tenants, &c->tenant_idx))))
+            return rc;
+    }
+    double *end = NULL;
+    if ((rc = read_col(c, "summary", "end_time", 1, &end)))
+        return rc;
+    c->end_time = end[0];
+    fs_free(end);
+    return 0;
+}
+
+static const char *tenant_of(const ctx_t *c, int32_t t)
+{
+    for (size_t i = 0; i < c->n_tenants; i++)
+        if (c->tenant_idx && (int32_t)c->tenant_idx[i] == t)
+            return c->tenant_name[i];
+    return "default";
+}
+
+static int seg_add(ctx_t *c, gpu_t *g, const seg_t *s)
+{
+    if (fs_grow((void **)&g->s, &g->cap, g->n + 1, sizeof *g->s))
+        return fail(c, FS_ENOMEM, "out of memory");
+    g->s[g->n++] = *s;
+    return 0;
+}
+
+typedef struct ival_order { double start; uint64_t job; size_t row; } ival_order_t;
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const ival_order_t *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* Reads /gpu_intervals and gives each whole-GPU hold the lowest GPUs of its
+ * node free at its start; a share runs on its slot. */
+static int read_intervals(ctx_t *c)
+{
+    size_t n = 0;
+    int rc = fs_h5read_has(c->f, "gpu_intervals") ? fs_h5read_rows(c->f, "gpu_intervals", &n, c->err)
+                                                   : 0;
+    if (rc)
+        return rc;
+    if (n == 0)
+        return fail(c, FS_EINVAL, "no /gpu_intervals rows (run the scenario with "
+                    "output.gpu_intervals: true)");
+    static const char *const cols[] = {"job", "tenant", "node", "gpus", "gpu_milli", "gpu",
+                                       "start", "ready", "end", "duty", "sm", "tensor", "dram", "fb"};
+    enum { NC = sizeof cols / sizeof cols[0] };
+    double *v[NC] = {0};
+    ival_order_t *ord = fs_malloc(n * sizeof *ord);
+    if (!ord)
+        rc = fail(c, FS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < NC && !rc; k++)
+        rc = read_col(c, "gpu_intervals", cols[k], n, &v[k]);
+    for (size_t i = 0; i < n && !rc; i++)
+        ord[i] = (ival_order_t){v[6][i], (uint64_t)v[0][i], i};
+    if (!rc)
+        qsort(ord, n, sizeof *ord, cmp_ival);
+    for (size_t q = 0; q < n && !rc; q++) {
+        size_t i = ord[q].row;
+        double node = v[2][i], gpus = v[3][i], milli = v[4][i];
+        if (!(node >= 0 && node < c->n_nodes) || !(gpus >= 1) || !(milli >= 1 && milli <= 1000)) {
+            rc = fail(c, FS_EINVAL, "/gpu_intervals: a row outside the fleet of /pools");
+            break;
+        }
+        const node_info_t *ni = &c->nodes[(uint32_t)node];
+        seg_t s = {.start = v[6][i], .ready = v[7][i], .end = v[8][i], .share = milli / 1000.0,
+                   .duty = v[9][i], .sm = v[10][i], .tensor = v[11][i], .dram = v[12][i],
+                   .fb = v[13][i], .job = (uint64_t)v[0][i], .tenant = (int32_t)v[1][i]};
+        if (milli < 1000) {
+            uint32_t slot = (uint32_t)v[5][i] < ni->gpn ? (uint32_t)v[5][i] : 0;
+            rc = seg_add(c, &c->gpus[ni->first_gpu + slot], &s);
+            continue;
+        }
+        uint32_t need = (uint32_t)gpus;
+        for (uint32_t k = 0; k < ni->gpn && need > 0; k++) {
+            gpu_t *g = &c->gpus[ni->first_gpu + k];
+            if (g->busy_until > s.start)
+                continue;
+            g->busy_until = s.end;
+            need--;
+            if ((rc = seg_add(c, g, &s)))
+                break;
+        }
+        if (!rc && need > 0)
+            rc = fail(c, FS_EINVAL, "/gpu_intervals: a node holds more GPUs than it has");
+    }
+    for (size_t k = 0; k < NC; k++)
+        fs_free(v[k]);
+    fs_free(ord);
+    return rc;
+}
+
+/* Xid errors of /failures: a GPU's own, or every GPU of a failed node, from
+ * the failure to the end of its repair. */
+static int read_xids(ctx_t *c)
+{
+    size_t n = 0;
+    if (!fs_h5read_has(c->f, "failures"))
+        return 0;
+    int rc = fs_h5read_rows(c->f, "failures", &n, c->err);
+    if (rc || n == 0)
+        return rc;
+    double *t = NULL, *unit = NULL, *rep = NULL, *xid = NULL;
+    char **comp = fs_calloc(n + 1, sizeof *comp);
+    if (!comp)
+        return fail(c, FS_ENOMEM, "out of memory");
+    if (!(rc = read_col(c, "failures", "time", n, &t)) &&
+        !(rc = read_col(c, "failures", "unit", n, &unit)) &&
+        !(rc = read_col(c, "failures", "repair_time", n, &rep)) &&
+        !(rc = read_col(c, "failures", "xid", n, &xid)))
+        rc = fs_h5read_str(c->f, "failures", "component", comp, c->err);
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!(xid[i] > 0))
+            continue;
+        uint32_t lo, hi;
+        if (strcmp(comp[i], "gpu") == 0 && unit[i] < c->n_gpus) {
+            lo = (uint32_t)unit[i];
+            hi = lo + 1;
+        } else if (strcmp(comp[i], "node") == 0 && unit[i] < c->n_nodes) {
+            lo = c->nodes[(uint32_t)unit[i]].first_gpu;
+            hi = lo + c->nodes[(uint32_t)unit[i]].gpn;
+        } else {
+            continue;
+        }
+        double to = isfinite(rep[i]) ? t[i] + rep[i] : INFINITY;
+        for (uint32_t g = lo; g < hi && !rc; g++) {
+            gpu_t *gp = &c->gpus[g];
+            if (fs_grow((void **)&gp->xid, &gp->cap_xid, gp->n_xid + 3, sizeof *gp->xid)) {
+                rc = fail(c, FS_ENOMEM, "out of memory");
+                break;
+            }
+            gp->xid[gp->n_xid++] = t[i];
+            gp->xid[gp->n_xid++] = to;
+            gp->xid[gp->n_xid++] = xid[i];
+        }
+    }
+    fs_free(t);
+    fs_free(unit);
+    fs_free(rep);
+    fs_free(xid);
+    fs_h5read_free_strings(comp, n);
+    return rc;
+}
+
+/* ---- one GPU's state -------------------------------------------------------------- */
+
+typedef struct gstate {
+    double duty, sm, tensor, dram, fb;  /* summed over shares, capped at 1 */
+    int computing;
+    int32_t who;            /* the segment whose labels the sample carries; -1 idle */
+} gstate_t;
+
+static void state_at(const gpu_t *g, double t, gstate_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->who = -1;
+    for (size_t i = 0; i < g->n; i++) {
+        const seg_t *x = &g->s[i];
+        if (!(x->start <= t && t < x->end))
+            continue;
+        if (s->who < 0)
+            s->who = (int32_t)i;
+        if (t < x->ready)
+            continue;   /* starting: held, nothing runs yet */
+        s->computing = 1;
+        s->duty += x->duty * x->share;
+        s->sm += x->sm * x->share;
+        s->tensor += x->tensor * x->share;
+        s->dram += x->dram * x->share;
+        s->fb += x->fb * x->share;
+    }
+    s->duty = fmin(s->duty, 1);
+    s->sm = fmin(s->sm, 1);
+    s->tensor = fmin(s->tensor, 1);
+    s->dram = fmin(s->dram, 1);
+    s->fb = fmin(s->fb, 1);
+}
+
+static double power_w(const gstate_t *s, double tdp)
+{
+    double idle = IDLE_SHARE * tdp;
+    double ctx = s->computing ? CONTEXT_W : 0;
+    return idle + ctx + (tdp - idle - ctx) * s->sm;
+}
+
+/* The next time after t where g's state may change (a segment boundary). */
+static double next_change(const gpu_t *g, double t)
+{
+    double nx = INFINITY;
+    for (size_t i = 0; i < g->n; i++) {
+        const seg_t *x = &g->s[i];
+        if (x->start > t && x->start < nx)
+            nx = x->start;
+        if (x->ready > t && x->ready < nx)
+            nx = x->ready;
+        if (x->end > t && x->end < nx)
+            nx = x->end;
+    }
+    return nx;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct sample *x = a, *y = b;
+    if (x->key != y->key)   /* the label set: idle (0), or job + 1 */
+        return x->key < y->key ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static void put_label_value(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fputc('\\', fp);
+        if (*s == '\n') {
+            fputs("\\n", fp);
+            continue;
+        }
+        fputc(*s, fp);
+    }
+}
+
+/* One GPU's samples of one family, grouped by label set. */
+static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
+{
+    const gpu_t *g = &c->gpus[gi];
+    const node_info_t *ni = &c->nodes[g->node];
+    int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
+    const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
+    double tdp = gm ? gm->tdp_w : 700.0, mem_mib = gm ? gm->memory_gb * 1024.0 : 81920.0;
+    uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
+    if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
+        return fail(c, FS_ENOMEM, "out of memory");
+    double energy_j = 0, temp = AMBIENT_C, t = 0;
+    gstate_t s;
+    state_at(g, 0, &s);
+    temp = AMBIENT_C + C_PER_W * power_w(&s, tdp);  /* in equilibrium at the start */
+    for (uint32_t k = 0; k < steps; k++) {
+        double tk = (double)k * c->o->step;
+        /* integrate energy and temperature exactly up to tk */
+        while (t < tk) {
+            state_at(g, t, &s);
+            double p = power_w(&s, tdp), nx = fmin(next_change(g, t), tk);
+            energy_j += p * (nx - t);
+            double tss = AMBIENT_C + C_PER_W * p;
+            temp = tss + (temp - tss) * exp(-(nx - t) / TAU_S);
+            t = nx;
+        }
+        state_at(g, tk, &s);
+        double v = 0;
+        switch (fm->kind) {
+        case F_UTIL: v = round(100.0 * s.duty); break;
+        case F_SM: v = s.sm; break;
+        case F_TENSOR: v = s.tensor; break;
+        case F_DRAM: v = s.dram; break;
+        case F_FB_USED: v = round(mem_mib * s.fb); break;
+        case F_FB_FREE: v = mem_mib - round(mem_mib * s.fb); break;
+        case F_POWER: v = power_w(&s, tdp); break;
+        case F_ENERGY: v = round(energy_j * 1000.0); break;
+        case F_TEMP: v = round(temp); break;
+        case F_XID:
+            for (size_t x = 0; x + 2 < g->n_xid + 1 && x < g->n_xid; x += 3)
+                if (g->xid[x] <= tk && tk < g->xid[x + 1])
+                    v = g->xid[x + 2];
+            break;
+        }
+        uint64_t key = s.who < 0 ? 0 : g->s[s.who].job + 1;
+        c->smp[k] = (struct sample){key, s.who, k, v};
+    }
+    /* a job's labels are the same over its segment: group by segment, then time */
+    qsort(c->smp, steps, sizeof *c->smp, cmp_sample);
+    char uuid[64];
+    uint64_t h = (((uint64_t)g->node << 20 | g->index) + 1) * 0x9E3779B97F4A7C15ull;
+    snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
+             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, g->node & 0xffff,
+             (unsigned long long)gi);
+    for (uint32_t k = 0; k < steps; k++) {
+        const struct sample *p = &c->smp[k];
+        if (k == 0 || p->key != c->smp[k - 1].key)
+            c->st.series++;
+        fprintf(c->fp, "%s{gpu=\"%u\",UUID=\"%s\",modelName=\"", fm->name, g->index, uuid);
+        put_label_value(c->fp, gm ? gm->long_name : c->pool_gpu[ni->pool]);
+        fputs("\",Hostname=\"", c->fp);
+        put_label_value(c->fp, c->pool_name[ni->pool]);
+        fprintf(c->fp, "-%u\"", ni->local);
+        if (p->who >= 0) {
+            const seg_t *x = &g->s[p->who];
+            fputs(",namespace=\"", c->fp);
+            put_label_value(c->fp, tenant_of(c, x->tenant));
+            fprintf(c->fp, "\",pod=\"job-%llu\",container=\"main\"", (unsigned long long)x->job);
+        }
+        fprintf(c->fp, "} %.10g %lld\n", p->v,
+                (long long)(c->o->origin + (int64_t)p->k * (int64_t)c->o->step));
+        c->st.samples++;
+    }
+    return ferror(c->fp) ? fail(c, FS_EIO, "writing the metrics") : 0;
+}
+
+/* The scheduler's own series from /timeline (when it was sampled). */
+static int emit_scheduler(ctx_t *c)
+{
+    static const struct { const char *col, *name, *help; } cols[] = {
+        {"jobs_queued", "fleetsim_jobs_queued", "Jobs waiting in the queue."},
+        {"jobs_running", "fleetsim_jobs_running", "Jobs running."},
+        {"gpus_busy", "fleetsim_gpus_busy", "GPUs holding a job."},
+        {"gpus_up", "fleetsim_gpus_up", "GPUs in service."},
+        {"nodes_down", "fleetsim_nodes_down", "Nodes out of service."},
+    };
+    size_t n = 0;
+    int rc = fs_h5read_has(c->f, "timeline") ? fs_h5read_rows(c->f, "timeline", &n, c->err) : 0;
+    if (rc || n == 0)
+        return rc;
+    double *t = NULL, *v = NULL;
+    if ((rc = read_col(c, "timeline", "time", n, &t)) || (rc = read_col(c, "timeline", "jobs_queued", n, &v))) {
+        fs_free(t);
+        fs_free(v);
+        return rc;
+    }
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0] && !rc; k++) {
+        if ((rc = fs_h5read_f64(c->f, "timeline", cols[k].col, v, c->err)))
+            break;
+        fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", cols[k].name, cols[k].help, cols[k].name);
+        int64_t last = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            int64_t ts = c->o->origin + (int64_t)floor(t[i]);
+            if (ts <= last)
+                continue;   /* whole-second timestamps: one sample per second */
+            last = ts;
+            fprintf(c->fp, "%s %.10g %lld\n", cols[k].name, v[i], (long long)ts);
+            c->st.samples++;
+        }
+        c->st.series++;
+    }
+    fs_free(t);
+    fs_free(v);
+    return rc;
+}
+
+static void release(ctx_t *c)
+{
+    if (c->f)
+        fs_h5read_close(c->f);
+    fs_h5read_free_strings(c->pool_name, c->n_pools);
+    fs_h5read_free_strings(c->pool_gpu, c->n_pools);
+    fs_h5read_free_strings(c->tenant_name, c->n_tenants);
+    fs_free(c->tenant_idx);
+    fs_free(c->pool_nodes);
+    fs_free(c->pool_gpn);
+    for (uint32_t g = 0; c->gpus && g < c->n_gpus; g++) {
+        fs_free(c->gpus[g].s);
+        fs_free(c->gpus[g].xid);
+    }
+    fs_free(c->gpus);
+    fs_free(c->nodes);
+    fs_free(c->smp);
+}
+
+int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts_t *o,
+                     fs_metrics_stats_t *st, fs_error_t *err)
+{
+    ctx_t c = {.results = results, .out = out, .err = err, .o = o};
+    if (o->step < 1)
+        return fs_error_set(err, FS_EINVAL, "metrics: the step must be at least 1 s");
+    int rc = fs_h5read_open(results, &c.f, err);
+    if (!rc && !(rc = read_fleet(&c)) && !(rc = read_intervals(&c)))
+        rc = read_xids(&c);
+    fs_out_t fo = {0};
+    int prepared = 0;
+    if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
+        prepared = 1;
+        if (!(c.fp = fopen(fo.tmp, "w")))
+            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+    }
+    for (size_t fi = 0; !rc && fi < sizeof families / sizeof families[0]; fi++) {
+        const family_t *fm = &families[fi];
+        fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name, fm->type);
+        for (uint32_t g = 0; g < c.n_gpus && !rc; g++)
+            rc = emit_gpu(&c, fm, g);
+    }
+    if (!rc)
+        rc = emit_scheduler(&c);
+    if (!rc) {
+        fputs("# EOF\n", c.fp);
+        long sz = ftell(c.fp);
+        c.st.bytes = sz > 0 ? (uint64_t)sz : 0;
+        c.st.gpus = c.n_gpus;
+    }
+    if (c.fp && (fclose(c.fp) != 0) && !rc)
+        rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+    if (!rc && prepared)
+        rc = fs_out_commit(&fo, rename, err);
+    if (rc && prepared)
+        unlink(fo.tmp);
+    if (prepared)
+        fs_out_release(&fo);
+    if (st)
+        *st = c.st;
+    release(&c);
+    return rc;
+}

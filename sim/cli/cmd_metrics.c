@@ -1,0 +1,81 @@
+/*
+ * fleetsim metrics RESULTS.h5 -o FILE: the run's GPUs as DCGM telemetry in
+ * OpenMetrics text (analysis/fs_metrics.h, docs/observability.md).
+ */
+#include "fs_cli.h"
+#include "../../analysis/fs_metrics.h"
+#include "../fs_out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fs_cmd_metrics(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    int quiet = 0;
+    fs_metrics_opts_t o = {.step = 60, .origin = 1767225600};
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "metrics", argc, argv, fs_cli_find("metrics")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        long long v;
+        if (id == 'h') {
+            fs_cli_print_usage(stdout, fs_cli_find("metrics"));
+            return 0;
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
+        } else if (id == 'q') {
+            quiet = 1;
+        } else if (id == 'o') {
+            if (!g.arg)
+                return fs_cli_usage_error("metrics", "-o needs a file");
+            out = g.arg;
+        } else if (id == FS_OPT_STEP) {
+            if (!g.arg || parse_int(g.arg, 1, 86400 * 365, &v))
+                return fs_cli_usage_error("metrics", "--step: expected whole seconds from 1 to "
+                                          "31536000, got '%s'", g.arg ? g.arg : "");
+            o.step = (uint32_t)v;
+        } else if (id == FS_OPT_ORIGIN) {
+            if (!g.arg || parse_int(g.arg, 0, 32503680000LL, &v))
+                return fs_cli_usage_error("metrics", "--origin: expected Unix seconds from 0 to "
+                                          "32503680000, got '%s'", g.arg ? g.arg : "");
+            o.origin = v;
+        } else if (!in) {
+            in = g.arg;
+        } else {
+            return fs_cli_usage_error("metrics", "only one results file may be given");
+        }
+    }
+    if (!in)
+        return fs_cli_usage_error("metrics", "the results file is needed");
+    if (!out)
+        return fs_cli_usage_error("metrics", "-o FILE is needed");
+    fs_error_t err;
+    const char *inputs[] = {in};
+    if (fs_out_check_inputs("metrics", out, inputs, 1, &err)) {
+        fprintf(stderr, "fleetsim metrics: %s\n", err.msg);
+        return 2;
+    }
+    fs_metrics_stats_t st;
+    int rc = fs_metrics_write(in, out, &o, &st, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim metrics: %s\n", err.msg);
+        return rc == FS_EINVAL ? 2 : fs_error_exit_status(rc);
+    }
+    if (!quiet)
+        printf("metrics      %s: %llu GPUs, %llu series, %llu samples, %.1f MB\n", out,
+               (unsigned long long)st.gpus, (unsigned long long)st.series,
+               (unsigned long long)st.samples, (double)st.bytes / 1e6);
+    return 0;
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Issue 15: fleetsim metrics writes DCGM-named telemetry that a real
+# Prometheus ingests (promtool check metrics, promtool tsdb
+# create-blocks-from openmetrics, prometheus serving the blocks), and the
+# PromQL answers agree with the HDF5 results computed independently here
+# (sums over /gpu_intervals, which do not depend on the GPU numbering).
+source "$(dirname "$0")/lib/common.bash"
+
+cat > m.yaml <<'EOF'
+name: metrics
+seed: 3
+horizon: 6h
+until: horizon
+cluster:
+  pools: [{name: h100, gpu: H100, nodes: 4, gpus_per_node: 8}]
+workload:
+  synthetic:
+    arrivals: {rate: 6/h}
+    gpus: {1: 0.4, 4: 0.3, 8: 0.3}
+    duration: {dist: exponential, mean: 1h}
+    tenants: {vision: 0.6, nlp: 0.4}
+startup: {container: 30s}
+telemetry: {sm: 0.7}
+failures:
+  components: [{kind: node, tbf: {dist: exponential, mean: 8h}, causes: {dbe: 1}}]
+  causes: [{name: dbe, xid: 48}]
+output: {gpu_intervals: true, timeline_interval: 5m}
+EOF
+
+# errors first: no intervals, bad options, an output that is the input
+expect_exit 0 "$FLEETSIM" run m.yaml -o plain.h5 --set output.gpu_intervals=false -q
+expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om
+expect_err 'plain.h5: no /gpu_intervals rows \(run the scenario with output.gpu_intervals: true\)'
+expect_no_file x.om
+expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --step 0
+expect_err '\-\-step: expected whole seconds'
+expect_exit 2 "$FLEETSIM" metrics plain.h5 -o plain.h5
+expect_exit 2 "$FLEETSIM" metrics plain.h5
+expect_err '\-o FILE is needed'
+
+expect_exit 0 "$FLEETSIM" run m.yaml -o m.h5 -q
+expect_exit 0 "$FLEETSIM" metrics m.h5 -o m.om --step 60
+expect_out '^metrics +m.om: 32 GPUs, [0-9]+ series, [0-9]+ samples'
+tail -1 m.om | grep -qx '# EOF' && ok || bad "no # EOF at the end"
+for n in DCGM_FI_DEV_GPU_UTIL DCGM_FI_PROF_SM_ACTIVE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE \
+         DCGM_FI_PROF_DRAM_ACTIVE DCGM_FI_DEV_FB_USED DCGM_FI_DEV_FB_FREE DCGM_FI_DEV_POWER_USAGE \
+         DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION DCGM_FI_DEV_GPU_TEMP DCGM_FI_DEV_XID_ERRORS \
+         fleetsim_jobs_queued; do
+    grep -q "^# TYPE $n " m.om && ok || bad "no family $n"
+done
+# the same run gives the same file
+expect_exit 0 "$FLEETSIM" metrics m.h5 -o m2.om --step 60
+cmp -s m.om m2.om && ok || bad "metrics differ between two exports"
+
+# the Grafana dashboard in the repo queries only series the exporter writes
+/usr/bin/python3 - "$SRC/analysis/grafana/fleetsim-dcgm.json" m.om > dash.txt 2>&1 <<'EOF' && ok || bad "dashboard: $(cat dash.txt)"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+have = {l.split()[2] for l in open(sys.argv[2]) if l.startswith("# TYPE ")}
+exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
+exprs.append(d["templating"]["list"][1]["query"])
+used = {m for e in exprs for m in re.findall(r"\b(DCGM_FI_[A-Z_]+|fleetsim_[a-z_]+)\b", e)}
+missing = sorted(used - have)
+assert not missing, missing
+assert len(used) >= 12, used
+print(len(d["panels"]), "panels,", len(used), "series names, all written")
+EOF
+
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null ||
+   ! /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
+    echo "SKIP: promtool/prometheus or python3-h5py not installed (Debian packages prometheus, python3-h5py)" >&2
+    finish
+fi
+# promtool: parses; the only lint findings are dcgm-exporter's own camelCase label names
+promtool check metrics < m.om > lint.txt 2>&1
+grep -v "label names should be written in 'snake_case' not 'camelCase'" lint.txt > lint-other.txt
+[ -s lint-other.txt ] && bad "promtool check metrics: $(head -3 lint-other.txt)" || ok
+grep -q "camelCase" lint.txt && ok || bad "expected the camelCase lint of modelName/UUID/Hostname"
+# a broken file fails it (the check can fail)
+sed 's/^DCGM_FI_DEV_GPU_UTIL{\(.*\)} \([0-9]*\) /DCGM_FI_DEV_GPU_UTIL{\1} x\2 /' m.om | head -5 > broken.om
+promtool check metrics < broken.om >/dev/null 2>&1 && bad "promtool accepted a broken file" || ok
+
+expect_exit 0 promtool tsdb create-blocks-from openmetrics m.om tsdb
+PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'global: {scrape_interval: 1h}\nscrape_configs: []\n' > prom.yml
+prometheus --config.file=prom.yml --storage.tsdb.path=tsdb --storage.tsdb.retention.time=100y \
+    --web.listen-address=127.0.0.1:$PORT > prom.log 2>&1 &
+PROM=$!
+trap 'kill $PROM 2>/dev/null; wait $PROM 2>/dev/null; rm -rf "$WORK"' EXIT
+for i in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && ok || bad "prometheus did not start: $(tail -3 prom.log)"
+
+/usr/bin/python3 - "$PORT" m.h5 > py.txt 2>&1 <<'EOF' && ok || bad "PromQL vs HDF5: $(cat py.txt)"
+import json, sys, urllib.parse, urllib.request
+import h5py, numpy as np
+port, path = sys.argv[1], sys.argv[2]
+ORIGIN = 1767225600
+f = h5py.File(path, "r")
+iv = f["gpu_intervals"][:]
+names = {int(r["tenant"]): r["name"].decode() for r in f["tenants"][:]}
+end_time = float(f["summary"][0]["end_time"])
+fails = f["failures"][:]
+
+def q(expr, t):
+    u = "http://127.0.0.1:%s/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": expr, "time": ORIGIN + t}))
+    d = json.load(urllib.request.urlopen(u))
+    assert d["status"] == "success", d
+    return {tuple(sorted(r["metric"].items())): float(r["value"][1]) for r in d["data"]["result"]}
+
+def computing(t):
+    return (iv["ready"] <= t) & (t < iv["end"])
+
+checked = 0
+# Backfilled series carry no staleness markers: an instant query would also
+# see a series that ended up to 5 min before (a job's, then the idle one).
+# last_over_time(...[1s]) takes only the samples at the instant itself.
+# Busy GPUs (sum of duty x GPUs) per namespace at sample instants:
+for t in range(1800, int(end_time), 1800):
+    got = q('sum by (namespace) (last_over_time(DCGM_FI_DEV_GPU_UTIL{namespace!=""}[1s]))', t)
+    m = computing(t)
+    want = {}
+    for r in iv[m]:
+        k = names.get(int(r["tenant"]), "default")
+        want[k] = want.get(k, 0) + 100 * r["duty"] * r["gpus"] * r["gpu_milli"] / 1000
+    g = {dict(k)["namespace"]: v for k, v in got.items()}
+    for k in set(g) | set(want):
+        assert abs(g.get(k, 0) - want.get(k, 0)) < 1e-6, (t, k, g, want)
+    checked += 1
+# average utilization per namespace over an hour: samples in [T - 1h, T] (Prometheus 2 range
+# selectors include their left end)
+T = 5 * 3600
+got = q('sum by (namespace) (sum_over_time(DCGM_FI_DEV_GPU_UTIL{namespace!=""}[1h]))', T)
+want = {}
+for t in range(T - 3600, T + 1, 60):
+    for r in iv[computing(t)]:
+        k = names.get(int(r["tenant"]), "default")
+        want[k] = want.get(k, 0) + 100 * r["duty"] * r["gpus"]
+g = {dict(k)["namespace"]: v for k, v in got.items()}
+assert g.keys() == want.keys() and all(abs(g[k] - want[k]) < 1e-6 for k in g), (g, want)
+# energy: every GPU idles at 10% of 700 W; a computing GPU adds 38 W + (700 - 70 - 38) x sm
+t_end = int(end_time) // 60 * 60
+got = q("sum(last_over_time(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[1s]))", t_end)
+e = 32 * 70.0 * t_end
+for r in iv:
+    a, b = max(r["ready"], 0), min(r["end"], t_end)
+    if b > a:
+        e += r["gpus"] * (38 + (700 - 70 - 38) * r["sm"]) * (b - a)
+val = list(got.values())[0] / 1000
+assert abs(val - e) <= 32e-3 + 1e-9 * e, (val, e)
+# Xid 48: every GPU of a node in repair reports it
+xf = [r for r in fails if int(r["xid"]) == 48 and r["time"] + 60 < min(end_time, r["time"] + r["repair_time"])]
+assert xf, "no Xid failure to check"
+t = int(xf[0]["time"]) // 60 * 60 + 60
+got = q("count(last_over_time(DCGM_FI_DEV_XID_ERRORS[1s]) == 48)", t)
+active = sum(1 for r in fails if int(r["xid"]) == 48 and r["time"] <= t < r["time"] + r["repair_time"])
+assert list(got.values())[0] == 8 * active, (got, active)
+print("checked", checked, "instants, an hour per namespace, energy %.3f MJ, Xid" % (e / 1e6))
+EOF
+cat py.txt
+finish
