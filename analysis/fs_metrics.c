@@ -40,6 +40,9 @@ typedef struct gpu {
     size_t n_xid, cap_xid;
 } gpu_t;
 
+/* A growing line buffer for one series' label prefix. */
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf_t;
+
 typedef struct node_info {
     uint32_t pool, local, first_gpu, gpn;
 } node_info_t;
@@ -65,6 +68,7 @@ typedef struct ctx {
     /* scratch for one GPU and family: (label key, time, value) */
     struct sample { uint64_t key; int32_t who; uint32_t k; double v; } *smp;
     size_t cap_smp;
+    sbuf_t line;            /* the current series' label prefix */
 } ctx_t;
 
 typedef enum fam_kind {
@@ -369,17 +373,52 @@ static int cmp_sample(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-static void put_label_value(FILE *fp, const char *s)
+static void sb_put(sbuf_t *b, const char *s, size_t n)
+{
+    if (b->oom || fs_grow((void **)&b->p, &b->cap, b->n + n + 1, 1)) {
+        b->oom = 1;
+        return;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+static void sb_str(sbuf_t *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_label_value(sbuf_t *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '\\' || *s == '"')
-            fputc('\\', fp);
-        if (*s == '\n') {
-            fputs("\\n", fp);
-            continue;
-        }
-        fputc(*s, fp);
+            sb_put(b, "\\", 1);
+        if (*s == '\n')
+            sb_put(b, "\\n", 2);
+        else
+            sb_put(b, s, 1);
     }
+}
+
+/* Writes v (an integer without exponent when it is one, else %.10g). */
+static size_t fmt_value(char *buf, size_t n, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        long long x = (long long)v;
+        char tmp[24];
+        size_t k = 0;
+        unsigned long long u = x < 0 ? (unsigned long long)(-x) : (unsigned long long)x;
+        do {
+            tmp[k++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        size_t len = 0;
+        if (x < 0)
+            buf[len++] = '-';
+        while (k)
+            buf[len++] = tmp[--k];
+        buf[len] = '\0';
+        return len;
+    }
+    int len = snprintf(buf, n, "%.10g", v);
+    return len > 0 ? (size_t)len : 0;
 }
 
 /* One GPU's samples of one family, grouped by label set. */
@@ -436,23 +475,42 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
     snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
              (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, g->node & 0xffff,
              (unsigned long long)gi);
+    sbuf_t *b = &c->line;
+    char num[64];
     for (uint32_t k = 0; k < steps; k++) {
         const struct sample *p = &c->smp[k];
-        if (k == 0 || p->key != c->smp[k - 1].key)
+        if (k == 0 || p->key != c->smp[k - 1].key) {   /* a new series: its label prefix */
             c->st.series++;
-        fprintf(c->fp, "%s{gpu=\"%u\",UUID=\"%s\",modelName=\"", fm->name, g->index, uuid);
-        put_label_value(c->fp, gm ? gm->long_name : c->pool_gpu[ni->pool]);
-        fputs("\",Hostname=\"", c->fp);
-        put_label_value(c->fp, c->pool_name[ni->pool]);
-        fprintf(c->fp, "-%u\"", ni->local);
-        if (p->who >= 0) {
-            const seg_t *x = &g->s[p->who];
-            fputs(",namespace=\"", c->fp);
-            put_label_value(c->fp, tenant_of(c, x->tenant));
-            fprintf(c->fp, "\",pod=\"job-%llu\",container=\"main\"", (unsigned long long)x->job);
+            b->n = 0;
+            sb_str(b, fm->name);
+            snprintf(num, sizeof num, "{gpu=\"%u\",UUID=\"", g->index);
+            sb_str(b, num);
+            sb_str(b, uuid);
+            sb_str(b, "\",modelName=\"");
+            sb_label_value(b, gm ? gm->long_name : c->pool_gpu[ni->pool]);
+            sb_str(b, "\",Hostname=\"");
+            sb_label_value(b, c->pool_name[ni->pool]);
+            snprintf(num, sizeof num, "-%u\"", ni->local);
+            sb_str(b, num);
+            if (p->who >= 0) {
+                const seg_t *x = &g->s[p->who];
+                sb_str(b, ",namespace=\"");
+                sb_label_value(b, tenant_of(c, x->tenant));
+                snprintf(num, sizeof num, "\",pod=\"job-%llu\",container=\"main\"",
+                         (unsigned long long)x->job);
+                sb_str(b, num);
+            }
+            sb_str(b, "} ");
+            if (b->oom)
+                return fail(c, FS_ENOMEM, "out of memory");
         }
-        fprintf(c->fp, "} %.10g %lld\n", p->v,
-                (long long)(c->o->origin + (int64_t)p->k * (int64_t)c->o->step));
+        fwrite(b->p, 1, b->n, c->fp);
+        size_t len = fmt_value(num, sizeof num, p->v);
+        num[len++] = ' ';
+        len += fmt_value(num + len, sizeof num - len,
+                         (double)(c->o->origin + (int64_t)p->k * (int64_t)c->o->step));
+        num[len++] = '\n';
+        fwrite(num, 1, len, c->fp);
         c->st.samples++;
     }
     return ferror(c->fp) ? fail(c, FS_EIO, "writing the metrics") : 0;
@@ -515,6 +573,7 @@ static void release(ctx_t *c)
     fs_free(c->gpus);
     fs_free(c->nodes);
     fs_free(c->smp);
+    fs_free(c->line.p);
 }
 
 int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts_t *o,
