@@ -81,6 +81,12 @@ static int sink_interval(void *ud, const fs_interval_row_t *row)
 static void progress(void *ud, const fs_model_t *m)
 {
     run_ctx_t *c = ud;
+    if (c->opts->on_progress)
+        c->opts->on_progress(c->opts->on_progress_ud, fs_time_to_s(fs_model_now(m)),
+                             fs_time_to_s(c->cfg->horizon), fs_model_jobs_done(m),
+                             fs_model_jobs_running(m), fs_model_jobs_queued(m));
+    if (!c->opts->progress)
+        return;
     double w = wall_now();
     if (c->opts->progress_every > 0) {
         /* a log line: whole lines at a low rate, with the wall time left
@@ -262,7 +268,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};
-    rc = fs_model_run(model, opts->interrupt, opts->progress ? &prog : NULL, err);
+    rc = fs_model_run(model, opts->interrupt, opts->progress || opts->on_progress ? &prog : NULL,
+                      err);
     if (opts->progress && !(opts->progress_every > 0))
         fputs("\r\033[K", stderr);
     if (rc == FS_EINTR && c.res) {

@@ -8,6 +8,7 @@
 #define FS_RUNNER_H
 
 #include <signal.h>
+#include <stdint.h>
 
 #include "../../analysis/fs_stats.h"
 #include "../../models/fs_config.h"
@@ -21,6 +22,11 @@ typedef struct fs_run_opts {
     double progress_every;  /* 0: the terminal's line, redrawn in place every 0.25 s; > 0:
                                one whole line (no carriage return) every this many seconds
                                of wall time, with an ETA, for logs and pipes */
+    /* optional (the library's progress callback): called every few thousand
+     * events with the simulated time, the horizon and the job counts */
+    void (*on_progress)(void *ud, double now_s, double horizon_s, uint64_t done,
+                        uint64_t running, uint64_t queued);
+    void *on_progress_ud;
     /* optional extra receiver of every job row (tests) */
     int (*on_job)(void *ud, const fs_job_row_t *row);
     void *on_job_ud;

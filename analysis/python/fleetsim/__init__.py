@@ -1,0 +1,200 @@
+"""fleetsim from Python: run a scenario through libfleetsim and read its
+results as pandas DataFrames (docs/library.md).
+
+    import fleetsim
+    r = fleetsim.run("scenario.yaml", overrides={"cluster.pools.0.nodes": 64})
+    r.summary["utilization"]      # the /summary columns, a dict
+    r.jobs()                      # /jobs as a DataFrame (also timeline(), tenants(), table(name))
+
+The library is found through $FLEETSIM_LIB, then next to an installed
+prefix (PREFIX/share/fleetsim/python -> PREFIX/lib*/libfleetsim.so.1), then
+the system's search path.  Only ctypes, numpy, h5py and pandas are used.
+"""
+import ctypes
+import ctypes.util
+import glob
+import os
+import tempfile
+
+__all__ = ["run", "Result", "FleetsimError", "library_version", "api_version"]
+
+API_VERSION_MAJOR = 1
+
+
+class FleetsimError(RuntimeError):
+    """A fleetsim call failed: .status is the FLEETSIM_E* code, the message says why."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
+                             ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)
+_lib = None
+
+
+def _find_library():
+    env = os.environ.get("FLEETSIM_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    prefix = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
+    for pat in ("lib/libfleetsim.so.1", "lib/*/libfleetsim.so.1", "lib64/libfleetsim.so.1"):
+        hits = sorted(glob.glob(os.path.join(prefix, pat)))
+        if hits:
+            return hits[0]
+    name = ctypes.util.find_library("fleetsim")
+    if name:
+        return name
+    raise OSError("libfleetsim not found: set FLEETSIM_LIB to its path")
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(_find_library())
+    lib.fleetsim_api_version.restype = ctypes.c_int
+    lib.fleetsim_version.restype = ctypes.c_char_p
+    lib.fleetsim_strerror.restype = ctypes.c_char_p
+    lib.fleetsim_strerror.argtypes = [ctypes.c_int]
+    vp, pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+    for name, args in (("fleetsim_scenario_load_file", [ctypes.c_char_p, pp]),
+                       ("fleetsim_scenario_load_string", [ctypes.c_char_p, ctypes.c_char_p, pp]),
+                       ("fleetsim_scenario_load_default", [pp]),
+                       ("fleetsim_scenario_set", [vp, ctypes.c_char_p]),
+                       ("fleetsim_run", [vp, ctypes.c_char_p, _PROGRESS, vp, pp]),
+                       ("fleetsim_result_get", [vp, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)])):
+        getattr(lib, name).argtypes = args
+        getattr(lib, name).restype = ctypes.c_int
+    lib.fleetsim_scenario_error.argtypes = [vp]
+    lib.fleetsim_scenario_error.restype = ctypes.c_char_p
+    lib.fleetsim_scenario_dump.argtypes = [vp]
+    lib.fleetsim_scenario_dump.restype = ctypes.c_char_p
+    lib.fleetsim_scenario_free.argtypes = [vp]
+    lib.fleetsim_scenario_free.restype = None
+    lib.fleetsim_result_count.argtypes = [vp]
+    lib.fleetsim_result_count.restype = ctypes.c_size_t
+    lib.fleetsim_result_name.argtypes = [vp, ctypes.c_size_t]
+    lib.fleetsim_result_name.restype = ctypes.c_char_p
+    lib.fleetsim_result_wall_seconds.argtypes = [vp]
+    lib.fleetsim_result_wall_seconds.restype = ctypes.c_double
+    lib.fleetsim_result_free.argtypes = [vp]
+    lib.fleetsim_result_free.restype = None
+    major = lib.fleetsim_api_version() // 1000
+    if major != API_VERSION_MAJOR:
+        raise OSError("libfleetsim API %d.x, this package needs %d.x" % (major, API_VERSION_MAJOR))
+    _lib = lib
+    return lib
+
+
+def library_version():
+    """libfleetsim's release, e.g. '0.1.0'."""
+    return _load().fleetsim_version().decode()
+
+
+def api_version():
+    """FLEETSIM_API_VERSION of the loaded library (major x 1000 + minor)."""
+    return _load().fleetsim_api_version()
+
+
+def _value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class Result:
+    """A finished run: .summary (dict of the /summary columns), .path (the
+    results file) and its tables as DataFrames."""
+
+    def __init__(self, summary, path, wall_seconds, owned_dir=None):
+        self.summary = summary
+        self.path = path
+        self.wall_seconds = wall_seconds
+        self._owned_dir = owned_dir
+
+    def table(self, name):
+        """A results table (/jobs, /timeline, /tenants, /failures, ...) as a DataFrame;
+        string columns decoded, enum columns as their names."""
+        import h5py
+        import pandas as pd
+        with h5py.File(self.path, "r") as f:
+            ds = f[name]
+            data = ds[:]
+            frame = pd.DataFrame.from_records(data) if len(data) else pd.DataFrame(
+                columns=list(ds.dtype.names))
+            for col in ds.dtype.names:
+                dt = ds.dtype[col]
+                enum = h5py.check_enum_dtype(dt)
+                if enum:
+                    names = {v: k for k, v in enum.items()}
+                    frame[col] = frame[col].map(names)
+                elif dt.kind == "S":
+                    frame[col] = frame[col].str.decode("utf-8")
+        return frame
+
+    def jobs(self):
+        return self.table("jobs")
+
+    def timeline(self):
+        return self.table("timeline")
+
+    def tenants(self):
+        return self.table("tenants")
+
+    def __del__(self):
+        if self._owned_dir is not None:
+            self._owned_dir.cleanup()
+
+
+def run(scenario=None, overrides=None, output=None, progress=None):
+    """Runs a scenario: a path, a YAML string (anything containing a newline),
+    or None for the built-in default.  overrides: {key: value} as --set takes
+    them.  output: the results file (a temporary one when None, removed with
+    the Result).  progress(sim_time_s, horizon_s, done, running, queued) may
+    return True to cancel.  Raises FleetsimError with the located message."""
+    lib = _load()
+    s = ctypes.c_void_p()
+    if scenario is None:
+        st = lib.fleetsim_scenario_load_default(ctypes.byref(s))
+    elif "\n" in scenario:
+        st = lib.fleetsim_scenario_load_string(b"<string>", scenario.encode(), ctypes.byref(s))
+    else:
+        st = lib.fleetsim_scenario_load_file(os.fsencode(scenario), ctypes.byref(s))
+    try:
+        if st != 0:
+            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        for k, v in (overrides or {}).items():
+            st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
+            if st != 0:
+                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        owned = None
+        if output is None:
+            owned = tempfile.TemporaryDirectory(prefix="fleetsim-")
+            output = os.path.join(owned.name, "results.h5")
+
+        def cb(_ud, t, h, done, running, queued):
+            try:
+                return 1 if progress(t, h, done, running, queued) else 0
+            except Exception:   # an exception cancels the run
+                return 1
+        r = ctypes.c_void_p()
+        st = lib.fleetsim_run(s, os.fsencode(output), _PROGRESS(cb) if progress else _PROGRESS(),
+                              None, ctypes.byref(r))
+        if st != 0:
+            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        try:
+            summary = {}
+            for i in range(lib.fleetsim_result_count(r)):
+                name = lib.fleetsim_result_name(r, i)
+                v = ctypes.c_double()
+                lib.fleetsim_result_get(r, name, ctypes.byref(v))
+                summary[name.decode()] = v.value
+            wall = lib.fleetsim_result_wall_seconds(r)
+        finally:
+            lib.fleetsim_result_free(r)
+        return Result(summary, output, wall, owned)
+    finally:
+        lib.fleetsim_scenario_free(s)

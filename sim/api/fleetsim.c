@@ -1,0 +1,261 @@
+/*
+ * libfleetsim's public API (fleetsim.h) over the runner (sim/cli/fs_runner.h)
+ * and the scenario loader.  The API floor: it includes every other folder,
+ * and nothing includes it but the CLI and callers.
+ */
+#include "fleetsim.h"
+#include "../../analysis/fs_results.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../cli/fs_runner.h"
+#include "../fs_alloc.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+struct fleetsim_scenario {
+    char *name;             /* for messages: the path, or the caller's name */
+    char *text;             /* YAML (NULL: load path) */
+    char *path;
+    char **sets;            /* "KEY=VALUE" overrides, in order */
+    size_t n_sets, cap_sets;
+    char *dump;
+    int loaded;             /* the last load succeeded */
+    char err[FS_ERROR_MSG_MAX];
+};
+
+struct fleetsim_result {
+    fs_summary_t summary;
+    double wall_s;
+};
+
+int fleetsim_api_version(void) { return FLEETSIM_API_VERSION; }
+
+const char *fleetsim_version(void) { return FLEETSIM_VERSION; }
+
+static int status_of(int rc)
+{
+    switch (rc) {
+    case 0: return FLEETSIM_OK;
+    case FS_EINVAL:
+    case FS_EUSAGE: return FLEETSIM_EINVAL;
+    case FS_ENOMEM: return FLEETSIM_ENOMEM;
+    case FS_EIO: return FLEETSIM_EIO;
+    case FS_EINTR: return FLEETSIM_ECANCELED;
+    case FS_ESTUCK: return FLEETSIM_ESTUCK;
+    case FS_ELIMIT: return FLEETSIM_ELIMIT;
+    default: return FLEETSIM_EINTERNAL;
+    }
+}
+
+const char *fleetsim_strerror(int status)
+{
+    static const char *const text[] = {
+        [FLEETSIM_OK] = "success", [FLEETSIM_EINVAL] = "invalid input",
+        [FLEETSIM_ENOMEM] = "out of memory", [FLEETSIM_EIO] = "input/output error",
+        [FLEETSIM_ECANCELED] = "canceled", [FLEETSIM_ESTUCK] = "queued jobs can never start",
+        [FLEETSIM_ELIMIT] = "value beyond a supported limit",
+        [FLEETSIM_EINTERNAL] = "internal error (a bug)"};
+    return status >= 0 && (size_t)status < sizeof text / sizeof text[0] ? text[status]
+                                                                        : "unknown status";
+}
+
+/* Loads s (with its overrides) into *cfg; the message into s->err. */
+static int load(fleetsim_scenario *s, fs_config_t *cfg)
+{
+    fs_error_t e;
+    fs_error_clear(&e);
+    int rc = s->path ? fs_scenario_load_file(s->path, (const char *const *)s->sets, s->n_sets, cfg, &e)
+                     : fs_scenario_load_string(s->name, s->text, (const char *const *)s->sets,
+                                               s->n_sets, cfg, &e);
+    snprintf(s->err, sizeof s->err, "%s", rc ? e.msg : "");
+    return status_of(rc);
+}
+
+static int create(const char *name, const char *text, const char *path, fleetsim_scenario **out)
+{
+    *out = NULL;
+    fleetsim_scenario *s = fs_calloc(1, sizeof *s);
+    if (!s)
+        return FLEETSIM_ENOMEM;
+    if (!(s->name = fs_strdup(name ? name : "<string>")) || (text && !(s->text = fs_strdup(text))) ||
+        (path && !(s->path = fs_strdup(path)))) {
+        fleetsim_scenario_free(s);
+        return FLEETSIM_ENOMEM;
+    }
+    *out = s;
+    fs_config_t cfg;
+    int st = load(s, &cfg);
+    if (st == FLEETSIM_OK)
+        fs_config_release(&cfg);
+    s->loaded = st == FLEETSIM_OK;
+    return st;
+}
+
+int fleetsim_scenario_load_file(const char *path, fleetsim_scenario **out)
+{
+    if (!path)
+        return FLEETSIM_EINVAL;
+    return create(path, NULL, path, out);
+}
+
+int fleetsim_scenario_load_string(const char *name, const char *yaml, fleetsim_scenario **out)
+{
+    if (!yaml)
+        return FLEETSIM_EINVAL;
+    return create(name, yaml, NULL, out);
+}
+
+int fleetsim_scenario_load_default(fleetsim_scenario **out)
+{
+    return create("<builtin>", fs_scenario_default_text(), NULL, out);
+}
+
+int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value)
+{
+    if (!s || !key_value)
+        return FLEETSIM_EINVAL;
+    if (fs_grow((void **)&s->sets, &s->cap_sets, s->n_sets + 1, sizeof *s->sets))
+        return FLEETSIM_ENOMEM;
+    if (!(s->sets[s->n_sets] = fs_strdup(key_value)))
+        return FLEETSIM_ENOMEM;
+    s->n_sets++;
+    fs_config_t cfg;
+    int st = load(s, &cfg);
+    if (st == FLEETSIM_OK) {
+        fs_config_release(&cfg);
+        s->loaded = 1;
+    } else {    /* keep the previous overrides */
+        fs_free(s->sets[--s->n_sets]);
+    }
+    return st;
+}
+
+const char *fleetsim_scenario_error(const fleetsim_scenario *s)
+{
+    return s ? s->err : "out of memory";
+}
+
+const char *fleetsim_scenario_dump(fleetsim_scenario *s)
+{
+    if (!s)
+        return NULL;
+    fs_config_t cfg;
+    if (load(s, &cfg) != FLEETSIM_OK)
+        return NULL;
+    fs_free(s->dump);
+    s->dump = fs_scenario_dump(&cfg);
+    fs_config_release(&cfg);
+    if (!s->dump)
+        snprintf(s->err, sizeof s->err, "out of memory");
+    return s->dump;
+}
+
+void fleetsim_scenario_free(fleetsim_scenario *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_sets; i++)
+        fs_free(s->sets[i]);
+    fs_free(s->sets);
+    fs_free(s->name);
+    fs_free(s->text);
+    fs_free(s->path);
+    fs_free(s->dump);
+    fs_free(s);
+}
+
+typedef struct prog {
+    fleetsim_progress_fn fn;
+    void *ud;
+    volatile sig_atomic_t stop;
+} prog_t;
+
+static void on_progress(void *ud, double now_s, double horizon_s, uint64_t done, uint64_t running,
+                        uint64_t queued)
+{
+    prog_t *p = ud;
+    if (p->fn(p->ud, now_s, horizon_s, done, running, queued))
+        p->stop = 1;
+}
+
+int fleetsim_run(fleetsim_scenario *s, const char *output, fleetsim_progress_fn progress,
+                 void *progress_ud, fleetsim_result **out)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !out)
+        return FLEETSIM_EINVAL;
+    fs_config_t cfg;
+    int st = load(s, &cfg);
+    if (st != FLEETSIM_OK)
+        return st;
+    fleetsim_result *r = fs_calloc(1, sizeof *r);
+    if (!r) {
+        fs_config_release(&cfg);
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return FLEETSIM_ENOMEM;
+    }
+    prog_t p = {.fn = progress, .ud = progress_ud, .stop = 0};
+    fs_run_opts_t o;
+    fs_run_opts_init(&o);
+    o.output = output;
+    o.interrupt = &p.stop;
+    if (progress) {
+        o.on_progress = on_progress;
+        o.on_progress_ud = &p;
+    }
+    fs_run_report_t rep;
+    fs_error_t e;
+    fs_error_clear(&e);
+    int rc = fs_run_config(&cfg, &o, &rep, &e);
+    fs_config_release(&cfg);
+    if (rc) {
+        snprintf(s->err, sizeof s->err, "%s", rc == FS_EINTR ? "canceled by the progress callback" : e.msg);
+        fs_free(r);
+        return status_of(rc);
+    }
+    r->summary = rep.summary;
+    r->wall_s = rep.wall_s;
+    s->err[0] = '\0';
+    *out = r;
+    return FLEETSIM_OK;
+}
+
+size_t fleetsim_result_count(const fleetsim_result *r)
+{
+    if (!r)
+        return 0;
+    size_t n = 0;
+    double v;
+    int ic;
+    while (fs_results_summary_field(n, &r->summary, &v, &ic, NULL))
+        n++;
+    return n;
+}
+
+const char *fleetsim_result_name(const fleetsim_result *r, size_t i)
+{
+    double v;
+    int ic;
+    return r ? fs_results_summary_field(i, &r->summary, &v, &ic, NULL) : NULL;
+}
+
+int fleetsim_result_get(const fleetsim_result *r, const char *name, double *value)
+{
+    if (!r || !name || !value)
+        return FLEETSIM_EINVAL;
+    const char *n;
+    double v;
+    int ic;
+    for (size_t i = 0; (n = fs_results_summary_field(i, &r->summary, &v, &ic, NULL)); i++)
+        if (strcmp(n, name) == 0) {
+            *value = v;
+            return FLEETSIM_OK;
+        }
+    return FLEETSIM_EINVAL;
+}
+
+double fleetsim_result_wall_seconds(const fleetsim_result *r) { return r ? r->wall_s : 0; }
+
+void fleetsim_result_free(fleetsim_result *r) { fs_free(r); }

@@ -1,0 +1,111 @@
+/*
+ * fleetsim.h: the public C API of libfleetsim (docs/library.md).
+ *
+ * Load a scenario (a file, a YAML string or the built-in default), override
+ * keys as `fleetsim run --set` does, run it with an optional progress
+ * callback that can cancel, read the summary, and write the results file.
+ * Every call returns a code (FLEETSIM_OK = 0) and keeps a message in the
+ * handle it was given; nothing exits the process, nothing is global, and
+ * handles may be used on different threads at once (one thread per handle).
+ *
+ *   fleetsim_scenario *s;
+ *   if (fleetsim_scenario_load_file("s.yaml", &s) != FLEETSIM_OK) {
+ *       fprintf(stderr, "%s\n", fleetsim_scenario_error(s));   // s may be NULL: then "out of memory"
+ *   }
+ *   fleetsim_scenario_set(s, "cluster.pools.0.nodes=64");
+ *   fleetsim_result *r;
+ *   if (fleetsim_run(s, "out.h5", NULL, NULL, &r) == FLEETSIM_OK) {
+ *       double u;
+ *       fleetsim_result_get(r, "utilization", &u);
+ *   }
+ *   fleetsim_result_free(r);
+ *   fleetsim_scenario_free(s);
+ */
+#ifndef FLEETSIM_H
+#define FLEETSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define FLEETSIM_API __attribute__((visibility("default")))
+#else
+#define FLEETSIM_API
+#endif
+
+/* The API this header describes.  A library accepts callers of its own
+ * major version; fleetsim_api_version() says which it is. */
+#define FLEETSIM_API_VERSION_MAJOR 1
+#define FLEETSIM_API_VERSION_MINOR 0
+#define FLEETSIM_API_VERSION (FLEETSIM_API_VERSION_MAJOR * 1000 + FLEETSIM_API_VERSION_MINOR)
+
+enum fleetsim_status {
+    FLEETSIM_OK = 0,
+    FLEETSIM_EINVAL = 1,    /* invalid input: a scenario, a key, a value (message: FILE:LINE:COL) */
+    FLEETSIM_ENOMEM = 2,
+    FLEETSIM_EIO = 3,       /* a file could not be read or written */
+    FLEETSIM_ECANCELED = 4, /* the progress callback asked to stop */
+    FLEETSIM_ESTUCK = 5,    /* queued jobs can never start (the message names them) */
+    FLEETSIM_ELIMIT = 6,    /* a value beyond a supported limit */
+    FLEETSIM_EINTERNAL = 7
+};
+
+typedef struct fleetsim_scenario fleetsim_scenario;
+typedef struct fleetsim_result fleetsim_result;
+
+/* Progress: called every few thousand events with the simulated time and
+ * the horizon (s) and the job counts.  Return non-zero to cancel the run
+ * (fleetsim_run then returns FLEETSIM_ECANCELED, and a results file asked
+ * for holds the rows so far with complete = 0). */
+typedef int (*fleetsim_progress_fn)(void *ud, double sim_time_s, double horizon_s,
+                                    uint64_t jobs_done, uint64_t jobs_running,
+                                    uint64_t jobs_queued);
+
+/* FLEETSIM_API_VERSION of the library, and its release ("0.1.0"). */
+FLEETSIM_API int fleetsim_api_version(void);
+FLEETSIM_API const char *fleetsim_version(void);
+/* A short description of a status code. */
+FLEETSIM_API const char *fleetsim_strerror(int status);
+
+/* Loading.  On any return but FLEETSIM_ENOMEM, *out is a handle to free
+ * with fleetsim_scenario_free; on an error it holds the message
+ * (fleetsim_scenario_error) and cannot be run. */
+FLEETSIM_API int fleetsim_scenario_load_file(const char *path, fleetsim_scenario **out);
+FLEETSIM_API int fleetsim_scenario_load_string(const char *name, const char *yaml,
+                                               fleetsim_scenario **out);
+FLEETSIM_API int fleetsim_scenario_load_default(fleetsim_scenario **out);
+/* Overrides one key, "KEY=VALUE" as `--set` takes it (validated at once;
+ * on an error the scenario keeps its previous overrides). */
+FLEETSIM_API int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value);
+/* The last error's message ("" when none; "out of memory" for NULL). */
+FLEETSIM_API const char *fleetsim_scenario_error(const fleetsim_scenario *s);
+/* The scenario's canonical YAML (every key with its value), owned by s,
+ * valid until the next call on s; NULL on an error. */
+FLEETSIM_API const char *fleetsim_scenario_dump(fleetsim_scenario *s);
+FLEETSIM_API void fleetsim_scenario_free(fleetsim_scenario *s);
+
+/* Runs s.  output: the HDF5 results file (written atomically), or NULL for
+ * none.  progress may be NULL.  On FLEETSIM_OK *out is the result (free
+ * with fleetsim_result_free); otherwise *out is NULL and the message is in
+ * fleetsim_scenario_error(s). */
+FLEETSIM_API int fleetsim_run(fleetsim_scenario *s, const char *output, fleetsim_progress_fn progress,
+                              void *progress_ud, fleetsim_result **out);
+
+/* The summary (the /summary columns of docs/results.md): how many values,
+ * the i-th name (NULL past the end), and a value by name. */
+FLEETSIM_API size_t fleetsim_result_count(const fleetsim_result *r);
+FLEETSIM_API const char *fleetsim_result_name(const fleetsim_result *r, size_t i);
+FLEETSIM_API int fleetsim_result_get(const fleetsim_result *r, const char *name, double *value);
+/* Wall-clock seconds the run took. */
+FLEETSIM_API double fleetsim_result_wall_seconds(const fleetsim_result *r);
+FLEETSIM_API void fleetsim_result_free(fleetsim_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Issue 17: install libfleetsim into a temporary prefix and build a program
+# out of tree against it, with pkg-config and with find_package(fleetsim);
+# both print the summary the CLI prints for the same scenario, exactly.  Then
+# the Python package from the same prefix (tests/python/test_fleetsim.py).
+# Usage: install.sh BUILD_DIR SOURCE_DIR FLEETSIM
+set -u
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
+FLEETSIM=$3
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-install-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+fails=0
+bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+P=$WORK/prefix
+cmake --install "$BUILD" --prefix "$P" > "$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; exit 1; }
+for f in include/fleetsim.h bin/fleetsim; do [ -e "$P/$f" ] || bad "not installed: $f"; done
+LIBDIR=$(dirname "$(ls "$P"/lib*/libfleetsim.so.1 "$P"/lib/*/libfleetsim.so.1 2>/dev/null | head -1)")
+[ -n "$LIBDIR" ] && [ -e "$LIBDIR/libfleetsim.a" ] && [ -e "$LIBDIR/pkgconfig/fleetsim.pc" ] &&
+    [ -e "$LIBDIR/cmake/fleetsim/fleetsimConfig.cmake" ] || bad "library files missing under $P"
+# the shared library exports the API and nothing else
+others=$(nm -D --defined-only "$LIBDIR/libfleetsim.so.1" | awk '$2 ~ /[TDBR]/ && $3 !~ /^fleetsim_/' | head -3)
+[ -z "$others" ] || bad "libfleetsim.so exports more than fleetsim_*: $others"
+
+# the CLI's answer for the same scenario
+"$FLEETSIM" run --set horizon=2d --no-output --json > "$WORK/cli.json" || bad "fleetsim run failed"
+/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+for k in ("utilization", "jobs_completed", "wait_mean"):
+    print("%s %.17g" % (k, s[k]))' "$WORK/cli.json" > "$WORK/want.txt"
+
+cd "$WORK"
+# 1. pkg-config
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+cc -std=c17 -Wall -Wextra -Werror "$SRC/tests/install/consumer.c" -o consumer-pc \
+   $(pkg-config --cflags --libs fleetsim) 2> cc.log || bad "pkg-config build: $(cat cc.log)"
+LD_LIBRARY_PATH=$LIBDIR ./consumer-pc > out-pc.txt 2> err-pc.txt || bad "consumer (pkg-config): $(cat err-pc.txt)"
+grep -v '^fleetsim ' out-pc.txt | diff - want.txt > /dev/null || bad "pkg-config consumer differs from the CLI: $(cat out-pc.txt)"
+# 2. find_package(fleetsim)
+cmake -S "$SRC/tests/install" -B cmk -DCMAKE_PREFIX_PATH="$P" > cmk.log 2>&1 &&
+    cmake --build cmk > cmkb.log 2>&1 || bad "find_package build: $(tail -5 cmk.log cmkb.log)"
+./cmk/consumer > out-cm.txt 2> err-cm.txt || bad "consumer (find_package): $(cat err-cm.txt)"
+grep -v '^fleetsim ' out-cm.txt | diff - want.txt > /dev/null || bad "find_package consumer differs from the CLI: $(cat out-cm.txt)"
+# 3. the Python package, imported from the installed prefix
+if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
+    PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
+        /usr/bin/python3 -m pytest -q -p no:cacheprovider "$SRC/tests/python/test_fleetsim.py" > py.log 2>&1 ||
+        bad "pytest: $(tail -20 py.log)"
+    tail -1 py.log
+else
+    echo "SKIP: python3-pytest, python3-pandas or python3-h5py not installed" >&2
+fi
+[ "$fails" -eq 0 ] && echo "install: ok" || exit 1
