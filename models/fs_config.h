@@ -189,6 +189,9 @@ enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1, FS_PLACE_BES
 
 typedef struct fs_sched_cfg {
     int queue;              /* enum fs_queue_kind */
+    char *plugin_path;      /* scheduler.plugin.path: a policy plugin (models/fs_plugin.c); NULL none */
+    size_t n_plugin_opts;   /* scheduler.plugin.options: {key: value} */
+    char **plugin_opt_keys, **plugin_opt_vals;
     int preset;             /* enum fs_sched_preset (applied at load) */
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */

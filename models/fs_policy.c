@@ -24,6 +24,8 @@ const fs_policy_ops_t *fs_policy_get(int queue_kind)
 
 const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg)
 {
+    if (cfg->plugin_path)
+        return &fs_policy_plugin;
     if (cfg->queue == FS_QUEUE_FIFO && cfg->backfill == FS_BACKFILL_NONE &&
         cfg->preemption != FS_PREEMPT_ORDER)
         return &fs_policy_fifo;

@@ -84,5 +84,6 @@ extern const fs_policy_ops_t fs_policy_fifo;
 extern const fs_policy_ops_t fs_policy_sched;
 extern const fs_policy_ops_t fs_policy_kueue;    /* models/fs_kueue.c */
 extern const fs_policy_ops_t fs_policy_volcano;   /* fs_volcano.c */
+extern const fs_policy_ops_t fs_policy_plugin;    /* fs_plugin.c: scheduler.plugin */
 
 #endif

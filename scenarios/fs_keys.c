@@ -300,6 +300,12 @@ static const fs_key_t config_rows[] = {
 
     {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
      .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
+    {.path = "scheduler.plugin.path", .type = FS_KT_PATH, .off = CF(scheduler.plugin_path),
+     .doc = "A policy plugin: a shared object exporting fleetsim_policy_entry (docs/library.md); "
+            "it replaces scheduler.queue's policy (placement stays scheduler.placement)."},
+    {.path = "scheduler.plugin.options", .type = FS_KT_NAMES, .off = CF(scheduler.n_plugin_opts),
+     .off2 = CF(scheduler.plugin_opt_keys), .off3 = CF(scheduler.plugin_opt_vals),
+     .doc = "Options handed to the plugin's create, {key: value}."},
     {.path = "scheduler.preset", .type = FS_KT_ENUM, .off = CF(scheduler.preset),
      .names = preset_names, .def = "none",
      .doc = "Named settings for the keys not given: tiresias = queue las, tiresias.thresholds "

@@ -42,7 +42,29 @@ cmake -S "$SRC/tests/install" -B cmk -DCMAKE_PREFIX_PATH="$P" > cmk.log 2>&1 &&
     cmake --build cmk > cmkb.log 2>&1 || bad "find_package build: $(tail -5 cmk.log cmkb.log)"
 ./cmk/consumer > out-cm.txt 2> err-cm.txt || bad "consumer (find_package): $(cat err-cm.txt)"
 grep -v '^fleetsim ' out-cm.txt | diff - want.txt > /dev/null || bad "find_package consumer differs from the CLI: $(cat out-cm.txt)"
-# 3. the Python package, imported from the installed prefix
+# 3. a policy plugin built out of tree from the installed header schedules
+#    exactly as the built-in FIFO (both modes); its errors are located
+cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) \
+   "$SRC/tests/install/plugin_fifo.c" -o plugin_fifo.so 2> ccp.log || bad "plugin build: $(cat ccp.log)"
+for mode in strict best_effort; do
+    "$FLEETSIM" run --set horizon=3d --set scheduler.mode=$mode -o b-$mode.h5 -q || bad "built-in $mode"
+    "$FLEETSIM" run --set horizon=3d --set scheduler.plugin.path=$WORK/plugin_fifo.so \
+        --set "scheduler.plugin.options={mode: $mode}" -o p-$mode.h5 -q || bad "plugin $mode"
+    /usr/bin/python3 - b-$mode.h5 p-$mode.h5 <<'EOF' || bad "plugin ($mode) schedules differently from the built-in FIFO"
+import sys, h5py, numpy as np
+a, b = (np.sort(h5py.File(p, "r")["jobs"][:], order="id") for p in sys.argv[1:3])
+assert len(a) == len(b) > 1000
+for c in ("start", "end", "wait", "pool", "nodes"):
+    assert np.array_equal(a[c], b[c], equal_nan=True), c
+EOF
+done
+printf 'name: pl\nhorizon: 3d\ncluster: {pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]}\nworkload: {synthetic: {arrivals: {rate: 4/h}, gpus: {8: 1}, duration: {dist: constant, value: 1h}}}\nscheduler:\n  plugin: {path: %s, options: {mode: lottery}}\n' "$WORK/plugin_fifo.so" > pl.yaml
+"$FLEETSIM" validate pl.yaml > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "^pl.yaml:6:[0-9]*: scheduler.plugin.options: policy 'fifo-plugin' refused them: unknown option mode: lottery" pl.err || bad "bad plugin option: $(cat pl.err)"
+sed -i "s|$WORK/plugin_fifo.so|$WORK/none.so|" pl.yaml
+"$FLEETSIM" run pl.yaml -o x.h5 > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "^pl.yaml:6:[0-9]*: scheduler.plugin.path: cannot load" pl.err && [ ! -e x.h5 ] || bad "missing plugin: $(cat pl.err)"
+sed -i "s|$WORK/none.so|$(ls $LIBDIR/libfleetsim.so.1)|" pl.yaml
+"$FLEETSIM" validate pl.yaml > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "exports no fleetsim_policy_entry" pl.err || bad "not a plugin: $(cat pl.err)"
+# 4. the Python package, imported from the installed prefix
 if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
     PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
         /usr/bin/python3 -m pytest -q -p no:cacheprovider "$SRC/tests/python/test_fleetsim.py" > py.log 2>&1 ||

@@ -1,0 +1,182 @@
+/*
+ * fs_plugin: a scheduling policy from a shared object (scheduler.plugin;
+ * the ABI is the plugin part of sim/api/fleetsim.h, included for its types
+ * only; docs/library.md).  The adapter is an fs_policy_ops_t: the model's
+ * calls go to the plugin's table, the plugin's calls to the host table
+ * below.  A job's handle is its model slot.
+ */
+#include "fs_policy.h"
+#include "../sim/api/fleetsim.h"
+#include "../sim/fs_alloc.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct plug {
+    void *dl;
+    const fleetsim_policy *p;
+    void *st;
+    fleetsim_host host;
+    fs_model_t *m;
+} plug_t;
+
+static double h_now(void *sim) { return fs_time_to_s(fs_model_now(((plug_t *)sim)->m)); }
+
+static int h_job(void *sim, uint32_t handle, fleetsim_job_info *out)
+{
+    plug_t *pl = sim;
+    if (!pl->m || handle >= fs_model_slots(pl->m))
+        return -1;
+    const fs_jobrt_t *j = fs_model_job(pl->m, handle);
+    if (j->state == FS_JOBRT_FREE)
+        return -1;
+    *out = (fleetsim_job_info){.id = j->job.id, .submit_s = fs_time_to_s(j->job.submit),
+                               .duration_s = fs_time_to_s(j->job.duration),
+                               .estimate_s = j->job.estimate < 0 ? -1 : fs_time_to_s(j->job.estimate),
+                               .remaining_s = fs_time_to_s(fs_model_remaining(pl->m, handle)),
+                               .gpus = j->job.gpus, .gpu_milli = j->job.gpu_milli,
+                               .tenant = j->job.tenant, .priority = j->job.priority,
+                               .job_class = j->job.job_class, .restarts = j->restarts};
+    return 0;
+}
+
+static int h_start(void *sim, uint32_t handle)
+{
+    plug_t *pl = sim;
+    if (!pl->m || handle >= fs_model_slots(pl->m) ||
+        fs_model_job(pl->m, handle)->state != FS_JOBRT_QUEUED)
+        return FS_EINVAL;
+    return fs_model_start(pl->m, handle);
+}
+
+static uint64_t h_free(void *sim)
+{
+    const fs_cluster_t *c = fs_model_cluster(((plug_t *)sim)->m);
+    uint64_t f = 0;
+    for (uint32_t p = 0; p < c->n_pools; p++)
+        f += c->pools[p].gpus_free;
+    return f;
+}
+
+static void plug_free(plug_t *pl)
+{
+    if (!pl)
+        return;
+    if (pl->p && pl->st && pl->p->destroy)
+        pl->p->destroy(pl->st);
+    if (pl->dl)
+        dlclose(pl->dl);
+    fs_free(pl);
+}
+
+/* Opens the plugin of cfg and creates its state (m may be NULL: a check). */
+static int plug_open(const fs_sched_cfg_t *cfg, fs_model_t *m, plug_t **out, char *key, size_t keylen,
+                     fs_error_t *err)
+{
+    *out = NULL;
+    plug_t *pl = fs_calloc(1, sizeof *pl);
+    if (!pl)
+        return fs_error_set(err, FS_ENOMEM, "scheduler.plugin: out of memory");
+    const char *path = cfg->plugin_path;
+    if (key && keylen)
+        snprintf(key, keylen, "scheduler.plugin.path");
+    if (!(pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+        const char *why = dlerror();
+        plug_free(pl);
+        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: cannot load '%s': %s", path,
+                            why ? why : "unknown error");
+    }
+    fleetsim_policy_entry_fn entry;
+    *(void **)&entry = dlsym(pl->dl, "fleetsim_policy_entry");
+    if (!entry) {
+        plug_free(pl);
+        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: '%s' exports no "
+                            "fleetsim_policy_entry (docs/library.md)", path);
+    }
+    const fleetsim_policy *p = entry();
+    if (!p || p->abi != FLEETSIM_POLICY_ABI || !p->create || !p->enqueue || !p->pass || !p->queued) {
+        plug_free(pl);
+        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: '%s' is not a policy of ABI "
+                            "%d (abi %u; create, enqueue, pass and queued are required)", path,
+                            FLEETSIM_POLICY_ABI, p ? p->abi : 0);
+    }
+    pl->p = p;
+    pl->m = m;
+    pl->host = (fleetsim_host){.abi = FLEETSIM_POLICY_ABI, .sim = pl, .now = h_now, .job = h_job,
+                               .start = h_start, .free_gpus = h_free};
+    char msg[512] = "";
+    if (p->create(&pl->host, (const char *const *)cfg->plugin_opt_keys,
+                  (const char *const *)cfg->plugin_opt_vals, cfg->n_plugin_opts, &pl->st, msg,
+                  sizeof msg) != 0) {
+        pl->st = NULL;
+        if (key && keylen)
+            snprintf(key, keylen, "scheduler.plugin.options");
+        /* the message before dlclose: the name lives in the plugin */
+        fs_error_set(err, FS_EINVAL, "scheduler.plugin.options: policy '%s' refused them: %s",
+                     p->name ? p->name : "?", msg[0] ? msg : "(no message)");
+        plug_free(pl);
+        return FS_EINVAL;
+    }
+    *out = pl;
+    return 0;
+}
+
+static int pl_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    plug_t *pl;
+    int rc = plug_open(&cfg->scheduler, NULL, &pl, key, keylen, err);
+    plug_free(pl);
+    return rc;
+}
+
+static int pl_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
+{
+    plug_t *pl;
+    int rc = plug_open(cfg, m, &pl, NULL, 0, err);
+    *state = pl;
+    return rc;
+}
+
+static void pl_destroy(void *state) { plug_free(state); }
+
+static int pl_enqueue(void *state, fs_model_t *m, uint32_t slot)
+{
+    (void)m;
+    plug_t *pl = state;
+    return pl->p->enqueue(pl->st, slot) < 0 ? FS_ENOMEM : 0;
+}
+
+static int pl_pass(void *state, fs_model_t *m)
+{
+    (void)m;
+    plug_t *pl = state;
+    int rc = pl->p->pass(pl->st);
+    return rc == 0 ? 0 : rc < 0 ? rc : FS_EINTERNAL;
+}
+
+static size_t pl_queued(const void *state)
+{
+    const plug_t *pl = state;
+    return pl->p->queued(pl->st);
+}
+
+static void pl_job_end(void *state, fs_model_t *m, uint32_t slot)
+{
+    (void)m;
+    plug_t *pl = state;
+    if (pl->p->job_end)
+        pl->p->job_end(pl->st, slot);
+}
+
+const fs_policy_ops_t fs_policy_plugin = {
+    .name = "plugin",
+    .check = pl_check,
+    .create = pl_create,
+    .destroy = pl_destroy,
+    .enqueue = pl_enqueue,
+    .pass = pl_pass,
+    .queued = pl_queued,
+    .job_end = pl_job_end,
+    .job_interrupted = pl_job_end,
+};
