@@ -22,6 +22,16 @@ LIBDIR=$(dirname "$(ls "$P"/lib*/libfleetsim.so.1 "$P"/lib/*/libfleetsim.so.1 2>
 others=$(nm -D --defined-only "$LIBDIR/libfleetsim.so.1" | awk '$2 ~ /[TDBR]/ && $3 !~ /^fleetsim_/' | head -3)
 [ -z "$others" ] || bad "libfleetsim.so exports more than fleetsim_*: $others"
 
+# A sanitizer build's library needs the sanitizer runtimes first: consumers
+# are built with the same flags, and Python preloads them.
+SAN_FLAGS=
+PRELOAD=
+if readelf -d "$LIBDIR/libfleetsim.so.1" | grep -q 'libasan'; then
+    SAN_FLAGS="-fsanitize=address,undefined"
+    PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+    export ASAN_OPTIONS=detect_leaks=0
+fi
+
 # the CLI's answer for the same scenario
 "$FLEETSIM" run --set horizon=2d --no-output --json > "$WORK/cli.json" || bad "fleetsim run failed"
 /usr/bin/python3 -c '
@@ -33,12 +43,13 @@ for k in ("utilization", "jobs_completed", "wait_mean"):
 cd "$WORK"
 # 1. pkg-config
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
-cc -std=c17 -Wall -Wextra -Werror "$SRC/tests/install/consumer.c" -o consumer-pc \
+cc -std=c17 -Wall -Wextra -Werror $SAN_FLAGS "$SRC/tests/install/consumer.c" -o consumer-pc \
    $(pkg-config --cflags --libs fleetsim) 2> cc.log || bad "pkg-config build: $(cat cc.log)"
 LD_LIBRARY_PATH=$LIBDIR ./consumer-pc > out-pc.txt 2> err-pc.txt || bad "consumer (pkg-config): $(cat err-pc.txt)"
 grep -v '^fleetsim ' out-pc.txt | diff - want.txt > /dev/null || bad "pkg-config consumer differs from the CLI: $(cat out-pc.txt)"
 # 2. find_package(fleetsim)
-cmake -S "$SRC/tests/install" -B cmk -DCMAKE_PREFIX_PATH="$P" > cmk.log 2>&1 &&
+cmake -S "$SRC/tests/install" -B cmk -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="$SAN_FLAGS" \
+      -DCMAKE_EXE_LINKER_FLAGS="$SAN_FLAGS" > cmk.log 2>&1 &&
     cmake --build cmk > cmkb.log 2>&1 || bad "find_package build: $(tail -5 cmk.log cmkb.log)"
 ./cmk/consumer > out-cm.txt 2> err-cm.txt || bad "consumer (find_package): $(cat err-cm.txt)"
 grep -v '^fleetsim ' out-cm.txt | diff - want.txt > /dev/null || bad "find_package consumer differs from the CLI: $(cat out-cm.txt)"
@@ -66,7 +77,7 @@ sed -i "s|$WORK/none.so|$(ls $LIBDIR/libfleetsim.so.1)|" pl.yaml
 "$FLEETSIM" validate pl.yaml > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "exports no fleetsim_policy_entry" pl.err || bad "not a plugin: $(cat pl.err)"
 # 4. the Python package, imported from the installed prefix
 if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
-    PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
+    LD_PRELOAD="$PRELOAD" PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
         /usr/bin/python3 -m pytest -q -p no:cacheprovider "$SRC/tests/python/test_fleetsim.py" > py.log 2>&1 ||
         bad "pytest: $(tail -20 py.log)"
     tail -1 py.log
