@@ -65,6 +65,7 @@ struct fs_results {
     fs_interval_row_t *ivals;   /* pending /gpu_intervals rows */
     size_t n_ivals, cap_ivals;
     hsize_t ivals_written;
+    int final;                  /* the commit's flushes: a table never flushed gets small chunks */
     hsize_t jobs_written;       /* rows of /jobs in the file */
     hsize_t samples_written;    /* rows of /timeline in the file */
     fs_out_t out;               /* the target (links followed) and its temporary */
@@ -357,6 +358,20 @@ static herr_t attr_str(hid_t loc, const char *name, const char *value)
     return st;
 }
 
+/* A fixed-size, NUL-terminated ASCII string attribute, as H5LTset_attribute_string
+ * writes it (the PyTables table attributes), on an object already open. */
+static herr_t attr_fixed_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    herr_t st = -1;
+    if (H5Tset_size(t, strlen(value) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0)
+        st = attr_write(loc, name, t, t, value);
+    H5Tclose(t);
+    return st;
+}
+
 static herr_t attr_i32(hid_t loc, const char *name, int32_t v)
 {
     return attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &v);
@@ -514,15 +529,15 @@ static int make_table(hid_t fid, h5call_t *c, const table_spec_t *t, fs_error_t 
     H5TRY(did = H5Dcreate2(fid, t->name, ct, sid, H5P_DEFAULT, dcpl, H5P_DEFAULT), step);
     columns_note(t, note, sizeof note);
     H5TRY(attr_str(did, "columns", note), step);
-    CLOSE(H5Dclose, did);
-
-    H5TRY(H5LTset_attribute_string(fid, t->name, "CLASS", "TABLE"), step);
-    H5TRY(H5LTset_attribute_string(fid, t->name, "VERSION", "3.0"), step);
-    H5TRY(H5LTset_attribute_string(fid, t->name, "TITLE", t->title), step);
+    /* the H5TB/PyTables table attributes, on the open dataset (not one
+     * open by name per attribute, as H5LTset_attribute_string does) */
+    H5TRY(attr_fixed_str(did, "CLASS", "TABLE"), step);
+    H5TRY(attr_fixed_str(did, "VERSION", "3.0"), step);
+    H5TRY(attr_fixed_str(did, "TITLE", t->title), step);
     for (size_t i = 0; i < t->ncols; i++) {
         char an[32];
         snprintf(an, sizeof an, "FIELD_%zu_NAME", i);
-        H5TRY(H5LTset_attribute_string(fid, t->name, an, t->cols[i].name), step);
+        H5TRY(attr_fixed_str(did, an, t->cols[i].name), step);
     }
 out:
     CLOSE(H5Dclose, did);
@@ -969,7 +984,27 @@ static int flush_table(fs_results_t *r, const table_spec_t *t, size_t row_size, 
         return 0;
     zchunk_t *z = NULL;
     size_t nch = 0;
-    int direct = host_is_le() && *written % t->chunk == 0, rc = 0;
+    int rc = 0;
+    table_spec_t small;
+    if (r->final && *written == 0 && n < t->chunk) {
+        /* A table that never filled a chunk is made again at the commit with
+         * chunks of its rows rounded up to SMALL_CHUNK_ROWS: a small run
+         * packs and compresses its rows, not a chunk of zero padding. */
+        small = *t;
+        small.chunk = (n + SMALL_CHUNK_ROWS - 1) / SMALL_CHUNK_ROWS * SMALL_CHUNK_ROWS;
+        h5call_t c;
+        h5lock_t l = lock_of(r);
+        h5_enter(l, &c, r->tmp);
+        if (h5_injected(&c) || H5Ldelete(r->fid, t->name, H5P_DEFAULT) < 0)
+            rc = h5_fail(&c, err, "re-creating a small table");
+        else
+            rc = make_table(r->fid, &c, &small, err);
+        h5_leave(l, &c);
+        if (rc)
+            return rc;
+        t = &small;
+    }
+    int direct = host_is_le() && *written % t->chunk == 0;
     if (direct && (rc = build_chunks(t, row_size, n, buf, &z, &nch, r->tmp, err)) != 0)
         return rc;
     h5call_t c;
@@ -1113,8 +1148,8 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
     int rc;
     if (!sum || (n_tenant_rows && !tenants))
         rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
-    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0 &&
-             (rc = flush_failures(r, err)) == 0)
+    else if ((r->final = 1) && (rc = flush_jobs(r, err)) == 0 &&
+             (rc = flush_samples(r, err)) == 0 && (rc = flush_failures(r, err)) == 0)
         rc = flush_intervals(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
@@ -1154,8 +1189,8 @@ int fs_results_commit_partial(fs_results_t *r, const char *reason, double stoppe
     int rc;
     if (!reason || !*reason)
         rc = fs_error_set(err, FS_EINVAL, "%s: a partial commit needs a reason", r->path);
-    else if ((rc = flush_jobs(r, err)) == 0 && (rc = flush_samples(r, err)) == 0 &&
-             (rc = flush_failures(r, err)) == 0)
+    else if ((r->final = 1) && (rc = flush_jobs(r, err)) == 0 &&
+             (rc = flush_samples(r, err)) == 0 && (rc = flush_failures(r, err)) == 0)
         rc = flush_intervals(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
@@ -1276,11 +1311,14 @@ static cost_mem_t cost_row(int32_t day, uint32_t pool, const fs_cost_cell_t *c)
 
 static int write_cost_cells(hid_t fid, h5call_t *c, const fs_cost_report_t *k, fs_error_t *err)
 {
+    size_t n = k->n_days * k->n_pools;
+    /* written once: chunks of its rows (rounded up), not 16,384 padded rows */
+    hsize_t chunk = n >= CHUNK_ROWS ? CHUNK_ROWS
+                                    : (hsize_t)((n + SMALL_CHUNK_ROWS - 1) / SMALL_CHUNK_ROWS * SMALL_CHUNK_ROWS);
     table_spec_t t = {"cost", "fleetsim cost per day and pool", cost_cols, N_OF(cost_cols),
-                      NULL, NULL, CHUNK_ROWS};
+                      NULL, NULL, chunk ? chunk : SMALL_CHUNK_ROWS};
     table_spec_t tp = {"cost_pools", "fleetsim cost per pool", cost_pool_cols,
                        N_OF(cost_pool_cols), NULL, NULL, SMALL_CHUNK_ROWS};
-    size_t n = k->n_days * k->n_pools;
     cost_mem_t *buf = fs_calloc(n > k->n_pools ? n : k->n_pools + 1, sizeof *buf);
     if (!buf)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /cost", c->file);

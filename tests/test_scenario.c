@@ -685,7 +685,7 @@ static void test_override_errors(void **state)
          "--set workload.synthetic.gpus: job size 2048 is larger than any pool (largest: 1024 GPUs)"},
         {"workload.trace.path=x.csv", "--set workload.trace.path: workload: give only one of 'synthetic' and "
                                       "'trace', not both"},
-        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, preset, mode, placement, candidates, backfill, "
+        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, preset, mode, placement, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
                           "checkpoint_interval, bf, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},
