@@ -24,7 +24,6 @@ struct fs_startup {
     uint32_t n_nodes;
     fs_time_t *pulls;       /* min-heap of the end times of pulls started */
     size_t n_pulls, cap_pulls;
-    uint64_t started;       /* pulls started over the run */
 };
 
 int fs_startup_create(const fs_config_t *cfg, const fs_cluster_t *c, fs_startup_t **out,
@@ -70,8 +69,6 @@ void fs_startup_destroy(fs_startup_t *s)
     fs_free(s->pulls);
     fs_free(s);
 }
-
-uint64_t fs_startup_pulls(const fs_startup_t *s) { return s ? s->started : 0; }
 
 /* ---- pulls in progress: a min-heap of end times ----------------------------- */
 
@@ -182,7 +179,6 @@ fs_time_t fs_startup_begin(fs_startup_t *s, const fs_placement_t *p, uint32_t jo
                 nc->mib += size;
                 if (heap_push(s, now + pull))
                     return -1;
-                s->started++;
             }
             entry_t *e = &nc->e[i];
             e->used = now;

@@ -33,7 +33,4 @@ void fs_startup_destroy(fs_startup_t *s);
 fs_time_t fs_startup_begin(fs_startup_t *s, const fs_placement_t *p, uint32_t job_class,
                            fs_time_t now);
 
-/* Pulls started so far and MiB pulled (for tests and /summary). */
-uint64_t fs_startup_pulls(const fs_startup_t *s);
-
 #endif

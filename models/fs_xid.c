@@ -44,13 +44,6 @@ size_t fs_xid_count(void) { return sizeof xids / sizeof xids[0]; }
 
 const fs_xid_t *fs_xid_at(size_t i) { return i < fs_xid_count() ? &xids[i] : NULL; }
 
-const char *fs_xid_action_name(int action)
-{
-    static const char *const names[] = {"IGNORE", "RESTART_APP", "RESET_GPU", "RESTART_BM",
-                                        "CONTACT_SUPPORT"};
-    return action >= 0 && (size_t)action < sizeof names / sizeof names[0] ? names[action] : "?";
-}
-
 int fs_xid_repair_path(int action)
 {
     switch (action) {

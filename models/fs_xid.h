@@ -35,8 +35,6 @@ const fs_xid_t *fs_xid_find(uint32_t code);
 /* Row i (0 .. fs_xid_count() - 1), in code order. */
 const fs_xid_t *fs_xid_at(size_t i);
 size_t fs_xid_count(void);
-/* "RESTART_APP", ... ("?" out of range). */
-const char *fs_xid_action_name(int action);
 /* The repair path (enum fs_repair_path of models/fs_failcfg.h) of an action. */
 int fs_xid_repair_path(int action);
 

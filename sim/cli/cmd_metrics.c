@@ -6,20 +6,6 @@
 #include "../../analysis/fs_metrics.h"
 #include "../fs_out.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 int fs_cmd_metrics(int argc, char **argv)
 {
@@ -29,7 +15,7 @@ int fs_cmd_metrics(int argc, char **argv)
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "metrics", argc, argv, fs_cli_find("metrics")->opts);
     for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
-        long long v;
+        unsigned long long v;
         if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("metrics"));
             return 0;
@@ -42,15 +28,15 @@ int fs_cmd_metrics(int argc, char **argv)
                 return fs_cli_usage_error("metrics", "-o needs a file");
             out = g.arg;
         } else if (id == FS_OPT_STEP) {
-            if (!g.arg || parse_int(g.arg, 1, 86400 * 365, &v))
+            if (!g.arg || fs_cli_parse_u64(g.arg, &v) || v < 1 || v > 86400 * 365)
                 return fs_cli_usage_error("metrics", "--step: expected whole seconds from 1 to "
                                           "31536000, got '%s'", g.arg ? g.arg : "");
             o.step = (uint32_t)v;
         } else if (id == FS_OPT_ORIGIN) {
-            if (!g.arg || parse_int(g.arg, 0, 32503680000LL, &v))
+            if (!g.arg || fs_cli_parse_u64(g.arg, &v) || v > 32503680000ULL)
                 return fs_cli_usage_error("metrics", "--origin: expected Unix seconds from 0 to "
                                           "32503680000, got '%s'", g.arg ? g.arg : "");
-            o.origin = v;
+            o.origin = (int64_t)v;
         } else if (!in) {
             in = g.arg;
         } else {

@@ -34,6 +34,8 @@ expect_err 'plain.h5: no /gpu_intervals rows \(run the scenario with output.gpu_
 expect_no_file x.om
 expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --step 0
 expect_err '\-\-step: expected whole seconds'
+expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --origin -5
+expect_err '\-\-origin: expected Unix seconds'
 expect_exit 2 "$FLEETSIM" metrics plain.h5 -o plain.h5
 expect_exit 2 "$FLEETSIM" metrics plain.h5
 expect_err '\-o FILE is needed'
