@@ -316,11 +316,27 @@ typedef struct gstate {
     int32_t who;            /* the segment whose labels the sample carries; -1 idle */
 } gstate_t;
 
-static void state_at(const gpu_t *g, double t, gstate_t *s)
+/* A walk over one GPU's segments (in start order) at times that never
+ * decrease: the segments that may hold the GPU at t are [lo, hi), so a
+ * sample costs the segments around it, not all of the GPU's. */
+typedef struct cursor {
+    size_t lo, hi;
+} cursor_t;
+
+static void cursor_to(const gpu_t *g, cursor_t *cu, double t)
+{
+    while (cu->hi < g->n && g->s[cu->hi].start <= t)
+        cu->hi++;
+    while (cu->lo < cu->hi && g->s[cu->lo].end <= t)
+        cu->lo++;
+}
+
+static void state_at(const gpu_t *g, cursor_t *cu, double t, gstate_t *s)
 {
     memset(s, 0, sizeof *s);
     s->who = -1;
-    for (size_t i = 0; i < g->n; i++) {
+    cursor_to(g, cu, t);
+    for (size_t i = cu->lo; i < cu->hi; i++) {
         const seg_t *x = &g->s[i];
         if (!(x->start <= t && t < x->end))
             continue;
@@ -349,14 +365,13 @@ static double power_w(const gstate_t *s, double tdp)
     return idle + ctx + (tdp - idle - ctx) * s->sm;
 }
 
-/* The next time after t where g's state may change (a segment boundary). */
-static double next_change(const gpu_t *g, double t)
+/* The next time after t where g's state may change (a segment boundary);
+ * the cursor is at t. */
+static double next_change(const gpu_t *g, const cursor_t *cu, double t)
 {
-    double nx = INFINITY;
-    for (size_t i = 0; i < g->n; i++) {
+    double nx = cu->hi < g->n ? g->s[cu->hi].start : INFINITY;
+    for (size_t i = cu->lo; i < cu->hi; i++) {
         const seg_t *x = &g->s[i];
-        if (x->start > t && x->start < nx)
-            nx = x->start;
         if (x->ready > t && x->ready < nx)
             nx = x->ready;
         if (x->end > t && x->end < nx)
@@ -432,22 +447,26 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
     uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
     if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
         return fail(c, FS_ENOMEM, "out of memory");
-    double energy_j = 0, temp = AMBIENT_C, t = 0;
+    /* energy and temperature integrate the power exactly between samples
+     * (a second cursor walks the changes); the other families read the
+     * state at the samples only */
+    int integrate = fm->kind == F_ENERGY || fm->kind == F_TEMP;
+    double energy_j = 0, temp, t = 0;
+    cursor_t at = {0, 0}, walk = {0, 0};
     gstate_t s;
-    state_at(g, 0, &s);
+    state_at(g, &walk, 0, &s);
     temp = AMBIENT_C + C_PER_W * power_w(&s, tdp);  /* in equilibrium at the start */
     for (uint32_t k = 0; k < steps; k++) {
         double tk = (double)k * c->o->step;
-        /* integrate energy and temperature exactly up to tk */
-        while (t < tk) {
-            state_at(g, t, &s);
-            double p = power_w(&s, tdp), nx = fmin(next_change(g, t), tk);
+        while (integrate && t < tk) {
+            state_at(g, &walk, t, &s);
+            double p = power_w(&s, tdp), nx = fmin(next_change(g, &walk, t), tk);
             energy_j += p * (nx - t);
             double tss = AMBIENT_C + C_PER_W * p;
             temp = tss + (temp - tss) * exp(-(nx - t) / TAU_S);
             t = nx;
         }
-        state_at(g, tk, &s);
+        state_at(g, &at, tk, &s);
         double v = 0;
         switch (fm->kind) {
         case F_UTIL: v = round(100.0 * s.duty); break;
@@ -460,7 +479,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
         case F_ENERGY: v = round(energy_j * 1000.0); break;
         case F_TEMP: v = round(temp); break;
         case F_XID:
-            for (size_t x = 0; x + 2 < g->n_xid + 1 && x < g->n_xid; x += 3)
+            for (size_t x = 0; x + 2 < g->n_xid; x += 3)
                 if (g->xid[x] <= tk && tk < g->xid[x + 1])
                     v = g->xid[x + 2];
             break;
@@ -530,11 +549,11 @@ static int emit_scheduler(ctx_t *c)
     int rc = fs_h5read_has(c->f, "timeline") ? fs_h5read_rows(c->f, "timeline", &n, c->err) : 0;
     if (rc || n == 0)
         return rc;
-    double *t = NULL, *v = NULL;
-    if ((rc = read_col(c, "timeline", "time", n, &t)) || (rc = read_col(c, "timeline", "jobs_queued", n, &v))) {
+    double *t = NULL, *v = fs_malloc(n * sizeof *v);
+    if (!v || (rc = read_col(c, "timeline", "time", n, &t))) {
         fs_free(t);
         fs_free(v);
-        return rc;
+        return v ? rc : fail(c, FS_ENOMEM, "out of memory");
     }
     for (size_t k = 0; k < sizeof cols / sizeof cols[0] && !rc; k++) {
         if ((rc = fs_h5read_f64(c->f, "timeline", cols[k].col, v, c->err)))
