@@ -12,6 +12,7 @@ typedef struct group {
     uint32_t min, max;
     fs_time_t delay;                    /* decision -> GPUs allocatable */
     uint32_t provisioning, ready;       /* nodes in each state */
+    int at_min;                         /* the last scan found it at min */
     uint32_t *bins;                     /* scratch: free GPUs of the bins of a scan */
     size_t cap_bins;
     uint32_t *need;                     /* scratch: GPUs of the group's pending jobs */
@@ -139,8 +140,9 @@ static int scan(autoscale_t *a, fs_model_t *m)
     const fs_cluster_t *c = fs_model_cluster(m);
     for (size_t i = 0; i < a->n_g; i++)
         a->g[i].n_need = 0;
-    /* pending jobs that cannot start now, each to the first group of its pools */
-    for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
+    /* pending jobs that cannot start now, each to the first group of its pools
+     * (no walk over the job slots while nothing waits) */
+    for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
         fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
         if (j->state != FS_JOBRT_QUEUED || fs_model_fits(m, (uint32_t)s))
             continue;
@@ -175,6 +177,15 @@ static int scan(autoscale_t *a, fs_model_t *m)
     int may_remove = a->last_add < 0 || now - a->last_add >= a->cfg->delay_after_add;
     for (size_t i = 0; i < a->n_g; i++) {
         group_t *g = &a->g[i];
+        /* at min no node is a candidate (CA counts unneeded time only for
+         * candidates): no walk; the clocks start again once above min */
+        if (g->ready + g->provisioning <= g->min) {
+            g->at_min = 1;
+            continue;
+        }
+        for (uint32_t node = g->first + g->n; g->at_min && node-- > g->first;)
+            a->empty_since[node] = -1;
+        g->at_min = 0;
         for (uint32_t node = g->first + g->n; node-- > g->first;) {
             if (a->state[node] != READY)
                 continue;

@@ -211,3 +211,36 @@ void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs
     fs_source_destroy(src);
     fs_config_release(&cfg);
 }
+
+int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)
+{
+    fs_test_samples_t *s = ud;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        fs_sample_row_t *p = realloc(s->r, cap * sizeof *p);
+        if (!p)
+            return FS_ENOMEM;
+        s->r = p;
+        s->cap = cap;
+    }
+    s->r[s->n++] = *row;
+    return 0;
+}
+
+int fs_test_create(const char *yaml, fs_error_t *err)
+{
+    fs_config_t cfg;
+    int rc = fs_scenario_load_string("t.yaml", yaml, NULL, 0, &cfg, err);
+    if (rc)
+        return rc;
+    fs_source_t *src;
+    fs_model_t *m;
+    if ((rc = fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, err)) == 0) {
+        fs_sink_t sink = {0};
+        if ((rc = fs_model_create(&cfg, src, &sink, &m, err)) == 0)
+            fs_model_destroy(m);
+        fs_source_destroy(src);
+    }
+    fs_config_release(&cfg);
+    return rc;
+}

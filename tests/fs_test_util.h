@@ -67,6 +67,18 @@ void fs_test_add_a100(fs_config_t *c, fs_pool_cfg_t pools[2], uint32_t nodes_a);
 int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
                         const char *const *gpu_types, size_t n_types, fs_test_rows_t *rs);
 
+/* Sample callback: appends *row to the fs_test_samples_t at ud; FS_ENOMEM. */
+typedef struct fs_test_samples {
+    fs_sample_row_t *r;
+    size_t n, cap;
+} fs_test_samples_t;
+int fs_test_collect_sample(void *ud, const fs_sample_row_t *row);
+
+/* Loads `yaml` (named "t.yaml") and creates the model on no jobs, as a run
+ * would, then destroys it: 0, or the error of the load or the creation (err
+ * set).  For tests of errors found when the model is built. */
+int fs_test_create(const char *yaml, fs_error_t *err);
+
 /* Runs the scenario `yaml` (named "t.yaml") over jobs[0..n) (no tenant or
  * GPU-type names) into sink, filling *totals (may be NULL); fails the test
  * on any error. */

@@ -12,28 +12,22 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../models/fs_model.h"
-#include "../scenarios/fs_scenario.h"
 #include "../sim/fs_alloc.h"
-#include "../traces/fs_memsrc.h"
 #include "fs_test_util.h"
 
 typedef struct res {
     fs_test_rows_t rows;
-    fs_sample_row_t *smp;
-    size_t ns, cs;
+    fs_test_samples_t smp;
     fs_run_totals_t t;
 } res_t;
 
 static int on_sample(void *ud, const fs_sample_row_t *row)
 {
-    res_t *r = ud;
-    if (fs_grow((void **)&r->smp, &r->cs, r->ns + 1, sizeof *r->smp))
-        return FS_ENOMEM;
-    r->smp[r->ns++] = *row;
-    return 0;
+    return fs_test_collect_sample(&((res_t *)ud)->smp, row);
 }
 
 static int on_job(void *ud, const fs_job_row_t *row)
@@ -73,15 +67,15 @@ static void run(const char *group, const char *extra, const double (*jobs)[3], s
 static void res_free(res_t *r)
 {
     fs_test_rows_free(&r->rows);
-    fs_free(r->smp);
+    free(r->smp.r);
 }
 
 /* The samples' node counts at time t (s). */
 static const fs_sample_row_t *at(const res_t *r, double t)
 {
-    for (size_t i = 0; i < r->ns; i++)
-        if (r->smp[i].time == t)
-            return &r->smp[i];
+    for (size_t i = 0; i < r->smp.n; i++)
+        if (r->smp.r[i].time == t)
+            return &r->smp.r[i];
     fail_msg("no sample at %g s", t);
     return NULL;
 }
@@ -144,9 +138,9 @@ static void test_min_max(void **st)
     assert_non_null(third);
     assert_double_equal(third->start, 3790, 1e-9);
     uint32_t most = 0;
-    for (size_t i = 0; i < r.ns; i++)
-        most = r.smp[i].nodes_autoscaled + r.smp[i].nodes_provisioning > most
-                   ? r.smp[i].nodes_autoscaled + r.smp[i].nodes_provisioning
+    for (size_t i = 0; i < r.smp.n; i++)
+        most = r.smp.r[i].nodes_autoscaled + r.smp.r[i].nodes_provisioning > most
+                   ? r.smp.r[i].nodes_autoscaled + r.smp.r[i].nodes_provisioning
                    : most;
     assert_int_equal(most, 2);
     res_free(&r);
@@ -154,8 +148,8 @@ static void test_min_max(void **st)
     const double one[][3] = {{0, 8, 3600}};
     run("{pool: p, min: 1}", "", one, 1, &r);
     assert_double_equal(r.rows.r[0].start, 0, 1e-9);
-    for (size_t i = 0; i < r.ns; i++)
-        assert_int_equal(r.smp[i].nodes_autoscaled, 1);
+    for (size_t i = 0; i < r.smp.n; i++)
+        assert_int_equal(r.smp.r[i].nodes_autoscaled, 1);
     assert_double_equal(r.t.gpu_s_capacity, 8.0 * 6 * 3600, 1e-6);
     res_free(&r);
 }
@@ -185,30 +179,18 @@ static void test_delay_after_add(void **st)
     res_free(&r);
 }
 
-static void expect_error(const char *group, const char *want)
+/* extra: more scenario text (a cost block) */
+static void expect_error(const char *group, const char *extra, const char *want)
 {
     char text[1024];
     snprintf(text, sizeof text,
              "name: a\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
              "  autoscale: {node_groups: [%s]}\n"
              "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
-             "duration: {dist: constant, value: 1h}}}\n",
-             group);
-    fs_config_t cfg;
+             "duration: {dist: constant, value: 1h}}}\n%s",
+             group, extra);
     fs_error_t err;
-    int rc = fs_scenario_load_string("a.yaml", text, NULL, 0, &cfg, &err);
-    if (!rc) {
-        fs_source_t *src;
-        fs_model_t *m;
-        assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
-        fs_sink_t sink = {0};
-        rc = fs_model_create(&cfg, src, &sink, &m, &err);
-        if (!rc)
-            fs_model_destroy(m);
-        fs_source_destroy(src);
-        fs_config_release(&cfg);
-    }
-    assert_int_equal(rc, FS_EINVAL);
+    assert_int_equal(fs_test_create(text, &err), FS_EINVAL);
     if (!strstr(err.msg, want))
         fail_msg("expected '%s' in: %s", want, err.msg);
 }
@@ -217,11 +199,16 @@ static void test_errors(void **st)
 {
     (void)st;
     int64_t live0 = fs_alloc_live();
-    expect_error("{pool: q}", "cluster.autoscale.node_groups.0.pool: no pool named 'q'");
-    expect_error("{pool: p, min: 3, max: 2}", "node_groups.0.min: 3 is above max (2)");
-    expect_error("{pool: p, max: 5}", "node_groups.0.max: 5 nodes, more than pool 'p' has (4");
-    expect_error("{pool: p}, {pool: p}", "node_groups.1.pool: pool 'p' is already a node group");
-    expect_error("{pool: p, provision: -1s}", "a.yaml:4:");
+    expect_error("{pool: q}", "", "cluster.autoscale.node_groups.0.pool: no pool named 'q'");
+    expect_error("{pool: p, min: 3, max: 2}", "", "node_groups.0.min: 3 is above max (2)");
+    expect_error("{pool: p, max: 5}", "", "node_groups.0.max: 5 nodes, more than pool 'p' has (4");
+    expect_error("{pool: p}, {pool: p}", "", "node_groups.1.pool: pool 'p' is already a node group");
+    expect_error("{pool: p, provision: -1s}", "", "t.yaml:4:");
+    /* a node group's nodes come and go with the autoscaler, not a purchase timeline */
+    expect_error("{pool: p}", "cost: {purchases: [{pool: p, nodes: 2, at: 10d}]}\n",
+                 "node_groups.0.pool: pool 'p' also has cost.purchases");
+    expect_error("{pool: p}", "cost: {pools: [{pool: p, online: 5d}]}\n",
+                 "node_groups.0.pool: pool 'p' also has cost.pools online/retire dates");
     assert_int_equal(fs_alloc_live(), live0);
 }
 

@@ -17,8 +17,6 @@
 
 #include "../models/fs_model.h"
 #include "../sim/fs_alloc.h"
-#include "../scenarios/fs_scenario.h"
-#include "../traces/fs_memsrc.h"
 #include "fs_test_util.h"
 
 #define FLEET "name: s\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n" \
@@ -167,21 +165,8 @@ static void test_errors(void **st)
                           "startup.images.1.class: class 1 already has an image (item 0)",
                           "t.yaml:6:27: startup.node_bandwidth: 0 is out of range"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        fs_config_t cfg;
         fs_error_t err;
-        int rc = fs_scenario_load_string("t.yaml", bad[i], NULL, 0, &cfg, &err);
-        if (!rc) {
-            fs_source_t *src;
-            fs_model_t *m;
-            assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
-            fs_sink_t sink = {0};
-            rc = fs_model_create(&cfg, src, &sink, &m, &err);
-            if (!rc)
-                fs_model_destroy(m);
-            fs_source_destroy(src);
-            fs_config_release(&cfg);
-        }
-        assert_int_equal(rc, FS_EINVAL);
+        assert_int_equal(fs_test_create(bad[i], &err), FS_EINVAL);
         if (!strstr(err.msg, want[i]))
             fail_msg("case %zu: '%s'", i, err.msg);
     }
