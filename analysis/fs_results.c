@@ -55,19 +55,12 @@ struct fs_results {
     char *path;                 /* target name */
     char *tmp;                  /* TARGET.tmp.PID, written until commit */
     hid_t fid;                  /* open file, or H5I_INVALID_HID */
-    fs_job_row_t *jobs;         /* pending /jobs rows */
-    size_t n_jobs, cap_jobs;
-    fs_sample_row_t *samples;   /* pending /timeline rows */
-    size_t n_samples, cap_samples;
-    fs_failure_row_t *fails;    /* pending /failures rows */
-    size_t n_fails, cap_fails;
-    hsize_t fails_written;      /* rows of /failures in the file */
-    fs_interval_row_t *ivals;   /* pending /gpu_intervals rows */
-    size_t n_ivals, cap_ivals;
-    hsize_t ivals_written;
+    struct pending {            /* a streamed table (enum streamed_table): rows buffered */
+        void *rows;
+        size_t n, cap;
+        hsize_t written;        /* rows in the file */
+    } pend[4];
     int final;                  /* the commit's flushes: a table never flushed gets small chunks */
-    hsize_t jobs_written;       /* rows of /jobs in the file */
-    hsize_t samples_written;    /* rows of /timeline in the file */
     fs_out_t out;               /* the target (links followed) and its temporary */
     void (*io_lock)(void *ud, int lock);   /* fs_results_meta_t.io_lock */
     void *io_lock_ud;
@@ -843,10 +836,8 @@ static void results_free(fs_results_t *r)
 {
     if (!r)
         return;
-    fs_free(r->jobs);
-    fs_free(r->samples);
-    fs_free(r->fails);
-    fs_free(r->ivals);
+    for (size_t k = 0; k < N_OF(r->pend); k++)
+        fs_free(r->pend[k].rows);
     fs_free(r->tmp);
     fs_free(r->path);
     fs_out_release(&r->out);
@@ -1019,66 +1010,63 @@ static int flush_table(fs_results_t *r, const table_spec_t *t, size_t row_size, 
     return rc;
 }
 
-static int flush_jobs(fs_results_t *r, fs_error_t *err)
+/* The streamed tables: rows arrive one by one during the run and are
+ * written every FS_RESULTS_BATCH rows and at the commit. */
+enum streamed_table { T_JOBS, T_TIMELINE, T_FAILURES, T_INTERVALS, N_STREAMED };
+static const struct {
+    const table_spec_t *spec;
+    size_t row_size;
+} streamed[N_STREAMED] = {
+    [T_JOBS] = {&jobs_spec, sizeof(fs_job_row_t)},
+    [T_TIMELINE] = {&timeline_spec, sizeof(fs_sample_row_t)},
+    [T_FAILURES] = {&failures_spec, sizeof(fs_failure_row_t)},
+    [T_INTERVALS] = {&intervals_spec, sizeof(fs_interval_row_t)},
+};
+_Static_assert(N_STREAMED == sizeof ((fs_results_t *)0)->pend / sizeof ((fs_results_t *)0)->pend[0],
+               "one pending buffer per streamed table");
+
+static int flush_pending(fs_results_t *r, enum streamed_table k, fs_error_t *err)
 {
-    int rc = flush_table(r, &jobs_spec, sizeof(fs_job_row_t), r->n_jobs, r->jobs,
-                         &r->jobs_written, err);
+    struct pending *p = &r->pend[k];
+    int rc = flush_table(r, streamed[k].spec, streamed[k].row_size, p->n, p->rows, &p->written, err);
     if (rc == 0)
-        r->n_jobs = 0;
+        p->n = 0;
     return rc;
 }
 
-static int flush_samples(fs_results_t *r, fs_error_t *err)
+/* Every streamed table, in order (the commit's final flush). */
+static int flush_all(fs_results_t *r, fs_error_t *err)
 {
-    int rc = flush_table(r, &timeline_spec, sizeof(fs_sample_row_t), r->n_samples, r->samples,
-                         &r->samples_written, err);
-    if (rc == 0)
-        r->n_samples = 0;
+    int rc = 0;
+    for (int k = 0; k < N_STREAMED && rc == 0; k++)
+        rc = flush_pending(r, (enum streamed_table)k, err);
     return rc;
 }
 
-static int flush_failures(fs_results_t *r, fs_error_t *err)
+static int add_pending(fs_results_t *r, enum streamed_table k, const void *row, fs_error_t *err)
 {
-    int rc = flush_table(r, &failures_spec, sizeof(fs_failure_row_t), r->n_fails, r->fails,
-                         &r->fails_written, err);
-    if (rc == 0)
-        r->n_fails = 0;
-    return rc;
-}
-
-static int flush_intervals(fs_results_t *r, fs_error_t *err)
-{
-    int rc = flush_table(r, &intervals_spec, sizeof(fs_interval_row_t), r->n_ivals, r->ivals,
-                         &r->ivals_written, err);
-    if (rc == 0)
-        r->n_ivals = 0;
-    return rc;
+    struct pending *p = &r->pend[k];
+    size_t sz = streamed[k].row_size;
+    if (p->n == FS_RESULTS_BATCH) {
+        int rc = flush_pending(r, k, err);
+        if (rc != 0)
+            return rc;
+    }
+    if (fs_grow(&p->rows, &p->cap, p->n + 1, sz) != 0)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /%s", r->path,
+                            streamed[k].spec->name);
+    memcpy((char *)p->rows + p->n++ * sz, row, sz);
+    return 0;
 }
 
 int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err)
 {
-    if (r->n_ivals == FS_RESULTS_BATCH) {
-        int rc = flush_intervals(r, err);
-        if (rc != 0)
-            return rc;
-    }
-    if (fs_grow((void **)&r->ivals, &r->cap_ivals, r->n_ivals + 1, sizeof *r->ivals) != 0)
-        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /gpu_intervals", r->path);
-    r->ivals[r->n_ivals++] = *row;
-    return 0;
+    return add_pending(r, T_INTERVALS, row, err);
 }
 
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err)
 {
-    if (r->n_fails == FS_RESULTS_BATCH) {
-        int rc = flush_failures(r, err);
-        if (rc != 0)
-            return rc;
-    }
-    if (fs_grow((void **)&r->fails, &r->cap_fails, r->n_fails + 1, sizeof *r->fails) != 0)
-        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /failures", r->path);
-    r->fails[r->n_fails++] = *row;
-    return 0;
+    return add_pending(r, T_FAILURES, row, err);
 }
 
 int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err)
@@ -1086,29 +1074,12 @@ int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err
     if (row->state < 0 || (size_t)row->state >= N_STATES)
         return fs_error_set(err, FS_EINVAL, "%s: job %llu: state %d is not a job_state", r->path,
                             (unsigned long long)row->id, (int)row->state);
-    if (r->n_jobs == FS_RESULTS_BATCH) {
-        int rc = flush_jobs(r, err);
-        if (rc != 0)
-            return rc;
-    }
-    if (fs_grow((void **)&r->jobs, &r->cap_jobs, r->n_jobs + 1, sizeof *r->jobs) != 0)
-        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /jobs", r->path);
-    r->jobs[r->n_jobs++] = *row;
-    return 0;
+    return add_pending(r, T_JOBS, row, err);
 }
 
 int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err)
 {
-    if (r->n_samples == FS_RESULTS_BATCH) {
-        int rc = flush_samples(r, err);
-        if (rc != 0)
-            return rc;
-    }
-    if (fs_grow((void **)&r->samples, &r->cap_samples, r->n_samples + 1, sizeof *r->samples) !=
-        0)
-        return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /timeline", r->path);
-    r->samples[r->n_samples++] = *row;
-    return 0;
+    return add_pending(r, T_TIMELINE, row, err);
 }
 
 static int commit_file(fs_results_t *r, h5call_t *c, const fs_summary_t *sum,
@@ -1148,9 +1119,8 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
     int rc;
     if (!sum || (n_tenant_rows && !tenants))
         rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
-    else if ((r->final = 1) && (rc = flush_jobs(r, err)) == 0 &&
-             (rc = flush_samples(r, err)) == 0 && (rc = flush_failures(r, err)) == 0)
-        rc = flush_intervals(r, err);
+    else if ((r->final = 1))
+        rc = flush_all(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
@@ -1189,9 +1159,8 @@ int fs_results_commit_partial(fs_results_t *r, const char *reason, double stoppe
     int rc;
     if (!reason || !*reason)
         rc = fs_error_set(err, FS_EINVAL, "%s: a partial commit needs a reason", r->path);
-    else if ((r->final = 1) && (rc = flush_jobs(r, err)) == 0 &&
-             (rc = flush_samples(r, err)) == 0 && (rc = flush_failures(r, err)) == 0)
-        rc = flush_intervals(r, err);
+    else if ((r->final = 1))
+        rc = flush_all(r, err);
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
