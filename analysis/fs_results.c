@@ -59,7 +59,7 @@ struct fs_results {
         void *rows;
         size_t n, cap;
         hsize_t written;        /* rows in the file */
-    } pend[4];
+    } pend[7];
     int final;                  /* the commit's flushes: a table never flushed gets small chunks */
     fs_out_t out;               /* the target (links followed) and its temporary */
     void (*io_lock)(void *ud, int lock);   /* fs_results_meta_t.io_lock */
@@ -118,6 +118,8 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(repair_queue, K_U32, "count"),
     SAMPLE_COL(nodes_provisioning, K_U32, "node"),
     SAMPLE_COL(nodes_autoscaled, K_U32, "node"),
+    SAMPLE_COL(gpus_serving, K_U32, "GPU"),
+    SAMPLE_COL(replicas, K_U32, "replica"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}
@@ -143,6 +145,42 @@ static const col_t interval_cols[] = {
     IVAL_COL(duty, K_F64, "fraction"), IVAL_COL(sm, K_F64, "fraction"),
     IVAL_COL(tensor, K_F64, "fraction"), IVAL_COL(dram, K_F64, "fraction"),
     IVAL_COL(fb, K_F64, "fraction"),
+};
+
+#define SVC_COL(name, kind, unit) {#name, kind, offsetof(fs_service_row_t, name), unit}
+static const col_t service_cols[] = {
+    SVC_COL(name, K_STR, "-"),          SVC_COL(mode, K_U32, "-"),
+    SVC_COL(requests, K_U64, "count"),  SVC_COL(completed, K_U64, "count"),
+    SVC_COL(retried, K_U64, "count"),   SVC_COL(ttft_p50, K_F64, "s"),
+    SVC_COL(ttft_p95, K_F64, "s"),      SVC_COL(ttft_p99, K_F64, "s"),
+    SVC_COL(ttft_mean, K_F64, "s"),     SVC_COL(tpot_p50, K_F64, "s"),
+    SVC_COL(tpot_p95, K_F64, "s"),      SVC_COL(tpot_p99, K_F64, "s"),
+    SVC_COL(slo_attainment, K_F64, "fraction"), SVC_COL(buckets_met, K_F64, "fraction"),
+    SVC_COL(replica_hours, K_F64, "replica-h"), SVC_COL(ready_hours, K_F64, "replica-h"),
+    SVC_COL(gpu_hours, K_F64, "GPU-h"), SVC_COL(cold_starts, K_U64, "count"),
+    SVC_COL(startup_gpu_hours, K_F64, "GPU-h"), SVC_COL(tokens_out, K_F64, "tokens"),
+    SVC_COL(tokens_per_gpu_s, K_F64, "tokens/GPU-s"),
+};
+
+#define BKT_COL(name, kind, unit) {#name, kind, offsetof(fs_svc_bucket_row_t, name), unit}
+static const col_t bucket_cols[] = {
+    BKT_COL(service, K_U32, "-"),       BKT_COL(start, K_F64, "s"),
+    BKT_COL(end, K_F64, "s"),           BKT_COL(requests, K_U64, "count"),
+    BKT_COL(completed, K_U64, "count"), BKT_COL(ttft_p50, K_F64, "s"),
+    BKT_COL(ttft_p95, K_F64, "s"),      BKT_COL(ttft_p99, K_F64, "s"),
+    BKT_COL(tpot_p50, K_F64, "s"),      BKT_COL(tpot_p95, K_F64, "s"),
+    BKT_COL(tpot_p99, K_F64, "s"),      BKT_COL(slo_attainment, K_F64, "fraction"),
+    BKT_COL(replicas, K_F64, "replica"), BKT_COL(ready, K_F64, "replica"),
+    BKT_COL(gpus, K_F64, "GPU"),        BKT_COL(cold_starts, K_U32, "count"),
+    BKT_COL(tokens_per_s, K_F64, "tokens/s"), BKT_COL(waiting, K_F64, "request"),
+};
+
+#define REQ_COL(name, kind, unit) {#name, kind, offsetof(fs_request_row_t, name), unit}
+static const col_t request_cols[] = {
+    REQ_COL(service, K_U32, "-"),   REQ_COL(input, K_U32, "tokens"),
+    REQ_COL(output, K_U32, "tokens"), REQ_COL(retries, K_U32, "count"),
+    REQ_COL(arrival, K_F64, "s"),   REQ_COL(ttft, K_F64, "s"),
+    REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"),
 };
 
 /* Every field of fs_summary_t, in declaration order. */
@@ -709,6 +747,13 @@ static const table_spec_t failures_spec = {"failures", "fleetsim failures", fail
 static const table_spec_t intervals_spec = {"gpu_intervals", "fleetsim GPU intervals",
                                             interval_cols, N_OF(interval_cols), NULL, NULL,
                                             CHUNK_ROWS};
+static const size_t service_strsz[N_OF(service_cols)] = {[0] = FS_SERVICE_NAME_MAX};
+static const table_spec_t services_spec = {"services", "fleetsim services", service_cols,
+                                           N_OF(service_cols), service_strsz, NULL, CHUNK_ROWS};
+static const table_spec_t buckets_spec = {"service_buckets", "fleetsim service buckets",
+                                          bucket_cols, N_OF(bucket_cols), NULL, NULL, CHUNK_ROWS};
+static const table_spec_t requests_spec = {"requests", "fleetsim requests", request_cols,
+                                           N_OF(request_cols), NULL, NULL, CHUNK_ROWS};
 static const table_spec_t summary_spec = {"summary", "fleetsim summary", summary_cols,
                                           N_OF(summary_cols), NULL, NULL, 1};
 
@@ -914,7 +959,11 @@ static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta
         (rc = make_table(r->fid, c, &jobs_spec, err)) != 0 ||
         (rc = make_table(r->fid, c, &timeline_spec, err)) != 0 ||
         (rc = make_table(r->fid, c, &failures_spec, err)) != 0 ||
-        (rc = make_table(r->fid, c, &intervals_spec, err)) != 0)
+        (rc = make_table(r->fid, c, &intervals_spec, err)) != 0 ||
+        (meta->services && ((rc = make_table(r->fid, c, &services_spec, err)) != 0 ||
+                            (rc = make_table(r->fid, c, &buckets_spec, err)) != 0)) ||
+        (meta->services && meta->requests &&
+         (rc = make_table(r->fid, c, &requests_spec, err)) != 0))
         goto out;
     /* A reader (or a crash) now finds a valid file that says complete = 0. */
     H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
@@ -1012,7 +1061,8 @@ static int flush_table(fs_results_t *r, const table_spec_t *t, size_t row_size, 
 
 /* The streamed tables: rows arrive one by one during the run and are
  * written every FS_RESULTS_BATCH rows and at the commit. */
-enum streamed_table { T_JOBS, T_TIMELINE, T_FAILURES, T_INTERVALS, N_STREAMED };
+enum streamed_table { T_JOBS, T_TIMELINE, T_FAILURES, T_INTERVALS, T_SERVICES, T_BUCKETS,
+                      T_REQUESTS, N_STREAMED };
 static const struct {
     const table_spec_t *spec;
     size_t row_size;
@@ -1021,6 +1071,9 @@ static const struct {
     [T_TIMELINE] = {&timeline_spec, sizeof(fs_sample_row_t)},
     [T_FAILURES] = {&failures_spec, sizeof(fs_failure_row_t)},
     [T_INTERVALS] = {&intervals_spec, sizeof(fs_interval_row_t)},
+    [T_SERVICES] = {&services_spec, sizeof(fs_service_row_t)},
+    [T_BUCKETS] = {&buckets_spec, sizeof(fs_svc_bucket_row_t)},
+    [T_REQUESTS] = {&requests_spec, sizeof(fs_request_row_t)},
 };
 _Static_assert(N_STREAMED == sizeof ((fs_results_t *)0)->pend / sizeof ((fs_results_t *)0)->pend[0],
                "one pending buffer per streamed table");
@@ -1062,6 +1115,21 @@ static int add_pending(fs_results_t *r, enum streamed_table k, const void *row, 
 int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err)
 {
     return add_pending(r, T_INTERVALS, row, err);
+}
+
+int fs_results_add_service(fs_results_t *r, const fs_service_row_t *row, fs_error_t *err)
+{
+    return add_pending(r, T_SERVICES, row, err);
+}
+
+int fs_results_add_svc_bucket(fs_results_t *r, const fs_svc_bucket_row_t *row, fs_error_t *err)
+{
+    return add_pending(r, T_BUCKETS, row, err);
+}
+
+int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_error_t *err)
+{
+    return add_pending(r, T_REQUESTS, row, err);
 }
 
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err)

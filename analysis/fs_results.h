@@ -56,6 +56,10 @@ typedef struct fs_results_meta {
     int in_sweep;
     uint64_t sweep_digest;        /* fs_sweep_plan_digest of the sweep */
     uint64_t sweep_point;         /* the point's index */
+    /* inference services (docs/services.md): /services and /service_buckets
+     * are made when services > 0, /requests when requests is also set */
+    size_t services;
+    int requests;
 } fs_results_meta_t;
 
 typedef struct fs_results fs_results_t;
@@ -69,6 +73,9 @@ int fs_results_add_job(fs_results_t *r, const fs_job_row_t *row, fs_error_t *err
 int fs_results_add_sample(fs_results_t *r, const fs_sample_row_t *row, fs_error_t *err);
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err);
 int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err);
+int fs_results_add_service(fs_results_t *r, const fs_service_row_t *row, fs_error_t *err);
+int fs_results_add_svc_bucket(fs_results_t *r, const fs_svc_bucket_row_t *row, fs_error_t *err);
+int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_error_t *err);
 
 /* Writes the cost tables /cost (per day and pool), /cost_pools and
  * /cost_tenants (names from tenant_names[0..n_tenants)); call before

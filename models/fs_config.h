@@ -19,6 +19,7 @@
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
 #include "fs_quotacfg.h"
+#include "fs_svccfg.h"
 
 typedef struct fs_pool_cfg {
     char *name;             /* unique pool name */
@@ -289,6 +290,7 @@ typedef struct fs_config {
     fs_recovery_cfg_t recovery; /* fs_model.c */
     fs_startup_cfg_t startup;   /* models/fs_startup.h */
     fs_telemetry_cfg_t telemetry; /* GPU activity of running jobs (/gpu_intervals) */
+    fs_services_cfg_t services; /* inference services (models/fs_service.h) */
     fs_cost_cfg_t cost;         /* models/fs_cost.h */
     fs_plan_cfg_t plan;         /* analysis/fs_plan.h (fleetsim plan) */
     fs_output_cfg_t output;

@@ -4,6 +4,7 @@
 #include "fs_place.h"
 #include "fs_purchase.h"
 #include "fs_autoscale.h"
+#include "fs_service.h"
 #include "fs_startup.h"
 #include "fs_usage.h"
 #include "fs_policy.h"
@@ -115,6 +116,12 @@ struct fs_model {
 
     module_t *modules;
     size_t n_modules, cap_modules;
+    /* service replicas (FS_JOB_SERVICE; models/fs_service.h) */
+    fs_replica_hook_t rhook;
+    uint64_t svc_live;      /* replicas submitted and not ended (queued, running, recovering) */
+    uint64_t svc_queued;    /* the queued ones */
+    uint64_t svc_running;   /* the running ones */
+    int pass_wanted;        /* this instant had an event a policy may act on */
 
     /* pending events that cannot start a queued job: the timeline sample,
      * the drain cap, and module events at FS_PRIO_FAILURE (a failure only
@@ -166,8 +173,9 @@ static void settle(fs_model_t *m, fs_time_t t)
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
-        m->int_queued += dt * (double)m->queued;
-        m->int_system += dt * (double)(m->queued + m->running + m->recovering);
+        /* jobs only: replicas are not in the job statistics */
+        m->int_queued += dt * (double)(m->queued - m->svc_queued);
+        m->int_system += dt * (double)(m->queued + m->running + m->recovering - m->svc_live);
         fs_time_t lo = m->last_settle > m->win_lo ? m->last_settle : m->win_lo;
         fs_time_t hi = t < m->win_hi ? t : m->win_hi;
         if (hi > lo) {
@@ -331,8 +339,22 @@ static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, fs_job_row_t
     r->goodput = j->held_gpu_s > 0 ? gpu_share(j) * useful / j->held_gpu_s : NAN;
 }
 
+static int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
+
+/* A replica's event to its service (a hook error stops the run). */
+static void replica_event(fs_model_t *m, uint32_t slot, int event, fs_time_t startup)
+{
+    if (!m->rhook.fn || m->err.code)
+        return;
+    int rc = m->rhook.fn(m->rhook.ud, m, slot, event, startup);
+    if (rc)
+        fail(m, rc, "service replica");
+}
+
 static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
 {
+    if (is_replica(j))  /* replicas are rows of /services, not /jobs */
+        return 0;
     fs_job_row_t r;
     r.id = j->job.id;
     r.tenant = j->job.tenant;
@@ -505,6 +527,12 @@ static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
     }
     j->need_restore = 0;
     j->ckpt_every = 0;
+    if (is_replica(j)) {    /* a replica restores nothing and never checkpoints */
+        j->phase = startup > 0 ? FS_PHASE_STARTING : FS_PHASE_COMPUTE;
+        j->phase_left = startup;
+        j->restore_after = 0;
+        return 0;
+    }
     if (rc->checkpoint == FS_CKPT_NONE)
         return 0;
     double mttf = 0;
@@ -570,6 +598,12 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         m->gpus_queued -= j->job.gpus;
         m->running++;
         m->last_change = m->sim.now;
+        if (is_replica(j)) {    /* runs until its service retires it */
+            m->svc_queued--;
+            m->svc_running++;
+            replica_event(m, slot, FS_REPLICA_STARTED, su);
+            return m->err.code ? m->err.code : 1;
+        }
         fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
         fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
                          .priority = FS_PRIO_COMPLETION};
@@ -625,6 +659,8 @@ static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
     j->run_s += ran;
     j->held_gpu_s += gpu_share(j) * ran;
     m->running--;
+    if (is_replica(j))
+        m->svc_running--;
 }
 
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
@@ -703,7 +739,11 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     m->queued++;
     m->gpus_queued += j->job.gpus;
     m->last_change = m->sim.now;
-    return 0;
+    if (is_replica(j)) {
+        m->svc_queued++;
+        replica_event(m, slot, FS_REPLICA_STOPPED, 0);
+    }
+    return m->err.code;
 }
 
 int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t *h)
@@ -749,6 +789,8 @@ static int rerate(fs_model_t *m, uint32_t slot, double rate)
     fs_jobrt_t *j = &m->slots[slot];
     progress(m, j);
     j->rate = rate;
+    if (is_replica(j))      /* no completion to move */
+        return 0;
     fs_sim_cancel(&m->sim, j->end_ev);
     fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
     fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
@@ -831,9 +873,17 @@ static int recover_at(fs_model_t *m, uint32_t slot, fs_time_t at, uint64_t step)
 }
 
 /* Back in the queue after a failure (the next start restores first). */
+static int replica_end(fs_model_t *m, uint32_t slot);
+
 static int requeue(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
+    if (j->retiring) {      /* its service retired it while it recovered */
+        m->recovering--;
+        return replica_end(m, slot);
+    }
+    if (is_replica(j))
+        m->svc_queued++;
     j->w_recovery += m->sim.now - j->start;
     j->state = FS_JOBRT_QUEUED;
     j->queued_since = m->sim.now;
@@ -875,6 +925,8 @@ static int detected(fs_model_t *m, uint32_t slot)
         j->holding = 0;
     }
     m->last_change = m->sim.now;
+    if (is_replica(j))      /* the ReplicaSet makes a new pod at once, retries unlimited */
+        return requeue(m, slot);
     fs_time_t delay;
     if (!fs_recov_retry(&m->cfg->recovery, j->failures, &delay))
         return give_up(m, slot);
@@ -917,6 +969,8 @@ static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
     else if (m->pol->job_end)
         m->pol->job_end(m->pol_state, m, slot);
     drop_node(m, slot, node);
+    if (is_replica(j))
+        replica_event(m, slot, FS_REPLICA_STOPPED, 0);
     fs_time_t det = m->cfg->recovery.detection;
     if (det > 0)
         return recover_at(m, slot, m->sim.now + det, RC_DETECTED);
@@ -1082,6 +1136,12 @@ int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority
 
 const fs_sink_t *fs_model_sink(const fs_model_t *m) { return &m->sink; }
 
+void fs_model_error(fs_model_t *m, const fs_error_t *e)
+{
+    if (m->err.code == 0 && e && e->code)
+        m->err = *e;
+}
+
 static void job_end(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
@@ -1179,19 +1239,23 @@ static fs_time_t src_peek(void *vm)
     return m->batch[0].submit;
 }
 
-static void src_take(fs_sim_t *sim, void *vm)
+/* Admits job now into pool set `set` (INT32_MIN: the set of its GPU type):
+ * a slot, the policy's queue.  *slot: NO_SLOT when it was rejected (it can
+ * never fit) or on an error (m->err set). */
+static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slot)
 {
-    fs_model_t *m = vm;
-    const fs_job_t *job = &m->batch[m->batch_i++];
-    settle(m, sim->now);
-    m->submitted++;
-    m->last_change = sim->now;
-    m->last_arrival = sim->now;
-    if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
-        fail(m, FS_ENOMEM, "admitting a job");
-        return;
+    *slot = NO_SLOT;
+    settle(m, m->sim.now);
+    m->last_change = m->sim.now;
+    m->pass_wanted = 1;
+    int32_t t = set;
+    if (t == INT32_MIN) {
+        if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
+            fail(m, FS_ENOMEM, "admitting a job");
+            return;
+        }
+        t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     }
-    int32_t t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     if ((job->flags & FS_JOB_SINGLE_NODE) && single_node_set(m, t, job->gpus, &t)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
@@ -1215,12 +1279,17 @@ static void src_take(fs_sim_t *sim, void *vm)
     j->seq = m->next_seq++;
     j->first_start = -1;
     j->start = -1;
-    j->queued_since = job->submit;
+    j->queued_since = m->sim.now;
     j->remaining = job->duration;
     j->rate = 1.0;
     j->type_pools = t;
     j->state = FS_JOBRT_QUEUED;
     if (!could_ever_fit(m, j)) {
+        if (is_replica(j)) {    /* the caller says why */
+            if (slot_free(m, s))
+                fail(m, FS_ENOMEM, "freeing a job slot");
+            return;
+        }
         m->rejected++;
         emit(m, j, FS_STATE_REJECTED);
         if (slot_free(m, s))
@@ -1229,11 +1298,99 @@ static void src_take(fs_sim_t *sim, void *vm)
     }
     m->queued++;
     m->gpus_queued += j->job.gpus;
+    if (is_replica(j)) {
+        m->svc_live++;
+        m->svc_queued++;
+    }
+    *slot = s;
     int rc = m->pol->enqueue(m->pol_state, m, s);
     if (!rc && m->burst)
         rc = fs_burst_admitted(m->burst, m, &j->job);
     if (rc)
         fail(m, rc, "queueing a job");
+}
+
+static void src_take(fs_sim_t *sim, void *vm)
+{
+    fs_model_t *m = vm;
+    const fs_job_t *job = &m->batch[m->batch_i++];
+    m->submitted++;
+    m->last_arrival = sim->now;
+    uint32_t slot;
+    admit(m, job, INT32_MIN, &slot);
+}
+
+/* ---- service replicas ----------------------------------------------------------- */
+
+void fs_model_set_replica_hook(fs_model_t *m, const fs_replica_hook_t *hook)
+{
+    m->rhook = *hook;
+}
+
+int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32_t *set)
+{
+    if (n == 0) {
+        *set = -1;
+        return 0;
+    }
+    if (set_begin(m))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (set_add(m, pools[i]))
+            return FS_ENOMEM;
+    *set = set_end(m);
+    return 0;
+}
+
+int fs_model_submit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slot)
+{
+    fs_job_t r = *job;
+    r.flags |= FS_JOB_SERVICE;
+    r.submit = m->sim.now;
+    r.duration = FS_TIME_MAX_INPUT;     /* never completes: no end event is scheduled */
+    admit(m, &r, set, slot);
+    if (m->err.code)
+        return m->err.code;
+    return *slot == NO_SLOT ? FS_EINVAL : 0;
+}
+
+/* A replica ends now (retired, or retired while recovering): the slot is
+ * freed; the GPUs were given back by the caller. */
+static int replica_end(fs_model_t *m, uint32_t slot)
+{
+    fs_placement_release(&m->slots[slot].place);
+    m->svc_live--;
+    m->last_change = m->sim.now;
+    if (slot_free(m, slot)) {
+        fail(m, FS_ENOMEM, "freeing a job slot");
+        return FS_ENOMEM;
+    }
+    return 0;
+}
+
+int fs_model_retire(fs_model_t *m, uint32_t slot)
+{
+    if (slot >= m->n_slots || !is_replica(&m->slots[slot]))
+        return FS_EINVAL;
+    fs_jobrt_t *j = &m->slots[slot];
+    settle(m, m->sim.now);
+    m->pass_wanted = 1;
+    switch (j->state) {
+    case FS_JOBRT_RUNNING:
+        attempt_stop(m, j);
+        emit_intervals(m, j, m->sim.now);
+        fs_cluster_free(&m->cluster, &j->place);
+        if (m->nidx)
+            nidx_del(m, slot);
+        if (m->pol->job_end)
+            m->pol->job_end(m->pol_state, m, slot);
+        return replica_end(m, slot);
+    case FS_JOBRT_RECOVERING:
+        j->retiring = 1;
+        return 0;
+    default:        /* a queued one is the policy's until it starts it */
+        return FS_EINVAL;
+    }
 }
 
 /* ---- a run that cannot go on ------------------------------------------------- */
@@ -1327,13 +1484,15 @@ static void sample(fs_model_t *m)
     r.gpus_total = (uint32_t)m->cluster.gpus_total;
     r.gpus_up = (uint32_t)m->cluster.gpus_up;
     r.gpus_busy = (uint32_t)m->cluster.gpus_busy;
-    r.jobs_running = (uint32_t)m->running;
-    r.jobs_queued = (uint32_t)m->queued;
+    r.jobs_running = (uint32_t)(m->running - m->svc_running);
+    r.jobs_queued = (uint32_t)(m->queued - m->svc_queued);
     r.gpus_queued = m->gpus_queued;
     r.nodes_down = m->nodes_out;
     r.repair_queue = 0;
     r.nodes_provisioning = 0;
     r.nodes_autoscaled = 0;
+    r.gpus_serving = 0;
+    r.replicas = 0;
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)
             m->modules[i].ops->sample(m->modules[i].ud, m, &r);
@@ -1355,6 +1514,8 @@ static void sample(fs_model_t *m)
 static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
 {
     fs_model_t *m = vm;
+    if (ev->type != EV_MODULE || ev->entity >= m->n_modules || !m->modules[ev->entity].ops->quiet)
+        m->pass_wanted = 1;
     switch (ev->type) {
     case EV_JOB_END:
         job_end(m, ev->entity);
@@ -1397,7 +1558,9 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
 static void on_instant_end(fs_sim_t *sim, void *vm)
 {
     fs_model_t *m = vm;
-    if (m->queued > 0) {
+    int want = m->pass_wanted;
+    m->pass_wanted = 0;
+    if (m->queued > 0 && want) {
         int rc = m->pol->pass(m->pol_state, m);
         if (rc)
             fail(m, rc, "scheduling pass");
@@ -1494,6 +1657,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         rc = fs_autoscale_attach(m, m->usage, err);
     if (!rc && cfg->failures.given)   /* component failures (docs/failures.md) */
         rc = fs_failures_attach(m, cfg, err);
+    if (!rc)    /* inference services (docs/services.md) */
+        rc = fs_service_attach(m, err);
     if (rc) {
         fs_model_destroy(m);
         return rc;
@@ -1586,6 +1751,13 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     m->end_at = end;
     for (size_t i = 0; i < m->n_slots; i++) {
         fs_jobrt_t *j = &m->slots[i];
+        if (is_replica(j) && j->state != FS_JOBRT_FREE) {  /* their holds end at the end */
+            if (j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->holding))
+                emit_intervals(m, j, end);
+            if (m->err.code)
+                break;
+            continue;
+        }
         if (j->state == FS_JOBRT_RUNNING) {
             fs_recov_advance(j, end - j->settled_at, m->cfg->recovery.write_cost);
             j->settled_at = end;

@@ -64,6 +64,7 @@ typedef struct fs_jobrt {
     uint8_t phase;          /* enum fs_phase: 0 compute, 1 restore, 2 checkpoint write, 3 start-up */
     uint8_t holding;        /* RECOVERING: still holds (part of) its placement */
     uint8_t need_restore;   /* the next start pays recovery.restore */
+    uint8_t retiring;       /* a recovering replica its service retired: ends at the requeue */
     uint32_t failures;      /* interruptions by failures (the retry count) */
     double rate_base;       /* rate without node speeds (pool x span factor) */
     fs_time_t rem0;         /* remaining work at the start of the attempt */
@@ -200,6 +201,10 @@ typedef struct fs_module_ops {
     void (*destroy)(void *ud);
     /* Optional: adds the module's columns to a /timeline sample. */
     void (*sample)(void *ud, const fs_model_t *m, fs_sample_row_t *row);
+    /* Its events change nothing a policy sees unless they call the model
+     * (fs_model_submit, fs_model_retire): an instant of only such events
+     * makes no scheduling pass (a service's requests). */
+    int quiet;
 } fs_module_ops_t;
 /* Registers a module; *id names it in fs_model_module_event.  0 or FS_ENOMEM. */
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
@@ -211,8 +216,42 @@ int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uin
  * queued jobs can never start counts on it (docs/models.md). */
 int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority,
                           uint64_t data, fs_event_handle_t *h);
+/* A module's own message for the error it is about to return (the run's
+ * error, unless one is already set): e.g. a request trace's FILE:LINE. */
+void fs_model_error(fs_model_t *m, const fs_error_t *e);
 /* The sink the model was created with (modules emit their own rows). */
 const fs_sink_t *fs_model_sink(const fs_model_t *m);
+
+/* ---- service replicas (models/fs_service.h) ----------------------------------
+ * A replica is a job with FS_JOB_SERVICE: it enters the policy's queue like
+ * any job (its priority decides whether the policy preempts training for
+ * it), holds its GPUs until its service retires it, and never completes,
+ * checkpoints or restores.  It is not a row of /jobs and not in the job
+ * statistics.  Services need until: horizon. */
+enum fs_replica_event {
+    FS_REPLICA_STARTED = 1,    /* placed; ready after `startup` us (pod start-up) */
+    FS_REPLICA_STOPPED = 2     /* preempted (back in the queue) or hit by a failure
+                                  (recovering: back in the queue later) */
+};
+typedef struct fs_replica_hook {
+    /* slot's replica changed at now; startup: the start-up of a STARTED one */
+    int (*fn)(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time_t startup);
+    void *ud;
+} fs_replica_hook_t;
+/* Sets the hook called for every event of a replica (one hook per model). */
+void fs_model_set_replica_hook(fs_model_t *m, const fs_replica_hook_t *hook);
+/* A pool set for replicas that may use the pools pools[0 .. n) (n 0: every
+ * pool): *set for fs_model_submit.  0 or FS_ENOMEM. */
+int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32_t *set);
+/* Admits a replica now: job (flags gets FS_JOB_SERVICE, duration is
+ * ignored) in pool set `set` (-1 any pool).  *slot: its slot, valid until
+ * fs_model_retire.  0, FS_EINVAL (it can never fit its pools), FS_ENOMEM. */
+int fs_model_submit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slot);
+/* Ends a replica now.  A running one gives its GPUs back at once; a queued
+ * one is removed when the policy next starts it (a policy owns its queue: it
+ * starts, and the model ends it in the same instant, holding nothing); a
+ * recovering one when it would be requeued.  0 or an FS_E* error. */
+int fs_model_retire(fs_model_t *m, uint32_t slot);
 
 /* ---- for progress lines and tests --------------------------------------- */
 uint64_t fs_model_jobs_done(const fs_model_t *m);

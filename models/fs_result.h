@@ -57,6 +57,8 @@ typedef struct fs_sample_row {
     uint32_t repair_queue;  /* failures waiting for a repair crew (models/fs_failure.c) */
     uint32_t nodes_provisioning; /* autoscaler: nodes asked for, not yet allocatable */
     uint32_t nodes_autoscaled;   /* autoscaler: node groups' nodes provisioned and ready */
+    uint32_t gpus_serving;  /* held by service replicas (in gpus_busy; training = busy - serving) */
+    uint32_t replicas;      /* service replicas alive (pending, starting, ready) */
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table
@@ -97,6 +99,51 @@ typedef struct fs_interval_row {
 const char *fs_failure_component_name(int kind);
 const char *fs_repair_path_name(int path);
 
+/* Inference services (models/fs_service.h, docs/services.md).  Times in s;
+ * service: the index of the service in services: (/services row order). */
+#define FS_SERVICE_NAME_MAX 48
+typedef struct fs_service_row {    /* /services: one row per service, at the end */
+    char name[FS_SERVICE_NAME_MAX]; /* NUL-padded */
+    uint32_t mode;          /* 0 request, 1 fluid */
+    uint64_t requests;      /* arrived (fluid: expected, rounded) */
+    uint64_t completed;     /* finished by the end */
+    uint64_t retried;       /* requests restarted because their replica stopped */
+    double ttft_p50, ttft_p95, ttft_p99, ttft_mean;
+    double tpot_p50, tpot_p95, tpot_p99;
+    double slo_attainment;  /* completed requests meeting slo.ttft and slo.tpot / completed */
+    double buckets_met;     /* buckets whose TTFT p99 met slo.ttft / buckets with requests */
+    double replica_hours;   /* replicas alive (pending, starting, ready) x time */
+    double ready_hours;     /* replicas ready x time */
+    double gpu_hours;       /* GPUs held by its replicas x time */
+    uint64_t cold_starts;   /* replica starts (each pays its start-up) */
+    double startup_gpu_hours; /* GPU-hours held while starting */
+    double tokens_out;      /* output tokens of completed requests */
+    double tokens_per_gpu_s;/* tokens_out / GPU-s held */
+} fs_service_row_t;
+
+typedef struct fs_svc_bucket_row { /* /service_buckets: service x output.service_bucket */
+    uint32_t service;
+    double start, end;
+    uint64_t requests;      /* arrived in the bucket */
+    uint64_t completed;     /* finished in the bucket (its percentiles) */
+    double ttft_p50, ttft_p95, ttft_p99;
+    double tpot_p50, tpot_p95, tpot_p99;
+    double slo_attainment;  /* of the completed; NaN none */
+    double replicas;        /* time-average replicas alive */
+    double ready;           /* time-average replicas ready */
+    double gpus;            /* time-average GPUs held */
+    uint32_t cold_starts;
+    double tokens_per_s;    /* output tokens completed / bucket length */
+    double waiting;         /* time-average requests waiting */
+} fs_svc_bucket_row_t;
+
+typedef struct fs_request_row {    /* /requests (output.requests; request mode) */
+    uint32_t service;
+    uint32_t input, output; /* tokens */
+    uint32_t retries;
+    double arrival, ttft, tpot, end;
+} fs_request_row_t;
+
 /* Totals the model accumulates over the run (integrals are exact: the
  * model integrates piecewise-constant state between events). */
 typedef struct fs_run_totals {
@@ -134,6 +181,10 @@ typedef struct fs_sink {
     /* optional (NULL: not wanted): one row per job attempt and node */
     int (*interval)(void *ud, const fs_interval_row_t *row);
     int (*failure)(void *ud, const fs_failure_row_t *row); /* optional: /failures rows */
+    /* optional: inference services (/services, /service_buckets, /requests) */
+    int (*service)(void *ud, const fs_service_row_t *row);
+    int (*svc_bucket)(void *ud, const fs_svc_bucket_row_t *row);
+    int (*request)(void *ud, const fs_request_row_t *row);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the
                                run's error is then that message, not a generic one */

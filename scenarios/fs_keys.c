@@ -87,6 +87,14 @@ static const fs_keytab_t span_speed_keys;
 static const fs_keytab_t nodegroup_keys;
 static const fs_keytab_t startup_image_keys;
 static const fs_keytab_t activity_keys;
+static const fs_keytab_t service_keys;
+static const char *const svc_mode_names[] = {
+    [FS_SVC_REQUEST] = "request", [FS_SVC_FLUID] = "fluid", NULL};
+static const char *const svc_process_names[] = {
+    [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
+static const char *const hpa_metric_names[] = {
+    [FS_HPA_NONE] = "none", [FS_HPA_CONCURRENCY] = "concurrency", [FS_HPA_QUEUE] = "queue",
+    [FS_HPA_UTILIZATION] = "utilization", NULL};
 static const char *const ckpt_names[] = {
     [FS_CKPT_NONE] = "none", [FS_CKPT_FIXED] = "fixed", [FS_CKPT_YOUNG] = "young",
     [FS_CKPT_DALY] = "daly", NULL};
@@ -704,6 +712,19 @@ static const fs_key_t config_rows[] = {
      .doc = "Write /gpu_intervals: one row per job attempt and node it held, the input of "
             "`fleetsim metrics` (DCGM-named telemetry; docs/observability.md)."},
 
+    {.path = "output.service_bucket", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(services.bucket), .min = 0, .def = "1h", .unit = "s",
+     .doc = "Period of /service_buckets (requests, TTFT and TPOT percentiles, replicas per "
+            "service; docs/services.md)."},
+    {.path = "output.requests", .type = FS_KT_BOOL, .off = CF(services.requests), .def = "false",
+     .doc = "Write /requests: one row per request of a request-level service."},
+
+    {.path = "services", .type = FS_KT_LIST, .off = CF(services.list), .off2 = CF(services.n),
+     .sub = &service_keys,
+     .doc = "Inference services sharing the fleet with the workload: replicas that hold GPUs "
+            "at a priority above training, requests served in batches, Kubernetes HPA "
+            "autoscaling (docs/services.md). Needs until: horizon."},
+
     {.path = "sweep", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(sweep.given),
      .choice = 1,
      .doc = "A sweep for `fleetsim sweep` (docs/sweeps.md): keys varied over values or ranges, "
@@ -812,6 +833,113 @@ static const fs_key_t activity_rows[] = {
 static const fs_keytab_t activity_keys = {"activity profile", activity_rows,
                                           sizeof activity_rows / sizeof activity_rows[0],
                                           sizeof(fs_activity_cfg_t)};
+
+#define SVP(f) offsetof(fs_svc_perf_cfg_t, f)
+static const fs_key_t svc_perf_rows[] = {
+    {.path = "gpu", .type = FS_KT_NAME, .flags = FS_KF_REQUIRED, .off = SVP(gpu),
+     .name_at = gpu_model_at, .doc = "GPU model of the row (catalog name)."},
+    {.path = "prefill", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .off = SVP(prefill_tps), .min = 0, .unit = "tokens/s",
+     .doc = "Prompt tokens per second of one replica while a request's prefill runs."},
+    {.path = "decode", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .off = SVP(decode_tps), .min = 0, .unit = "tokens/s",
+     .doc = "Output tokens per second of one replica with a full batch (TPOT = max_batch / "
+            "decode)."},
+    {.path = "max_batch", .type = FS_KT_UINT, .flags = FS_KF_MIN, .off = SVP(max_batch),
+     .size = sizeof(uint32_t), .min = 1, .def = "1",
+     .doc = "Requests a replica serves at once (continuous batching slots)."},
+    {.path = "decode_single", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = SVP(decode1_tps),
+     .min = 0, .def = "0", .unit = "tokens/s",
+     .doc = "Output tokens/s of one request decoding alone (request mode: a request's decode "
+            "step is linear in the batch it joins, from 1/decode_single to max_batch/decode; "
+            "0: always max_batch/decode)."},
+};
+static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
+                                          sizeof svc_perf_rows / sizeof svc_perf_rows[0],
+                                          sizeof(fs_svc_perf_cfg_t)};
+
+#define SV(f) offsetof(fs_service_cfg_t, f)
+static const fs_key_t service_rows[] = {
+    {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = SV(name),
+     .doc = "The service's name (/services, /service_buckets)."},
+    {.path = "mode", .type = FS_KT_ENUM, .off = SV(mode), .names = svc_mode_names,
+     .def = "request",
+     .doc = "request: every request an event (exact); fluid: an M/G/c queue per service, "
+            "updated at each rate or replica change (year-long runs)."},
+    {.path = "gpus", .type = FS_KT_UINT, .flags = FS_KF_MIN, .off = SV(gpus),
+     .size = sizeof(uint32_t), .min = 1, .def = "1",
+     .doc = "GPUs of one replica (one pod, on one node)."},
+    {.path = "class", .type = FS_KT_UINT, .off = SV(job_class), .size = sizeof(uint32_t),
+     .def = "0",
+     .doc = "Job class of its replicas: its image and weight load (startup.images) and its "
+            "activity (telemetry.activity)."},
+    {.path = "priority", .type = FS_KT_UINT, .off = SV(priority), .size = sizeof(int32_t),
+     .def = "1000",
+     .doc = "Priority of its replicas (training jobs have 0 unless their trace says): a "
+            "preempting policy preempts training for them."},
+    {.path = "min_replicas", .type = FS_KT_UINT, .off = SV(min_replicas),
+     .size = sizeof(uint32_t), .def = "1",
+     .doc = "Fewest replicas (0: scale to zero; a request then brings one up)."},
+    {.path = "max_replicas", .type = FS_KT_UINT, .off = SV(max_replicas),
+     .size = sizeof(uint32_t), .def = "0", .doc = "Most replicas (0: min_replicas)."},
+    {.path = "requests.process", .type = FS_KT_ENUM, .off = SV(process),
+     .names = svc_process_names, .def = "poisson",
+     .doc = "poisson; gamma (renewal with Gamma inter-arrivals, BurstGPT); trace (an Azure "
+            "LLM inference CSV: TIMESTAMP, ContextTokens, GeneratedTokens)."},
+    {.path = "requests.rate", .type = FS_KT_RATE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SV(rate), .min = 0, .max = 1e6, .unit = "1/s",
+     .doc = "Mean request rate (poisson, gamma), before the profile."},
+    {.path = "requests.shape", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN, .off = SV(shape),
+     .min = 0, .def = "1",
+     .doc = "gamma: shape of the inter-arrival times (1: Poisson; < 1: bursty, CV^2 = "
+            "1/shape)."},
+    {.path = "requests.profile.hourly", .type = FS_KT_SHARES, .off = SV(n_hourly),
+     .off2 = SV(hourly_names), .off3 = SV(hourly),
+     .doc = "Share of requests in each hour of the day {0..23: share}, as "
+            "workload.synthetic.arrivals.profile.hourly."},
+    {.path = "requests.profile.weekly", .type = FS_KT_SHARES, .off = SV(n_weekly),
+     .off2 = SV(weekly_names), .off3 = SV(weekly),
+     .doc = "Share on each day of the week {0..6: share}."},
+    {.path = "requests.trace", .type = FS_KT_PATH, .off = SV(trace),
+     .doc = "process trace: the request CSV (plain or gzip); times from its first row."},
+    {.path = "requests.repeat", .type = FS_KT_BOOL, .off = SV(repeat), .def = "false",
+     .doc = "process trace: replay it again from its start after its last row."},
+    {.path = "requests.input", .type = FS_KT_DIST, .off = SV(input), .off2 = SV(input_cfg),
+     .sub = &fs_keys_count_dist, .unit = "tokens",
+     .doc = "Prompt tokens of a request (poisson, gamma)."},
+    {.path = "requests.output", .type = FS_KT_DIST, .off = SV(output), .off2 = SV(output_cfg),
+     .sub = &fs_keys_count_dist, .unit = "tokens",
+     .doc = "Output tokens of a request (poisson, gamma)."},
+    {.path = "performance", .type = FS_KT_LIST, .off = SV(perf), .off2 = SV(n_perf),
+     .sub = &svc_perf_keys,
+     .doc = "Per GPU model a replica may use: prefill and decode tokens/s and the batch "
+            "limit. Its replicas go only to pools of these GPU models."},
+    {.path = "autoscale.metric", .type = FS_KT_ENUM, .off = SV(metric), .names = hpa_metric_names,
+     .def = "none",
+     .doc = "HPA target metric per replica: concurrency (requests in the service per replica), "
+            "queue (requests waiting per replica), utilization (busy batch slots / slots); "
+            "none: min_replicas always."},
+    {.path = "autoscale.target", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = SV(target), .min = 0, .doc = "The metric's target value per replica."},
+    {.path = "autoscale.tolerance", .type = FS_KT_PROB, .off = SV(tolerance), .def = "0.1",
+     .doc = "No scaling while the metric is within this fraction of the target (HPA 0.1)."},
+    {.path = "autoscale.sync", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN, .off = SV(sync),
+     .min = 0, .def = "15s", .unit = "s",
+     .doc = "HPA sync period (--horizontal-pod-autoscaler-sync-period, 15 s)."},
+    {.path = "autoscale.scale_down_window", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = SV(down_window), .min = 0, .def = "5m", .unit = "s",
+     .doc = "Scale-down stabilisation window: the largest recommendation in it wins (300 s)."},
+    {.path = "autoscale.scale_up_window", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = SV(up_window), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Scale-up stabilisation window: the smallest recommendation in it wins (0 s)."},
+    {.path = "slo.ttft", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN, .off = SV(slo_ttft),
+     .min = 0, .def = "2s", .unit = "s", .doc = "Time to first token a request must meet."},
+    {.path = "slo.tpot", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = SV(slo_tpot),
+     .min = 0, .def = "0s", .unit = "s", .doc = "Time per output token it must meet (0: none)."},
+};
+static const fs_keytab_t service_keys = {"service", service_rows,
+                                         sizeof service_rows / sizeof service_rows[0],
+                                         sizeof(fs_service_cfg_t)};
 
 #define NG(f) offsetof(fs_nodegroup_cfg_t, f)
 static const fs_key_t nodegroup_rows[] = {
@@ -1026,6 +1154,28 @@ static const fs_key_t dist_rows[] = {
                   .doc = "empirical: the CSV column to read."},
 };
 
+/* The same block for counts (tokens): plain numbers, no unit. */
+static const fs_key_t count_dist_rows[] = {
+    [D_DIST] = {.path = "dist", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = DF(kind),
+                .names = dist_names, .doc = "The distribution."},
+    [D_VALUE] = {.path = "value", .type = FS_KT_DOUBLE, .off = DF(value), .doc = "constant."},
+    [D_MEAN] = {.path = "mean", .type = FS_KT_DOUBLE, .off = DF(mean), .doc = "The mean."},
+    [D_MEDIAN] = {.path = "median", .type = FS_KT_DOUBLE, .off = DF(median),
+                  .doc = "lognormal: the median."},
+    [D_SCALE] = {.path = "scale", .type = FS_KT_DOUBLE, .off = DF(scale),
+                 .doc = "weibull, gamma: the scale."},
+    [D_LO] = {.path = "lo", .type = FS_KT_DOUBLE, .off = DF(lo), .doc = "uniform: lower end."},
+    [D_HI] = {.path = "hi", .type = FS_KT_DOUBLE, .off = DF(hi), .doc = "uniform: upper end."},
+    [D_SIGMA] = {.path = "sigma", .type = FS_KT_DOUBLE, .off = DF(sigma),
+                 .doc = "lognormal: standard deviation of the logarithm."},
+    [D_SHAPE] = {.path = "shape", .type = FS_KT_DOUBLE, .off = DF(shape),
+                 .doc = "weibull, gamma: the shape k."},
+    [D_PATH] = {.path = "path", .type = FS_KT_PATH, .flags = FS_KF_AUX, .off = DA(path),
+                .doc = "empirical: file of values."},
+    [D_COLUMN] = {.path = "column", .type = FS_KT_STRING, .flags = FS_KF_AUX, .off = DA(column),
+                  .doc = "empirical: the CSV column to read."},
+};
+
 #define BIT(i) (1u << (i))
 unsigned fs_keys_dist_params(int kind)
 {
@@ -1045,6 +1195,8 @@ unsigned fs_keys_dist_params(int kind)
 const fs_keytab_t fs_keys_config = {"scenario", config_rows, COUNT(config_rows), sizeof(fs_config_t)};
 const fs_keytab_t fs_keys_pool = {"pool", pool_rows, COUNT(pool_rows), sizeof(fs_pool_cfg_t)};
 const fs_keytab_t fs_keys_dist = {"distribution", dist_rows, COUNT(dist_rows), sizeof(fs_dist_t)};
+const fs_keytab_t fs_keys_count_dist = {"count distribution", count_dist_rows,
+                                        COUNT(count_dist_rows), sizeof(fs_dist_t)};
 const fs_keytab_t fs_keys_sweep_param = {"sweep parameter", sweep_param_rows, COUNT(sweep_param_rows),
                                          sizeof(fs_sweep_param_cfg_t)};
 

@@ -91,6 +91,7 @@ typedef struct fs_keytab {
 extern const fs_keytab_t fs_keys_config;
 extern const fs_keytab_t fs_keys_pool;
 extern const fs_keytab_t fs_keys_dist;
+extern const fs_keytab_t fs_keys_count_dist;   /* the same rows, plain numbers (tokens) */
 extern const fs_keytab_t fs_keys_sweep_param; /* one item of sweep.params */
 
 /* Bit mask of the fs_keys_dist rows that a distribution kind takes (the

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L /* getcwd, strcasecmp */
 #endif
 #include "fs_scenario.h"
+#include "../models/fs_service.h"
 #include "fs_keys.h"
 #include "fs_units.h"
 #include "../sim/fs_alloc.h"
@@ -1501,6 +1502,12 @@ static int validate(sctx_t *c)
             return nomem(c);
         if (frc)
             return fail(c, node_or(c, key, "failures"), "%s", fe.msg);
+    }
+    if (cfg->services.n) {  /* services: */
+        char key[160];
+        fs_error_t ve;
+        if (fs_service_cfg_check(cfg, key, sizeof key, &ve))
+            return fail(c, node_or(c, key, "services"), "%s", ve.msg);
     }
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE) {  /* scheduler.kueue.*, manifests */
         char key[200];

@@ -152,6 +152,8 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.repair_queue = (uint32_t)(i % 5);
     s.nodes_provisioning = (uint32_t)(i % 7);
     s.nodes_autoscaled = (uint32_t)(i % 11);
+    s.gpus_serving = (uint32_t)(i % 17);
+    s.replicas = (uint32_t)(i % 19);
     return s;
 }
 
@@ -420,7 +422,8 @@ static void check_timeline(hid_t f, size_t m)
     column_names(f, "timeline", names, sizeof names);
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
-                        "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled");
+                        "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
+                        "replicas");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -428,8 +431,10 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, gpus_queued), offsetof(fs_sample_row_t, nodes_down),
                           offsetof(fs_sample_row_t, repair_queue),
                           offsetof(fs_sample_row_t, nodes_provisioning),
-                          offsetof(fs_sample_row_t, nodes_autoscaled)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4};
+                          offsetof(fs_sample_row_t, nodes_autoscaled),
+                          offsetof(fs_sample_row_t, gpus_serving),
+                          offsetof(fs_sample_row_t, replicas)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -442,7 +447,8 @@ static void check_timeline(hid_t f, size_t m)
               g->gpus_queued == w.gpus_queued && g->nodes_down == w.nodes_down &&
               g->repair_queue == w.repair_queue &&
               g->nodes_provisioning == w.nodes_provisioning &&
-              g->nodes_autoscaled == w.nodes_autoscaled)) {
+              g->nodes_autoscaled == w.nodes_autoscaled && g->gpus_serving == w.gpus_serving &&
+              g->replicas == w.replicas)) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -722,7 +728,7 @@ static void test_layout(void **state)
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
-                              "nodes_autoscaled:node");
+                              "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "

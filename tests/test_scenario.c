@@ -247,7 +247,10 @@ static const char multi_dump[] =
     "output:\n"
     "  timeline_interval: 0s\n"
     "  jobs: false\n"
-    "  gpu_intervals: false\n";
+    "  gpu_intervals: false\n"
+    "  service_bucket: 1h\n"
+    "  requests: false\n"
+    "services: []\n";
 
 static void test_default_scenario(void **state)
 {
@@ -390,7 +393,7 @@ static void test_error_unknown_keys(void **state)
     (void)state;
     expect_error("name: x\nclusterr: 1\n", NULL, 0,
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
-                 "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, sweep)");
+                 "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
                  "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed, autoscale)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
@@ -673,7 +676,7 @@ static void test_override_errors(void **state)
     struct { const char *set, *want; } cases[] = {
         {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, topology, speed, speed_catalog, span_speed, autoscale)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
-                      "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, sweep)"},
+                      "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)"},
         {"cluster.pools.0.nodes=0",
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},

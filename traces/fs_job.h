@@ -36,6 +36,10 @@ enum fs_job_rec_state {
 /* flags: the job is one Kubernetes pod (openb, one-instance PAI jobs): it
  * runs on one node, never split over nodes (models/fs_model.c). */
 #define FS_JOB_SINGLE_NODE 1u
+/* flags: a replica of an inference service (models/fs_service.h): it runs
+ * until its service retires it, is never a row of /jobs and is left out of
+ * the job statistics. */
+#define FS_JOB_SERVICE 2u
 
 typedef struct fs_job {
     uint64_t id;            /* unique within a workload; sources number 1.. if absent */

@@ -230,6 +230,12 @@ static int check_profile(size_t cnt, char *const *names, const double *shares, i
     return check_probs(shares, cnt, what, err);
 }
 
+int fs_synth_profile(size_t cnt, char *const *names, const double *shares, int n,
+                     const char *what, double *out, fs_error_t *err)
+{
+    return check_profile(cnt, names, shares, n, what, out, err);
+}
+
 /* Sets *key (room for keylen; key may be NULL) and returns rc. */
 static int blame(char *key, size_t keylen, const char *path, int rc)
 {

@@ -109,4 +109,12 @@ int fs_synth_cfg_check_key(const fs_synth_cfg_t *c, char *key, size_t keylen, fs
 int fs_synth_create(const fs_synth_cfg_t *cfg, uint64_t seed, uint64_t replication,
                     fs_source_t **out, fs_error_t *err);
 
+/* A profile written as {slot: share} (cnt entries; slots 0..n-1): out[k] =
+ * n x share of slot k (0 for slots not listed), or 1 everywhere when cnt is
+ * 0, so that the mean multiplier is 1.  0 or FS_EINVAL (a slot that is not a
+ * number in range, or listed twice, or shares that are not a distribution:
+ * the message names `what`).  out may be NULL (check only). */
+int fs_synth_profile(size_t cnt, char *const *names, const double *shares, int n,
+                     const char *what, double *out, fs_error_t *err);
+
 #endif

@@ -70,6 +70,24 @@ static int sink_failure(void *ud, const fs_failure_row_t *row)
     return fs_results_add_failure(c->res, row, c->err);
 }
 
+static int sink_service(void *ud, const fs_service_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_service(c->res, row, c->err) : 0;
+}
+
+static int sink_svc_bucket(void *ud, const fs_svc_bucket_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_svc_bucket(c->res, row, c->err) : 0;
+}
+
+static int sink_request(void *ud, const fs_request_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_request(c->res, row, c->err) : 0;
+}
+
 static int sink_interval(void *ud, const fs_interval_row_t *row)
 {
     run_ctx_t *c = ud;
@@ -256,6 +274,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
             .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
             .sweep_point = opts->sweep_point,
+            .services = cfg->services.n, .requests = cfg->services.requests,
         };
         rc = fs_results_open(opts->output, &meta, &c.res, err);
         if (rc)
@@ -265,6 +284,12 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                       .err = err};
     if (cfg->output.gpu_intervals && c.res)
         sink.interval = sink_interval;
+    if (cfg->services.n && c.res) {
+        sink.service = sink_service;
+        sink.svc_bucket = sink_svc_bucket;
+        if (cfg->services.requests)
+            sink.request = sink_request;
+    }
     if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};

@@ -1,0 +1,73 @@
+/*
+ * fs_svccfg: configuration of inference services (services:), the part of
+ * fs_config_t that models/fs_service.c reads.  Keys and defaults:
+ * scenarios/fs_keys.c; semantics and sources: docs/services.md.
+ */
+#ifndef FS_SVCCFG_H
+#define FS_SVCCFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/fs_dist.h"
+#include "../sim/fs_time.h"
+
+enum fs_svc_mode { FS_SVC_REQUEST = 0, FS_SVC_FLUID = 1 };
+enum fs_svc_process { FS_SVC_POISSON = 0, FS_SVC_GAMMA = 1, FS_SVC_TRACE = 2 };
+enum fs_hpa_metric { FS_HPA_NONE = 0, FS_HPA_CONCURRENCY = 1, FS_HPA_QUEUE = 2,
+                     FS_HPA_UTILIZATION = 3 };
+
+/* One row of a service's performance table: a replica on GPU model gpu. */
+typedef struct fs_svc_perf_cfg {
+    char *gpu;              /* GPU model (catalog name), owned */
+    double prefill_tps;     /* prompt tokens/s while a request's prefill runs */
+    double decode_tps;      /* output tokens/s of the replica with a full batch */
+    uint32_t max_batch;     /* requests served at once */
+    double decode1_tps;     /* output tokens/s of one request alone (0: decode_tps / max_batch) */
+} fs_svc_perf_cfg_t;
+
+typedef struct fs_service_cfg {
+    char *name;             /* owned */
+    int mode;               /* enum fs_svc_mode */
+    uint32_t gpus;          /* GPUs of a replica (one pod on one node) */
+    uint32_t job_class;     /* class of its replicas (startup.images, telemetry.activity) */
+    int32_t priority;       /* its replicas' priority (training: 0) */
+    uint32_t min_replicas, max_replicas;
+    /* requests */
+    int process;            /* enum fs_svc_process */
+    double rate;            /* mean requests/s (poisson, gamma) */
+    double shape;           /* gamma: inter-arrival shape (CV^2 = 1/shape) */
+    size_t n_hourly;        /* profile.hourly {hour: share} as written */
+    char **hourly_names;
+    double *hourly;
+    size_t n_weekly;        /* profile.weekly {day: share} */
+    char **weekly_names;
+    double *weekly;
+    char *trace;            /* process trace: an Azure LLM inference CSV (owned) */
+    int repeat;             /* trace: replay it again after its end (bool) */
+    fs_dist_t input;        /* prompt tokens (poisson, gamma) */
+    fs_dist_cfg_t input_cfg;
+    fs_dist_t output;       /* output tokens */
+    fs_dist_cfg_t output_cfg;
+    fs_svc_perf_cfg_t *perf;    /* owned */
+    size_t n_perf;
+    /* autoscaling (Kubernetes HPA) */
+    int metric;             /* enum fs_hpa_metric; NONE: min_replicas, fixed */
+    double target;          /* per replica: requests (concurrency, queue) or a fraction */
+    double tolerance;       /* no change while |metric/target - 1| <= tolerance */
+    fs_time_t sync;         /* HPA sync period */
+    fs_time_t down_window;  /* scale-down stabilisation window */
+    fs_time_t up_window;    /* scale-up stabilisation window */
+    /* objectives */
+    fs_time_t slo_ttft;     /* a request meets its SLO with TTFT <= this ... */
+    fs_time_t slo_tpot;     /* ... and TPOT <= this (0: no bound) */
+} fs_service_cfg_t;
+
+typedef struct fs_services_cfg {
+    fs_service_cfg_t *list; /* owned */
+    size_t n;
+    fs_time_t bucket;       /* /service_buckets period */
+    int requests;           /* write /requests (bool) */
+} fs_services_cfg_t;
+
+#endif

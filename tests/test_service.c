@@ -1,0 +1,520 @@
+/*
+ * Inference services (models/fs_service.c): Erlang C in both modes, a
+ * batching queue computed by hand, the HPA's scale-up, cold start and
+ * stabilisation window, GPU conservation against /gpu_intervals with
+ * training preempted, replicas hit by failures, configuration errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs_test_util.h"
+#include "models/fs_service.h"
+#include "scenarios/fs_scenario.h"
+#include "sim/fs_alloc.h"
+#include "traces/fs_memsrc.h"
+
+/* ---- collectors ----------------------------------------------------------- */
+
+typedef struct reqs {
+    fs_request_row_t *r;
+    size_t n, cap;
+    fs_svc_bucket_row_t b[512];
+    size_t nb;
+    fs_service_row_t s[4];
+    size_t ns;
+    fs_test_samples_t samples;
+    fs_interval_row_t *iv;
+    size_t niv, capiv;
+} reqs_t;
+
+static int on_request(void *ud, const fs_request_row_t *row)
+{
+    reqs_t *q = ud;
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 1024;
+        q->r = realloc(q->r, q->cap * sizeof *q->r);
+        if (!q->r)
+            return FS_ENOMEM;
+    }
+    q->r[q->n++] = *row;
+    return 0;
+}
+
+static int on_bucket(void *ud, const fs_svc_bucket_row_t *row)
+{
+    reqs_t *q = ud;
+    if (q->nb < 512)
+        q->b[q->nb++] = *row;
+    return 0;
+}
+
+static int on_service(void *ud, const fs_service_row_t *row)
+{
+    reqs_t *q = ud;
+    if (q->ns < 4)
+        q->s[q->ns++] = *row;
+    return 0;
+}
+
+static int on_sample(void *ud, const fs_sample_row_t *row)
+{
+    return fs_test_collect_sample(&((reqs_t *)ud)->samples, row);
+}
+
+static int on_interval(void *ud, const fs_interval_row_t *row)
+{
+    reqs_t *q = ud;
+    if (q->niv == q->capiv) {
+        q->capiv = q->capiv ? 2 * q->capiv : 1024;
+        q->iv = realloc(q->iv, q->capiv * sizeof *q->iv);
+        if (!q->iv)
+            return FS_ENOMEM;
+    }
+    q->iv[q->niv++] = *row;
+    return 0;
+}
+
+static int on_job(void *ud, const fs_job_row_t *row)
+{
+    (void)ud;
+    (void)row;
+    return 0;
+}
+
+static void run(const char *yaml, const fs_job_t *jobs, size_t n, reqs_t *q)
+{
+    memset(q, 0, sizeof *q);
+    fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = q, .request = on_request,
+                      .svc_bucket = on_bucket, .service = on_service, .interval = on_interval};
+    fs_test_run_yaml(yaml, jobs, n, &sink, NULL);
+}
+
+static void reqs_free(reqs_t *q)
+{
+    free(q->r);
+    free(q->samples.r);
+    free(q->iv);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_int_equal(fs_alloc_live(), 0);
+    return 0;
+}
+
+/* ---- Erlang C --------------------------------------------------------------- */
+
+/* The textbook form, summed directly (independent of the module's Erlang B
+ * recursion). */
+static double erlang_c_direct(double a, int c)
+{
+    double term = 1, sum = 0;
+    for (int k = 0; k < c; k++) {
+        sum += term;
+        term *= a / (k + 1);
+    }
+    double top = term * c / (c - a);  /* a^c / c! x c / (c - a) */
+    return top / (sum + top);
+}
+
+static void test_erlang_c_formula(void **state)
+{
+    (void)state;
+    assert_double_equal(fs_erlang_c(3, 4), erlang_c_direct(3, 4), 1e-12);
+    assert_double_equal(fs_erlang_c(3, 4), 0.509434, 1e-6);
+    assert_double_equal(fs_erlang_c(45.5, 50), erlang_c_direct(45.5, 50), 1e-10);
+    assert_double_equal(fs_erlang_c(0.5, 1), 0.5, 1e-12);   /* M/M/1: rho */
+    assert_double_equal(fs_erlang_c(5, 5), 1.0, 0);
+    assert_double_equal(fs_erlang_c(0, 3), 0.0, 0);
+}
+
+#define BASE                                                                   \
+    "name: t\nseed: 9\nuntil: horizon\n"                                      \
+    "cluster: {pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]}\n"   \
+    "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "           \
+    "duration: {dist: constant, value: 1m}}}\n"                                \
+    "scheduler: {queue: priority, preemption: order, checkpoint_interval: 1us}\n"
+
+/* Four replicas of one slot each, Poisson arrivals at 3/s, exponential
+ * service of mean 1 s (prefill of exponential prompts): M/M/4 at a = 3. */
+static const char *mm4(const char *mode)
+{
+    static char y[2048];
+    snprintf(y, sizeof y,
+             BASE "horizon: 12h\noutput: {timeline_interval: 0, requests: true}\n"
+             "services:\n"
+             "  - name: mm4\n    mode: %s\n    min_replicas: 4\n"
+             "    requests: {rate: 3/s, input: {dist: exponential, mean: 2000}, "
+             "output: {dist: constant, value: 1}}\n"
+             "    performance: [{gpu: H100, prefill: 2000, decode: 100, max_batch: 1}]\n",
+             mode);
+    return y;
+}
+
+static void test_request_mode_erlang_c(void **state)
+{
+    (void)state;
+    reqs_t q;
+    run(mm4("request"), NULL, 0, &q);
+    assert_true(q.n > 120000);
+    double wsum = 0, waited = 0;
+    for (size_t i = 0; i < q.n; i++) {
+        double w = q.r[i].ttft - q.r[i].input / 2000.0;
+        assert_true(w > -1e-5);
+        wsum += w;
+        waited += w > 1e-5;
+    }
+    double pw = fs_erlang_c(3, 4), ew = pw / (4 - 3);   /* mu = 1/s */
+    double mw = wsum / (double)q.n, fw = waited / (double)q.n;
+    print_message("M/M/4 a=3: P(wait) %.4f (Erlang C %.4f), mean wait %.4f s (%.4f)\n", fw, pw,
+                  mw, ew);
+    assert_double_equal(fw, pw, 0.02);
+    assert_double_equal(mw / ew, 1.0, 0.08);
+    /* Little: requests waiting (time average, buckets) = lambda x mean wait */
+    double wt = 0, len = 0;
+    for (size_t i = 0; i < q.nb; i++) {
+        wt += q.b[i].waiting * (q.b[i].end - q.b[i].start);
+        len += q.b[i].end - q.b[i].start;
+    }
+    assert_double_equal(wt / len / (3 * mw), 1.0, 0.03);
+    assert_int_equal(q.ns, 1);
+    assert_int_equal(q.s[0].cold_starts, 4);
+    assert_double_equal(q.s[0].gpu_hours, 4 * 12, 1e-9 * 48);
+    reqs_free(&q);
+}
+
+static void test_fluid_mode_erlang_c(void **state)
+{
+    (void)state;
+    reqs_t q;
+    run(mm4("fluid"), NULL, 0, &q);
+    assert_int_equal(q.ns, 1);
+    /* mean TTFT = prefill mean + Erlang C wait; tokens are whole, so the
+     * squared CV of the service is 1 within sampling */
+    double ew = fs_erlang_c(3, 4) / (4 - 3);
+    print_message("fluid M/M/4: mean TTFT %.4f s (Erlang C %.4f)\n", q.s[0].ttft_mean, 1 + ew);
+    assert_double_equal(q.s[0].ttft_mean / (1 + ew), 1.0, 0.02);
+    assert_double_equal((double)q.s[0].requests / (3 * 12 * 3600.0), 1.0, 1e-6);
+    /* the bucket's tail: P(TTFT > t) = C exp(-(t - 1)(c mu - lambda)) */
+    double p99 = 1 + log(fs_erlang_c(3, 4) / 0.01) / 1.0;
+    assert_double_equal(q.b[0].ttft_p99 / p99, 1.0, 0.03);
+    reqs_free(&q);
+}
+
+/* ---- batching by hand ------------------------------------------------------------- */
+
+static char *write_trace(char **dir, const char *rows)
+{
+    *dir = fs_test_tmpdir();
+    char *p = fs_test_path(*dir, "req.csv");
+    char text[1024];
+    snprintf(text, sizeof text, "TIMESTAMP,ContextTokens,GeneratedTokens\n%s", rows);
+    assert_int_equal(fs_test_write(p, text), 0);
+    return p;
+}
+
+static const fs_request_row_t *by_arrival(const reqs_t *q, double at)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (fabs(q->r[i].arrival - at) < 1e-9)
+            return &q->r[i];
+    fail_msg("no request arrived at %g", at);
+    return NULL;
+}
+
+static void test_batching_by_hand(void **state)
+{
+    (void)state;
+    char *dir;
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,100,6\n"
+                                "2023-11-16 18:00:00.5000000,50,1\n"
+                                "2023-11-16 18:00:00.6000000,100,2\n"
+                                "2023-11-16 18:00:00.7000000,10,3\n");
+    /* one replica, two slots: prefill 100 tokens/s, a decode step of
+     * 2 / 10 = 0.2 s.  A (0 s): prefill 1 s, 5 steps: TTFT 1, ends 2.
+     * B (0.5): second slot, prefill 0.5: TTFT 0.5, ends 1.0.  C (0.6):
+     * waits for B: TTFT 0.4 + 1 = 1.4, ends 1 + 1 + 0.2 = 2.2.  D (0.7):
+     * waits for A: TTFT 1.3 + 0.1 = 1.4, ends 2 + 0.1 + 0.4 = 2.5. */
+    char y[2048];
+    snprintf(y, sizeof y,
+             BASE "horizon: 10s\noutput: {timeline_interval: 0, requests: true}\n"
+             "services:\n  - name: hand\n    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10, max_batch: 2%s}]\n", p, "");
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_int_equal(q.n, 4);
+    const double want[4][4] = {{0, 1.0, 0.2, 2.0}, {0.5, 0.5, NAN, 1.0}, {0.6, 1.4, 0.2, 2.2},
+                               {0.7, 1.4, 0.2, 2.5}};
+    for (int k = 0; k < 4; k++) {
+        const fs_request_row_t *r = by_arrival(&q, want[k][0]);
+        assert_double_equal(r->ttft, want[k][1], 1e-6);
+        assert_double_equal(r->tpot, want[k][2], 1e-6);
+        assert_double_equal(r->end, want[k][3], 1e-6);
+    }
+    assert_int_equal(q.s[0].completed, 4);
+    assert_double_equal(q.s[0].tokens_out, 12, 0);
+    reqs_free(&q);
+    /* decode_single 20 tokens/s: A decodes alone (step 1/20 s) and ends at
+     * 1 + 5 x 0.05 = 1.25; C then starts at 1.0 beside A (batch 2: 0.2 s) */
+    snprintf(y, sizeof y,
+             BASE "horizon: 10s\noutput: {timeline_interval: 0, requests: true}\n"
+             "services:\n  - name: hand\n    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10, max_batch: 2, "
+             "decode_single: 20}]\n", p);
+    run(y, NULL, 0, &q);
+    const fs_request_row_t *a = by_arrival(&q, 0);
+    assert_double_equal(a->tpot, 0.05, 1e-6);
+    assert_double_equal(a->end, 1.25, 1e-6);
+    assert_double_equal(by_arrival(&q, 0.6)->tpot, 0.2, 1e-6);
+    reqs_free(&q);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* ---- the HPA ------------------------------------------------------------------------ */
+
+static uint32_t replicas_at(const reqs_t *q, double t)
+{
+    for (size_t i = 0; i < q->samples.n; i++)
+        if (fabs(q->samples.r[i].time - t) < 1e-9)
+            return q->samples.r[i].replicas;
+    fail_msg("no sample at %g", t);
+    return 0;
+}
+
+static void test_hpa_by_hand(void **state)
+{
+    (void)state;
+    char *dir;
+    /* four requests at 0 that decode for 1000 s (step 1 s), a fifth at 20 s */
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:20.0,1,1\n");
+    char y[2048];
+    snprintf(y, sizeof y,
+             BASE "horizon: 1500s\noutput: {timeline_interval: 5s, requests: true}\n"
+             "startup: {container: 30s}\n"
+             "services:\n  - name: hpa\n    min_replicas: 1\n    max_replicas: 8\n"
+             "    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
+             "    autoscale: {metric: concurrency, target: 1}\n", p);
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    /* the first replica is ready at 30 s (container 30 s; the sync at 15 s
+     * has no metric and changes nothing); the four requests then take its
+     * four slots, the one of 20 s waits, and the sync at 30 s sees
+     * concurrency 5 on 1 ready replica -> 5 replicas (the limit is
+     * max(2 x 1, 1 + 4) = 5).  They are ready at 60 s: TTFT 40.001 */
+    assert_int_equal(replicas_at(&q, 25), 1);
+    assert_int_equal(replicas_at(&q, 35), 5);
+    const fs_request_row_t *e = by_arrival(&q, 20);
+    assert_double_equal(e->ttft, 40.001, 1e-6);
+    /* from the sync at 75 s the metric says 4 (4 requests, 5 ready: 0.8,
+     * outside the 0.1 tolerance), but the 300 s window keeps the 5 of the
+     * syncs at 30, 45 (4 unready counted as 0: ratio 1) and 60 s (the
+     * fifth request in flight) until 60 + 315 */
+    assert_int_equal(replicas_at(&q, 370), 5);
+    assert_int_equal(replicas_at(&q, 380), 4);
+    /* the four end at 30.001 + 1000 s; the last sync that saw them is at
+     * 1020 s, and the window keeps 4 replicas until 1020 + 315 */
+    assert_int_equal(replicas_at(&q, 1330), 4);
+    assert_int_equal(replicas_at(&q, 1340), 1);
+    assert_int_equal(q.s[0].cold_starts, 5);
+    /* start-up: five replicas x 30 s x 1 GPU */
+    assert_double_equal(q.s[0].startup_gpu_hours * 3600, 5 * 30, 1e-6);
+    reqs_free(&q);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* ---- sharing the fleet ---------------------------------------------------------------- */
+
+/* Training fills the fleet; the service scales up and preempts it.  At
+ * every sample, the GPUs the service says it holds equal those of its
+ * replicas' /gpu_intervals, and the rest of gpus_busy those of the jobs'. */
+static void test_conservation_with_preemption(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    fs_job_t jobs[N];
+    for (int i = 0; i < N; i++) {
+        fs_job_init(&jobs[i]);
+        jobs[i].id = (uint64_t)i + 1;
+        jobs[i].submit = fs_time_from_s(60.0 * i);
+        jobs[i].duration = fs_time_from_s(3600.0 * (1 + i % 3));
+        jobs[i].gpus = i % 2 ? 8 : 4;
+    }
+    const char *y = BASE "horizon: 8h\noutput: {timeline_interval: 10m, gpu_intervals: true}\n"
+                         "services:\n  - name: s\n    gpus: 2\n    min_replicas: 1\n"
+                         "    max_replicas: 6\n"
+                         "    requests: {rate: 6/s, profile: {hourly: {0: 0.02, 1: 0.145, 2: 0.145, "
+                         "3: 0.145, 4: 0.145, 5: 0.02, 6: 0.02, 7: 0.02, 8: 0.02, 9: 0.02, 10: 0.02, "
+                         "11: 0.02, 12: 0.02, 13: 0.02, 14: 0.02, 15: 0.02, 16: 0.02, 17: 0.02, "
+                         "18: 0.02, 19: 0.02, 20: 0.02, 21: 0.02, 22: 0.02, 23: 0.04}}, "
+                         "input: {dist: constant, value: 500}, "
+                         "output: {dist: exponential, mean: 200}}\n"
+                         "    performance: [{gpu: H100, prefill: 5000, decode: 400, max_batch: 8}]\n"
+                         "    autoscale: {metric: concurrency, target: 6}\n";
+    reqs_t q;
+    run(y, jobs, N, &q);
+    size_t checked = 0, with_both = 0;
+    for (size_t k = 0; k < q.samples.n; k++) {
+        const fs_sample_row_t *s = &q.samples.r[k];
+        double serving = 0, training = 0;
+        for (size_t i = 0; i < q.niv; i++) {
+            const fs_interval_row_t *v = &q.iv[i];
+            /* a pass (the end of an instant) starts what the sample of that
+             * instant does not see yet */
+            if (v->start < s->time && (s->time < v->end || v->end == 8 * 3600.0)) {
+                if (v->job >> 63)
+                    serving += v->gpus;
+                else
+                    training += v->gpus;
+            }
+        }
+        assert_double_equal(serving, s->gpus_serving, 0);
+        assert_double_equal(training, s->gpus_busy - s->gpus_serving, 0);
+        assert_true(s->gpus_busy <= s->gpus_up);
+        checked++;
+        with_both += serving > 0 && training > 0 && s->gpus_busy == s->gpus_up;
+    }
+    assert_true(checked >= 48);
+    assert_true(with_both > 0);     /* the fleet was full and shared */
+    assert_true(q.s[0].cold_starts > 1);
+    reqs_free(&q);
+}
+
+/* Replicas on failing nodes restart; their requests are retried and all
+ * complete. */
+static void test_failures_retry_requests(void **state)
+{
+    (void)state;
+    const char *y = BASE "horizon: 2d\noutput: {timeline_interval: 0, requests: true}\n"
+                         "failures: {components: [{kind: node, tbf: {dist: exponential, mean: 6h}}], "
+                         "repair: {soft: {dist: constant, value: 10m}, default: soft}}\n"
+                         "services:\n  - name: s\n    gpus: 8\n    min_replicas: 1\n"
+                         "    requests: {rate: 0.05/s, input: {dist: constant, value: 100}, "
+                         "output: {dist: constant, value: 600}}\n"
+                         "    performance: [{gpu: H100, prefill: 1000, decode: 80, max_batch: 8}]\n";
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_true(q.s[0].retried > 0);
+    assert_true(q.s[0].cold_starts > 1);
+    uint64_t retried = 0;
+    for (size_t i = 0; i < q.n; i++)
+        retried += q.r[i].retries > 0;
+    assert_true(retried > 0);
+    /* all but those still in flight or waiting at the end completed */
+    assert_true(q.s[0].requests - q.s[0].completed < 20);
+    reqs_free(&q);
+}
+
+/* ---- errors and determinism ----------------------------------------------------------------- */
+
+static void expect_error(const char *yaml, const char *want)
+{
+    fs_error_t err;
+    int rc = fs_test_create(yaml, &err);
+    assert_int_equal(rc, FS_EINVAL);
+    if (!strstr(err.msg, want))
+        fail_msg("error '%s' lacks '%s'", err.msg, want);
+}
+
+static void test_config_errors(void **state)
+{
+    (void)state;
+    const char *svc = "services:\n  - name: s\n    requests: {rate: 1/s, "
+                      "input: {dist: constant, value: 10}, output: {dist: constant, value: 10}}\n"
+                      "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n";
+    char y[2048];
+    snprintf(y, sizeof y, "name: t\nhorizon: 1h\n"
+             "cluster: {pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "
+             "duration: {dist: constant, value: 1m}}}\n%s", svc);
+    expect_error(y, "t.yaml:6:3: services run until the horizon");
+    snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n    mode: fluid\n"
+             "    requests: {process: trace, trace: x.csv}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
+    expect_error(y, "t.yaml:10:11: fluid mode needs a rate");
+    snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n    gpus: 16\n"
+             "    requests: {rate: 1/s, input: {dist: constant, value: 10}, "
+             "output: {dist: constant, value: 10}}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
+    expect_error(y, "no pool to run on");
+    snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n    min_replicas: 0\n"
+             "    max_replicas: 2\n"
+             "    requests: {rate: 1/s, input: {dist: constant, value: 10}, "
+             "output: {dist: constant, value: 10}}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
+    expect_error(y, "scale to zero) needs an autoscale.metric");
+    /* a bad row of a request trace stops the run at its line */
+    char *dir;
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,5\n2023-11-16 18:00:01.0,x,5\n");
+    snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n"
+             "    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n", p);
+    fs_config_t cfg;
+    fs_error_t err;
+    assert_int_equal(fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err), 0);
+    fs_source_t *src;
+    fs_model_t *m;
+    assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), 0);
+    assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "req.csv:3: field ContextTokens: expected a token count"));
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    fs_config_release(&cfg);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    const char *y = BASE "horizon: 3h\noutput: {timeline_interval: 0, requests: true}\n"
+                         "services:\n  - name: g\n    min_replicas: 1\n    max_replicas: 5\n"
+                         "    requests: {process: gamma, shape: 0.3, rate: 5/s, "
+                         "input: {dist: lognormal, median: 400, sigma: 1}, "
+                         "output: {dist: lognormal, median: 100, sigma: 1}}\n"
+                         "    performance: [{gpu: H100, prefill: 4000, decode: 600, max_batch: 8}]\n"
+                         "    autoscale: {metric: utilization, target: 0.6}\n";
+    reqs_t a, b;
+    run(y, NULL, 0, &a);
+    run(y, NULL, 0, &b);
+    assert_int_equal(a.n, b.n);
+    assert_true(a.n > 10000);
+    assert_memory_equal(a.r, b.r, a.n * sizeof *a.r);
+    /* gamma with shape 0.3 is bursty: more waiting than Poisson would give */
+    assert_true(a.s[0].ttft_p99 > a.s[0].ttft_p50);
+    reqs_free(&a);
+    reqs_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_erlang_c_formula, teardown),
+        cmocka_unit_test_teardown(test_request_mode_erlang_c, teardown),
+        cmocka_unit_test_teardown(test_fluid_mode_erlang_c, teardown),
+        cmocka_unit_test_teardown(test_batching_by_hand, teardown),
+        cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
+        cmocka_unit_test_teardown(test_conservation_with_preemption, teardown),
+        cmocka_unit_test_teardown(test_failures_retry_requests, teardown),
+        cmocka_unit_test_teardown(test_config_errors, teardown),
+        cmocka_unit_test_teardown(test_deterministic, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,135 @@
+#include "fs_reqtrace.h"
+#include "fs_csv.h"
+#include "fs_rdr.h"
+#include "../sim/fs_alloc.h"
+
+#include <string.h>
+#include <strings.h>
+
+struct fs_reqtrace {
+    fs_csv_t csv;
+    char *path;
+    int repeat;
+    int open;               /* csv is open */
+    fs_time_t origin;       /* absolute time of the first row; -1 before it */
+    fs_time_t last;         /* relative time of the last row read this pass */
+    fs_time_t shift;        /* added to this pass's times (repeat) */
+    uint64_t rows;          /* rows read this pass */
+};
+
+static const char *const cols[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+
+static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
+{
+    int rc = fs_csv_open(&t->csv, t->path, FS_CSV_BUF_DEFAULT, err);
+    if (rc)
+        return rc;
+    t->open = 1;
+    rc = fs_csv_next_line(&t->csv, err);
+    if (rc == 0)
+        return fs_error_set(err, FS_EINVAL, "%s: empty file (expected the header %s,%s,%s)",
+                            t->path, cols[0], cols[1], cols[2]);
+    if (rc < 0 || (rc != 1))
+        return rc;
+    if ((rc = fs_csv_split(&t->csv, ',', err)))
+        return rc;
+    for (size_t i = 0; i < 3; i++)
+        if (t->csv.n_fields != 3 || strcasecmp(t->csv.fields[i].s, cols[i]) != 0)
+            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected the header %s,%s,%s (an Azure "
+                                "LLM inference trace)", t->path,
+                                (unsigned long long)t->csv.line_no, cols[0], cols[1], cols[2]);
+    t->rows = 0;
+    return 0;
+}
+
+int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error_t *err)
+{
+    *out = NULL;
+    fs_reqtrace_t *t = fs_calloc(1, sizeof *t);
+    if (!t || !(t->path = fs_strdup(path))) {
+        fs_free(t);
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    }
+    t->repeat = repeat;
+    t->origin = -1;
+    int rc = open_pass(t, err);
+    if (rc) {
+        fs_reqtrace_close(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+static int field_u32(fs_reqtrace_t *t, size_t i, uint32_t *v, fs_error_t *err)
+{
+    uint64_t x;
+    const fs_csv_field_t *f = &t->csv.fields[i];
+    if (fs_rdr_u64(f->s, f->len, &x) || x > UINT32_MAX)
+        return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a token count (a whole "
+                            "number from 0 to 4294967295), got '%s'", t->path,
+                            (unsigned long long)t->csv.line_no, cols[i], f->s);
+    *v = (uint32_t)x;
+    return 0;
+}
+
+int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
+{
+    for (;;) {
+        int rc = fs_csv_next_line(&t->csv, err);
+        if (rc < 0 || rc > 1)
+            return rc;
+        if (rc == 0) {
+            if (!t->repeat || t->rows == 0)
+                return 0;
+            /* again, one period later: span plus the mean gap */
+            fs_time_t span = t->last;
+            fs_time_t gap = t->rows > 1 ? span / (fs_time_t)(t->rows - 1) : FS_US_PER_S;
+            t->shift += span + (gap > 0 ? gap : 1);
+            fs_csv_close(&t->csv);
+            t->open = 0;
+            if ((rc = open_pass(t, err)))
+                return rc;
+            continue;
+        }
+        if (t->csv.line[0] == '\0')
+            continue;
+        if ((rc = fs_csv_split(&t->csv, ',', err)))
+            return rc;
+        if (t->csv.n_fields != 3)
+            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected 3 fields (%s,%s,%s), got %zu",
+                                t->path, (unsigned long long)t->csv.line_no, cols[0], cols[1],
+                                cols[2], t->csv.n_fields);
+        fs_time_t at;
+        const fs_csv_field_t *f = &t->csv.fields[0];
+        if (fs_rdr_datetime(f->s, f->len, &at))
+            return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a date and time "
+                                "such as 2023-11-16 18:15:46.6805900, got '%s'", t->path,
+                                (unsigned long long)t->csv.line_no, cols[0], f->s);
+        if (t->origin < 0)
+            t->origin = at;
+        at -= t->origin;
+        if (at < 0 || (t->rows > 0 && at < t->last))
+            return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: %s is earlier than the row "
+                                "before (requests must be in time order)", t->path,
+                                (unsigned long long)t->csv.line_no, cols[0], f->s);
+        if ((rc = field_u32(t, 1, &r->input, err)) || (rc = field_u32(t, 2, &r->output, err)))
+            return rc;
+        if (r->output == 0)
+            r->output = 1;      /* the first token is always generated */
+        t->last = at;
+        t->rows++;
+        r->at = at + t->shift;
+        return 1;
+    }
+}
+
+void fs_reqtrace_close(fs_reqtrace_t *t)
+{
+    if (!t)
+        return;
+    if (t->open)
+        fs_csv_close(&t->csv);
+    fs_free(t->path);
+    fs_free(t);
+}

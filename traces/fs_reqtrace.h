@@ -1,0 +1,40 @@
+/*
+ * fs_reqtrace: a streaming reader of LLM inference request traces in the
+ * Azure LLM inference trace format (Azure/AzurePublicDataset 2023 and 2024:
+ * a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens; the
+ * timestamp "YYYY-MM-DD HH:MM:SS.fffffff", no time zone), plain or gzip.
+ *
+ * Requests come one at a time in file order with their time relative to the
+ * first row (which is 0).  Rows must be in time order: a row earlier than
+ * the one before it is an error.  Every error names the file, the line and
+ * the field and what was expected (FS_EINVAL), and the caller stops the run
+ * with it.  With repeat the file is read again after its last row, its
+ * times shifted by the period: its span plus its mean gap between requests,
+ * so a one-hour trace tiles a day.  Memory: the CSV buffer (1 MiB), never
+ * the length of the trace.
+ */
+#ifndef FS_REQTRACE_H
+#define FS_REQTRACE_H
+
+#include <stdint.h>
+
+#include "../sim/fs_error.h"
+#include "../sim/fs_time.h"
+
+typedef struct fs_reqtrace fs_reqtrace_t;
+
+typedef struct fs_request {
+    fs_time_t at;           /* us after the first row (plus periods with repeat) */
+    uint32_t input;         /* prompt tokens (ContextTokens) */
+    uint32_t output;        /* generated tokens (GeneratedTokens, at least 1) */
+} fs_request_t;
+
+/* Opens path (its header checked).  0, FS_EINVAL (no such file, bad header:
+ * message names the file and line), FS_EIO or FS_ENOMEM. */
+int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error_t *err);
+/* The next request: 1 (*r set), 0 at the end (never with repeat), or an
+ * error with err set. */
+int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err);
+void fs_reqtrace_close(fs_reqtrace_t *t);
+
+#endif
