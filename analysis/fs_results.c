@@ -159,7 +159,7 @@ static const col_t service_cols[] = {
     SVC_COL(replica_hours, K_F64, "replica-h"), SVC_COL(ready_hours, K_F64, "replica-h"),
     SVC_COL(gpu_hours, K_F64, "GPU-h"), SVC_COL(cold_starts, K_U64, "count"),
     SVC_COL(startup_gpu_hours, K_F64, "GPU-h"), SVC_COL(tokens_out, K_F64, "tokens"),
-    SVC_COL(tokens_per_gpu_s, K_F64, "tokens/GPU-s"),
+    SVC_COL(tokens_per_gpu_s, K_F64, "tokens/GPU-s"), SVC_COL(cost_per_mtok, K_F64, "USD/Mtoken"),
 };
 
 #define BKT_COL(name, kind, unit) {#name, kind, offsetof(fs_svc_bucket_row_t, name), unit}

@@ -204,7 +204,7 @@ def in_stats_waits(path, warmup):
 
 
 TABLES = ("jobs", "timeline", "summary", "failures", "tenants", "cost", "pools", "runs",
-          "points", "stats", "plan", "plan_runs")
+          "points", "stats", "plan", "plan_runs", "services", "service_buckets")
 
 
 def check_layout(path):
@@ -490,6 +490,88 @@ def summary_table(rep, f):
               "Headline figures of the run; definitions in docs/results.md.")
 
 
+def plot_services(rep, f, label=""):
+    """Inference services: serving vs training GPUs over time and by hour of
+    the day (/timeline gpus_serving), and each service's TTFT p99 per bucket
+    against its SLO with its replicas (/service_buckets)."""
+    if "service_buckets" not in f or "services" not in f:
+        return
+    tl = f["timeline"][:]
+    if len(tl) and "gpus_serving" in tl.dtype.names:
+        t = tl["time"]
+        div, unit = time_axis(float(t[-1]) if len(t) else 0)
+        serving = tl["gpus_serving"].astype(float)
+        training = tl["gpus_busy"].astype(float) - serving
+        idle = tl["gpus_up"].astype(float) - tl["gpus_busy"].astype(float)
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5),
+                                       gridspec_kw={"width_ratios": [2, 1]})
+        ax1.stackplot(t / div, serving, training, idle, step="post",
+                      labels=["serving", "training", "idle (up)"],
+                      colors=["tab:purple", "tab:blue", "0.85"])
+        ax1.set_xlabel("time (%s)" % unit)
+        ax1.set_ylabel("GPUs")
+        ax1.legend(loc="lower right")
+        ax1.grid(alpha=0.3)
+        hour = ((t % 86400) // 3600).astype(int)
+        hs = np.arange(24)
+        mean_s = [serving[hour == h].mean() if (hour == h).any() else np.nan for h in hs]
+        mean_t = [training[hour == h].mean() if (hour == h).any() else np.nan for h in hs]
+        ax2.plot(hs, mean_s, "o-", color="tab:purple", label="serving")
+        ax2.plot(hs, mean_t, "s-", color="tab:blue", label="training")
+        ax2.set_xlabel("hour of the day")
+        ax2.set_ylabel("mean GPUs")
+        ax2.set_xticks(range(0, 24, 3))
+        ax2.legend()
+        ax2.grid(alpha=0.3)
+        fig.suptitle("Serving and training on the same GPUs" + (" - " + label if label else ""))
+        rep.figure(fig, "serving_training", "Serving vs training GPUs",
+                   "Left: GPUs held by service replicas (purple; /timeline gpus_serving), by "
+                   "training jobs (blue: gpus_busy - gpus_serving) and up but idle (grey), at "
+                   "every timeline sample. Right: the daily curve, their mean by hour of the day.")
+    svc = f["services"][:]
+    bk = f["service_buckets"][:]
+    if len(bk) == 0:
+        return
+    names = [text(n) for n in svc["name"]]
+    fig, axes = plt.subplots(len(names), 1, figsize=(10, 3.2 * len(names)), squeeze=False)
+    for i, name in enumerate(names):
+        ax = axes[i][0]
+        b = bk[bk["service"] == i]
+        if len(b) == 0:
+            continue
+        div, unit = time_axis(float(b["end"][-1]))
+        ax.step(b["start"] / div, b["ttft_p99"], where="post", color="tab:red", label="TTFT p99")
+        ax.step(b["start"] / div, b["ttft_p50"], where="post", color="tab:orange",
+                label="TTFT p50")
+        ax.set_yscale("log")
+        ax.set_ylabel("s")
+        ax.set_xlabel("time (%s)" % unit)
+        ax.grid(alpha=0.3)
+        ax2 = ax.twinx()
+        ax2.step(b["start"] / div, b["replicas"], where="post", color="tab:purple", lw=0.8,
+                 label="replicas")
+        ax2.set_ylabel("replicas")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, loc="upper right")
+        ax.set_title(name)
+    fig.tight_layout()
+    rep.figure(fig, "service_ttft", "Service latency and replicas",
+               "Per service, per /service_buckets bucket: time to first token p50 and p99 "
+               "(left axis, log) and the time-average replicas (right axis).")
+    rows = []
+    for r in svc:
+        rows.append([text(r["name"]), "%d" % r["requests"], fmt_value(r["ttft_p50"], "s"),
+                     fmt_value(r["ttft_p99"], "s"), "%.2f%%" % (100 * r["slo_attainment"]),
+                     "%.1f%%" % (100 * r["buckets_met"]), "%.0f" % r["gpu_hours"],
+                     "%d" % r["cold_starts"],
+                     "-" if np.isnan(r["cost_per_mtok"]) else "$%.3f" % r["cost_per_mtok"]])
+    rep.table("Services", ["service", "requests", "TTFT p50", "TTFT p99", "SLO (requests)",
+                           "SLO (buckets)", "GPU-h", "cold starts", "per M tokens"], rows,
+              "From /services: the SLO columns are the share of requests meeting slo.ttft and "
+              "slo.tpot, and the share of buckets whose TTFT p99 met slo.ttft.")
+
+
 def report_run(path, rep, warmup):
     with h5py.File(path, "r") as f:
         if "summary" not in f or "timeline" not in f:
@@ -497,6 +579,7 @@ def report_run(path, rep, warmup):
         if int(f.attrs.get("complete", 0)) != 1:
             rep.note("This file is not complete (complete = 0): the run did not finish.")
         plot_timeline(rep, f)
+        plot_services(rep, f)
         waits = in_stats_waits(path, warmup)
         fig, (ax, tail) = plt.subplots(1, 2, figsize=(11, 4.5))
         if draw_cdf(ax, waits, "n = %d" % len(waits), "tab:blue"):

@@ -119,6 +119,8 @@ typedef struct fs_service_row {    /* /services: one row per service, at the end
     double startup_gpu_hours; /* GPU-hours held while starting */
     double tokens_out;      /* output tokens of completed requests */
     double tokens_per_gpu_s;/* tokens_out / GPU-s held */
+    double cost_per_mtok;   /* USD per million output tokens: its GPU-hours at the run's cost per
+                               delivered GPU-hour (NaN without cost:); filled by the runner */
 } fs_service_row_t;
 
 typedef struct fs_svc_bucket_row { /* /service_buckets: service x output.service_bucket */

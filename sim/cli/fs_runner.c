@@ -29,6 +29,8 @@ typedef struct run_ctx {
     fs_error_t *err;
     double wall0;
     double last_print;
+    fs_service_row_t *svc;  /* /services rows, written once the cost is known */
+    size_t n_svc, cap_svc;
 } run_ctx_t;
 
 static double wall_now(void)
@@ -73,7 +75,10 @@ static int sink_failure(void *ud, const fs_failure_row_t *row)
 static int sink_service(void *ud, const fs_service_row_t *row)
 {
     run_ctx_t *c = ud;
-    return c->res ? fs_results_add_service(c->res, row, c->err) : 0;
+    if (fs_grow((void **)&c->svc, &c->cap_svc, c->n_svc + 1, sizeof *c->svc))
+        return fs_error_set(c->err, FS_ENOMEM, "services: out of memory");
+    c->svc[c->n_svc++] = *row;
+    return 0;
 }
 
 static int sink_svc_bucket(void *ud, const fs_svc_bucket_row_t *row)
@@ -284,8 +289,9 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                       .err = err};
     if (cfg->output.gpu_intervals && c.res)
         sink.interval = sink_interval;
-    if (cfg->services.n && c.res) {
+    if (cfg->services.n)
         sink.service = sink_service;
+    if (cfg->services.n && c.res) {
         sink.svc_bucket = sink_svc_bucket;
         if (cfg->services.requests)
             sink.request = sink_request;
@@ -333,6 +339,18 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
         goto out;
     rep->wall_s = wall_now() - c.wall0;
+    /* services: their cost per million tokens at the run's cost per delivered GPU-hour */
+    rep->n_services = c.n_svc;
+    for (size_t i = 0; i < c.n_svc; i++) {
+        fs_service_row_t *r = &c.svc[i];
+        r->cost_per_mtok = r->tokens_out > 0 && isfinite(rep->summary.cost_per_gpu_hour)
+                               ? rep->summary.cost_per_gpu_hour * r->gpu_hours / (r->tokens_out / 1e6)
+                               : NAN;
+        if (i < FS_RUN_SERVICES)
+            rep->services[i] = *r;
+        if (c.res && (rc = fs_results_add_service(c.res, r, err)))
+            goto out;
+    }
     if (c.res) {
         size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
         tenants = fs_calloc(n_tenants + 1, sizeof *tenants);
@@ -363,6 +381,7 @@ out:
     fs_free(pools);
     fs_free(tenants);
     fs_free(rates);
+    fs_free(c.svc);
     fs_cost_report_release(&cost);
     return rc;
 }
@@ -473,6 +492,22 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
                 "(idle $%.0f, failures $%.0f; %.1f MWh)\n", s->cost_window,
                 s->cost_per_gpu_hour_window, s->cost_total, s->cost_idle, s->cost_failures,
                 s->energy_kwh / 1000.0);
+    for (size_t i = 0; i < rep->n_services && i < FS_RUN_SERVICES; i++) {
+        const fs_service_row_t *v = &rep->services[i];
+        fmt_duration(a, sizeof a, v->ttft_p50);
+        fmt_duration(b, sizeof b, v->ttft_p99);
+        fprintf(f, "service      %s: %llu requests, TTFT p50 %s p99 %s, SLO met by %.2f%% of "
+                "requests and %.1f%% of buckets; %.0f GPU-h (%.1f replicas on average, %llu "
+                "cold starts)", v->name, (unsigned long long)v->requests, a, b,
+                100 * v->slo_attainment, 100 * v->buckets_met, v->gpu_hours,
+                rep->totals.end_time > 0 ? v->replica_hours * 3600 / rep->totals.end_time : 0.0,
+                (unsigned long long)v->cold_starts);
+        if (!isnan(v->cost_per_mtok))
+            fprintf(f, "; $%.3f per million tokens", v->cost_per_mtok);
+        fputc('\n', f);
+    }
+    if (rep->n_services > FS_RUN_SERVICES)
+        fprintf(f, "service      ... and %zu more (/services)\n", rep->n_services - FS_RUN_SERVICES);
     fprintf(f, "engine       %llu events in %.2f s (%.2f M events/s)\n",
             (unsigned long long)s->events, rep->wall_s,
             rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);

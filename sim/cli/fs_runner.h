@@ -41,6 +41,7 @@ typedef struct fs_run_opts {
     uint64_t sweep_digest, sweep_point;
 } fs_run_opts_t;
 
+#define FS_RUN_SERVICES 16
 typedef struct fs_run_report {
     fs_summary_t summary;
     fs_run_totals_t totals;
@@ -48,6 +49,8 @@ typedef struct fs_run_report {
     int truncated;          /* the trace went on past the horizon */
     int partial;            /* interrupted (*opts->interrupt set, FS_EINTR returned) and
                                the rows so far written to opts->output with complete = 0 */
+    fs_service_row_t services[FS_RUN_SERVICES]; /* the first services' rows (/services) */
+    size_t n_services;      /* services in the run (rows above: at most FS_RUN_SERVICES) */
 } fs_run_report_t;
 
 void fs_run_opts_init(fs_run_opts_t *o);
