@@ -16,6 +16,7 @@
 #include "fs_h5util.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
+#include "../models/fs_result.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -457,6 +458,113 @@ out:
     *values_out = vals;
     *n_out = (size_t)n;
     return 0;
+}
+
+static const char *const svc_metrics[] = {
+    "requests", "completed", "ttft_p50", "ttft_p95", "ttft_p99", "ttft_mean", "tpot_p50",
+    "tpot_p95", "tpot_p99", "slo_attainment", "buckets_met", "replica_hours", "gpu_hours",
+    "cold_starts", "tokens_out", "cost_per_mtok"};
+#define N_SVC_METRICS (sizeof svc_metrics / sizeof svc_metrics[0])
+
+int fs_index_service_metric(const char *metric, const char *const *services, size_t n,
+                            char *list, size_t len)
+{
+    if (list && len) {
+        size_t w = 0;
+        list[0] = '\0';
+        for (size_t k = 0; k < N_SVC_METRICS && w < len; k++)
+            w += (size_t)snprintf(list + w, len - w, "%s%s", k ? ", " : "", svc_metrics[k]);
+    }
+    const char *dot = strrchr(metric, '.');
+    if (!dot)
+        return 0;
+    size_t sl = (size_t)(dot - metric);
+    for (size_t i = 0; i < n; i++)
+        if (strlen(services[i]) == sl && strncmp(services[i], metric, sl) == 0)
+            for (size_t k = 0; k < N_SVC_METRICS; k++)
+                if (strcmp(dot + 1, svc_metrics[k]) == 0)
+                    return 1;
+    return 0;
+}
+
+int fs_index_read_services(const char *path, char ***names, double **values, size_t *n,
+                           fs_error_t *err)
+{
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d = -1, sp = -1, mt = -1, st = -1;
+    struct row { char name[FS_SERVICE_NAME_MAX + 1]; double v[N_SVC_METRICS]; } *rows = NULL;
+    int rc = 0;
+    if (f < 0) {
+        rc = fs_error_set(err, FS_EIO, "%s: cannot open", path);
+        goto out;
+    }
+    if (H5Lexists(f, "services", H5P_DEFAULT) <= 0)
+        goto out;
+    hssize_t nr;
+    if ((d = H5Dopen2(f, "services", H5P_DEFAULT)) < 0 || (sp = H5Dget_space(d)) < 0 ||
+        (nr = H5Sget_simple_extent_npoints(sp)) < 0 || (st = H5Tcopy(H5T_C_S1)) < 0 ||
+        H5Tset_size(st, FS_SERVICE_NAME_MAX + 1) < 0 || H5Tset_cset(st, H5T_CSET_UTF8) < 0 ||
+        (mt = H5Tcreate(H5T_COMPOUND, sizeof *rows)) < 0 ||
+        H5Tinsert(mt, "name", offsetof(struct row, name), st) < 0) {
+        rc = fs_error_set(err, FS_EIO, "%s: /services is not readable", path);
+        goto out;
+    }
+    for (size_t k = 0; k < N_SVC_METRICS; k++)
+        if (H5Tinsert(mt, svc_metrics[k], offsetof(struct row, v) + k * sizeof(double),
+                      H5T_NATIVE_DOUBLE) < 0) {
+            rc = fs_error_set(err, FS_EIO, "%s: /services is not readable", path);
+            goto out;
+        }
+    if (nr == 0)
+        goto out;
+    if (!(rows = fs_calloc((size_t)nr, sizeof *rows))) {
+        rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
+        rc = fs_error_set(err, FS_EIO, "%s: /services: the columns %s ... %s are not readable",
+                          path, svc_metrics[0], svc_metrics[N_SVC_METRICS - 1]);
+        goto out;
+    }
+    size_t add = (size_t)nr * N_SVC_METRICS;
+    char **nn = fs_realloc(*names, (*n + add) * sizeof *nn);
+    if (nn)
+        *names = nn;
+    double *nv = nn ? fs_realloc(*values, (*n + add) * sizeof *nv) : NULL;
+    if (nv)
+        *values = nv;
+    if (!nn || !nv) {
+        rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    for (hssize_t i = 0; i < nr; i++)
+        for (size_t k = 0; k < N_SVC_METRICS; k++) {
+            size_t len = strlen(rows[i].name) + strlen(svc_metrics[k]) + 2;
+            char *s = fs_malloc(len);
+            if (!s) {
+                rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+                goto out;
+            }
+            snprintf(s, len, "%s.%s", rows[i].name, svc_metrics[k]);
+            (*names)[*n] = s;
+            (*values)[*n] = rows[i].v[k];
+            (*n)++;
+        }
+out:
+    fs_free(rows);
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (st >= 0)
+        H5Tclose(st);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    fs_h5_quiet_end(&q);
+    return rc;
 }
 
 /* ---- the index --------------------------------------------------------------------- */

@@ -98,5 +98,17 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err);
 int fs_index_read_summary(const char *path, char ***names, double **values, size_t *n,
                           fs_error_t *err);
 void fs_index_free_summary(char **names, double *values, size_t n);
+/* Appends each service's figures of /services (docs/services.md) to the
+ * arrays of fs_index_read_summary as "SERVICE.COLUMN" (chat.ttft_p99,
+ * chat.buckets_met, ...): what `fleetsim plan` SLOs name.  A file without
+ * /services adds nothing.  0, FS_EIO or FS_ENOMEM (the arrays stay the
+ * caller's to free either way). */
+int fs_index_read_services(const char *path, char ***names, double **values, size_t *n,
+                           fs_error_t *err);
+/* Whether metric is "SERVICE.COLUMN" for a service named in services[0..n)
+ * (names) and a column fs_index_read_services reads.  "" in list (room for
+ * len) the columns, for messages. */
+int fs_index_service_metric(const char *metric, const char *const *services, size_t n,
+                            char *list, size_t len);
 
 #endif

@@ -8,7 +8,6 @@
 #include <gsl/gsl_histogram.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_gamma.h>
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
@@ -88,6 +87,13 @@ typedef struct svc {
     uint32_t free_rep;      /* UINT32_MAX: none */
     uint32_t live;          /* not doomed, not free: the HPA's current replicas */
     uint32_t n_ready, n_starting, holding, busy, slots_ready;
+    /* the ready replicas that are not retired (the router's and the HPA's):
+     * their count and, for the fluid queue, sums over their batch slots */
+    uint32_t ready_live;
+    uint32_t busy_doomed;   /* requests in flight on retired replicas that drain */
+    double ec_a, ec_p;      /* the last Erlang C asked (offered load, servers) and its value */
+    unsigned ec_c;
+    double agg_rate, agg_pre, agg_step;
     /* the queue: a ring of waiting requests */
     req_t *q;
     size_t q_head, q_n, q_cap;
@@ -113,8 +119,10 @@ typedef struct svc {
     fs_time_t acc_at;       /* integrals settled up to */
     bucket_t bk;
     uint64_t requests, completed, retried, cold_starts;
-    double f_requests, f_completed, f_met;
-    uint64_t met, buckets_with, buckets_met;
+    double f_requests, f_completed;
+    double win_n, win_met;  /* completions in buckets from the warm-up on, meeting the SLO */
+    fs_time_t warmup;
+    uint64_t buckets_with, buckets_met;
     double live_s, ready_s, gpu_s, startup_gpu_s, tokens, ttft_sum;
     gsl_histogram *h_ttft, *h_tpot;
 } svc_t;
@@ -153,10 +161,19 @@ static int push_d(double **v, size_t *n, size_t *cap, double x)
     return 0;
 }
 
+/* Appends a component, or adds its weight to the last one when they are
+ * the same distribution (the state did not change between two advances). */
 static int push_comp(comp_t **v, size_t *n, size_t *cap, comp_t c)
 {
     if (c.w <= 0)
         return 0;
+    if (*n) {
+        comp_t *l = &(*v)[*n - 1];
+        if (l->a == c.a && l->b == c.b && l->pw == c.pw && l->theta == c.theta) {
+            l->w += c.w;
+            return 0;
+        }
+    }
     if (fs_grow((void **)v, cap, *n + 1, sizeof **v))
         return FS_ENOMEM;
     (*v)[(*n)++] = c;
@@ -166,15 +183,17 @@ static int push_comp(comp_t **v, size_t *n, size_t *cap, comp_t c)
 
 /* Log-spaced histogram for the whole-run percentiles: 1e-4 s .. 1e5 s,
  * 2,000 bins a decade (0.12% wide). */
+enum { HIST_DEC = 9, HIST_PER = 2000 };
+#define HIST_LO (-4.0)  /* log10 of the first range */
 static gsl_histogram *loghist(void)
 {
-    enum { DEC = 9, PER = 2000 };
+    enum { DEC = HIST_DEC, PER = HIST_PER };
     gsl_histogram *h = gsl_histogram_alloc(DEC * PER);
     if (!h)
         return NULL;
     double *r = h->range;
     for (size_t i = 0; i <= DEC * PER; i++)
-        r[i] = pow(10.0, -4.0 + (double)i / PER);
+        r[i] = pow(10.0, HIST_LO + (double)i / PER);
     return h;
 }
 
@@ -189,7 +208,7 @@ static void hist_add(gsl_histogram *h, double x, double w)
     else if (!(x < r[n]))
         i = n - 1;
     else {
-        double f = (log10(x) - log10(r[0])) / (log10(r[n]) - log10(r[0])) * (double)n;
+        double f = (log10(x) - HIST_LO) * HIST_PER;
         i = f <= 0 ? 0 : f >= (double)n ? n - 1 : (size_t)f;
         while (i > 0 && x < r[i])
             i--;
@@ -303,6 +322,24 @@ static int next_request(svc_t *s, fs_time_t prev, fs_request_t *r, fs_error_t *e
 
 static replica_t *rep_of(svc_t *s, uint32_t i) { return &s->rep[i]; }
 
+/* A ready replica joins (sign 1) or leaves (-1) the serving set. */
+static void serving_set(svc_t *s, const replica_t *r, int sign)
+{
+    double sv = s->mean_in / r->prefill_tps + (s->mean_out - 1) * r->stepb * 1e-6;
+    if (sign > 0) {
+        s->slots_ready += r->batch;
+        s->ready_live++;
+    } else {
+        s->slots_ready -= r->batch;
+        s->ready_live--;
+    }
+    s->agg_rate += sign * (double)r->batch / (sv > 0 ? sv : 1e-9);
+    s->agg_pre += sign * (double)r->batch * (s->mean_in / r->prefill_tps);
+    s->agg_step += sign * (double)r->batch * r->stepb * 1e-6;
+    if (s->ready_live == 0)
+        s->agg_rate = s->agg_pre = s->agg_step = 0;     /* no drift */
+}
+
 static int new_replica(services_t *a, svc_t *s, fs_model_t *m)
 {
     uint32_t i;
@@ -364,7 +401,7 @@ static void unready(svc_t *s, replica_t *r)
         s->n_ready--;
         s->holding--;
         if (!r->doomed)
-            s->slots_ready -= r->batch;
+            serving_set(s, r, -1);
     } else if (r->state == R_STARTING) {
         s->n_starting--;
         s->holding--;
@@ -457,7 +494,7 @@ static int dispatch(services_t *a, svc_t *s, fs_model_t *m)
 {
     if (s->cfg->mode != FS_SVC_REQUEST)
         return 0;
-    while (s->q_n > 0 && s->busy < s->slots_ready) {
+    while (s->q_n > 0 && s->busy - s->busy_doomed < s->slots_ready) {
         uint32_t best = UINT32_MAX, bb = UINT32_MAX;
         for (uint32_t i = 0; i < s->n_rep; i++) {
             const replica_t *r = &s->rep[i];
@@ -490,18 +527,23 @@ static int done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos
     const fs_service_cfg_t *c = s->cfg;
     int met = ttft <= fs_time_to_s(c->slo_ttft) + 1e-9 &&
               (c->slo_tpot == 0 || isnan(tpot) || tpot <= fs_time_to_s(c->slo_tpot) + 1e-9);
+    int win = s->bk.start >= s->warmup;    /* the run's figures: after the warm-up */
     s->completed++;
     s->bk.completed++;
-    s->met += (uint64_t)met;
     s->bk.met += (uint64_t)met;
     s->tokens += f->r.out;
     s->bk.tokens += f->r.out;
-    s->ttft_sum += ttft;
-    hist_add(s->h_ttft, ttft, 1);
+    if (win) {
+        s->win_n += 1;
+        s->win_met += met;
+        s->ttft_sum += ttft;
+        hist_add(s->h_ttft, ttft, 1);
+    }
     if (push_d(&s->bk.ttft, &s->bk.n_ttft, &s->bk.cap_ttft, ttft))
         return FS_ENOMEM;
     if (!isnan(tpot)) {
-        hist_add(s->h_tpot, tpot, 1);
+        if (win)
+            hist_add(s->h_tpot, tpot, 1);
         if (push_d(&s->bk.tpot, &s->bk.n_tpot, &s->bk.cap_tpot, tpot))
             return FS_ENOMEM;
     }
@@ -520,6 +562,7 @@ static int done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos
     f->ev = (fs_event_handle_t){0, 0};
     r->busy--;
     s->busy--;
+    s->busy_doomed -= r->doomed;
     if (r->doomed && r->busy == 0)
         return retire_now(s, m, i);
     return dispatch(a, s, m);
@@ -544,6 +587,7 @@ static int requeue_inflight(fs_model_t *m, svc_t *s, replica_t *r)
         s->retried++;
         r->busy--;
         s->busy--;
+        s->busy_doomed -= r->doomed;
         int rc = q_push(s, &f->r, 1);
         if (rc)
             return rc;
@@ -553,47 +597,32 @@ static int requeue_inflight(fs_model_t *m, svc_t *s, replica_t *r)
 
 /* ---- fluid mode ------------------------------------------------------------------ */
 
-/* Mean service time of a batch slot and its rate: the ready replicas'
- * slots weighted by count. */
+/* The ready replicas' batch slots (*slots) and their mean service rate. */
 static double fluid_mu(const svc_t *s, double *slots)
 {
-    double c = 0, rate = 0;
-    for (uint32_t i = 0; i < s->n_rep; i++) {
-        const replica_t *r = &s->rep[i];
-        if (r->state != R_READY || r->doomed)
-            continue;
-        double sv = s->mean_in / r->prefill_tps + (s->mean_out - 1) * r->stepb * 1e-6;
-        c += r->batch;
-        rate += (double)r->batch / (sv > 0 ? sv : 1e-9);
-    }
-    *slots = c;
-    return c > 0 ? rate / c : 0;
+    *slots = s->slots_ready;
+    return s->slots_ready > 0 ? s->agg_rate / s->slots_ready : 0;
 }
 
 static double fluid_prefill(const svc_t *s)
 {
-    double p = 0, c = 0;
-    for (uint32_t i = 0; i < s->n_rep; i++) {
-        const replica_t *r = &s->rep[i];
-        if (r->state == R_READY && !r->doomed) {
-            p += r->batch * (s->mean_in / r->prefill_tps);
-            c += r->batch;
-        }
-    }
-    return c > 0 ? p / c : 0;
+    return s->slots_ready > 0 ? s->agg_pre / s->slots_ready : 0;
 }
 
 static double fluid_step(const svc_t *s)
 {
-    double p = 0, c = 0;
-    for (uint32_t i = 0; i < s->n_rep; i++) {
-        const replica_t *r = &s->rep[i];
-        if (r->state == R_READY && !r->doomed) {
-            p += r->batch * r->stepb * 1e-6;
-            c += r->batch;
-        }
+    return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
+}
+
+/* fs_erlang_c, remembered: it is O(servers) and asked at every sync. */
+static double erlang_c_memo(svc_t *s, double a, unsigned c)
+{
+    if (a != s->ec_a || c != s->ec_c) {
+        s->ec_a = a;
+        s->ec_c = c;
+        s->ec_p = fs_erlang_c(a, c);
     }
-    return c > 0 ? p / c : NAN;
+    return s->ec_p;
 }
 
 static int fluid_done(svc_t *s, double n, comp_t ttft, double tpot)
@@ -606,33 +635,24 @@ static int fluid_done(svc_t *s, double n, comp_t ttft, double tpot)
     s->bk.tokens += n * s->mean_out;
     /* SLO: the share of the component with TTFT <= slo */
     double slo = fs_time_to_s(s->cfg->slo_ttft);
-    double ok;
+    double ok, mean;
     if (ttft.theta >= 0) {
         double x = slo - ttft.a;
         ok = x < 0 ? 0 : 1 - ttft.pw * (ttft.theta > 0 ? exp(-x / ttft.theta) : 0);
-        s->ttft_sum += n * (ttft.a + ttft.pw * ttft.theta);
+        mean = ttft.a + ttft.pw * ttft.theta;
     } else {
         ok = slo >= ttft.b ? 1 : slo <= ttft.a ? 0 : (slo - ttft.a) / (ttft.b - ttft.a);
-        s->ttft_sum += n * 0.5 * (ttft.a + ttft.b);
+        mean = 0.5 * (ttft.a + ttft.b);
     }
     if (s->cfg->slo_tpot > 0 && !isnan(tpot) && tpot > fs_time_to_s(s->cfg->slo_tpot) + 1e-12)
         ok = 0;
-    s->f_met += n * ok;
     s->bk.f_met += n * ok;
-    ttft.w = n;
-    /* the run's histogram: the component in 64 quantile slices */
-    for (int k = 0; k < 64; k++) {
-        double u = (k + 0.5) / 64.0, x;
-        if (ttft.theta >= 0)
-            x = u <= 1 - ttft.pw || !(ttft.theta > 0)
-                    ? ttft.a
-                    : ttft.a - ttft.theta * log((1 - u) / ttft.pw);
-        else
-            x = ttft.a + u * (ttft.b - ttft.a);
-        hist_add(s->h_ttft, x, n / 64.0);
+    if (s->bk.start >= s->warmup) {    /* the run's figures: after the warm-up */
+        s->win_n += n;
+        s->win_met += n * ok;
+        s->ttft_sum += n * mean;
     }
-    if (!isnan(tpot))
-        hist_add(s->h_tpot, tpot, n);
+    ttft.w = n;
     comp_t tp = {.w = n, .a = isnan(tpot) ? 0 : tpot, .b = isnan(tpot) ? 0 : tpot, .theta = -1};
     if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, ttft) ||
         (!isnan(tpot) && push_comp(&s->bk.ctpot, &s->bk.n_ctpot, &s->bk.cap_ctpot, tp)))
@@ -721,7 +741,7 @@ static int fluid_advance_to(services_t *a, svc_t *s, fs_model_t *m, fs_time_t to
     while (t1 - t > 1e-12) {
         if (s->backlog <= 1e-9 && lam < cap) {     /* stationary M/G/c */
             double n = lam * (t1 - t);
-            double pw = fs_erlang_c(lam / mu, (unsigned)llround(slots));
+            double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
             double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
             double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
             comp_t c = {.a = pre, .pw = pw, .theta = pw > 0 ? ew / pw : 0};
@@ -755,7 +775,7 @@ static int fluid_advance_to(services_t *a, svc_t *s, fs_model_t *m, fs_time_t to
 }
 
 /* The HPA's view in fluid mode: requests in the service and waiting. */
-static void fluid_load(const svc_t *s, double *in_service, double *waiting)
+static void fluid_load(svc_t *s, double *in_service, double *waiting)
 {
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
     if (slots <= 0 || lam >= cap || s->backlog > 0) {
@@ -763,7 +783,7 @@ static void fluid_load(const svc_t *s, double *in_service, double *waiting)
         *waiting = s->backlog + (lam >= cap ? 0 : 0);
         return;
     }
-    double pw = fs_erlang_c(lam / mu, (unsigned)llround(slots));
+    double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
     double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
     double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
     *in_service = lam / mu;
@@ -780,31 +800,24 @@ static uint32_t ceil_u(double x)
 }
 
 /* The replicas the HPA's replica calculator asks for now. */
-static uint32_t hpa_calc(const svc_t *s, fs_model_t *m)
+static uint32_t hpa_calc(svc_t *s, fs_model_t *m)
 {
     const fs_service_cfg_t *c = s->cfg;
     uint32_t cur = s->live;
-    uint32_t ready = 0;
-    for (uint32_t i = 0; i < s->n_rep; i++)
-        ready += s->rep[i].state == R_READY && !s->rep[i].doomed;
+    uint32_t ready = s->ready_live;
     uint32_t unready = cur > ready ? cur - ready : 0;
     if (ready == 0)
         return cur;     /* no metrics: no change */
     double total;       /* the metric summed over the ready replicas */
-    double inserv = s->busy, waiting = (double)s->q_n;
+    double inserv = s->busy - s->busy_doomed, waiting = (double)s->q_n;
     if (c->mode == FS_SVC_FLUID)
         fluid_load(s, &inserv, &waiting);
     (void)m;
     switch (c->metric) {
     case FS_HPA_CONCURRENCY: total = inserv + waiting; break;
     case FS_HPA_QUEUE: total = waiting; break;
-    default: {
-        double slots = 0;
-        for (uint32_t i = 0; i < s->n_rep; i++)
-            if (s->rep[i].state == R_READY && !s->rep[i].doomed)
-                slots += s->rep[i].batch;
-        total = slots > 0 ? inserv / slots * ready : 0;
-    }
+    default:
+        total = s->slots_ready > 0 ? inserv / s->slots_ready * ready : 0;
     }
     double ratio = total / ready / c->target;
     if (unready == 0) {
@@ -872,8 +885,9 @@ static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
             return rc;
         settle(s, fs_model_now(m));
         if (r->state == R_READY)
-            s->slots_ready -= r->batch;
+            serving_set(s, r, -1);
         r->doomed = 1;
+        s->busy_doomed += r->busy;
         s->live--;
         if (r->busy == 0 && (rc = retire_now(s, m, (uint32_t)pick)))
             return rc;
@@ -885,9 +899,7 @@ static int hpa_sync(services_t *a, svc_t *s, fs_model_t *m)
 {
     const fs_service_cfg_t *c = s->cfg;
     fs_time_t now = fs_model_now(m);
-    int rc = fluid_advance(a, s, m);
-    if (rc)
-        return rc;
+    int rc;
     uint32_t cur = s->live, want = hpa_calc(s, m);
     if ((rc = hpa_record(s, now, want)))
         return rc;
@@ -956,16 +968,45 @@ static double comp_quantile(const comp_t *c, size_t n, double q)
     return hi;
 }
 
+/* The q-quantile of v[0..n) as gsl_stats_quantile_from_sorted_data gives
+ * it on the sorted data (interpolating between order statistics), from two
+ * selections (gsl_stats_select: O(n), v is reordered) instead of a sort. */
+static double select_quantile(double *v, size_t n, double q)
+{
+    double f = q * (double)(n - 1);
+    size_t lhs = (size_t)f;
+    double d = f - (double)lhs, lo = gsl_stats_select(v, 1, n, lhs);
+    if (lhs + 1 >= n || d == 0)
+        return lo;
+    return (1 - d) * lo + d * gsl_stats_select(v, 1, n, lhs + 1);
+}
+
 static void sorted_q(double *v, size_t n, double *p50, double *p95, double *p99)
 {
     if (n == 0) {
         *p50 = *p95 = *p99 = NAN;
         return;
     }
-    gsl_sort(v, 1, n);
-    *p50 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
-    *p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
-    *p99 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
+    *p99 = select_quantile(v, n, 0.99);
+    *p95 = select_quantile(v, n, 0.95);
+    *p50 = select_quantile(v, n, 0.50);
+}
+
+/* A bucket's fluid components into the run's histograms: each in 64
+ * quantile slices. */
+static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const comp_t *k = &c[i];
+        for (int j = 0; j < 64; j++) {
+            double u = (j + 0.5) / 64.0, x;
+            if (k->theta >= 0)
+                x = u <= 1 - k->pw || !(k->theta > 0) ? k->a : k->a - k->theta * log((1 - u) / k->pw);
+            else
+                x = k->a + u * (k->b - k->a);
+            hist_add(h, x, k->w / 64.0);
+        }
+    }
 }
 
 static int emit_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
@@ -973,6 +1014,10 @@ static int emit_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     int rc = fluid_advance_to(a, s, m, end);
     if (rc)
         return rc;
+    if (s->bk.start >= s->warmup) {
+        comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft);
+        comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot);
+    }
     settle(s, end);
     bucket_t *b = &s->bk;
     double len = fs_time_to_s(end - b->start);
@@ -1002,7 +1047,8 @@ static int emit_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
         r.tokens_per_s = b->tokens / len;
         r.waiting = b->wait_s / len;
     }
-    if (r.completed > 0 || (s->cfg->mode == FS_SVC_FLUID && b->f_completed > 0)) {
+    if (b->start >= s->warmup &&
+        (r.completed > 0 || (s->cfg->mode == FS_SVC_FLUID && b->f_completed > 0))) {
         s->buckets_with++;
         s->buckets_met += r.ttft_p99 <= fs_time_to_s(s->cfg->slo_ttft) + 1e-9;
     }
@@ -1103,7 +1149,7 @@ static int ready(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t ge
     s->n_ready++;
     r->state = R_READY;
     if (!r->doomed)
-        s->slots_ready += r->batch;
+        serving_set(s, r, 1);
     return dispatch(a, s, m);
 }
 
@@ -1189,7 +1235,7 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
         }
         r->state = R_READY;
         s->n_ready++;
-        s->slots_ready += r->batch;
+        serving_set(s, r, 1);
         return dispatch(a, s, m);
     }
     /* stopped: its requests are retried, it waits again */
@@ -1237,7 +1283,7 @@ static int svc_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
         r.requests = fl ? (uint64_t)llround(s->f_requests) : s->requests;
         r.completed = fl ? (uint64_t)llround(s->f_completed) : s->completed;
         r.retried = s->retried;
-        double done_n = fl ? s->f_completed : (double)s->completed;
+        double done_n = s->win_n;
         r.ttft_p50 = hist_quantile(s->h_ttft, 0.50);
         r.ttft_p95 = hist_quantile(s->h_ttft, 0.95);
         r.ttft_p99 = hist_quantile(s->h_ttft, 0.99);
@@ -1245,7 +1291,7 @@ static int svc_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
         r.tpot_p50 = hist_quantile(s->h_tpot, 0.50);
         r.tpot_p95 = hist_quantile(s->h_tpot, 0.95);
         r.tpot_p99 = hist_quantile(s->h_tpot, 0.99);
-        r.slo_attainment = done_n > 0 ? (fl ? s->f_met : (double)s->met) / done_n : NAN;
+        r.slo_attainment = done_n > 0 ? s->win_met / done_n : NAN;
         r.buckets_met = s->buckets_with ? (double)s->buckets_met / (double)s->buckets_with : NAN;
         r.replica_hours = s->live_s / 3600.0;
         r.ready_hours = s->ready_s / 3600.0;
@@ -1471,6 +1517,8 @@ static int build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     s->idx = (uint32_t)k;
     s->free_rep = UINT32_MAX;
     s->desired = c->min_replicas;
+    s->warmup = a->cfg->warmup;
+    s->ec_a = -1;
     if (!(s->pool_row = fs_calloc(cl->n_pools ? cl->n_pools : 1, sizeof *s->pool_row)) ||
         !(s->h_ttft = loghist()) || !(s->h_tpot = loghist()))
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");

@@ -182,6 +182,8 @@ static int read_run(const fs_plan_spec_t *s, const char *dir, uint64_t r, double
     double *vals = NULL;
     size_t n = 0;
     int rc = fs_index_read_summary(p, &names, &vals, &n, err);
+    if (!rc)    /* and the services' figures, as SERVICE.COLUMN */
+        rc = fs_index_read_services(p, &names, &vals, &n, err);
     for (size_t m = 0; !rc && m < s->n_metrics; m++) {
         if (fs_plan_metric((const char *const *)names, vals, n, s->metrics[m], &out[m]) == 0)
             continue;
@@ -348,6 +350,13 @@ static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_err
         for (size_t i = 0; !ok && (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL));
              i++)
             ok = strcmp(name, s->metrics[m]) == 0;
+        const char *svc[64];
+        size_t ns = 0;
+        for (size_t i = 0; i < cfg->services.n && ns < 64; i++)
+            svc[ns++] = cfg->services.list[i].name;
+        char cols[512];
+        if (!ok && fs_index_service_metric(s->metrics[m], svc, ns, cols, sizeof cols))
+            ok = 1;
         if (ok)
             continue;
         char key[64], at[32], list[2048];
@@ -361,6 +370,12 @@ static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_err
         for (size_t i = 0; len < sizeof list - 64 &&
                            (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL)); i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", name);
+        if (ns)
+            return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the "
+                                "runs (%s; or finished_share; or SERVICE.COLUMN for a service of "
+                                "services: with COLUMN one of %s)",
+                                cfg->source_path ? cfg->source_path : "?", at, key, s->metrics[m],
+                                list, cols);
         return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the runs "
                             "(%s; or finished_share)", cfg->source_path ? cfg->source_path : "?",
                             at, key, s->metrics[m], list);
