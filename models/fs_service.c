@@ -188,9 +188,10 @@ enum { HIST_DEC = 9, HIST_PER = 2000 };
 static gsl_histogram *loghist(void)
 {
     enum { DEC = HIST_DEC, PER = HIST_PER };
-    gsl_histogram *h = gsl_histogram_alloc(DEC * PER);
+    gsl_histogram *h = gsl_histogram_alloc(DEC * PER);    /* bins not zeroed */
     if (!h)
         return NULL;
+    gsl_histogram_reset(h);
     double *r = h->range;
     for (size_t i = 0; i <= DEC * PER; i++)
         r[i] = pow(10.0, HIST_LO + (double)i / PER);
