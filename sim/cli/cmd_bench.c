@@ -29,6 +29,69 @@
     "scheduler: {queue: fifo, mode: best_effort, placement: pack}\n" \
     "output: {timeline_interval: 5m}\n"
 
+/* An inference service alone (docs/services.md): 100 requests/s with
+ * lognormal token counts on H100 replicas of 32 slots. */
+#define SVC_YAML \
+    "name: bench-services\n" \
+    "seed: 42\n" \
+    "horizon: %s\n" \
+    "until: horizon\n" \
+    "cluster: {pools: [{name: main, gpu: H100, nodes: 32, gpus_per_node: 8}]}\n" \
+    "workload: {synthetic: {arrivals: {rate: 1/d}, gpus: {1: 1.0}, " \
+    "duration: {dist: constant, value: 1m}}}\n" \
+    "services:\n" \
+    "  - name: chat\n" \
+    "    mode: %s\n" \
+    "    min_replicas: 20\n" \
+    "    max_replicas: 200\n" \
+    "    requests: {rate: 100/s, input: {dist: lognormal, median: 600, sigma: 1}, " \
+    "output: {dist: lognormal, median: 200, sigma: 0.8}%s}\n" \
+    "    performance: [{gpu: H100, prefill: 8000, decode: 1500, max_batch: 32, " \
+    "decode_single: 80}]\n" \
+    "    autoscale: {metric: concurrency, target: 24}\n" \
+    "output: {timeline_interval: 1h}\n"
+
+static int bench_services(int quick)
+{
+    static const char *const modes[2] = {"request", "fluid"};
+    for (int k = 0; k < 2; k++) {
+        char yaml[2048];
+        snprintf(yaml, sizeof yaml, SVC_YAML, k ? (quick ? "30d" : "365d") : (quick ? "2h" : "1d"),
+                 modes[k],
+                 k ? ", profile: {hourly: {0: 0.02, 1: 0.02, 2: 0.02, 3: 0.02, 4: 0.02, 5: 0.02, "
+                     "6: 0.03, 7: 0.04, 8: 0.05, 9: 0.06, 10: 0.06, 11: 0.06, 12: 0.06, 13: 0.06, "
+                     "14: 0.06, 15: 0.06, 16: 0.05, 17: 0.05, 18: 0.05, 19: 0.05, 20: 0.04, "
+                     "21: 0.04, 22: 0.03, 23: 0.03}}"
+                   : "");
+        fs_config_t cfg;
+        fs_error_t err;
+        fs_error_clear(&err);
+        int rc = fs_scenario_load_string("<bench>", yaml, NULL, 0, &cfg, &err);
+        fs_run_opts_t opts;
+        fs_run_opts_init(&opts);
+        fs_run_report_t rep;
+        if (!rc)
+            rc = fs_run_config(&cfg, &opts, &rep, &err);
+        if (rc) {
+            fprintf(stderr, "fleetsim bench: %s\n", err.msg);
+            fs_config_release(&cfg);
+            return fs_error_exit_status(rc);
+        }
+        const fs_service_row_t *s = &rep.services[0];
+        double days = rep.totals.end_time / 86400;
+        if (k == 0)
+            printf("service, request mode  %llu requests in %.3f s (%.2f d, 100 req/s, HPA): "
+                   "%.2f M requests/s; TTFT p99 %.3f s\n", (unsigned long long)s->requests,
+                   rep.wall_s, days, (double)s->requests / rep.wall_s / 1e6, s->ttft_p99);
+        else
+            printf("service, fluid mode    %.0f d at 100 req/s with a daily profile (%.3g "
+                   "requests, HPA) in %.3f s; TTFT p99 %.3f s (target: a year in < 5 s)\n",
+                   days, (double)s->requests, rep.wall_s, s->ttft_p99);
+        fs_config_release(&cfg);
+    }
+    return 0;
+}
+
 static long peak_rss_kb(void)
 {
     struct rusage ru;
@@ -98,7 +161,7 @@ static int bench_e2e(unsigned long long jobs, unsigned long long gpus)
 
 int fs_cmd_bench(int argc, char **argv)
 {
-    int quick = 0, policy_only = 0, trace = 1, trace_only = 0;
+    int quick = 0, policy_only = 0, trace = 1, trace_only = 0, services_only = 0;
     unsigned long long jobs = 1000000, gpus = 10000, trace_rows = 5000000;
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "bench", argc, argv, fs_cli_find("bench")->opts);
@@ -115,6 +178,8 @@ int fs_cmd_bench(int argc, char **argv)
             trace_only = 1;
         } else if (id == FS_OPT_NO_TRACE) {
             trace = 0;
+        } else if (id == FS_OPT_SERVICES) {
+            services_only = 1;
         } else if (id == FS_OPT_TRACE_ROWS) {
             if (!v || fs_cli_parse_u64(v, &trace_rows) || trace_rows == 0)
                 return fs_cli_usage_error("bench", "--trace-rows needs a positive integer");
@@ -138,6 +203,8 @@ int fs_cmd_bench(int argc, char **argv)
         trace_rows = 1000000;
     if (trace_only)
         return fs_bench_trace(trace_rows);
+    if (services_only)
+        return bench_services(quick);
     /* end to end first, so that peak RSS is the run's, not the micro-benchmarks' */
     int rc = bench_e2e(jobs, gpus);
     if (rc)
@@ -162,6 +229,10 @@ int fs_cmd_bench(int argc, char **argv)
     }
     printf("(target: hold <= 40 ns at N=1e4 on the 2-core reference machine)\n");
     rc = fs_bench_policy(quick ? 30000 : 200000);
+    if (!rc) {
+        printf("\n");
+        rc = bench_services(quick);
+    }
     if (!rc && trace)
         rc = fs_bench_trace(trace_rows);
     return rc;

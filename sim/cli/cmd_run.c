@@ -1,4 +1,6 @@
 #include "fs_cli.h"
+#include <stddef.h>
+#include <string.h>
 #include "../../models/fs_policy.h"
 #include "fs_runner.h"
 #include "fs_cliout.h"
@@ -67,6 +69,44 @@ static void print_json(const fs_config_t *cfg, const fs_run_report_t *rep, const
         fs_json_str(&j, unit);
     }
     fs_json_end_object(&j);
+    if (rep->n_services) {  /* the first FS_RUN_SERVICES rows of /services */
+        fs_json_key(&j, "services");
+        fs_json_begin_array(&j);
+        for (size_t i = 0; i < rep->n_services && i < FS_RUN_SERVICES; i++) {
+            const fs_service_row_t *r = &rep->services[i];
+            fs_json_begin_object(&j);
+            fs_json_key(&j, "name");
+            fs_json_str(&j, r->name);
+            static const struct { const char *k; size_t off; } f[] = {
+                {"ttft_p50", offsetof(fs_service_row_t, ttft_p50)},
+                {"ttft_p95", offsetof(fs_service_row_t, ttft_p95)},
+                {"ttft_p99", offsetof(fs_service_row_t, ttft_p99)},
+                {"ttft_mean", offsetof(fs_service_row_t, ttft_mean)},
+                {"tpot_p50", offsetof(fs_service_row_t, tpot_p50)},
+                {"tpot_p99", offsetof(fs_service_row_t, tpot_p99)},
+                {"slo_attainment", offsetof(fs_service_row_t, slo_attainment)},
+                {"buckets_met", offsetof(fs_service_row_t, buckets_met)},
+                {"gpu_hours", offsetof(fs_service_row_t, gpu_hours)},
+                {"replica_hours", offsetof(fs_service_row_t, replica_hours)},
+                {"tokens_out", offsetof(fs_service_row_t, tokens_out)},
+                {"cost_per_mtok", offsetof(fs_service_row_t, cost_per_mtok)},
+            };
+            fs_json_key(&j, "requests");
+            fs_json_uint(&j, r->requests);
+            fs_json_key(&j, "completed");
+            fs_json_uint(&j, r->completed);
+            fs_json_key(&j, "cold_starts");
+            fs_json_uint(&j, r->cold_starts);
+            for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+                double x;
+                memcpy(&x, (const char *)r + f[k].off, sizeof x);
+                fs_json_key(&j, f[k].k);
+                fs_json_num(&j, x);
+            }
+            fs_json_end_object(&j);
+        }
+        fs_json_end_array(&j);
+    }
     fs_json_end_object(&j);
     fs_json_finish(&j);
 }

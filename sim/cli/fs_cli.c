@@ -28,8 +28,8 @@ static const fs_cli_opt_t validate_opts[] = {
 static const fs_cli_opt_t bench_opts[] = {
     {"quick", 0, 0, FS_OPT_QUICK, NULL}, {"policy", 0, 0, FS_OPT_POLICY_BENCH, NULL},
     {"jobs", 0, 1, 'j', "N"}, {"gpus", 0, 1, FS_OPT_GPUS, "N"}, {"trace", 0, 0, FS_OPT_TRACE, NULL},
-    {"no-trace", 0, 0, FS_OPT_NO_TRACE, NULL}, {"trace-rows", 0, 1, FS_OPT_TRACE_ROWS, "N"}, HELP,
-    END};
+    {"no-trace", 0, 0, FS_OPT_NO_TRACE, NULL}, {"trace-rows", 0, 1, FS_OPT_TRACE_ROWS, "N"},
+    {"services", 0, 0, FS_OPT_SERVICES, NULL}, HELP, END};
 static const fs_cli_opt_t compare_opts[] = {
     {"csv", 0, 0, FS_OPT_CSV, NULL}, JSON, {"level", 0, 1, FS_OPT_LEVEL, "L"},
     {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"}, HELP, END};
@@ -107,7 +107,9 @@ static const fs_command_t commands[] = {
      "  --policy   only the scheduling-policy benchmarks (EASY, Slurm multifactor)\n"
      "  --trace    only the trace-parsing benchmark (native CSV, plain and gzip, in $TMPDIR)\n"
      "  --no-trace skip the trace-parsing benchmark\n"
-     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n",
+     "  --trace-rows N  rows of the generated trace (default 5000000; --quick 1000000)\n"
+     "  --services only the inference-service benchmarks (request mode: requests/s;\n"
+     "             fluid mode: a year at 100 requests/s)\n",
      bench_opts, NULL},
     {"compare", fs_cmd_compare, "compare results side by side, with paired intervals for sweeps",
      "usage: fleetsim compare A.h5 B.h5 [C.h5...] [--csv] [--level L] [--no-waits]\n"
