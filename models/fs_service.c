@@ -854,9 +854,10 @@ static int hpa_record(svc_t *s, fs_time_t now, uint32_t n)
 }
 
 /* Scales to n replicas: new ones are submitted; surplus ones are retired
- * (starting ones first, then ready ones with the fewest requests, newest
- * first); pending ones cannot be taken back from the policy's queue and
- * are retired when they start. */
+ * in the ReplicaSet's order: pending ones first (a policy owns its queue,
+ * so a retired pending replica is retired in the instant it starts,
+ * holding nothing), then starting ones, then ready ones with the fewest
+ * requests, newest first. */
 static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
 {
     while (s->live < n) {
@@ -869,9 +870,9 @@ static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
         uint32_t best_busy = UINT32_MAX;
         for (uint32_t i = s->n_rep; i-- > 0;) {
             const replica_t *r = &s->rep[i];
-            if (r->doomed || (r->state != R_STARTING && r->state != R_READY))
+            if (r->doomed || r->state == R_FREE)
                 continue;
-            int rank = r->state == R_STARTING ? 0 : 1;
+            int rank = r->state == R_PENDING ? 0 : r->state == R_STARTING ? 1 : 2;
             if (rank < best_rank || (rank == best_rank && r->busy < best_busy)) {
                 pick = (int)i;
                 best_rank = rank;
@@ -879,7 +880,7 @@ static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
             }
         }
         if (pick < 0)
-            break;      /* only pending ones are left */
+            break;
         replica_t *r = &s->rep[pick];
         int rc = fluid_advance(a, s, m);
         if (rc)
@@ -890,6 +891,18 @@ static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
         r->doomed = 1;
         s->busy_doomed += r->busy;
         s->live--;
+        if (r->state == R_PENDING) {
+            /* waiting in the policy's queue (retired when it starts), or
+             * recovering after a failure (ends at its requeue) */
+            const fs_jobrt_t *j = fs_model_job(m, r->slot);
+            if (j->state == FS_JOBRT_RECOVERING) {
+                rc = fs_model_retire(m, r->slot);
+                free_replica(s, (uint32_t)pick);
+                if (rc)
+                    return rc;
+            }
+            continue;
+        }
         if (r->busy == 0 && (rc = retire_now(s, m, (uint32_t)pick)))
             return rc;
     }
@@ -1214,13 +1227,15 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
         r->gen++;
         r->since = fs_model_now(m);
         s->holding++;
-        s->cold_starts++;
-        s->bk.cold++;
         /* surplus (it waited in the queue while the service scaled down):
          * retired in this instant, once the policy has it as running */
         if (!r->doomed && s->live > s->desired && s->cfg->metric != FS_HPA_NONE) {
             r->doomed = 1;
             s->live--;
+        }
+        if (!r->doomed) {
+            s->cold_starts++;
+            s->bk.cold++;
         }
         if (r->doomed) {
             r->state = R_STARTING;
