@@ -5,7 +5,9 @@
 #include "../traces/fs_reqtrace.h"
 #include "../traces/fs_synth.h"
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_histogram.h>
+#include <gsl/gsl_sort.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_gamma.h>
 #include <gsl/gsl_statistics_double.h>
@@ -60,7 +62,12 @@ typedef struct comp {
     double pw, theta;       /* P(wait > 0) and the tail's mean; theta < 0: uniform */
 } comp_t;
 
-typedef struct cohort { double t0, t1, rate; } cohort_t;   /* backlog: arrivals on [t0, t1] */
+typedef struct cohort { double t0, t1, rate; } cohort_t;
+
+/* Fluid mode: a request's prefill is spread over PQ quantile slices of the
+ * prompt tokens: 28 of 1/32 below the 0.875 quantile, then slices that
+ * halve towards the tail (to 1 - 2^-14), so that a p99 sees the tail. */
+#define PQ 40   /* backlog: arrivals on [t0, t1] */
 
 typedef struct bucket {
     fs_time_t start;
@@ -105,6 +112,8 @@ typedef struct svc {
     fs_request_t next;
     int have_next;
     double mean_in, mean_out, cs2;
+    double pq[PQ];          /* fluid: prompt-token quantiles (slice midpoints) / their mean */
+    double pqw[PQ];         /* the slices' weights (sum 1) */
     /* HPA */
     struct rec { fs_time_t at; uint32_t n; } *recs;
     size_t n_recs, cap_recs;
@@ -167,8 +176,8 @@ static int push_comp(comp_t **v, size_t *n, size_t *cap, comp_t c)
 {
     if (c.w <= 0)
         return 0;
-    if (*n) {
-        comp_t *l = &(*v)[*n - 1];
+    for (size_t i = *n, lo = *n > 2 * PQ ? *n - 2 * PQ : 0; i-- > lo;) {
+        comp_t *l = &(*v)[i];
         if (l->a == c.a && l->b == c.b && l->pw == c.pw && l->theta == c.theta) {
             l->w += c.w;
             return 0;
@@ -626,7 +635,10 @@ static double erlang_c_memo(svc_t *s, double a, unsigned c)
     return s->ec_p;
 }
 
-static int fluid_done(svc_t *s, double n, comp_t ttft, double tpot)
+/* n requests completed with waits distributed as `wait` (offsets from 0)
+ * and a mean prefill of `pre` s: TTFT = wait + prefill, the prefill spread
+ * as the prompt tokens are (PQ quantile slices, s->pq). */
+static int fluid_done(svc_t *s, double n, comp_t wait, double tpot, double pre)
 {
     if (!(n > 0))
         return 0;
@@ -634,29 +646,37 @@ static int fluid_done(svc_t *s, double n, comp_t ttft, double tpot)
     s->bk.f_completed += n;
     s->tokens += n * s->mean_out;
     s->bk.tokens += n * s->mean_out;
-    /* SLO: the share of the component with TTFT <= slo */
     double slo = fs_time_to_s(s->cfg->slo_ttft);
-    double ok, mean;
-    if (ttft.theta >= 0) {
-        double x = slo - ttft.a;
-        ok = x < 0 ? 0 : 1 - ttft.pw * (ttft.theta > 0 ? exp(-x / ttft.theta) : 0);
-        mean = ttft.a + ttft.pw * ttft.theta;
-    } else {
-        ok = slo >= ttft.b ? 1 : slo <= ttft.a ? 0 : (slo - ttft.a) / (ttft.b - ttft.a);
-        mean = 0.5 * (ttft.a + ttft.b);
+    int tpot_bad = s->cfg->slo_tpot > 0 && !isnan(tpot) &&
+                   tpot > fs_time_to_s(s->cfg->slo_tpot) + 1e-12;
+    double ok = 0, mean = pre + (wait.theta >= 0 ? wait.a + wait.pw * wait.theta
+                                                 : 0.5 * (wait.a + wait.b));
+    for (int k = 0; k < PQ; k++) {
+        comp_t c = wait;
+        double d = pre * s->pq[k], f;
+        c.a += d;
+        c.b += d;
+        c.w = n * s->pqw[k];
+        /* SLO: the share of the slice with TTFT <= slo */
+        if (c.theta >= 0) {
+            double x = slo - c.a;
+            f = x < 0 ? 0 : 1 - c.pw * (c.theta > 0 ? exp(-x / c.theta) : 0);
+        } else {
+            f = slo >= c.b ? 1 : slo <= c.a ? 0 : (slo - c.a) / (c.b - c.a);
+        }
+        ok += s->pqw[k] * f;
+        if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, c))
+            return FS_ENOMEM;
     }
-    if (s->cfg->slo_tpot > 0 && !isnan(tpot) && tpot > fs_time_to_s(s->cfg->slo_tpot) + 1e-12)
-        ok = 0;
+    ok = tpot_bad ? 0 : ok;
     s->bk.f_met += n * ok;
     if (s->bk.start >= s->warmup) {    /* the run's figures: after the warm-up */
         s->win_n += n;
         s->win_met += n * ok;
         s->ttft_sum += n * mean;
     }
-    ttft.w = n;
     comp_t tp = {.w = n, .a = isnan(tpot) ? 0 : tpot, .b = isnan(tpot) ? 0 : tpot, .theta = -1};
-    if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, ttft) ||
-        (!isnan(tpot) && push_comp(&s->bk.ctpot, &s->bk.n_ctpot, &s->bk.cap_ctpot, tp)))
+    if (!isnan(tpot) && push_comp(&s->bk.ctpot, &s->bk.n_ctpot, &s->bk.cap_ctpot, tp))
         return FS_ENOMEM;
     return 0;
 }
@@ -704,8 +724,8 @@ static int co_drain(svc_t *s, double mass, double d0, double cap, double pre, do
             w0 = 0;
         if (w1 < 0)
             w1 = 0;
-        comp_t c = {.a = pre + (w0 < w1 ? w0 : w1), .b = pre + (w0 < w1 ? w1 : w0), .theta = -1};
-        int rc = fluid_done(s, take, c, tpot);
+        comp_t c = {.a = w0 < w1 ? w0 : w1, .b = w0 < w1 ? w1 : w0, .theta = -1};
+        int rc = fluid_done(s, take, c, tpot, pre);
         if (rc)
             return rc;
         s->backlog -= take;
@@ -745,8 +765,8 @@ static int fluid_advance_to(services_t *a, svc_t *s, fs_model_t *m, fs_time_t to
             double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
             double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
             double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
-            comp_t c = {.a = pre, .pw = pw, .theta = pw > 0 ? ew / pw : 0};
-            int rc = fluid_done(s, n, c, tpot);
+            comp_t c = {.a = 0, .pw = pw, .theta = pw > 0 ? ew / pw : 0};
+            int rc = fluid_done(s, n, c, tpot, pre);
             if (rc)
                 return rc;
             s->bk.wait_s += lam * ew * (t1 - t);    /* Little: waiting = lambda W */
@@ -1523,6 +1543,44 @@ static double dist_moments(const fs_dist_t *d, double *var)
     return m < 1 ? 1 : m;
 }
 
+/* The PQ slice midpoints of a prepared token distribution, over its mean
+ * (tokens below 1 count as 1, as drawn).  0 or FS_ENOMEM. */
+static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
+{
+    double edge[PQ + 1];
+    for (int k = 0; k <= 28; k++)
+        edge[k] = k / 32.0;
+    for (int k = 29; k < PQ; k++)
+        edge[k] = 1 - ldexp(1.0, -(k - 25));    /* 1 - 2^-4 .. 1 - 2^-14 */
+    edge[PQ] = 1;
+    double *sorted = NULL;
+    if (d->kind == FS_DIST_EMPIRICAL && d->n_values) {
+        if (!(sorted = fs_malloc(d->n_values * sizeof *sorted)))
+            return FS_ENOMEM;
+        memcpy(sorted, d->values, d->n_values * sizeof *sorted);
+        gsl_sort(sorted, 1, d->n_values);
+    }
+    for (int k = 0; k < PQ; k++) {
+        double u = 0.5 * (edge[k] + edge[k + 1]), q;
+        w[k] = edge[k + 1] - edge[k];
+        switch (d->kind) {
+        case FS_DIST_CONSTANT: q = d->value; break;
+        case FS_DIST_EXPONENTIAL: q = gsl_cdf_exponential_Pinv(u, d->mean); break;
+        case FS_DIST_LOGNORMAL: q = gsl_cdf_lognormal_Pinv(u, d->mu, d->sigma); break;
+        case FS_DIST_GAMMA: q = gsl_cdf_gamma_Pinv(u, d->shape, d->scale); break;
+        case FS_DIST_WEIBULL: q = gsl_cdf_weibull_Pinv(u, d->scale, d->shape); break;
+        case FS_DIST_UNIFORM: q = d->lo + u * (d->hi - d->lo); break;
+        case FS_DIST_EMPIRICAL:
+            q = sorted ? gsl_stats_quantile_from_sorted_data(sorted, 1, d->n_values, u) : mean;
+            break;
+        default: q = mean;
+        }
+        out[k] = (q < 1 ? 1 : q) / (mean > 0 ? mean : 1);
+    }
+    fs_free(sorted);
+    return 0;
+}
+
 /* The service's pools (GPU models of its table) and its week of rates. */
 static int build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
 {
@@ -1581,6 +1639,8 @@ static int build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
         double vi, vo;
         s->mean_in = dist_moments(&c->input, &vi);
         s->mean_out = dist_moments(&c->output, &vo);
+        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw)))
+            return fs_error_set(err, rc, "services: out of memory");
         /* service time of the first row's replica: prefill + (out - 1) steps */
         const fs_svc_perf_cfg_t *p = &c->perf[0];
         double step = p->max_batch / p->decode_tps;

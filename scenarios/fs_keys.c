@@ -886,9 +886,9 @@ static const fs_key_t service_rows[] = {
      .names = svc_process_names, .def = "poisson",
      .doc = "poisson; gamma (renewal with Gamma inter-arrivals, BurstGPT); trace (an Azure "
             "LLM inference CSV: TIMESTAMP, ContextTokens, GeneratedTokens)."},
-    {.path = "requests.rate", .type = FS_KT_RATE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
-     .off = SV(rate), .min = 0, .max = 1e6, .unit = "1/s",
-     .doc = "Mean request rate (poisson, gamma), before the profile."},
+    {.path = "requests.rate", .type = FS_KT_RATE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = SV(rate), .min = 0, .max = 1e6, .def = "0/s", .unit = "1/s",
+     .doc = "Mean request rate (poisson, gamma: required, > 0), before the profile."},
     {.path = "requests.shape", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN, .off = SV(shape),
      .min = 0, .def = "1",
      .doc = "gamma: shape of the inter-arrival times (1: Poisson; < 1: bursty, CV^2 = "
@@ -919,8 +919,9 @@ static const fs_key_t service_rows[] = {
      .doc = "HPA target metric per replica: concurrency (requests in the service per replica), "
             "queue (requests waiting per replica), utilization (busy batch slots / slots); "
             "none: min_replicas always."},
-    {.path = "autoscale.target", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
-     .off = SV(target), .min = 0, .doc = "The metric's target value per replica."},
+    {.path = "autoscale.target", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = SV(target), .min = 0, .def = "0",
+     .doc = "The metric's target value per replica (> 0; required with a metric)."},
     {.path = "autoscale.tolerance", .type = FS_KT_PROB, .off = SV(tolerance), .def = "0.1",
      .doc = "No scaling while the metric is within this fraction of the target (HPA 0.1)."},
     {.path = "autoscale.sync", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN, .off = SV(sync),

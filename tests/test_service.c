@@ -129,6 +129,36 @@ static double erlang_c_direct(double a, int c)
     return top / (sum + top);
 }
 
+/* TTFT = W + P in an M/M/c queue whose service is the prefill P ~ Exp(1)
+ * (mu = 1): W is 0 with probability 1 - C and else Exp(delta = c - a), so
+ * P(TTFT > t) = (1 - C) e^-t + C P(Exp(delta) + Exp(1) > t). */
+static double mmc_ttft_survival(double t, double a, int c)
+{
+    double C = erlang_c_direct(a, c), d = c - a;
+    double two = fabs(d - 1) < 1e-9 ? (1 + t) * exp(-t) : (d * exp(-t) - exp(-d * t)) / (d - 1);
+    return (1 - C) * exp(-t) + C * two;
+}
+
+/* The t where a decreasing survival function crosses p (bisection). */
+static double crossing(double (*surv)(double, const void *), const void *ud, double p)
+{
+    double lo = 0, hi = 1000;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (surv(mid, ud) > p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+static double surv_mm4(double t, const void *ud)
+{
+    (void)ud;
+    return mmc_ttft_survival(t, 3, 4);
+}
+
 static void test_erlang_c_formula(void **state)
 {
     (void)state;
@@ -212,6 +242,10 @@ static void test_request_mode_erlang_c(void **state)
     assert_int_equal(q.ns, 1);
     assert_int_equal(q.s[0].cold_starts, 4);
     assert_double_equal(q.s[0].gpu_hours, 4 * 12, 1e-9 * 48);
+    /* the p99 of TTFT = wait + prefill, exact for M/M/4: 6.006 s */
+    double exact99 = crossing(surv_mm4, NULL, 0.01);
+    print_message("request mode TTFT p99 %.4f s (exact %.4f)\n", q.s[0].ttft_p99, exact99);
+    assert_double_equal(q.s[0].ttft_p99 / exact99, 1.0, 0.03);
     reqs_free(&q);
 }
 
@@ -227,10 +261,60 @@ static void test_fluid_mode_erlang_c(void **state)
     print_message("fluid M/M/4: mean TTFT %.4f s (Erlang C %.4f)\n", q.s[0].ttft_mean, 1 + ew);
     assert_double_equal(q.s[0].ttft_mean / (1 + ew), 1.0, 0.02);
     assert_double_equal((double)q.s[0].requests / (3 * 12 * 3600.0), 1.0, 1e-6);
-    /* the bucket's tail: P(TTFT > t) = C exp(-(t - 1)(c mu - lambda)) */
-    double p99 = 1 + log(fs_erlang_c(3, 4) / 0.01) / 1.0;
-    assert_double_equal(q.b[0].ttft_p99 / p99, 1.0, 0.03);
+    /* the bucket's p99: exact 6.006 s (TTFT = wait + exponential prefill);
+     * the fluid mode spreads the prefill over 40 quantile slices */
+    double p99 = crossing(surv_mm4, NULL, 0.01);
+    print_message("fluid M/M/4: bucket TTFT p99 %.4f s (exact %.4f)\n", q.b[0].ttft_p99, p99);
+    assert_double_equal(q.b[0].ttft_p99 / p99, 1.0, 0.04);
     reqs_free(&q);
+}
+
+static double surv_day(double t, const void *ud)
+{
+    (void)ud;
+    return (36 * mmc_ttft_survival(t, 3, 8) + 84 * mmc_ttft_survival(t, 7, 8)) / 120;
+}
+
+/* Request mode and fluid mode agree on a day with an hourly profile (fixed
+ * replicas: 2 x 4 slots, exponential service of mean 1 s, load 0.375 of
+ * the slots at night and 0.875 by day): mean TTFT, SLO attainment and p99
+ * over the day. */
+static void test_modes_agree(void **state)
+{
+    (void)state;
+    char y[4096], prof[1024];
+    size_t len = 0;
+    /* rate 5/s x 24 x share: 3/s at night (0.375 of the slots), 7/s by day (0.875) */
+    for (int h = 0; h < 24; h++)
+        len += (size_t)snprintf(prof + len, sizeof prof - len, "%s%d: %s", h ? ", " : "", h,
+                                h >= 8 && h < 20 ? "0.058333333333333334" : "0.025");
+    reqs_t q[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(y, sizeof y,
+                 BASE "horizon: 1d\noutput: {timeline_interval: 0}\n"
+                 "services:\n  - name: m\n    mode: %s\n    min_replicas: 2\n"
+                 "    requests: {rate: 5/s, profile: {hourly: {%s}}, "
+                 "input: {dist: exponential, mean: 1000}, output: {dist: constant, value: 1}}\n"
+                 "    performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 4}]\n"
+                 "    slo: {ttft: 1500ms}\n", k ? "fluid" : "request", prof);
+        run(y, NULL, 0, &q[k]);
+    }
+    const fs_service_row_t *r = &q[0].s[0], *f = &q[1].s[0];
+    /* exact: each hour a stationary M/M/8 (a = 3 or 7), weighted by its requests */
+    double slo = (36 * (1 - mmc_ttft_survival(1.5, 3, 8)) + 84 * (1 - mmc_ttft_survival(1.5, 7, 8))) / 120;
+    double p99 = crossing(surv_day, NULL, 0.01);
+    print_message("request / fluid / exact: mean TTFT %.4f / %.4f s, SLO %.4f / %.4f / %.4f, "
+                  "p99 %.3f / %.3f / %.3f s, requests %llu / %llu\n", r->ttft_mean, f->ttft_mean,
+                  r->slo_attainment, f->slo_attainment, slo, r->ttft_p99, f->ttft_p99, p99,
+                  (unsigned long long)r->requests, (unsigned long long)f->requests);
+    assert_double_equal(f->ttft_mean / r->ttft_mean, 1.0, 0.02);
+    assert_double_equal(r->slo_attainment, slo, 0.005);
+    assert_double_equal(f->slo_attainment, slo, 0.005);
+    assert_double_equal(r->ttft_p99 / p99, 1.0, 0.02);
+    assert_double_equal(f->ttft_p99 / p99, 1.0, 0.04);
+    assert_double_equal((double)f->requests / (double)r->requests, 1.0, 0.01);
+    reqs_free(&q[0]);
+    reqs_free(&q[1]);
 }
 
 /* ---- batching by hand ------------------------------------------------------------- */
@@ -590,6 +674,7 @@ int main(void)
         cmocka_unit_test_teardown(test_erlang_c_formula, teardown),
         cmocka_unit_test_teardown(test_request_mode_erlang_c, teardown),
         cmocka_unit_test_teardown(test_fluid_mode_erlang_c, teardown),
+        cmocka_unit_test_teardown(test_modes_agree, teardown),
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
         cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
         cmocka_unit_test_teardown(test_hpa_follows_a_load_step, teardown),
