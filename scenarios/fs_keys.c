@@ -885,7 +885,7 @@ static const fs_key_t service_rows[] = {
     {.path = "requests.process", .type = FS_KT_ENUM, .off = SV(process),
      .names = svc_process_names, .def = "poisson",
      .doc = "poisson; gamma (renewal with Gamma inter-arrivals, BurstGPT); trace (an Azure "
-            "LLM inference CSV: TIMESTAMP, ContextTokens, GeneratedTokens)."},
+            "LLM inference CSV: TIMESTAMP, ContextTokens, GeneratedTokens; or a BurstGPT CSV)."},
     {.path = "requests.rate", .type = FS_KT_RATE, .flags = FS_KF_MIN | FS_KF_MAX,
      .off = SV(rate), .min = 0, .max = 1e6, .def = "0/s", .unit = "1/s",
      .doc = "Mean request rate (poisson, gamma: required, > 0), before the profile."},

@@ -388,6 +388,37 @@ static void test_batching_by_hand(void **state)
     free(dir);
 }
 
+/* A BurstGPT trace (columns by name, seconds kept from 0:00): one replica of
+ * one slot, prefill 100 tokens/s, a step of 1/5 s.  A (5.0 s, 100 -> 2
+ * tokens) ends at 6.2; B (5.5 s, 50 tokens, 0 response tokens: a failed
+ * request, counted as one token) waits to 6.2: TTFT 0.7 + 0.5 = 1.2. */
+static void test_burstgpt_trace(void **state)
+{
+    (void)state;
+    char *dir = fs_test_tmpdir();
+    char *p = fs_test_path(dir, "burst.csv");
+    assert_int_equal(fs_test_write(p, "Timestamp,Model,Request tokens,Response tokens,"
+                                      "Total tokens,Log Type\n"
+                                      "5,ChatGPT,100,2,102,Conversation log\n"
+                                      "5.5,GPT-4,50,0,50,API log\n"), 0);
+    char y[2048];
+    snprintf(y, sizeof y,
+             BASE "horizon: 20s\noutput: {timeline_interval: 0, requests: true}\n"
+             "services:\n  - name: b\n    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 5, max_batch: 1}]\n", p);
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_int_equal(q.n, 2);
+    assert_double_equal(by_arrival(&q, 5.0)->end, 6.2, 1e-6);
+    const fs_request_row_t *b = by_arrival(&q, 5.5);
+    assert_double_equal(b->ttft, 1.2, 1e-6);
+    assert_int_equal(b->output, 1);
+    reqs_free(&q);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- the HPA ------------------------------------------------------------------------ */
 
 static uint32_t replicas_at(const reqs_t *q, double t)
@@ -676,6 +707,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fluid_mode_erlang_c, teardown),
         cmocka_unit_test_teardown(test_modes_agree, teardown),
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
+        cmocka_unit_test_teardown(test_burstgpt_trace, teardown),
         cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
         cmocka_unit_test_teardown(test_hpa_follows_a_load_step, teardown),
         cmocka_unit_test_teardown(test_conservation_with_preemption, teardown),

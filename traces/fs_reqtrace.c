@@ -6,8 +6,13 @@
 #include <string.h>
 #include <strings.h>
 
+enum { F_AZURE = 0, F_BURSTGPT = 1 };
+
 struct fs_reqtrace {
     fs_csv_t csv;
+    int format;             /* F_AZURE, F_BURSTGPT (from the header) */
+    size_t col[3];          /* time, prompt tokens, output tokens */
+    size_t n_cols;          /* fields a row has */
     char *path;
     int repeat;
     int open;               /* csv is open */
@@ -18,6 +23,14 @@ struct fs_reqtrace {
 };
 
 static const char *const cols[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+/* BurstGPT (HPMLL/BurstGPT): Timestamp (s from 0:00 of its first day), Model,
+ * Request tokens, Response tokens, Total tokens, Log Type; found by name. */
+static const char *const bcols[] = {"Timestamp", "Request tokens", "Response tokens"};
+
+static const char *col_name(const fs_reqtrace_t *t, size_t k)
+{
+    return t->format == F_BURSTGPT ? bcols[k] : cols[k];
+}
 
 static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
 {
@@ -33,11 +46,30 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
         return rc;
     if ((rc = fs_csv_split(&t->csv, ',', err)))
         return rc;
-    for (size_t i = 0; i < 3; i++)
-        if (t->csv.n_fields != 3 || strcasecmp(t->csv.fields[i].s, cols[i]) != 0)
+    t->n_cols = t->csv.n_fields;
+    int azure = t->csv.n_fields == 3;
+    for (size_t i = 0; i < 3 && azure; i++) {
+        azure = strcasecmp(t->csv.fields[i].s, cols[i]) == 0;
+        t->col[i] = i;
+    }
+    if (azure) {
+        t->format = F_AZURE;
+    } else {
+        int found = 0;
+        for (size_t k = 0; k < 3; k++)
+            for (size_t i = 0; i < t->csv.n_fields; i++)
+                if (strcasecmp(t->csv.fields[i].s, bcols[k]) == 0) {
+                    t->col[k] = i;
+                    found++;
+                    break;
+                }
+        if (found != 3)
             return fs_error_set(err, FS_EINVAL, "%s:%llu: expected the header %s,%s,%s (an Azure "
-                                "LLM inference trace)", t->path,
-                                (unsigned long long)t->csv.line_no, cols[0], cols[1], cols[2]);
+                                "LLM inference trace) or a BurstGPT header with %s, %s and %s",
+                                t->path, (unsigned long long)t->csv.line_no, cols[0], cols[1],
+                                cols[2], bcols[0], bcols[1], bcols[2]);
+        t->format = F_BURSTGPT;
+    }
     t->rows = 0;
     return 0;
 }
@@ -64,11 +96,11 @@ int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error
 static int field_u32(fs_reqtrace_t *t, size_t i, uint32_t *v, fs_error_t *err)
 {
     uint64_t x;
-    const fs_csv_field_t *f = &t->csv.fields[i];
+    const fs_csv_field_t *f = &t->csv.fields[t->col[i]];
     if (fs_rdr_u64(f->s, f->len, &x) || x > UINT32_MAX)
         return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a token count (a whole "
                             "number from 0 to 4294967295), got '%s'", t->path,
-                            (unsigned long long)t->csv.line_no, cols[i], f->s);
+                            (unsigned long long)t->csv.line_no, col_name(t, i), f->s);
     *v = (uint32_t)x;
     return 0;
 }
@@ -96,23 +128,31 @@ int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
             continue;
         if ((rc = fs_csv_split(&t->csv, ',', err)))
             return rc;
-        if (t->csv.n_fields != 3)
-            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected 3 fields (%s,%s,%s), got %zu",
-                                t->path, (unsigned long long)t->csv.line_no, cols[0], cols[1],
-                                cols[2], t->csv.n_fields);
+        if (t->csv.n_fields != t->n_cols)
+            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected %zu fields (as the header), "
+                                "got %zu", t->path, (unsigned long long)t->csv.line_no,
+                                t->n_cols, t->csv.n_fields);
         fs_time_t at;
-        const fs_csv_field_t *f = &t->csv.fields[0];
-        if (fs_rdr_datetime(f->s, f->len, &at))
-            return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a date and time "
-                                "such as 2023-11-16 18:15:46.6805900, got '%s'", t->path,
-                                (unsigned long long)t->csv.line_no, cols[0], f->s);
-        if (t->origin < 0)
-            t->origin = at;
+        const fs_csv_field_t *f = &t->csv.fields[t->col[0]];
+        if (t->format == F_BURSTGPT) {  /* seconds from 0:00 of the first day: kept */
+            if (fs_rdr_seconds(f->s, f->len, &at) || at < 0)
+                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected seconds >= 0, "
+                                    "got '%s'", t->path, (unsigned long long)t->csv.line_no,
+                                    bcols[0], f->s);
+            t->origin = 0;
+        } else {
+            if (fs_rdr_datetime(f->s, f->len, &at))
+                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a date and time "
+                                    "such as 2023-11-16 18:15:46.6805900, got '%s'", t->path,
+                                    (unsigned long long)t->csv.line_no, cols[0], f->s);
+            if (t->origin < 0)
+                t->origin = at;
+        }
         at -= t->origin;
         if (at < 0 || (t->rows > 0 && at < t->last))
             return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: %s is earlier than the row "
                                 "before (requests must be in time order)", t->path,
-                                (unsigned long long)t->csv.line_no, cols[0], f->s);
+                                (unsigned long long)t->csv.line_no, col_name(t, 0), f->s);
         if ((rc = field_u32(t, 1, &r->input, err)) || (rc = field_u32(t, 2, &r->output, err)))
             return rc;
         if (r->output == 0)

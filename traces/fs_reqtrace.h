@@ -4,8 +4,13 @@
  * a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens; the
  * timestamp "YYYY-MM-DD HH:MM:SS.fffffff", no time zone), plain or gzip.
  *
- * Requests come one at a time in file order with their time relative to the
- * first row (which is 0).  Rows must be in time order: a row earlier than
+ * Also BurstGPT (HPMLL/BurstGPT, arXiv 2401.17644: Timestamp in seconds from
+ * 0:00 of its first day, Model, Request tokens, Response tokens, Total
+ * tokens, Log Type; columns found by name, times kept as they are so that
+ * hours of the day line up; a failed request's 0 response tokens count as 1).
+ *
+ * Azure requests come one at a time in file order with their time relative
+ * to the first row (which is 0).  Rows must be in time order: a row earlier than
  * the one before it is an error.  Every error names the file, the line and
  * the field and what was expected (FS_EINVAL), and the caller stops the run
  * with it.  With repeat the file is read again after its last row, its
