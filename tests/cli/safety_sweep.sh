@@ -30,6 +30,10 @@ sed 's/^horizon: 12h/horizon: 3000d/; s/replications: 2/replications: 1/' sw.yam
 "$FLEETSIM" sweep long.yaml -o busy -j 1 -q 2>long.err &
 holder=$!
 for _ in $(seq 1 100); do [ -s busy/.lock ] && break; sleep 0.05; done
+# the holder's own run file appears some time after its lock (slowly under
+# ASan): wait for it, so that the listing compares only what the refused
+# sweeps could have done
+for _ in $(seq 1 200); do ls busy/runs/*.tmp.* >/dev/null 2>&1 && break; sleep 0.05; done
 ls busy/runs/ > before.txt 2>/dev/null
 expect_exit 2 "$FLEETSIM" sweep long.yaml -o busy -j 1 --resume
 expect_err "in use by another fleetsim \\(pid $holder on "
