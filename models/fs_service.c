@@ -350,7 +350,7 @@ static void serving_set(svc_t *s, const replica_t *r, int sign)
         s->agg_rate = s->agg_pre = s->agg_step = 0;     /* no drift */
 }
 
-static int new_replica(services_t *a, svc_t *s, fs_model_t *m)
+static int new_replica(svc_t *s, fs_model_t *m)
 {
     uint32_t i;
     if (s->free_rep != UINT32_MAX) {
@@ -391,7 +391,6 @@ static int new_replica(services_t *a, svc_t *s, fs_model_t *m)
         return rc;
     }
     s->live++;
-    (void)a;
     return 0;
 }
 
@@ -418,8 +417,8 @@ static void unready(svc_t *s, replica_t *r)
     }
 }
 
-static int fluid_advance_to(services_t *a, svc_t *s, fs_model_t *m, fs_time_t to);
-#define fluid_advance(a, s, m) fluid_advance_to(a, s, m, fs_model_now(m))
+static int fluid_advance_to(svc_t *s, fs_time_t to);
+#define fluid_advance(a, s, m) fluid_advance_to(s, fs_model_now(m))
 static int dispatch(services_t *a, svc_t *s, fs_model_t *m);
 
 /* Gives a running replica back to the fleet now (it holds no request). */
@@ -745,10 +744,8 @@ static int co_drain(svc_t *s, double mass, double d0, double cap, double pre, do
 
 /* Integrates the fluid queue from s->f_at to `to` at the current rate and
  * ready replicas. */
-static int fluid_advance_to(services_t *a, svc_t *s, fs_model_t *m, fs_time_t to)
+static int fluid_advance_to(svc_t *s, fs_time_t to)
 {
-    (void)a;
-    (void)m;
     if (s->cfg->mode != FS_SVC_FLUID || to <= s->f_at)
         return 0;
     double t = fs_time_to_s(s->f_at), t1 = fs_time_to_s(to);
@@ -801,7 +798,7 @@ static void fluid_load(svc_t *s, double *in_service, double *waiting)
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
     if (slots <= 0 || lam >= cap || s->backlog > 0) {
         *in_service = slots;
-        *waiting = s->backlog + (lam >= cap ? 0 : 0);
+        *waiting = s->backlog;
         return;
     }
     double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
@@ -821,7 +818,7 @@ static uint32_t ceil_u(double x)
 }
 
 /* The replicas the HPA's replica calculator asks for now. */
-static uint32_t hpa_calc(svc_t *s, fs_model_t *m)
+static uint32_t hpa_calc(svc_t *s)
 {
     const fs_service_cfg_t *c = s->cfg;
     uint32_t cur = s->live;
@@ -833,7 +830,6 @@ static uint32_t hpa_calc(svc_t *s, fs_model_t *m)
     double inserv = s->busy - s->busy_doomed, waiting = (double)s->q_n;
     if (c->mode == FS_SVC_FLUID)
         fluid_load(s, &inserv, &waiting);
-    (void)m;
     switch (c->metric) {
     case FS_HPA_CONCURRENCY: total = inserv + waiting; break;
     case FS_HPA_QUEUE: total = waiting; break;
@@ -881,7 +877,7 @@ static int hpa_record(svc_t *s, fs_time_t now, uint32_t n)
 static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
 {
     while (s->live < n) {
-        int rc = new_replica(a, s, m);
+        int rc = new_replica(s, m);
         if (rc)
             return rc;
     }
@@ -934,7 +930,7 @@ static int hpa_sync(services_t *a, svc_t *s, fs_model_t *m)
     const fs_service_cfg_t *c = s->cfg;
     fs_time_t now = fs_model_now(m);
     int rc;
-    uint32_t cur = s->live, want = hpa_calc(s, m);
+    uint32_t cur = s->live, want = hpa_calc(s);
     if ((rc = hpa_record(s, now, want)))
         return rc;
     /* stabilisation: up = the smallest in the up window, down = the largest
@@ -1045,7 +1041,7 @@ static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n)
 
 static int emit_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
 {
-    int rc = fluid_advance_to(a, s, m, end);
+    int rc = fluid_advance_to(s, end);
     if (rc)
         return rc;
     if (s->bk.start >= s->warmup) {
@@ -1298,9 +1294,7 @@ static int svc_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
     services_t *a = ud;
     (void)t;
     const fs_sink_t *sk = fs_model_sink(m);
-    fs_time_t end = fs_model_now(m) > fs_model_horizon(m) ? fs_model_now(m) : fs_model_horizon(m);
-    if (fs_model_config(m)->until == FS_UNTIL_HORIZON)
-        end = fs_model_horizon(m);
+    fs_time_t end = fs_model_horizon(m);  /* services run until the horizon (the check) */
     for (size_t k = 0; k < a->n; k++) {
         svc_t *s = &a->s[k];
         int rc = 0;

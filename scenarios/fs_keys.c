@@ -1127,55 +1127,38 @@ static const fs_key_t sweep_param_rows[] = {
 #define DF(f) offsetof(fs_dist_t, f)
 #define DA(f) offsetof(fs_dist_cfg_t, f)
 enum { D_DIST, D_VALUE, D_MEAN, D_MEDIAN, D_SCALE, D_LO, D_HI, D_SIGMA, D_SHAPE, D_PATH, D_COLUMN };
-static const fs_key_t dist_rows[] = {
-    [D_DIST] = {.path = "dist", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = DF(kind),
-                .names = dist_names, .doc = "The distribution."},
-    [D_VALUE] = {.path = "value", .type = FS_KT_SECONDS, .off = DF(value), .unit = "s",
-                 .doc = "constant: the value."},
-    [D_MEAN] = {.path = "mean", .type = FS_KT_SECONDS, .off = DF(mean), .unit = "s",
-                .doc = "exponential: the mean; lognormal, weibull, gamma: the mean instead of "
-                       "median or scale."},
-    [D_MEDIAN] = {.path = "median", .type = FS_KT_SECONDS, .off = DF(median), .unit = "s",
-                  .doc = "lognormal: the median (or give mean)."},
-    [D_SCALE] = {.path = "scale", .type = FS_KT_SECONDS, .off = DF(scale), .unit = "s",
-                 .doc = "weibull, gamma: the scale (or give mean)."},
-    [D_LO] = {.path = "lo", .type = FS_KT_SECONDS, .off = DF(lo), .unit = "s",
-              .doc = "uniform: the lower end."},
-    [D_HI] = {.path = "hi", .type = FS_KT_SECONDS, .off = DF(hi), .unit = "s",
-              .doc = "uniform: the upper end."},
-    [D_SIGMA] = {.path = "sigma", .type = FS_KT_DOUBLE, .off = DF(sigma),
-                 .doc = "lognormal: standard deviation of the logarithm (>= 0)."},
-    [D_SHAPE] = {.path = "shape", .type = FS_KT_DOUBLE, .off = DF(shape),
-                 .doc = "weibull, gamma: the shape k (> 0)."},
-    [D_PATH] = {.path = "path", .type = FS_KT_PATH, .flags = FS_KF_AUX, .off = DA(path),
-                .doc = "empirical: file of values in seconds, one per line (a one-word header line "
-                       "and '#' comments are skipped), or a CSV with a header (then give column); "
-                       "relative to the scenario file."},
-    [D_COLUMN] = {.path = "column", .type = FS_KT_STRING, .flags = FS_KF_AUX, .off = DA(column),
+/* The rows of a distribution block; T and U: the type and unit of its
+ * values (durations, or plain counts such as tokens). */
+#define DIST_ROWS(T, U) \
+    [D_DIST] = {.path = "dist", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = DF(kind), \
+                .names = dist_names, .doc = "The distribution."}, \
+    [D_VALUE] = {.path = "value", .type = T, .off = DF(value), .unit = U, \
+                 .doc = "constant: the value."}, \
+    [D_MEAN] = {.path = "mean", .type = T, .off = DF(mean), .unit = U, \
+                .doc = "exponential: the mean; lognormal, weibull, gamma: the mean instead of " \
+                       "median or scale."}, \
+    [D_MEDIAN] = {.path = "median", .type = T, .off = DF(median), .unit = U, \
+                  .doc = "lognormal: the median (or give mean)."}, \
+    [D_SCALE] = {.path = "scale", .type = T, .off = DF(scale), .unit = U, \
+                 .doc = "weibull, gamma: the scale (or give mean)."}, \
+    [D_LO] = {.path = "lo", .type = T, .off = DF(lo), .unit = U, \
+              .doc = "uniform: the lower end."}, \
+    [D_HI] = {.path = "hi", .type = T, .off = DF(hi), .unit = U, \
+              .doc = "uniform: the upper end."}, \
+    [D_SIGMA] = {.path = "sigma", .type = FS_KT_DOUBLE, .off = DF(sigma), \
+                 .doc = "lognormal: standard deviation of the logarithm (>= 0)."}, \
+    [D_SHAPE] = {.path = "shape", .type = FS_KT_DOUBLE, .off = DF(shape), \
+                 .doc = "weibull, gamma: the shape k (> 0)."}, \
+    [D_PATH] = {.path = "path", .type = FS_KT_PATH, .flags = FS_KF_AUX, .off = DA(path), \
+                .doc = "empirical: file of values in seconds, one per line (a one-word header line " \
+                       "and '#' comments are skipped), or a CSV with a header (then give column); " \
+                       "relative to the scenario file."}, \
+    [D_COLUMN] = {.path = "column", .type = FS_KT_STRING, .flags = FS_KF_AUX, .off = DA(column), \
                   .doc = "empirical: the CSV column to read."},
-};
+static const fs_key_t dist_rows[] = {DIST_ROWS(FS_KT_SECONDS, "s")};
 
 /* The same block for counts (tokens): plain numbers, no unit. */
-static const fs_key_t count_dist_rows[] = {
-    [D_DIST] = {.path = "dist", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = DF(kind),
-                .names = dist_names, .doc = "The distribution."},
-    [D_VALUE] = {.path = "value", .type = FS_KT_DOUBLE, .off = DF(value), .doc = "constant."},
-    [D_MEAN] = {.path = "mean", .type = FS_KT_DOUBLE, .off = DF(mean), .doc = "The mean."},
-    [D_MEDIAN] = {.path = "median", .type = FS_KT_DOUBLE, .off = DF(median),
-                  .doc = "lognormal: the median."},
-    [D_SCALE] = {.path = "scale", .type = FS_KT_DOUBLE, .off = DF(scale),
-                 .doc = "weibull, gamma: the scale."},
-    [D_LO] = {.path = "lo", .type = FS_KT_DOUBLE, .off = DF(lo), .doc = "uniform: lower end."},
-    [D_HI] = {.path = "hi", .type = FS_KT_DOUBLE, .off = DF(hi), .doc = "uniform: upper end."},
-    [D_SIGMA] = {.path = "sigma", .type = FS_KT_DOUBLE, .off = DF(sigma),
-                 .doc = "lognormal: standard deviation of the logarithm."},
-    [D_SHAPE] = {.path = "shape", .type = FS_KT_DOUBLE, .off = DF(shape),
-                 .doc = "weibull, gamma: the shape k."},
-    [D_PATH] = {.path = "path", .type = FS_KT_PATH, .flags = FS_KF_AUX, .off = DA(path),
-                .doc = "empirical: file of values."},
-    [D_COLUMN] = {.path = "column", .type = FS_KT_STRING, .flags = FS_KF_AUX, .off = DA(column),
-                  .doc = "empirical: the CSV column to read."},
-};
+static const fs_key_t count_dist_rows[] = {DIST_ROWS(FS_KT_DOUBLE, "")};
 
 #define BIT(i) (1u << (i))
 unsigned fs_keys_dist_params(int kind)

@@ -654,6 +654,19 @@ static void test_config_errors(void **state)
              "output: {dist: constant, value: 10}}\n"
              "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
     expect_error(y, "scale to zero) needs an autoscale.metric");
+    /* a file that is no request trace: refused when the model is built */
+    {
+        char *d2 = fs_test_tmpdir();
+        char *bad = fs_test_path(d2, "jobs.csv");
+        assert_int_equal(fs_test_write(bad, "id,submit,gpus\n1,0,8\n"), 0);
+        snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n"
+                 "    requests: {process: trace, trace: '%s'}\n"
+                 "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n", bad);
+        expect_error(y, "jobs.csv:1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
+        free(bad);
+        fs_test_rmtree(d2);
+        free(d2);
+    }
     /* a bad row of a request trace stops the run at its line */
     char *dir;
     char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,5\n2023-11-16 18:00:01.0,x,5\n");
