@@ -1,9 +1,13 @@
 #!/bin/sh
 # The ATC'23 fragmentation experiment on the openb trace (docs/validation.md):
-# `fleetsim frag` on the default, gpushare40, multigpu50 (and gpuspec33) pod lists over the
-# openb GPU node list (1,213 nodes, 6,212 GPUs), 10 seeds each, then a Markdown
-# table of the GPU allocation ratio at 100% and 130% demand (mean and standard
-# deviation over the seeds) from the CSV files.
+# `fleetsim frag` on the default, gpushare40, multigpu50 and gpuspec33 pod lists
+# over the openb GPU node list (1,213 nodes, 6,212 GPUs, with their CPU and
+# memory; CPU-only pods placed), 10 seeds each, with the ATC'23 simulator's
+# semantics: the whole list shuffled then tuned to the demand (--draw list),
+# FGD's typical pods covering 95% (--typical 95), integer node scores with the
+# first node name among equals (scheduler.node_score=kubernetes_name).  Then a
+# Markdown table of the GPU allocation ratio at 100% and 130% demand (mean and
+# standard deviation over the seeds) from the CSV files.
 #
 #   analysis/frag_openb.sh [FLEETSIM] [OPENB_DATA_DIR] [OUT_DIR] [extra frag options...]
 #
@@ -18,7 +22,8 @@ DATA=$(cd "$DATA" && pwd)
 mkdir -p "$OUT"
 for list in default gpushare40 multigpu50 gpuspec33; do
     "$FS" frag "$HERE/scenarios/openb-frag.yaml" --seeds 10 --demand 1.3 \
-        --placements random,best_fit,pack,fgd \
+        --placements random,atc_best_fit,gpu_packing,fgd --draw list --typical 95 \
+        --set scheduler.node_score=kubernetes_name \
         --set "workload.trace.path=$DATA/openb_pod_list_$list.csv" \
         --set "cluster.from.path=$DATA/openb_node_list_gpu_node.csv" \
         -o "$OUT/$list.csv" "$@" >"$OUT/$list.txt"

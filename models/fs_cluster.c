@@ -492,6 +492,8 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         p->gpn = pc->gpus_per_node;
         p->gpus_total = (uint64_t)p->n_nodes * p->gpn;
         p->gpus_free = p->gpus_up = p->gpus_total;
+        p->cpu_milli = pc->cpu_milli;
+        p->mem_mib = pc->memory_mib;
         p->leaf0 = 1;
         while (p->leaf0 < p->n_nodes)
             p->leaf0 *= 2;
@@ -506,6 +508,35 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         c->gpus_total += p->gpus_total;
     }
     c->gpus_up = c->gpus_total;
+    int res = 0;
+    for (uint32_t i = 0; i < c->n_pools; i++)
+        res |= c->pools[i].cpu_milli || c->pools[i].mem_mib;
+    if (res) {
+        c->node_cpu = fs_malloc((size_t)c->n_nodes * sizeof *c->node_cpu);
+        c->node_mem = fs_malloc((size_t)c->n_nodes * sizeof *c->node_mem);
+        if (!c->node_cpu || !c->node_mem)
+            goto nomem;
+        for (uint32_t n = 0; n < c->n_nodes; n++) {
+            c->node_cpu[n] = c->pools[c->node_pool[n]].cpu_milli;
+            c->node_mem[n] = c->pools[c->node_pool[n]].mem_mib;
+        }
+    }
+    int ranked = 0;
+    for (size_t i = 0; i < cfg->n_pools; i++)
+        ranked |= cfg->pools[i].node_rank != NULL;
+    if (ranked) {   /* pools from a list follow the written ones: their ranks after those */
+        if (!(c->node_rank = fs_malloc((size_t)c->n_nodes * sizeof *c->node_rank)))
+            goto nomem;
+        uint32_t base = UINT32_MAX;
+        for (uint32_t i = 0; i < c->n_pools; i++)
+            if (cfg->pools[i].node_rank && c->pools[i].first_node < base)
+                base = c->pools[i].first_node;
+        for (uint32_t i = 0; i < c->n_pools; i++)
+            for (uint32_t k = 0; k < c->pools[i].n_nodes; k++)
+                c->node_rank[c->pools[i].first_node + k] =
+                    cfg->pools[i].node_rank ? base + cfg->pools[i].node_rank[k]
+                                            : c->pools[i].first_node + k;
+    }
     c->gen = 0;     /* filing the nodes is not a change */
     int rc = topo_build(c, &cfg->topology, err);
     if (rc) {
@@ -535,6 +566,9 @@ void fs_cluster_release(fs_cluster_t *c)
     fs_free(c->node_pool);
     fs_free(c->node_up);
     fs_free(c->node_lvl);
+    fs_free(c->node_cpu);
+    fs_free(c->node_mem);
+    fs_free(c->node_rank);
     memset(c, 0, sizeof *c);
 }
 
@@ -660,6 +694,11 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
 void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *pl)
 {
     fs_pool_t *p = &c->pools[pl->pool];
+    if (pl->cpu || pl->mem) {
+        c->node_cpu[pl->one.node] += pl->cpu;
+        c->node_mem[pl->one.node] += pl->mem;
+        c->gen++;
+    }
     if (pl->milli < FS_GPU_MILLI_WHOLE) {
         share_free(c, p, pl->one.node, pl->gpu, pl->milli);
         return;
@@ -759,6 +798,62 @@ int fs_cluster_take(fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli, 
     if (ensure_shared(p))
         return FS_ENOMEM;
     share_take(c, p, node, slot, milli, out);
+    return 1;
+}
+
+/* ---- pods: GPUs, CPU and memory ------------------------------------------------ */
+
+int fs_cluster_node_fits_pod(const fs_cluster_t *c, uint32_t node, const fs_podreq_t *q)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!c->node_up[node] || (q->g == 0 ? 0 : !fs_cluster_node_fits(c, node, q->g, q->milli)))
+        return 0;
+    return (!q->cpu || !p->cpu_milli || c->node_cpu[node] >= q->cpu) &&
+           (!q->mem || !p->mem_mib || c->node_mem[node] >= q->mem);
+}
+
+int fs_cluster_fits_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    if (!fs_cluster_pod_res(c, pool, q))
+        return fs_cluster_fits_req(c, pool, q->g, q->milli);
+    if (q->g > p->gpn || (q->g && !fs_cluster_fits_req(c, pool, q->g, q->milli)))
+        return 0;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
+        if (fs_cluster_node_fits_pod(c, n, q))
+            return 1;
+    return 0;
+}
+
+int fs_cluster_could_fit_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    return q->g <= p->gpn && (q->g == 0 || fs_cluster_could_fit(c, pool, q->g)) &&
+           (!p->cpu_milli || q->cpu <= p->cpu_milli) && (!p->mem_mib || q->mem <= p->mem_mib);
+}
+
+int fs_cluster_take_pod(fs_cluster_t *c, uint32_t node, const fs_podreq_t *q, int slot,
+                        fs_placement_t *out)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (q->g == 0) {
+        memset(out, 0, sizeof *out);
+        out->pool = c->node_pool[node];
+        out->milli = FS_GPU_MILLI_WHOLE;
+        out->n = 1;
+        out->one = (fs_slice_t){node, 0};
+    } else {
+        int rc = fs_cluster_take(c, node, q->g, q->milli, slot, out);
+        if (rc != 1)
+            return rc;
+    }
+    out->cpu = p->cpu_milli ? q->cpu : 0;
+    out->mem = p->mem_mib ? q->mem : 0;
+    if (out->cpu || out->mem) {
+        c->node_cpu[node] -= out->cpu;
+        c->node_mem[node] -= out->mem;
+        c->gen++;
+    }
     return 1;
 }
 

@@ -106,6 +106,8 @@ typedef struct fs_pool {
     uint16_t *sused;        /* n_nodes * gpn shared slots: used milli, 0 = not open */
     uint64_t *smask;        /* (2 * leaf0) * FS_CLUSTER_SWORDS: free-milli levels */
     uint64_t n_shared;      /* open shared GPUs */
+    uint32_t cpu_milli;     /* allocatable CPU per node, milli-cores; 0 = not modelled */
+    uint32_t mem_mib;       /* allocatable memory per node, MiB; 0 = not modelled */
 } fs_pool_t;
 
 #define FS_CLUSTER_SWORDS 16u   /* 1024 bits: free-milli levels 0..999 */
@@ -137,7 +139,19 @@ typedef struct fs_cluster {
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */
     uint64_t gen;           /* +1 at every change of a node's free GPUs, shares or state:
                                what fits is the same while it is (fs_sched.c caches by it) */
+    /* node CPU and memory (pods, docs/models.md): allocated when a pool
+     * models them; free milli-cores and MiB per node (pools that do not
+     * model one keep 0 there and never check it) */
+    uint32_t *node_cpu;
+    uint32_t *node_mem;
+    uint32_t *node_rank;    /* name order (cluster.from's machine-list order), NULL: node id */
 } fs_cluster_t;
+
+/* What a Kubernetes pod asks of one node: g GPUs of `milli` each (g == 0:
+ * a CPU-only pod), CPU in milli-cores and memory in MiB (0: none). */
+typedef struct fs_podreq {
+    uint32_t g, milli, cpu, mem;
+} fs_podreq_t;
 
 /* One node's share of a gang. */
 typedef struct fs_slice {
@@ -155,6 +169,7 @@ typedef struct fs_placement {
     fs_slice_t *many;       /* n > 1: owned array */
     uint32_t milli;         /* 1000: whole GPUs; < 1000: share of one GPU */
     uint32_t gpu;           /* fractional: the shared slot (0 .. gpus_per_node-1) */
+    uint32_t cpu, mem;      /* a pod's CPU (milli-cores) and memory (MiB) held on one.node */
 } fs_placement_t;
 
 static inline const fs_slice_t *fs_placement_slices(const fs_placement_t *p)
@@ -198,6 +213,25 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
  * has either, its lowest open slot that fits, else a new one. */
 int fs_cluster_alloc_req(fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
                          int placement, fs_placement_t *out);
+
+/* Pods (NodeResourcesFit on GPUs, CPU and memory).  Does the pool model CPU
+ * or memory that q asks for?  If not, the GPU-only calls above decide. */
+static inline int fs_cluster_pod_res(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    return (q->cpu && p->cpu_milli) || (q->mem && p->mem_mib) || q->g == 0;
+}
+/* Does q fit on node now (up, GPUs, CPU, memory)? */
+int fs_cluster_node_fits_pod(const fs_cluster_t *c, uint32_t node, const fs_podreq_t *q);
+/* On some node of pool now?  O(1) when the pool models neither resource q
+ * asks for, else a scan of its nodes. */
+int fs_cluster_fits_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q);
+/* On an empty, fully up node of pool? */
+int fs_cluster_could_fit_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q);
+/* Takes q on node (which must fit it): GPUs as fs_cluster_take (slot for a
+ * share), then CPU and memory where the pool models them.  1 or FS_ENOMEM. */
+int fs_cluster_take_pod(fs_cluster_t *c, uint32_t node, const fs_podreq_t *q, int slot,
+                        fs_placement_t *out);
 /* Returns a placement's GPUs to the pool (does not release *p). */
 void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *p);
 

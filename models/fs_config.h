@@ -26,6 +26,10 @@ typedef struct fs_pool_cfg {
     char *gpu;              /* GPU model (catalog name) */
     uint32_t nodes;         /* nodes in the pool (>= 1) */
     uint32_t gpus_per_node; /* GPUs per node (1..1024) */
+    uint32_t cpu_milli;     /* allocatable CPU per node, milli-cores; 0 = not modelled (unlimited) */
+    uint32_t memory_mib;    /* allocatable memory per node, MiB; 0 = not modelled (unlimited) */
+    uint32_t *node_rank;    /* cluster.from: each node's position in the machine list (its
+                               name order); NULL: node order.  Owned (fs_config_release) */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
@@ -186,7 +190,9 @@ typedef struct fs_tiresias_cfg {
 enum fs_fifo_mode { FS_FIFO_BEST_EFFORT = 0, FS_FIFO_STRICT = 1 };
 enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1, FS_PLACE_BEST_FIT = 2,
                          FS_PLACE_BINPACK = 3 /* = best_fit */, FS_PLACE_SPREAD = 4,
-                         FS_PLACE_RANDOM = 5, FS_PLACE_TOPOLOGY = 6, FS_PLACE_FGD = 7 };
+                         FS_PLACE_RANDOM = 5, FS_PLACE_TOPOLOGY = 6, FS_PLACE_FGD = 7,
+                         FS_PLACE_ATC_BEST_FIT = 8, FS_PLACE_GPU_PACKING = 9 };
+enum fs_node_score { FS_SCORE_EXACT = 0, FS_SCORE_KUBE = 1, FS_SCORE_KUBE_NAME = 2 };
 
 typedef struct fs_sched_cfg {
     int queue;              /* enum fs_queue_kind */
@@ -197,6 +203,8 @@ typedef struct fs_sched_cfg {
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */
     uint32_t candidates;    /* scored placements: nodes scored per free level (0: all) */
+    int node_score;         /* enum fs_node_score */
+    double w_gpu, w_cpu, w_mem; /* scheduler.resource_weights (best_fit, spread) */
     int backfill;           /* enum fs_backfill_kind */
     int preemption;         /* enum fs_preempt_kind */
     int runtime;            /* enum fs_runtime_kind: what SJF/SRTF/backfill plan with */

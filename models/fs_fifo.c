@@ -34,13 +34,13 @@ typedef struct fifo {
 } fifo_t;
 
 /* Class of a job shape, created on first use.  Returns its index or -1. */
-static long class_of(fifo_t *f, uint32_t gpus, uint32_t milli, int32_t tp)
+static long class_of(fifo_t *f, uint32_t gpus, uint32_t milli, uint64_t res, int32_t tp)
 {
     /* room for a new class first, so that the map never gets ahead */
     if (fs_grow((void **)&f->cls, &f->cap_cls, f->shapes.n + 1, sizeof *f->cls))
         return -1;
     int added;
-    long c = fs_shapemap_get(&f->shapes, gpus, milli, tp, &added);
+    long c = fs_shapemap_get(&f->shapes, gpus, milli, res, tp, &added);
     if (c >= 0 && added)
         memset(&f->cls[c], 0, sizeof f->cls[c]);
     return c;
@@ -121,7 +121,7 @@ static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
 {
     fifo_t *f = state;
     fs_jobrt_t *j = fs_model_job(m, slot);
-    long c = class_of(f, j->job.gpus, j->job.gpu_milli, j->type_pools);
+    long c = class_of(f, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
     if (c < 0 || ring_insert(&f->cls[c], m, slot))
         return FS_ENOMEM;
     j->policy_tag = (uint32_t)c;

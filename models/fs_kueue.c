@@ -472,7 +472,8 @@ static int queue_job(kueue_t *k, fs_model_t *m, uint32_t slot, int32_t c)
     kjob_t *kj = &k->jobs[slot];
     kcq_t *q = &k->cq[c];
     int added;
-    long s = fs_shapemap_get(&k->shapes, j->job.gpus, j->job.gpu_milli, j->type_pools, &added);
+    long s = fs_shapemap_get(&k->shapes, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job),
+                             j->type_pools, &added);
     if (s < 0)
         return FS_ENOMEM;
     if ((size_t)s >= q->n_cls) {

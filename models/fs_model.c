@@ -273,13 +273,25 @@ static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out
                 e_ = (set) < 0 ? (m)->cluster.n_pools : (m)->set_off[(set) + 1];    \
          i_ < e_ && ((p) = (set) < 0 ? (uint32_t)i_ : (m)->set_pool[i_], 1); i_++)
 
+/* What a pod asks of its node: CPU and memory count for pods
+ * (FS_JOB_SINGLE_NODE) only; a gang spread over nodes reserves GPUs. */
+static inline fs_podreq_t podreq(const fs_jobrt_t *j)
+{
+    int pod = (j->job.flags & FS_JOB_SINGLE_NODE) != 0;
+    return (fs_podreq_t){j->job.gpus, j->job.gpu_milli, pod ? j->job.cpu_milli : 0,
+                         pod ? j->job.mem_mib : 0};
+}
+
 /* Any pool of the job's type (out of line: the loop's register saves
  * would otherwise be paid by the common case below). */
 __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
+    fs_podreq_t q = podreq(j);
     FOR_POOLS(m, j->type_pools, p)
-        if (fs_cluster_fits_req(&m->cluster, p, j->job.gpus, j->job.gpu_milli) &&
+        if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
+                                               : fs_cluster_fits_req(&m->cluster, p, j->job.gpus,
+                                                                     j->job.gpu_milli)) &&
             (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
             return 1;
     return 0;
@@ -295,7 +307,8 @@ int fs_model_fits(const fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = &m->slots[slot];
     /* the common case: whole GPUs of any type on a one-pool fleet */
     const fs_cluster_t *one = fs_model_one_pool(m);
-    if (one && j->type_pools < 0 && j->job.gpu_milli >= FS_GPU_MILLI_WHOLE)
+    if (one && j->type_pools < 0 && j->job.gpu_milli >= FS_GPU_MILLI_WHOLE && j->job.gpus &&
+        !(j->job.flags & FS_JOB_SINGLE_NODE && (j->job.cpu_milli || j->job.mem_mib)))
         return fs_cluster_fits(one, 0, j->job.gpus);
     return fits_pools(m, j);
 }
@@ -313,8 +326,10 @@ size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pool
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
+    fs_podreq_t q = podreq(j);
     FOR_POOLS(m, j->type_pools, p)
-        if (fs_cluster_could_fit(&m->cluster, p, j->job.gpus))
+        if (j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_could_fit_pod(&m->cluster, p, &q)
+                                              : fs_cluster_could_fit(&m->cluster, p, j->job.gpus))
             return 1;
     return 0;
 }
@@ -562,8 +577,11 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
-        int rc = (j->job.flags & FS_JOB_SINGLE_NODE ? fs_placer_place_node : fs_placer_place)(
-            m->placer, &m->cluster, pools, n_pools, j->job.gpus, j->job.gpu_milli, &j->place);
+        fs_podreq_t q = podreq(j);
+        int rc = j->job.flags & FS_JOB_SINGLE_NODE
+                     ? fs_placer_place_pod(m->placer, &m->cluster, pools, n_pools, &q, &j->place)
+                     : fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
+                                       j->job.gpu_milli, &j->place);
         if (rc < 0) {
             fail(m, rc, "placing a job");
             return rc;
@@ -1261,9 +1279,11 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         return;
     }
     if (fs_placer_learns(m->placer)) {  /* FGD learns the task shapes online */
-        if (fs_placer_observe(m->placer, &m->cluster, job->gpus, job->gpu_milli,
-                              t < 0 ? NULL : m->set_pool + m->set_off[t],
-                              t < 0 ? 0 : m->set_off[t + 1] - m->set_off[t], 1)) {
+        int pod = (job->flags & FS_JOB_SINGLE_NODE) != 0;
+        fs_podreq_t q = {job->gpus, job->gpu_milli, pod ? job->cpu_milli : 0, 0};
+        if (fs_placer_observe_pod(m->placer, &m->cluster, &q,
+                                  t < 0 ? NULL : m->set_pool + m->set_off[t],
+                                  t < 0 ? 0 : m->set_off[t + 1] - m->set_off[t], 1)) {
             fail(m, FS_ENOMEM, "admitting a job");
             return;
         }
@@ -1623,6 +1643,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     }
     rc = fs_placer_create(&m->cluster, cfg->scheduler.placement, cfg->scheduler.candidates,
                           &cfg->cluster, cfg->seed, cfg->replication, &m->placer, err);
+    if (!rc)
+        fs_placer_set_scoring(m->placer, cfg->scheduler.node_score,
+                              cfg->scheduler.w_gpu, cfg->scheduler.w_cpu, cfg->scheduler.w_mem);
     if (!rc)    /* pod start-up (docs/models.md); NULL when not modelled */
         rc = fs_startup_create(cfg, &m->cluster, &m->startup, err);
     if (rc) {

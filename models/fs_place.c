@@ -4,6 +4,7 @@
 #include "../sim/fs_rng.h"
 #include "../traces/fs_job.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -11,12 +12,25 @@
 #define WHOLE FS_GPU_MILLI_WHOLE
 #define PROBES 32
 
-/* FGD per-pool shape weights and the tables derived from them. */
+/* FGD per-pool task shapes and the tables derived from them.  Shapes are
+ * filed by their CPU request: level k holds the shapes whose CPU is at most
+ * lev[k] (lev ascending), and a node with c milli-cores free sees the
+ * shapes of the highest level with lev[k] <= c (all of them when the pool
+ * does not model CPU); the others cannot run on it for want of CPU, so
+ * their fragment is the node's whole free GPU capacity (Weng et al.; the
+ * ATC'23 simulator's "lack CPU" classes). */
+typedef struct fgd_shape {
+    uint32_t g, milli, cpu;
+    int64_t w;
+} fgd_shape_t;
+
 typedef struct fgd_pool {
-    int64_t *wcnt;          /* gpn + 1: weight of whole shapes by GPU count (<= gpn) */
-    int64_t *fcnt;          /* 1001: weight of fractional shapes by milli */
-    int64_t *aw;            /* gpn + 1: aw[a] = weight of whole shapes with g <= a */
-    int64_t *tail;          /* 1001: tail[f] = weight of fractional shapes with milli > f */
+    fgd_shape_t *sh;        /* shapes allowed on the pool that fit one of its nodes' GPUs */
+    size_t n_sh, cap_sh;
+    uint32_t *lev;          /* n_lev distinct CPU requests, ascending */
+    size_t n_lev, cap_lev;
+    int64_t *aw;            /* n_lev x (gpn + 1): aw[a] = weight of whole shapes with g <= a */
+    int64_t *tail;          /* n_lev x 1001: tail[f] = weight of fractional shapes with milli > f */
     int dirty;
 } fgd_pool_t;
 
@@ -44,6 +58,10 @@ struct fs_placer {
     size_t cand_cap;
     uint32_t *podpools;     /* scratch: fs_placer_place_node's pools */
     size_t podpools_cap;
+    int kube;               /* scheduler.node_score: 0 exact, 1 kubernetes (integer scores,
+                               random ties), 2 kubernetes_name (ties: first node name) */
+    double wgpu, wcpu, wmem;    /* scheduler.resource_weights (best_fit, spread) */
+    double spec_cpu, spec_gpu;  /* atc_best_fit: the largest node's CPU and GPU milli */
 };
 
 /* ---- lifecycle ------------------------------------------------------------- */
@@ -58,6 +76,13 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
         return fs_error_set(err, FS_ENOMEM, "placement: out of memory");
     pl->kind = kind == FS_PLACE_BINPACK ? FS_PLACE_BEST_FIT : kind;
     pl->k = candidates;
+    pl->wgpu = 1;
+    for (uint32_t i = 0; i < c->n_pools; i++) {
+        if (c->pools[i].cpu_milli > pl->spec_cpu)
+            pl->spec_cpu = c->pools[i].cpu_milli;
+        if (c->pools[i].gpn * 1000.0 > pl->spec_gpu)
+            pl->spec_gpu = c->pools[i].gpn * 1000.0;
+    }
     pl->n_pools = c->n_pools;
     pl->speed_default = fs_malloc(c->n_pools * sizeof *pl->speed_default);
     if (!pl->speed_default)
@@ -86,7 +111,9 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
     pl->st = fs_malloc(sizeof *pl->st);
     if (!pl->st)
         goto nomem;
-    if (pl->kind == FS_PLACE_RANDOM && fs_rng_init(&pl->rng, seed, replication, FS_RNG_PLACE, 0))
+    /* random placement, and random ties under node_score: kubernetes (set
+     * later): the stream is made for every kind, drawn from only by those */
+    if (fs_rng_init(&pl->rng, seed, replication, FS_RNG_PLACE, 0))
         goto nomem;
     if (pl->kind == FS_PLACE_FGD) {
         pl->fgd = fs_calloc(c->n_pools, sizeof *pl->fgd);
@@ -112,8 +139,8 @@ void fs_placer_destroy(fs_placer_t *pl)
     fs_free(pl->speed_default);
     if (pl->fgd)
         for (uint32_t i = 0; i < pl->n_pools; i++) {
-            fs_free(pl->fgd[i].wcnt);
-            fs_free(pl->fgd[i].fcnt);
+            fs_free(pl->fgd[i].sh);
+            fs_free(pl->fgd[i].lev);
             fs_free(pl->fgd[i].aw);
             fs_free(pl->fgd[i].tail);
         }
@@ -124,6 +151,14 @@ void fs_placer_destroy(fs_placer_t *pl)
 }
 
 int fs_placer_learns(const fs_placer_t *pl) { return pl->kind == FS_PLACE_FGD; }
+
+void fs_placer_set_scoring(fs_placer_t *pl, int kube, double w_gpu, double w_cpu, double w_mem)
+{
+    pl->kube = kube;
+    pl->wgpu = w_gpu;
+    pl->wcpu = w_cpu;
+    pl->wmem = w_mem;
+}
 uint64_t fs_placer_total_weight(const fs_placer_t *pl) { return (uint64_t)pl->wtot; }
 
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls)
@@ -136,67 +171,130 @@ double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls)
 
 /* ---- FGD tables ---------------------------------------------------------------- */
 
-static int fgd_pool_ensure(fgd_pool_t *t, uint32_t gpn)
-{
-    if (t->wcnt)
-        return 0;
-    t->wcnt = fs_calloc(gpn + 1, sizeof *t->wcnt);
-    t->aw = fs_calloc(gpn + 1, sizeof *t->aw);
-    t->fcnt = fs_calloc(WHOLE + 1, sizeof *t->fcnt);
-    t->tail = fs_calloc(WHOLE + 1, sizeof *t->tail);
-    if (!t->wcnt || !t->aw || !t->fcnt || !t->tail) {
-        fs_free(t->wcnt);
-        fs_free(t->aw);
-        fs_free(t->fcnt);
-        fs_free(t->tail);
-        memset(t, 0, sizeof *t);
-        return FS_ENOMEM;
-    }
-    return 0;
-}
-
 int fs_placer_observe(fs_placer_t *pl, const fs_cluster_t *c, uint32_t g, uint32_t milli,
                       const uint32_t *pools, size_t n_pools, uint64_t weight)
+{
+    fs_podreq_t q = {g, milli, 0, 0};
+    return fs_placer_observe_pod(pl, c, &q, pools, n_pools, weight);
+}
+
+int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podreq_t *q,
+                          const uint32_t *pools, size_t n_pools, uint64_t weight)
 {
     if (!pl->fgd || weight == 0)
         return 0;
     size_t n = pools ? n_pools : c->n_pools;
-    for (size_t i = 0; i < n; i++) {
+    /* a CPU-only shape uses no GPU: all free GPU capacity is a fragment to
+     * it on every node (it is in wtot only) */
+    for (size_t i = 0; i < n && q->g > 0; i++) {
         uint32_t p = pools ? pools[i] : (uint32_t)i;
-        uint32_t gpn = c->pools[p].gpn;
+        const fs_pool_t *pp = &c->pools[p];
         fgd_pool_t *t = &pl->fgd[p];
-        if (milli >= WHOLE && g > gpn)
+        if (q->milli >= WHOLE && q->g > pp->gpn)
             continue;   /* never fits one node of this pool: counts as infeasible */
-        if (fgd_pool_ensure(t, gpn))
-            return FS_ENOMEM;
-        if (milli < WHOLE)
-            t->fcnt[milli] += (int64_t)weight;
-        else
-            t->wcnt[g] += (int64_t)weight;
+        uint32_t cpu = pp->cpu_milli ? q->cpu : 0;
+        if (pp->cpu_milli && cpu > pp->cpu_milli)
+            continue;   /* never fits a node's CPU: infeasible everywhere */
+        size_t k = 0;
+        while (k < t->n_sh && !(t->sh[k].g == q->g && t->sh[k].milli == q->milli &&
+                                t->sh[k].cpu == cpu))
+            k++;
+        if (k == t->n_sh) {
+            if (fs_grow((void **)&t->sh, &t->cap_sh, t->n_sh + 1, sizeof *t->sh))
+                return FS_ENOMEM;
+            t->sh[t->n_sh++] = (fgd_shape_t){q->g, q->milli, cpu, 0};
+        }
+        t->sh[k].w += (int64_t)weight;
         t->dirty = 1;
     }
     pl->wtot += (int64_t)weight;
     return 0;
 }
 
-static const fgd_pool_t *fgd_tables(fs_placer_t *pl, const fs_cluster_t *c, uint32_t p)
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Rebuilds a dirty pool's levels: O(shapes x levels + levels x (gpn + 1001)). */
+static int fgd_rebuild(fgd_pool_t *t, uint32_t gpn)
+{
+    size_t nl = 0;
+    if (fs_grow((void **)&t->lev, &t->cap_lev, t->n_sh + 1, sizeof *t->lev))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < t->n_sh; i++)
+        t->lev[nl++] = t->sh[i].cpu;
+    qsort(t->lev, nl, sizeof *t->lev, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (u == 0 || t->lev[u - 1] != t->lev[i])
+            t->lev[u++] = t->lev[i];
+    int64_t *aw = fs_realloc(t->aw, (u ? u : 1) * (gpn + 1) * sizeof *aw);
+    if (aw)
+        t->aw = aw;
+    int64_t *tail = aw ? fs_realloc(t->tail, (u ? u : 1) * (WHOLE + 1) * sizeof *tail) : NULL;
+    if (tail)
+        t->tail = tail;
+    if (!aw || !tail)
+        return FS_ENOMEM;
+    t->n_lev = u;
+    for (size_t k = 0; k < u; k++) {
+        int64_t *a = t->aw + k * (gpn + 1), *f = t->tail + k * (WHOLE + 1);
+        memset(a, 0, (gpn + 1) * sizeof *a);
+        memset(f, 0, (WHOLE + 1) * sizeof *f);
+        for (size_t i = 0; i < t->n_sh; i++) {
+            const fgd_shape_t *x = &t->sh[i];
+            if (x->cpu > t->lev[k])
+                continue;
+            if (x->milli < WHOLE)
+                f[x->milli] += x->w;   /* counts by milli first, summed below */
+            else
+                a[x->g] += x->w;
+        }
+        for (uint32_t g = 1; g <= gpn; g++)
+            a[g] += a[g - 1];
+        int64_t sum = 0;
+        for (uint32_t m = WHOLE + 1; m-- > 0;) {
+            int64_t cnt = f[m];
+            f[m] = sum;         /* weight of milli > m */
+            sum += cnt;
+        }
+    }
+    t->dirty = 0;
+    return 0;
+}
+
+/* The tables a node with `cpu` milli-cores free sees in pool p: *aw and
+ * *tail, or both NULL when no shape is feasible there (or none observed).
+ * cpu_modelled = 0: every level. */
+static int fgd_level(fs_placer_t *pl, const fs_cluster_t *c, uint32_t p, uint32_t cpu,
+                     int cpu_modelled, const int64_t **aw, const int64_t **tail)
 {
     fgd_pool_t *t = &pl->fgd[p];
-    if (!t->wcnt)
-        return NULL;
-    if (t->dirty) {
-        uint32_t gpn = c->pools[p].gpn;
-        int64_t s = 0;
-        for (uint32_t a = 0; a <= gpn; a++)
-            t->aw[a] = s += t->wcnt[a];
-        s = 0;
-        for (uint32_t f = WHOLE + 1; f-- > 0;) {
-            t->tail[f] = s;     /* weight of milli > f */
-            s += t->fcnt[f];
+    uint32_t gpn = c->pools[p].gpn;
+    *aw = *tail = NULL;
+    if (t->dirty && fgd_rebuild(t, gpn))
+        return FS_ENOMEM;
+    if (t->n_lev == 0)
+        return 0;
+    size_t k = t->n_lev;
+    if (cpu_modelled) {
+        size_t lo = 0, hi = t->n_lev;   /* levels with lev <= cpu: [0, lo) */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (t->lev[mid] <= cpu)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        t->dirty = 0;
+        k = lo;
     }
-    return t;
+    if (k == 0)
+        return 0;
+    *aw = t->aw + (k - 1) * (gpn + 1);
+    *tail = t->tail + (k - 1) * (WHOLE + 1);
+    return 0;
 }
 
 static void node_state(const fs_cluster_t *c, uint32_t node, nstate_t *st)
@@ -226,7 +324,8 @@ static void node_state(const fs_cluster_t *c, uint32_t node, nstate_t *st)
  *   the sum of s_i < d;
  *   all other shapes (and those not allowed on the pool) see T.
  */
-static int64_t fgd_F(const fgd_pool_t *t, int64_t wtot, const uint32_t *sf, uint32_t ns, uint32_t a)
+static int64_t fgd_F(const int64_t *aw, const int64_t *tl, int64_t wtot, const uint32_t *sf,
+                     uint32_t ns, uint32_t a)
 {
     int64_t T = (int64_t)a * WHOLE, S = 0;
     uint32_t b = 0;
@@ -236,21 +335,25 @@ static int64_t fgd_F(const fgd_pool_t *t, int64_t wtot, const uint32_t *sf, uint
             b = sf[i];
     }
     T += S;
-    if (!t)
+    if (!aw)
         return T * wtot;
-    int64_t cut = a == 0 ? t->tail[b] : 0;
-    int64_t feas = t->aw[a] + t->tail[0] - cut;
-    int64_t F = T * (wtot - feas) + S * t->aw[a];
+    int64_t cut = a == 0 ? tl[b] : 0;
+    int64_t feas = aw[a] + tl[0] - cut;
+    int64_t F = T * (wtot - feas) + S * aw[a];
     for (uint32_t i = 0; i < ns; i++)
-        F += (int64_t)sf[i] * (t->tail[sf[i]] - cut);
+        F += (int64_t)sf[i] * (tl[sf[i]] - cut);
     return F;
 }
 
 int64_t fs_placer_fragmentation(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node)
 {
     node_state(c, node, pl->st);
-    const fgd_pool_t *t = pl->fgd ? fgd_tables(pl, c, c->node_pool[node]) : NULL;
-    return fgd_F(t, pl->wtot, pl->st->sf, pl->st->ns, pl->st->a);
+    const int64_t *aw = NULL, *tl = NULL;
+    uint32_t p = c->node_pool[node];
+    if (pl->fgd && fgd_level(pl, c, p, c->pools[p].cpu_milli ? c->node_cpu[node] : 0,
+                             c->pools[p].cpu_milli != 0, &aw, &tl))
+        return -1;
+    return fgd_F(aw, tl, pl->wtot, pl->st->sf, pl->st->ns, pl->st->a);
 }
 
 /* ---- scored placement ---------------------------------------------------------- */
@@ -298,17 +401,24 @@ static choice_t score_node(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node
         }
         return ch;
     }
-    /* fgd: minimise the growth of F over the options */
-    const fgd_pool_t *t = fgd_tables(pl, c, c->node_pool[node]);
-    int64_t F0 = fgd_F(t, pl->wtot, st->sf, st->ns, st->a), bestd = INT64_MAX;
+    /* fgd: minimise the growth of F over the options (GPU-only requests:
+     * the node's CPU is unchanged, so one level serves before and after) */
+    const int64_t *t = NULL, *tl = NULL;
+    uint32_t pi = c->node_pool[node];
+    if (fgd_level(pl, c, pi, c->pools[pi].cpu_milli ? c->node_cpu[node] : 0,
+                  c->pools[pi].cpu_milli != 0, &t, &tl)) {
+        ch.node = NONE;     /* out of memory: reported by the caller */
+        return ch;
+    }
+    int64_t F0 = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a), bestd = INT64_MAX;
     if (!frac) {
-        bestd = fgd_F(t, pl->wtot, st->sf, st->ns, st->a - g) - F0;
+        bestd = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a - g) - F0;
     } else {
         for (uint32_t i = 0; i < st->ns; i++) {
             if (st->sf[i] < milli)
                 continue;
             st->sf[i] -= milli;
-            int64_t d = fgd_F(t, pl->wtot, st->sf, st->ns, st->a) - F0;
+            int64_t d = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a) - F0;
             st->sf[i] += milli;
             if (d < bestd) {
                 bestd = d;
@@ -317,7 +427,7 @@ static choice_t score_node(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node
         }
         if (st->a >= 1) {
             st->sf[st->ns] = WHOLE - milli;
-            int64_t d = fgd_F(t, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
+            int64_t d = fgd_F(t, tl, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
             if (d < bestd) {
                 bestd = d;
                 ch.slot = -1;
@@ -358,6 +468,8 @@ static int place_scored(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
         size_t n = fs_cluster_candidates(c, p, g, milli, k, pl->cand);
         for (size_t j = 0; j < n; j++) {
             choice_t ch = score_node(pl, c, pl->cand[j], g, milli, st);
+            if (ch.node == NONE)
+                return FS_ENOMEM;
             if (better(&ch, &best))
                 best = ch;
         }
@@ -441,6 +553,275 @@ static int place_random(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
     return fs_cluster_take(c, node, g, milli, slot, out);
 }
 
+/* ---- pods: every feasible node scored ------------------------------------------- */
+
+/* The open shared GPU that fits `milli` with the fewest (least = 1) or most
+ * (least = 0) milli free, lowest slot first; -1 if none. */
+static int shared_pick(const nstate_t *st, uint32_t milli, int least, uint32_t *free_out)
+{
+    int s = -1;
+    uint32_t sv = 0;
+    for (uint32_t i = 0; i < st->ns; i++)
+        if (st->sf[i] >= milli && (s < 0 || (least ? st->sf[i] < sv : st->sf[i] > sv))) {
+            s = (int)i;
+            sv = st->sf[i];
+        }
+    if (free_out)
+        *free_out = sv;
+    return s;
+}
+
+/* The lowest slot index that is not an open shared GPU: where a new shared
+ * GPU opens (fs_cluster.c share_take). */
+static int new_slot_index(const nstate_t *st)
+{
+    int k = 0;
+    for (;;) {
+        int open = 0;
+        for (uint32_t i = 0; i < st->ns; i++)
+            open |= st->slot[i] == k;
+        if (!open)
+            return k;
+        k++;
+    }
+}
+
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* FGD for a pod: F before and after each GPU option, at the node's CPU level
+ * before and after.  Sets *score (exact: -dF; kubernetes: the ATC'23
+ * simulator's int(100 sigmoid(-dF / W / 1000)), dF in milli-GPU x weight)
+ * and *slot. */
+static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const fs_podreq_t *q,
+                   nstate_t *st, double *score, int *slot)
+{
+    uint32_t p = c->node_pool[node];
+    const fs_pool_t *pp = &c->pools[p];
+    int cm = pp->cpu_milli != 0;
+    uint32_t cpu0 = cm ? c->node_cpu[node] : 0, cpu1 = cm ? cpu0 - (q->cpu <= cpu0 ? q->cpu : cpu0) : 0;
+    const int64_t *a0, *t0, *a1, *t1;
+    if (fgd_level(pl, c, p, cpu0, cm, &a0, &t0) || fgd_level(pl, c, p, cpu1, cm, &a1, &t1))
+        return FS_ENOMEM;
+    int64_t F0 = fgd_F(a0, t0, pl->wtot, st->sf, st->ns, st->a);
+    double W = pl->wtot > 0 ? (double)pl->wtot : 1.0;
+    int64_t bestd = INT64_MAX;
+    double bests = -1;
+    int bestidx = INT32_MAX;
+    *slot = -1;
+#define FGD_OPTION(dF, sl, idx)                                                          \
+    do {                                                                                 \
+        int64_t d_ = (dF);                                                               \
+        if (pl->kube) {                                                                  \
+            double s_ = (double)(int64_t)(sigmoid(-(double)d_ / W / 1000.0) * 100.0);    \
+            if (s_ > bests || (s_ == bests && (idx) < bestidx)) {                        \
+                bests = s_;                                                              \
+                bestidx = (idx);                                                         \
+                *slot = (sl);                                                            \
+            }                                                                            \
+        } else if (d_ < bestd) {                                                         \
+            bestd = d_;                                                                  \
+            *slot = (sl);                                                                \
+        }                                                                                \
+    } while (0)
+    if (q->g == 0) {
+        FGD_OPTION(fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a) - F0, -1, 0);
+    } else if (q->milli >= WHOLE) {
+        FGD_OPTION(fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a - q->g) - F0, -1, 0);
+    } else {
+        for (uint32_t i = 0; i < st->ns; i++) {
+            if (st->sf[i] < q->milli)
+                continue;
+            st->sf[i] -= q->milli;
+            int64_t d = fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a) - F0;
+            st->sf[i] += q->milli;
+            FGD_OPTION(d, st->slot[i], st->slot[i]);
+        }
+        if (st->a >= 1) {
+            st->sf[st->ns] = WHOLE - q->milli;
+            int64_t d = fgd_F(a1, t1, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
+            FGD_OPTION(d, -1, new_slot_index(st));
+        }
+    }
+#undef FGD_OPTION
+    *score = pl->kube ? bests : -(double)bestd;
+    return 0;
+}
+
+/* The ATC'23 simulator's GPU packing score (gpu_packing_score.go): a node
+ * whose GPUs are all free scores max(33 - free, free); one that needs fully
+ * free GPUs max(50 - those used, 33); one that fits in shared GPUs
+ * max(100 - sum of their free percent / 10, 50).  CPU-only pods: 0. */
+static double gpu_packing_score(const nstate_t *st, uint32_t gpn, const fs_podreq_t *q)
+{
+    if (q->g == 0)
+        return 0;
+    if (st->a == gpn && st->ns == 0) {
+        int64_t sc = 100 / 3 - (int64_t)st->a;
+        return (double)(sc > (int64_t)st->a ? sc : (int64_t)st->a);
+    }
+    if (q->milli >= WHOLE) {    /* only fully free GPUs fit a whole GPU */
+        int64_t sc = 100 / 2 - (int64_t)q->g;
+        return (double)(sc > 100 / 3 ? sc : 100 / 3);
+    }
+    uint32_t f;
+    if (shared_pick(st, q->milli, 1, &f) < 0) {   /* a fully free GPU */
+        int64_t sc = 100 / 2 - 1;
+        return (double)(sc > 100 / 3 ? sc : 100 / 3);
+    }
+    int64_t sc = 100 - ((int64_t)f * 100 / WHOLE) / 10;
+    return (double)(sc > 100 / 2 ? sc : 100 / 2);
+}
+
+/* Score of placing q on node (higher is better) and the GPU slot for a
+ * share; FS_ENOMEM possible (FGD tables). */
+static int pod_score(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const fs_podreq_t *q,
+                     nstate_t *st, double *score, int *slot)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    node_state(c, node, st);
+    int frac = q->g == 1 && q->milli < WHOLE;
+    int64_t T = (int64_t)st->a * WHOLE, req = q->g == 0 ? 0 : frac ? q->milli : (int64_t)q->g * WHOLE;
+    for (uint32_t i = 0; i < st->ns; i++)
+        T += st->sf[i];
+    int s;
+    uint32_t f;
+    *slot = -1;
+    *score = 0;
+    switch (pl->kind) {
+    case FS_PLACE_FGD:
+        return fgd_pod(pl, c, node, q, st, score, slot);
+    case FS_PLACE_FIRST_FIT:
+        if (frac)
+            for (uint32_t i = 0; i < st->ns && *slot < 0; i++)
+                if (st->sf[i] >= q->milli && (*slot < 0 || st->slot[i] < *slot))
+                    *slot = st->slot[i];
+        return 0;
+    case FS_PLACE_BEST_FIT:
+    case FS_PLACE_SPREAD: {
+        /* kube-scheduler NodeResourcesFit MostAllocated / LeastAllocated:
+         * per resource (requested after / allocatable) x 100, weighted mean */
+        int most = pl->kind == FS_PLACE_BEST_FIT;
+        double sum = 0, wsum = 0;
+        const double cap[3] = {(double)p->gpn * WHOLE, p->cpu_milli, p->mem_mib};
+        const double fr[3] = {(double)T, p->cpu_milli ? c->node_cpu[node] : 0,
+                              p->mem_mib ? c->node_mem[node] : 0};
+        const double rq[3] = {(double)req, q->cpu, q->mem};
+        const double w[3] = {pl->wgpu, pl->wcpu, pl->wmem};
+        for (int r = 0; r < 3; r++) {
+            if (w[r] <= 0 || cap[r] <= 0)
+                continue;
+            double used = cap[r] - fr[r] + rq[r], sc;
+            if (pl->kube)
+                sc = (double)((int64_t)(most ? used : cap[r] - used) * 100 / (int64_t)cap[r]);
+            else
+                sc = (most ? used : cap[r] - used) * 100.0 / cap[r];
+            sum += sc * w[r];
+            wsum += w[r];
+        }
+        *score = wsum > 0 ? (pl->kube ? (double)((int64_t)sum / (int64_t)wsum) : sum / wsum) : 0;
+        if (frac) {
+            s = shared_pick(st, q->milli, most, NULL);
+            *slot = (most || st->a == 0) && s >= 0 ? st->slot[s] : -1;
+        }
+        return 0;
+    }
+    case FS_PLACE_ATC_BEST_FIT: {
+        /* best_fit_score.go: 100 (1 - sum over CPU and GPU of 0.5 (free -
+         * request) / the largest node's), higher is better */
+        double x = 0;
+        if (pl->spec_cpu > 0 && p->cpu_milli)
+            x += 0.5 * ((double)c->node_cpu[node] - q->cpu) / pl->spec_cpu;
+        x += 0.5 * (double)(T - req) / pl->spec_gpu;
+        *score = (1.0 - x) * 100.0;
+        if (pl->kube)
+            *score = (double)(int64_t)*score;
+        break;
+    }
+    case FS_PLACE_GPU_PACKING:
+        *score = gpu_packing_score(st, p->gpn, q);
+        break;
+    default:    /* pack, topology (one node): GPU packing, fullest node */
+        if (q->g == 0)
+            *score = 0;
+        else if (frac && (s = shared_pick(st, q->milli, 1, &f)) >= 0)
+            *score = 3e6 - f;
+        else
+            *score = 2e6 - (double)st->a;
+        break;
+    }
+    /* the GPU of a share: the fitting shared GPU with the least free (the
+     * simulator's "best" GPU selection), else a fully free one */
+    if (frac && (s = shared_pick(st, q->milli, 1, NULL)) >= 0)
+        *slot = st->slot[s];
+    return 0;
+}
+
+static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t np,
+                     const fs_podreq_t *q, fs_placement_t *out)
+{
+    nstate_t *st = pl->st;
+    gsl_rng *r = fs_rng_gsl(&pl->rng);
+    uint32_t best = NONE, best_rank = 0;
+    int best_slot = -1;
+    double best_score = 0;
+    uint64_t ties = 0;
+    for (size_t i = 0; i < np; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        const fs_pool_t *pp = &c->pools[p];
+        if (q->g > pp->gpn || (q->g && !fs_cluster_fits_req(c, p, q->g, q->milli)))
+            continue;
+        for (uint32_t v = pp->first_node; v < pp->first_node + pp->n_nodes; v++) {
+            if (!fs_cluster_node_fits_pod(c, v, q))
+                continue;
+            if (pl->kind == FS_PLACE_RANDOM) {     /* uniform over the feasible nodes */
+                if (gsl_rng_uniform_int(r, ++ties) == 0)
+                    best = v;
+                continue;
+            }
+            double sc;
+            int slot;
+            if (pod_score(pl, c, v, q, st, &sc, &slot))
+                return FS_ENOMEM;
+            uint32_t rank = c->node_rank ? c->node_rank[v] : v;
+            if (best == NONE || sc > best_score ||
+                (sc == best_score && pl->kube == 2 && rank < best_rank)) {
+                best = v;   /* kubernetes_name: the first name among the best */
+                best_rank = rank;
+                best_slot = slot;
+                best_score = sc;
+                ties = 1;
+            } else if (sc == best_score && pl->kube == 1 && gsl_rng_uniform_int(r, ++ties) == 0) {
+                best = v;   /* kube-scheduler selectHost: uniform among the best */
+                best_slot = slot;
+            }
+        }
+    }
+    if (best == NONE) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    if (pl->kind == FS_PLACE_RANDOM)
+        best_slot = q->g == 1 && q->milli < WHOLE ? random_slot(pl, c, best, q->milli) : -1;
+    return fs_cluster_take_pod(c, best, q, best_slot, out);
+}
+
+/* Does this request go through place_pod? */
+static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t *pools,
+                    size_t np, const fs_podreq_t *q)
+{
+    if (pl->kind == FS_PLACE_ATC_BEST_FIT || pl->kind == FS_PLACE_GPU_PACKING || q->g == 0)
+        return 1;
+    if (pl->kube && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD ||
+                     pl->kind == FS_PLACE_FGD || pl->kind == FS_PLACE_RANDOM))
+        return 1;
+    if ((pl->wcpu > 0 || pl->wmem > 0) && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD))
+        return 1;
+    for (size_t i = 0; i < np; i++)
+        if (fs_cluster_pod_res(c, pools ? pools[i] : (uint32_t)i, q))
+            return 1;
+    return 0;
+}
+
 /* ---- entry ------------------------------------------------------------------------- */
 
 int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
@@ -450,10 +831,12 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
     if (milli > WHOLE)
         milli = WHOLE;
     int kind = pl->kind;
+    fs_podreq_t q = {g, milli, 0, 0};
     if (kind == FS_PLACE_BEST_FIT || kind == FS_PLACE_SPREAD || kind == FS_PLACE_FGD ||
-        kind == FS_PLACE_RANDOM) {
-        int rc = kind == FS_PLACE_RANDOM ? place_random(pl, c, pools, np, g, milli, out)
-                                         : place_scored(pl, c, pools, np, g, milli, out);
+        kind == FS_PLACE_RANDOM || kind == FS_PLACE_ATC_BEST_FIT || kind == FS_PLACE_GPU_PACKING) {
+        int rc = g > 0 && pod_path(pl, c, pools, np, &q) ? place_pod(pl, c, pools, np, &q, out)
+                 : kind == FS_PLACE_RANDOM ? place_random(pl, c, pools, np, g, milli, out)
+                                           : place_scored(pl, c, pools, np, g, milli, out);
         if (rc != 0)
             return rc;
         kind = FS_PLACE_PACK;   /* larger than a node everywhere it fits: as pack */
@@ -492,4 +875,16 @@ int fs_placer_place_node(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools
     if (n == np)   /* every pool qualifies: the same call (and RNG draws) as fs_placer_place */
         return fs_placer_place(pl, c, pools, n_pools, g, milli, out);
     return fs_placer_place(pl, c, pl->podpools, n, g, milli, out);
+}
+
+int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
+                        const fs_podreq_t *q, fs_placement_t *out)
+{
+    size_t np = pools ? n_pools : c->n_pools;
+    fs_podreq_t r = *q;
+    if (r.milli > WHOLE)
+        r.milli = WHOLE;
+    if (!pod_path(pl, c, pools, np, &r))
+        return fs_placer_place_node(pl, c, pools, n_pools, r.g, r.milli, out);
+    return place_pod(pl, c, pools, np, &r, out);
 }

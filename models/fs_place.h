@@ -75,6 +75,25 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
 int fs_placer_place_node(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
                          uint32_t g, uint32_t milli, fs_placement_t *out);
 
+/* A pod with CPU and memory (NodeResourcesFit on every resource): on one
+ * node of the pools whose nodes hold its GPUs.  Every feasible node is
+ * scored when a pool models CPU or memory the pod asks for, when the kind
+ * is atc_best_fit or gpu_packing, under node_score kubernetes, or for a
+ * CPU-only pod (g == 0); else it is fs_placer_place_node.  1, 0 or
+ * FS_ENOMEM. */
+int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
+                        const fs_podreq_t *q, fs_placement_t *out);
+
+/* FGD task shape with a CPU request (fs_placer_observe is this with cpu 0). */
+int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podreq_t *q,
+                          const uint32_t *pools, size_t n_pools, uint64_t weight);
+
+/* scheduler.node_score (kube: integer node scores 0-100 and a uniformly
+ * random node among the best, as kube-scheduler's selectHost) and
+ * scheduler.resource_weights for best_fit/spread (gpu 1, cpu 0, memory 0
+ * until set). */
+void fs_placer_set_scoring(fs_placer_t *pl, int kube, double w_gpu, double w_cpu, double w_mem);
+
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);
 

@@ -344,13 +344,13 @@ static void t_collect_lim(sched_t *s, uint32_t t, size_t *n, size_t lim)
 /* ---- shape classes ----------------------------------------------------------- */
 
 /* Class of a job shape, created on first use.  Returns its index or -1. */
-static long class_of(sched_t *s, uint32_t gpus, uint32_t milli, int32_t tp)
+static long class_of(sched_t *s, uint32_t gpus, uint32_t milli, uint64_t res, int32_t tp)
 {
     /* room for a new class first, so that the map never gets ahead */
     if (fs_grow((void **)&s->cls, &s->cap_cls, s->shapes.n + 1, sizeof *s->cls))
         return -1;
     int added;
-    long c = fs_shapemap_get(&s->shapes, gpus, milli, tp, &added);
+    long c = fs_shapemap_get(&s->shapes, gpus, milli, res, tp, &added);
     if (c >= 0 && added)
         s->cls[c] = (cls_t){.root = 0, .head = 0};
     return c;
@@ -583,7 +583,7 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = fs_model_job(m, slot);
     uint32_t x = slot + 1;
     tnode_t *n = &s->nd[x];
-    long c = class_of(s, j->job.gpus, j->job.gpu_milli, j->type_pools);
+    long c = class_of(s, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
     if (c < 0)
         return FS_ENOMEM;
     fs_okey_t k = s->ord->key(s->ost, m, slot);
@@ -792,7 +792,8 @@ static inline int cls_fits(sched_t *s, fs_model_t *m, uint32_t x, size_t ci)
     if (s->fast && (c->nofit == s->pass_no || c->nofit_gen == gen))
         return 0;
     const fs_shape_t *sh = &s->shapes.shapes[ci];
-    if (one && sh->pools < 0 && sh->milli >= FS_GPU_MILLI_WHOLE ? fs_cluster_fits(one, 0, sh->gpus)
+    if (one && sh->pools < 0 && sh->milli >= FS_GPU_MILLI_WHOLE && !sh->res && sh->gpus
+            ? fs_cluster_fits(one, 0, sh->gpus)
                                                                : fs_model_fits(m, x - 1))
         return 1;
     c->nofit = s->pass_no;

@@ -338,7 +338,8 @@ static long class_of(vc_t *v, fs_model_t *m, const fs_jobrt_t *j)
         fs_grow((void **)&q->cls, &q->cap_cls, q->n_cls + 1, sizeof *q->cls))
         return -1;
     int added;
-    long local = fs_shapemap_get(&t->shapes, j->job.gpus, j->job.gpu_milli, j->type_pools, &added);
+    long local = fs_shapemap_get(&t->shapes, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job),
+                                j->type_pools, &added);
     if (local < 0)
         return -1;
     if (!added)

@@ -20,6 +20,8 @@ void fs_config_init(fs_config_t *c)
 
 void fs_config_release(fs_config_t *c)
 {
+    for (size_t i = 0; c->cluster.pools && i < c->cluster.n_pools; i++)
+        fs_free(c->cluster.pools[i].node_rank);     /* not a key: cluster.from sets it */
     fs_keys_release(&fs_keys_config, c);
     /* Whatever the synthetic config owns beyond the table's fields. */
     fs_synth_cfg_release(&c->workload.synth);

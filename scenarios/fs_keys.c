@@ -36,7 +36,7 @@ static const char *trace_format_at(size_t i)
 
 static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
-static const char *const cpu_only_names[] = {"skip", "error", NULL};
+static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
 static const char *const queue_names[] = {
     [FS_QUEUE_FIFO] = "fifo", [FS_QUEUE_PRIORITY] = "priority", [FS_QUEUE_SJF] = "sjf",
@@ -65,7 +65,11 @@ static const char *const scale_names[] = {
 static const char *const placement_names[] = {
     [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", [FS_PLACE_BEST_FIT] = "best_fit",
     [FS_PLACE_BINPACK] = "binpack", [FS_PLACE_SPREAD] = "spread", [FS_PLACE_RANDOM] = "random",
-    [FS_PLACE_TOPOLOGY] = "topology", [FS_PLACE_FGD] = "fgd", NULL};
+    [FS_PLACE_TOPOLOGY] = "topology", [FS_PLACE_FGD] = "fgd",
+    [FS_PLACE_ATC_BEST_FIT] = "atc_best_fit", [FS_PLACE_GPU_PACKING] = "gpu_packing", NULL};
+static const char *const node_score_names[] = {[FS_SCORE_EXACT] = "exact",
+                                               [FS_SCORE_KUBE] = "kubernetes",
+                                               [FS_SCORE_KUBE_NAME] = "kubernetes_name", NULL};
 /* Index = enum fs_dist_kind (a test checks them against fs_dist_kind_name). */
 static const char *const dist_names[] = {
     [FS_DIST_NONE] = "",           [FS_DIST_CONSTANT] = "constant",
@@ -300,7 +304,9 @@ static const fs_key_t config_rows[] = {
      .doc = "swf: processors per GPU (a job's GPUs = ceil(processors / this))."},
     {.path = "workload.trace.cpu_only", .type = FS_KT_ENUM, .off = CF(workload.trace.opts.cpu_only),
      .names = cpu_only_names, .def = "skip",
-     .doc = "Rows without GPUs (openb CPU-only pods): skip (counted and reported) or error."},
+     .doc = "Rows without GPUs (openb CPU-only pods): skip (counted and reported), error, or "
+            "place (openb: CPU-only pods that hold their CPU and memory on a node, as "
+            "Kubernetes places them; docs/models.md, Pods)."},
     {.path = "workload.trace.default_duration", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(workload.trace.opts.default_duration), .min = 0, .def = "0s", .unit = "s",
      .doc = "Run time of rows that record none (openb multigpu pod lists have no times; all "
@@ -326,8 +332,28 @@ static const fs_key_t config_rows[] = {
      .names = placement_names, .def = "pack",
      .doc = "pack: fullest nodes first (fractional: GPU packing); first_fit: lowest-numbered "
             "nodes first; best_fit (= binpack): Kubernetes MostAllocated; spread: "
-            "LeastAllocated; random; topology: fewest NVLink domains, racks, leaves; fgd: "
-            "fragmentation gradient descent (docs/models.md)."},
+            "LeastAllocated (both over scheduler.resource_weights); random; topology: fewest "
+            "NVLink domains, racks, leaves; fgd: fragmentation gradient descent (CPU-aware "
+            "where pools model CPU); atc_best_fit, gpu_packing: the ATC'23 simulator's BestFit "
+            "(CPU and GPU) and GpuPacking scores (docs/models.md)."},
+    {.path = "scheduler.node_score", .type = FS_KT_ENUM, .off = CF(scheduler.node_score),
+     .names = node_score_names, .def = "exact",
+     .doc = "exact: scores as exact numbers, the lowest-numbered node among equals; kubernetes: "
+            "integer node scores 0-100 and a uniformly random node among the best, as "
+            "kube-scheduler chooses (every feasible node is scored); kubernetes_name: the same "
+            "scores, the first node by name among the best (the ATC'23 simulator's patched "
+            "kube-scheduler; names in machine-list order for cluster.from)."},
+    {.path = "scheduler.resource_weights.gpu", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.w_gpu), .min = 0, .def = "1",
+     .doc = "best_fit/spread (NodeResourcesFit MostAllocated/LeastAllocated): weight of the "
+            "GPUs (milli-GPU) in the node score."},
+    {.path = "scheduler.resource_weights.cpu", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.w_cpu), .min = 0, .def = "0",
+     .doc = "Weight of CPU in the best_fit/spread score (pools that model CPU; kube-scheduler's "
+            "default profile weighs cpu and memory 1 each and has no GPU)."},
+    {.path = "scheduler.resource_weights.memory", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.w_mem), .min = 0, .def = "0",
+     .doc = "Weight of memory in the best_fit/spread score (pools that model memory)."},
     {.path = "scheduler.candidates", .type = FS_KT_UINT, .off = CF(scheduler.candidates),
      .size = sizeof(uint32_t), .def = "100",
      .doc = "best_fit, spread, fgd in pools with shared GPUs: nodes scored per free level "
@@ -756,6 +782,14 @@ static const fs_key_t pool_rows[] = {
     {.path = "gpus_per_node", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
      .off = PF(gpus_per_node), .size = sizeof(uint32_t), .min = 1, .max = 1024,
      .doc = "GPUs per node."},
+    {.path = "cpu_milli", .type = FS_KT_UINT, .off = PF(cpu_milli), .size = sizeof(uint32_t),
+     .def = "0",
+     .doc = "Allocatable CPU per node, milli-cores (96000 = 96 cores); pods' CPU requests must "
+            "fit (Kubernetes NodeResourcesFit).  0: CPU is not modelled in this pool."},
+    {.path = "memory_mib", .type = FS_KT_UINT, .off = PF(memory_mib), .size = sizeof(uint32_t),
+     .def = "0",
+     .doc = "Allocatable memory per node, MiB; pods' memory requests must fit.  0: memory is "
+            "not modelled in this pool."},
 };
 
 #define SC(f) offsetof(fs_synth_class_t, f)

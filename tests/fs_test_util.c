@@ -124,6 +124,7 @@ void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint3
                       int queue)
 {
     memset(c, 0, sizeof *c);
+    memset(pool, 0, sizeof *pool);
     pool->name = "p";
     pool->gpu = "H100";
     pool->nodes = nodes;
@@ -136,6 +137,7 @@ void fs_test_base_cfg(fs_config_t *c, fs_pool_cfg_t *pool, uint32_t nodes, uint3
     s->queue = queue;
     s->mode = FS_FIFO_BEST_EFFORT;
     s->placement = FS_PLACE_FIRST_FIT;
+    s->w_gpu = 1;
     s->backfill = FS_BACKFILL_NONE;
     s->preemption = FS_PREEMPT_AUTO;
     s->runtime = FS_RUNTIME_USER;

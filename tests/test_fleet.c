@@ -45,13 +45,14 @@ static void free_pools(fs_pool_cfg_t *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         fs_free(p[i].name);
         fs_free(p[i].gpu);
+        fs_free(p[i].node_rank);
     }
     fs_free(p);
 }
 
 typedef struct want {
     const char *name, *gpu;
-    uint32_t nodes, gpn;
+    uint32_t nodes, gpn, cpu, mem;
 } want_t;
 
 static void load_and_check(int format, const char *path, const char *gpu, const want_t *w,
@@ -72,6 +73,8 @@ static void load_and_check(int format, const char *path, const char *gpu, const 
         assert_string_equal(p[i].gpu, w[i].gpu);
         assert_int_equal(p[i].nodes, w[i].nodes);
         assert_int_equal(p[i].gpus_per_node, w[i].gpn);
+        assert_int_equal(p[i].cpu_milli, w[i].cpu);
+        assert_int_equal(p[i].memory_mib, w[i].mem);
         gpus += (uint64_t)p[i].nodes * p[i].gpus_per_node;
         nodes += p[i].nodes;
     }
@@ -81,6 +84,18 @@ static void load_and_check(int format, const char *path, const char *gpu, const 
     assert_int_equal(st.gpus, ws->gpus);
     assert_int_equal(gpus, ws->gpus);
     assert_int_equal(nodes, ws->gpu_machines);
+    /* node ranks (the list order of the GPU machines): a permutation, in order per pool */
+    uint8_t *seen = calloc(nodes, 1);
+    assert_non_null(seen);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < p[i].nodes; k++) {
+            assert_non_null(p[i].node_rank);
+            assert_true(p[i].node_rank[k] < nodes && !seen[p[i].node_rank[k]]);
+            seen[p[i].node_rank[k]] = 1;
+            if (k)
+                assert_true(p[i].node_rank[k] > p[i].node_rank[k - 1]);
+        }
+    free(seen);
     free_pools(p, n);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -88,14 +103,25 @@ static void load_and_check(int format, const char *path, const char *gpu, const 
 static void test_openb_nodes(void **state)
 {
     (void)state;
-    /* awk -F, 'NR>1{n[$5" "$4]++}' openb_node_list_gpu_node.csv, in order of first appearance */
+    /* awk -F, 'NR>1{n[$5" "$4" "$2" "$3]++}' openb_node_list_gpu_node.csv, in order of
+     * first appearance: (model, GPUs, CPU, memory); P100x2 and V100M16x8 have nodes of
+     * several sizes, so each size is a pool */
     static const want_t w[] = {
-        {"P100x2", "P100", 131, 2},       {"G3x8", "G3", 39, 8},
-        {"V100M32x8", "V100", 21, 8},     {"V100M16x4", "V100", 28, 4},
-        {"G2x8", "G2", 549, 8},           {"T4x4", "T4", 17, 4},
-        {"T4x2", "T4", 387, 2},           {"V100M16x1", "V100", 19, 1},
-        {"V100M16x8", "V100", 8, 8},      {"V100M32x4", "V100", 9, 4},
-        {"P100x1", "P100", 3, 1},         {"A10x1", "A10", 2, 1},
+        {"P100x2-64c256g", "P100", 22, 2, 64000, 262144},
+        {"G3x8", "G3", 39, 8, 128000, 786432},
+        {"V100M32x8", "V100", 21, 8, 96000, 786432},
+        {"V100M16x4", "V100", 28, 4, 32000, 131072},
+        {"G2x8", "G2", 549, 8, 96000, 393216},
+        {"T4x4", "T4", 17, 4, 96000, 393216},
+        {"T4x2", "T4", 387, 2, 104000, 524288},
+        {"P100x2-16c120g", "P100", 107, 2, 16000, 122880},
+        {"V100M16x1", "V100", 19, 1, 8000, 32768},
+        {"V100M16x8-64c256g", "V100", 7, 8, 64000, 262144},
+        {"V100M32x4", "V100", 9, 4, 48000, 376832},
+        {"P100x1", "P100", 3, 1, 8000, 61440},
+        {"V100M16x8-82c336g", "V100", 1, 8, 82000, 344064},
+        {"P100x2-8c60g", "P100", 2, 2, 8000, 61440},
+        {"A10x1", "A10", 2, 1, 128000, 1048576},
     };
     /* G2 4,392 = 549 x 8; T4 842; G3 312; P100 265; V100M32 204; V100M16 195; A10 2 */
     assert_int_equal(549 * 8, 4392);
@@ -111,27 +137,32 @@ static void test_openb_nodes(void **state)
 static void test_pai_spec(void **state)
 {
     (void)state;
+    /* cap_cpu cores and cap_mem GB: V100x8 has nodes of 384 and 512 GB */
     static const want_t w[] = {
-        {"V100M32x8", "V100", 135, 8}, {"V100x8", "V100", 104, 8}, {"MISCx8", "MISC", 280, 8},
-        {"T4x2", "T4", 497, 2},        {"P100x2", "P100", 798, 2},
+        {"V100M32x8", "V100", 135, 8, 96000, 393216},
+        {"V100x8-96c384g", "V100", 45, 8, 96000, 393216},
+        {"V100x8-96c512g", "V100", 59, 8, 96000, 524288},
+        {"MISCx8", "MISC", 280, 8, 96000, 524288},
+        {"T4x2", "T4", 497, 2, 96000, 524288},
+        {"P100x2", "P100", 798, 2, 64000, 524288},
     };
     /* 1,897 machines, 83 without GPUs; 6,742 GPUs: MISC 2,240, P100 1,596,
      * V100M32 1,080, T4 994, V100 832 */
     fs_fleet_stats_t st = {.machines = 1897, .gpu_machines = 1814, .no_gpu = 83, .gpus = 6742};
     /* the order of first appearance in the file */
-    want_t sorted[5];
+    want_t sorted[6];
     fs_pool_cfg_t *p = NULL;
     size_t n = 0;
     fs_error_t err;
     assert_int_equal(fs_fleet_load(FS_FLEET_PAI, REAL "/pai_machine_spec.csv", NULL, &p, &n,
                                    NULL, &err), 0);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < 5; k++)
+        for (size_t k = 0; k < 6; k++)
             if (strcmp(p[i].name, w[k].name) == 0)
                 sorted[i] = w[k];
     free_pools(p, n);
-    load_and_check(FS_FLEET_PAI, REAL "/pai_machine_spec.csv", NULL, sorted, 5, &st);
+    load_and_check(FS_FLEET_PAI, REAL "/pai_machine_spec.csv", NULL, sorted, 6, &st);
     assert_int_equal(2240 + 1596 + 1080 + 994 + 832, 6742);
 }
 
@@ -140,8 +171,8 @@ static void test_philly_and_tiresias(void **state)
     (void)state;
     /* revised list: 3,205 GPUs (264 x 8, 271 x 4, 3 x 2, 1 x 3), 13 machines without */
     static const want_t rev[] = {
-        {"unknownx8", "unknown", 264, 8}, {"unknownx4", "unknown", 271, 4},
-        {"unknownx2", "unknown", 3, 2},   {"unknownx3", "unknown", 1, 3},
+        {"unknownx8", "unknown", 264, 8, 0, 0}, {"unknownx4", "unknown", 271, 4, 0, 0},
+        {"unknownx2", "unknown", 3, 2, 0, 0},   {"unknownx3", "unknown", 1, 3, 0, 0},
     };
     fs_fleet_stats_t st = {.machines = 552, .gpu_machines = 539, .no_gpu = 13, .gpus = 3205};
     fs_pool_cfg_t *p = NULL;
@@ -158,18 +189,18 @@ static void test_philly_and_tiresias(void **state)
     free_pools(p, n);
     load_and_check(FS_FLEET_PHILLY, REAL "/revised_machine_list.csv", NULL, order, 4, &st);
     /* the original list: 321 x 2 (12GB), 231 x 8 (24GB) = 2,490 GPUs */
-    static const want_t orig[] = {{"GPU-12GBx2", "GPU-12GB", 321, 2},
-                                  {"GPU-24GBx8", "GPU-24GB", 231, 8}};
+    static const want_t orig[] = {{"GPU-12GBx2", "GPU-12GB", 321, 2, 0, 0},
+                                  {"GPU-24GBx8", "GPU-24GB", 231, 8, 0, 0}};
     fs_fleet_stats_t st2 = {.machines = 552, .gpu_machines = 552, .no_gpu = 0, .gpus = 2490};
     load_and_check(FS_FLEET_PHILLY, REAL "/cluster_machine_list", NULL, orig, 2, &st2);
     /* a model given for a list that names none */
-    static const want_t named[] = {{"P100x2", "P100", 321, 2}, {"P100x8", "P100", 231, 8}};
+    static const want_t named[] = {{"P100x2", "P100", 321, 2, 0, 0}, {"P100x8", "P100", 231, 8, 0, 0}};
     load_and_check(FS_FLEET_PHILLY, REAL "/cluster_machine_list", "P100", named, 2, &st2);
     /* Tiresias: 1 switch x 16 nodes x 4 GPUs */
-    static const want_t t[] = {{"unknownx4", "unknown", 16, 4}};
+    static const want_t t[] = {{"unknownx4", "unknown", 16, 4, 0, 0}};
     fs_fleet_stats_t st3 = {.machines = 16, .gpu_machines = 16, .no_gpu = 0, .gpus = 64};
     load_and_check(FS_FLEET_TIRESIAS, REAL "/cluster_spec.csv", NULL, t, 1, &st3);
-    static const want_t t2[] = {{"V100M32x4", "V100", 16, 4}};
+    static const want_t t2[] = {{"V100M32x4", "V100", 16, 4, 0, 0}};
     load_and_check(FS_FLEET_TIRESIAS, REAL "/cluster_spec.csv", "V100M32", t2, 1, &st3);
 }
 
@@ -261,7 +292,7 @@ static void test_alloc_failures(void **state)
         fs_alloc_fail_after(0);
         if (rc == 0) {
             ok = 1;
-            assert_int_equal(n, 12);
+            assert_int_equal(n, 15);
         } else {
             assert_int_equal(rc, FS_ENOMEM);
             assert_int_equal(n, 0);
@@ -289,8 +320,8 @@ static void test_scenario(void **state)
     int rc = fs_scenario_load_string("t.yaml", text, NULL, 0, &c, &err);
     if (rc)
         fail_msg("%s", err.msg);
-    assert_int_equal(c.cluster.n_pools, 13);
-    assert_int_equal(c.cluster.n_from, 12);
+    assert_int_equal(c.cluster.n_pools, 16);
+    assert_int_equal(c.cluster.n_from, 15);
     assert_string_equal(c.cluster.pools[0].name, "extra");
     assert_string_equal(c.cluster.pools[5].name, "G2x8");
     assert_string_equal(c.cluster.pools[5].gpu, "G2");
@@ -308,8 +339,8 @@ static void test_scenario(void **state)
     rc = fs_scenario_load_string("dump.yaml", d, NULL, 0, &c2, &err);
     if (rc)
         fail_msg("%s\n%s", err.msg, d);
-    assert_int_equal(c2.cluster.n_pools, 13);
-    for (size_t i = 0; i < 13; i++) {
+    assert_int_equal(c2.cluster.n_pools, 16);
+    for (size_t i = 0; i < 16; i++) {
         assert_string_equal(c2.cluster.pools[i].name, c.cluster.pools[i].name);
         assert_string_equal(c2.cluster.pools[i].gpu, c.cluster.pools[i].gpu);
         assert_int_equal(c2.cluster.pools[i].nodes, c.cluster.pools[i].nodes);

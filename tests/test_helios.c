@@ -95,7 +95,7 @@ static void test_helios(void **state)
                      FS_EINVAL);
     assert_string_equal(err.msg, DATA "/helios_cluster_log.csv:3: field gpu_num: expected a GPU "
                         "count >= 1 (jobs without GPUs are refused: workload.trace.cpu_only = "
-                        "error) (got '0')");
+                        "error; place is for openb pod lists) (got '0')");
     readout_free(&r);
     assert_int_equal(fs_alloc_live(), live0);
 }

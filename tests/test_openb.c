@@ -191,7 +191,7 @@ static void test_errors(void **state)
                     ":2: field gpu_spec: expected a UTF-8 name without control characters "
                     "(got 'G\\x01')");
     tt_expect_error("openb", HDR "p0,x,1,1,1000,,LS,Running,5,7,5\n", NULL,
-                    ":2: field cpu_milli: expected an integer in 0..18446744073709551615 (got 'x')");
+                    ":2: field cpu_milli: expected an integer in 0..4294967295 (got 'x')");
     tt_expect_error("openb", HDR "p0,1,1,1,1000,,LS,Running,5,7\n", NULL,
                     ":2: expected 11 fields as in the header, got 10");
     o.cpu_only = 1;

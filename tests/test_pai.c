@@ -63,7 +63,7 @@ static void test_fixture(void **state)
     assert_int_equal(read_all("pai", DATA "/pai_task_table.csv", &o, 2, &r, &err), FS_EINVAL);
     assert_string_equal(err.msg, DATA "/pai_task_table.csv:7: job 'j4' (from line 6): expected "
                         "GPUs (plan_gpu > 0; jobs without GPUs are refused: "
-                        "workload.trace.cpu_only = error)");
+                        "workload.trace.cpu_only = error; place is for openb pod lists)");
     readout_free(&r);
     assert_int_equal(fs_alloc_live(), live0);
 }

@@ -152,7 +152,7 @@ static void pick_pools(fs_rng_t *r, const uint32_t **pools, size_t *n)
 static void fast_slow(int kind, uint32_t k, uint64_t seed, int ops)
 {
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "H100", 29, 8}, {"b", "A100", 13, 4}};
+    fs_pool_cfg_t pools[2] = {{"a", "H100", 29, 8, 0, 0, NULL}, {"b", "A100", 13, 4, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     cc.topology.nodes_per_rack = 4;
@@ -244,7 +244,7 @@ static void test_best_fit_is_pack_for_whole_gpus(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 40, 8}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 40, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t a, b;
@@ -341,12 +341,245 @@ static int64_t brute_F(const uint32_t *f, uint32_t n, uint32_t pool, const shape
     return F;
 }
 
+/* F_n with CPU, by the ATC'23 simulator's definition (frag.go GetNodePodFrag):
+ * a CPU-only shape sees all free GPU capacity as fragment; a GPU shape that
+ * lacks GPU or CPU on the node (or may not use its pool) likewise; one that
+ * fits sees the GPUs whose free part is below its demand. */
+typedef struct cshape {
+    uint32_t g, milli, cpu;
+    int pool;
+    uint64_t w;
+} cshape_t;
+
+static int64_t brute_F_cpu(const uint32_t *f, uint32_t n, uint32_t pool, uint32_t cpu_free,
+                           const cshape_t *sh, size_t ns)
+{
+    int64_t F = 0, T = 0;
+    for (uint32_t i = 0; i < n; i++)
+        T += f[i];
+    for (size_t s = 0; s < ns; s++) {
+        int64_t frag = T;
+        int allowed = sh[s].pool < 0 || (uint32_t)sh[s].pool == pool;
+        uint32_t can = 0;
+        for (uint32_t i = 0; i < n; i++)
+            can += f[i] >= sh[s].milli;
+        if (sh[s].g > 0 && allowed && can >= sh[s].g && cpu_free >= sh[s].cpu) {
+            frag = 0;
+            for (uint32_t i = 0; i < n; i++)
+                if (f[i] < sh[s].milli)
+                    frag += f[i];
+        }
+        F += (int64_t)sh[s].w * frag;
+    }
+    return F;
+}
+
+/* Pods with CPU: F_n equals the definition on every node after every
+ * operation, FGD's node and GPU equal a brute-force search over every
+ * feasible node and option (CPU level before and after), CPU never
+ * over-committed, CPU-only pods placed; a mutation that lets CPU-infeasible
+ * shapes count as feasible fails it. */
+static void test_fgd_cpu_matches_definition(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 16000, 0, NULL}, {"b", "V100", 5, 8, 64000, 0, NULL}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 2);
+    fs_cluster_t c;
+    assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+    fs_placer_t *pl;
+    assert_int_equal(fs_placer_create(&c, FS_PLACE_FGD, 0, &cc, 1, 0, &pl, NULL), 0);
+    static const cshape_t sh[] = {{1, 1000, 4000, -1, 5}, {2, 1000, 12000, -1, 2},
+                                  {1, 500, 2000, -1, 4},  {1, 250, 6000, 0, 3},
+                                  {1, 800, 30000, 1, 2},  {8, 1000, 60000, 1, 1},
+                                  {0, 1000, 8000, -1, 3}, {0, 1000, 20000, -1, 1},
+                                  {1, 460, 0, -1, 3},     {4, 1000, 16000, 0, 1}};
+    const size_t nsh = sizeof sh / sizeof sh[0];
+    for (size_t i = 0; i < nsh; i++) {
+        uint32_t one = (uint32_t)sh[i].pool;
+        fs_podreq_t q = {sh[i].g, sh[i].milli, sh[i].cpu, 0};
+        assert_int_equal(fs_placer_observe_pod(pl, &c, &q, sh[i].pool < 0 ? NULL : &one,
+                                               sh[i].pool < 0 ? 0 : 1, sh[i].w), 0);
+    }
+    fs_rng_t r;
+    assert_int_equal(fs_rng_init(&r, 9, 0, FS_RNG_PURPOSE_USER, 2), 0);
+    static live_t lv;
+    lv.n = 0;
+    uint32_t f[16];
+    int placed_cpu_only = 0;
+    for (int op = 0; op < 500; op++) {
+        for (uint32_t v = 0; v < c.n_nodes; v++) {
+            uint32_t n = gpu_free(&c, v, f);
+            assert_int_equal(fs_placer_fragmentation(pl, &c, v),
+                             brute_F_cpu(f, n, c.node_pool[v], c.node_cpu[v], sh, nsh));
+            /* CPU: capacity less what the live pods on the node hold */
+            uint64_t held = 0;
+            for (size_t j = 0; j < lv.n; j++)
+                if (lv.pl[j].one.node == v)
+                    held += lv.pl[j].cpu;
+            assert_int_equal(c.node_cpu[v] + held, c.pools[c.node_pool[v]].cpu_milli);
+        }
+        if (fs_rng_uniform(&r) < 0.7 && lv.n < MAXJ) {
+            const cshape_t *q = &sh[gsl_rng_uniform_int(r.g, nsh)];
+            uint32_t one = (uint32_t)q->pool;
+            fs_podreq_t req = {q->g, q->milli, q->cpu, 0};
+            int64_t bestd = INT64_MAX;
+            uint32_t bestn = UINT32_MAX;
+            int bests = -2;
+            for (uint32_t v = 0; v < c.n_nodes; v++) {
+                uint32_t p = c.node_pool[v];
+                if ((q->pool >= 0 && (uint32_t)q->pool != p) || q->g > c.pools[p].gpn ||
+                    !fs_cluster_node_fits_pod(&c, v, &req))
+                    continue;
+                uint32_t n = gpu_free(&c, v, f), cpu1 = c.node_cpu[v] - q->cpu;
+                int64_t F0 = brute_F_cpu(f, n, p, c.node_cpu[v], sh, nsh);
+                if (q->milli >= 1000) {
+                    uint32_t left = q->g;
+                    for (uint32_t i = 0; i < n && left; i++)
+                        if (f[i] == 1000) {
+                            f[i] = 0;
+                            left--;
+                        }
+                    int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
+                    if (d < bestd) {
+                        bestd = d;
+                        bestn = v;
+                        bests = -1;
+                    }
+                    continue;
+                }
+                const fs_pool_t *pp = &c.pools[p];
+                for (uint32_t k = 0; k <= pp->gpn; k++) {
+                    uint32_t used = k < pp->gpn ? fs_cluster_slot_used(&c, pp, v, k) : 0;
+                    if (k < pp->gpn && (!used || 1000 - used < q->milli))
+                        continue;
+                    if (k == pp->gpn && c.node_free[v] == 0)
+                        continue;
+                    uint32_t want = k < pp->gpn ? 1000 - used : 1000;
+                    for (uint32_t i = 0; i < n; i++)
+                        if (f[i] == want) {
+                            f[i] -= q->milli;
+                            break;
+                        }
+                    int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
+                    for (uint32_t i = 0; i < n; i++)
+                        if (f[i] == want - q->milli) {
+                            f[i] = want;
+                            break;
+                        }
+                    if (d < bestd) {
+                        bestd = d;
+                        bestn = v;
+                        bests = k < pp->gpn ? (int)k : -1;
+                    }
+                }
+            }
+            int rc = fs_placer_place_pod(pl, &c, q->pool < 0 ? NULL : &one, q->pool < 0 ? 0 : 1,
+                                         &req, &lv.pl[lv.n]);
+            if (bestn == UINT32_MAX) {
+                assert_int_equal(rc, 0);
+                continue;
+            }
+            assert_int_equal(rc, 1);
+            assert_int_equal(lv.pl[lv.n].one.node, bestn);
+            assert_int_equal(lv.pl[lv.n].cpu, q->cpu);
+            if (q->milli < 1000 && bests >= 0)
+                assert_int_equal(lv.pl[lv.n].gpu, bests);
+            placed_cpu_only += q->g == 0;
+            lv.n++;
+        } else if (lv.n > 0) {
+            size_t j = gsl_rng_uniform_int(r.g, lv.n);
+            fs_cluster_free(&c, &lv.pl[j]);
+            fs_placement_release(&lv.pl[j]);
+            lv.pl[j] = lv.pl[--lv.n];
+        }
+    }
+    assert_true(placed_cpu_only > 10);
+    for (size_t j = 0; j < lv.n; j++)
+        fs_placement_release(&lv.pl[j]);
+    fs_rng_release(&r);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Pods with CPU and memory, hand cases: NodeResourcesFit filters on every
+ * resource; the ATC'23 scores; ties by node name (kubernetes_name) follow
+ * the machine-list order, not the node ids; CPU-only pods hold CPU only. */
+static void test_pods_cpu_hand(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    uint32_t rank[3] = {2, 0, 1};   /* list order: node 1, node 2, node 0 */
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 4, 16000, 65536, rank}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 1);
+    fs_cluster_t c;
+    assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+    assert_int_equal(c.node_rank[0], 2);
+    fs_placer_t *pl;
+    assert_int_equal(fs_placer_create(&c, FS_PLACE_ATC_BEST_FIT, 0, &cc, 1, 0, &pl, NULL), 0);
+    fs_placer_set_scoring(pl, FS_SCORE_KUBE_NAME, 1, 0, 0);
+    fs_placement_t a, b, d, e;
+    /* three empty nodes score alike: the first by name is node 1 */
+    fs_podreq_t q = {1, 1000, 12000, 1024};
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &a), 1);
+    assert_int_equal(a.one.node, 1);
+    assert_int_equal(c.node_cpu[1], 4000);
+    assert_int_equal(c.node_mem[1], 64512);
+    /* 12 cores no longer fit node 1 (4 left): best fit among 2 and 0 ties, node 2 by name */
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &b), 1);
+    assert_int_equal(b.one.node, 2);
+    /* a CPU-only pod of 4 cores: best fit on CPU is a node with 4 cores free (1 or 2,
+     * node 1 first by name); it takes no GPU */
+    fs_podreq_t cpu = {0, 1000, 4000, 0};
+    uint64_t busy = c.gpus_busy;
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &cpu, &d), 1);
+    assert_int_equal(d.one.node, 1);
+    assert_int_equal(c.gpus_busy, busy);
+    assert_int_equal(c.node_cpu[1], 0);
+    /* memory filters too: 64 GiB fits only node 0 */
+    fs_podreq_t mem = {1, 1000, 1000, 65536};
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &mem, &e), 1);
+    assert_int_equal(e.one.node, 0);
+    assert_int_equal(fs_cluster_fits_pod(&c, 0, &mem), 0);
+    assert_int_equal(fs_cluster_could_fit_pod(&c, 0, &mem), 1);
+    fs_podreq_t huge = {1, 1000, 17000, 0};
+    assert_int_equal(fs_cluster_could_fit_pod(&c, 0, &huge), 0);
+    /* freeing gives CPU and memory back */
+    fs_cluster_free(&c, &d);
+    assert_int_equal(c.node_cpu[1], 4000);
+    fs_cluster_free(&c, &e);
+    assert_int_equal(c.node_mem[0], 65536);
+    fs_cluster_free(&c, &a);
+    fs_cluster_free(&c, &b);
+    assert_int_equal(c.node_cpu[1], 16000);
+    assert_int_equal(c.gpus_busy, 0);
+    /* gpu_packing (gpu_packing_score.go): an all-free node scores max(33 - 4, 4) = 29, a
+     * node with a share of 300 milli taken, for a 500 share: 100 - 70 / 10 = 93 */
+    fs_placer_destroy(pl);
+    assert_int_equal(fs_placer_create(&c, FS_PLACE_GPU_PACKING, 0, &cc, 1, 0, &pl, NULL), 0);
+    fs_placer_set_scoring(pl, FS_SCORE_KUBE_NAME, 1, 0, 0);
+    fs_podreq_t s3 = {1, 300, 1000, 0}, s5 = {1, 500, 1000, 0};
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &s3, &a), 1);
+    assert_int_equal(a.one.node, 1);    /* all alike: first by name */
+    assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &s5, &b), 1);
+    assert_int_equal(b.one.node, 1);    /* packed into the open shared GPU */
+    assert_int_equal(b.gpu, a.gpu);
+    fs_cluster_free(&c, &a);
+    fs_cluster_free(&c, &b);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* With every node a candidate, FGD's choice and F_n equal brute force. */
 static void test_fgd_matches_definition(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "T4", 9, 4}, {"b", "V100", 6, 8}};
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 9, 4, 0, 0, NULL}, {"b", "V100", 6, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t c;
@@ -462,7 +695,7 @@ static void test_fgd_matches_definition(void **s)
 static void scored_brute(int kind)
 {
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4}, {"b", "V100", 5, 8}};
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 0, 0, NULL}, {"b", "V100", 5, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t c;
@@ -530,7 +763,7 @@ static void test_fgd_avoids_fragment(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 1, 2}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 1, 2, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -573,7 +806,7 @@ static void test_fgd_avoids_fragment(void **s)
 static void test_gpu_packing_and_first_fit(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 2}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 2, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -607,7 +840,7 @@ static void test_gpu_packing_and_first_fit(void **s)
 static void test_spread_and_best_fit(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 8}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -634,7 +867,7 @@ static void test_topology(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 16, 8}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 16, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     cc.topology.nodes_per_rack = 4;
@@ -709,7 +942,7 @@ static void test_topology_errors(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"gb", "B200", 36, 4}};
+    fs_pool_cfg_t pools[1] = {{"gb", "B200", 36, 4, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -752,7 +985,7 @@ static void test_random_uniform_and_keyed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 5, 8}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 5, 8, 0, 0, NULL}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -805,7 +1038,7 @@ static void test_speed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 8}, {"a", "A100", 1, 8}};
+    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 8, 0, 0, NULL}, {"a", "A100", 1, 8, 0, 0, NULL}};
     fs_speed_cfg_t rows[2] = {{1, "a100", 0.4}, {2, "h", 1.5}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
@@ -850,7 +1083,7 @@ static void test_model_fractional_and_speed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 1}, {"a", "A100", 1, 1}};
+    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 1, 0, 0, NULL}, {"a", "A100", 1, 1, 0, 0, NULL}};
     fs_speed_cfg_t rows[1] = {{1, "A100", 0.5}};
     fs_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -1005,6 +1238,8 @@ int main(void)
         cmocka_unit_test(test_fast_slow_fgd_all),
         cmocka_unit_test(test_best_fit_is_pack_for_whole_gpus),
         cmocka_unit_test(test_fgd_matches_definition),
+        cmocka_unit_test(test_fgd_cpu_matches_definition),
+        cmocka_unit_test(test_pods_cpu_hand),
         cmocka_unit_test(test_best_fit_brute),
         cmocka_unit_test(test_spread_brute),
         cmocka_unit_test(test_fgd_avoids_fragment),

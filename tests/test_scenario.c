@@ -139,10 +139,14 @@ static const char multi_dump[] =
     "      gpu: H100\n"
     "      nodes: 32\n"
     "      gpus_per_node: 8\n"
+    "      cpu_milli: 0\n"
+    "      memory_mib: 0\n"
     "    - name: a100\n"
     "      gpu: A100\n"
     "      nodes: 16\n"
     "      gpus_per_node: 8\n"
+    "      cpu_milli: 0\n"
+    "      memory_mib: 0\n"
     "  topology:\n"
     "    nvlink_domain: node\n"
     "    nodes_per_rack: 0\n"
@@ -179,6 +183,11 @@ static const char multi_dump[] =
     "  preset: none\n"
     "  mode: strict\n"
     "  placement: first_fit\n"
+    "  node_score: exact\n"
+    "  resource_weights:\n"
+    "    gpu: 1\n"
+    "    cpu: 0\n"
+    "    memory: 0\n"
     "  candidates: 100\n"
     "  backfill: none\n"
     "  preemption: auto\n"
@@ -401,7 +410,7 @@ static void test_error_unknown_keys(void **state)
                  "process, rate, profile)");
     expect_error("cluster:\n  pools:\n    - {name: a, gpu: H100, nodes: 1, gpus: 8}\n", NULL, 0,
                  "t.yaml:3:38: unknown key 'gpus' in 'cluster.pools.0' (expected one of: name, gpu, "
-                 "nodes, gpus_per_node)");
+                 "nodes, gpus_per_node, cpu_milli, memory_mib)");
     expect_error(POOL "workload:\n  synthetic:\n    duration: {dist: constant, val: 1h}\n", NULL, 0,
                  "t.yaml:6:32: unknown key 'val' in 'workload.synthetic.duration' (expected one of: "
                  "dist, value, mean, median, scale, lo, hi, sigma, shape, path, column)");
@@ -477,7 +486,7 @@ static void test_error_types(void **state)
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
-                 "t.yaml:2:11: cluster.pools.0: expected a block of keys (name, gpu, nodes, gpus_per_node), found a value");
+                 "t.yaml:2:11: cluster.pools.0: expected a block of keys (name, gpu, nodes, gpus_per_node, cpu_milli, memory_mib), found a value");
     expect_error(POOL "workload:\n  synthetic:\n    gpus: 8\n", NULL, 0,
                  "t.yaml:6:11: workload.synthetic.gpus: expected a map of GPU counts to probabilities such as "
                  "{1: 0.5, 8: 0.5}, found a value '8'");
@@ -688,7 +697,7 @@ static void test_override_errors(void **state)
          "--set workload.synthetic.gpus: job size 2048 is larger than any pool (largest: 1024 GPUs)"},
         {"workload.trace.path=x.csv", "--set workload.trace.path: workload: give only one of 'synthetic' and "
                                       "'trace', not both"},
-        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, preset, mode, placement, candidates, backfill, "
+        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, preset, mode, placement, node_score, resource_weights, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
                           "checkpoint_interval, bf, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},

@@ -76,7 +76,11 @@ int fs_fleet_type_allows(const char *type, const char *pool_name, const char *po
 typedef struct group {
     char *model;            /* as the list writes it */
     uint32_t gpn;
+    uint32_t cpu_milli;     /* per node; 0 = the list records none */
+    uint32_t mem_mib;
     uint64_t nodes;
+    uint32_t *rows;         /* each node's index among the list's GPU machines */
+    size_t cap_rows;
 } group_t;
 
 typedef struct fleet {
@@ -95,7 +99,18 @@ static int field_err(fleet_t *f, const char *field, const char *expected, const 
                         f->csv.path, (unsigned long long)f->csv.line_no, field, expected, got);
 }
 
-static int add(fleet_t *f, const char *model, size_t mlen, uint64_t gpn, uint64_t nodes)
+/* Nodes [first, first + nodes) of group g are the list's next GPU machines. */
+static int add_rows(fleet_t *f, group_t *g, uint64_t first, uint64_t nodes)
+{
+    if (fs_grow((void **)&g->rows, &g->cap_rows, first + nodes, sizeof *g->rows))
+        return fs_error_set(f->err, FS_ENOMEM, "%s: out of memory", f->csv.path);
+    for (uint64_t k = 0; k < nodes; k++)
+        g->rows[first + k] = (uint32_t)(f->st.gpu_machines - nodes + k);
+    return 0;
+}
+
+static int add(fleet_t *f, const char *model, size_t mlen, uint64_t gpn, uint64_t cpu,
+               uint64_t mem, uint64_t nodes)
 {
     f->st.machines += nodes;
     if (gpn == 0) {
@@ -105,21 +120,27 @@ static int add(fleet_t *f, const char *model, size_t mlen, uint64_t gpn, uint64_
     f->st.gpu_machines += nodes;
     f->st.gpus += gpn * nodes;
     for (size_t i = 0; i < f->n; i++)
-        if (f->g[i].gpn == gpn && strlen(f->g[i].model) == mlen &&
+        if (f->g[i].gpn == gpn && f->g[i].cpu_milli == cpu && f->g[i].mem_mib == mem &&
+            strlen(f->g[i].model) == mlen &&
             memcmp(f->g[i].model, model, mlen) == 0) {
+            uint64_t first = f->g[i].nodes;
             f->g[i].nodes += nodes;
             if (f->g[i].nodes > MAX_NODES)
                 return fs_error_set(f->err, FS_EINVAL, "%s:%llu: more than %u nodes of one kind",
                                     f->csv.path, (unsigned long long)f->csv.line_no, MAX_NODES);
-            return 0;
+            return add_rows(f, &f->g[i], first, nodes);
         }
     if (fs_grow((void **)&f->g, &f->cap, f->n + 1, sizeof *f->g) ||
         !(f->g[f->n].model = fs_strndup(model, mlen)))
         return fs_error_set(f->err, FS_ENOMEM, "%s: out of memory", f->csv.path);
     f->g[f->n].gpn = (uint32_t)gpn;
+    f->g[f->n].cpu_milli = (uint32_t)cpu;
+    f->g[f->n].mem_mib = (uint32_t)mem;
     f->g[f->n].nodes = nodes;
+    f->g[f->n].rows = NULL;
+    f->g[f->n].cap_rows = 0;
     f->n++;
-    return 0;
+    return add_rows(f, &f->g[f->n - 1], 0, nodes);
 }
 
 static int next(fleet_t *f)
@@ -187,18 +208,23 @@ static int read_openb(fleet_t *f)
         return rc < 0 ? rc : empty(f, what);
     if ((rc = split(f, 0)))
         return rc;
-    int cg = col_of(f, "gpu"), cm = col_of(f, "model");
+    int cg = col_of(f, "gpu"), cm = col_of(f, "model"), cc = col_of(f, "cpu_milli"),
+        cr = col_of(f, "memory_mib");
     size_t width = f->csv.n_fields;
     if (cg < 0 || cm < 0)
         return missing(f, cg < 0 ? "gpu" : "model", what);
     while ((rc = next(f)) == 1) {
-        uint64_t g;
-        if ((rc = split(f, width)) || (rc = get_uint(f, "gpu", &f->csv.fields[cg], MAX_GPN, &g)))
+        uint64_t g, cpu = 0, mem = 0;
+        if ((rc = split(f, width)) || (rc = get_uint(f, "gpu", &f->csv.fields[cg], MAX_GPN, &g)) ||
+            (cc >= 0 && f->csv.fields[cc].len &&
+             (rc = get_uint(f, "cpu_milli", &f->csv.fields[cc], UINT32_MAX, &cpu))) ||
+            (cr >= 0 && f->csv.fields[cr].len &&
+             (rc = get_uint(f, "memory_mib", &f->csv.fields[cr], UINT32_MAX, &mem))))
             return rc;
         const fs_csv_field_t *m = &f->csv.fields[cm];
         if (g && (m->len == 0 || !fs_rdr_valid_name(m->s, m->len)))
             return field_err(f, "model", "a GPU model name", m);
-        if ((rc = add(f, m->s, m->len, g, 1)))
+        if ((rc = add(f, m->s, m->len, g, cpu, mem, 1)))
             return rc;
     }
     return rc;
@@ -213,12 +239,15 @@ static int read_pai(fleet_t *f)
         const fs_csv_field_t *x = f->csv.fields;
         if (f->st.machines == 0 && f->n == 0 && strcmp(x[0].s, "machine") == 0)
             continue;   /* a header line */
-        uint64_t g;
-        if ((rc = get_uint(f, "cap_gpu", &x[4], MAX_GPN, &g)))
+        uint64_t g, cpu = 0, mem = 0;
+        if ((rc = get_uint(f, "cap_gpu", &x[4], MAX_GPN, &g)) ||
+            (x[2].len && (rc = get_uint(f, "cap_cpu", &x[2], UINT32_MAX / 1000, &cpu))) ||
+            (x[3].len && (rc = get_uint(f, "cap_mem", &x[3], UINT32_MAX / 1024, &mem))))
             return rc;
         if (g && (x[1].len == 0 || !fs_rdr_valid_name(x[1].s, x[1].len)))
             return field_err(f, "gpu_type", "a GPU model name", &x[1]);
-        if ((rc = add(f, x[1].s, x[1].len, g, 1)))
+        /* cap_cpu in cores, cap_mem in GB (PAI 2020 machine_spec) */
+        if ((rc = add(f, x[1].s, x[1].len, g, cpu * 1000, mem * 1024, 1)))
             return rc;
     }
     if (rc == 0 && f->st.machines == 0)
@@ -254,7 +283,7 @@ static int read_philly(fleet_t *f, const char *gpu)
         } else {
             snprintf(model, sizeof model, "unknown");
         }
-        if ((rc = add(f, model, strlen(model), g, 1)))
+        if ((rc = add(f, model, strlen(model), g, 0, 0, 1)))
             return rc;
     }
     return rc;
@@ -286,7 +315,7 @@ static int read_tiresias(fleet_t *f, const char *gpu)
             return rc;
         if (s * n > MAX_NODES)
             return field_err(f, "num_node_p_switch", "at most 10000000 nodes in all", &x[cn]);
-        if ((rc = add(f, model, strlen(model), g, s * n)))
+        if ((rc = add(f, model, strlen(model), g, 0, 0, s * n)))
             return rc;
         rows++;
     }
@@ -328,13 +357,26 @@ int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t *
         for (; k < f.n; k++) {
             fs_pool_cfg_t *p = &arr[base + k];
             memset(p, 0, sizeof *p);
-            char name[160];
-            snprintf(name, sizeof name, "%sx%u", f.g[k].model, f.g[k].gpn);
+            char name[200];
+            /* MODELxGPUS; when one (model, GPUs) has nodes of several CPU and
+             * memory sizes, each is its own pool: MODELxGPUS-<cores>c<GiB>g */
+            int variants = 0;
+            for (size_t j = 0; j < f.n; j++)
+                variants += f.g[j].gpn == f.g[k].gpn && strcmp(f.g[j].model, f.g[k].model) == 0;
+            if (variants > 1)
+                snprintf(name, sizeof name, "%sx%u-%gc%gg", f.g[k].model, f.g[k].gpn,
+                         f.g[k].cpu_milli / 1000.0, f.g[k].mem_mib / 1024.0);
+            else
+                snprintf(name, sizeof name, "%sx%u", f.g[k].model, f.g[k].gpn);
             const char *cat = fs_fleet_catalog_name(f.g[k].model);
             p->name = fs_strdup(name);
             p->gpu = fs_strdup(cat ? cat : f.g[k].model);
             p->nodes = (uint32_t)f.g[k].nodes;
             p->gpus_per_node = f.g[k].gpn;
+            p->cpu_milli = f.g[k].cpu_milli;
+            p->memory_mib = f.g[k].mem_mib;
+            p->node_rank = f.g[k].rows;     /* the pool owns it now */
+            f.g[k].rows = NULL;
             int clash = 0;
             for (size_t j = 0; j < base + k && p->name; j++)
                 clash |= strcmp(arr[j].name ? arr[j].name : "", p->name) == 0;
@@ -350,6 +392,7 @@ int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t *
             for (size_t j = 0; j < k; j++) {
                 fs_free(arr[base + j].name);
                 fs_free(arr[base + j].gpu);
+                fs_free(arr[base + j].node_rank);
             }
         } else {
             *n = base + f.n;
@@ -357,8 +400,10 @@ int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t *
     }
     if (rc == 0 && stats)
         *stats = f.st;
-    for (size_t i = 0; i < f.n; i++)
+    for (size_t i = 0; i < f.n; i++) {
         fs_free(f.g[i].model);
+        fs_free(f.g[i].rows);
+    }
     fs_free(f.g);
     fs_csv_close(&f.csv);
     return rc;

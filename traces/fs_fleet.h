@@ -3,7 +3,9 @@
  *
  * Reads the machine list of a public trace and groups its machines into
  * pools of identical nodes, keyed by (GPU model as the list writes it, GPUs
- * per node), in order of first appearance:
+ * per node, CPU and memory per node where the list records them: openb
+ * cpu_milli and memory_mib, PAI cap_cpu cores and cap_mem GB), in order of
+ * first appearance:
  *   openb     Alibaba openb 2023 node list: header sn,cpu_milli,memory_mib,gpu,model
  *   pai       Alibaba PAI 2020 machine spec, headerless
  *             machine,gpu_type,cap_cpu,cap_mem,cap_gpu (a header line is skipped)
@@ -16,7 +18,9 @@
  *             (one row = num_switch x num_node_p_switch nodes); model `gpu` or
  *             "unknown"
  * Machines without GPUs are left out and counted.  A pool is named
- * "<model>x<gpus per node>" (e.g. "G2x8", "V100M32x4"); its `gpu` is the
+ * "<model>x<gpus per node>" (e.g. "G2x8", "V100M32x4"), or, when one (model,
+ * GPUs per node) has nodes of several CPU and memory sizes,
+ * "<model>x<gpus>-<cores>c<GiB>g" for each (e.g. "P100x2-16c120g"); its `gpu` is the
  * catalog's name when the model maps to one (fs_fleet_catalog_name: V100M32
  * and V100M16 -> V100, P100, T4, A10 ...) and the list's own name otherwise
  * (G1/G2/G3, MISC: unknown to the catalog, neutral speed 1.0).

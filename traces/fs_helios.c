@@ -104,9 +104,10 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
     if (ten && (rc = fs_rdr_get_name(r, names[h->tenant_col], ten)))
         return rc;
     if (gpus == 0) {
-        if (r->opts.cpu_only)
+        if (r->opts.cpu_only != FS_CPU_ONLY_SKIP)
             return fs_rdr_field_error(r, "gpu_num", "a GPU count >= 1 (jobs without GPUs are "
-                                      "refused: workload.trace.cpu_only = error)",
+                                      "refused: workload.trace.cpu_only = error; place is for "
+                                    "openb pod lists)",
                                       f[h->col[C_GPUS]].s, f[h->col[C_GPUS]].len);
         return fs_rdr_skip(r, "cpu_only (gpu_num 0)");
     }

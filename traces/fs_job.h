@@ -19,7 +19,9 @@
 #include "../sim/fs_time.h"
 
 /* Whole GPUs are gpus >= 1 with gpu_milli == 1000.  A fractional request is
- * gpus == 1 and gpu_milli in [1, 999] (share of one GPU, openb-style). */
+ * gpus == 1 and gpu_milli in [1, 999] (share of one GPU, openb-style).  A
+ * CPU-only pod (workload.trace.cpu_only: place) is gpus == 0 with
+ * gpu_milli == 1000: it holds CPU and memory on one node and no GPU. */
 #define FS_GPU_MILLI_WHOLE 1000u
 
 /* Final state as recorded by the trace. */
@@ -56,6 +58,8 @@ typedef struct fs_job {
     fs_time_t rec_end;      /* recorded end, us; -1 unknown */
     int32_t rec_state;      /* enum fs_job_rec_state */
     uint32_t flags;         /* FS_JOB_* bits; 0 by default */
+    uint32_t cpu_milli;     /* a pod's CPU request, milli-cores; 0 = none stated */
+    uint32_t mem_mib;       /* a pod's memory request, MiB; 0 = none stated */
 } fs_job_t;
 
 static inline void fs_job_init(fs_job_t *j)
@@ -74,12 +78,22 @@ static inline void fs_job_init(fs_job_t *j)
     j->rec_end = -1;
     j->rec_state = FS_JOB_REC_UNKNOWN;
     j->flags = 0;
+    j->cpu_milli = 0;
+    j->mem_mib = 0;
 }
 
 /* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */
 static inline uint64_t fs_job_milli(const fs_job_t *j)
 {
     return (uint64_t)j->gpus * j->gpu_milli;
+}
+
+/* A pod's CPU and memory as one key (0 for jobs that are not pods, whose
+ * CPU and memory the model does not place): queues that keep one class per
+ * shape (models/fs_shape.h) tell pods of different requests apart by it. */
+static inline uint64_t fs_job_pod_res(const fs_job_t *j)
+{
+    return j->flags & FS_JOB_SINGLE_NODE ? ((uint64_t)j->cpu_milli << 32) | j->mem_mib : 0;
 }
 
 const char *fs_job_rec_state_name(int32_t s);

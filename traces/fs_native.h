@@ -26,6 +26,10 @@
 /* Options of every trace reader (docs/traces.md says which format uses
  * which; the scenario keys are workload.trace.*).  The native reader uses
  * lenient and time_scale only (it never sorts and keeps its origin). */
+/* workload.trace.cpu_only: rows without GPUs are skipped and counted, refused,
+ * or (openb pod lists, which record CPU and memory) placed as CPU-only pods. */
+enum fs_cpu_only { FS_CPU_ONLY_SKIP = 0, FS_CPU_ONLY_ERROR = 1, FS_CPU_ONLY_PLACE = 2 };
+
 typedef struct fs_trace_opts {
     int lenient;            /* skip bad rows (counted) instead of failing */
     double time_scale;      /* multiply durations by this (1.0 = as is) */
@@ -34,7 +38,7 @@ typedef struct fs_trace_opts {
     int keep_origin;        /* 1: times as the trace states them; 0 (default): shifted so
                                that the first submission is at 0 */
     uint32_t procs_per_gpu; /* swf: processors per GPU (GPUs = ceil(procs / this)); 1 */
-    int cpu_only;           /* rows without GPUs (openb, pai): 0 skip and count, 1 error */
+    int cpu_only;           /* rows without GPUs: enum fs_cpu_only */
     fs_time_t default_duration; /* run time for rows that record none (openb multigpu
                                    files without times), us; 0: such a file is an error */
     void *log;              /* FILE * for notes (format detected, rows re-sorted);

@@ -54,13 +54,16 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
         (rc = fs_rdr_get_uint(r, "num_gpu", &f[o->col[C_GPUS]], 0, MAX_GPUS, &gpus)) ||
         (rc = fs_rdr_get_uint(r, "gpu_milli", &f[o->col[C_MILLI]], 0, 1000, &milli)))
         return rc;
-    if (gpus == 0) {
-        if (r->opts.cpu_only)
+    if (gpus == 0 && r->opts.cpu_only != FS_CPU_ONLY_PLACE) {
+        if (r->opts.cpu_only == FS_CPU_ONLY_ERROR)
             return fs_rdr_field_error(r, "num_gpu", "a GPU count >= 1 (CPU-only pods are "
                                       "refused: workload.trace.cpu_only = error)",
                                       f[o->col[C_GPUS]].s, f[o->col[C_GPUS]].len);
         return fs_rdr_skip(r, "cpu_only (num_gpu 0)");
     }
+    if (gpus == 0 && milli != 0)
+        return fs_rdr_field_error(r, "gpu_milli", "0 when num_gpu is 0", f[o->col[C_MILLI]].s,
+                                  f[o->col[C_MILLI]].len);
     if (gpus == 1 && milli == 0)
         return fs_rdr_field_error(r, "gpu_milli", "an integer in 1..1000 when num_gpu is 1",
                                   f[o->col[C_MILLI]].s, f[o->col[C_MILLI]].len);
@@ -68,14 +71,23 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
         return fs_rdr_field_error(r, "gpu_milli", "1000 when num_gpu > 1",
                                   f[o->col[C_MILLI]].s, f[o->col[C_MILLI]].len);
     j->gpus = (uint32_t)gpus;
-    j->gpu_milli = (uint32_t)milli;
+    j->gpu_milli = gpus == 0 ? FS_GPU_MILLI_WHOLE : (uint32_t)milli;
     j->flags |= FS_JOB_SINGLE_NODE;   /* a pod: one node */
-    if ((x = opt_field(o, f, C_CPU)) && x->len &&
-        (rc = fs_rdr_get_uint(r, "cpu_milli", x, 0, UINT64_MAX, &milli)))
-        return rc;
-    if ((x = opt_field(o, f, C_MEM)) && x->len &&
-        (rc = fs_rdr_get_uint(r, "memory_mib", x, 0, UINT64_MAX, &milli)))
-        return rc;
+    uint64_t v;
+    if ((x = opt_field(o, f, C_CPU)) && x->len) {
+        if ((rc = fs_rdr_get_uint(r, "cpu_milli", x, 0, UINT32_MAX, &v)))
+            return rc;
+        j->cpu_milli = (uint32_t)v;
+    }
+    if ((x = opt_field(o, f, C_MEM)) && x->len) {
+        if ((rc = fs_rdr_get_uint(r, "memory_mib", x, 0, UINT32_MAX, &v)))
+            return rc;
+        j->mem_mib = (uint32_t)v;
+    }
+    if (gpus == 0 && j->cpu_milli == 0 && j->mem_mib == 0)
+        return fs_rdr_field_error(r, "cpu_milli", "a CPU or memory request for a pod without "
+                                  "GPUs (workload.trace.cpu_only: place)",
+                                  x ? x->s : "", x ? x->len : 0);
     const fs_csv_field_t *spec = opt_field(o, f, C_SPEC), *qos = opt_field(o, f, C_QOS);
     if (spec && (rc = fs_rdr_get_name(r, "gpu_spec", spec)))
         return rc;

@@ -277,10 +277,11 @@ static int close_job(fs_rdr_t *r, pai_t *p, fs_job_t *j)
     acc_t *a = &p->cur;
     a->open = 0;
     if (a->percent == 0) {
-        if (r->opts.cpu_only)
+        if (r->opts.cpu_only != FS_CPU_ONLY_SKIP)
             return fs_rdr_row_error(r, "cpu_only", "job '%.*s' (from line %llu): expected GPUs "
                                     "(plan_gpu > 0; jobs without GPUs are refused: "
-                                    "workload.trace.cpu_only = error)", (int)a->name_len,
+                                    "workload.trace.cpu_only = error; place is for "
+                                    "openb pod lists)", (int)a->name_len,
                                     a->name, (unsigned long long)a->line);
         return fs_rdr_skip(r, "cpu_only (plan_gpu 0)");
     }

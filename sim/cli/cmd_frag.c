@@ -3,8 +3,11 @@
  * of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
  * Gradient Descent" (USENIX ATC'23, section 6).  Pods never leave: pods of
  * the scenario's trace are drawn uniformly with replacement (stream
- * FS_RNG_TRACE keyed by (seed, replication r)) and placed one at a time on
- * the scenario's cluster until the GPUs requested reach DEMAND x capacity;
+ * FS_RNG_TRACE keyed by (seed, replication r)), or (--draw list) the whole
+ * list plus uniform draws, shuffled, as the ATC'23 simulator tunes its
+ * workload, and placed one at a time on the scenario's cluster (GPUs, and
+ * CPU and memory where pools model them; CPU-only pods hold CPU and add no
+ * GPU demand) until the GPUs requested reach DEMAND x capacity;
  * a pod that does not fit is left out (counted).  Each placement sees the
  * same pods in the same order (common random numbers).  The allocation
  * ratio (allocated milli-GPUs / capacity) is recorded each time the demand
@@ -36,6 +39,7 @@ static const struct {
     {"pack", FS_PLACE_PACK},       {"first_fit", FS_PLACE_FIRST_FIT}, {"best_fit", FS_PLACE_BEST_FIT},
     {"binpack", FS_PLACE_BINPACK}, {"spread", FS_PLACE_SPREAD},       {"random", FS_PLACE_RANDOM},
     {"topology", FS_PLACE_TOPOLOGY}, {"fgd", FS_PLACE_FGD},
+    {"atc_best_fit", FS_PLACE_ATC_BEST_FIT}, {"gpu_packing", FS_PLACE_GPU_PACKING},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 #define MAX_RUN_KINDS 16
@@ -50,8 +54,121 @@ typedef struct frag {
     int32_t n_types;
     int learned;
     int show_pools;         /* --pools: per-pool leftovers on stderr */
+    int draw_list;          /* --draw list */
+    double typical;         /* --typical: share of the pods the given shapes cover */
     double demand;
+    uint8_t *atypical;      /* per job: its shape is left out of the given shapes */
 } frag_t;
+
+static fs_podreq_t podreq_of(const fs_job_t *j)
+{
+    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
+    return (fs_podreq_t){j->gpus, j->gpu_milli, pod ? j->cpu_milli : 0, pod ? j->mem_mib : 0};
+}
+
+/* --typical: the shapes (GPUs, milli, CPU, GPU type) by count, most popular
+ * first (ties: the shape met first), kept until they cover `typical` of the
+ * pods; the jobs of the others are marked.  The ATC'23 simulator's typical
+ * pods (frag.go GetTypicalPods, popularity threshold 95) do the same. */
+typedef struct shapecount {
+    uint32_t g, milli, cpu;
+    int32_t type;
+    size_t first, count;
+} shapecount_t;
+
+static int cmp_shapecount(const void *a, const void *b)
+{
+    const shapecount_t *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int mark_typical(frag_t *f)
+{
+    if (f->typical >= 1)
+        return 0;
+    shapecount_t *sc = fs_calloc(f->n_jobs, sizeof *sc);
+    size_t *of = fs_malloc(f->n_jobs * sizeof *of), n = 0;
+    f->atypical = fs_calloc(f->n_jobs, 1);
+    if (!sc || !of || !f->atypical) {
+        fs_free(sc);
+        fs_free(of);
+        return FS_ENOMEM;
+    }
+    for (size_t i = 0; i < f->n_jobs; i++) {   /* O(jobs x shapes): shapes are few */
+        const fs_job_t *j = &f->jobs[i];
+        size_t k = 0;
+        while (k < n && !(sc[k].g == j->gpus && sc[k].milli == j->gpu_milli &&
+                          sc[k].cpu == j->cpu_milli && sc[k].type == j->gpu_type))
+            k++;
+        if (k == n)
+            sc[n++] = (shapecount_t){j->gpus, j->gpu_milli, j->cpu_milli, j->gpu_type, i, 0};
+        sc[k].count++;
+    }
+    qsort(sc, n, sizeof *sc, cmp_shapecount);
+    size_t cum = 0, keep = 0;
+    while (keep < n && (double)cum < f->typical * (double)f->n_jobs)
+        cum += sc[keep++].count;
+    for (size_t i = 0; i < f->n_jobs; i++) {
+        const fs_job_t *j = &f->jobs[i];
+        int in = 0;
+        for (size_t k = 0; k < keep && !in; k++)
+            in = sc[k].g == j->gpus && sc[k].milli == j->gpu_milli && sc[k].cpu == j->cpu_milli &&
+                 sc[k].type == j->gpu_type;
+        f->atypical[i] = (uint8_t)!in;
+    }
+    fs_free(sc);
+    fs_free(of);
+    return 0;
+}
+
+/* --draw list: the pod list once in a random order, then (when the list
+ * asks for less than `target` milli-GPU) uniform draws appended while the
+ * GPUs requested stay within it, or (when it asks for more) the shuffled
+ * list less uniformly chosen pods: the ATC'23 simulator's order (core.go:
+ * SortClusterPods shuffles, then TunePodsByNodeTotalResource appends or
+ * removes). */
+static int draw_list(const frag_t *f, fs_rng_t *rng, double target, size_t **out, size_t *n_out)
+{
+    gsl_rng *r = fs_rng_gsl(rng);
+    size_t n = f->n_jobs, cap = n + 16;
+    double total = 0;
+    size_t *ix = fs_malloc(cap * sizeof *ix);
+    if (!ix)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        ix[i] = i;
+        total += (double)fs_job_milli(&f->jobs[i]);
+    }
+    for (size_t i = n; i > 1; i--) {   /* Fisher-Yates */
+        size_t k = gsl_rng_uniform_int(r, i);
+        size_t t = ix[i - 1];
+        ix[i - 1] = ix[k];
+        ix[k] = t;
+    }
+    while (total > target && n > 0) {
+        size_t k = gsl_rng_uniform_int(r, n);
+        total -= (double)fs_job_milli(&f->jobs[ix[k]]);
+        memmove(ix + k, ix + k + 1, (n - k - 1) * sizeof *ix);
+        n--;
+    }
+    for (;;) {
+        size_t k = gsl_rng_uniform_int(r, f->n_jobs);
+        double m = (double)fs_job_milli(&f->jobs[k]);
+        if (total + m > target)
+            break;
+        if (fs_grow((void **)&ix, &cap, n + 1, sizeof *ix)) {
+            fs_free(ix);
+            return FS_ENOMEM;
+        }
+        ix[n++] = k;
+        total += m;
+    }
+    *out = ix;
+    *n_out = n;
+    return 0;
+}
 
 static int load_jobs(frag_t *f, fs_source_t *src, fs_error_t *err)
 {
@@ -110,10 +227,13 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         return rc;
     fs_placer_t *pl = NULL;
     fs_rng_t rng = {0};
+    size_t *order = NULL, n_order = 0, next = 0;
     rc = fs_placer_create(&c, kind, f->cfg->scheduler.candidates, &f->cfg->cluster, f->cfg->seed, r,
                           &pl, err);
     if (rc)
         goto out;
+    fs_placer_set_scoring(pl, f->cfg->scheduler.node_score,
+                          f->cfg->scheduler.w_gpu, f->cfg->scheduler.w_cpu, f->cfg->scheduler.w_mem);
     if ((rc = fs_rng_init(&rng, f->cfg->seed, r, FS_RNG_TRACE, 0)) != 0) {
         fs_error_set(err, rc, "out of memory");
         goto out;
@@ -122,7 +242,11 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         for (size_t i = 0; i < f->n_jobs; i++) {
             size_t np;
             const uint32_t *pp = pools_of(f, &f->jobs[i], &np);
-            if ((rc = fs_placer_observe(pl, &c, f->jobs[i].gpus, f->jobs[i].gpu_milli, pp, np, 1))) {
+            fs_podreq_t q = podreq_of(&f->jobs[i]);
+            if (f->atypical && f->atypical[i])
+                continue;
+            /* a type no pool has: pp != NULL, np == 0, in the total weight only */
+            if ((rc = fs_placer_observe_pod(pl, &c, &q, pp, np, 1))) {
                 fs_error_set(err, rc, "out of memory");
                 goto out;
             }
@@ -130,12 +254,31 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
     double cap = (double)c.gpus_total * FS_GPU_MILLI_WHOLE, requested = 0;
     size_t step = 0;
     *failed = *placed = 0;
+    if (f->draw_list &&
+        (rc = draw_list(f, &rng, (double)n_steps * STEP * cap * (1 + 1e-12), &order, &n_order))) {
+        fs_error_set(err, rc, "out of memory");
+        goto out;
+    }
     while (step < n_steps) {
-        const fs_job_t *j = &f->jobs[gsl_rng_uniform_int(fs_rng_gsl(&rng), f->n_jobs)];
+        if (f->draw_list && next == n_order) {  /* the list is placed: the rest as it ends */
+            for (; step < n_steps; step++) {
+                ratio[step] = (double)c.milli_busy / cap;
+                if (csv)
+                    fprintf(csv, "%s,%llu,%.2f,%.0f,%llu,%.0f,%.6f,%llu,%llu\n", kname,
+                            (unsigned long long)r, (double)(step + 1) * STEP, requested,
+                            (unsigned long long)c.milli_busy, cap, ratio[step],
+                            (unsigned long long)*placed, (unsigned long long)*failed);
+            }
+            break;
+        }
+        const fs_job_t *j = &f->jobs[f->draw_list ? order[next++]
+                                                  : gsl_rng_uniform_int(fs_rng_gsl(&rng),
+                                                                        f->n_jobs)];
         size_t np;
         const uint32_t *pp = pools_of(f, j, &np);
+        fs_podreq_t q = podreq_of(j);
         if (fs_placer_learns(pl) && f->learned &&
-            (rc = fs_placer_observe(pl, &c, j->gpus, j->gpu_milli, pp, np, 1))) {
+            (rc = fs_placer_observe_pod(pl, &c, &q, pp, np, 1))) {
             fs_error_set(err, rc, "out of memory");
             goto out;
         }
@@ -143,8 +286,9 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         fs_placement_t where;
         /* a pod (FS_JOB_SINGLE_NODE: openb) goes on one node, never split */
         rc = j->gpu_type >= 0 && np == 0 ? 0
-             : (j->flags & FS_JOB_SINGLE_NODE ? fs_placer_place_node : fs_placer_place)(
-                   pl, &c, pp, np, j->gpus, j->gpu_milli, &where);
+             : j->flags & FS_JOB_SINGLE_NODE ? fs_placer_place_pod(pl, &c, pp, np, &q, &where)
+                                             : fs_placer_place(pl, &c, pp, np, j->gpus,
+                                                               j->gpu_milli, &where);
         if (rc < 0) {
             fs_error_set(err, rc, "out of memory");
             goto out;
@@ -181,6 +325,7 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
                     (unsigned long long)sf);
         }
 out:
+    fs_free(order);
     if (rng.g)
         fs_rng_release(&rng);
     fs_placer_destroy(pl);
@@ -205,8 +350,8 @@ int fs_cmd_frag(int argc, char **argv)
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     size_t n_sets = 0;
     unsigned long long seeds = 10;
-    double demand = 1.3;
-    int learned = 0, show_pools = 0;
+    double demand = 1.3, typical = 1;
+    int learned = 0, show_pools = 0, draw_mode = 0;
     if (!sets)
         return 1;
     int status = 2;
@@ -250,6 +395,19 @@ int fs_cmd_frag(int argc, char **argv)
             learned = strcmp(v, "learned") == 0;
         } else if (id == FS_OPT_POOLS) {
             show_pools = 1;
+        } else if (id == FS_OPT_TYPICAL) {
+            char *end;
+            if (!v || (typical = strtod(v, &end), *end) || !(typical > 0) || typical > 100) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--typical needs a percentage in (0, 100]");
+            }
+            typical /= 100;
+        } else if (id == FS_OPT_DRAW) {
+            if (!v || (strcmp(v, "uniform") && strcmp(v, "list"))) {
+                free(sets);
+                return fs_cli_usage_error("frag", "--draw needs uniform or list");
+            }
+            draw_mode = strcmp(v, "list") == 0;
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '=')) {
                 free(sets);
@@ -282,7 +440,8 @@ int fs_cmd_frag(int argc, char **argv)
         if (k == N_KINDS || n_run == MAX_RUN_KINDS) {
             free(sets);
             return fs_cli_usage_error("frag", "--placements: '%.*s' is not a placement (pack, "
-                                      "first_fit, best_fit, binpack, spread, random, topology, fgd)",
+                                      "first_fit, best_fit, binpack, spread, random, topology, "
+                                      "fgd, atc_best_fit, gpu_packing)",
                                       (int)len, p);
         }
         run_kinds[n_run] = kinds[k].kind;
@@ -312,7 +471,8 @@ int fs_cmd_frag(int argc, char **argv)
         fs_config_release(&cfg);
         return fs_error_exit_status(rc);
     }
-    frag_t f = {.cfg = &cfg, .learned = learned, .show_pools = show_pools, .demand = demand};
+    frag_t f = {.cfg = &cfg, .learned = learned, .show_pools = show_pools, .demand = demand,
+                .typical = typical, .draw_list = draw_mode};
     fs_source_t *src = NULL;
     fs_cluster_t c0;
     int have_c0 = 0;
@@ -333,6 +493,11 @@ int fs_cmd_frag(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "fleetsim frag: %s\n", err.msg);
         status = rc == FS_EINVAL ? 2 : 1;
+        goto done;
+    }
+    if (!rc && (rc = mark_typical(&f)) != 0) {
+        fprintf(stderr, "fleetsim frag: out of memory\n");
+        status = 1;
         goto done;
     }
     if (f.n_jobs == 0) {
@@ -397,6 +562,7 @@ done:
     fs_out_release(&out);
     fs_free(ratio);
     fs_free(f.jobs);
+    fs_free(f.atypical);
     fs_free(f.pools);
     fs_free(f.off);
     if (have_c0)

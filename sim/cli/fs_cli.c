@@ -63,7 +63,9 @@ static const fs_cli_opt_t version_opts[] = {HELP, END};
 static const fs_cli_opt_t frag_opts[] = {
     {"placements", 0, 1, FS_OPT_PLACEMENTS, "LIST"}, {"seeds", 0, 1, FS_OPT_SEEDS, "N"},
     {"demand", 0, 1, FS_OPT_DEMAND, "F"}, {"shapes", 0, 1, FS_OPT_SHAPES, "given|learned"},
-    {"output", 'o', 1, 'o', "FILE"}, {"pools", 0, 0, FS_OPT_POOLS, NULL}, SET, HELP, END};
+    {"output", 'o', 1, 'o', "FILE"}, {"pools", 0, 0, FS_OPT_POOLS, NULL},
+    {"typical", 0, 1, FS_OPT_TYPICAL, "PCT"}, {"draw", 0, 1, FS_OPT_DRAW, "uniform|list"}, SET,
+    HELP, END};
 
 static const fs_command_t commands[] = {
     {"run", fs_cmd_run, "run a scenario and write its results to HDF5",
@@ -276,21 +278,31 @@ static const fs_command_t commands[] = {
      help_opts, "command"},
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",
      "usage: fleetsim frag SCENARIO.yaml [--placements LIST] [--seeds N] [--demand F]\n"
-     "                     [--shapes given|learned] [-o OUT.csv] [--set KEY=VALUE]...\n"
+     "                     [--shapes given|learned] [--typical PCT] [--draw uniform|list]\n"
+     "                     [-o OUT.csv] [--set KEY=VALUE]...\n"
      "\n"
      "The fragmentation experiment of Weng et al. (USENIX ATC'23): pods of the\n"
      "scenario's trace (e.g. an openb pod list) are drawn at random with replacement\n"
      "and placed one by one on the scenario's cluster (e.g. cluster.from the openb\n"
      "node list); pods never leave; a pod that does not fit is left out.  Stops when\n"
-     "the GPUs requested reach F x capacity.  Prints, per placement, the GPU\n"
+     "the GPUs requested reach F x capacity.  Pods hold their CPU and memory where\n"
+     "the pools model them; CPU-only pods (workload.trace.cpu_only: place) are\n"
+     "placed too and add no GPU demand.  Prints, per placement, the GPU\n"
      "allocation ratio (allocated / capacity) at 100% and at F x capacity, mean and\n"
      "standard deviation over the seeds (replications 0..N-1, common random numbers).\n"
      "\n"
-     "  --placements LIST  placements to compare (default random,best_fit,pack,fgd)\n"
+     "  --placements LIST  placements to compare (default random,best_fit,pack,fgd; also\n"
+     "                     first_fit, spread, atc_best_fit, gpu_packing)\n"
      "  --seeds N          replications (default 10)\n"
      "  --demand F         final demand / capacity (default 1.3)\n"
      "  --shapes S         fgd's task shapes: given (the whole pod list, default) or\n"
      "                     learned (the pods drawn so far)\n"
+     "  --typical PCT      given shapes: only the most popular (GPUs, milli, CPU, GPU\n"
+     "                     model) shapes that cover PCT% of the pods (default 100;\n"
+     "                     the ATC'23 simulator's typical pods use 95)\n"
+     "  --draw D           uniform: pods drawn with replacement (default); list: every\n"
+     "                     pod of the list once, plus (or minus) uniform draws to reach\n"
+     "                     the demand, shuffled (the ATC'23 simulator's workload tuning)\n"
      "  -o FILE            CSV: the allocation ratio at every 5% of demand, per run\n"
      "  --pools            print each pool's unallocated GPUs at the end of each run\n"
      "                     (stderr)\n"

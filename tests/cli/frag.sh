@@ -15,7 +15,7 @@ workload:
 scheduler: {candidates: 8}
 Y
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 -o a.csv
-expect_out '^fragmentation experiment: 281 pods .* 6212 GPUs in 12 pools, 2 seeds, demand to 130%'
+expect_out '^fragmentation experiment: 281 pods .* 6212 GPUs in 15 pools, 2 seeds, demand to 130%'
 for p in random best_fit pack fgd; do expect_out "^$p +[0-9.]+% "; done
 # header + 4 placements x 2 seeds x 26 demand steps (5% .. 130%)
 if [ "$(wc -l < a.csv)" -eq 209 ]; then ok; else bad "a.csv has $(wc -l < a.csv) lines"; fi

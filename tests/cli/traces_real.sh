@@ -31,7 +31,7 @@ workload:
   trace: {path: $REAL/openb_pods_gpuspec33_300.csv.gz, format: auto}
 Y
 expect_exit 0 "$FLEETSIM" run openb.yaml -o o.h5
-expect_out '^fleet +6212 GPUs in 12 pools'
+expect_out '^fleet +6212 GPUs in 15 pools'
 expect_out '281 submitted, 281 completed, 0 unfinished, 0 rejected'
 expect_out '^skipped +19 trace rows'
 expect_err 'format auto: detected openb'
