@@ -213,7 +213,8 @@ static const col_t request_cols[] = {
     X(queued_mean, K_F64, "s") X(queued_p50, K_F64, "s")                    \
     X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
     X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
-    X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")
+    X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
+    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};
@@ -1320,6 +1321,7 @@ typedef struct cost_mem {
     uint32_t pool;
     double capex, energy, colocation, ops, cloud, total, energy_kwh, idle;
     double gpu_hours_owned, gpu_hours_busy;
+    double carbon_kg, carbon_embodied_kg;
     double unit_cost, lost_gpu_hours, failures;   /* /cost_pools only */
     double preempt_lost_gpu_hours, preemptions;   /* /cost_pools only */
 } cost_mem_t;
@@ -1330,7 +1332,8 @@ typedef struct cost_mem {
     COST_COL(colocation, K_F64, "USD"), COST_COL(ops, K_F64, "USD"),                          \
     COST_COL(cloud, K_F64, "USD"), COST_COL(total, K_F64, "USD"),                             \
     COST_COL(energy_kwh, K_F64, "kWh"), COST_COL(idle, K_F64, "USD"),                         \
-    COST_COL(gpu_hours_owned, K_F64, "GPU-h"), COST_COL(gpu_hours_busy, K_F64, "GPU-h")
+    COST_COL(gpu_hours_owned, K_F64, "GPU-h"), COST_COL(gpu_hours_busy, K_F64, "GPU-h"),     \
+    COST_COL(carbon_kg, K_F64, "kgCO2e"), COST_COL(carbon_embodied_kg, K_F64, "kgCO2e")
 static const col_t cost_cols[] = {COST_COL(day, K_I32, "d"), COST_COMMON};
 static const col_t cost_pool_cols[] = {
     COST_COMMON, COST_COL(unit_cost, K_F64, "USD/GPU-h"), COST_COL(lost_gpu_hours, K_F64, "GPU-h"),
@@ -1343,7 +1346,8 @@ static cost_mem_t cost_row(int32_t day, uint32_t pool, const fs_cost_cell_t *c)
                         .colocation = c->colocation, .ops = c->ops, .cloud = c->cloud,
                         .total = c->total, .energy_kwh = c->energy_kwh, .idle = c->idle,
                         .gpu_hours_owned = c->gpu_s_owned / 3600.0,
-                        .gpu_hours_busy = c->gpu_s_busy / 3600.0};
+                        .gpu_hours_busy = c->gpu_s_busy / 3600.0, .carbon_kg = c->carbon_kg,
+                        .carbon_embodied_kg = c->carbon_embodied_kg};
 }
 
 static int write_cost_cells(hid_t fid, h5call_t *c, const fs_cost_report_t *k, fs_error_t *err)
@@ -1386,6 +1390,7 @@ typedef struct cost_tenant_mem {
     int32_t tenant;
     double gpu_hours, lost_gpu_hours, showback, chargeback;
     double preempt_lost_gpu_hours;
+    double carbon_kg;
 } cost_tenant_mem_t;
 
 static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
@@ -1400,6 +1405,7 @@ static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
         {"chargeback", K_F64, offsetof(cost_tenant_mem_t, chargeback), "USD"},
         {"preempt_lost_gpu_hours", K_F64, offsetof(cost_tenant_mem_t, preempt_lost_gpu_hours),
          "GPU-h"},
+        {"carbon_kg", K_F64, offsetof(cost_tenant_mem_t, carbon_kg), "kgCO2e"},
     };
     size_t ln = 1;
     for (size_t i = 0; i < k->n_tenants; i++) {
@@ -1420,7 +1426,7 @@ static int write_cost_tenants(hid_t fid, h5call_t *c, const fs_cost_report_t *k,
     for (size_t i = 0; i < k->n_tenants; i++) {
         const fs_cost_tenant_t *r = &k->tenants[i];
         cost_tenant_mem_t m = {r->tenant, r->gpu_hours, r->lost_gpu_hours, r->showback,
-                               r->chargeback, r->preempt_lost_gpu_hours};
+                               r->chargeback, r->preempt_lost_gpu_hours, r->carbon_kg};
         memcpy(buf + i * stride, &m, sizeof m);
         const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names
                                ? names[r->tenant] : NULL;

@@ -72,6 +72,10 @@ typedef struct fs_summary {
     double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
     double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
     double gpu_s_startup;       /* GPU-s held in pod start-up (startup:; models/fs_startup.h) */
+    /* carbon (docs/cost.md, "Carbon"); NaN when the run has no cost, 0 when
+     * carbon is not modelled */
+    double carbon_kg;           /* operational + embodied kg CO2e over the whole run */
+    double carbon_per_gpu_hour_g; /* g CO2e per delivered (busy) GPU-hour */
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

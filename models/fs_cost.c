@@ -32,6 +32,14 @@ const fs_cost_price_t *fs_cost_price_find(const char *gpu)
     return NULL;
 }
 
+int fs_cost_carbon_modelled(const fs_cost_cfg_t *cc)
+{
+    int any = cc->carbon_intensity > 0 || cc->n_carbon_hours > 0;
+    for (size_t i = 0; !any && i < cc->n_pools; i++)
+        any = cc->pools[i].embodied_kgco2e > 0;
+    return any;
+}
+
 void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w,
                         fs_cost_rate_t *out)
 {
@@ -48,6 +56,8 @@ void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w
     out->idle_kw = out->peak_kw * cc->idle_fraction;
     out->pue = cc->pue;
     out->kwh_price = cc->electricity;
+    out->carbon_hourly = cc->n_carbon_hours > 0;
+    out->g_per_kwh = out->carbon_hourly ? 0.0 : cc->carbon_intensity;
 }
 
 void fs_cost_rate_cloud(int billing, double price_per_hour, fs_cost_rate_t *out)
@@ -131,6 +141,10 @@ static int resolve(const fs_config_t *cfg, size_t i, fs_cost_rate_t *out, const 
     if (!(gp > 0) || !(pw > 0))
         return 1;
     fs_cost_rate_owned(cc, gp, pw, out);
+    /* embodied carbon: straight line over the depreciation period, per GPU */
+    double dep_s = fs_time_to_s(cc->depreciation);
+    if (row && row->embodied_kgco2e > 0 && dep_s > 0 && pc->gpus_per_node > 0)
+        out->embodied_per_s = row->embodied_kgco2e / pc->gpus_per_node / dep_s;
     return 0;
 }
 
@@ -168,6 +182,12 @@ void fs_cost_cell(const fs_cost_rate_t *r, const fs_usage_cell_t *u, fs_cost_cel
         out->energy = out->energy_kwh * r->kwh_price;
         double fixed = out->capex + out->ops + out->colocation;
         out->idle = (u->owned > 0 ? fixed * u->idle / u->owned : 0.0) + idle_kwh * r->kwh_price;
+        /* carbon: the energy's kWh, each at its hour's intensity (g), in kg */
+        double busy_g = r->carbon_hourly ? u->busy_g : u->busy * r->g_per_kwh;
+        double idle_g = r->carbon_hourly ? u->idle_g : u->idle * r->g_per_kwh;
+        out->carbon_embodied_kg = r->embodied_per_s * u->owned;
+        out->carbon_kg = (busy_g * r->busy_kw + idle_g * r->idle_kw) / 3600.0 * r->pue / 1000.0 +
+                         out->carbon_embodied_kg;
     } else if (r->per_busy) {
         out->cloud = r->cloud_per_s * u->busy;
     } else {
@@ -186,6 +206,8 @@ void fs_cost_cell_add(fs_cost_cell_t *a, const fs_cost_cell_t *b)
     a->cloud += b->cloud;
     a->total += b->total;
     a->energy_kwh += b->energy_kwh;
+    a->carbon_kg += b->carbon_kg;
+    a->carbon_embodied_kg += b->carbon_embodied_kg;
     a->idle += b->idle;
     a->gpu_s_owned += b->gpu_s_owned;
     a->gpu_s_busy += b->gpu_s_busy;
@@ -254,6 +276,7 @@ static int split_tenants(const fs_usage_t *u, fs_cost_report_t *r)
             if (h->gpu_s > 0) {
                 t.showback += h->gpu_s / 3600.0 * r->unit[p];
                 t.chargeback += r->pools[p].total * h->gpu_s / held_all[p];
+                t.carbon_kg += r->pools[p].carbon_kg * h->gpu_s / held_all[p];
             }
         }
         if (any)
@@ -303,6 +326,10 @@ int fs_cost_report(const fs_cost_rate_t *rates, const fs_usage_t *u, uint64_t jo
     out->cost_per_job = ratio(out->total.total, (double)jobs_completed);
     out->cost_idle = out->total.idle;
     out->energy_kwh = out->total.energy_kwh;
+    out->carbon_kg = out->total.carbon_kg;
+    out->carbon_embodied_kg = out->total.carbon_embodied_kg;
+    out->carbon_per_gpu_hour_g = ratio(out->total.carbon_kg * 1000.0,
+                                       out->total.gpu_s_busy / 3600.0);
     return 0;
 }
 

@@ -13,6 +13,13 @@
  *                          x peak kW per GPU x PUE / 3600 s/h        kWh, x $/kWh
  *   cloud   on_demand, spot: price per GPU-hour x busy GPU-s / 3600 (elastic)
  *           reserved_1y/3y:  price per GPU-hour x owned GPU-s / 3600 (committed)
+ * and carbon, kg CO2e (owned pools; a cloud pool's energy and hardware are
+ * in its price, as for money):
+ *   operational  the energy above x grid intensity: a constant (g CO2e/kWh),
+ *                or with an hourly series the usage's intensity-weighted
+ *                busy and idle integrals in place of busy and idle GPU-s
+ *   embodied     embodied kg per node / GPUs per node / depreciation period
+ *                                                                 per owned GPU-s
  * The formulas, defaults and their sources are in docs/cost.md.
  *
  * A report (fs_cost_report) prices every (day, pool) cell of a usage, sums
@@ -57,9 +64,17 @@ typedef struct fs_cost_rate {
     double kwh_price;       /* $ per facility kWh */
     double cloud_per_s;     /* $ per billed GPU-s (cloud) */
     int per_busy;           /* cloud billed per busy GPU-s (1) or per owned GPU-s (0) */
+    double g_per_kwh;       /* constant grid intensity, g CO2e per facility kWh (owned) */
+    int carbon_hourly;      /* intensity from the usage's hourly series instead (owned) */
+    double embodied_per_s;  /* embodied kg CO2e per owned GPU-s (owned) */
 } fs_cost_rate_t;
 
-/* Rates for owned hardware from explicit figures (tests, plan). */
+/* Is carbon modelled (an intensity, a series or embodied carbon given)? */
+int fs_cost_carbon_modelled(const fs_cost_cfg_t *cc);
+
+/* Rates for owned hardware from explicit figures (tests, plan); the grid
+ * intensity comes from cc, embodied carbon is 0 (resolved per pool by
+ * fs_cost_rates). */
 void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w,
                         fs_cost_rate_t *out);
 /* Rates for a cloud pool at price $/GPU-hour. */
@@ -72,10 +87,12 @@ void fs_cost_rate_cloud(int billing, double price_per_hour, fs_cost_rate_t *out)
  * cost.pools / cost.purchases: FS_EINVAL.  0: all resolved. */
 int fs_cost_rates(const fs_config_t *cfg, fs_cost_rate_t *out, fs_error_t *err);
 
-/* Cost of one cell, $ (and facility kWh). */
+/* Cost of one cell, $ (and facility kWh, kg CO2e). */
 typedef struct fs_cost_cell {
     double capex, energy, colocation, ops, cloud, total;
     double energy_kwh;
+    double carbon_kg;       /* operational + embodied */
+    double carbon_embodied_kg;
     double idle;            /* the share of total paid for idle capacity */
     double gpu_s_owned, gpu_s_busy;
 } fs_cost_cell_t;
@@ -90,6 +107,7 @@ typedef struct fs_cost_tenant {
     double preempt_lost_gpu_hours; /* the part lost to preemptions */
     double showback;        /* $ */
     double chargeback;      /* $ */
+    double carbon_kg;       /* the pools' carbon shared as chargeback is */
 } fs_cost_tenant_t;
 
 typedef struct fs_cost_report {
@@ -111,6 +129,9 @@ typedef struct fs_cost_report {
     double cost_failures;   /* GPU-hours lost to failures x the pool's cost per billed GPU-hour */
     double cost_preemptions; /* GPU-hours lost to preemptions x the same (not failures) */
     double energy_kwh;
+    double carbon_kg;       /* operational + embodied, whole run */
+    double carbon_embodied_kg;
+    double carbon_per_gpu_hour_g; /* carbon_kg x 1000 / busy GPU-hours */
 } fs_cost_report_t;
 
 /* Prices usage u with rates (u's pool count).  0, FS_ENOMEM, or the usage's

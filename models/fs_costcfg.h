@@ -35,6 +35,8 @@ typedef struct fs_cost_pool_cfg {
     uint32_t burst_cap;     /* GPUs busy in this pool at most (0: the pool's size) */
     fs_time_t online;       /* the pool's nodes (outside purchase batches) arrive then, us */
     fs_time_t retire;       /* ... and leave then (0: never), us */
+    double embodied_kgco2e; /* embodied carbon of one node (server), kg CO2e, amortised
+                               over cost.depreciation like capex (owned); 0: none */
 } fs_cost_pool_cfg_t;
 
 /* One item of cost.purchases: a batch of `nodes` nodes of `pool` delivered
@@ -63,6 +65,11 @@ typedef struct fs_cost_cfg {
     double reserved_1y_discount; /* off on-demand */
     double reserved_3y_discount;
     double spot_multiplier; /* spot price / on-demand */
+    double carbon_intensity; /* grid intensity, g CO2e per facility kWh, constant; 0: none */
+    char *carbon_series;    /* hourly intensity CSV (traces/fs_carbon.h); NULL: none */
+    double *carbon_hourly;  /* that series as read by the scenario loader: g CO2e / kWh of
+                               hour k of the run, repeated (owned; fs_config_release) */
+    size_t n_carbon_hours;
     fs_cost_pool_cfg_t *pools; /* owned */
     size_t n_pools;
     fs_purchase_cfg_t *purchases; /* owned */

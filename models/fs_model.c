@@ -1669,7 +1669,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }
     /* cost: usage integrals, cloud burst, purchase timeline (docs/cost.md) */
-    if (fs_usage_create(&m->cluster, &m->usage)) {
+    if (fs_usage_create(&m->cluster, &m->usage) ||
+        (cfg->cost.n_carbon_hours &&   /* hourly grid intensity (docs/cost.md, "Carbon") */
+         fs_usage_set_intensity(m->usage, cfg->cost.carbon_hourly, cfg->cost.n_carbon_hours))) {
         fs_model_destroy(m);
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }

@@ -12,8 +12,12 @@ struct fs_usage {
     fs_usage_held_t *held;      /* slot-major: held[slot * n_pools + pool] */
     uint8_t *slot_used;         /* per slot: any job seen */
     size_t n_slots, cap_held, cap_used;
-    size_t day;                 /* the day settled last, which is [day_lo, day_hi) */
-    fs_time_t day_lo, day_hi;   /* (day_lo == day_hi: none yet) */
+    size_t day;                 /* the day of the segment settled last */
+    fs_time_t seg_lo, seg_hi;   /* that segment: the day, or with a series the hour
+                                   (seg_lo == seg_hi: none yet) */
+    double seg_g;               /* the series' intensity over the segment, g CO2e/kWh */
+    double *ci;                 /* hourly intensity series (owned copy); NULL: none */
+    size_t n_ci;
     /* the measurement window: the integrals of every pool summed over all
      * days when settling reached win_lo (snap[0 .. n_pools)) and win_hi
      * (snap[n_pools .. 2 n_pools)); the window is their difference, so a
@@ -57,7 +61,22 @@ void fs_usage_destroy(fs_usage_t *u)
     fs_free(u->cells);
     fs_free(u->held);
     fs_free(u->slot_used);
+    fs_free(u->ci);
     fs_free(u);
+}
+
+int fs_usage_set_intensity(fs_usage_t *u, const double *g, size_t n)
+{
+    if (u->n_days || u->settled || u->seg_hi || !n)
+        return FS_EINVAL;
+    double *c = fs_malloc(n * sizeof *c);
+    if (!c)
+        return FS_ENOMEM;
+    memcpy(c, g, n * sizeof *c);
+    fs_free(u->ci);
+    u->ci = c;
+    u->n_ci = n;
+    return 0;
 }
 
 /* Makes day d exist (zeroed).  0 or FS_ENOMEM. */
@@ -74,37 +93,57 @@ static int ensure_day(fs_usage_t *u, size_t d)
     return 0;
 }
 
-/* Adds w seconds of the current state to day d. */
+/* Adds w seconds of the current state to day d (at intensity g when the
+ * usage has a series). */
 static inline __attribute__((always_inline)) void add_day(fs_usage_t *u, const fs_cluster_t *c,
-                                                          size_t d, double w)
+                                                          size_t d, double w, double g)
 {
     fs_usage_cell_t *row = u->cells + d * u->n_pools;
     for (uint32_t p = 0; p < u->n_pools; p++) {
         double owned = (double)u->owned[p], busy = (double)c->pools[p].gpus_busy;
+        double wb = w * busy, wi = owned > busy ? w * (owned - busy) : 0.0;
         row[p].owned += w * owned;
         row[p].up += w * (double)c->pools[p].gpus_up;
-        row[p].busy += w * busy;
-        row[p].idle += owned > busy ? w * (owned - busy) : 0.0;
+        row[p].busy += wb;
+        row[p].idle += wi;
+        if (u->ci) {
+            row[p].busy_g += wb * g;
+            row[p].idle_g += wi * g;
+        }
     }
 }
 
-/* Integrates [from, to) into the days it covers (inlined into the common
- * path of fs_usage_settle). */
+/* Makes the segment holding `from` current: its day (created), and with a
+ * series its hour and that hour's intensity.  0 or FS_ENOMEM. */
+static int enter_segment(fs_usage_t *u, fs_time_t from)
+{
+    size_t d = (size_t)(from / FS_US_PER_DAY);
+    if (ensure_day(u, d))
+        return FS_ENOMEM;
+    u->day = d;
+    if (u->ci) {
+        uint64_t h = (uint64_t)(from / FS_US_PER_H);
+        u->seg_lo = (fs_time_t)h * FS_US_PER_H;
+        u->seg_hi = u->seg_lo + FS_US_PER_H;
+        u->seg_g = u->ci[h % u->n_ci];
+    } else {
+        u->seg_lo = (fs_time_t)d * FS_US_PER_DAY;
+        u->seg_hi = u->seg_lo + FS_US_PER_DAY;
+    }
+    return 0;
+}
+
+/* Integrates [from, to) into the days (and hours, with a series) it
+ * covers (inlined into the common path of fs_usage_settle). */
 static inline __attribute__((always_inline)) void settle_days(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to)
 {
     while (!u->err && from < to && from >= 0) {
-        if (from < u->day_lo || from >= u->day_hi) {
-            size_t d = (size_t)(from / FS_US_PER_DAY);
-            if (ensure_day(u, d)) {
-                u->err = FS_ENOMEM;
-                return;
-            }
-            u->day = d;
-            u->day_lo = (fs_time_t)d * FS_US_PER_DAY;
-            u->day_hi = u->day_lo + FS_US_PER_DAY;
+        if ((from < u->seg_lo || from >= u->seg_hi) && enter_segment(u, from)) {
+            u->err = FS_ENOMEM;
+            return;
         }
-        fs_time_t end = to < u->day_hi ? to : u->day_hi;
-        add_day(u, c, u->day, fs_time_to_s(end - from));
+        fs_time_t end = to < u->seg_hi ? to : u->seg_hi;
+        add_day(u, c, u->day, fs_time_to_s(end - from), u->seg_g);
         from = end;
     }
 }
@@ -115,6 +154,8 @@ static void cell_add(fs_usage_cell_t *a, const fs_usage_cell_t *b)
     a->up += b->up;
     a->busy += b->busy;
     a->idle += b->idle;
+    a->busy_g += b->busy_g;
+    a->idle_g += b->idle_g;
 }
 
 /* Pool p's integrals summed over every day so far. */
@@ -265,4 +306,6 @@ void fs_usage_window(const fs_usage_t *u, uint32_t pool, fs_usage_cell_t *out)
     out->up = hi.up - lo->up;
     out->busy = hi.busy - lo->busy;
     out->idle = hi.idle - lo->idle;
+    out->busy_g = hi.busy_g - lo->busy_g;
+    out->idle_g = hi.idle_g - lo->idle_g;
 }

@@ -14,11 +14,18 @@
  *   busy   GPUs holding a job (fs_pool_t.gpus_busy; a shared GPU counts 1);
  *   idle   max(0, owned - busy): owned GPUs drawing idle power (down nodes
  *          included: they stay powered).
+ * With an hourly carbon-intensity series (fs_usage_set_intensity), also
+ *   busy_g, idle_g  the busy and idle integrals weighted by the intensity
+ *          of each instant, GPU-s x g CO2e/kWh: intervals are then split at
+ *          hour boundaries as well as at day boundaries, and each piece is
+ *          weighted by the intensity of its hour (hour h of the run: entry
+ *          h mod n of the series), so the weighted integrals are as exact as
+ *          the plain ones (docs/cost.md, "Carbon").
  * Per tenant and pool (from each job row, at the job's end): GPU-seconds
  * held (run x gpus x gpu_milli / 1000) and GPU-seconds of work lost; a job
  * that ran in several pools is counted in its last one.
  *
- * Memory: 4 doubles per (day, pool) and 2 per (tenant, pool).  Growing can
+ * Memory: 6 doubles per (day, pool) and 2 per (tenant, pool).  Growing can
  * fail inside settle (which cannot return an error): the error is sticky
  * (fs_usage_error) and the cost report refuses to use the usage then.
  */
@@ -34,9 +41,11 @@
 
 typedef struct fs_usage fs_usage_t;
 
-/* Integrals of one (day, pool), GPU-s. */
+/* Integrals of one (day, pool), GPU-s; the _g ones GPU-s x g CO2e/kWh
+ * (0 without an intensity series). */
 typedef struct fs_usage_cell {
     double owned, up, busy, idle;
+    double busy_g, idle_g;
 } fs_usage_cell_t;
 
 /* GPU time of one (tenant, pool), GPU-s. */
@@ -49,6 +58,10 @@ typedef struct fs_usage_held {
 int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out);
 void fs_usage_destroy(fs_usage_t *u);
 
+/* Weights the busy and idle integrals from now on by the hourly series
+ * g[0..n) (g CO2e per kWh; copied), repeated when the run is longer.  Call
+ * before the first settle: FS_EINVAL after it; FS_ENOMEM. */
+int fs_usage_set_intensity(fs_usage_t *u, const double *g, size_t n);
 /* Integrates the cluster's state (constant over [from, to)) into the days
  * it covers.  A failure to grow is kept (fs_usage_error). */
 void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to);

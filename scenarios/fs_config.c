@@ -25,6 +25,7 @@ void fs_config_release(fs_config_t *c)
     fs_keys_release(&fs_keys_config, c);
     /* Whatever the synthetic config owns beyond the table's fields. */
     fs_synth_cfg_release(&c->workload.synth);
+    fs_free(c->cost.carbon_hourly);    /* read from cost.carbon_series by the loader */
     fs_free(c->source_path);
     fs_free(c->source_text);
     memset(c, 0, sizeof *c);

@@ -43,6 +43,11 @@ static const fs_key_t cost_pool_rows[] = {
     {.path = "retire", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CP(retire), .min = 0,
      .def = "0s", .unit = "s",
      .doc = "Retirement date of those nodes (drained then; 0: never; must be after online)."},
+    {.path = "embodied_kgco2e", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CP(embodied_kgco2e), .min = 0, .def = "0", .unit = "kgCO2e",
+     .doc = "Embodied carbon of one node (server with its GPUs), amortised straight-line over "
+            "cost.depreciation per owned GPU-second like capex (owned pools only); 0: none "
+            "(no sourced default)."},
 };
 
 #define PU(f) offsetof(fs_purchase_cfg_t, f)

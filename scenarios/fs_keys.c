@@ -682,6 +682,14 @@ static const fs_key_t config_rows[] = {
      .doc = "Discount of a 3-year cloud commitment off on-demand."},
     {.path = "cost.spot_multiplier", .type = FS_KT_PROB, .off = CF(cost.spot_multiplier),
      .def = "0.35", .doc = "Spot price / on-demand price."},
+    {.path = "cost.carbon_intensity", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cost.carbon_intensity), .min = 0, .def = "0", .unit = "gCO2e/kWh",
+     .doc = "Location-based grid carbon intensity, constant over the run: operational carbon = "
+            "facility energy (PUE included) x this; 0: none (no sourced default; docs/cost.md)."},
+    {.path = "cost.carbon_series", .type = FS_KT_PATH, .off = CF(cost.carbon_series),
+     .doc = "Instead of carbon_intensity: a CSV of hourly intensities, header "
+            "hour_start_s,gco2e_per_kwh, row k = hour k of the run (hour_start_s = 3600 k); "
+            "shorter than the run, it repeats from its first row (docs/cost.md)."},
     {.path = "cost.pools", .type = FS_KT_LIST, .off = CF(cost.pools), .off2 = CF(cost.n_pools),
      .sub = &fs_keys_cost_pool,
      .doc = "Per pool: billing (owned or cloud), price overrides, burst rules, delivery and "

@@ -20,6 +20,7 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
 #include "../sim/fs_dist.h"
+#include "../traces/fs_carbon.h"
 #include "../traces/fs_fleet.h"
 #include "../models/fs_failure.h"
 #include "../models/fs_policy.h"
@@ -1423,9 +1424,47 @@ static const ynode_t *node_or(const sctx_t *c, const char *path, const char *fal
     return n ? n : tree_nearest(c->root, path);
 }
 
+/* cost.carbon_*: one source of intensity, the series read now (so that
+ * `fleetsim validate` sees its errors, at its own FILE:LINE:COL), and
+ * embodied carbon only where capex is (owned pools). */
+static int validate_carbon(sctx_t *c)
+{
+    fs_cost_cfg_t *cc = &c->cfg->cost;
+    char key[64];
+    for (size_t i = 0; i < cc->n_pools; i++)
+        if (cc->pools[i].embodied_kgco2e > 0 && cc->pools[i].billing != FS_BILL_OWNED) {
+            snprintf(key, sizeof key, "cost.pools.%zu.embodied_kgco2e", i);
+            return fail(c, node_or(c, key, "cost.pools"),
+                        "%s: pool '%s' is not owned: embodied carbon is amortised like capex, "
+                        "on owned pools only (a cloud price is the provider's)", key,
+                        cc->pools[i].pool ? cc->pools[i].pool : "");
+        }
+    if (!cc->carbon_series)
+        return 0;
+    if (cc->carbon_intensity > 0)
+        return fail(c, node_or(c, "cost.carbon_series", "cost"),
+                    "cost.carbon_series: give carbon_intensity or carbon_series, not both "
+                    "(carbon_intensity is %g)", cc->carbon_intensity);
+    fs_error_t e;
+    double *g = NULL;
+    size_t n = 0;
+    int rc = fs_carbon_load(cc->carbon_series, &g, &n, &e);
+    if (rc == FS_ENOMEM)
+        return nomem(c);
+    if (rc == FS_EINVAL)    /* the message starts with the series' FILE:LINE:COL */
+        return fs_error_set(c->err, FS_EINVAL, "%s (cost.carbon_series)", e.msg);
+    if (rc)
+        return fail(c, node_or(c, "cost.carbon_series", "cost"), "cost.carbon_series: %s", e.msg);
+    fs_free(cc->carbon_hourly);
+    cc->carbon_hourly = g;
+    cc->n_carbon_hours = n;
+    return 0;
+}
+
 static int validate(sctx_t *c)
 {
     fs_config_t *cfg = c->cfg;
+    int rc;
     char a[FS_UNITS_BUF], b[FS_UNITS_BUF], p1[64], p2[64];
     /* Pools from a machine list (traces/fs_fleet.c) follow the written ones;
      * their GPU models need not be in the catalog (unknown: speed 1.0). */
@@ -1509,6 +1548,8 @@ static int validate(sctx_t *c)
         if (fs_service_cfg_check(cfg, key, sizeof key, &ve))
             return fail(c, node_or(c, key, "services"), "%s", ve.msg);
     }
+    if ((rc = validate_carbon(c)) != 0)
+        return rc;
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE) {  /* scheduler.kueue.*, manifests */
         char key[200];
         fs_error_t ke;

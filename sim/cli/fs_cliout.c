@@ -20,6 +20,7 @@ void fs_cli_config_inputs(const fs_config_t *cfg, const char **in, size_t *n, si
     if (cfg->cluster.from.given)
         add(in, n, cap, cfg->cluster.from.path);
     add(in, n, cap, cfg->scheduler.kueue.manifests);
+    add(in, n, cap, cfg->cost.carbon_series);
 }
 
 int fs_cli_check_output(const char *cmd, const char *out, const char *const *in, size_t n)

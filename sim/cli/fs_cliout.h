@@ -15,7 +15,8 @@
 #define FS_CLI_MAX_INPUTS 16
 
 /* Appends the files a loaded configuration reads (its scenario file, trace,
- * machine list, Kueue manifests) to in[*n] (at most cap entries in all). */
+ * machine list, Kueue manifests, carbon series) to in[*n] (at most cap
+ * entries in all). */
 void fs_cli_config_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap);
 
 /* Refuses an output file that is one of the inputs (same device and inode):

@@ -169,10 +169,13 @@ static int store_skips(fs_results_t *res, const fs_source_t *src, fs_error_t *er
 }
 
 /* Prices the finished run (models/fs_cost.h) into the summary's cost
- * figures and *cost.  rates: resolved before the run (NULL: no cost). */
-static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t *s,
+ * and carbon figures and *cost.  rates: resolved before the run (NULL: no
+ * cost). */
+static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_run_report_t *rep,
                     fs_cost_report_t *cost, fs_error_t *err)
 {
+    fs_summary_t *s = &rep->summary;
+    rep->carbon_embodied_kg = NAN;
     if (!rates)
         return 0;
     int rc = fs_cost_report(rates, fs_model_usage(model), s->jobs_completed, cost);
@@ -185,6 +188,9 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_summary_t
     s->cost_failures = cost->cost_failures;
     s->cost_preemptions = cost->cost_preemptions;
     s->energy_kwh = cost->energy_kwh;
+    s->carbon_kg = cost->carbon_kg;
+    s->carbon_per_gpu_hour_g = cost->carbon_per_gpu_hour_g;
+    rep->carbon_embodied_kg = cost->carbon_embodied_kg;
     fs_cost_cell_t w;
     fs_cost_window(rates, fs_model_usage(model), &w);
     s->cost_window = w.total;
@@ -334,7 +340,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         fs_error_set(err, rc, "statistics: %s", fs_error_describe(rc));
         goto out;
     }
-    if ((rc = run_cost(rates, model, &rep->summary, &cost, err)))
+    if ((rc = run_cost(rates, model, rep, &cost, err)))
         goto out;
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
         goto out;
@@ -492,6 +498,18 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
                 "(idle $%.0f, failures $%.0f; %.1f MWh)\n", s->cost_window,
                 s->cost_per_gpu_hour_window, s->cost_total, s->cost_idle, s->cost_failures,
                 s->energy_kwh / 1000.0);
+    if (!isnan(s->carbon_kg) && fs_cost_carbon_modelled(&cfg->cost)) {
+        char grid[96];
+        if (cfg->cost.n_carbon_hours)
+            snprintf(grid, sizeof grid, "hourly series of %zu h%s", cfg->cost.n_carbon_hours,
+                     rep->totals.end_time > 3600.0 * (double)cfg->cost.n_carbon_hours
+                         ? ", repeated" : "");
+        else
+            snprintf(grid, sizeof grid, "%g g/kWh", cfg->cost.carbon_intensity);
+        fprintf(f, "carbon       %.3f t CO2e (whole run): %.1f g per delivered GPU-hour; "
+                "embodied %.3f t; grid %s\n", s->carbon_kg / 1000.0, s->carbon_per_gpu_hour_g,
+                rep->carbon_embodied_kg / 1000.0, grid);
+    }
     for (size_t i = 0; i < rep->n_services && i < FS_RUN_SERVICES; i++) {
         const fs_service_row_t *v = &rep->services[i];
         fmt_duration(a, sizeof a, v->ttft_p50);

@@ -51,6 +51,7 @@ typedef struct fs_run_report {
                                the rows so far written to opts->output with complete = 0 */
     fs_service_row_t services[FS_RUN_SERVICES]; /* the first services' rows (/services) */
     size_t n_services;      /* services in the run (rows above: at most FS_RUN_SERVICES) */
+    double carbon_embodied_kg; /* the embodied part of summary.carbon_kg (NaN: no cost) */
 } fs_run_report_t;
 
 void fs_run_opts_init(fs_run_opts_t *o);
