@@ -65,8 +65,12 @@ static size_t split(const reader_t *r, field_t *f, size_t max)
     for (;;) {
         while (p < end && blank(*p))
             p++;
-        const char *comma = memchr(p, ',', (size_t)(end - p));
-        const char *e = comma ? comma : end;
+        const char *comma = p;
+        while (comma < end && *comma != ',')
+            comma++;
+        const char *e = comma;
+        if (comma == end)
+            comma = NULL;
         const char *t = e;
         while (t > p && blank(t[-1]))
             t--;
