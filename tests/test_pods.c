@@ -101,6 +101,49 @@ static void test_pod_one_node(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Pods with CPU (issue 14) through the run model, under every placement,
+ * FIFO best effort, SJF and Kueue-free SRTF: 2 nodes x 2 GPUs x 8 cores.
+ * Pods A and B (0 s, 1 GPU, 6 cores, 10 s) take one node each; C (1 s, 1
+ * GPU, 6 cores) waits for CPU until 10 s although 2 GPUs are free; a
+ * CPU-only pod D (2 s, 0 GPUs, 2 cores, 5 s) fits beside A at once; E (3 s,
+ * 1 GPU, 9 cores) can never fit a node and is rejected, not queued. */
+static void test_pod_cpu(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const int places[] = {FS_PLACE_PACK, FS_PLACE_FIRST_FIT, FS_PLACE_BEST_FIT,
+                                 FS_PLACE_SPREAD, FS_PLACE_RANDOM, FS_PLACE_FGD,
+                                 FS_PLACE_ATC_BEST_FIT, FS_PLACE_GPU_PACKING};
+    static const int queues[] = {FS_QUEUE_FIFO, FS_QUEUE_SJF, FS_QUEUE_SRTF};
+    for (size_t q = 0; q < sizeof queues / sizeof queues[0]; q++)
+        for (size_t k = 0; k < sizeof places / sizeof places[0]; k++)
+            for (int ns = FS_SCORE_EXACT; ns <= FS_SCORE_KUBE_NAME; ns++) {
+                fs_pool_cfg_t pool;
+                fs_config_t cfg;
+                static fs_test_rows_t rs;
+                fs_test_base_cfg(&cfg, &pool, 2, 2, queues[q]);
+                pool.cpu_milli = 8000;
+                cfg.scheduler.placement = places[k];
+                cfg.scheduler.node_score = ns;
+                cfg.scheduler.candidates = 0;
+                cfg.scheduler.checkpoint_interval = 1;
+                fs_job_t jobs[] = {job(1, 0, 1, 10, 1), job(2, 0, 1, 10, 1), job(3, 1, 1, 10, 1),
+                                   job(4, 2, 0, 5, 1), job(5, 3, 1, 10, 1)};
+                jobs[0].cpu_milli = jobs[1].cpu_milli = jobs[2].cpu_milli = 6000;
+                jobs[3].cpu_milli = 2000;
+                jobs[4].cpu_milli = 9000;
+                run(&cfg, jobs, 5, &rs);
+                const fs_job_row_t *a = fs_test_find(&rs, 1), *c = fs_test_find(&rs, 3),
+                                   *d = fs_test_find(&rs, 4), *e = fs_test_find(&rs, 5);
+                assert_double_equal(a->start, 0, 0);
+                assert_double_equal(c->start, 10, 0);
+                assert_double_equal(d->start, 2, 0);
+                assert_int_equal(d->state, FS_STATE_COMPLETED);
+                assert_int_equal(e->state, FS_STATE_REJECTED);
+            }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Only 2-GPU nodes: a 4-GPU pod can never run (rejected at once, not
  * queued for ever); a 4-GPU gang runs on two nodes. */
 static void test_pod_larger_than_nodes(void **st)
@@ -248,6 +291,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_one_node),
         cmocka_unit_test(test_pod_larger_than_nodes),
+        cmocka_unit_test(test_pod_cpu),
         cmocka_unit_test(test_placer_place_node),
         cmocka_unit_test(test_readers_mark_pods),
         cmocka_unit_test(test_openb_fixture_no_split),

@@ -259,7 +259,9 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         fs_error_set(err, rc, "out of memory");
         goto out;
     }
-    while (step < n_steps) {
+    /* uniform draws stop at the last step; a list is placed whole (its CPU-only
+     * pods after the last GPU pod too) */
+    while (f->draw_list || step < n_steps) {
         if (f->draw_list && next == n_order) {  /* the list is placed: the rest as it ends */
             for (; step < n_steps; step++) {
                 ratio[step] = (double)c.milli_busy / cap;

@@ -44,6 +44,38 @@ Y
 expect_exit 0 "$FLEETSIM" frag small.yaml --seeds 1 --demand 1 -o small.csv
 if awk -F, 'NR > 1 && $8 != 0 { bad = 1 } END { exit bad }' small.csv; then ok; else bad "a 4-GPU pod was placed on 2-GPU nodes: $(tail -2 small.csv)"; fi
 
+# the ATC'23 simulator's semantics: list draw (the whole list, then tuned), typical pods,
+# integer scores with ties by node name; CPU-only pods placed and holding CPU: a pool of 2
+# nodes of 8 cores where CPU-only pods of 6 cores and a GPU pod of 4 cores cannot share a
+# node, so some pod fails although GPUs are free; without CPU none does
+expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 \
+    --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k.csv
+for p in random atc_best_fit gpu_packing fgd; do expect_out "^$p +[0-9.]+% "; done
+if [ "$(wc -l < k.csv)" -eq 209 ]; then ok; else bad "k.csv has $(wc -l < k.csv) lines"; fi
+expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 \
+    --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k2.csv
+if cmp -s k.csv k2.csv; then ok; else bad "two list-draw runs differ"; fi
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\n' > cpu.csv
+printf 'c-1,6000,1024,0,0\nc-2,6000,1024,0,0\ng-1,4000,1024,1,1000\n' >> cpu.csv
+cat > cpu.yaml <<Y
+name: frag-cpu
+horizon: 1000d
+cluster: {pools: [{name: s, gpu: T4, nodes: 2, gpus_per_node: 2, cpu_milli: 8000}]}
+workload:
+  trace: {path: cpu.csv, format: openb, default_duration: 1h, cpu_only: place}
+Y
+expect_exit 0 "$FLEETSIM" frag cpu.yaml --seeds 1 --demand 0.25 --draw list --placements best_fit -o cpu.out
+# each node holds one of these pods (6 + 6 and 6 + 4 cores exceed 8), and the list
+# tuning may append CPU-only pods (they add no GPU demand, as in the ATC'23 simulator)
+expect_out '^best_fit .* [1-9][0-9]*\.0$'
+expect_exit 0 "$FLEETSIM" frag cpu.yaml --seeds 1 --demand 0.25 --draw list --placements best_fit \
+    --set cluster.pools.0.cpu_milli=0 -o nocpu.out
+expect_out '^best_fit .* 0\.0$'
+expect_exit 2 "$FLEETSIM" frag frag.yaml --draw sometimes
+expect_err '--draw needs uniform or list'
+expect_exit 2 "$FLEETSIM" frag frag.yaml --typical 0
+expect_err '--typical needs a percentage'
+
 expect_exit 2 "$FLEETSIM" frag frag.yaml --placements fgd,tetris
 expect_err "'tetris' is not a placement"
 expect_exit 2 "$FLEETSIM" frag
