@@ -27,9 +27,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Placement names as in scheduler.placement (scenarios/fs_keys.c). */
 static const struct {
@@ -335,6 +338,49 @@ out:
     return rc;
 }
 
+/* One (placement, seed) run of the experiment, run by a worker thread: its
+ * CSV rows go to a buffer of its own, written in task order afterwards, so
+ * the file is the same however many threads ran. */
+typedef struct task {
+    int kind;
+    const char *kname;
+    uint64_t r;
+    double *ratio;          /* n_steps */
+    uint64_t failed, placed;
+    char *csv;              /* open_memstream buffer (NULL: no -o) */
+    size_t csv_len;
+    int rc;
+    fs_error_t err;
+} task_t;
+
+typedef struct workers {
+    const frag_t *f;
+    task_t *t;
+    size_t n, n_steps;
+    int want_csv;
+    atomic_size_t next;
+} workers_t;
+
+static void *work(void *arg)
+{
+    workers_t *w = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->n)
+            return NULL;
+        task_t *t = &w->t[i];
+        FILE *m = w->want_csv ? open_memstream(&t->csv, &t->csv_len) : NULL;
+        if (w->want_csv && !m) {
+            t->rc = fs_error_set(&t->err, FS_ENOMEM, "out of memory");
+            continue;
+        }
+        t->rc = run_one(w->f, t->kind, t->r, t->ratio, w->n_steps, &t->failed, &t->placed, m,
+                        t->kname, &t->err);
+        if (m && fclose(m) && !t->rc)
+            t->rc = fs_error_set(&t->err, FS_ENOMEM, "out of memory");
+    }
+}
+
 static void mean_sd(const double *x, size_t n, double *m, double *sd)
 {
     double s = 0, q = 0;
@@ -351,7 +397,7 @@ int fs_cmd_frag(int argc, char **argv)
     const char *scenario = NULL, *output = NULL, *list = "random,best_fit,pack,fgd";
     const char **sets = calloc((size_t)argc + 1, sizeof *sets);
     size_t n_sets = 0;
-    unsigned long long seeds = 10;
+    unsigned long long seeds = 10, threads = 0;
     double demand = 1.3, typical = 1;
     int learned = 0, show_pools = 0, draw_mode = 0;
     if (!sets)
@@ -397,6 +443,11 @@ int fs_cmd_frag(int argc, char **argv)
             learned = strcmp(v, "learned") == 0;
         } else if (id == FS_OPT_POOLS) {
             show_pools = 1;
+        } else if (id == 'j') {
+            if (!v || fs_cli_parse_u64(v, &threads) || threads < 1 || threads > 4096) {
+                free(sets);
+                return fs_cli_usage_error("frag", "-j needs a thread count from 1 to 4096");
+            }
         } else if (id == FS_OPT_TYPICAL) {
             char *end;
             if (!v || (typical = strtod(v, &end), *end) || !(typical > 0) || typical > 100) {
@@ -508,8 +559,12 @@ int fs_cmd_frag(int argc, char **argv)
     }
     status = 1;
     size_t n_steps = (size_t)floor(demand / STEP + 1e-9);
-    ratio = fs_malloc(((size_t)seeds * n_steps + 2 * (size_t)seeds) * sizeof *ratio);
-    if (!ratio) {
+    size_t n_tasks = n_run * (size_t)seeds;
+    int werr = 0;
+    ratio = fs_malloc((n_tasks * n_steps + 2 * (size_t)seeds) * sizeof *ratio);
+    task_t *tasks = fs_calloc(n_tasks, sizeof *tasks);
+    if (!ratio || !tasks) {
+        fs_free(tasks);
         fprintf(stderr, "fleetsim frag: out of memory\n");
         goto done;
     }
@@ -525,29 +580,64 @@ int fs_cmd_frag(int argc, char **argv)
            demand * 100);
     printf("%-10s %22s %22s %14s\n", "placement", "alloc @100% (sd)",
            "alloc @end (sd)", "failed @end");
+    for (size_t i = 0; i < n_tasks; i++) {
+        tasks[i].kind = run_kinds[i / seeds];
+        tasks[i].kname = run_names[i / seeds];
+        tasks[i].r = i % seeds;
+        tasks[i].ratio = ratio + i * n_steps;
+    }
+    {
+        if (threads == 0) {
+            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+            threads = cpus > 0 ? (unsigned long long)cpus : 1;
+        }
+        if (show_pools || threads > n_tasks)
+            threads = show_pools ? 1 : n_tasks;
+        workers_t w = {.f = &f, .t = tasks, .n = n_tasks, .n_steps = n_steps, .want_csv = !!csv};
+        atomic_init(&w.next, 0);
+        pthread_t *th = fs_calloc((size_t)threads, sizeof *th);
+        size_t started = 0;
+        while (th && started + 1 < threads && pthread_create(&th[started], NULL, work, &w) == 0)
+            started++;
+        work(&w);   /* this thread works too */
+        for (size_t i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        fs_free(th);
+    }
+    for (size_t i = 0; i < n_tasks; i++) {
+        if (tasks[i].rc) {
+            fprintf(stderr, "fleetsim frag: %s\n", tasks[i].err.msg);
+            for (size_t j = 0; j < n_tasks; j++)
+                free(tasks[j].csv);
+            fs_free(tasks);
+            goto done;
+        }
+        if (csv && tasks[i].csv_len && fwrite(tasks[i].csv, 1, tasks[i].csv_len, csv) != tasks[i].csv_len)
+            werr = errno ? errno : EIO;
+    }
+    for (size_t i = 0; i < n_tasks; i++)
+        free(tasks[i].csv);
     for (size_t k = 0; k < n_run; k++) {
         double fails = 0;
-        for (uint64_t r = 0; r < seeds; r++) {
-            uint64_t failed, placed;
-            rc = run_one(&f, run_kinds[k], r, ratio + r * n_steps, n_steps, &failed, &placed, csv,
-                         run_names[k], &err);
-            if (rc) {
-                fprintf(stderr, "fleetsim frag: %s\n", err.msg);
-                goto done;
-            }
-            fails += (double)failed;
-        }
-        double *at100 = ratio + seeds * n_steps, *atend = at100 + seeds;
+        const double *rk = ratio + k * (size_t)seeds * n_steps;
+        for (uint64_t r = 0; r < seeds; r++)
+            fails += (double)tasks[k * seeds + r].failed;
+        double *at100 = ratio + n_tasks * n_steps, *atend = at100 + seeds;
         size_t i100 = (size_t)floor(1.0 / STEP + 1e-9) - 1;
         for (uint64_t r = 0; r < seeds; r++) {
-            at100[r] = i100 < n_steps ? ratio[r * n_steps + i100] : NAN;
-            atend[r] = ratio[r * n_steps + n_steps - 1];
+            at100[r] = i100 < n_steps ? rk[r * n_steps + i100] : NAN;
+            atend[r] = rk[r * n_steps + n_steps - 1];
         }
         double m1, s1, m2, s2;
         mean_sd(at100, seeds, &m1, &s1);
         mean_sd(atend, seeds, &m2, &s2);
         printf("%-10s %13.2f%% (%5.2f) %13.2f%% (%5.2f) %14.1f\n", run_names[k], 100 * m1, 100 * s1,
                100 * m2, 100 * s2, fails / (double)seeds);
+    }
+    fs_free(tasks);
+    if (werr) {
+        fprintf(stderr, "fleetsim frag: error writing '%s': %s\n", output, strerror(werr));
+        goto done;
     }
     status = 0;
 done:

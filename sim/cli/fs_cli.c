@@ -64,7 +64,8 @@ static const fs_cli_opt_t frag_opts[] = {
     {"placements", 0, 1, FS_OPT_PLACEMENTS, "LIST"}, {"seeds", 0, 1, FS_OPT_SEEDS, "N"},
     {"demand", 0, 1, FS_OPT_DEMAND, "F"}, {"shapes", 0, 1, FS_OPT_SHAPES, "given|learned"},
     {"output", 'o', 1, 'o', "FILE"}, {"pools", 0, 0, FS_OPT_POOLS, NULL},
-    {"typical", 0, 1, FS_OPT_TYPICAL, "PCT"}, {"draw", 0, 1, FS_OPT_DRAW, "uniform|list"}, SET,
+    {"typical", 0, 1, FS_OPT_TYPICAL, "PCT"}, {"draw", 0, 1, FS_OPT_DRAW, "uniform|list"},
+    {"jobs", 'j', 1, 'j', "N"}, SET,
     HELP, END};
 
 static const fs_command_t commands[] = {
@@ -279,7 +280,7 @@ static const fs_command_t commands[] = {
     {"frag", fs_cmd_frag, "GPU fragmentation experiment: placements under growing demand (ATC'23)",
      "usage: fleetsim frag SCENARIO.yaml [--placements LIST] [--seeds N] [--demand F]\n"
      "                     [--shapes given|learned] [--typical PCT] [--draw uniform|list]\n"
-     "                     [-o OUT.csv] [--set KEY=VALUE]...\n"
+     "                     [-j N] [-o OUT.csv] [--set KEY=VALUE]...\n"
      "\n"
      "The fragmentation experiment of Weng et al. (USENIX ATC'23): pods of the\n"
      "scenario's trace (e.g. an openb pod list) are drawn at random with replacement\n"
@@ -303,6 +304,8 @@ static const fs_command_t commands[] = {
      "  --draw D           uniform: pods drawn with replacement (default); list: every\n"
      "                     pod of the list once, plus (or minus) uniform draws to reach\n"
      "                     the demand, shuffled (the ATC'23 simulator's workload tuning)\n"
+     "  -j N               runs in parallel on N threads (default: the CPUs; the\n"
+     "                     output is the same for any N)\n"
      "  -o FILE            CSV: the allocation ratio at every 5% of demand, per run\n"
      "  --pools            print each pool's unallocated GPUs at the end of each run\n"
      "                     (stderr)\n"

@@ -55,6 +55,15 @@ if [ "$(wc -l < k.csv)" -eq 209 ]; then ok; else bad "k.csv has $(wc -l < k.csv)
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 \
     --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k2.csv
 if cmp -s k.csv k2.csv; then ok; else bad "two list-draw runs differ"; fi
+# the same file on one thread as on three
+expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 -j 1 \
+    --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k1.csv
+expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 -j 3 \
+    --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k3.csv
+if cmp -s k1.csv k3.csv && cmp -s k1.csv k.csv; then ok; else bad "-j 1 and -j 3 differ"; fi
+expect_exit 2 "$FLEETSIM" frag frag.yaml -j 0
+expect_err '-j needs a thread count'
+
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\n' > cpu.csv
 printf 'c-1,6000,1024,0,0\nc-2,6000,1024,0,0\ng-1,4000,1024,1,1000\n' >> cpu.csv
 cat > cpu.yaml <<Y
