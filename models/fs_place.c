@@ -600,8 +600,14 @@ static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const 
     int cm = pp->cpu_milli != 0;
     uint32_t cpu0 = cm ? c->node_cpu[node] : 0, cpu1 = cm ? cpu0 - (q->cpu <= cpu0 ? q->cpu : cpu0) : 0;
     const int64_t *a0, *t0, *a1, *t1;
-    if (fgd_level(pl, c, p, cpu0, cm, &a0, &t0) || fgd_level(pl, c, p, cpu1, cm, &a1, &t1))
+    if (fgd_level(pl, c, p, cpu0, cm, &a0, &t0))
         return FS_ENOMEM;
+    if (cpu1 == cpu0) {
+        a1 = a0;
+        t1 = t0;
+    } else if (fgd_level(pl, c, p, cpu1, cm, &a1, &t1)) {
+        return FS_ENOMEM;
+    }
     int64_t F0 = fgd_F(a0, t0, pl->wtot, st->sf, st->ns, st->a);
     double W = pl->wtot > 0 ? (double)pl->wtot : 1.0;
     int64_t bestd = INT64_MAX;
@@ -771,11 +777,14 @@ static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, si
         if (q->g > pp->gpn || (q->g && !fs_cluster_fits_req(c, p, q->g, q->milli)))
             continue;
         for (uint32_t v = pp->first_node; v < pp->first_node + pp->n_nodes; v++) {
-            if (!fs_cluster_node_fits_pod(c, v, q))
+            /* the common rejections inline: too few whole GPUs, CPU, memory */
+            if ((q->milli >= WHOLE && c->node_free[v] < q->g) ||
+                (q->cpu && pp->cpu_milli && c->node_cpu[v] < q->cpu) ||
+                (q->mem && pp->mem_mib && c->node_mem[v] < q->mem) ||
+                !fs_cluster_node_fits_pod(c, v, q))
                 continue;
-            if (pl->kind == FS_PLACE_RANDOM) {     /* uniform over the feasible nodes */
-                if (gsl_rng_uniform_int(r, ++ties) == 0)
-                    best = v;
+            if (pl->kind == FS_PLACE_RANDOM) {     /* counted; one draw below */
+                ties++;
                 continue;
             }
             double sc;
@@ -794,6 +803,20 @@ static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, si
                 best = v;   /* kube-scheduler selectHost: uniform among the best */
                 best_slot = slot;
             }
+        }
+    }
+    if (pl->kind == FS_PLACE_RANDOM && ties > 0) {   /* uniform over the feasible nodes */
+        uint64_t k = gsl_rng_uniform_int(r, ties);
+        for (size_t i = 0; i < np && best == NONE; i++) {
+            uint32_t p = pools ? pools[i] : (uint32_t)i;
+            const fs_pool_t *pp = &c->pools[p];
+            if (q->g > pp->gpn || (q->g && !fs_cluster_fits_req(c, p, q->g, q->milli)))
+                continue;
+            for (uint32_t v = pp->first_node; v < pp->first_node + pp->n_nodes; v++)
+                if (fs_cluster_node_fits_pod(c, v, q) && k-- == 0) {
+                    best = v;
+                    break;
+                }
         }
     }
     if (best == NONE) {

@@ -1,6 +1,6 @@
 /*
  * fs_job: the job record that every workload source yields and every model
- * consumes.  A plain value type (copied, never shared), 96 bytes.
+ * consumes.  A plain value type (copied, never shared), 88 bytes.
  *
  * Times are fs_time_t microseconds since the start of the run.  Durations
  * are the run time the job needs on a reference GPU at full speed (speed
