@@ -292,12 +292,6 @@ static void test_best_fit_is_pack_for_whole_gpus(void **s)
 
 /* ---- brute force: scores and fragmentation by definition ------------------------ */
 
-typedef struct shape {
-    uint32_t g, milli;
-    int pool;           /* -1 any, else the only allowed pool */
-    uint64_t w;
-} shape_t;
-
 /* Per-GPU free milli of a node: fully free 1000, shared 1000 - used, whole-
  * allocated 0.  Returns the count (gpn). */
 static uint32_t gpu_free(const fs_cluster_t *c, uint32_t node, uint32_t *f)
@@ -312,33 +306,6 @@ static uint32_t gpu_free(const fs_cluster_t *c, uint32_t node, uint32_t *f)
     while (n < p->gpn)
         f[n++] = 0;
     return n;
-}
-
-/* F_n by the definition: a shape that cannot run sees all free capacity as
- * fragment, one that can sees the GPUs whose free part < min(demand, 1). */
-static int64_t brute_F(const uint32_t *f, uint32_t n, uint32_t pool, const shape_t *sh, size_t ns)
-{
-    int64_t F = 0, T = 0;
-    uint32_t full = 0, maxf = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        T += f[i];
-        full += f[i] == 1000;
-        if (f[i] > maxf)
-            maxf = f[i];
-    }
-    for (size_t s = 0; s < ns; s++) {
-        int allowed = sh[s].pool < 0 || (uint32_t)sh[s].pool == pool;
-        int fits = allowed && (sh[s].milli >= 1000 ? full >= sh[s].g : maxf >= sh[s].milli);
-        int64_t frag = 0;
-        if (!fits)
-            frag = T;
-        else
-            for (uint32_t i = 0; i < n; i++)
-                if (f[i] < (sh[s].milli < 1000 ? sh[s].milli : 1000))
-                    frag += f[i];
-        F += (int64_t)sh[s].w * frag;
-    }
-    return F;
 }
 
 /* F_n with CPU, by the ATC'23 simulator's definition (frag.go GetNodePodFrag):
@@ -372,6 +339,74 @@ static int64_t brute_F_cpu(const uint32_t *f, uint32_t n, uint32_t pool, uint32_
         F += (int64_t)sh[s].w * frag;
     }
     return F;
+}
+
+static uint32_t cpu_free_of(const fs_cluster_t *c, uint32_t v)
+{
+    return c->node_cpu && c->pools[c->node_pool[v]].cpu_milli ? c->node_cpu[v] : UINT32_MAX;
+}
+
+/* Brute force: every feasible node and GPU option for shape q, the lowest
+ * growth of F (CPU levels before and after), then the lowest node, then
+ * open slots in order before a new GPU.  *bestn = UINT32_MAX: none fits. */
+static void brute_choice(const fs_cluster_t *c, const cshape_t *sh, size_t nsh,
+                         const cshape_t *q, uint32_t *bestn, int *bests)
+{
+    uint32_t f[16];
+    int64_t bestd = INT64_MAX;
+    fs_podreq_t req = {q->g, q->milli, q->cpu, 0};
+    *bestn = UINT32_MAX;
+    *bests = -2;
+    for (uint32_t v = 0; v < c->n_nodes; v++) {
+        uint32_t p = c->node_pool[v];
+        if ((q->pool >= 0 && (uint32_t)q->pool != p) || q->g > c->pools[p].gpn ||
+            !fs_cluster_node_fits_pod(c, v, &req))
+            continue;
+        uint32_t n = gpu_free(c, v, f), cpu0 = cpu_free_of(c, v);
+        uint32_t cpu1 = cpu0 == UINT32_MAX ? cpu0 : cpu0 - q->cpu;
+        int64_t F0 = brute_F_cpu(f, n, p, cpu0, sh, nsh);
+        if (q->milli >= 1000) {
+            uint32_t left = q->g;
+            for (uint32_t i = 0; i < n && left; i++)
+                if (f[i] == 1000) {
+                    f[i] = 0;
+                    left--;
+                }
+            int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
+            if (d < bestd) {
+                bestd = d;
+                *bestn = v;
+                *bests = -1;
+            }
+            continue;
+        }
+        const fs_pool_t *pp = &c->pools[p];
+        for (uint32_t k = 0; k <= pp->gpn; k++) {
+            /* k < gpn: open slot k; k == gpn: a new shared GPU */
+            uint32_t used = k < pp->gpn ? fs_cluster_slot_used(c, pp, v, k) : 0;
+            if (k < pp->gpn && (!used || 1000 - used < q->milli))
+                continue;
+            if (k == pp->gpn && c->node_free[v] == 0)
+                continue;
+            uint32_t want = k < pp->gpn ? 1000 - used : 1000;
+            for (uint32_t i = 0; i < n; i++)
+                if (f[i] == want) {
+                    f[i] -= q->milli;
+                    break;
+                }
+            int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
+            for (uint32_t i = 0; i < n; i++)
+                if (f[i] == want - q->milli) {
+                    f[i] = want;
+                    break;
+                }
+            if (d < bestd) {
+                bestd = d;
+                *bestn = v;
+                *bests = k < pp->gpn ? (int)k : -1;
+            }
+        }
+    }
 }
 
 /* Pods with CPU: F_n equals the definition on every node after every
@@ -412,7 +447,7 @@ static void test_fgd_cpu_matches_definition(void **s)
         for (uint32_t v = 0; v < c.n_nodes; v++) {
             uint32_t n = gpu_free(&c, v, f);
             assert_int_equal(fs_placer_fragmentation(pl, &c, v),
-                             brute_F_cpu(f, n, c.node_pool[v], c.node_cpu[v], sh, nsh));
+                             brute_F_cpu(f, n, c.node_pool[v], cpu_free_of(&c, v), sh, nsh));
             /* CPU: capacity less what the live pods on the node hold */
             uint64_t held = 0;
             for (size_t j = 0; j < lv.n; j++)
@@ -424,57 +459,9 @@ static void test_fgd_cpu_matches_definition(void **s)
             const cshape_t *q = &sh[gsl_rng_uniform_int(r.g, nsh)];
             uint32_t one = (uint32_t)q->pool;
             fs_podreq_t req = {q->g, q->milli, q->cpu, 0};
-            int64_t bestd = INT64_MAX;
-            uint32_t bestn = UINT32_MAX;
-            int bests = -2;
-            for (uint32_t v = 0; v < c.n_nodes; v++) {
-                uint32_t p = c.node_pool[v];
-                if ((q->pool >= 0 && (uint32_t)q->pool != p) || q->g > c.pools[p].gpn ||
-                    !fs_cluster_node_fits_pod(&c, v, &req))
-                    continue;
-                uint32_t n = gpu_free(&c, v, f), cpu1 = c.node_cpu[v] - q->cpu;
-                int64_t F0 = brute_F_cpu(f, n, p, c.node_cpu[v], sh, nsh);
-                if (q->milli >= 1000) {
-                    uint32_t left = q->g;
-                    for (uint32_t i = 0; i < n && left; i++)
-                        if (f[i] == 1000) {
-                            f[i] = 0;
-                            left--;
-                        }
-                    int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
-                    if (d < bestd) {
-                        bestd = d;
-                        bestn = v;
-                        bests = -1;
-                    }
-                    continue;
-                }
-                const fs_pool_t *pp = &c.pools[p];
-                for (uint32_t k = 0; k <= pp->gpn; k++) {
-                    uint32_t used = k < pp->gpn ? fs_cluster_slot_used(&c, pp, v, k) : 0;
-                    if (k < pp->gpn && (!used || 1000 - used < q->milli))
-                        continue;
-                    if (k == pp->gpn && c.node_free[v] == 0)
-                        continue;
-                    uint32_t want = k < pp->gpn ? 1000 - used : 1000;
-                    for (uint32_t i = 0; i < n; i++)
-                        if (f[i] == want) {
-                            f[i] -= q->milli;
-                            break;
-                        }
-                    int64_t d = brute_F_cpu(f, n, p, cpu1, sh, nsh) - F0;
-                    for (uint32_t i = 0; i < n; i++)
-                        if (f[i] == want - q->milli) {
-                            f[i] = want;
-                            break;
-                        }
-                    if (d < bestd) {
-                        bestd = d;
-                        bestn = v;
-                        bests = k < pp->gpn ? (int)k : -1;
-                    }
-                }
-            }
+            uint32_t bestn;
+            int bests;
+            brute_choice(&c, sh, nsh, q, &bestn, &bests);
             int rc = fs_placer_place_pod(pl, &c, q->pool < 0 ? NULL : &one, q->pool < 0 ? 0 : 1,
                                          &req, &lv.pl[lv.n]);
             if (bestn == UINT32_MAX) {
@@ -586,9 +573,9 @@ static void test_fgd_matches_definition(void **s)
     assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
     fs_placer_t *pl;
     assert_int_equal(fs_placer_create(&c, FS_PLACE_FGD, 0, &cc, 1, 0, &pl, NULL), 0);
-    static const shape_t sh[] = {{1, 1000, -1, 5}, {2, 1000, -1, 2}, {1, 500, -1, 4},
-                                 {1, 250, 0, 3},   {1, 800, 1, 2},   {8, 1000, 1, 1},
-                                 {4, 1000, 0, 1},  {1, 460, -1, 3}};
+    static const cshape_t sh[] = {{1, 1000, 0, -1, 5}, {2, 1000, 0, -1, 2}, {1, 500, 0, -1, 4},
+                                  {1, 250, 0, 0, 3},   {1, 800, 0, 1, 2},   {8, 1000, 0, 1, 1},
+                                  {4, 1000, 0, 0, 1},  {1, 460, 0, -1, 3}};
     const size_t nsh = sizeof sh / sizeof sh[0];
     for (size_t i = 0; i < nsh; i++) {
         uint32_t one = (uint32_t)sh[i].pool;
@@ -603,64 +590,15 @@ static void test_fgd_matches_definition(void **s)
     for (int op = 0; op < 600; op++) {
         for (uint32_t v = 0; v < c.n_nodes; v++) {
             uint32_t n = gpu_free(&c, v, f);
-            assert_int_equal(fs_placer_fragmentation(pl, &c, v), brute_F(f, n, c.node_pool[v], sh, nsh));
+            assert_int_equal(fs_placer_fragmentation(pl, &c, v),
+                             brute_F_cpu(f, n, c.node_pool[v], UINT32_MAX, sh, nsh));
         }
         if (fs_rng_uniform(&r) < 0.7 && lv.n < MAXJ) {
-            const shape_t *q = &sh[gsl_rng_uniform_int(r.g, nsh)];
+            const cshape_t *q = &sh[gsl_rng_uniform_int(r.g, nsh)];
             uint32_t one = (uint32_t)q->pool;
-            /* brute force: every feasible node and option, lowest Delta, then
-             * lowest node, then open slots in order before a new GPU */
-            int64_t bestd = INT64_MAX;
-            uint32_t bestn = UINT32_MAX;
-            int bests = -2;
-            for (uint32_t v = 0; v < c.n_nodes; v++) {
-                uint32_t p = c.node_pool[v];
-                if ((q->pool >= 0 && (uint32_t)q->pool != p) || !fs_cluster_node_fits(&c, v, q->g, q->milli))
-                    continue;
-                uint32_t n = gpu_free(&c, v, f);
-                int64_t F0 = brute_F(f, n, p, sh, nsh);
-                if (q->milli >= 1000) {
-                    uint32_t left = q->g;
-                    for (uint32_t i = 0; i < n && left; i++)
-                        if (f[i] == 1000) {
-                            f[i] = 0;
-                            left--;
-                        }
-                    int64_t d = brute_F(f, n, p, sh, nsh) - F0;
-                    if (d < bestd) {
-                        bestd = d;
-                        bestn = v;
-                        bests = -1;
-                    }
-                    continue;
-                }
-                const fs_pool_t *pp = &c.pools[p];
-                for (uint32_t k = 0; k <= pp->gpn; k++) {
-                    /* k < gpn: open slot k; k == gpn: a new shared GPU */
-                    uint32_t used = k < pp->gpn ? fs_cluster_slot_used(&c, pp, v, k) : 0;
-                    if (k < pp->gpn && (!used || 1000 - used < q->milli))
-                        continue;
-                    if (k == pp->gpn && c.node_free[v] == 0)
-                        continue;
-                    uint32_t want = k < pp->gpn ? 1000 - used : 1000;
-                    for (uint32_t i = 0; i < n; i++)
-                        if (f[i] == want) {
-                            f[i] -= q->milli;
-                            break;
-                        }
-                    int64_t d = brute_F(f, n, p, sh, nsh) - F0;
-                    for (uint32_t i = 0; i < n; i++)
-                        if (f[i] == want - q->milli) {
-                            f[i] = want;
-                            break;
-                        }
-                    if (d < bestd) {
-                        bestd = d;
-                        bestn = v;
-                        bests = k < pp->gpn ? (int)k : -1;
-                    }
-                }
-            }
+            uint32_t bestn;
+            int bests;
+            brute_choice(&c, sh, nsh, q, &bestn, &bests);
             int rc = fs_placer_place(pl, &c, q->pool < 0 ? NULL : &one, q->pool < 0 ? 0 : 1, q->g,
                                      q->milli, &lv.pl[lv.n]);
             if (bestn == UINT32_MAX) {  /* every shape is single-node where allowed */

@@ -218,6 +218,17 @@ static const uint32_t *pools_of(const frag_t *f, const fs_job_t *j, size_t *n)
     return f->pools + f->off[j->gpu_type];
 }
 
+/* The allocation ratio at demand step `step`, and its CSV row. */
+static void record(double *ratio, size_t step, const fs_cluster_t *c, double cap, double requested,
+                   uint64_t placed, uint64_t failed, FILE *csv, const char *kname, uint64_t r)
+{
+    ratio[step] = (double)c->milli_busy / cap;
+    if (csv)
+        fprintf(csv, "%s,%llu,%.2f,%.0f,%llu,%.0f,%.6f,%llu,%llu\n", kname, (unsigned long long)r,
+                (double)(step + 1) * STEP, requested, (unsigned long long)c->milli_busy, cap,
+                ratio[step], (unsigned long long)placed, (unsigned long long)failed);
+}
+
 /* One run: placement kind, replication r.  ratio[i] = allocation ratio
  * when the demand first reached (i + 1) x STEP of capacity. */
 static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t n_steps,
@@ -266,14 +277,8 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
      * pods after the last GPU pod too) */
     while (f->draw_list || step < n_steps) {
         if (f->draw_list && next == n_order) {  /* the list is placed: the rest as it ends */
-            for (; step < n_steps; step++) {
-                ratio[step] = (double)c.milli_busy / cap;
-                if (csv)
-                    fprintf(csv, "%s,%llu,%.2f,%.0f,%llu,%.0f,%.6f,%llu,%llu\n", kname,
-                            (unsigned long long)r, (double)(step + 1) * STEP, requested,
-                            (unsigned long long)c.milli_busy, cap, ratio[step],
-                            (unsigned long long)*placed, (unsigned long long)*failed);
-            }
+            for (; step < n_steps; step++)
+                record(ratio, step, &c, cap, requested, *placed, *failed, csv, kname, r);
             break;
         }
         const fs_job_t *j = &f->jobs[f->draw_list ? order[next++]
@@ -306,15 +311,8 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         }
         rc = 0;
         requested += (double)fs_job_milli(j);
-        while (step < n_steps && requested >= (double)(step + 1) * STEP * cap * (1 - 1e-12)) {
-            ratio[step] = (double)c.milli_busy / cap;
-            if (csv)
-                fprintf(csv, "%s,%llu,%.2f,%.0f,%llu,%.0f,%.6f,%llu,%llu\n", kname,
-                        (unsigned long long)r, (double)(step + 1) * STEP, requested,
-                        (unsigned long long)c.milli_busy, cap, ratio[step],
-                        (unsigned long long)*placed, (unsigned long long)*failed);
-            step++;
-        }
+        for (; step < n_steps && requested >= (double)(step + 1) * STEP * cap * (1 - 1e-12); step++)
+            record(ratio, step, &c, cap, requested, *placed, *failed, csv, kname, r);
     }
     if (f->show_pools)
         for (uint32_t p = 0; p < c.n_pools; p++) {
