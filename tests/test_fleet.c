@@ -224,6 +224,11 @@ static void test_catalog_and_matching(void **state)
     assert_false(fs_fleet_type_allows("G2", "G2xa", "G2x"));
     assert_false(fs_fleet_type_allows("G", "G2x8", "G2"));
     assert_false(fs_fleet_type_allows("", "x", "y"));
+    /* pools of one model split by node size keep the model's name */
+    assert_true(fs_fleet_type_allows("V100M16", "V100M16x8-64c256g", "V100M16"));
+    assert_true(fs_fleet_type_allows("V100M16|V100M32", "V100M16x8-82c336g", "V100"));
+    assert_false(fs_fleet_type_allows("V100M16", "V100M16x-64c", "V100"));
+    assert_false(fs_fleet_type_allows("V100M16", "V100M16x8c", "V100"));
 }
 
 static void expect_load_error(int format, const char *text, const char *want_after_path)

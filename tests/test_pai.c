@@ -52,6 +52,13 @@ static void test_fixture(void **state)
             assert_int_equal(j->gpu_type, -1);
         assert_int_equal(j->tenant, -1);
     }
+    /* a one-pod job keeps its pod's plan_cpu (600% = 6 cores) and plan_mem (29.3 GB =
+     * 30,003.2 MiB, rounded up); gangs of several pods do not */
+    assert_true(r.jobs[1].flags & FS_JOB_SINGLE_NODE);
+    assert_int_equal(r.jobs[1].cpu_milli, 6000);
+    assert_int_equal(r.jobs[1].mem_mib, 30004);
+    assert_false(r.jobs[0].flags & FS_JOB_SINGLE_NODE);
+    assert_int_equal(r.jobs[0].cpu_milli, 0);
     /* GPU types interned in order of first appearance: T4, V100M32, MISC */
     assert_int_equal(r.jobs[0].gpu_type, 0);
     assert_int_equal(r.jobs[3].gpu_type, 1);
@@ -82,6 +89,10 @@ static void test_errors(void **state)
                     ":1: field end_time: expected a time >= start_time (got '2')");
     tt_expect_error("pai", "j1,w,1,Terminated,1,2,600,29,-50,T4\n", NULL,
                     ":1: field plan_gpu: expected a GPU share in percent >= 0 (got '-50')");
+    tt_expect_error("pai", "j1,w,1,Terminated,1,2,six,29,50,T4\n", NULL,
+                    ":1: field plan_cpu: expected a CPU share in percent of a core >= 0 (got 'six')");
+    tt_expect_error("pai", "j1,w,1,Terminated,1,2,600,-1,50,T4\n", NULL,
+                    ":1: field plan_mem: expected a memory size in GB >= 0 (got '-1')");
     tt_expect_error("pai", ",w,1,Terminated,1,2,600,29,50,T4\n", NULL,
                     ":1: field job_name: expected a job name of 1..256 bytes (got '')");
     /* the row that starts a new job is reported at its own line, after the

@@ -48,14 +48,14 @@ static int name_allows(const char *t, size_t n, const char *pool_name, const cha
     if ((strlen(pool_gpu) == n && strncasecmp(pool_gpu, t, n) == 0) ||
         (strlen(pool_name) == n && strncasecmp(pool_name, t, n) == 0))
         return 1;
-    /* pool_name == t + "x" + digits */
-    size_t pl = strlen(pool_name);
+    /* pool_name == t + "x" + digits, optionally + "-" + the node size of a list's
+     * pools (fs_fleet_load: "V100M16x8-64c256g") */
+    size_t pl = strlen(pool_name), i = n + 1;
     if (pl < n + 2 || strncasecmp(pool_name, t, n) != 0 || pool_name[n] != 'x')
         return 0;
-    for (size_t i = n + 1; i < pl; i++)
-        if (pool_name[i] < '0' || pool_name[i] > '9')
-            return 0;
-    return 1;
+    while (i < pl && pool_name[i] >= '0' && pool_name[i] <= '9')
+        i++;
+    return i > n + 1 && (i == pl || pool_name[i] == '-');
 }
 
 int fs_fleet_type_allows(const char *type, const char *pool_name, const char *pool_gpu)

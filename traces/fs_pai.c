@@ -138,6 +138,8 @@ typedef struct acc {
     uint64_t id;            /* ordinal of the job in the file */
     uint64_t percent;       /* sum of inst_num x plan_gpu */
     uint64_t gpu_insts;     /* instances (pods) that plan GPUs */
+    uint32_t pod_cpu;       /* plan_cpu (milli-cores) and plan_mem (MiB) of the GPU task's */
+    uint32_t pod_mem;       /*   instance: the pod's requests when it is the only one */
     fs_time_t start, end;   /* earliest start, latest end; -1 unknown */
     int any_unstarted, any_unended, any_failed, any_running, all_terminated;
     char type[64];
@@ -184,6 +186,16 @@ static int add_row(fs_rdr_t *r, pai_t *p)
                                       f[F_GPU].len);
         pct = (uint64_t)((g + 999999) / 1000000);   /* whole percent, rounded up */
     }
+    /* plan_cpu: percent of a core (600 = 6 cores); plan_mem: GB; both may be decimals */
+    fs_time_t cpu = 0, mem = 0;
+    if (f[F_CPU].len && (fs_rdr_seconds(f[F_CPU].s, f[F_CPU].len, &cpu) || cpu < 0 ||
+                         cpu / 100000 > UINT32_MAX))
+        return fs_rdr_field_error(r, "plan_cpu", "a CPU share in percent of a core >= 0",
+                                  f[F_CPU].s, f[F_CPU].len);
+    if (f[F_MEM].len && (fs_rdr_seconds(f[F_MEM].s, f[F_MEM].len, &mem) || mem < 0 ||
+                         mem / 1000000 > UINT32_MAX / 1024))
+        return fs_rdr_field_error(r, "plan_mem", "a memory size in GB >= 0", f[F_MEM].s,
+                                  f[F_MEM].len);
     if (f[F_START].len && (rc = fs_rdr_get_time(r, "start_time", &f[F_START], &start)))
         return rc;
     if (f[F_END].len && (rc = fs_rdr_get_time(r, "end_time", &f[F_END], &end)))
@@ -222,8 +234,11 @@ static int add_row(fs_rdr_t *r, pai_t *p)
         a->name_len = f[F_JOB].len;
     }
     a->percent += inst * pct;
-    if (pct > 0)
+    if (pct > 0) {
         a->gpu_insts += inst;
+        a->pod_cpu = (uint32_t)((cpu + 99999) / 100000);           /* milli-cores, up */
+        a->pod_mem = (uint32_t)((mem * 1024 + 999999) / 1000000);   /* MiB, up */
+    }
     if (start < 0)
         a->any_unstarted = 1;
     else if (a->start < 0 || start < a->start)
@@ -320,8 +335,11 @@ static int close_job(fs_rdr_t *r, pai_t *p, fs_job_t *j)
     } else {
         j->gpus = (uint32_t)((a->percent + 99) / 100);
     }
-    if (a->gpu_insts == 1)   /* one pod: one node (a job of several pods is a gang) */
+    if (a->gpu_insts == 1) { /* one pod: one node (a job of several pods is a gang) */
         j->flags |= FS_JOB_SINGLE_NODE;
+        j->cpu_milli = a->pod_cpu;
+        j->mem_mib = a->pod_mem;
+    }
     j->rec_state = jr ? jr->state
                    : a->any_failed ? FS_JOB_REC_FAILED
                    : a->any_running ? FS_JOB_REC_RUNNING
