@@ -12,13 +12,6 @@
 
 #define HEADER FS_CARBON_COL_HOUR "," FS_CARBON_COL_G
 
-/* One field of the current line: [b, b + len), at 1-based column col. */
-typedef struct field {
-    const char *b;
-    size_t len;
-    size_t col;
-} field_t;
-
 typedef struct reader {
     fs_csv_t csv;
     fs_error_t *err;
@@ -55,47 +48,26 @@ static int next(reader_t *r)
     }
 }
 
-/* Cuts the current line at commas into at most max fields (blanks around
- * each trimmed; no quoting in this format); returns the number of fields
- * (max + 1 when there are more). */
-static size_t split(const reader_t *r, field_t *f, size_t max)
+/* The 1-based column of a field of the current line (fs_csv_split cuts
+ * the line in place, so a field points into it). */
+static size_t col(const reader_t *r, const fs_csv_field_t *f)
 {
-    const char *l = r->csv.line, *end = l + r->csv.line_len, *p = l;
-    size_t n = 0;
-    for (;;) {
-        while (p < end && blank(*p))
-            p++;
-        const char *comma = p;
-        while (comma < end && *comma != ',')
-            comma++;
-        const char *e = comma;
-        if (comma == end)
-            comma = NULL;
-        const char *t = e;
-        while (t > p && blank(t[-1]))
-            t--;
-        if (n == max)
-            return max + 1;
-        f[n++] = (field_t){p, (size_t)(t - p), (size_t)(p - l) + 1};
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
+    return (size_t)(f->s - r->csv.line) + 1;
 }
 
-static int is_name(const field_t *f, const char *name)
+static int is_name(const fs_csv_field_t *f, const char *name)
 {
-    return f->len == strlen(name) && memcmp(f->b, name, f->len) == 0;
+    return f->len == strlen(name) && memcmp(f->s, name, f->len) == 0;
 }
 
 /* A finite decimal number >= 0 ("412.5", "4.1e2"): no sign other than an
  * exponent's, no hex, inf or nan.  0 or -1. */
-static int parse_g(const field_t *f, double *out)
+static int parse_g(const fs_csv_field_t *f, double *out)
 {
     char buf[64];
     if (f->len == 0 || f->len >= sizeof buf)
         return -1;
-    memcpy(buf, f->b, f->len);
+    memcpy(buf, f->s, f->len);
     buf[f->len] = '\0';
     if (buf[0] != '.' && (buf[0] < '0' || buf[0] > '9'))
         return -1;
@@ -118,16 +90,19 @@ static int header(reader_t *r)
                             r->csv.path, (unsigned long long)r->csv.line_no + 1, HEADER);
     if (rc < 0)
         return rc;
-    field_t f[2];
-    size_t n = split(r, f, 2);
     char got[128];
-    fs_rdr_show(got, sizeof got, r->csv.line, r->csv.line_len);
+    fs_rdr_show(got, sizeof got, r->csv.line, r->csv.line_len);   /* before the split cuts it */
+    size_t len = r->csv.line_len;
+    if ((rc = fs_csv_split(&r->csv, ',', r->err)))
+        return rc;
+    const fs_csv_field_t *f = r->csv.fields;
+    size_t n = r->csv.n_fields;
     for (size_t i = 0; i < 2; i++)
         if (i >= n || !is_name(&f[i], i ? FS_CARBON_COL_G : FS_CARBON_COL_HOUR))
-            return at(r, i < n ? f[i].col : r->csv.line_len + 1,
-                      "expected the header %s (got '%s')", HEADER, got);
+            return at(r, i < n ? col(r, &f[i]) : len + 1, "expected the header %s (got '%s')",
+                      HEADER, got);
     if (n > 2)
-        return at(r, f[1].col + f[1].len, "expected the header %s, nothing after it (got '%s')",
+        return at(r, col(r, &f[1]) + f[1].len, "expected the header %s, nothing after it (got '%s')",
                   HEADER, got);
     return 0;
 }
@@ -135,24 +110,28 @@ static int header(reader_t *r)
 /* Row k: hour_start_s = 3600 k and the intensity. */
 static int row(reader_t *r, size_t k, double *g)
 {
-    field_t f[2];
-    size_t n = split(r, f, 2);
+    size_t len = r->csv.line_len;
+    int rc = fs_csv_split(&r->csv, ',', r->err);
+    if (rc)
+        return rc;
+    const fs_csv_field_t *f = r->csv.fields;
+    size_t n = r->csv.n_fields;
     char got[128];
     if (n < 2)
-        return at(r, r->csv.line_len + 1, "expected 2 fields (%s), got %zu", HEADER, n);
+        return at(r, len + 1, "expected 2 fields (%s), got %zu", HEADER, n);
     if (n > 2)
-        return at(r, f[1].col + f[1].len, "expected 2 fields (%s), got more", HEADER);
+        return at(r, col(r, &f[1]) + f[1].len, "expected 2 fields (%s), got more", HEADER);
     uint64_t h;
-    if (fs_rdr_u64(f[0].b, f[0].len, &h) || h != (uint64_t)k * 3600u) {
-        fs_rdr_show(got, sizeof got, f[0].b, f[0].len);
-        return at(r, f[0].col,
+    if (fs_rdr_u64(f[0].s, f[0].len, &h) || h != (uint64_t)k * 3600u) {
+        fs_rdr_show(got, sizeof got, f[0].s, f[0].len);
+        return at(r, col(r, &f[0]),
                   "field %s: expected %llu (row %zu starts hour %zu of the run: whole seconds, "
                   "consecutive hours from 0), got '%s'", FS_CARBON_COL_HOUR,
                   (unsigned long long)k * 3600u, k + 1, k, got);
     }
     if (parse_g(&f[1], g)) {
-        fs_rdr_show(got, sizeof got, f[1].b, f[1].len);
-        return at(r, f[1].col, "field %s: expected g CO2e per kWh, a number >= 0, got '%s'",
+        fs_rdr_show(got, sizeof got, f[1].s, f[1].len);
+        return at(r, col(r, &f[1]), "field %s: expected g CO2e per kWh, a number >= 0, got '%s'",
                   FS_CARBON_COL_G, got);
     }
     return 0;
