@@ -153,6 +153,14 @@ typedef struct fs_podreq {
     uint32_t g, milli, cpu, mem;
 } fs_podreq_t;
 
+/* What job j asks of a node: CPU and memory count for pods
+ * (FS_JOB_SINGLE_NODE) only; a gang spread over nodes reserves GPUs. */
+static inline fs_podreq_t fs_podreq_of(const fs_job_t *j)
+{
+    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
+    return (fs_podreq_t){j->gpus, j->gpu_milli, pod ? j->cpu_milli : 0, pod ? j->mem_mib : 0};
+}
+
 /* One node's share of a gang. */
 typedef struct fs_slice {
     uint32_t node;

@@ -273,21 +273,12 @@ static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out
                 e_ = (set) < 0 ? (m)->cluster.n_pools : (m)->set_off[(set) + 1];    \
          i_ < e_ && ((p) = (set) < 0 ? (uint32_t)i_ : (m)->set_pool[i_], 1); i_++)
 
-/* What a pod asks of its node: CPU and memory count for pods
- * (FS_JOB_SINGLE_NODE) only; a gang spread over nodes reserves GPUs. */
-static inline fs_podreq_t podreq(const fs_jobrt_t *j)
-{
-    int pod = (j->job.flags & FS_JOB_SINGLE_NODE) != 0;
-    return (fs_podreq_t){j->job.gpus, j->job.gpu_milli, pod ? j->job.cpu_milli : 0,
-                         pod ? j->job.mem_mib : 0};
-}
-
 /* Any pool of the job's type (out of line: the loop's register saves
  * would otherwise be paid by the common case below). */
 __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
-    fs_podreq_t q = podreq(j);
+    fs_podreq_t q = fs_podreq_of(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
                                                : fs_cluster_fits_req(&m->cluster, p, j->job.gpus,
@@ -326,7 +317,7 @@ size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pool
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
-    fs_podreq_t q = podreq(j);
+    fs_podreq_t q = fs_podreq_of(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if (j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_could_fit_pod(&m->cluster, p, &q)
                                               : fs_cluster_could_fit(&m->cluster, p, j->job.gpus))
@@ -577,7 +568,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
-        fs_podreq_t q = podreq(j);
+        fs_podreq_t q = fs_podreq_of(&j->job);
         int rc = j->job.flags & FS_JOB_SINGLE_NODE
                      ? fs_placer_place_pod(m->placer, &m->cluster, pools, n_pools, &q, &j->place)
                      : fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
@@ -1279,8 +1270,7 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         return;
     }
     if (fs_placer_learns(m->placer)) {  /* FGD learns the task shapes online */
-        int pod = (job->flags & FS_JOB_SINGLE_NODE) != 0;
-        fs_podreq_t q = {job->gpus, job->gpu_milli, pod ? job->cpu_milli : 0, 0};
+        fs_podreq_t q = fs_podreq_of(job);
         if (fs_placer_observe_pod(m->placer, &m->cluster, &q,
                                   t < 0 ? NULL : m->set_pool + m->set_off[t],
                                   t < 0 ? 0 : m->set_off[t + 1] - m->set_off[t], 1)) {

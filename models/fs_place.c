@@ -58,8 +58,9 @@ struct fs_placer {
     size_t cand_cap;
     uint32_t *podpools;     /* scratch: fs_placer_place_node's pools */
     size_t podpools_cap;
-    int kube;               /* scheduler.node_score: 0 exact, 1 kubernetes (integer scores,
-                               random ties), 2 kubernetes_name (ties: first node name) */
+    int node_score;         /* enum fs_node_score: exact, or integer scores with random
+                               ties (kubernetes) or the first node name (kubernetes_name) */
+    int integer;            /* node_score != exact: scores truncated to integers */
     double wgpu, wcpu, wmem;    /* scheduler.resource_weights (best_fit, spread) */
     double spec_cpu, spec_gpu;  /* atc_best_fit: the largest node's CPU and GPU milli */
 };
@@ -152,9 +153,11 @@ void fs_placer_destroy(fs_placer_t *pl)
 
 int fs_placer_learns(const fs_placer_t *pl) { return pl->kind == FS_PLACE_FGD; }
 
-void fs_placer_set_scoring(fs_placer_t *pl, int kube, double w_gpu, double w_cpu, double w_mem)
+void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double w_cpu,
+                           double w_mem)
 {
-    pl->kube = kube;
+    pl->node_score = node_score;
+    pl->integer = node_score != FS_SCORE_EXACT;
     pl->wgpu = w_gpu;
     pl->wcpu = w_cpu;
     pl->wmem = w_mem;
@@ -617,7 +620,7 @@ static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const 
 #define FGD_OPTION(dF, sl, idx)                                                          \
     do {                                                                                 \
         int64_t d_ = (dF);                                                               \
-        if (pl->kube) {                                                                  \
+        if (pl->integer) {                                                                  \
             double s_ = (double)(int64_t)(sigmoid(-(double)d_ / W / 1000.0) * 100.0);    \
             if (s_ > bests || (s_ == bests && (idx) < bestidx)) {                        \
                 bests = s_;                                                              \
@@ -649,7 +652,7 @@ static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const 
         }
     }
 #undef FGD_OPTION
-    *score = pl->kube ? bests : -(double)bestd;
+    *score = pl->integer ? bests : -(double)bestd;
     return 0;
 }
 
@@ -717,14 +720,14 @@ static int pod_score(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, cons
             if (w[r] <= 0 || cap[r] <= 0)
                 continue;
             double used = cap[r] - fr[r] + rq[r], sc;
-            if (pl->kube)
+            if (pl->integer)
                 sc = (double)((int64_t)(most ? used : cap[r] - used) * 100 / (int64_t)cap[r]);
             else
                 sc = (most ? used : cap[r] - used) * 100.0 / cap[r];
             sum += sc * w[r];
             wsum += w[r];
         }
-        *score = wsum > 0 ? (pl->kube ? (double)((int64_t)sum / (int64_t)wsum) : sum / wsum) : 0;
+        *score = wsum > 0 ? (pl->integer ? (double)((int64_t)sum / (int64_t)wsum) : sum / wsum) : 0;
         if (frac) {
             s = shared_pick(st, q->milli, most, NULL);
             *slot = (most || st->a == 0) && s >= 0 ? st->slot[s] : -1;
@@ -739,7 +742,7 @@ static int pod_score(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, cons
             x += 0.5 * ((double)c->node_cpu[node] - q->cpu) / pl->spec_cpu;
         x += 0.5 * (double)(T - req) / pl->spec_gpu;
         *score = (1.0 - x) * 100.0;
-        if (pl->kube)
+        if (pl->integer)
             *score = (double)(int64_t)*score;
         break;
     }
@@ -793,13 +796,13 @@ static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, si
                 return FS_ENOMEM;
             uint32_t rank = c->node_rank ? c->node_rank[v] : v;
             if (best == NONE || sc > best_score ||
-                (sc == best_score && pl->kube == 2 && rank < best_rank)) {
+                (sc == best_score && pl->node_score == FS_SCORE_KUBE_NAME && rank < best_rank)) {
                 best = v;   /* kubernetes_name: the first name among the best */
                 best_rank = rank;
                 best_slot = slot;
                 best_score = sc;
                 ties = 1;
-            } else if (sc == best_score && pl->kube == 1 && gsl_rng_uniform_int(r, ++ties) == 0) {
+            } else if (sc == best_score && pl->node_score == FS_SCORE_KUBE && gsl_rng_uniform_int(r, ++ties) == 0) {
                 best = v;   /* kube-scheduler selectHost: uniform among the best */
                 best_slot = slot;
             }
@@ -834,7 +837,7 @@ static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t
 {
     if (pl->kind == FS_PLACE_ATC_BEST_FIT || pl->kind == FS_PLACE_GPU_PACKING || q->g == 0)
         return 1;
-    if (pl->kube && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD ||
+    if (pl->integer && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD ||
                      pl->kind == FS_PLACE_FGD || pl->kind == FS_PLACE_RANDOM))
         return 1;
     if ((pl->wcpu > 0 || pl->wmem > 0) && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD))

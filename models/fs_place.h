@@ -88,11 +88,14 @@ int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
 int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podreq_t *q,
                           const uint32_t *pools, size_t n_pools, uint64_t weight);
 
-/* scheduler.node_score (kube: integer node scores 0-100 and a uniformly
- * random node among the best, as kube-scheduler's selectHost) and
+/* scheduler.node_score (enum fs_node_score: exact; kubernetes: integer node
+ * scores 0-100 and a uniformly random node among the best, as
+ * kube-scheduler's selectHost; kubernetes_name: the first node name among
+ * the best) and
  * scheduler.resource_weights for best_fit/spread (gpu 1, cpu 0, memory 0
  * until set). */
-void fs_placer_set_scoring(fs_placer_t *pl, int kube, double w_gpu, double w_cpu, double w_mem);
+void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double w_cpu,
+                           double w_mem);
 
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);

@@ -63,12 +63,6 @@ typedef struct frag {
     uint8_t *atypical;      /* per job: its shape is left out of the given shapes */
 } frag_t;
 
-static fs_podreq_t podreq_of(const fs_job_t *j)
-{
-    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
-    return (fs_podreq_t){j->gpus, j->gpu_milli, pod ? j->cpu_milli : 0, pod ? j->mem_mib : 0};
-}
-
 /* --typical: the shapes (GPUs, milli, CPU, GPU type) by count, most popular
  * first (ties: the shape met first), kept until they cover `typical` of the
  * pods; the jobs of the others are marked.  The ATC'23 simulator's typical
@@ -92,11 +86,10 @@ static int mark_typical(frag_t *f)
     if (f->typical >= 1)
         return 0;
     shapecount_t *sc = fs_calloc(f->n_jobs, sizeof *sc);
-    size_t *of = fs_malloc(f->n_jobs * sizeof *of), n = 0;
+    size_t n = 0;
     f->atypical = fs_calloc(f->n_jobs, 1);
-    if (!sc || !of || !f->atypical) {
+    if (!sc || !f->atypical) {
         fs_free(sc);
-        fs_free(of);
         return FS_ENOMEM;
     }
     for (size_t i = 0; i < f->n_jobs; i++) {   /* O(jobs x shapes): shapes are few */
@@ -122,7 +115,6 @@ static int mark_typical(frag_t *f)
         f->atypical[i] = (uint8_t)!in;
     }
     fs_free(sc);
-    fs_free(of);
     return 0;
 }
 
@@ -256,7 +248,7 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         for (size_t i = 0; i < f->n_jobs; i++) {
             size_t np;
             const uint32_t *pp = pools_of(f, &f->jobs[i], &np);
-            fs_podreq_t q = podreq_of(&f->jobs[i]);
+            fs_podreq_t q = fs_podreq_of(&f->jobs[i]);
             if (f->atypical && f->atypical[i])
                 continue;
             /* a type no pool has: pp != NULL, np == 0, in the total weight only */
@@ -286,7 +278,7 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
                                                                         f->n_jobs)];
         size_t np;
         const uint32_t *pp = pools_of(f, j, &np);
-        fs_podreq_t q = podreq_of(j);
+        fs_podreq_t q = fs_podreq_of(j);
         if (fs_placer_learns(pl) && f->learned &&
             (rc = fs_placer_observe_pod(pl, &c, &q, pp, np, 1))) {
             fs_error_set(err, rc, "out of memory");
