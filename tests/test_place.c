@@ -561,6 +561,54 @@ static void test_pods_cpu_hand(void **s)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Allocation failures on the pod paths (cluster CPU, memory and rank arrays,
+ * FGD shape list and CPU levels, scoring a pod) return FS_ENOMEM and leak
+ * nothing; past the last allocation the same steps succeed. */
+static void test_pods_alloc_failures(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    uint32_t rank[4] = {3, 1, 0, 2};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 4, 4, 16000, 65536, rank}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 1);
+    int ok = 0;
+    for (uint64_t k = 1; k < 200 && !ok; k++) {
+        fs_cluster_t c;
+        fs_placer_t *pl = NULL;
+        fs_placement_t a = {0};
+        fs_podreq_t sh1 = {1, 1000, 4000, 0}, sh2 = {1, 500, 8000, 0}, pod = {1, 500, 6000, 1024};
+        int rc, placed = 0;
+        fs_alloc_fail_after(k);
+        if (!(rc = fs_cluster_init(&c, &cc, NULL))) {
+            if (!(rc = fs_placer_create(&c, FS_PLACE_FGD, 0, &cc, 1, 0, &pl, NULL))) {
+                fs_placer_set_scoring(pl, FS_SCORE_KUBE_NAME, 1, 0, 0);
+                if (!(rc = fs_placer_observe_pod(pl, &c, &sh1, NULL, 0, 3)) &&
+                    !(rc = fs_placer_observe_pod(pl, &c, &sh2, NULL, 0, 1))) {
+                    rc = fs_placer_place_pod(pl, &c, NULL, 0, &pod, &a);
+                    placed = rc == 1;
+                    rc = rc == 1 ? 0 : rc;
+                }
+            }
+        }
+        fs_alloc_fail_after(0);
+        if (rc == 0) {
+            ok = 1;
+            assert_true(placed);
+            assert_int_equal(c.node_cpu[a.one.node], 10000);
+        } else {
+            assert_int_equal(rc, FS_ENOMEM);
+        }
+        if (placed)
+            fs_cluster_free(&c, &a);
+        fs_placer_destroy(pl);
+        if (rc == 0 || pl || c.pools)
+            fs_cluster_release(&c);
+        assert_int_equal(fs_alloc_live(), live0);
+    }
+    assert_true(ok);
+}
+
 /* With every node a candidate, FGD's choice and F_n equal brute force. */
 static void test_fgd_matches_definition(void **s)
 {
@@ -1178,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_fgd_matches_definition),
         cmocka_unit_test(test_fgd_cpu_matches_definition),
         cmocka_unit_test(test_pods_cpu_hand),
+        cmocka_unit_test(test_pods_alloc_failures),
         cmocka_unit_test(test_best_fit_brute),
         cmocka_unit_test(test_spread_brute),
         cmocka_unit_test(test_fgd_avoids_fragment),
