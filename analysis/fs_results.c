@@ -29,6 +29,7 @@
 #include "fs_results.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +52,17 @@
 #define DEFLATE_LEVEL 1
 #define MAX_COLS 64
 
+/* What compressing chunks needs, kept from chunk to chunk: the compressor
+ * and two buffers of one chunk each (the packed and shuffled bytes, the
+ * compressed stream).  Why kept: a 16,384-row chunk of /jobs is 2.4 MB,
+ * which malloc takes from mmap; allocated per chunk, every page of them
+ * faulted in again (a tenth of a 1 M-job run's CPU in the kernel). */
+typedef struct zctx {
+    struct libdeflate_compressor *zc;
+    unsigned char *shuf, *out;
+    size_t nbytes, bound;       /* capacity of shuf, of out */
+} zctx_t;
+
 struct fs_results {
     char *path;                 /* target name */
     char *tmp;                  /* TARGET.tmp.PID, written until commit */
@@ -61,6 +73,8 @@ struct fs_results {
         hsize_t written;        /* rows in the file */
     } pend[7];
     int final;                  /* the commit's flushes: a table never flushed gets small chunks */
+    zctx_t zx;                  /* compressing on the caller's thread */
+    struct writer *w;           /* the writer thread (fs_results_meta_t.writer_thread), or NULL */
     fs_out_t out;               /* the target (links followed) and its temporary */
     void (*io_lock)(void *ud, int lock);   /* fs_results_meta_t.io_lock */
     void *io_lock_ud;
@@ -630,28 +644,6 @@ static int host_is_le(void)
     return b == 1;
 }
 
-/* HDF5's shuffle filter: byte j of element i goes to j * n + i, for the
- * first `used` of n elements; the planes' tails (elements used..n-1, the
- * zero padding of an edge chunk) must already be zero in dst.
- * Why blocked: element by element, every store lands n bytes (a 16,384-row
- * plane) after the previous one and misses the TLB (36% of a 1 M-job run's
- * CPU); a block of SHUF_BLOCK elements is read from L1 once per byte
- * plane and stored as one run of SHUF_BLOCK bytes.  The bytes are the same. */
-#define SHUF_BLOCK 64
-static void shuffle_bytes(const unsigned char *src, unsigned char *dst, size_t n, size_t used,
-                          size_t esize)
-{
-    for (size_t i0 = 0; i0 < used; i0 += SHUF_BLOCK) {
-        size_t b = used - i0 < SHUF_BLOCK ? used - i0 : SHUF_BLOCK;
-        const unsigned char *s = src + i0 * esize;
-        for (size_t j = 0; j < esize; j++) {
-            unsigned char *d = dst + j * n + i0;
-            for (size_t i = 0; i < b; i++)
-                d[i] = s[i * esize + j];
-        }
-    }
-}
-
 static void free_chunks(zchunk_t *z, size_t n)
 {
     for (size_t i = 0; z && i < n; i++)
@@ -659,58 +651,134 @@ static void free_chunks(zchunk_t *z, size_t n)
     fs_free(z);
 }
 
+/* Where each byte of the file's packed row comes from in the memory row. */
+#define MAX_ROW_BYTES 1024
+typedef struct layout {
+    uint16_t mo[MAX_ROW_BYTES];  /* file byte j = memory byte mo[j] */
+    size_t fsize;                /* the packed row's size */
+} layout_t;
+
+static void layout_of(const table_spec_t *t, layout_t *lay)
+{
+    lay->fsize = 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        size_t moff = t->stroff && t->cols[i].kind == K_STR ? t->stroff[i] : t->cols[i].off;
+        size_t sz = kind_mem_size(t->cols[i].kind, col_strsz(t, i));
+        if (lay->fsize + sz > MAX_ROW_BYTES) {   /* no table is: build_chunk refuses it */
+            lay->fsize = 0;
+            return;
+        }
+        for (size_t b = 0; b < sz; b++)
+            lay->mo[lay->fsize++] = (uint16_t)(moff + b);
+    }
+}
+_Static_assert(MAX_ROW_BYTES <= UINT16_MAX, "offsets fit mo[]");
+
+/* Packing and HDF5's shuffle filter in one pass: byte j of the packed row
+ * of element i goes to j * n + i, for the first `used` of n elements; the
+ * planes' tails (elements used..n-1, the zero padding of an edge chunk)
+ * must already be zero in dst.  The bytes are those of packing the rows
+ * (the columns' bytes in file order) and then shuffling.
+ * Why blocked: element by element, every store lands n bytes (a 16,384-row
+ * plane) after the previous one and misses the TLB (36% of a 1 M-job run's
+ * CPU); a block of SHUF_BLOCK elements is read from L1 once per byte
+ * plane and stored as one run of SHUF_BLOCK bytes.  Why one pass: packing
+ * first was a memcpy call per column and row (22 M calls for 1 M jobs,
+ * 5% of the run) and one more 2.4 MB buffer per chunk. */
+#define SHUF_BLOCK 64
+static void pack_shuffle(const unsigned char *src, size_t row_size, const layout_t *lay,
+                         unsigned char *dst, size_t n, size_t used)
+{
+    for (size_t i0 = 0; i0 < used; i0 += SHUF_BLOCK) {
+        size_t b = used - i0 < SHUF_BLOCK ? used - i0 : SHUF_BLOCK;
+        const unsigned char *s = src + i0 * row_size;
+        for (size_t j = 0; j < lay->fsize; j++) {
+            unsigned char *d = dst + j * n + i0;
+            const unsigned char *c = s + lay->mo[j];
+            for (size_t i = 0; i < b; i++)
+                d[i] = c[i * row_size];
+        }
+    }
+}
+
+static void zctx_release(zctx_t *x)
+{
+    if (x->zc)
+        libdeflate_free_compressor(x->zc);
+    fs_free(x->shuf);
+    fs_free(x->out);
+    memset(x, 0, sizeof *x);
+}
+
+/* Makes x hold chunks of nbytes; FS_ENOMEM leaves it usable as it was. */
+static int zctx_reserve(zctx_t *x, size_t nbytes)
+{
+    if (!x->zc && !(x->zc = libdeflate_alloc_compressor(DEFLATE_LEVEL)))
+        return FS_ENOMEM;
+    if (nbytes <= x->nbytes)
+        return 0;
+    size_t bound = libdeflate_zlib_compress_bound(x->zc, nbytes);
+    unsigned char *q = fs_malloc(nbytes), *o = fs_malloc(bound);
+    if (!q || !o) {
+        fs_free(q);
+        fs_free(o);
+        return FS_ENOMEM;
+    }
+    fs_free(x->shuf);
+    fs_free(x->out);
+    x->shuf = q;
+    x->out = o;
+    x->nbytes = nbytes;
+    x->bound = bound;
+    return 0;
+}
+
+/* One chunk of `rows` rows from the cnt rows at src (cnt <= rows; the rest
+ * is the edge chunk's zero padding): packed, shuffled and compressed into
+ * z->data (fs_malloc'd, exactly z->size bytes).  No HDF5 call. */
+static int build_chunk(zctx_t *x, const layout_t *lay, size_t rows, const void *src,
+                       size_t row_size, size_t cnt, zchunk_t *z, const char *file,
+                       const char *table, fs_error_t *err)
+{
+    size_t nbytes = rows * lay->fsize;
+    if (lay->fsize == 0)
+        return fs_error_set(err, FS_EINVAL, "%s: a row of /%s is wider than %d bytes", file,
+                            table, MAX_ROW_BYTES);
+    if (zctx_reserve(x, nbytes))
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory compressing /%s", file, table);
+    if (cnt < rows)   /* the edge chunk's zero padding, shuffled, is zeros */
+        memset(x->shuf, 0, nbytes);
+    pack_shuffle(src, row_size, lay, x->shuf, rows, cnt);
+    size_t zn = libdeflate_zlib_compress(x->zc, x->shuf, nbytes, x->out, x->bound);
+    if (zn == 0)
+        return fs_error_set(err, FS_EIO, "%s: compressing /%s failed (libdeflate)", file, table);
+    if (!(z->data = fs_malloc(zn)))
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory compressing /%s", file, table);
+    memcpy(z->data, x->out, zn);
+    z->size = zn;
+    return 0;
+}
+
 /* Packs rows [0, n) of buf into ceil(n / chunk) filtered chunks.  No HDF5
  * call: runs without the lock. */
-static int build_chunks(const table_spec_t *t, size_t row_size, size_t n, const void *buf,
-                        zchunk_t **out, size_t *n_out, const char *file, fs_error_t *err)
+static int build_chunks(zctx_t *x, const table_spec_t *t, size_t row_size, size_t n,
+                        const void *buf, zchunk_t **out, size_t *n_out, const char *file,
+                        fs_error_t *err)
 {
-    size_t foff[MAX_COLS], moff[MAX_COLS], sz[MAX_COLS], fsize = 0;
-    for (size_t i = 0; i < t->ncols; i++) {
-        moff[i] = t->stroff && t->cols[i].kind == K_STR ? t->stroff[i] : t->cols[i].off;
-        sz[i] = kind_mem_size(t->cols[i].kind, col_strsz(t, i));
-        foff[i] = fsize;
-        fsize += sz[i];
-    }
-    size_t rows = (size_t)t->chunk, nbytes = rows * fsize, nch = (n + rows - 1) / rows;
-    struct libdeflate_compressor *zc = libdeflate_alloc_compressor(DEFLATE_LEVEL);
-    size_t bound = zc ? libdeflate_zlib_compress_bound(zc, nbytes) : 0;
-    unsigned char *packed = fs_malloc(nbytes), *shuf = fs_malloc(nbytes);
+    layout_t lay;
+    layout_of(t, &lay);
+    size_t rows = (size_t)t->chunk, nch = (n + rows - 1) / rows;
     zchunk_t *z = fs_calloc(nch, sizeof *z);
-    int rc = 0;
-    if (!packed || !shuf || !z || !zc) {
-        rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory compressing /%s", file, t->name);
-        goto out;
-    }
+    if (!z)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory compressing /%s", file, t->name);
     for (size_t k = 0; k < nch; k++) {
         size_t first = k * rows, cnt = n - first < rows ? n - first : rows;
-        for (size_t r = 0; r < cnt; r++) {
-            const unsigned char *src = (const unsigned char *)buf + (first + r) * row_size;
-            unsigned char *dst = packed + r * fsize;
-            for (size_t i = 0; i < t->ncols; i++)
-                memcpy(dst + foff[i], src + moff[i], sz[i]);
+        int rc = build_chunk(x, &lay, rows, (const char *)buf + first * row_size, row_size, cnt,
+                             &z[k], file, t->name, err);
+        if (rc) {
+            free_chunks(z, nch);
+            return rc;
         }
-        if (cnt < rows)   /* the edge chunk's zero padding, shuffled, is zeros */
-            memset(shuf, 0, nbytes);
-        shuffle_bytes(packed, shuf, rows, cnt, fsize);
-        if (!(z[k].data = fs_malloc(bound))) {
-            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory compressing /%s", file, t->name);
-            goto out;
-        }
-        size_t zn = libdeflate_zlib_compress(zc, shuf, nbytes, z[k].data, bound);
-        if (zn == 0) {
-            rc = fs_error_set(err, FS_EIO, "%s: compressing /%s failed (libdeflate)", file, t->name);
-            goto out;
-        }
-        z[k].size = zn;
-    }
-out:
-    if (zc)
-        libdeflate_free_compressor(zc);
-    fs_free(packed);
-    fs_free(shuf);
-    if (rc) {
-        free_chunks(z, nch);
-        return rc;
     }
     *out = z;
     *n_out = nch;
@@ -878,10 +946,15 @@ static void h5_leave(h5lock_t l, const h5call_t *c)
         l.fn(l.ud, 0);
 }
 
+static void writer_start(fs_results_t *r);
+static void writer_end(fs_results_t *r, int cancel);
+
 static void results_free(fs_results_t *r)
 {
     if (!r)
         return;
+    writer_end(r, 1);
+    zctx_release(&r->zx);
     for (size_t k = 0; k < N_OF(r->pend); k++)
         fs_free(r->pend[k].rows);
     fs_free(r->tmp);
@@ -901,6 +974,7 @@ static void results_free(fs_results_t *r)
  */
 static void discard(fs_results_t *r)
 {
+    writer_end(r, 1);   /* before the file goes: the thread may hold chunks of it */
     if (r->fid >= 0) {
         /* The file is thrown away: empty it first, so that the flush H5Fclose
          * does cannot fail for want of space (a full disk), which would leave
@@ -1009,8 +1083,11 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
     if (rc != 0)
         discard(r);
     h5_leave(l, &c);
-    if (rc == 0)
+    if (rc == 0) {
+        if (meta->writer_thread && host_is_le())
+            writer_start(r);
         *out = r;
+    }
     return rc;
 }
 
@@ -1018,16 +1095,17 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
  * outside the lock when the append starts on a chunk boundary, else one
  * H5TBappend_records under it.  Takes the lock itself: the caller must not
  * hold it. */
-static int flush_table(fs_results_t *r, const table_spec_t *t, size_t row_size, size_t n,
-                       const void *buf, hsize_t *written, fs_error_t *err)
+static int flush_table(fs_results_t *r, zctx_t *zx, const table_spec_t *t, size_t row_size,
+                       size_t n, const void *buf, hsize_t *written, const zchunk_t *pre,
+                       size_t npre, fs_error_t *err)
 {
-    if (n == 0)
+    if (n == 0 && npre == 0)
         return 0;
     zchunk_t *z = NULL;
     size_t nch = 0;
     int rc = 0;
     table_spec_t small;
-    if (r->final && *written == 0 && n < t->chunk) {
+    if (r->final && *written == 0 && npre == 0 && n < t->chunk) {
         /* A table that never filled a chunk is made again at the commit with
          * chunks of its rows rounded up to SMALL_CHUNK_ROWS: a small run
          * packs and compresses its rows, not a chunk of zero padding. */
@@ -1045,18 +1123,42 @@ static int flush_table(fs_results_t *r, const table_spec_t *t, size_t row_size, 
             return rc;
         t = &small;
     }
-    int direct = host_is_le() && *written % t->chunk == 0;
-    if (direct && (rc = build_chunks(t, row_size, n, buf, &z, &nch, r->tmp, err)) != 0)
-        return rc;
+    /* chunks the writer thread compressed (npre whole chunks) come first:
+     * they exist only where the direct path applies */
+    int direct = npre > 0 || (host_is_le() && *written % t->chunk == 0);
+    if (direct) {
+        zchunk_t *own = NULL;
+        size_t nown = 0;
+        if (n > 0 && (rc = build_chunks(zx, t, row_size, n, buf, &own, &nown, r->tmp, err)))
+            return rc;
+        nch = npre + nown;
+        if (npre == 0) {
+            z = own;
+        } else {
+            if (!(z = fs_calloc(nch, sizeof *z))) {
+                free_chunks(own, nown);
+                return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /%s", r->tmp,
+                                    t->name);
+            }
+            memcpy(z, pre, npre * sizeof *z);   /* borrowed: the caller frees them */
+            memcpy(z + npre, own, nown * sizeof *z);
+            fs_free(own);
+        }
+    }
+    size_t rows = npre * (size_t)t->chunk + n;
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
-    rc = direct ? write_chunks(r->fid, &c, t, *written, n, z, nch, err)
+    rc = direct ? write_chunks(r->fid, &c, t, *written, rows, z, nch, err)
                 : append_rows(r->fid, &c, t, row_size, n, buf, err);
     h5_leave(l, &c);
-    free_chunks(z, nch);
+    if (z) {
+        for (size_t i = npre; i < nch; i++)
+            fs_free(z[i].data);
+        fs_free(z);
+    }
     if (rc == 0)
-        *written += (hsize_t)n;
+        *written += (hsize_t)rows;
     return rc;
 }
 
@@ -1079,19 +1181,326 @@ static const struct {
 _Static_assert(N_STREAMED == sizeof ((fs_results_t *)0)->pend / sizeof ((fs_results_t *)0)->pend[0],
                "one pending buffer per streamed table");
 
-static int flush_pending(fs_results_t *r, enum streamed_table k, fs_error_t *err)
+/* ---- the writer thread (fs_results_meta_t.writer_thread) ------------------ */
+
+/*
+ * Why: compressing /jobs is about half of a large run's CPU (1 M jobs:
+ * libdeflate 43%, packing and shuffling 7%), and it does not depend on the
+ * simulation.  With a writer thread the caller hands over each full chunk
+ * of rows (CHUNK_ROWS) and goes on simulating; the thread packs, shuffles
+ * and compresses it, and every FS_RESULTS_BATCH rows of a table writes the
+ * batch's chunks with the same HDF5 calls, in the same order, as the
+ * caller's thread would have (a batch is written when its last chunk, the
+ * one handed over at the add that finds a full batch without a thread, is
+ * taken from the ring): the file is byte for byte the same.  When the ring
+ * is full, or at the commit, the caller compresses queued chunks itself
+ * (newest first) instead of waiting, so that both cores compress when the
+ * simulation is done or is waiting.
+ *
+ * Only the thread calls HDF5 while items are in flight: every public call
+ * that calls HDF5 itself first waits until the ring is empty (drain).  A
+ * failure on the thread (a write, or memory for a compressed chunk) is
+ * kept and returned by the next add, drain or commit; the file is then
+ * discarded as after any failure.
+ */
+#define WQ_CHUNKS 4     /* chunks handed over and not yet written, at most */
+#define BATCH_CHUNKS (FS_RESULTS_BATCH / CHUNK_ROWS)
+_Static_assert(FS_RESULTS_BATCH % CHUNK_ROWS == 0, "a batch is whole chunks");
+
+enum { W_QUEUED, W_CLAIMED, W_DONE };
+
+typedef struct witem {
+    int k;                  /* enum streamed_table */
+    void *rows;             /* CHUNK_ROWS rows of that table (owned) */
+    size_t cap;             /* rows' capacity in bytes */
+    int state;              /* W_QUEUED, W_CLAIMED (being compressed), W_DONE */
+    zchunk_t z;             /* W_DONE: its compressed chunk */
+    int rc;                 /* compressing it failed (err says why) */
+    fs_error_t err;
+} witem_t;
+
+typedef struct wacc {       /* a table's compressed chunks not yet written */
+    zchunk_t *z;
+    size_t n, cap;
+} wacc_t;
+
+typedef struct writer {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;      /* any change of the ring or of an item: broadcast */
+    witem_t it[WQ_CHUNKS];
+    size_t head, n;         /* the ring: it[head] and the n - 1 after it, in order */
+    int stop;               /* exit once the ring is empty */
+    int cancel;             /* drop what is queued (abort) */
+    zctx_t zw, zm;          /* scratch of the thread, of the caller when it helps */
+    wacc_t acc[N_STREAMED]; /* the thread's, until it exits */
+    struct {
+        void *p;
+        size_t cap;         /* bytes */
+    } spare[WQ_CHUNKS + 1]; /* row buffers given back */
+    size_t n_spare;
+    int rc;                 /* the first failure (sticky) */
+    fs_error_t err;
+} writer_t;
+
+/* Compresses item x (the lock not held). */
+static void writer_build(const fs_results_t *r, zctx_t *zx, witem_t *x)
 {
+    const table_spec_t *t = streamed[x->k].spec;
+    layout_t lay;
+    layout_of(t, &lay);
+    fs_error_clear(&x->err);
+    x->rc = build_chunk(zx, &lay, (size_t)t->chunk, x->rows, streamed[x->k].row_size, CHUNK_ROWS,
+                        &x->z, r->tmp, t->name, &x->err);
+}
+
+/* The caller compresses the newest queued item, if any (lock held; it is
+ * released while compressing).  1 if it did. */
+static int writer_help(fs_results_t *r)
+{
+    writer_t *w = r->w;
+    if (w->rc || w->cancel)
+        return 0;
+    for (size_t i = w->n; i-- > 0;) {
+        witem_t *x = &w->it[(w->head + i) % WQ_CHUNKS];
+        if (x->state != W_QUEUED)
+            continue;
+        x->state = W_CLAIMED;
+        pthread_mutex_unlock(&w->mu);
+        writer_build(r, &w->zm, x);
+        pthread_mutex_lock(&w->mu);
+        x->state = W_DONE;
+        pthread_cond_broadcast(&w->cv);
+        return 1;
+    }
+    return 0;
+}
+
+/* The thread: writes a table's batch of chunks (lock not held). */
+static int writer_write(fs_results_t *r, int k, fs_error_t *err)
+{
+    wacc_t *a = &r->w->acc[k];
+    const table_spec_t *t = streamed[k].spec;
     struct pending *p = &r->pend[k];
-    int rc = flush_table(r, streamed[k].spec, streamed[k].row_size, p->n, p->rows, &p->written, err);
+    size_t rows = a->n * (size_t)t->chunk;
+    h5call_t c;
+    h5lock_t l = lock_of(r);
+    h5_enter(l, &c, r->tmp);
+    int rc = write_chunks(r->fid, &c, t, p->written, rows, a->z, a->n, err);
+    h5_leave(l, &c);
+    for (size_t i = 0; i < a->n; i++)
+        fs_free(a->z[i].data);
+    a->n = 0;
     if (rc == 0)
-        p->n = 0;
+        p->written += (hsize_t)rows;
     return rc;
 }
 
-/* Every streamed table, in order (the commit's final flush). */
+static void *writer_main(void *arg)
+{
+    fs_results_t *r = arg;
+    writer_t *w = r->w;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->n == 0 && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->n == 0)
+            break;
+        witem_t *x = &w->it[w->head];
+        int live = !w->rc && !w->cancel;
+        if (live && x->state == W_QUEUED) {
+            x->state = W_CLAIMED;
+            pthread_mutex_unlock(&w->mu);
+            writer_build(r, &w->zw, x);
+            pthread_mutex_lock(&w->mu);
+            x->state = W_DONE;
+        }
+        while (x->state == W_CLAIMED)   /* the caller is compressing it */
+            pthread_cond_wait(&w->cv, &w->mu);
+        live = !w->rc && !w->cancel;
+        int rc = 0;
+        fs_error_t e;
+        fs_error_clear(&e);
+        if (live && x->rc) {
+            rc = x->rc;
+            e = x->err;
+        } else if (live) {
+            wacc_t *a = &w->acc[x->k];
+            if (fs_grow((void **)&a->z, &a->cap, a->n + 1, sizeof *a->z)) {
+                rc = fs_error_set(&e, FS_ENOMEM, "%s: out of memory writing /%s", r->tmp,
+                                  streamed[x->k].spec->name);
+            } else {
+                a->z[a->n++] = x->z;
+                x->z.data = NULL;
+                if (a->n == BATCH_CHUNKS) {
+                    pthread_mutex_unlock(&w->mu);
+                    rc = writer_write(r, x->k, &e);
+                    pthread_mutex_lock(&w->mu);
+                }
+            }
+        }
+        if (rc && !w->rc) {
+            w->rc = rc;
+            w->err = e;
+        }
+        fs_free(x->z.data);
+        x->z.data = NULL;
+        if (w->n_spare < N_OF(w->spare)) {
+            w->spare[w->n_spare].p = x->rows;
+            w->spare[w->n_spare++].cap = x->cap;
+        } else {
+            fs_free(x->rows);
+        }
+        x->rows = NULL;
+        w->head = (w->head + 1) % WQ_CHUNKS;
+        w->n--;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Starts the thread; no thread (and no error) when it cannot be had: the
+ * caller's thread then writes, as without the option. */
+static void writer_start(fs_results_t *r)
+{
+    writer_t *w = fs_calloc(1, sizeof *w);
+    if (!w)
+        return;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        fs_free(w);
+        return;
+    }
+    if (pthread_cond_init(&w->cv, NULL) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        fs_free(w);
+        return;
+    }
+    r->w = w;
+    if (pthread_create(&w->th, NULL, writer_main, r) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        fs_free(w);
+        r->w = NULL;
+    }
+}
+
+/* Waits until the ring is empty, compressing queued chunks meanwhile; the
+ * thread's failure if any.  The thread then calls no HDF5 until the next
+ * hand-over. */
+static int writer_drain(fs_results_t *r, fs_error_t *err)
+{
+    writer_t *w = r->w;
+    if (!w)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    while (w->n > 0)
+        if (!writer_help(r))
+            pthread_cond_wait(&w->cv, &w->mu);
+    int rc = w->rc;
+    if (rc)
+        *err = w->err;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+/* Ends the thread (cancel: dropping what is queued) and frees it, with
+ * the chunks it compressed and did not write. */
+static void writer_end(fs_results_t *r, int cancel)
+{
+    writer_t *w = r->w;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    w->cancel |= cancel;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    for (size_t k = 0; k < N_STREAMED; k++)
+        free_chunks(w->acc[k].z, w->acc[k].n);
+    for (size_t i = 0; i < w->n_spare; i++)
+        fs_free(w->spare[i].p);
+    zctx_release(&w->zw);
+    zctx_release(&w->zm);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    fs_free(w);
+    r->w = NULL;
+}
+
+/* Hands over table k's full chunk of rows.  A buffer for the rows to come
+ * is had first: FS_ENOMEM leaves everything as it was. */
+static int writer_submit(fs_results_t *r, enum streamed_table k, fs_error_t *err)
+{
+    writer_t *w = r->w;
+    struct pending *p = &r->pend[k];
+    size_t sz = streamed[k].row_size, need = (size_t)CHUNK_ROWS * sz;
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    while (!w->rc && w->n == WQ_CHUNKS)
+        if (!writer_help(r))
+            pthread_cond_wait(&w->cv, &w->mu);
+    if ((rc = w->rc) != 0) {
+        *err = w->err;
+        goto out;
+    }
+    void *next = NULL;
+    size_t next_cap = 0;
+    for (size_t i = 0; i < w->n_spare && !next; i++)
+        if (w->spare[i].cap >= need) {
+            next = w->spare[i].p;
+            next_cap = w->spare[i].cap;
+            w->spare[i] = w->spare[--w->n_spare];
+        }
+    if (!next) {
+        if (!(next = fs_malloc(need))) {
+            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /%s", r->path,
+                              streamed[k].spec->name);
+            goto out;
+        }
+        next_cap = need;
+    }
+    witem_t *x = &w->it[(w->head + w->n) % WQ_CHUNKS];
+    memset(x, 0, sizeof *x);
+    x->k = (int)k;
+    x->rows = p->rows;
+    x->cap = p->cap * sz;
+    x->state = W_QUEUED;
+    w->n++;
+    p->rows = next;
+    p->cap = next_cap / sz;
+    p->n = 0;
+    pthread_cond_broadcast(&w->cv);
+out:
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static int flush_pending(fs_results_t *r, enum streamed_table k, fs_error_t *err)
+{
+    struct pending *p = &r->pend[k];
+    wacc_t *a = r->w ? &r->w->acc[k] : NULL;
+    /* the caller's scratch: with a thread, the one it compresses with when it helps */
+    int rc = flush_table(r, r->w ? &r->w->zm : &r->zx, streamed[k].spec, streamed[k].row_size,
+                         p->n, p->rows, &p->written, a ? a->z : NULL, a ? a->n : 0, err);
+    if (rc == 0) {
+        p->n = 0;
+        if (a) {
+            for (size_t i = 0; i < a->n; i++)
+                fs_free(a->z[i].data);
+            a->n = 0;
+        }
+    }
+    return rc;
+}
+
+/* Every streamed table, in order (the commit's final flush); with a writer
+ * thread, after it wrote all it was given: its compressed chunks that make
+ * no whole batch go first. */
 static int flush_all(fs_results_t *r, fs_error_t *err)
 {
-    int rc = 0;
+    int rc = writer_drain(r, err);
     for (int k = 0; k < N_STREAMED && rc == 0; k++)
         rc = flush_pending(r, (enum streamed_table)k, err);
     return rc;
@@ -1101,7 +1510,11 @@ static int add_pending(fs_results_t *r, enum streamed_table k, const void *row, 
 {
     struct pending *p = &r->pend[k];
     size_t sz = streamed[k].row_size;
-    if (p->n == FS_RESULTS_BATCH) {
+    if (r->w && p->n == CHUNK_ROWS) {
+        int rc = writer_submit(r, k, err);
+        if (rc != 0)
+            return rc;
+    } else if (!r->w && p->n == FS_RESULTS_BATCH) {
         int rc = flush_pending(r, k, err);
         if (rc != 0)
             return rc;
@@ -1284,6 +1697,9 @@ int fs_results_set_skipped(fs_results_t *r, const char *const *reasons, const ui
         return fs_error_set(err, FS_EINVAL, "results file: skipped rows without a file or reasons");
     if (n == 0)
         return 0;
+    int rc = writer_drain(r, err);
+    if (rc)
+        return rc;
     skip_mem_t *rows = fs_calloc(n, sizeof *rows);
     if (!rows)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing skip reasons", r->path);
@@ -1296,7 +1712,7 @@ int fs_results_set_skipped(fs_results_t *r, const char *const *reasons, const ui
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
-    int rc = write_skipped(r, &c, rows, n, err);
+    rc = write_skipped(r, &c, rows, n, err);
     h5_leave(l, &c);
     fs_free(rows);
     return rc;
@@ -1306,6 +1722,7 @@ void fs_results_abort(fs_results_t *r)
 {
     if (!r)
         return;
+    writer_end(r, 1);   /* without the lock: the thread may be waiting for it */
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
@@ -1443,12 +1860,17 @@ int fs_results_add_cost(fs_results_t *r, const fs_cost_report_t *cost,
 {
     if (!r || !cost)
         return fs_error_set(err, FS_EINVAL, "results file: cost without an open file");
+    int rc = writer_drain(r, err);
+    if (rc)
+        return rc;
+    /* under the caller's HDF5 lock like every other call (a sweep's threads) */
     h5call_t c;
-    call_begin(&c, r->tmp);
-    int rc = write_cost_cells(r->fid, &c, cost, err);
+    h5lock_t l = lock_of(r);
+    h5_enter(l, &c, r->tmp);
+    rc = write_cost_cells(r->fid, &c, cost, err);
     if (!rc)
         rc = write_cost_tenants(r->fid, &c, cost, tenant_names, n_tenants, err);
-    call_end(&c);
+    h5_leave(l, &c);
     return rc;
 }
 

@@ -50,6 +50,11 @@ typedef struct fs_results_meta {
      * chunks (H5Dwrite_chunk) inside it.  Callers must not hold it. */
     void (*io_lock)(void *ud, int lock);
     void *io_lock_ud;
+    /* optional: compress and write /jobs and the other streamed tables on a
+     * thread of the results file's own while the caller goes on (the file
+     * is byte for byte the one written without it).  For a run that has a
+     * core to spare; a sweep that runs one run per core leaves it off. */
+    int writer_thread;
     /* optional: a run of a sweep writes which one it is (root attributes
      * sweep_digest and sweep_point, besides replication), so that merge and
      * --resume take a file only for the run it is (docs/sweeps.md) */

@@ -30,6 +30,7 @@
 #include "analysis/fs_index.h"
 #include "analysis/fs_results.h"
 #include "sim/fs_alloc.h"
+#include "sim/fs_io.h"
 #include "fs_test_util.h"
 
 typedef struct fixture {
@@ -98,11 +99,16 @@ static const fs_pool_info_t pools[] = {
 static const char scenario[] = "name: test\nseed: 7\nhorizon: 30d\n";
 static const char source[] = "# as given\nname: test\n";
 
+/* Test configuration, not run state: the tests that set it write through
+ * the results file's writer thread (fs_results_meta_t.writer_thread). */
+static int use_writer;
+
 static fs_results_meta_t meta(void)
 {
     fs_results_meta_t m = {.seed = 0xfedcba9876543210ull, .replication = 3,
                            .scenario = scenario, .scenario_source = source,
-                           .scenario_path = NULL, .pools = pools, .n_pools = 2};
+                           .scenario_path = NULL, .pools = pools, .n_pools = 2,
+                           .writer_thread = use_writer};
     return m;
 }
 
@@ -1244,6 +1250,185 @@ static void test_threads_one_lock(void **state)
     free(b);
 }
 
+/* ---- the writer thread ------------------------------------------------------ */
+
+/* With the writer thread the file is byte for byte the one written without
+ * it, at sizes around the chunk (16,384 rows) and batch (65,536) edges. */
+static void test_writer_same_bytes(void **state)
+{
+    fixture_t *fx = *state;
+    char *a = fs_test_path(fx->dir, "a.h5");
+    static const size_t sizes[][2] = {{140000, 70000}, {65536, 16384}, {65537, 16385},
+                                      {16384 * 5 + 1, 1}, {16383, 0}, {0, 0}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i][0], m = sizes[i][1];
+        use_writer = 0;
+        write_run(fx->path, n, m);
+        use_writer = 1;
+        write_run(a, n, m);
+        use_writer = 0;
+        check_file(a, n, m);
+        size_t na, n1;
+        char *da = fs_test_read(a, &na), *d1 = fs_test_read(fx->path, &n1);
+        assert_non_null(da);
+        assert_non_null(d1);
+        if (!(na == n1 && memcmp(da, d1, n1) == 0))
+            fail_msg("%zu jobs, %zu samples: the writer thread's file differs", n, m);
+        free(da);
+        free(d1);
+        assert_int_equal(unlink(a), 0);
+        assert_int_equal(unlink(fx->path), 0);
+        assert_int_equal(fs_alloc_live(), fx->live0);
+    }
+    free(a);
+}
+
+/* A file-size limit hit by the thread's write surfaces at a later add or
+ * at the commit, with the file named; nothing is left. */
+static void test_writer_io_limit(void **state)
+{
+    fixture_t *fx = *state;
+    use_writer = 1;
+    io_result_t res = run_io_fault(fx->path, 0);
+    use_writer = 0;
+    assert_int_equal(res.rc, FS_EIO);
+    assert_non_null(strstr(res.msg, fx->path));
+    assert_non_null(strstr(res.msg, "appending"));
+    assert_non_null(strstr(res.msg, "/jobs"));
+    assert_non_null(strstr(res.msg, "File too large"));
+    assert_int_equal(dir_entries(fx->dir), 0);
+}
+
+/* One run of n jobs through the writer thread with the k-th HDF5 call
+ * from now failing (k = 0: none); *calls_open and *calls (may be NULL):
+ * the calls made by the open, by the whole run. */
+static int writer_fault_run(const char *path, size_t n, uint64_t k, uint64_t *calls_open,
+                            uint64_t *calls, fs_error_t *err)
+{
+    use_writer = 1;
+    fs_results_meta_t md = meta();
+    use_writer = 0;
+    fs_results_t *r = NULL;
+    fs_error_clear(err);
+    uint64_t c0 = fs_io_count();
+    fs_io_fail_after(k);
+    int rc = fs_results_open(path, &md, &r, err);
+    if (calls_open)
+        *calls_open = fs_io_count() - c0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        fs_job_row_t row = job_row(i);
+        rc = fs_results_add_job(r, &row, err);
+    }
+    if (rc == 0) {
+        fs_summary_t sum = summary_value();
+        rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, err);
+    } else if (r) {
+        fs_results_abort(r);
+    }
+    fs_io_fail_after(0);
+    if (calls)
+        *calls = fs_io_count() - c0;
+    return rc;
+}
+
+/* Each HDF5 call after the open failing in turn: the thread's write of the
+ * first batch of /jobs, then the commit's, which starts with the chunks the
+ * thread compressed and did not write.  An I/O error naming the file from
+ * an add or the commit; no file, no temporary, nothing leaked.  (The
+ * open's calls fail the same way with or without the thread: the tests
+ * above.) */
+static void test_writer_io_faults(void **state)
+{
+    fixture_t *fx = *state;
+    const size_t n = FS_RESULTS_BATCH + 1;  /* one batch written by the thread, a row at commit */
+    fs_error_t err;
+    uint64_t c_open, c_all;
+    assert_int_equal(writer_fault_run(fx->path, n, 0, &c_open, &c_all, &err), 0);
+    check_file(fx->path, n, 0);
+    assert_int_equal(unlink(fx->path), 0);
+    assert_true(c_all > c_open + 16);
+    for (uint64_t k = c_open + 1; k <= c_open + 16; k++) {
+        int rc = writer_fault_run(fx->path, n, k, NULL, NULL, &err);
+        assert_int_equal(fs_alloc_live(), fx->live0);
+        if (rc != FS_EIO || !strstr(err.msg, fx->path))
+            fail_msg("N = %llu: %s: %s", (unsigned long long)k, fs_error_name(rc), err.msg);
+        assert_int_equal(dir_entries(fx->dir), 0);
+    }
+}
+
+/* Allocations failing in turn, on either thread: the caller's own (a
+ * buffer for the next rows) leave the writer as it was and the add can be
+ * retried; the thread's (a compressed chunk) are kept and returned from
+ * then on.  Either way FS_ENOMEM, and nothing left or leaked after an
+ * abort; a file that commits reads back whole. */
+static void test_writer_alloc_faults(void **state)
+{
+    fixture_t *fx = *state;
+    const size_t n = FS_RESULTS_BATCH + 1;
+    int retried = 0, sticky = 0;
+    use_writer = 1;
+    for (uint64_t k = 1; k <= 24; k++) {
+        fs_results_meta_t md = meta();
+        fs_results_t *r;
+        fs_error_t err;
+        assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+        fs_alloc_fail_after(k);
+        int rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            fs_job_row_t row = job_row(i);
+            if ((rc = fs_results_add_job(r, &row, &err)) == 0)
+                continue;
+            assert_int_equal(rc, FS_ENOMEM);
+            assert_non_null(strstr(err.msg, fx->path));
+            fs_alloc_fail_after(0);
+            rc = fs_results_add_job(r, &row, &err);
+            if (rc == 0)
+                retried++;
+            else
+                assert_int_equal(rc, FS_ENOMEM);
+        }
+        fs_alloc_fail_after(0);
+        if (rc == 0) {
+            fs_summary_t sum = summary_value();
+            rc = fs_results_commit(r, &sum, tenant_rows, 3, tenant_names, 3, &err);
+            if (rc == 0) {
+                use_writer = 0;
+                check_file(fx->path, n, 0);
+                use_writer = 1;
+                assert_int_equal(unlink(fx->path), 0);
+            }
+        } else {
+            sticky++;
+            fs_results_abort(r);
+        }
+        if (rc != 0)
+            assert_int_equal(rc, FS_ENOMEM);
+        assert_int_equal(dir_entries(fx->dir), 0);
+        assert_int_equal(fs_alloc_live(), fx->live0);
+    }
+    use_writer = 0;
+    assert_true(retried + sticky > 0);
+}
+
+/* Aborting with chunks in flight: nothing left, nothing leaked. */
+static void test_writer_abort(void **state)
+{
+    fixture_t *fx = *state;
+    use_writer = 1;
+    fs_results_meta_t md = meta();
+    use_writer = 0;
+    fs_results_t *r;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
+    for (size_t i = 0; i < 150000; i++) {
+        fs_job_row_t row = job_row(i);
+        assert_int_equal(fs_results_add_job(r, &row, &err), 0);
+    }
+    fs_results_abort(r);
+    assert_int_equal(dir_entries(fx->dir), 0);
+    assert_int_equal(fs_alloc_live(), fx->live0);
+}
+
 /* ---- h5dump ------------------------------------------------------------------ */
 
 static void test_h5dump(void **state)
@@ -1298,6 +1483,11 @@ int main(void)
         T(test_alloc_faults_open),
         T(test_alloc_faults_add),
         T(test_alloc_faults_commit),
+        T(test_writer_same_bytes),
+        T(test_writer_io_limit),
+        T(test_writer_io_faults),
+        T(test_writer_alloc_faults),
+        T(test_writer_abort),
         T(test_threads_one_lock),
         T(test_h5dump),
     };

@@ -212,6 +212,7 @@ int fs_cmd_run(int argc, char **argv)
     fs_run_opts_init(&opts);
     opts.output = output;
     opts.interrupt = &interrupted;
+    opts.writer_thread = 1;     /* compression on the second core (docs/performance.md) */
     /* on a terminal, a line redrawn in place; otherwise (a log, a pipe, a
      * batch job) one whole line every 30 s of wall time, or --progress S */
     fs_cli_progress_mode(every, 0, &opts.progress, &opts.progress_every);

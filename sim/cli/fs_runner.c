@@ -283,6 +283,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
             .pools = pools, .n_pools = cfg->cluster.n_pools,
             .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
+            .writer_thread = opts->writer_thread,
             .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
             .sweep_point = opts->sweep_point,
             .services = cfg->services.n, .requests = cfg->services.requests,

@@ -36,6 +36,10 @@ typedef struct fs_run_opts {
      * it): sweeps running on several threads pass one mutex here */
     void (*io_lock)(void *ud, int lock);
     void *io_lock_ud;
+    /* optional: the results file is compressed and written on a thread of
+     * its own while the run goes on (fs_results_meta_t.writer_thread; the
+     * same bytes); `fleetsim run` sets it, sweeps (a run per core) do not */
+    int writer_thread;
     /* optional: a sweep's run (fs_results_meta_t.in_sweep and after) */
     int in_sweep;
     uint64_t sweep_digest, sweep_point;
