@@ -621,8 +621,12 @@ int fs_cmd_frag(int argc, char **argv)
         double m1, s1, m2, s2;
         mean_sd(at100, seeds, &m1, &s1);
         mean_sd(atend, seeds, &m2, &s2);
-        printf("%-10s %13.2f%% (%5.2f) %13.2f%% (%5.2f) %14.1f\n", run_names[k], 100 * m1, 100 * s1,
-               100 * m2, 100 * s2, fails / (double)seeds);
+        if (i100 < n_steps)
+            printf("%-10s %13.2f%% (%5.2f) %13.2f%% (%5.2f) %14.1f\n", run_names[k], 100 * m1,
+                   100 * s1, 100 * m2, 100 * s2, fails / (double)seeds);
+        else    /* --demand < 1: the runs stop before 100% of the capacity is asked */
+            printf("%-10s %22s %13.2f%% (%5.2f) %14.1f\n", run_names[k], "not reached", 100 * m2,
+                   100 * s2, fails / (double)seeds);
     }
     fs_free(tasks);
     if (werr) {
