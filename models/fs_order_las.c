@@ -122,6 +122,7 @@ typedef struct las {
     int fast;               /* per-job settling (the default) */
     int pre;                /* the scheduler preempts (the order's passes) */
     int tree;               /* fast and pre: the tree serves the passes */
+    int in_pass;            /* tree: between plan and after_pass (nodes refreshed after) */
     fs_time_t last_upd;     /* fast: the time of the last update */
     uint64_t n_adm;
     /* per-slot arrays, grown at admission (hooks that cannot fail never grow) */
@@ -275,14 +276,45 @@ static uint32_t t_merge(tn_t *t, uint32_t a, uint32_t b)
     return b;
 }
 
+/* Inserts node x (its key set, its children cleared) below t: down the
+ * path while the nodes there have higher priority, then a split. */
+static uint32_t t_ins(tn_t *t, uint32_t at, uint32_t x)
+{
+    if (!at) {
+        t_pull(t, x);
+        return x;
+    }
+    if (t[x].pri > t[at].pri) {
+        t_split(t, at, t[x].qs, t[x].st, &t[x].l, &t[x].r);
+        t_pull(t, x);
+        return x;
+    }
+    if (kless(&t[x], &t[at]))
+        t[at].l = t_ins(t, t[at].l, x);
+    else
+        t[at].r = t_ins(t, t[at].r, x);
+    t_pull(t, at);
+    return at;
+}
+
+/* Removes node x from below at: its children merged in its place. */
+static uint32_t t_del(tn_t *t, uint32_t at, uint32_t x)
+{
+    if (at == x)
+        return t_merge(t, t[x].l, t[x].r);
+    if (kless(&t[x], &t[at]))
+        t[at].l = t_del(t, t[at].l, x);
+    else
+        t[at].r = t_del(t, t[at].r, x);
+    t_pull(t, at);
+    return at;
+}
+
 static void t_insert(las_t *l, uint32_t slot)
 {
-    uint32_t x = slot + 1, a, b;
-    tn_t *n = &l->tn[x];
-    n->l = n->r = 0;
-    t_pull(l->tn, x);
-    t_split(l->tn, l->root, n->qs, n->st, &a, &b);
-    l->root = t_merge(l->tn, t_merge(l->tn, a, x), b);
+    uint32_t x = slot + 1;
+    l->tn[x].l = l->tn[x].r = 0;
+    l->root = t_ins(l->tn, l->root, x);
     l->js[slot].in_t = 1;
 }
 
@@ -290,11 +322,7 @@ static void t_remove(las_t *l, uint32_t slot)
 {
     if (!l->js[slot].in_t)
         return;
-    tn_t *n = &l->tn[slot + 1];
-    uint32_t a, b, c, d;
-    t_split(l->tn, l->root, n->qs, n->st, &a, &b);
-    t_split(l->tn, b, n->qs, n->st + 1, &c, &d);  /* c is the node alone (keys unique) */
-    l->root = t_merge(l->tn, a, d);
+    l->root = t_del(l->tn, l->root, slot + 1);
     l->js[slot].in_t = 0;
 }
 
@@ -540,7 +568,8 @@ static void state_changed(las_t *l, fs_model_t *m, uint32_t slot)
     settle(l, slot, l->last_upd);
     lj->run = fs_model_job(m, slot)->state == FS_JOBRT_RUNNING;
     arm(l, m, slot);
-    t_refresh(l, m, slot);
+    if (!l->in_pass)        /* else after_pass moves or refreshes it */
+        t_refresh(l, m, slot);
     touch(l, slot);
 }
 
@@ -761,6 +790,7 @@ static int las_plan(void *state, fs_model_t *m, uint64_t gpus, int strict, const
     uint32_t n = t[l->root].cnt, a = 0, first_in = NONE;
     uint64_t left = gpus, cur = 0;   /* cur: the GPU sum of ranks < a */
     l->n_pl = l->n_gl = 0;
+    l->in_pass = 1;
     while (a < n) {
         uint64_t ps;
         uint32_t b = t_prefix(t, l->root, cur + left, &ps);
@@ -808,6 +838,7 @@ static int lkey_cmp(const void *pa, const void *pb)
 static int las_after_pass_tree(las_t *l, fs_model_t *m)
 {
     size_t n = 0;
+    l->in_pass = 0;
     for (size_t i = 0; i < l->n_tch; i++) {
         uint32_t s = l->tch[i];
         if (!l->js[s].in_t)
@@ -840,6 +871,8 @@ static int las_after_pass_tree(las_t *l, fs_model_t *m)
             t_move(l, m, s, SEC_R, l->back++);
         else if (sec == SEC_N)
             t_move(l, m, s, SEC_W, l->back++);
+        else if (l->tn[s + 1].kind != kind_of(m, s))
+            t_refresh(l, m, s);     /* queued again, or started in place */
     }
     for (size_t i = 0; i < nf; i++)
         t_move(l, m, l->sk[i].slot, SEC_W, l->front - (int64_t)nf + (int64_t)i);
