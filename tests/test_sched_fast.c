@@ -17,13 +17,15 @@
  *     generation, passes skipped after an arrival alone, the cheaper treap
  *     updates): FIFO, SJF, priority and Slurm orders, strict and best effort,
  *     no backfill and exact EASY, with and without failures, equal too;
- *   - Tiresias 2D-LAS on the order's kept list (no sort per pass, a
- *     partition instead of a sort after it): two to four queues, with and
- *     without promotion, work kept or lost, strict and best effort, 1-GPU
- *     and 4-GPU nodes (starts that fail by fragmentation), with and without
- *     node failures (recovering jobs keep their place in the order): equal
- *     to the slow path's sorts, with preemptions, demotions and promotions
- *     happening;
+ *   - Tiresias 2D-LAS on the order's tree and per-job settling (a pass
+ *     planned by block descents, only changed jobs moved after it, demotions
+ *     and promotions from a heap): two to five queues, with and without
+ *     promotion, work kept or lost, strict and best effort, no preemption,
+ *     1-GPU and 4-GPU nodes (starts that fail by fragmentation), two typed
+ *     pools, with and without node failures (recovering jobs keep their
+ *     place in the order; delayed requeues; jobs that give up), three seeds:
+ *     equal to the slow path's settling of every job and sorts, with
+ *     preemptions, demotions and promotions happening;
  *   - 2D-LAS under allocation failures: each failing allocation stops the
  *     run with FS_ENOMEM and nothing leaks;
  *   - the workloads are not trivial: each weight set reorders jobs against
