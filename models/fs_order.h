@@ -24,6 +24,7 @@
 #ifndef FS_ORDER_H
 #define FS_ORDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../sim/fs_error.h"
@@ -66,13 +67,20 @@ typedef struct fs_order_ops {
      * policy check hook, fs_policy.h): 0, or FS_EINVAL / FS_ENOMEM with err
      * set and *key (may be NULL) the key to blame. */
     int (*check)(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err);
-    /* Optional pair: the preemptive fast path (fs_sched.c "ppass_list").
-     * in_order() gives every job the order tracks (queued, running or
-     * recovering) in key order (keys unique), kept from pass to pass so
-     * that no sort is needed: O(active).  The array is the order's, valid
-     * until its next hook call.  0 or FS_ENOMEM.  set_fast(state, 0) turns
-     * the order's own fast paths off (the slow path: tests prove equal). */
-    int (*in_order)(void *state, fs_model_t *m, const uint32_t **slots, size_t *n);
+    /* Optional: a job queued again after a failure (not admitted again). */
+    void (*requeued)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional: the preemptive fast path (fs_sched.c "ppass_plan").  plan()
+     * is the greedy allocation of a preemptive pass over every job the order
+     * tracks in key order (keys unique), gpus GPUs up, strict or best
+     * effort: the running jobs to preempt and then the queued jobs to start,
+     * each in order (the lists are the order's, valid until its next hook
+     * call).  It is what ppass's sort and walk would decide; the order keeps
+     * the structure that answers it from pass to pass (2D-LAS: a tree,
+     * O((changes) log active) per pass).  0, or an error (nothing done).
+     * set_fast(state, 0), called before the first job, turns the order's own
+     * fast paths off (the slow path: tests prove equal). */
+    int (*plan)(void *state, fs_model_t *m, uint64_t gpus, int strict, const uint32_t **pre,
+                size_t *n_pre, const uint32_t **go, size_t *n_go);
     void (*set_fast)(void *state, int on);
 } fs_order_ops_t;
 

@@ -1462,60 +1462,27 @@ static int ppass(sched_t *s, fs_model_t *m)
     return rc;
 }
 
-/* Preemptive passes on the order's list (fast path). */
-static int ranked(const sched_t *s) { return s->fast && s->preempt && s->ord->in_order; }
+/* Preemptive passes planned by the order (fast path). */
+static int ranked(const sched_t *s) { return s->fast && s->preempt && s->ord->plan; }
 
-/* The preemptive pass on the order's own list (fs_order.h in_order: no
- * collection from the treaps, no key call, no sort): the same greedy, the
- * same preemptions and starts in the same order as ppass, whose sort gives
- * this order when keys are unique.  O(active) per pass. */
-static int ppass_list(sched_t *s, fs_model_t *m)
+/* The preemptive pass planned by the order (fs_order.h plan: no collection
+ * from the treaps, no key call, no sort, no walk over all jobs): the same
+ * preemptions and starts in the same order as ppass, whose sort and greedy
+ * give them when keys are unique.  (The ranks that break ppass's ties are
+ * not kept: the fast path is chosen before the first job and stays.) */
+static int ppass_plan(sched_t *s, fs_model_t *m)
 {
-    const uint32_t *ol;
-    size_t n_ol;
-    if (s->ord->in_order(s->ost, m, &ol, &n_ol) || scratch(s, n_ol))
-        return FS_ENOMEM;
-    /* scr: the queued and running jobs in order (nodes); want as in ppass */
-    size_t n = 0;
-    for (size_t i = 0; i < n_ol; i++) {
-        uint8_t st = fs_model_job(m, ol[i])->state;
-        if (st == FS_JOBRT_QUEUED || st == FS_JOBRT_RUNNING)
-            s->scr[n++] = ol[i] + 1;
+    const uint32_t *pre, *go;
+    size_t n_pre, n_go;
+    int rc = s->ord->plan(s->ost, m, fs_model_cluster(m)->gpus_up, s->strict, &pre, &n_pre, &go,
+                          &n_go);
+    for (size_t i = 0; i < n_pre && !rc; i++)
+        rc = preempt(s, m, pre[i]);
+    for (size_t i = 0; i < n_go && !rc; i++) {
+        int st = start(s, m, go[i]);
+        if (st < 0)
+            rc = st;
     }
-    uint64_t left = fs_model_cluster(m)->gpus_up;
-    int blocked = 0;
-    size_t first_in = n;    /* the first waiting job let in */
-    for (size_t r = 0; r < n; r++) {
-        uint32_t x = s->scr[r];
-        uint64_t g = s->nd[x].g;
-        s->want[r] = 0;
-        if (!blocked && g <= left) {
-            s->want[r] = 1;
-            left -= g;
-            if (first_in == n && fs_model_job(m, x - 1)->state == FS_JOBRT_QUEUED)
-                first_in = r;
-        } else if (s->strict) {
-            blocked = 1;
-        }
-    }
-    /* running jobs left out behind it are preempted (keys are unique:
-     * behind it is a worse key) */
-    int rc = 0;
-    for (size_t r = first_in + 1; r < n && !rc; r++) {
-        uint32_t x = s->scr[r];
-        if (!s->want[r] && fs_model_job(m, x - 1)->state == FS_JOBRT_RUNNING)
-            rc = preempt(s, m, x - 1);
-    }
-    for (size_t r = first_in; r < n && !rc; r++) {
-        uint32_t x = s->scr[r];
-        if (s->want[r] && fs_model_job(m, x - 1)->state == FS_JOBRT_QUEUED) {
-            int st = start(s, m, x - 1);
-            if (st < 0)
-                rc = st;
-        }
-    }
-    for (size_t r = 0; r < n; r++)
-        s->nc[s->scr[r]].rank = s->next_rank++;
     if (!rc && s->ord->after_pass)
         rc = s->ord->after_pass(s->ost, m);
     return rc;
@@ -1667,6 +1634,8 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
         int rc = s->ord->admit(s->ost, m, slot);
         if (rc)
             return rc;
+    } else if (s->ord->requeued && fs_model_job(m, slot)->restarts > 0) {
+        s->ord->requeued(s->ost, m, slot);
     }
     int rc = q_insert(s, m, slot);
     uint32_t x = slot + 1;
@@ -1703,7 +1672,7 @@ static int sched_pass(void *state, fs_model_t *m)
     }
     if (!rc) {
         if (ranked(s))
-            rc = ppass_list(s, m);
+            rc = ppass_plan(s, m);
         else if (s->preempt)
             rc = ppass(s, m);
         else if (s->backfill == FS_BACKFILL_CONSERVATIVE)

@@ -32,8 +32,8 @@
  * prove the results equal (tests/test_sched_fast.c).  Conservative backfill builds a
  * profile (sorted array of steps) per pass: O(queue x steps), bounded by
  * bf.max_job_test in slurm mode.  Preemptive passes sort all active jobs:
- * O(active log active) per pass; orders that keep their own order (2D-LAS,
- * fs_order.h in_order) give it instead: O(active), no sort.
+ * O(active log active) per pass; an order that keeps its own structure
+ * (2D-LAS, fs_order.h plan) plans the pass instead: O(changes x log active).
  *
  * Reservations are counted in GPUs over the whole cluster (all pools
  * together); they are exact when no job is split by node fragmentation

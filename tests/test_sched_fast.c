@@ -17,13 +17,15 @@
  *     generation, passes skipped after an arrival alone, the cheaper treap
  *     updates): FIFO, SJF, priority and Slurm orders, strict and best effort,
  *     no backfill and exact EASY, with and without failures, equal too;
- *   - Tiresias 2D-LAS on the order's kept list (no sort per pass, a
- *     partition instead of a sort after it): two to four queues, with and
- *     without promotion, work kept or lost, strict and best effort, 1-GPU
- *     and 4-GPU nodes (starts that fail by fragmentation), with and without
- *     node failures (recovering jobs keep their place in the order): equal
- *     to the slow path's sorts, with preemptions, demotions and promotions
- *     happening;
+ *   - Tiresias 2D-LAS on the order's tree and per-job settling (a pass
+ *     planned by block descents, only changed jobs moved after it, demotions
+ *     and promotions from a heap): two to five queues, with and without
+ *     promotion, work kept or lost, strict and best effort, no preemption,
+ *     1-GPU and 4-GPU nodes (starts that fail by fragmentation), two typed
+ *     pools, with and without node failures (recovering jobs keep their
+ *     place in the order; delayed requeues; jobs that give up), three seeds:
+ *     equal to the slow path's settling of every job and sorts, with
+ *     preemptions, demotions and promotions happening;
  *   - 2D-LAS under allocation failures: each failing allocation stops the
  *     run with FS_ENOMEM and nothing leaks;
  *   - the workloads are not trivial: each weight set reorders jobs against
@@ -413,7 +415,15 @@ static void test_easy_overrun_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
-/* 2D-LAS: the kept order equals the sorted one, job by job. */
+/* 2D-LAS: per-job settling and the tree's passes equal the slow path's
+ * settling of every job at each update and sort at each pass, job by job:
+ * two to five queues, promotion knobs from none to fractional, work kept or
+ * lost, strict and best effort, 1- to 4-GPU nodes (starts that fail by
+ * fragmentation), no preemption (settling alone), failures with the
+ * default recovery, with detection and requeue delays (jobs recovering in
+ * the order, promoted while recovering) and with no retry (jobs that leave
+ * the order while recovering, slots reused), two typed pools; three seeds
+ * (the second and third with failures only). */
 static void test_las_fast_equals_slow(void **st)
 {
     (void)st;
@@ -421,35 +431,65 @@ static void test_las_fast_equals_slow(void **st)
     enum { NJ = 500 };
     static fs_job_t jobs[NJ];
     static fs_test_rows_t fast, slow;
-    fs_pool_cfg_t pool;
+    fs_pool_cfg_t pools[2];
     fs_config_t cfg;
     static const struct {
         const char *thr;
         double knob;
         int ckpt, strict;
         uint32_t nodes, gpn;
+        int nopre;          /* preemption: none */
+        int rec;            /* 0 default recovery, 1 delays, 2 no retry */
+        int typed;          /* two pools, jobs typed */
     } C[] = {
-        {"3600", 0, 1, 0, 32, 1},
-        {"400,3600,18000", 0, 1, 0, 32, 1},
-        {"400,3600", 3, 1, 0, 32, 1},
-        {"400,3600", 0, 0, 0, 8, 4},     /* work lost (with promotion it can livelock) */
-        {"400,3600", 2, 1, 0, 8, 4},
-        {"100,1000,10000", 1, 1, 1, 8, 4},
-        {"200", 4, 1, 1, 16, 2},
+        {"3600", 0, 1, 0, 32, 1, 0, 0, 0},
+        {"400,3600,18000", 0, 1, 0, 32, 1, 0, 0, 0},
+        {"400,3600", 3, 1, 0, 32, 1, 0, 0, 0},
+        {"400,3600", 0, 0, 0, 8, 4, 0, 0, 0},     /* work lost (with promotion it can livelock) */
+        {"400,3600", 2, 1, 0, 8, 4, 0, 0, 0},
+        {"100,1000,10000", 1, 1, 1, 8, 4, 0, 0, 0},
+        {"200", 4, 1, 1, 16, 2, 0, 0, 0},
+        {"50", 0.5, 1, 0, 16, 2, 0, 0, 0},
+        {"60,600,6000,60000", 1.5, 1, 0, 8, 4, 0, 0, 0},
+        {"400,3600", 2, 1, 0, 8, 4, 1, 0, 0},
+        {"100,1000", 3, 1, 1, 32, 1, 1, 0, 0},
+        {"400,3600", 2, 1, 0, 8, 4, 0, 1, 0},
+        {"100,1000", 1, 1, 0, 16, 2, 0, 2, 0},
+        {"400,3600", 2, 1, 0, 4, 4, 0, 0, 1},
+        {"100,1000,10000", 0, 1, 1, 4, 4, 0, 1, 1},
     };
     uint64_t restarts = 0;
-    for (int seed = 0; seed < 1; seed++) {
+    for (int seed = 0; seed < 3; seed++) {
         gen(jobs, NJ, 21 + (uint64_t)seed, 6);
         for (size_t ci = 0; ci < sizeof C / sizeof C[0]; ci++)
             for (int fail = 0; fail < 2; fail++) {
-                base_cfg(&cfg, &pool, C[ci].nodes, C[ci].gpn, FS_QUEUE_LAS);
+                if ((C[ci].rec || seed > 0) && !fail)
+                    continue;   /* (seeds 1 and 2: with failures only, for time) */
+                base_cfg(&cfg, &pools[0], C[ci].nodes, C[ci].gpn, FS_QUEUE_LAS);
+                if (C[ci].typed) {
+                    fs_test_add_a100(&cfg, pools, C[ci].nodes);
+                    for (size_t i = 0; i < NJ; i++)
+                        jobs[i].gpu_type = (int32_t)(i % 3) - 1;
+                }
                 cfg.scheduler.tiresias.thresholds = (char *)C[ci].thr;
                 cfg.scheduler.tiresias.promote_knob = C[ci].knob;
                 cfg.scheduler.checkpoint_interval = S(C[ci].ckpt);
                 cfg.scheduler.mode = C[ci].strict ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                if (C[ci].nopre)
+                    cfg.scheduler.preemption = FS_PREEMPT_NONE;
+                if (C[ci].rec) {
+                    cfg.recovery.detection = S(30);
+                    cfg.recovery.requeue = S(60);
+                    cfg.recovery.retry = C[ci].rec == 2 ? FS_RETRY_NONE : FS_RETRY_REQUEUE;
+                }
+                typed = C[ci].typed;
                 uint64_t h1 = run(&cfg, jobs, NJ, 1, fail ? 40 : 0, &fast);
                 uint64_t h0 = run(&cfg, jobs, NJ, 0, fail ? 40 : 0, &slow);
-                char what[64];
+                typed = 0;
+                if (C[ci].typed)
+                    for (size_t i = 0; i < NJ; i++)
+                        jobs[i].gpu_type = -1;
+                char what[80];
                 snprintf(what, sizeof what, "LAS seed %d case %zu failures %d", seed, ci, fail);
                 assert_int_equal(fast.n, NJ);
                 assert_same(&fast, &slow, what);
@@ -460,7 +500,7 @@ static void test_las_fast_equals_slow(void **st)
                     restarts += fast.r[i].restarts;
             }
     }
-    assert_true(restarts > 1000);   /* preemptions happened, many */
+    assert_true(restarts > 3000);   /* preemptions happened, many */
     assert_int_equal(fs_alloc_live(), live0);
 }
 
