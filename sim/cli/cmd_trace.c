@@ -23,6 +23,7 @@
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_units.h"
 #include "../../traces/fs_synth.h"
+#include "../../traces/fs_reqtrace.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_statistics_float.h>
 
@@ -57,6 +59,7 @@ typedef struct topts {
     const char *output;         /* -o */
     const char *classes;        /* --classes */
     int lenient, json, keep_origin;
+    int requests;               /* fit --requests: FILE is a request trace */
 } topts_t;
 
 typedef struct sclass {
@@ -677,31 +680,43 @@ typedef struct cfit {
 
 static const double k_fit_p[3] = {0.5, 0.9, 0.99};
 
-/* Fits the durations selected by cls == want (want = SIZE_MAX: all). */
-static int fit_group(const tstat_t *s, size_t want, cfit_t *cf, fs_error_t *err)
+/* Fits the n values at x (sorts them) into cf; x is the caller's. */
+static void fit_values(double *x, size_t n, cfit_t *cf)
 {
     memset(cf, 0, sizeof *cf);
     cf->best = -1;
     cf->constant = NAN;
+    cf->n = n;
+    if (!n)
+        return;
+    fs_error_t e;
+    if (fs_fit_all(x, n, cf->fit, &cf->best, &e) == 0)
+        cf->ok = 1;
+    /* x is sorted now (fs_fit_all sorts first, whatever it returns) */
+    for (int i = 0; i < 3; i++)
+        cf->q[i] = gsl_stats_quantile_from_sorted_data(x, 1, n, k_fit_p[i]);
+    if (x[0] == x[n - 1])
+        cf->constant = x[0];
+}
+
+/* Fits the durations selected by cls == want (want = SIZE_MAX: all). */
+static int fit_group(const tstat_t *s, size_t want, cfit_t *cf, fs_error_t *err)
+{
+    size_t n = 0;
     for (size_t i = 0; i < s->n_dur; i++)
-        cf->n += want == SIZE_MAX || s->cls[i] == want;
-    if (!cf->n)
+        n += want == SIZE_MAX || s->cls[i] == want;
+    if (!n) {
+        fit_values(NULL, 0, cf);
         return 0;
-    double *x = fs_malloc(cf->n * sizeof *x);
+    }
+    double *x = fs_malloc(n * sizeof *x);
     if (!x)
         return fs_error_set(err, FS_ENOMEM, "out of memory");
     size_t k = 0;
     for (size_t i = 0; i < s->n_dur; i++)
         if (want == SIZE_MAX || s->cls[i] == want)
             x[k++] = s->dur[i];
-    fs_error_t e;
-    if (fs_fit_all(x, cf->n, cf->fit, &cf->best, &e) == 0)
-        cf->ok = 1;
-    /* x is sorted now (fs_fit_all sorts first, whatever it returns) */
-    for (int i = 0; i < 3; i++)
-        cf->q[i] = gsl_stats_quantile_from_sorted_data(x, 1, cf->n, k_fit_p[i]);
-    if (x[0] == x[cf->n - 1])
-        cf->constant = x[0];
+    fit_values(x, n, cf);
     fs_free(x);
     return 0;
 }
@@ -735,13 +750,17 @@ static void put_dist(FILE *f, const cfit_t *cf)
     }
 }
 
-static void report_group(FILE *f, const char *label, const cfit_t *cf)
+/* unit: "s" (run times) or "tokens" */
+static void report_group(FILE *f, const char *label, const cfit_t *cf, const char *unit)
 {
-    fprintf(f, "#   %-10s n=%-9zu trace p50/p90/p99 = %.6g / %.6g / %.6g s\n", label, cf->n, cf->q[0],
-            cf->q[1], cf->q[2]);
+    int tok = strcmp(unit, "s") != 0;
+    fprintf(f, "#   %-10s n=%-9zu trace p50/p90/p99 = %.6g / %.6g / %.6g %s\n", label, cf->n, cf->q[0],
+            cf->q[1], cf->q[2], unit);
     if (!cf->ok) {
         fprintf(f, "#              no fit (%s): constant\n",
-                cf->n < 2 ? "fewer than 2 jobs" : "all run times equal or no likelihood root");
+                cf->n < 2 ? (tok ? "fewer than 2 requests" : "fewer than 2 jobs")
+                          : (tok ? "all counts equal or no likelihood root"
+                                 : "all run times equal or no likelihood root"));
         return;
     }
     for (int i = 0; i < FS_FIT_N; i++) {
@@ -751,11 +770,11 @@ static void report_group(FILE *f, const char *label, const cfit_t *cf)
             continue;
         }
         fprintf(f, "#              %-9s  %s=%-10.5g %s=%-10.5g lnL=%-14.6g AIC=%-14.6g KS=%.4f  "
-                   "p50/p90/p99 = %.6g / %.6g / %.6g s%s\n",
+                   "p50/p90/p99 = %.6g / %.6g / %.6g %s%s\n",
                 fs_fit_family_name(i), i == FS_FIT_LOGNORMAL ? "mu" : "shape", fit->a,
                 i == FS_FIT_LOGNORMAL ? "sigma" : "scale", fit->b, fit->loglik, fit->aic, fit->ks,
                 fs_fit_quantile(fit, 0.5), fs_fit_quantile(fit, 0.9), fs_fit_quantile(fit, 0.99),
-                i == cf->best ? "  <- chosen" : "");
+                unit, i == cf->best ? "  <- chosen" : "");
     }
 }
 
@@ -780,12 +799,20 @@ static void put_shares_line(FILE *f, const char *indent, const char *key, double
     fprintf(f, "}\n");
 }
 
-static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, const sclass_t *cls,
-                     size_t n_cls, fs_error_t *err)
+/* The arrival model of a trace (jobs or requests): a separable hour-of-day
+ * x day-of-week profile, exposure-weighted, fitted when the trace spans a
+ * day (a week), and the base rate that makes the expected count over the
+ * window equal to the count (n - 1 gaps over the profile-weighted
+ * exposure).  rate is NaN when the window is empty. */
+typedef struct arrfit {
+    double span, rate;          /* s, per s */
+    double hshare[24], dshare[7];
+    int use_h, use_d;
+} arrfit_t;
+
+static void fit_arrivals(const tstat_t *s, arrfit_t *af)
 {
-    char a[FS_UNITS_BUF];
-    double span = s->last - s->first;
-    /* arrivals: the separable profile, exposure-weighted */
+    double span = af->span = s->last - s->first;
     double hourly[24], daily[7];
     rate_profile(s, hourly, daily);
     int use_h = span >= 86400, use_d = span >= 7 * 86400;
@@ -811,7 +838,21 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
     for (int d = 0; d < 7; d++)
         for (int h = 0; h < 24; h++)
             expect += ex[d * 24 + h] * 24 * hshare[h] * 7 * dshare[d];
-    double rate = expect > 0 ? (double)(s->jobs - 1) / expect : NAN;
+    af->rate = expect > 0 ? (double)(s->jobs - 1) / expect : NAN;
+    af->use_h = use_h;
+    af->use_d = use_d;
+    memcpy(af->hshare, hshare, sizeof hshare);
+    memcpy(af->dshare, dshare, sizeof dshare);
+}
+
+static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, const sclass_t *cls,
+                     size_t n_cls, fs_error_t *err)
+{
+    char a[FS_UNITS_BUF];
+    arrfit_t af;
+    fit_arrivals(s, &af);
+    double span = af.span, rate = af.rate, *hshare = af.hshare, *dshare = af.dshare;
+    int use_h = af.use_h, use_d = af.use_d;
     if (!(rate > 0) || !isfinite(rate))
         return fs_error_set(err, FS_EINVAL, "%s: the trace spans no time (%llu jobs, all submitted at "
                             "%.0f s): no arrival rate to fit", in->name, (unsigned long long)s->jobs,
@@ -840,7 +881,7 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
                "smallest AIC\n# (= 4 - 2 lnL, two parameters each); KS = Kolmogorov-Smirnov "
                "distance. Classes with\n# fewer than %d jobs use the pooled model.\n",
             MIN_CLASS_JOBS);
-    report_group(f, "all", &pooled);
+    report_group(f, "all", &pooled, "s");
     for (size_t i = 0; i < n_cls; i++) {
         char label[40];
         if (cls[i].lo == cls[i].hi)
@@ -850,7 +891,7 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
         else
             snprintf(label, sizeof label, "%u-%u GPUs", cls[i].lo, cls[i].hi);
         if (cf[i].n)
-            report_group(f, label, &cf[i]);
+            report_group(f, label, &cf[i], "s");
     }
     if (s->fractional)
         fprintf(f, "#\n# %llu jobs ask for a fraction of one GPU: they count as 1 GPU in the mix.\n",
@@ -958,6 +999,227 @@ out:
     return rc;
 }
 
+/* ---- fit --requests: a service's request process and token lengths -------------------- */
+
+/* The requests of a trace: the arrival statistics of tstat_t (first, last,
+ * count, hour-of-week counts) and per request its time and token counts
+ * (8 + 2 x 8 bytes). */
+typedef struct rstat {
+    tstat_t t;
+    double *at, *in, *out;
+    size_t n, cap_at, cap_in, cap_out;
+} rstat_t;
+
+static void rstat_release(rstat_t *r)
+{
+    fs_free(r->at);
+    fs_free(r->in);
+    fs_free(r->out);
+}
+
+static int read_requests(const char *path, rstat_t *r, fs_error_t *err)
+{
+    fs_reqtrace_t *rt;
+    int rc = fs_reqtrace_open(path, 0, &rt, err);
+    if (rc)
+        return rc;
+    fs_request_t q;
+    while ((rc = fs_reqtrace_next(rt, &q, err)) == 1) {
+        if (trace_interrupted) {
+            rc = interrupted_error(err);
+            break;
+        }
+        if (fs_grow((void **)&r->at, &r->cap_at, r->n + 1, sizeof *r->at) ||
+            fs_grow((void **)&r->in, &r->cap_in, r->n + 1, sizeof *r->in) ||
+            fs_grow((void **)&r->out, &r->cap_out, r->n + 1, sizeof *r->out)) {
+            rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        double at = fs_time_to_s(q.at);
+        r->at[r->n] = at;
+        r->in[r->n] = q.input;
+        r->out[r->n] = q.output;
+        r->n++;
+        if (r->t.jobs++ == 0)
+            r->t.first = at;
+        r->t.last = at;
+        r->t.week[(size_t)fmod(floor(at / 3600.0), HOURS_PER_WEEK)]++;
+    }
+    fs_reqtrace_close(rt);
+    return rc;
+}
+
+/* The profile's clock: operational time at t (s), the integral of the
+ * profile factor 24 hshare[h] x 7 dshare[d] (mean 1 over a week) from 0,
+ * as the run's time change applies it.  *hour and *base carry the hour
+ * reached and the integral at its start: t must not decrease. */
+static double op_time(const arrfit_t *af, double t, double *hour, double *base)
+{
+    for (;;) {
+        size_t w = (size_t)fmod(*hour, HOURS_PER_WEEK);
+        double f = 24 * af->hshare[w % 24] * 7 * af->dshare[w / 24];
+        if (t < (*hour + 1) * 3600.0)
+            return *base + f * (t - *hour * 3600.0);
+        *base += f * 3600.0;
+        *hour += 1;
+    }
+}
+
+/* The gaps' model: exponential (Poisson arrivals) against gamma (a renewal
+ * process), both by maximum likelihood, the likelihood-ratio test between
+ * them (one parameter more: chi-square with 1 degree of freedom).  With
+ * ties (gaps of 0 at the trace's time resolution) the likelihood is
+ * unbounded: the shape is then the method of moments' 1 / CV^2. */
+typedef struct gapfit {
+    size_t n, zeros;
+    double mean, cv2;
+    double ll_exp, ll_gamma, shape, p_lr;
+    int gamma_ok;               /* the MLE exists (no ties) */
+    int bursty;                 /* the chosen process is gamma */
+} gapfit_t;
+
+static int fit_gaps(const rstat_t *r, const arrfit_t *af, gapfit_t *g, fs_error_t *err)
+{
+    memset(g, 0, sizeof *g);
+    g->n = r->n - 1;
+    double *x = fs_malloc(g->n * sizeof *x);
+    if (!x)
+        return fs_error_set(err, FS_ENOMEM, "out of memory");
+    double hour = 0, base = 0, prev = op_time(af, r->at[0], &hour, &base);
+    for (size_t i = 1; i < r->n; i++) {
+        double o = op_time(af, r->at[i], &hour, &base);
+        x[i - 1] = o - prev;
+        prev = o;
+        g->zeros += !(x[i - 1] > 0);
+    }
+    g->mean = gsl_stats_mean(x, 1, g->n);
+    double sd = gsl_stats_sd_m(x, 1, g->n, g->mean);
+    g->cv2 = g->mean > 0 ? sd * sd / (g->mean * g->mean) : NAN;
+    g->ll_exp = -(double)g->n * (log(g->mean) + 1);
+    fs_fit_t fit;
+    fs_error_t e;
+    if (!g->zeros && g->n >= 2 && fs_fit_gamma(x, g->n, &fit, &e) == 0) {
+        g->gamma_ok = 1;
+        g->shape = fit.a;
+        g->ll_gamma = fit.loglik;
+        g->p_lr = gsl_cdf_chisq_Q(fmax(0, 2 * (g->ll_gamma - g->ll_exp)), 1);
+        g->bursty = g->p_lr < 0.05;
+    } else {
+        g->shape = g->cv2 > 0 ? 1 / g->cv2 : NAN;
+        g->ll_gamma = g->p_lr = NAN;
+        g->bursty = isfinite(g->shape) && fabs(g->shape - 1) > 0.05;
+    }
+    fs_free(x);
+    return 0;
+}
+
+static void put_token_dist(FILE *f, const cfit_t *cf)
+{
+    if (!cf->ok) {
+        fprintf(f, "{dist: constant, value: %.6g}", isnan(cf->constant) ? cf->q[0] : cf->constant);
+        return;
+    }
+    const fs_fit_t *fit = &cf->fit[cf->best];
+    if (fit->family == FS_FIT_LOGNORMAL)
+        fprintf(f, "{dist: lognormal, median: %.6g, sigma: %.6g}", exp(fit->a), fit->b);
+    else
+        fprintf(f, "{dist: %s, scale: %.6g, shape: %.6g}", fs_fit_family_name(fit->family), fit->b,
+                fit->a);
+}
+
+static int write_fit_requests(FILE *f, const char *name, rstat_t *r, fs_error_t *err)
+{
+    arrfit_t af;
+    fit_arrivals(&r->t, &af);
+    if (!(af.rate > 0) || !isfinite(af.rate))
+        return fs_error_set(err, FS_EINVAL, "%s: the trace spans no time (%zu requests, all at "
+                            "%.0f s): no arrival rate to fit", name, r->n, r->t.first);
+    gapfit_t g;
+    int rc = fit_gaps(r, &af, &g, err);
+    if (rc)
+        return rc;
+    cfit_t cin, cout;
+    fit_values(r->in, r->n, &cin);
+    fit_values(r->out, r->n, &cout);
+    fprintf(f, "# fleetsim trace fit --requests: a service's requests fitted to %s\n", name);
+    fprintf(f, "# %zu requests over %.3f s (%.2f h): %.6g requests/s on average.\n#\n", r->n, af.span,
+            af.span / 3600, (double)(r->n - 1) / af.span);
+    fprintf(f, "# Arrivals: rate x 24 hourly[h] x 7 weekly[d] (hours and days from the trace's first "
+               "request);\n#   hourly profile: %s; weekly profile: %s.\n",
+            af.use_h ? "fitted (exposure-weighted rates per hour of day)" : "flat (the trace spans < 1 day)",
+            af.use_d ? "fitted (exposure-weighted rates per day of week)" : "flat (the trace spans < 7 days)");
+    fprintf(f, "# Gaps between requests on the profile's clock: n=%zu mean %.6g s, CV^2 %.6g%s.\n", g.n,
+            g.mean, g.cv2, g.zeros ? "" : " (no ties)");
+    fprintf(f, "#   exponential (poisson)  lnL=%.8g\n", g.ll_exp);
+    if (g.gamma_ok)
+        fprintf(f, "#   gamma                  lnL=%.8g shape=%.6g; likelihood ratio against "
+                   "exponential: p = %.3g\n#   chosen: %s\n",
+                g.ll_gamma, g.shape, g.p_lr,
+                g.bursty ? "gamma (p < 0.05)" : "poisson (gamma not better at p < 0.05)");
+    else
+        fprintf(f, "#   gamma: no likelihood (%zu gaps of 0 at the trace's time resolution): shape "
+                   "= 1 / CV^2 = %.6g by moments\n#   chosen: %s\n",
+                g.zeros, g.shape, g.bursty ? "gamma (shape more than 5% from 1)" : "poisson (shape within 5% of 1)");
+    fprintf(f, "#\n# Token counts: lognormal, Weibull and gamma by maximum likelihood; chosen: the "
+               "smallest AIC\n# (= 4 - 2 lnL); KS = Kolmogorov-Smirnov distance.\n");
+    report_group(f, "input", &cin, "tokens");
+    report_group(f, "output", &cout, "tokens");
+    fprintf(f, "#\n# The block of a service: services: [{name: ..., requests: {...}, ...}] "
+               "(docs/services.md).\n");
+    fprintf(f, "requests:\n  process: %s\n  rate: %.9g/s\n", g.bursty ? "gamma" : "poisson", af.rate);
+    if (g.bursty)
+        fprintf(f, "  shape: %.6g\n", g.shape);
+    if (af.use_h || af.use_d) {
+        fprintf(f, "  profile:\n");
+        if (af.use_h)
+            put_shares_line(f, "    ", "hourly", af.hshare, NULL, NULL, 24);
+        if (af.use_d)
+            put_shares_line(f, "    ", "weekly", af.dshare, NULL, NULL, 7);
+    }
+    fprintf(f, "  input: ");
+    put_token_dist(f, &cin);
+    fprintf(f, "\n  output: ");
+    put_token_dist(f, &cout);
+    fprintf(f, "\n");
+    return 0;
+}
+
+static int do_fit_requests(const topts_t *o, fs_error_t *err)
+{
+    rstat_t r;
+    memset(&r, 0, sizeof r);
+    int rc = read_requests(o->file, &r, err);
+    if (rc)
+        goto out;
+    if (r.n < 3) {
+        rc = fs_error_set(err, FS_EINVAL, "%s: %zu request%s: a fit needs at least 3", o->file, r.n,
+                          r.n == 1 ? "" : "s");
+        goto out;
+    }
+    fs_out_t out;
+    if ((rc = fs_out_prepare(&out, o->output, err)) != 0)
+        goto out;
+    FILE *f = fopen(out.tmp, "w");
+    if (!f) {
+        rc = fs_error_set(err, FS_EIO, "%s: cannot write: %s", o->output, strerror(errno));
+        fs_out_release(&out);
+        goto out;
+    }
+    rc = write_fit_requests(f, o->file, &r, err);
+    if (fclose(f) != 0 && !rc)
+        rc = fs_error_set(err, FS_EIO, "%s: write failed: %s", o->output, strerror(errno));
+    if (!rc)
+        rc = fs_out_commit(&out, NULL, err);
+    if (rc)
+        remove(out.tmp);
+    fs_out_release(&out);
+    if (!rc)
+        fprintf(stderr, "fleetsim trace fit --requests: %zu requests -> %s\n", r.n, o->output);
+out:
+    rstat_release(&r);
+    return rc;
+}
+
 /* ---- the command ---------------------------------------------------------------------- */
 
 typedef struct tsub {
@@ -996,6 +1258,7 @@ static const tsub_t subs[] = {
     {"fit", do_fit,
      "usage: fleetsim trace fit FILE -o workload.yaml [--format F] [--lenient] [--keep-origin]\n"
      "                          [--classes 1,2-4,5-8,9-64,65-]\n"
+     "       fleetsim trace fit --requests REQUESTS.csv[.gz] -o requests.yaml\n"
      "\n"
      "Fits a synthetic workload to a trace and writes it as a scenario fragment (a\n"
      "workload: block, with the fit report as comments): Poisson arrivals with an\n"
@@ -1004,10 +1267,26 @@ static const tsub_t subs[] = {
      "KS distances reported) and tenants' shares.  Add cluster: and horizon: to run it.\n"
      "\n"
      "  --classes R,...  size classes of the run-time model (default 1,2-4,5-8,9-64,65-)\n"
+     "  --requests       FILE is a request trace (Azure LLM inference, BurstGPT): fits a\n"
+     "                   service's requests: block instead (Poisson or gamma arrivals with\n"
+     "                   the profile, prompt and output token distributions; docs/traces.md)\n"
      "\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
 };
 #define N_SUBS (sizeof subs / sizeof subs[0])
+
+/* SIGINT/SIGTERM: stop between batches, remove the temporary (a second
+ * signal kills at once) */
+static void set_trace_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 static int usage_all(FILE *f)
 {
@@ -1055,6 +1334,8 @@ int fs_cmd_trace(int argc, char **argv)
             o.keep_origin = 1;
         } else if (id == FS_OPT_JSON && sub->fn == do_info) {
             o.json = 1;
+        } else if (id == FS_OPT_REQUESTS && sub->fn == do_fit) {
+            o.requests = 1;
         } else if (id == FS_CLI_BAD) {
             return g.status;
         } else if (id != FS_CLI_OPERAND) {
@@ -1071,8 +1352,24 @@ int fs_cmd_trace(int argc, char **argv)
         return fs_cli_usage_error("trace", "trace %s needs -o OUT", sub->name);
     if (o.classes && sub->fn != do_fit)
         return fs_cli_usage_error("trace", "--classes is for trace fit");
+    if (o.requests && (o.scenario || o.format || o.lenient || o.keep_origin || o.classes))
+        return fs_cli_usage_error("trace", "trace fit --requests takes a request trace FILE and -o "
+                                  "only (not --scenario, --format, --lenient, --keep-origin or --classes)");
     fs_error_t err;
     fs_error_clear(&err);
+    if (o.requests) {
+        const char *inputs[1] = {o.file};
+        int orc = fs_cli_check_output("trace", o.output, inputs, 1);
+        if (orc)
+            return orc;
+        set_trace_signals();
+        int rc = do_fit_requests(&o, &err);
+        if (rc) {
+            fprintf(stderr, "%s\n", err.msg);
+            return fs_error_exit_status(rc);
+        }
+        return 0;
+    }
     if (o.classes) { /* checked before anything is read */
         sclass_t cls[MAX_CLASSES];
         size_t n_cls;
@@ -1095,17 +1392,8 @@ int fs_cmd_trace(int argc, char **argv)
             return orc;
         }
     }
-    if (!rc && o.output) {
-        /* SIGINT/SIGTERM: stop between batches, remove the temporary (a
-         * second signal kills at once) */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-    }
+    if (!rc && o.output)
+        set_trace_signals();
     if (!rc)
         rc = sub->fn(&o, &in, &err);
     close_input(&in);

@@ -50,8 +50,8 @@ static const fs_cli_opt_t metrics_opts[] = {
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
-    {"lenient", 0, 0, FS_OPT_LENIENT, NULL}, {"keep-origin", 0, 0, FS_OPT_KEEP_ORIGIN, NULL}, JSON,
-    HELP, END};
+    {"lenient", 0, 0, FS_OPT_LENIENT, NULL}, {"keep-origin", 0, 0, FS_OPT_KEEP_ORIGIN, NULL},
+    {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, JSON, HELP, END};
 static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
