@@ -50,6 +50,29 @@ static int h_start(void *sim, uint32_t handle)
     return fs_model_start(pl->m, handle);
 }
 
+static int h_preempt(void *sim, uint32_t handle)
+{
+    plug_t *pl = sim;
+    if (!pl->m || handle >= fs_model_slots(pl->m) ||
+        fs_model_job(pl->m, handle)->state != FS_JOBRT_RUNNING)
+        return FS_EINVAL;
+    return fs_model_preempt(pl->m, handle);
+}
+
+static int h_timer(void *sim, double at_s, uint64_t data)
+{
+    plug_t *pl = sim;
+    if (!pl->m || at_s != at_s)   /* NaN */
+        return FS_EINVAL;
+    if (!(at_s < 9.2e12))         /* beyond what fs_time_t holds: never */
+        return 0;
+    fs_time_t now = fs_model_now(pl->m);
+    fs_time_t at = at_s > fs_time_to_s(now) ? fs_time_from_s(at_s) : now;
+    return fs_model_timer(pl->m, at < now ? now : at, data, NULL);
+}
+
+static uint64_t h_up(void *sim) { return fs_model_cluster(((plug_t *)sim)->m)->gpus_up; }
+
 static uint64_t h_free(void *sim)
 {
     const fs_cluster_t *c = fs_model_cluster(((plug_t *)sim)->m);
@@ -95,16 +118,23 @@ static int plug_open(const fs_sched_cfg_t *cfg, fs_model_t *m, plug_t **out, cha
                             "fleetsim_policy_entry (docs/library.md)", path);
     }
     const fleetsim_policy *p = entry();
-    if (!p || p->abi != FLEETSIM_POLICY_ABI || !p->create || !p->enqueue || !p->pass || !p->queued) {
+    if (!p || p->abi < 1 || p->abi > FLEETSIM_POLICY_ABI || !p->create || !p->enqueue ||
+        !p->pass || !p->queued) {
         plug_free(pl);
         return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: '%s' is not a policy of ABI "
-                            "%d (abi %u; create, enqueue, pass and queued are required)", path,
+                            "1 to %d (abi %u; create, enqueue, pass and queued are required)", path,
                             FLEETSIM_POLICY_ABI, p ? p->abi : 0);
     }
     pl->p = p;
     pl->m = m;
-    pl->host = (fleetsim_host){.abi = FLEETSIM_POLICY_ABI, .sim = pl, .now = h_now, .job = h_job,
+    /* the plugin's own ABI: an ABI 1 plugin sees the host it was built for */
+    pl->host = (fleetsim_host){.abi = p->abi, .sim = pl, .now = h_now, .job = h_job,
                                .start = h_start, .free_gpus = h_free};
+    if (p->abi >= 2) {
+        pl->host.preempt = h_preempt;
+        pl->host.timer = h_timer;
+        pl->host.gpus_up = h_up;
+    }
     char msg[512] = "";
     if (p->create(&pl->host, (const char *const *)cfg->plugin_opt_keys,
                   (const char *const *)cfg->plugin_opt_vals, cfg->n_plugin_opts, &pl->st, msg,
@@ -169,6 +199,16 @@ static void pl_job_end(void *state, fs_model_t *m, uint32_t slot)
         pl->p->job_end(pl->st, slot);
 }
 
+static int pl_timer(void *state, fs_model_t *m, uint64_t data)
+{
+    (void)m;
+    plug_t *pl = state;
+    if (pl->p->abi < 2 || !pl->p->timer)
+        return 0;
+    int rc = pl->p->timer(pl->st, data);
+    return rc == 0 ? 0 : rc < 0 ? rc : FS_EINTERNAL;
+}
+
 const fs_policy_ops_t fs_policy_plugin = {
     .name = "plugin",
     .check = pl_check,
@@ -179,4 +219,5 @@ const fs_policy_ops_t fs_policy_plugin = {
     .queued = pl_queued,
     .job_end = pl_job_end,
     .job_interrupted = pl_job_end,
+    .timer = pl_timer,
 };

@@ -111,8 +111,10 @@ FLEETSIM_API void fleetsim_result_free(fleetsim_result *r);
  * It keeps its own queue of waiting jobs (by handle) and starts them through
  * the host's calls; the simulator places them (scheduler.placement) and does
  * everything else.  It links against nothing of fleetsim: the host's calls
- * come in the table given to create. */
-#define FLEETSIM_POLICY_ABI 1
+ * come in the table given to create.
+ * ABI 2 adds preemption and timers (the fields marked "ABI 2" below); a
+ * plugin built for ABI 1 still loads and is given an ABI 1 host. */
+#define FLEETSIM_POLICY_ABI 2
 
 typedef struct fleetsim_job_info {
     uint64_t id;
@@ -134,6 +136,18 @@ typedef struct fleetsim_host {
      * not fit now, < 0 an error (return it from pass). */
     int (*start)(void *sim, uint32_t handle);
     uint64_t (*free_gpus)(void *sim);                           /* whole GPUs free now */
+    /* ABI 2.  Stops a running job (its GPUs are freed now; it keeps the work
+     * a checkpoint kept: scheduler.checkpoint_interval, recovery.*).  The job
+     * then waits again and stays the plugin's: no enqueue and no job_end
+     * follow; start it again when it should run.  0, or < 0 it is not
+     * running. */
+    int (*preempt)(void *sim, uint32_t handle);
+    /* ABI 2.  The policy's timer gets data at at_s (a time before now is
+     * now); a pass follows at the end of that instant when jobs wait.
+     * Timers are not cancelled: a plugin ignores the ones it no longer
+     * wants (by their data).  0, or < 0 out of memory. */
+    int (*timer)(void *sim, double at_s, uint64_t data);
+    uint64_t (*gpus_up)(void *sim);     /* ABI 2: whole GPUs in service (up) */
 } fleetsim_host;
 
 typedef struct fleetsim_policy {
@@ -153,6 +167,9 @@ typedef struct fleetsim_policy {
      * enqueued again when it is back); its handle may be reused after. */
     void (*job_end)(void *state, uint32_t handle);
     size_t (*queued)(const void *state);   /* jobs waiting */
+    /* ABI 2, optional (NULL: none; read only when abi >= 2).  A timer set
+     * with host->timer fired: data as given.  0, or < 0 an error. */
+    int (*timer)(void *state, uint64_t data);
 } fleetsim_policy;
 
 typedef const fleetsim_policy *(*fleetsim_policy_entry_fn)(void);

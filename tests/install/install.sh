@@ -75,6 +75,33 @@ sed -i "s|$WORK/plugin_fifo.so|$WORK/none.so|" pl.yaml
 "$FLEETSIM" run pl.yaml -o x.h5 > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "^pl.yaml:6:[0-9]*: scheduler.plugin.path: cannot load" pl.err && [ ! -e x.h5 ] || bad "missing plugin: $(cat pl.err)"
 sed -i "s|$WORK/none.so|$(ls $LIBDIR/libfleetsim.so.1)|" pl.yaml
 "$FLEETSIM" validate pl.yaml > /dev/null 2> pl.err; [ $? -eq 2 ] && grep -q "exports no fleetsim_policy_entry" pl.err || bad "not a plugin: $(cat pl.err)"
+# 3b. ABI 2: a preemptive plugin (tests/install/plugin_srtf.c) schedules
+#     exactly as the built-in srtf (work kept), with preemptions; its round-
+#     robin mode (a timer per start) gives the hand-computed completions
+cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) \
+   "$SRC/tests/install/plugin_srtf.c" -o plugin_srtf.so 2> ccs.log || bad "srtf plugin build: $(cat ccs.log)"
+KEEP="--set horizon=3d --set scheduler.checkpoint_interval=1us"
+"$FLEETSIM" run $KEEP --set scheduler.queue=srtf -o b-srtf.h5 -q || bad "built-in srtf"
+"$FLEETSIM" run $KEEP --set scheduler.plugin.path=$WORK/plugin_srtf.so -o p-srtf.h5 -q || bad "srtf plugin"
+/usr/bin/python3 - b-srtf.h5 p-srtf.h5 <<'EOF' || bad "the srtf plugin schedules differently from the built-in srtf"
+import sys, h5py, numpy as np
+a, b = (np.sort(h5py.File(p, "r")["jobs"][:], order="id") for p in sys.argv[1:3])
+assert len(a) == len(b) > 1000
+assert a["preemptions"].sum() > 100, a["preemptions"].sum()
+for c in ("start", "end", "wait", "pool", "nodes", "preemptions", "queued_s"):
+    assert np.array_equal(a[c], b[c], equal_nan=True), c
+EOF
+# round robin, quantum 1 h, three 2.5 h jobs at 0 on one GPU: A B C A B C,
+# then A ends at 6.5 h, B at 7 h, C at 7.5 h
+printf 'id,submit,gpus,duration\n1,0,1,9000\n2,0,1,9000\n3,0,1,9000\n' > rr.csv
+printf 'name: rr\nhorizon: 1d\ncluster: {pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 1}]}\nworkload: {trace: {path: rr.csv}}\nscheduler:\n  checkpoint_interval: 1us\n  plugin: {path: %s, options: {quantum: 3600}}\n' "$WORK/plugin_srtf.so" > rr.yaml
+"$FLEETSIM" run rr.yaml -o rr.h5 -q || bad "round-robin plugin run"
+/usr/bin/python3 - rr.h5 <<'EOF' || bad "round robin: completions differ from the hand computation"
+import sys, h5py, numpy as np
+j = np.sort(h5py.File(sys.argv[1], "r")["jobs"][:], order="id")
+assert list(j["end"]) == [6.5 * 3600, 7 * 3600, 7.5 * 3600], list(j["end"])
+assert list(j["preemptions"]) == [2, 2, 2], list(j["preemptions"])
+EOF
 # 4. the Python package, imported from the installed prefix
 if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
     LD_PRELOAD="$PRELOAD" PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
