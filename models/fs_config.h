@@ -18,6 +18,7 @@
 #include "../traces/fs_synth.h"
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
+#include "fs_queues.h"
 #include "fs_quotacfg.h"
 #include "fs_svccfg.h"
 
@@ -140,10 +141,12 @@ typedef struct fs_workload_cfg {
     fs_trace_cfg_t trace;   /* when kind == TRACE */
 } fs_workload_cfg_t;
 
-/* Queue orders (models/fs_order.c's table; docs/policies.md). */
+/* Queue kinds: one row each in fs_queues.h (docs/policies.md). */
 enum fs_queue_kind {
-    FS_QUEUE_FIFO = 0, FS_QUEUE_PRIORITY = 1, FS_QUEUE_SJF = 2, FS_QUEUE_SRTF = 3,
-    FS_QUEUE_LAS = 4, FS_QUEUE_SLURM = 5, FS_QUEUE_KUEUE = 6, FS_QUEUE_VOLCANO = 7
+#define FS_QUEUE_ENUM(e, name, policy, order) FS_QUEUE_##e,
+    FS_QUEUE_KINDS(FS_QUEUE_ENUM)
+#undef FS_QUEUE_ENUM
+    FS_QUEUE_COUNT
 };
 enum fs_backfill_kind { FS_BACKFILL_NONE = 0, FS_BACKFILL_EASY = 1, FS_BACKFILL_CONSERVATIVE = 2 };
 enum fs_preempt_kind { FS_PREEMPT_AUTO = 0, FS_PREEMPT_NONE = 1, FS_PREEMPT_ORDER = 2 };

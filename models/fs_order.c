@@ -1,16 +1,17 @@
 /*
- * The table of queue orders (one row per enum fs_queue_kind) and the
+ * The table of queue orders (made from fs_queues.h's rows) and the
  * planning run time shared by SJF/SRTF and backfill.
  */
 #include "fs_order.h"
 
-static const fs_order_ops_t *const orders[] = {
-    [FS_QUEUE_FIFO] = &fs_order_fifo,
-    [FS_QUEUE_PRIORITY] = &fs_order_priority,
-    [FS_QUEUE_SJF] = &fs_order_sjf,
-    [FS_QUEUE_SRTF] = &fs_order_srtf,
-    [FS_QUEUE_LAS] = &fs_order_las,
-    [FS_QUEUE_SLURM] = &fs_order_slurm,
+static const fs_order_ops_t *const orders[FS_QUEUE_COUNT] = {
+#define ORDER(o) &o
+#define NO_ORDER NULL
+#define FS_ORDER_ROW(e, name, policy, order) [FS_QUEUE_##e] = order,
+    FS_QUEUE_KINDS(FS_ORDER_ROW)
+#undef FS_ORDER_ROW
+#undef NO_ORDER
+#undef ORDER
 };
 
 const fs_order_ops_t *fs_order_get(int queue_kind)

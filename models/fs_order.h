@@ -92,11 +92,13 @@ const fs_order_ops_t *fs_order_get(int queue_kind);
  * none, its run time (unknown_estimate: oracle) or default_limit. */
 fs_time_t fs_order_plan(const fs_model_t *m, uint32_t slot);
 
-extern const fs_order_ops_t fs_order_fifo;
-extern const fs_order_ops_t fs_order_priority;
-extern const fs_order_ops_t fs_order_sjf;
-extern const fs_order_ops_t fs_order_srtf;
-extern const fs_order_ops_t fs_order_las;
-extern const fs_order_ops_t fs_order_slurm;
+/* The orders of fs_queues.h's rows. */
+#define ORDER(o) extern const fs_order_ops_t o;
+#define NO_ORDER
+#define FS_ORDER_DECL(e, name, policy, order) order
+FS_QUEUE_KINDS(FS_ORDER_DECL)
+#undef FS_ORDER_DECL
+#undef NO_ORDER
+#undef ORDER
 
 #endif

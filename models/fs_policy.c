@@ -3,16 +3,11 @@
 
 #include <stdio.h>
 
-/* The policy table: one row per scheduler.queue value (enum fs_queue_kind). */
-static const fs_policy_ops_t *const policies[] = {
-    [FS_QUEUE_FIFO] = &fs_policy_fifo,
-    [FS_QUEUE_PRIORITY] = &fs_policy_sched,
-    [FS_QUEUE_SJF] = &fs_policy_sched,
-    [FS_QUEUE_SRTF] = &fs_policy_sched,
-    [FS_QUEUE_LAS] = &fs_policy_sched,
-    [FS_QUEUE_SLURM] = &fs_policy_sched,
-    [FS_QUEUE_KUEUE] = &fs_policy_kueue,
-    [FS_QUEUE_VOLCANO] = &fs_policy_volcano,
+/* The policy table: one row per scheduler.queue value (fs_queues.h). */
+static const fs_policy_ops_t *const policies[FS_QUEUE_COUNT] = {
+#define FS_POLICY_ROW(e, name, policy, order) [FS_QUEUE_##e] = &policy,
+    FS_QUEUE_KINDS(FS_POLICY_ROW)
+#undef FS_POLICY_ROW
 };
 
 const fs_policy_ops_t *fs_policy_get(int queue_kind)

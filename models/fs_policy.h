@@ -5,7 +5,7 @@
  * calls enqueue() when a job is admitted and pass() once at the end of
  * every instant where something changed; pass() starts jobs with
  * fs_model_start.  State lives behind the void pointer, never in globals.
- * Adding a policy is one new file and one row in fs_policy.c's table.
+ * Adding a policy is one new file and one row in fs_queues.h.
  */
 #ifndef FS_POLICY_H
 #define FS_POLICY_H
@@ -80,10 +80,11 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
  * the keys that change it, else 0. */
 int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n);
 
-extern const fs_policy_ops_t fs_policy_fifo;
-extern const fs_policy_ops_t fs_policy_sched;
-extern const fs_policy_ops_t fs_policy_kueue;    /* models/fs_kueue.c */
-extern const fs_policy_ops_t fs_policy_volcano;   /* fs_volcano.c */
-extern const fs_policy_ops_t fs_policy_plugin;    /* fs_plugin.c: scheduler.plugin */
+/* The policies of fs_queues.h's rows (fs_fifo.c, fs_sched.c, fs_kueue.c,
+ * fs_volcano.c), and scheduler.plugin's (fs_plugin.c). */
+#define FS_POLICY_DECL(e, name, policy, order) extern const fs_policy_ops_t policy;
+FS_QUEUE_KINDS(FS_POLICY_DECL)
+#undef FS_POLICY_DECL
+extern const fs_policy_ops_t fs_policy_plugin;
 
 #endif

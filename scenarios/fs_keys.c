@@ -38,10 +38,11 @@ static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
 static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
-static const char *const queue_names[] = {
-    [FS_QUEUE_FIFO] = "fifo", [FS_QUEUE_PRIORITY] = "priority", [FS_QUEUE_SJF] = "sjf",
-    [FS_QUEUE_SRTF] = "srtf", [FS_QUEUE_LAS] = "las", [FS_QUEUE_SLURM] = "slurm",
-    [FS_QUEUE_KUEUE] = "kueue", [FS_QUEUE_VOLCANO] = "volcano", NULL};
+static const char *const queue_names[FS_QUEUE_COUNT + 1] = {
+#define FS_QUEUE_NAME(e, name, policy, order) [FS_QUEUE_##e] = name,
+    FS_QUEUE_KINDS(FS_QUEUE_NAME)
+#undef FS_QUEUE_NAME
+    NULL};
 static const char *const preset_names[] = {
     [FS_PRESET_NONE] = "none", [FS_PRESET_TIRESIAS] = "tiresias", NULL};
 static const char *const backfill_names[] = {

@@ -30,6 +30,7 @@
 #include "fs_test_util.h"
 #include "models/fs_model.h"
 #include "models/fs_policy.h"
+#include "models/fs_order.h"
 #include "models/fs_sched.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_rng.h"
@@ -872,9 +873,31 @@ static void test_tiresias_generated(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The tables made from fs_queues.h: every queue kind has a policy, the
+ * kinds with an order (all but Kueue and Volcano) have one, and nothing
+ * lies past the list. */
+static void test_queue_kinds_tables(void **state)
+{
+    (void)state;
+    for (int q = 0; q < FS_QUEUE_COUNT; q++) {
+        assert_non_null(fs_policy_get(q));
+        int own = q == FS_QUEUE_KUEUE || q == FS_QUEUE_VOLCANO;
+        assert_int_equal(fs_order_get(q) == NULL, own);
+        if (!own)
+            assert_ptr_equal(fs_policy_get(q), q == FS_QUEUE_FIFO ? &fs_policy_fifo : &fs_policy_sched);
+    }
+    assert_ptr_equal(fs_policy_get(FS_QUEUE_KUEUE), &fs_policy_kueue);
+    assert_ptr_equal(fs_policy_get(FS_QUEUE_VOLCANO), &fs_policy_volcano);
+    assert_ptr_equal(fs_order_get(FS_QUEUE_LAS), &fs_order_las);
+    assert_null(fs_policy_get(FS_QUEUE_COUNT));
+    assert_null(fs_order_get(FS_QUEUE_COUNT));
+    assert_null(fs_policy_get(-1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_queue_kinds_tables),
         cmocka_unit_test(test_sjf_hand),
         cmocka_unit_test(test_srtf_preemption_mechanics),
         cmocka_unit_test(test_easy_hand),
