@@ -142,7 +142,7 @@ static double read_in_child(const char *path, unsigned long long want, double *c
         fs_trace_opts_init(&o);
         fs_source_t *src = NULL;
         fs_error_t err;
-        fs_job_t *buf = malloc(BT_BATCH * sizeof *buf);
+        fs_job_t *buf = fs_malloc(BT_BATCH * sizeof *buf);
         double t0 = bt_now(), c0 = bt_clock(CLOCK_PROCESS_CPUTIME_ID);
         unsigned long long rows = 0;
         fs_time_t check = 0;
@@ -162,7 +162,7 @@ static double read_in_child(const char *path, unsigned long long want, double *c
                 fprintf(stderr, "fleetsim bench: read %llu of %llu rows: %s\n", rows, want, err.msg);
             fs_source_destroy(src);
         }
-        free(buf);
+        fs_free(buf);
         if (write(fd[1], rate, sizeof rate) != (ssize_t)sizeof rate)
             _exit(1);
         _exit(0);

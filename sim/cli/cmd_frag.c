@@ -385,7 +385,7 @@ static void mean_sd(const double *x, size_t n, double *m, double *sd)
 int fs_cmd_frag(int argc, char **argv)
 {
     const char *scenario = NULL, *output = NULL, *list = "random,best_fit,pack,fgd";
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **sets = fs_calloc((size_t)argc + 1, sizeof *sets);
     size_t n_sets = 0;
     unsigned long long seeds = 10, threads = 0;
     double demand = 1.3, typical = 1;
@@ -399,35 +399,35 @@ int fs_cmd_frag(int argc, char **argv)
         const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("frag"));
-            free(sets);
+            fs_free(sets);
             return 0;
         } else if (id == 'o') {
             if (!v) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "%s needs a file name", a);
             }
             output = v;
         } else if (id == FS_OPT_PLACEMENTS) {
             if (!v) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--placements needs a list such as fgd,best_fit");
             }
             list = v;
         } else if (id == FS_OPT_SEEDS) {
             if (!v || fs_cli_parse_u64(v, &seeds) || seeds == 0 || seeds > 100000) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--seeds needs an integer from 1 to 100000");
             }
         } else if (id == FS_OPT_DEMAND) {
             char *end;
             if (!v || (demand = strtod(v, &end), *end) || !(demand >= STEP) ||
                 demand > 100) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--demand needs a number from 0.05 to 100");
             }
         } else if (id == FS_OPT_SHAPES) {
             if (!v || (strcmp(v, "given") && strcmp(v, "learned"))) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--shapes needs given or learned");
             }
             learned = strcmp(v, "learned") == 0;
@@ -435,40 +435,40 @@ int fs_cmd_frag(int argc, char **argv)
             show_pools = 1;
         } else if (id == 'j') {
             if (!v || fs_cli_parse_u64(v, &threads) || threads < 1 || threads > 4096) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "-j needs a thread count from 1 to 4096");
             }
         } else if (id == FS_OPT_TYPICAL) {
             char *end;
             if (!v || (typical = strtod(v, &end), *end) || !(typical > 0) || typical > 100) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--typical needs a percentage in (0, 100]");
             }
             typical /= 100;
         } else if (id == FS_OPT_DRAW) {
             if (!v || (strcmp(v, "uniform") && strcmp(v, "list"))) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--draw needs uniform or list");
             }
             draw_mode = strcmp(v, "list") == 0;
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '=')) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("frag", "--set needs KEY=VALUE");
             }
             sets[n_sets++] = v;
         } else if (id == FS_CLI_BAD) {
-            free(sets);
+            fs_free(sets);
             return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {
-            free(sets);
+            fs_free(sets);
             return fs_cli_usage_error("frag", "only one scenario file may be given");
         }
     }
     if (!scenario) {
-        free(sets);
+        fs_free(sets);
         return fs_cli_usage_error("frag", "a scenario file is needed (see fleetsim frag --help)");
     }
     /* the placements to compare */
@@ -481,7 +481,7 @@ int fs_cmd_frag(int argc, char **argv)
         while (k < N_KINDS && (strlen(kinds[k].name) != len || strncmp(kinds[k].name, p, len)))
             k++;
         if (k == N_KINDS || n_run == MAX_RUN_KINDS) {
-            free(sets);
+            fs_free(sets);
             return fs_cli_usage_error("frag", "--placements: '%.*s' is not a placement (pack, "
                                       "first_fit, best_fit, binpack, spread, random, topology, "
                                       "fgd, atc_best_fit, gpu_packing)",
@@ -496,7 +496,7 @@ int fs_cmd_frag(int argc, char **argv)
     fs_error_t err;
     fs_error_clear(&err);
     int rc = fs_scenario_load_file(scenario, sets, n_sets, &cfg, &err);
-    free(sets);
+    fs_free(sets);
     if (rc) {
         fprintf(stderr, "%s\n", err.msg);
         return rc == FS_EINVAL ? 2 : 1;

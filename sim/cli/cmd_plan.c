@@ -734,12 +734,12 @@ int fs_cmd_plan(int argc, char **argv)
     plan_args_t a;
     memset(&a, 0, sizeof a);
     a.jobs = 1;
-    a.sets = calloc((size_t)argc + 1, sizeof *a.sets);
+    a.sets = fs_calloc((size_t)argc + 1, sizeof *a.sets);
     if (!a.sets)
         return 1;
     int bad = parse_args(argc, argv, &a);
     if (bad) {
-        free(a.sets);
+        fs_free(a.sets);
         return bad < 0 ? 0 : bad;
     }
     int launched = fs_sweep_mpi_launched(), use_mpi = 0, rank = 0, size = 1;
@@ -748,14 +748,14 @@ int fs_cmd_plan(int argc, char **argv)
     if (launched >= 1 && !a.dry && fs_sweep_mpi_available()) {
         if (fs_sweep_mpi_init(&argc, &argv, &rank, &size, &err)) {
             fprintf(stderr, "fleetsim plan: %s\n", err.msg);
-            free(a.sets);
+            fs_free(a.sets);
             return 1;
         }
         use_mpi = 1;
     } else if (launched > 1 && !a.dry) {
         fprintf(stderr, "fleetsim plan: started by an MPI launcher with %d processes, but this "
                 "fleetsim was built without MPI (install libopenmpi-dev and rebuild)\n", launched);
-        free(a.sets);
+        fs_free(a.sets);
         return 2;
     }
     if (!a.have_j && !use_mpi) {
@@ -787,7 +787,7 @@ int fs_cmd_plan(int argc, char **argv)
     int rc = run_plan(&a, &pr, &err);
     if (rc && rank == 0)
         fprintf(stderr, "fleetsim plan: %s\n", err.msg);
-    free(a.sets);
+    fs_free(a.sets);
     rc = rc ? fs_error_exit_status(rc) : 0;
     return use_mpi ? fs_sweep_mpi_finish(rc) : rc;
 }

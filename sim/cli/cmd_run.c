@@ -114,7 +114,7 @@ static void print_json(const fs_config_t *cfg, const fs_run_report_t *rep, const
 int fs_cmd_run(int argc, char **argv)
 {
     const char *scenario = NULL, *output = "results.h5";
-    const char **sets = calloc((size_t)argc + 2, sizeof *sets);
+    const char **sets = fs_calloc((size_t)argc + 2, sizeof *sets);
     size_t n_sets = 0;
     int quiet = 0, have_seed = 0, json = 0;
     double every = -1;      /* --progress: seconds between log lines (-1: the default) */
@@ -128,11 +128,11 @@ int fs_cmd_run(int argc, char **argv)
         const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("run"));
-            free(sets);
+            fs_free(sets);
             return 0;
         } else if (id == 'o') {
             if (!v) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("run", "%s needs a file name", a);
             }
             output = v;
@@ -140,13 +140,13 @@ int fs_cmd_run(int argc, char **argv)
             output = NULL;
         } else if (id == FS_OPT_SEED) {
             if (!v || fs_cli_parse_u64(v, &seed)) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("run", "--seed needs a non-negative integer");
             }
             have_seed = 1;
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '=')) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("run", "--set needs KEY=VALUE");
             }
             sets[n_sets++] = v;
@@ -156,16 +156,16 @@ int fs_cmd_run(int argc, char **argv)
             json = 1;
         } else if (id == FS_OPT_PROGRESS) {
             if (fs_cli_parse_progress("run", v, &every)) {
-                free(sets);
+                fs_free(sets);
                 return 2;
             }
         } else if (id == FS_CLI_BAD) {
-            free(sets);
+            fs_free(sets);
             return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {
-            free(sets);
+            fs_free(sets);
             return fs_cli_usage_error("run", "only one scenario file may be given");
         }
     }
@@ -180,7 +180,7 @@ int fs_cmd_run(int argc, char **argv)
     int rc = scenario ? fs_scenario_load_file(scenario, sets, n_sets, &cfg, &err)
                       : fs_scenario_load_string("<builtin default>", fs_scenario_default_text(),
                                                 sets, n_sets, &cfg, &err);
-    free(sets);
+    fs_free(sets);
     if (rc) {
         fprintf(stderr, "%s\n", err.msg);
         return fs_error_exit_status(rc);

@@ -74,7 +74,7 @@ static void print_points(const fs_sweep_plan_t *p, size_t shard, size_t n_shards
 int fs_cmd_sweep(int argc, char **argv)
 {
     const char *scenario = NULL, *dir = NULL;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **sets = fs_calloc((size_t)argc + 1, sizeof *sets);
     size_t n_sets = 0, shard = 0, n_shards = 0;
     int resume = 0, dry = 0, quiet = 0, have_j = 0;
     unsigned long long jobs = 1;
@@ -88,7 +88,7 @@ int fs_cmd_sweep(int argc, char **argv)
         int bad = 0;
         if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("sweep"));
-            free(sets);
+            fs_free(sets);
             return 0;
         } else if (id == 'o') {
             if (!v)
@@ -124,12 +124,12 @@ int fs_cmd_sweep(int argc, char **argv)
             bad = fs_cli_usage_error("sweep", "only one scenario file may be given");
         }
         if (bad) {
-            free(sets);
+            fs_free(sets);
             return bad;
         }
     }
     if (!scenario || (!dir && !dry)) {
-        free(sets);
+        fs_free(sets);
         return fs_cli_usage_error("sweep", "%s", !scenario ? "a scenario file is needed"
                                                            : "-o DIR is needed (the output directory)");
     }
@@ -144,13 +144,13 @@ int fs_cmd_sweep(int argc, char **argv)
                 fprintf(stderr, "fleetsim sweep: started by an MPI launcher with %d processes, but "
                         "this fleetsim was built without MPI (install libopenmpi-dev and rebuild)\n",
                         launched);
-                free(sets);
+                fs_free(sets);
                 return 2;
             }
         } else {
             if (fs_sweep_mpi_init(&argc, &argv, &rank, &size, &err)) {
                 fprintf(stderr, "fleetsim sweep: %s\n", err.msg);
-                free(sets);
+                fs_free(sets);
                 return 1;
             }
             use_mpi = 1;
@@ -164,7 +164,7 @@ int fs_cmd_sweep(int argc, char **argv)
     double t0 = now_s();
     fs_sweep_plan_t *plan = NULL;
     int rc = fs_sweep_plan_create(scenario, sets, n_sets, &plan, &err);
-    free(sets);
+    fs_free(sets);
     if (rc) {
         if (rank == 0)
             fprintf(stderr, "%s\n", err.msg);

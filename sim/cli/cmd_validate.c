@@ -141,7 +141,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
 int fs_cmd_validate(int argc, char **argv)
 {
     const char *scenario = NULL;
-    const char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    const char **sets = fs_calloc((size_t)argc + 1, sizeof *sets);
     size_t n_sets = 0;
     int dump = 0;
     if (!sets)
@@ -152,39 +152,39 @@ int fs_cmd_validate(int argc, char **argv)
         const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
         if (id == 'h') {
             fs_cli_print_usage(stdout, fs_cli_find("validate"));
-            free(sets);
+            fs_free(sets);
             return 0;
         } else if (id == FS_OPT_KEYS) {
             fs_scenario_print_keys(stdout);
-            free(sets);
+            fs_free(sets);
             return 0;
         } else if (id == FS_OPT_DUMP) {
             dump = 1;
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '=')) {
-                free(sets);
+                fs_free(sets);
                 return fs_cli_usage_error("validate", "--set needs KEY=VALUE");
             }
             sets[n_sets++] = v;
         } else if (id == FS_CLI_BAD) {
-            free(sets);
+            fs_free(sets);
             return g.status;
         } else if (!scenario) {
             scenario = a;
         } else {
-            free(sets);
+            fs_free(sets);
             return fs_cli_usage_error("validate", "only one scenario file may be given");
         }
     }
     if (!scenario) {
-        free(sets);
+        fs_free(sets);
         return fs_cli_usage_error("validate", "which scenario file? (fleetsim validate FILE)");
     }
     fs_config_t cfg;
     fs_error_t err;
     fs_error_clear(&err);
     int rc = fs_scenario_load_file(scenario, sets, n_sets, &cfg, &err);
-    free(sets);
+    fs_free(sets);
     if (rc) {
         fprintf(stderr, "%s\n", err.msg);
         return fs_error_exit_status(rc);

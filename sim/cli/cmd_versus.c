@@ -140,7 +140,7 @@ static void free_opts(vopts_t *o)
 {
     for (size_t i = 0; i < o->n_v; i++)
         fs_free(o->v[i].text);
-    free((void *)o->sets);
+    fs_free((void *)o->sets);
 }
 
 static int parse_args(vopts_t *o, int argc, char **argv, int *done)
@@ -680,7 +680,7 @@ int fs_cmd_versus(int argc, char **argv)
     vopts_t o;
     memset(&o, 0, sizeof o);
     o.progress_every = -1;
-    o.sets = calloc((size_t)argc + 2, sizeof *o.sets);
+    o.sets = fs_calloc((size_t)argc + 2, sizeof *o.sets);
     if (!o.sets)
         return 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
