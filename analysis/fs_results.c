@@ -229,7 +229,9 @@ static const col_t request_cols[] = {
     X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
     X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
     X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
-    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h")
+    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h") \
+    X(backfilled, K_U64, "count") X(admissions, K_U64, "count")              \
+    X(admissions_borrowing, K_U64, "count") X(reclaims, K_U64, "count")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

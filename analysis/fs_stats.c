@@ -357,6 +357,10 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         out->queued_p99 = out->wait_p99;
     }
     out->preemptions = totals->preemptions;
+    out->backfilled = totals->backfilled;
+    out->admissions = totals->admissions;
+    out->admissions_borrowing = totals->admissions_borrowing;
+    out->reclaims = totals->reclaims;
     out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
     out->gpu_s_startup = totals->gpu_s_startup;
     out->cost_preemptions = NAN;   /* set by the runner */

@@ -76,6 +76,8 @@ typedef struct fs_summary {
      * carbon is not modelled */
     double carbon_kg;           /* operational + embodied kg CO2e over the whole run */
     double carbon_per_gpu_hour_g; /* g CO2e per delivered (busy) GPU-hour */
+    /* what the policy did (fs_policy_stats_t) */
+    uint64_t backfilled, admissions, admissions_borrowing, reclaims;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -1510,6 +1510,14 @@ static int kueue_why(const void *state, const fs_model_t *m, uint32_t slot, char
     return 1;
 }
 
+static void kq_stats(const void *state, fs_policy_stats_t *out)
+{
+    const fs_kueue_stats_t *st = fs_kueue_stats(state);
+    out->admissions = st->admitted;
+    out->admissions_borrowing = st->borrowed;
+    out->reclaims = st->reclaimed;
+}
+
 const fs_policy_ops_t fs_policy_kueue = {
     .name = "kueue",
     .check = kueue_check,
@@ -1524,6 +1532,7 @@ const fs_policy_ops_t fs_policy_kueue = {
     .queued = kueue_queued,
     .job_end = kueue_job_end,
     .job_interrupted = kueue_job_end,
+    .stats = kq_stats,
 };
 
 size_t fs_kueue_n_cq(const void *state) { return ((const kueue_t *)state)->n_cq; }

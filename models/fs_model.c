@@ -1801,6 +1801,14 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
             *err = m->err;
         return m->err.code;
     }
+    if (m->pol->stats) {
+        fs_policy_stats_t ps = {0};
+        m->pol->stats(m->pol_state, &ps);
+        t->backfilled = ps.backfilled;
+        t->admissions = ps.admissions;
+        t->admissions_borrowing = ps.admissions_borrowing;
+        t->reclaims = ps.reclaims;
+    }
     t->end_time = fs_time_to_s(end);
     t->makespan = fs_time_to_s(m->last_change);
     t->gpus_total = m->cluster.gpus_total;

@@ -16,6 +16,16 @@
 #include "../sim/fs_error.h"
 #include "fs_model.h"
 
+/* What a policy did over a run, for /summary (docs/results.md); zero where
+ * the policy has no such action. */
+typedef struct fs_policy_stats {
+    uint64_t backfilled;    /* jobs started by backfill past a job that could not start */
+    uint64_t admissions;    /* Kueue admissions (a requeued job counts again) */
+    uint64_t admissions_borrowing; /* of which borrowed quota from the cohort */
+    uint64_t reclaims;      /* preemptions that took back quota lent to another queue
+                               (Kueue reclaim within the cohort, Volcano reclaim) */
+} fs_policy_stats_t;
+
 typedef struct fs_policy_ops {
     const char *name;           /* the scheduler.queue value */
     int (*create)(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err);
@@ -63,6 +73,8 @@ typedef struct fs_policy_ops {
     int (*probe_create)(const fs_config_t *cfg, void **probe, fs_error_t *err);
     int (*probe)(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
     void (*probe_destroy)(void *probe);
+    /* Optional (NULL: all zero).  The counts of fs_policy_stats_t so far. */
+    void (*stats)(const void *state, fs_policy_stats_t *out);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

@@ -172,6 +172,8 @@ typedef struct fs_run_totals {
     uint64_t preemptions;   /* preemptions by the policy (not failures) */
     double gpu_s_lost_preempt; /* the part of gpu_s_lost lost to preemptions */
     double gpu_s_startup;   /* GPU-s held in pod start-up (models/fs_startup.h) */
+    /* what the policy did (fs_policy_stats_t) */
+    uint64_t backfilled, admissions, admissions_borrowing, reclaims;
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

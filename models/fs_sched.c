@@ -1722,6 +1722,11 @@ static int sched_timer(void *state, fs_model_t *m, uint64_t data)
     return s->queued == 0 ? set_timers(s, m) : 0;
 }
 
+static void sched_stats(const void *state, fs_policy_stats_t *out)
+{
+    out->backfilled = ((const sched_t *)state)->backfilled;
+}
+
 const fs_policy_ops_t fs_policy_sched = {
     .name = "sched",
     .check = sched_check,
@@ -1733,6 +1738,7 @@ const fs_policy_ops_t fs_policy_sched = {
     .job_end = sched_job_end,
     .timer = sched_timer,
     .job_interrupted = sched_job_interrupted,
+    .stats = sched_stats,
 };
 
 /* ---- instrumentation ------------------------------------------------------------------ */

@@ -1032,6 +1032,11 @@ static int vc_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
     return rc;
 }
 
+static void vc_stats(const void *state, fs_policy_stats_t *out)
+{
+    out->reclaims = ((const vc_t *)state)->reclaimed;
+}
+
 const fs_policy_ops_t fs_policy_volcano = {
     .name = "volcano",
     .check = vc_check,
@@ -1047,6 +1052,7 @@ const fs_policy_ops_t fs_policy_volcano = {
     .job_end = vc_job_end,
     .timer = vc_timer,
     .job_interrupted = vc_job_interrupted,
+    .stats = vc_stats,
 };
 
 /* ---- instrumentation -------------------------------------------------------------------------- */

@@ -138,6 +138,11 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     if (s->violations)
         fail_msg("invariant: %s", s->last_violation);
     assert_true(s->checks > 0);
+    /* /summary's policy counts are the policy's own */
+    assert_int_equal(t.admissions, s->admitted);
+    assert_int_equal(t.admissions_borrowing, s->borrowed);
+    assert_int_equal(t.reclaims, s->reclaimed);
+    assert_int_equal(t.backfilled, 0);
     fs_model_destroy(m);
     fs_source_destroy(src);
 }
@@ -194,7 +199,7 @@ static void test_lending_keeps_guaranteed(void **state)
         assert_double_equal(start_of(&rs, i), 0, 1e-9);
     assert_double_equal(start_of(&rs, 6), 100, 1e-9);  /* 10 GPUs used: a's 8 + 2 lent */
     assert_double_equal(start_of(&rs, 7), 1, 1e-9);    /* b's 6 guaranteed GPUs were kept */
-    assert_int_equal(o.st.borrowed, 1);
+    assert_int_equal(o.st.borrowed, 1);   /* and so /summary.admissions_borrowing */
 }
 
 /* ---- queueing strategies ------------------------------------------------- */

@@ -205,6 +205,7 @@ static const sum_field_t sum_fields[] = {
     SF(queued_mean, 0), SF(queued_p50, 0), SF(queued_p95, 0), SF(queued_p99, 0),
     SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0), SF(gpu_s_startup, 0),
     SF(carbon_kg, 0), SF(carbon_per_gpu_hour_g, 0),
+    SF(backfilled, 1), SF(admissions, 1), SF(admissions_borrowing, 1), SF(reclaims, 1),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 

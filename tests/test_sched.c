@@ -221,6 +221,7 @@ static void test_easy_hand(void **st)
      * B takes all four */
     assert_double_equal(fs_test_find(&rs, 4)->start, 15, 0);
     assert_int_equal(o.backfilled, 1);
+    assert_int_equal(o.t.backfilled, 1);   /* /summary.backfilled */
     assert_int_equal(o.n_resv, 2);  /* B at 10, then D (head after B) at 15 */
     assert_int_equal(o.resv[0].id, 2);
     assert_true(o.resv[0].at == S(10));
@@ -422,6 +423,7 @@ static void test_easy_pools_hand(void **st)
     assert_double_equal(fs_test_find(&rs, 4)->start, 3, 0);
     assert_int_equal(fs_test_find(&rs, 4)->pool, 1);
     assert_int_equal(o.backfilled, 2);
+    assert_int_equal(o.t.backfilled, 2);
     assert_int_equal(o.n_resv, 1);
     assert_true(o.resv[0].at == S(1000));
     fs_free(o.resv);
