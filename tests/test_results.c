@@ -430,7 +430,7 @@ static void check_timeline(hid_t f, size_t m)
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
-                        "replicas");
+                        "replicas,mig_instances,mig_busy");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),

@@ -63,6 +63,7 @@ typedef struct fs_job {
     int32_t mig;            /* MIG profile asked (models/fs_mig.h fs_mig_code), 0 = none: the
                                job is one pod taking `gpus` instances of it on one node, and
                                gpu_milli is the profile's compute share (docs/mig.md) */
+    uint32_t reserved;      /* 0 (fs_job_init): no padding, so records compare with memcmp */
 } fs_job_t;
 
 static inline void fs_job_init(fs_job_t *j)
@@ -84,6 +85,7 @@ static inline void fs_job_init(fs_job_t *j)
     j->cpu_milli = 0;
     j->mem_mib = 0;
     j->mig = 0;
+    j->reserved = 0;
 }
 
 /* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */
