@@ -440,8 +440,9 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, nodes_provisioning),
                           offsetof(fs_sample_row_t, nodes_autoscaled),
                           offsetof(fs_sample_row_t, gpus_serving),
-                          offsetof(fs_sample_row_t, replicas)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4};
+                          offsetof(fs_sample_row_t, replicas),
+                          offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -735,7 +736,8 @@ static void test_layout(void **state)
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
-                              "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica");
+                              "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
+                              "mig_instances:instance; mig_busy:instance");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "
