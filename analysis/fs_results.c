@@ -135,6 +135,8 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(nodes_autoscaled, K_U32, "node"),
     SAMPLE_COL(gpus_serving, K_U32, "GPU"),
     SAMPLE_COL(replicas, K_U32, "replica"),
+    SAMPLE_COL(mig_instances, K_U32, "instance"),
+    SAMPLE_COL(mig_busy, K_U32, "instance"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}

@@ -453,6 +453,39 @@ static uint32_t q_shared_first(const fs_cluster_t *c, const fs_pool_t *p, uint32
 
 /* ---- lifecycle ---------------------------------------------------------- */
 
+/* A MIG pool: every GPU gets the layout; the nodes are filed at level 0
+ * (no whole GPU is ever free).  "all-disabled" leaves the pool whole. */
+static int mig_init(fs_cluster_t *c, fs_pool_t *p, const char *text, fs_error_t *err)
+{
+    fs_error_t e;
+    const fs_mig_model_t *m = fs_mig_model_lookup(p->gpu, &e);
+    fs_mig_spec_t spec;
+    if (!m || fs_mig_layout_parse(m, text, &spec, NULL, &e))
+        return fs_error_set(err, FS_EINVAL, "cluster: pool '%s': mig: %s", p->name, e.msg);
+    if (!spec.enabled)
+        return 0;
+    if (p->gpn > FS_CLUSTER_MIG_MAX_GPN)
+        return fs_error_set(err, FS_EINVAL, "cluster: pool '%s': mig: %u GPUs per node (at most %u)",
+                            p->name, p->gpn, FS_CLUSTER_MIG_MAX_GPN);
+    if (fs_mig_layout_build(m, &spec, &p->mig_layout, &e))
+        return fs_error_set(err, FS_EINVAL, "cluster: pool '%s': mig: %s", p->name, e.msg);
+    if (!(p->mig_used = fs_calloc((size_t)p->n_nodes * p->gpn, 1)))
+        return fs_error_set(err, FS_ENOMEM, "cluster: out of memory");
+    p->mig = m;
+    for (unsigned i = 0; i < p->mig_layout.ninst; i++) {
+        unsigned pr = p->mig_layout.inst[i].profile;
+        p->mig_pmask[pr] |= (uint8_t)(1u << i);
+        p->mig_free[pr] += (uint64_t)p->n_nodes * p->gpn;
+    }
+    p->mig_total = (uint64_t)p->n_nodes * p->gpn * p->mig_layout.ninst;
+    p->gpus_free = 0;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++) {
+        c->node_free[n] = 0;
+        index_update(c, n);
+    }
+    return 0;
+}
+
 int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *err)
 {
     memset(c, 0, sizeof *c);
@@ -504,6 +537,13 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         }
         if (index_init(c, p))
             goto nomem;
+        if (pc->mig) {
+            int mrc = mig_init(c, p, pc->mig, err);
+            if (mrc) {
+                fs_cluster_release(c);
+                return mrc;
+            }
+        }
         next += p->n_nodes;
         c->gpus_total += p->gpus_total;
     }
@@ -559,6 +599,7 @@ void fs_cluster_release(fs_cluster_t *c)
             fs_free(c->pools[i].lroot);
             fs_free(c->pools[i].sused);
             fs_free(c->pools[i].smask);
+            fs_free(c->pools[i].mig_used);
         }
     topo_release(c->topo);
     fs_free(c->pools);
@@ -593,7 +634,7 @@ int fs_cluster_find_pool(const fs_cluster_t *c, const char *name)
 int fs_cluster_could_fit(const fs_cluster_t *c, uint32_t pool, uint32_t g)
 {
     const fs_pool_t *p = &c->pools[pool];
-    return g >= 1 && (g <= p->gpn || g <= p->gpus_total);
+    return g >= 1 && !p->mig && (g <= p->gpn || g <= p->gpus_total);
 }
 
 int fs_cluster_fits_scan(const fs_cluster_t *c, uint32_t pool, uint32_t g)
@@ -691,9 +732,15 @@ int fs_cluster_alloc(fs_cluster_t *c, uint32_t pool, uint32_t g, int placement,
     return 1;
 }
 
+static void mig_free(fs_cluster_t *c, fs_pool_t *p, const fs_placement_t *pl);
+
 void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *pl)
 {
     fs_pool_t *p = &c->pools[pl->pool];
+    if (pl->mig) {
+        mig_free(c, p, pl);
+        return;
+    }
     if (pl->cpu || pl->mem) {
         c->node_cpu[pl->one.node] += pl->cpu;
         c->node_mem[pl->one.node] += pl->mem;
@@ -725,8 +772,126 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
     }
     if (c->topo)
         topo_add(c, node, up ? (int64_t)c->node_free[node] : -(int64_t)c->node_free[node]);
+    if (p->mig) {   /* the node's free instances leave (or rejoin) the counters */
+        const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+        for (unsigned pr = 0; pr < p->mig->nprofiles; pr++)
+            for (uint32_t g = 0; g < p->gpn; g++) {
+                uint64_t f = (uint64_t)__builtin_popcount(p->mig_pmask[pr] & ~u[g] & 0xffu);
+                p->mig_free[pr] = up ? p->mig_free[pr] + f : p->mig_free[pr] - f;
+            }
+    }
     index_update(c, node);
     sindex_update(c, p, node);
+}
+
+/* ---- MIG pools -------------------------------------------------------------- */
+
+/* Free instances of profile pr on node (up or not). */
+static uint32_t mig_node_free(const fs_pool_t *p, uint32_t node, unsigned pr)
+{
+    const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+    uint32_t f = 0;
+    for (uint32_t g = 0; g < p->gpn; g++)
+        f += (uint32_t)__builtin_popcount(p->mig_pmask[pr] & ~u[g] & 0xffu);
+    return f;
+}
+
+int fs_cluster_mig_fits(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    int pr = p->mig ? fs_mig_profile_of_code(p->mig, code) : -1;
+    if (pr < 0 || k == 0 || p->mig_free[pr] < k)
+        return 0;
+    if (k == 1)
+        return 1;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++)
+        if (c->node_up[n] && mig_node_free(p, n, (unsigned)pr) >= k)
+            return 1;
+    return 0;
+}
+
+int fs_cluster_mig_could_fit(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k)
+{
+    const fs_pool_t *p = &c->pools[pool];
+    int pr = p->mig ? fs_mig_profile_of_code(p->mig, code) : -1;
+    return pr >= 0 && k >= 1 &&
+           k <= (uint64_t)p->gpn * (uint32_t)__builtin_popcount(p->mig_pmask[pr]);
+}
+
+int fs_cluster_mig_take(fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k, fs_placement_t *out)
+{
+    fs_pool_t *p = &c->pools[pool];
+    memset(out, 0, sizeof *out);
+    out->pool = pool;
+    if (!fs_cluster_mig_fits(c, pool, code, k))
+        return 0;
+    unsigned pr = (unsigned)fs_mig_profile_of_code(p->mig, code);
+    uint32_t best = NONE, best_free = UINT32_MAX;
+    for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++) {
+        if (!c->node_up[n])
+            continue;
+        uint32_t f = mig_node_free(p, n, pr);
+        if (f >= k && f < best_free) {
+            best = n;
+            best_free = f;
+        }
+    }
+    if (best == NONE)
+        return 0;
+    uint8_t *u = p->mig_used + (size_t)(best - p->first_node) * p->gpn;
+    uint32_t need = k;
+    for (uint32_t g = 0; g < p->gpn && need; g++) {
+        uint8_t was = u[g];
+        for (unsigned i = 0; i < p->mig_layout.ninst && need; i++)
+            if ((p->mig_pmask[pr] >> i & 1u) && !(u[g] >> i & 1u)) {
+                u[g] |= (uint8_t)(1u << i);
+                out->mig_bits |= UINT64_C(1) << (8 * g + i);
+                need--;
+            }
+        if (!was && u[g]) {
+            c->gpus_busy++;
+            p->gpus_busy++;
+        }
+    }
+    out->gpu = (uint32_t)__builtin_ctzll(out->mig_bits) / 8;
+    out->n = 1;
+    out->one = (fs_slice_t){best, k};
+    out->mig = code;
+    out->milli = p->mig->profile[pr].gpu_milli;
+    p->mig_free[pr] -= k;
+    p->mig_busy += k;
+    c->milli_busy += (uint64_t)k * out->milli;
+    c->gen++;
+    return 1;
+}
+
+static void mig_free(fs_cluster_t *c, fs_pool_t *p, const fs_placement_t *pl)
+{
+    unsigned pr = (unsigned)fs_mig_profile_of_code(p->mig, pl->mig);
+    uint8_t *u = p->mig_used + (size_t)(pl->one.node - p->first_node) * p->gpn;
+    for (uint32_t g = 0; g < p->gpn; g++) {
+        uint8_t bits = (uint8_t)(pl->mig_bits >> (8 * g));
+        if (!bits)
+            continue;
+        u[g] &= (uint8_t)~bits;
+        if (!u[g]) {
+            c->gpus_busy--;
+            p->gpus_busy--;
+        }
+    }
+    if (c->node_up[pl->one.node])
+        p->mig_free[pr] += pl->one.gpus;
+    p->mig_busy -= pl->one.gpus;
+    c->milli_busy -= (uint64_t)pl->one.gpus * pl->milli;
+    c->gen++;
+}
+
+uint64_t fs_cluster_mig_busy(const fs_cluster_t *c)
+{
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < c->n_pools; i++)
+        b += c->pools[i].mig_busy;
+    return b;
 }
 
 /* ---- fractional requests ------------------------------------------------- */

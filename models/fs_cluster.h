@@ -71,6 +71,7 @@
 
 #include "../sim/fs_error.h"
 #include "fs_config.h"
+#include "fs_mig.h"
 #include "../traces/fs_job.h"
 
 #define FS_CLUSTER_NOLVL UINT32_MAX
@@ -108,8 +109,21 @@ typedef struct fs_pool {
     uint64_t n_shared;      /* open shared GPUs */
     uint32_t cpu_milli;     /* allocatable CPU per node, milli-cores; 0 = not modelled */
     uint32_t mem_mib;       /* allocatable memory per node, MiB; 0 = not modelled */
+    /* MIG (cluster.pools[].mig, docs/mig.md): NULL for a whole-GPU pool.
+     * Every GPU of the pool has the static layout mig_layout; its nodes
+     * keep node_free == 0, so whole-GPU and shared requests never fit.
+     * mig_used: n_nodes * gpn bytes, bit i = instance i of the layout in
+     * use.  mig_pmask[p]: the layout's instances of profile p. */
+    const fs_mig_model_t *mig;
+    fs_mig_layout_t mig_layout;
+    uint8_t mig_pmask[FS_MIG_MAX_PROFILES];
+    uint8_t *mig_used;
+    uint64_t mig_total;     /* instances in the pool */
+    uint64_t mig_busy;      /* instances in use */
+    uint64_t mig_free[FS_MIG_MAX_PROFILES];  /* free instances per profile on up nodes */
 } fs_pool_t;
 
+#define FS_CLUSTER_MIG_MAX_GPN 8u  /* MIG pools: GPUs per node (fs_placement_t.mig_bits) */
 #define FS_CLUSTER_SWORDS 16u   /* 1024 bits: free-milli levels 0..999 */
 
 /* Topology levels (units above a node). */
@@ -178,6 +192,8 @@ typedef struct fs_placement {
     uint32_t milli;         /* 1000: whole GPUs; < 1000: share of one GPU */
     uint32_t gpu;           /* fractional: the shared slot (0 .. gpus_per_node-1) */
     uint32_t cpu, mem;      /* a pod's CPU (milli-cores) and memory (MiB) held on one.node */
+    int32_t mig;            /* MIG profile code (fs_mig_code) of the instances held, 0 none */
+    uint64_t mig_bits;      /* MIG: bit 8 * g + i = instance i of GPU g of one.node */
 } fs_placement_t;
 
 static inline const fs_slice_t *fs_placement_slices(const fs_placement_t *p)
@@ -285,6 +301,21 @@ typedef struct fs_span {
     uint32_t nodes, domains, racks, leaves, spines;
 } fs_span_t;
 int fs_cluster_span(const fs_cluster_t *c, const fs_placement_t *p, fs_span_t *out);
+
+/* ---- MIG pools (cluster.pools[].mig) ---------------------------------------
+ * A pod asking profile `code` takes k free instances of it on one node (the
+ * device plugin's mixed strategy: nvidia.com/mig-<profile>: k).  Pools
+ * without MIG answer 0.  Fits is O(1) for k == 1 (a per-profile counter),
+ * else O(nodes x gpn); take is O(nodes x gpn): the node with the fewest free
+ * instances of the profile that are still >= k (ties: lowest node), then its
+ * GPUs in order, each GPU's instances in ascending start. */
+int fs_cluster_mig_fits(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k);
+/* On an empty, fully up pool? */
+int fs_cluster_mig_could_fit(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k);
+/* Takes k instances (1, *out filled), 0 if they do not fit now. */
+int fs_cluster_mig_take(fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k, fs_placement_t *out);
+/* Instances in use, summed over pools. */
+uint64_t fs_cluster_mig_busy(const fs_cluster_t *c);
 
 /* Marks a node down (its free GPUs leave the index) or up again. */
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up);

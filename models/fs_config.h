@@ -31,6 +31,8 @@ typedef struct fs_pool_cfg {
     uint32_t memory_mib;    /* allocatable memory per node, MiB; 0 = not modelled (unlimited) */
     uint32_t *node_rank;    /* cluster.from: each node's position in the machine list (its
                                name order); NULL: node order.  Owned (fs_config_release) */
+    char *mig;              /* static MIG layout of every GPU (models/fs_mig.h
+                               fs_mig_layout_parse), NULL: none; owned */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
@@ -139,6 +141,7 @@ typedef struct fs_workload_cfg {
     int arrival_process;    /* enum fs_arrival_process (synthetic arrivals) */
     fs_dist_cfg_t duration_cfg; /* how synth.duration was written */
     fs_trace_cfg_t trace;   /* when kind == TRACE */
+    char *mig_profile;      /* workload.synthetic.mig_profile (synth.mig is its code); owned */
 } fs_workload_cfg_t;
 
 /* Queue kinds: one row each in fs_queues.h (docs/policies.md). */

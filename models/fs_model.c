@@ -278,6 +278,13 @@ static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out
 __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
+    if (j->job.mig) {   /* MIG pods: only MIG pools with the profile (docs/mig.md) */
+        FOR_POOLS(m, j->type_pools, p)
+            if (fs_cluster_mig_fits(&m->cluster, p, j->job.mig, j->job.gpus) &&
+                (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
+                return 1;
+        return 0;
+    }
     fs_podreq_t q = fs_podreq_of(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
@@ -290,7 +297,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
 
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
 {
-    return m->cluster.n_pools == 1 && !m->burst ? &m->cluster : NULL;
+    return m->cluster.n_pools == 1 && !m->burst && !m->cluster.pools[0].mig ? &m->cluster : NULL;
 }
 
 int fs_model_fits(const fs_model_t *m, uint32_t slot)
@@ -317,6 +324,12 @@ size_t fs_model_pool_set(const fs_model_t *m, int32_t set, const uint32_t **pool
 static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
 {
     uint32_t p;
+    if (j->job.mig) {
+        FOR_POOLS(m, j->type_pools, p)
+            if (fs_cluster_mig_could_fit(&m->cluster, p, j->job.mig, j->job.gpus))
+                return 1;
+        return 0;
+    }
     fs_podreq_t q = fs_podreq_of(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if (j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_could_fit_pod(&m->cluster, p, &q)
@@ -554,6 +567,20 @@ static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
     return 0;
 }
 
+/* A MIG pod: the first of its pools (in order) that has k free instances
+ * of its profile on one node; fs_cluster_mig_take picks the node.  The
+ * placer's kinds and scores do not apply (docs/mig.md). */
+static int mig_place(fs_model_t *m, const uint32_t *pools, size_t n_pools, fs_jobrt_t *j)
+{
+    size_t n = pools ? n_pools : m->cluster.n_pools;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        if (fs_cluster_mig_take(&m->cluster, p, j->job.mig, j->job.gpus, &j->place))
+            return 1;
+    }
+    return 0;
+}
+
 int fs_model_start(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
@@ -569,7 +596,9 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
     settle(m, m->sim.now);
     {
         fs_podreq_t q = fs_podreq_of(&j->job);
-        int rc = j->job.flags & FS_JOB_SINGLE_NODE
+        int rc = j->job.mig
+                     ? mig_place(m, pools, n_pools, j)
+                     : j->job.flags & FS_JOB_SINGLE_NODE
                      ? fs_placer_place_pod(m->placer, &m->cluster, pools, n_pools, &q, &j->place)
                      : fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
                                        j->job.gpu_milli, &j->place);
@@ -689,7 +718,7 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
         fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                                .job_class = j->job.job_class, .node = sl[k].node,
                                .gpus = sl[k].gpus, .gpu_milli = j->place.milli,
-                               .gpu = j->place.milli < 1000 ? j->place.gpu : 0,
+                               .gpu = j->place.milli < 1000 || j->place.mig ? j->place.gpu : 0,
                                .start = fs_time_to_s(j->start), .ready = fs_time_to_s(ready),
                                .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
                                .tensor = a->tensor, .dram = a->dram, .fb = a->fb};
@@ -1269,7 +1298,7 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         fail(m, FS_ENOMEM, "admitting a job");
         return;
     }
-    if (fs_placer_learns(m->placer)) {  /* FGD learns the task shapes online */
+    if (fs_placer_learns(m->placer) && !job->mig) {  /* FGD learns the task shapes online */
         fs_podreq_t q = fs_podreq_of(job);
         if (fs_placer_observe_pod(m->placer, &m->cluster, &q,
                                   t < 0 ? NULL : m->set_pool + m->set_off[t],
@@ -1503,6 +1532,11 @@ static void sample(fs_model_t *m)
     r.nodes_autoscaled = 0;
     r.gpus_serving = 0;
     r.replicas = 0;
+    r.mig_instances = r.mig_busy = 0;
+    for (uint32_t p = 0; p < m->cluster.n_pools; p++) {    /* MIG pools (docs/mig.md) */
+        r.mig_instances += (uint32_t)m->cluster.pools[p].mig_total;
+        r.mig_busy += (uint32_t)m->cluster.pools[p].mig_busy;
+    }
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)
             m->modules[i].ops->sample(m->modules[i].ud, m, &r);

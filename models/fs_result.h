@@ -59,6 +59,8 @@ typedef struct fs_sample_row {
     uint32_t nodes_autoscaled;   /* autoscaler: node groups' nodes provisioned and ready */
     uint32_t gpus_serving;  /* held by service replicas (in gpus_busy; training = busy - serving) */
     uint32_t replicas;      /* service replicas alive (pending, starting, ready) */
+    uint32_t mig_instances; /* MIG instances of the static layouts (cluster.pools[].mig), 0 none */
+    uint32_t mig_busy;      /* of them, held by a pod */
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table

@@ -260,6 +260,10 @@ static const fs_key_t config_rows[] = {
     {.path = "workload.synthetic.tenants", .type = FS_KT_SHARES, .off = SY(n_tenants),
      .off2 = SY(tenant_names), .off3 = SY(tenant_shares),
      .doc = "Tenants {name: share}; shares sum to 1 (none: jobs have no tenant)."},
+    {.path = "workload.synthetic.mig_profile", .type = FS_KT_STRING, .off = CF(workload.mig_profile),
+     .doc = "MIG profile every job asks (`1g.10gb`; docs/mig.md): a job is then one pod taking "
+            "its drawn GPU count of instances of the profile on one node, only in pools whose "
+            "`mig` layout has it, and its gpu_milli is the profile's compute share."},
     {.path = "workload.synthetic.estimate_factor", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
      .off = SY(estimate_factor), .min = 0, .def = "0",
      .doc = "Run-time estimate = run time x factor (0: jobs carry no estimate)."},
@@ -799,6 +803,11 @@ static const fs_key_t pool_rows[] = {
      .def = "0",
      .doc = "Allocatable memory per node, MiB; pods' memory requests must fit.  0: memory is "
             "not modelled in this pool."},
+    {.path = "mig", .type = FS_KT_STRING, .off = PF(mig),
+     .doc = "Static MIG layout of every GPU of the pool (docs/mig.md): a mig-parted config name "
+            "(`all-1g.10gb`, `all-balanced`, `all-disabled`) or a list of profiles "
+            "(`3g.40gb, 2g.20gb, 1g.10gb x2`).  The GPUs are then no whole `nvidia.com/gpu`: only "
+            "pods asking one of the layout's profiles use them (at most 8 GPUs per node)."},
 };
 
 #define SC(f) offsetof(fs_synth_class_t, f)

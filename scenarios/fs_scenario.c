@@ -24,6 +24,9 @@
 #include "../traces/fs_fleet.h"
 #include "../models/fs_failure.h"
 #include "../models/fs_policy.h"
+#include "../models/fs_cluster.h"
+#include "../models/fs_mig.h"
+#include "../models/fs_order.h"
 #include "fs_kueue_yaml.h"
 
 #include <ctype.h>
@@ -1461,6 +1464,51 @@ static int validate_carbon(sctx_t *c)
     return 0;
 }
 
+/* cluster.pools[i].mig: the pool's GPU model has MIG, the layout parses
+ * and fits (fs_mig_layout_parse), at most FS_CLUSTER_MIG_MAX_GPN GPUs per
+ * node.  A token's error points at the token inside the value. */
+static int validate_mig(sctx_t *c, size_t i)
+{
+    const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
+    char key[64], gkey[64];
+    snprintf(key, sizeof key, "cluster.pools.%zu.mig", i);
+    snprintf(gkey, sizeof gkey, "cluster.pools.%zu.gpu", i);
+    fs_error_t e;
+    const fs_mig_model_t *m = fs_mig_model_lookup(p->gpu, &e);
+    if (!m)
+        return fail(c, node_or(c, key, NULL), "%s: GPU model '%s' of the pool has no MIG (%s)", key,
+                    p->gpu, e.msg);
+    fs_mig_spec_t spec;
+    size_t off = 0;
+    if (fs_mig_layout_parse(m, p->mig, &spec, &off, &e)) {
+        const ynode_t *n = node_or(c, key, NULL);
+        ynode_t at;
+        if (n && n->origin == 0 && n->kind == YN_SCALAR && !strchr(n->s, '\n')) {
+            at = *n;    /* the token's column: a quoted scalar starts after its quote */
+            at.col += (unsigned)off + (n->plain ? 0u : 1u);
+            n = &at;
+        }
+        return fail(c, n, "%s: %s", key, e.msg);
+    }
+    /* the policies that count GPUs rather than ask the cluster: quotas
+     * (Kueue, Volcano), preemption plans and backfill shadows */
+    const fs_sched_cfg_t *sc = &c->cfg->scheduler;
+    const fs_order_ops_t *ord = fs_order_get(sc->queue);
+    int pre = sc->preemption == FS_PREEMPT_ORDER ||
+              (sc->preemption == FS_PREEMPT_AUTO && ord && ord->preemptive);
+    if (spec.enabled && (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO || pre ||
+                         sc->backfill != FS_BACKFILL_NONE))
+        return fail(c, node_or(c, key, NULL),
+                    "%s: MIG pools work with the non-preemptive queues without backfill only "
+                    "(fifo, priority, sjf, slurm; preemption: none; backfill: none): Kueue and "
+                    "Volcano quotas, preemption plans and backfill shadows count whole GPUs "
+                    "(docs/mig.md)", key);
+    if (spec.enabled && p->gpus_per_node > FS_CLUSTER_MIG_MAX_GPN)
+        return fail(c, node_or(c, key, NULL), "%s: a MIG pool has at most %u GPUs per node (%s is %u)",
+                    key, FS_CLUSTER_MIG_MAX_GPN, gkey, p->gpus_per_node);
+    return 0;
+}
+
 static int validate(sctx_t *c)
 {
     fs_config_t *cfg = c->cfg;
@@ -1507,6 +1555,8 @@ static int validate(sctx_t *c)
                 return fail(c, node_or(c, p1, NULL), "%s: pool name '%s' is already used by %s", p1,
                             p->name, p2);
             }
+        if (p->mig && (rc = validate_mig(c, i)) != 0)
+            return rc;
         uint64_t g = (uint64_t)p->nodes * p->gpus_per_node;
         total += g;
         if (g > largest)
@@ -1519,7 +1569,16 @@ static int validate(sctx_t *c)
     if (cfg->workload.kind == FS_WORKLOAD_SYNTHETIC) {
         fs_synth_cfg_t *s = &cfg->workload.synth;
         const ynode_t *mix = tree_get(c->root, "workload.synthetic.gpus");
-        for (size_t i = 0; i < s->n_sizes; i++)
+        s->mig = 0;
+        if (cfg->workload.mig_profile) {  /* a profile some MIG model has */
+            const char *n = cfg->workload.mig_profile;
+            if (!(s->mig = fs_mig_code_find(n, strlen(n))))
+                return fail(c, node_or(c, "workload.synthetic.mig_profile", "workload.synthetic"),
+                            "workload.synthetic.mig_profile: unknown MIG profile '%s' (expected a "
+                            "profile of a MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", n);
+            s->mig_milli = fs_mig_code_milli(s->mig);
+        }
+        for (size_t i = 0; i < s->n_sizes && !s->mig; i++)
             if (s->sizes[i] > largest)
                 return fail(c, mix && mix->kind == YN_MAP && i < mix->n ? mix->items[i].k : mix,
                             "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",

@@ -631,7 +631,7 @@ typedef struct err_case {
 #define FULL_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
                "rec_start,rec_end,rec_state,single_node\n"
 #define KNOWN "(known columns: id, submit, gpus, duration, estimate, tenant, gpu_type, " \
-              "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node)"
+              "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile)"
 #define NAME_MSG "expected a UTF-8 name without control characters"
 
 static const err_case_t k_errors[] = {

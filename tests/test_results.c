@@ -431,7 +431,7 @@ static void check_timeline(hid_t f, size_t m)
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
-                        "replicas");
+                        "replicas,mig_instances,mig_busy");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -441,8 +441,9 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, nodes_provisioning),
                           offsetof(fs_sample_row_t, nodes_autoscaled),
                           offsetof(fs_sample_row_t, gpus_serving),
-                          offsetof(fs_sample_row_t, replicas)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4};
+                          offsetof(fs_sample_row_t, replicas),
+                          offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -736,7 +737,8 @@ static void test_layout(void **state)
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
-                              "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica");
+                              "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
+                              "mig_instances:instance; mig_busy:instance");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "

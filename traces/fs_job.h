@@ -1,6 +1,6 @@
 /*
  * fs_job: the job record that every workload source yields and every model
- * consumes.  A plain value type (copied, never shared), 88 bytes.
+ * consumes.  A plain value type (copied, never shared), 96 bytes.
  *
  * Times are fs_time_t microseconds since the start of the run.  Durations
  * are the run time the job needs on a reference GPU at full speed (speed
@@ -60,6 +60,10 @@ typedef struct fs_job {
     uint32_t flags;         /* FS_JOB_* bits; 0 by default */
     uint32_t cpu_milli;     /* a pod's CPU request, milli-cores; 0 = none stated */
     uint32_t mem_mib;       /* a pod's memory request, MiB; 0 = none stated */
+    int32_t mig;            /* MIG profile asked (models/fs_mig.h fs_mig_code), 0 = none: the
+                               job is one pod taking `gpus` instances of it on one node, and
+                               gpu_milli is the profile's compute share (docs/mig.md) */
+    uint32_t reserved;      /* 0 (fs_job_init): no padding, so records compare with memcmp */
 } fs_job_t;
 
 static inline void fs_job_init(fs_job_t *j)
@@ -80,6 +84,8 @@ static inline void fs_job_init(fs_job_t *j)
     j->flags = 0;
     j->cpu_milli = 0;
     j->mem_mib = 0;
+    j->mig = 0;
+    j->reserved = 0;
 }
 
 /* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */
@@ -93,6 +99,8 @@ static inline uint64_t fs_job_milli(const fs_job_t *j)
  * shape (models/fs_shape.h) tell pods of different requests apart by it. */
 static inline uint64_t fs_job_pod_res(const fs_job_t *j)
 {
+    if (j->mig)     /* MIG pods: one class per profile (and CPU, memory) */
+        return (uint64_t)1 << 63 | (uint64_t)(uint32_t)j->mig << 32 | j->mem_mib;
     return j->flags & FS_JOB_SINGLE_NODE ? ((uint64_t)j->cpu_milli << 32) | j->mem_mib : 0;
 }
 

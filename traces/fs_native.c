@@ -1,4 +1,5 @@
 #include "fs_native.h"
+#include "../models/fs_mig.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,18 +22,18 @@
 enum native_col {
     COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION,     /* required */
     COL_ESTIMATE, COL_TENANT, COL_GPU_TYPE, COL_PRIORITY, COL_GPU_MILLI, COL_CLASS,
-    COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE,
+    COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE, COL_MIG_PROFILE,
     N_COLS
 };
 #define N_REQUIRED 4
 
 static const char *const col_names[N_COLS] = {
     "id", "submit", "gpus", "duration", "estimate", "tenant", "gpu_type", "priority",
-    "gpu_milli", "class", "rec_start", "rec_end", "rec_state", "single_node",
+    "gpu_milli", "class", "rec_start", "rec_end", "rec_state", "single_node", "mig_profile",
 };
 
 #define KNOWN_COLUMNS "id, submit, gpus, duration, estimate, tenant, gpu_type, priority, " \
-                      "gpu_milli, class, rec_start, rec_end, rec_state, single_node"
+                      "gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile"
 #define REC_STATES "completed, failed, killed, timeout, node_fail, running, unknown"
 
 #define MAX_GPUS (UINT64_C(1) << 31)
@@ -388,12 +389,25 @@ static int parse_row(native_t *s, fs_job_t *j)
                     j->flags |= FS_JOB_SINGLE_NODE;
             }
             break;
+        case COL_MIG_PROFILE:
+            /* a MIG profile name: the job is a pod taking `gpus` instances of it
+             * (docs/mig.md); gpu_milli becomes the profile's compute share */
+            if (f->len) {
+                if (!(j->mig = fs_mig_code_find(f->s, f->len)))
+                    return field_error(s, i, "a MIG profile name such as 1g.10gb or 3g.40gb "
+                                             "(docs/mig.md) or empty");
+            }
+            break;
         default:
             break;
         }
     }
     /* Checks across fields, then the order of rows. */
-    if (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus > 1)
+    if (j->mig) {
+        if (j->gpu_milli != FS_GPU_MILLI_WHOLE)
+            return field_error(s, field_of(s, COL_GPU_MILLI), "empty when mig_profile is given");
+        j->gpu_milli = fs_mig_code_milli(j->mig);
+    } else if (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus > 1)
         return field_error(s, field_of(s, COL_GPU_MILLI), "1000 when gpus > 1");
     if (j->rec_start >= 0 && j->rec_end >= 0 && j->rec_end < j->rec_start)
         return field_error(s, field_of(s, COL_REC_END), "a time >= rec_start");

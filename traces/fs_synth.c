@@ -102,6 +102,8 @@ int fs_synth_cfg_copy(fs_synth_cfg_t *dst, const fs_synth_cfg_t *src)
     dst->scale = src->scale;
     dst->growth = src->growth;
     dst->growth_period = src->growth_period;
+    dst->mig = src->mig;
+    dst->mig_milli = src->mig_milli;
     if (fs_dist_copy(&dst->duration, &src->duration))
         goto nomem;
     if (copy_shares(src->n_hourly, src->hourly_names, src->hourly, &dst->n_hourly,
@@ -476,6 +478,10 @@ static int synth_next(void *state, fs_job_t *buf, size_t cap, size_t *n, fs_erro
             j->tenant = (int32_t)gsl_ran_discrete(fs_rng_gsl(&s->r_tenant), s->tenant_table);
         if (c->estimate_factor > 0)
             j->estimate = scaled_us(j->duration, c->estimate_factor);
+        if (c->mig) {   /* no draw: the other streams are unchanged */
+            j->mig = c->mig;
+            j->gpu_milli = c->mig_milli;
+        }
         k++;
     }
     *n = k;

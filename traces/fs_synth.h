@@ -91,6 +91,9 @@ typedef struct fs_synth_cfg {
     double *weekly;
     size_t n_classes;       /* run time by GPU count (0: `duration` for all) */
     fs_synth_class_t *classes; /* owned */
+    int32_t mig;            /* MIG profile code every job asks (models/fs_mig.h), 0 none:
+                               a job's GPU count is then its instances of the profile */
+    uint32_t mig_milli;     /* that profile's compute share, milli-GPUs */
 } fs_synth_cfg_t;
 
 void fs_synth_cfg_init(fs_synth_cfg_t *c);
