@@ -134,6 +134,10 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(nodes_autoscaled, K_U32, "node"),
     SAMPLE_COL(gpus_serving, K_U32, "GPU"),
     SAMPLE_COL(replicas, K_U32, "replica"),
+    SAMPLE_COL(gpu_s_busy, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_down, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_waiting, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_idle, K_F64, "GPU-s"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}
@@ -228,7 +232,10 @@ static const col_t request_cols[] = {
     X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
     X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
     X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
-    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h")
+    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h") \
+    X(gpu_s_total, K_F64, "GPU-s") X(gpu_s_busy, K_F64, "GPU-s")            \
+    X(gpu_s_down, K_F64, "GPU-s") X(gpu_s_waiting, K_F64, "GPU-s")          \
+    X(gpu_s_idle, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

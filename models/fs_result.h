@@ -59,6 +59,12 @@ typedef struct fs_sample_row {
     uint32_t nodes_autoscaled;   /* autoscaler: node groups' nodes provisioned and ready */
     uint32_t gpus_serving;  /* held by service replicas (in gpus_busy; training = busy - serving) */
     uint32_t replicas;      /* service replicas alive (pending, starting, ready) */
+    /* capacity states (#15) over (previous sample, this sample], GPU-s;
+     * they sum to the integral of gpus_total over the interval */
+    double gpu_s_busy;      /* held by jobs or replicas */
+    double gpu_s_down;      /* out of service: gpus_total - gpus_up */
+    double gpu_s_waiting;   /* free and up while jobs or replicas are queued */
+    double gpu_s_idle;      /* free and up with nothing queued */
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table
@@ -172,6 +178,12 @@ typedef struct fs_run_totals {
     uint64_t preemptions;   /* preemptions by the policy (not failures) */
     double gpu_s_lost_preempt; /* the part of gpu_s_lost lost to preemptions */
     double gpu_s_startup;   /* GPU-s held in pod start-up (models/fs_startup.h) */
+    /* capacity states (#15): gpu_s_busy + gpu_s_down + gpu_s_waiting +
+     * gpu_s_idle == gpu_s_total (each integrated between events) */
+    double gpu_s_total;     /* integral of GPUs in the fleet (gpus_total), GPU-s */
+    double gpu_s_down;      /* integral of gpus_total - gpus_up */
+    double gpu_s_waiting;   /* integral of free up GPUs while jobs or replicas are queued */
+    double gpu_s_idle;      /* integral of free up GPUs with nothing queued */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
