@@ -235,6 +235,23 @@ void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs
     fs_config_release(&cfg);
 }
 
+void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row_t *row)
+{
+    /* checked when gpus_total is the same at both ends: the tests' fleets do
+     * not change size inside a timeline interval */
+    if (prev->gpus_total != row->gpus_total)
+        return;
+    double len = row->time - prev->time;
+    double want = (double)row->gpus_total * len;
+    double sum = row->gpu_s_busy + row->gpu_s_down + row->gpu_s_waiting + row->gpu_s_idle;
+    if (!(fabs(sum - want) <= 1e-9 * (want > 1 ? want : 1)) || row->gpu_s_busy < 0 ||
+        row->gpu_s_down < 0 || row->gpu_s_waiting < 0 || row->gpu_s_idle < 0)
+        fail_msg("/timeline row at %.17g s: busy %.17g + down %.17g + waiting %.17g + idle %.17g "
+                 "= %.17g, want %u GPUs x %.17g s = %.17g", row->time, row->gpu_s_busy,
+                 row->gpu_s_down, row->gpu_s_waiting, row->gpu_s_idle, sum, row->gpus_total, len,
+                 want);
+}
+
 int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)
 {
     fs_test_samples_t *s = ud;
@@ -246,19 +263,8 @@ int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)
         s->r = p;
         s->cap = cap;
     }
-    /* capacity states (#15): the interval's states sum to gpus_total x its
-     * length (checked when gpus_total is the same at both ends: the tests'
-     * fleets do not change size inside a timeline interval) */
-    if (s->n > 0 && s->r[s->n - 1].gpus_total == row->gpus_total) {
-        double want = (double)row->gpus_total * (row->time - s->r[s->n - 1].time);
-        double sum = row->gpu_s_busy + row->gpu_s_down + row->gpu_s_waiting + row->gpu_s_idle;
-        if (!(fabs(sum - want) <= 1e-9 * (want > 1 ? want : 1)) || row->gpu_s_busy < 0 ||
-            row->gpu_s_down < 0 || row->gpu_s_waiting < 0 || row->gpu_s_idle < 0)
-            fail_msg("/timeline row at %.17g s: busy %.17g + down %.17g + waiting %.17g + "
-                     "idle %.17g = %.17g, want %u GPUs x %.17g s = %.17g", row->time,
-                     row->gpu_s_busy, row->gpu_s_down, row->gpu_s_waiting, row->gpu_s_idle, sum,
-                     row->gpus_total, row->time - s->r[s->n - 1].time, want);
-    }
+    if (s->n > 0)
+        fs_test_check_capstate_row(&s->r[s->n - 1], row);
     s->r[s->n++] = *row;
     return 0;
 }

@@ -86,6 +86,11 @@ int fs_test_create(const char *yaml, fs_error_t *err);
  * GPU-time: busy + down + waiting + idle == total (relative 1e-9), none
  * negative, and down == total - capacity (GPUs up). */
 void fs_test_check_capstates(const fs_run_totals_t *t);
+/* Fails the test unless a /timeline row's capacity states sum to
+ * gpus_total x (row->time - prev->time) (relative 1e-9), none negative;
+ * skipped when gpus_total differs between the two rows.  The sample
+ * collector below applies it to every row after the first. */
+void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row_t *row);
 void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
                       fs_run_totals_t *totals);
 
