@@ -28,7 +28,8 @@ fs_fmt_unit_t fs_fmt_metric_unit(const char *m)
     if (ends(m, "_rate"))
         return FS_FMT_RATE;
     if (starts(m, "wait_") || starts(m, "jct_") || starts(m, "queued_") ||
-        strcmp(m, "makespan") == 0 || strcmp(m, "end_time") == 0 || ends(m, "_s"))
+        strcmp(m, "makespan") == 0 || strcmp(m, "end_time") == 0 || ends(m, "_s") ||
+        starts(m, "gpu_s_"))   /* GPU-seconds shown as GPU-time (s, min, h, d) */
         return FS_FMT_DURATION;
     return FS_FMT_NUMBER;
 }

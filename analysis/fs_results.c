@@ -50,7 +50,7 @@
 #define CHUNK_ROWS 16384     /* rows per chunk of /jobs and /timeline */
 #define SMALL_CHUNK_ROWS 64  /* rows per chunk of the small tables */
 #define DEFLATE_LEVEL 1
-#define MAX_COLS 64
+#define MAX_COLS 96
 
 /* What compressing chunks needs, kept from chunk to chunk: the compressor
  * and two buffers of one chunk each (the packed and shuffled bytes, the
@@ -137,6 +137,10 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(replicas, K_U32, "replica"),
     SAMPLE_COL(mig_instances, K_U32, "instance"),
     SAMPLE_COL(mig_busy, K_U32, "instance"),
+    SAMPLE_COL(gpu_s_busy, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_down, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_waiting, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_idle, K_F64, "GPU-s"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}
@@ -233,7 +237,10 @@ static const col_t request_cols[] = {
     X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
     X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h") \
     X(backfilled, K_U64, "count") X(admissions, K_U64, "count")              \
-    X(admissions_borrowing, K_U64, "count") X(reclaims, K_U64, "count")
+    X(admissions_borrowing, K_U64, "count") X(reclaims, K_U64, "count") \
+    X(gpu_s_total, K_F64, "GPU-s") X(gpu_s_busy, K_F64, "GPU-s")            \
+    X(gpu_s_down, K_F64, "GPU-s") X(gpu_s_waiting, K_F64, "GPU-s")          \
+    X(gpu_s_idle, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

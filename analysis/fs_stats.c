@@ -363,6 +363,11 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->reclaims = totals->reclaims;
     out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
     out->gpu_s_startup = totals->gpu_s_startup;
+    out->gpu_s_total = totals->gpu_s_total;
+    out->gpu_s_busy = totals->gpu_s_busy;
+    out->gpu_s_down = totals->gpu_s_down;
+    out->gpu_s_waiting = totals->gpu_s_waiting;
+    out->gpu_s_idle = totals->gpu_s_idle;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

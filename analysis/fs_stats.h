@@ -78,6 +78,8 @@ typedef struct fs_summary {
     double carbon_per_gpu_hour_g; /* g CO2e per delivered (busy) GPU-hour */
     /* what the policy did (fs_policy_stats_t) */
     uint64_t backfilled, admissions, admissions_borrowing, reclaims;
+    /* capacity states (#15; fs_run_totals_t): busy + down + waiting + idle == total */
+    double gpu_s_total, gpu_s_busy, gpu_s_down, gpu_s_waiting, gpu_s_idle;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -88,6 +88,12 @@ struct fs_model {
     fs_time_t last_change;
     double int_busy, int_up, int_queued, int_system;   /* x-seconds */
     double win_busy, win_up;        /* the same over the measurement window */
+    /* capacity states of the whole fleet (#15, docs/results.md): integrals
+     * of GPUs in the fleet, out of service (total - up), free while jobs or
+     * replicas wait (up - busy, queued > 0) and free with nothing waiting
+     * (up - busy, queued == 0); with int_busy they partition int_total */
+    double int_total, int_down, int_waiting, int_idle;
+    double smp_busy, smp_down, smp_waiting, smp_idle; /* their values at the last sample */
     fs_time_t win_lo, win_hi;       /* [warmup, horizon] */
     double useful_gpu_s;
     uint64_t progress_mark;
@@ -173,6 +179,16 @@ static void settle(fs_model_t *m, fs_time_t t)
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
+        {
+            double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
+            double free_up = up - (double)m->cluster.gpus_busy;
+            m->int_total += dt * tot;
+            m->int_down += dt * (tot - up);
+            if (m->queued > 0)
+                m->int_waiting += dt * free_up;
+            else
+                m->int_idle += dt * free_up;
+        }
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
         m->int_system += dt * (double)(m->queued + m->running + m->recovering - m->svc_live);
@@ -1537,6 +1553,25 @@ static void sample(fs_model_t *m)
         r.mig_instances += (uint32_t)m->cluster.pools[p].mig_total;
         r.mig_busy += (uint32_t)m->cluster.pools[p].mig_busy;
     }
+    {
+        /* the integrals up to now without settling (settling here would
+         * split the other integrals' sums and change their last bits) */
+        double dt = fs_time_to_s(m->sim.now - m->last_settle);
+        double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
+        double free_up = up - (double)m->cluster.gpus_busy;
+        double busy = m->int_busy + dt * (double)m->cluster.gpus_busy;
+        double down = m->int_down + dt * (tot - up);
+        double waiting = m->int_waiting + (m->queued > 0 ? dt * free_up : 0);
+        double idle = m->int_idle + (m->queued > 0 ? 0 : dt * free_up);
+        r.gpu_s_busy = busy - m->smp_busy;
+        r.gpu_s_down = down - m->smp_down;
+        r.gpu_s_waiting = waiting - m->smp_waiting;
+        r.gpu_s_idle = idle - m->smp_idle;
+        m->smp_busy = busy;
+        m->smp_down = down;
+        m->smp_waiting = waiting;
+        m->smp_idle = idle;
+    }
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)
             m->modules[i].ops->sample(m->modules[i].ud, m, &r);
@@ -1865,6 +1900,10 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->preemptions = m->preemptions;
     t->gpu_s_lost_preempt = m->lost_preempt_gpu_s;
     t->gpu_s_startup = m->startup_gpu_s;
+    t->gpu_s_total = m->int_total;
+    t->gpu_s_down = m->int_down;
+    t->gpu_s_waiting = m->int_waiting;
+    t->gpu_s_idle = m->int_idle;
     return 0;
 }
 

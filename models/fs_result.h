@@ -61,6 +61,12 @@ typedef struct fs_sample_row {
     uint32_t replicas;      /* service replicas alive (pending, starting, ready) */
     uint32_t mig_instances; /* MIG instances of the static layouts (cluster.pools[].mig), 0 none */
     uint32_t mig_busy;      /* of them, held by a pod */
+    /* capacity states (#15) over (previous sample, this sample], GPU-s;
+     * they sum to the integral of gpus_total over the interval */
+    double gpu_s_busy;      /* held by jobs or replicas */
+    double gpu_s_down;      /* out of service: gpus_total - gpus_up */
+    double gpu_s_waiting;   /* free and up while jobs or replicas are queued */
+    double gpu_s_idle;      /* free and up with nothing queued */
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table
@@ -176,6 +182,12 @@ typedef struct fs_run_totals {
     double gpu_s_startup;   /* GPU-s held in pod start-up (models/fs_startup.h) */
     /* what the policy did (fs_policy_stats_t) */
     uint64_t backfilled, admissions, admissions_borrowing, reclaims;
+    /* capacity states (#15): gpu_s_busy + gpu_s_down + gpu_s_waiting +
+     * gpu_s_idle == gpu_s_total (each integrated between events) */
+    double gpu_s_total;     /* integral of GPUs in the fleet (gpus_total), GPU-s */
+    double gpu_s_down;      /* integral of gpus_total - gpus_up */
+    double gpu_s_waiting;   /* integral of free up GPUs while jobs or replicas are queued */
+    double gpu_s_idle;      /* integral of free up GPUs with nothing queued */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

@@ -193,6 +193,26 @@ int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
     return failed;
 }
 
+void fs_test_check_capstates(const fs_run_totals_t *t)
+{
+    /* Each state is a sum of dt x (a GPU count <= gpus_total); a sum of n
+     * non-negative terms has a relative error below n x eps, and the
+     * tests' runs have far fewer than 1e6 settles: 1e-9 relative bounds it. */
+    double sum = t->gpu_s_busy + t->gpu_s_down + t->gpu_s_waiting + t->gpu_s_idle;
+    double tol = 1e-9 * (t->gpu_s_total > 1 ? t->gpu_s_total : 1);
+    if (!(fabs(sum - t->gpu_s_total) <= tol))
+        fail_msg("capacity states: busy %.17g + down %.17g + waiting %.17g + idle %.17g = %.17g "
+                 "!= total %.17g", t->gpu_s_busy, t->gpu_s_down, t->gpu_s_waiting, t->gpu_s_idle,
+                 sum, t->gpu_s_total);
+    if (t->gpu_s_down < -tol || t->gpu_s_waiting < -tol || t->gpu_s_idle < -tol ||
+        t->gpu_s_busy < -tol)
+        fail_msg("capacity states: a negative state (busy %g down %g waiting %g idle %g)",
+                 t->gpu_s_busy, t->gpu_s_down, t->gpu_s_waiting, t->gpu_s_idle);
+    if (!(fabs(t->gpu_s_down - (t->gpu_s_total - t->gpu_s_capacity)) <= tol))
+        fail_msg("capacity states: down %.17g != total %.17g - up %.17g", t->gpu_s_down,
+                 t->gpu_s_total, t->gpu_s_capacity);
+}
+
 void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
                       fs_run_totals_t *totals)
 {
@@ -209,9 +229,27 @@ void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs
         fail_msg("%s", err.msg);
     if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, totals ? totals : &t, &err))
         fail_msg("%s", err.msg);
+    fs_test_check_capstates(totals ? totals : &t);
     fs_model_destroy(m);
     fs_source_destroy(src);
     fs_config_release(&cfg);
+}
+
+void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row_t *row)
+{
+    /* checked when gpus_total is the same at both ends: the tests' fleets do
+     * not change size inside a timeline interval */
+    if (prev->gpus_total != row->gpus_total)
+        return;
+    double len = row->time - prev->time;
+    double want = (double)row->gpus_total * len;
+    double sum = row->gpu_s_busy + row->gpu_s_down + row->gpu_s_waiting + row->gpu_s_idle;
+    if (!(fabs(sum - want) <= 1e-9 * (want > 1 ? want : 1)) || row->gpu_s_busy < 0 ||
+        row->gpu_s_down < 0 || row->gpu_s_waiting < 0 || row->gpu_s_idle < 0)
+        fail_msg("/timeline row at %.17g s: busy %.17g + down %.17g + waiting %.17g + idle %.17g "
+                 "= %.17g, want %u GPUs x %.17g s = %.17g", row->time, row->gpu_s_busy,
+                 row->gpu_s_down, row->gpu_s_waiting, row->gpu_s_idle, sum, row->gpus_total, len,
+                 want);
 }
 
 int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)
@@ -225,6 +263,8 @@ int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)
         s->r = p;
         s->cap = cap;
     }
+    if (s->n > 0)
+        fs_test_check_capstate_row(&s->r[s->n - 1], row);
     s->r[s->n++] = *row;
     return 0;
 }

@@ -82,6 +82,15 @@ int fs_test_create(const char *yaml, fs_error_t *err);
 /* Runs the scenario `yaml` (named "t.yaml") over jobs[0..n) (no tenant or
  * GPU-type names) into sink, filling *totals (may be NULL); fails the test
  * on any error. */
+/* Fails the test unless the run's capacity states (#15) partition its
+ * GPU-time: busy + down + waiting + idle == total (relative 1e-9), none
+ * negative, and down == total - capacity (GPUs up). */
+void fs_test_check_capstates(const fs_run_totals_t *t);
+/* Fails the test unless a /timeline row's capacity states sum to
+ * gpus_total x (row->time - prev->time) (relative 1e-9), none negative;
+ * skipped when gpus_total differs between the two rows.  The sample
+ * collector below applies it to every row after the first. */
+void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row_t *row);
 void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
                       fs_run_totals_t *totals);
 

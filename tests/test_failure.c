@@ -73,6 +73,8 @@ static int on_sample(void *ud, const fs_sample_row_t *row)
     res_t *r = ud;
     if (fs_grow((void **)&r->smp, &r->cs, r->ns + 1, sizeof *r->smp))
         return FS_ENOMEM;
+    if (r->ns > 0)
+        fs_test_check_capstate_row(&r->smp[r->ns - 1], row);
     r->smp[r->ns++] = *row;
     return 0;
 }
@@ -113,6 +115,7 @@ static void run(fs_config_t *cfg, uint64_t rep, const fs_job_t *jobs, size_t n, 
     if (rc)
         fail_msg("run: %s", err.msg);
     assert_int_equal(fs_model_finish(m, &r->t, &err), 0);
+    fs_test_check_capstates(&r->t);
     fs_model_destroy(m);
     fs_source_destroy(src);
 }

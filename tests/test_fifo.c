@@ -59,6 +59,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     assert_int_equal(fs_model_create(cfg, src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, t, &err), 0);
+    fs_test_check_capstates(t);
     fs_model_destroy(m);
     fs_source_destroy(src);
 }
@@ -203,6 +204,7 @@ static void test_best_effort_equals_full_scan(void **s)
     assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, &tot, &err), 0);
+    fs_test_check_capstates(&tot);
     fs_model_destroy(m);
     fs_source_destroy(src);
     assert_int_equal(big.n, N);

@@ -125,6 +125,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
         fail_msg("run: %s", err.msg);
     fs_run_totals_t t;
     assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    fs_test_check_capstates(&t);
     if (o) {
         o->st = *fs_kueue_stats(st);
         const uint64_t *a = fs_kueue_admissions(st, &o->n_adm);

@@ -1106,6 +1106,7 @@ static void test_model_fractional_and_speed(void **s)
     assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    fs_test_check_capstates(&t);
     fs_model_destroy(m);
     fs_source_destroy(src);
     assert_int_equal(rs.n, 3);

@@ -160,6 +160,10 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.nodes_autoscaled = (uint32_t)(i % 11);
     s.gpus_serving = (uint32_t)(i % 17);
     s.replicas = (uint32_t)(i % 19);
+    s.gpu_s_busy = (double)i * 3.25;
+    s.gpu_s_down = (double)(i % 7) * 0.5;
+    s.gpu_s_waiting = (double)(i % 9) * 1.125;
+    s.gpu_s_idle = (double)(i % 5) * 2.0;
     return s;
 }
 
@@ -206,6 +210,7 @@ static const sum_field_t sum_fields[] = {
     SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0), SF(gpu_s_startup, 0),
     SF(carbon_kg, 0), SF(carbon_per_gpu_hour_g, 0),
     SF(backfilled, 1), SF(admissions, 1), SF(admissions_borrowing, 1), SF(reclaims, 1),
+    SF(gpu_s_total, 0), SF(gpu_s_busy, 0), SF(gpu_s_down, 0), SF(gpu_s_waiting, 0), SF(gpu_s_idle, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 
@@ -431,7 +436,7 @@ static void check_timeline(hid_t f, size_t m)
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
-                        "replicas,mig_instances,mig_busy");
+                        "replicas,mig_instances,mig_busy,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -442,8 +447,10 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, nodes_autoscaled),
                           offsetof(fs_sample_row_t, gpus_serving),
                           offsetof(fs_sample_row_t, replicas),
-                          offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4};
+                          offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy),
+                          offsetof(fs_sample_row_t, gpu_s_busy), offsetof(fs_sample_row_t, gpu_s_down),
+                          offsetof(fs_sample_row_t, gpu_s_waiting), offsetof(fs_sample_row_t, gpu_s_idle)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -457,7 +464,9 @@ static void check_timeline(hid_t f, size_t m)
               g->repair_queue == w.repair_queue &&
               g->nodes_provisioning == w.nodes_provisioning &&
               g->nodes_autoscaled == w.nodes_autoscaled && g->gpus_serving == w.gpus_serving &&
-              g->replicas == w.replicas)) {
+              g->replicas == w.replicas && bits_equal(g->gpu_s_busy, w.gpu_s_busy) &&
+              bits_equal(g->gpu_s_down, w.gpu_s_down) && bits_equal(g->gpu_s_waiting, w.gpu_s_waiting) &&
+              bits_equal(g->gpu_s_idle, w.gpu_s_idle))) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -738,7 +747,8 @@ static void test_layout(void **state)
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
                               "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
-                              "mig_instances:instance; mig_busy:instance");
+                              "mig_instances:instance; mig_busy:instance; gpu_s_busy:GPU-s; "
+                              "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "

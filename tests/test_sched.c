@@ -82,6 +82,7 @@ static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const
     if (rc)
         fail_msg("run: %s", err.msg);
     assert_int_equal(fs_model_finish(m, &o->t, &err), 0);
+    fs_test_check_capstates(&o->t);
     if (generic) {
         const void *st = fs_model_policy_state(m);
         const fs_sched_resv_t *r = fs_sched_reservations(st, &o->n_resv);

@@ -174,6 +174,7 @@ static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
         fail_msg("run: %s", err.msg);
     fs_run_totals_t t;
     assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    fs_test_check_capstates(&t);
     uint64_t hit = f ? f->hit : 0;
     loose = fs_sched_loose(fs_model_policy_state(m));
     fs_model_destroy(m);

@@ -104,6 +104,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
         fail_msg("run: %s", err.msg);
     fs_run_totals_t t;
     assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    fs_test_check_capstates(&t);
     const void *st = fs_model_policy_state(m);
     o->nq = fs_volcano_queue_count(st);
     for (size_t i = 0; i < o->nq && i < 8; i++)

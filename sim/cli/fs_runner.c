@@ -459,6 +459,11 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
             (unsigned long long)s->jobs_in_stats);
     fprintf(f, "utilization  %.1f%%   (whole run: %.1f%%, goodput %.1f%%)\n",
             100 * s->utilization, 100 * s->utilization_all, 100 * s->goodput);
+    if (s->gpu_s_total > 0)   /* capacity states (#15): whole run, they sum to 100% */
+        fprintf(f, "capacity     busy %.1f%%   waiting %.1f%%   idle %.1f%%   down %.1f%%   "
+                "(GPU-time, whole run)\n", 100 * s->gpu_s_busy / s->gpu_s_total,
+                100 * s->gpu_s_waiting / s->gpu_s_total, 100 * s->gpu_s_idle / s->gpu_s_total,
+                100 * s->gpu_s_down / s->gpu_s_total);
     fmt_duration(a, sizeof a, s->wait_mean);
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);
