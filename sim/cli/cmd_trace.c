@@ -955,6 +955,47 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
     return 0;
 }
 
+/* Writes OUTPUT through fn into a temporary beside it, renamed into place
+ * when complete (sim/fs_out.h: the target's rules and the temporary's
+ * name); on any failure nothing is left. */
+static int write_out(const char *output, int (*fn)(FILE *f, void *ud, fs_error_t *err), void *ud,
+                     fs_error_t *err)
+{
+    fs_out_t out;
+    int rc = fs_out_prepare(&out, output, err);
+    if (rc)
+        return rc;
+    FILE *f = fopen(out.tmp, "w");
+    if (!f) {
+        rc = fs_error_set(err, FS_EIO, "%s: cannot write: %s", output, strerror(errno));
+        fs_out_release(&out);
+        return rc;
+    }
+    rc = fn(f, ud, err);
+    if (fclose(f) != 0 && !rc)
+        rc = fs_error_set(err, FS_EIO, "%s: write failed: %s", output, strerror(errno));
+    if (!rc)
+        rc = fs_out_commit(&out, NULL, err);
+    if (rc)
+        remove(out.tmp);
+    fs_out_release(&out);
+    return rc;
+}
+
+struct fit_args {
+    const topts_t *o;
+    const input_t *in;
+    tstat_t *s;
+    const sclass_t *cls;
+    size_t n_cls;
+};
+
+static int write_fit_cb(FILE *f, void *ud, fs_error_t *err)
+{
+    struct fit_args *a = ud;
+    return write_fit(f, a->o, a->in, a->s, a->cls, a->n_cls, err);
+}
+
 static int do_fit(const topts_t *o, input_t *in, fs_error_t *err)
 {
     sclass_t cls[MAX_CLASSES];
@@ -973,25 +1014,8 @@ static int do_fit(const topts_t *o, input_t *in, fs_error_t *err)
                           (unsigned long long)s.jobs, s.jobs == 1 ? "" : "s");
         goto out;
     }
-    /* written to a temporary beside OUT, renamed into place when complete
-     * (sim/fs_out.h: the target's rules and the temporary's name) */
-    fs_out_t out;
-    if ((rc = fs_out_prepare(&out, o->output, err)) != 0)
-        goto out;
-    FILE *f = fopen(out.tmp, "w");
-    if (!f) {
-        rc = fs_error_set(err, FS_EIO, "%s: cannot write: %s", o->output, strerror(errno));
-        fs_out_release(&out);
-        goto out;
-    }
-    rc = write_fit(f, o, in, &s, cls, n_cls, err);
-    if (fclose(f) != 0 && !rc)
-        rc = fs_error_set(err, FS_EIO, "%s: write failed: %s", o->output, strerror(errno));
-    if (!rc)
-        rc = fs_out_commit(&out, NULL, err);
-    if (rc)
-        remove(out.tmp);
-    fs_out_release(&out);
+    struct fit_args fa = {o, in, &s, cls, n_cls};
+    rc = write_out(o->output, write_fit_cb, &fa, err);
     if (!rc)
         fprintf(stderr, "fleetsim trace fit: %llu jobs -> %s\n", (unsigned long long)s.jobs, o->output);
 out:
@@ -1184,6 +1208,17 @@ static int write_fit_requests(FILE *f, const char *name, rstat_t *r, fs_error_t 
     return 0;
 }
 
+struct reqfit_args {
+    const char *name;
+    rstat_t *r;
+};
+
+static int write_fit_requests_cb(FILE *f, void *ud, fs_error_t *err)
+{
+    struct reqfit_args *a = ud;
+    return write_fit_requests(f, a->name, a->r, err);
+}
+
 static int do_fit_requests(const topts_t *o, fs_error_t *err)
 {
     rstat_t r;
@@ -1196,23 +1231,8 @@ static int do_fit_requests(const topts_t *o, fs_error_t *err)
                           r.n == 1 ? "" : "s");
         goto out;
     }
-    fs_out_t out;
-    if ((rc = fs_out_prepare(&out, o->output, err)) != 0)
-        goto out;
-    FILE *f = fopen(out.tmp, "w");
-    if (!f) {
-        rc = fs_error_set(err, FS_EIO, "%s: cannot write: %s", o->output, strerror(errno));
-        fs_out_release(&out);
-        goto out;
-    }
-    rc = write_fit_requests(f, o->file, &r, err);
-    if (fclose(f) != 0 && !rc)
-        rc = fs_error_set(err, FS_EIO, "%s: write failed: %s", o->output, strerror(errno));
-    if (!rc)
-        rc = fs_out_commit(&out, NULL, err);
-    if (rc)
-        remove(out.tmp);
-    fs_out_release(&out);
+    struct reqfit_args ra = {o->file, &r};
+    rc = write_out(o->output, write_fit_requests_cb, &ra, err);
     if (!rc)
         fprintf(stderr, "fleetsim trace fit --requests: %zu requests -> %s\n", r.n, o->output);
 out:
