@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "fs_test_util.h"
+#include "models/fs_mig.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_csv.h"
 #include "traces/fs_native.h"
@@ -160,6 +161,7 @@ static void assert_job_equal(const fs_job_t *a, const fs_job_t *b)
     assert_int_equal(a->rec_end, b->rec_end);
     assert_int_equal(a->rec_state, b->rec_state);
     assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->mig, b->mig);
 }
 
 static void assert_name(const char *got, const char *want)
@@ -627,9 +629,11 @@ typedef struct err_case {
 #define HDR "id,submit,gpus,duration\n"
 #define FULL "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
              "rec_start,rec_end,rec_state\n"
-/* The header the writer writes: every column, single_node last. */
+/* A header with every column up to single_node; the writer's adds mig_profile. */
 #define FULL_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
                "rec_start,rec_end,rec_state,single_node\n"
+#define WRITER_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
+                 "rec_start,rec_end,rec_state,single_node,mig_profile\n"
 #define KNOWN "(known columns: id, submit, gpus, duration, estimate, tenant, gpu_type, " \
               "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile)"
 #define NAME_MSG "expected a UTF-8 name without control characters"
@@ -943,6 +947,10 @@ static const char *dress(fs_job_t *j)
         j->estimate = -1;
     if (k % 6 == 1)
         j->flags |= FS_JOB_SINGLE_NODE;     /* a pod-level job converted to native */
+    if (k % 9 == 4) {   /* a MIG pod: its share is its profile's, whatever its size */
+        j->mig = fs_mig_code_find(k % 2 ? "3g.40gb" : "1g.10gb+me", k % 2 ? 7 : 10);
+        j->gpu_milli = fs_mig_code_milli(j->mig);
+    }
     return k % 4 == 0 ? NULL : k_types[k % 3];
 }
 
@@ -998,12 +1006,13 @@ static void round_trip(const char *name, int gz)
         assert_int_equal((unsigned char)bytes[0], 0x1f);
         assert_int_equal((unsigned char)bytes[1], 0x8b);
     } else {
-        assert_memory_equal(bytes, FULL_W, strlen(FULL_W));
+        assert_memory_equal(bytes, WRITER_W, strlen(WRITER_W));
     }
     free(bytes);
 
     readout_t r;
     fs_error_t err;
+    size_t n_mig = 0;
     assert_int_equal(read_all(path, NULL, 999, &r, &err), 0);
     assert_int_equal(r.n, N);
     for (size_t i = 0; i < N; i++) {
@@ -1015,8 +1024,10 @@ static void round_trip(const char *name, int gz)
         a.tenant = b.tenant = 0;
         a.gpu_type = b.gpu_type = 0;
         assert_job_equal(&a, &b);
+        n_mig += b.mig != 0;
         free(tenants[i]);
     }
+    assert_true(n_mig > 1000);   /* MIG pods went through the writer and back */
     readout_free(&r);
     free(want);
     free(tenants);
@@ -1106,10 +1117,10 @@ static void test_writer_errors(void **state)
     assert_int_equal(fs_native_writer_put(w, &j, NULL, NULL, &err), 0);
     assert_int_equal(fs_native_writer_close(w, &err), 0);
     char *text = fs_test_read(path, NULL);
-    assert_string_equal(text, FULL_W
+    assert_string_equal(text, WRITER_W
         "7,1.500000,1,0.000001,3600.000000,\"a \"\"b\"\", c\",T4,-2,250,0,0.000000,"
-        "86400.123456,timeout,1\n"
-        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0\n");
+        "86400.123456,timeout,1,\n"
+        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0,\n");
     free(text);
     free(path);
     assert_int_equal(fs_alloc_live(), live0);

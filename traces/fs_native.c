@@ -625,10 +625,11 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
 /* The writer                                                          */
 
 #define WRITER_HEADER "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli," \
-                      "class,rec_start,rec_end,rec_state,single_node\n"
+                      "class,rec_start,rec_end,rec_state,single_node,mig_profile\n"
 #define WRITER_BUF ((size_t)256 * 1024)
-/* Bytes a row needs besides its names: 14 fields of at most 24 bytes. */
-#define WRITER_ROW_MAX 400
+/* Bytes a row needs besides its names: 14 fields of at most 24 bytes and
+ * a MIG profile name (MIG_NAME_MAX). */
+#define WRITER_ROW_MAX 440
 
 struct fs_native_writer {
     gzFile gz;              /* gzip ("wb6") or transparent ("wbT") */
@@ -761,6 +762,16 @@ static char *put_name(char *p, const char *s, size_t n)
     return p;
 }
 
+#define MIG_NAME_MAX 32   /* "65535g.32767gb+me" and its NUL fit */
+
+/* The profile name of a MIG code into buf (MIG_NAME_MAX bytes), or NULL
+ * when no MIG model has it (the reader could not read it back). */
+static const char *mig_name_of(int32_t code, char *buf)
+{
+    const char *s = fs_mig_code_name(code, buf, MIG_NAME_MAX);
+    return s && *s && fs_mig_code_find(s, strlen(s)) == code ? s : NULL;
+}
+
 static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const char *tenant,
                         const char *gpu_type, fs_error_t *err)
 {
@@ -775,9 +786,11 @@ static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const ch
         what = "estimate neither unknown (< 0) nor in 1 us..FS_TIME_MAX_INPUT";
     else if (j->gpus < 1 || (uint64_t)j->gpus > MAX_GPUS)
         what = "gpus outside 1..2147483648";
-    else if (j->gpu_milli < 1 || j->gpu_milli > FS_GPU_MILLI_WHOLE ||
-             (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus > 1))
+    else if (!j->mig && (j->gpu_milli < 1 || j->gpu_milli > FS_GPU_MILLI_WHOLE ||
+                         (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus > 1)))
         what = "gpu_milli outside 1..1000, or fractional with gpus > 1";
+    else if (j->mig && !mig_name_of(j->mig, (char[MIG_NAME_MAX]){0}))
+        what = "mig_profile not a known MIG profile code";
     else if (j->job_class < 0)
         what = "class < 0";
     else if (j->rec_start > FS_TIME_MAX_INPUT || j->rec_end > FS_TIME_MAX_INPUT)
@@ -841,7 +854,8 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     *p++ = ',';
     p = put_i64(p, j->priority);
     *p++ = ',';
-    p = put_u64(p, j->gpu_milli);
+    if (!j->mig)   /* a MIG pod's share is its profile's (the reader's rule) */
+        p = put_u64(p, j->gpu_milli);
     *p++ = ',';
     p = put_i64(p, j->job_class);
     *p++ = ',';
@@ -857,6 +871,14 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     p += sl;
     *p++ = ',';
     *p++ = (j->flags & FS_JOB_SINGLE_NODE) ? '1' : '0';
+    *p++ = ',';
+    if (j->mig) {
+        char nb[MIG_NAME_MAX];
+        const char *mn = mig_name_of(j->mig, nb);   /* writer_check: known */
+        size_t ml = strlen(mn);
+        memcpy(p, mn, ml);
+        p += ml;
+    }
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     w->last_submit = j->submit;
