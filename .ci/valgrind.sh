@@ -11,7 +11,7 @@ TESTS=(test_units test_rng test_evq test_sim test_dist test_stats test_cluster t
 fail=0
 run() {
     local t=$1 log=$build/valgrind-$1.log
-    if (cd "$build/tests" && valgrind -q --error-exitcode=99 --leak-check=full \
+    if (cd "$build/tests" && FS_UNDER_VALGRIND=1 valgrind -q --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite --show-leak-kinds=definite "./$t") >"$log" 2>&1; then
         echo "valgrind $t: clean"
     else
