@@ -213,6 +213,31 @@ void fs_test_check_capstates(const fs_run_totals_t *t)
                  t->gpu_s_total, t->gpu_s_capacity);
 }
 
+void fs_test_run_src(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *sink,
+                     fs_run_totals_t *totals)
+{
+    fs_error_t err;
+    fs_model_t *m;
+    fs_run_totals_t t;
+    if (fs_model_create(cfg, src, sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, totals ? totals : &t, &err))
+        fail_msg("run: %s", err.msg);
+    fs_test_check_capstates(totals ? totals : &t);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+void fs_test_run_cfg(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
+                     fs_run_totals_t *totals)
+{
+    fs_source_t *src;
+    fs_error_t err;
+    if (fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err))
+        fail_msg("%s", err.msg);
+    fs_test_run_src(cfg, src, sink, totals);
+}
+
 void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
                       fs_run_totals_t *totals)
 {
@@ -220,18 +245,7 @@ void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs
     fs_error_t err;
     if (fs_scenario_load_string("t.yaml", yaml, NULL, 0, &cfg, &err))
         fail_msg("%s", err.msg);
-    fs_source_t *src;
-    fs_model_t *m;
-    fs_run_totals_t t;
-    if (fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err))
-        fail_msg("%s", err.msg);
-    if (fs_model_create(&cfg, src, sink, &m, &err))
-        fail_msg("%s", err.msg);
-    if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, totals ? totals : &t, &err))
-        fail_msg("%s", err.msg);
-    fs_test_check_capstates(totals ? totals : &t);
-    fs_model_destroy(m);
-    fs_source_destroy(src);
+    fs_test_run_cfg(&cfg, jobs, n, sink, totals);
     fs_config_release(&cfg);
 }
 

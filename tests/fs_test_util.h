@@ -93,5 +93,11 @@ void fs_test_check_capstates(const fs_run_totals_t *t);
 void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row_t *row);
 void fs_test_run_yaml(const char *yaml, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
                       fs_run_totals_t *totals);
+/* The same for a loaded configuration over jobs[0..n), and for any source
+ * (taken: destroyed after the run).  Each checks the capacity states. */
+void fs_test_run_cfg(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const fs_sink_t *sink,
+                     fs_run_totals_t *totals);
+void fs_test_run_src(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *sink,
+                     fs_run_totals_t *totals);
 
 #endif

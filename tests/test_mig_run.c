@@ -63,20 +63,9 @@ static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur, const
 
 static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs)
 {
-    fs_source_t *src;
-    fs_model_t *m;
-    fs_error_t err;
-    assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(cfg, src, &sink, &m, &err))
-        fail_msg("create: %s", err.msg);
-    if (fs_model_run(m, NULL, NULL, &err))
-        fail_msg("run: %s", err.msg);
-    fs_run_totals_t t;
-    assert_int_equal(fs_model_finish(m, &t, &err), 0);
-    fs_model_destroy(m);
-    fs_source_destroy(src);
+    fs_test_run_cfg(cfg, jobs, n, &sink, NULL);
 }
 
 /* One node of one H100, all-1g.10gb: 7 instances.  Eight 1-instance pods
@@ -322,20 +311,12 @@ static void run_synth(const char *yaml, fs_test_rows_t *rs)
     fs_config_t cfg;
     fs_error_t err;
     fs_source_t *src;
-    fs_model_t *m;
     if (fs_scenario_load_string("t.yaml", yaml, NULL, 0, &cfg, &err))
         fail_msg("load: %s", err.msg);
     assert_int_equal(fs_synth_create(&cfg.workload.synth, cfg.seed, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(&cfg, src, &sink, &m, &err))
-        fail_msg("create: %s", err.msg);
-    if (fs_model_run(m, NULL, NULL, &err))
-        fail_msg("run: %s", err.msg);
-    fs_run_totals_t t;
-    assert_int_equal(fs_model_finish(m, &t, &err), 0);
-    fs_model_destroy(m);
-    fs_source_destroy(src);
+    fs_test_run_src(&cfg, src, &sink, NULL);
     fs_config_release(&cfg);
 }
 

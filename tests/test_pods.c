@@ -46,21 +46,9 @@ static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur, int p
 
 static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs)
 {
-    fs_source_t *src;
-    fs_model_t *m;
-    fs_error_t err;
-    assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(cfg, src, &sink, &m, &err))
-        fail_msg("create: %s", err.msg);
-    if (fs_model_run(m, NULL, NULL, &err))
-        fail_msg("run: %s", err.msg);
-    fs_run_totals_t t;
-    assert_int_equal(fs_model_finish(m, &t, &err), 0);
-    fs_test_check_capstates(&t);
-    fs_model_destroy(m);
-    fs_source_destroy(src);
+    fs_test_run_cfg(cfg, jobs, n, &sink, NULL);
 }
 
 /* Pools: "p" 4 nodes x 2 GPUs (listed first), "a" 1 node x 4 GPUs.

@@ -1512,5 +1512,7 @@ int main(void)
         T(test_threads_one_lock),
         T(test_h5dump),
     };
+    if (getenv("FS_TEST_FILTER"))   /* e.g. FS_TEST_FILTER=test_writer_same_bytes */
+        cmocka_set_test_filter(getenv("FS_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
