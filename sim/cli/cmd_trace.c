@@ -729,28 +729,34 @@ static const char *fit_duration(double sec, char *buf, size_t n)
     return fs_units_format_duration(fs_time_from_s(r > 0 ? r : 0.001), buf, n);
 }
 
-static void put_dist(FILE *f, const cfit_t *cf)
+/* A fitted value for the YAML: a duration (run times) or a plain number
+ * (token counts, tokens != 0). */
+static const char *fit_value(double v, int tokens, char *buf, size_t n)
 {
-    char a[FS_UNITS_BUF], b[FS_UNITS_BUF];
+    if (!tokens)
+        return fit_duration(v, buf, n);
+    snprintf(buf, n, "%.6g", v);
+    return buf;
+}
+
+/* The chosen fit as a distribution block (a constant when nothing fits). */
+static void put_dist(FILE *f, const cfit_t *cf, int tokens)
+{
+    char a[FS_UNITS_BUF];
     if (!cf->ok) {
         double v = isnan(cf->constant) ? cf->q[0] : cf->constant;
-        fprintf(f, "{dist: constant, value: %s}", fit_duration(v, a, sizeof a));
+        fprintf(f, "{dist: constant, value: %s}", fit_value(v, tokens, a, sizeof a));
         return;
     }
     const fs_fit_t *fit = &cf->fit[cf->best];
-    switch (fit->family) {
-    case FS_FIT_LOGNORMAL:
+    if (fit->family == FS_FIT_LOGNORMAL)
         fprintf(f, "{dist: lognormal, median: %s, sigma: %.6g}",
-                fit_duration(exp(fit->a), a, sizeof a), fit->b);
-        break;
-    default:
+                fit_value(exp(fit->a), tokens, a, sizeof a), fit->b);
+    else
         fprintf(f, "{dist: %s, scale: %s, shape: %.6g}", fs_fit_family_name(fit->family),
-                fit_duration(fit->b, b, sizeof b), fit->a);
-        break;
-    }
+                fit_value(fit->b, tokens, a, sizeof a), fit->a);
 }
 
-/* unit: "s" (run times) or "tokens" */
 static void report_group(FILE *f, const char *label, const cfit_t *cf, const char *unit)
 {
     int tok = strcmp(unit, "s") != 0;
@@ -916,7 +922,7 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
     put_shares_line(f, "    ", "gpus", mix, NULL, s->sizes, s->n_sizes);
     fs_free(mix);
     fprintf(f, "    duration: ");
-    put_dist(f, &pooled);
+    put_dist(f, &pooled, 0);
     fprintf(f, "\n");
     int any = 0;
     for (size_t i = 0; i < n_cls; i++) {
@@ -926,7 +932,7 @@ static int write_fit(FILE *f, const topts_t *o, const input_t *in, tstat_t *s, c
             fprintf(f, "    duration_by_size:\n");
         any = 1;
         fprintf(f, "      - {gpus_min: %u, gpus_max: %u, duration: ", cls[i].lo, cls[i].hi);
-        put_dist(f, &cf[i]);
+        put_dist(f, &cf[i], 0);
         fprintf(f, "}\n");
     }
     /* tenants by job count */
@@ -1137,20 +1143,6 @@ static int fit_gaps(const rstat_t *r, const arrfit_t *af, gapfit_t *g, fs_error_
     return 0;
 }
 
-static void put_token_dist(FILE *f, const cfit_t *cf)
-{
-    if (!cf->ok) {
-        fprintf(f, "{dist: constant, value: %.6g}", isnan(cf->constant) ? cf->q[0] : cf->constant);
-        return;
-    }
-    const fs_fit_t *fit = &cf->fit[cf->best];
-    if (fit->family == FS_FIT_LOGNORMAL)
-        fprintf(f, "{dist: lognormal, median: %.6g, sigma: %.6g}", exp(fit->a), fit->b);
-    else
-        fprintf(f, "{dist: %s, scale: %.6g, shape: %.6g}", fs_fit_family_name(fit->family), fit->b,
-                fit->a);
-}
-
 static int write_fit_requests(FILE *f, const char *name, rstat_t *r, fs_error_t *err)
 {
     arrfit_t af;
@@ -1201,9 +1193,9 @@ static int write_fit_requests(FILE *f, const char *name, rstat_t *r, fs_error_t 
             put_shares_line(f, "    ", "weekly", af.dshare, NULL, NULL, 7);
     }
     fprintf(f, "  input: ");
-    put_token_dist(f, &cin);
+    put_dist(f, &cin, 1);
     fprintf(f, "\n  output: ");
-    put_token_dist(f, &cout);
+    put_dist(f, &cout, 1);
     fprintf(f, "\n");
     return 0;
 }
