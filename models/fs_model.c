@@ -172,6 +172,24 @@ static void fail_sink(fs_model_t *m, int code, const char *what)
 }
 
 /* Integrates the state since the last change up to t. */
+/* Adds dt seconds of the current state to the capacity-state integrals
+ * (#15): GPUs in the fleet, out of service (total - up), and the free up
+ * GPUs (up - busy) as waiting while jobs or replicas are queued, else idle.
+ * Busy is int_busy.  Each state is integrated on its own, so none can go
+ * below zero by rounding. */
+static inline void capstates_add(const fs_model_t *m, double dt, double *total, double *down,
+                                 double *waiting, double *idle)
+{
+    double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
+    double free_up = up - (double)m->cluster.gpus_busy;
+    *total += dt * tot;
+    *down += dt * (tot - up);
+    if (m->queued > 0)
+        *waiting += dt * free_up;
+    else
+        *idle += dt * free_up;
+}
+
 static void settle(fs_model_t *m, fs_time_t t)
 {
     double dt = fs_time_to_s(t - m->last_settle);
@@ -179,16 +197,7 @@ static void settle(fs_model_t *m, fs_time_t t)
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
-        {
-            double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
-            double free_up = up - (double)m->cluster.gpus_busy;
-            m->int_total += dt * tot;
-            m->int_down += dt * (tot - up);
-            if (m->queued > 0)
-                m->int_waiting += dt * free_up;
-            else
-                m->int_idle += dt * free_up;
-        }
+        capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle);
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
         m->int_system += dt * (double)(m->queued + m->running + m->recovering - m->svc_live);
@@ -1556,13 +1565,10 @@ static void sample(fs_model_t *m)
     {
         /* the integrals up to now without settling (settling here would
          * split the other integrals' sums and change their last bits) */
-        double dt = fs_time_to_s(m->sim.now - m->last_settle);
-        double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
-        double free_up = up - (double)m->cluster.gpus_busy;
+        double dt = fs_time_to_s(m->sim.now - m->last_settle), total = 0;
         double busy = m->int_busy + dt * (double)m->cluster.gpus_busy;
-        double down = m->int_down + dt * (tot - up);
-        double waiting = m->int_waiting + (m->queued > 0 ? dt * free_up : 0);
-        double idle = m->int_idle + (m->queued > 0 ? 0 : dt * free_up);
+        double down = m->int_down, waiting = m->int_waiting, idle = m->int_idle;
+        capstates_add(m, dt, &total, &down, &waiting, &idle);
         r.gpu_s_busy = busy - m->smp_busy;
         r.gpu_s_down = down - m->smp_down;
         r.gpu_s_waiting = waiting - m->smp_waiting;
