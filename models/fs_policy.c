@@ -48,8 +48,7 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
     return rc;
 }
 
-/* Which part of the policy preempts (NULL: none). */
-static const char *preemptor(const fs_config_t *cfg)
+const char *fs_policy_preemptor(const fs_config_t *cfg)
 {
     const fs_sched_cfg_t *s = &cfg->scheduler;
     if (s->queue == FS_QUEUE_KUEUE) {
@@ -74,7 +73,7 @@ static const char *preemptor(const fs_config_t *cfg)
 
 int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n)
 {
-    const char *who = preemptor(cfg);
+    const char *who = fs_policy_preemptor(cfg);
     if (!who || cfg->scheduler.checkpoint_interval > 0 || cfg->recovery.checkpoint != FS_CKPT_NONE)
         return 0;
     snprintf(msg, n,

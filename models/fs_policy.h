@@ -91,6 +91,9 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
  * checkpoints).  Returns 1 with a one-line message in msg (n bytes) naming
  * the keys that change it, else 0. */
 int fs_policy_work_loss(const fs_config_t *cfg, char *msg, size_t n);
+/* Which part of cfg's policy preempts running jobs, as a phrase for
+ * messages ("srtf", "Volcano reclaim/preempt", ...), or NULL: none. */
+const char *fs_policy_preemptor(const fs_config_t *cfg);
 
 /* The policies of fs_queues.h's rows (fs_fifo.c, fs_sched.c, fs_kueue.c,
  * fs_volcano.c), and scheduler.plugin's (fs_plugin.c). */

@@ -26,7 +26,6 @@
 #include "../models/fs_policy.h"
 #include "../models/fs_cluster.h"
 #include "../models/fs_mig.h"
-#include "../models/fs_order.h"
 #include "fs_kueue_yaml.h"
 
 #include <ctype.h>
@@ -1493,11 +1492,8 @@ static int validate_mig(sctx_t *c, size_t i)
     /* the policies that count GPUs rather than ask the cluster: quotas
      * (Kueue, Volcano), preemption plans and backfill shadows */
     const fs_sched_cfg_t *sc = &c->cfg->scheduler;
-    const fs_order_ops_t *ord = fs_order_get(sc->queue);
-    int pre = sc->preemption == FS_PREEMPT_ORDER ||
-              (sc->preemption == FS_PREEMPT_AUTO && ord && ord->preemptive);
-    if (spec.enabled && (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO || pre ||
-                         sc->backfill != FS_BACKFILL_NONE))
+    if (spec.enabled && (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO ||
+                         fs_policy_preemptor(c->cfg) || sc->backfill != FS_BACKFILL_NONE))
         return fail(c, node_or(c, key, NULL),
                     "%s: MIG pools work with the non-preemptive queues without backfill only "
                     "(fifo, priority, sjf, slurm; preemption: none; backfill: none): Kueue and "
