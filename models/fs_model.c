@@ -86,6 +86,9 @@ struct fs_model {
     uint64_t gpus_queued;   /* GPUs requested by queued jobs */
     fs_time_t last_settle;
     fs_time_t last_change;
+    uint32_t ending;        /* slot + 1 of the job whose job_end callback runs (0: none):
+                               it still says RUNNING but holds nothing, and cannot be
+                               preempted */
     double int_busy, int_up, int_queued, int_system;   /* x-seconds */
     double win_busy, win_up;        /* the same over the measurement window */
     /* capacity states of the whole fleet (#15, docs/results.md): integrals
@@ -773,7 +776,7 @@ static void release_place(fs_model_t *m, uint32_t slot)
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    if (j->state != FS_JOBRT_RUNNING)
+    if (j->state != FS_JOBRT_RUNNING || m->ending == slot + 1)
         return FS_EINVAL;
     const fs_sched_cfg_t *sc = &m->cfg->scheduler;
     settle(m, m->sim.now);
@@ -1205,6 +1208,17 @@ void fs_model_error(fs_model_t *m, const fs_error_t *e)
         m->err = *e;
 }
 
+/* The policy's job_end for a job whose GPUs are already freed: while it
+ * runs, the job cannot be preempted (fs_model_preempt refuses it). */
+static void end_callback(fs_model_t *m, uint32_t slot)
+{
+    if (!m->pol->job_end)
+        return;
+    m->ending = slot + 1;
+    m->pol->job_end(m->pol_state, m, slot);
+    m->ending = 0;
+}
+
 static void job_end(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
@@ -1219,8 +1233,7 @@ static void job_end(fs_model_t *m, uint32_t slot)
     m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
     m->done++;
     m->last_change = m->sim.now;
-    if (m->pol->job_end)
-        m->pol->job_end(m->pol_state, m, slot);
+    end_callback(m, slot);
     emit(m, j, FS_STATE_COMPLETED);
     fs_placement_release(&j->place);
     if (slot_free(m, slot))
@@ -1446,8 +1459,7 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
         fs_cluster_free(&m->cluster, &j->place);
         if (m->nidx)
             nidx_del(m, slot);
-        if (m->pol->job_end)
-            m->pol->job_end(m->pol_state, m, slot);
+        end_callback(m, slot);
         return replica_end(m, slot);
     case FS_JOBRT_RECOVERING:
         j->retiring = 1;

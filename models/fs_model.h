@@ -145,7 +145,8 @@ const fs_source_t *fs_model_source(const fs_model_t *m);
  * scheduler.restart_cost is added to its remaining work.  restarts and
  * lost_gpu_s count it.  The caller (the
  * policy) puts the job back in its own queue: the model does NOT call
- * enqueue.  Returns 0, or FS_EINVAL if the job is not running. */
+ * enqueue.  Returns 0, or FS_EINVAL if the job is not running (or is
+ * ending: inside the policy's job_end for it). */
 int fs_model_preempt(fs_model_t *m, uint32_t slot);
 /* Remaining work of a job at now (us at speed 1.0), running or not. */
 fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot);

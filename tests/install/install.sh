@@ -102,6 +102,19 @@ j = np.sort(h5py.File(sys.argv[1], "r")["jobs"][:], order="id")
 assert list(j["end"]) == [6.5 * 3600, 7 * 3600, 7.5 * 3600], list(j["end"])
 assert list(j["preemptions"]) == [2, 2, 2], list(j["preemptions"])
 EOF
+# 3c. the host keeps ABI 2's promises (tests/install/plugin_contract.c):
+#     preempting a waiting or finishing job, starting a running one and a NaN
+#     timer are refused, a timer in the past fires at once; a broken promise
+#     makes the plugin's pass fail the run
+cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) \
+   "$SRC/tests/install/plugin_contract.c" -o plugin_contract.so -lm 2> ccc.log || bad "contract plugin build: $(cat ccc.log)"
+"$FLEETSIM" run --set horizon=3d --set scheduler.plugin.path=$WORK/plugin_contract.so -o c.h5 -q 2> c.err ||
+    bad "the host broke a plugin promise: $(cat c.err)"
+/usr/bin/python3 - c.h5 <<'EOF' || bad "contract plugin: not every job completed"
+import sys, h5py
+j = h5py.File(sys.argv[1], "r")["jobs"][:]
+assert len(j) > 1000 and (j["state"] == 0).all(), len(j)
+EOF
 # 4. the Python package, imported from the installed prefix
 if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
     LD_PRELOAD="$PRELOAD" PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \

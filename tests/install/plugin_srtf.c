@@ -22,8 +22,10 @@ typedef struct pol {
     double quantum;         /* > 0: round robin */
     uint32_t *ord;          /* active jobs: the last ranking, then arrivals */
     size_t n, cap;
-    uint8_t *running;       /* by handle */
-    uint64_t *epoch;        /* by handle: starts so far (a timer of an older start is stale) */
+    struct job_state {      /* by handle */
+        uint64_t epoch;     /* starts and ends so far: a timer of an older epoch is stale */
+        int running;
+    } *js;
     size_t cap_h;
     size_t waiting;
     double *key;            /* pass scratch */
@@ -77,8 +79,7 @@ static void destroy(void *state)
 {
     pol_t *p = state;
     free(p->ord);
-    free(p->running);
-    free(p->epoch);
+    free(p->js);
     free(p->key);
     free(p->ix);
     free(p->tmp);
@@ -90,20 +91,13 @@ static void destroy(void *state)
 static int enqueue(void *state, uint32_t h)
 {
     pol_t *p = state;
-    size_t ch = p->cap_h;
+    size_t old = p->cap_h;
     if (grow((void **)&p->ord, &p->cap, p->n + 1, sizeof *p->ord) ||
-        grow((void **)&p->running, &ch, (size_t)h + 1, sizeof *p->running))
+        grow((void **)&p->js, &p->cap_h, (size_t)h + 1, sizeof *p->js))
         return -1;
-    if (ch != p->cap_h) {
-        size_t ce = p->cap_h;
-        if (grow((void **)&p->epoch, &ce, ch, sizeof *p->epoch))
-            return -1;
-        memset(p->running + p->cap_h, 0, ch - p->cap_h);
-        memset(p->epoch + p->cap_h, 0, (ch - p->cap_h) * sizeof *p->epoch);
-        p->cap_h = ch;
-    }
+    memset(p->js + old, 0, (p->cap_h - old) * sizeof *p->js);   /* new handles: nothing yet */
     p->ord[p->n++] = h;
-    p->running[h] = 0;
+    p->js[h].running = 0;
     p->waiting++;
     return 0;
 }
@@ -116,17 +110,17 @@ static void job_end(void *state, uint32_t h)
         if (p->ord[i] != h)
             p->ord[k++] = p->ord[i];
     p->n = k;
-    p->running[h] = 0;
-    p->epoch[h]++;
+    p->js[h].running = 0;
+    p->js[h].epoch++;
 }
 
 static int start(pol_t *p, uint32_t h)
 {
     int rc = p->host->start(p->host->sim, h);
     if (rc == 1) {
-        p->running[h] = 1;
+        p->js[h].running = 1;
         p->waiting--;
-        uint64_t e = ++p->epoch[h];
+        uint64_t e = ++p->js[h].epoch;
         if (p->quantum > 0 &&
             p->host->timer(p->host->sim, p->host->now(p->host->sim) + p->quantum,
                            (uint64_t)h << 32 | (e & 0xffffffffu)) < 0)
@@ -139,7 +133,7 @@ static int preempt(pol_t *p, uint32_t h)
 {
     int rc = p->host->preempt(p->host->sim, h);
     if (rc == 0) {
-        p->running[h] = 0;
+        p->js[h].running = 0;
         p->waiting++;
     }
     return rc;
@@ -151,10 +145,10 @@ static int timer(void *state, uint64_t data)
 {
     pol_t *p = state;
     uint32_t h = (uint32_t)(data >> 32);
-    if (h >= p->cap_h || !p->running[h] || (p->epoch[h] & 0xffffffffu) != (data & 0xffffffffu))
+    if (h >= p->cap_h || !p->js[h].running || (p->js[h].epoch & 0xffffffffu) != (data & 0xffffffffu))
         return 0;   /* stale: the job stopped since */
     if (p->waiting == 0) {   /* nobody to yield to: another quantum */
-        uint64_t e = ++p->epoch[h];
+        uint64_t e = ++p->js[h].epoch;
         return p->host->timer(p->host->sim, p->host->now(p->host->sim) + p->quantum,
                               (uint64_t)h << 32 | (e & 0xffffffffu)) < 0 ? -1 : 0;
     }
@@ -201,7 +195,7 @@ static int pass_rr(pol_t *p)
 {
     for (size_t i = 0; i < p->n && p->waiting; i++) {
         uint32_t h = p->ord[i];
-        if (!p->running[h]) {
+        if (!p->js[h].running) {
             int rc = start(p, h);
             if (rc)
                 return rc;
@@ -253,14 +247,14 @@ static int pass(void *state)
     int any = 0;
     for (size_t r = 0; r < n && !any; r++) {
         size_t i = p->ix[r];
-        if (p->want[i] && !p->running[p->ord[i]]) {
+        if (p->want[i] && !p->js[p->ord[i]].running) {
             best = p->key[i];
             any = 1;
         }
     }
     for (size_t r = 0; r < n && any; r++) {
         size_t i = p->ix[r];
-        if (!p->want[i] && p->running[p->ord[i]] && p->key[i] > best) {
+        if (!p->want[i] && p->js[p->ord[i]].running && p->key[i] > best) {
             int rc = preempt(p, p->ord[i]);
             if (rc)
                 return rc;
@@ -268,7 +262,7 @@ static int pass(void *state)
     }
     for (size_t r = 0; r < n; r++) {
         size_t i = p->ix[r];
-        if (p->want[i] && !p->running[p->ord[i]]) {
+        if (p->want[i] && !p->js[p->ord[i]].running) {
             int rc = start(p, p->ord[i]);
             if (rc)
                 return rc;
