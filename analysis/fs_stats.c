@@ -368,6 +368,13 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_down = totals->gpu_s_down;
     out->gpu_s_waiting = totals->gpu_s_waiting;
     out->gpu_s_idle = totals->gpu_s_idle;
+    out->gpu_s_allocated = totals->gpu_s_allocated;
+    out->gpu_s_share_idle = totals->gpu_s_share_idle;
+    out->gpu_s_held = totals->gpu_s_held;
+    out->gpu_s_serving = totals->gpu_s_serving;
+    out->gpu_s_computing = totals->gpu_s_computing;
+    out->gpu_s_redo = totals->gpu_s_redo;
+    out->gpu_s_recovering = totals->gpu_s_recovering;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

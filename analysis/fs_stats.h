@@ -72,6 +72,9 @@ typedef struct fs_summary {
     double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
     double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
     double gpu_s_startup;       /* GPU-s held in pod start-up (startup:; models/fs_startup.h) */
+    /* the held split of gpu_s_busy (#15; fs_run_totals_t) */
+    double gpu_s_allocated, gpu_s_share_idle, gpu_s_held, gpu_s_serving, gpu_s_computing,
+        gpu_s_redo, gpu_s_recovering;
     /* carbon (docs/cost.md, "Carbon"); NaN when the run has no cost, 0 when
      * carbon is not modelled */
     double carbon_kg;           /* operational + embodied kg CO2e over the whole run */

@@ -121,6 +121,13 @@ struct fs_model {
     fs_usage_t *usage;      /* per-pool, per-day integrals for the cost model (owned) */
     fs_startup_t *startup;  /* pod start-up (owned), NULL: jobs compute once placed */
     double startup_gpu_s;   /* GPU-s held starting, jobs emitted so far */
+    /* the held split of capacity state busy (#15, docs/results.md):
+     * int_alloc integrates the cluster's allocated milli-GPUs; the others
+     * are sums over the jobs emitted so far (replicas not included) */
+    double int_alloc;       /* GPU-s allocated (shares of shared GPUs as shares) */
+    double job_held_gpu_s;  /* GPU-s jobs held: attempts and failure detection */
+    double job_compute_gpu_s; /* GPU-s jobs computed (work kept or later lost) */
+    double job_lost_gpu_s;  /* GPU-s of that compute whose work was lost */
     fs_burst_t *burst;      /* cloud burst rules (a module), NULL: none */
 
     module_t *modules;
@@ -200,6 +207,7 @@ static void settle(fs_model_t *m, fs_time_t t)
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
+        m->int_alloc += dt * ((double)m->cluster.milli_busy / 1000.0);
         capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle);
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
@@ -428,6 +436,9 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.queued_s = fs_time_to_s(q);
     recovery_cols(m, j, &r);
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
+    m->job_held_gpu_s += j->held_gpu_s;
+    m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(j->w_compute);
+    m->job_lost_gpu_s += j->lost_gpu_s;
     fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
     if (rc)
@@ -1922,6 +1933,16 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->gpu_s_down = m->int_down;
     t->gpu_s_waiting = m->int_waiting;
     t->gpu_s_idle = m->int_idle;
+    /* busy = allocated + share_idle; allocated = jobs' holds + serving;
+     * a job's hold = computing + ckpt + startup + recovering (restore and
+     * the holds while a failure is detected) */
+    t->gpu_s_allocated = m->int_alloc;
+    t->gpu_s_share_idle = m->int_busy - m->int_alloc;
+    t->gpu_s_held = m->job_held_gpu_s;
+    t->gpu_s_serving = m->int_alloc - m->job_held_gpu_s;
+    t->gpu_s_computing = m->job_compute_gpu_s;
+    t->gpu_s_redo = m->job_lost_gpu_s;
+    t->gpu_s_recovering = m->job_held_gpu_s - m->job_compute_gpu_s - m->ckpt_gpu_s - m->startup_gpu_s;
     return 0;
 }
 

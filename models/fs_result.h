@@ -188,6 +188,17 @@ typedef struct fs_run_totals {
     double gpu_s_down;      /* integral of gpus_total - gpus_up */
     double gpu_s_waiting;   /* integral of free up GPUs while jobs or replicas are queued */
     double gpu_s_idle;      /* integral of free up GPUs with nothing queued */
+    /* the held split of gpu_s_busy (#15): busy = allocated + share_idle;
+     * allocated = held (jobs) + serving (replicas); held = computing +
+     * gpu_s_ckpt + gpu_s_startup + recovering; redo is the part of
+     * computing whose work was lost (the jobs' gpu_s_lost) */
+    double gpu_s_allocated; /* integral of allocated GPU shares (milli_busy / 1000) */
+    double gpu_s_share_idle;/* busy GPUs' unallocated shares: busy - allocated */
+    double gpu_s_held;      /* GPU-s held by jobs: their attempts and failure detection */
+    double gpu_s_serving;   /* GPU-s held by service replicas: allocated - held */
+    double gpu_s_computing; /* GPU-s jobs computed, work kept or later lost */
+    double gpu_s_redo;      /* the part of computing whose work was lost (jobs only) */
+    double gpu_s_recovering;/* held restoring or while a failure is detected */
 } fs_run_totals_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

@@ -211,6 +211,21 @@ void fs_test_check_capstates(const fs_run_totals_t *t)
     if (!(fabs(t->gpu_s_down - (t->gpu_s_total - t->gpu_s_capacity)) <= tol))
         fail_msg("capacity states: down %.17g != total %.17g - up %.17g", t->gpu_s_down,
                  t->gpu_s_total, t->gpu_s_capacity);
+    /* the held split of busy: the cluster's allocation integral against the
+     * jobs' own accounts (held_gpu_s, w_compute, w_ckpt, w_startup) */
+    if (!(t->gpu_s_share_idle >= -tol && t->gpu_s_allocated <= t->gpu_s_busy + tol))
+        fail_msg("held split: allocated %.17g > busy %.17g", t->gpu_s_allocated, t->gpu_s_busy);
+    if (!(t->gpu_s_serving >= -tol))
+        fail_msg("held split: jobs held %.17g > allocated %.17g", t->gpu_s_held,
+                 t->gpu_s_allocated);
+    if (!(t->gpu_s_recovering >= -tol && t->gpu_s_redo <= t->gpu_s_computing + tol &&
+          t->gpu_s_redo >= 0 && t->gpu_s_ckpt >= 0 && t->gpu_s_startup >= 0))
+        fail_msg("held split: held %.17g < computing %.17g + ckpt %.17g + startup %.17g, or "
+                 "redo %.17g > computing", t->gpu_s_held, t->gpu_s_computing, t->gpu_s_ckpt,
+                 t->gpu_s_startup, t->gpu_s_redo);
+    if (t->interruptions == 0 && t->preemptions == 0 && !(fabs(t->gpu_s_recovering) <= tol))
+        fail_msg("held split: recovering %.17g without interruptions or preemptions",
+                 t->gpu_s_recovering);
 }
 
 void fs_test_run_src(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *sink,

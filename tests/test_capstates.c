@@ -98,11 +98,37 @@ static void test_waiting(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The held split of busy (#15): a half-GPU pod and a 4-GPU job for 1 h on
+ * the 8-GPU node: 5 GPUs busy, 4.5 allocated (the shared GPU's other half
+ * is an unallocated share), all of it computing. */
+static void test_held_split_share(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[2];
+    memset(js, 0, sizeof js);
+    js[0] = (fs_job_t){.id = 1, .gpus = 1, .gpu_milli = 500, .duration = 3600000000,
+                       .tenant = -1, .gpu_type = -1};
+    js[1] = (fs_job_t){.id = 2, .gpus = 4, .gpu_milli = 1000, .duration = 3600000000,
+                       .tenant = -1, .gpu_type = -1};
+    fs_run_totals_t t;
+    fs_test_run_yaml(ONE_NODE, js, 2, NULL, &t);
+    assert_double_equal(t.gpu_s_busy, 5 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_allocated, 4.5 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_share_idle, 0.5 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_held, 4.5 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_computing, 4.5 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_serving, 0, 1e-9);
+    assert_double_equal(t.gpu_s_recovering, 0, 1e-9);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_node),
         cmocka_unit_test(test_waiting),
+        cmocka_unit_test(test_held_split_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

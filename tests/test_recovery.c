@@ -673,6 +673,15 @@ static void test_ettr_no_failures(void **st)
     assert_double_equal(a->recovery_s, 0, 0);
     assert_double_equal(a->lost_gpu_s, 0, 0);
     assert_double_equal(t.gpu_s_ckpt, 8 * 3600.0, 1e-6);
+    /* the held split of busy (#15): 10 h computing and 1 h writing, all held */
+    assert_double_equal(t.gpu_s_computing, 8 * 10 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_held, 8 * 11 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_allocated, 8 * 11 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_busy, 8 * 11 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_recovering, 0, 1e-6);
+    assert_double_equal(t.gpu_s_redo, 0, 0);
+    assert_double_equal(t.gpu_s_serving, 0, 1e-6);
+    assert_double_equal(t.gpu_s_share_idle, 0, 1e-6);
     /* without checkpoints: ETTR 1 */
     cfg.recovery.checkpoint = FS_CKPT_NONE;
     run(&cfg, jobs, 1, &rs, NULL, &t);
@@ -730,6 +739,14 @@ static void test_lost_work(void **st)
     assert_double_equal(r->ettr, 10 * HOUR / (11.3 * HOUR + 90 + 10 * MIN), 1e-9);
     /* held: all but the 90 s (a one-node job holds nothing once its node is gone) */
     assert_double_equal(r->goodput, 10 * HOUR / (11.3 * HOUR + 10 * MIN), 1e-9);
+    /* the held split (#15): computing 2.3 h + 8 h (0.3 h of it redone),
+     * writing 10 x 6 min, restoring 10 min */
+    assert_double_equal(t.gpu_s_computing, 8 * 10.3 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_redo, 8 * 0.3 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_ckpt, 8 * HOUR, 1e-6);
+    assert_double_equal(t.gpu_s_recovering, 8 * 10 * MIN, 1e-6);
+    assert_double_equal(t.gpu_s_held, 8 * (11.3 * HOUR + 10 * MIN), 1e-6);
+    assert_double_equal(t.gpu_s_allocated, t.gpu_s_held, 1e-6);
     fs_test_rows_free(&rs);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -819,6 +836,14 @@ static void test_detection_hold(void **st)
     /* held: 16 x 100 s, 8 x 30 s (detection), 16 x 1000 s */
     assert_double_equal(a->goodput, 16.0 * 1000 / (16 * 100 + 8 * 30 + 16 * 1000), 1e-9);
     assert_double_equal(a->recovery_s, 30, 1e-9);
+    /* the held split (#15): node 1's 8 GPUs held 30 s while the failure is
+     * detected are recovering; job 2 computes 4 x 2000 s */
+    assert_double_equal(t.gpu_s_recovering, 8 * 30, 1e-6);
+    assert_double_equal(t.gpu_s_computing, 16 * 1100 + 4 * 2000, 1e-6);
+    assert_double_equal(t.gpu_s_redo, 16 * 100, 1e-6);
+    assert_double_equal(t.gpu_s_held, 16 * 1100 + 8 * 30 + 4 * 2000, 1e-6);
+    assert_double_equal(t.gpu_s_allocated, t.gpu_s_held, 1e-6);
+    assert_double_equal(t.gpu_s_share_idle, 0, 1e-6);
     fs_test_rows_free(&rs);
     assert_int_equal(fs_alloc_live(), live0);
 }

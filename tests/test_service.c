@@ -36,6 +36,7 @@ typedef struct reqs {
     fs_test_samples_t samples;
     fs_interval_row_t *iv;
     size_t niv, capiv;
+    fs_run_totals_t t;      /* the run's totals */
 } reqs_t;
 
 static int on_request(void *ud, const fs_request_row_t *row)
@@ -97,7 +98,7 @@ static void run(const char *yaml, const fs_job_t *jobs, size_t n, reqs_t *q)
     memset(q, 0, sizeof *q);
     fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = q, .request = on_request,
                       .svc_bucket = on_bucket, .service = on_service, .interval = on_interval};
-    fs_test_run_yaml(yaml, jobs, n, &sink, NULL);
+    fs_test_run_yaml(yaml, jobs, n, &sink, &q->t);
 }
 
 static void reqs_free(reqs_t *q)
@@ -242,6 +243,10 @@ static void test_request_mode_erlang_c(void **state)
     assert_int_equal(q.ns, 1);
     assert_int_equal(q.s[0].cold_starts, 4);
     assert_double_equal(q.s[0].gpu_hours, 4 * 12, 1e-9 * 48);
+    /* the held split of busy (#15): what the replicas held is the serving
+     * state, and no training job ran */
+    assert_double_equal(q.t.gpu_s_serving, q.s[0].gpu_hours * 3600, 1e-6);
+    assert_double_equal(q.t.gpu_s_held, 0, 0);
     /* the p99 of TTFT = wait + prefill, exact for M/M/4: 6.006 s */
     double exact99 = crossing(surv_mm4, NULL, 0.01);
     print_message("request mode TTFT p99 %.4f s (exact %.4f)\n", q.s[0].ttft_p99, exact99);

@@ -192,8 +192,8 @@ static int read_run(const fs_plan_spec_t *s, const char *dir, uint64_t r, double
         for (size_t i = 0; i < n && len < sizeof list - 64; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
         rc = fs_error_set(err, FS_EINVAL, "plan: %s '%s' is not a summary metric of the runs "
-                          "(%s; or finished_share)", m ? "the SLO metric" : "the objective (plan.objective)",
-                          s->metrics[m], list);
+                          "(finished_share, or one of: %s)",
+                          m ? "the SLO metric" : "the objective (plan.objective)", s->metrics[m], list);
     }
     fs_index_free_summary(names, vals, n);
     fs_free(p);
@@ -372,13 +372,14 @@ static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_err
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", name);
         if (ns)
             return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the "
-                                "runs (%s; or finished_share; or SERVICE.COLUMN for a service of "
-                                "services: with COLUMN one of %s)",
-                                cfg->source_path ? cfg->source_path : "?", at, key, s->metrics[m],
-                                list, cols);
+                                "runs (finished_share; SERVICE.COLUMN for a service of services: "
+                                "with COLUMN one of %s; or a /summary column of docs/results.md: "
+                                "%s)", cfg->source_path ? cfg->source_path : "?", at, key,
+                                s->metrics[m], cols, list);
         return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the runs "
-                            "(%s; or finished_share)", cfg->source_path ? cfg->source_path : "?",
-                            at, key, s->metrics[m], list);
+                            "(finished_share, or a /summary column of docs/results.md: %s)",
+                            cfg->source_path ? cfg->source_path : "?", at, key, s->metrics[m],
+                            list);
     }
     return 0;
 }

@@ -431,6 +431,13 @@ static void print_window(FILE *f, const fs_config_t *cfg, const fs_run_report_t 
         fprintf(f, " (the run ended there)\n");
 }
 
+/* x as a percentage of whole; the held split's states are differences of
+ * sums, so a state that is empty can come out as -1e-12: shown as 0. */
+static double share_of(double x, double whole)
+{
+    double p = 100 * x / whole;
+    return fabs(x) <= 1e-9 * whole ? 0 : p;
+}
 static int differ(double a, double b)
 {
     return isnan(a) ? !isnan(b) : isnan(b) || a != b;
@@ -464,6 +471,15 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
                 "(GPU-time, whole run)\n", 100 * s->gpu_s_busy / s->gpu_s_total,
                 100 * s->gpu_s_waiting / s->gpu_s_total, 100 * s->gpu_s_idle / s->gpu_s_total,
                 100 * s->gpu_s_down / s->gpu_s_total);
+    double other = s->gpu_s_busy - s->gpu_s_computing + s->gpu_s_redo;
+    if (s->gpu_s_busy > 0 && other > 1e-9 * s->gpu_s_busy)   /* busy is not all useful compute */
+        fprintf(f, "busy is      computing %.1f%% (work later lost %.1f%%)   checkpointing %.1f%%   "
+                "starting %.1f%%   recovering %.1f%%   serving %.1f%%   unallocated shares %.1f%%\n",
+                share_of(s->gpu_s_computing, s->gpu_s_busy), share_of(s->gpu_s_redo, s->gpu_s_busy),
+                share_of(s->gpu_s_ckpt, s->gpu_s_busy), share_of(s->gpu_s_startup, s->gpu_s_busy),
+                share_of(s->gpu_s_recovering, s->gpu_s_busy),
+                share_of(s->gpu_s_serving, s->gpu_s_busy),
+                share_of(s->gpu_s_share_idle, s->gpu_s_busy));
     fmt_duration(a, sizeof a, s->wait_mean);
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);

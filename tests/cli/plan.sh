@@ -128,7 +128,7 @@ expect_err "noplan.yaml:1:1: no 'plan' section"
 # an unknown metric is refused before any candidate runs, at its place
 sed 's/metric: wait_prob/metric: nope/' mmc.yaml > badm.yaml
 expect_exit 2 "$FLEETSIM" plan badm.yaml -o e2
-expect_err "^fleetsim plan: badm.yaml:19:16: plan.slo.0.metric: 'nope' is not a summary metric of the runs \(jobs_submitted, "
+expect_err "^fleetsim plan: badm.yaml:19:16: plan.slo.0.metric: 'nope' is not a summary metric of the runs \(finished_share, or a /summary column of docs/results.md: jobs_submitted, "
 [ -z "$(ls e2/evals 2>/dev/null)" ] && ok || bad "a candidate ran before the SLO metric was checked"
 expect_exit 2 "$FLEETSIM" plan mmc.yaml -o e2b --set plan.objective=nope
 expect_err "mmc.yaml:15:14: plan.objective: 'nope' is not a summary metric"
