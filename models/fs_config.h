@@ -205,6 +205,10 @@ typedef struct fs_sched_cfg {
     char *plugin_path;      /* scheduler.plugin.path: a policy plugin (models/fs_plugin.c); NULL none */
     size_t n_plugin_opts;   /* scheduler.plugin.options: {key: value} */
     char **plugin_opt_keys, **plugin_opt_vals;
+    /* a policy table (const fleetsim_policy *) given through the library
+     * (fleetsim_scenario_set_policy), used as a plugin in place of
+     * plugin_path; borrowed, never a scenario key; NULL none */
+    const void *plugin_table;
     int preset;             /* enum fs_sched_preset (applied at load) */
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */

@@ -101,23 +101,27 @@ static int plug_open(const fs_sched_cfg_t *cfg, fs_model_t *m, plug_t **out, cha
     plug_t *pl = fs_calloc(1, sizeof *pl);
     if (!pl)
         return fs_error_set(err, FS_ENOMEM, "scheduler.plugin: out of memory");
-    const char *path = cfg->plugin_path;
+    const char *path = cfg->plugin_table ? "the table given to fleetsim_scenario_set_policy"
+                                         : cfg->plugin_path;
     if (key && keylen)
         snprintf(key, keylen, "scheduler.plugin.path");
-    if (!(pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-        const char *why = dlerror();
-        plug_free(pl);
-        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: cannot load '%s': %s", path,
-                            why ? why : "unknown error");
+    const fleetsim_policy *p = cfg->plugin_table;
+    if (!p) {   /* a shared object */
+        if (!(pl->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+            const char *why = dlerror();
+            plug_free(pl);
+            return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: cannot load '%s': %s",
+                                path, why ? why : "unknown error");
+        }
+        fleetsim_policy_entry_fn entry;
+        *(void **)&entry = dlsym(pl->dl, "fleetsim_policy_entry");
+        if (!entry) {
+            plug_free(pl);
+            return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: '%s' exports no "
+                                "fleetsim_policy_entry (docs/library.md)", path);
+        }
+        p = entry();
     }
-    fleetsim_policy_entry_fn entry;
-    *(void **)&entry = dlsym(pl->dl, "fleetsim_policy_entry");
-    if (!entry) {
-        plug_free(pl);
-        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.path: '%s' exports no "
-                            "fleetsim_policy_entry (docs/library.md)", path);
-    }
-    const fleetsim_policy *p = entry();
     if (!p || p->abi < 1 || p->abi > FLEETSIM_POLICY_ABI || !p->create || !p->enqueue ||
         !p->pass || !p->queued) {
         plug_free(pl);

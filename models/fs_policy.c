@@ -19,7 +19,7 @@ const fs_policy_ops_t *fs_policy_get(int queue_kind)
 
 const fs_policy_ops_t *fs_policy_select(const fs_sched_cfg_t *cfg)
 {
-    if (cfg->plugin_path)
+    if (cfg->plugin_path || cfg->plugin_table)
         return &fs_policy_plugin;
     if (cfg->queue == FS_QUEUE_FIFO && cfg->backfill == FS_BACKFILL_NONE &&
         cfg->preemption != FS_PREEMPT_ORDER)
@@ -35,6 +35,13 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
 {
     if (key && keylen)
         key[0] = '\0';
+    if (cfg->scheduler.n_plugin_opts && !cfg->scheduler.plugin_path && !cfg->scheduler.plugin_table) {
+        if (key && keylen)
+            snprintf(key, keylen, "scheduler.plugin.options");
+        return fs_error_set(err, FS_EINVAL, "scheduler.plugin.options: options for a plugin, but "
+                            "there is no scheduler.plugin.path (nor a policy given through the "
+                            "library): nothing would read them");
+    }
     const fs_policy_ops_t *p = fs_policy_select(&cfg->scheduler);
     if (!p) {
         if (key && keylen)

@@ -690,6 +690,9 @@ static void test_override_errors(void **state)
          "--set cluster.pools.0.nodes: 0 is out of range (expected a whole number from 1 to 10000000)"},
         {"cluster.pools.5.nodes=1", "--set cluster.pools.5.nodes: item 5 does not exist (the list has 1)"},
         {"horizon=7", "--set horizon: '7' has no unit (expected a duration such as 90s, 15m, 2h or 30d)"},
+        {"scheduler.plugin.options.quantum=60",
+         "--set scheduler.plugin.options.quantum: scheduler.plugin.options: options for a plugin, but "
+         "there is no scheduler.plugin.path (nor a policy given through the library): nothing would read them"},
         {"horizon=nan h", "--set horizon: 'nan h' is not a finite duration*"},
         {"workload.synthetic.gpus={1: 0.5, 8: 0.4}",
          "--set workload.synthetic.gpus: the probabilities sum to 0.9 (expected 1, within 1e-9)"},

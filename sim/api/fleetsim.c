@@ -21,6 +21,7 @@ struct fleetsim_scenario {
     size_t n_sets, cap_sets;
     char *dump;
     int loaded;             /* the last load succeeded */
+    const fleetsim_policy *policy;  /* fleetsim_scenario_set_policy (borrowed), NULL none */
     char err[FS_ERROR_MSG_MAX];
 };
 
@@ -69,6 +70,8 @@ static int load(fleetsim_scenario *s, fs_config_t *cfg)
                      : fs_scenario_load_string(s->name, s->text, (const char *const *)s->sets,
                                                s->n_sets, cfg, &e);
     snprintf(s->err, sizeof s->err, "%s", rc ? e.msg : "");
+    if (!rc)
+        cfg->scheduler.plugin_table = s->policy;
     return status_of(rc);
 }
 
@@ -129,6 +132,22 @@ int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value)
         fs_free(s->sets[--s->n_sets]);
     }
     return st;
+}
+
+int fleetsim_scenario_set_policy(fleetsim_scenario *s, const fleetsim_policy *policy)
+{
+    if (!s)
+        return FLEETSIM_EINVAL;
+    if (policy && (policy->abi < 1 || policy->abi > FLEETSIM_POLICY_ABI || !policy->create ||
+                   !policy->enqueue || !policy->pass || !policy->queued)) {
+        snprintf(s->err, sizeof s->err, "fleetsim_scenario_set_policy: not a policy of ABI 1 to "
+                 "%d (abi %u; create, enqueue, pass and queued are required)",
+                 FLEETSIM_POLICY_ABI, policy->abi);
+        return FLEETSIM_EINVAL;
+    }
+    s->policy = policy;
+    s->err[0] = '\0';
+    return FLEETSIM_OK;
 }
 
 const char *fleetsim_scenario_error(const fleetsim_scenario *s)

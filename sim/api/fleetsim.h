@@ -40,7 +40,7 @@ extern "C" {
 /* The API this header describes.  A library accepts callers of its own
  * major version; fleetsim_api_version() says which it is. */
 #define FLEETSIM_API_VERSION_MAJOR 1
-#define FLEETSIM_API_VERSION_MINOR 0
+#define FLEETSIM_API_VERSION_MINOR 1
 #define FLEETSIM_API_VERSION (FLEETSIM_API_VERSION_MAJOR * 1000 + FLEETSIM_API_VERSION_MINOR)
 
 enum fleetsim_status {
@@ -173,6 +173,15 @@ typedef struct fleetsim_policy {
 } fleetsim_policy;
 
 typedef const fleetsim_policy *(*fleetsim_policy_entry_fn)(void);
+
+/* The same policy given as a table in the caller's process instead of a
+ * shared object (the Python package's policy hook uses this): every run of
+ * s uses it in place of the scenario's scheduler (scheduler.plugin.path,
+ * if any, is not loaded; scheduler.plugin.options are passed to create).
+ * The table and what its functions use must outlive the runs; NULL goes
+ * back to the scenario's own scheduler.  FLEETSIM_EINVAL if the table is
+ * not a policy of ABI 1 to FLEETSIM_POLICY_ABI.  API 1.1. */
+FLEETSIM_API int fleetsim_scenario_set_policy(fleetsim_scenario *s, const fleetsim_policy *policy);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad override accepted: %s\n", fleetsim_scenario_error(s));
         return 1;
     }
+    /* a policy table of another ABI is refused (API 1.1), and nothing changes */
+    static const fleetsim_policy future = {.abi = FLEETSIM_POLICY_ABI + 1, .name = "future"};
+    if (fleetsim_api_version() >= 1001 &&
+        (fleetsim_scenario_set_policy(s, &future) != FLEETSIM_EINVAL ||
+         !strstr(fleetsim_scenario_error(s), "ABI"))) {
+        fprintf(stderr, "a policy of ABI %d accepted: %s\n", future.abi, fleetsim_scenario_error(s));
+        return 1;
+    }
     fleetsim_result *r = NULL;
     if ((st = fleetsim_run(s, NULL, NULL, NULL, &r)) != FLEETSIM_OK) {
         fprintf(stderr, "run: %s: %s\n", fleetsim_strerror(st), fleetsim_scenario_error(s));

@@ -116,12 +116,14 @@ j = h5py.File(sys.argv[1], "r")["jobs"][:]
 assert len(j) > 1000 and (j["state"] == 0).all(), len(j)
 EOF
 # 4. the Python package, imported from the installed prefix
-if /usr/bin/python3 -c 'import pytest, pandas, h5py' 2>/dev/null; then
+#    (python3-pytest, -pandas, -h5py, -numpy: .ci/install-deps installs them; a
+#    missing one is a failure, not a skip, so that CI cannot pass without it)
+if /usr/bin/python3 -c 'import pytest, pandas, h5py, numpy' 2>/dev/null; then
     LD_PRELOAD="$PRELOAD" PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
         /usr/bin/python3 -m pytest -q -p no:cacheprovider "$SRC/tests/python/test_fleetsim.py" > py.log 2>&1 ||
         bad "pytest: $(tail -20 py.log)"
     tail -1 py.log
 else
-    echo "SKIP: python3-pytest, python3-pandas or python3-h5py not installed" >&2
+    bad "python3-pytest, python3-pandas, python3-h5py or python3-numpy is not installed (.ci/install-deps)"
 fi
 [ "$fails" -eq 0 ] && echo "install: ok" || exit 1

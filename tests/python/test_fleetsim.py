@@ -65,3 +65,171 @@ def test_cancel():
     assert e.value.status == 4 and len(calls) == 2
     t, h, done, running, queued = calls[-1]
     assert 0 < t < h == 60 * 86400 and done > 0
+
+
+# ---- policies in Python (fleetsim.policy; docs/plugins.md "From Python") ----
+
+LOADED = {"horizon": "2d", "cluster.pools.0.nodes": 48}
+
+
+def same_schedule(a, b, cols=("start", "end", "wait", "pool", "nodes")):
+    ja, jb = (r.jobs().sort_values("id").reset_index(drop=True) for r in (a, b))
+    assert len(ja) == len(jb) > 1000
+    for c in cols:
+        np.testing.assert_array_equal(ja[c].to_numpy(), jb[c].to_numpy(), err_msg=c)
+    return ja
+
+
+@pytest.mark.parametrize("mode", ["best_effort", "strict"])
+def test_order_policy_equals_fifo(mode):
+    ov = dict(LOADED, **{"scheduler.mode": mode})
+    builtin = fleetsim.run(overrides=ov)
+    py = fleetsim.run(overrides=ov, policy=fleetsim.OrderPolicy(lambda q, c: range(len(q)),
+                                                                strict=mode == "strict"))
+    j = same_schedule(builtin, py)
+    assert (j["wait"] > 0).sum() > 100     # a queue formed
+    assert py.summary["wait_mean"] == builtin.summary["wait_mean"]
+
+
+def test_order_sees_queue_and_capacity():
+    seen = []
+
+    def smallest_first(queue, cap):
+        assert queue.dtype == fleetsim.QUEUE_DTYPE
+        assert np.all(queue["queued_since"] <= cap.now) and cap.free_gpus <= cap.gpus_up
+        seen.append((len(queue), cap.free_gpus))
+        return np.argsort(queue["gpus"], kind="stable")
+
+    fifo = fleetsim.run(overrides=LOADED)
+    sgf = fleetsim.run(overrides=LOADED, policy=smallest_first)
+    assert max(n for n, _ in seen) > 10
+    assert sgf.summary["jobs_completed"] + sgf.summary["jobs_unfinished"] == \
+        fifo.summary["jobs_submitted"]
+    # small jobs overtake: their mean wait drops below FIFO's
+    js, jf = sgf.jobs(), fifo.jobs()
+    assert js[js.gpus == 1].wait.mean() < jf[jf.gpus == 1].wait.mean()
+
+
+class Srtf(fleetsim.Policy):
+    """tests/install/plugin_srtf.c in Python: shortest remaining time first
+    with preemption (ranks all active jobs by work left, stable)."""
+    name = "srtf-py"
+
+    def create(self, host, options):
+        self.host, self.ord, self.running, self.waiting = host, [], set(), 0
+
+    def enqueue(self, h):
+        self.ord.append(h)
+        self.waiting += 1
+
+    def job_end(self, h):
+        self.ord.remove(h)
+        self.running.discard(h)
+
+    def queued(self):
+        return self.waiting
+
+    def schedule(self):
+        host = self.host
+        key = {h: host.job(h).remaining_s for h in self.ord}
+        rank = sorted(self.ord, key=lambda h: key[h])         # stable
+        left, want = host.gpus_up(), set()
+        for h in rank:
+            g = host.job(h).gpus
+            if g <= left:
+                want.add(h)
+                left -= g
+        best = next((key[h] for h in rank if h in want and h not in self.running), None)
+        if best is not None:
+            for h in rank:
+                if h not in want and h in self.running and key[h] > best:
+                    host.preempt(h)
+                    self.running.discard(h)
+                    self.waiting += 1
+        for h in rank:
+            if h in want and h not in self.running and host.start(h):
+                self.running.add(h)
+                self.waiting -= 1
+        self.ord = rank
+
+
+def test_policy_class_equals_builtin_srtf():
+    ov = dict(LOADED, **{"scheduler.checkpoint_interval": "1us"})
+    builtin = fleetsim.run(overrides=dict(ov, **{"scheduler.queue": "srtf"}))
+    py = fleetsim.run(overrides=ov, policy=Srtf())
+    j = same_schedule(builtin, py, ("start", "end", "wait", "preemptions", "queued_s"))
+    assert j["preemptions"].sum() > 50
+
+
+class RoundRobin(fleetsim.Policy):
+    """First come first served; a job that has run `quantum` s goes to the
+    back when others wait (one timer per start, stale ones ignored)."""
+
+    def __init__(self, quantum):
+        self.quantum = quantum
+
+    def create(self, host, options):
+        self.host, self.q, self.epoch, self.running = host, [], {}, set()
+
+    def enqueue(self, h):
+        self.q.append(h)
+
+    def queued(self):
+        return len(self.q) - len(self.running)
+
+    def job_end(self, h):
+        self.q.remove(h)
+        self.running.discard(h)
+        self.epoch[h] = self.epoch.get(h, 0) + 1
+
+    def _start(self, h):
+        if self.host.start(h):
+            self.running.add(h)
+            self.epoch[h] = e = self.epoch.get(h, 0) + 1
+            self.host.timer(self.host.now() + self.quantum, h << 32 | e)
+
+    def schedule(self):
+        for h in list(self.q):
+            if h not in self.running:
+                self._start(h)
+
+    def timer(self, data):
+        h, e = data >> 32, data & 0xffffffff
+        if h not in self.running or self.epoch[h] != e:
+            return                                         # stale
+        if self.queued() == 0:
+            self.epoch[h] = e = e + 1
+            self.host.timer(self.host.now() + self.quantum, h << 32 | e)
+            return
+        self.host.preempt(h)
+        self.running.discard(h)
+        self.epoch[h] += 1
+        self.q.remove(h)
+        self.q.append(h)
+
+
+def test_round_robin_timers(tmp_path):
+    (tmp_path / "rr.csv").write_text("id,submit,gpus,duration\n1,0,1,9000\n2,0,1,9000\n3,0,1,9000\n")
+    yaml = ("name: rr\nhorizon: 1d\ncluster: {pools: [{name: p, gpu: H100, nodes: 1, "
+            "gpus_per_node: 1}]}\nworkload: {trace: {path: %s}}\n"
+            "scheduler: {checkpoint_interval: 1us}\n" % (tmp_path / "rr.csv"))
+    j = fleetsim.run(yaml, policy=RoundRobin(quantum=3600)).jobs().sort_values("id")
+    # A B C A B C, then A ends at 6.5 h, B at 7 h, C at 7.5 h
+    assert list(j["end"]) == [6.5 * 3600, 7 * 3600, 7.5 * 3600]
+    assert list(j["preemptions"]) == [2, 2, 2]
+
+
+def test_policy_errors_propagate():
+    def broken(queue, cap):
+        return [len(queue)]                # out of range
+    with pytest.raises(IndexError) as e:
+        fleetsim.run(overrides={"horizon": "2d"}, policy=broken)
+    assert isinstance(e.value.__cause__, fleetsim.FleetsimError)
+
+    class Refuses(fleetsim.Policy):
+        def create(self, host, options):
+            raise ValueError("no options wanted: %s" % sorted(options))
+    with pytest.raises(ValueError):
+        fleetsim.run(overrides={"horizon": "2d"}, policy=Refuses())
+    with pytest.raises(TypeError):
+        fleetsim.run(overrides={"horizon": "2d"}, policy=42)

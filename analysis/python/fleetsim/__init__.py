@@ -16,7 +16,10 @@ import glob
 import os
 import tempfile
 
-__all__ = ["run", "Result", "FleetsimError", "library_version", "api_version"]
+from .policy import QUEUE_DTYPE, OrderPolicy, Policy, _Bridge
+
+__all__ = ["run", "Result", "FleetsimError", "library_version", "api_version", "Policy",
+           "OrderPolicy", "QUEUE_DTYPE"]
 
 API_VERSION_MAJOR = 1
 
@@ -64,6 +67,7 @@ def _load():
                        ("fleetsim_scenario_load_string", [ctypes.c_char_p, ctypes.c_char_p, pp]),
                        ("fleetsim_scenario_load_default", [pp]),
                        ("fleetsim_scenario_set", [vp, ctypes.c_char_p]),
+                       ("fleetsim_scenario_set_policy", [vp, vp]),
                        ("fleetsim_run", [vp, ctypes.c_char_p, _PROGRESS, vp, pp]),
                        ("fleetsim_result_get", [vp, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)])):
         getattr(lib, name).argtypes = args
@@ -149,13 +153,23 @@ class Result:
             self._owned_dir.cleanup()
 
 
-def run(scenario=None, overrides=None, output=None, progress=None):
+def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
     """Runs a scenario: a path, a YAML string (anything containing a newline),
     or None for the built-in default.  overrides: {key: value} as --set takes
     them.  output: the results file (a temporary one when None, removed with
     the Result).  progress(sim_time_s, horizon_s, done, running, queued) may
-    return True to cancel.  Raises FleetsimError with the located message."""
+    return True to cancel.  policy: a Policy, or a callable taken as an
+    OrderPolicy, that schedules in place of the scenario's scheduler
+    (fleetsim.policy).  Raises FleetsimError with the located message, or
+    the policy's own exception."""
     lib = _load()
+    bridge = None
+    if policy is not None:
+        if not isinstance(policy, Policy):
+            if not callable(policy):
+                raise TypeError("policy: a fleetsim.Policy or a callable order(queue, capacity)")
+            policy = OrderPolicy(policy)
+        bridge = _Bridge(policy)
     s = ctypes.c_void_p()
     if scenario is None:
         st = lib.fleetsim_scenario_load_default(ctypes.byref(s))
@@ -168,6 +182,10 @@ def run(scenario=None, overrides=None, output=None, progress=None):
             raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
         for k, v in (overrides or {}).items():
             st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
+            if st != 0:
+                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        if bridge is not None:
+            st = lib.fleetsim_scenario_set_policy(s, ctypes.addressof(bridge.table))
             if st != 0:
                 raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
         owned = None
@@ -184,7 +202,13 @@ def run(scenario=None, overrides=None, output=None, progress=None):
         st = lib.fleetsim_run(s, os.fsencode(output), _PROGRESS(cb) if progress else _PROGRESS(),
                               None, ctypes.byref(r))
         if st != 0:
-            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+            err = FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+            if bridge is not None and bridge.error is not None:
+                raise bridge.error from err
+            raise err
+        if bridge is not None and bridge.error is not None:   # e.g. raised in job_end
+            lib.fleetsim_result_free(r)
+            raise bridge.error
         try:
             summary = {}
             for i in range(lib.fleetsim_result_count(r)):
