@@ -490,6 +490,92 @@ def summary_table(rep, f):
               "Headline figures of the run; definitions in docs/results.md.")
 
 
+CAP_STATES = (("gpu_s_busy", "busy", "tab:blue"),
+              ("gpu_s_waiting", "free while jobs wait", "tab:orange"),
+              ("gpu_s_idle", "free, nothing waiting", "0.8"),
+              ("gpu_s_down", "down", "tab:red"))
+
+
+def held_split(f):
+    """The held split of busy from /summary (docs/results.md), as
+    [(label, GPU-s, color)], or None for files without it."""
+    names = f["summary"].dtype.names
+    need = ("gpu_s_computing", "gpu_s_redo", "gpu_s_ckpt", "gpu_s_startup", "gpu_s_recovering",
+            "gpu_s_serving", "gpu_s_share_idle")
+    if not all(n in names for n in need):
+        return None
+    r = f["summary"][0]
+    return [("useful computing", r["gpu_s_computing"] - r["gpu_s_redo"], "tab:blue"),
+            ("work later lost", r["gpu_s_redo"], "tab:red"),
+            ("checkpointing", r["gpu_s_ckpt"], "tab:cyan"),
+            ("starting", r["gpu_s_startup"], "tab:olive"),
+            ("recovering", r["gpu_s_recovering"], "tab:pink"),
+            ("serving", r["gpu_s_serving"], "tab:purple"),
+            ("unallocated shares", r["gpu_s_share_idle"], "0.55")]
+
+
+def plot_capacity(rep, f, label=""):
+    """Where capacity goes (#15): the capacity states of /timeline as a
+    stacked area (each row's GPU-seconds over its interval: the mean GPUs in
+    that state), and the held split of busy from /summary as one bar."""
+    tl = f["timeline"][:]
+    if len(tl) == 0 or "gpu_s_busy" not in tl.dtype.names:
+        rep.note("This file's /timeline has no capacity-state columns: no capacity plot.")
+        return
+    t = tl["time"].astype(float)
+    dt = np.diff(np.concatenate([[0.0], t]))
+    keep = dt > 0
+    t, dt = t[keep], dt[keep]
+    if len(t) == 0:
+        return
+    div, unit = time_axis(float(t[-1]))
+    ys = [tl[c][keep] / dt for c, _, _ in CAP_STATES]
+    split = held_split(f)
+    fig, axes = plt.subplots(1, 2 if split else 1, figsize=(12, 4.5), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 1]} if split else None)
+    ax = axes[0][0]
+    # each row covers (previous time, time]: a step drawn before the sample
+    ax.stackplot(t / div, *ys, step="pre", labels=[l for _, l, _ in CAP_STATES],
+                 colors=[c for _, _, c in CAP_STATES])
+    ax.set_xlim(0, t[-1] / div)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (%s)" % unit)
+    ax.set_ylabel("GPUs (mean over each interval)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize="small",
+              frameon=False)
+    ax.grid(alpha=0.3)
+    sm = f["summary"][0]
+    total = float(sm["gpu_s_total"]) if "gpu_s_total" in sm.dtype.names else 0.0
+    caption = ("Left: every GPU-second of the run in exactly one state (/timeline gpu_s_busy, "
+               "gpu_s_waiting, gpu_s_idle, gpu_s_down), as the mean number of GPUs in each state "
+               "over each timeline interval; the stack is the fleet's size.")
+    if total > 0:
+        caption += " Whole run: " + ", ".join(
+            "%s %.1f%%" % (l, 100.0 * float(sm[c]) / total) for c, l, _ in CAP_STATES) + "."
+    if split:
+        bx = axes[0][1]
+        busy = float(sm["gpu_s_busy"])
+        left = 0.0
+        for lab, v, col in split:
+            share = 100.0 * float(v) / busy if busy > 0 else 0.0
+            share = share if abs(share) > 1e-9 else 0.0
+            bx.bar(0, share, bottom=left, color=col, label="%s %.1f%%" % (lab, share), width=0.6)
+            left += share
+        bx.set_xlim(-0.6, 0.6)
+        bx.set_ylim(0, max(100.0, left))
+        bx.set_xticks([])
+        bx.set_ylabel("% of busy GPU-time")
+        bx.set_title("busy is")
+        bx.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+        caption += (" Right: what busy GPU-time was, over the whole run (/summary: computing "
+                    "whose work was kept, computing whose work a failure or preemption threw "
+                    "away, writing checkpoints, pod start-up, restoring or held while a failure "
+                    "was detected, held by service replicas, and the unallocated shares of "
+                    "shared GPUs).")
+    fig.suptitle("Where capacity goes" + (" - " + label if label else ""))
+    rep.figure(fig, "capacity", "Where capacity goes", caption)
+
+
 def plot_services(rep, f, label=""):
     """Inference services: serving vs training GPUs over time and by hour of
     the day (/timeline gpus_serving), and each service's TTFT p99 per bucket
@@ -579,6 +665,7 @@ def report_run(path, rep, warmup):
         if int(f.attrs.get("complete", 0)) != 1:
             rep.note("This file is not complete (complete = 0): the run did not finish.")
         plot_timeline(rep, f)
+        plot_capacity(rep, f)
         plot_services(rep, f)
         waits = in_stats_waits(path, warmup)
         fig, (ax, tail) = plt.subplots(1, 2, figsize=(11, 4.5))

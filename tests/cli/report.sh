@@ -143,7 +143,18 @@ expect_exit 0 "$FLEETSIM" run "${BASE[@]}" --set workload.synthetic.arrivals.rat
 expect_exit 0 "$FLEETSIM" report run.h5 -o run.html
 expect_out 'run\.html'
 # (no browser here: extra.html below has these plots and more)
-BROWSER=0 check_page run.html 3 timeline wait_cdf cost
+BROWSER=0 check_page run.html 4 timeline capacity wait_cdf cost
+"$PY" - run.h5 run.html <<'EOF' && ok || bad "the capacity plot's caption does not give /summary's states"
+import re, sys, h5py
+s = h5py.File(sys.argv[1], "r")["summary"][0]
+page = open(sys.argv[2], encoding="utf-8").read()
+m = re.search(r"Whole run: busy ([0-9.]+)%, free while jobs wait ([0-9.]+)%, "
+              r"free, nothing waiting ([0-9.]+)%, down ([0-9.]+)%", page)
+assert m, "no whole-run states in the caption"
+want = [100 * s[c] / s["gpu_s_total"] for c in ("gpu_s_busy", "gpu_s_waiting", "gpu_s_idle", "gpu_s_down")]
+assert all(abs(float(g) - w) <= 0.05 for g, w in zip(m.groups(), want)), (m.groups(), want)
+assert "what busy GPU-time was" in page
+EOF
 grep -q 'Cost per pool (/cost_pools)' run.html && ok || bad "no cost table"
 grep -q '/failures has no rows' run.html && ok || bad "empty /failures not said"
 grep -q '<td>wait_p95</td>' run.html && ok || bad "no summary table"
@@ -168,7 +179,7 @@ with h5py.File(sys.argv[1], "a") as f:
     f.create_dataset("cost", data=c)
 EOF
 expect_exit 0 "$FLEETSIM" report extra.h5 -o extra.html
-check_page extra.html 4 timeline wait_cdf failures cost
+check_page extra.html 5 timeline capacity wait_cdf failures cost
 
 # ---- a sweep index: arrival rate 8, 12, 16 per hour x 3 replications ----
 mkdir -p sw/runs
