@@ -265,6 +265,8 @@ typedef struct tenant_mem {
     uint64_t preemptions;
     double preempt_lost_gpu_hours;
     double borrowed_gpu_hours, lent_gpu_hours;
+    double held_gpu_hours, computing_gpu_hours, redo_gpu_hours, ckpt_gpu_hours,
+        startup_gpu_hours, recovering_gpu_hours;
 } tenant_mem_t;
 
 #define TENANT_NAME_OFF sizeof(tenant_mem_t)
@@ -285,6 +287,12 @@ static const col_t tenant_cols[] = {
     {"preempt_lost_gpu_hours", K_F64, offsetof(tenant_mem_t, preempt_lost_gpu_hours), "GPU-h"},
     {"borrowed_gpu_hours", K_F64, offsetof(tenant_mem_t, borrowed_gpu_hours), "GPU-h"},
     {"lent_gpu_hours", K_F64, offsetof(tenant_mem_t, lent_gpu_hours), "GPU-h"},
+    {"held_gpu_hours", K_F64, offsetof(tenant_mem_t, held_gpu_hours), "GPU-h"},
+    {"computing_gpu_hours", K_F64, offsetof(tenant_mem_t, computing_gpu_hours), "GPU-h"},
+    {"redo_gpu_hours", K_F64, offsetof(tenant_mem_t, redo_gpu_hours), "GPU-h"},
+    {"ckpt_gpu_hours", K_F64, offsetof(tenant_mem_t, ckpt_gpu_hours), "GPU-h"},
+    {"startup_gpu_hours", K_F64, offsetof(tenant_mem_t, startup_gpu_hours), "GPU-h"},
+    {"recovering_gpu_hours", K_F64, offsetof(tenant_mem_t, recovering_gpu_hours), "GPU-h"},
 };
 
 /* /pools memory row: this struct, then name and gpu (fixed lengths); the
@@ -1012,7 +1020,9 @@ static int write_tenants(hid_t fid, h5call_t *c, const fs_tenant_row_t *rows, si
         tenant_mem_t m = {r->tenant, r->jobs, r->jobs_completed, r->gpu_hours, r->wait_mean,
                           r->wait_p50, r->wait_p95, r->wait_p99, r->jct_mean, r->jct_p95,
                           r->queued_mean, r->preemptions, r->preempt_lost_gpu_hours,
-                          r->borrowed_gpu_hours, r->lent_gpu_hours};
+                          r->borrowed_gpu_hours, r->lent_gpu_hours, r->held_gpu_hours,
+                          r->computing_gpu_hours, r->redo_gpu_hours, r->ckpt_gpu_hours,
+                          r->startup_gpu_hours, r->recovering_gpu_hours};
         unsigned char *row = buf + i * stride;
         memcpy(row, &m, sizeof m);
         const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names

@@ -177,6 +177,15 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
         tr->gpu_hours += row->run * (double)row->gpus * ((double)row->gpu_milli / 1000.0) / 3600.0;
         tr->preemptions += row->preemptions;
         tr->preempt_lost_gpu_hours += row->preempt_lost_gpu_s / 3600.0;
+        double share = (double)row->gpus * ((double)row->gpu_milli / 1000.0);
+        double comp = share * row->compute_s, ck = share * row->ckpt_s,
+               su = share * row->startup_s;
+        tr->held_gpu_hours += row->held_gpu_s / 3600.0;
+        tr->computing_gpu_hours += comp / 3600.0;
+        tr->redo_gpu_hours += row->lost_gpu_s / 3600.0;
+        tr->ckpt_gpu_hours += ck / 3600.0;
+        tr->startup_gpu_hours += su / 3600.0;
+        tr->recovering_gpu_hours += (row->held_gpu_s - comp - ck - su) / 3600.0;
         if (add_wait) {
             ta->wait_sum += row->wait;
             ta->queued_sum += isnan(row->queued_s) ? row->wait : row->queued_s;

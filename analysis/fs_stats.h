@@ -103,6 +103,13 @@ typedef struct fs_tenant_row {
                                    cohort (NaN: the policy has no quotas) */
     double lent_gpu_hours;      /* Kueue: GPU-hours of its ClusterQueue's quota lent to
                                    other ClusterQueues' jobs (NaN: no quotas) */
+    /* the held split of busy (#15, /summary's gpu_s_held ...) over its jobs */
+    double held_gpu_hours;      /* held: attempts and failure detection */
+    double computing_gpu_hours; /* computing, work kept or later lost */
+    double redo_gpu_hours;      /* the part of computing whose work was lost */
+    double ckpt_gpu_hours;      /* writing checkpoints */
+    double startup_gpu_hours;   /* pod start-up */
+    double recovering_gpu_hours;/* held - computing - ckpt - startup: restore, detection */
 } fs_tenant_row_t;
 
 typedef struct fs_stats fs_stats_t;

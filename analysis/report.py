@@ -459,7 +459,10 @@ TENANT_COLUMNS = [
     ("jct_mean", "JCT mean", "s"), ("jct_p95", "JCT p95", "s"),
     ("queued_mean", "queued mean", "s"), ("preemptions", "preemptions", ""),
     ("preempt_lost_gpu_hours", "GPU-h lost to preemption", ""),
-    ("borrowed_gpu_hours", "borrowed GPU-h", ""), ("lent_gpu_hours", "lent GPU-h", "")]
+    ("borrowed_gpu_hours", "borrowed GPU-h", ""), ("lent_gpu_hours", "lent GPU-h", ""),
+    ("held_gpu_hours", "held GPU-h", ""), ("computing_gpu_hours", "computing GPU-h", ""),
+    ("redo_gpu_hours", "lost GPU-h", ""), ("ckpt_gpu_hours", "checkpoint GPU-h", ""),
+    ("startup_gpu_hours", "start-up GPU-h", ""), ("recovering_gpu_hours", "recovering GPU-h", "")]
 
 
 def tenants_section(rep, f):
@@ -481,7 +484,9 @@ def tenants_section(rep, f):
     rep.table("Per tenant (/tenants)", ["tenant"] + [t for _, t, _ in cols], rows,
               "Waits and completion times of each tenant's jobs in statistics, counts and "
               "GPU-hours of all its jobs; queued = all time queued, requeues after preemption "
-              "included; borrowed/lent: Kueue quota (docs/results.md).")
+              "included; borrowed/lent: Kueue quota; held = computing (lost: its part whose "
+              "work was thrown away) + checkpoint + start-up + recovering, the held split of "
+              "busy per tenant (docs/results.md).")
 
 
 def summary_table(rep, f):

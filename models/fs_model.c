@@ -428,6 +428,8 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.preemptions = j->preemptions;
     r.preempt_lost_gpu_s = j->preempt_lost_gpu_s;
     r.startup_s = fs_time_to_s(j->w_startup);
+    r.held_gpu_s = j->held_gpu_s;
+    r.compute_s = fs_time_to_s(j->w_compute);
     m->startup_gpu_s += gpu_share(j) * r.startup_s;
     /* a job still queued at the end counts its time queued up to the end */
     fs_time_t at = m->finishing ? m->end_at : m->sim.now;

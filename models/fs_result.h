@@ -43,6 +43,10 @@ typedef struct fs_job_row {
     uint32_t preemptions;   /* times preempted by the policy (failures are not preemptions) */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions, GPU-s */
     double startup_s;       /* wall s in pod start-up (image pull, container, load), all attempts */
+    /* in memory only (not /jobs columns): the job's part of the held split
+     * of busy, summed per tenant in /tenants */
+    double held_gpu_s;      /* GPU-s held: its attempts and the holds while a failure is detected */
+    double compute_s;       /* wall s computing, work kept or later lost */
 } fs_job_row_t;
 
 typedef struct fs_sample_row {

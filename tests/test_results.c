@@ -235,9 +235,11 @@ static fs_summary_t summary_value(void)
 }
 
 static const fs_tenant_row_t tenant_rows[] = {
-    {0, 10, 9, 1.25, 30.5, 10, 80.25, 99.5, 400.125, 900, 31.5, 4, 0.75, 2.5, 0.125},
-    {2, 1, 0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN},
-    {7, 5, 5, 1e6, 0.0, 0, 0, 0, 1e5, 2e5, 0, 0, 0, 0, 3e3},  /* no name for 7: stored as "" */
+    {0, 10, 9, 1.25, 30.5, 10, 80.25, 99.5, 400.125, 900, 31.5, 4, 0.75, 2.5, 0.125,
+     1.5, 1.0, 0.25, 0.125, 0.0625, 0.3125},
+    {2, 1, 0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN, 0, 0, 0, 0, 0, 0},
+    {7, 5, 5, 1e6, 0.0, 0, 0, 0, 1e5, 2e5, 0, 0, 0, 0, 3e3,    /* no name for 7: stored as "" */
+     1e6, 9e5, 1e4, 5e4, 2e4, 3e4},
 };
 static const char *const tenant_names[] = {"alpha", "beta", "research-long-name"};
 
@@ -544,6 +546,7 @@ typedef struct tenant_read {
     double wait_p50, wait_p95, wait_p99, jct_mean, jct_p95, queued_mean;
     uint64_t preemptions;
     double preempt_lost_gpu_hours, borrowed_gpu_hours, lent_gpu_hours;
+    double held[6];   /* held, computing, redo, ckpt, startup, recovering (GPU-h) */
 } tenant_read_t;
 
 static void check_tenants(hid_t f)
@@ -552,7 +555,9 @@ static void check_tenants(hid_t f)
     column_names(f, "tenants", names, sizeof names);
     assert_string_equal(names, "tenant,name,jobs,jobs_completed,gpu_hours,wait_mean,wait_p50,"
                                "wait_p95,wait_p99,jct_mean,jct_p95,queued_mean,preemptions,"
-                               "preempt_lost_gpu_hours,borrowed_gpu_hours,lent_gpu_hours");
+                               "preempt_lost_gpu_hours,borrowed_gpu_hours,lent_gpu_hours,"
+                               "held_gpu_hours,computing_gpu_hours,redo_gpu_hours,ckpt_gpu_hours,"
+                               "startup_gpu_hours,recovering_gpu_hours");
     assert_int_equal(table_rows(f, "tenants"), 3);
     size_t nsz;
     assert_int_equal(member_class(f, "tenants", "name", &nsz), H5T_STRING);
@@ -566,8 +571,11 @@ static void check_tenants(hid_t f)
                           offsetof(tenant_read_t, preemptions),
                           offsetof(tenant_read_t, preempt_lost_gpu_hours),
                           offsetof(tenant_read_t, borrowed_gpu_hours),
-                          offsetof(tenant_read_t, lent_gpu_hours)};
-    const size_t sz[] = {4, 40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+                          offsetof(tenant_read_t, lent_gpu_hours),
+                          offsetof(tenant_read_t, held[0]), offsetof(tenant_read_t, held[1]),
+                          offsetof(tenant_read_t, held[2]), offsetof(tenant_read_t, held[3]),
+                          offsetof(tenant_read_t, held[4]), offsetof(tenant_read_t, held[5])};
+    const size_t sz[] = {4, 40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
     tenant_read_t rows[3];
     memset(rows, 0x5a, sizeof rows);
     assert_true(H5TBread_table(f, "tenants", sizeof rows[0], off, sz, rows) >= 0);
@@ -590,6 +598,11 @@ static void check_tenants(hid_t f)
         assert_true(bits_equal(rows[i].preempt_lost_gpu_hours, t->preempt_lost_gpu_hours));
         assert_true(bits_equal(rows[i].borrowed_gpu_hours, t->borrowed_gpu_hours));
         assert_true(bits_equal(rows[i].lent_gpu_hours, t->lent_gpu_hours));
+        const double want_held[] = {t->held_gpu_hours, t->computing_gpu_hours, t->redo_gpu_hours,
+                                    t->ckpt_gpu_hours, t->startup_gpu_hours,
+                                    t->recovering_gpu_hours};
+        for (int k = 0; k < 6; k++)
+            assert_true(bits_equal(rows[i].held[k], want_held[k]));
     }
 }
 

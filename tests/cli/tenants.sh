@@ -51,6 +51,21 @@ if command -v h5dump >/dev/null; then
     # per tenant: two rows, named
     h5dump -d /tenants -m '%.6g' s.h5 | grep -Eq '"vision"' && ok || bad "/tenants has no vision row"
 fi
+# the held split per tenant adds up to /summary's (every job here has a tenant)
+if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+    /usr/bin/python3 - s.h5 <<'EOF' && ok || bad "/tenants' held split does not add up to /summary's"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+t, s = f["tenants"][:], f["summary"][0]
+assert len(t) == 2
+for tc, sc in (("held_gpu_hours", "gpu_s_held"), ("computing_gpu_hours", "gpu_s_computing"),
+               ("redo_gpu_hours", "gpu_s_redo"), ("ckpt_gpu_hours", "gpu_s_ckpt"),
+               ("startup_gpu_hours", "gpu_s_startup"), ("recovering_gpu_hours", "gpu_s_recovering")):
+    got, want = t[tc].sum() * 3600, s[sc]
+    assert abs(got - want) <= 1e-9 * max(s["gpu_s_busy"], 1), (tc, got, want)
+assert s["gpu_s_held"] > 0 and t["held_gpu_hours"].min() > 0
+EOF
+fi
 
 # report: a per-tenant section
 if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
