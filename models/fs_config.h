@@ -33,6 +33,7 @@ typedef struct fs_pool_cfg {
                                name order); NULL: node order.  Owned (fs_config_release) */
     char *mig;              /* static MIG layout of every GPU (models/fs_mig.h
                                fs_mig_layout_parse), NULL: none; owned */
+    char *taints;           /* Kubernetes taints of its nodes (models/fs_taint.h), NULL: none; owned */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
@@ -209,6 +210,8 @@ typedef struct fs_sched_cfg {
      * (fleetsim_scenario_set_policy), used as a plugin in place of
      * plugin_path; borrowed, never a scenario key; NULL none */
     const void *plugin_table;
+    size_t n_tolerations;   /* scheduler.tolerations: {tenant: taints it tolerates} */
+    char **toleration_tenants, **toleration_lists;
     int preset;             /* enum fs_sched_preset (applied at load) */
     int mode;               /* enum fs_fifo_mode */
     int placement;          /* enum fs_placement_kind */

@@ -1,4 +1,5 @@
 #include "fs_model.h"
+#include "fs_taint.h"
 #include "fs_burst.h"
 #include "fs_failure.h"
 #include "fs_place.h"
@@ -80,6 +81,11 @@ struct fs_model {
     size_t n_types, cap_type_set;
     struct dset { int32_t base; uint32_t gpus; int32_t set; } *dsets;
     size_t n_dsets, cap_dsets;
+    /* pools with taints (models/fs_taint.h): a tenant's jobs of set base
+     * -> the pools of it whose taints the tenant tolerates (tsets) */
+    int tainted;
+    struct tset { int32_t base; int32_t tenant; int32_t set; } *tsets;
+    size_t n_tsets, cap_tsets;
 
     /* counters and exact integrals of piecewise-constant state */
     uint64_t queued, running, done, submitted, rejected;
@@ -300,6 +306,45 @@ static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out
     }
     *out = set_end(m);
     m->dsets[m->n_dsets++] = (struct dset){base, g, *out};
+    return 0;
+}
+
+/* The set of tenant `tenant`'s jobs whose pools are `base` (-1: all): base
+ * itself when the tenant tolerates the taints of each of its pools, else
+ * the pools whose taints it tolerates (possibly none).  A tenant's
+ * tolerations are scheduler.tolerations' entry of its name. */
+static int taint_set(fs_model_t *m, int32_t base, int32_t tenant, int32_t *out)
+{
+    for (size_t i = 0; i < m->n_tsets; i++)
+        if (m->tsets[i].base == base && m->tsets[i].tenant == tenant) {
+            *out = m->tsets[i].set;
+            return 0;
+        }
+    const fs_sched_cfg_t *sc = &m->cfg->scheduler;
+    const char *name = tenant >= 0 ? fs_source_tenant_name(m->src, tenant) : NULL;
+    const char *tol = NULL;
+    for (size_t i = 0; name && i < sc->n_tolerations && !tol; i++)
+        if (strcmp(sc->toleration_tenants[i], name) == 0)
+            tol = sc->toleration_lists[i];
+    size_t b = base < 0 ? 0 : m->set_off[base], e = base < 0 ? m->cluster.n_pools : m->set_off[base + 1];
+    int all = 1;
+    for (size_t i = b; i < e && all; i++)
+        all = fs_taint_tolerated(m->cfg->cluster.pools[base < 0 ? (uint32_t)i : m->set_pool[i]].taints, tol);
+    int32_t set = base;
+    if (!all) {
+        if (set_begin(m))
+            return FS_ENOMEM;
+        for (size_t i = b; i < e; i++) {
+            uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
+            if (fs_taint_tolerated(m->cfg->cluster.pools[p].taints, tol) && set_add(m, p))
+                return FS_ENOMEM;
+        }
+        set = set_end(m);
+    }
+    if (fs_grow((void **)&m->tsets, &m->cap_tsets, m->n_tsets + 1, sizeof *m->tsets))
+        return FS_ENOMEM;
+    m->tsets[m->n_tsets++] = (struct tset){base, tenant, set};
+    *out = set;
     return 0;
 }
 
@@ -1345,6 +1390,10 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         }
         t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     }
+    if (m->tainted && taint_set(m, t, job->tenant, &t)) {
+        fail(m, FS_ENOMEM, "admitting a job");
+        return;
+    }
     if ((job->flags & FS_JOB_SINGLE_NODE) && single_node_set(m, t, job->gpus, &t)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
@@ -1718,6 +1767,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     m->cfg = cfg;
     m->src = src;
+    for (size_t i = 0; i < cfg->cluster.n_pools; i++)
+        if (cfg->cluster.pools[i].taints && cfg->cluster.pools[i].taints[0])
+            m->tainted = 1;
     m->win_lo = cfg->warmup;
     m->win_hi = cfg->horizon;
     m->horizon = cfg->horizon;
@@ -1821,6 +1873,7 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->set_off);
     fs_free(m->type_set);
     fs_free(m->dsets);
+    fs_free(m->tsets);
     fs_placer_destroy(m->placer);
     fs_cluster_release(&m->cluster);
     fs_sim_release(&m->sim);

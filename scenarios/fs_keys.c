@@ -325,6 +325,12 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.plugin.options", .type = FS_KT_NAMES, .off = CF(scheduler.n_plugin_opts),
      .off2 = CF(scheduler.plugin_opt_keys), .off3 = CF(scheduler.plugin_opt_vals),
      .doc = "Options handed to the plugin's create, {key: value}."},
+    {.path = "scheduler.tolerations", .type = FS_KT_NAMES, .off = CF(scheduler.n_tolerations),
+     .off2 = CF(scheduler.toleration_tenants), .off3 = CF(scheduler.toleration_lists),
+     .doc = "Kubernetes tolerations per tenant, {tenant: `key=value:NoSchedule, key:NoSchedule`}: "
+            "a tenant's jobs may use a pool with taints only if it tolerates each of them "
+            "(docs/pods.md).  Jobs of other tenants, of no tenant and service replicas tolerate "
+            "nothing."},
     {.path = "scheduler.preset", .type = FS_KT_ENUM, .off = CF(scheduler.preset),
      .names = preset_names, .def = "none",
      .doc = "Named settings for the keys not given: tiresias = queue las, tiresias.thresholds "
@@ -808,6 +814,11 @@ static const fs_key_t pool_rows[] = {
             "(`all-1g.10gb`, `all-balanced`, `all-disabled`) or a list of profiles "
             "(`3g.40gb, 2g.20gb, 1g.10gb x2`).  The GPUs are then no whole `nvidia.com/gpu`: only "
             "pods asking one of the layout's profiles use them (at most 8 GPUs per node)."},
+    {.path = "taints", .type = FS_KT_STRING, .off = PF(taints),
+     .doc = "Kubernetes taints of the pool's nodes, `key=value:NoSchedule` or `key:NoSchedule`, "
+            "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "
+            "(scheduler.tolerations) are placed there (docs/pods.md).  Only NoSchedule is "
+            "modelled."},
 };
 
 #define SC(f) offsetof(fs_synth_class_t, f)

@@ -26,6 +26,7 @@
 #include "../models/fs_policy.h"
 #include "../models/fs_cluster.h"
 #include "../models/fs_mig.h"
+#include "../models/fs_taint.h"
 #include "fs_kueue_yaml.h"
 
 #include <ctype.h>
@@ -1505,6 +1506,34 @@ static int validate_mig(sctx_t *c, size_t i)
     return 0;
 }
 
+/* A taint list (models/fs_taint.h) at the key made from fmt and i: a bad
+ * token's error points at the token inside the value.  Taints on pools
+ * are refused with Kueue and Volcano, whose flavors and queues choose the
+ * pools themselves. */
+static int validate_taints(sctx_t *c, const char *list, const char *key)
+{
+    char why[300];
+    size_t off = 0;
+    if (fs_taint_check(list, &off, why, sizeof why)) {
+        const ynode_t *n = node_or(c, key, NULL);
+        ynode_t at;
+        if (n && n->origin == 0 && n->kind == YN_SCALAR && !strchr(n->s, '\n')) {
+            at = *n;
+            at.col += (unsigned)off + (n->plain ? 0u : 1u);
+            n = &at;
+        }
+        return fail(c, n, "%s: %s", key, why);
+    }
+    const fs_sched_cfg_t *sc = &c->cfg->scheduler;
+    if (strncmp(key, "cluster.", 8) == 0 &&
+        (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO))
+        return fail(c, node_or(c, key, NULL), "%s: pool taints work with the queues that place "
+                    "in a job's own pools (fifo, priority, sjf, srtf, las, slurm and plugins); "
+                    "Kueue flavors and Volcano queues choose pools themselves (Kueue's "
+                    "ResourceFlavor nodeTaints are not modelled)", key);
+    return 0;
+}
+
 static int validate(sctx_t *c)
 {
     fs_config_t *cfg = c->cfg;
@@ -1553,6 +1582,11 @@ static int validate(sctx_t *c)
             }
         if (p->mig && (rc = validate_mig(c, i)) != 0)
             return rc;
+        if (p->taints) {
+            snprintf(p1, sizeof p1, "cluster.pools.%zu.taints", i);
+            if ((rc = validate_taints(c, p->taints, p1)) != 0)
+                return rc;
+        }
         uint64_t g = (uint64_t)p->nodes * p->gpus_per_node;
         total += g;
         if (g > largest)
@@ -1605,6 +1639,12 @@ static int validate(sctx_t *c)
     }
     if ((rc = validate_carbon(c)) != 0)
         return rc;
+    for (size_t i = 0; i < cfg->scheduler.n_tolerations; i++) {
+        char key[200];
+        snprintf(key, sizeof key, "scheduler.tolerations.%s", cfg->scheduler.toleration_tenants[i]);
+        if ((rc = validate_taints(c, cfg->scheduler.toleration_lists[i], key)) != 0)
+            return rc;
+    }
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE) {  /* scheduler.kueue.*, manifests */
         char key[200];
         fs_error_t ke;
