@@ -6,12 +6,22 @@
 #include "fleetsim.h"
 #include "../../analysis/fs_results.h"
 #include "../../scenarios/fs_scenario.h"
+#include "../../analysis/fs_h5util.h"
 #include "../cli/fs_runner.h"
+#include "../cli/fs_sweeprun.h"
 #include "../fs_alloc.h"
 
+#include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+typedef struct variant {   /* fleetsim_scenario_add_variant */
+    char *name;
+    char **keys, **values;
+    size_t n;
+} variant_t;
 
 struct fleetsim_scenario {
     char *name;             /* for messages: the path, or the caller's name */
@@ -22,6 +32,8 @@ struct fleetsim_scenario {
     char *dump;
     int loaded;             /* the last load succeeded */
     const fleetsim_policy *policy;  /* fleetsim_scenario_set_policy (borrowed), NULL none */
+    variant_t *variants;
+    size_t n_variants, cap_variants;
     char err[FS_ERROR_MSG_MAX];
 };
 
@@ -170,10 +182,155 @@ const char *fleetsim_scenario_dump(fleetsim_scenario *s)
     return s->dump;
 }
 
+static void variant_free(variant_t *v)
+{
+    for (size_t k = 0; k < v->n; k++) {
+        fs_free(v->keys[k]);
+        fs_free(v->values[k]);
+    }
+    fs_free(v->keys);
+    fs_free(v->values);
+    fs_free(v->name);
+}
+
+int fleetsim_scenario_add_variant(fleetsim_scenario *s, const char *name,
+                                  const char *const *key_values, size_t n)
+{
+    if (!s || !name || !*name || (n && !key_values))
+        return FLEETSIM_EINVAL;
+    for (size_t k = 0; k < n; k++) {
+        const char *eq = key_values[k] ? strchr(key_values[k], '=') : NULL;
+        if (!eq || eq == key_values[k]) {
+            snprintf(s->err, sizeof s->err, "variant %s: '%s' is not KEY=VALUE", name,
+                     key_values[k] ? key_values[k] : "(null)");
+            return FLEETSIM_EINVAL;
+        }
+    }
+    if (fs_grow((void **)&s->variants, &s->cap_variants, s->n_variants + 1, sizeof *s->variants))
+        return FLEETSIM_ENOMEM;
+    variant_t v = {fs_strdup(name), fs_calloc(n ? n : 1, sizeof(char *)),
+                   fs_calloc(n ? n : 1, sizeof(char *)), 0};
+    int oom = !v.name || !v.keys || !v.values;
+    for (size_t k = 0; k < n && !oom; k++) {
+        const char *eq = strchr(key_values[k], '=');
+        size_t kl = (size_t)(eq - key_values[k]);
+        v.keys[k] = fs_malloc(kl + 1);
+        v.values[k] = fs_strdup(eq + 1);
+        if (!v.keys[k] || !v.values[k]) {
+            fs_free(v.keys[k]);
+            fs_free(v.values[k]);
+            oom = 1;
+            break;
+        }
+        memcpy(v.keys[k], key_values[k], kl);
+        v.keys[k][kl] = '\0';
+        v.n++;
+    }
+    if (oom) {
+        variant_free(&v);
+        return FLEETSIM_ENOMEM;
+    }
+    s->variants[s->n_variants++] = v;
+    s->err[0] = '\0';
+    return FLEETSIM_OK;
+}
+
+/* Names the index's points after the variants (root attribute "variants",
+ * as `fleetsim versus` does: `fleetsim report` labels them so). */
+static int label_index(const fleetsim_scenario *s, const char *dir, fs_error_t *err)
+{
+    size_t len = strlen(dir) + 16;
+    char *index = fs_malloc(len);
+    const char **names = fs_calloc(s->n_variants, sizeof *names);
+    if (!index || !names) {
+        fs_free(index);
+        fs_free(names);
+        return fs_error_set(err, FS_ENOMEM, "out of memory");
+    }
+    snprintf(index, len, "%s/index.h5", dir);
+    for (size_t i = 0; i < s->n_variants; i++)
+        names[i] = s->variants[i].name;
+    fs_h5_quiet_t q;
+    fs_h5_quiet_begin(&q);
+    hid_t f = H5Fopen(index, H5F_ACC_RDWR, H5P_DEFAULT);
+    int bad = f < 0 || fs_h5_attr_strs(f, "variants", names, s->n_variants) != 0;
+    if (f >= 0 && H5Fclose(f) < 0)
+        bad = 1;
+    fs_h5_quiet_end(&q);
+    int rc = bad ? fs_error_set(err, FS_EIO, "%s: cannot record the variant names", index) : 0;
+    fs_free(index);
+    fs_free(names);
+    return rc;
+}
+
+int fleetsim_sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsigned replications)
+{
+    if (!s || !dir || !*dir)
+        return FLEETSIM_EINVAL;
+    if (s->policy) {
+        snprintf(s->err, sizeof s->err, "fleetsim_sweep: a policy given through the library "
+                 "(fleetsim_scenario_set_policy) runs with fleetsim_run only");
+        return FLEETSIM_EINVAL;
+    }
+    /* the overrides, then the replications (versus: 10 by default) */
+    const char **sets = fs_calloc(s->n_sets + 1, sizeof *sets);
+    if (!sets)
+        return FLEETSIM_ENOMEM;
+    for (size_t i = 0; i < s->n_sets; i++)
+        sets[i] = s->sets[i];
+    size_t n_sets = s->n_sets;
+    char rs[64];
+    if (s->n_variants) {    /* versus: the variants replace the scenario's sweep section */
+        snprintf(rs, sizeof rs, "sweep={replications: %u}", replications ? replications : 10u);
+        sets[n_sets++] = rs;
+    } else if (replications) {
+        snprintf(rs, sizeof rs, "sweep.replications=%u", replications);
+        sets[n_sets++] = rs;
+    }
+    fs_error_t e;
+    fs_error_clear(&e);
+    fs_sweep_plan_t *plan = NULL;
+    int rc = s->path ? fs_sweep_plan_create(s->path, sets, n_sets, &plan, &e)
+                     : fs_sweep_plan_from_text(s->name, s->text, sets, n_sets, &plan, &e);
+    fs_free(sets);
+    if (!rc && s->n_variants) {
+        fs_sweep_variant_t *sv = fs_calloc(s->n_variants, sizeof *sv);
+        if (!sv) {
+            rc = fs_error_set(&e, FS_ENOMEM, "out of memory");
+        } else {
+            for (size_t i = 0; i < s->n_variants; i++)
+                sv[i] = (fs_sweep_variant_t){s->variants[i].name,
+                                             (const char *const *)s->variants[i].keys,
+                                             (const char *const *)s->variants[i].values,
+                                             s->variants[i].n};
+            rc = fs_sweep_plan_set_variants(plan, sv, s->n_variants, &e);
+            fs_free(sv);
+        }
+    }
+    if (!rc) {
+        fs_sweep_opts_t o;
+        fs_sweep_opts_init(&o);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        o.dir = dir;
+        o.threads = threads ? threads : cpus > 0 ? (unsigned)cpus : 1u;
+        o.progress = 0;
+        fs_sweep_report_t rep;
+        rc = fs_sweep_execute(plan, &o, &rep, &e);
+        if (!rc && s->n_variants)
+            rc = label_index(s, dir, &e);
+    }
+    fs_sweep_plan_destroy(plan);
+    snprintf(s->err, sizeof s->err, "%s", rc ? e.msg : "");
+    return status_of(rc);
+}
+
 void fleetsim_scenario_free(fleetsim_scenario *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < s->n_variants; i++)
+        variant_free(&s->variants[i]);
+    fs_free(s->variants);
     for (size_t i = 0; i < s->n_sets; i++)
         fs_free(s->sets[i]);
     fs_free(s->sets);

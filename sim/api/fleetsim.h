@@ -95,6 +95,24 @@ FLEETSIM_API void fleetsim_scenario_free(fleetsim_scenario *s);
 FLEETSIM_API int fleetsim_run(fleetsim_scenario *s, const char *output, fleetsim_progress_fn progress,
                               void *progress_ud, fleetsim_result **out);
 
+/* Sweeps (API 1.1; docs/sweeps.md).  A named variant: n "KEY=VALUE"
+ * overrides of the scenario, as `fleetsim versus -p NAME=K=V,...`; once
+ * variants are added, a sweep of s runs one point per variant (in the order
+ * added) instead of the scenario's sweep parameters.  Checked when the
+ * sweep is made (errors name "-p NAME"). */
+FLEETSIM_API int fleetsim_scenario_add_variant(fleetsim_scenario *s, const char *name,
+                                               const char *const *key_values, size_t n);
+/* Runs the sweep of s into the directory dir, as `fleetsim sweep -o DIR -j
+ * THREADS` (or `fleetsim versus` with variants): one results file per run,
+ * DIR/runs/p<P>-r<R>.h5, then DIR/index.h5 (/points, /runs, /stats: the
+ * Student-t 95% interval of every /summary column per point).  threads 0:
+ * one per CPU.  replications 0: the scenario's sweep.replications (10 with
+ * variants, as versus); else that many.  The run files' bytes depend only
+ * on the scenario and the run, not on threads.  Not with a policy table
+ * (fleetsim_scenario_set_policy): FLEETSIM_EINVAL. */
+FLEETSIM_API int fleetsim_sweep(fleetsim_scenario *s, const char *dir, unsigned threads,
+                                unsigned replications);
+
 /* The summary (the /summary columns of docs/results.md): how many values,
  * the i-th name (NULL past the end), and a value by name. */
 FLEETSIM_API size_t fleetsim_result_count(const fleetsim_result *r);

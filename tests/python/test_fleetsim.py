@@ -233,3 +233,57 @@ def test_policy_errors_propagate():
         fleetsim.run(overrides={"horizon": "2d"}, policy=Refuses())
     with pytest.raises(TypeError):
         fleetsim.run(overrides={"horizon": "2d"}, policy=42)
+
+
+# ---- sweeps and versus from Python (fleetsim_sweep, API 1.1) ----
+
+SCEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios")
+
+
+def same_tree(a, b):
+    ra, rb = sorted(os.listdir(a / "runs")), sorted(os.listdir(b / "runs"))
+    assert ra == rb and len(ra) > 0
+    for name in ra + ["../index.h5"]:
+        assert (a / "runs" / name).read_bytes() == (b / "runs" / name).read_bytes(), name
+
+
+def test_versus_equals_cli(tmp_path):
+    scen = os.path.join(SCEN, "default.yaml")
+    ov = {"horizon": "2d", "cluster.pools.0.nodes": 64}
+    sw = fleetsim.versus({"fifo": {"scheduler.queue": "fifo"}, "sjf": {"scheduler.queue": "sjf"}},
+                         scenario=scen, overrides=ov, replications=3, threads=2,
+                         output=str(tmp_path / "py"))
+    subprocess.run([os.environ["FLEETSIM_CLI"], "versus", scen, "--set", "horizon=2d", "--set",
+                    "cluster.pools.0.nodes=64", "-p", "fifo=scheduler.queue=fifo", "-p",
+                    "sjf=scheduler.queue=sjf", "-r", "3", "-j", "1", "-o", str(tmp_path / "cli"),
+                    "-q"], check=True, capture_output=True)
+    same_tree(tmp_path / "py", tmp_path / "cli")     # runs and index, byte for byte
+    assert sw.variants() == ["fifo", "sjf"]
+    st = sw.stats()
+    w = st[st.metric == "wait_mean"].set_index("variant")
+    assert (w["n"] == 3).all() and w.loc["sjf", "mean"] < w.loc["fifo", "mean"]
+    assert (w["ci_lo"] <= w["mean"]).all() and (w["mean"] <= w["ci_hi"]).all()
+    r = sw.result(1, 2)
+    assert r.summary["wait_mean"] == sw.runs().query("point == 1 and replication == 2")[
+        "wait_mean"].iloc[0]
+    assert len(r.jobs()) == r.summary["jobs_submitted"]
+
+
+def test_sweep_block_equals_cli(tmp_path):
+    scen = os.path.join(SCEN, "sweep-fifo-load.yaml")
+    sw = fleetsim.sweep(scen, output=str(tmp_path / "py"), replications=2, threads=2)
+    subprocess.run([os.environ["FLEETSIM_CLI"], "sweep", scen, "--set", "sweep.replications=2",
+                    "-j", "2", "-o", str(tmp_path / "cli"), "-q"], check=True, capture_output=True)
+    same_tree(tmp_path / "py", tmp_path / "cli")
+    assert sw.variants() is None
+    pts = sw.points()
+    assert len(pts) > 1 and len(sw.runs()) == 2 * len(pts)
+
+
+def test_sweep_errors(tmp_path):
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.versus({"bad": {"scheduler.queue": "lottery"}}, overrides={"horizon": "2d"},
+                        replications=2, output=str(tmp_path / "v"))
+    assert e.value.status == 1 and "bad" in str(e.value) and "scheduler.queue" in str(e.value)
+    with pytest.raises(ValueError):
+        fleetsim.versus({})

@@ -18,8 +18,8 @@ import tempfile
 
 from .policy import QUEUE_DTYPE, OrderPolicy, Policy, _Bridge
 
-__all__ = ["run", "Result", "FleetsimError", "library_version", "api_version", "Policy",
-           "OrderPolicy", "QUEUE_DTYPE"]
+__all__ = ["run", "sweep", "versus", "Result", "Sweep", "FleetsimError", "library_version",
+           "api_version", "Policy", "OrderPolicy", "QUEUE_DTYPE"]
 
 API_VERSION_MAJOR = 1
 
@@ -68,6 +68,10 @@ def _load():
                        ("fleetsim_scenario_load_default", [pp]),
                        ("fleetsim_scenario_set", [vp, ctypes.c_char_p]),
                        ("fleetsim_scenario_set_policy", [vp, vp]),
+                       ("fleetsim_scenario_add_variant", [vp, ctypes.c_char_p,
+                                                          ctypes.POINTER(ctypes.c_char_p),
+                                                          ctypes.c_size_t]),
+                       ("fleetsim_sweep", [vp, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint]),
                        ("fleetsim_run", [vp, ctypes.c_char_p, _PROGRESS, vp, pp]),
                        ("fleetsim_result_get", [vp, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)])):
         getattr(lib, name).argtypes = args
@@ -122,22 +126,7 @@ class Result:
     def table(self, name):
         """A results table (/jobs, /timeline, /tenants, /failures, ...) as a DataFrame;
         string columns decoded, enum columns as their names."""
-        import h5py
-        import pandas as pd
-        with h5py.File(self.path, "r") as f:
-            ds = f[name]
-            data = ds[:]
-            frame = pd.DataFrame.from_records(data) if len(data) else pd.DataFrame(
-                columns=list(ds.dtype.names))
-            for col in ds.dtype.names:
-                dt = ds.dtype[col]
-                enum = h5py.check_enum_dtype(dt)
-                if enum:
-                    names = {v: k for k, v in enum.items()}
-                    frame[col] = frame[col].map(names)
-                elif dt.kind == "S":
-                    frame[col] = frame[col].str.decode("utf-8")
-        return frame
+        return _read_table(self.path, name)
 
     def jobs(self):
         return self.table("jobs")
@@ -151,6 +140,135 @@ class Result:
     def __del__(self):
         if self._owned_dir is not None:
             self._owned_dir.cleanup()
+
+
+def _read_table(path, name):
+    """A table of an HDF5 file as a DataFrame; strings decoded, enums named."""
+    import h5py
+    import pandas as pd
+    with h5py.File(path, "r") as f:
+        ds = f[name]
+        data = ds[:]
+        frame = pd.DataFrame.from_records(data) if len(data) else pd.DataFrame(
+            columns=list(ds.dtype.names))
+        for col in ds.dtype.names:
+            dt = ds.dtype[col]
+            enum = h5py.check_enum_dtype(dt)
+            if enum:
+                names = {v: k for k, v in enum.items()}
+                frame[col] = frame[col].map(names)
+            elif dt.kind == "S":
+                frame[col] = frame[col].str.decode("utf-8")
+    return frame
+
+
+def _open(lib, scenario, overrides):
+    """A loaded scenario handle with its overrides (the caller frees it)."""
+    s = ctypes.c_void_p()
+    if scenario is None:
+        st = lib.fleetsim_scenario_load_default(ctypes.byref(s))
+    elif "\n" in scenario:
+        st = lib.fleetsim_scenario_load_string(b"<string>", scenario.encode(), ctypes.byref(s))
+    else:
+        st = lib.fleetsim_scenario_load_file(os.fsencode(scenario), ctypes.byref(s))
+    try:
+        if st != 0:
+            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        for k, v in (overrides or {}).items():
+            st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
+            if st != 0:
+                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+    except BaseException:
+        lib.fleetsim_scenario_free(s)
+        raise
+    return s
+
+
+class Sweep:
+    """A finished sweep directory (docs/sweeps.md): .path, .index (index.h5);
+    points(), runs() and stats() as DataFrames; result(point, replication)."""
+
+    def __init__(self, path, owned_dir=None):
+        self.path = path
+        self.index = os.path.join(path, "index.h5")
+        self._owned_dir = owned_dir
+
+    def variants(self):
+        """The variant names of a versus sweep, in point order (None otherwise)."""
+        import h5py
+        with h5py.File(self.index, "r") as f:
+            v = f.attrs.get("variants")
+            return None if v is None else [x.decode() if isinstance(x, bytes) else str(x)
+                                           for x in v]
+
+    def points(self):
+        frame = _read_table(self.index, "points")
+        names = self.variants()
+        if names is not None:
+            frame.insert(1, "variant", [names[int(p)] for p in frame["point"]])
+        return frame
+
+    def runs(self):
+        """/runs: point, replication, file, status and every /summary column."""
+        return _read_table(self.index, "runs")
+
+    def stats(self):
+        """/stats with the points' parameters (or variant names) joined:
+        point, metric, n, mean, sd, ci_lo, ci_hi (Student-t 95%)."""
+        st = _read_table(self.index, "stats")
+        return st.merge(self.points(), on="point", how="left")
+
+    def result(self, point, replication):
+        """The Result of one run of the sweep."""
+        row = self.runs()
+        row = row[(row.point == point) & (row.replication == replication)]
+        if not len(row):
+            raise KeyError((point, replication))
+        r = row.iloc[0]
+        skip = {"point", "replication", "file", "status"}
+        summary = {k: float(r[k]) for k in row.columns if k not in skip}
+        return Result(summary, os.path.join(self.path, r["file"]), float("nan"))
+
+    def __del__(self):
+        if getattr(self, "_owned_dir", None) is not None:
+            self._owned_dir.cleanup()
+
+
+def sweep(scenario=None, output=None, overrides=None, threads=0, replications=0, variants=None):
+    """Runs a scenario's sweep (its sweep: block, docs/sweeps.md) through
+    libfleetsim, as `fleetsim sweep -o output -j threads`: output is the
+    directory (a temporary one when None, removed with the Sweep); threads
+    0 = one per CPU; replications 0 = the scenario's.  variants: {name:
+    {key: value}} runs one point per variant instead (as `fleetsim versus`,
+    10 replications unless given).  Returns a Sweep."""
+    lib = _load()
+    s = _open(lib, scenario, overrides)
+    try:
+        for name, sets in (variants or {}).items():
+            kv = [("%s=%s" % (k, _value(v))).encode() for k, v in sets.items()]
+            arr = (ctypes.c_char_p * max(len(kv), 1))(*kv)
+            st = lib.fleetsim_scenario_add_variant(s, str(name).encode(), arr, len(kv))
+            if st != 0:
+                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        owned = None
+        if output is None:
+            owned = tempfile.TemporaryDirectory(prefix="fleetsim-sweep-")
+            output = os.path.join(owned.name, "sweep")
+        st = lib.fleetsim_sweep(s, os.fsencode(output), int(threads), int(replications))
+        if st != 0:
+            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        return Sweep(output, owned)
+    finally:
+        lib.fleetsim_scenario_free(s)
+
+
+def versus(variants, scenario=None, output=None, overrides=None, replications=10, threads=0):
+    """The same workload under several named variants ({name: {key: value}}),
+    common random numbers across them, as `fleetsim versus -p NAME=...`;
+    Sweep.stats() gives each variant's means with 95% intervals."""
+    if not variants:
+        raise ValueError("versus: at least one variant")
+    return sweep(scenario, output, overrides, threads, replications, variants)
 
 
 def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
@@ -170,20 +288,8 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
                 raise TypeError("policy: a fleetsim.Policy or a callable order(queue, capacity)")
             policy = OrderPolicy(policy)
         bridge = _Bridge(policy)
-    s = ctypes.c_void_p()
-    if scenario is None:
-        st = lib.fleetsim_scenario_load_default(ctypes.byref(s))
-    elif "\n" in scenario:
-        st = lib.fleetsim_scenario_load_string(b"<string>", scenario.encode(), ctypes.byref(s))
-    else:
-        st = lib.fleetsim_scenario_load_file(os.fsencode(scenario), ctypes.byref(s))
+    s = _open(lib, scenario, overrides)
     try:
-        if st != 0:
-            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
-        for k, v in (overrides or {}).items():
-            st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
-            if st != 0:
-                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
         if bridge is not None:
             st = lib.fleetsim_scenario_set_policy(s, ctypes.addressof(bridge.table))
             if st != 0:
