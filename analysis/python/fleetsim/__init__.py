@@ -162,6 +162,12 @@ def _read_table(path, name):
     return frame
 
 
+def _check(lib, s, st):
+    """Raises the scenario handle's located error unless st is FLEETSIM_OK."""
+    if st != 0:
+        raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+
+
 def _open(lib, scenario, overrides):
     """A loaded scenario handle with its overrides (the caller frees it)."""
     s = ctypes.c_void_p()
@@ -172,12 +178,10 @@ def _open(lib, scenario, overrides):
     else:
         st = lib.fleetsim_scenario_load_file(os.fsencode(scenario), ctypes.byref(s))
     try:
-        if st != 0:
-            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        _check(lib, s, st)
         for k, v in (overrides or {}).items():
             st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
-            if st != 0:
-                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+            _check(lib, s, st)
     except BaseException:
         lib.fleetsim_scenario_free(s)
         raise
@@ -248,15 +252,13 @@ def sweep(scenario=None, output=None, overrides=None, threads=0, replications=0,
             kv = [("%s=%s" % (k, _value(v))).encode() for k, v in sets.items()]
             arr = (ctypes.c_char_p * max(len(kv), 1))(*kv)
             st = lib.fleetsim_scenario_add_variant(s, str(name).encode(), arr, len(kv))
-            if st != 0:
-                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+            _check(lib, s, st)
         owned = None
         if output is None:
             owned = tempfile.TemporaryDirectory(prefix="fleetsim-sweep-")
             output = os.path.join(owned.name, "sweep")
         st = lib.fleetsim_sweep(s, os.fsencode(output), int(threads), int(replications))
-        if st != 0:
-            raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+        _check(lib, s, st)
         return Sweep(output, owned)
     finally:
         lib.fleetsim_scenario_free(s)
@@ -292,8 +294,7 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
     try:
         if bridge is not None:
             st = lib.fleetsim_scenario_set_policy(s, ctypes.addressof(bridge.table))
-            if st != 0:
-                raise FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
+            _check(lib, s, st)
         owned = None
         if output is None:
             owned = tempfile.TemporaryDirectory(prefix="fleetsim-")
