@@ -21,7 +21,13 @@ typedef struct plug {
     fs_model_t *m;
 } plug_t;
 
-static double h_now(void *sim) { return fs_time_to_s(fs_model_now(((plug_t *)sim)->m)); }
+/* Before the run (the scenario's check creates the policy once with no
+ * model) the host's reads answer 0 and its actions refuse. */
+static double h_now(void *sim)
+{
+    const plug_t *pl = sim;
+    return pl->m ? fs_time_to_s(fs_model_now(pl->m)) : 0.0;
+}
 
 static int h_job(void *sim, uint32_t handle, fleetsim_job_info *out)
 {
@@ -71,11 +77,18 @@ static int h_timer(void *sim, double at_s, uint64_t data)
     return fs_model_timer(pl->m, at < now ? now : at, data, NULL);
 }
 
-static uint64_t h_up(void *sim) { return fs_model_cluster(((plug_t *)sim)->m)->gpus_up; }
+static uint64_t h_up(void *sim)
+{
+    const plug_t *pl = sim;
+    return pl->m ? fs_model_cluster(pl->m)->gpus_up : 0;
+}
 
 static uint64_t h_free(void *sim)
 {
-    const fs_cluster_t *c = fs_model_cluster(((plug_t *)sim)->m);
+    const plug_t *pl = sim;
+    if (!pl->m)
+        return 0;
+    const fs_cluster_t *c = fs_model_cluster(pl->m);
     uint64_t f = 0;
     for (uint32_t p = 0; p < c->n_pools; p++)
         f += c->pools[p].gpus_free;

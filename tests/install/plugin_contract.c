@@ -26,6 +26,12 @@ static int create(const fleetsim_host *h, const char *const *k, const char *cons
     (void)v;
     if (n || h->abi < 2)
         return snprintf(err, errlen, "takes no options and needs ABI 2"), 1;
+    /* the host's reads work in create, also when the scenario's check
+     * creates the policy before any model exists (they answer 0 then) */
+    if (h->now(h->sim) < 0 || h->free_gpus(h->sim) > h->gpus_up(h->sim))
+        return snprintf(err, errlen, "host reads in create: now %g, free %llu > up %llu",
+                        h->now(h->sim), (unsigned long long)h->free_gpus(h->sim),
+                        (unsigned long long)h->gpus_up(h->sim)), 1;
     st_t *s = calloc(1, sizeof *s);
     if (!s)
         return snprintf(err, errlen, "out of memory"), 1;

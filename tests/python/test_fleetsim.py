@@ -287,3 +287,19 @@ def test_sweep_errors(tmp_path):
     assert e.value.status == 1 and "bad" in str(e.value) and "scheduler.queue" in str(e.value)
     with pytest.raises(ValueError):
         fleetsim.versus({})
+
+
+def test_host_reads_in_create():
+    # the host's reads work in create (a policy given through the library is
+    # created for the run only; a shared object's is also created once for
+    # the scenario's check, where they answer 0: tests/install/plugin_contract.c)
+    seen = []
+
+    class Peek(fleetsim.OrderPolicy):
+        def create(self, host, options):
+            super().create(host, options)
+            seen.append((host.now(), host.free_gpus(), host.gpus_up()))
+
+    r = fleetsim.run(overrides={"horizon": "2d"}, policy=Peek(lambda q, c: range(len(q))))
+    assert seen == [(0.0, 1024, 1024)]     # created once, for the run, before time starts
+    assert r.summary["jobs_completed"] > 0
