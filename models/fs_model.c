@@ -71,21 +71,19 @@ struct fs_model {
     size_t start_n;
 
     /* pool sets: set k -> pools set_pool[set_off[k] .. set_off[k+1]); source GPU
-     * type t -> set type_set[t]; single-node jobs (FS_JOB_SINGLE_NODE) of g
-     * GPUs -> the pools of their set with gpus_per_node >= g (dsets) */
+     * type t -> set type_set[t]; derived sets (dsets, derived_set): single-node
+     * jobs (FS_JOB_SINGLE_NODE) of g GPUs -> the pools of their set with
+     * gpus_per_node >= g; a tenant's jobs -> the pools of their set whose
+     * taints (models/fs_taint.h) it tolerates */
     uint32_t *set_pool;
     size_t set_pool_n, set_pool_cap;
     size_t *set_off;        /* n_sets + 1 entries */
     size_t n_sets, set_off_cap;
     int32_t *type_set;
     size_t n_types, cap_type_set;
-    struct dset { int32_t base; uint32_t gpus; int32_t set; } *dsets;
+    struct dset { int32_t base; int kind; int64_t key; int32_t set; } *dsets;
     size_t n_dsets, cap_dsets;
-    /* pools with taints (models/fs_taint.h): a tenant's jobs of set base
-     * -> the pools of it whose taints the tenant tolerates (tsets) */
-    int tainted;
-    struct tset { int32_t base; int32_t tenant; int32_t set; } *tsets;
-    size_t n_tsets, cap_tsets;
+    int tainted;            /* some pool has taints */
 
     /* counters and exact integrals of piecewise-constant state */
     uint64_t queued, running, done, submitted, rejected;
@@ -277,73 +275,58 @@ static int ensure_set(fs_model_t *m, int32_t t)
     return 0;
 }
 
-/* The set of a single-node job of g GPUs whose pools are `base` (-1: all):
- * base itself when every pool of it has nodes of >= g GPUs, else the pools
- * that do (possibly none: the job can never start).  Kubernetes places a
- * pod on one node (openb, PAI pods: traces set FS_JOB_SINGLE_NODE). */
-static int single_node_set(fs_model_t *m, int32_t base, uint32_t g, int32_t *out)
+enum { DSET_NODE_GPUS = 0, DSET_TENANT = 1 };
+
+/* The tolerations of tenant t (scheduler.tolerations' entry of its name), NULL none. */
+static const char *tolerations_of(const fs_model_t *m, int32_t t)
 {
-    size_t b = base < 0 ? 0 : m->set_off[base], e = base < 0 ? m->cluster.n_pools : m->set_off[base + 1];
-    int all = 1;
-    for (size_t i = b; i < e && all; i++)
-        all = g <= m->cluster.pools[base < 0 ? (uint32_t)i : m->set_pool[i]].gpn;
-    if (all) {
-        *out = base;
-        return 0;
-    }
+    const fs_sched_cfg_t *sc = &m->cfg->scheduler;
+    const char *name = t >= 0 ? fs_source_tenant_name(m->src, t) : NULL;
+    for (size_t i = 0; name && i < sc->n_tolerations; i++)
+        if (strcmp(sc->toleration_tenants[i], name) == 0)
+            return sc->toleration_lists[i];
+    return NULL;
+}
+
+/* Pool p stays in a derived set: single-node jobs of `key` GPUs need nodes
+ * of >= key GPUs (Kubernetes places a pod on one node: openb, PAI pods;
+ * traces set FS_JOB_SINGLE_NODE); tenant `key`'s jobs need its taints
+ * tolerated. */
+static int dset_keeps(const fs_model_t *m, uint32_t p, int kind, int64_t key)
+{
+    if (kind == DSET_NODE_GPUS)
+        return (uint64_t)key <= m->cluster.pools[p].gpn;
+    return fs_taint_tolerated(m->cfg->cluster.pools[p].taints, tolerations_of(m, (int32_t)key));
+}
+
+/* The pools of set `base` (-1: all) that dset_keeps(kind, key): base itself
+ * when it keeps all of them, else a new set (possibly empty: the job can
+ * never start), made once per (base, kind, key). */
+static int derived_set(fs_model_t *m, int32_t base, int kind, int64_t key, int32_t *out)
+{
     for (size_t i = 0; i < m->n_dsets; i++)
-        if (m->dsets[i].base == base && m->dsets[i].gpus == g) {
+        if (m->dsets[i].base == base && m->dsets[i].kind == kind && m->dsets[i].key == key) {
             *out = m->dsets[i].set;
             return 0;
         }
-    if (fs_grow((void **)&m->dsets, &m->cap_dsets, m->n_dsets + 1, sizeof *m->dsets) ||
-        set_begin(m))
-        return FS_ENOMEM;
-    for (size_t i = b; i < e; i++) {
-        uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
-        if (g <= m->cluster.pools[p].gpn && set_add(m, p))
-            return FS_ENOMEM;
-    }
-    *out = set_end(m);
-    m->dsets[m->n_dsets++] = (struct dset){base, g, *out};
-    return 0;
-}
-
-/* The set of tenant `tenant`'s jobs whose pools are `base` (-1: all): base
- * itself when the tenant tolerates the taints of each of its pools, else
- * the pools whose taints it tolerates (possibly none).  A tenant's
- * tolerations are scheduler.tolerations' entry of its name. */
-static int taint_set(fs_model_t *m, int32_t base, int32_t tenant, int32_t *out)
-{
-    for (size_t i = 0; i < m->n_tsets; i++)
-        if (m->tsets[i].base == base && m->tsets[i].tenant == tenant) {
-            *out = m->tsets[i].set;
-            return 0;
-        }
-    const fs_sched_cfg_t *sc = &m->cfg->scheduler;
-    const char *name = tenant >= 0 ? fs_source_tenant_name(m->src, tenant) : NULL;
-    const char *tol = NULL;
-    for (size_t i = 0; name && i < sc->n_tolerations && !tol; i++)
-        if (strcmp(sc->toleration_tenants[i], name) == 0)
-            tol = sc->toleration_lists[i];
     size_t b = base < 0 ? 0 : m->set_off[base], e = base < 0 ? m->cluster.n_pools : m->set_off[base + 1];
     int all = 1;
     for (size_t i = b; i < e && all; i++)
-        all = fs_taint_tolerated(m->cfg->cluster.pools[base < 0 ? (uint32_t)i : m->set_pool[i]].taints, tol);
+        all = dset_keeps(m, base < 0 ? (uint32_t)i : m->set_pool[i], kind, key);
     int32_t set = base;
     if (!all) {
         if (set_begin(m))
             return FS_ENOMEM;
         for (size_t i = b; i < e; i++) {
             uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
-            if (fs_taint_tolerated(m->cfg->cluster.pools[p].taints, tol) && set_add(m, p))
+            if (dset_keeps(m, p, kind, key) && set_add(m, p))
                 return FS_ENOMEM;
         }
         set = set_end(m);
     }
-    if (fs_grow((void **)&m->tsets, &m->cap_tsets, m->n_tsets + 1, sizeof *m->tsets))
+    if (fs_grow((void **)&m->dsets, &m->cap_dsets, m->n_dsets + 1, sizeof *m->dsets))
         return FS_ENOMEM;
-    m->tsets[m->n_tsets++] = (struct tset){base, tenant, set};
+    m->dsets[m->n_dsets++] = (struct dset){base, kind, key, set};
     *out = set;
     return 0;
 }
@@ -1390,11 +1373,11 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         }
         t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     }
-    if (m->tainted && taint_set(m, t, job->tenant, &t)) {
+    if (m->tainted && derived_set(m, t, DSET_TENANT, job->tenant, &t)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
     }
-    if ((job->flags & FS_JOB_SINGLE_NODE) && single_node_set(m, t, job->gpus, &t)) {
+    if ((job->flags & FS_JOB_SINGLE_NODE) && derived_set(m, t, DSET_NODE_GPUS, job->gpus, &t)) {
         fail(m, FS_ENOMEM, "admitting a job");
         return;
     }
@@ -1873,7 +1856,6 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->set_off);
     fs_free(m->type_set);
     fs_free(m->dsets);
-    fs_free(m->tsets);
     fs_placer_destroy(m->placer);
     fs_cluster_release(&m->cluster);
     fs_sim_release(&m->sim);
