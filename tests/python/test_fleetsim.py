@@ -287,6 +287,10 @@ def test_sweep_errors(tmp_path):
     assert e.value.status == 1 and "bad" in str(e.value) and "scheduler.queue" in str(e.value)
     with pytest.raises(ValueError):
         fleetsim.versus({})
+    with pytest.raises(fleetsim.FleetsimError) as e:       # not KEY=VALUE
+        fleetsim.versus({"nokey": {"": "fifo"}}, output=str(tmp_path / "w"))
+    assert e.value.status == 1 and "variant nokey" in str(e.value)
+    assert not (tmp_path / "w").exists()                   # refused before anything is written
 
 
 def test_host_reads_in_create():

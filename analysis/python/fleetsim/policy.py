@@ -258,41 +258,28 @@ class _Bridge:
     def _destroy(self, state):
         self.sessions.pop(state, None)
 
-    def _enqueue(self, _state, handle):
+    def _guard(self, fn, on_error, *args):
+        """fn(*args) for the library: an exception is kept (the first one) and
+        becomes the return code on_error, which stops the run."""
         try:
-            self.policy.enqueue(handle)
-            return 0
+            return fn(*args)
         except Exception as e:
             self._fail(e)
-            return -1
+            return on_error
+
+    def _enqueue(self, _state, handle):
+        return self._guard(lambda: self.policy.enqueue(handle) or 0, -1)
 
     def _pass(self, _state):
         if self.error is not None:
             return 1
-        try:
-            self.policy.schedule()
-            return 0
-        except Exception as e:
-            self._fail(e)
-            return 1
+        return self._guard(lambda: self.policy.schedule() or 0, 1)
 
     def _job_end(self, _state, handle):
-        try:
-            self.policy.job_end(handle)
-        except Exception as e:
-            self._fail(e)
+        self._guard(self.policy.job_end, None, handle)
 
     def _queued(self, _state):
-        try:
-            return int(self.policy.queued())
-        except Exception as e:
-            self._fail(e)
-            return 0
+        return self._guard(lambda: int(self.policy.queued()), 0)
 
     def _timer(self, _state, data):
-        try:
-            self.policy.timer(data)
-            return 0
-        except Exception as e:
-            self._fail(e)
-            return 1
+        return self._guard(lambda: self.policy.timer(data) or 0, 1)
