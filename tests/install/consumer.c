@@ -6,6 +6,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* a policy table that does nothing (only its acceptance is tested) */
+static int p_create(const fleetsim_host *h, const char *const *k, const char *const *v, size_t n,
+                    void **state, char *err, size_t errlen)
+{
+    (void)h, (void)k, (void)v, (void)n, (void)err, (void)errlen;
+    *state = NULL;
+    return 0;
+}
+static int p_enqueue(void *state, uint32_t handle) { (void)state, (void)handle; return 0; }
+static int p_pass(void *state) { (void)state; return 0; }
+static size_t p_queued(const void *state) { (void)state; return 0; }
+
 static int cancel_at_second(void *ud, double t, double h, uint64_t done, uint64_t running,
                             uint64_t queued)
 {
@@ -38,6 +50,18 @@ int main(int argc, char **argv)
         (fleetsim_scenario_set_policy(s, &future) != FLEETSIM_EINVAL ||
          !strstr(fleetsim_scenario_error(s), "ABI"))) {
         fprintf(stderr, "a policy of ABI %d accepted: %s\n", future.abi, fleetsim_scenario_error(s));
+        return 1;
+    }
+    /* a sweep refuses a policy table (it runs configurations on its own threads) */
+    static const fleetsim_policy noop = {.abi = FLEETSIM_POLICY_ABI, .name = "noop",
+                                         .create = p_create, .enqueue = p_enqueue,
+                                         .pass = p_pass, .queued = p_queued};
+    if (fleetsim_api_version() >= 1001 &&
+        (fleetsim_scenario_set_policy(s, &noop) != FLEETSIM_OK ||
+         fleetsim_sweep(s, "never-written", 1, 1) != FLEETSIM_EINVAL ||
+         !strstr(fleetsim_scenario_error(s), "fleetsim_run only") ||
+         fleetsim_scenario_set_policy(s, NULL) != FLEETSIM_OK)) {
+        fprintf(stderr, "a sweep with a policy table: %s\n", fleetsim_scenario_error(s));
         return 1;
     }
     fleetsim_result *r = NULL;
