@@ -177,6 +177,26 @@ static void fifo_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
     (void)slot;
 }
 
+/* A queued job leaves its class's ring; the jobs behind it move up one. */
+static int fifo_withdraw(void *state, fs_model_t *m, uint32_t slot)
+{
+    fifo_t *f = state;
+    uint32_t ci = fs_model_job(m, slot)->policy_tag;
+    if (ci >= f->shapes.n)
+        return FS_EINVAL;
+    fifo_class_t *c = &f->cls[ci];
+    size_t i = 0;
+    while (i < c->len && c->ring[(c->head + i) % c->cap] != slot)
+        i++;
+    if (i == c->len)
+        return FS_EINVAL;
+    for (; i + 1 < c->len; i++)
+        c->ring[(c->head + i) % c->cap] = c->ring[(c->head + i + 1) % c->cap];
+    c->len--;
+    f->queued--;
+    return 0;
+}
+
 const fs_policy_ops_t fs_policy_fifo = {
     .name = "fifo",
     .create = fifo_create,
@@ -185,4 +205,5 @@ const fs_policy_ops_t fs_policy_fifo = {
     .pass = fifo_pass,
     .queued = fifo_queued,
     .job_interrupted = fifo_job_interrupted,
+    .withdraw = fifo_withdraw,
 };

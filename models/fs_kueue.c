@@ -310,29 +310,39 @@ static int heap_push(fs_model_t *m, kcls_t *h, uint32_t slot)
     return 0;
 }
 
-static void heap_pop(fs_model_t *m, kcls_t *h)
+/* Removes the entry at i: the last entry fills the hole and moves up or
+ * down to its place. */
+static void heap_remove_at(fs_model_t *m, kcls_t *h, size_t i)
 {
     uint32_t last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, b = i;
-        uint32_t bv = last;
-        if (l < h->n && better(m, h->a[l], bv))
-            b = l, bv = h->a[l];
-        if (l + 1 < h->n && better(m, h->a[l + 1], bv))
-            b = l + 1;
-        if (b == i)
-            break;
-        h->a[i] = h->a[b];
-        i = b;
+    if (i < h->n) {
+        size_t at = i;
+        while (at > 0 && better(m, last, h->a[(at - 1) / 2])) {
+            h->a[at] = h->a[(at - 1) / 2];
+            at = (at - 1) / 2;
+        }
+        while (at >= i) {       /* not moved up (at < i): down */
+            size_t l = 2 * at + 1, b = at;
+            uint32_t bv = last;
+            if (l < h->n && better(m, h->a[l], bv))
+                b = l, bv = h->a[l];
+            if (l + 1 < h->n && better(m, h->a[l + 1], bv))
+                b = l + 1;
+            if (b == at)
+                break;
+            h->a[at] = h->a[b];
+            at = b;
+        }
+        h->a[at] = last;
     }
     if (h->n) {
-        h->a[i] = last;
         const fs_jobrt_t *t = fs_model_job(m, h->a[0]);
         h->tprio = t->job.priority;
         h->tseq = t->seq;
     }
 }
+
+static void heap_pop(fs_model_t *m, kcls_t *h) { heap_remove_at(m, h, 0); }
 
 static int grow_jobs(kueue_t *k, uint32_t slot)
 {
@@ -1110,6 +1120,34 @@ static void kueue_job_end(void *state, fs_model_t *m, uint32_t slot)
 
 static size_t kueue_queued(const void *state) { return ((const kueue_t *)state)->queued; }
 
+/* A pending workload is deleted (a retired replica): out of its class's
+ * heap; its CQ is woken, since a blocked head may be the one that left. */
+static int kueue_withdraw(void *state, fs_model_t *m, uint32_t slot)
+{
+    kueue_t *k = state;
+    kjob_t *kj = slot < k->cap_jobs ? &k->jobs[slot] : NULL;
+    if (kj && kj->in == J_UNMAPPED) {
+        kj->in = J_NONE;
+        k->queued--;
+        return 0;
+    }
+    if (!kj || kj->in != J_QUEUED)
+        return FS_EINVAL;
+    kcq_t *q = &k->cq[kj->cq];
+    kcls_t *h = &q->cls[kj->shape];
+    size_t i = 0;
+    while (i < h->n && h->a[i] != slot)
+        i++;
+    if (i == h->n)
+        return FS_EINVAL;
+    heap_remove_at(m, h, i);
+    q->hok = 0;
+    q->pending--;
+    k->queued--;
+    kj->in = J_NONE;
+    return wake(k, (uint32_t)kj->cq);
+}
+
 /* ---- lifecycle ------------------------------------------------------------- */
 
 static void kueue_destroy(void *state)
@@ -1533,6 +1571,7 @@ const fs_policy_ops_t fs_policy_kueue = {
     .job_end = kueue_job_end,
     .job_interrupted = kueue_job_end,
     .stats = kq_stats,
+    .withdraw = kueue_withdraw,
 };
 
 size_t fs_kueue_n_cq(const void *state) { return ((const kueue_t *)state)->n_cq; }

@@ -1509,7 +1509,20 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
     case FS_JOBRT_RECOVERING:
         j->retiring = 1;
         return 0;
-    default:        /* a queued one is the policy's until it starts it */
+    case FS_JOBRT_QUEUED: {
+        if (!m->pol->withdraw)
+            return 1;   /* the policy's until it starts it */
+        int rc = m->pol->withdraw(m->pol_state, m, slot);
+        if (rc) {
+            fail(m, rc, "taking a replica out of the queue");
+            return rc;
+        }
+        m->queued--;
+        m->svc_queued--;
+        m->gpus_queued -= j->job.gpus;
+        return replica_end(m, slot);
+    }
+    default:
         return FS_EINVAL;
     }
 }

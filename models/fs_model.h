@@ -248,10 +248,11 @@ int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32
  * ignored) in pool set `set` (-1 any pool).  *slot: its slot, valid until
  * fs_model_retire.  0, FS_EINVAL (it can never fit its pools), FS_ENOMEM. */
 int fs_model_submit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slot);
-/* Ends a replica now.  A running one gives its GPUs back at once; a queued
- * one is removed when the policy next starts it (a policy owns its queue: it
- * starts, and the model ends it in the same instant, holding nothing); a
- * recovering one when it would be requeued.  0 or an FS_E* error. */
+/* Ends a replica.  A running one gives its GPUs back at once; a queued one
+ * is taken out of the policy's queue now (fs_policy_ops_t.withdraw), or,
+ * when the policy cannot give a queued job back (a plugin), stays queued
+ * and 1 is returned: the caller retires it when it starts; a recovering one
+ * ends when it would be requeued.  0, 1, or an FS_E* error. */
 int fs_model_retire(fs_model_t *m, uint32_t slot);
 
 /* ---- for progress lines and tests --------------------------------------- */

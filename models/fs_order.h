@@ -69,6 +69,9 @@ typedef struct fs_order_ops {
     int (*check)(const fs_sched_cfg_t *cfg, char *key, size_t keylen, fs_error_t *err);
     /* Optional: a job queued again after a failure (not admitted again). */
     void (*requeued)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional: a queued job left the queue without running (a service
+     * retired the replica; fs_policy_ops_t.withdraw): forget it. */
+    void (*withdrawn)(void *state, fs_model_t *m, uint32_t slot);
     /* Optional: the preemptive fast path (fs_sched.c "ppass_plan").  plan()
      * is the greedy allocation of a preemptive pass over every job the order
      * tracks in key order (keys unique), gpus GPUs up, strict or best

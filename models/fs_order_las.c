@@ -596,6 +596,15 @@ static void las_requeued(void *state, fs_model_t *m, uint32_t slot)
     las_stopped(state, m, slot, 0);
 }
 
+/* The slow path drops the slot by itself (live() fails once it is free). */
+static void las_withdrawn(void *state, fs_model_t *m, uint32_t slot)
+{
+    (void)m;
+    las_t *l = state;
+    if (l->fast)
+        forget(l, slot);
+}
+
 /* Per-slot arrays for slot (all lists hold each slot at most once). */
 static int grow_slots(las_t *l, uint32_t slot)
 {
@@ -968,6 +977,7 @@ const fs_order_ops_t fs_order_las = {
     .started = las_started,
     .stopped = las_stopped,
     .requeued = las_requeued,
+    .withdrawn = las_withdrawn,
     .plan = las_plan,
     .set_fast = las_set_fast,
 };

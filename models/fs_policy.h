@@ -75,6 +75,12 @@ typedef struct fs_policy_ops {
     void (*probe_destroy)(void *probe);
     /* Optional (NULL: all zero).  The counts of fs_policy_stats_t so far. */
     void (*stats)(const void *state, fs_policy_stats_t *out);
+    /* Optional (NULL: a queued job cannot be taken back).  A queued job
+     * leaves the queue without running (a service no longer wants the
+     * replica: fs_model_retire): the policy forgets it, as if it had never
+     * been enqueued, before the model frees its slot.  0, or FS_EINVAL when
+     * the policy does not hold it. */
+    int (*withdraw)(void *state, fs_model_t *m, uint32_t slot);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

@@ -1722,6 +1722,25 @@ static int sched_timer(void *state, fs_model_t *m, uint64_t data)
     return s->queued == 0 ? set_timers(s, m) : 0;
 }
 
+/* A queued job leaves (a retired replica): out of its class, and every
+ * cached conclusion of the last pass (settled head, EASY shadow, class
+ * candidates) is dropped: the next pass looks at the queue afresh. */
+static int sched_withdraw(void *state, fs_model_t *m, uint32_t slot)
+{
+    sched_t *s = state;
+    uint32_t x = slot + 1;
+    if (x >= s->nd_cap || fs_model_job(m, slot)->state != FS_JOBRT_QUEUED ||
+        s->nc[x].cls >= s->shapes.n)
+        return FS_EINVAL;
+    s->cls[s->nc[x].cls].cand_at = 0;
+    q_remove(s, m, slot);
+    s->settled = 0;
+    s->st_keep = 0;
+    if (s->ord->withdrawn)
+        s->ord->withdrawn(s->ost, m, slot);
+    return 0;
+}
+
 static void sched_stats(const void *state, fs_policy_stats_t *out)
 {
     out->backfilled = ((const sched_t *)state)->backfilled;
@@ -1739,6 +1758,7 @@ const fs_policy_ops_t fs_policy_sched = {
     .timer = sched_timer,
     .job_interrupted = sched_job_interrupted,
     .stats = sched_stats,
+    .withdraw = sched_withdraw,
 };
 
 /* ---- instrumentation ------------------------------------------------------------------ */

@@ -870,10 +870,9 @@ static int hpa_record(svc_t *s, fs_time_t now, uint32_t n)
 }
 
 /* Scales to n replicas: new ones are submitted; surplus ones are retired
- * in the ReplicaSet's order: pending ones first (a policy owns its queue,
- * so a retired pending replica is retired in the instant it starts,
- * holding nothing), then starting ones, then ready ones with the fewest
- * requests, newest first. */
+ * in the ReplicaSet's order: pending ones first (deleted from the queue),
+ * then starting ones, then ready ones with the fewest requests, newest
+ * first. */
 static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
 {
     while (s->live < n) {
@@ -908,15 +907,15 @@ static int scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
         s->busy_doomed += r->busy;
         s->live--;
         if (r->state == R_PENDING) {
-            /* waiting in the policy's queue (retired when it starts), or
-             * recovering after a failure (ends at its requeue) */
-            const fs_jobrt_t *j = fs_model_job(m, r->slot);
-            if (j->state == FS_JOBRT_RECOVERING) {
-                rc = fs_model_retire(m, r->slot);
+            /* waiting in the policy's queue: taken out of it now (a policy
+             * that cannot give it back starts it, and it is retired in
+             * that instant: on_replica), or recovering after a failure
+             * (it ends at its requeue) */
+            rc = fs_model_retire(m, r->slot);
+            if (rc == 0)
                 free_replica(s, (uint32_t)pick);
-                if (rc)
-                    return rc;
-            }
+            if (rc < 0)
+                return rc;
             continue;
         }
         if (r->busy == 0 && (rc = retire_now(s, m, (uint32_t)pick)))

@@ -247,25 +247,34 @@ static int heap_push(fs_model_t *m, vc_class_t *c, uint32_t slot)
     return 0;
 }
 
-static void heap_pop(fs_model_t *m, vc_class_t *c)
+/* Removes the entry at i: the last entry fills the hole and moves up or
+ * down to its place. */
+static void heap_remove_at(fs_model_t *m, vc_class_t *c, size_t i)
 {
     uint32_t last = c->heap[--c->n];
+    if (i >= c->n)
+        return;
     const fs_jobrt_t *j = fs_model_job(m, last);
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, b = l;
+    size_t at = i;
+    while (at > 0 && job_before(j, fs_model_job(m, c->heap[(at - 1) / 2]))) {
+        c->heap[at] = c->heap[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    while (at >= i) {           /* not moved up (at < i): down */
+        size_t l = 2 * at + 1, b = l;
         if (l >= c->n)
             break;
         if (l + 1 < c->n && job_before(fs_model_job(m, c->heap[l + 1]), fs_model_job(m, c->heap[l])))
             b = l + 1;
         if (!job_before(fs_model_job(m, c->heap[b]), j))
             break;
-        c->heap[i] = c->heap[b];
-        i = b;
+        c->heap[at] = c->heap[b];
+        at = b;
     }
-    if (c->n)
-        c->heap[i] = last;
+    c->heap[at] = last;
 }
+
+static void heap_pop(fs_model_t *m, vc_class_t *c) { heap_remove_at(m, c, 0); }
 
 /* ---- tenants and classes ------------------------------------------------------- */
 
@@ -873,6 +882,29 @@ static void vc_job_end(void *state, fs_model_t *m, uint32_t slot)
     v->dirty = 1;
 }
 
+/* A pending job is deleted (a retired replica): out of its class's heap
+ * and its queue's request. */
+static int vc_withdraw(void *state, fs_model_t *m, uint32_t slot)
+{
+    vc_t *v = state;
+    const fs_jobrt_t *j = fs_model_job(m, slot);
+    long ci = class_of(v, m, j);
+    if (ci < 0)
+        return FS_ENOMEM;
+    vc_class_t *c = &v->c[ci];
+    size_t i = 0;
+    while (i < c->n && c->heap[i] != slot)
+        i++;
+    if (i == c->n)
+        return FS_EINVAL;
+    heap_remove_at(m, c, i);
+    v->q[c->queue].queued--;
+    v->queued--;
+    queue_of_job(v, j)->request -= job_milli(j);
+    v->dirty = 1;
+    return 0;
+}
+
 static size_t vc_queued(const void *state)
 {
     return ((const vc_t *)state)->queued;
@@ -1052,6 +1084,7 @@ const fs_policy_ops_t fs_policy_volcano = {
     .job_end = vc_job_end,
     .timer = vc_timer,
     .job_interrupted = vc_job_interrupted,
+    .withdraw = vc_withdraw,
     .stats = vc_stats,
 };
 

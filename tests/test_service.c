@@ -539,6 +539,83 @@ static void test_hpa_follows_a_load_step(void **state)
     reqs_free(&q);
 }
 
+/* A pending replica the HPA no longer wants leaves the policy's queue at
+ * once (it is a pending pod the ReplicaSet deletes), under every policy
+ * that owns a queue.  Nearly the load of test_hpa_by_hand, with 2-GPU replicas on
+ * 16 GPUs: training job A holds 7 GPUs of node 0 from 0 s, so of the four
+ * replicas the HPA adds at 30 s three fit node 1 and the fourth pends (node
+ * 0 has one GPU free).  B, one GPU, arrives at 100 s behind it.  The
+ * request of 200 tokens ends at 230 s; the last sync that saw it in flight
+ * (225 s) holds 5 replicas for the 300 s window, so the sync at 540 s scales
+ * 5 -> 4 and retires the pending one first: from then the replicas alive
+ * are 4, and under a strict queue B, which fits the free GPU, starts at
+ * once (before, the retired replica stayed queued until a ready one gave
+ * its GPUs back at 855 s, holding B back for 315 s more). */
+static void test_scale_down_withdraws_pending(void **state)
+{
+    (void)state;
+    char *dir;
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,201\n"
+                                "2023-11-16 18:00:20.0,1,1\n");
+    fs_job_t jobs[2];
+    for (int i = 0; i < 2; i++) {
+        fs_job_init(&jobs[i]);
+        jobs[i].id = (uint64_t)i + 1;
+        jobs[i].duration = fs_time_from_s(5 * 3600.0);
+    }
+    jobs[0].gpus = 7;
+    jobs[1].gpus = 1;
+    jobs[1].submit = fs_time_from_s(100);
+    static const struct {
+        const char *sched;
+        int strict;     /* B waits behind the pending replica */
+    } cases[] = {
+        {"{queue: fifo, mode: strict}", 1},                 /* fs_fifo */
+        {"{queue: priority, mode: strict}", 1},             /* fs_sched */
+        {"{queue: fifo, backfill: easy}", 0},               /* fs_sched, EASY */
+        {"{queue: las, preemption: none}", 0},              /* fs_sched with an order's state */
+        {"{queue: kueue, kueue: {cluster_queues: [{name: a, strategy: StrictFIFO, "
+         "quotas: [{flavor: p, nominal: 16}]}], default_queue: a}}", 1},
+        {"{queue: volcano}", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char y[2048];
+        snprintf(y, sizeof y,
+                 "name: t\nseed: 9\nuntil: horizon\n"
+                 "cluster: {pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]}\n"
+                 "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "
+                 "duration: {dist: constant, value: 1m}}}\n"
+                 "scheduler: %s\n"
+                 "horizon: 1500s\noutput: {timeline_interval: 5s}\n"
+                 "startup: {container: 30s}\n"
+                 "services:\n  - name: hpa\n    gpus: 2\n    min_replicas: 1\n"
+                 "    max_replicas: 8\n"
+                 "    requests: {process: trace, trace: '%s'}\n"
+                 "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
+                 "    autoscale: {metric: concurrency, target: 1}\n", cases[c].sched, p);
+        reqs_t q;
+        run(y, jobs, 2, &q);
+        const fs_sample_row_t *before = &q.samples.r[107], *after = &q.samples.r[109];
+        assert_double_equal(before->time, 535, 0);
+        assert_double_equal(after->time, 545, 0);
+        print_message("%s: replicas %u at 535 s, %u at 545 s; training queued %u, %u\n",
+                      cases[c].sched, before->replicas, after->replicas, before->jobs_queued,
+                      after->jobs_queued);
+        assert_int_equal(replicas_at(&q, 35), 5);
+        assert_int_equal(before->replicas, 5);
+        assert_int_equal(after->replicas, 4);
+        assert_int_equal(after->gpus_serving, 8);  /* the four that started, still ready */
+        assert_int_equal(before->jobs_queued, cases[c].strict ? 1 : 0);
+        assert_int_equal(after->jobs_queued, 0);
+        assert_int_equal(q.s[0].cold_starts, 4);
+        reqs_free(&q);
+    }
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- sharing the fleet ---------------------------------------------------------------- */
 
 /* Training fills the fleet; the service scales up and preempts it.  At
@@ -728,6 +805,7 @@ int main(void)
         cmocka_unit_test_teardown(test_burstgpt_trace, teardown),
         cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
         cmocka_unit_test_teardown(test_hpa_follows_a_load_step, teardown),
+        cmocka_unit_test_teardown(test_scale_down_withdraws_pending, teardown),
         cmocka_unit_test_teardown(test_conservation_with_preemption, teardown),
         cmocka_unit_test_teardown(test_failures_retry_requests, teardown),
         cmocka_unit_test_teardown(test_config_errors, teardown),
