@@ -137,6 +137,7 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(replicas, K_U32, "replica"),
     SAMPLE_COL(mig_instances, K_U32, "instance"),
     SAMPLE_COL(mig_busy, K_U32, "instance"),
+    SAMPLE_COL(mig_serving, K_U32, "instance"),
     SAMPLE_COL(gpu_s_busy, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_down, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_waiting, K_F64, "GPU-s"),

@@ -1627,7 +1627,7 @@ static void sample(fs_model_t *m)
     r.nodes_autoscaled = 0;
     r.gpus_serving = 0;
     r.replicas = 0;
-    r.mig_instances = r.mig_busy = 0;
+    r.mig_instances = r.mig_busy = r.mig_serving = 0;
     for (uint32_t p = 0; p < m->cluster.n_pools; p++) {    /* MIG pools (docs/mig.md) */
         r.mig_instances += (uint32_t)m->cluster.pools[p].mig_total;
         r.mig_busy += (uint32_t)m->cluster.pools[p].mig_busy;

@@ -65,6 +65,7 @@ typedef struct fs_sample_row {
     uint32_t replicas;      /* service replicas alive (pending, starting, ready) */
     uint32_t mig_instances; /* MIG instances of the static layouts (cluster.pools[].mig), 0 none */
     uint32_t mig_busy;      /* of them, held by a pod */
+    uint32_t mig_serving;   /* of them, held by service replicas (in mig_busy) */
     /* capacity states (#15) over (previous sample, this sample], GPU-s;
      * they sum to the integral of gpus_total over the interval */
     double gpu_s_busy;      /* held by jobs or replicas */

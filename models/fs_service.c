@@ -1,5 +1,6 @@
 #include "fs_service.h"
 #include "fs_catalog.h"
+#include "fs_mig.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_rng.h"
 #include "../traces/fs_reqtrace.h"
@@ -88,6 +89,9 @@ typedef struct svc {
     int32_t set;
     uint32_t *pool_row;     /* per pool: performance row + 1 (0: not usable) */
     uint32_t max_batch;
+    int32_t mig;            /* its replicas' MIG profile code (fs_mig_code), 0 whole GPUs */
+    double gpu_share;       /* GPUs of compute one replica holds: gpus, or with MIG
+                               instances x the profile's share (as the model's milli-GPUs) */
     /* replicas */
     replica_t *rep;
     size_t n_rep, cap_rep;
@@ -251,7 +255,7 @@ static void settle(svc_t *s, fs_time_t now)
 {
     double dt = fs_time_to_s(now - s->acc_at);
     if (dt > 0) {
-        double live = s->live, ready = s->n_ready, gpus = (double)s->holding * s->cfg->gpus;
+        double live = s->live, ready = s->n_ready, gpus = s->holding * s->gpu_share;
         double wait = (double)s->q_n;
         s->bk.live_s += live * dt;
         s->bk.ready_s += ready * dt;
@@ -378,7 +382,8 @@ static int new_replica(svc_t *s, fs_model_t *m)
     fs_job_init(&job);
     job.id = (uint64_t)1 << 63 | (uint64_t)s->idx << 32 | i;
     job.gpus = s->cfg->gpus;
-    job.gpu_milli = 1000;
+    job.gpu_milli = s->mig ? fs_mig_code_milli(s->mig) : FS_GPU_MILLI_WHOLE;
+    job.mig = s->mig;
     job.priority = s->cfg->priority;
     job.job_class = (int32_t)s->cfg->job_class;
     job.flags = FS_JOB_SINGLE_NODE;
@@ -427,7 +432,7 @@ static int retire_now(svc_t *s, fs_model_t *m, uint32_t i)
     replica_t *r = rep_of(s, i);
     settle(s, fs_model_now(m));
     if (r->state == R_STARTING)
-        s->startup_gpu_s += (double)s->cfg->gpus * fs_time_to_s(fs_model_now(m) - r->since);
+        s->startup_gpu_s += s->gpu_share * fs_time_to_s(fs_model_now(m) - r->since);
     unready(s, r);
     int rc = fs_model_retire(m, r->slot);
     free_replica(s, i);
@@ -1173,7 +1178,7 @@ static int ready(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t ge
     if (rc)
         return rc;
     settle(s, fs_model_now(m));
-    s->startup_gpu_s += (double)s->cfg->gpus * fs_time_to_s(fs_model_now(m) - r->since);
+    s->startup_gpu_s += s->gpu_share * fs_time_to_s(fs_model_now(m) - r->since);
     s->n_starting--;
     s->n_ready++;
     r->state = R_READY;
@@ -1271,7 +1276,7 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
     }
     /* stopped: its requests are retried, it waits again */
     if (r->state == R_STARTING)
-        s->startup_gpu_s += (double)s->cfg->gpus * fs_time_to_s(fs_model_now(m) - r->since);
+        s->startup_gpu_s += s->gpu_share * fs_time_to_s(fs_model_now(m) - r->since);
     unready(s, r);
     r->state = R_PENDING;
     r->gen++;
@@ -1303,7 +1308,7 @@ static int svc_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
             return rc;
         for (uint32_t i = 0; i < s->n_rep; i++)     /* start-ups still going at the end */
             if (s->rep[i].state == R_STARTING)
-                s->startup_gpu_s += (double)s->cfg->gpus * fs_time_to_s(end - s->rep[i].since);
+                s->startup_gpu_s += s->gpu_share * fs_time_to_s(end - s->rep[i].since);
         fs_service_row_t r;
         memset(&r, 0, sizeof r);
         snprintf(r.name, sizeof r.name, "%s", s->cfg->name);
@@ -1341,13 +1346,17 @@ static void svc_sample(void *ud, const fs_model_t *m, fs_sample_row_t *row)
 {
     const services_t *a = ud;
     (void)m;
-    uint32_t g = 0, n = 0;
+    uint32_t g = 0, n = 0, mig = 0;
     for (size_t k = 0; k < a->n; k++) {
-        g += a->s[k].holding * a->s[k].cfg->gpus;
+        if (a->s[k].mig)
+            mig += a->s[k].holding * a->s[k].cfg->gpus;
+        else
+            g += a->s[k].holding * a->s[k].cfg->gpus;
         for (uint32_t i = 0; i < a->s[k].n_rep; i++)
             n += a->s[k].rep[i].state != R_FREE;
     }
     row->gpus_serving = g;
+    row->mig_serving = mig;
     row->replicas = n;
 }
 
@@ -1422,6 +1431,11 @@ int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
             fs_error_set(err, FS_EINVAL, "a service name has at most %d bytes",
                          FS_SERVICE_NAME_MAX - 1);
             return blame(key, keylen, i, "name");
+        }
+        if (c->mig && !fs_mig_code_find(c->mig, strlen(c->mig))) {
+            fs_error_set(err, FS_EINVAL, "unknown MIG profile '%s' (expected a profile of a "
+                         "MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", c->mig);
+            return blame(key, keylen, i, "mig");
         }
         if (c->n_perf == 0) {
             fs_error_set(err, FS_EINVAL, "service '%s' needs a performance table (a row per GPU "
@@ -1593,21 +1607,32 @@ static int build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     if (!pools)
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");
     size_t np = 0;
-    for (uint32_t p = 0; p < cl->n_pools; p++)
-        for (size_t r = 0; r < c->n_perf; r++)
-            if (strcasecmp(cl->pools[p].gpu, c->perf[r].gpu) == 0 && cl->pools[p].gpn >= c->gpus) {
+    s->mig = c->mig ? fs_mig_code_find(c->mig, strlen(c->mig)) : 0;
+    s->gpu_share = s->mig ? c->gpus * (fs_mig_code_milli(s->mig) / 1000.0) : c->gpus;
+    for (uint32_t p = 0; p < cl->n_pools; p++) {
+        /* a MIG replica fits only a MIG pool whose layout has its instances
+         * on one node; a whole-GPU one only a pool without MIG */
+        int holds = s->mig ? fs_cluster_mig_could_fit(cl, p, s->mig, c->gpus)
+                           : !cl->pools[p].mig && cl->pools[p].gpn >= c->gpus;
+        for (size_t r = 0; r < c->n_perf && holds; r++)
+            if (strcasecmp(cl->pools[p].gpu, c->perf[r].gpu) == 0) {
                 s->pool_row[p] = (uint32_t)r + 1;
                 pools[np++] = p;
                 break;
             }
+    }
     for (size_t r = 0; r < c->n_perf; r++)
         if (c->perf[r].max_batch > s->max_batch)
             s->max_batch = c->perf[r].max_batch;
     if (np == 0) {
         fs_free(pools);
+        if (s->mig)
+            return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no "
+                                "pool to run on (no pool of its GPU models whose MIG layout has "
+                                "%u instances of %s on one node)", k, c->name, c->gpus, c->mig);
         return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no pool "
-                            "to run on (no pool of its GPU models with nodes of %u GPUs)", k,
-                            c->name, c->gpus);
+                            "to run on (no pool of its GPU models without MIG with nodes of %u "
+                            "GPUs)", k, c->name, c->gpus);
     }
     int rc = fs_model_make_pool_set(m, pools, np, &s->set);
     fs_free(pools);

@@ -29,7 +29,8 @@ typedef struct fs_svc_perf_cfg {
 typedef struct fs_service_cfg {
     char *name;             /* owned */
     int mode;               /* enum fs_svc_mode */
-    uint32_t gpus;          /* GPUs of a replica (one pod on one node) */
+    uint32_t gpus;          /* GPUs of a replica (one pod on one node); with mig: instances */
+    char *mig;              /* MIG profile a replica asks (owned; NULL: whole GPUs) */
     uint32_t job_class;     /* class of its replicas (startup.images, telemetry.activity) */
     int32_t priority;       /* its replicas' priority (training: 0) */
     uint32_t min_replicas, max_replicas;

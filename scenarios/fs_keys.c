@@ -931,7 +931,11 @@ static const fs_key_t service_rows[] = {
             "updated at each rate or replica change (year-long runs)."},
     {.path = "gpus", .type = FS_KT_UINT, .flags = FS_KF_MIN, .off = SV(gpus),
      .size = sizeof(uint32_t), .min = 1, .def = "1",
-     .doc = "GPUs of one replica (one pod, on one node)."},
+     .doc = "GPUs of one replica (one pod, on one node); with mig, its MIG instances."},
+    {.path = "mig", .type = FS_KT_STRING, .off = SV(mig),
+     .doc = "MIG profile of a replica (`3g.40gb`; docs/mig.md): a replica is then one pod "
+            "taking `gpus` instances of it on one node, only in pools whose `mig` layout has "
+            "them; its performance rows are what one replica does on those instances."},
     {.path = "class", .type = FS_KT_UINT, .off = SV(job_class), .size = sizeof(uint32_t),
      .def = "0",
      .doc = "Job class of its replicas: its image and weight load (startup.images) and its "

@@ -440,7 +440,7 @@ static void check_timeline(hid_t f, size_t m)
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
-                        "replicas,mig_instances,mig_busy,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle");
+                        "replicas,mig_instances,mig_busy,mig_serving,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -452,9 +452,10 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, gpus_serving),
                           offsetof(fs_sample_row_t, replicas),
                           offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy),
+                          offsetof(fs_sample_row_t, mig_serving),
                           offsetof(fs_sample_row_t, gpu_s_busy), offsetof(fs_sample_row_t, gpu_s_down),
                           offsetof(fs_sample_row_t, gpu_s_waiting), offsetof(fs_sample_row_t, gpu_s_idle)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -762,7 +763,7 @@ static void test_layout(void **state)
                               "jobs_running:job; jobs_queued:job; gpus_queued:GPU; "
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
                               "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
-                              "mig_instances:instance; mig_busy:instance; gpu_s_busy:GPU-s; "
+                              "mig_instances:instance; mig_busy:instance; mig_serving:instance; gpu_s_busy:GPU-s; "
                               "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s");
     free(cols);
     cols = attr_string(f, "failures", "columns");

@@ -254,6 +254,57 @@ static void test_request_mode_erlang_c(void **state)
     reqs_free(&q);
 }
 
+/* The M/M/4 of mm4 served by four replicas on MIG instances (1g.10gb of one
+ * H100 cut into seven), beside a pool of whole H100s: the queue is the
+ * same Erlang C, the replicas hold instances (mig_serving), not whole GPUs,
+ * and their GPU-hours are the instances' compute share (1/7, 142 milli),
+ * as the model's own account of what they held. */
+static void test_mig_replicas(void **state)
+{
+    (void)state;
+    const char *y = "name: t\nseed: 9\nuntil: horizon\n"
+                    "cluster: {pools: [{name: m, gpu: H100, nodes: 1, gpus_per_node: 1, "
+                    "mig: all-1g.10gb}, {name: w, gpu: H100, nodes: 1, gpus_per_node: 8}]}\n"
+                    "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "
+                    "duration: {dist: constant, value: 1m}}}\n"
+                    "scheduler: {queue: priority}\n"
+                    "horizon: 8h\noutput: {timeline_interval: 10m, requests: true}\n"
+                    "services:\n"
+                    "  - name: mm4\n    mig: 1g.10gb\n    min_replicas: 4\n"
+                    "    requests: {rate: 3/s, input: {dist: exponential, mean: 2000}, "
+                    "output: {dist: constant, value: 1}}\n"
+                    "    performance: [{gpu: H100, prefill: 2000, decode: 100, max_batch: 1}]\n";
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_true(q.n > 80000);
+    double wsum = 0, waited = 0;
+    for (size_t i = 0; i < q.n; i++) {
+        double w = q.r[i].ttft - q.r[i].input / 2000.0;
+        wsum += w;
+        waited += w > 1e-5;
+    }
+    double pw = fs_erlang_c(3, 4), ew = pw / (4 - 3);
+    double mw = wsum / (double)q.n, fw = waited / (double)q.n;
+    print_message("M/M/4 on MIG 1g.10gb: P(wait) %.4f (Erlang C %.4f), mean wait %.4f s "
+                  "(%.4f)\n", fw, pw, mw, ew);
+    assert_double_equal(fw, pw, 0.02);
+    assert_double_equal(mw / ew, 1.0, 0.1);
+    /* (the sample at 0 s comes before the first pass starts them) */
+    assert_true(q.samples.n >= 48);
+    for (size_t k = 1; k < q.samples.n; k++) {
+        const fs_sample_row_t *r = &q.samples.r[k];
+        assert_int_equal(r->mig_instances, 7);
+        assert_int_equal(r->replicas, 4);
+        assert_int_equal(r->mig_serving, 4);
+        assert_int_equal(r->mig_busy, 4);       /* training is whole-GPU: pool w */
+        assert_int_equal(r->gpus_serving, 0);
+    }
+    assert_int_equal(q.s[0].cold_starts, 4);
+    assert_double_equal(q.s[0].gpu_hours, 4 * 0.142 * 8, 1e-9);
+    assert_double_equal(q.t.gpu_s_serving, q.s[0].gpu_hours * 3600, 1e-6);
+    reqs_free(&q);
+}
+
 static void test_fluid_mode_erlang_c(void **state)
 {
     (void)state;
@@ -730,6 +781,24 @@ static void test_config_errors(void **state)
              "output: {dist: constant, value: 10}}\n"
              "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
     expect_error(y, "no pool to run on");
+    snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n    mig: 2g.25gb\n"
+             "    requests: {rate: 1/s, input: {dist: constant, value: 10}, "
+             "output: {dist: constant, value: 10}}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
+    expect_error(y, "t.yaml:10:10: unknown MIG profile '2g.25gb'");
+    /* a profile the pools' layouts do not have: no pool (and a whole-GPU
+     * pool of the same model does not take MIG replicas) */
+    snprintf(y, sizeof y, "name: t\nuntil: horizon\nhorizon: 1h\n"
+             "cluster: {pools: [{name: m, gpu: H100, nodes: 1, gpus_per_node: 1, "
+             "mig: all-1g.10gb}, {name: w, gpu: H100, nodes: 1, gpus_per_node: 8}]}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "
+             "duration: {dist: constant, value: 1m}}}\n"
+             "services:\n  - name: s\n    mig: 3g.40gb\n"
+             "    requests: {rate: 1/s, input: {dist: constant, value: 10}, "
+             "output: {dist: constant, value: 10}}\n"
+             "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n");
+    expect_error(y, "no pool to run on (no pool of its GPU models whose MIG layout has 1 "
+                    "instances of 3g.40gb on one node)");
     snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n    min_replicas: 0\n"
              "    max_replicas: 2\n"
              "    requests: {rate: 1/s, input: {dist: constant, value: 10}, "
@@ -800,6 +869,7 @@ int main(void)
         cmocka_unit_test_teardown(test_erlang_c_formula, teardown),
         cmocka_unit_test_teardown(test_request_mode_erlang_c, teardown),
         cmocka_unit_test_teardown(test_fluid_mode_erlang_c, teardown),
+        cmocka_unit_test_teardown(test_mig_replicas, teardown),
         cmocka_unit_test_teardown(test_modes_agree, teardown),
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
         cmocka_unit_test_teardown(test_burstgpt_trace, teardown),
