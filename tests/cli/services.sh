@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Inference services (docs/services.md) end to end: the shipped mixed
 # scenario (shortened) runs, prints its service line and writes /services,
-# /service_buckets and /timeline.gpus_serving; the Azure LLM traces replay
+# /service_buckets and /timeline.gpus_serving; the MIG scenario's replicas
+# hold instances (/timeline.mig_serving); the Azure LLM traces replay
 # every row (19,366 conversation and 8,819 code requests) when the shared
 # data is there; a bad request trace stops the run at its line (exit 2, no
 # file); plan finds the cheapest fleet with an SLO on a service; the report
@@ -20,6 +21,18 @@ if command -v h5dump >/dev/null; then
     # six hourly buckets of the one service
     h5dump -d /service_buckets -H mixed.h5 | grep -q 'SIMPLE { ( 6 )' && ok \
         || bad "expected 6 rows of /service_buckets"
+fi
+
+# replicas on MIG instances (services[].mig): the shipped scenario, shortened;
+# its replicas hold 1g.10gb instances (/timeline.mig_serving), no whole GPU
+expect_exit 0 "$FLEETSIM" run "$SRC/scenarios/serving-mig.yaml" --set horizon=3h -o mig.h5
+expect_out '^service +small-chat: [0-9]+ requests, TTFT p50 [0-9.]+ [a-z]+ p99 [0-9.]+ [a-z]+, SLO met by'
+if python3 -c 'import h5py' 2>/dev/null; then
+    python3 - mig.h5 <<'PY' && ok || bad "mig.h5: /timeline.mig_serving is not >= 4 with gpus_serving 0 after the start"
+import sys, h5py
+t = h5py.File(sys.argv[1], "r")["timeline"][1:]
+sys.exit(0 if len(t) and (t["mig_serving"] >= 4).all() and (t["gpus_serving"] == 0).all() else 1)
+PY
 fi
 
 # the Azure traces, every row
