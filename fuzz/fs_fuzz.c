@@ -262,7 +262,7 @@ static void drain(const char *format, const char *path, int lenient)
                 (j->gpu_type >= 0 && !fs_source_gpu_type_name(src, j->gpu_type)))
                 fuzz_bug("%s: job %llu: gpu_type %d of %d", format, (unsigned long long)j->id,
                          j->gpu_type, ng);
-            if (j->rec_state < FS_JOB_REC_UNKNOWN || j->rec_state > FS_JOB_REC_RUNNING)
+            if (j->rec_state > FS_JOB_REC_RUNNING)
                 fuzz_bug("%s: job %llu: rec_state %d", format, (unsigned long long)j->id,
                          j->rec_state);
         }

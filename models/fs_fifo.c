@@ -124,7 +124,6 @@ static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
     long c = class_of(f, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
     if (c < 0 || ring_insert(&f->cls[c], m, slot))
         return FS_ENOMEM;
-    j->policy_tag = (uint32_t)c;
     f->queued++;
     return 0;
 }
@@ -177,13 +176,15 @@ static void fifo_job_interrupted(void *state, fs_model_t *m, uint32_t slot)
     (void)slot;
 }
 
-/* A queued job leaves its class's ring; the jobs behind it move up one. */
+/* A queued job leaves its class's ring (its class: the shape's, as at
+ * enqueue); the jobs behind it move up one. */
 static int fifo_withdraw(void *state, fs_model_t *m, uint32_t slot)
 {
     fifo_t *f = state;
-    uint32_t ci = fs_model_job(m, slot)->policy_tag;
-    if (ci >= f->shapes.n)
-        return FS_EINVAL;
+    const fs_jobrt_t *j = fs_model_job(m, slot);
+    long ci = class_of(f, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
+    if (ci < 0)
+        return FS_ENOMEM;
     fifo_class_t *c = &f->cls[ci];
     size_t i = 0;
     while (i < c->len && c->ring[(c->head + i) % c->cap] != slot)

@@ -66,6 +66,12 @@ struct fs_model {
     size_t n_slots, cap_slots;
     uint32_t *free_slots;
     size_t n_free, cap_free;
+    /* run records (fs_jobrun_t) of the jobs that have run, in chunks that
+     * never move; given-back ones are reused first */
+    fs_jobrun_t **run_chunks;
+    size_t n_run_chunks, cap_run_chunks, run_used;  /* run_used: of the last chunk */
+    fs_jobrun_t **run_free;
+    size_t n_run_free, cap_run_free;
     uint64_t next_seq;
     const uint32_t *start_pools; /* fs_model_start_in: the pools to place in (else NULL) */
     size_t start_n;
@@ -411,15 +417,28 @@ static double gpu_share(const fs_jobrt_t *j)
 
 /* ckpt_s, recovery_s, ettr, goodput of a row (docs/recovery.md): useful
  * compute = wall computing minus wall computing work later lost. */
-static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, fs_job_row_t *r)
+static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_jobrun_t *x,
+                          fs_job_row_t *r)
 {
     fs_time_t at = m->finishing ? m->end_at : m->sim.now;
-    double useful = fs_time_to_s(j->w_compute - j->w_lost);
-    r->ckpt_s = fs_time_to_s(j->w_ckpt);
-    r->recovery_s = fs_time_to_s(j->w_recovery);
-    r->ettr = j->first_start >= 0 && at > j->first_start ? useful / fs_time_to_s(at - j->first_start)
-                                                          : NAN;
-    r->goodput = j->held_gpu_s > 0 ? gpu_share(j) * useful / j->held_gpu_s : NAN;
+    double useful = fs_time_to_s(x->w_compute - x->w_lost);
+    r->ckpt_s = fs_time_to_s(x->w_ckpt);
+    r->recovery_s = fs_time_to_s(x->w_recovery);
+    r->ettr = x->first_start >= 0 && at > x->first_start ? useful / fs_time_to_s(at - x->first_start)
+                                                         : NAN;
+    r->goodput = x->held_gpu_s > 0 ? gpu_share(j) * useful / x->held_gpu_s : NAN;
+}
+
+/* The run record of a job that has not run yet: nothing run, queued since
+ * its submission. */
+static void run_init(fs_jobrun_t *x, const fs_jobrt_t *j, fs_time_t queued_since)
+{
+    memset(x, 0, sizeof *x);
+    x->first_start = -1;
+    x->start = -1;
+    x->remaining = j->job.duration;
+    x->rate = 1.0;
+    x->queued_since = queued_since;
 }
 
 static int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
@@ -438,37 +457,43 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
 {
     if (is_replica(j))  /* replicas are rows of /services, not /jobs */
         return 0;
+    fs_jobrun_t blank;
+    const fs_jobrun_t *x = j->r;
+    if (!x) {   /* never ran */
+        run_init(&blank, j, j->job.submit);
+        x = &blank;
+    }
     fs_job_row_t r;
     r.id = j->job.id;
     r.tenant = j->job.tenant;
-    r.pool = j->first_start >= 0 ? (int32_t)j->place.pool : -1;
+    r.pool = x->first_start >= 0 ? (int32_t)x->place.pool : -1;
     r.gpus = j->job.gpus;
     r.gpu_milli = j->job.gpu_milli;
-    r.nodes = j->first_start >= 0 ? j->place.n : 0;
-    r.restarts = j->restarts;
+    r.nodes = x->first_start >= 0 ? x->place.n : 0;
+    r.restarts = x->restarts;
     r.submit = fs_time_to_s(j->job.submit);
-    r.start = j->first_start >= 0 ? fs_time_to_s(j->first_start) : NAN;
+    r.start = x->first_start >= 0 ? fs_time_to_s(x->first_start) : NAN;
     r.end = (state == FS_STATE_COMPLETED || state == FS_STATE_FAILED) ? fs_time_to_s(m->sim.now) : NAN;
-    r.wait = j->first_start >= 0 ? fs_time_to_s(j->first_start - j->job.submit) : NAN;
-    r.run = j->run_s;
-    r.lost_gpu_s = j->lost_gpu_s;
+    r.wait = x->first_start >= 0 ? fs_time_to_s(x->first_start - j->job.submit) : NAN;
+    r.run = x->run_s;
+    r.lost_gpu_s = x->lost_gpu_s;
     r.state = state;
-    r.preemptions = j->preemptions;
-    r.preempt_lost_gpu_s = j->preempt_lost_gpu_s;
-    r.startup_s = fs_time_to_s(j->w_startup);
-    r.held_gpu_s = j->held_gpu_s;
-    r.compute_s = fs_time_to_s(j->w_compute);
+    r.preemptions = x->preemptions;
+    r.preempt_lost_gpu_s = x->preempt_lost_gpu_s;
+    r.startup_s = fs_time_to_s(x->w_startup);
+    r.held_gpu_s = x->held_gpu_s;
+    r.compute_s = fs_time_to_s(x->w_compute);
     m->startup_gpu_s += gpu_share(j) * r.startup_s;
     /* a job still queued at the end counts its time queued up to the end */
     fs_time_t at = m->finishing ? m->end_at : m->sim.now;
-    fs_time_t q = j->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
-                                      ? at - j->queued_since : 0);
+    fs_time_t q = x->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
+                                      ? at - x->queued_since : 0);
     r.queued_s = fs_time_to_s(q);
-    recovery_cols(m, j, &r);
+    recovery_cols(m, j, x, &r);
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
-    m->job_held_gpu_s += j->held_gpu_s;
-    m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(j->w_compute);
-    m->job_lost_gpu_s += j->lost_gpu_s;
+    m->job_held_gpu_s += x->held_gpu_s;
+    m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
+    m->job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
     if (rc)
@@ -488,8 +513,45 @@ static uint32_t slot_alloc(fs_model_t *m)
     return (uint32_t)m->n_slots++;
 }
 
+/* A run record for job j, as run_init leaves it; NULL out of memory.  The
+ * stack of given-back records has room for every record there is, so
+ * giving one back cannot fail. */
+static fs_jobrun_t *run_take(fs_model_t *m, const fs_jobrt_t *j, fs_time_t queued_since)
+{
+    enum { CHUNK = 256 };
+    fs_jobrun_t *x;
+    if (m->n_run_free) {
+        x = m->run_free[--m->n_run_free];
+    } else {
+        if (m->n_run_chunks == 0 || m->run_used == CHUNK) {
+            if (fs_grow((void **)&m->run_chunks, &m->cap_run_chunks, m->n_run_chunks + 1,
+                        sizeof *m->run_chunks) ||
+                fs_grow((void **)&m->run_free, &m->cap_run_free, (m->n_run_chunks + 1) * CHUNK,
+                        sizeof *m->run_free))
+                return NULL;
+            fs_jobrun_t *c = fs_malloc(CHUNK * sizeof *c);
+            if (!c)
+                return NULL;
+            m->run_chunks[m->n_run_chunks++] = c;
+            m->run_used = 0;
+        }
+        x = &m->run_chunks[m->n_run_chunks - 1][m->run_used++];
+    }
+    run_init(x, j, queued_since);
+    return x;
+}
+
+static void run_give_back(fs_model_t *m, fs_jobrt_t *j)
+{
+    m->run_free[m->n_run_free++] = j->r;
+    j->r = NULL;
+}
+
 static int slot_free(fs_model_t *m, uint32_t s)
 {
+    fs_jobrt_t *j = &m->slots[s];
+    if (j->r)
+        run_give_back(m, j);
     m->slots[s].state = FS_JOBRT_FREE;
     if (fs_grow((void **)&m->free_slots, &m->cap_free, m->n_free + 1, sizeof *m->free_slots))
         return FS_ENOMEM;
@@ -515,8 +577,8 @@ static double slowest_node(const fs_model_t *m, const fs_placement_t *p)
 
 static int on_node(const fs_jobrt_t *j, uint32_t node)
 {
-    const fs_slice_t *s = fs_placement_slices(&j->place);
-    for (uint32_t i = 0; i < j->place.n; i++)
+    const fs_slice_t *s = fs_placement_slices(&j->r->place);
+    for (uint32_t i = 0; i < j->r->place.n; i++)
         if (s[i].node == node)
             return 1;
     return 0;
@@ -543,7 +605,7 @@ static void nidx_drop(nodevec_t *v, uint32_t slot)
 
 static int nidx_add(fs_model_t *m, uint32_t slot)
 {
-    const fs_placement_t *p = &m->slots[slot].place;
+    const fs_placement_t *p = &m->slots[slot].r->place;
     const fs_slice_t *s = fs_placement_slices(p);
     for (uint32_t i = 0; i < p->n; i++)
         if (nidx_push(&m->nidx[s[i].node], slot))
@@ -554,7 +616,7 @@ static int nidx_add(fs_model_t *m, uint32_t slot)
 /* O(slices x jobs per node); a slice already dropped is a no-op. */
 static void nidx_del(fs_model_t *m, uint32_t slot)
 {
-    const fs_placement_t *p = &m->slots[slot].place;
+    const fs_placement_t *p = &m->slots[slot].r->place;
     const fs_slice_t *s = fs_placement_slices(p);
     for (uint32_t i = 0; i < p->n; i++)
         nidx_drop(&m->nidx[s[i].node], slot);
@@ -564,10 +626,10 @@ static void nidx_del(fs_model_t *m, uint32_t slot)
 static double span_factor(const fs_model_t *m, const fs_jobrt_t *j)
 {
     const fs_cluster_cfg_t *cc = &m->cfg->cluster;
-    if (j->place.n < 2 || !fs_recov_span_row(cc, j->job.job_class))
+    if (j->r->place.n < 2 || !fs_recov_span_row(cc, j->job.job_class))
         return 1.0;
     fs_span_t sp;
-    if (fs_cluster_span(&m->cluster, &j->place, &sp))
+    if (fs_cluster_span(&m->cluster, &j->r->place, &sp))
         return -1.0;
     return fs_recov_span_factor(cc, j->job.job_class, &sp, m->cluster.topo != NULL);
 }
@@ -598,40 +660,40 @@ static double pool_mttf(fs_model_t *m, uint32_t p)
 static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
 {
     const fs_recovery_cfg_t *rc = &m->cfg->recovery;
-    j->rem0 = j->remaining;
-    j->since_ckpt = j->since_wall = 0;
-    j->phase = FS_PHASE_COMPUTE;
-    j->phase_left = 0;
-    j->restore_after = 0;
-    if (j->need_restore && rc->restore > 0) {
-        j->phase = FS_PHASE_RESTORE;
-        j->phase_left = rc->restore;
+    j->r->rem0 = j->r->remaining;
+    j->r->since_ckpt = j->r->since_wall = 0;
+    j->r->phase = FS_PHASE_COMPUTE;
+    j->r->phase_left = 0;
+    j->r->restore_after = 0;
+    if (j->r->need_restore && rc->restore > 0) {
+        j->r->phase = FS_PHASE_RESTORE;
+        j->r->phase_left = rc->restore;
     }
-    j->att_startup = startup;
+    j->r->att_startup = startup;
     if (startup > 0) {      /* start-up first, then the restore */
-        j->restore_after = j->phase == FS_PHASE_RESTORE ? j->phase_left : 0;
-        j->phase = FS_PHASE_STARTING;
-        j->phase_left = startup;
+        j->r->restore_after = j->r->phase == FS_PHASE_RESTORE ? j->r->phase_left : 0;
+        j->r->phase = FS_PHASE_STARTING;
+        j->r->phase_left = startup;
     }
-    j->need_restore = 0;
-    j->ckpt_every = 0;
+    j->r->need_restore = 0;
+    j->r->ckpt_every = 0;
     if (is_replica(j)) {    /* a replica restores nothing and never checkpoints */
-        j->phase = startup > 0 ? FS_PHASE_STARTING : FS_PHASE_COMPUTE;
-        j->phase_left = startup;
-        j->restore_after = 0;
+        j->r->phase = startup > 0 ? FS_PHASE_STARTING : FS_PHASE_COMPUTE;
+        j->r->phase_left = startup;
+        j->r->restore_after = 0;
         return 0;
     }
     if (rc->checkpoint == FS_CKPT_NONE)
         return 0;
     double mttf = 0;
     if (rc->checkpoint == FS_CKPT_YOUNG || rc->checkpoint == FS_CKPT_DALY)
-        mttf = pool_mttf(m, j->place.pool);
+        mttf = pool_mttf(m, j->r->place.pool);
     if (mttf < 0)
         return FS_ENOMEM;
-    double tau = fs_recov_interval_s(rc, mttf, j->place.n);
+    double tau = fs_recov_interval_s(rc, mttf, j->r->place.n);
     if (tau > 0) {
-        double w = tau * 1e6 * j->rate;
-        j->ckpt_every = w < 1 ? 1 : w > 9e18 ? INT64_MAX / 4 : (fs_time_t)llround(w);
+        double w = tau * 1e6 * j->r->rate;
+        j->r->ckpt_every = w < 1 ? 1 : w > 9e18 ? INT64_MAX / 4 : (fs_time_t)llround(w);
     }
     return 0;
 }
@@ -639,12 +701,13 @@ static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
 /* A MIG pod: the first of its pools (in order) that has k free instances
  * of its profile on one node; fs_cluster_mig_take picks the node.  The
  * placer's kinds and scores do not apply (docs/mig.md). */
-static int mig_place(fs_model_t *m, const uint32_t *pools, size_t n_pools, fs_jobrt_t *j)
+static int mig_place(fs_model_t *m, const uint32_t *pools, size_t n_pools, const fs_jobrt_t *j,
+                     fs_placement_t *out)
 {
     size_t n = pools ? n_pools : m->cluster.n_pools;
     for (size_t i = 0; i < n; i++) {
         uint32_t p = pools ? pools[i] : (uint32_t)i;
-        if (fs_cluster_mig_take(&m->cluster, p, j->job.mig, j->job.gpus, &j->place))
+        if (fs_cluster_mig_take(&m->cluster, p, j->job.mig, j->job.gpus, out))
             return 1;
     }
     return 0;
@@ -665,12 +728,21 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
     settle(m, m->sim.now);
     {
         fs_podreq_t q = fs_podreq_of(&j->job);
+        /* the first start takes the job's run record (given back if the
+         * job does not fit after all) */
+        int first = !j->r;
+        if (first && !(j->r = run_take(m, j, j->job.submit))) {
+            fail(m, FS_ENOMEM, "starting a job");
+            return FS_ENOMEM;
+        }
         int rc = j->job.mig
-                     ? mig_place(m, pools, n_pools, j)
+                     ? mig_place(m, pools, n_pools, j, &j->r->place)
                      : j->job.flags & FS_JOB_SINGLE_NODE
-                     ? fs_placer_place_pod(m->placer, &m->cluster, pools, n_pools, &q, &j->place)
+                     ? fs_placer_place_pod(m->placer, &m->cluster, pools, n_pools, &q, &j->r->place)
                      : fs_placer_place(m->placer, &m->cluster, pools, n_pools, j->job.gpus,
-                                       j->job.gpu_milli, &j->place);
+                                       j->job.gpu_milli, &j->r->place);
+        if (rc <= 0 && first)
+            run_give_back(m, j);
         if (rc < 0) {
             fail(m, rc, "placing a job");
             return rc;
@@ -682,19 +754,19 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
          * node's speed */
         double span = span_factor(m, j);
         if (span < 0) {
-            fs_cluster_free(&m->cluster, &j->place);
-            fs_placement_release(&j->place);
+            fs_cluster_free(&m->cluster, &j->r->place);
+            fs_placement_release(&j->r->place);
             fail(m, FS_ENOMEM, "placing a job");
             return FS_ENOMEM;
         }
-        j->rate_base = fs_placer_speed(m->placer, j->place.pool, j->job.job_class) * span;
-        j->rate = j->rate_base * slowest_node(m, &j->place);
+        j->r->rate_base = fs_placer_speed(m->placer, j->r->place.pool, j->job.job_class) * span;
+        j->r->rate = j->r->rate_base * slowest_node(m, &j->r->place);
         j->state = FS_JOBRT_RUNNING;
-        if (j->first_start < 0)
-            j->first_start = m->sim.now;
-        j->queued_us += m->sim.now - j->queued_since;
-        j->start = j->settled_at = m->sim.now;
-        fs_time_t su = m->startup ? fs_startup_begin(m->startup, &j->place, j->job.job_class,
+        if (j->r->first_start < 0)
+            j->r->first_start = m->sim.now;
+        j->r->queued_us += m->sim.now - j->r->queued_since;
+        j->r->start = j->r->settled_at = m->sim.now;
+        fs_time_t su = m->startup ? fs_startup_begin(m->startup, &j->r->place, j->job.job_class,
                                                       m->sim.now)
                                   : 0;
         if (su < 0 || attempt_begin(m, j, su) || (m->nidx && nidx_add(m, slot))) {
@@ -711,10 +783,10 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             replica_event(m, slot, FS_REPLICA_STARTED, su);
             return m->err.code ? m->err.code : 1;
         }
-        fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
+        fs_time_t dt = fs_recov_finish_wall(j->r, m->cfg->recovery.write_cost);
         fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
                          .priority = FS_PRIO_COMPLETION};
-        rc = fs_sim_schedule(&m->sim, &ev, &j->end_ev);
+        rc = fs_sim_schedule(&m->sim, &ev, &j->r->end_ev);
         if (rc) {
             fail(m, rc, "scheduling a completion");
             return rc;
@@ -727,9 +799,9 @@ fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
 {
     const fs_jobrt_t *j = &m->slots[slot];
     if (j->state != FS_JOBRT_RUNNING)
-        return j->remaining;
-    fs_jobrt_t c = *j;
-    fs_recov_advance(&c, m->sim.now - j->settled_at, m->cfg->recovery.write_cost);
+        return fs_jobrt_remaining(j);
+    fs_jobrun_t c = *j->r;
+    fs_recov_advance(&c, m->sim.now - c.settled_at, m->cfg->recovery.write_cost);
     return c.remaining;
 }
 
@@ -737,22 +809,22 @@ fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
  * counters). */
 static void progress(fs_model_t *m, fs_jobrt_t *j)
 {
-    fs_recov_advance(j, m->sim.now - j->settled_at, m->cfg->recovery.write_cost);
-    j->settled_at = m->sim.now;
+    fs_recov_advance(j->r, m->sim.now - j->r->settled_at, m->cfg->recovery.write_cost);
+    j->r->settled_at = m->sim.now;
 }
 
 /* Work since the last checkpoint is lost: `lost` us of work (<= since_ckpt)
  * is redone. */
 static void lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost)
 {
-    fs_time_t wall = lost >= j->since_ckpt ? j->since_wall
-                   : (fs_time_t)((double)j->since_wall * (double)lost / (double)j->since_ckpt);
-    j->remaining += lost;
-    j->w_lost += wall;
+    fs_time_t wall = lost >= j->r->since_ckpt ? j->r->since_wall
+                   : (fs_time_t)((double)j->r->since_wall * (double)lost / (double)j->r->since_ckpt);
+    j->r->remaining += lost;
+    j->r->w_lost += wall;
     double g = gpu_share(j) * fs_time_to_s(wall);
-    j->lost_gpu_s += g;
+    j->r->lost_gpu_s += g;
     m->lost_gpu_s += g;
-    j->since_ckpt = j->since_wall = 0;
+    j->r->since_ckpt = j->r->since_wall = 0;
 }
 
 /* A running attempt stops at now: completion cancelled, wall and GPU-s
@@ -760,11 +832,11 @@ static void lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost)
 static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
 {
     progress(m, j);
-    fs_sim_cancel(&m->sim, j->end_ev);
-    j->end_ev = (fs_event_handle_t){0, 0};
-    double ran = fs_time_to_s(m->sim.now - j->start);
-    j->run_s += ran;
-    j->held_gpu_s += gpu_share(j) * ran;
+    fs_sim_cancel(&m->sim, j->r->end_ev);
+    j->r->end_ev = (fs_event_handle_t){0, 0};
+    double ran = fs_time_to_s(m->sim.now - j->r->start);
+    j->r->run_s += ran;
+    j->r->held_gpu_s += gpu_share(j) * ran;
     m->running--;
     if (is_replica(j))
         m->svc_running--;
@@ -776,19 +848,19 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
 {
     if (!m->sink.interval || m->err.code)
         return;
-    const fs_slice_t *sl = fs_placement_slices(&j->place);
-    fs_time_t ready = j->start + j->att_startup < end ? j->start + j->att_startup : end;
+    const fs_slice_t *sl = fs_placement_slices(&j->r->place);
+    fs_time_t ready = j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
     const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
     const fs_activity_cfg_t *a = &tc->dflt;
     for (size_t i = 0; i < tc->n_activity; i++)
         if ((int64_t)tc->activity[i].job_class == j->job.job_class)
             a = &tc->activity[i];
-    for (uint32_t k = 0; k < j->place.n; k++) {
+    for (uint32_t k = 0; k < j->r->place.n; k++) {
         fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                                .job_class = j->job.job_class, .node = sl[k].node,
-                               .gpus = sl[k].gpus, .gpu_milli = j->place.milli,
-                               .gpu = j->place.milli < 1000 || j->place.mig ? j->place.gpu : 0,
-                               .start = fs_time_to_s(j->start), .ready = fs_time_to_s(ready),
+                               .gpus = sl[k].gpus, .gpu_milli = j->r->place.milli,
+                               .gpu = j->r->place.milli < 1000 || j->r->place.mig ? j->r->place.gpu : 0,
+                               .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),
                                .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
                                .tensor = a->tensor, .dram = a->dram, .fb = a->fb};
         int rc = m->sink.interval(m->sink.ud, &r);
@@ -805,13 +877,13 @@ static void release_place(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
     emit_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->place);
+    fs_cluster_free(&m->cluster, &j->r->place);
     if (m->nidx)
         nidx_del(m, slot);
-    uint32_t pool = j->place.pool, n = j->place.n;
-    fs_placement_release(&j->place);
-    j->place.pool = pool;
-    j->place.n = n;
+    uint32_t pool = j->r->place.pool, n = j->r->place.n;
+    fs_placement_release(&j->r->place);
+    j->r->place.pool = pool;
+    j->r->place.n = n;
 }
 
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
@@ -822,26 +894,26 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     const fs_sched_cfg_t *sc = &m->cfg->scheduler;
     settle(m, m->sim.now);
     attempt_stop(m, j);
-    if (j->phase == FS_PHASE_RESTORE ||   /* a restore cut short is done again */
-        (j->phase == FS_PHASE_STARTING && j->restore_after > 0))
-        j->need_restore = 1;
+    if (j->r->phase == FS_PHASE_RESTORE ||   /* a restore cut short is done again */
+        (j->r->phase == FS_PHASE_STARTING && j->r->restore_after > 0))
+        j->r->need_restore = 1;
     /* kept: up to the last multiple of checkpoint_interval in this attempt,
      * or the last recovery checkpoint, whichever is later */
-    fs_time_t done = j->rem0 - j->remaining;
+    fs_time_t done = j->r->rem0 - j->r->remaining;
     fs_time_t ci = sc->checkpoint_interval;
     fs_time_t lost = ci > 0 ? done % ci : done;
-    if (lost > j->since_ckpt)
-        lost = j->since_ckpt;
-    double lost0 = j->lost_gpu_s;
+    if (lost > j->r->since_ckpt)
+        lost = j->r->since_ckpt;
+    double lost0 = j->r->lost_gpu_s;
     lose_work(m, j, lost);
-    j->preempt_lost_gpu_s += j->lost_gpu_s - lost0;
-    m->lost_preempt_gpu_s += j->lost_gpu_s - lost0;
-    j->preemptions++;
+    j->r->preempt_lost_gpu_s += j->r->lost_gpu_s - lost0;
+    m->lost_preempt_gpu_s += j->r->lost_gpu_s - lost0;
+    j->r->preemptions++;
     m->preemptions++;
-    j->remaining += sc->restart_cost;
-    j->restarts++;
+    j->r->remaining += sc->restart_cost;
+    j->r->restarts++;
     j->state = FS_JOBRT_QUEUED;
-    j->queued_since = m->sim.now;
+    j->r->queued_since = m->sim.now;
     release_place(m, slot);
     m->queued++;
     m->gpus_queued += j->job.gpus;
@@ -895,14 +967,14 @@ static int rerate(fs_model_t *m, uint32_t slot, double rate)
 {
     fs_jobrt_t *j = &m->slots[slot];
     progress(m, j);
-    j->rate = rate;
+    j->r->rate = rate;
     if (is_replica(j))      /* no completion to move */
         return 0;
-    fs_sim_cancel(&m->sim, j->end_ev);
-    fs_time_t dt = fs_recov_finish_wall(j, m->cfg->recovery.write_cost);
+    fs_sim_cancel(&m->sim, j->r->end_ev);
+    fs_time_t dt = fs_recov_finish_wall(j->r, m->cfg->recovery.write_cost);
     fs_event_t ev = {.time = m->sim.now + dt, .type = EV_JOB_END, .entity = slot,
                      .priority = FS_PRIO_COMPLETION};
-    int rc = fs_sim_schedule(&m->sim, &ev, &j->end_ev);
+    int rc = fs_sim_schedule(&m->sim, &ev, &j->r->end_ev);
     if (rc)
         fail(m, rc, "rescheduling a completion");
     return rc;
@@ -919,7 +991,7 @@ static int nidx_ensure(fs_model_t *m)
         return FS_ENOMEM;
     for (size_t i = 0; i < m->n_slots; i++) {
         const fs_jobrt_t *j = &m->slots[i];
-        int holds = j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->holding);
+        int holds = j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->r->holding);
         if (holds && nidx_add(m, (uint32_t)i))
             return FS_ENOMEM;
     }
@@ -929,21 +1001,21 @@ static int nidx_ensure(fs_model_t *m)
 /* GPUs a recovering job still holds. */
 static double held_gpus(const fs_jobrt_t *j)
 {
-    if (!j->holding)
+    if (!j->r->holding)
         return 0;
-    if (j->place.n <= 1)
+    if (j->r->place.n <= 1)
         return gpu_share(j);
     double g = 0;
-    for (uint32_t i = 0; i < j->place.n; i++)
-        g += j->place.many[i].gpus;
+    for (uint32_t i = 0; i < j->r->place.n; i++)
+        g += j->r->place.many[i].gpus;
     return g;
 }
 
 /* Counts the GPU-s a recovering job held from settled_at to at. */
 static void hold_account(fs_jobrt_t *j, fs_time_t at)
 {
-    j->held_gpu_s += held_gpus(j) * fs_time_to_s(at - j->settled_at);
-    j->settled_at = at;
+    j->r->held_gpu_s += held_gpus(j) * fs_time_to_s(at - j->r->settled_at);
+    j->r->settled_at = at;
 }
 
 /* A recovering job's share of failed `node` is freed now (the node is
@@ -952,16 +1024,16 @@ static void drop_node(fs_model_t *m, uint32_t slot, uint32_t node)
 {
     fs_jobrt_t *j = &m->slots[slot];
     hold_account(j, m->sim.now);
-    if (j->place.n <= 1) {
+    if (j->r->place.n <= 1) {
         release_place(m, slot);
-        j->holding = 0;
+        j->r->holding = 0;
         return;
     }
-    for (uint32_t i = 0; i < j->place.n; i++) {
-        fs_slice_t *s = &j->place.many[i];
+    for (uint32_t i = 0; i < j->r->place.n; i++) {
+        fs_slice_t *s = &j->r->place.many[i];
         if (s->node != node || s->gpus == 0)
             continue;
-        fs_placement_t one = {.pool = j->place.pool, .n = 1, .one = *s,
+        fs_placement_t one = {.pool = j->r->place.pool, .n = 1, .one = *s,
                               .milli = FS_GPU_MILLI_WHOLE};
         fs_cluster_free(&m->cluster, &one);
         s->gpus = 0;
@@ -985,16 +1057,16 @@ static int replica_end(fs_model_t *m, uint32_t slot);
 static int requeue(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    if (j->retiring) {      /* its service retired it while it recovered */
+    if (j->r->retiring) {      /* its service retired it while it recovered */
         m->recovering--;
         return replica_end(m, slot);
     }
     if (is_replica(j))
         m->svc_queued++;
-    j->w_recovery += m->sim.now - j->start;
+    j->r->w_recovery += m->sim.now - j->r->start;
     j->state = FS_JOBRT_QUEUED;
-    j->queued_since = m->sim.now;
-    j->restarts++;
+    j->r->queued_since = m->sim.now;
+    j->r->restarts++;
     m->recovering--;
     m->queued++;
     m->gpus_queued += j->job.gpus;
@@ -1009,11 +1081,11 @@ static int requeue(fs_model_t *m, uint32_t slot)
 static int give_up(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    j->w_recovery += m->sim.now - j->start;
+    j->r->w_recovery += m->sim.now - j->r->start;
     m->recovering--;
     m->last_change = m->sim.now;
     int rc = emit(m, j, FS_STATE_FAILED);
-    fs_placement_release(&j->place);
+    fs_placement_release(&j->r->place);
     if (!rc && slot_free(m, slot)) {
         fail(m, FS_ENOMEM, "freeing a job slot");
         rc = FS_ENOMEM;
@@ -1027,15 +1099,15 @@ static int detected(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
     hold_account(j, m->sim.now);
-    if (j->holding) {
+    if (j->r->holding) {
         release_place(m, slot);
-        j->holding = 0;
+        j->r->holding = 0;
     }
     m->last_change = m->sim.now;
     if (is_replica(j))      /* the ReplicaSet makes a new pod at once, retries unlimited */
         return requeue(m, slot);
     fs_time_t delay;
-    if (!fs_recov_retry(&m->cfg->recovery, j->failures, &delay))
+    if (!fs_recov_retry(&m->cfg->recovery, j->r->failures, &delay))
         return give_up(m, slot);
     if (delay > 0)
         return recover_at(m, slot, m->sim.now + delay, RC_REQUEUE);
@@ -1062,12 +1134,12 @@ static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
 {
     fs_jobrt_t *j = &m->slots[slot];
     attempt_stop(m, j);
-    lose_work(m, j, j->since_ckpt);
-    j->failures++;
+    lose_work(m, j, j->r->since_ckpt);
+    j->r->failures++;
     j->state = FS_JOBRT_RECOVERING;
-    j->holding = 1;
-    j->need_restore = 1;
-    j->start = j->settled_at = m->sim.now;  /* recovery and hold clocks */
+    j->r->holding = 1;
+    j->r->need_restore = 1;
+    j->r->start = j->r->settled_at = m->sim.now;  /* recovery and hold clocks */
     m->interruptions++;
     m->recovering++;
     m->last_change = m->sim.now;
@@ -1117,7 +1189,7 @@ static int fail_node_jobs(fs_model_t *m, uint32_t node, uint32_t *hit)
         if (m->slots[s].state == FS_JOBRT_RUNNING) {
             rc = fail_job(m, s, node);
             (*hit)++;
-        } else if (m->slots[s].state == FS_JOBRT_RECOVERING && m->slots[s].holding) {
+        } else if (m->slots[s].state == FS_JOBRT_RECOVERING && m->slots[s].r->holding) {
             drop_node(m, s, node);
         }
     }
@@ -1209,8 +1281,8 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
         fs_jobrt_t *j = &m->slots[v->v[i]];
         if (j->state != FS_JOBRT_RUNNING)
             continue;
-        double r = j->rate_base * slowest_node(m, &j->place);
-        if (r != j->rate) {
+        double r = j->r->rate_base * slowest_node(m, &j->r->place);
+        if (r != j->r->rate) {
             int rc = rerate(m, v->v[i], r);
             if (rc)
                 return rc;
@@ -1264,11 +1336,11 @@ static void job_end(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
     settle(m, m->sim.now);
-    j->end_ev = (fs_event_handle_t){0, 0};  /* fired */
+    j->r->end_ev = (fs_event_handle_t){0, 0};  /* fired */
     attempt_stop(m, j);
-    j->remaining = 0;
+    j->r->remaining = 0;
     emit_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->place);
+    fs_cluster_free(&m->cluster, &j->r->place);
     if (m->nidx)
         nidx_del(m, slot);
     m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
@@ -1276,7 +1348,7 @@ static void job_end(fs_model_t *m, uint32_t slot)
     m->last_change = m->sim.now;
     end_callback(m, slot);
     emit(m, j, FS_STATE_COMPLETED);
-    fs_placement_release(&j->place);
+    fs_placement_release(&j->r->place);
     if (slot_free(m, slot))
         fail(m, FS_ENOMEM, "freeing a job slot");
 }
@@ -1399,13 +1471,16 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     memset(j, 0, sizeof *j);
     j->job = *job;
     j->seq = m->next_seq++;
-    j->first_start = -1;
-    j->start = -1;
-    j->queued_since = m->sim.now;
-    j->remaining = job->duration;
-    j->rate = 1.0;
     j->type_pools = t;
     j->state = FS_JOBRT_QUEUED;
+    /* queued since its submission: no run record until it starts, unless
+     * it enters the queue later than that */
+    if (m->sim.now != job->submit && !(j->r = run_take(m, j, m->sim.now))) {
+        j->state = FS_JOBRT_FREE;
+        slot_free(m, s);
+        fail(m, FS_ENOMEM, "admitting a job");
+        return;
+    }
     if (!could_ever_fit(m, j)) {
         if (is_replica(j)) {    /* the caller says why */
             if (slot_free(m, s))
@@ -1480,7 +1555,8 @@ int fs_model_submit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *s
  * freed; the GPUs were given back by the caller. */
 static int replica_end(fs_model_t *m, uint32_t slot)
 {
-    fs_placement_release(&m->slots[slot].place);
+    if (m->slots[slot].r)   /* none: withdrawn before it ever ran */
+        fs_placement_release(&m->slots[slot].r->place);
     m->svc_live--;
     m->last_change = m->sim.now;
     if (slot_free(m, slot)) {
@@ -1501,13 +1577,13 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
     case FS_JOBRT_RUNNING:
         attempt_stop(m, j);
         emit_intervals(m, j, m->sim.now);
-        fs_cluster_free(&m->cluster, &j->place);
+        fs_cluster_free(&m->cluster, &j->r->place);
         if (m->nidx)
             nidx_del(m, slot);
         end_callback(m, slot);
         return replica_end(m, slot);
     case FS_JOBRT_RECOVERING:
-        j->retiring = 1;
+        j->r->retiring = 1;
         return 0;
     case FS_JOBRT_QUEUED: {
         if (!m->pol->withdraw)
@@ -1860,10 +1936,14 @@ void fs_model_destroy(fs_model_t *m)
         m->pol->destroy(m->pol_state);
     for (size_t i = 0; i < m->n_slots; i++)
         if (m->slots[i].state == FS_JOBRT_RUNNING ||
-            (m->slots[i].state == FS_JOBRT_RECOVERING && m->slots[i].holding))
-            fs_placement_release(&m->slots[i].place);
+            (m->slots[i].state == FS_JOBRT_RECOVERING && m->slots[i].r->holding))
+            fs_placement_release(&m->slots[i].r->place);
     fs_free(m->slots);
     fs_free(m->free_slots);
+    for (size_t i = 0; i < m->n_run_chunks; i++)
+        fs_free(m->run_chunks[i]);
+    fs_free(m->run_chunks);
+    fs_free(m->run_free);
     fs_free(m->batch);
     fs_free(m->set_pool);
     fs_free(m->set_off);
@@ -1915,19 +1995,19 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     for (size_t i = 0; i < m->n_slots; i++) {
         fs_jobrt_t *j = &m->slots[i];
         if (is_replica(j) && j->state != FS_JOBRT_FREE) {  /* their holds end at the end */
-            if (j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->holding))
+            if (j->state == FS_JOBRT_RUNNING || (j->state == FS_JOBRT_RECOVERING && j->r->holding))
                 emit_intervals(m, j, end);
             if (m->err.code)
                 break;
             continue;
         }
         if (j->state == FS_JOBRT_RUNNING) {
-            fs_recov_advance(j, end - j->settled_at, m->cfg->recovery.write_cost);
-            j->settled_at = end;
-            double ran = fs_time_to_s(end - j->start);
-            j->run_s += ran;
-            j->held_gpu_s += gpu_share(j) * ran;
-            fs_time_t kept = j->job.duration - j->remaining;
+            fs_recov_advance(j->r, end - j->r->settled_at, m->cfg->recovery.write_cost);
+            j->r->settled_at = end;
+            double ran = fs_time_to_s(end - j->r->start);
+            j->r->run_s += ran;
+            j->r->held_gpu_s += gpu_share(j) * ran;
+            fs_time_t kept = j->job.duration - j->r->remaining;
             m->useful_gpu_s += gpu_share(j) * fs_time_to_s(kept > 0 ? kept : 0);
             emit_intervals(m, j, end);
             if (m->err.code || emit(m, j, FS_STATE_RUNNING))
@@ -1936,10 +2016,10 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
             if (emit(m, j, FS_STATE_QUEUED))
                 break;
         } else if (j->state == FS_JOBRT_RECOVERING) {
-            if (j->holding)
+            if (j->r->holding)
                 emit_intervals(m, j, end);
             hold_account(j, end);
-            j->w_recovery += end - j->start;
+            j->r->w_recovery += end - j->r->start;
             if (emit(m, j, FS_STATE_QUEUED))
                 break;
         }

@@ -41,10 +41,13 @@ typedef struct fs_model fs_model_t;
 enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2,
                       FS_JOBRT_RECOVERING = 3 };
 
-/* Runtime state of an active job. */
-typedef struct fs_jobrt {
-    fs_job_t job;
-    uint64_t seq;           /* admission order, 0.. */
+/* What a job has once it has run: its attempts, recovery and accounting
+ * (docs/performance.md "Memory per queued job").  A job that has never
+ * started has none (fs_jobrt_t.r is NULL) and costs only its fs_jobrt_t:
+ * the record is taken at the first start (or at admission when a job
+ * enters the queue later than its submission) and given back with the
+ * slot. */
+typedef struct fs_jobrun {
     fs_time_t first_start;  /* -1 until started */
     fs_time_t start;        /* start of the current attempt */
     fs_time_t remaining;    /* work left at speed 1.0, us */
@@ -52,12 +55,9 @@ typedef struct fs_jobrt {
     fs_time_t settled_at;   /* when remaining was last settled */
     fs_placement_t place;   /* valid while running */
     fs_event_handle_t end_ev;
-    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
     uint32_t restarts;
-    uint32_t policy_tag;    /* free for the policy (e.g. its class id) */
     double run_s;           /* wall seconds run, finished attempts */
     double lost_gpu_s;      /* GPU-s of compute whose work was lost */
-    uint8_t state;          /* enum fs_jobrt_state */
     /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
      * (after a failure), then compute tau / write delta cycles; all as of
      * settled_at.  Wall times in us. */
@@ -83,7 +83,31 @@ typedef struct fs_jobrt {
     fs_time_t queued_us;    /* time queued before the current state: first wait + requeues */
     uint32_t preemptions;   /* times preempted by the policy (failures not counted) */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
+} fs_jobrun_t;
+
+/* Runtime state of an active job: what a waiting job needs (issue #13: a
+ * queued job that has never run holds this record alone, 112 bytes; a
+ * policy keeps its own per-job state in its own arrays). */
+typedef struct fs_jobrt {
+    fs_job_t job;
+    uint64_t seq;           /* admission order, 0.. */
+    fs_jobrun_t *r;         /* attempts and accounting: NULL until it first runs */
+    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
+    uint8_t state;          /* enum fs_jobrt_state */
 } fs_jobrt_t;
+
+/* Restarts so far (0 before the first start). */
+static inline uint32_t fs_jobrt_restarts(const fs_jobrt_t *j)
+{
+    return j->r ? j->r->restarts : 0;
+}
+
+/* Work left at speed 1.0 as last settled (its duration before the first
+ * start; fs_model_remaining for a running job's work left now). */
+static inline fs_time_t fs_jobrt_remaining(const fs_jobrt_t *j)
+{
+    return j->r ? j->r->remaining : j->job.duration;
+}
 
 typedef struct fs_model_progress {
     void (*fn)(void *ud, const fs_model_t *m);

@@ -27,7 +27,7 @@ fs_time_t fs_order_plan(const fs_model_t *m, uint32_t slot)
     const fs_sched_cfg_t *c = &fs_model_config(m)->scheduler;
     const fs_jobrt_t *j = fs_model_job(mm, slot);
     if (c->runtime == FS_RUNTIME_ORACLE)
-        return j->remaining;
+        return fs_jobrt_remaining(j);
     if (j->job.estimate >= 0)
         return j->job.estimate;
     return c->unknown_estimate == FS_UNKNOWN_EST_ORACLE ? j->job.duration : c->default_limit;

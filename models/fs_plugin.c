@@ -43,7 +43,7 @@ static int h_job(void *sim, uint32_t handle, fleetsim_job_info *out)
                                .remaining_s = fs_time_to_s(fs_model_remaining(pl->m, handle)),
                                .gpus = j->job.gpus, .gpu_milli = j->job.gpu_milli,
                                .tenant = j->job.tenant, .priority = j->job.priority,
-                               .job_class = j->job.job_class, .restarts = j->restarts};
+                               .job_class = j->job.job_class, .restarts = fs_jobrt_restarts(j)};
     return 0;
 }
 

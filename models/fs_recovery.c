@@ -12,14 +12,14 @@ static fs_time_t wall_for(fs_time_t work, double rate)
     return work <= 0 ? 0 : (fs_time_t)ceil((double)work / rate);
 }
 
-static void ckpt_done(fs_jobrt_t *j)
+static void ckpt_done(fs_jobrun_t *j)
 {
     j->since_ckpt = 0;
     j->since_wall = 0;
 }
 
 /* A non-compute phase (start-up, restore or write) runs for up to *dt. */
-static void step_phase(fs_jobrt_t *j, fs_time_t *dt)
+static void step_phase(fs_jobrun_t *j, fs_time_t *dt)
 {
     fs_time_t use = *dt < j->phase_left ? *dt : j->phase_left;
     j->phase_left -= use;
@@ -44,7 +44,7 @@ static void step_phase(fs_jobrt_t *j, fs_time_t *dt)
 }
 
 /* Whole compute+write cycles from a checkpoint, at once.  1 if any. */
-static int skip_cycles(fs_jobrt_t *j, fs_time_t *dt, fs_time_t delta)
+static int skip_cycles(fs_jobrun_t *j, fs_time_t *dt, fs_time_t delta)
 {
     fs_time_t tau = j->ckpt_every;
     if (tau <= 0 || j->since_ckpt != 0)
@@ -62,7 +62,7 @@ static int skip_cycles(fs_jobrt_t *j, fs_time_t *dt, fs_time_t delta)
     return 1;
 }
 
-void fs_recov_advance(fs_jobrt_t *j, fs_time_t dt, fs_time_t delta)
+void fs_recov_advance(fs_jobrun_t *j, fs_time_t dt, fs_time_t delta)
 {
     while (dt > 0) {
         if (j->phase != FS_PHASE_COMPUTE) {
@@ -103,7 +103,7 @@ void fs_recov_advance(fs_jobrt_t *j, fs_time_t dt, fs_time_t delta)
     }
 }
 
-fs_time_t fs_recov_finish_wall(const fs_jobrt_t *j, fs_time_t delta)
+fs_time_t fs_recov_finish_wall(const fs_jobrun_t *j, fs_time_t delta)
 {
     fs_time_t t = 0, since = j->since_ckpt, rem = j->remaining, tau = j->ckpt_every;
     if (j->phase != FS_PHASE_COMPUTE) {

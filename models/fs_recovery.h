@@ -11,7 +11,7 @@
  * progress), the last cycle cut short by the end of the work.  A checkpoint
  * is written after every tau of work, the final one included when the
  * work ends exactly on one (Daly's model: T_s / tau writes).  The state of
- * a running job (fs_jobrt_t: phase, phase_left, remaining, since_ckpt,
+ * a running job (fs_jobrun_t: phase, phase_left, remaining, since_ckpt,
  * since_wall) is as of its settled_at; fs_recov_advance moves it forward
  * and fs_recov_finish_wall says when the work is done.  Both are O(1) in
  * the number of checkpoints crossed.
@@ -37,10 +37,10 @@ enum fs_phase { FS_PHASE_COMPUTE = 0, FS_PHASE_RESTORE = 1, FS_PHASE_WRITE = 2,
  * (j->rate) with checkpoint writes of delta us: remaining, since_ckpt,
  * since_wall, phase, phase_left, and the wall counters w_compute, w_ckpt,
  * w_recovery (restore), w_startup.  Does not touch settled_at. */
-void fs_recov_advance(fs_jobrt_t *j, fs_time_t dt, fs_time_t delta);
+void fs_recov_advance(fs_jobrun_t *j, fs_time_t dt, fs_time_t delta);
 
 /* Wall time (us) from the job's settled state until its work is done. */
-fs_time_t fs_recov_finish_wall(const fs_jobrt_t *j, fs_time_t delta);
+fs_time_t fs_recov_finish_wall(const fs_jobrun_t *j, fs_time_t delta);
 
 /* Young (1974): tau = sqrt(2 delta M).  Daly (2006): for delta < 2M,
  * tau = sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9] - delta,

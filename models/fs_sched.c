@@ -637,7 +637,7 @@ static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->k1 = (double)(fs_model_now(m) + plan);
     n->k2 = 0;
     n->est = plan;
-    uint32_t p = fs_model_job(m, slot)->place.pool;
+    uint32_t p = fs_model_job(m, slot)->r->place.pool;
     s->nc[x].pool = p;
     s->run[p] = t_insert(s->nd, s->run[p], x, 0);
     s->running++;
@@ -1630,11 +1630,11 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     c->rank = s->next_rank++;
     /* admitted once: a job requeued after a failure (restarts > 0) keeps
      * the order's state (attained service, priority) */
-    if (s->ord->admit && fs_model_job(m, slot)->restarts == 0) {
+    if (s->ord->admit && fs_jobrt_restarts(fs_model_job(m, slot)) == 0) {
         int rc = s->ord->admit(s->ost, m, slot);
         if (rc)
             return rc;
-    } else if (s->ord->requeued && fs_model_job(m, slot)->restarts > 0) {
+    } else if (s->ord->requeued && fs_jobrt_restarts(fs_model_job(m, slot)) > 0) {
         s->ord->requeued(s->ost, m, slot);
     }
     int rc = q_insert(s, m, slot);

@@ -1239,7 +1239,7 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
         return rc;
     settle(s, fs_model_now(m));
     if (event == FS_REPLICA_STARTED) {
-        const fs_svc_perf_cfg_t *p = &s->cfg->perf[s->pool_row[j->place.pool] - 1];
+        const fs_svc_perf_cfg_t *p = &s->cfg->perf[s->pool_row[j->r->place.pool] - 1];
         r->batch = p->max_batch;
         r->prefill_tps = p->prefill_tps;
         r->stepb = (double)p->max_batch / p->decode_tps * 1e6;

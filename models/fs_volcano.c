@@ -49,7 +49,7 @@ typedef struct vc_queue {
     double deserved;        /* GPUs */
     uint32_t *cls;          /* its classes */
     size_t n_cls, cap_cls;
-    uint32_t *run;          /* running slots; a job's policy_tag is its index here */
+    uint32_t *run;          /* running slots; vc_t.run_at[slot] is a job's index here */
     size_t n_run, cap_run;
     size_t queued;
 } vc_queue_t;
@@ -74,6 +74,8 @@ typedef struct vc {
     vc_class_t *c;
     size_t nc, cap_c;
     size_t queued;
+    uint32_t *run_at;       /* per slot: a running job's index in its queue's run list */
+    size_t cap_run_at;
     uint64_t round;         /* action rounds (class failure marks) */
     int dirty;              /* demand changed since the shares were computed */
     uint64_t total_seen;    /* cluster GPUs up at that time */
@@ -376,9 +378,10 @@ static int run_add(vc_t *v, fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = fs_model_job(m, slot);
     vc_queue_t *q = queue_of_job(v, j);
-    if (fs_grow((void **)&q->run, &q->cap_run, q->n_run + 1, sizeof *q->run))
+    if (fs_grow((void **)&q->run, &q->cap_run, q->n_run + 1, sizeof *q->run) ||
+        fs_grow((void **)&v->run_at, &v->cap_run_at, (size_t)slot + 1, sizeof *v->run_at))
         return FS_ENOMEM;
-    j->policy_tag = (uint32_t)q->n_run;
+    v->run_at[slot] = (uint32_t)q->n_run;
     q->run[q->n_run++] = slot;
     q->alloc += job_milli(j);
     if (q->alloc > q->peak)
@@ -391,10 +394,10 @@ static void run_remove(vc_t *v, fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = fs_model_job(m, slot);
     vc_queue_t *q = queue_of_job(v, j);
-    uint32_t at = j->policy_tag;
+    uint32_t at = v->run_at[slot];
     uint32_t last = q->run[--q->n_run];
     q->run[at] = last;
-    fs_model_job(m, last)->policy_tag = at;
+    v->run_at[last] = at;
     q->alloc -= job_milli(j);
     v->t[j->job.tenant + 1].alloc -= job_milli(j);
 }
@@ -605,7 +608,7 @@ static int add_victim(vc_t *v, fs_model_t *m, size_t *n, uint32_t slot)
     if (fs_grow((void **)&v->victims, &v->cap_v, *n + 1, sizeof *v->victims))
         return FS_ENOMEM;
     const fs_jobrt_t *j = fs_model_job(m, slot);
-    v->victims[(*n)++] = (vc_victim_t){share(queue_of_job(v, j)), j->job.priority, j->start,
+    v->victims[(*n)++] = (vc_victim_t){share(queue_of_job(v, j)), j->job.priority, j->r->start,
                                        j->seq, slot};
     return 0;
 }
@@ -661,8 +664,8 @@ static int node_scratch(vc_t *v, fs_model_t *m)
 
 static int on_marked(const vc_t *v, const fs_jobrt_t *j)
 {
-    const fs_slice_t *sl = fs_placement_slices(&j->place);
-    for (uint32_t i = 0; i < j->place.n; i++)
+    const fs_slice_t *sl = fs_placement_slices(&j->r->place);
+    for (uint32_t i = 0; i < j->r->place.n; i++)
         if (v->node_mark[sl[i].node])
             return 1;
     return 0;
@@ -689,8 +692,8 @@ static int evict_and_start(vc_t *v, fs_model_t *m, long ci, size_t n, int cross,
     v->n_touched = 0;
     for (size_t i = 0; i < n; i++) {
         const fs_jobrt_t *vj = fs_model_job(m, v->victims[i].slot);
-        const fs_slice_t *sl = fs_placement_slices(&vj->place);
-        for (uint32_t k = 0; k < vj->place.n && vj->place.milli == 1000; k++) {
+        const fs_slice_t *sl = fs_placement_slices(&vj->r->place);
+        for (uint32_t k = 0; k < vj->r->place.n && vj->r->place.milli == 1000; k++) {
             if (!cl->node_up[sl[k].node])
                 continue;
             if (v->node_ev[sl[k].node] == 0)
@@ -961,6 +964,7 @@ static void vc_destroy(void *state)
     fs_free(v->out);
     fs_free(v->scratch);
     fs_free(v->victims);
+    fs_free(v->run_at);
     fs_free(v->node_ev);
     fs_free(v->node_mark);
     fs_free(v->touched);

@@ -169,6 +169,59 @@ static void test_until_horizon(void **s)
     assert_double_equal(t.jobs_queued_integral, 49, 1e-9);
 }
 
+/* Issue #13, memory per queued job: a job that has never run holds its
+ * 112-byte fs_jobrt_t alone (no run record, no policy field); a job that
+ * ran has a run record.  One 8-GPU node, A runs, B and C wait to the
+ * horizon, B asks more than fits now (strict: C waits behind it). */
+static void test_queued_jobs_hold_no_run_record(void **s)
+{
+    (void)s;
+    assert_true(sizeof(fs_jobrt_t) <= 112);
+    fs_job_t jobs[] = {job(1, 0, 6, 100), job(2, 1, 4, 5), job(3, 2, 1, 5)};
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    base_cfg(&cfg, &pool, 1, 8, FS_FIFO_STRICT);
+    cfg.until = FS_UNTIL_HORIZON;
+    cfg.horizon = S(50);
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    static fs_test_rows_t rs;
+    rs.n = 0;
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    assert_int_equal(fs_memsrc_create(jobs, 3, NULL, 0, NULL, 0, &src, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
+    size_t queued = 0, running = 0;
+    for (uint32_t i = 0; i < fs_model_slots(m); i++) {
+        const fs_jobrt_t *j = fs_model_job(m, i);
+        if (j->state == FS_JOBRT_QUEUED) {
+            assert_null(j->r);
+            assert_int_equal(fs_jobrt_remaining(j), j->job.duration);
+            assert_int_equal(fs_jobrt_restarts(j), 0);
+            queued++;
+        } else if (j->state == FS_JOBRT_RUNNING) {
+            assert_non_null(j->r);
+            assert_int_equal(j->r->first_start, 0);
+            running++;
+        }
+    }
+    assert_int_equal(queued, 2);
+    assert_int_equal(running, 1);
+    /* their rows say what a job that never ran says */
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    const fs_job_row_t *b = fs_test_find(&rs, 2);
+    assert_int_equal(b->state, FS_STATE_QUEUED);
+    assert_true(isnan(b->start) && isnan(b->wait));
+    assert_double_equal(b->queued_s, 49, 1e-9);
+    assert_double_equal(b->run, 0, 0);
+    assert_int_equal(b->restarts, 0);
+    assert_int_equal(b->pool, -1);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
 /* Reference: best-effort FIFO as a full in-order scan over the whole queue
  * at every instant, on a plain GPU counter per node (naive placement with
  * the same pack rule).  The model must produce the same start times. */
@@ -317,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_gang_all_or_nothing),
         cmocka_unit_test(test_same_instant),
         cmocka_unit_test(test_until_horizon),
+        cmocka_unit_test(test_queued_jobs_hold_no_run_record),
         cmocka_unit_test(test_best_effort_equals_full_scan),
         cmocka_unit_test(test_fractional_shape_not_blocked),
     };

@@ -252,7 +252,7 @@ static void test_advance(void **st)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 7);
     for (int it = 0; it < 2000; it++) {
-        fs_jobrt_t a;
+        fs_jobrun_t a;
         memset(&a, 0, sizeof a);
         a.rate = 0.25 + 2.0 * gsl_rng_uniform(r);
         a.remaining = 1 + (fs_time_t)gsl_rng_uniform_int(r, 100000000);
@@ -262,7 +262,7 @@ static void test_advance(void **st)
             a.phase = FS_PHASE_RESTORE;
             a.phase_left = (fs_time_t)gsl_rng_uniform_int(r, 900000) + 1;
         }
-        fs_jobrt_t b = a;
+        fs_jobrun_t b = a;
         fs_time_t w = fs_recov_finish_wall(&a, delta);
         fs_recov_advance(&a, w, delta);
         assert_int_equal(a.remaining, 0);

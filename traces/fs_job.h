@@ -56,14 +56,15 @@ typedef struct fs_job {
     int32_t job_class;      /* model class (speed factors); 0 default */
     fs_time_t rec_start;    /* recorded start, us; -1 unknown */
     fs_time_t rec_end;      /* recorded end, us; -1 unknown */
-    int32_t rec_state;      /* enum fs_job_rec_state */
-    uint32_t flags;         /* FS_JOB_* bits; 0 by default */
     uint32_t cpu_milli;     /* a pod's CPU request, milli-cores; 0 = none stated */
     uint32_t mem_mib;       /* a pod's memory request, MiB; 0 = none stated */
     int32_t mig;            /* MIG profile asked (models/fs_mig.h fs_mig_code), 0 = none: the
                                job is one pod taking `gpus` instances of it on one node, and
                                gpu_milli is the profile's compute share (docs/mig.md) */
-    uint32_t reserved;      /* 0 (fs_job_init): no padding, so records compare with memcmp */
+    uint16_t flags;         /* FS_JOB_* bits; 0 by default */
+    uint8_t rec_state;      /* enum fs_job_rec_state */
+    uint8_t reserved;       /* 0 (fs_job_init): no padding, so records compare with memcmp
+                               (88 bytes: the model keeps one per waiting job, issue #13) */
 } fs_job_t;
 
 static inline void fs_job_init(fs_job_t *j)

@@ -797,7 +797,7 @@ static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const ch
         what = "recorded time beyond FS_TIME_MAX_INPUT";
     else if (j->rec_start >= 0 && j->rec_end >= 0 && j->rec_end < j->rec_start)
         what = "rec_end before rec_start";
-    else if (j->rec_state < FS_JOB_REC_UNKNOWN || j->rec_state > FS_JOB_REC_RUNNING)
+    else if (j->rec_state > FS_JOB_REC_RUNNING)
         what = "rec_state not a known state";
     else if (tenant && !fs_rdr_valid_name(tenant, strlen(tenant)))
         what = "tenant name not UTF-8 without control characters";

@@ -168,7 +168,7 @@ static int tstat_add(tstat_t *s, const fs_job_t *j)
     }
     double h = floor(submit / 3600.0);
     s->week[(size_t)fmod(h, HOURS_PER_WEEK)]++;
-    s->states[j->rec_state >= 0 && j->rec_state < 8 ? j->rec_state : 0]++;
+    s->states[j->rec_state < 8 ? j->rec_state : 0]++;
     if (j->tenant < 0) {
         s->no_tenant++;
     } else {
