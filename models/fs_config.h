@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "../sim/fs_time.h"
-#include "../traces/fs_native.h"
+#include "../traces/fs_topts.h"
 #include "../traces/fs_synth.h"
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
