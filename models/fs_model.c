@@ -6,7 +6,7 @@
 #include "fs_policy.h"
 #include "fs_recovery.h"
 #include "../sim/fs_alloc.h"
-#include "../traces/fs_fleet.h"
+#include "fs_fleetcfg.h"
 
 #include <math.h>
 #include <strings.h>
@@ -261,7 +261,7 @@ static int ensure_set(fs_model_t *m, int32_t t)
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
             /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
              * "V100M32" also names machine-list pools "V100M32x8" */
-            if (!fs_fleet_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
+            if (!fs_fleetcfg_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
                 continue;
             if (set_add(m, p))
                 return FS_ENOMEM;
