@@ -314,8 +314,9 @@ static int start(autoscale_t *a, fs_model_t *m)
                                  NULL);
 }
 
-int fs_autoscale_attach(fs_model_t *m, fs_usage_t *u, fs_error_t *err)
+int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
 {
+    fs_usage_t *u = fs_model_usage(m);
     const fs_config_t *cfg = fs_model_config(m);
     if (cfg->cluster.autoscale.n_groups == 0)
         return 0;

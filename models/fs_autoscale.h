@@ -32,9 +32,9 @@
 #include "fs_usage.h"
 
 /* Registers the module when cluster.autoscale has node groups; nothing
- * otherwise.  u: the model's usage (borrowed).  Bad groups (no such pool,
+ * otherwise.  The usage it updates is the model's (fs_model_usage).  Bad groups (no such pool,
  * a pool twice, min > max, a pool with a purchase timeline): FS_EINVAL
  * naming the key. */
-int fs_autoscale_attach(fs_model_t *m, fs_usage_t *u, fs_error_t *err);
+int fs_autoscale_attach(fs_model_t *m, fs_error_t *err);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-struct fs_burst {
+typedef struct fs_burst {
     uint32_t id;            /* module id */
     uint32_t n_pools;
     uint8_t *is_burst;      /* per pool */
@@ -12,7 +12,7 @@ struct fs_burst {
     fs_time_t *afters;      /* distinct burst_after values > 0 */
     size_t n_afters;
     uint32_t *scratch;      /* n_pools */
-};
+} fs_burst_t;
 
 static void burst_destroy(void *ud)
 {
@@ -30,8 +30,16 @@ static void burst_destroy(void *ud)
 /* The timer only has to exist: the pass at the end of its instant does the rest. */
 static int burst_event(void *ud, fs_model_t *m, uint64_t data) { return 0; }
 
+static int burst_allows(const void *ud, const fs_cluster_t *c, uint32_t pool,
+                        const fs_job_t *job, fs_time_t now);
+static int burst_pools(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+                       const uint32_t **pools, size_t *n);
+static int burst_admitted(void *ud, fs_model_t *m, const fs_job_t *job);
+
+static const fs_gate_ops_t burst_gate = {
+    .allows = burst_allows, .pools = burst_pools, .admitted = burst_admitted};
 static const fs_module_ops_t burst_ops = {
-    .name = "cloud burst", .on_event = burst_event, .destroy = burst_destroy};
+    .name = "cloud burst", .on_event = burst_event, .destroy = burst_destroy, .gate = &burst_gate};
 
 /* Fills b from the cost.pools rows.  0 or FS_ENOMEM. */
 static int fill(fs_burst_t *b, const fs_config_t *cfg, const fs_cluster_t *c, int *any)
@@ -64,9 +72,8 @@ static int fill(fs_burst_t *b, const fs_config_t *cfg, const fs_cluster_t *c, in
     return 0;
 }
 
-int fs_burst_attach(fs_model_t *m, fs_burst_t **out, fs_error_t *err)
+int fs_burst_attach(fs_model_t *m, fs_error_t *err)
 {
-    *out = NULL;
     const fs_config_t *cfg = fs_model_config(m);
     fs_burst_t *b = fs_calloc(1, sizeof *b);
     int any = 0;
@@ -82,13 +89,13 @@ int fs_burst_attach(fs_model_t *m, fs_burst_t **out, fs_error_t *err)
         burst_destroy(b);
         return fs_error_set(err, FS_ENOMEM, "cloud burst: out of memory");
     }
-    *out = b;
     return 0;
 }
 
-int fs_burst_allows(const fs_burst_t *b, const fs_cluster_t *c, uint32_t pool,
-                    const fs_job_t *job, fs_time_t now)
+static int burst_allows(const void *ud, const fs_cluster_t *c, uint32_t pool,
+                        const fs_job_t *job, fs_time_t now)
 {
+    const fs_burst_t *b = ud;
     if (pool >= b->n_pools || !b->is_burst[pool])
         return 1;
     if (now - job->submit < b->after[pool])
@@ -97,13 +104,14 @@ int fs_burst_allows(const fs_burst_t *b, const fs_cluster_t *c, uint32_t pool,
     return c->pools[pool].gpus_busy + need <= b->cap[pool];
 }
 
-int fs_burst_pools(fs_burst_t *b, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
-                   const uint32_t **pools, size_t *n)
+static int burst_pools(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+                       const uint32_t **pools, size_t *n)
 {
+    fs_burst_t *b = ud;
     size_t total = *pools ? *n : b->n_pools, k = 0;
     for (size_t i = 0; i < total; i++) {
         uint32_t p = *pools ? (*pools)[i] : (uint32_t)i;
-        if (fs_burst_allows(b, c, p, job, now))
+        if (burst_allows(b, c, p, job, now))
             b->scratch[k++] = p;
     }
     if (k == total)
@@ -113,8 +121,9 @@ int fs_burst_pools(fs_burst_t *b, const fs_cluster_t *c, const fs_job_t *job, fs
     return k > 0;
 }
 
-int fs_burst_admitted(fs_burst_t *b, fs_model_t *m, const fs_job_t *job)
+static int burst_admitted(void *ud, fs_model_t *m, const fs_job_t *job)
 {
+    const fs_burst_t *b = ud;
     for (size_t k = 0; k < b->n_afters; k++) {
         int rc = fs_model_module_event(m, b->id, job->submit + b->afters[k], FS_PRIO_TIMER, 0,
                                        NULL);

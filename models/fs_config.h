@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "../sim/fs_time.h"
-#include "../traces/fs_native.h"
+#include "../traces/fs_topts.h"
 #include "../traces/fs_synth.h"
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
@@ -320,12 +320,7 @@ typedef struct fs_config {
     char *source_text;      /* the YAML text as given */
 } fs_config_t;
 
-/* Defaults for every key (the key table's defaults).  c need not be
- * initialised.  Should allocating a string default fail, that field stays
- * NULL (the scenario loader checks and reports FS_ENOMEM). */
-void fs_config_init(fs_config_t *c);
-/* Frees everything; c is left released-but-valid (releasing it again is a
- * no-op). */
-void fs_config_release(fs_config_t *c);
+/* fs_config_init and fs_config_release fill and free a config from the
+ * scenario key table: scenarios/fs_defaults.h. */
 
 #endif

@@ -31,25 +31,13 @@
 #include <stddef.h>
 
 #include "fs_config.h"
+#include "fs_failspec.h"
 #include "fs_model.h"
 
-/* Registers the failure module of cfg->failures with model m (call from
- * fs_model_create once the policy exists; only when cfg->failures.given).
+/* Registers the failure module of the model's cfg->failures with model m
+ * (its row of fs_model_modules; nothing unless cfg->failures.given).
  * Schedules every unit's first failure.  Returns 0, FS_EINVAL (err names
  * the key, e.g. a planned outage's unit out of range) or FS_ENOMEM. */
-int fs_failures_attach(fs_model_t *m, const fs_config_t *cfg, fs_error_t *err);
-
-/* The checks of failures.* that need more than one key (scenario
- * validation): pool names, cause names, spares, presets.  On error *key
- * (room for keylen bytes) gets the dotted path of the key to blame.
- * Returns 0, FS_EINVAL or FS_ENOMEM. */
-int fs_failure_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
-
-/* Mean time between failures of one node of pool `pool` (NULL: any) with
- * gpn GPUs, in seconds, from the failure processes that hit single nodes
- * (gpu: gpn of them, node, link), presets resolved; 0 when none does (or
- * the block is absent or invalid), -1 when out of memory (never read as
- * "nothing fails").  Checkpoint intervals (Young, Daly) use it. */
-double fs_failure_node_mttf_s(const fs_config_t *cfg, const char *pool, uint32_t gpn);
+int fs_failures_attach(fs_model_t *m, fs_error_t *err);
 
 #endif

@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/fs_error.h"
+#include "../sim/fs_error.h"
 
 #define FS_MIG_SLOTS 8          /* memory slices = placement slots per GPU */
 #define FS_MIG_COMPUTE 7        /* compute (SM) slices per GPU */

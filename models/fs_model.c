@@ -1,17 +1,12 @@
 #include "fs_model.h"
 #include "fs_taint.h"
-#include "fs_burst.h"
-#include "fs_failure.h"
 #include "fs_place.h"
-#include "fs_purchase.h"
-#include "fs_autoscale.h"
-#include "fs_service.h"
 #include "fs_startup.h"
 #include "fs_usage.h"
 #include "fs_policy.h"
 #include "fs_recovery.h"
 #include "../sim/fs_alloc.h"
-#include "../traces/fs_fleet.h"
+#include "fs_fleetcfg.h"
 
 #include <math.h>
 #include <strings.h>
@@ -138,7 +133,8 @@ struct fs_model {
     double job_held_gpu_s;  /* GPU-s jobs held: attempts and failure detection */
     double job_compute_gpu_s; /* GPU-s jobs computed (work kept or later lost) */
     double job_lost_gpu_s;  /* GPU-s of that compute whose work was lost */
-    fs_burst_t *burst;      /* cloud burst rules (a module), NULL: none */
+    const fs_gate_ops_t *gate; /* the gate module's (cloud burst rules), NULL: none */
+    void *gate_ud;
 
     module_t *modules;
     size_t n_modules, cap_modules;
@@ -271,7 +267,7 @@ static int ensure_set(fs_model_t *m, int32_t t)
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
             /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
              * "V100M32" also names machine-list pools "V100M32x8" */
-            if (!fs_fleet_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
+            if (!fs_fleetcfg_type_allows(name, m->cluster.pools[p].name, m->cluster.pools[p].gpu))
                 continue;
             if (set_add(m, p))
                 return FS_ENOMEM;
@@ -351,7 +347,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
     if (j->job.mig) {   /* MIG pods: only MIG pools with the profile (docs/mig.md) */
         FOR_POOLS(m, j->type_pools, p)
             if (fs_cluster_mig_fits(&m->cluster, p, j->job.mig, j->job.gpus) &&
-                (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
+                (!m->gate || m->gate->allows(m->gate_ud, &m->cluster, p, &j->job, m->sim.now)))
                 return 1;
         return 0;
     }
@@ -360,14 +356,14 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
         if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
                                                : fs_cluster_fits_req(&m->cluster, p, j->job.gpus,
                                                                      j->job.gpu_milli)) &&
-            (!m->burst || fs_burst_allows(m->burst, &m->cluster, p, &j->job, m->sim.now)))
+            (!m->gate || m->gate->allows(m->gate_ud, &m->cluster, p, &j->job, m->sim.now)))
             return 1;
     return 0;
 }
 
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
 {
-    return m->cluster.n_pools == 1 && !m->burst && !m->cluster.pools[0].mig ? &m->cluster : NULL;
+    return m->cluster.n_pools == 1 && !m->gate && !m->cluster.pools[0].mig ? &m->cluster : NULL;
 }
 
 int fs_model_fits(const fs_model_t *m, uint32_t slot)
@@ -723,7 +719,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         pools = m->start_pools;
         n_pools = m->start_n;
     }
-    if (m->burst && !fs_burst_pools(m->burst, &m->cluster, &j->job, m->sim.now, &pools, &n_pools))
+    if (m->gate && !m->gate->pools(m->gate_ud, &m->cluster, &j->job, m->sim.now, &pools, &n_pools))
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
@@ -1295,10 +1291,16 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
 
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id)
 {
+    if (ops->gate && m->gate)
+        return FS_EINVAL;
     if (fs_grow((void **)&m->modules, &m->cap_modules, m->n_modules + 1, sizeof *m->modules))
         return FS_ENOMEM;
     m->modules[m->n_modules] = (module_t){ops, ud};
     *id = (uint32_t)m->n_modules++;
+    if (ops->gate) {
+        m->gate = ops->gate;
+        m->gate_ud = ud;
+    }
     return 0;
 }
 
@@ -1501,8 +1503,8 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     }
     *slot = s;
     int rc = m->pol->enqueue(m->pol_state, m, s);
-    if (!rc && m->burst)
-        rc = fs_burst_admitted(m->burst, m, &j->job);
+    if (!rc && m->gate)
+        rc = m->gate->admitted(m->gate_ud, m, &j->job);
     if (rc)
         fail(m, rc, "queueing a job");
 }
@@ -1890,14 +1892,10 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }
     fs_usage_set_window(m->usage, m->win_lo, m->win_hi);  /* the window's cost */
-    if (!(rc = fs_burst_attach(m, &m->burst, err)))
-        rc = fs_purchase_attach(m, m->usage, err);
-    if (!rc)
-        rc = fs_autoscale_attach(m, m->usage, err);
-    if (!rc && cfg->failures.given)   /* component failures (docs/failures.md) */
-        rc = fs_failures_attach(m, cfg, err);
-    if (!rc)    /* inference services (docs/services.md) */
-        rc = fs_service_attach(m, err);
+    /* the modules (fs_modules.c): cloud burst, purchase timeline, autoscaling,
+     * component failures, inference services; each registers when cfg asks */
+    for (size_t i = 0; !rc && i < fs_model_n_modules; i++)
+        rc = fs_model_modules[i].attach(m, err);
     if (rc) {
         fs_model_destroy(m);
         return rc;

@@ -31,83 +31,10 @@
 #include "../traces/fs_source.h"
 #include "fs_cluster.h"
 #include "fs_config.h"
+#include "fs_jobrt.h"
 #include "fs_result.h"
 
 typedef struct fs_model fs_model_t;
-
-/* RECOVERING: interrupted by a failure, not yet back in the queue (the
- * detection delay, while it may still hold its healthy nodes, then the
- * requeue and backoff delay, holding nothing; docs/recovery.md). */
-enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2,
-                      FS_JOBRT_RECOVERING = 3 };
-
-/* What a job has once it has run: its attempts, recovery and accounting
- * (docs/performance.md "Memory per queued job").  A job that has never
- * started has none (fs_jobrt_t.r is NULL) and costs only its fs_jobrt_t:
- * the record is taken at the first start (or at admission when a job
- * enters the queue later than its submission) and given back with the
- * slot. */
-typedef struct fs_jobrun {
-    fs_time_t first_start;  /* -1 until started */
-    fs_time_t start;        /* start of the current attempt */
-    fs_time_t remaining;    /* work left at speed 1.0, us */
-    double rate;            /* progress per us of wall time: the speed factor set at start */
-    fs_time_t settled_at;   /* when remaining was last settled */
-    fs_placement_t place;   /* valid while running */
-    fs_event_handle_t end_ev;
-    uint32_t restarts;
-    double run_s;           /* wall seconds run, finished attempts */
-    double lost_gpu_s;      /* GPU-s of compute whose work was lost */
-    /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
-     * (after a failure), then compute tau / write delta cycles; all as of
-     * settled_at.  Wall times in us. */
-    uint8_t phase;          /* enum fs_phase: 0 compute, 1 restore, 2 checkpoint write, 3 start-up */
-    uint8_t holding;        /* RECOVERING: still holds (part of) its placement */
-    uint8_t need_restore;   /* the next start pays recovery.restore */
-    uint8_t retiring;       /* a recovering replica its service retired: ends at the requeue */
-    uint32_t failures;      /* interruptions by failures (the retry count) */
-    double rate_base;       /* rate without node speeds (pool x span factor) */
-    fs_time_t rem0;         /* remaining work at the start of the attempt */
-    fs_time_t ckpt_every;   /* checkpoint interval this attempt, work us (0: none) */
-    fs_time_t since_ckpt;   /* work since the last completed checkpoint */
-    fs_time_t since_wall;   /* wall compute time behind since_ckpt */
-    fs_time_t phase_left;   /* wall left in a restore or write */
-    fs_time_t w_compute, w_ckpt, w_lost, w_recovery; /* wall: computing, writing,
-                               computing work later lost, detection+requeue+restore */
-    fs_time_t w_startup;    /* wall in pod start-up (image pull, container, load), all attempts */
-    fs_time_t restore_after;/* STARTING: the restore that follows the start-up, us */
-    fs_time_t att_startup;  /* the current attempt's start-up, us (/gpu_intervals ready) */
-    double held_gpu_s;      /* GPU-s held (attempts and detection) */
-    /* queueing and preemption (fs_model_preempt) */
-    fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */
-    fs_time_t queued_us;    /* time queued before the current state: first wait + requeues */
-    uint32_t preemptions;   /* times preempted by the policy (failures not counted) */
-    double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
-} fs_jobrun_t;
-
-/* Runtime state of an active job: what a waiting job needs (issue #13: a
- * queued job that has never run holds this record alone, 112 bytes; a
- * policy keeps its own per-job state in its own arrays). */
-typedef struct fs_jobrt {
-    fs_job_t job;
-    uint64_t seq;           /* admission order, 0.. */
-    fs_jobrun_t *r;         /* attempts and accounting: NULL until it first runs */
-    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
-    uint8_t state;          /* enum fs_jobrt_state */
-} fs_jobrt_t;
-
-/* Restarts so far (0 before the first start). */
-static inline uint32_t fs_jobrt_restarts(const fs_jobrt_t *j)
-{
-    return j->r ? j->r->restarts : 0;
-}
-
-/* Work left at speed 1.0 as last settled (its duration before the first
- * start; fs_model_remaining for a running job's work left now). */
-static inline fs_time_t fs_jobrt_remaining(const fs_jobrt_t *j)
-{
-    return j->r ? j->r->remaining : j->job.duration;
-}
 
 typedef struct fs_model_progress {
     void (*fn)(void *ud, const fs_model_t *m);
@@ -213,9 +140,28 @@ int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
 
 /* ---- modules: parts of the model with their own events ----------------------
  * (failures and repairs, purchase timelines, cloud burst, ...).  A module
- * registers once (from fs_model_create) and schedules events for itself;
+ * registers once (from its row of fs_model_modules, at fs_model_create) and
+ * schedules events for itself;
  * the model calls on_event at their time.  The model owns the module after
  * registering and calls destroy at fs_model_destroy. */
+/* A gate decides where a job may start now beyond fitting (cloud burst:
+ * a burst pool only after the job waited, and within a cap).  The model
+ * asks it in every fit check (allows) and start (pools), and tells it of
+ * every admitted job (admitted).  At most one module of a model is a gate;
+ * with none the model asks nothing. */
+typedef struct fs_gate_ops {
+    /* May job start in pool now? */
+    int (*allows)(const void *ud, const fs_cluster_t *c, uint32_t pool, const fs_job_t *job,
+                  fs_time_t now);
+    /* Narrows a pool list (*pools NULL: all pools) to the pools the job may
+     * use now; *pools may then point into the gate's scratch (valid until
+     * the next call).  Returns 0 when none is left. */
+    int (*pools)(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+                 const uint32_t **pools, size_t *n);
+    /* A job was admitted (e.g. timers at its eligibility times).  0 or FS_E*. */
+    int (*admitted)(void *ud, fs_model_t *m, const fs_job_t *job);
+} fs_gate_ops_t;
+
 typedef struct fs_module_ops {
     const char *name;
     /* An event of this module fired (data as scheduled).  0 or FS_E*. */
@@ -230,9 +176,25 @@ typedef struct fs_module_ops {
      * (fs_model_submit, fs_model_retire): an instant of only such events
      * makes no scheduling pass (a service's requests). */
     int quiet;
+    /* Optional: the module is the model's gate (see fs_gate_ops_t). */
+    const fs_gate_ops_t *gate;
 } fs_module_ops_t;
-/* Registers a module; *id names it in fs_model_module_event.  0 or FS_ENOMEM. */
+/* Registers a module; *id names it in fs_model_module_event.  0, FS_ENOMEM,
+ * or FS_EINVAL (a second gate). */
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
+
+/* The table of modules (models/fs_modules.c, one row per module): the model
+ * knows its modules only through it.  fs_model_create calls every row's
+ * attach in table order (the order fixes module ids and so the order of
+ * their first events); a module registers itself (fs_model_add_module) when
+ * the model's config asks for it, and does nothing otherwise. */
+typedef struct fs_module_def {
+    const char *name;
+    /* 0, or an FS_E* error with err set (the model is not created). */
+    int (*attach)(fs_model_t *m, fs_error_t *err);
+} fs_module_def_t;
+extern const fs_module_def_t fs_model_modules[];
+extern const size_t fs_model_n_modules;
 /* Schedules an event of module id at `at` (>= now) with a priority of
  * fs_sim.h (FS_PRIO_FAILURE, FS_PRIO_REPAIR, ...).  h may be NULL.
  * Contract: an event at FS_PRIO_FAILURE only takes capacity away (a

@@ -121,8 +121,9 @@ static int start(purchase_t *p, fs_model_t *m)
     return 0;
 }
 
-int fs_purchase_attach(fs_model_t *m, fs_usage_t *u, fs_error_t *err)
+int fs_purchase_attach(fs_model_t *m, fs_error_t *err)
 {
+    fs_usage_t *u = fs_model_usage(m);
     purchase_t *p = fs_calloc(1, sizeof *p);
     if (!p)
         return fs_error_set(err, FS_ENOMEM, "purchase timeline: out of memory");

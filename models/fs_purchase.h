@@ -21,9 +21,9 @@
 #include "fs_model.h"
 #include "fs_usage.h"
 
-/* Registers the module when some pool has a date; nothing otherwise.
- * u: the model's usage (borrowed).  Bad batches (more nodes than the pool,
- * retire not after delivery): FS_EINVAL. */
-int fs_purchase_attach(fs_model_t *m, fs_usage_t *u, fs_error_t *err);
+/* Registers the module when some pool has a date; nothing otherwise.  The
+ * usage it updates is the model's (fs_model_usage).  Bad batches (more
+ * nodes than the pool, retire not after delivery): FS_EINVAL. */
+int fs_purchase_attach(fs_model_t *m, fs_error_t *err);
 
 #endif

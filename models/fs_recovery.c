@@ -3,7 +3,7 @@
  * fs_recovery.h and docs/recovery.md).
  */
 #include "fs_recovery.h"
-#include "fs_failure.h"
+#include "fs_failspec.h"
 
 #include <math.h>
 

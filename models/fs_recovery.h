@@ -27,7 +27,7 @@
 
 #include "fs_cluster.h"
 #include "fs_config.h"
-#include "fs_model.h"
+#include "fs_jobrt.h"
 
 enum fs_phase { FS_PHASE_COMPUTE = 0, FS_PHASE_RESTORE = 1, FS_PHASE_WRITE = 2,
                 FS_PHASE_STARTING = 3 /* pod start-up (models/fs_startup.h), then the

@@ -21,7 +21,7 @@
 #include "../sim/fs_io.h"
 #include "../sim/fs_dist.h"
 #include "../traces/fs_carbon.h"
-#include "../traces/fs_fleet.h"
+#include "../models/fs_fleetcfg.h"
 #include "../models/fs_failure.h"
 #include "../models/fs_policy.h"
 #include "../models/fs_cluster.h"
@@ -1545,7 +1545,7 @@ static int validate(sctx_t *c)
     if (cfg->cluster.from.given) {
         size_t given = cfg->cluster.n_pools;
         fs_error_t e;
-        int frc = fs_fleet_load(cfg->cluster.from.format, cfg->cluster.from.path,
+        int frc = fs_fleetcfg_load(cfg->cluster.from.format, cfg->cluster.from.path,
                                 cfg->cluster.from.gpu, &cfg->cluster.pools, &cfg->cluster.n_pools,
                                 NULL, &e);
         if (frc == FS_ENOMEM)

@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "../models/fs_config.h"
+#include "fs_defaults.h"
 #include "../sim/fs_error.h"
 
 /* Loads a scenario file.  On success *cfg owns everything; on failure *cfg

@@ -19,7 +19,7 @@
 #include "fs_test_util.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
-#include "traces/fs_fleet.h"
+#include "models/fs_fleetcfg.h"
 
 #define REAL FS_TEST_DATA "/traces/real"
 
@@ -63,7 +63,7 @@ static void load_and_check(int format, const char *path, const char *gpu, const 
     size_t n = 0;
     fs_fleet_stats_t st;
     fs_error_t err;
-    int rc = fs_fleet_load(format, path, gpu, &p, &n, &st, &err);
+    int rc = fs_fleetcfg_load(format, path, gpu, &p, &n, &st, &err);
     if (rc)
         fail_msg("%s", err.msg);
     assert_int_equal(n, nw);
@@ -154,7 +154,7 @@ static void test_pai_spec(void **state)
     fs_pool_cfg_t *p = NULL;
     size_t n = 0;
     fs_error_t err;
-    assert_int_equal(fs_fleet_load(FS_FLEET_PAI, REAL "/pai_machine_spec.csv", NULL, &p, &n,
+    assert_int_equal(fs_fleetcfg_load(FS_FLEET_PAI, REAL "/pai_machine_spec.csv", NULL, &p, &n,
                                    NULL, &err), 0);
     assert_int_equal(n, 6);
     for (size_t i = 0; i < n; i++)
@@ -178,7 +178,7 @@ static void test_philly_and_tiresias(void **state)
     fs_pool_cfg_t *p = NULL;
     size_t n = 0;
     fs_error_t err;
-    assert_int_equal(fs_fleet_load(FS_FLEET_PHILLY, REAL "/revised_machine_list.csv", NULL, &p,
+    assert_int_equal(fs_fleetcfg_load(FS_FLEET_PHILLY, REAL "/revised_machine_list.csv", NULL, &p,
                                    &n, NULL, &err), 0);
     want_t order[4];
     for (size_t i = 0; i < n; i++)
@@ -207,28 +207,28 @@ static void test_philly_and_tiresias(void **state)
 static void test_catalog_and_matching(void **state)
 {
     (void)state;
-    assert_string_equal(fs_fleet_catalog_name("V100M32"), "V100");
-    assert_string_equal(fs_fleet_catalog_name("v100m16"), "V100");
-    assert_string_equal(fs_fleet_catalog_name("t4"), "T4");
-    assert_string_equal(fs_fleet_catalog_name("A10"), "A10");
-    assert_null(fs_fleet_catalog_name("G2"));
-    assert_null(fs_fleet_catalog_name("MISC"));
-    assert_true(fs_fleet_type_allows("V100M32", "V100M32x8", "V100"));
-    assert_true(fs_fleet_type_allows("V100M16|V100M32", "V100M32x4", "V100"));
-    assert_false(fs_fleet_type_allows("V100M16", "V100M32x8", "V100"));
-    assert_true(fs_fleet_type_allows("V100", "V100M32x8", "V100"));     /* by catalog model */
-    assert_true(fs_fleet_type_allows("G2|P100", "P100x2", "P100"));
-    assert_false(fs_fleet_type_allows("G2|P100", "T4x2", "T4"));
-    assert_true(fs_fleet_type_allows("main", "main", "H100"));          /* by pool name */
-    assert_true(fs_fleet_type_allows("h100", "main", "H100"));          /* case */
-    assert_false(fs_fleet_type_allows("G2", "G2xa", "G2x"));
-    assert_false(fs_fleet_type_allows("G", "G2x8", "G2"));
-    assert_false(fs_fleet_type_allows("", "x", "y"));
+    assert_string_equal(fs_fleetcfg_catalog_name("V100M32"), "V100");
+    assert_string_equal(fs_fleetcfg_catalog_name("v100m16"), "V100");
+    assert_string_equal(fs_fleetcfg_catalog_name("t4"), "T4");
+    assert_string_equal(fs_fleetcfg_catalog_name("A10"), "A10");
+    assert_null(fs_fleetcfg_catalog_name("G2"));
+    assert_null(fs_fleetcfg_catalog_name("MISC"));
+    assert_true(fs_fleetcfg_type_allows("V100M32", "V100M32x8", "V100"));
+    assert_true(fs_fleetcfg_type_allows("V100M16|V100M32", "V100M32x4", "V100"));
+    assert_false(fs_fleetcfg_type_allows("V100M16", "V100M32x8", "V100"));
+    assert_true(fs_fleetcfg_type_allows("V100", "V100M32x8", "V100"));     /* by catalog model */
+    assert_true(fs_fleetcfg_type_allows("G2|P100", "P100x2", "P100"));
+    assert_false(fs_fleetcfg_type_allows("G2|P100", "T4x2", "T4"));
+    assert_true(fs_fleetcfg_type_allows("main", "main", "H100"));          /* by pool name */
+    assert_true(fs_fleetcfg_type_allows("h100", "main", "H100"));          /* case */
+    assert_false(fs_fleetcfg_type_allows("G2", "G2xa", "G2x"));
+    assert_false(fs_fleetcfg_type_allows("G", "G2x8", "G2"));
+    assert_false(fs_fleetcfg_type_allows("", "x", "y"));
     /* pools of one model split by node size keep the model's name */
-    assert_true(fs_fleet_type_allows("V100M16", "V100M16x8-64c256g", "V100M16"));
-    assert_true(fs_fleet_type_allows("V100M16|V100M32", "V100M16x8-82c336g", "V100"));
-    assert_false(fs_fleet_type_allows("V100M16", "V100M16x-64c", "V100"));
-    assert_false(fs_fleet_type_allows("V100M16", "V100M16x8c", "V100"));
+    assert_true(fs_fleetcfg_type_allows("V100M16", "V100M16x8-64c256g", "V100M16"));
+    assert_true(fs_fleetcfg_type_allows("V100M16|V100M32", "V100M16x8-82c336g", "V100"));
+    assert_false(fs_fleetcfg_type_allows("V100M16", "V100M16x-64c", "V100"));
+    assert_false(fs_fleetcfg_type_allows("V100M16", "V100M16x8c", "V100"));
 }
 
 static void expect_load_error(int format, const char *text, const char *want_after_path)
@@ -239,7 +239,7 @@ static void expect_load_error(int format, const char *text, const char *want_aft
     fs_pool_cfg_t *pools = NULL;
     size_t n = 0;
     fs_error_t err;
-    int rc = fs_fleet_load(format, p, NULL, &pools, &n, NULL, &err);
+    int rc = fs_fleetcfg_load(format, p, NULL, &pools, &n, NULL, &err);
     char want[2048];
     snprintf(want, sizeof want, "%s%s", p, want_after_path);
     if (rc != FS_EINVAL || strcmp(err.msg, want) != 0)
@@ -277,7 +277,7 @@ static void test_errors(void **state)
     fs_pool_cfg_t *pools = NULL;
     size_t n = 0;
     fs_error_t err;
-    assert_int_equal(fs_fleet_load(FS_FLEET_PAI, "/nonexistent/x.csv", NULL, &pools, &n, NULL,
+    assert_int_equal(fs_fleetcfg_load(FS_FLEET_PAI, "/nonexistent/x.csv", NULL, &pools, &n, NULL,
                                    &err), FS_EIO);
     assert_string_equal(err.msg, "cannot open /nonexistent/x.csv: No such file or directory");
 }
@@ -292,7 +292,7 @@ static void test_alloc_failures(void **state)
         size_t n = 0;
         fs_error_t err;
         fs_alloc_fail_after(k);
-        int rc = fs_fleet_load(FS_FLEET_OPENB, REAL "/openb_node_list_gpu_node.csv", NULL, &p,
+        int rc = fs_fleetcfg_load(FS_FLEET_OPENB, REAL "/openb_node_list_gpu_node.csv", NULL, &p,
                                &n, NULL, &err);
         fs_alloc_fail_after(0);
         if (rc == 0) {

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 /* The detected format's name (a static string) and why, or FS_EINVAL /

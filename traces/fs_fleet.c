@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../models/fs_catalog.h"
 #include "../sim/fs_alloc.h"
 #include "fs_csv.h"
 #include "fs_rdr.h"
@@ -20,68 +19,9 @@ const char *const fs_fleet_format_names[] = {
 #define MAX_GPN 1024u
 #define MAX_NODES 10000000u
 
-/* Trace spellings of catalog models (the rest match the catalog's name,
- * ignoring case). */
-static const struct {
-    const char *alias, *name;
-} aliases[] = {
-    {"V100M32", "V100"}, {"V100M16", "V100"}, {"V100-32GB", "V100"}, {"V100-16GB", "V100"},
-    {"Tesla-V100", "V100"}, {"P100M16", "P100"}, {"Tesla-P100", "P100"}, {"Tesla-T4", "T4"},
-    {"A100-80GB", "A100"}, {"A100-40GB", "A100"}, {"H100-80GB", "H100"},
-};
-
-const char *fs_fleet_catalog_name(const char *model)
-{
-    int i = fs_catalog_find(model);
-    if (i >= 0)
-        return fs_catalog_get((size_t)i)->name;
-    for (size_t k = 0; k < sizeof aliases / sizeof aliases[0]; k++)
-        if (strcasecmp(aliases[k].alias, model) == 0)
-            return aliases[k].name;
-    return NULL;
-}
-
-static int name_allows(const char *t, size_t n, const char *pool_name, const char *pool_gpu)
-{
-    if (n == 0)
-        return 0;
-    if ((strlen(pool_gpu) == n && strncasecmp(pool_gpu, t, n) == 0) ||
-        (strlen(pool_name) == n && strncasecmp(pool_name, t, n) == 0))
-        return 1;
-    /* pool_name == t + "x" + digits, optionally + "-" + the node size of a list's
-     * pools (fs_fleet_load: "V100M16x8-64c256g") */
-    size_t pl = strlen(pool_name), i = n + 1;
-    if (pl < n + 2 || strncasecmp(pool_name, t, n) != 0 || pool_name[n] != 'x')
-        return 0;
-    while (i < pl && pool_name[i] >= '0' && pool_name[i] <= '9')
-        i++;
-    return i > n + 1 && (i == pl || pool_name[i] == '-');
-}
-
-int fs_fleet_type_allows(const char *type, const char *pool_name, const char *pool_gpu)
-{
-    for (const char *p = type;;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (name_allows(p, n, pool_name ? pool_name : "", pool_gpu ? pool_gpu : ""))
-            return 1;
-        if (!bar)
-            return 0;
-        p = bar + 1;
-    }
-}
-
 /* ------------------------------------------------------------------ */
 
-typedef struct group {
-    char *model;            /* as the list writes it */
-    uint32_t gpn;
-    uint32_t cpu_milli;     /* per node; 0 = the list records none */
-    uint32_t mem_mib;
-    uint64_t nodes;
-    uint32_t *rows;         /* each node's index among the list's GPU machines */
-    size_t cap_rows;
-} group_t;
+typedef fs_fleet_group_t group_t;
 
 typedef struct fleet {
     fs_csv_t csv;
@@ -324,9 +264,11 @@ static int read_tiresias(fleet_t *f, const char *gpu)
     return rc;
 }
 
-int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t **pools,
+int fs_fleet_read(int format, const char *path, const char *gpu, fs_fleet_group_t **groups,
                   size_t *n, fs_fleet_stats_t *stats, fs_error_t *err)
 {
+    *groups = NULL;
+    *n = 0;
     if (format < FS_FLEET_OPENB || format > FS_FLEET_TIRESIAS)
         return fs_error_set(err, FS_EINVAL, "unknown machine-list format %d", format);
     if (gpu && !*gpu)
@@ -346,65 +288,23 @@ int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t *
     if (rc == 0 && f.n == 0)
         rc = fs_error_set(err, FS_EINVAL, "%s: no machine with GPUs (%llu machines read)", path,
                           (unsigned long long)f.st.machines);
-    /* The pools, appended in order of first appearance. */
-    fs_pool_cfg_t *arr = NULL;
-    size_t base = *n;
-    if (rc == 0 && !(arr = fs_realloc(*pools, (base + f.n) * sizeof *arr)))
-        rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-    if (rc == 0) {
-        *pools = arr;
-        size_t k = 0;
-        for (; k < f.n; k++) {
-            fs_pool_cfg_t *p = &arr[base + k];
-            memset(p, 0, sizeof *p);
-            char name[200];
-            /* MODELxGPUS; when one (model, GPUs) has nodes of several CPU and
-             * memory sizes, each is its own pool: MODELxGPUS-<cores>c<GiB>g */
-            int variants = 0;
-            for (size_t j = 0; j < f.n; j++)
-                variants += f.g[j].gpn == f.g[k].gpn && strcmp(f.g[j].model, f.g[k].model) == 0;
-            if (variants > 1)
-                snprintf(name, sizeof name, "%sx%u-%gc%gg", f.g[k].model, f.g[k].gpn,
-                         f.g[k].cpu_milli / 1000.0, f.g[k].mem_mib / 1024.0);
-            else
-                snprintf(name, sizeof name, "%sx%u", f.g[k].model, f.g[k].gpn);
-            const char *cat = fs_fleet_catalog_name(f.g[k].model);
-            p->name = fs_strdup(name);
-            p->gpu = fs_strdup(cat ? cat : f.g[k].model);
-            p->nodes = (uint32_t)f.g[k].nodes;
-            p->gpus_per_node = f.g[k].gpn;
-            p->cpu_milli = f.g[k].cpu_milli;
-            p->memory_mib = f.g[k].mem_mib;
-            p->node_rank = f.g[k].rows;     /* the pool owns it now */
-            f.g[k].rows = NULL;
-            int clash = 0;
-            for (size_t j = 0; j < base + k && p->name; j++)
-                clash |= strcmp(arr[j].name ? arr[j].name : "", p->name) == 0;
-            if (!p->name || !p->gpu || clash) {
-                rc = clash ? fs_error_set(err, FS_EINVAL, "%s: pool name '%s' is already used",
-                                          path, name)
-                           : fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
-                k++;
-                break;
-            }
-        }
-        if (rc) {
-            for (size_t j = 0; j < k; j++) {
-                fs_free(arr[base + j].name);
-                fs_free(arr[base + j].gpu);
-                fs_free(arr[base + j].node_rank);
-            }
-        } else {
-            *n = base + f.n;
-        }
-    }
-    if (rc == 0 && stats)
-        *stats = f.st;
-    for (size_t i = 0; i < f.n; i++) {
-        fs_free(f.g[i].model);
-        fs_free(f.g[i].rows);
-    }
-    fs_free(f.g);
     fs_csv_close(&f.csv);
-    return rc;
+    if (rc) {
+        fs_fleet_groups_free(f.g, f.n);
+        return rc;
+    }
+    if (stats)
+        *stats = f.st;
+    *groups = f.g;
+    *n = f.n;
+    return 0;
+}
+
+void fs_fleet_groups_free(fs_fleet_group_t *g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++) {
+        fs_free(g[i].model);
+        fs_free(g[i].rows);
+    }
+    fs_free(g);
 }

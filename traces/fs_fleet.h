@@ -1,8 +1,8 @@
 /*
- * fs_fleet: clusters built from real machine lists.
+ * fs_fleet: the machine lists of public traces, read as they are written.
  *
  * Reads the machine list of a public trace and groups its machines into
- * pools of identical nodes, keyed by (GPU model as the list writes it, GPUs
+ * groups of identical nodes, keyed by (GPU model as the list writes it, GPUs
  * per node, CPU and memory per node where the list records them: openb
  * cpu_milli and memory_mib, PAI cap_cpu cores and cap_mem GB), in order of
  * first appearance:
@@ -17,17 +17,12 @@
  *   tiresias  Tiresias cluster spec: num_switch,num_node_p_switch,num_gpu_p_node,...
  *             (one row = num_switch x num_node_p_switch nodes); model `gpu` or
  *             "unknown"
- * Machines without GPUs are left out and counted.  A pool is named
- * "<model>x<gpus per node>" (e.g. "G2x8", "V100M32x4"), or, when one (model,
- * GPUs per node) has nodes of several CPU and memory sizes,
- * "<model>x<gpus>-<cores>c<GiB>g" for each (e.g. "P100x2-16c120g"); its `gpu` is the
- * catalog's name when the model maps to one (fs_fleet_catalog_name: V100M32
- * and V100M16 -> V100, P100, T4, A10 ...) and the list's own name otherwise
- * (G1/G2/G3, MISC: unknown to the catalog, neutral speed 1.0).
+ * Machines without GPUs are left out and counted.  The reader knows no GPU
+ * catalog and builds no config: models/fs_fleetcfg.h turns the groups into
+ * a scenario's pools (names, catalog GPU names).
  *
- * Ownership: the pools array and its strings are allocated with fs_alloc and
- * owned by the caller (free each name and gpu, then the array; a scenario
- * config does it in fs_config_release).
+ * Ownership: the groups array, its model strings and node lists are
+ * allocated with fs_alloc and owned by the caller (fs_fleet_groups_free).
  */
 #ifndef FS_FLEET_H
 #define FS_FLEET_H
@@ -35,7 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../models/fs_config.h"
 #include "../sim/fs_error.h"
 
 enum fs_fleet_format {
@@ -52,22 +46,24 @@ typedef struct fs_fleet_stats {
     uint64_t gpus;          /* GPUs in all pools */
 } fs_fleet_stats_t;
 
-/* Reads `path` (plain or gzip) in `format` and appends its pools to
- * *pools / *n (which may already hold pools: new names must not clash).
- * gpu: the model name for lists that record none (NULL: see above).
- * Errors: FS_EIO (cannot open), FS_EINVAL "FILE:LINE: field NAME: expected
- * ...", FS_ENOMEM; on error *pools / *n are unchanged.  stats may be NULL. */
-int fs_fleet_load(int format, const char *path, const char *gpu, fs_pool_cfg_t **pools,
+/* A group of identical GPU machines of a list, in order of first appearance. */
+typedef struct fs_fleet_group {
+    char *model;            /* GPU model as the list writes it (philly, tiresias: see above) */
+    uint32_t gpn;           /* GPUs per node */
+    uint32_t cpu_milli;     /* per node; 0: the list records none */
+    uint32_t mem_mib;       /* per node; 0: the list records none */
+    uint64_t nodes;
+    uint32_t *rows;         /* each node's index among the list's GPU machines (nodes of them) */
+    size_t cap_rows;        /* room in rows (the reader's) */
+} fs_fleet_group_t;
+
+/* Reads `path` (plain or gzip) in `format`: *groups / *n get its groups of
+ * GPU machines (at least one).  gpu: the model name for lists that record
+ * none (NULL: see above).  Errors: FS_EIO (cannot open), FS_EINVAL
+ * "FILE:LINE: field NAME: expected ...", FS_ENOMEM; on error *groups is
+ * NULL and *n 0.  stats may be NULL. */
+int fs_fleet_read(int format, const char *path, const char *gpu, fs_fleet_group_t **groups,
                   size_t *n, fs_fleet_stats_t *stats, fs_error_t *err);
-
-/* The catalog name of a GPU model as a trace writes it ("V100M32" ->
- * "V100", "t4" -> "T4"), or NULL when the catalog has no such model. */
-const char *fs_fleet_catalog_name(const char *model);
-
-/* Does a job's GPU-type constraint `type` (one model or several separated
- * by '|', as openb's gpu_spec) allow a pool?  A name allows the pool when
- * it equals (ignoring case) the pool's gpu, its name, or its name without a
- * machine-list suffix "x<digits>" (so "V100M32" allows "V100M32x8"). */
-int fs_fleet_type_allows(const char *type, const char *pool_name, const char *pool_gpu);
+void fs_fleet_groups_free(fs_fleet_group_t *groups, size_t n);
 
 #endif

@@ -20,7 +20,7 @@
 #ifndef FS_HELIOS_H
 #define FS_HELIOS_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_helios_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

@@ -17,7 +17,7 @@
 #ifndef FS_OPENB_H
 #define FS_OPENB_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_openb_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

@@ -36,7 +36,7 @@
 #ifndef FS_PAI_H
 #define FS_PAI_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_pai_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

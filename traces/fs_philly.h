@@ -22,7 +22,7 @@
 #ifndef FS_PHILLY_H
 #define FS_PHILLY_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_philly_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

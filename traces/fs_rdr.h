@@ -46,7 +46,7 @@
 
 #include "../sim/fs_error.h"
 #include "fs_csv.h"
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 #include "fs_strtab.h"
 

@@ -16,7 +16,7 @@
 #ifndef FS_SWF_H
 #define FS_SWF_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_swf_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

@@ -12,7 +12,7 @@
 #ifndef FS_TIRESIAS_H
 #define FS_TIRESIAS_H
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 int fs_tiresias_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,

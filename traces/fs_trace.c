@@ -7,6 +7,7 @@
 #include "fs_philly.h"
 #include "fs_swf.h"
 #include "fs_tiresias.h"
+#include "fs_native.h"
 
 #include <string.h>
 

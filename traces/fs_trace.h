@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "fs_native.h"
+#include "fs_topts.h"
 #include "fs_source.h"
 
 typedef struct fs_trace_format {

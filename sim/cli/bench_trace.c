@@ -12,6 +12,7 @@
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
+#include "../../traces/fs_native.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #include "../../models/fs_cluster.h"
 #include "../../models/fs_place.h"
 #include "../../scenarios/fs_scenario.h"
-#include "../../traces/fs_fleet.h"
+#include "../../models/fs_fleetcfg.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
@@ -181,7 +181,7 @@ static int load_jobs(frag_t *f, fs_source_t *src, fs_error_t *err)
     }
 }
 
-/* GPU type -> allowed pools, with the model's rule (fs_fleet_type_allows). */
+/* GPU type -> allowed pools, with the model's rule (fs_fleetcfg_type_allows). */
 static int map_types(frag_t *f, fs_source_t *src, const fs_cluster_t *c)
 {
     f->n_types = fs_source_gpu_type_count(src);
@@ -193,7 +193,7 @@ static int map_types(frag_t *f, fs_source_t *src, const fs_cluster_t *c)
     for (int32_t t = 0; t < f->n_types; t++) {
         const char *name = fs_source_gpu_type_name(src, t);
         for (uint32_t p = 0; name && p < c->n_pools; p++)
-            if (fs_fleet_type_allows(name, c->pools[p].name, c->pools[p].gpu))
+            if (fs_fleetcfg_type_allows(name, c->pools[p].name, c->pools[p].gpu))
                 f->pools[n++] = p;
         f->off[t + 1] = n;
     }

@@ -27,6 +27,7 @@
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
+#include "../../traces/fs_native.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-#include "../models/fs_config.h"
+#include "fs_defaults.h"
 #include "fs_keys.h"
 #include "../sim/fs_alloc.h"
 

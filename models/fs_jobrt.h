@@ -1,0 +1,92 @@
+/*
+ * fs_jobrt: the runtime state of an active job (queued, running or
+ * recovering), as the model (fs_model.h) keeps it in its job slots and the
+ * policies and the recovery arithmetic (fs_recovery.h) read it.  A plain
+ * record: it knows the job record, the placement and the event handle,
+ * not the model.
+ */
+#ifndef FS_JOBRT_H
+#define FS_JOBRT_H
+
+#include <stdint.h>
+
+#include "../sim/fs_evq.h"
+#include "../sim/fs_time.h"
+#include "../traces/fs_job.h"
+#include "fs_cluster.h"
+
+/* RECOVERING: interrupted by a failure, not yet back in the queue (the
+ * detection delay, while it may still hold its healthy nodes, then the
+ * requeue and backoff delay, holding nothing; docs/recovery.md). */
+enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING = 2,
+                      FS_JOBRT_RECOVERING = 3 };
+
+/* What a job has once it has run: its attempts, recovery and accounting
+ * (docs/performance.md "Memory per queued job").  A job that has never
+ * started has none (fs_jobrt_t.r is NULL) and costs only its fs_jobrt_t:
+ * the record is taken at the first start (or at admission when a job
+ * enters the queue later than its submission) and given back with the
+ * slot. */
+typedef struct fs_jobrun {
+    fs_time_t first_start;  /* -1 until started */
+    fs_time_t start;        /* start of the current attempt */
+    fs_time_t remaining;    /* work left at speed 1.0, us */
+    double rate;            /* progress per us of wall time: the speed factor set at start */
+    fs_time_t settled_at;   /* when remaining was last settled */
+    fs_placement_t place;   /* valid while running */
+    fs_event_handle_t end_ev;
+    uint32_t restarts;
+    double run_s;           /* wall seconds run, finished attempts */
+    double lost_gpu_s;      /* GPU-s of compute whose work was lost */
+    /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
+     * (after a failure), then compute tau / write delta cycles; all as of
+     * settled_at.  Wall times in us. */
+    uint8_t phase;          /* enum fs_phase: 0 compute, 1 restore, 2 checkpoint write, 3 start-up */
+    uint8_t holding;        /* RECOVERING: still holds (part of) its placement */
+    uint8_t need_restore;   /* the next start pays recovery.restore */
+    uint8_t retiring;       /* a recovering replica its service retired: ends at the requeue */
+    uint32_t failures;      /* interruptions by failures (the retry count) */
+    double rate_base;       /* rate without node speeds (pool x span factor) */
+    fs_time_t rem0;         /* remaining work at the start of the attempt */
+    fs_time_t ckpt_every;   /* checkpoint interval this attempt, work us (0: none) */
+    fs_time_t since_ckpt;   /* work since the last completed checkpoint */
+    fs_time_t since_wall;   /* wall compute time behind since_ckpt */
+    fs_time_t phase_left;   /* wall left in a restore or write */
+    fs_time_t w_compute, w_ckpt, w_lost, w_recovery; /* wall: computing, writing,
+                               computing work later lost, detection+requeue+restore */
+    fs_time_t w_startup;    /* wall in pod start-up (image pull, container, load), all attempts */
+    fs_time_t restore_after;/* STARTING: the restore that follows the start-up, us */
+    fs_time_t att_startup;  /* the current attempt's start-up, us (/gpu_intervals ready) */
+    double held_gpu_s;      /* GPU-s held (attempts and detection) */
+    /* queueing and preemption (fs_model_preempt) */
+    fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */
+    fs_time_t queued_us;    /* time queued before the current state: first wait + requeues */
+    uint32_t preemptions;   /* times preempted by the policy (failures not counted) */
+    double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
+} fs_jobrun_t;
+
+/* Runtime state of an active job: what a waiting job needs (issue #13: a
+ * queued job that has never run holds this record alone, 112 bytes; a
+ * policy keeps its own per-job state in its own arrays). */
+typedef struct fs_jobrt {
+    fs_job_t job;
+    uint64_t seq;           /* admission order, 0.. */
+    fs_jobrun_t *r;         /* attempts and accounting: NULL until it first runs */
+    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
+    uint8_t state;          /* enum fs_jobrt_state */
+} fs_jobrt_t;
+
+/* Restarts so far (0 before the first start). */
+static inline uint32_t fs_jobrt_restarts(const fs_jobrt_t *j)
+{
+    return j->r ? j->r->restarts : 0;
+}
+
+/* Work left at speed 1.0 as last settled (its duration before the first
+ * start; fs_model_remaining for a running job's work left now). */
+static inline fs_time_t fs_jobrt_remaining(const fs_jobrt_t *j)
+{
+    return j->r ? j->r->remaining : j->job.duration;
+}
+
+#endif

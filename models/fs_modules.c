@@ -1,0 +1,21 @@
+/*
+ * fs_modules: the table of the model's modules (fs_model.h,
+ * fs_module_def_t).  A new module is its file plus one row here; the model
+ * (fs_model.c) knows modules only through this table and the ops they
+ * register.  Rows are attached in this order.
+ */
+#include "fs_model.h"
+#include "fs_autoscale.h"
+#include "fs_burst.h"
+#include "fs_failure.h"
+#include "fs_purchase.h"
+#include "fs_service.h"
+
+const fs_module_def_t fs_model_modules[] = {
+    {"cloud burst", fs_burst_attach},          /* cost.pools[].burst (docs/cost.md) */
+    {"purchase timeline", fs_purchase_attach}, /* cost.purchases, pools' online/retire */
+    {"autoscale", fs_autoscale_attach},        /* cluster.autoscale */
+    {"failures", fs_failures_attach},          /* failures (docs/failures.md) */
+    {"services", fs_service_attach},           /* services (docs/services.md) */
+};
+const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
