@@ -1,9 +1,10 @@
 /*
  * fs_jobrt: the runtime state of an active job (queued, running or
  * recovering), as the model (fs_model.h) keeps it in its job slots and the
- * policies and the recovery arithmetic (fs_recovery.h) read it.  A plain
- * record: it knows the job record, the placement and the event handle,
- * not the model.
+ * policies and the recovery arithmetic (fs_recovery.h) read it.  Plain
+ * records: they know the job record, the placement and the event handle,
+ * not the model.  Split in two (issue #13): what a waiting job needs, and
+ * the run record a job takes when it first starts.
  */
 #ifndef FS_JOBRT_H
 #define FS_JOBRT_H
