@@ -25,9 +25,8 @@ enum fs_jobrt_state { FS_JOBRT_FREE = 0, FS_JOBRT_QUEUED = 1, FS_JOBRT_RUNNING =
 /* What a job has once it has run: its attempts, recovery and accounting
  * (docs/performance.md "Memory per queued job").  A job that has never
  * started has none (fs_jobrt_t.r is NULL) and costs only its fs_jobrt_t:
- * the record is taken at the first start (or at admission when a job
- * enters the queue later than its submission) and given back with the
- * slot. */
+ * the record is taken at the first start and given back with the slot
+ * (a job is admitted at its submission, so that is when it was queued). */
 typedef struct fs_jobrun {
     fs_time_t first_start;  /* -1 until started */
     fs_time_t start;        /* start of the current attempt */

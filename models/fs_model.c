@@ -427,14 +427,14 @@ static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_job
 
 /* The run record of a job that has not run yet: nothing run, queued since
  * its submission. */
-static void run_init(fs_jobrun_t *x, const fs_jobrt_t *j, fs_time_t queued_since)
+static void run_init(fs_jobrun_t *x, const fs_jobrt_t *j)
 {
     memset(x, 0, sizeof *x);
     x->first_start = -1;
     x->start = -1;
     x->remaining = j->job.duration;
     x->rate = 1.0;
-    x->queued_since = queued_since;
+    x->queued_since = j->job.submit;
 }
 
 static int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
@@ -456,7 +456,7 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     fs_jobrun_t blank;
     const fs_jobrun_t *x = j->r;
     if (!x) {   /* never ran */
-        run_init(&blank, j, j->job.submit);
+        run_init(&blank, j);
         x = &blank;
     }
     fs_job_row_t r;
@@ -497,6 +497,22 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     return rc;
 }
 
+/* The queue counts (jobs, GPUs, replicas) as a job enters or leaves the
+ * policy's queue: admission, requeue and preemption; start and withdrawal. */
+static void queue_enter(fs_model_t *m, const fs_jobrt_t *j)
+{
+    m->queued++;
+    m->gpus_queued += j->job.gpus;
+    m->svc_queued += is_replica(j);
+}
+
+static void queue_leave(fs_model_t *m, const fs_jobrt_t *j)
+{
+    m->queued--;
+    m->gpus_queued -= j->job.gpus;
+    m->svc_queued -= is_replica(j);
+}
+
 /* ---- slots ------------------------------------------------------------------- */
 
 static uint32_t slot_alloc(fs_model_t *m)
@@ -512,7 +528,7 @@ static uint32_t slot_alloc(fs_model_t *m)
 /* A run record for job j, as run_init leaves it; NULL out of memory.  The
  * stack of given-back records has room for every record there is, so
  * giving one back cannot fail. */
-static fs_jobrun_t *run_take(fs_model_t *m, const fs_jobrt_t *j, fs_time_t queued_since)
+static fs_jobrun_t *run_take(fs_model_t *m, const fs_jobrt_t *j)
 {
     enum { CHUNK = 256 };
     fs_jobrun_t *x;
@@ -533,7 +549,7 @@ static fs_jobrun_t *run_take(fs_model_t *m, const fs_jobrt_t *j, fs_time_t queue
         }
         x = &m->run_chunks[m->n_run_chunks - 1][m->run_used++];
     }
-    run_init(x, j, queued_since);
+    run_init(x, j);
     return x;
 }
 
@@ -727,7 +743,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         /* the first start takes the job's run record (given back if the
          * job does not fit after all) */
         int first = !j->r;
-        if (first && !(j->r = run_take(m, j, j->job.submit))) {
+        if (first && !(j->r = run_take(m, j))) {
             fail(m, FS_ENOMEM, "starting a job");
             return FS_ENOMEM;
         }
@@ -769,12 +785,10 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             fail(m, FS_ENOMEM, "starting a job");
             return FS_ENOMEM;
         }
-        m->queued--;
-        m->gpus_queued -= j->job.gpus;
+        queue_leave(m, j);
         m->running++;
         m->last_change = m->sim.now;
         if (is_replica(j)) {    /* runs until its service retires it */
-            m->svc_queued--;
             m->svc_running++;
             replica_event(m, slot, FS_REPLICA_STARTED, su);
             return m->err.code ? m->err.code : 1;
@@ -911,11 +925,9 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     j->state = FS_JOBRT_QUEUED;
     j->r->queued_since = m->sim.now;
     release_place(m, slot);
-    m->queued++;
-    m->gpus_queued += j->job.gpus;
+    queue_enter(m, j);
     m->last_change = m->sim.now;
     if (is_replica(j)) {
-        m->svc_queued++;
         replica_event(m, slot, FS_REPLICA_STOPPED, 0);
     }
     return m->err.code;
@@ -1057,15 +1069,12 @@ static int requeue(fs_model_t *m, uint32_t slot)
         m->recovering--;
         return replica_end(m, slot);
     }
-    if (is_replica(j))
-        m->svc_queued++;
     j->r->w_recovery += m->sim.now - j->r->start;
     j->state = FS_JOBRT_QUEUED;
     j->r->queued_since = m->sim.now;
     j->r->restarts++;
     m->recovering--;
-    m->queued++;
-    m->gpus_queued += j->job.gpus;
+    queue_enter(m, j);
     m->last_change = m->sim.now;
     int rc = m->pol->enqueue(m->pol_state, m, slot);
     if (rc)
@@ -1475,14 +1484,9 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     j->seq = m->next_seq++;
     j->type_pools = t;
     j->state = FS_JOBRT_QUEUED;
-    /* queued since its submission: no run record until it starts, unless
-     * it enters the queue later than that */
-    if (m->sim.now != job->submit && !(j->r = run_take(m, j, m->sim.now))) {
-        j->state = FS_JOBRT_FREE;
-        slot_free(m, s);
-        fail(m, FS_ENOMEM, "admitting a job");
-        return;
-    }
+    /* no run record until it starts: a job is admitted at its submission
+     * (the stream is in submission order; a replica's is now), so that is
+     * when it entered the queue */
     if (!could_ever_fit(m, j)) {
         if (is_replica(j)) {    /* the caller says why */
             if (slot_free(m, s))
@@ -1495,12 +1499,8 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
             fail(m, FS_ENOMEM, "freeing a job slot");
         return;
     }
-    m->queued++;
-    m->gpus_queued += j->job.gpus;
-    if (is_replica(j)) {
-        m->svc_live++;
-        m->svc_queued++;
-    }
+    queue_enter(m, j);
+    m->svc_live += is_replica(j);
     *slot = s;
     int rc = m->pol->enqueue(m->pol_state, m, s);
     if (!rc && m->gate)
@@ -1595,9 +1595,7 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
             fail(m, rc, "taking a replica out of the queue");
             return rc;
         }
-        m->queued--;
-        m->svc_queued--;
-        m->gpus_queued -= j->job.gpus;
+        queue_leave(m, j);
         return replica_end(m, slot);
     }
     default:

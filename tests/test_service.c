@@ -17,6 +17,7 @@
 
 #include "fs_test_util.h"
 #include "models/fs_service.h"
+#include "sim/api/fleetsim.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
@@ -590,6 +591,51 @@ static void test_hpa_follows_a_load_step(void **state)
     reqs_free(&q);
 }
 
+/* A strict FIFO written as a plugin (ABI 2): it has no way to give a
+ * queued job back, so the model keeps a retired pending replica queued and
+ * its service retires it when it starts (the fallback of fs_model_retire). */
+typedef struct pfifo {
+    const fleetsim_host *h;
+    uint32_t q[64];
+    size_t n;
+} pfifo_t;
+
+static int pf_create(const fleetsim_host *host, const char *const *keys,
+                     const char *const *values, size_t n, void **state, char *err, size_t errlen)
+{
+    (void)keys, (void)values, (void)n, (void)err, (void)errlen;
+    pfifo_t *f = calloc(1, sizeof *f);
+    f->h = host;
+    *state = f;
+    return f ? 0 : -1;
+}
+static void pf_destroy(void *state) { free(state); }
+static int pf_enqueue(void *state, uint32_t handle)
+{
+    pfifo_t *f = state;
+    if (f->n == 64)
+        return -1;
+    f->q[f->n++] = handle;
+    return 0;
+}
+static int pf_pass(void *state)
+{
+    pfifo_t *f = state;
+    while (f->n) {
+        int rc = f->h->start(f->h->sim, f->q[0]);
+        if (rc <= 0)
+            return rc < 0 ? rc : 0;
+        memmove(f->q, f->q + 1, --f->n * sizeof *f->q);
+    }
+    return 0;
+}
+static void pf_job_end(void *state, uint32_t handle) { (void)state, (void)handle; }
+static size_t pf_queued(const void *state) { return ((const pfifo_t *)state)->n; }
+static const fleetsim_policy pfifo_policy = {
+    .abi = FLEETSIM_POLICY_ABI, .name = "plugin-fifo", .create = pf_create,
+    .destroy = pf_destroy, .enqueue = pf_enqueue, .pass = pf_pass, .job_end = pf_job_end,
+    .queued = pf_queued};
+
 /* A pending replica the HPA no longer wants leaves the policy's queue at
  * once (it is a pending pod the ReplicaSet deletes), under every policy
  * that owns a queue.  Nearly the load of test_hpa_by_hand, with 2-GPU replicas on
@@ -662,6 +708,43 @@ static void test_scale_down_withdraws_pending(void **state)
         assert_int_equal(q.s[0].cold_starts, 4);
         reqs_free(&q);
     }
+    /* a plugin policy: the retired replica stays queued (replicas 5, B
+     * behind it) until a ready one gives its GPUs back at 855 s; it then
+     * starts and is retired in that instant, and B starts */
+    char y[2048];
+    snprintf(y, sizeof y,
+             "name: t\nseed: 9\nuntil: horizon\n"
+             "cluster: {pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, "
+             "duration: {dist: constant, value: 1m}}}\n"
+             "horizon: 1500s\noutput: {timeline_interval: 5s}\n"
+             "startup: {container: 30s}\n"
+             "services:\n  - name: hpa\n    gpus: 2\n    min_replicas: 1\n"
+             "    max_replicas: 8\n"
+             "    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
+             "    autoscale: {metric: concurrency, target: 1}\n", p);
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    cfg.scheduler.plugin_table = &pfifo_policy;
+    reqs_t q;
+    memset(&q, 0, sizeof q);
+    fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = &q, .request = on_request,
+                      .svc_bucket = on_bucket, .service = on_service, .interval = on_interval};
+    fs_test_run_cfg(&cfg, jobs, 2, &sink, &q.t);
+    const fs_sample_row_t *before = &q.samples.r[170], *after = &q.samples.r[172];
+    assert_double_equal(before->time, 850, 0);
+    assert_double_equal(after->time, 860, 0);
+    print_message("plugin fifo: replicas %u at 545 s; training queued %u at 850 s, %u at 860 s\n",
+                  q.samples.r[109].replicas, before->jobs_queued, after->jobs_queued);
+    assert_int_equal(q.samples.r[109].replicas, 5);
+    assert_int_equal(before->jobs_queued, 1);
+    assert_int_equal(after->jobs_queued, 0);
+    assert_int_equal(q.s[0].cold_starts, 4);
+    reqs_free(&q);
+    fs_config_release(&cfg);
     free(p);
     fs_test_rmtree(dir);
     free(dir);
