@@ -34,16 +34,22 @@ typedef struct tnode {
 _Static_assert(sizeof(tnode_t) == 64, "a treap node is one cache line");
 
 typedef struct tcold {
-    double rank;            /* preemptive passes: position in the last pass's order */
-    fs_time_t rsv_at;       /* conservative (exact): its reservation, -1 none */
-    fs_time_t rsv_d;        /* ... and the planned run time it holds */
     uint32_t cls;
-    uint32_t band;          /* banded: its band (fs_order.h) */
-    uint32_t kep;           /* banded: k1, k2 are as of key epoch kep */
     uint32_t pool;          /* running: the pool it runs in (its running treap) */
-    uint8_t reserved;       /* its first reservation is logged */
-    uint8_t loose;          /* banded: in its class's loose treap, not in its band */
 } tcold_t;
+
+/* Per-node state that only some modes read lives in side arrays beside nc,
+ * allocated only when the mode is on (issue #13: bytes per queued job). */
+typedef struct tband {      /* banded orders */
+    uint32_t band;          /* its band (fs_order.h) */
+    uint32_t kep;           /* k1, k2 are as of key epoch kep */
+    uint8_t loose;          /* in its class's loose treap, not in its band */
+} tband_t;
+
+typedef struct trsv {       /* conservative backfill (exact) */
+    fs_time_t at;           /* its reservation, -1 none */
+    fs_time_t d;            /* ... and the planned run time it holds */
+} trsv_t;
 
 typedef struct band {       /* banded: one band of a class, in sequence order */
     uint32_t root;
@@ -90,6 +96,12 @@ typedef struct sched {
     tnode_t *nd;            /* 64-byte aligned, inside nd_mem */
     void *nd_mem;
     tcold_t *nc;            /* nc[x]: the rest of node x */
+    tband_t *nb;            /* nb[x]: banded orders only (has_bands) */
+    double *rank;           /* rank[x]: preemptive passes only: position in the last pass's order */
+    trsv_t *rsv;            /* rsv[x]: conservative backfill only */
+    uint8_t *logged;        /* logged[x]: its first reservation is logged (record only) */
+    size_t logged_cap;
+    int has_bands;          /* nb is kept (banded at creation) */
     size_t nd_cap;
     fs_shapemap_t shapes;   /* shape -> class index */
     cls_t *cls;             /* cls[i]: the queue of class i */
@@ -366,6 +378,18 @@ static uint32_t mix32(uint64_t x)
     return (uint32_t)(x >> 16);
 }
 
+/* Grows side array *a (elem bytes per node) from old to cap nodes, zeroing
+ * the new part.  Returns 0 or FS_ENOMEM (*a unchanged). */
+static int side_grow(void **a, size_t old, size_t cap, size_t elem)
+{
+    char *p = fs_realloc(*a, cap * elem);
+    if (!p)
+        return FS_ENOMEM;
+    memset(p + old * elem, 0, (cap - old) * elem);
+    *a = p;
+    return 0;
+}
+
 static int ensure_nodes(sched_t *s, uint32_t slot)
 {
     size_t old = s->nd_cap;
@@ -374,15 +398,15 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
     size_t cap = old ? old : 64;
     while (cap < (size_t)slot + 2)
         cap *= 2;
-    void *mem = fs_malloc(cap * sizeof *s->nd + 64);
-    tcold_t *nc = fs_realloc(s->nc, cap * sizeof *nc);
-    if (nc)
-        s->nc = nc;
-    if (!mem || !nc) {
-        fs_free(mem);
+    if (side_grow((void **)&s->nc, old, cap, sizeof *s->nc) ||
+        (s->has_bands && side_grow((void **)&s->nb, old, cap, sizeof *s->nb)) ||
+        (s->preempt && side_grow((void **)&s->rank, old, cap, sizeof *s->rank)) ||
+        (s->backfill == FS_BACKFILL_CONSERVATIVE &&
+         side_grow((void **)&s->rsv, old, cap, sizeof *s->rsv)))
         return FS_ENOMEM;
-    }
-    memset(nc + old, 0, (cap - old) * sizeof *nc);
+    void *mem = fs_malloc(cap * sizeof *s->nd + 64);
+    if (!mem)
+        return FS_ENOMEM;
     tnode_t *nd = (tnode_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
     if (old)
         memcpy(nd, s->nd, old * sizeof *nd);
@@ -411,11 +435,11 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
 static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
 {
     tnode_t *n = &s->nd[x];
-    if (s->nc[x].kep != s->kepoch) {
+    if (s->nb[x].kep != s->kepoch) {
         fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
         n->k1 = k.k1;
         n->k2 = k.k2;
-        s->nc[x].kep = s->kepoch;
+        s->nb[x].kep = s->kepoch;
     }
 }
 
@@ -511,16 +535,16 @@ static int band_agrees(sched_t *s, fs_model_t *m, uint32_t t, uint32_t x)
 static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 {
     tnode_t *nd = s->nd;
-    band_t *b = &c->b[s->nc[x].band];
+    band_t *b = &c->b[s->nb[x].band];
     if (band_agrees(s, m, b->root, x)) {
-        s->nc[x].loose = 0;
+        s->nb[x].loose = 0;
         b->root = t_insert(nd, b->root, x, 1);
         if (!b->head || nd[x].seq < nd[b->head].seq) {
             b->head = x;
-            tw_fix(s, c, s->nc[x].band);
+            tw_fix(s, c, s->nb[x].band);
         }
     } else {
-        s->nc[x].loose = 1;
+        s->nb[x].loose = 1;
         s->n_loose++;
         c->root = t_insert(nd, c->root, x, 0);
         if (!c->lhead || less(nd, x, c->lhead))
@@ -531,18 +555,18 @@ static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 static void b_remove(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 {
     tnode_t *nd = s->nd;
-    if (s->nc[x].loose) {
+    if (s->nb[x].loose) {
         c->root = t_erase(nd, c->root, x, 0);
         if (c->lhead == x)
             c->lhead = t_first(nd, c->root);
     } else {
-        band_t *b = &c->b[s->nc[x].band];
+        band_t *b = &c->b[s->nb[x].band];
         b->root = t_erase(nd, b->root, x, 1);
         if (b->head == x) {
             b->head = t_first(nd, b->root);
             if (b->head)
                 refresh(s, m, b->head);
-            tw_fix(s, c, s->nc[x].band);
+            tw_fix(s, c, s->nb[x].band);
         }
     }
     cls_head(s, c);
@@ -596,9 +620,9 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     s->nc[x].cls = (uint32_t)c;
     cls_t *cl = &s->cls[c];
     if (s->banded) {
-        s->nc[x].kep = s->kepoch;
-        s->nc[x].band = s->ord->band(s->ost, m, slot);
-        if (band_room(s, cl, s->nc[x].band))
+        s->nb[x].kep = s->kepoch;
+        s->nb[x].band = s->ord->band(s->ost, m, slot);
+        if (band_room(s, cl, s->nb[x].band))
             return FS_ENOMEM;
         b_insert(s, m, cl, x);
         cls_head(s, cl);
@@ -771,9 +795,17 @@ static int rekey(sched_t *s, fs_model_t *m)
 
 static void log_resv(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t at)
 {
-    if (!s->record || s->nc[x].reserved)
+    if (!s->record)
         return;
-    s->nc[x].reserved = 1;
+    if (x >= s->logged_cap) {
+        size_t old = s->logged_cap;
+        if (side_grow((void **)&s->logged, old, s->nd_cap, 1))
+            return;
+        s->logged_cap = s->nd_cap;
+    }
+    if (s->logged[x])
+        return;
+    s->logged[x] = 1;
     if (fs_grow((void **)&s->log, &s->cap_log, s->n_log + 1, sizeof *s->log))
         return;
     s->log[s->n_log++] = (fs_sched_resv_t){fs_model_job(m, x - 1)->job.id, at};
@@ -1322,20 +1354,19 @@ static int cons_pass(sched_t *s, fs_model_t *m)
      * is still free).  Slurm mode replans from scratch, as Slurm does. */
     if (!s->bf_slurm)
         for (size_t i = 0; i < n; i++) {
-            const tcold_t *r = &s->nc[s->scr[i]];
-            if (r->rsv_at >= 0 && prof_take(s, r->rsv_at > now ? r->rsv_at : now, r->rsv_d,
+            const trsv_t *r = &s->rsv[s->scr[i]];
+            if (r->at >= 0 && prof_take(s, r->at > now ? r->at : now, r->d,
                                             (int64_t)s->nd[s->scr[i]].g))
                 return FS_ENOMEM;
         }
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
         uint32_t x = s->scr[i];
-        tcold_t *r = &s->nc[x];
+        trsv_t *r = &s->rsv[x];
         int64_t g = (int64_t)s->nd[x].g;
-        if (!s->bf_slurm && r->rsv_at >= 0 &&
-            prof_take(s, r->rsv_at > now ? r->rsv_at : now, r->rsv_d, -g))
+        if (!s->bf_slurm && r->at >= 0 && prof_take(s, r->at > now ? r->at : now, r->d, -g))
             return FS_ENOMEM;
-        r->rsv_at = -1;
+        r->at = -1;
         fs_time_t d = round_up(s->nd[x].est, res);
         if (d <= 0)
             d = 1;
@@ -1358,8 +1389,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         if (s->bf_slurm && t - now > s->cfg->bf.window)
             continue;
         log_resv(s, m, x, t);
-        r->rsv_at = t;
-        r->rsv_d = d;
+        r->at = t;
+        r->d = d;
         if (prof_take(s, t, d, g))
             return FS_ENOMEM;
     }
@@ -1404,7 +1435,7 @@ static int ppass(sched_t *s, fs_model_t *m)
                 size_t a = ix[i], b = ix[j];
                 int bl = k1[b] != k1[a] ? k1[b] < k1[a]
                        : k2[b] != k2[a] ? k2[b] < k2[a]
-                       : s->nc[s->scr[b]].rank < s->nc[s->scr[a]].rank;
+                       : s->rank[s->scr[b]] < s->rank[s->scr[a]];
                 tmp[k++] = bl ? ix[j++] : ix[i++];
             }
             while (i < mid)
@@ -1456,7 +1487,7 @@ static int ppass(sched_t *s, fs_model_t *m)
         }
     }
     for (size_t r = 0; r < n; r++)
-        s->nc[s->scr[ix[r]]].rank = s->next_rank++;
+        s->rank[s->scr[ix[r]]] = s->next_rank++;
     if (!rc && s->ord->after_pass)
         rc = s->ord->after_pass(s->ost, m);
     return rc;
@@ -1576,6 +1607,7 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     s->preempt = pre;
     s->bf_slurm = cfg->backfill == FS_BACKFILL_CONSERVATIVE && cfg->bf.mode == FS_BF_SLURM;
     s->banded = ord->band && ord->update_key && !pre && cfg->backfill == FS_BACKFILL_NONE;
+    s->has_bands = s->banded;
     s->fast = 1;
     s->tm_order_at = s->tm_bf_at = FS_TIME_NEVER;
     if (ord->create) {
@@ -1599,6 +1631,10 @@ static void sched_destroy(void *state)
         s->ord->destroy(s->ost);
     fs_free(s->nd_mem);
     fs_free(s->nc);
+    fs_free(s->nb);
+    fs_free(s->rank);
+    fs_free(s->rsv);
+    fs_free(s->logged);
     fs_free(s->run);
     for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
         fs_free(s->cls[c].b);
@@ -1624,10 +1660,13 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     sched_t *s = state;
     if (ensure_nodes(s, slot))
         return FS_ENOMEM;
-    tcold_t *c = &s->nc[slot + 1];
-    c->reserved = 0;
-    c->rsv_at = -1;
-    c->rank = s->next_rank++;
+    uint32_t x = slot + 1;
+    if (s->logged && x < s->logged_cap)
+        s->logged[x] = 0;
+    if (s->rsv)
+        s->rsv[x].at = -1;
+    if (s->rank)
+        s->rank[x] = s->next_rank++;
     /* admitted once: a job requeued after a failure (restarts > 0) keeps
      * the order's state (attained service, priority) */
     if (s->ord->admit && fs_jobrt_restarts(fs_model_job(m, slot)) == 0) {
@@ -1638,7 +1677,6 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
         s->ord->requeued(s->ost, m, slot);
     }
     int rc = q_insert(s, m, slot);
-    uint32_t x = slot + 1;
     int what = !rc && (s->settled || s->st_keep) ? settle_keeps(s, m, x) : ST_KEEPS;
     if (what != ST_KEEPS) {
         /* x may start.  EASY, x behind the blocked head: the head and its
@@ -1785,3 +1823,11 @@ const fs_sched_resv_t *fs_sched_reservations(const void *state, size_t *n)
 uint64_t fs_sched_preemptions(const void *state) { return ((const sched_t *)state)->preemptions; }
 uint64_t fs_sched_backfilled(const void *state) { return ((const sched_t *)state)->backfilled; }
 uint64_t fs_sched_loose(const void *state) { return ((const sched_t *)state)->n_loose; }
+
+size_t fs_sched_slot_bytes(const void *state)
+{
+    const sched_t *s = state;
+    return sizeof *s->nd + sizeof *s->nc + (s->has_bands ? sizeof *s->nb : 0) +
+           (s->preempt ? sizeof *s->rank : 0) +
+           (s->backfill == FS_BACKFILL_CONSERVATIVE ? sizeof *s->rsv : 0);
+}

@@ -70,5 +70,8 @@ uint64_t fs_sched_preemptions(const void *state);
 uint64_t fs_sched_backfilled(const void *state);
 /* Bands (fast path): jobs queued outside their band (keys taken out of step). */
 uint64_t fs_sched_loose(const void *state);
+/* Bytes the scheduler keeps per job slot in this configuration (its treap
+ * node and the per-node state the active modes need; issue #13). */
+size_t fs_sched_slot_bytes(const void *state);
 
 #endif

@@ -499,6 +499,44 @@ static void test_backfill_invariants(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Issue #13: the scheduler keeps per job slot a 64-byte treap node and 8 bytes
+ * (class, pool), plus only what the configured modes read: a rank for
+ * preemptive passes, a reservation for conservative backfill, a band for
+ * banded orders (a field added to every slot fails this test). */
+static void test_slot_bytes(void **st)
+{
+    (void)st;
+    static const struct {
+        int queue, backfill;
+        size_t bytes;
+    } cases[] = {
+        {FS_QUEUE_FIFO, FS_BACKFILL_EASY, 72},  {FS_QUEUE_SJF, FS_BACKFILL_NONE, 72},
+        {FS_QUEUE_PRIORITY, FS_BACKFILL_EASY, 72}, {FS_QUEUE_SRTF, FS_BACKFILL_NONE, 80},
+        {FS_QUEUE_LAS, FS_BACKFILL_NONE, 80},   {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 88},
+        {FS_QUEUE_SLURM, FS_BACKFILL_NONE, 84},
+    };
+    fs_job_t jobs[] = {job(1, 0, 4, 10)};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fs_pool_cfg_t pool;
+        fs_config_t cfg;
+        fs_source_t *src;
+        fs_model_t *m;
+        fs_error_t err;
+        fs_test_base_cfg(&cfg, &pool, 1, 4, cases[i].queue);
+        cfg.scheduler.backfill = cases[i].backfill;
+        assert_int_equal(fs_memsrc_create(jobs, 1, NULL, 0, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {0};
+        if (fs_model_create(&cfg, src, &sink, &m, &err))
+            fail_msg("create: %s", err.msg);
+        assert_ptr_equal(fs_policy_select(&cfg.scheduler), &fs_policy_sched);
+        size_t b = fs_sched_slot_bytes(fs_model_policy_state(m));
+        if (b != cases[i].bytes)
+            fail_msg("case %zu: %zu bytes per slot, expected %zu", i, b, cases[i].bytes);
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+    }
+}
+
 /* Allocation failures at every allocation of an EASY run on two pools
  * (the per-pool running treaps, node arrays growing, classes): FS_ENOMEM
  * from create or run, never a crash or a leak; then a clean run. */
@@ -909,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_easy_pools_hand),
         cmocka_unit_test(test_backfill_invariants),
         cmocka_unit_test(test_sched_out_of_memory),
+        cmocka_unit_test(test_slot_bytes),
         cmocka_unit_test(test_generic_equals_fifo),
         cmocka_unit_test(test_tiresias_60_jobs),
         cmocka_unit_test(test_tiresias_generated),
