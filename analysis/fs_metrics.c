@@ -5,6 +5,7 @@
 #include "fs_metrics.h"
 #include "fs_h5read.h"
 #include "../models/fs_catalog.h"
+#include "../models/fs_mig.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
 
@@ -31,8 +32,13 @@ typedef struct seg {
     int32_t tenant;
 } seg_t;
 
+/* A GPU, or one MIG instance of a GPU (docs/observability.md "MIG"). */
 typedef struct gpu {
     uint32_t node, index;   /* global node, index in the node */
+    int32_t inst;           /* a MIG instance: its index in the GPU's layout; -1 a GPU */
+    uint32_t first_inst;    /* a MIG GPU: its instances are insts[first_inst ..] */
+    uint8_t n_inst;         /* ... n_inst of them; 0: not under MIG */
+    const fs_mig_profile_t *prof;   /* a MIG instance: its profile */
     seg_t *s;
     size_t n, cap;
     double busy_until;      /* whole-GPU jobs: the GPU is taken until then (assignment) */
@@ -58,6 +64,9 @@ typedef struct ctx {
     uint32_t n_nodes;
     gpu_t *gpus;
     uint32_t n_gpus;
+    gpu_t *insts;           /* MIG instances of every MIG GPU */
+    uint32_t n_insts;
+    char **pool_mig;        /* /pools.mig ("" none; NULL: a file without the column) */
     char **tenant_name;
     double *tenant_idx;
     size_t n_tenants;
@@ -72,7 +81,7 @@ typedef struct ctx {
 } ctx_t;
 
 typedef enum fam_kind {
-    F_UTIL, F_SM, F_TENSOR, F_DRAM, F_FB_USED, F_FB_FREE, F_POWER, F_ENERGY, F_TEMP, F_XID
+    F_UTIL, F_GR, F_SM, F_TENSOR, F_DRAM, F_FB_USED, F_FB_FREE, F_POWER, F_ENERGY, F_TEMP, F_XID
 } fam_kind_t;
 
 typedef struct family {
@@ -86,6 +95,8 @@ typedef struct family {
  * Prometheus text format (promtool check metrics) reads as another metric. */
 static const family_t families[] = {
     {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", F_UTIL},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active (in %).",
+     F_GR},
     {"DCGM_FI_PROF_SM_ACTIVE", "gauge",
      "The ratio of cycles an SM has at least 1 warp assigned (in %).", F_SM},
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
@@ -115,6 +126,74 @@ static int read_col(ctx_t *c, const char *table, const char *col, size_t n, doub
     if (!*out)
         return fail(c, FS_ENOMEM, "out of memory");
     return n ? fs_h5read_f64(c->f, table, col, *out, c->err) : 0;
+}
+
+/* Does table have the column?  (Files written before it was added do not.) */
+static int has_column(ctx_t *c, const char *table, const char *col, int *out)
+{
+    char **names = NULL;
+    int *kinds = NULL;
+    size_t n = 0;
+    int rc = fs_h5read_columns(c->f, table, &names, &kinds, &n, c->err);
+    *out = 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (strcmp(names[i], col) == 0)
+            *out = 1;
+    fs_h5read_free_strings(names, n);
+    fs_free(kinds);
+    return rc;
+}
+
+/* MIG pools (/pools.mig): every GPU of the pool holds the layout, built as the
+ * run built it (fs_mig_layout_build: the same instances in the same order). */
+static int read_mig(ctx_t *c)
+{
+    int has = 0;
+    int rc = has_column(c, "pools", "mig", &has);
+    if (rc || !has)
+        return rc;
+    if (!(c->pool_mig = fs_calloc(c->n_pools + 1, sizeof *c->pool_mig)))
+        return fail(c, FS_ENOMEM, "out of memory");
+    if ((rc = fs_h5read_str(c->f, "pools", "mig", c->pool_mig, c->err)))
+        return rc;
+    fs_mig_layout_t *lay = fs_calloc(c->n_pools + 1, sizeof *lay);
+    const fs_mig_model_t **mm = fs_calloc(c->n_pools + 1, sizeof *mm);
+    uint64_t n = 0;
+    for (size_t p = 0; !rc && lay && mm && p < c->n_pools; p++) {
+        if (!c->pool_mig[p][0])
+            continue;
+        fs_error_t e;
+        fs_mig_spec_t spec;
+        if (!(mm[p] = fs_mig_model_lookup(c->pool_gpu[p], &e)) ||
+            fs_mig_layout_parse(mm[p], c->pool_mig[p], &spec, NULL, &e) ||
+            fs_mig_layout_build(mm[p], &spec, &lay[p], &e)) {
+            rc = fs_error_set(c->err, FS_EINVAL, "%s: /pools: pool '%s': mig: %s", c->results,
+                              c->pool_name[p], e.msg);
+            break;
+        }
+        n += (uint64_t)c->pool_nodes[p] * (uint64_t)c->pool_gpn[p] * lay[p].ninst;
+    }
+    if (!rc && (!lay || !mm))
+        rc = fail(c, FS_ENOMEM, "out of memory");
+    if (!rc && n > UINT32_MAX)
+        rc = fail(c, FS_EINVAL, "/pools: more MIG instances than fleetsim models");
+    if (!rc && n && !(c->insts = fs_calloc(n, sizeof *c->insts)))
+        rc = fail(c, FS_ENOMEM, "out of memory");
+    for (uint32_t g = 0; !rc && g < c->n_gpus; g++) {
+        gpu_t *gp = &c->gpus[g];
+        uint32_t p = c->nodes[gp->node].pool;
+        if (!c->pool_mig[p][0])
+            continue;
+        gp->first_inst = c->n_insts;
+        gp->n_inst = lay[p].ninst;
+        for (unsigned i = 0; i < lay[p].ninst; i++)
+            c->insts[c->n_insts++] = (gpu_t){.node = gp->node, .index = gp->index, .inst = (int32_t)i,
+                                             .prof = &mm[p]->profile[lay[p].inst[i].profile],
+                                             .busy_until = -INFINITY};
+    }
+    fs_free(lay);
+    fs_free(mm);
+    return rc;
 }
 
 static int read_fleet(ctx_t *c)
@@ -148,8 +227,10 @@ static int read_fleet(ctx_t *c)
             uint32_t gpn = (uint32_t)c->pool_gpn[p];
             c->nodes[node] = (node_info_t){(uint32_t)p, k, g, gpn};
             for (uint32_t i = 0; i < gpn; i++, g++)
-                c->gpus[g] = (gpu_t){.node = node, .index = i, .busy_until = -INFINITY};
+                c->gpus[g] = (gpu_t){.node = node, .index = i, .inst = -1, .busy_until = -INFINITY};
         }
+    if ((rc = read_mig(c)))
+        return rc;
     /* tenants (may be absent or empty) */
     if (fs_h5read_has(c->f, "tenants")) {
         if ((rc = fs_h5read_rows(c->f, "tenants", &c->n_tenants, c->err)))
@@ -209,14 +290,26 @@ static int read_intervals(ctx_t *c)
         return fail(c, FS_EINVAL, "no /gpu_intervals rows (run the scenario with "
                     "output.gpu_intervals: true)");
     static const char *const cols[] = {"job", "tenant", "node", "gpus", "gpu_milli", "gpu",
-                                       "start", "ready", "end", "duty", "sm", "tensor", "dram", "fb"};
+                                       "start", "ready", "end", "duty", "sm", "tensor", "dram", "fb",
+                                       "gpu_instance"};
     enum { NC = sizeof cols / sizeof cols[0] };
     double *v[NC] = {0};
+    int has_inst = 0;
     ival_order_t *ord = fs_malloc(n * sizeof *ord);
     if (!ord)
         rc = fail(c, FS_ENOMEM, "out of memory");
-    for (size_t k = 0; k < NC && !rc; k++)
+    if (!rc)
+        rc = has_column(c, "gpu_intervals", "gpu_instance", &has_inst);
+    for (size_t k = 0; k < NC && !rc; k++) {
+        if (k == NC - 1 && !has_inst) {     /* a file from before MIG rows: none */
+            if (!(v[k] = fs_malloc(n * sizeof *v[k])))
+                rc = fail(c, FS_ENOMEM, "out of memory");
+            for (size_t i = 0; !rc && i < n; i++)
+                v[k][i] = -1;
+            continue;
+        }
         rc = read_col(c, "gpu_intervals", cols[k], n, &v[k]);
+    }
     for (size_t i = 0; i < n && !rc; i++)
         ord[i] = (ival_order_t){v[6][i], (uint64_t)v[0][i], i};
     if (!rc)
@@ -232,6 +325,20 @@ static int read_intervals(ctx_t *c)
         seg_t s = {.start = v[6][i], .ready = v[7][i], .end = v[8][i], .share = milli / 1000.0,
                    .duty = v[9][i], .sm = v[10][i], .tensor = v[11][i], .dram = v[12][i],
                    .fb = v[13][i], .job = (uint64_t)v[0][i], .tenant = (int32_t)v[1][i]};
+        if (v[14][i] >= 0) {    /* a MIG instance: its own series, and its share of the GPU */
+            uint32_t gpu = (uint32_t)v[5][i], in = (uint32_t)v[14][i];
+            gpu_t *gp = gpu < ni->gpn ? &c->gpus[ni->first_gpu + gpu] : NULL;
+            if (!gp || in >= gp->n_inst) {
+                rc = fail(c, FS_EINVAL, "/gpu_intervals: a MIG instance that the GPU's layout "
+                          "(/pools.mig) does not have");
+                break;
+            }
+            seg_t whole = s;
+            whole.share = 1;    /* the instance's activity is relative to the instance */
+            if (!(rc = seg_add(c, &c->insts[gp->first_inst + in], &whole)))
+                rc = seg_add(c, gp, &s);
+            continue;
+        }
         if (milli < 1000) {
             uint32_t slot = (uint32_t)v[5][i] < ni->gpn ? (uint32_t)v[5][i] : 0;
             rc = seg_add(c, &c->gpus[ni->first_gpu + slot], &s);
@@ -436,14 +543,20 @@ static size_t fmt_value(char *buf, size_t n, double v)
     return len > 0 ? (size_t)len : 0;
 }
 
-/* One GPU's samples of one family, grouped by label set. */
-static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
+/* One entity's samples of one family, grouped by label set: GPU gi, or its
+ * MIG instance g (g != &c->gpus[gi]).  The device-level series of a MIG GPU
+ * (power, energy, temperature, Xid) carry no pod labels: its pods are on its
+ * instances' series. */
+static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
 {
-    const gpu_t *g = &c->gpus[gi];
+    const gpu_t *dev = &c->gpus[gi];
     const node_info_t *ni = &c->nodes[g->node];
     int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
     const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
     double tdp = gm ? gm->tdp_w : 700.0, mem_mib = gm ? gm->memory_gb * 1024.0 : 81920.0;
+    if (g->prof)
+        mem_mib = g->prof->memory_gb * 1024.0;
+    int pods = dev->n_inst == 0 || g->inst >= 0;
     uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
     if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
         return fail(c, FS_ENOMEM, "out of memory");
@@ -470,6 +583,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
         double v = 0;
         switch (fm->kind) {
         case F_UTIL: v = round(100.0 * s.duty); break;
+        case F_GR: v = s.duty; break;
         case F_SM: v = s.sm; break;
         case F_TENSOR: v = s.tensor; break;
         case F_DRAM: v = s.dram; break;
@@ -484,15 +598,16 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
                     v = g->xid[x + 2];
             break;
         }
-        uint64_t key = s.who < 0 ? 0 : g->s[s.who].job + 1;
-        c->smp[k] = (struct sample){key, s.who, k, v};
+        int32_t who = pods ? s.who : -1;
+        uint64_t key = who < 0 ? 0 : g->s[who].job + 1;
+        c->smp[k] = (struct sample){key, who, k, v};
     }
     /* a job's labels are the same over its segment: group by segment, then time */
     qsort(c->smp, steps, sizeof *c->smp, cmp_sample);
     char uuid[64];
-    uint64_t h = (((uint64_t)g->node << 20 | g->index) + 1) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (((uint64_t)dev->node << 20 | dev->index) + 1) * 0x9E3779B97F4A7C15ull;
     snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
-             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, g->node & 0xffff,
+             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, dev->node & 0xffff,
              (unsigned long long)gi);
     sbuf_t *b = &c->line;
     char num[64];
@@ -507,6 +622,12 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi)
             sb_str(b, uuid);
             sb_str(b, "\",modelName=\"");
             sb_label_value(b, gm ? gm->long_name : c->pool_gpu[ni->pool]);
+            if (g->prof) {
+                sb_str(b, "\",GPU_I_PROFILE=\"");
+                sb_label_value(b, g->prof->name);
+                snprintf(num, sizeof num, "\",GPU_I_ID=\"%d", (int)g->inst);
+                sb_str(b, num);
+            }
             sb_str(b, "\",Hostname=\"");
             sb_label_value(b, c->pool_name[ni->pool]);
             snprintf(num, sizeof num, "-%u\"", ni->local);
@@ -590,6 +711,11 @@ static void release(ctx_t *c)
         fs_free(c->gpus[g].xid);
     }
     fs_free(c->gpus);
+    for (uint32_t i = 0; c->insts && i < c->n_insts; i++)
+        fs_free(c->insts[i].s);
+    fs_free(c->insts);
+    if (c->pool_mig)
+        fs_h5read_free_strings(c->pool_mig, c->n_pools);
     fs_free(c->nodes);
     fs_free(c->smp);
     fs_free(c->line.p);
@@ -614,8 +740,20 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     for (size_t fi = 0; !rc && fi < sizeof families / sizeof families[0]; fi++) {
         const family_t *fm = &families[fi];
         fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name, fm->type);
-        for (uint32_t g = 0; g < c.n_gpus && !rc; g++)
-            rc = emit_gpu(&c, fm, g);
+        /* under MIG, DCGM reports the profiling fields and memory per GPU
+         * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
+        int per_inst = fm->kind == F_GR || fm->kind == F_SM || fm->kind == F_TENSOR ||
+                       fm->kind == F_DRAM || fm->kind == F_FB_USED || fm->kind == F_FB_FREE;
+        for (uint32_t g = 0; g < c.n_gpus && !rc; g++) {
+            const gpu_t *gp = &c.gpus[g];
+            if (gp->n_inst == 0)
+                rc = emit_gpu(&c, fm, g, gp);
+            else if (per_inst)
+                for (uint32_t i = 0; i < gp->n_inst && !rc; i++)
+                    rc = emit_gpu(&c, fm, g, &c.insts[gp->first_inst + i]);
+            else if (fm->kind != F_UTIL)
+                rc = emit_gpu(&c, fm, g, gp);
+        }
     }
     if (!rc)
         rc = emit_scheduler(&c);

@@ -166,7 +166,7 @@ static const col_t interval_cols[] = {
     IVAL_COL(ready, K_F64, "s"),       IVAL_COL(end, K_F64, "s"),
     IVAL_COL(duty, K_F64, "fraction"), IVAL_COL(sm, K_F64, "fraction"),
     IVAL_COL(tensor, K_F64, "fraction"), IVAL_COL(dram, K_F64, "fraction"),
-    IVAL_COL(fb, K_F64, "fraction"),
+    IVAL_COL(fb, K_F64, "fraction"),   IVAL_COL(gpu_instance, K_I32, "-"),
 };
 
 #define SVC_COL(name, kind, unit) {#name, kind, offsetof(fs_service_row_t, name), unit}
@@ -963,21 +963,24 @@ static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs
         {"gpu", K_STR, 0, "-"},
         {"nodes", K_U32, offsetof(pool_mem_t, nodes), "node"},
         {"gpus_per_node", K_U32, offsetof(pool_mem_t, gpus_per_node), "GPU"},
+        {"mig", K_STR, 0, "-"},
     };
-    size_t ln = 1, lg = 1;
+    size_t ln = 1, lg = 1, lm = 1;
     for (size_t i = 0; i < meta->n_pools; i++) {
         ln = max_len(ln, meta->pools[i].name);
         lg = max_len(lg, meta->pools[i].gpu);
+        lm = max_len(lm, meta->pools[i].mig);
     }
-    size_t strsz[] = {0, ln, lg, 0, 0};
-    size_t stroff[] = {0, sizeof(pool_mem_t), sizeof(pool_mem_t) + ln, 0, 0};
+    size_t strsz[] = {0, ln, lg, 0, 0, lm};
+    size_t stroff[] = {0, sizeof(pool_mem_t), sizeof(pool_mem_t) + ln, 0, 0,
+                       sizeof(pool_mem_t) + ln + lg};
     table_spec_t t = {"pools", "fleetsim pools", cols, N_OF(cols), strsz, stroff,
                       SMALL_CHUNK_ROWS};
     int rc = make_table(fid, c, &t, err);
     if (rc != 0 || meta->n_pools == 0)
         return rc;
 
-    size_t stride = round_up8(sizeof(pool_mem_t) + ln + lg);
+    size_t stride = round_up8(sizeof(pool_mem_t) + ln + lg + lm);
     unsigned char *buf = fs_calloc(meta->n_pools, stride);
     if (!buf)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory writing /pools", c->file);
@@ -990,6 +993,8 @@ static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs
             memcpy(row + stroff[1], p->name, strlen(p->name));
         if (p->gpu)
             memcpy(row + stroff[2], p->gpu, strlen(p->gpu));
+        if (p->mig)
+            memcpy(row + stroff[5], p->mig, strlen(p->mig));
     }
     rc = append_rows(fid, c, &t, stride, meta->n_pools, buf, err);
     fs_free(buf);

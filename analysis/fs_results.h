@@ -33,6 +33,7 @@ typedef struct fs_pool_info {
     const char *gpu;
     uint32_t nodes;
     uint32_t gpus_per_node;
+    const char *mig;        /* the pool's static MIG layout as configured, NULL: none */
 } fs_pool_info_t;
 
 typedef struct fs_results_meta {

@@ -865,14 +865,30 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
     for (size_t i = 0; i < tc->n_activity; i++)
         if ((int64_t)tc->activity[i].job_class == j->job.job_class)
             a = &tc->activity[i];
+    fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
+                           .job_class = j->job.job_class, .gpu_milli = j->r->place.milli,
+                           .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),
+                           .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
+                           .tensor = a->tensor, .dram = a->dram, .fb = a->fb, .gpu_instance = -1};
+    if (j->r->place.mig) {  /* one row per instance: bit 8 g + i = instance i of GPU g */
+        r.node = sl[0].node;
+        r.gpus = 1;
+        for (uint64_t bits = j->r->place.mig_bits; bits; bits &= bits - 1) {
+            unsigned b = (unsigned)__builtin_ctzll(bits);
+            r.gpu = b / 8;
+            r.gpu_instance = (int32_t)(b % 8);
+            int rc = m->sink.interval(m->sink.ud, &r);
+            if (rc) {
+                fail_sink(m, rc, "writing a GPU interval");
+                return;
+            }
+        }
+        return;
+    }
     for (uint32_t k = 0; k < j->r->place.n; k++) {
-        fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
-                               .job_class = j->job.job_class, .node = sl[k].node,
-                               .gpus = sl[k].gpus, .gpu_milli = j->r->place.milli,
-                               .gpu = j->r->place.milli < 1000 || j->r->place.mig ? j->r->place.gpu : 0,
-                               .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),
-                               .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
-                               .tensor = a->tensor, .dram = a->dram, .fb = a->fb};
+        r.node = sl[k].node;
+        r.gpus = sl[k].gpus;
+        r.gpu = j->r->place.milli < 1000 ? j->r->place.gpu : 0;
         int rc = m->sink.interval(m->sink.ud, &r);
         if (rc) {
             fail_sink(m, rc, "writing a GPU interval");

@@ -106,6 +106,8 @@ typedef struct fs_interval_row {
     double ready;           /* s: pod start-up done, computing from then */
     double end;             /* s: the GPUs were given back */
     double duty, sm, tensor, dram, fb;  /* its activity while computing (telemetry:) */
+    int32_t gpu_instance;   /* a MIG pod: one row per instance held, its index in the GPU's
+                               layout (ascending start); -1 otherwise */
 } fs_interval_row_t;
 
 /* Names of the HDF5 enums "component" and "repair" ("?" out of range). */

@@ -277,6 +277,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             pools[i].gpu = cfg->cluster.pools[i].gpu;
             pools[i].nodes = cfg->cluster.pools[i].nodes;
             pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
+            pools[i].mig = cfg->cluster.pools[i].mig;
         }
         fs_results_meta_t meta = {
             .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,

@@ -68,6 +68,96 @@ assert len(used) >= 12, used
 print(len(d["panels"]), "panels,", len(used), "series names, all written")
 EOF
 
+# MIG (docs/observability.md "MIG"): per-instance series with GPU_I_PROFILE
+# and GPU_I_ID, device-level power from the instances' compute shares, no
+# GPU_UTIL on a MIG GPU; checked against /gpu_intervals, one row per instance
+cat > mig.yaml <<'EOF'
+name: mig-metrics
+seed: 3
+horizon: 2h
+warmup: 0
+cluster:
+  pools:
+    - {name: mig, gpu: H100, nodes: 2, gpus_per_node: 2, mig: "3g.40gb, 2g.20gb, 1g.10gb x2"}
+    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 2}
+workload:
+  synthetic:
+    arrivals: {rate: 20/h}
+    gpus: {1: 0.7, 2: 0.3}
+    duration: {dist: exponential, mean: 30m}
+    mig_profile: 1g.10gb
+telemetry: {sm: 0.7, duty: 0.9}
+output: {gpu_intervals: true, timeline_interval: 1m}
+EOF
+expect_exit 0 "$FLEETSIM" run mig.yaml -o mig.h5 -q
+expect_exit 0 "$FLEETSIM" metrics mig.h5 -o mig.om --step 60
+expect_out '^metrics +mig.om: 6 GPUs'
+if command -v promtool >/dev/null; then
+    promtool check metrics < mig.om 2>&1 | grep -v -e 'camelCase' -e 'snake_case' > miglint.txt
+    [ -s miglint.txt ] && bad "promtool check metrics (MIG): $(head -3 miglint.txt)" || ok
+fi
+/usr/bin/python3 - mig.h5 mig.om > migpy.txt 2>&1 <<'EOF' && ok || bad "MIG series: $(cat migpy.txt)"
+import re, sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+iv = f["gpu_intervals"][:]
+tl = f["timeline"][:]
+pat = re.compile(r'^(\w+)\{([^}]*)\} (\S+) (\d+)$')
+series = {}
+for line in open(sys.argv[2]):
+    m = pat.match(line)
+    if m:
+        lab = dict(kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))
+        lab = {k: v.strip('"') for k, v in lab.items()}
+        series.setdefault(m.group(1), []).append((lab, float(m.group(3)), int(m.group(4)) - 1767225600))
+# layout in instance order (ascending start): 2g.20gb@0, 1g@2, 1g@3, 3g.40gb@4
+order = ["2g.20gb", "1g.10gb", "1g.10gb", "3g.40gb"]
+mig_rows = iv[iv["gpu_instance"] >= 0]
+assert len(mig_rows) and (mig_rows["gpus"] == 1).all() and (mig_rows["gpu_milli"] == 142).all()
+assert (iv[iv["gpu_instance"] < 0]["node"] == 4).all(), "a whole-GPU row on a MIG node"
+for r in mig_rows:
+    assert order[r["gpu_instance"]] == "1g.10gb", r
+# an instance is held by one pod at a time
+for key in set(zip(mig_rows["node"], mig_rows["gpu"], mig_rows["gpu_instance"])):
+    rs = sorted((r["start"], r["end"]) for r in mig_rows
+                if (r["node"], r["gpu"], r["gpu_instance"]) == key)
+    assert all(a[1] <= b[0] for a, b in zip(rs, rs[1:])), (key, rs)
+# instances held at each timeline sample = /timeline.mig_busy
+for row in tl:
+    t = row["time"]
+    held = ((mig_rows["start"] <= t) & (t < mig_rows["end"])).sum()
+    assert held == row["mig_busy"], (t, held, row["mig_busy"])
+# no GPU_UTIL on MIG GPUs; per-instance SM_ACTIVE with profile and id labels
+assert all(l["Hostname"] == "whole-0" for l, _, _ in series["DCGM_FI_DEV_GPU_UTIL"])
+sm = [(l, v, t) for l, v, t in series["DCGM_FI_PROF_SM_ACTIVE"] if l["Hostname"] != "whole-0"]
+ids = {(l["Hostname"], l["gpu"], l["GPU_I_ID"], l["GPU_I_PROFILE"]) for l, _, _ in sm}
+assert ids == {("mig-%d" % n, str(g), str(i), order[i]) for n in range(2) for g in range(2)
+               for i in range(4)}, sorted(ids)
+checked = 0
+for l, v, t in sm:
+    node, g, i = int(l["Hostname"][4:]), int(l["gpu"]), int(l["GPU_I_ID"])
+    rs = mig_rows[(mig_rows["node"] == node) & (mig_rows["gpu"] == g) & (mig_rows["gpu_instance"] == i)
+                  & (mig_rows["ready"] <= t) & (t < mig_rows["end"])]
+    want = 0.7 if len(rs) else 0.0
+    assert abs(v - want) < 1e-9, (l, t, v, want)
+    assert ("pod" in l) == bool(((mig_rows["node"] == node) & (mig_rows["gpu"] == g) &
+            (mig_rows["gpu_instance"] == i) & (mig_rows["start"] <= t) & (t < mig_rows["end"])).sum()), (l, t)
+    checked += len(rs)
+assert checked > 50, checked
+# device power: 70 W idle + 38 W while any instance computes + 592 W x sum(share x sm)
+for l, v, t in series["DCGM_FI_DEV_POWER_USAGE"]:
+    if l["Hostname"] == "whole-0":
+        continue
+    assert "GPU_I_ID" not in l and "pod" not in l, l
+    node, g = int(l["Hostname"][4:]), int(l["gpu"])
+    rs = mig_rows[(mig_rows["node"] == node) & (mig_rows["gpu"] == g) & (mig_rows["ready"] <= t) & (t < mig_rows["end"])]
+    want = 70 + (38 if len(rs) else 0) + 592 * 0.142 * 0.7 * len(rs)
+    assert abs(v - want) < 1e-6, (l, t, v, want)
+# framebuffer of an instance: its profile's memory
+fb = [(l, v) for l, v, _ in series["DCGM_FI_DEV_FB_FREE"] if l.get("GPU_I_PROFILE") == "3g.40gb"]
+assert fb and all(v == 40 * 1024 for _, v in fb), fb[:3]
+print("MIG: checked", checked, "busy instance samples")
+EOF
+
 if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null ||
    ! /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
     echo "SKIP: promtool/prometheus or python3-h5py not installed (Debian packages prometheus, python3-h5py)" >&2
@@ -83,6 +173,9 @@ sed 's/^DCGM_FI_DEV_GPU_UTIL{\(.*\)} \([0-9]*\) /DCGM_FI_DEV_GPU_UTIL{\1} x\2 /'
 promtool check metrics < broken.om >/dev/null 2>&1 && bad "promtool accepted a broken file" || ok
 
 expect_exit 0 promtool tsdb create-blocks-from openmetrics m.om tsdb
+# the MIG run, two days later, into the same store (the dashboard's MIG panel)
+expect_exit 0 "$FLEETSIM" metrics mig.h5 -o mig-later.om --step 60 --origin 1767398400
+expect_exit 0 promtool tsdb create-blocks-from openmetrics mig-later.om tsdb
 PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 printf 'global: {scrape_interval: 1h}\nscrape_configs: []\n' > prom.yml
 prometheus --config.file=prom.yml --storage.tsdb.path=tsdb --storage.tsdb.retention.time=100y \
@@ -95,6 +188,24 @@ for i in $(seq 1 100); do
 done
 curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && ok || bad "prometheus did not start: $(tail -3 prom.log)"
 
+# every panel of the Grafana dashboard returns series over a run: the fleet
+# panels over the first (6 h), the MIG panel over the MIG run (2 h)
+/usr/bin/python3 - "$PORT" "$SRC/analysis/grafana/fleetsim-dcgm.json" > panels.txt 2>&1 <<'EOF' && ok || bad "dashboard panels: $(cat panels.txt)"
+import json, sys, urllib.parse, urllib.request
+port, dash = sys.argv[1], json.load(open(sys.argv[2]))
+n = 0
+for p in dash["panels"]:
+    for tg in p["targets"]:
+        expr = tg["expr"].replace("$host", ".*")
+        t0, t1 = (1767398400, 1767398400 + 7200) if "GPU_I_PROFILE" in expr else (1767225600, 1767225600 + 6 * 3600)
+        u = "http://127.0.0.1:%s/api/v1/query_range?%s" % (port, urllib.parse.urlencode(
+            {"query": expr, "start": t0, "end": t1, "step": 300}))
+        d = json.load(urllib.request.urlopen(u))
+        assert d["status"] == "success", (p["title"], d)
+        assert d["data"]["result"], ("no series", p["title"], expr)
+        n += 1
+print(n, "panel queries return series")
+EOF
 /usr/bin/python3 - "$PORT" m.h5 > py.txt 2>&1 <<'EOF' && ok || bad "PromQL vs HDF5: $(cat py.txt)"
 import json, sys, urllib.parse, urllib.request
 import h5py, numpy as np
