@@ -6,6 +6,7 @@
 #include "fs_h5read.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_mig.h"
+#include "../models/fs_power.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
 
@@ -16,9 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The power and thermal model (fs_metrics.h; sources in docs/observability.md). */
-#define IDLE_SHARE 0.10     /* bare idle draw, share of TDP */
-#define CONTEXT_W 38.0      /* a held CUDA context over idle (26-50 W measured) */
+/* The thermal model (fs_metrics.h; sources in docs/observability.md); the
+ * power model is models/fs_power.h, shared with the model's power caps. */
 #define AMBIENT_C 30.0
 #define C_PER_W 0.07
 #define TAU_S 60.0
@@ -60,6 +60,7 @@ typedef struct ctx {
     size_t n_pools;
     char **pool_name, **pool_gpu;
     double *pool_nodes, *pool_gpn;
+    double *pool_cap;       /* /pools.power_cap_w (0: none, or a file without it) */
     node_info_t *nodes;
     uint32_t n_nodes;
     gpu_t *gpus;
@@ -230,6 +231,10 @@ static int read_fleet(ctx_t *c)
                 c->gpus[g] = (gpu_t){.node = node, .index = i, .inst = -1, .busy_until = -INFINITY};
         }
     if ((rc = read_mig(c)))
+        return rc;
+    int has_cap = 0;
+    if ((rc = has_column(c, "pools", "power_cap_w", &has_cap)) ||
+        (has_cap && (rc = read_col(c, "pools", "power_cap_w", c->n_pools, &c->pool_cap))))
         return rc;
     /* tenants (may be absent or empty) */
     if (fs_h5read_has(c->f, "tenants")) {
@@ -465,11 +470,12 @@ static void state_at(const gpu_t *g, cursor_t *cu, double t, gstate_t *s)
     s->fb = fmin(s->fb, 1);
 }
 
-static double power_w(const gstate_t *s, double tdp)
+/* The draw, at most the pool's cap (cap <= 0: none): a capped job's clock
+ * is lowered until its draw meets the cap (models/fs_power.h). */
+static double power_w(const gstate_t *s, double tdp, double cap)
 {
-    double idle = IDLE_SHARE * tdp;
-    double ctx = s->computing ? CONTEXT_W : 0;
-    return idle + ctx + (tdp - idle - ctx) * s->sm;
+    double p = fs_power_w(tdp, s->computing, s->sm);
+    return cap > 0 && p > cap ? cap : p;
 }
 
 /* The next time after t where g's state may change (a segment boundary);
@@ -556,6 +562,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     double tdp = gm ? gm->tdp_w : 700.0, mem_mib = gm ? gm->memory_gb * 1024.0 : 81920.0;
     if (g->prof)
         mem_mib = g->prof->memory_gb * 1024.0;
+    double cap = c->pool_cap ? c->pool_cap[ni->pool] : 0;
     int pods = dev->n_inst == 0 || g->inst >= 0;
     uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
     if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
@@ -568,12 +575,12 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     cursor_t at = {0, 0}, walk = {0, 0};
     gstate_t s;
     state_at(g, &walk, 0, &s);
-    temp = AMBIENT_C + C_PER_W * power_w(&s, tdp);  /* in equilibrium at the start */
+    temp = AMBIENT_C + C_PER_W * power_w(&s, tdp, cap);  /* in equilibrium at the start */
     for (uint32_t k = 0; k < steps; k++) {
         double tk = (double)k * c->o->step;
         while (integrate && t < tk) {
             state_at(g, &walk, t, &s);
-            double p = power_w(&s, tdp), nx = fmin(next_change(g, &walk, t), tk);
+            double p = power_w(&s, tdp, cap), nx = fmin(next_change(g, &walk, t), tk);
             energy_j += p * (nx - t);
             double tss = AMBIENT_C + C_PER_W * p;
             temp = tss + (temp - tss) * exp(-(nx - t) / TAU_S);
@@ -589,7 +596,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
         case F_DRAM: v = s.dram; break;
         case F_FB_USED: v = round(mem_mib * s.fb); break;
         case F_FB_FREE: v = mem_mib - round(mem_mib * s.fb); break;
-        case F_POWER: v = power_w(&s, tdp); break;
+        case F_POWER: v = power_w(&s, tdp, cap); break;
         case F_ENERGY: v = round(energy_j * 1000.0); break;
         case F_TEMP: v = round(temp); break;
         case F_XID:
@@ -706,6 +713,7 @@ static void release(ctx_t *c)
     fs_free(c->tenant_idx);
     fs_free(c->pool_nodes);
     fs_free(c->pool_gpn);
+    fs_free(c->pool_cap);
     for (uint32_t g = 0; c->gpus && g < c->n_gpus; g++) {
         fs_free(c->gpus[g].s);
         fs_free(c->gpus[g].xid);

@@ -34,6 +34,8 @@ typedef struct fs_pool_cfg {
     char *mig;              /* static MIG layout of every GPU (models/fs_mig.h
                                fs_mig_layout_parse), NULL: none; owned */
     char *taints;           /* Kubernetes taints of its nodes (models/fs_taint.h), NULL: none; owned */
+    double power_cap_w;     /* power limit of every GPU (nvidia-smi -pl), W; 0: none
+                               (models/fs_power.h) */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
@@ -244,6 +246,7 @@ typedef struct fs_telemetry_cfg {
     fs_activity_cfg_t dflt;         /* classes not listed (job_class unused) */
     fs_activity_cfg_t *activity;    /* owned: per class */
     size_t n_activity;
+    double cap_exponent;            /* power caps: dynamic power ~ clock^e (models/fs_power.h) */
 } fs_telemetry_cfg_t;
 
 typedef struct fs_output_cfg {

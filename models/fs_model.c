@@ -7,6 +7,8 @@
 #include "fs_recovery.h"
 #include "../sim/fs_alloc.h"
 #include "fs_fleetcfg.h"
+#include "fs_catalog.h"
+#include "fs_power.h"
 
 #include <math.h>
 #include <strings.h>
@@ -111,6 +113,7 @@ struct fs_model {
     uint32_t *node_holds;   /* NULL until a node first goes down */
     uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
+    int capped;             /* some pool has a power cap (cluster.pools[].power_cap_w) */
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
     uint32_t *scr;          /* scratch: jobs hit by a failure */
     size_t scr_cap;
@@ -573,6 +576,29 @@ static int slot_free(fs_model_t *m, uint32_t s)
 
 /* ---- starting and ending jobs ------------------------------------------------ */
 
+/* The activity profile of a job class (telemetry:). */
+static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_class)
+{
+    const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
+    for (size_t i = 0; i < tc->n_activity; i++)
+        if ((int64_t)tc->activity[i].job_class == job_class)
+            return &tc->activity[i];
+    return &tc->dflt;
+}
+
+/* Speed left to a job of this class by its pool's power cap
+ * (cluster.pools[].power_cap_w; models/fs_power.h), 1 without one. */
+static double cap_speed(const fs_model_t *m, uint32_t pool, int32_t job_class)
+{
+    if (pool >= m->cfg->cluster.n_pools || !(m->cfg->cluster.pools[pool].power_cap_w > 0))
+        return 1.0;
+    int cat = fs_catalog_find(m->cfg->cluster.pools[pool].gpu);
+    double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+    return tdp > 0 ? fs_power_cap_speed(tdp, m->cfg->cluster.pools[pool].power_cap_w,
+                                        activity_of(m, job_class)->sm, m->cfg->telemetry.cap_exponent)
+                   : 1.0;
+}
+
 /* The speed factor of the slowest node of a placement (synchronous jobs
  * run at the pace of their slowest member). */
 static double slowest_node(const fs_model_t *m, const fs_placement_t *p)
@@ -772,6 +798,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             return FS_ENOMEM;
         }
         j->r->rate_base = fs_placer_speed(m->placer, j->r->place.pool, j->job.job_class) * span;
+        if (m->capped)
+            j->r->rate_base *= cap_speed(m, j->r->place.pool, j->job.job_class);
         j->r->rate = j->r->rate_base * slowest_node(m, &j->r->place);
         j->state = FS_JOBRT_RUNNING;
         if (j->r->first_start < 0)
@@ -860,11 +888,7 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
         return;
     const fs_slice_t *sl = fs_placement_slices(&j->r->place);
     fs_time_t ready = j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
-    const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
-    const fs_activity_cfg_t *a = &tc->dflt;
-    for (size_t i = 0; i < tc->n_activity; i++)
-        if ((int64_t)tc->activity[i].job_class == j->job.job_class)
-            a = &tc->activity[i];
+    const fs_activity_cfg_t *a = activity_of(m, j->job.job_class);
     fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                            .job_class = j->job.job_class, .gpu_milli = j->r->place.milli,
                            .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),
@@ -1854,6 +1878,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     if (!m)
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     m->cfg = cfg;
+    for (size_t p = 0; p < cfg->cluster.n_pools; p++)
+        if (cfg->cluster.pools[p].power_cap_w > 0)
+            m->capped = 1;
     m->src = src;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++)
         if (cfg->cluster.pools[i].taints && cfg->cluster.pools[i].taints[0])

@@ -651,6 +651,12 @@ static const fs_key_t config_rows[] = {
     {.path = "telemetry.activity", .type = FS_KT_LIST, .off = CF(telemetry.activity),
      .off2 = CF(telemetry.n_activity), .sub = &activity_keys,
      .doc = "Per job class: its activity profile (class, duty, sm, tensor, dram, fb)."},
+    {.path = "telemetry.cap_exponent", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(telemetry.cap_exponent), .min = 1, .max = 10, .def = "3",
+     .doc = "Power caps (cluster.pools[].power_cap_w): the GPU's dynamic power goes as clock^e, "
+            "so a job capped from draw P to C runs at ((C - floor) / (P - floor))^(1/e) of its "
+            "speed, floor = idle + context draw.  3: dynamic power ~ f V^2 with V ~ f (an "
+            "assumption, docs/observability.md)."},
 
     /* @cost rows (cost.*) */
     {.path = "cost", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(cost.given),
@@ -819,6 +825,11 @@ static const fs_key_t pool_rows[] = {
             "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "
             "(scheduler.tolerations) are placed there (docs/pods.md).  Only NoSchedule is "
             "modelled."},
+    {.path = "power_cap_w", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = PF(power_cap_w),
+     .min = 0, .def = "0", .unit = "W",
+     .doc = "Power limit of every GPU of the pool (nvidia-smi -pl), W: a job whose activity "
+            "would draw more runs slower (telemetry.cap_exponent; docs/observability.md \"Power "
+            "caps\").  Must exceed the GPU's idle + context draw (10% of TDP + 38 W).  0: no cap."},
 };
 
 #define SC(f) offsetof(fs_synth_class_t, f)

@@ -27,6 +27,8 @@
 #include "../models/fs_cluster.h"
 #include "../models/fs_mig.h"
 #include "../models/fs_taint.h"
+#include "../models/fs_catalog.h"
+#include "../models/fs_power.h"
 #include "fs_kueue_yaml.h"
 
 #include <ctype.h>
@@ -1506,6 +1508,29 @@ static int validate_mig(sctx_t *c, size_t i)
     return 0;
 }
 
+/* cluster.pools[i].power_cap_w: above the GPU's floor (idle + context), and
+ * not on a MIG pool (whose instances share one GPU's limit: not modelled). */
+static int validate_power_cap(sctx_t *c, size_t i)
+{
+    const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
+    char key[64];
+    snprintf(key, sizeof key, "cluster.pools.%zu.power_cap_w", i);
+    int cat = fs_catalog_find(p->gpu);
+    double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+    if (!(tdp > 0))
+        return fail(c, node_or(c, key, NULL), "%s: the catalog has no TDP for GPU '%s'", key, p->gpu);
+    if (p->power_cap_w <= fs_power_floor_w(tdp))
+        return fail(c, node_or(c, key, NULL),
+                    "%s: %g W is not above the %s's idle + context draw (%g W: 10%% of its %g W "
+                    "TDP + %g W); expected more, or 0 for no cap", key, p->power_cap_w, p->gpu,
+                    fs_power_floor_w(tdp), tdp, FS_POWER_CONTEXT_W);
+    if (p->mig)
+        return fail(c, node_or(c, key, NULL),
+                    "%s: power caps on MIG pools are not modelled (the instances share one "
+                    "GPU's limit); remove the cap or the pool's mig", key);
+    return 0;
+}
+
 /* A taint list (models/fs_taint.h) at the key made from fmt and i: a bad
  * token's error points at the token inside the value.  Taints on pools
  * are refused with Kueue and Volcano, whose flavors and queues choose the
@@ -1581,6 +1606,8 @@ static int validate(sctx_t *c)
                             p->name, p2);
             }
         if (p->mig && (rc = validate_mig(c, i)) != 0)
+            return rc;
+        if (p->power_cap_w > 0 && (rc = validate_power_cap(c, i)) != 0)
             return rc;
         if (p->taints) {
             snprintf(p1, sizeof p1, "cluster.pools.%zu.taints", i);

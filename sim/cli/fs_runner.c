@@ -278,6 +278,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             pools[i].nodes = cfg->cluster.pools[i].nodes;
             pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
             pools[i].mig = cfg->cluster.pools[i].mig;
+            pools[i].power_cap_w = cfg->cluster.pools[i].power_cap_w;
         }
         fs_results_meta_t meta = {
             .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,

@@ -158,6 +158,68 @@ assert fb and all(v == 40 * 1024 for _, v in fb), fb[:3]
 print("MIG: checked", checked, "busy instance samples")
 EOF
 
+# power caps (docs/observability.md "Power caps"): a job whose activity would
+# draw more than its pool's cap runs slower by the cap's speed, per class; the
+# exported power never exceeds the cap and a capped computing GPU draws it
+cat > cap.csv <<'EOF'
+id,submit,gpus,duration,class
+1,0,1,3600,0
+2,0,8,7200,0
+3,10,4,1800,1
+4,20,2,5400,0
+EOF
+cat > cap.yaml <<'EOF'
+name: caps
+seed: 1
+warmup: 0
+cluster:
+  pools: [{name: h100, gpu: H100, nodes: 2, gpus_per_node: 8, power_cap_w: 450}]
+workload:
+  trace: {path: cap.csv, format: native}
+telemetry:
+  sm: 0.7
+  activity: [{class: 1, sm: 0.3}]
+output: {gpu_intervals: true, timeline_interval: 1m}
+EOF
+expect_exit 0 "$FLEETSIM" run cap.yaml -o cap.h5 -q
+expect_exit 0 "$FLEETSIM" run cap.yaml -o nocap.h5 -q --set cluster.pools.0.power_cap_w=0
+expect_exit 0 "$FLEETSIM" metrics cap.h5 -o cap.om --step 60
+/usr/bin/python3 - cap.h5 nocap.h5 cap.om > cappy.txt 2>&1 <<'EOF' && ok || bad "power caps: $(cat cappy.txt)"
+import re, sys, h5py
+cap, free = (h5py.File(p, "r") for p in sys.argv[1:3])
+assert float(cap["pools"][0]["power_cap_w"]) == 450 and float(free["pools"][0]["power_cap_w"]) == 0
+floor = 0.1 * 700 + 38                     # idle 10% of TDP + a CUDA context
+def speed(sm):
+    draw = floor + (700 - floor) * sm
+    return 1.0 if draw <= 450 else ((450 - floor) / (draw - floor)) ** (1 / 3)
+dur = {1: 3600, 2: 7200, 3: 1800, 4: 5400}
+sm = {1: 0.7, 2: 0.7, 3: 0.3, 4: 0.7}
+for a, b in zip(cap["jobs"][:], free["jobs"][:]):
+    i = int(a["id"])
+    assert abs(b["run"] - dur[i]) < 1e-6, (i, b["run"])
+    assert abs(a["run"] - dur[i] / speed(sm[i])) < 1e-5, (i, a["run"], dur[i] / speed(sm[i]))
+assert abs(speed(0.7) - 0.93800) < 1e-5 and speed(0.3) == 1.0
+iv = cap["gpu_intervals"][:]
+n = 0
+for line in open(sys.argv[3]):
+    m = re.match(r'DCGM_FI_DEV_POWER_USAGE\{.*\} (\S+) (\d+)$', line)
+    if m:
+        v, t = float(m.group(1)), int(m.group(2)) - 1767225600
+        assert v <= 450 + 1e-9, (line, v)
+        n += v == 450
+# a computing class-0 GPU draws the cap: GPU-samples at 450 W = class-0 GPUs computing
+want = sum(int(r["gpus"]) for t in range(0, int(cap["summary"][0]["end_time"]) + 1, 60)
+           for r in iv if r["ready"] <= t < r["end"] and r["job_class"] == 0)
+assert n == want and n > 0, (n, want)
+print("caps: speed", speed(0.7), n, "capped samples")
+EOF
+sed 's/power_cap_w: 450/power_cap_w: 100/' cap.yaml > cap-low.yaml
+expect_exit 2 "$FLEETSIM" validate cap-low.yaml
+expect_err 'cap-low.yaml:5:[0-9]+: cluster.pools.0.power_cap_w: 100 W is not above the H100.s idle \+ context draw \(108 W'
+sed 's/gpus_per_node: 8, power_cap_w: 450/gpus_per_node: 8, mig: all-1g.10gb, power_cap_w: 450/' cap.yaml > cap-mig.yaml
+expect_exit 2 "$FLEETSIM" validate cap-mig.yaml
+expect_err 'power caps on MIG pools are not modelled'
+
 if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null ||
    ! /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
     echo "SKIP: promtool/prometheus or python3-h5py not installed (Debian packages prometheus, python3-h5py)" >&2
