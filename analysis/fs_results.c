@@ -1368,6 +1368,7 @@ typedef struct writer {
     size_t n_spare;
     int rc;                 /* the first failure (sticky) */
     fs_error_t err;
+    fs_alloc_ctx_t *mem;    /* the allocation context of the run (the starter's), bound by the thread */
 } writer_t;
 
 /* Compresses item x (the lock not held). */
@@ -1427,6 +1428,7 @@ static void *writer_main(void *arg)
 {
     fs_results_t *r = arg;
     writer_t *w = r->w;
+    fs_alloc_bind(w->mem);     /* a new thread: nothing to restore */
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (w->n == 0 && !w->stop)
@@ -1504,6 +1506,7 @@ static void writer_start(fs_results_t *r)
         return;
     }
     r->w = w;
+    w->mem = fs_alloc_bound();
     if (pthread_create(&w->th, NULL, writer_main, r) != 0) {
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);

@@ -34,6 +34,12 @@ struct fleetsim_scenario {
     const fleetsim_policy *policy;  /* fleetsim_scenario_set_policy (borrowed), NULL none */
     variant_t *variants;
     size_t n_variants, cap_variants;
+    /* The allocation context of the work of every call on s (the run, the
+     * sweep and its threads, the checks of a load): bound to the calling
+     * thread by enter()/leave().  What outlives a call (s, its strings, the
+     * dump, a result) is allocated in the caller's context, so that no
+     * block of mem is live between calls. */
+    fs_alloc_ctx_t mem;
     char err[FS_ERROR_MSG_MAX];
 };
 
@@ -73,6 +79,16 @@ const char *fleetsim_strerror(int status)
                                                                         : "unknown status";
 }
 
+/* Binds s's context to the calling thread for one call (a new measuring
+ * period); leave() restores what the caller had bound. */
+static fs_alloc_ctx_t *enter(fleetsim_scenario *s)
+{
+    fs_alloc_ctx_reset_stats(&s->mem);
+    return fs_alloc_bind(&s->mem);
+}
+
+static void leave(fs_alloc_ctx_t *prev) { fs_alloc_bind(prev); }
+
 /* Loads s (with its overrides) into *cfg; the message into s->err. */
 static int load(fleetsim_scenario *s, fs_config_t *cfg)
 {
@@ -93,6 +109,7 @@ static int create(const char *name, const char *text, const char *path, fleetsim
     fleetsim_scenario *s = fs_calloc(1, sizeof *s);
     if (!s)
         return FLEETSIM_ENOMEM;
+    fs_alloc_ctx_init(&s->mem, NULL, NULL);
     if (!(s->name = fs_strdup(name ? name : "<string>")) || (text && !(s->text = fs_strdup(text))) ||
         (path && !(s->path = fs_strdup(path)))) {
         fleetsim_scenario_free(s);
@@ -100,9 +117,11 @@ static int create(const char *name, const char *text, const char *path, fleetsim
     }
     *out = s;
     fs_config_t cfg;
+    fs_alloc_ctx_t *prev = enter(s);
     int st = load(s, &cfg);
     if (st == FLEETSIM_OK)
         fs_config_release(&cfg);
+    leave(prev);
     s->loaded = st == FLEETSIM_OK;
     return st;
 }
@@ -136,9 +155,12 @@ int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value)
         return FLEETSIM_ENOMEM;
     s->n_sets++;
     fs_config_t cfg;
+    fs_alloc_ctx_t *prev = enter(s);
     int st = load(s, &cfg);
-    if (st == FLEETSIM_OK) {
+    if (st == FLEETSIM_OK)
         fs_config_release(&cfg);
+    leave(prev);
+    if (st == FLEETSIM_OK) {
         s->loaded = 1;
     } else {    /* keep the previous overrides */
         fs_free(s->sets[--s->n_sets]);
@@ -172,11 +194,19 @@ const char *fleetsim_scenario_dump(fleetsim_scenario *s)
     if (!s)
         return NULL;
     fs_config_t cfg;
-    if (load(s, &cfg) != FLEETSIM_OK)
+    fs_alloc_ctx_t *prev = enter(s);
+    char *d = NULL;
+    int st = load(s, &cfg);
+    if (st == FLEETSIM_OK) {
+        d = fs_scenario_dump(&cfg);
+        fs_config_release(&cfg);
+    }
+    leave(prev);
+    if (st != FLEETSIM_OK)
         return NULL;
-    fs_free(s->dump);
-    s->dump = fs_scenario_dump(&cfg);
-    fs_config_release(&cfg);
+    fs_free(s->dump);   /* the copy kept in s is the caller's */
+    s->dump = d ? fs_strdup(d) : NULL;
+    fs_free(d);
     if (!s->dump)
         snprintf(s->err, sizeof s->err, "out of memory");
     return s->dump;
@@ -263,6 +293,8 @@ static int label_index(const fleetsim_scenario *s, const char *dir, fs_error_t *
     return rc;
 }
 
+static int sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsigned replications);
+
 int fleetsim_sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsigned replications)
 {
     if (!s || !dir || !*dir)
@@ -272,10 +304,20 @@ int fleetsim_sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsi
                  "(fleetsim_scenario_set_policy) runs with fleetsim_run only");
         return FLEETSIM_EINVAL;
     }
+    fs_alloc_ctx_t *prev = enter(s);   /* the workers bind it too (fs_sweeprun.c) */
+    int rc = sweep(s, dir, threads, replications);
+    leave(prev);
+    return rc;
+}
+
+static int sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsigned replications)
+{
     /* the overrides, then the replications (versus: 10 by default) */
     const char **sets = fs_calloc(s->n_sets + 1, sizeof *sets);
-    if (!sets)
+    if (!sets) {
+        snprintf(s->err, sizeof s->err, "out of memory");
         return FLEETSIM_ENOMEM;
+    }
     for (size_t i = 0; i < s->n_sets; i++)
         sets[i] = s->sets[i];
     size_t n_sets = s->n_sets;
@@ -362,15 +404,18 @@ int fleetsim_run(fleetsim_scenario *s, const char *output, fleetsim_progress_fn 
         *out = NULL;
     if (!s || !out)
         return FLEETSIM_EINVAL;
-    fs_config_t cfg;
-    int st = load(s, &cfg);
-    if (st != FLEETSIM_OK)
-        return st;
-    fleetsim_result *r = fs_calloc(1, sizeof *r);
+    fleetsim_result *r = fs_calloc(1, sizeof *r);  /* the caller's: it outlives the call */
     if (!r) {
-        fs_config_release(&cfg);
         snprintf(s->err, sizeof s->err, "out of memory");
         return FLEETSIM_ENOMEM;
+    }
+    fs_alloc_ctx_t *prev = enter(s);
+    fs_config_t cfg;
+    int st = load(s, &cfg);
+    if (st != FLEETSIM_OK) {
+        leave(prev);
+        fs_free(r);
+        return st;
     }
     prog_t p = {.fn = progress, .ud = progress_ud, .stop = 0};
     fs_run_opts_t o;
@@ -386,6 +431,7 @@ int fleetsim_run(fleetsim_scenario *s, const char *output, fleetsim_progress_fn 
     fs_error_clear(&e);
     int rc = fs_run_config(&cfg, &o, &rep, &e);
     fs_config_release(&cfg);
+    leave(prev);
     if (rc) {
         snprintf(s->err, sizeof s->err, "%s", rc == FS_EINTR ? "canceled by the progress callback" : e.msg);
         fs_free(r);
@@ -433,5 +479,31 @@ int fleetsim_result_get(const fleetsim_result *r, const char *name, double *valu
 }
 
 double fleetsim_result_wall_seconds(const fleetsim_result *r) { return r ? r->wall_s : 0; }
+
+int fleetsim_scenario_set_allocator(fleetsim_scenario *s, fleetsim_alloc_fn fn, void *ud)
+{
+    if (!s)
+        return FLEETSIM_EINVAL;
+    if (fs_alloc_ctx_release(&s->mem) != 0) {   /* a leak of an earlier call: keep its allocator */
+        snprintf(s->err, sizeof s->err, "fleetsim_scenario_set_allocator: blocks of the previous "
+                 "allocator are still live");
+        return FLEETSIM_EINTERNAL;
+    }
+    fs_alloc_ctx_init(&s->mem, fn, ud);
+    s->err[0] = '\0';
+    return FLEETSIM_OK;
+}
+
+int fleetsim_scenario_memory(const fleetsim_scenario *s, fleetsim_memory *out)
+{
+    if (!s || !out)
+        return FLEETSIM_EINVAL;
+    fs_alloc_stats_t st;
+    fs_alloc_ctx_stats(&s->mem, &st);
+    *out = (fleetsim_memory){.allocations = st.served, .failed = st.failed,
+                             .live_blocks = st.live_blocks, .live_bytes = st.live_bytes,
+                             .peak_bytes = st.peak_bytes};
+    return FLEETSIM_OK;
+}
 
 void fleetsim_result_free(fleetsim_result *r) { fs_free(r); }

@@ -40,7 +40,7 @@ extern "C" {
 /* The API this header describes.  A library accepts callers of its own
  * major version; fleetsim_api_version() says which it is. */
 #define FLEETSIM_API_VERSION_MAJOR 1
-#define FLEETSIM_API_VERSION_MINOR 1
+#define FLEETSIM_API_VERSION_MINOR 2
 #define FLEETSIM_API_VERSION (FLEETSIM_API_VERSION_MAJOR * 1000 + FLEETSIM_API_VERSION_MINOR)
 
 enum fleetsim_status {
@@ -121,6 +121,42 @@ FLEETSIM_API int fleetsim_result_get(const fleetsim_result *r, const char *name,
 /* Wall-clock seconds the run took. */
 FLEETSIM_API double fleetsim_result_wall_seconds(const fleetsim_result *r);
 FLEETSIM_API void fleetsim_result_free(fleetsim_result *r);
+
+/* ---- memory (API 1.2; docs/library.md, "Memory") ----
+ * Every call on a scenario allocates the memory of its work (the run, the
+ * sweep with all its threads, the checks of a load or an override) in the
+ * scenario's own allocation context: its allocator and its counters, apart
+ * from every other scenario's, on any thread.  What outlives a call (the
+ * handle, a result, the dump) is not counted there.
+ *
+ * A Lua-style allocator: ptr NULL and nsize > 0 allocates nsize bytes;
+ * ptr and nsize > 0 resizes the block ptr of osize bytes to nsize; nsize 0
+ * frees ptr (osize: its size) and returns NULL.  Blocks must be aligned as
+ * malloc's (max_align_t).  Returning NULL fails the allocation: the call
+ * then returns FLEETSIM_ENOMEM (fault injection from the caller's side).
+ * The sizes include a small header fleetsim puts in front of each block.
+ * Called from fleetsim's threads too during fleetsim_sweep and a run that
+ * writes a results file: it must be thread-safe then. */
+typedef void *(*fleetsim_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* The counters of the last call on a scenario (API 1.2).  They start at
+ * zero at every call; live_blocks and live_bytes are 0 again when it
+ * returns (non-zero: a leak in fleetsim). */
+typedef struct fleetsim_memory {
+    uint64_t allocations;   /* requests served: allocations and resizes (failed ones too) */
+    uint64_t failed;        /* requests that were refused (the allocator returned NULL) */
+    int64_t live_blocks;    /* blocks allocated and not freed */
+    int64_t live_bytes;     /* their sizes as fleetsim asked (headers not counted) */
+    int64_t peak_bytes;     /* the most live_bytes reached during the call */
+} fleetsim_memory;
+
+/* The allocator of the calls on s from now on (NULL: the C library's
+ * malloc, realloc and free); ud is passed to it.  FLEETSIM_EINTERNAL if
+ * blocks of the previous allocator are still live (a leak). */
+FLEETSIM_API int fleetsim_scenario_set_allocator(fleetsim_scenario *s, fleetsim_alloc_fn fn, void *ud);
+/* The memory counters of the last call on s (fleetsim_run, fleetsim_sweep,
+ * a load, fleetsim_scenario_set or _dump). */
+FLEETSIM_API int fleetsim_scenario_memory(const fleetsim_scenario *s, fleetsim_memory *out);
 
 /* ---- scheduling policies as plugins (scheduler.plugin; docs/library.md) ----
  * A shared object that exports

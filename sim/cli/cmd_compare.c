@@ -363,7 +363,7 @@ int fs_cmd_compare(int argc, char **argv)
         fclose(jf);
         if (rc == 0)
             fwrite(jbuf, 1, jlen, stdout);
-        free(jbuf);
+        free(jbuf); /* libc's (open_memstream): not a block of fs_alloc */
     }
     fs_free(files);
     return rc;

@@ -337,13 +337,14 @@ typedef struct task {
     uint64_t r;
     double *ratio;          /* n_steps */
     uint64_t failed, placed;
-    char *csv;              /* open_memstream buffer (NULL: no -o) */
+    char *csv;              /* the rows (fs_malloc'd; NULL: no -o or none) */
     size_t csv_len;
     int rc;
     fs_error_t err;
 } task_t;
 
 typedef struct workers {
+    fs_alloc_ctx_t *mem;    /* the allocation context of the thread that started them */
     const frag_t *f;
     task_t *t;
     size_t n, n_steps;
@@ -351,24 +352,45 @@ typedef struct workers {
     atomic_size_t next;
 } workers_t;
 
+/* The rows of an open_memstream buffer, moved into a block of fs_alloc (so
+ * that the buffers kept until every task is done are counted by the hook);
+ * the C library's buffer is freed at once.  0, or FS_ENOMEM. */
+static int own_rows(task_t *t, char *buf)
+{
+    if (!buf)
+        return 0;
+    char *c = fs_malloc(t->csv_len + 1);
+    if (c) {
+        memcpy(c, buf, t->csv_len);
+        c[t->csv_len] = '\0';
+    }
+    free(buf);  /* libc's (open_memstream): not a block of fs_alloc */
+    t->csv = c;
+    return c ? 0 : FS_ENOMEM;
+}
+
 static void *work(void *arg)
 {
     workers_t *w = arg;
+    fs_alloc_ctx_t *prev = fs_alloc_bind(w->mem);
     for (;;) {
         size_t i = atomic_fetch_add(&w->next, 1);
         if (i >= w->n)
-            return NULL;
+            break;
         task_t *t = &w->t[i];
-        FILE *m = w->want_csv ? open_memstream(&t->csv, &t->csv_len) : NULL;
+        char *buf = NULL;
+        FILE *m = w->want_csv ? open_memstream(&buf, &t->csv_len) : NULL;
         if (w->want_csv && !m) {
             t->rc = fs_error_set(&t->err, FS_ENOMEM, "out of memory");
             continue;
         }
         t->rc = run_one(w->f, t->kind, t->r, t->ratio, w->n_steps, &t->failed, &t->placed, m,
                         t->kname, &t->err);
-        if (m && fclose(m) && !t->rc)
+        if (m && (fclose(m) | own_rows(t, buf)) && !t->rc)
             t->rc = fs_error_set(&t->err, FS_ENOMEM, "out of memory");
     }
+    fs_alloc_bind(prev);
+    return NULL;
 }
 
 static void mean_sd(const double *x, size_t n, double *m, double *sd)
@@ -583,7 +605,8 @@ int fs_cmd_frag(int argc, char **argv)
         }
         if (show_pools || threads > n_tasks)
             threads = show_pools ? 1 : n_tasks;
-        workers_t w = {.f = &f, .t = tasks, .n = n_tasks, .n_steps = n_steps, .want_csv = !!csv};
+        workers_t w = {.mem = fs_alloc_bound(), .f = &f, .t = tasks, .n = n_tasks,
+                       .n_steps = n_steps, .want_csv = !!csv};
         atomic_init(&w.next, 0);
         pthread_t *th = fs_calloc((size_t)threads, sizeof *th);
         size_t started = 0;
@@ -598,7 +621,7 @@ int fs_cmd_frag(int argc, char **argv)
         if (tasks[i].rc) {
             fprintf(stderr, "fleetsim frag: %s\n", tasks[i].err.msg);
             for (size_t j = 0; j < n_tasks; j++)
-                free(tasks[j].csv);
+                fs_free(tasks[j].csv);
             fs_free(tasks);
             goto done;
         }
@@ -606,7 +629,7 @@ int fs_cmd_frag(int argc, char **argv)
             werr = errno ? errno : EIO;
     }
     for (size_t i = 0; i < n_tasks; i++)
-        free(tasks[i].csv);
+        fs_free(tasks[i].csv);
     for (size_t k = 0; k < n_run; k++) {
         double fails = 0;
         const double *rk = ratio + k * (size_t)seeds * n_steps;

@@ -105,6 +105,7 @@ typedef struct exec {
     int first_rc;
     fs_error_t first_err;
     int lock_fd[2];             /* DIR/.lock and the shard's lock (-1: none) */
+    fs_alloc_ctx_t *mem;        /* the caller's allocation context, bound by every worker */
 } exec_t;
 
 static void h5_lock(void *ud, int lock)
@@ -205,6 +206,7 @@ static void progress_line(exec_t *x)
 static void *worker(void *ud)
 {
     exec_t *x = ud;
+    fs_alloc_bind(x->mem);     /* a new thread: nothing to restore */
     for (;;) {
         long long kk = take(x);
         if (kk < 0)
@@ -572,6 +574,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
     fs_error_clear(err);
     x.plan = plan;
     x.o = o;
+    x.mem = fs_alloc_bound();
     x.size = 1;
     x.lock_fd[0] = x.lock_fd[1] = -1;
     rep->runs_total = plan->n_runs;

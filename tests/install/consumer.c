@@ -4,6 +4,7 @@
 #include <fleetsim.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* a policy table that does nothing (only its acceptance is tested) */
@@ -24,6 +25,27 @@ static int cancel_at_second(void *ud, double t, double h, uint64_t done, uint64_
     int *calls = ud;
     (void)t, (void)h, (void)done, (void)running, (void)queued;
     return ++*calls >= 2;
+}
+
+/* A counting allocator (API 1.2): requests served, blocks live. */
+typedef struct counts {
+    unsigned long long requests;
+    long long live;
+} counts_t;
+
+static void *counting(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    counts_t *c = ud;
+    (void)osize;
+    if (nsize == 0) {
+        c->live--;
+        free(ptr);
+        return NULL;
+    }
+    c->requests++;
+    if (!ptr)
+        c->live++;
+    return ptr ? realloc(ptr, nsize) : malloc(nsize);
 }
 
 int main(int argc, char **argv)
@@ -80,6 +102,23 @@ int main(int argc, char **argv)
            fleetsim_result_count(r));
     printf("utilization %.17g\njobs_completed %.17g\nwait_mean %.17g\n", u, done, wait);
     fleetsim_result_free(r);
+    /* the run's memory (API 1.2): counted, nothing left live; a caller's
+     * allocator sees every allocation of a run */
+    fleetsim_memory m;
+    counts_t c = {0, 0};
+    if (fleetsim_api_version() >= 1002 &&
+        (fleetsim_scenario_memory(s, &m) != FLEETSIM_OK || m.allocations == 0 ||
+         m.live_blocks != 0 || m.peak_bytes <= 0 ||
+         fleetsim_scenario_set_allocator(s, counting, &c) != FLEETSIM_OK ||
+         fleetsim_run(s, NULL, NULL, NULL, &r) != FLEETSIM_OK ||
+         fleetsim_scenario_memory(s, &m) != FLEETSIM_OK || c.requests != m.allocations ||
+         c.live != 0 || m.live_blocks != 0 || fleetsim_scenario_set_allocator(s, NULL, NULL))) {
+        fprintf(stderr, "memory: %llu requests, %llu allocations, %lld live\n", c.requests,
+                (unsigned long long)m.allocations, c.live);
+        return 1;
+    }
+    if (fleetsim_api_version() >= 1002)
+        fleetsim_result_free(r);
     /* cancellation from the progress callback */
     int calls = 0;
     fleetsim_scenario_set(s, "horizon=60d");

@@ -32,6 +32,14 @@ def test_summary_equals_cli(tmp_path):
             else r.summary[k] == v, k
 
 
+def test_memory_of_the_run():
+    r = fleetsim.run(overrides={"horizon": "2d"}, output=None)
+    m = r.memory
+    assert m["allocations"] > 100 and m["failed"] == 0
+    assert m["live_blocks"] == 0 and m["live_bytes"] == 0
+    assert m["peak_bytes"] > 100000
+
+
 def test_frames_equal_h5py(tmp_path):
     out = tmp_path / "r.h5"
     r = fleetsim.run(overrides={"horizon": "3d", "output.timeline_interval": "1h"}, output=str(out))

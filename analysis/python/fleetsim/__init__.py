@@ -90,6 +90,9 @@ def _load():
     lib.fleetsim_result_wall_seconds.restype = ctypes.c_double
     lib.fleetsim_result_free.argtypes = [vp]
     lib.fleetsim_result_free.restype = None
+    if lib.fleetsim_api_version() >= 1002:     # API 1.2: memory counters
+        lib.fleetsim_scenario_memory.argtypes = [vp, ctypes.POINTER(_Memory)]
+        lib.fleetsim_scenario_memory.restype = ctypes.c_int
     major = lib.fleetsim_api_version() // 1000
     if major != API_VERSION_MAJOR:
         raise OSError("libfleetsim API %d.x, this package needs %d.x" % (major, API_VERSION_MAJOR))
@@ -107,6 +110,23 @@ def api_version():
     return _load().fleetsim_api_version()
 
 
+class _Memory(ctypes.Structure):
+    """fleetsim_memory (fleetsim.h, API 1.2)."""
+    _fields_ = [("allocations", ctypes.c_uint64), ("failed", ctypes.c_uint64),
+                ("live_blocks", ctypes.c_int64), ("live_bytes", ctypes.c_int64),
+                ("peak_bytes", ctypes.c_int64)]
+
+
+def _memory(lib, s):
+    """The memory counters of the last call on s as a dict, or None before API 1.2."""
+    if lib.fleetsim_api_version() < 1002:
+        return None
+    m = _Memory()
+    if lib.fleetsim_scenario_memory(s, ctypes.byref(m)) != 0:
+        return None
+    return {name: getattr(m, name) for name, _ in _Memory._fields_}
+
+
 def _value(v):
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -115,12 +135,15 @@ def _value(v):
 
 class Result:
     """A finished run: .summary (dict of the /summary columns), .path (the
-    results file) and its tables as DataFrames."""
+    results file) and its tables as DataFrames; .memory: what the run
+    allocated (allocations, failed, live_blocks, live_bytes, peak_bytes;
+    docs/library.md "Memory"), None when read from a file."""
 
-    def __init__(self, summary, path, wall_seconds, owned_dir=None):
+    def __init__(self, summary, path, wall_seconds, owned_dir=None, memory=None):
         self.summary = summary
         self.path = path
         self.wall_seconds = wall_seconds
+        self.memory = memory
         self._owned_dir = owned_dir
 
     def table(self, name):
@@ -316,6 +339,7 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
         if bridge is not None and bridge.error is not None:   # e.g. raised in job_end
             lib.fleetsim_result_free(r)
             raise bridge.error
+        memory = _memory(lib, s)
         try:
             summary = {}
             for i in range(lib.fleetsim_result_count(r)):
@@ -326,6 +350,6 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
             wall = lib.fleetsim_result_wall_seconds(r)
         finally:
             lib.fleetsim_result_free(r)
-        return Result(summary, output, wall, owned)
+        return Result(summary, output, wall, owned, memory)
     finally:
         lib.fleetsim_scenario_free(s)
