@@ -112,6 +112,8 @@ typedef struct fs_recovery_cfg {
     fs_time_t write_cost;   /* delta: wall time of one checkpoint write, us */
     fs_time_t restore;      /* R: wall time to restore at a restart after a failure, us */
     fs_time_t detection;    /* failure -> noticed (the job still holds its healthy nodes), us */
+    fs_time_t health_check; /* period of the DCGM health check, us (0: none): a failure with
+                               an Xid is noticed at the next check if that is sooner */
     fs_time_t requeue;      /* noticed -> back in the queue (plus backoff), us */
     fs_time_t node_mttf;    /* young/daly: node MTTF, us (0: from the failures block) */
     int retry;              /* enum fs_retry_kind */

@@ -468,8 +468,11 @@ static int on_fail(fail_t *f, uint32_t ci, uint32_t u)
     int rc = 0;
     if (path == FS_REPAIR_SOFT || path == FS_REPAIR_HARD)
         rc = crew_book(f, step(d) == FS_TIME_NEVER ? FS_TIME_MAX_INPUT : fs_time_from_s(d), &end);
+    /* a health check reads the Xid from the GPUs' fields (not an informational one) */
+    const fs_xid_t *x = cause->xid ? fs_xid_find(cause->xid) : NULL;
+    int how = x && x->action != FS_XID_IGNORE ? FS_DOWN_FAIL_XID : FS_DOWN_FAIL;
     for (uint32_t n = lo; n < hi && !rc; n++)
-        rc = hold(f, n, FS_DOWN_FAIL, &hit);
+        rc = hold(f, n, how, &hit);
     f->failures++;
     f->hit += hit;
     if (!rc)

@@ -114,6 +114,7 @@ struct fs_model {
     uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
     int capped;             /* some pool has a power cap (cluster.pools[].power_cap_w) */
+    int fail_xid;           /* the failure being applied shows an Xid (FS_DOWN_FAIL_XID) */
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
     uint32_t *scr;          /* scratch: jobs hit by a failure */
     size_t scr_cap;
@@ -1171,6 +1172,21 @@ static void on_recover(fs_model_t *m, uint32_t slot, uint64_t step)
         requeue(m, slot);
 }
 
+/* From a failure now until its jobs notice it: the heartbeat timeout
+ * (recovery.detection), or, for a failure with an Xid, the next health check
+ * (recovery.health_check: at multiples of the period, strictly after now)
+ * when it comes first (docs/recovery.md "Health checks"). */
+static fs_time_t detection_delay(const fs_model_t *m)
+{
+    fs_time_t det = m->cfg->recovery.detection, hc = m->cfg->recovery.health_check;
+    if (m->fail_xid && hc > 0 && det > 0) {
+        fs_time_t next = (m->sim.now / hc + 1) * hc - m->sim.now;
+        if (next < det)
+            det = next;
+    }
+    return det;
+}
+
 /* A running job loses a node to a failure: work since its last checkpoint
  * is lost, the policy forgets it as running, it keeps its healthy nodes
  * until the failure is noticed (recovery.detection), then follows the
@@ -1195,7 +1211,7 @@ static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
     drop_node(m, slot, node);
     if (is_replica(j))
         replica_event(m, slot, FS_REPLICA_STOPPED, 0);
-    fs_time_t det = m->cfg->recovery.detection;
+    fs_time_t det = detection_delay(m);
     if (det > 0)
         return recover_at(m, slot, m->sim.now + det, RC_DETECTED);
     return detected(m, slot);
@@ -1260,10 +1276,12 @@ int fs_model_node_down(fs_model_t *m, uint32_t node, int how, uint32_t *jobs_hit
         fs_cluster_set_up(&m->cluster, node, 0);
         m->nodes_out++;
     }
-    if (how != FS_DOWN_FAIL)
+    if (how != FS_DOWN_FAIL && how != FS_DOWN_FAIL_XID)
         return 0;
     uint32_t hit = 0;
+    m->fail_xid = how == FS_DOWN_FAIL_XID;
     int rc = fail_node_jobs(m, node, &hit);
+    m->fail_xid = 0;
     if (jobs_hit)
         *jobs_hit = hit;
     return rc;

@@ -121,7 +121,9 @@ enum fs_down_how {
     FS_DOWN_FAIL = 0,   /* every job with GPUs on the node is interrupted now
                            (recovery applies: work since the last checkpoint is
                            lost, detection and restore delays, retry rules) */
-    FS_DOWN_DRAIN = 1   /* cordon and drain: running jobs go on, none start there */
+    FS_DOWN_DRAIN = 1,  /* cordon and drain: running jobs go on, none start there */
+    FS_DOWN_FAIL_XID = 2 /* FS_DOWN_FAIL with an Xid that the GPUs' DCGM fields show: a
+                           health check (recovery.health_check) may notice it first */
 };
 /* Adds a reason for node to be out of service at now.  *jobs_hit (may be
  * NULL) = jobs interrupted.  Returns 0 or an FS_E* error (the run stops). */

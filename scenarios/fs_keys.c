@@ -587,6 +587,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(recovery.detection), .min = 0, .def = "5m", .unit = "s",
      .doc = "Heartbeat timeout: from a node failure until the job notices; meanwhile it holds "
             "its healthy nodes and makes no progress."},
+    {.path = "recovery.health_check", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(recovery.health_check), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Period of a fleet-wide health check that reads the GPUs' DCGM fields (Meta RSC "
+            "checks every 5 min): a failure whose cause has an Xid (failures.causes[].xid) "
+            "is noticed at the next check (at multiples of the period from time 0) when that "
+            "comes before recovery.detection.  0s: none (docs/recovery.md)."},
     {.path = "recovery.requeue", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(recovery.requeue), .min = 0, .def = "0s", .unit = "s",
      .doc = "From noticing the failure until the job is back in the queue (plus the backoff), "
