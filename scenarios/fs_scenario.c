@@ -2192,3 +2192,22 @@ void fs_scenario_print_keys(FILE *f)
                 k->unit ? k->unit : "", users, k->doc ? k->doc : "");
     }
 }
+
+/* ---- the files a run reads ------------------------------------------------------------------ */
+
+static void add_input(const char **in, size_t *n, size_t cap, const char *p)
+{
+    if (p && *p && *n < cap)
+        in[(*n)++] = p;
+}
+
+void fs_scenario_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap)
+{
+    add_input(in, n, cap, cfg->source_path);
+    if (cfg->workload.kind == FS_WORKLOAD_TRACE)
+        add_input(in, n, cap, cfg->workload.trace.path);
+    if (cfg->cluster.from.given)
+        add_input(in, n, cap, cfg->cluster.from.path);
+    add_input(in, n, cap, cfg->scheduler.kueue.manifests);
+    add_input(in, n, cap, cfg->cost.carbon_series);
+}

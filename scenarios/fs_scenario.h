@@ -53,4 +53,13 @@ char *fs_scenario_dump(const fs_config_t *cfg);
 #include <stdio.h>
 void fs_scenario_print_keys(FILE *f);
 
+/* Most input files one command names (scenario, trace, machine list,
+ * manifests, carbon series, plus the command's own). */
+#define FS_SCENARIO_MAX_INPUTS 16
+
+/* Appends the files a loaded configuration reads (its scenario file, trace,
+ * machine list, Kueue manifests, carbon series) to in[*n] (at most cap
+ * entries in all): what an output path must not name (sim/fs_out.h). */
+void fs_scenario_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap);
+
 #endif

@@ -22,7 +22,7 @@
 #include "fs_test_util.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/api/fleetsim.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 #define HORIZON "horizon=12h"

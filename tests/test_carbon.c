@@ -34,7 +34,7 @@
 #include "analysis/fs_h5read.h"
 #include "models/fs_cost.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_carbon.h"
 

@@ -26,7 +26,7 @@
 #include "fs_test_util.h"
 #include "models/fs_cost.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 /* ---- pure arithmetic ------------------------------------------------------ */

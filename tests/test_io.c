@@ -29,7 +29,7 @@
 
 #include "analysis/fs_results.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_io.h"
 #include "sim/fs_out.h"

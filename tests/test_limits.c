@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_native.h"
 #include "fs_test_util.h"

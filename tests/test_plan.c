@@ -34,7 +34,7 @@
 #include "analysis/fs_plan.h"
 #include "models/fs_config.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 static int64_t live0;

@@ -24,7 +24,7 @@
 #include "models/fs_model.h"
 #include "models/fs_place.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
 #include "traces/fs_trace.h"

@@ -25,7 +25,7 @@
 #include "models/fs_config.h"
 #include "scenarios/fs_scenario.h"
 #include "scenarios/fs_sweep.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 static int64_t live0;

@@ -29,7 +29,7 @@
 #include "traces/fs_remap.h"
 #include "traces/fs_trace.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 static char *g_dir;

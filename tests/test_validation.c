@@ -21,7 +21,7 @@
 
 #include "fs_test_util.h"
 #include "scenarios/fs_scenario.h"
-#include "sim/cli/fs_runner.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 
 /* Erlang C: probability that an arrival waits in M/M/c with offered load

@@ -7,8 +7,8 @@
 #include "../../analysis/fs_results.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../analysis/fs_h5util.h"
-#include "../cli/fs_runner.h"
-#include "../cli/fs_sweeprun.h"
+#include "fs_runner.h"
+#include "fs_sweeprun.h"
 #include "../fs_alloc.h"
 
 #include <hdf5.h>

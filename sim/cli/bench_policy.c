@@ -37,6 +37,7 @@
 #include "../../sim/fs_alloc.h"
 #include "../../sim/fs_rng.h"
 #include "../../traces/fs_memsrc.h"
+#include "../fs_clock.h"
 
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -45,24 +46,8 @@
 #include <string.h>
 #include <time.h>
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* n jobs: the first `prefill` at time 0, then Poisson at `load` x the
  * fleet's capacity.  Returns an fs_malloc'd array or NULL. */
-/* CPU time of this process: on a shared machine wall time also counts
- * other processes' load. */
-static double cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static fs_job_t *make_jobs(size_t n, size_t prefill, double load, uint32_t gpus, int tenants)
 {
     static const uint32_t sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
@@ -112,9 +97,9 @@ static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *
     const char *slow = getenv("FS_BENCH_SLOW");
     if (slow && strcmp(slow, "1") == 0 && fs_policy_select(&cfg->scheduler) == &fs_policy_sched)
         fs_sched_set_fast(fs_model_policy_state(m), 0);
-    double t0 = wall(), c0 = cpu();
+    double t0 = fs_clock_wall(), c0 = fs_clock_cpu();
     int rc = fs_model_run(m, NULL, NULL, &err);
-    double dt = wall() - t0, dc = cpu() - c0;
+    double dt = fs_clock_wall() - t0, dc = fs_clock_cpu() - c0;
     fs_run_totals_t t;
     if (!rc)
         rc = fs_model_finish(m, &t, &err);

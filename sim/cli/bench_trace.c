@@ -13,6 +13,7 @@
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
 #include "../../traces/fs_native.h"
+#include "../fs_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,15 +26,6 @@
 #include <zlib.h>
 
 #define BT_BATCH 4096
-
-static double bt_clock(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double bt_now(void) { return bt_clock(CLOCK_MONOTONIC); }
 
 /* gzip (level 1: the writer's level 6 would take minutes) of a plain file. */
 static int gzip_copy(const char *from, const char *to, fs_error_t *err)
@@ -144,7 +136,7 @@ static double read_in_child(const char *path, unsigned long long want, double *c
         fs_source_t *src = NULL;
         fs_error_t err;
         fs_job_t *buf = fs_malloc(BT_BATCH * sizeof *buf);
-        double t0 = bt_now(), c0 = bt_clock(CLOCK_PROCESS_CPUTIME_ID);
+        double t0 = fs_clock_wall(), c0 = fs_clock_cpu();
         unsigned long long rows = 0;
         fs_time_t check = 0;
         if (buf && fs_trace_open("native", path, &o, &src, &err) == 0) {
@@ -154,7 +146,7 @@ static double read_in_child(const char *path, unsigned long long want, double *c
                 for (size_t i = 0; i < k; i++)
                     check += buf[i].duration;   /* touch every job */
             }
-            double dt = bt_now() - t0, dc = bt_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            double dt = fs_clock_wall() - t0, dc = fs_clock_cpu() - c0;
             if (rows == want && check > 0 && dt > 0 && dc > 0) {
                 rate[0] = (double)rows / dt;
                 rate[1] = (double)rows / dc;
@@ -205,19 +197,19 @@ int fs_bench_trace(unsigned long long rows)
     printf("\ntrace parsing  %llu rows of native CSV (13 columns), batches of %d, in %s\n", rows,
            BT_BATCH, tmp && *tmp ? tmp : "/tmp");
     fflush(stdout);
-    double t0 = bt_now();
+    double t0 = fs_clock_wall();
     if (write_trace(plain, rows, &err) != 0) {
         fprintf(stderr, "fleetsim bench: %s\n", err.msg);
         return 1;
     }
-    double tw = bt_now() - t0;
-    t0 = bt_now();
+    double tw = fs_clock_wall() - t0;
+    t0 = fs_clock_wall();
     if (gzip_copy(plain, gz, &err) != 0) {
         fprintf(stderr, "fleetsim bench: %s\n", err.msg);
         remove(plain);
         return 1;
     }
-    double twz = bt_now() - t0;
+    double twz = fs_clock_wall() - t0;
     long sp = file_size(plain), sz = file_size(gz), rss1, rss2;
     double c1, c2;
     double r1 = read_in_child(plain, rows, &c1, &rss1);

@@ -1,5 +1,5 @@
 #include "fs_cli.h"
-#include "fs_runner.h"
+#include "../api/fs_runner.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_bench.h"
 #include "bench_policy.h"

@@ -523,9 +523,9 @@ int fs_cmd_frag(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return rc == FS_EINVAL ? 2 : 1;
     }
-    const char *inputs[FS_CLI_MAX_INPUTS];
+    const char *inputs[FS_SCENARIO_MAX_INPUTS];
     size_t n_inputs = 0;
-    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    fs_scenario_inputs(&cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
     if ((rc = fs_cli_check_output("frag", output, inputs, n_inputs)) != 0) {
         fs_config_release(&cfg);
         return rc;

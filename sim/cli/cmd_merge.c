@@ -3,7 +3,7 @@
  * finished (fs_sweeprun.c); refuses, naming the missing runs, otherwise.
  */
 #include "fs_cli.h"
-#include "fs_sweeprun.h"
+#include "../api/fs_sweeprun.h"
 
 #include <string.h>
 

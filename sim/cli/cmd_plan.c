@@ -15,7 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_cli.h"
-#include "fs_sweeprun.h"
+#include "../api/fs_sweeprun.h"
 #include "fs_json.h"
 #include "../../analysis/fs_plan.h"
 #include "../../analysis/fs_fmt.h"
@@ -28,6 +28,7 @@
 #include "../fs_alloc.h"
 #include "../fs_out.h"
 #include "fs_cliout.h"
+#include "../fs_clock.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -40,21 +41,6 @@
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Set by SIGINT/SIGTERM (process state for signal delivery, not run state). */
-static volatile sig_atomic_t plan_interrupted;
-
-static void on_signal(int sig)
-{
-    plan_interrupted = sig;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* How candidates are run: the sweep options and the base scenario. */
 typedef struct planrun {
@@ -162,7 +148,7 @@ static int wait_runs(const planrun_t *pr, const char *dir, uint64_t reps, fs_err
         }
         if (!missing)
             return 0;
-        if (plan_interrupted)
+        if (fs_cli_stop)
             return fs_error_set(err, FS_EINTR, "interrupted while waiting for the other shards' "
                                 "runs in %s; run the same command again to continue", dir);
         nanosleep(&nap, NULL);
@@ -697,9 +683,9 @@ static int run_plan(const plan_args_t *a, planrun_t *pr, fs_error_t *err)
     int rc = load_spec(a, &cfg, &spec, err);
     if (rc)
         return rc;
-    const char *inputs[FS_CLI_MAX_INPUTS], *plan_h5 = "plan.h5";
+    const char *inputs[FS_SCENARIO_MAX_INPUTS], *plan_h5 = "plan.h5";
     size_t n_inputs = 0;
-    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    fs_scenario_inputs(&cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
     if (!a->dry &&
         (rc = fs_out_check_dir_inputs("plan", a->dir, &plan_h5, 1, inputs, n_inputs, err)) != 0) {
         fs_plan_spec_destroy(spec);
@@ -718,12 +704,12 @@ static int run_plan(const plan_args_t *a, planrun_t *pr, fs_error_t *err)
     if (!rc && pr->rank == 0 && (rc = make_dir(a->dir, err)) == 0)
         rc = make_dir(evals, err);
     fs_free(evals);
-    double t0 = now_s();
+    double t0 = fs_clock_wall();
     fs_plan_result_t *res = NULL;
     if (!rc)
         rc = fs_plan_search(spec, eval_sweeps, pr, &res, err);
     if (!rc && pr->rank == 0)
-        rc = finish_plan(a, &cfg, spec, res, now_s() - t0, pr, err);
+        rc = finish_plan(a, &cfg, spec, res, fs_clock_wall() - t0, pr, err);
     fs_plan_result_destroy(res);
     fs_plan_spec_destroy(spec);
     fs_config_release(&cfg);
@@ -763,12 +749,7 @@ int fs_cmd_plan(int argc, char **argv)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         a.jobs = cpus > 0 ? (unsigned long long)cpus : 1;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    fs_cli_catch_stop(0);
 
     planrun_t pr;
     memset(&pr, 0, sizeof pr);
@@ -783,7 +764,7 @@ int fs_cmd_plan(int argc, char **argv)
     pr.o.n_shards = a.n_shards;
     pr.o.resume = 1;
     pr.progress = !a.quiet && rank == 0 && isatty(STDERR_FILENO);
-    pr.o.interrupt = &plan_interrupted;
+    pr.o.interrupt = &fs_cli_stop;
     pr.o.mpi = use_mpi;
     int rc = run_plan(&a, &pr, &err);
     if (rc && rank == 0)

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "../../models/fs_policy.h"
-#include "fs_runner.h"
+#include "../api/fs_runner.h"
 #include "fs_cliout.h"
 #include "../fs_out.h"
 #include "fs_json.h"
@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Set by SIGINT/SIGTERM; the engine checks it between instants.  Process
- * state for signal delivery, not run state: runs only read it. */
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-    interrupted = sig;
-}
 
 /* The --json document (docs/cli.md): the run's /summary row, field by
  * field as written to the results file, with units. */
@@ -189,9 +180,9 @@ int fs_cmd_run(int argc, char **argv)
     /* -o /dev/null means --no-output; an output that is an input is refused */
     if (output && fs_out_is_null(output))
         output = NULL;
-    const char *inputs[FS_CLI_MAX_INPUTS];
+    const char *inputs[FS_SCENARIO_MAX_INPUTS];
     size_t n_inputs = 0;
-    fs_cli_config_inputs(&cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+    fs_scenario_inputs(&cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
     if ((rc = fs_cli_check_output("run", output, inputs, n_inputs)) != 0) {
         fs_config_release(&cfg);
         return rc;
@@ -200,18 +191,12 @@ int fs_cmd_run(int argc, char **argv)
     if (fs_policy_work_loss(&cfg, loss, sizeof loss))
         fprintf(stderr, "fleetsim run: warning: %s\n", loss);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;     /* a second signal kills at once */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    fs_cli_catch_stop(1);     /* a second signal kills at once */
 
     fs_run_opts_t opts;
     fs_run_opts_init(&opts);
     opts.output = output;
-    opts.interrupt = &interrupted;
+    opts.interrupt = &fs_cli_stop;
     opts.writer_thread = 1;     /* compression on the second core (docs/performance.md) */
     /* on a terminal, a line redrawn in place; otherwise (a log, a pipe, a
      * batch job) one whole line every 30 s of wall time, or --progress S */

@@ -7,31 +7,16 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_cli.h"
-#include "fs_sweeprun.h"
+#include "../api/fs_sweeprun.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
+#include "../fs_clock.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Set by SIGINT/SIGTERM; runs check it between instants.  Process state for
- * signal delivery, not run state. */
-static volatile sig_atomic_t sweep_interrupted;
-
-static void on_signal(int sig)
-{
-    sweep_interrupted = sig;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* "I/N" with 0 <= I < N. */
 static int parse_shard(const char *s, size_t *i, size_t *n)
@@ -161,7 +146,7 @@ int fs_cmd_sweep(int argc, char **argv)
         jobs = cpus > 0 ? (unsigned long long)cpus : 1;
     }
 
-    double t0 = now_s();
+    double t0 = fs_clock_wall();
     fs_sweep_plan_t *plan = NULL;
     int rc = fs_sweep_plan_create(scenario, sets, n_sets, &plan, &err);
     fs_free(sets);
@@ -177,12 +162,7 @@ int fs_cmd_sweep(int argc, char **argv)
         return 0;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    fs_cli_catch_stop(0);
 
     fs_sweep_opts_t o;
     fs_sweep_opts_init(&o);
@@ -192,11 +172,11 @@ int fs_cmd_sweep(int argc, char **argv)
     o.n_shards = n_shards;
     o.resume = resume;
     fs_cli_progress_mode(every, rank != 0, &o.progress, &o.progress_every);
-    o.interrupt = &sweep_interrupted;
+    o.interrupt = &fs_cli_stop;
     o.mpi = use_mpi;
     fs_sweep_report_t rep;
     rc = fs_sweep_execute(plan, &o, &rep, &err);
-    double wall = now_s() - t0;
+    double wall = fs_clock_wall() - t0;
     if (rank == 0) {
         if (rc)
             fprintf(stderr, "fleetsim sweep: %s\n", err.msg);

@@ -566,19 +566,10 @@ static int do_info(const topts_t *o, input_t *in, fs_error_t *err)
 
 /* ---- convert ------------------------------------------------------------------------ */
 
-/* Set by SIGINT/SIGTERM during convert and fit; checked between batches.
- * Process state for signal delivery, not run state. */
-static volatile sig_atomic_t trace_interrupted;
-
-static void on_signal(int sig)
-{
-    trace_interrupted = sig;
-}
-
 static int interrupted_error(fs_error_t *err)
 {
     return fs_error_set(err, FS_EINTR, "interrupted by %s; nothing written",
-                        trace_interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+                        fs_cli_stop == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 static int do_convert(const topts_t *o, input_t *in, fs_error_t *err)
@@ -595,12 +586,12 @@ static int do_convert(const topts_t *o, input_t *in, fs_error_t *err)
     uint64_t total = 0;
     for (;;) {
         size_t n = 0;
-        if (trace_interrupted) {
+        if (fs_cli_stop) {
             rc = interrupted_error(err);
             break;
         }
         if ((rc = fs_source_next(in->src, buf, BATCH, &n, err)) != 0 || n == 0) {
-            if (rc && trace_interrupted)   /* a read cut short by the signal */
+            if (rc && fs_cli_stop)   /* a read cut short by the signal */
                 rc = interrupted_error(err);
             break;
         }
@@ -1014,7 +1005,7 @@ static int do_fit(const topts_t *o, input_t *in, fs_error_t *err)
     memset(&s, 0, sizeof s);
     s.classes = cls;
     s.n_cls = n_cls;
-    if ((rc = read_all(in, &s, err)) != 0 || (trace_interrupted && (rc = interrupted_error(err))))
+    if ((rc = read_all(in, &s, err)) != 0 || (fs_cli_stop && (rc = interrupted_error(err))))
         goto out;
     if (s.jobs < 2) {
         rc = fs_error_set(err, FS_EINVAL, "%s: %llu job%s: a fit needs at least 2", in->name,
@@ -1056,7 +1047,7 @@ static int read_requests(const char *path, rstat_t *r, fs_error_t *err)
         return rc;
     fs_request_t q;
     while ((rc = fs_reqtrace_next(rt, &q, err)) == 1) {
-        if (trace_interrupted) {
+        if (fs_cli_stop) {
             rc = interrupted_error(err);
             break;
         }
@@ -1292,13 +1283,7 @@ static const tsub_t subs[] = {
  * signal kills at once) */
 static void set_trace_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    fs_cli_catch_stop(1);     /* a second signal kills at once */
 }
 
 static int usage_all(FILE *f)
@@ -1394,11 +1379,11 @@ int fs_cmd_trace(int argc, char **argv)
     input_t in;
     int rc = open_input(&o, &in, &err);
     if (!rc && o.output) {   /* the output is none of the inputs */
-        const char *inputs[FS_CLI_MAX_INPUTS];
+        const char *inputs[FS_SCENARIO_MAX_INPUTS];
         size_t n_inputs = 0;
         inputs[n_inputs++] = o.file ? o.file : o.scenario;
         if (in.have_cfg)
-            fs_cli_config_inputs(&in.cfg, inputs, &n_inputs, FS_CLI_MAX_INPUTS);
+            fs_scenario_inputs(&in.cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
         int orc = fs_cli_check_output("trace", o.output, inputs, n_inputs);
         if (orc) {
             close_input(&in);

@@ -8,7 +8,7 @@
  * Each -p is a named variant: overrides of the base scenario.  The variants
  * become the points of a sweep (scenarios/fs_sweep.h,
  * fs_sweep_plan_set_variants), run by the sweep machinery
- * (sim/cli/fs_sweeprun.h) on threads with replication r of every variant on
+ * (sim/api/fs_sweeprun.h) on threads with replication r of every variant on
  * the same random streams; DIR is an ordinary sweep directory (fleetsim
  * report DIR/index.h5, fleetsim compare DIR/index.h5 --points 0 1).  The
  * table printed: every chosen /summary metric per variant as mean +- the
@@ -20,7 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_cli.h"
-#include "fs_sweeprun.h"
+#include "../api/fs_sweeprun.h"
 #include "../../analysis/fs_ci.h"
 #include "../../analysis/fs_compare.h"
 #include "../../analysis/fs_index.h"
@@ -44,14 +44,6 @@
 
 #define MAX_VARIANTS 64
 #define MAX_KEYS 64
-
-/* Set by SIGINT/SIGTERM (process state for signal delivery). */
-static volatile sig_atomic_t versus_interrupted;
-
-static void on_signal(int sig)
-{
-    versus_interrupted = sig;
-}
 
 static const char *const default_metrics[] = {
     "jobs_completed", "utilization", "goodput", "wait_mean", "wait_p95", "jct_mean", "makespan",
@@ -731,12 +723,7 @@ int fs_cmd_versus(int argc, char **argv)
         }
         fs_error_clear(&err);   /* a bad variant is reported by the run itself */
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    fs_cli_catch_stop(0);
 
     fs_sweep_opts_t so;
     fs_sweep_opts_init(&so);
@@ -744,7 +731,7 @@ int fs_cmd_versus(int argc, char **argv)
     so.threads = (unsigned)o.jobs;
     so.resume = o.resume;
     fs_cli_progress_mode(o.progress_every, 0, &so.progress, &so.progress_every);
-    so.interrupt = &versus_interrupted;
+    so.interrupt = &fs_cli_stop;
     fs_sweep_report_t rep;
     rc = fs_sweep_execute(plan, &so, &rep, &err);
     if (!rc && !o.quiet && !o.json)

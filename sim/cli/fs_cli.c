@@ -635,13 +635,6 @@ void fs_cli_write_bash_completion(FILE *f)
           "complete -F _fleetsim fleetsim\n", f);
 }
 
-double fs_cli_wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int fs_cli_parse_progress(const char *cmd, const char *v, double *every)
 {
     char *end;
@@ -665,4 +658,24 @@ void fs_cli_progress_mode(double every, int none, int *progress, double *progres
         *progress = 1;      /* a terminal: one line redrawn in place */
         *progress_every = 0;
     }
+}
+
+/* ---- stopping on SIGINT/SIGTERM ------------------------------------------------------------- */
+
+volatile sig_atomic_t fs_cli_stop;
+
+static void on_stop_signal(int sig)
+{
+    fs_cli_stop = sig;
+}
+
+void fs_cli_catch_stop(int once)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = once ? SA_RESETHAND : 0;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }

@@ -10,6 +10,7 @@
 #define FS_CLI_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 
 /* One option of a command, for getopt_long: every command parses its
@@ -114,7 +115,6 @@ void fs_cli_print_usage(FILE *f, const fs_command_t *c);
 int fs_cli_parse_u64(const char *s, unsigned long long *out);
 /* Monotonic wall clock in seconds (progress lines and timings only; never
  * read by the simulation). */
-double fs_cli_wall_now(void);
 /* --progress S: 0..86400 seconds into *every (a usage error, 2, otherwise). */
 int fs_cli_parse_progress(const char *cmd, const char *v, double *every);
 /* Where progress goes (stderr; -q quiets stdout only): every < 0 is the
@@ -126,5 +126,16 @@ void fs_cli_progress_mode(double every, int none, int *progress, double *progres
  * the scenario language (cmd_compare.c).  0 or an FS_E* code with err set. */
 #include "../fs_error.h"
 int fs_cli_results_warmup(const char *path, double *warmup_s, fs_error_t *err);
+
+/* ---- stopping on SIGINT/SIGTERM --------------------------------------------------------
+ * The commands that stop cleanly (run, trace, sweep, versus, plan) install
+ * one handler that stores the signal's number in fs_cli_stop; the run and
+ * sweep layers poll it between instants and runs (fs_run_opts_t.interrupt).
+ * Process state for signal delivery, not run state: runs only read it.
+ * once = 1: a second signal kills at once (SA_RESETHAND; run and trace,
+ * whose work is one piece); 0: it is caught again (sweep, versus and plan
+ * stop between runs and keep what finished). */
+extern volatile sig_atomic_t fs_cli_stop;
+void fs_cli_catch_stop(int once);
 
 #endif

@@ -6,23 +6,6 @@
 
 #include <stdio.h>
 
-static void add(const char **in, size_t *n, size_t cap, const char *p)
-{
-    if (p && *p && *n < cap)
-        in[(*n)++] = p;
-}
-
-void fs_cli_config_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap)
-{
-    add(in, n, cap, cfg->source_path);
-    if (cfg->workload.kind == FS_WORKLOAD_TRACE)
-        add(in, n, cap, cfg->workload.trace.path);
-    if (cfg->cluster.from.given)
-        add(in, n, cap, cfg->cluster.from.path);
-    add(in, n, cap, cfg->scheduler.kueue.manifests);
-    add(in, n, cap, cfg->cost.carbon_series);
-}
-
 int fs_cli_check_output(const char *cmd, const char *out, const char *const *in, size_t n)
 {
     fs_error_t err;

@@ -8,16 +8,7 @@
 
 #include <stddef.h>
 
-#include "../../models/fs_config.h"
-
-/* Most input files one command names (scenario, trace, machine list,
- * manifests, plus the command's own). */
-#define FS_CLI_MAX_INPUTS 16
-
-/* Appends the files a loaded configuration reads (its scenario file, trace,
- * machine list, Kueue manifests, carbon series) to in[*n] (at most cap
- * entries in all). */
-void fs_cli_config_inputs(const fs_config_t *cfg, const char **in, size_t *n, size_t cap);
+#include "../../scenarios/fs_scenario.h"    /* fs_scenario_inputs: what a run reads */
 
 /* Refuses an output file that is one of the inputs (same device and inode):
  * prints "fleetsim CMD: ..." and returns 2; 0 when it names none.

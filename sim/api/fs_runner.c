@@ -8,6 +8,7 @@
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
 #include "../fs_alloc.h"
+#include "../fs_clock.h"
 
 #include <math.h>
 #include <signal.h>
@@ -32,13 +33,6 @@ typedef struct run_ctx {
     fs_service_row_t *svc;  /* /services rows, written once the cost is known */
     size_t n_svc, cap_svc;
 } run_ctx_t;
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int sink_job(void *ud, const fs_job_row_t *row)
 {
@@ -110,7 +104,7 @@ static void progress(void *ud, const fs_model_t *m)
                              fs_model_jobs_running(m), fs_model_jobs_queued(m));
     if (!c->opts->progress)
         return;
-    double w = wall_now();
+    double w = fs_clock_wall();
     if (c->opts->progress_every > 0) {
         /* a log line: whole lines at a low rate, with the wall time left
          * estimated from the simulated time done so far (to the horizon;
@@ -236,7 +230,7 @@ static int tenant_quota(fs_model_t *model, fs_stats_t *st, fs_error_t *err)
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err)
 {
-    run_ctx_t c = {.cfg = cfg, .opts = opts, .err = err, .wall0 = wall_now()};
+    run_ctx_t c = {.cfg = cfg, .opts = opts, .err = err, .wall0 = fs_clock_wall()};
     fs_source_t *src = NULL;
     fs_model_t *model = NULL;
     char *canon = NULL;
@@ -347,7 +341,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         goto out;
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
         goto out;
-    rep->wall_s = wall_now() - c.wall0;
+    rep->wall_s = fs_clock_wall() - c.wall0;
     /* services: their cost per million tokens at the run's cost per delivered GPU-hour */
     rep->n_services = c.n_svc;
     for (size_t i = 0; i < c.n_svc; i++) {

@@ -16,12 +16,11 @@
 #endif
 #include "fs_sweeprun.h"
 #include "fs_runner.h"
-#include "fs_cliout.h"
-#include "fs_cli.h"
 #include "../../analysis/fs_fmt.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
 #include "../fs_out.h"
+#include "../fs_clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -186,7 +185,7 @@ static void record_failure(exec_t *x, size_t k, int rc, const fs_error_t *e)
  * with the lock held. */
 static void progress_line(exec_t *x)
 {
-    double now = fs_cli_wall_now(), el = now - x->t0;
+    double now = fs_clock_wall(), el = now - x->t0;
     int in_place = x->o->progress_every <= 0;
     if (!in_place && now - x->last_print < x->o->progress_every)
         return;
@@ -333,7 +332,7 @@ static void remove_temps(const exec_t *x, const unsigned char *mine)
 static int check_inputs(const fs_sweep_plan_t *plan, const char *dir, fs_error_t *err)
 {
     static const char *const names[] = {"index.h5", "sweep.h5"};
-    const char *in[FS_CLI_MAX_INPUTS];
+    const char *in[FS_SCENARIO_MAX_INPUTS];
     size_t n = 0;
     in[n++] = plan->path;
     int rc = fs_out_check_dir_inputs("sweep", dir, names, 2, in, n, err);
@@ -343,7 +342,7 @@ static int check_inputs(const fs_sweep_plan_t *plan, const char *dir, fs_error_t
         if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, pt, 0), &cfg, &e) != 0)
             continue;   /* the run reports it */
         n = 0;
-        fs_cli_config_inputs(&cfg, in, &n, FS_CLI_MAX_INPUTS);
+        fs_scenario_inputs(&cfg, in, &n, FS_SCENARIO_MAX_INPUTS);
         rc = fs_out_check_dir_inputs("sweep", dir, names, 2, in, n, err);
         fs_config_release(&cfg);
     }
@@ -502,7 +501,7 @@ static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
     remove_temps(x, mine);
     fs_free(mine);
     x->total_todo = x->n_todo;
-    x->t0 = x->last_print = fs_cli_wall_now();
+    x->t0 = x->last_print = fs_clock_wall();
     return 0;
 }
 
