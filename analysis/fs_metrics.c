@@ -68,6 +68,7 @@ typedef struct ctx {
     gpu_t *insts;           /* MIG instances of every MIG GPU */
     uint32_t n_insts;
     char **pool_mig;        /* /pools.mig ("" none; NULL: a file without the column) */
+    uint8_t *pool_on;       /* the pools --pools selects (all without it) */
     char **tenant_name;
     double *tenant_idx;
     size_t n_tenants;
@@ -197,6 +198,43 @@ static int read_mig(ctx_t *c)
     return rc;
 }
 
+/* --pools: every name must be a pool of /pools. */
+static int select_pools(ctx_t *c)
+{
+    if (!(c->pool_on = fs_calloc(c->n_pools + 1, 1)))
+        return fail(c, FS_ENOMEM, "out of memory");
+    if (!c->o->pools) {
+        memset(c->pool_on, 1, c->n_pools);
+        return 0;
+    }
+    for (const char *s = c->o->pools; *s;) {
+        size_t n = strcspn(s, ",");
+        size_t p = 0;
+        while (p < c->n_pools && !(strlen(c->pool_name[p]) == n && memcmp(c->pool_name[p], s, n) == 0))
+            p++;
+        if (p == c->n_pools) {
+            char names[256] = "";
+            for (size_t q = 0; q < c->n_pools && strlen(names) + strlen(c->pool_name[q]) + 3 < sizeof names; q++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", q ? ", " : "",
+                         c->pool_name[q]);
+            return fs_error_set(c->err, FS_EINVAL, "--pools: '%.*s' is not a pool of %s (its pools: %s)",
+                                (int)n, s, c->results, names);
+        }
+        c->pool_on[p] = 1;
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+/* Is GPU g exported (--pools, --nodes)? */
+static int gpu_selected(const ctx_t *c, const gpu_t *g)
+{
+    const node_info_t *ni = &c->nodes[g->node];
+    return c->pool_on[ni->pool] && ni->local >= c->o->node_lo && ni->local <= c->o->node_hi;
+}
+
 static int read_fleet(ctx_t *c)
 {
     int rc = fs_h5read_rows(c->f, "pools", &c->n_pools, c->err);
@@ -230,7 +268,7 @@ static int read_fleet(ctx_t *c)
             for (uint32_t i = 0; i < gpn; i++, g++)
                 c->gpus[g] = (gpu_t){.node = node, .index = i, .inst = -1, .busy_until = -INFINITY};
         }
-    if ((rc = read_mig(c)))
+    if ((rc = read_mig(c)) || (rc = select_pools(c)))
         return rc;
     int has_cap = 0;
     if ((rc = has_column(c, "pools", "power_cap_w", &has_cap)) ||
@@ -714,6 +752,7 @@ static void release(ctx_t *c)
     fs_free(c->pool_nodes);
     fs_free(c->pool_gpn);
     fs_free(c->pool_cap);
+    fs_free(c->pool_on);
     for (uint32_t g = 0; c->gpus && g < c->n_gpus; g++) {
         fs_free(c->gpus[g].s);
         fs_free(c->gpus[g].xid);
@@ -754,6 +793,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
                        fm->kind == F_DRAM || fm->kind == F_FB_USED || fm->kind == F_FB_FREE;
         for (uint32_t g = 0; g < c.n_gpus && !rc; g++) {
             const gpu_t *gp = &c.gpus[g];
+            if (!gpu_selected(&c, gp))
+                continue;
             if (gp->n_inst == 0)
                 rc = emit_gpu(&c, fm, g, gp);
             else if (per_inst)
@@ -769,7 +810,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
         fputs("# EOF\n", c.fp);
         long sz = ftell(c.fp);
         c.st.bytes = sz > 0 ? (uint64_t)sz : 0;
-        c.st.gpus = c.n_gpus;
+        for (uint32_t g = 0; g < c.n_gpus; g++)
+            c.st.gpus += (uint64_t)gpu_selected(&c, &c.gpus[g]);
     }
     if (c.fp && (fclose(c.fp) != 0) && !rc)
         rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));

@@ -31,6 +31,8 @@
 typedef struct fs_metrics_opts {
     uint32_t step;          /* seconds between samples (>= 1) */
     int64_t origin;         /* Unix seconds of simulated time 0 */
+    const char *pools;      /* only these pools' GPUs (names, comma-separated); NULL: all */
+    uint32_t node_lo, node_hi;  /* only nodes node_lo..node_hi of each pool (0, UINT32_MAX: all) */
 } fs_metrics_opts_t;
 
 typedef struct fs_metrics_stats {

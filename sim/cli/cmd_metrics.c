@@ -6,12 +6,15 @@
 #include "../../analysis/fs_metrics.h"
 #include "../fs_out.h"
 
+#include <stdint.h>
+#include <string.h>
+
 
 int fs_cmd_metrics(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     int quiet = 0;
-    fs_metrics_opts_t o = {.step = 60, .origin = 1767225600};
+    fs_metrics_opts_t o = {.step = 60, .origin = 1767225600, .node_hi = UINT32_MAX};
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "metrics", argc, argv, fs_cli_find("metrics")->opts);
     for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
@@ -37,6 +40,23 @@ int fs_cmd_metrics(int argc, char **argv)
                 return fs_cli_usage_error("metrics", "--origin: expected Unix seconds from 0 to "
                                           "32503680000, got '%s'", g.arg ? g.arg : "");
             o.origin = (int64_t)v;
+        } else if (id == FS_OPT_POOLS) {
+            if (!g.arg || !*g.arg)
+                return fs_cli_usage_error("metrics", "--pools: expected pool names, comma-separated");
+            o.pools = g.arg;
+        } else if (id == FS_OPT_NODES) {
+            unsigned long long lo, hi;
+            char *dash = g.arg ? strchr(g.arg, '-') : NULL;
+            char first[32];
+            size_t n = dash ? (size_t)(dash - g.arg) : 0;
+            if (!dash || n == 0 || n >= sizeof first ||
+                (memcpy(first, g.arg, n), first[n] = '\0', fs_cli_parse_u64(first, &lo)) ||
+                fs_cli_parse_u64(dash + 1, &hi) || lo > hi || hi > UINT32_MAX)
+                return fs_cli_usage_error("metrics", "--nodes: expected FIRST-LAST (node numbers "
+                                          "in each pool, FIRST <= LAST), got '%s'",
+                                          g.arg ? g.arg : "");
+            o.node_lo = (uint32_t)lo;
+            o.node_hi = (uint32_t)hi;
         } else if (!in) {
             in = g.arg;
         } else {

@@ -46,7 +46,8 @@ static const fs_cli_opt_t plan_opts[] = {
 static const fs_cli_opt_t merge_opts[] = {QUIET, HELP, END};
 static const fs_cli_opt_t metrics_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"step", 0, 1, FS_OPT_STEP, "SECONDS"},
-    {"origin", 0, 1, FS_OPT_ORIGIN, "UNIX_SECONDS"}, QUIET, HELP, END};
+    {"origin", 0, 1, FS_OPT_ORIGIN, "UNIX_SECONDS"}, {"pools", 0, 1, FS_OPT_POOLS, "NAME,..."},
+    {"nodes", 0, 1, FS_OPT_NODES, "FIRST-LAST"}, QUIET, HELP, END};
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
@@ -204,7 +205,8 @@ static const fs_command_t commands[] = {
      "failed or was interrupted, 2 bad usage or invalid input.\n",
      plan_opts, "file"},
     {"metrics", fs_cmd_metrics, "write a results file's GPUs as DCGM telemetry (OpenMetrics)",
-     "usage: fleetsim metrics RESULTS.h5 -o FILE [--step S] [--origin T]\n"
+     "usage: fleetsim metrics RESULTS.h5 -o FILE [--step S] [--origin T] [--pools LIST]\n"
+     "                        [--nodes FIRST-LAST]\n"
      "\n"
      "Writes the GPUs of a run made with output.gpu_intervals: true as OpenMetrics\n"
      "text with dcgm-exporter's metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...,\n"
@@ -216,6 +218,8 @@ static const fs_command_t commands[] = {
      "  -o, --output FILE    the OpenMetrics file (written atomically)\n"
      "  --step S             seconds between samples (a whole number >= 1)\n"
      "  --origin T           Unix seconds of simulated time 0\n"
+     "  --pools LIST         only the GPUs of these pools (names, comma-separated)\n"
+     "  --nodes FIRST-LAST   only the nodes FIRST..LAST of each pool (Hostname POOL-N)\n"
      "  -q, --quiet          nothing on stdout\n"
      "\n"
      "Exit status: 0 success, 1 the file could not be written, 2 bad usage or input.\n",

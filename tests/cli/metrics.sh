@@ -50,6 +50,17 @@ for n in DCGM_FI_DEV_GPU_UTIL DCGM_FI_PROF_SM_ACTIVE DCGM_FI_PROF_PIPE_TENSOR_AC
          fleetsim_jobs_queued; do
     grep -q "^# TYPE $n " m.om && ok || bad "no family $n"
 done
+# GPU subsets: --pools and --nodes keep exactly the selected GPUs' lines
+expect_exit 0 "$FLEETSIM" metrics m.h5 -o sub.om --step 60 --pools h100 --nodes 1-2
+expect_out '^metrics +sub.om: 16 GPUs'
+grep '^DCGM' m.om | grep -E 'Hostname="h100-[12]"' > want-sub.txt
+grep '^DCGM' sub.om > got-sub.txt
+[ -s got-sub.txt ] && cmp -s want-sub.txt got-sub.txt && ok || bad "--pools/--nodes: not the full export's lines of h100-1 and h100-2"
+expect_exit 2 "$FLEETSIM" metrics m.h5 -o sub2.om --pools gpu
+expect_err "--pools: 'gpu' is not a pool of m.h5 \(its pools: h100\)"
+expect_no_file sub2.om
+expect_exit 2 "$FLEETSIM" metrics m.h5 -o sub2.om --nodes 3-1
+expect_err '\-\-nodes: expected FIRST-LAST'
 # the same run gives the same file
 expect_exit 0 "$FLEETSIM" metrics m.h5 -o m2.om --step 60
 cmp -s m.om m2.om && ok || bad "metrics differ between two exports"
