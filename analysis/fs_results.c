@@ -72,7 +72,7 @@ struct fs_results {
         void *rows;
         size_t n, cap;
         hsize_t written;        /* rows in the file */
-    } pend[7];
+    } pend[8];
     int final;                  /* the commit's flushes: a table never flushed gets small chunks */
     zctx_t zx;                  /* compressing on the caller's thread */
     struct writer *w;           /* the writer thread (fs_results_meta_t.writer_thread), or NULL */
@@ -167,6 +167,15 @@ static const col_t interval_cols[] = {
     IVAL_COL(duty, K_F64, "fraction"), IVAL_COL(sm, K_F64, "fraction"),
     IVAL_COL(tensor, K_F64, "fraction"), IVAL_COL(dram, K_F64, "fraction"),
     IVAL_COL(fb, K_F64, "fraction"),   IVAL_COL(gpu_instance, K_I32, "-"),
+};
+
+#define NG_COL(name, kind, unit) {#name, kind, offsetof(fs_nodegroup_row_t, name), unit}
+static const col_t nodegroup_cols[] = {
+    NG_COL(time, K_F64, "s"),                 NG_COL(group, K_U32, "-"),
+    NG_COL(pool, K_U32, "-"),                 NG_COL(nodes_provisioning, K_U32, "node"),
+    NG_COL(nodes_ready, K_U32, "node"),       NG_COL(nodes_added, K_U64, "node"),
+    NG_COL(nodes_removed, K_U64, "node"),     NG_COL(node_s_provisioning, K_F64, "node-s"),
+    NG_COL(node_s_ready, K_F64, "node-s"),
 };
 
 #define SVC_COL(name, kind, unit) {#name, kind, offsetof(fs_service_row_t, name), unit}
@@ -942,6 +951,8 @@ static const table_spec_t buckets_spec = {"service_buckets", "fleetsim service b
                                           bucket_cols, N_OF(bucket_cols), NULL, NULL, CHUNK_ROWS};
 static const table_spec_t requests_spec = {"requests", "fleetsim requests", request_cols,
                                            N_OF(request_cols), NULL, NULL, CHUNK_ROWS};
+static const table_spec_t nodegroups_spec = {"nodegroups", "fleetsim node groups", nodegroup_cols,
+                                             N_OF(nodegroup_cols), NULL, NULL, CHUNK_ROWS};
 static const table_spec_t summary_spec = {"summary", "fleetsim summary", summary_cols,
                                           N_OF(summary_cols), NULL, NULL, 1};
 
@@ -1165,7 +1176,8 @@ static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta
         (meta->services && ((rc = make_table(r->fid, c, &services_spec, err)) != 0 ||
                             (rc = make_table(r->fid, c, &buckets_spec, err)) != 0)) ||
         (meta->services && meta->requests &&
-         (rc = make_table(r->fid, c, &requests_spec, err)) != 0))
+         (rc = make_table(r->fid, c, &requests_spec, err)) != 0) ||
+        (meta->nodegroups && (rc = make_table(r->fid, c, &nodegroups_spec, err)) != 0))
         goto out;
     /* A reader (or a crash) now finds a valid file that says complete = 0. */
     H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
@@ -1292,7 +1304,7 @@ static int flush_table(fs_results_t *r, zctx_t *zx, const table_spec_t *t, size_
 /* The streamed tables: rows arrive one by one during the run and are
  * written every FS_RESULTS_BATCH rows and at the commit. */
 enum streamed_table { T_JOBS, T_TIMELINE, T_FAILURES, T_INTERVALS, T_SERVICES, T_BUCKETS,
-                      T_REQUESTS, N_STREAMED };
+                      T_REQUESTS, T_NODEGROUPS, N_STREAMED };
 static const struct {
     const table_spec_t *spec;
     size_t row_size;
@@ -1304,6 +1316,7 @@ static const struct {
     [T_SERVICES] = {&services_spec, sizeof(fs_service_row_t)},
     [T_BUCKETS] = {&buckets_spec, sizeof(fs_svc_bucket_row_t)},
     [T_REQUESTS] = {&requests_spec, sizeof(fs_request_row_t)},
+    [T_NODEGROUPS] = {&nodegroups_spec, sizeof(fs_nodegroup_row_t)},
 };
 _Static_assert(N_STREAMED == sizeof ((fs_results_t *)0)->pend / sizeof ((fs_results_t *)0)->pend[0],
                "one pending buffer per streamed table");
@@ -1674,6 +1687,11 @@ int fs_results_add_svc_bucket(fs_results_t *r, const fs_svc_bucket_row_t *row, f
 int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_error_t *err)
 {
     return add_pending(r, T_REQUESTS, row, err);
+}
+
+int fs_results_add_nodegroup(fs_results_t *r, const fs_nodegroup_row_t *row, fs_error_t *err)
+{
+    return add_pending(r, T_NODEGROUPS, row, err);
 }
 
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err)

@@ -67,6 +67,8 @@ typedef struct fs_results_meta {
      * are made when services > 0, /requests when requests is also set */
     size_t services;
     int requests;
+    /* Cluster Autoscaler node groups: /nodegroups is made when nodegroups > 0 */
+    size_t nodegroups;
 } fs_results_meta_t;
 
 typedef struct fs_results fs_results_t;
@@ -82,6 +84,7 @@ int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_erro
 int fs_results_add_interval(fs_results_t *r, const fs_interval_row_t *row, fs_error_t *err);
 int fs_results_add_service(fs_results_t *r, const fs_service_row_t *row, fs_error_t *err);
 int fs_results_add_svc_bucket(fs_results_t *r, const fs_svc_bucket_row_t *row, fs_error_t *err);
+int fs_results_add_nodegroup(fs_results_t *r, const fs_nodegroup_row_t *row, fs_error_t *err);
 int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_error_t *err);
 
 /* Writes the cost tables /cost (per day and pool), /cost_pools and

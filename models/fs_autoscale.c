@@ -17,6 +17,8 @@ typedef struct group {
     size_t cap_bins;
     uint32_t *need;                     /* scratch: GPUs of the group's pending jobs */
     size_t n_need, cap_need;
+    uint64_t added, removed;            /* nodes, since time 0 */
+    double prov_s, ready_s;             /* node-seconds in each state, up to last_t */
 } group_t;
 
 typedef struct autoscale {
@@ -30,7 +32,41 @@ typedef struct autoscale {
     fs_time_t last_add;                 /* last scale-up decision; -1 none */
     uint32_t *group_of;                 /* per pool: group index + 1; 0 none */
     uint32_t n_pools;
+    fs_time_t last_t;                   /* the node-seconds are counted up to here */
+    fs_nodegroup_row_t *rows;           /* /nodegroups rows of the samples, until the end */
+    size_t n_rows, cap_rows;
+    int oom;                            /* a sample's rows could not be kept */
 } autoscale_t;
+
+/* Counts the node-seconds of every group up to now (before a change). */
+static void advance(autoscale_t *a, fs_time_t now)
+{
+    if (now <= a->last_t)
+        return;
+    double dt = fs_time_to_s(now - a->last_t);
+    for (size_t i = 0; i < a->n_g; i++) {
+        a->g[i].prov_s += dt * a->g[i].provisioning;
+        a->g[i].ready_s += dt * a->g[i].ready;
+    }
+    a->last_t = now;
+}
+
+/* Keeps the rows of every group at now (a /timeline sample or the end). */
+static void keep_rows(autoscale_t *a, fs_time_t now)
+{
+    advance(a, now);
+    if (a->oom || fs_grow((void **)&a->rows, &a->cap_rows, a->n_rows + a->n_g, sizeof *a->rows)) {
+        a->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < a->n_g; i++) {
+        const group_t *g = &a->g[i];
+        a->rows[a->n_rows++] = (fs_nodegroup_row_t){
+            .time = fs_time_to_s(now), .group = (uint32_t)i, .pool = g->pool,
+            .nodes_provisioning = g->provisioning, .nodes_ready = g->ready, .nodes_added = g->added,
+            .nodes_removed = g->removed, .node_s_provisioning = g->prov_s, .node_s_ready = g->ready_s};
+    }
+}
 
 static void as_destroy(void *ud)
 {
@@ -45,13 +81,15 @@ static void as_destroy(void *ud)
     fs_free(a->state);
     fs_free(a->empty_since);
     fs_free(a->group_of);
+    fs_free(a->rows);
     fs_free(a);
 }
 
 static void as_sample(void *ud, const fs_model_t *m, fs_sample_row_t *row)
 {
-    const autoscale_t *a = ud;
-    (void)m;
+    autoscale_t *a = ud;
+    if (fs_model_sink(m)->nodegroup)
+        keep_rows(a, fs_model_now(m));
     uint32_t p = 0, r = 0;
     for (size_t i = 0; i < a->n_g; i++) {
         p += a->g[i].provisioning;
@@ -117,11 +155,13 @@ static int estimate(const autoscale_t *a, const fs_cluster_t *c, group_t *g, uin
 static int provision(autoscale_t *a, fs_model_t *m, group_t *g, uint32_t add)
 {
     fs_time_t now = fs_model_now(m);
+    advance(a, now);
     for (uint32_t node = g->first; node < g->first + g->n && add > 0; node++) {
         if (a->state[node] != ABSENT)
             continue;
         a->state[node] = PROVISIONING;
         g->provisioning++;
+        g->added++;
         add--;
         int rc = fs_usage_set_owned(a->usage, g->pool, (int64_t)g->gpn);
         if (!rc)
@@ -199,6 +239,7 @@ static int scan(autoscale_t *a, fs_model_t *m)
             if (!may_remove || g->ready + g->provisioning <= g->min ||
                 now - a->empty_since[node] < a->cfg->unneeded)
                 continue;
+            advance(a, now);
             int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
             if (!rc)
                 rc = fs_usage_set_owned(a->usage, g->pool, -(int64_t)g->gpn);
@@ -207,6 +248,7 @@ static int scan(autoscale_t *a, fs_model_t *m)
             a->state[node] = ABSENT;
             a->empty_since[node] = -1;
             g->ready--;
+            g->removed++;
         }
     }
     /* the next scan: a timer while a group can grow, else it only removes */
@@ -227,6 +269,7 @@ static int as_event(void *ud, fs_model_t *m, uint64_t data)
     if (node >= c->n_nodes || a->state[node] != PROVISIONING)
         return FS_EINTERNAL;
     group_t *g = &a->g[a->group_of[c->node_pool[node]] - 1];
+    advance(a, fs_model_now(m));
     a->state[node] = READY;
     a->empty_since[node] = -1;
     g->provisioning--;
@@ -234,8 +277,32 @@ static int as_event(void *ud, fs_model_t *m, uint64_t data)
     return fs_model_node_up(m, node);
 }
 
+/* The end: the last rows, then every kept row to /nodegroups. */
+static int as_finish(void *ud, fs_model_t *m, fs_run_totals_t *totals)
+{
+    autoscale_t *a = ud;
+    (void)totals;
+    const fs_sink_t *sk = fs_model_sink(m);
+    if (!sk->nodegroup)
+        return 0;
+    double end = fs_time_to_s(fs_model_now(m));
+    if (a->n_rows >= a->n_g && a->rows[a->n_rows - 1].time == end)
+        a->n_rows -= a->n_g;    /* a sample at the last instant: the end's rows replace it */
+    keep_rows(a, fs_model_now(m));
+    if (a->oom)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < a->n_rows; i++) {
+        int rc = sk->nodegroup(sk->ud, &a->rows[i]);
+        if (rc)
+            return rc;
+    }
+    a->n_rows = 0;
+    return 0;
+}
+
 static const fs_module_ops_t as_ops = {.name = "cluster autoscaler", .on_event = as_event,
-                                       .destroy = as_destroy, .sample = as_sample};
+                                       .finish = as_finish, .destroy = as_destroy,
+                                       .sample = as_sample};
 
 /* The groups of cfg; FS_EINVAL names the key. */
 static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
@@ -326,6 +393,7 @@ int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
     a->usage = u;
     a->cfg = &cfg->cluster.autoscale;
     a->last_add = -1;
+    a->last_t = fs_model_now(m);
     int rc = build(a, cfg, fs_model_cluster(m), err);
     if (rc) {
         as_destroy(a);

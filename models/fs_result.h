@@ -208,6 +208,22 @@ typedef struct fs_run_totals {
     double gpu_s_recovering;/* held restoring or while a failure is detected */
 } fs_run_totals_t;
 
+/* /nodegroups: one row per Cluster Autoscaler node group at every /timeline
+ * sample and at the end of the run (docs/results.md); the counters and
+ * node-seconds are cumulative from time 0, so the group's last row holds
+ * its totals. */
+typedef struct fs_nodegroup_row {
+    double time;            /* s */
+    uint32_t group;         /* index in cluster.autoscale.node_groups */
+    uint32_t pool;          /* its pool (/pools) */
+    uint32_t nodes_provisioning;    /* decided, GPUs not yet allocatable */
+    uint32_t nodes_ready;   /* provisioned and allocatable (min included) */
+    uint64_t nodes_added;   /* scale-up: nodes decided since time 0 */
+    uint64_t nodes_removed; /* scale-down: nodes removed since time 0 */
+    double node_s_provisioning;     /* node-seconds provisioning since time 0 */
+    double node_s_ready;    /* node-seconds ready since time 0 */
+} fs_nodegroup_row_t;
+
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
  * model then stops the run with that error). */
 typedef struct fs_sink {
@@ -221,6 +237,8 @@ typedef struct fs_sink {
     int (*service)(void *ud, const fs_service_row_t *row);
     int (*svc_bucket)(void *ud, const fs_svc_bucket_row_t *row);
     int (*request)(void *ud, const fs_request_row_t *row);
+    /* optional: Cluster Autoscaler node groups (/nodegroups) */
+    int (*nodegroup)(void *ud, const fs_nodegroup_row_t *row);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the
                                run's error is then that message, not a generic one */

@@ -81,6 +81,12 @@ static int sink_svc_bucket(void *ud, const fs_svc_bucket_row_t *row)
     return c->res ? fs_results_add_svc_bucket(c->res, row, c->err) : 0;
 }
 
+static int sink_nodegroup(void *ud, const fs_nodegroup_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_nodegroup(c->res, row, c->err) : 0;
+}
+
 static int sink_request(void *ud, const fs_request_row_t *row)
 {
     run_ctx_t *c = ud;
@@ -283,6 +289,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
             .sweep_point = opts->sweep_point,
             .services = cfg->services.n, .requests = cfg->services.requests,
+            .nodegroups = cfg->cluster.autoscale.n_groups,
         };
         rc = fs_results_open(opts->output, &meta, &c.res, err);
         if (rc)
@@ -292,6 +299,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                       .err = err};
     if (cfg->output.gpu_intervals && c.res)
         sink.interval = sink_interval;
+    if (cfg->cluster.autoscale.n_groups && c.res)
+        sink.nodegroup = sink_nodegroup;
     if (cfg->services.n)
         sink.service = sink_service;
     if (cfg->services.n && c.res) {
