@@ -118,6 +118,8 @@ static const col_t job_cols[] = {
     JOB_COL(preemptions, K_U32, "count"),
     JOB_COL(preempt_lost_gpu_s, K_F64, "GPU-s"),
     JOB_COL(startup_s, K_F64, "s"),
+    JOB_COL(sched_goodput, K_F64, "fraction"),
+    JOB_COL(program_goodput, K_F64, "fraction"),
 };
 
 #define SAMPLE_COL(name, kind, unit) {#name, kind, offsetof(fs_sample_row_t, name), unit}
@@ -239,6 +241,8 @@ static const col_t request_cols[] = {
     X(availability, K_F64, "fraction")                                      \
     X(gpu_s_lost, K_F64, "GPU-s") X(gpu_s_ckpt, K_F64, "GPU-s")             \
     X(ettr_mean, K_F64, "fraction")                                         \
+    X(goodput_scheduling, K_F64, "fraction") X(goodput_runtime, K_F64, "fraction") \
+    X(goodput_program, K_F64, "fraction") X(goodput_ml, K_F64, "fraction")  \
     X(window_start, K_F64, "s") X(window_end, K_F64, "s")                   \
     X(cost_window, K_F64, "USD") X(cost_per_gpu_hour_window, K_F64, "USD/GPU-h") \
     X(queued_mean, K_F64, "s") X(queued_p50, K_F64, "s")                    \

@@ -47,6 +47,9 @@ struct fs_stats {
     double sojourn_sum;      /* sum over started jobs of end - submit, job-s */
     double ettr_sum;         /* ETTR of completed jobs in statistics */
     uint64_t ettr_n;
+    /* ML Productivity Goodput over the jobs in statistics (GPU-s): held,
+     * GPUs x (end - submit), useful, useful x MFU */
+    double gp_held, gp_span, gp_useful, gp_program;
 
     fs_tenant_row_t *trows;  /* sorted by tenant, unique */
     tenant_acc_t *tacc;      /* parallel to trows */
@@ -160,6 +163,13 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
     if (add_jct && isfinite(row->ettr)) {
         st->ettr_sum += row->ettr;
         st->ettr_n++;
+    }
+    if (add_wait && row->held_gpu_s > 0 && isfinite(row->sched_goodput) && row->sched_goodput > 0) {
+        double useful = row->goodput * row->held_gpu_s;
+        st->gp_held += row->held_gpu_s;
+        st->gp_span += row->held_gpu_s / row->sched_goodput;
+        st->gp_useful += useful;
+        st->gp_program += useful * row->program_goodput;
     }
     st->rows++;
     if (row->state >= 0 && row->state < 5)
@@ -353,6 +363,10 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_lost = totals->gpu_s_lost;
     out->gpu_s_ckpt = totals->gpu_s_ckpt;
     out->ettr_mean = st->ettr_n ? st->ettr_sum / (double)st->ettr_n : NAN;
+    out->goodput_scheduling = st->gp_span > 0 ? st->gp_held / st->gp_span : NAN;
+    out->goodput_runtime = st->gp_held > 0 ? st->gp_useful / st->gp_held : NAN;
+    out->goodput_program = st->gp_useful > 0 ? st->gp_program / st->gp_useful : NAN;
+    out->goodput_ml = st->gp_span > 0 ? st->gp_program / st->gp_span : NAN;
     double *q = st->queued;
     if (st->requeued) {
         out->queued_mean = gsl_stats_mean(q, 1, n);

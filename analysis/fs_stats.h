@@ -57,6 +57,11 @@ typedef struct fs_summary {
     double gpu_s_lost;          /* GPU-s of compute whose work was lost (failures, preemption) */
     double gpu_s_ckpt;          /* GPU-s spent writing checkpoints */
     double ettr_mean;           /* mean ETTR of completed jobs in statistics (NaN: none) */
+    /* Google's ML Productivity Goodput over the jobs in statistics, GPU-second
+     * weighted (docs/recovery.md "Goodput"): scheduling (held / GPUs x
+     * (end - submit)), runtime (useful / held), program (MFU of the useful
+     * compute), and their product */
+    double goodput_scheduling, goodput_runtime, goodput_program, goodput_ml;
     /* the measurement window [window_start, window_end] (s): after warm-up,
      * to the end of the arrivals (the horizon, or a trace's last
      * submission) or of the run if sooner; utilization and the window's

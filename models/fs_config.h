@@ -240,6 +240,7 @@ typedef struct fs_activity_cfg {
     uint32_t job_class;
     double duty, sm, tensor, dram, fb;  /* GPU_UTIL/100, SM_ACTIVE, PIPE_TENSOR_ACTIVE,
                                            DRAM_ACTIVE, framebuffer used / memory */
+    double mfu;             /* model FLOPs utilization while computing: program goodput */
 } fs_activity_cfg_t;
 
 typedef struct fs_telemetry_cfg {

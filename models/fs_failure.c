@@ -157,11 +157,14 @@ static int schedule_failure(fail_t *f, uint32_t ci, uint32_t u)
 
 /* After the horizon of a drain run, once no job is left, the module stops:
  * events change nothing and schedule nothing, so the run ends with its last
- * job (repairs still pending are not completed). */
+ * job (repairs still pending are not completed).  A job recovering from a
+ * failure (detection, requeue delay) is not gone: it will be queued again
+ * and needs the repairs. */
 static int stopped(const fail_t *f)
 {
     return f->cfg->until == FS_UNTIL_DRAIN && fs_model_now(f->m) >= fs_model_horizon(f->m) &&
-           fs_model_jobs_queued(f->m) == 0 && fs_model_jobs_running(f->m) == 0;
+           fs_model_jobs_queued(f->m) == 0 && fs_model_jobs_running(f->m) == 0 &&
+           fs_model_jobs_recovering(f->m) == 0;
 }
 
 /* ---- units and nodes -------------------------------------------------------- */

@@ -169,6 +169,7 @@ const fs_config_t *fs_model_config(const fs_model_t *m) { return m->cfg; }
 uint64_t fs_model_jobs_done(const fs_model_t *m) { return m->done; }
 uint64_t fs_model_jobs_queued(const fs_model_t *m) { return m->queued; }
 uint64_t fs_model_jobs_running(const fs_model_t *m) { return m->running; }
+uint64_t fs_model_jobs_recovering(const fs_model_t *m) { return m->recovering; }
 const fs_sim_t *fs_model_sim(const fs_model_t *m) { return &m->sim; }
 const char *fs_model_tenant_name(const fs_model_t *m, int32_t i)
 {
@@ -415,6 +416,16 @@ static double gpu_share(const fs_jobrt_t *j)
     return (double)j->job.gpus * j->job.gpu_milli / 1000.0;
 }
 
+/* The activity profile of a job class (telemetry:). */
+static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_class)
+{
+    const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
+    for (size_t i = 0; i < tc->n_activity; i++)
+        if ((int64_t)tc->activity[i].job_class == job_class)
+            return &tc->activity[i];
+    return &tc->dflt;
+}
+
 /* ckpt_s, recovery_s, ettr, goodput of a row (docs/recovery.md): useful
  * compute = wall computing minus wall computing work later lost. */
 static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_jobrun_t *x,
@@ -427,6 +438,11 @@ static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_job
     r->ettr = x->first_start >= 0 && at > x->first_start ? useful / fs_time_to_s(at - x->first_start)
                                                          : NAN;
     r->goodput = x->held_gpu_s > 0 ? gpu_share(j) * useful / x->held_gpu_s : NAN;
+    /* Google's ML Productivity Goodput = scheduling x runtime x program
+     * (docs/recovery.md "Goodput") */
+    double span = gpu_share(j) * fs_time_to_s(at - j->job.submit);  /* at: its row's end */
+    r->sched_goodput = x->held_gpu_s > 0 && span > 0 ? x->held_gpu_s / span : NAN;
+    r->program_goodput = x->held_gpu_s > 0 ? activity_of(m, j->job.job_class)->mfu : NAN;
 }
 
 /* The run record of a job that has not run yet: nothing run, queued since
@@ -576,16 +592,6 @@ static int slot_free(fs_model_t *m, uint32_t s)
 }
 
 /* ---- starting and ending jobs ------------------------------------------------ */
-
-/* The activity profile of a job class (telemetry:). */
-static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_class)
-{
-    const fs_telemetry_cfg_t *tc = &m->cfg->telemetry;
-    for (size_t i = 0; i < tc->n_activity; i++)
-        if ((int64_t)tc->activity[i].job_class == job_class)
-            return &tc->activity[i];
-    return &tc->dflt;
-}
 
 /* Speed left to a job of this class by its pool's power cap
  * (cluster.pools[].power_cap_w; models/fs_power.h), 1 without one. */

@@ -247,6 +247,9 @@ int fs_model_retire(fs_model_t *m, uint32_t slot);
 uint64_t fs_model_jobs_done(const fs_model_t *m);
 uint64_t fs_model_jobs_queued(const fs_model_t *m);
 uint64_t fs_model_jobs_running(const fs_model_t *m);
+/* Jobs recovering from a failure (detection, requeue delay): neither queued
+ * nor running, but not done. */
+uint64_t fs_model_jobs_recovering(const fs_model_t *m);
 const fs_sim_t *fs_model_sim(const fs_model_t *m);
 /* 1 if the workload went on past the horizon (those jobs were not replayed). */
 int fs_model_truncated(const fs_model_t *m);

@@ -37,7 +37,10 @@ typedef struct fs_job_row {
     double ckpt_s;          /* wall s writing checkpoints (recovery.*) */
     double recovery_s;      /* wall s in failure detection, requeue/backoff and restore */
     double ettr;            /* useful compute wall s / (end - first start); NaN never started */
-    double goodput;         /* useful GPU-s / GPU-s held; NaN never held */
+    double goodput;         /* useful GPU-s / GPU-s held (runtime goodput); NaN never held */
+    double sched_goodput;   /* GPU-s held / (GPUs x (end - submit)): scheduling goodput; the
+                               run's end if unfinished; NaN never held */
+    double program_goodput; /* its class's MFU (telemetry.mfu); NaN never held */
     double queued_s;        /* all time spent queued: the first wait, then after each
                                preemption or failure requeue (to the end if still queued), s */
     uint32_t preemptions;   /* times preempted by the policy (failures are not preemptions) */

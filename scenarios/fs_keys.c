@@ -654,6 +654,10 @@ static const fs_key_t config_rows[] = {
      .doc = "Memory bandwidth activity (DCGM_FI_PROF_DRAM_ACTIVE)."},
     {.path = "telemetry.fb", .type = FS_KT_PROB, .off = CF(telemetry.dflt.fb), .def = "0.9",
      .doc = "Framebuffer used as a share of the GPU's memory (DCGM_FI_DEV_FB_USED)."},
+    {.path = "telemetry.mfu", .type = FS_KT_PROB, .off = CF(telemetry.dflt.mfu), .def = "0.375",
+     .doc = "Model FLOPs utilization of a training job while it computes: its program goodput "
+            "(/jobs.program_goodput, /summary.goodput_program; docs/recovery.md).  0.375: the "
+            "median of 33 large training runs (Epoch AI); Llama 3 405B 38-43%, MegaScale 55%."},
     {.path = "telemetry.activity", .type = FS_KT_LIST, .off = CF(telemetry.activity),
      .off2 = CF(telemetry.n_activity), .sub = &activity_keys,
      .doc = "Per job class: its activity profile (class, duty, sm, tensor, dram, fb)."},
@@ -909,6 +913,7 @@ static const fs_key_t activity_rows[] = {
      .doc = "As telemetry.tensor."},
     {.path = "dram", .type = FS_KT_PROB, .off = ACT(dram), .def = "0.4", .doc = "As telemetry.dram."},
     {.path = "fb", .type = FS_KT_PROB, .off = ACT(fb), .def = "0.9", .doc = "As telemetry.fb."},
+    {.path = "mfu", .type = FS_KT_PROB, .off = ACT(mfu), .def = "0.375", .doc = "As telemetry.mfu."},
 };
 static const fs_keytab_t activity_keys = {"activity profile", activity_rows,
                                           sizeof activity_rows / sizeof activity_rows[0],

@@ -140,6 +140,8 @@ static fs_job_row_t job_row(uint64_t i)
     r.preemptions = (uint32_t)(i % 3) * 65537u;
     r.preempt_lost_gpu_s = (double)(i % 3) * 250.0 + 1.0 / 9.0;
     r.startup_s = (double)(i % 5) * 12.5 + 1.0 / 7.0;
+    r.sched_goodput = started ? 1.0 / (double)(i % 5 + 1) : NAN;
+    r.program_goodput = started ? 0.375 + (double)(i % 3) / 10.0 : NAN;
     return r;
 }
 
@@ -205,6 +207,7 @@ static const sum_field_t sum_fields[] = {
     SF(cost_idle, 0), SF(cost_failures, 0), SF(energy_kwh, 0),
     SF(failures, 1), SF(interruptions, 1), SF(availability, 0),
     SF(gpu_s_lost, 0), SF(gpu_s_ckpt, 0), SF(ettr_mean, 0),
+    SF(goodput_scheduling, 0), SF(goodput_runtime, 0), SF(goodput_program, 0), SF(goodput_ml, 0),
     SF(window_start, 0), SF(window_end, 0), SF(cost_window, 0), SF(cost_per_gpu_hour_window, 0),
     SF(queued_mean, 0), SF(queued_p50, 0), SF(queued_p95, 0), SF(queued_p99, 0),
     SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0), SF(gpu_s_startup, 0),
@@ -385,7 +388,8 @@ static void check_jobs(hid_t f, size_t n)
     column_names(f, "jobs", names, sizeof names);
     assert_string_equal(names, "id,tenant,pool,gpus,gpu_milli,nodes,restarts,submit,start,end,"
                                "wait,run,lost_gpu_s,state,ckpt_s,recovery_s,ettr,goodput,queued_s,"
-                               "preemptions,preempt_lost_gpu_s,startup_s");
+                               "preemptions,preempt_lost_gpu_s,startup_s,sched_goodput,"
+                               "program_goodput");
     assert_int_equal(table_rows(f, "jobs"), n);
     /* chunks of 16,384 rows; a table the commit wrote whole with fewer rows
      * has its rows rounded up to 64 (a small run compresses no padding) */
@@ -406,8 +410,9 @@ static void check_jobs(hid_t f, size_t n)
         offsetof(fs_job_row_t, ckpt_s),   offsetof(fs_job_row_t, recovery_s),
         offsetof(fs_job_row_t, ettr),     offsetof(fs_job_row_t, goodput),
         offsetof(fs_job_row_t, queued_s), offsetof(fs_job_row_t, preemptions),
-        offsetof(fs_job_row_t, preempt_lost_gpu_s), offsetof(fs_job_row_t, startup_s)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8, 4, 8, 8};
+        offsetof(fs_job_row_t, preempt_lost_gpu_s), offsetof(fs_job_row_t, startup_s),
+        offsetof(fs_job_row_t, sched_goodput), offsetof(fs_job_row_t, program_goodput)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8};
     if (n == 0)
         return;
     fs_job_row_t *rows = calloc(n, sizeof *rows);
@@ -425,7 +430,9 @@ static void check_jobs(hid_t f, size_t n)
               bits_equal(g->ettr, w.ettr) && bits_equal(g->goodput, w.goodput) &&
               bits_equal(g->queued_s, w.queued_s) && g->preemptions == w.preemptions &&
               bits_equal(g->preempt_lost_gpu_s, w.preempt_lost_gpu_s) &&
-              bits_equal(g->startup_s, w.startup_s))) {
+              bits_equal(g->startup_s, w.startup_s) &&
+              bits_equal(g->sched_goodput, w.sched_goodput) &&
+              bits_equal(g->program_goodput, w.program_goodput))) {
             free(rows);
             fail_msg("/jobs row %zu differs", i);
         }
@@ -739,7 +746,7 @@ static void test_layout(void **state)
         assert_true(H5Tequal(mt, types[i].type) > 0);
         H5Tclose(mt);
     }
-    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8 + 8 + 4 + 8 + 8);   /* packed */
+    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8 + 8 + 4 + 8 + 8 + 2 * 8);   /* packed */
     H5Tclose(t);
 
     hid_t dcpl = H5Dget_create_plist(d);
@@ -761,7 +768,8 @@ static void test_layout(void **state)
                               "nodes:node; restarts:count; submit:s; start:s; end:s; wait:s; "
                               "run:s; lost_gpu_s:GPU-s; state:job_state; ckpt_s:s; "
                               "recovery_s:s; ettr:fraction; goodput:fraction; queued_s:s; "
-                              "preemptions:count; preempt_lost_gpu_s:GPU-s; startup_s:s");
+                              "preemptions:count; preempt_lost_gpu_s:GPU-s; startup_s:s; "
+                              "sched_goodput:fraction; program_goodput:fraction");
     free(cols);
     cols = attr_string(f, "timeline", "columns");
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "

@@ -255,6 +255,7 @@ static const char multi_dump[] =
     "  tensor: 0.5\n"
     "  dram: 0.4\n"
     "  fb: 0.9\n"
+    "  mfu: 0.375\n"
     "  activity: []\n"
     "  cap_exponent: 3\n"
     "output:\n"
