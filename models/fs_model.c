@@ -115,6 +115,7 @@ struct fs_model {
     uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
     int capped;             /* some pool has a power cap (cluster.pools[].power_cap_w) */
+    int shared;             /* some pool shares its GPUs (cluster.pools[].sharing) */
     int fail_xid;           /* the failure being applied shows an Xid (FS_DOWN_FAIL_XID) */
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
     uint32_t *scr;          /* scratch: jobs hit by a failure */
@@ -601,7 +602,7 @@ static double share_speed(const fs_model_t *m, const fs_placement_t *pl)
 static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
 {
     double r = j->r->rate_base * slowest_node(m, &j->r->place);
-    return m->cluster.pools[j->r->place.pool].share_n ? r * share_speed(m, &j->r->place) : r;
+    return m->shared ? r * share_speed(m, &j->r->place) : r;
 }
 
 /* The activity profile of a job class (telemetry:). */
@@ -828,9 +829,11 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         j->r->rate_base = fs_placer_speed(m->placer, j->r->place.pool, j->job.job_class) * span;
         if (m->capped)
             j->r->rate_base *= cap_speed(m, j->r->place.pool, j->job.job_class);
-        if (m->cluster.pools[j->r->place.pool].share_n)   /* holds one replica */
+        j->r->rate = j->r->rate_base * slowest_node(m, &j->r->place);
+        if (m->shared && m->cluster.pools[j->r->place.pool].share_n) {    /* one replica */
             j->job.gpu_milli = j->r->place.milli;
-        j->r->rate = job_rate(m, j);
+            j->r->rate *= share_speed(m, &j->r->place);
+        }
         j->state = FS_JOBRT_RUNNING;
         if (j->r->first_start < 0)
             j->r->first_start = m->sim.now;
@@ -859,7 +862,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             fail(m, rc, "scheduling a completion");
             return rc;
         }
-        if (m->cluster.pools[j->r->place.pool].share_n && (rc = share_rerate(m, &j->r->place, slot)))
+        if (m->shared && (rc = share_rerate(m, &j->r->place, slot)))
             return rc;
         return 1;
     }
@@ -967,7 +970,7 @@ static void release_place(fs_model_t *m, uint32_t slot)
     fs_placement_release(&j->r->place);
     j->r->place.pool = pool;
     j->r->place.n = n;
-    if (m->cluster.pools[pool].share_n && n == 1)   /* its GPU's neighbours speed up */
+    if (m->shared && n == 1)    /* its GPU's neighbours speed up */
         share_rerate(m, &was, slot);
 }
 
@@ -1477,7 +1480,7 @@ static void job_end(fs_model_t *m, uint32_t slot)
     fs_cluster_free(&m->cluster, &j->r->place);
     if (m->nidx)
         nidx_del(m, slot);
-    if (m->cluster.pools[j->r->place.pool].share_n)  /* its GPU's neighbours speed up */
+    if (m->shared)          /* its GPU's neighbours speed up */
         share_rerate(m, &j->r->place, slot);
     m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
     m->done++;
@@ -1707,7 +1710,7 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
         fs_cluster_free(&m->cluster, &j->r->place);
         if (m->nidx)
             nidx_del(m, slot);
-        if (m->cluster.pools[j->r->place.pool].share_n)
+        if (m->shared)
             share_rerate(m, &j->r->place, slot);
         end_callback(m, slot);
         return replica_end(m, slot);
@@ -1968,6 +1971,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     for (size_t p = 0; p < cfg->cluster.n_pools; p++)
         if (cfg->cluster.pools[p].power_cap_w > 0)
             m->capped = 1;
+    for (size_t p = 0; p < cfg->cluster.n_pools; p++)
+        if (cfg->cluster.pools[p].time_slicing || cfg->cluster.pools[p].mps)
+            m->shared = 1;
     m->src = src;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++)
         if (cfg->cluster.pools[i].taints && cfg->cluster.pools[i].taints[0])
