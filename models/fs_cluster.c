@@ -584,6 +584,7 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
                                             : c->pools[i].first_node + k;
     }
     c->gen = 0;     /* filing the nodes is not a change */
+    c->one_whole = c->n_pools == 1 && !c->pools[0].mig && !c->pools[0].share_n;
     int rc = topo_build(c, &cfg->topology, err);
     if (rc) {
         fs_cluster_release(c);

@@ -159,6 +159,7 @@ typedef struct fs_cluster {
     uint64_t milli_busy;    /* allocated milli-GPUs (whole GPUs count 1000) */
     fs_topo_t *topo;        /* NULL: no topology configured */
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */
+    int one_whole;          /* one pool of whole GPUs (no MIG, no sharing): the model's fast path */
     uint64_t gen;           /* +1 at every change of a node's free GPUs, shares or state:
                                what fits is the same while it is (fs_sched.c caches by it) */
     /* node CPU and memory (pods, docs/models.md): allocated when a pool

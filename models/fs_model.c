@@ -369,10 +369,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
 
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
 {
-    return m->cluster.n_pools == 1 && !m->gate && !m->cluster.pools[0].mig &&
-                   !m->cluster.pools[0].share_n
-               ? &m->cluster
-               : NULL;
+    return m->cluster.one_whole && !m->gate ? &m->cluster : NULL;
 }
 
 int fs_model_fits(const fs_model_t *m, uint32_t slot)
