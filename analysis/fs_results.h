@@ -35,6 +35,8 @@ typedef struct fs_pool_info {
     uint32_t gpus_per_node;
     const char *mig;        /* the pool's static MIG layout as configured, NULL: none */
     double power_cap_w;     /* the pool's GPU power limit, W; 0: none */
+    uint32_t time_slicing;  /* time-slicing replicas per GPU; 0: none */
+    uint32_t mps;           /* MPS clients per GPU; 0: none */
 } fs_pool_info_t;
 
 typedef struct fs_results_meta {

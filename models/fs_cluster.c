@@ -1,4 +1,5 @@
 #include "fs_cluster.h"
+#include "fs_sharing.h"
 #include "fs_catalog.h"
 #include "../sim/fs_alloc.h"
 #include "../traces/fs_job.h"
@@ -527,6 +528,11 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         p->gpus_free = p->gpus_up = p->gpus_total;
         p->cpu_milli = pc->cpu_milli;
         p->mem_mib = pc->memory_mib;
+        if (pc->time_slicing || pc->mps) {
+            p->share_kind = pc->time_slicing ? FS_SHARING_TIME_SLICING : FS_SHARING_MPS;
+            p->share_n = pc->time_slicing ? pc->time_slicing : pc->mps;
+            p->share_milli = FS_SHARING_MILLI(p->share_n);
+        }
         p->leaf0 = 1;
         while (p->leaf0 < p->n_nodes)
             p->leaf0 *= 2;
@@ -578,6 +584,7 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
                                             : c->pools[i].first_node + k;
     }
     c->gen = 0;     /* filing the nodes is not a change */
+    c->one_whole = c->n_pools == 1 && !c->pools[0].mig && !c->pools[0].share_n;
     int rc = topo_build(c, &cfg->topology, err);
     if (rc) {
         fs_cluster_release(c);
@@ -634,6 +641,8 @@ int fs_cluster_find_pool(const fs_cluster_t *c, const char *name)
 int fs_cluster_could_fit(const fs_cluster_t *c, uint32_t pool, uint32_t g)
 {
     const fs_pool_t *p = &c->pools[pool];
+    if (p->share_n)
+        return g == 1;
     return g >= 1 && !p->mig && (g <= p->gpn || g <= p->gpus_total);
 }
 
@@ -916,6 +925,13 @@ int fs_cluster_node_fits(const fs_cluster_t *c, uint32_t node, uint32_t g, uint3
 int fs_cluster_alloc_req(fs_cluster_t *c, uint32_t pool, uint32_t g, uint32_t milli,
                          int placement, fs_placement_t *out)
 {
+    if (c->pools[pool].share_n) {   /* a replica (fs_sharing.h) */
+        if (g != 1) {
+            memset(out, 0, sizeof *out);
+            return 0;
+        }
+        milli = c->pools[pool].share_milli;
+    }
     if (milli >= FS_GPU_MILLI_WHOLE)
         return fs_cluster_alloc(c, pool, g, placement, out);
     fs_pool_t *p = &c->pools[pool];
@@ -971,6 +987,8 @@ int fs_cluster_take(fs_cluster_t *c, uint32_t node, uint32_t g, uint32_t milli, 
 int fs_cluster_node_fits_pod(const fs_cluster_t *c, uint32_t node, const fs_podreq_t *q)
 {
     const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (p->share_n && q->g)     /* GPU pods do not use shared pools (fs_sharing.h) */
+        return 0;
     if (!c->node_up[node] || (q->g == 0 ? 0 : !fs_cluster_node_fits(c, node, q->g, q->milli)))
         return 0;
     return (!q->cpu || !p->cpu_milli || c->node_cpu[node] >= q->cpu) &&
@@ -980,6 +998,8 @@ int fs_cluster_node_fits_pod(const fs_cluster_t *c, uint32_t node, const fs_podr
 int fs_cluster_fits_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q)
 {
     const fs_pool_t *p = &c->pools[pool];
+    if (p->share_n && q->g)     /* GPU pods do not use shared pools (fs_sharing.h) */
+        return 0;
     if (!fs_cluster_pod_res(c, pool, q))
         return fs_cluster_fits_req(c, pool, q->g, q->milli);
     if (q->g > p->gpn || (q->g && !fs_cluster_fits_req(c, pool, q->g, q->milli)))
@@ -993,6 +1013,8 @@ int fs_cluster_fits_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t 
 int fs_cluster_could_fit_pod(const fs_cluster_t *c, uint32_t pool, const fs_podreq_t *q)
 {
     const fs_pool_t *p = &c->pools[pool];
+    if (p->share_n && q->g)     /* GPU pods do not use shared pools (fs_sharing.h) */
+        return 0;
     return q->g <= p->gpn && (q->g == 0 || fs_cluster_could_fit(c, pool, q->g)) &&
            (!p->cpu_milli || q->cpu <= p->cpu_milli) && (!p->mem_mib || q->mem <= p->mem_mib);
 }

@@ -121,6 +121,14 @@ typedef struct fs_pool {
     uint64_t mig_total;     /* instances in the pool */
     uint64_t mig_busy;      /* instances in use */
     uint64_t mig_free[FS_MIG_MAX_PROFILES];  /* free instances per profile on up nodes */
+    /* GPU sharing (cluster.pools[].sharing, models/fs_sharing.h): share_n
+     * replicas per GPU (0: none), each a share of share_milli on the
+     * fractional machinery above.  A request of one GPU (whole or
+     * gpu_milli) takes one replica; more than one GPU, or a GPU pod
+     * (fs_podreq_t), never fits (failRequestsGreaterThanOne). */
+    uint32_t share_n;
+    uint32_t share_milli;   /* FS_SHARING_MILLI(share_n) */
+    int share_kind;         /* enum fs_sharing_kind */
 } fs_pool_t;
 
 #define FS_CLUSTER_MIG_MAX_GPN 8u  /* MIG pools: GPUs per node (fs_placement_t.mig_bits) */
@@ -151,6 +159,7 @@ typedef struct fs_cluster {
     uint64_t milli_busy;    /* allocated milli-GPUs (whole GPUs count 1000) */
     fs_topo_t *topo;        /* NULL: no topology configured */
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */
+    int one_whole;          /* one pool of whole GPUs (no MIG, no sharing): the model's fast path */
     uint64_t gen;           /* +1 at every change of a node's free GPUs, shares or state:
                                what fits is the same while it is (fs_sched.c caches by it) */
     /* node CPU and memory (pods, docs/models.md): allocated when a pool
@@ -266,6 +275,11 @@ void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *p);
 static inline int fs_cluster_fits_req(const fs_cluster_t *c, uint32_t pool, uint32_t g,
                                       uint32_t milli)
 {
+    if (c->pools[pool].share_n) {   /* a replica (fs_sharing.h) */
+        if (g != 1)
+            return 0;
+        milli = c->pools[pool].share_milli;
+    }
     if (milli >= FS_GPU_MILLI_WHOLE)
         return fs_cluster_fits(c, pool, g);
     return fs_cluster_fits_share(c, pool, g, milli);

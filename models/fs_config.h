@@ -36,6 +36,11 @@ typedef struct fs_pool_cfg {
     char *taints;           /* Kubernetes taints of its nodes (models/fs_taint.h), NULL: none; owned */
     double power_cap_w;     /* power limit of every GPU (nvidia-smi -pl), W; 0: none
                                (models/fs_power.h) */
+    /* GPU sharing (cluster.pools[].sharing, models/fs_sharing.h): at most
+     * one of the two is non-zero */
+    int sharing;            /* bool: the sharing block was given */
+    uint32_t time_slicing;  /* replicas per GPU, round-robin (2..32); 0: none */
+    uint32_t mps;           /* MPS clients per GPU, SM share 1/mps each (2..32); 0: none */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->

@@ -62,6 +62,9 @@ typedef struct fs_jobrun {
     fs_time_t queued_since; /* when it last entered the queue (valid while QUEUED) */
     fs_time_t queued_us;    /* time queued before the current state: first wait + requeues */
     uint32_t preemptions;   /* times preempted by the policy (failures not counted) */
+    uint32_t milli_asked;   /* on a shared GPU (cluster.pools[].sharing): the job's gpu_milli
+                               before its replica's share replaced it, given back when it is
+                               queued again; 0: not replaced */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
 } fs_jobrun_t;
 

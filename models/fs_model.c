@@ -9,6 +9,7 @@
 #include "fs_fleetcfg.h"
 #include "fs_catalog.h"
 #include "fs_power.h"
+#include "fs_sharing.h"
 
 #include <math.h>
 #include <strings.h>
@@ -114,6 +115,7 @@ struct fs_model {
     uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
     int capped;             /* some pool has a power cap (cluster.pools[].power_cap_w) */
+    int shared;             /* some pool shares its GPUs (cluster.pools[].sharing) */
     int fail_xid;           /* the failure being applied shows an Xid (FS_DOWN_FAIL_XID) */
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
     uint32_t *scr;          /* scratch: jobs hit by a failure */
@@ -368,7 +370,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
 
 const fs_cluster_t *fs_model_one_pool(const fs_model_t *m)
 {
-    return m->cluster.n_pools == 1 && !m->gate && !m->cluster.pools[0].mig ? &m->cluster : NULL;
+    return m->cluster.one_whole && !m->gate ? &m->cluster : NULL;
 }
 
 int fs_model_fits(const fs_model_t *m, uint32_t slot)
@@ -593,6 +595,39 @@ static int slot_free(fs_model_t *m, uint32_t s)
 
 /* ---- starting and ending jobs ------------------------------------------------ */
 
+static double slowest_node(const fs_model_t *m, const fs_placement_t *p);
+static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
+
+/* A job queued again asks what it asked before a shared GPU's replica
+ * replaced its share (it may start next on a whole-GPU pool). */
+static void unshare(fs_jobrt_t *j)
+{
+    if (j->r->milli_asked) {
+        j->job.gpu_milli = j->r->milli_asked;
+        j->r->milli_asked = 0;
+    }
+}
+
+/* GPU sharing (cluster.pools[].sharing, models/fs_sharing.h): the speed
+ * factor of a replica placement from the jobs on its GPU now; 1 for
+ * anything else. */
+static double share_speed(const fs_model_t *m, const fs_placement_t *pl)
+{
+    const fs_pool_t *p = &m->cluster.pools[pl->pool];
+    if (!p->share_n || pl->milli >= FS_GPU_MILLI_WHOLE || pl->n != 1)
+        return 1.0;
+    uint32_t used = fs_cluster_slot_used(&m->cluster, p, pl->one.node, pl->gpu);
+    return fs_sharing_speed(p->share_kind, p->share_n, fs_sharing_count(p->share_n, used));
+}
+
+/* A running job's rate: its base (pool, span, power cap) x its slowest
+ * node x the sharing of its GPU. */
+static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
+{
+    double r = j->r->rate_base * slowest_node(m, &j->r->place);
+    return m->shared ? r * share_speed(m, &j->r->place) : r;
+}
+
 /* Speed left to a job of this class by its pool's power cap
  * (cluster.pools[].power_cap_w; models/fs_power.h), 1 without one. */
 static double cap_speed(const fs_model_t *m, uint32_t pool, int32_t job_class)
@@ -808,6 +843,12 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         if (m->capped)
             j->r->rate_base *= cap_speed(m, j->r->place.pool, j->job.job_class);
         j->r->rate = j->r->rate_base * slowest_node(m, &j->r->place);
+        if (m->shared && m->cluster.pools[j->r->place.pool].share_n) {    /* one replica */
+            if (!j->r->milli_asked)
+                j->r->milli_asked = j->job.gpu_milli;
+            j->job.gpu_milli = j->r->place.milli;
+            j->r->rate *= share_speed(m, &j->r->place);
+        }
         j->state = FS_JOBRT_RUNNING;
         if (j->r->first_start < 0)
             j->r->first_start = m->sim.now;
@@ -836,6 +877,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             fail(m, rc, "scheduling a completion");
             return rc;
         }
+        if (m->shared && (rc = share_rerate(m, &j->r->place, slot)))
+            return rc;
         return 1;
     }
 }
@@ -938,9 +981,12 @@ static void release_place(fs_model_t *m, uint32_t slot)
     if (m->nidx)
         nidx_del(m, slot);
     uint32_t pool = j->r->place.pool, n = j->r->place.n;
+    fs_placement_t was = j->r->place;
     fs_placement_release(&j->r->place);
     j->r->place.pool = pool;
     j->r->place.n = n;
+    if (m->shared && n == 1)    /* its GPU's neighbours speed up */
+        share_rerate(m, &was, slot);
 }
 
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
@@ -972,6 +1018,7 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     j->state = FS_JOBRT_QUEUED;
     j->r->queued_since = m->sim.now;
     release_place(m, slot);
+    unshare(j);
     queue_enter(m, j);
     m->last_change = m->sim.now;
     if (is_replica(j)) {
@@ -1033,6 +1080,37 @@ static int rerate(fs_model_t *m, uint32_t slot, double rate)
     if (rc)
         fail(m, rc, "rescheduling a completion");
     return rc;
+}
+
+/* Time-slicing: the running jobs on the GPU of replica placement pl (but
+ * `skip`) take the speed its jobs give now, their work settled at the old
+ * one.  In the node index's order (slot ids, insertion order): no
+ * addresses.  MPS speeds do not depend on the neighbours. */
+static int nidx_ensure(fs_model_t *m);
+static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip)
+{
+    const fs_pool_t *p = &m->cluster.pools[pl->pool];
+    if (p->share_kind != FS_SHARING_TIME_SLICING || pl->milli >= FS_GPU_MILLI_WHOLE || pl->n != 1)
+        return 0;
+    if (nidx_ensure(m)) {
+        fail(m, FS_ENOMEM, "sharing a GPU");
+        return FS_ENOMEM;
+    }
+    const nodevec_t *v = &m->nidx[pl->one.node];
+    for (size_t i = 0; i < v->n; i++) {
+        uint32_t s = v->v[i];
+        fs_jobrt_t *j = &m->slots[s];
+        if (s == skip || j->state != FS_JOBRT_RUNNING || j->r->place.pool != pl->pool ||
+            j->r->place.milli >= FS_GPU_MILLI_WHOLE || j->r->place.gpu != pl->gpu)
+            continue;
+        double r = job_rate(m, j);
+        if (r != j->r->rate) {
+            int rc = rerate(m, s, r);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
 }
 
 /* The node index, built from the jobs holding GPUs the first time a fleet
@@ -1121,6 +1199,7 @@ static int requeue(fs_model_t *m, uint32_t slot)
     j->r->queued_since = m->sim.now;
     j->r->restarts++;
     m->recovering--;
+    unshare(j);
     queue_enter(m, j);
     m->last_change = m->sim.now;
     int rc = m->pol->enqueue(m->pol_state, m, slot);
@@ -1350,7 +1429,7 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
         fs_jobrt_t *j = &m->slots[v->v[i]];
         if (j->state != FS_JOBRT_RUNNING)
             continue;
-        double r = j->r->rate_base * slowest_node(m, &j->r->place);
+        double r = job_rate(m, j);
         if (r != j->r->rate) {
             int rc = rerate(m, v->v[i], r);
             if (rc)
@@ -1418,6 +1497,8 @@ static void job_end(fs_model_t *m, uint32_t slot)
     fs_cluster_free(&m->cluster, &j->r->place);
     if (m->nidx)
         nidx_del(m, slot);
+    if (m->shared)          /* its GPU's neighbours speed up */
+        share_rerate(m, &j->r->place, slot);
     m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
     m->done++;
     m->last_change = m->sim.now;
@@ -1646,6 +1727,8 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
         fs_cluster_free(&m->cluster, &j->r->place);
         if (m->nidx)
             nidx_del(m, slot);
+        if (m->shared)
+            share_rerate(m, &j->r->place, slot);
         end_callback(m, slot);
         return replica_end(m, slot);
     case FS_JOBRT_RECOVERING:
@@ -1905,6 +1988,9 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
     for (size_t p = 0; p < cfg->cluster.n_pools; p++)
         if (cfg->cluster.pools[p].power_cap_w > 0)
             m->capped = 1;
+    for (size_t p = 0; p < cfg->cluster.n_pools; p++)
+        if (cfg->cluster.pools[p].time_slicing || cfg->cluster.pools[p].mps)
+            m->shared = 1;
     m->src = src;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++)
         if (cfg->cluster.pools[i].taints && cfg->cluster.pools[i].taints[0])

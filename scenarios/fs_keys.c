@@ -840,6 +840,21 @@ static const fs_key_t pool_rows[] = {
      .doc = "Power limit of every GPU of the pool (nvidia-smi -pl), W: a job whose activity "
             "would draw more runs slower (telemetry.cap_exponent; docs/observability.md \"Power "
             "caps\").  Must exceed the GPU's idle + context draw (10% of TDP + 38 W).  0: no cap."},
+    {.path = "sharing", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = PF(sharing),
+     .choice = 1,
+     .doc = "GPU sharing as the NVIDIA device plugin offers it (docs/models.md \"GPU sharing\"): "
+            "give exactly one of time_slicing and mps.  Each GPU is then N replicas of "
+            "1000/N milli-GPUs (rounded down); a job asking one GPU takes one replica and runs at "
+            "the sharing model's speed; jobs asking more than one GPU never use the pool "
+            "(failRequestsGreaterThanOne).  Absent: whole GPUs."},
+    {.path = "sharing.time_slicing", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = PF(time_slicing), .size = sizeof(uint32_t), .min = 2, .max = 32,
+     .doc = "Time-slicing replicas per GPU: the k jobs on a GPU share it round-robin, each at "
+            "1/k of its speed (processor sharing)."},
+    {.path = "sharing.mps", .type = FS_KT_UINT, .flags = FS_KF_MIN | FS_KF_MAX, .off = PF(mps),
+     .size = sizeof(uint32_t), .min = 2, .max = 32,
+     .doc = "MPS clients per GPU, each limited to 1/N of the SMs: a job runs at 1/N of its speed "
+            "whatever its neighbours do (SM demand 1)."},
 };
 
 #define SC(f) offsetof(fs_synth_class_t, f)

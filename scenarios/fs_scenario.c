@@ -1531,6 +1531,33 @@ static int validate_power_cap(sctx_t *c, size_t i)
     return 0;
 }
 
+/* cluster.pools[i].sharing: exactly one of time_slicing and mps; not on a
+ * MIG pool; only with the placements that go through the cluster's
+ * request calls (pack, first_fit, topology) and the queues that place in a
+ * job's own pools (Kueue and Volcano quotas count whole GPUs). */
+static int validate_sharing(sctx_t *c, size_t i)
+{
+    const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
+    const fs_sched_cfg_t *sc = &c->cfg->scheduler;
+    char key[64];
+    snprintf(key, sizeof key, "cluster.pools.%zu.sharing", i);
+    const ynode_t *at = node_or(c, key, NULL);
+    if ((p->time_slicing != 0) == (p->mps != 0))
+        return fail(c, at, "%s: expected exactly one of time_slicing: N and mps: N (N in 2..32)", key);
+    if (p->mig)
+        return fail(c, at, "%s: a MIG pool cannot also be shared (remove mig or sharing)", key);
+    if (sc->placement != FS_PLACE_PACK && sc->placement != FS_PLACE_FIRST_FIT &&
+        sc->placement != FS_PLACE_TOPOLOGY)
+        return fail(c, node_or(c, "scheduler.placement", key),
+                    "%s: shared pools work with scheduler.placement pack, first_fit or topology "
+                    "(the scored placements do not know replicas yet; docs/models.md)", key);
+    if (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO)
+        return fail(c, at, "%s: shared pools work with the queues that place in a job's own pools "
+                    "(fifo, priority, sjf, srtf, las, slurm and plugins): Kueue and Volcano "
+                    "quotas count whole GPUs", key);
+    return 0;
+}
+
 /* A taint list (models/fs_taint.h) at the key made from fmt and i: a bad
  * token's error points at the token inside the value.  Taints on pools
  * are refused with Kueue and Volcano, whose flavors and queues choose the
@@ -1608,6 +1635,8 @@ static int validate(sctx_t *c)
         if (p->mig && (rc = validate_mig(c, i)) != 0)
             return rc;
         if (p->power_cap_w > 0 && (rc = validate_power_cap(c, i)) != 0)
+            return rc;
+        if (p->sharing && (rc = validate_sharing(c, i)) != 0)
             return rc;
         if (p->taints) {
             snprintf(p1, sizeof p1, "cluster.pools.%zu.taints", i);

@@ -279,6 +279,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
             pools[i].mig = cfg->cluster.pools[i].mig;
             pools[i].power_cap_w = cfg->cluster.pools[i].power_cap_w;
+            pools[i].time_slicing = cfg->cluster.pools[i].time_slicing;
+            pools[i].mps = cfg->cluster.pools[i].mps;
         }
         fs_results_meta_t meta = {
             .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,
