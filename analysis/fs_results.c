@@ -144,6 +144,8 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(gpu_s_down, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_waiting, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_idle, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_allocated, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_share_idle, K_F64, "GPU-s"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}

@@ -105,6 +105,7 @@ struct fs_model {
      * (up - busy, queued == 0); with int_busy they partition int_total */
     double int_total, int_down, int_waiting, int_idle;
     double smp_busy, smp_down, smp_waiting, smp_idle; /* their values at the last sample */
+    double smp_alloc;       /* int_alloc at the last sample */
     fs_time_t win_lo, win_hi;       /* [warmup, horizon] */
     double useful_gpu_s;
     uint64_t progress_mark;
@@ -1870,6 +1871,10 @@ static void sample(fs_model_t *m)
         m->smp_down = down;
         m->smp_waiting = waiting;
         m->smp_idle = idle;
+        double alloc = m->int_alloc + dt * ((double)m->cluster.milli_busy / 1000.0);
+        r.gpu_s_allocated = alloc - m->smp_alloc;
+        r.gpu_s_share_idle = r.gpu_s_busy - r.gpu_s_allocated;
+        m->smp_alloc = alloc;
     }
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)

@@ -75,6 +75,11 @@ typedef struct fs_sample_row {
     double gpu_s_down;      /* out of service: gpus_total - gpus_up */
     double gpu_s_waiting;   /* free and up while jobs or replicas are queued */
     double gpu_s_idle;      /* free and up with nothing queued */
+    /* the held split of busy over the interval (#15): allocated (held by
+     * pods: whole GPUs, MIG instances' and shares' fractions) + share_idle
+     * (the unallocated rest of shared GPUs) == gpu_s_busy, to rounding */
+    double gpu_s_allocated;
+    double gpu_s_share_idle;
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table

@@ -279,6 +279,12 @@ void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row
                  "= %.17g, want %u GPUs x %.17g s = %.17g", row->time, row->gpu_s_busy,
                  row->gpu_s_down, row->gpu_s_waiting, row->gpu_s_idle, sum, row->gpus_total, len,
                  want);
+    /* the held split of busy: allocated + share_idle == busy */
+    double btol = 1e-9 * (row->gpu_s_busy > 1 ? row->gpu_s_busy : 1);
+    if (!(fabs(row->gpu_s_allocated + row->gpu_s_share_idle - row->gpu_s_busy) <= btol) ||
+        row->gpu_s_allocated < -btol || row->gpu_s_share_idle < -btol)
+        fail_msg("/timeline row at %.17g s: allocated %.17g + share_idle %.17g != busy %.17g",
+                 row->time, row->gpu_s_allocated, row->gpu_s_share_idle, row->gpu_s_busy);
 }
 
 int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)

@@ -66,6 +66,8 @@ static void test_half_node(void **st)
     assert_true(smp.n >= 6);
     assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_busy)), t.gpu_s_busy, 1e-6);
     assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_idle)), t.gpu_s_idle, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_allocated)), t.gpu_s_allocated, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_share_idle)), t.gpu_s_share_idle, 1e-6);
     free(smp.r);
     assert_int_equal(fs_alloc_live(), live0);
 }

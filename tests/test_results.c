@@ -166,6 +166,8 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.gpu_s_down = (double)(i % 7) * 0.5;
     s.gpu_s_waiting = (double)(i % 9) * 1.125;
     s.gpu_s_idle = (double)(i % 5) * 2.0;
+    s.gpu_s_allocated = (double)(i % 7) * 0.75;
+    s.gpu_s_share_idle = (double)(i % 3) * 0.125;
     return s;
 }
 
@@ -447,7 +449,8 @@ static void check_timeline(hid_t f, size_t m)
     assert_string_equal(names,
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
-                        "replicas,mig_instances,mig_busy,mig_serving,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle");
+                        "replicas,mig_instances,mig_busy,mig_serving,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle,"
+                        "gpu_s_allocated,gpu_s_share_idle");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -461,8 +464,10 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, mig_instances), offsetof(fs_sample_row_t, mig_busy),
                           offsetof(fs_sample_row_t, mig_serving),
                           offsetof(fs_sample_row_t, gpu_s_busy), offsetof(fs_sample_row_t, gpu_s_down),
-                          offsetof(fs_sample_row_t, gpu_s_waiting), offsetof(fs_sample_row_t, gpu_s_idle)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8};
+                          offsetof(fs_sample_row_t, gpu_s_waiting), offsetof(fs_sample_row_t, gpu_s_idle),
+                          offsetof(fs_sample_row_t, gpu_s_allocated),
+                          offsetof(fs_sample_row_t, gpu_s_share_idle)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -478,7 +483,9 @@ static void check_timeline(hid_t f, size_t m)
               g->nodes_autoscaled == w.nodes_autoscaled && g->gpus_serving == w.gpus_serving &&
               g->replicas == w.replicas && bits_equal(g->gpu_s_busy, w.gpu_s_busy) &&
               bits_equal(g->gpu_s_down, w.gpu_s_down) && bits_equal(g->gpu_s_waiting, w.gpu_s_waiting) &&
-              bits_equal(g->gpu_s_idle, w.gpu_s_idle))) {
+              bits_equal(g->gpu_s_idle, w.gpu_s_idle) &&
+              bits_equal(g->gpu_s_allocated, w.gpu_s_allocated) &&
+              bits_equal(g->gpu_s_share_idle, w.gpu_s_share_idle))) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -781,7 +788,8 @@ static void test_layout(void **state)
                               "nodes_down:node; repair_queue:count; nodes_provisioning:node; "
                               "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
                               "mig_instances:instance; mig_busy:instance; mig_serving:instance; gpu_s_busy:GPU-s; "
-                              "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s");
+                              "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s; "
+                              "gpu_s_allocated:GPU-s; gpu_s_share_idle:GPU-s");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "
