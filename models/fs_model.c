@@ -483,6 +483,7 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
         x = &blank;
     }
     fs_job_row_t r;
+    memset(&r, 0, sizeof r);    /* padding too: rows are compared and copied whole */
     r.id = j->job.id;
     r.tenant = j->job.tenant;
     r.pool = x->first_start >= 0 ? (int32_t)x->place.pool : -1;
@@ -1838,6 +1839,7 @@ static void cannot_go_on(fs_model_t *m, int capped)
 static void sample(fs_model_t *m)
 {
     fs_sample_row_t r;
+    memset(&r, 0, sizeof r);    /* padding too: rows are compared and copied whole */
     r.time = fs_time_to_s(m->sim.now);
     r.gpus_total = (uint32_t)m->cluster.gpus_total;
     r.gpus_up = (uint32_t)m->cluster.gpus_up;
