@@ -321,3 +321,23 @@ int fs_test_create(const char *yaml, fs_error_t *err)
     fs_config_release(&cfg);
     return rc;
 }
+
+void fs_test_expect_error(const char *yaml, const char *where, const char *what)
+{
+    fs_error_t err;
+    int rc = fs_test_create(yaml, &err);
+    assert_int_equal(rc, FS_EINVAL);
+    if (!strstr(err.msg, where) || !strstr(err.msg, what))
+        fail_msg("expected '%s' and '%s' in: %s", where, what, err.msg);
+}
+
+fs_job_t fs_test_job(uint64_t id, double submit_s, uint32_t gpus, double work_s)
+{
+    fs_job_t j;
+    fs_job_init(&j);
+    j.id = id;
+    j.submit = fs_time_from_s(submit_s);
+    j.gpus = gpus;
+    j.duration = fs_time_from_s(work_s);
+    return j;
+}

@@ -78,6 +78,12 @@ int fs_test_collect_sample(void *ud, const fs_sample_row_t *row);
  * would, then destroys it: 0, or the error of the load or the creation (err
  * set).  For tests of errors found when the model is built. */
 int fs_test_create(const char *yaml, fs_error_t *err);
+/* Fails the test unless fs_test_create(yaml) fails with FS_EINVAL and a
+ * message that contains both `where` (e.g. "t.yaml:5:") and `what`. */
+void fs_test_expect_error(const char *yaml, const char *where, const char *what);
+/* A job record: id, submission and work in seconds, GPUs; the rest at the
+ * fs_job_init defaults. */
+fs_job_t fs_test_job(uint64_t id, double submit_s, uint32_t gpus, double work_s);
 
 /* Runs the scenario `yaml` (named "t.yaml") over jobs[0..n) (no tenant or
  * GPU-type names) into sink, filling *totals (may be NULL); fails the test

@@ -258,14 +258,7 @@ static void test_counts_never_exceed(void **st)
 }
 
 /* Located errors: the bad token's column, exit-2 class errors (FS_EINVAL). */
-static void expect_error(const char *yaml, const char *where, const char *what)
-{
-    fs_error_t err;
-    int rc = fs_test_create(yaml, &err);
-    assert_int_equal(rc, FS_EINVAL);
-    if (!strstr(err.msg, where) || !strstr(err.msg, what))
-        fail_msg("expected '%s' and '%s' in: %s", where, what, err.msg);
-}
+#define expect_error fs_test_expect_error
 
 #define HEAD "horizon: 1h\nworkload:\n  synthetic:\n    arrivals: {rate: 10/h}\n" \
              "    gpus: {1: 1}\n    duration: {dist: exponential, mean: 1h}\n"

@@ -39,16 +39,7 @@
 
 #define S(x) ((fs_time_t)((x) * 1e6))
 
-static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur)
-{
-    fs_job_t j;
-    fs_job_init(&j);
-    j.id = id;
-    j.submit = S(submit);
-    j.gpus = gpus;
-    j.duration = S(dur);
-    return j;
-}
+
 
 /* /gpu_intervals rows collected (plain malloc, outside fs_alloc_live). */
 typedef struct {
@@ -105,7 +96,7 @@ static void test_two_jobs(void **st)
     fs_config_t cfg;
     static fs_test_rows_t rs;
     shared_cfg(&cfg, &pool, 1, 1, 4, 0);
-    fs_job_t together[] = {job(1, 0, 1, 100), job(2, 0, 1, 100)};
+    fs_job_t together[] = {fs_test_job(1, 0, 1, 100), fs_test_job(2, 0, 1, 100)};
     run(&cfg, together, 2, &rs, NULL);
     assert_int_equal(rs.n, 2);
     for (size_t i = 0; i < 2; i++) {
@@ -114,14 +105,14 @@ static void test_two_jobs(void **st)
         assert_double_equal(rs.r[i].end, 200, 1e-6);
         assert_int_equal(rs.r[i].gpu_milli, 250);
     }
-    fs_job_t staggered[] = {job(1, 0, 1, 100), job(2, 50, 1, 100)};
+    fs_job_t staggered[] = {fs_test_job(1, 0, 1, 100), fs_test_job(2, 50, 1, 100)};
     run(&cfg, staggered, 2, &rs, NULL);
     assert_double_equal(fs_test_find(&rs, 1)->end, 150, 1e-6);
     assert_double_equal(fs_test_find(&rs, 2)->start, 50, 1e-9);
     assert_double_equal(fs_test_find(&rs, 2)->end, 200, 1e-6);
     /* MPS, 4 clients: 1/4 of the SMs each, alone or not */
     shared_cfg(&cfg, &pool, 1, 1, 0, 4);
-    fs_job_t mps[] = {job(1, 0, 1, 100), job(2, 0, 1, 100), job(3, 1000, 1, 100)};
+    fs_job_t mps[] = {fs_test_job(1, 0, 1, 100), fs_test_job(2, 0, 1, 100), fs_test_job(3, 1000, 1, 100)};
     run(&cfg, mps, 3, &rs, NULL);
     assert_double_equal(fs_test_find(&rs, 1)->end, 400, 1e-6);
     assert_double_equal(fs_test_find(&rs, 2)->end, 400, 1e-6);
@@ -166,7 +157,7 @@ static void test_replicas_bound(void **st)
     double t = 0;
     for (unsigned i = 0; i < N; i++) {
         t += gsl_ran_exponential(g, 10);
-        jobs[i] = job(i + 1, floor(t), 1, 1 + floor(gsl_ran_exponential(g, 100)));
+        jobs[i] = fs_test_job(i + 1, floor(t), 1, 1 + floor(gsl_ran_exponential(g, 100)));
     }
     gsl_rng_free(g);
     run(&cfg, jobs, N, &rs, &iv);
@@ -215,7 +206,7 @@ static void test_multi_gpu(void **st)
     fs_config_t cfg;
     static fs_test_rows_t rs;
     shared_cfg(&cfg, &pools[0], 1, 8, 4, 0);
-    fs_job_t jobs[] = {job(1, 0, 2, 10), job(2, 0, 1, 10)};
+    fs_job_t jobs[] = {fs_test_job(1, 0, 2, 10), fs_test_job(2, 0, 1, 10)};
     run(&cfg, jobs, 2, &rs, NULL);
     assert_int_equal(fs_test_find(&rs, 1)->state, FS_STATE_REJECTED);
     assert_int_equal(fs_test_find(&rs, 2)->state, FS_STATE_COMPLETED);
@@ -249,7 +240,7 @@ static void ps_queue(int expo, double *mean, double *se)
     double t = 0;
     for (unsigned i = 0; i < N; i++) {
         t += gsl_ran_exponential(g, 200);
-        fs_job_t j = job(i + 1, 0, 1, 0);
+        fs_job_t j = fs_test_job(i + 1, 0, 1, 0);
         j.submit = (fs_time_t)llround(t * 1e6);
         j.duration = expo ? (fs_time_t)llround(gsl_ran_exponential(g, 100) * 1e6) + 1 : S(100);
         jobs[i] = j;
@@ -291,14 +282,7 @@ static void test_ps_queue(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
-static void expect_error(const char *yaml, const char *where, const char *what)
-{
-    fs_error_t err;
-    int rc = fs_test_create(yaml, &err);
-    assert_int_equal(rc, FS_EINVAL);
-    if (!strstr(err.msg, where) || !strstr(err.msg, what))
-        fail_msg("expected '%s' and '%s' in: %s", where, what, err.msg);
-}
+#define expect_error fs_test_expect_error
 
 #define HEAD "horizon: 1h\nworkload:\n  synthetic:\n    arrivals: {rate: 10/h}\n" \
              "    gpus: {1: 1}\n    duration: {dist: exponential, mean: 1h}\n"
