@@ -103,6 +103,23 @@ EOF
 expect_exit 0 "$FLEETSIM" run mig.yaml -o mig.h5 -q
 expect_exit 0 "$FLEETSIM" metrics mig.h5 -o mig.om --step 60
 expect_out '^metrics +mig.om: 6 GPUs'
+# a /gpu_intervals row naming an instance the GPU's layout lacks, and a /pools
+# layout that does not parse, are refused (exit 2) with the file named
+cp mig.h5 badinst.h5 && cp mig.h5 badlay.h5
+/usr/bin/python3 - <<'EOF'
+import h5py
+with h5py.File("badinst.h5", "r+") as f:
+    d = f["gpu_intervals"]; a = d[:]
+    i = int((a["gpu_instance"] >= 0).nonzero()[0][0]); a["gpu_instance"][i] = 6; d[:] = a
+with h5py.File("badlay.h5", "r+") as f:
+    d = f["pools"]; a = d[:]; a["mig"][0] = b"9g.99gb"; d[:] = a
+EOF
+expect_exit 2 "$FLEETSIM" metrics badinst.h5 -o bad.om
+expect_err "badinst.h5: /gpu_intervals: a MIG instance that the GPU's layout \(/pools.mig\) does not have"
+expect_no_file bad.om
+expect_exit 2 "$FLEETSIM" metrics badlay.h5 -o bad.om
+expect_err "badlay.h5: /pools: pool 'mig': mig: "
+expect_no_file bad.om
 if command -v promtool >/dev/null; then
     promtool check metrics < mig.om 2>&1 | grep -v -e 'camelCase' -e 'snake_case' > miglint.txt
     [ -s miglint.txt ] && bad "promtool check metrics (MIG): $(head -3 miglint.txt)" || ok
