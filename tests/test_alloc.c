@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs_test_util.h"
 #include "scenarios/fs_scenario.h"
@@ -388,6 +389,104 @@ static void test_api_sweep_threads(void **state)
     free(dir);
 }
 
+/* A plan (API 1.3) from a scenario given as text: its sweeps' threads
+ * allocate in the scenario's context and give everything back; the answer
+ * is consistent (the chosen point meets every SLO, no smaller evaluated
+ * fleet does), its figures are named, and a scenario without a plan is
+ * refused with the key's place. */
+static const char *const PLAN_YAML =
+    "name: plan-api\n"
+    "seed: 5\n"
+    "horizon: 4d\n"
+    "warmup: 12h\n"
+    "cluster:\n"
+    "  pools:\n"
+    "    - {name: main, gpu: H100, nodes: 4, gpus_per_node: 1}\n"
+    "workload:\n"
+    "  synthetic:\n"
+    "    arrivals: {process: poisson, rate: 2/h}\n"
+    "    gpus: {1: 1.0}\n"
+    "    duration: {dist: exponential, mean: 1h}\n"
+    "scheduler: {queue: fifo}\n"
+    "plan:\n"
+    "  objective: gpu_hours_capacity\n"
+    "  replications: 3\n"
+    "  slo:\n"
+    "    - {metric: wait_prob, max: 0.25}\n"
+    "  choices:\n"
+    "    - {pool: main, nodes: {from: 2, to: 9}}\n";
+
+static void test_api_plan(void **state)
+{
+    (void)state;
+    char *dir = fs_test_tmpdir();
+    char *out = fs_test_path(dir, "plan");
+    fleetsim_scenario *s;
+    assert_int_equal(fleetsim_scenario_load_string("plan-api", PLAN_YAML, &s), FLEETSIM_OK);
+    counter_t k = {0};
+    assert_int_equal(fleetsim_scenario_set_allocator(s, counting, &k), FLEETSIM_OK);
+    int64_t live0 = fs_alloc_live();
+    fleetsim_plan_result *p = NULL;
+    assert_int_equal(fleetsim_plan(s, out, 2, &p), FLEETSIM_OK);
+    assert_true(fs_alloc_live() > live0);     /* the answer is the caller's */
+    fleetsim_memory m;
+    assert_int_equal(fleetsim_scenario_memory(s, &m), FLEETSIM_OK);
+    assert_true(m.allocations > 100);
+    assert_int_equal(m.live_blocks, 0);
+    assert_int_equal(atomic_load(&k.live), 0);
+
+    size_t n = fleetsim_plan_count(p);
+    long c = fleetsim_plan_chosen(p);
+    assert_true(n >= 2 && n <= 8);
+    assert_true(c >= 0 && (size_t)c < n);
+    double nodes_c, v, hi;
+    assert_int_equal(fleetsim_plan_get(p, (size_t)c, "nodes", &nodes_c), FLEETSIM_OK);
+    assert_int_equal(fleetsim_plan_get(p, (size_t)c, "meets", &v), FLEETSIM_OK);
+    assert_true(v == 1);
+    assert_int_equal(fleetsim_plan_get(p, (size_t)c, "wait_prob_hi", &hi), FLEETSIM_OK);
+    assert_true(hi <= 0.25);
+    assert_int_equal(fleetsim_plan_get(p, (size_t)c, "chosen", &v), FLEETSIM_OK);
+    assert_true(v == 1);
+    for (size_t i = 0; i < n; i++) {
+        double nodes, meets;
+        assert_string_equal(fleetsim_plan_choice(p, i), "main");
+        assert_int_equal(fleetsim_plan_get(p, i, "nodes", &nodes), FLEETSIM_OK);
+        assert_int_equal(fleetsim_plan_get(p, i, "meets", &meets), FLEETSIM_OK);
+        assert_int_equal(fleetsim_plan_get(p, i, "wait_prob_hi", &hi), FLEETSIM_OK);
+        assert_true(meets == (hi <= 0.25));
+        if (nodes < nodes_c)
+            assert_true(meets == 0);
+    }
+    assert_int_equal(fleetsim_plan_get(p, 0, "no_such_figure", &v), FLEETSIM_EINVAL);
+    assert_int_equal(fleetsim_plan_get(p, n, "nodes", &v), FLEETSIM_EINVAL);
+    assert_null(fleetsim_plan_choice(p, n));
+    int has_cash = 0, j = 0;
+    for (const char *name; (name = fleetsim_plan_name(p, (size_t)j)) != NULL; j++)
+        has_cash |= strcmp(name, "npv") == 0;
+    assert_true(has_cash && j == 7 + 4 * 2 + 6);
+    char *h5 = fs_test_path(out, "plan.h5");
+    assert_string_equal(fleetsim_plan_file(p), h5);
+    assert_int_equal(access(h5, R_OK), 0);
+    free(h5);
+    fleetsim_plan_free(p);
+    assert_int_equal(fs_alloc_live(), live0);
+
+    /* no plan: block: refused, nothing written */
+    fleetsim_scenario *d = scenario();
+    char *out2 = fs_test_path(dir, "none");
+    assert_int_equal(fleetsim_plan(d, out2, 1, &p), FLEETSIM_EINVAL);
+    assert_null(p);
+    assert_true(strstr(fleetsim_scenario_error(d), "plan") != NULL);
+    assert_int_not_equal(access(out2, F_OK), 0);
+    fleetsim_scenario_free(d);
+    free(out2);
+
+    fleetsim_scenario_free(s);
+    fs_test_rmtree(dir);
+    free(out);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_api_allocator_sees_every_allocation),
         cmocka_unit_test(test_api_two_threads_one_fails),
         cmocka_unit_test(test_api_sweep_threads),
+        cmocka_unit_test(test_api_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,11 @@
 #include "../../analysis/fs_h5util.h"
 #include "fs_runner.h"
 #include "fs_sweeprun.h"
+#include "fs_planrun.h"
 #include "../fs_alloc.h"
 
 #include <hdf5.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,6 +367,175 @@ static int sweep(fleetsim_scenario *s, const char *dir, unsigned threads, unsign
     snprintf(s->err, sizeof s->err, "%s", rc ? e.msg : "");
     return status_of(rc);
 }
+
+/* ---- plans ---- */
+
+struct fleetsim_plan_result {
+    size_t n_points, n_cols;
+    long chosen;
+    char **choice;          /* per point */
+    char **cols;            /* the figures' names */
+    double *vals;           /* n_points x n_cols */
+    char *file;
+};
+
+void fleetsim_plan_free(fleetsim_plan_result *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; p->choice && i < p->n_points; i++)
+        fs_free(p->choice[i]);
+    for (size_t j = 0; p->cols && j < p->n_cols; j++)
+        fs_free(p->cols[j]);
+    fs_free(p->choice);
+    fs_free(p->cols);
+    fs_free(p->vals);
+    fs_free(p->file);
+    fs_free(p);
+}
+
+static const char *const plan_flags[] = {"nodes", "gpus", "round", "meets", "frontier", "best",
+                                         "chosen"};
+static const char *const plan_cash[] = {"purchase", "depreciation", "depreciation_share",
+                                        "opex_per_year", "residual", "npv"};
+static const char *const plan_stat[] = {"mean", "sd", "lo", "hi"};
+#define N_OF(a) (sizeof a / sizeof a[0])
+
+/* The answer, in the caller's allocation context, from p. */
+static fleetsim_plan_result *plan_copy(const fs_planrun_t *p)
+{
+    const fs_plan_spec_t *s = p->spec;
+    const fs_plan_result_t *res = p->res;
+    fleetsim_plan_result *r = fs_calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->chosen = res->chosen;
+    size_t n_cols = N_OF(plan_flags) + N_OF(plan_cash) + N_OF(plan_stat) * s->n_metrics;
+    r->cols = fs_calloc(n_cols, sizeof *r->cols);
+    r->choice = fs_calloc(res->n_points + 1, sizeof *r->choice);
+    r->vals = fs_calloc(n_cols * (res->n_points + 1), sizeof *r->vals);
+    r->file = fs_strdup(p->plan_file ? p->plan_file : "");
+    int bad = !r->cols || !r->choice || !r->vals || !r->file;
+    /* the names; a metric named twice (the objective and an SLO) once */
+    size_t *col_of = fs_calloc(s->n_metrics + 1, sizeof *col_of);
+    bad |= !col_of;
+    for (size_t k = 0; !bad && k < N_OF(plan_flags); k++)
+        bad |= !(r->cols[r->n_cols++] = fs_strdup(plan_flags[k]));
+    for (size_t m = 0; !bad && m < s->n_metrics; m++) {
+        size_t first = m;
+        for (size_t q = 0; q < m && first == m; q++)
+            if (strcmp(s->metrics[q], s->metrics[m]) == 0)
+                first = q;
+        if (first != m) {
+            col_of[m] = col_of[first];
+            continue;
+        }
+        col_of[m] = r->n_cols;
+        for (size_t k = 0; !bad && k < N_OF(plan_stat); k++) {
+            char name[256];
+            snprintf(name, sizeof name, "%s_%s", s->metrics[m], plan_stat[k]);
+            bad |= !(r->cols[r->n_cols++] = fs_strdup(name));
+        }
+    }
+    size_t cash_col = r->n_cols;
+    for (size_t k = 0; !bad && k < N_OF(plan_cash); k++)
+        bad |= !(r->cols[r->n_cols++] = fs_strdup(plan_cash[k]));
+    for (size_t i = 0; !bad && i < res->n_points; i++) {
+        const fs_plan_point_t *pt = &res->points[i];
+        double *v = r->vals + i * r->n_cols;
+        bad |= !(r->choice[i] = fs_strdup(s->choices[pt->choice].name));
+        r->n_points = i + 1;
+        v[0] = pt->nodes;
+        v[1] = (double)pt->gpus;
+        v[2] = pt->round;
+        v[3] = pt->meets;
+        v[4] = pt->frontier;
+        v[5] = res->best[pt->choice] == (long)i;
+        v[6] = res->chosen == (long)i;
+        for (size_t m = 0; m < s->n_metrics; m++) {
+            v[col_of[m]] = pt->ci[m].mean;
+            v[col_of[m] + 1] = pt->ci[m].sd;
+            v[col_of[m] + 2] = pt->ci[m].lo;
+            v[col_of[m] + 3] = pt->ci[m].hi;
+        }
+        const fs_plan_cash_t *cf = p->have && p->have[i] ? &p->cash[i] : NULL;
+        double cash[] = {cf ? cf->purchase : NAN, cf ? cf->depreciation : NAN,
+                         cf ? cf->depreciation_share : NAN, cf ? cf->opex_per_year : NAN,
+                         cf ? cf->residual : NAN, cf ? cf->npv : NAN};
+        memcpy(v + cash_col, cash, sizeof cash);
+    }
+    fs_free(col_of);
+    if (bad) {
+        fleetsim_plan_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int fleetsim_plan(fleetsim_scenario *s, const char *dir, unsigned threads,
+                  fleetsim_plan_result **out)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !dir || !*dir)
+        return FLEETSIM_EINVAL;
+    if (s->policy) {
+        snprintf(s->err, sizeof s->err, "fleetsim_plan: a policy given through the library "
+                 "(fleetsim_scenario_set_policy) runs with fleetsim_run only");
+        return FLEETSIM_EINVAL;
+    }
+    fs_planrun_opts_t o;
+    fs_planrun_opts_init(&o);
+    o.path = s->path;
+    o.name = s->name;
+    o.text = s->text;
+    o.sets = (const char *const *)s->sets;
+    o.n_sets = s->n_sets;
+    o.dir = dir;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.o.threads = threads ? threads : cpus > 0 ? (unsigned)cpus : 1u;
+    fs_error_t e;
+    fs_error_clear(&e);
+    fs_planrun_t p;
+    fs_alloc_ctx_t *prev = enter(s);    /* the workers bind it too (fs_sweeprun.c) */
+    int rc = fs_planrun_load(&o, &p, &e);
+    if (!rc)
+        rc = fs_planrun_execute(&o, &p, &e);
+    leave(prev);
+    if (!rc && out && !(*out = plan_copy(&p)))
+        rc = fs_error_set(&e, FS_ENOMEM, "out of memory");
+    fs_planrun_release(&p);     /* its blocks go back to s's context */
+    snprintf(s->err, sizeof s->err, "%s", rc ? e.msg : "");
+    return status_of(rc);
+}
+
+size_t fleetsim_plan_count(const fleetsim_plan_result *p) { return p ? p->n_points : 0; }
+
+long fleetsim_plan_chosen(const fleetsim_plan_result *p) { return p ? p->chosen : -1; }
+
+const char *fleetsim_plan_choice(const fleetsim_plan_result *p, size_t i)
+{
+    return p && i < p->n_points ? p->choice[i] : NULL;
+}
+
+const char *fleetsim_plan_name(const fleetsim_plan_result *p, size_t j)
+{
+    return p && j < p->n_cols ? p->cols[j] : NULL;
+}
+
+int fleetsim_plan_get(const fleetsim_plan_result *p, size_t i, const char *name, double *value)
+{
+    if (!p || !name || !value || i >= p->n_points)
+        return FLEETSIM_EINVAL;
+    for (size_t j = 0; j < p->n_cols; j++)
+        if (strcmp(p->cols[j], name) == 0) {
+            *value = p->vals[i * p->n_cols + j];
+            return FLEETSIM_OK;
+        }
+    return FLEETSIM_EINVAL;
+}
+
+const char *fleetsim_plan_file(const fleetsim_plan_result *p) { return p ? p->file : NULL; }
 
 void fleetsim_scenario_free(fleetsim_scenario *s)
 {

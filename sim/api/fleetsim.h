@@ -40,7 +40,7 @@ extern "C" {
 /* The API this header describes.  A library accepts callers of its own
  * major version; fleetsim_api_version() says which it is. */
 #define FLEETSIM_API_VERSION_MAJOR 1
-#define FLEETSIM_API_VERSION_MINOR 2
+#define FLEETSIM_API_VERSION_MINOR 3
 #define FLEETSIM_API_VERSION (FLEETSIM_API_VERSION_MAJOR * 1000 + FLEETSIM_API_VERSION_MINOR)
 
 enum fleetsim_status {
@@ -112,6 +112,37 @@ FLEETSIM_API int fleetsim_scenario_add_variant(fleetsim_scenario *s, const char 
  * (fleetsim_scenario_set_policy): FLEETSIM_EINVAL. */
 FLEETSIM_API int fleetsim_sweep(fleetsim_scenario *s, const char *dir, unsigned threads,
                                 unsigned replications);
+
+/* Capacity plans (API 1.3; docs/plan.md).  Runs the plan: block of s as
+ * `fleetsim plan -o DIR -j THREADS`: the cheapest fleet that meets the
+ * SLOs, each candidate fleet a one-point sweep in DIR/evals/<choice>-n<N>/
+ * (a finished one is reused, so calling it again after a cancel or an
+ * error continues), every evaluated point in DIR/plan.h5.  threads 0: one
+ * per CPU.  *out (may be NULL) receives the answer, freed with
+ * fleetsim_plan_free.  Returns FLEETSIM_OK also when no fleet meets the
+ * SLOs (fleetsim_plan_chosen is then -1).  Not with a policy table. */
+typedef struct fleetsim_plan_result fleetsim_plan_result;
+FLEETSIM_API int fleetsim_plan(fleetsim_scenario *s, const char *dir, unsigned threads,
+                               fleetsim_plan_result **out);
+/* The evaluated points, in evaluation order; the index of the chosen one
+ * (-1: none meets the SLOs); point i's choice (plan.choices[].name). */
+FLEETSIM_API size_t fleetsim_plan_count(const fleetsim_plan_result *p);
+FLEETSIM_API long fleetsim_plan_chosen(const fleetsim_plan_result *p);
+FLEETSIM_API const char *fleetsim_plan_choice(const fleetsim_plan_result *p, size_t i);
+/* A figure of point i by name: "nodes", "gpus", "round", "meets",
+ * "frontier", "best" (the smallest feasible fleet of its choice), "chosen"
+ * (0/1 flags), for each metric M of the plan (the objective, then each
+ * SLO's) "M_mean", "M_sd", "M_lo", "M_hi" (the interval at
+ * plan.confidence), and for each choice's best point the cash-flow view
+ * "purchase", "depreciation", "depreciation_share", "opex_per_year",
+ * "residual", "npv" (NaN elsewhere).  The j-th name (NULL past the end)
+ * lists them.  FLEETSIM_EINVAL for an unknown name or i. */
+FLEETSIM_API int fleetsim_plan_get(const fleetsim_plan_result *p, size_t i, const char *name,
+                                   double *value);
+FLEETSIM_API const char *fleetsim_plan_name(const fleetsim_plan_result *p, size_t j);
+/* DIR/plan.h5. */
+FLEETSIM_API const char *fleetsim_plan_file(const fleetsim_plan_result *p);
+FLEETSIM_API void fleetsim_plan_free(fleetsim_plan_result *p);
 
 /* The summary (the /summary columns of docs/results.md): how many values,
  * the i-th name (NULL past the end), and a value by name. */

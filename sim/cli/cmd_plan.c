@@ -1,34 +1,18 @@
 /*
  * fleetsim plan: the cheapest fleet that meets the scenario's SLOs with
- * stated confidence (docs/plan.md).  The search is analysis/fs_plan.c;
- * here each candidate fleet is evaluated by the sweep machinery
- * (fs_sweeprun.h): the candidate is a one-point sweep of
- * plan.replications runs ("sweep={replications: R}" plus the candidate's
- * overrides) executed into DIR/evals/<choice>-n<N>/ on threads, MPI ranks
- * or as one shard, exactly as `fleetsim sweep` runs; its run files are then
- * read back (every /summary metric, by name).  Replication r of every
- * candidate uses index r: common random numbers.  A finished candidate's
- * directory is reused (resume), so an interrupted plan continues where it
- * stopped and shards find the runs of the others.
+ * stated confidence (docs/plan.md).  The wiring (loading, evaluating each
+ * candidate as a one-point sweep, the search, the cash flow, plan.h5) is
+ * the API layer's (sim/api/fs_planrun.c, also behind fleetsim_plan); here
+ * are the arguments, MPI and what is printed.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_cli.h"
-#include "../api/fs_sweeprun.h"
+#include "../api/fs_planrun.h"
 #include "fs_json.h"
-#include "../../analysis/fs_plan.h"
 #include "../../analysis/fs_fmt.h"
-#include "../../analysis/fs_index.h"
-#include "../../analysis/fs_results.h"
-#include "../../scenarios/fs_where.h"
-#include "../../models/fs_cost.h"
-#include "../../scenarios/fs_scenario.h"
-#include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
-#include "../fs_out.h"
-#include "fs_cliout.h"
-#include "../fs_clock.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -41,196 +25,6 @@
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
-
-/* How candidates are run: the sweep options and the base scenario. */
-typedef struct planrun {
-    const char *scenario;       /* path */
-    const char *const *sets;    /* --set */
-    size_t n_sets;
-    const char *dir;
-    fs_sweep_opts_t o;
-    int rank;
-    int progress;               /* a progress line on stderr */
-    size_t runs_done;           /* runs executed by this call chain (not reused) */
-} planrun_t;
-
-static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dup_printf(const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return fs_strdup(buf);
-}
-
-/* DIR/evals/<choice>-n<N>: the choice's name with anything but [A-Za-z0-9._-]
- * replaced by '_'. */
-static char *eval_dir_in(const char *dir, const fs_plan_spec_t *s, size_t choice, uint32_t nodes)
-{
-    char name[128];
-    const char *n = s->choices[choice].name;
-    size_t i = 0;
-    for (; n[i] && i < sizeof name - 1; i++) {
-        char ch = n[i];
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                 ch == '.' || ch == '_' || ch == '-';
-        name[i] = ok ? ch : '_';
-    }
-    name[i] = '\0';
-    return dup_printf("%s/evals/%s-n%" PRIu32, dir, name, nodes);
-}
-
-static char *eval_dir(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c)
-{
-    return eval_dir_in(pr->dir, s, c->choice, c->nodes);
-}
-
-
-static int make_dir(const char *path, fs_error_t *err)
-{
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return fs_error_set(err, FS_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
-    return 0;
-}
-
-/* The sweep of one candidate: the base --set list, the candidate's
- * overrides, the output trims and a one-point sweep of R replications. */
-static int candidate_plan(const planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c,
-                          fs_sweep_plan_t **out, fs_error_t *err)
-{
-    char **cs = NULL;
-    size_t ncs = 0;
-    int rc = fs_plan_candidate_sets(s, c->choice, c->nodes, &cs, &ncs, err);
-    if (rc)
-        return rc;
-    size_t n = pr->n_sets + ncs + 3, m = 0;
-    const char **all = fs_calloc(n, sizeof *all);
-    char *sweep = dup_printf("sweep={replications: %" PRIu64 "}", s->replications);
-    if (!all || !sweep) {
-        fs_free(all);
-        fs_free(sweep);
-        fs_plan_sets_free(cs, ncs);
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    }
-    for (size_t i = 0; i < pr->n_sets; i++)
-        all[m++] = pr->sets[i];
-    for (size_t i = 0; i < ncs; i++)
-        all[m++] = cs[i];
-    if (!s->keep_jobs) {
-        all[m++] = "output.jobs=false";
-        all[m++] = "output.timeline_interval=0s";
-    }
-    all[m++] = sweep;
-    rc = fs_sweep_plan_create(pr->scenario, all, m, out, err);
-    fs_free(all);
-    fs_free(sweep);
-    fs_plan_sets_free(cs, ncs);
-    return rc;
-}
-
-/* Shards: waits until every run of the candidate is complete (the other
- * shards run them at the same time). */
-static int wait_runs(const planrun_t *pr, const char *dir, uint64_t reps, fs_error_t *err)
-{
-    struct timespec nap = {0, 250000000};
-    for (;;) {
-        size_t missing = 0;
-        for (uint64_t r = 0; r < reps; r++) {
-            char rel[64];
-            fs_index_run_file(0, r, rel, sizeof rel);
-            char *p = dup_printf("%s/%s", dir, rel);
-            if (!p)
-                return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-            missing += fs_index_run_state(p) != FS_RUN_COMPLETE;
-            fs_free(p);
-        }
-        if (!missing)
-            return 0;
-        if (fs_cli_stop)
-            return fs_error_set(err, FS_EINTR, "interrupted while waiting for the other shards' "
-                                "runs in %s; run the same command again to continue", dir);
-        nanosleep(&nap, NULL);
-    }
-}
-
-/* Every metric of the spec from run r's summary. */
-static int read_run(const fs_plan_spec_t *s, const char *dir, uint64_t r, double *out,
-                    fs_error_t *err)
-{
-    char rel[64];
-    fs_index_run_file(0, r, rel, sizeof rel);
-    char *p = dup_printf("%s/%s", dir, rel);
-    if (!p)
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    char **names = NULL;
-    double *vals = NULL;
-    size_t n = 0;
-    int rc = fs_index_read_summary(p, &names, &vals, &n, err);
-    if (!rc)    /* and the services' figures, as SERVICE.COLUMN */
-        rc = fs_index_read_services(p, &names, &vals, &n, err);
-    for (size_t m = 0; !rc && m < s->n_metrics; m++) {
-        if (fs_plan_metric((const char *const *)names, vals, n, s->metrics[m], &out[m]) == 0)
-            continue;
-        char list[2048] = "";
-        size_t len = 0;
-        for (size_t i = 0; i < n && len < sizeof list - 64; i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
-        rc = fs_error_set(err, FS_EINVAL, "plan: %s '%s' is not a summary metric of the runs "
-                          "(finished_share, or one of: %s)",
-                          m ? "the SLO metric" : "the objective (plan.objective)", s->metrics[m], list);
-    }
-    fs_index_free_summary(names, vals, n);
-    fs_free(p);
-    return rc;
-}
-
-static int eval_one(planrun_t *pr, const fs_plan_spec_t *s, const fs_plan_cand_t *c, double *out,
-                    fs_error_t *err)
-{
-    fs_sweep_plan_t *plan = NULL;
-    char *dir = eval_dir(pr, s, c);
-    if (!dir)
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    int rc = candidate_plan(pr, s, c, &plan, err);
-    if (!rc) {
-        fs_sweep_opts_t o = pr->o;
-        o.dir = dir;
-        fs_sweep_report_t rep;
-        rc = fs_sweep_execute(plan, &o, &rep, err);
-        pr->runs_done += rep.runs_done;
-        if (rc == FS_EINTR) /* the sweep's advice (--resume) does not apply: plan always resumes */
-            rc = fs_error_set(err, FS_EINTR, "interrupted in %s (%zu runs finished); run the same "
-                              "command again to continue from the finished runs", dir,
-                              pr->runs_done);
-    }
-    if (!rc && pr->o.n_shards > 1)
-        rc = wait_runs(pr, dir, s->replications, err);
-    for (uint64_t r = 0; !rc && r < s->replications; r++)
-        rc = read_run(s, dir, r, out + r * s->n_metrics, err);
-    fs_sweep_plan_destroy(plan);
-    fs_free(dir);
-    return rc;
-}
-
-static int eval_sweeps(void *ud, const fs_plan_spec_t *s, const fs_plan_cand_t *cands, size_t n,
-                       double *out, fs_error_t *err)
-{
-    planrun_t *pr = ud;
-    size_t per = (size_t)s->replications * s->n_metrics;
-    for (size_t i = 0; i < n; i++) {
-        if (pr->progress && pr->rank == 0)
-            fprintf(stderr, "\r\033[Kfleetsim plan: %s at %" PRIu32 " nodes ...",
-                    s->choices[cands[i].choice].name, cands[i].nodes);
-        int rc = eval_one(pr, s, &cands[i], out + i * per, err);
-        if (rc)
-            return rc;
-    }
-    if (pr->progress && pr->rank == 0)
-        fputs("\r\033[K", stderr);
-    return 0;
-}
 
 /* "I/N" with 0 <= I < N. */
 static int parse_shard(const char *s, size_t *i, size_t *n)
@@ -320,161 +114,6 @@ static void print_dry(const fs_plan_spec_t *s)
             printf("%s%s", k ? ", " : "; overrides: ", ch->sets[k]);
         printf("\n");
     }
-}
-
-/* Every metric of the spec (the objective, each SLO's) is a /summary
- * column of a run or a derived metric (fs_plan_metric): checked before any
- * candidate runs, with the key's position. */
-static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_error_t *err)
-{
-    for (size_t m = 0; m < s->n_metrics; m++) {
-        const char *name;
-        double v;
-        int is_count, ok = strcmp(s->metrics[m], "finished_share") == 0;
-        fs_summary_t zero;
-        memset(&zero, 0, sizeof zero);
-        for (size_t i = 0; !ok && (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL));
-             i++)
-            ok = strcmp(name, s->metrics[m]) == 0;
-        const char *svc[64];
-        size_t ns = 0;
-        for (size_t i = 0; i < cfg->services.n && ns < 64; i++)
-            svc[ns++] = cfg->services.list[i].name;
-        char cols[512];
-        if (!ok && fs_index_service_metric(s->metrics[m], svc, ns, cols, sizeof cols))
-            ok = 1;
-        if (ok)
-            continue;
-        char key[64], at[32], list[2048];
-        if (m == 0)
-            snprintf(key, sizeof key, "plan.objective");
-        else
-            snprintf(key, sizeof key, "plan.slo.%zu.metric", m - 1);
-        fs_where_key(cfg->source_text, key, at, sizeof at);
-        size_t len = 0;
-        list[0] = '\0';
-        for (size_t i = 0; len < sizeof list - 64 &&
-                           (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL)); i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", name);
-        if (ns)
-            return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the "
-                                "runs (finished_share; SERVICE.COLUMN for a service of services: "
-                                "with COLUMN one of %s; or a /summary column of docs/results.md: "
-                                "%s)", cfg->source_path ? cfg->source_path : "?", at, key,
-                                s->metrics[m], cols, list);
-        return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the runs "
-                            "(finished_share, or a /summary column of docs/results.md: %s)",
-                            cfg->source_path ? cfg->source_path : "?", at, key, s->metrics[m],
-                            list);
-    }
-    return 0;
-}
-
-/* Loads the scenario and builds the spec. */
-static int load_spec(const plan_args_t *a, fs_config_t *cfg, fs_plan_spec_t **spec, fs_error_t *err)
-{
-    int rc = fs_scenario_load_file(a->scenario, a->sets, a->n_sets, cfg, err);
-    if (rc)
-        return rc;
-    if (a->scan)
-        cfg->plan.search = FS_PLAN_SCAN;
-    rc = fs_plan_spec_create(cfg, spec, err);
-    if (!rc && (rc = check_metrics(cfg, *spec, err)) != 0) {
-        fs_plan_spec_destroy(*spec);
-        *spec = NULL;
-    }
-    if (rc)
-        fs_config_release(cfg);
-    return rc;
-}
-
-/* The cash-flow view of point p (docs/plan.md "Cash flow"): the candidate's
- * scenario priced by the cost model (fs_cost_rates), the mean cost_total
- * and end_time of its runs.  Returns 0 (cf filled), 1 when the scenario has
- * no cost, or an FS_E* code. */
-static int cash_flow(const plan_args_t *a, const fs_plan_spec_t *s, const fs_plan_point_t *p,
-                     fs_plan_cash_t *cf, fs_error_t *err)
-{
-    memset(cf, 0, sizeof *cf);
-    char **cs = NULL;
-    size_t ncs = 0;
-    int rc = fs_plan_candidate_sets(s, p->choice, p->nodes, &cs, &ncs, err);
-    if (rc)
-        return rc;
-    const char **all = fs_calloc(a->n_sets + ncs + 1, sizeof *all);
-    if (!all) {
-        fs_plan_sets_free(cs, ncs);
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < a->n_sets; i++)
-        all[m++] = a->sets[i];
-    for (size_t i = 0; i < ncs; i++)
-        all[m++] = cs[i];
-    fs_config_t cfg;
-    rc = fs_scenario_load_file(a->scenario, all, m, &cfg, err);
-    fs_free(all);
-    fs_plan_sets_free(cs, ncs);
-    if (rc)
-        return rc;
-    fs_cost_rate_t *rates = fs_calloc(cfg.cluster.n_pools + 1, sizeof *rates);
-    rc = rates ? fs_cost_rates(&cfg, rates, err) : fs_error_set(err, FS_ENOMEM, "out of memory");
-    double dep_per_s = 0;
-    for (size_t i = 0; rc == 0 && i < cfg.cluster.n_pools; i++) {
-        double gpus = (double)cfg.cluster.pools[i].nodes * cfg.cluster.pools[i].gpus_per_node;
-        if (rates[i].billing != FS_BILL_OWNED)
-            continue;
-        cf->purchase += rates[i].capex_per_gpu * gpus;
-        dep_per_s += rates[i].dep_per_s * gpus;
-    }
-    cf->years = fs_time_to_s(cfg.cost.depreciation) / (365.25 * 86400);
-    cf->residual = cf->purchase * cfg.cost.residual;
-    cf->rate = cfg.plan.discount_rate;
-    fs_free(rates);
-    fs_config_release(&cfg);
-    if (rc)
-        return rc;
-    /* the runs: their priced span and cost */
-    char *dir = eval_dir_in(a->dir, s, p->choice, p->nodes);
-    if (!dir)
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    size_t k = 0;
-    for (uint64_t r = 0; r < s->replications && !rc; r++) {
-        char rel[64];
-        fs_index_run_file(0, r, rel, sizeof rel);
-        char *path = dup_printf("%s/%s", dir, rel);
-        char **names = NULL;
-        double *vals = NULL;
-        size_t n = 0;
-        double end = NAN, cost = NAN;
-        rc = path ? fs_index_read_summary(path, &names, &vals, &n, err)
-                  : fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-        for (size_t i = 0; !rc && i < n; i++) {
-            if (strcmp(names[i], "end_time") == 0)
-                end = vals[i];
-            else if (strcmp(names[i], "cost_total") == 0)
-                cost = vals[i];
-        }
-        if (!rc && isfinite(end) && isfinite(cost) && end > 0) {
-            cf->run_s += end;
-            cf->run_cost += cost;
-            k++;
-        }
-        fs_index_free_summary(names, vals, n);
-        fs_free(path);
-    }
-    fs_free(dir);
-    if (rc)
-        return rc;
-    if (!k)
-        return 1;
-    cf->run_s /= (double)k;
-    cf->run_cost /= (double)k;
-    cf->depreciation = dep_per_s * cf->run_s;
-    cf->depreciation_share = cf->purchase > 0 ? cf->depreciation / cf->purchase : NAN;
-    cf->opex_per_year = (cf->run_cost - cf->depreciation) * (365.25 * 86400 / cf->run_s);
-    fs_plan_cash_npv(cf);
-    return 0;
 }
 
 static void print_cash(const fs_plan_spec_t *s, const fs_plan_point_t *p, const fs_plan_cash_t *c)
@@ -618,101 +257,61 @@ static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_p
     fs_json_finish(&j);
 }
 
-static int finish_plan(const plan_args_t *a, const fs_config_t *cfg, const fs_plan_spec_t *spec,
-                       const fs_plan_result_t *res, double wall, const planrun_t *pr,
-                       fs_error_t *err)
+/* Progress on a terminal: the candidate being evaluated. */
+static void show_candidate(void *ud, const char *choice, uint32_t nodes)
 {
-    char *out = dup_printf("%s/plan.h5", a->dir);
-    /* the cash-flow view of each choice's smallest fleet (the chosen among them) */
-    fs_plan_cash_t *cash = fs_calloc(res->n_points + 1, sizeof *cash);
-    int *have = fs_calloc(res->n_points + 1, sizeof *have);
-    if (!out || !cash || !have) {
-        fs_free(out);
-        fs_free(cash);
-        fs_free(have);
-        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-    }
-    int rc = 0;
-    for (size_t c = 0; c < spec->n_choices && !rc; c++) {
-        long k = res->best[c];
-        if (k < 0)
-            continue;
-        int r = cash_flow(a, spec, &res->points[k], &cash[k], err);
-        if (r == 0)
-            have[k] = 1;
-        else if (r != 1)
-            rc = r;
-    }
-    fs_plan_meta_t meta = {cfg->name, cfg->source_text, a->scenario, a->sets, a->n_sets,
-                           res->chosen >= 0 && have[res->chosen] ? &cash[res->chosen] : NULL};
-    if (!rc)
-        rc = a->shard == 0 ? fs_plan_write(out, spec, res, &meta, err) : 0;
-    if (!rc && a->json) {
-        print_json(a, spec, res, out, cash, have);
-    } else if (!rc && !a->quiet) {
-        fs_plan_print(stdout, spec, res);
-        int any = 0;
-        for (size_t k = 0; k < res->n_points; k++)
-            any |= have[k];
-        if (any) {
-            printf("\ncash flow (finance view: the purchase at year 0, the run's other costs as a "
-                   "yearly operating cost,\nthe residual value at the end of depreciation, "
-                   "discounted at plan.discount_rate):\n");
-            for (size_t c = 0; c < spec->n_choices; c++)
-                if (res->best[c] >= 0 && have[res->best[c]])
-                    print_cash(spec, &res->points[res->best[c]], &cash[res->best[c]]);
-        }
-        printf("\n%zu runs executed now (the others reused from %s/evals); %.2f s on %s%llu "
-               "thread%s\n", pr->runs_done, a->dir, wall, pr->o.mpi ? "ranks x " : "", a->jobs,
-               a->jobs == 1 ? "" : "s");
-        if (a->shard == 0)
-            printf("results      %s\n", out);
-        else
-            printf("shard %zu/%zu done; shard 0 writes %s\n", a->shard, a->n_shards, out);
-    }
-    fs_free(out);
-    fs_free(cash);
-    fs_free(have);
-    return rc;
+    (void)ud;
+    fprintf(stderr, "\r\033[Kfleetsim plan: %s at %" PRIu32 " nodes ...", choice, nodes);
 }
 
-static int run_plan(const plan_args_t *a, planrun_t *pr, fs_error_t *err)
+static void print_plan(const plan_args_t *a, const fs_planrun_opts_t *o, const fs_planrun_t *p)
 {
-    fs_config_t cfg;
-    fs_plan_spec_t *spec = NULL;
-    int rc = load_spec(a, &cfg, &spec, err);
+    const fs_plan_spec_t *spec = p->spec;
+    const fs_plan_result_t *res = p->res;
+    if (a->json) {
+        print_json(a, spec, res, p->plan_file, p->cash, p->have);
+        return;
+    }
+    if (a->quiet)
+        return;
+    fs_plan_print(stdout, spec, res);
+    int any = 0;
+    for (size_t k = 0; k < res->n_points; k++)
+        any |= p->have[k];
+    if (any) {
+        printf("\ncash flow (finance view: the purchase at year 0, the run's other costs as a "
+               "yearly operating cost,\nthe residual value at the end of depreciation, "
+               "discounted at plan.discount_rate):\n");
+        for (size_t c = 0; c < spec->n_choices; c++)
+            if (res->best[c] >= 0 && p->have[res->best[c]])
+                print_cash(spec, &res->points[res->best[c]], &p->cash[res->best[c]]);
+    }
+    printf("\n%zu runs executed now (the others reused from %s/evals); %.2f s on %s%llu "
+           "thread%s\n", p->runs_done, a->dir, p->wall_s, o->o.mpi ? "ranks x " : "", a->jobs,
+           a->jobs == 1 ? "" : "s");
+    if (a->shard == 0)
+        printf("results      %s\n", p->plan_file);
+    else
+        printf("shard %zu/%zu done; shard 0 writes %s\n", a->shard, a->n_shards, p->plan_file);
+}
+
+static int run_plan(const plan_args_t *a, const fs_planrun_opts_t *o, fs_error_t *err)
+{
+    fs_planrun_t p;
+    int rc = fs_planrun_load(o, &p, err);
     if (rc)
         return rc;
-    const char *inputs[FS_SCENARIO_MAX_INPUTS], *plan_h5 = "plan.h5";
-    size_t n_inputs = 0;
-    fs_scenario_inputs(&cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
-    if (!a->dry &&
-        (rc = fs_out_check_dir_inputs("plan", a->dir, &plan_h5, 1, inputs, n_inputs, err)) != 0) {
-        fs_plan_spec_destroy(spec);
-        fs_config_release(&cfg);
-        return rc;
-    }
     if (a->dry) {
-        if (pr->rank == 0)
-            print_dry(spec);
-        fs_plan_spec_destroy(spec);
-        fs_config_release(&cfg);
-        return 0;
+        if (o->rank == 0)
+            print_dry(p.spec);
+    } else {
+        rc = fs_planrun_execute(o, &p, err);
+        if (o->on_candidate && o->rank == 0 && p.res)
+            fputs("\r\033[K", stderr);
+        if (!rc && o->rank == 0)
+            print_plan(a, o, &p);
     }
-    char *evals = dup_printf("%s/evals", a->dir);
-    rc = !evals ? fs_error_set(err, FS_ENOMEM, "plan: out of memory") : 0;
-    if (!rc && pr->rank == 0 && (rc = make_dir(a->dir, err)) == 0)
-        rc = make_dir(evals, err);
-    fs_free(evals);
-    double t0 = fs_clock_wall();
-    fs_plan_result_t *res = NULL;
-    if (!rc)
-        rc = fs_plan_search(spec, eval_sweeps, pr, &res, err);
-    if (!rc && pr->rank == 0)
-        rc = finish_plan(a, &cfg, spec, res, fs_clock_wall() - t0, pr, err);
-    fs_plan_result_destroy(res);
-    fs_plan_spec_destroy(spec);
-    fs_config_release(&cfg);
+    fs_planrun_release(&p);
     return rc;
 }
 
@@ -751,22 +350,22 @@ int fs_cmd_plan(int argc, char **argv)
     }
     fs_cli_catch_stop(0);
 
-    planrun_t pr;
-    memset(&pr, 0, sizeof pr);
-    pr.scenario = a.scenario;
-    pr.sets = a.sets;
-    pr.n_sets = a.n_sets;
-    pr.dir = a.dir;
-    pr.rank = rank;
-    fs_sweep_opts_init(&pr.o);
-    pr.o.threads = (unsigned)a.jobs;
-    pr.o.shard = a.shard;
-    pr.o.n_shards = a.n_shards;
-    pr.o.resume = 1;
-    pr.progress = !a.quiet && rank == 0 && isatty(STDERR_FILENO);
-    pr.o.interrupt = &fs_cli_stop;
-    pr.o.mpi = use_mpi;
-    int rc = run_plan(&a, &pr, &err);
+    fs_planrun_opts_t o;
+    fs_planrun_opts_init(&o);
+    o.path = a.scenario;
+    o.sets = a.sets;
+    o.n_sets = a.n_sets;
+    o.dir = a.dir;
+    o.rank = rank;
+    o.scan = a.scan;
+    o.o.threads = (unsigned)a.jobs;
+    o.o.shard = a.shard;
+    o.o.n_shards = a.n_shards;
+    o.o.interrupt = &fs_cli_stop;
+    o.o.mpi = use_mpi;
+    if (!a.quiet && rank == 0 && isatty(STDERR_FILENO))
+        o.on_candidate = show_candidate;
+    int rc = run_plan(&a, &o, &err);
     if (rc && rank == 0)
         fprintf(stderr, "fleetsim plan: %s\n", err.msg);
     fs_free(a.sets);

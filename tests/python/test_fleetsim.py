@@ -315,3 +315,81 @@ def test_host_reads_in_create():
     r = fleetsim.run(overrides={"horizon": "2d"}, policy=Peek(lambda q, c: range(len(q))))
     assert seen == [(0.0, 1024, 1024)]     # created once, for the run, before time starts
     assert r.summary["jobs_completed"] > 0
+
+
+MMC_PLAN = """name: mmc-plan
+seed: 11
+horizon: 30d
+warmup: 1d
+cluster:
+  pools:
+    - {name: main, gpu: H100, nodes: 10, gpus_per_node: 1}
+workload:
+  synthetic:
+    arrivals: {process: poisson, rate: 8/h}
+    gpus: {1: 1.0}
+    duration: {dist: exponential, mean: 1h}
+scheduler: {queue: fifo}
+plan:
+  objective: gpu_hours_capacity
+  confidence: 0.95
+  replications: 5
+  slo:
+    - {metric: wait_prob, max: 0.19}
+  choices:
+    - {pool: main, nodes: {from: 9, to: 24}}
+"""
+
+
+def erlang_c_smallest(a, bound):
+    """The smallest c with Erlang C's P(wait > 0) <= bound (Erlang B recursion)."""
+    b = 1.0
+    for c in range(1, 200):
+        b = a * b / (c + a * b)
+        if c > a and c * b / (c - a * (1 - b)) <= bound:
+            return c
+    raise AssertionError("no c")
+
+
+def test_plan_equals_cli(tmp_path):
+    """fleetsim.plan (libfleetsim's fleetsim_plan) and `fleetsim plan` give the
+    same evaluations byte for byte and the same plan.h5 tables; the choice is
+    Erlang C's."""
+    scen = tmp_path / "mmc.yaml"
+    scen.write_text(MMC_PLAN)
+    pl = fleetsim.plan(str(scen), output=str(tmp_path / "py"), threads=2)
+    subprocess.run([os.environ["FLEETSIM_CLI"], "plan", str(scen), "-j", "1", "-o",
+                    str(tmp_path / "cli"), "-q"], check=True, capture_output=True)
+    evals = sorted(os.listdir(tmp_path / "py" / "evals"))
+    assert evals == sorted(os.listdir(tmp_path / "cli" / "evals")) and len(evals) >= 2
+    for e in evals:
+        same_tree(tmp_path / "py" / "evals" / e, tmp_path / "cli" / "evals" / e)
+    a, b = pl.points(), fleetsim.Plan(str(tmp_path / "cli")).points()
+    assert a.equals(b)
+    assert pl.runs().equals(fleetsim.Plan(str(tmp_path / "cli")).runs())
+    want = erlang_c_smallest(8.0, 0.19)
+    ch = pl.chosen
+    assert ch["choice"] == "main" and ch["nodes"] == want and ch["chosen"] == 1
+    at = pl.attrs()
+    assert at["chosen_nodes"] == want and at["chosen_choice"] == "main"
+    # the figures libfleetsim returned are /plan's, point by point
+    assert len(pl._points) == len(a)
+    for p, (_, row) in zip(pl._points, a.iterrows()):
+        assert p["nodes"] == row["nodes"] and p["meets"] == row["meets"]
+        assert p["wait_prob_hi"] == row["wait_prob_hi"]
+        assert p["gpu_hours_capacity_mean"] == row["gpu_hours_capacity_mean"]
+    sw = pl.evaluation("main", want)
+    assert len(sw.runs()) == 5
+    # a second call resumes: nothing runs again, the same answer
+    again = fleetsim.plan(str(scen), output=str(tmp_path / "py"), threads=2)
+    assert again.points().equals(a)
+
+
+def test_plan_errors(tmp_path):
+    scen = tmp_path / "bad.yaml"
+    scen.write_text(MMC_PLAN.replace("metric: wait_prob", "metric: wait_probability"))
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.plan(str(scen), output=str(tmp_path / "p"))
+    assert e.value.status == 1 and "plan.slo.0.metric" in str(e.value)
+    assert "wait_probability" in str(e.value) and ":19:16:" in str(e.value)
+    assert not (tmp_path / "p").exists()

@@ -18,7 +18,7 @@ import tempfile
 
 from .policy import QUEUE_DTYPE, OrderPolicy, Policy, _Bridge
 
-__all__ = ["run", "sweep", "versus", "Result", "Sweep", "FleetsimError", "library_version",
+__all__ = ["run", "sweep", "versus", "plan", "Result", "Sweep", "Plan", "FleetsimError", "library_version",
            "api_version", "Policy", "OrderPolicy", "QUEUE_DTYPE"]
 
 API_VERSION_MAJOR = 1
@@ -93,6 +93,24 @@ def _load():
     if lib.fleetsim_api_version() >= 1002:     # API 1.2: memory counters
         lib.fleetsim_scenario_memory.argtypes = [vp, ctypes.POINTER(_Memory)]
         lib.fleetsim_scenario_memory.restype = ctypes.c_int
+    if lib.fleetsim_api_version() >= 1003:     # API 1.3: capacity plans
+        lib.fleetsim_plan.argtypes = [vp, ctypes.c_char_p, ctypes.c_uint, pp]
+        lib.fleetsim_plan.restype = ctypes.c_int
+        lib.fleetsim_plan_count.argtypes = [vp]
+        lib.fleetsim_plan_count.restype = ctypes.c_size_t
+        lib.fleetsim_plan_chosen.argtypes = [vp]
+        lib.fleetsim_plan_chosen.restype = ctypes.c_long
+        lib.fleetsim_plan_choice.argtypes = [vp, ctypes.c_size_t]
+        lib.fleetsim_plan_choice.restype = ctypes.c_char_p
+        lib.fleetsim_plan_name.argtypes = [vp, ctypes.c_size_t]
+        lib.fleetsim_plan_name.restype = ctypes.c_char_p
+        lib.fleetsim_plan_get.argtypes = [vp, ctypes.c_size_t, ctypes.c_char_p,
+                                          ctypes.POINTER(ctypes.c_double)]
+        lib.fleetsim_plan_get.restype = ctypes.c_int
+        lib.fleetsim_plan_file.argtypes = [vp]
+        lib.fleetsim_plan_file.restype = ctypes.c_char_p
+        lib.fleetsim_plan_free.argtypes = [vp]
+        lib.fleetsim_plan_free.restype = None
     major = lib.fleetsim_api_version() // 1000
     if major != API_VERSION_MAJOR:
         raise OSError("libfleetsim API %d.x, this package needs %d.x" % (major, API_VERSION_MAJOR))
@@ -294,6 +312,101 @@ def versus(variants, scenario=None, output=None, overrides=None, replications=10
     if not variants:
         raise ValueError("versus: at least one variant")
     return sweep(scenario, output, overrides, threads, replications, variants)
+
+
+class Plan:
+    """A capacity plan's directory (docs/plan.md): .path, .file (plan.h5);
+    points() (/plan: every evaluated fleet with each metric's interval),
+    runs() (/plan_runs), attrs() (the root attributes: the choice, the SLOs,
+    the cash flow), chosen (the chosen point's figures as a dict, None when
+    no fleet meets the SLOs) and evaluation(choice, nodes), the Sweep of one
+    candidate.  Plan(path) opens a plan written before (by the CLI too)."""
+
+    def __init__(self, path, owned_dir=None, points=None):
+        self.path = path
+        self.file = os.path.join(path, "plan.h5")
+        self._owned_dir = owned_dir
+        self._points = points
+
+    def points(self):
+        return _read_table(self.file, "plan")
+
+    def runs(self):
+        return _read_table(self.file, "plan_runs")
+
+    def attrs(self):
+        import h5py
+        with h5py.File(self.file, "r") as f:
+            return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+
+    @property
+    def chosen(self):
+        """The chosen fleet: choice, nodes, gpus and every figure of its point
+        (as libfleetsim returned it, or read from /plan); None if infeasible."""
+        if self._points is not None:
+            return next((dict(p) for p in self._points if p["chosen"]), None)
+        pts = self.points()
+        row = pts[pts["chosen"] != 0]
+        return None if not len(row) else {k: (v.item() if hasattr(v, "item") else v)
+                                          for k, v in row.iloc[0].items()}
+
+    def evaluation(self, choice, nodes):
+        """The Sweep of the candidate (choice, nodes): DIR/evals/<choice>-n<N>."""
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(choice))
+        path = os.path.join(self.path, "evals", "%s-n%d" % (safe, int(nodes)))
+        if not os.path.isdir(path):
+            raise KeyError((choice, nodes))
+        return Sweep(path)
+
+    def __del__(self):
+        if getattr(self, "_owned_dir", None) is not None:
+            self._owned_dir.cleanup()
+
+
+def _plan_points(lib, r):
+    """Every point of a fleetsim_plan_result as a list of dicts."""
+    names, j = [], 0
+    while True:
+        n = lib.fleetsim_plan_name(r, j)
+        if n is None:
+            break
+        names.append(n)
+        j += 1
+    pts = []
+    for i in range(lib.fleetsim_plan_count(r)):
+        p = {"choice": lib.fleetsim_plan_choice(r, i).decode()}
+        for n in names:
+            v = ctypes.c_double()
+            lib.fleetsim_plan_get(r, i, n, ctypes.byref(v))
+            p[n.decode()] = v.value
+        pts.append(p)
+    return pts
+
+
+def plan(scenario=None, output=None, overrides=None, threads=0):
+    """Runs the scenario's plan: block (docs/plan.md) through libfleetsim, as
+    `fleetsim plan -o output -j threads`: output is the directory (a
+    temporary one when None, removed with the Plan; an existing one is
+    resumed from its finished candidates).  Returns a Plan."""
+    lib = _load()
+    if lib.fleetsim_api_version() < 1003:
+        raise OSError("fleetsim.plan needs libfleetsim API 1.3")
+    s = _open(lib, scenario, overrides)
+    try:
+        owned = None
+        if output is None:
+            owned = tempfile.TemporaryDirectory(prefix="fleetsim-plan-")
+            output = os.path.join(owned.name, "plan")
+        r = ctypes.c_void_p()
+        st = lib.fleetsim_plan(s, os.fsencode(output), int(threads), ctypes.byref(r))
+        _check(lib, s, st)
+        try:
+            pts = _plan_points(lib, r)
+        finally:
+            lib.fleetsim_plan_free(r)
+        return Plan(output, owned, pts)
+    finally:
+        lib.fleetsim_scenario_free(s)
 
 
 def run(scenario=None, overrides=None, output=None, progress=None, policy=None):

@@ -1,0 +1,461 @@
+/*
+ * The wiring of a capacity plan (fs_planrun.h, docs/plan.md).  Each
+ * candidate fleet is evaluated by the sweep machinery (fs_sweeprun.h): the
+ * candidate is a one-point sweep of plan.replications runs
+ * ("sweep={replications: R}" plus the candidate's overrides) executed into
+ * DIR/evals/<choice>-n<N>/ on threads, MPI ranks or as one shard, exactly as
+ * `fleetsim sweep` runs; its run files are then read back (every /summary
+ * metric, by name).  Replication r of every candidate uses index r: common
+ * random numbers.  A finished candidate's directory is reused (resume), so
+ * an interrupted plan continues where it stopped and shards find the runs
+ * of the others.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "fs_planrun.h"
+#include "../../analysis/fs_index.h"
+#include "../../analysis/fs_results.h"
+#include "../../models/fs_cost.h"
+#include "../../scenarios/fs_scenario.h"
+#include "../../scenarios/fs_sweep.h"
+#include "../../scenarios/fs_where.h"
+#include "../fs_alloc.h"
+#include "../fs_clock.h"
+#include "../fs_out.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+void fs_planrun_opts_init(fs_planrun_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    fs_sweep_opts_init(&o->o);
+    o->o.threads = 1;
+    o->o.resume = 1;    /* a plan always continues from the finished candidates */
+}
+
+static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dup_printf(const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return fs_strdup(buf);
+}
+
+static int stopped(const fs_planrun_opts_t *o) { return o->o.interrupt && *o->o.interrupt; }
+
+/* The scenario with the overrides sets[0..n). */
+static int load_config(const fs_planrun_opts_t *o, const char *const *sets, size_t n,
+                       fs_config_t *cfg, fs_error_t *err)
+{
+    return o->path ? fs_scenario_load_file(o->path, sets, n, cfg, err)
+                   : fs_scenario_load_string(o->name, o->text, sets, n, cfg, err);
+}
+
+/* The base overrides, then the candidate's (fs_plan_candidate_sets), then
+ * extra: a NULL-terminated list appended after them.  *out is freed with
+ * fs_free (the strings are borrowed; *cs with fs_plan_sets_free). */
+static int candidate_sets(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, size_t choice,
+                          uint32_t nodes, const char *const *extra, const char ***out, size_t *n,
+                          char ***cs, size_t *ncs, fs_error_t *err)
+{
+    int rc = fs_plan_candidate_sets(s, choice, nodes, cs, ncs, err);
+    if (rc)
+        return rc;
+    size_t n_extra = 0;
+    while (extra && extra[n_extra])
+        n_extra++;
+    const char **all = fs_calloc(o->n_sets + *ncs + n_extra + 1, sizeof *all);
+    if (!all) {
+        fs_plan_sets_free(*cs, *ncs);
+        *cs = NULL;
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < o->n_sets; i++)
+        all[m++] = o->sets[i];
+    for (size_t i = 0; i < *ncs; i++)
+        all[m++] = (*cs)[i];
+    for (size_t i = 0; i < n_extra; i++)
+        all[m++] = extra[i];
+    *out = all;
+    *n = m;
+    return 0;
+}
+
+/* DIR/evals/<choice>-n<N>: the choice's name with anything but [A-Za-z0-9._-]
+ * replaced by '_'. */
+static char *eval_dir(const char *dir, const fs_plan_spec_t *s, size_t choice, uint32_t nodes)
+{
+    char name[128];
+    const char *n = s->choices[choice].name;
+    size_t i = 0;
+    for (; n[i] && i < sizeof name - 1; i++) {
+        char ch = n[i];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '.' || ch == '_' || ch == '-';
+        name[i] = ok ? ch : '_';
+    }
+    name[i] = '\0';
+    return dup_printf("%s/evals/%s-n%" PRIu32, dir, name, nodes);
+}
+
+static int make_dir(const char *path, fs_error_t *err)
+{
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return fs_error_set(err, FS_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The sweep of one candidate: the base overrides, the candidate's, the
+ * output trims and a one-point sweep of R replications. */
+static int candidate_plan(const fs_planrun_opts_t *o, const fs_plan_spec_t *s,
+                          const fs_plan_cand_t *c, fs_sweep_plan_t **out, fs_error_t *err)
+{
+    char *sweep = dup_printf("sweep={replications: %" PRIu64 "}", s->replications);
+    if (!sweep)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    const char *trims[] = {"output.jobs=false", "output.timeline_interval=0s", sweep, NULL};
+    const char *const *extra = s->keep_jobs ? trims + 2 : trims;
+    const char **all = NULL;
+    char **cs = NULL;
+    size_t n = 0, ncs = 0;
+    int rc = candidate_sets(o, s, c->choice, c->nodes, extra, &all, &n, &cs, &ncs, err);
+    if (!rc)
+        rc = o->path ? fs_sweep_plan_create(o->path, all, n, out, err)
+                     : fs_sweep_plan_from_text(o->name, o->text, all, n, out, err);
+    fs_free(all);
+    fs_plan_sets_free(cs, ncs);
+    fs_free(sweep);
+    return rc;
+}
+
+/* Shards: waits until every run of the candidate is complete (the other
+ * shards run them at the same time). */
+static int wait_runs(const fs_planrun_opts_t *o, const char *dir, uint64_t reps, fs_error_t *err)
+{
+    struct timespec nap = {0, 250000000};
+    for (;;) {
+        size_t missing = 0;
+        for (uint64_t r = 0; r < reps; r++) {
+            char rel[64];
+            fs_index_run_file(0, r, rel, sizeof rel);
+            char *p = dup_printf("%s/%s", dir, rel);
+            if (!p)
+                return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+            missing += fs_index_run_state(p) != FS_RUN_COMPLETE;
+            fs_free(p);
+        }
+        if (!missing)
+            return 0;
+        if (stopped(o))
+            return fs_error_set(err, FS_EINTR, "interrupted while waiting for the other shards' "
+                                "runs in %s; run the same command again to continue", dir);
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* Every metric of the spec from run r's summary. */
+static int read_run(const fs_plan_spec_t *s, const char *dir, uint64_t r, double *out,
+                    fs_error_t *err)
+{
+    char rel[64];
+    fs_index_run_file(0, r, rel, sizeof rel);
+    char *p = dup_printf("%s/%s", dir, rel);
+    if (!p)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    char **names = NULL;
+    double *vals = NULL;
+    size_t n = 0;
+    int rc = fs_index_read_summary(p, &names, &vals, &n, err);
+    if (!rc)    /* and the services' figures, as SERVICE.COLUMN */
+        rc = fs_index_read_services(p, &names, &vals, &n, err);
+    for (size_t m = 0; !rc && m < s->n_metrics; m++) {
+        if (fs_plan_metric((const char *const *)names, vals, n, s->metrics[m], &out[m]) == 0)
+            continue;
+        char list[2048] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof list - 64; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+        rc = fs_error_set(err, FS_EINVAL, "plan: %s '%s' is not a summary metric of the runs "
+                          "(finished_share, or one of: %s)",
+                          m ? "the SLO metric" : "the objective (plan.objective)", s->metrics[m], list);
+    }
+    fs_index_free_summary(names, vals, n);
+    fs_free(p);
+    return rc;
+}
+
+typedef struct eval_ctx {
+    const fs_planrun_opts_t *o;
+    size_t runs_done;
+} eval_ctx_t;
+
+static int eval_one(eval_ctx_t *ec, const fs_plan_spec_t *s, const fs_plan_cand_t *c, double *out,
+                    fs_error_t *err)
+{
+    const fs_planrun_opts_t *o = ec->o;
+    fs_sweep_plan_t *plan = NULL;
+    char *dir = eval_dir(o->dir, s, c->choice, c->nodes);
+    if (!dir)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    int rc = candidate_plan(o, s, c, &plan, err);
+    if (!rc) {
+        fs_sweep_opts_t so = o->o;
+        so.dir = dir;
+        fs_sweep_report_t rep;
+        rc = fs_sweep_execute(plan, &so, &rep, err);
+        ec->runs_done += rep.runs_done;
+        if (rc == FS_EINTR) /* the sweep's advice (--resume) does not apply: plan always resumes */
+            rc = fs_error_set(err, FS_EINTR, "interrupted in %s (%zu runs finished); run the same "
+                              "command again to continue from the finished runs", dir,
+                              ec->runs_done);
+    }
+    if (!rc && o->o.n_shards > 1)
+        rc = wait_runs(o, dir, s->replications, err);
+    for (uint64_t r = 0; !rc && r < s->replications; r++)
+        rc = read_run(s, dir, r, out + r * s->n_metrics, err);
+    fs_sweep_plan_destroy(plan);
+    fs_free(dir);
+    return rc;
+}
+
+static int eval_sweeps(void *ud, const fs_plan_spec_t *s, const fs_plan_cand_t *cands, size_t n,
+                       double *out, fs_error_t *err)
+{
+    eval_ctx_t *ec = ud;
+    size_t per = (size_t)s->replications * s->n_metrics;
+    for (size_t i = 0; i < n; i++) {
+        if (ec->o->on_candidate && ec->o->rank == 0)
+            ec->o->on_candidate(ec->o->ud, s->choices[cands[i].choice].name, cands[i].nodes);
+        int rc = eval_one(ec, s, &cands[i], out + i * per, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Every metric of the spec (the objective, each SLO's) is a /summary
+ * column of a run or a derived metric (fs_plan_metric): checked before any
+ * candidate runs, with the key's position. */
+static int check_metrics(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_error_t *err)
+{
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        const char *name;
+        double v;
+        int is_count, ok = strcmp(s->metrics[m], "finished_share") == 0;
+        fs_summary_t zero;
+        memset(&zero, 0, sizeof zero);
+        for (size_t i = 0; !ok && (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL));
+             i++)
+            ok = strcmp(name, s->metrics[m]) == 0;
+        const char *svc[64];
+        size_t ns = 0;
+        for (size_t i = 0; i < cfg->services.n && ns < 64; i++)
+            svc[ns++] = cfg->services.list[i].name;
+        char cols[512];
+        if (!ok && fs_index_service_metric(s->metrics[m], svc, ns, cols, sizeof cols))
+            ok = 1;
+        if (ok)
+            continue;
+        char key[64], at[32], list[2048];
+        if (m == 0)
+            snprintf(key, sizeof key, "plan.objective");
+        else
+            snprintf(key, sizeof key, "plan.slo.%zu.metric", m - 1);
+        fs_where_key(cfg->source_text, key, at, sizeof at);
+        size_t len = 0;
+        list[0] = '\0';
+        for (size_t i = 0; len < sizeof list - 64 &&
+                           (name = fs_results_summary_field(i, &zero, &v, &is_count, NULL)); i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", name);
+        if (ns)
+            return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the "
+                                "runs (finished_share; SERVICE.COLUMN for a service of services: "
+                                "with COLUMN one of %s; or a /summary column of docs/results.md: "
+                                "%s)", cfg->source_path ? cfg->source_path : "?", at, key,
+                                s->metrics[m], cols, list);
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s: '%s' is not a summary metric of the runs "
+                            "(finished_share, or a /summary column of docs/results.md: %s)",
+                            cfg->source_path ? cfg->source_path : "?", at, key, s->metrics[m],
+                            list);
+    }
+    return 0;
+}
+
+int fs_planrun_load(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err)
+{
+    memset(p, 0, sizeof *p);
+    if (!o->path && !o->text)
+        return fs_error_set(err, FS_EINVAL, "plan: no scenario");
+    int rc = load_config(o, o->sets, o->n_sets, &p->cfg, err);
+    if (rc)
+        return rc;
+    if (o->scan)
+        p->cfg.plan.search = FS_PLAN_SCAN;
+    rc = fs_plan_spec_create(&p->cfg, &p->spec, err);
+    if (!rc && (rc = check_metrics(&p->cfg, p->spec, err)) != 0) {
+        fs_plan_spec_destroy(p->spec);
+        p->spec = NULL;
+    }
+    if (rc) {
+        fs_config_release(&p->cfg);
+        memset(p, 0, sizeof *p);
+        return rc;
+    }
+    p->loaded = 1;
+    return 0;
+}
+
+/* The cash-flow view of point pt (docs/plan.md "Cash flow"): the
+ * candidate's scenario priced by the cost model (fs_cost_rates), the mean
+ * cost_total and end_time of its runs.  Returns 0 (cf filled), 1 when the
+ * scenario has no cost, or an FS_E* code. */
+static int cash_flow(const fs_planrun_opts_t *o, const fs_plan_spec_t *s,
+                     const fs_plan_point_t *pt, fs_plan_cash_t *cf, fs_error_t *err)
+{
+    memset(cf, 0, sizeof *cf);
+    const char **all = NULL;
+    char **cs = NULL;
+    size_t m = 0, ncs = 0;
+    int rc = candidate_sets(o, s, pt->choice, pt->nodes, NULL, &all, &m, &cs, &ncs, err);
+    if (rc)
+        return rc;
+    fs_config_t cfg;
+    rc = load_config(o, all, m, &cfg, err);
+    fs_free(all);
+    fs_plan_sets_free(cs, ncs);
+    if (rc)
+        return rc;
+    fs_cost_rate_t *rates = fs_calloc(cfg.cluster.n_pools + 1, sizeof *rates);
+    rc = rates ? fs_cost_rates(&cfg, rates, err) : fs_error_set(err, FS_ENOMEM, "out of memory");
+    double dep_per_s = 0;
+    for (size_t i = 0; rc == 0 && i < cfg.cluster.n_pools; i++) {
+        double gpus = (double)cfg.cluster.pools[i].nodes * cfg.cluster.pools[i].gpus_per_node;
+        if (rates[i].billing != FS_BILL_OWNED)
+            continue;
+        cf->purchase += rates[i].capex_per_gpu * gpus;
+        dep_per_s += rates[i].dep_per_s * gpus;
+    }
+    cf->years = fs_time_to_s(cfg.cost.depreciation) / (365.25 * 86400);
+    cf->residual = cf->purchase * cfg.cost.residual;
+    cf->rate = cfg.plan.discount_rate;
+    fs_free(rates);
+    fs_config_release(&cfg);
+    if (rc)
+        return rc;
+    /* the runs: their priced span and cost */
+    char *dir = eval_dir(o->dir, s, pt->choice, pt->nodes);
+    if (!dir)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    size_t k = 0;
+    for (uint64_t r = 0; r < s->replications && !rc; r++) {
+        char rel[64];
+        fs_index_run_file(0, r, rel, sizeof rel);
+        char *path = dup_printf("%s/%s", dir, rel);
+        char **names = NULL;
+        double *vals = NULL;
+        size_t n = 0;
+        double end = NAN, cost = NAN;
+        rc = path ? fs_index_read_summary(path, &names, &vals, &n, err)
+                  : fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (strcmp(names[i], "end_time") == 0)
+                end = vals[i];
+            else if (strcmp(names[i], "cost_total") == 0)
+                cost = vals[i];
+        }
+        if (!rc && isfinite(end) && isfinite(cost) && end > 0) {
+            cf->run_s += end;
+            cf->run_cost += cost;
+            k++;
+        }
+        fs_index_free_summary(names, vals, n);
+        fs_free(path);
+    }
+    fs_free(dir);
+    if (rc)
+        return rc;
+    if (!k)
+        return 1;
+    cf->run_s /= (double)k;
+    cf->run_cost /= (double)k;
+    cf->depreciation = dep_per_s * cf->run_s;
+    cf->depreciation_share = cf->purchase > 0 ? cf->depreciation / cf->purchase : NAN;
+    cf->opex_per_year = (cf->run_cost - cf->depreciation) * (365.25 * 86400 / cf->run_s);
+    fs_plan_cash_npv(cf);
+    return 0;
+}
+
+int fs_planrun_execute(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err)
+{
+    if (!p->loaded)
+        return fs_error_set(err, FS_EUSAGE, "plan: executed before it was loaded");
+    const char *inputs[FS_SCENARIO_MAX_INPUTS], *plan_h5 = "plan.h5";
+    size_t n_inputs = 0;
+    fs_scenario_inputs(&p->cfg, inputs, &n_inputs, FS_SCENARIO_MAX_INPUTS);
+    int rc = fs_out_check_dir_inputs("plan", o->dir, &plan_h5, 1, inputs, n_inputs, err);
+    if (rc)
+        return rc;
+    p->plan_file = dup_printf("%s/plan.h5", o->dir);
+    char *evals = dup_printf("%s/evals", o->dir);
+    rc = !evals || !p->plan_file ? fs_error_set(err, FS_ENOMEM, "plan: out of memory") : 0;
+    if (!rc && o->rank == 0 && (rc = make_dir(o->dir, err)) == 0)
+        rc = make_dir(evals, err);
+    fs_free(evals);
+    double t0 = fs_clock_wall();
+    eval_ctx_t ec = {o, 0};
+    if (!rc)
+        rc = fs_plan_search(p->spec, eval_sweeps, &ec, &p->res, err);
+    p->runs_done = ec.runs_done;
+    if (rc || o->rank != 0) {
+        p->wall_s = fs_clock_wall() - t0;
+        return rc;
+    }
+    /* the cash-flow view of each choice's smallest fleet (the chosen among them) */
+    const fs_plan_result_t *res = p->res;
+    p->cash = fs_calloc(res->n_points + 1, sizeof *p->cash);
+    p->have = fs_calloc(res->n_points + 1, sizeof *p->have);
+    if (!p->cash || !p->have)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    for (size_t c = 0; c < p->spec->n_choices && !rc; c++) {
+        long k = res->best[c];
+        if (k < 0)
+            continue;
+        int r = cash_flow(o, p->spec, &res->points[k], &p->cash[k], err);
+        if (r == 0)
+            p->have[k] = 1;
+        else if (r != 1)
+            rc = r;
+    }
+    fs_plan_meta_t meta = {p->cfg.name, p->cfg.source_text, o->path, o->sets, o->n_sets,
+                           res->chosen >= 0 && p->have[res->chosen] ? &p->cash[res->chosen] : NULL};
+    if (!rc && o->o.shard == 0)
+        rc = fs_plan_write(p->plan_file, p->spec, res, &meta, err);
+    p->wall_s = fs_clock_wall() - t0;
+    return rc;
+}
+
+void fs_planrun_release(fs_planrun_t *p)
+{
+    if (!p)
+        return;
+    fs_free(p->cash);
+    fs_free(p->have);
+    fs_free(p->plan_file);
+    fs_plan_result_destroy(p->res);
+    fs_plan_spec_destroy(p->spec);
+    if (p->loaded)
+        fs_config_release(&p->cfg);
+    memset(p, 0, sizeof *p);
+}
