@@ -18,6 +18,7 @@
 
 #include "../models/fs_config.h"
 #include "../scenarios/fs_scenario.h"
+#include "../models/fs_mig.h"
 #include "../scenarios/fs_units.h"
 #include "../sim/fs_alloc.h"
 #include "../traces/fs_trace.h"
@@ -203,6 +204,7 @@ static void drain(const char *format, const char *path, int lenient)
 {
     fs_trace_opts_t opts;
     fs_trace_opts_init(&opts);
+    opts.mig_profile = fs_mig_code_find;
     opts.lenient = lenient;
     fs_source_t *src = NULL;
     fs_error_t err;

@@ -92,7 +92,7 @@ int32_t fs_mig_code_find(const char *name, size_t len)
     for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
         int p = fs_mig_profile_find(&models[g], name, len);
         if (p >= 0)
-            return fs_mig_code(&models[g].profile[p]);
+            return fs_mig_code(&models[g].profile[p]);   /* == fs_migname_parse(name, len) */
     }
     return 0;
 }
@@ -103,13 +103,6 @@ int fs_mig_profile_of_code(const fs_mig_model_t *m, int32_t code)
         if (fs_mig_code(&m->profile[p]) == code)
             return (int)p;
     return -1;
-}
-
-const char *fs_mig_code_name(int32_t code, char *buf, size_t n)
-{
-    uint32_t u = (uint32_t)code;
-    snprintf(buf, n, "%ug.%ugb%s", u >> 16, (u >> 1) & 0x7fffu, u & 1u ? "+me" : "");
-    return buf;
 }
 
 void fs_mig_layout_clear(fs_mig_layout_t *l) { memset(l, 0, sizeof *l); }

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "../sim/fs_error.h"
+#include "../traces/fs_migname.h"
 
 #define FS_MIG_SLOTS 8          /* memory slices = placement slots per GPU */
 #define FS_MIG_COMPUTE 7        /* compute (SM) slices per GPU */
@@ -111,24 +112,27 @@ int fs_mig_profile_find(const fs_mig_model_t *m, const char *name, size_t len);
 /* ---- profiles across models (what a pod asks) ----
  * A pod asks a profile by name ("1g.10gb"), the device plugin's resource
  * nvidia.com/mig-1g.10gb, whatever the GPU model.  The name is coded as one
- * positive int32 (compute << 16 | memory_gb << 1 | media_ext), so jobs carry
- * it without a name table; 0 means "no MIG profile".  A pool's profile
- * matches a code when its name does. */
+ * positive int32 (traces/fs_migname.h: compute << 16 | memory_gb << 1 |
+ * media_ext), so jobs carry it without a name table; 0 means "no MIG
+ * profile".  A pool's profile matches a code when its name does. */
 static inline int32_t fs_mig_code(const fs_mig_profile_t *p)
 {
     return (int32_t)((uint32_t)p->compute << 16 | (uint32_t)p->memory_gb << 1 | (p->media_ext ? 1u : 0u));
 }
-/* The code of a profile name some MIG model has, or 0 (an unknown name). */
+/* The code of a profile name some MIG model has, or 0 (an unknown name).
+ * The scenario loader gives it to the trace readers as
+ * fs_trace_opts_t.mig_profile. */
 int32_t fs_mig_code_find(const char *name, size_t len);
 /* The profile of model m with this code, or -1. */
 int fs_mig_profile_of_code(const fs_mig_model_t *m, int32_t code);
 /* A code's compute share in milli-GPUs (compute * 1000 / 7, rounded down). */
-static inline uint32_t fs_mig_code_milli(int32_t code)
-{
-    return ((uint32_t)code >> 16) * 1000u / FS_MIG_COMPUTE;
-}
+_Static_assert(FS_MIG_COMPUTE == FS_MIGNAME_COMPUTE, "one count of compute slices");
+static inline uint32_t fs_mig_code_milli(int32_t code) { return fs_migname_milli(code); }
 /* The code's name into buf ("1g.10gb+me"); returns buf. */
-const char *fs_mig_code_name(int32_t code, char *buf, size_t n);
+static inline const char *fs_mig_code_name(int32_t code, char *buf, size_t n)
+{
+    return fs_migname_of(code, buf, n);
+}
 
 /* ---- one GPU ---- */
 void fs_mig_layout_clear(fs_mig_layout_t *l);

@@ -1,6 +1,7 @@
 #include "fs_defaults.h"
 #include "fs_keys.h"
 #include "../sim/fs_alloc.h"
+#include "../models/fs_mig.h"
 
 #include <string.h>
 
@@ -11,6 +12,7 @@ void fs_config_init(fs_config_t *c)
     memset(c, 0, sizeof *c);
     fs_synth_cfg_init(&c->workload.synth);
     fs_trace_opts_init(&c->workload.trace.opts);
+    c->workload.trace.opts.mig_profile = fs_mig_code_find;  /* the names the model knows */
     c->workload.kind = FS_WORKLOAD_SYNTHETIC;
     c->workload.arrival_process = FS_ARRIVAL_POISSON;
     /* Best effort: a string default that cannot be allocated stays NULL (the

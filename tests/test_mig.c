@@ -689,10 +689,46 @@ static void test_parse_random(void **s)
     assert_true(ok > 1000 && bad > 1000);
 }
 
+/* The job record's profile code (traces/fs_migname.h, the readers' syntax)
+ * is the model's: every profile of every model parses to its fs_mig_code
+ * and prints back to its name; fs_mig_code_find (the scenario's hook into
+ * the readers) accepts exactly the tables' names; malformed text is 0. */
+static void test_migname_syntax(void **st)
+{
+    (void)st;
+    size_t n = 0;
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
+        for (unsigned p = 0; p < m->nprofiles; p++, n++) {
+            const char *name = m->profile[p].name;
+            int32_t code = fs_migname_parse(name, strlen(name));
+            char buf[FS_MIGNAME_MAX];
+            assert_int_equal(code, fs_mig_code(&m->profile[p]));
+            assert_int_equal(fs_mig_code_find(name, strlen(name)), code);
+            assert_string_equal(fs_migname_of(code, buf, sizeof buf), name);
+            assert_int_equal(fs_migname_milli(code), m->profile[p].gpu_milli);
+        }
+    }
+    assert_true(n >= 35);
+    /* well formed, but no GPU model has it: the syntax takes it, the model not */
+    assert_int_equal(fs_migname_parse("2g.25gb", 7), 2 << 16 | 25 << 1);
+    assert_int_equal(fs_mig_code_find("2g.25gb", 7), 0);
+    assert_int_equal(fs_migname_parse("32767g.32767gb+me", 17), (int32_t)(32767u << 16 | 32767u << 1 | 1u));
+    static const char *const bad[] = {"", "1g", "1g.", "1g.10", "1g.10g", "1g.10GB", "01g.10gb",
+                                      "1g.010gb", "0g.10gb", "1g.0gb", "1g.10gb+m", "1g.10gb+mee",
+                                      "1g.10gb ", " 1g.10gb", "32768g.10gb", "1g.32768gb",
+                                      "1g.10gb-me", "g.10gb", "1x.10gb", "99999999999g.1gb"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(fs_migname_parse(bad[i], strlen(bad[i])), 0);
+    /* a prefix of a good name is read only as far as len says */
+    assert_int_equal(fs_migname_parse("1g.10gb+me", 7), fs_mig_code_find("1g.10gb", 7));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_match_guide),
+        cmocka_unit_test(test_migname_syntax),
         cmocka_unit_test(test_exhaustive_against_hardware_rules),
         cmocka_unit_test(test_guide_cases),
         cmocka_unit_test(test_driver_examples),

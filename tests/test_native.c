@@ -617,6 +617,48 @@ static void test_time_scale(void **state)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* mig_profile: the reader checks the syntax itself and asks the hook
+ * (fs_trace_opts_t.mig_profile, the model's table when a scenario reads the
+ * trace) which names exist; an unknown name is a row error at FILE:LINE. */
+static void test_mig_profile_names(void **state)
+{
+    (void)state;
+    int64_t live0 = fs_alloc_live();
+    char *path = tmp_path("mig.csv");
+    assert_int_equal(fs_test_write(path, "id,submit,gpus,duration,mig_profile\n"
+                                         "1,0,2,100,3g.40gb\n"
+                                         "2,5,1,100,2g.25gb\n"), 0);
+    fs_trace_opts_t o;
+    fs_trace_opts_init(&o);
+    assert_null(o.mig_profile);
+    readout_t r;
+    fs_error_t err;
+    /* no hook: both names are well formed */
+    assert_int_equal(read_all(path, &o, 8, &r, &err), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.jobs[0].mig, fs_mig_code_find("3g.40gb", 7));
+    assert_int_equal(r.jobs[0].gpu_milli, 428);
+    assert_int_equal(r.jobs[1].mig, 2 << 16 | 25 << 1);
+    readout_free(&r);
+    /* the model's names: 2g.25gb is no GPU's profile */
+    o.mig_profile = fs_mig_code_find;
+    assert_int_equal(read_all(path, &o, 8, &r, &err), FS_EINVAL);
+    char want[4200];
+    snprintf(want, sizeof want, "%s:3: field mig_profile: expected a MIG profile name such as "
+             "1g.10gb or 3g.40gb (docs/mig.md) or empty (got '2g.25gb')", path);
+    assert_string_equal(err.msg, want);
+    readout_free(&r);
+    /* malformed: refused with or without the hook */
+    assert_int_equal(fs_test_write(path, "id,submit,gpus,duration,mig_profile\n1,0,1,100,1g.10GB\n"),
+                     0);
+    o.mig_profile = NULL;
+    assert_int_equal(read_all(path, &o, 8, &r, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, ":2: field mig_profile"));
+    readout_free(&r);
+    free(path);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Strict-mode errors: each with its exact message.                    */
 
@@ -1381,6 +1423,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_example_fixture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_number_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_scale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mig_profile_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strict_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_header_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_line, setup, teardown),

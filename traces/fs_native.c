@@ -1,5 +1,5 @@
 #include "fs_native.h"
-#include "../models/fs_mig.h"
+#include "fs_migname.h"
 
 #include <errno.h>
 #include <math.h>
@@ -375,7 +375,9 @@ static int parse_row(native_t *s, fs_job_t *j)
             /* a MIG profile name: the job is a pod taking `gpus` instances of it
              * (docs/mig.md); gpu_milli becomes the profile's compute share */
             if (f->len) {
-                if (!(j->mig = fs_mig_code_find(f->s, f->len)))
+                j->mig = s->opts.mig_profile ? s->opts.mig_profile(f->s, f->len)
+                                             : fs_migname_parse(f->s, f->len);
+                if (!j->mig)
                     return field_error(s, i, "a MIG profile name such as 1g.10gb or 3g.40gb "
                                              "(docs/mig.md) or empty");
             }
@@ -388,7 +390,7 @@ static int parse_row(native_t *s, fs_job_t *j)
     if (j->mig) {
         if (j->gpu_milli != FS_GPU_MILLI_WHOLE)
             return field_error(s, field_of(s, COL_GPU_MILLI), "empty when mig_profile is given");
-        j->gpu_milli = fs_mig_code_milli(j->mig);
+        j->gpu_milli = fs_migname_milli(j->mig);
     } else if (j->gpu_milli != FS_GPU_MILLI_WHOLE && j->gpus > 1)
         return field_error(s, field_of(s, COL_GPU_MILLI), "1000 when gpus > 1");
     if (j->rec_start >= 0 && j->rec_end >= 0 && j->rec_end < j->rec_start)
@@ -744,14 +746,15 @@ static char *put_name(char *p, const char *s, size_t n)
     return p;
 }
 
-#define MIG_NAME_MAX 32   /* "65535g.32767gb+me" and its NUL fit */
+#define MIG_NAME_MAX FS_MIGNAME_MAX
 
 /* The profile name of a MIG code into buf (MIG_NAME_MAX bytes), or NULL
- * when no MIG model has it (the reader could not read it back). */
+ * when it is not a code a name parses to (the reader could not read it
+ * back). */
 static const char *mig_name_of(int32_t code, char *buf)
 {
-    const char *s = fs_mig_code_name(code, buf, MIG_NAME_MAX);
-    return s && *s && fs_mig_code_find(s, strlen(s)) == code ? s : NULL;
+    const char *s = fs_migname_of(code, buf, MIG_NAME_MAX);
+    return s && *s && fs_migname_parse(s, strlen(s)) == code ? s : NULL;
 }
 
 static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const char *tenant,

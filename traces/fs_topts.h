@@ -40,6 +40,11 @@ typedef struct fs_trace_opts {
     char **team_of;         /* team i; not owned by the readers (the config owns it) */
     size_t n_team_map;
     double load_scale;      /* arrival compression: submit times divided by this (1: as is) */
+    /* The MIG profile names a trace may ask (native `mig_profile`): returns a
+     * name's code (traces/fs_migname.h) or 0 for a name no GPU model has.
+     * The scenario loader sets the model's table (models/fs_mig.h
+     * fs_mig_code_find); NULL: every name of the form <C>g.<M>gb[+me]. */
+    int32_t (*mig_profile)(const char *name, size_t len);
     struct fs_csv *take_csv;/* internal (format auto): a stream already open on the same
                                path, nothing consumed; the reader takes it over (and
                                zeroes it) instead of opening the path again */

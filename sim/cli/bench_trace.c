@@ -11,6 +11,7 @@
 #include "fs_cli.h"
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
+#include "../../models/fs_mig.h"
 #include "../fs_alloc.h"
 #include "../../traces/fs_native.h"
 #include "../fs_clock.h"
@@ -133,6 +134,7 @@ static double read_in_child(const char *path, unsigned long long want, double *c
         double rate[2] = {0, 0};
         fs_trace_opts_t o;
         fs_trace_opts_init(&o);
+        o.mig_profile = fs_mig_code_find;
         fs_source_t *src = NULL;
         fs_error_t err;
         fs_job_t *buf = fs_malloc(BT_BATCH * sizeof *buf);

@@ -20,6 +20,7 @@
 #include "fs_cli.h"
 #include "fs_cliout.h"
 #include "../../analysis/fs_fit.h"
+#include "../../models/fs_mig.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_units.h"
 #include "../../traces/fs_synth.h"
@@ -279,6 +280,7 @@ static int open_input(const topts_t *o, input_t *in, fs_error_t *err)
     }
     fs_trace_opts_t topt;
     fs_trace_opts_init(&topt);
+    topt.mig_profile = fs_mig_code_find;
     topt.lenient = o->lenient;
     topt.keep_origin = o->keep_origin;
     in->format = o->format ? o->format : default_format();
