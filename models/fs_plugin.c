@@ -1,12 +1,12 @@
 /*
  * fs_plugin: a scheduling policy from a shared object (scheduler.plugin;
- * the ABI is the plugin part of sim/api/fleetsim.h, included for its types
- * only; docs/library.md).  The adapter is an fs_policy_ops_t: the model's
+ * the ABI is fs_plugin_abi.h, the plugin part of the public fleetsim.h;
+ * docs/library.md).  The adapter is an fs_policy_ops_t: the model's
  * calls go to the plugin's table, the plugin's calls to the host table
  * below.  A job's handle is its model slot.
  */
 #include "fs_policy.h"
-#include "../sim/api/fleetsim.h"
+#include "fs_plugin_abi.h"
 #include "../sim/fs_alloc.h"
 
 #include <dlfcn.h>

@@ -190,74 +190,11 @@ FLEETSIM_API int fleetsim_scenario_set_allocator(fleetsim_scenario *s, fleetsim_
 FLEETSIM_API int fleetsim_scenario_memory(const fleetsim_scenario *s, fleetsim_memory *out);
 
 /* ---- scheduling policies as plugins (scheduler.plugin; docs/library.md) ----
- * A shared object that exports
- *     const fleetsim_policy *fleetsim_policy_entry(void);
- * is a scheduling policy: `scheduler: {plugin: {path: ./p.so, options: {k: v}}}`.
- * It keeps its own queue of waiting jobs (by handle) and starts them through
- * the host's calls; the simulator places them (scheduler.placement) and does
- * everything else.  It links against nothing of fleetsim: the host's calls
- * come in the table given to create.
- * ABI 2 adds preemption and timers (the fields marked "ABI 2" below); a
- * plugin built for ABI 1 still loads and is given an ABI 1 host. */
-#define FLEETSIM_POLICY_ABI 2
-
-typedef struct fleetsim_job_info {
-    uint64_t id;
-    double submit_s;        /* submission, s */
-    double duration_s;      /* run time at speed 1 (what an oracle knows), s */
-    double estimate_s;      /* the user's estimate (time limit), s; < 0 unknown */
-    double remaining_s;     /* work left, s (less than duration_s after a restart) */
-    uint32_t gpus, gpu_milli;
-    int32_t tenant, priority, job_class;
-    uint32_t restarts;
-} fleetsim_job_info;
-
-typedef struct fleetsim_host {
-    uint32_t abi;           /* FLEETSIM_POLICY_ABI */
-    void *sim;              /* the first argument of every call */
-    double (*now)(void *sim);                                   /* simulated time, s */
-    int (*job)(void *sim, uint32_t handle, fleetsim_job_info *out);  /* 0, or -1 no such job */
-    /* Starts a waiting job where the placement puts it: 1 started, 0 it does
-     * not fit now, < 0 an error (return it from pass). */
-    int (*start)(void *sim, uint32_t handle);
-    uint64_t (*free_gpus)(void *sim);                           /* whole GPUs free now */
-    /* ABI 2.  Stops a running job (its GPUs are freed now; it keeps the work
-     * a checkpoint kept: scheduler.checkpoint_interval, recovery.*).  The job
-     * then waits again and stays the plugin's: no enqueue and no job_end
-     * follow; start it again when it should run.  0, or < 0 it is not
-     * running. */
-    int (*preempt)(void *sim, uint32_t handle);
-    /* ABI 2.  The policy's timer gets data at at_s (a time before now is
-     * now); a pass follows at the end of that instant when jobs wait.
-     * Timers are not cancelled: a plugin ignores the ones it no longer
-     * wants (by their data).  0, or < 0 out of memory. */
-    int (*timer)(void *sim, double at_s, uint64_t data);
-    uint64_t (*gpus_up)(void *sim);     /* ABI 2: whole GPUs in service (up) */
-} fleetsim_host;
-
-typedef struct fleetsim_policy {
-    uint32_t abi;           /* FLEETSIM_POLICY_ABI */
-    const char *name;
-    /* options: the scenario's scheduler.plugin.options, n pairs.  0, or
-     * non-zero with a message in err (errlen bytes): the scenario is refused. */
-    int (*create)(const fleetsim_host *host, const char *const *keys, const char *const *values,
-                  size_t n, void **state, char *err, size_t errlen);
-    void (*destroy)(void *state);
-    /* A job waits (new, or back after a failure).  0, or < 0 out of memory. */
-    int (*enqueue)(void *state, uint32_t handle);
-    /* Start what should start now (called once at the end of every instant
-     * where something changed).  0, or the error of a start. */
-    int (*pass)(void *state);
-    /* The job stopped running (finished, or interrupted by a failure: it is
-     * enqueued again when it is back); its handle may be reused after. */
-    void (*job_end)(void *state, uint32_t handle);
-    size_t (*queued)(const void *state);   /* jobs waiting */
-    /* ABI 2, optional (NULL: none; read only when abi >= 2).  A timer set
-     * with host->timer fired: data as given.  0, or < 0 an error. */
-    int (*timer)(void *state, uint64_t data);
-} fleetsim_policy;
-
-typedef const fleetsim_policy *(*fleetsim_policy_entry_fn)(void);
+ * The plugin ABI (fleetsim_policy, fleetsim_host, fleetsim_job_info) is
+ * written in models/fs_plugin_abi.h, beside the policy tables it adapts to;
+ * the installed fleetsim.h has it inlined here (cmake/inline_header.cmake),
+ * so a plugin needs this one header. */
+#include "../../models/fs_plugin_abi.h"
 
 /* The same policy given as a table in the caller's process instead of a
  * shared object (the Python package's policy hook uses this): every run of
