@@ -146,6 +146,12 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(gpu_s_idle, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_allocated, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_share_idle, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_held, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_computing, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_ckpt, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_startup, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_recovering, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_serving, K_F64, "GPU-s"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}

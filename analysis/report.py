@@ -500,6 +500,14 @@ CAP_STATES = (("gpu_s_busy", "busy", "tab:blue"),
               ("gpu_s_idle", "free, nothing waiting", "0.8"),
               ("gpu_s_down", "down", "tab:red"))
 
+# busy over time, in its parts (/timeline, docs/results.md "The held split")
+BUSY_PARTS = (("gpu_s_computing", "computing", "tab:blue"),
+              ("gpu_s_ckpt", "checkpointing", "tab:cyan"),
+              ("gpu_s_startup", "starting", "tab:olive"),
+              ("gpu_s_recovering", "recovering", "tab:pink"),
+              ("gpu_s_serving", "serving", "tab:purple"),
+              ("gpu_s_share_idle", "unallocated shares", "0.55"))
+
 
 def held_split(f):
     """The held split of busy from /summary (docs/results.md), as
@@ -534,26 +542,35 @@ def plot_capacity(rep, f, label=""):
     if len(t) == 0:
         return
     div, unit = time_axis(float(t[-1]))
-    ys = [tl[c][keep] / dt for c, _, _ in CAP_STATES]
+    states = CAP_STATES
+    if all(c in tl.dtype.names for c, _, _ in BUSY_PARTS):
+        # busy drawn in its parts: they add up to busy in every row (to rounding)
+        states = BUSY_PARTS + CAP_STATES[1:]
+    ys = [np.clip(tl[c][keep] / dt, 0, None) for c, _, _ in states]
     split = held_split(f)
     fig, axes = plt.subplots(1, 2 if split else 1, figsize=(12, 4.5), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 1]} if split else None)
     ax = axes[0][0]
     # each row covers (previous time, time]: a step drawn before the sample
-    ax.stackplot(t / div, *ys, step="pre", labels=[l for _, l, _ in CAP_STATES],
-                 colors=[c for _, _, c in CAP_STATES])
+    ax.stackplot(t / div, *ys, step="pre", labels=[l for _, l, _ in states],
+                 colors=[c for _, _, c in states])
     ax.set_xlim(0, t[-1] / div)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time (%s)" % unit)
     ax.set_ylabel("GPUs (mean over each interval)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize="small",
-              frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=5 if len(states) > 4 else 4,
+              fontsize="small", frameon=False)
     ax.grid(alpha=0.3)
     sm = f["summary"][0]
     total = float(sm["gpu_s_total"]) if "gpu_s_total" in sm.dtype.names else 0.0
     caption = ("Left: every GPU-second of the run in exactly one state (/timeline gpu_s_busy, "
                "gpu_s_waiting, gpu_s_idle, gpu_s_down), as the mean number of GPUs in each state "
                "over each timeline interval; the stack is the fleet's size.")
+    if states is not CAP_STATES:
+        caption += (" Busy is drawn in its parts (/timeline gpu_s_computing, gpu_s_ckpt, "
+                    "gpu_s_startup, gpu_s_recovering, gpu_s_serving, gpu_s_share_idle); work "
+                    "later lost is part of computing there (it is known only when it is lost: "
+                    "the bar on the right has it).")
     if total > 0:
         caption += " Whole run: " + ", ".join(
             "%s %.1f%%" % (l, 100.0 * float(sm[c]) / total) for c, l, _ in CAP_STATES) + "."

@@ -66,6 +66,12 @@ typedef struct fs_jobrun {
                                before its replica's share replaced it, given back when it is
                                queued again; 0: not replaced */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
+    /* the /timeline held split (fs_model.c acct_*): what this job adds to
+     * the model's aggregates while it runs or holds, to take it back exactly */
+    double ac_share;        /* its GPU share in the running aggregates, 0: not in them */
+    double ac_hold;         /* the GPUs it holds in the recovering aggregates */
+    uint32_t cx_pos;        /* its index in the model's list of running jobs with
+                               phases (checkpoints, start-up, restore); UINT32_MAX: none */
 } fs_jobrun_t;
 
 /* Runtime state of an active job: what a waiting job needs (issue #13: a

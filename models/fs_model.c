@@ -106,6 +106,21 @@ struct fs_model {
     double int_total, int_down, int_waiting, int_idle;
     double smp_busy, smp_down, smp_waiting, smp_idle; /* their values at the last sample */
     double smp_alloc;       /* int_alloc at the last sample */
+    /* the jobs' accounts (held, computing, ckpt, start-up GPU-s) of all jobs
+     * up to the last sample: the /timeline held split (acct_now) */
+    double smp_held, smp_compute, smp_ckpt, smp_startup;
+    /* The jobs' accounts as they accrue (acct_*; kept only with a timeline):
+     * every settled increment of every job (not replicas), and what is not
+     * settled yet as aggregates: running jobs (sum of GPU shares and of
+     * share x attempt start, s), those of them in plain compute (share and
+     * share x settled_at), recovering jobs' holds (GPUs and GPUs x
+     * settled_at), and a list of the running jobs with phases (checkpoint
+     * writes, start-up, restore), advanced one by one at a sample. */
+    int acct_on;
+    double ac_held, ac_comp, ac_ckpt, ac_startup;
+    double ac_run_s, ac_run_t, ac_pure_s, ac_pure_t, ac_rec_s, ac_rec_t;
+    uint32_t *cx;
+    size_t n_cx, cap_cx;
     fs_time_t win_lo, win_hi;       /* [warmup, horizon] */
     double useful_gpu_s;
     uint64_t progress_mark;
@@ -157,6 +172,8 @@ struct fs_model {
      * takes capacity away).  When these are all that is pending, nothing
      * runs and jobs wait, nothing can ever start them (stuck()). */
     uint8_t sample_pending, cap_pending;
+    uint8_t sample_last;    /* the run's closing /timeline row (fs_model_finish): no next */
+    fs_time_t last_sample;  /* time of the last /timeline row, -1 none yet */
     uint64_t inert_pending;
 
     fs_error_t err;
@@ -458,9 +475,70 @@ static void run_init(fs_jobrun_t *x, const fs_jobrt_t *j)
     x->remaining = j->job.duration;
     x->rate = 1.0;
     x->queued_since = j->job.submit;
+    x->ac_share = -1;       /* in no account aggregate (acct_*) */
+    x->cx_pos = UINT32_MAX;
 }
 
 static int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
+
+/* ---- the jobs' accounts as they accrue (the /timeline held split) --------
+ * Kept only with a timeline (m->acct_on).  The invariants: ac_held,
+ * ac_comp, ac_ckpt, ac_startup hold every settled increment of the jobs'
+ * accounts (held_gpu_s, and w_compute, w_ckpt, w_startup x the share);
+ * ac_run_s / ac_run_t = sum over running jobs of share / share x start;
+ * ac_pure_s / ac_pure_t the same with settled_at for the running jobs in
+ * plain compute (no checkpoints, no start-up or restore), whose compute
+ * since settled_at is the wall time since; m->cx the other running jobs;
+ * ac_rec_s / ac_rec_t = sum over recovering jobs of held GPUs / held GPUs x
+ * settled_at.  Replicas are not jobs: never in them. */
+#define CX_NONE UINT32_MAX
+
+static inline double tsec(fs_time_t t) { return fs_time_to_s(t); }
+
+/* An attempt starts (after attempt_begin set its phases). */
+static int acct_run_add(fs_model_t *m, fs_jobrt_t *j, uint32_t slot)
+{
+    fs_jobrun_t *r = j->r;
+    if (!m->acct_on || is_replica(j))
+        return 0;
+    double sh = gpu_share(j);
+    if (r->ckpt_every != 0 || r->phase != FS_PHASE_COMPUTE) {
+        if (fs_grow((void **)&m->cx, &m->cap_cx, m->n_cx + 1, sizeof *m->cx))
+            return FS_ENOMEM;
+        r->cx_pos = (uint32_t)m->n_cx;
+        m->cx[m->n_cx++] = slot;
+    } else {
+        m->ac_pure_s += sh;
+        m->ac_pure_t += sh * tsec(r->settled_at);
+    }
+    r->ac_share = sh;
+    m->ac_run_s += sh;
+    m->ac_run_t += sh * tsec(r->start);
+    return 0;
+}
+
+/* The attempt stops (after its last progress). */
+static void acct_run_sub(fs_model_t *m, fs_jobrt_t *j)
+{
+    fs_jobrun_t *r = j->r;
+    double sh = r->ac_share;
+    if (sh < 0)
+        return;
+    m->ac_run_s -= sh;
+    m->ac_run_t -= sh * tsec(r->start);
+    if (r->cx_pos == CX_NONE) {
+        m->ac_pure_s -= sh;
+        m->ac_pure_t -= sh * tsec(r->settled_at);
+    } else {
+        uint32_t last = m->cx[--m->n_cx];
+        if (r->cx_pos < m->n_cx) {
+            m->cx[r->cx_pos] = last;
+            m->slots[last].r->cx_pos = r->cx_pos;
+        }
+        r->cx_pos = CX_NONE;
+    }
+    r->ac_share = -1;
+}
 
 /* A replica's event to its service (a hook error stops the run). */
 static void replica_event(fs_model_t *m, uint32_t slot, int event, fs_time_t startup)
@@ -859,7 +937,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         fs_time_t su = m->startup ? fs_startup_begin(m->startup, &j->r->place, j->job.job_class,
                                                       m->sim.now)
                                   : 0;
-        if (su < 0 || attempt_begin(m, j, su) || (m->nidx && nidx_add(m, slot))) {
+        if (su < 0 || attempt_begin(m, j, su) || (m->nidx && nidx_add(m, slot)) ||
+            acct_run_add(m, j, slot)) {
             fail(m, FS_ENOMEM, "starting a job");
             return FS_ENOMEM;
         }
@@ -899,8 +978,22 @@ fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
  * counters). */
 static void progress(fs_model_t *m, fs_jobrt_t *j)
 {
-    fs_recov_advance(j->r, m->sim.now - j->r->settled_at, m->cfg->recovery.write_cost);
-    j->r->settled_at = m->sim.now;
+    fs_jobrun_t *r = j->r;
+    if (r->ac_share < 0) {
+        fs_recov_advance(r, m->sim.now - r->settled_at, m->cfg->recovery.write_cost);
+        r->settled_at = m->sim.now;
+        return;
+    }
+    /* what settles moves from the aggregates to the settled accounts */
+    fs_time_t c0 = r->w_compute, k0 = r->w_ckpt, s0 = r->w_startup, t0 = r->settled_at;
+    fs_recov_advance(r, m->sim.now - r->settled_at, m->cfg->recovery.write_cost);
+    r->settled_at = m->sim.now;
+    double sh = r->ac_share;
+    m->ac_comp += sh * tsec(r->w_compute - c0);
+    m->ac_ckpt += sh * tsec(r->w_ckpt - k0);
+    m->ac_startup += sh * tsec(r->w_startup - s0);
+    if (r->cx_pos == CX_NONE)
+        m->ac_pure_t += sh * tsec(r->settled_at) - sh * tsec(t0);
 }
 
 /* Work since the last checkpoint is lost: `lost` us of work (<= since_ckpt)
@@ -927,6 +1020,10 @@ static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
     double ran = fs_time_to_s(m->sim.now - j->r->start);
     j->r->run_s += ran;
     j->r->held_gpu_s += gpu_share(j) * ran;
+    if (j->r->ac_share >= 0) {
+        m->ac_held += gpu_share(j) * ran;
+        acct_run_sub(m, j);
+    }
     m->running--;
     if (is_replica(j))
         m->svc_running--;
@@ -1146,11 +1243,38 @@ static double held_gpus(const fs_jobrt_t *j)
     return g;
 }
 
-/* Counts the GPU-s a recovering job held from settled_at to at. */
-static void hold_account(fs_jobrt_t *j, fs_time_t at)
+/* A recovering job's hold enters or leaves the account aggregates (around
+ * every change of its holding, placement or settled_at). */
+static void acct_hold_add(fs_model_t *m, fs_jobrt_t *j)
 {
-    j->r->held_gpu_s += held_gpus(j) * fs_time_to_s(at - j->r->settled_at);
+    if (!m->acct_on || is_replica(j))
+        return;
+    double g = held_gpus(j);
+    j->r->ac_hold = g;
+    m->ac_rec_s += g;
+    m->ac_rec_t += g * tsec(j->r->settled_at);
+}
+
+static void acct_hold_sub(fs_model_t *m, fs_jobrt_t *j)
+{
+    if (!m->acct_on || is_replica(j))
+        return;
+    double g = j->r->ac_hold;
+    m->ac_rec_s -= g;
+    m->ac_rec_t -= g * tsec(j->r->settled_at);
+    j->r->ac_hold = 0;
+}
+
+/* Counts the GPU-s a recovering job held from settled_at to at. */
+static void hold_account(fs_model_t *m, fs_jobrt_t *j, fs_time_t at)
+{
+    double add = held_gpus(j) * fs_time_to_s(at - j->r->settled_at);
+    acct_hold_sub(m, j);
+    j->r->held_gpu_s += add;
     j->r->settled_at = at;
+    if (m->acct_on && !is_replica(j))
+        m->ac_held += add;
+    acct_hold_add(m, j);
 }
 
 /* A recovering job's share of failed `node` is freed now (the node is
@@ -1158,7 +1282,8 @@ static void hold_account(fs_jobrt_t *j, fs_time_t at)
 static void drop_node(fs_model_t *m, uint32_t slot, uint32_t node)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    hold_account(j, m->sim.now);
+    hold_account(m, j, m->sim.now);
+    acct_hold_sub(m, j);
     if (j->r->place.n <= 1) {
         release_place(m, slot);
         j->r->holding = 0;
@@ -1174,6 +1299,7 @@ static void drop_node(fs_model_t *m, uint32_t slot, uint32_t node)
         s->gpus = 0;
     }
     nidx_drop(&m->nidx[node], slot);
+    acct_hold_add(m, j);
 }
 
 static int recover_at(fs_model_t *m, uint32_t slot, fs_time_t at, uint64_t step)
@@ -1231,7 +1357,8 @@ static int give_up(fs_model_t *m, uint32_t slot)
 static int detected(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
-    hold_account(j, m->sim.now);
+    hold_account(m, j, m->sim.now);
+    acct_hold_sub(m, j);
     if (j->r->holding) {
         release_place(m, slot);
         j->r->holding = 0;
@@ -1288,6 +1415,7 @@ static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
     j->r->holding = 1;
     j->r->need_restore = 1;
     j->r->start = j->r->settled_at = m->sim.now;  /* recovery and hold clocks */
+    acct_hold_add(m, j);
     m->interruptions++;
     m->recovering++;
     m->last_change = m->sim.now;
@@ -1836,6 +1964,57 @@ static void cannot_go_on(fs_model_t *m, int capped)
 
 /* ---- events ------------------------------------------------------------------- */
 
+/* The jobs' accounts up to now, summed over every job (not replicas), as
+ * the jobs' rows would give them now (emitted jobs' totals, and each active
+ * job's account with a running attempt advanced to now on a copy of its
+ * record and a recovering job's hold counted to now): O(slots).  The
+ * reference the aggregates of acct_now are tested against. */
+void fs_model_job_accounts(const fs_model_t *m, double out[4])
+{
+    out[0] = m->job_held_gpu_s;
+    out[1] = m->job_compute_gpu_s;
+    out[2] = m->ckpt_gpu_s;
+    out[3] = m->startup_gpu_s;
+    fs_time_t now = m->sim.now;
+    for (size_t i = 0; i < m->n_slots; i++) {
+        const fs_jobrt_t *j = &m->slots[i];
+        if (j->state == FS_JOBRT_FREE || !j->r || is_replica(j))
+            continue;
+        fs_jobrun_t c = *j->r;
+        double share = gpu_share(j);
+        if (j->state == FS_JOBRT_RUNNING) {
+            fs_recov_advance(&c, now - c.settled_at, m->cfg->recovery.write_cost);
+            c.held_gpu_s += share * fs_time_to_s(now - c.start);
+        } else if (j->state == FS_JOBRT_RECOVERING && c.holding) {
+            c.held_gpu_s += held_gpus(j) * fs_time_to_s(now - c.settled_at);
+        }
+        out[0] += c.held_gpu_s;
+        out[1] += share * fs_time_to_s(c.w_compute);
+        out[2] += share * fs_time_to_s(c.w_ckpt);
+        out[3] += share * fs_time_to_s(c.w_startup);
+    }
+}
+
+/* The same from the aggregates kept as the accounts accrue (acct_*): the
+ * settled increments, the unsettled holds and plain compute in closed form,
+ * and only the running jobs with phases advanced on a copy.  O(those). */
+static void acct_now(const fs_model_t *m, double out[4])
+{
+    double t = tsec(m->sim.now);
+    out[0] = m->ac_held + (t * m->ac_run_s - m->ac_run_t) + (t * m->ac_rec_s - m->ac_rec_t);
+    out[1] = m->ac_comp + (t * m->ac_pure_s - m->ac_pure_t);
+    out[2] = m->ac_ckpt;
+    out[3] = m->ac_startup;
+    for (size_t i = 0; i < m->n_cx; i++) {
+        const fs_jobrun_t *r = m->slots[m->cx[i]].r;
+        fs_jobrun_t c = *r;
+        fs_recov_advance(&c, m->sim.now - c.settled_at, m->cfg->recovery.write_cost);
+        out[1] += r->ac_share * tsec(c.w_compute - r->w_compute);
+        out[2] += r->ac_share * tsec(c.w_ckpt - r->w_ckpt);
+        out[3] += r->ac_share * tsec(c.w_startup - r->w_startup);
+    }
+}
+
 static void sample(fs_model_t *m)
 {
     fs_sample_row_t r;
@@ -1877,6 +2056,20 @@ static void sample(fs_model_t *m)
         r.gpu_s_allocated = alloc - m->smp_alloc;
         r.gpu_s_share_idle = r.gpu_s_busy - r.gpu_s_allocated;
         m->smp_alloc = alloc;
+        /* allocated = jobs' holds + serving; a hold = computing + ckpt +
+         * startup + recovering (as /summary, per interval) */
+        double acc[4];
+        acct_now(m, acc);
+        r.gpu_s_held = acc[0] - m->smp_held;
+        r.gpu_s_computing = acc[1] - m->smp_compute;
+        r.gpu_s_ckpt = acc[2] - m->smp_ckpt;
+        r.gpu_s_startup = acc[3] - m->smp_startup;
+        r.gpu_s_recovering = r.gpu_s_held - r.gpu_s_computing - r.gpu_s_ckpt - r.gpu_s_startup;
+        r.gpu_s_serving = r.gpu_s_allocated - r.gpu_s_held;
+        m->smp_held = acc[0];
+        m->smp_compute = acc[1];
+        m->smp_ckpt = acc[2];
+        m->smp_startup = acc[3];
     }
     for (size_t i = 0; i < m->n_modules; i++)
         if (m->modules[i].ops->sample)
@@ -1886,6 +2079,9 @@ static void sample(fs_model_t *m)
         fail_sink(m, rc, "writing a timeline sample");
         return;
     }
+    m->last_sample = m->sim.now;
+    if (m->sample_last)
+        return;
     fs_time_t next = m->sim.now + m->cfg->output.timeline_interval;
     int more = m->cfg->until == FS_UNTIL_HORIZON ? next <= m->horizon
                                                  : (!m->src_done || m->queued + m->running + m->recovering > 0);
@@ -2058,6 +2254,8 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         fs_model_destroy(m);
         return rc;
     }
+    m->last_sample = -1;
+    m->acct_on = cfg->output.timeline_interval > 0;
     if (cfg->output.timeline_interval > 0) {
         fs_event_t ev = {.time = 0, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
         if (fs_sim_schedule(&m->sim, &ev, NULL)) {
@@ -2095,6 +2293,7 @@ void fs_model_destroy(fs_model_t *m)
             (m->slots[i].state == FS_JOBRT_RECOVERING && m->slots[i].r->holding))
             fs_placement_release(&m->slots[i].r->place);
     fs_free(m->slots);
+    fs_free(m->cx);
     fs_free(m->free_slots);
     for (size_t i = 0; i < m->n_run_chunks; i++)
         fs_free(m->run_chunks[i]);
@@ -2137,6 +2336,18 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     if (end < m->last_settle)
         end = m->last_settle;
     settle(m, end);
+    /* the closing /timeline row: the rows cover the run to its end (a
+     * drained run ends between two samples), so that they add up to the
+     * /summary integrals; before the modules finish and the active jobs'
+     * rows are written (the row reads both) */
+    if (m->cfg->output.timeline_interval > 0 && m->last_sample >= 0 && m->last_sample < end &&
+        !m->err.code) {
+        fs_time_t now = m->sim.now;
+        m->sim.now = end;
+        m->sample_last = 1;
+        sample(m);
+        m->sim.now = now;
+    }
     memset(t, 0, sizeof *t);    /* before the modules add their totals */
     for (size_t i = 0; i < m->n_modules && !m->err.code; i++)
         if (m->modules[i].ops->finish) {
@@ -2174,7 +2385,7 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
         } else if (j->state == FS_JOBRT_RECOVERING) {
             if (j->r->holding)
                 emit_intervals(m, j, end);
-            hold_account(j, end);
+            hold_account(m, j, end);
             j->r->w_recovery += end - j->r->start;
             if (emit(m, j, FS_STATE_QUEUED))
                 break;

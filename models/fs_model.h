@@ -256,6 +256,10 @@ int fs_model_truncated(const fs_model_t *m);
 /* The horizon in effect: cfg->horizon, or with cfg->horizon_auto the last
  * submission of the trace once the stream has ended. */
 fs_time_t fs_model_horizon(const fs_model_t *m);
+/* The jobs' accounts up to now over every job (not replicas), as their rows
+ * would give them: held, computing, checkpoint and start-up GPU-s.  O(slots);
+ * what the /timeline held split is tested against (tests/test_capstates.c). */
+void fs_model_job_accounts(const fs_model_t *m, double out[4]);
 /* The usage integrals the cost model prices (models/fs_usage.h); complete
  * after fs_model_finish. */
 typedef struct fs_usage fs_usage_t;

@@ -80,6 +80,15 @@ typedef struct fs_sample_row {
      * (the unallocated rest of shared GPUs) == gpu_s_busy, to rounding */
     double gpu_s_allocated;
     double gpu_s_share_idle;
+    /* allocated = held (the jobs' holds) + serving (replicas); held =
+     * computing + ckpt + startup + recovering: /summary's split per
+     * interval (work later lost is known only at the end: /summary) */
+    double gpu_s_held;
+    double gpu_s_computing;
+    double gpu_s_ckpt;
+    double gpu_s_startup;
+    double gpu_s_recovering;
+    double gpu_s_serving;
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table

@@ -285,6 +285,17 @@ void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row
         row->gpu_s_allocated < -btol || row->gpu_s_share_idle < -btol)
         fail_msg("/timeline row at %.17g s: allocated %.17g + share_idle %.17g != busy %.17g",
                  row->time, row->gpu_s_allocated, row->gpu_s_share_idle, row->gpu_s_busy);
+    /* allocated = held + serving (by construction); the jobs' holds measured
+     * on their own side may not exceed what the cluster allocated, and a
+     * hold's parts may not exceed it */
+    double htol = 1e-9 * (row->gpu_s_allocated > 1 ? row->gpu_s_allocated : 1) + 1e-6;
+    if (!(row->gpu_s_serving >= -htol && row->gpu_s_recovering >= -htol &&
+          row->gpu_s_computing >= -htol && row->gpu_s_ckpt >= -htol &&
+          row->gpu_s_startup >= -htol && row->gpu_s_held >= -htol))
+        fail_msg("/timeline row at %.17g s: held %.17g (computing %.17g + ckpt %.17g + startup "
+                 "%.17g + recovering %.17g) + serving %.17g: a negative part", row->time,
+                 row->gpu_s_held, row->gpu_s_computing, row->gpu_s_ckpt, row->gpu_s_startup,
+                 row->gpu_s_recovering, row->gpu_s_serving);
 }
 
 int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)

@@ -12,9 +12,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../scenarios/fs_scenario.h"
+#include "../traces/fs_synth.h"
 
 #include "../models/fs_model.h"
 #include "../sim/fs_alloc.h"
@@ -125,12 +129,222 @@ static void test_held_split_share(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Overlap of [a, b) with (lo, hi], seconds. */
+static double overlap(double a, double b, double lo, double hi)
+{
+    double x = a > lo ? a : lo, y = b < hi ? b : hi;
+    return y > x ? y - x : 0;
+}
+
+/* The held split per /timeline row (#15): one 8-GPU job of 1 h on the node,
+ * 60 s of pod start-up, a checkpoint every 20 min of compute written in 60 s,
+ * sampled every 10 min.  By hand: start-up [0, 60), compute [60, 1260),
+ * write [1260, 1320), compute [1320, 2520), write [2520, 2580), compute
+ * [2580, 3780), and the checkpoint due as the work ends [3780, 3840)
+ * (docs/recovery.md: the job ends at 3840 s): each row's computing, ckpt and start-up GPU-s are 8 x the
+ * overlap of those phases with the row's interval; held = their sum,
+ * recovering and serving 0; the rows add up to /summary's. */
+static void test_held_split_timeline(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[1];
+    memset(js, 0, sizeof js);
+    js[0] = (fs_job_t){.id = 1, .gpus = 8, .gpu_milli = 1000, .duration = 3600000000,
+                       .tenant = -1, .gpu_type = -1};
+    fs_test_samples_t smp = {0};
+    fs_sink_t sink = {.sample = fs_test_collect_sample, .ud = &smp};
+    fs_run_totals_t t;
+    fs_test_run_yaml(ONE_NODE "startup: {container: 60s}\n"
+                     "recovery: {checkpoint: fixed, interval: 20m, write_cost: 1m}\n",
+                     js, 1, &sink, &t);
+    static const double ph[][3] = {/* start, end, kind: 0 startup, 1 compute, 2 write */
+                                   {0, 60, 0},       {60, 1260, 1},    {1260, 1320, 2},
+                                   {1320, 2520, 1},  {2520, 2580, 2},  {2580, 3780, 1},
+                                   {3780, 3840, 2}};
+    assert_true(smp.n >= 7);
+    double prev = 0;
+    for (size_t i = 0; i < smp.n; i++) {
+        const fs_sample_row_t *r = &smp.r[i];
+        double want[3] = {0, 0, 0};
+        for (size_t k = 0; k < sizeof ph / sizeof ph[0]; k++)
+            want[(int)ph[k][2]] += 8 * overlap(ph[k][0], ph[k][1], prev, r->time);
+        assert_double_equal(r->gpu_s_startup, want[0], 1e-6);
+        assert_double_equal(r->gpu_s_computing, want[1], 1e-6);
+        assert_double_equal(r->gpu_s_ckpt, want[2], 1e-6);
+        assert_double_equal(r->gpu_s_held, want[0] + want[1] + want[2], 1e-6);
+        assert_double_equal(r->gpu_s_recovering, 0, 1e-6);
+        assert_double_equal(r->gpu_s_serving, 0, 1e-6);
+        prev = r->time;
+    }
+    assert_double_equal(t.gpu_s_startup, 8 * 60.0, 1e-6);
+    assert_double_equal(t.gpu_s_ckpt, 8 * 180.0, 1e-6);
+    assert_double_equal(smp.r[smp.n - 1].time, 3840.0, 0);   /* the closing row: the end */
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_held)), t.gpu_s_held, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_computing)), t.gpu_s_computing,
+                        1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_ckpt)), t.gpu_s_ckpt, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_startup)), t.gpu_s_startup,
+                        1e-6);
+    free(smp.r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* A node failure mid-job (at 25 min, node 0 out for 2 h): the one-node job
+ * holds no healthy node while the failure is detected (5 min), so nothing
+ * is held then; it starts again at 30 min on node 1 and restores for 10
+ * min: recovering is 8 x 600 GPU-s, all in the row (1800, 2400], and the
+ * rows add up to /summary's. */
+static void test_held_split_timeline_failure(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[1];
+    memset(js, 0, sizeof js);
+    js[0] = (fs_job_t){.id = 1, .gpus = 8, .gpu_milli = 1000, .duration = 3600000000,
+                       .tenant = -1, .gpu_type = -1};
+    fs_test_samples_t smp = {0};
+    fs_sink_t sink = {.sample = fs_test_collect_sample, .ud = &smp};
+    fs_run_totals_t t;
+    fs_test_run_yaml("name: s\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]\n"
+                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+                     "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
+                     "output: {timeline_interval: 10m}\n"
+                     "failures: {planned: [{at: 25m, kind: node, unit: 0, duration: 2h}]}\n"
+                     "recovery: {checkpoint: fixed, interval: 10m, write_cost: 0s, detection: 5m, "
+                     "restore: 10m}\n",
+                     js, 1, &sink, &t);
+    assert_true(t.interruptions == 1);
+    assert_double_equal(t.gpu_s_recovering, 8 * 600.0, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_recovering)),
+                        t.gpu_s_recovering, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_held)), t.gpu_s_held, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_computing)), t.gpu_s_computing,
+                        1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_serving)), t.gpu_s_serving,
+                        1e-6);
+    int seen = 0;
+    for (size_t i = 0; i < smp.n; i++) {
+        double want = smp.r[i].time == 2400.0 ? 8 * 600.0 : 0;
+        seen += smp.r[i].time == 2400.0;
+        assert_double_equal(smp.r[i].gpu_s_recovering, want, 1e-6);
+    }
+    assert_int_equal(seen, 1);
+    free(smp.r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* ---- the aggregates against the jobs' own accounts ----------------------
+ * The /timeline held split is kept as aggregates that change with the jobs
+ * (models/fs_model.c acct_*).  At every row the running sum of the rows must
+ * equal fs_model_job_accounts, which sums every job's account as its row
+ * would give it (O(slots), independent of the aggregates): on runs with
+ * failures (multi-node jobs holding healthy nodes while the failure is
+ * detected, spares, stragglers, restores, Daly checkpoints), preemption with
+ * work kept, pod start-up with image pulls, and services. */
+typedef struct xcheck {
+    fs_model_t *m;
+    double cum[4];
+    size_t rows;
+    double worst;
+} xcheck_t;
+
+static int xcheck_sample(void *ud, const fs_sample_row_t *row)
+{
+    xcheck_t *x = ud;
+    const double add[4] = {row->gpu_s_held, row->gpu_s_computing, row->gpu_s_ckpt,
+                           row->gpu_s_startup};
+    double ref[4];
+    fs_model_job_accounts(x->m, ref);
+    for (int k = 0; k < 4; k++) {
+        x->cum[k] += add[k];
+        double err = fabs(ref[k] - x->cum[k]) / (fabs(ref[k]) > 1 ? fabs(ref[k]) : 1);
+        if (err > x->worst)
+            x->worst = err;
+    }
+    x->rows++;
+    return 0;
+}
+
+static void xcheck_run(const char *path, const char *const *sets, size_t n_sets)
+{
+    fs_config_t cfg;
+    fs_error_t err;
+    if (fs_scenario_load_file(path, sets, n_sets, &cfg, &err))
+        fail_msg("%s", err.msg);
+    fs_source_t *src;   /* the three are synthetic workloads (as fs_runner.c opens them) */
+    fs_synth_cfg_t sc = cfg.workload.synth;
+    sc.horizon = cfg.horizon;
+    if (cfg.workload.kind != FS_WORKLOAD_SYNTHETIC ||
+        fs_synth_create(&sc, cfg.seed, cfg.replication, &src, &err))
+        fail_msg("%s: not a synthetic workload, or: %s", path, err.msg);
+    xcheck_t x = {0};
+    fs_sink_t sink = {.sample = xcheck_sample, .ud = &x};
+    fs_model_t *m;
+    if (fs_model_create(&cfg, src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    x.m = m;
+    fs_run_totals_t t;
+    if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, &t, &err))
+        fail_msg("run: %s", err.msg);
+    fs_test_check_capstates(&t);
+    /* the rows cover the run: their sums are /summary's */
+    const double sum[4] = {t.gpu_s_held, t.gpu_s_computing, t.gpu_s_ckpt, t.gpu_s_startup};
+    for (int k = 0; k < 4; k++)
+        if (!(fabs(sum[k] - x.cum[k]) <= 1e-9 * (fabs(sum[k]) > 1 ? fabs(sum[k]) : 1)))
+            fail_msg("%s: account %d: rows add up to %.17g, /summary %.17g", path, k, x.cum[k],
+                     sum[k]);
+    /* what each run is here to cover */
+    if (strstr(path, "llama3") && !(t.interruptions > 0 && t.gpu_s_recovering > 0 &&
+                                    t.gpu_s_ckpt > 0 && t.gpu_s_startup > 0))
+        fail_msg("%s: no interruption, restore, checkpoint or start-up", path);
+    if (strstr(path, "default") && !(t.preemptions > 0))
+        fail_msg("%s: no preemption", path);
+    if (strstr(path, "serving") && !(t.gpu_s_serving > 0 && t.gpu_s_startup > 0))
+        fail_msg("%s: nothing served or started", path);
+    if (!(x.rows > 10 && x.worst <= 1e-9))
+        fail_msg("%s: %zu rows, worst relative difference to the jobs' accounts %.3g", path,
+                 x.rows, x.worst);
+    print_message("%s: %zu rows, worst %.2g; GPU-s held %.6g, ckpt %.6g, startup %.6g, "
+                  "recovering %.6g, serving %.6g; %llu interruptions, %llu preemptions\n", path,
+                  x.rows, x.worst, t.gpu_s_held, t.gpu_s_ckpt, t.gpu_s_startup, t.gpu_s_recovering,
+                  t.gpu_s_serving, (unsigned long long)t.interruptions,
+                  (unsigned long long)t.preemptions);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    fs_config_release(&cfg);
+}
+
+static void test_held_split_aggregates(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const char *llama[] = {"horizon=2d", "cluster.pools.0.nodes=128",
+                           "workload.synthetic.gpus={8: 0.6, 64: 0.3, 512: 0.1}",
+                           "workload.synthetic.arrivals.rate=3/h", "output.timeline_interval=20m",
+                           "failures.repair.crews=4",
+                           "failures.components=[{kind: node, tbf: {dist: exponential, mean: 8d}, "
+                           "causes: {tor_switch: 1}}]",
+                           "startup={container: 5s, image_size: 9537, node_bandwidth: 80}"};
+    xcheck_run(FS_SOURCE_DIR "/scenarios/failures-llama3.yaml", llama, 8);
+    const char *srtf[] = {"horizon=12h", "warmup=0s", "cluster.pools.0.nodes=16",
+                          "scheduler.queue=srtf", "scheduler.checkpoint_interval=10m",
+                          "output.timeline_interval=15m"};
+    xcheck_run(FS_SOURCE_DIR "/scenarios/default.yaml", srtf, 6);
+    const char *svc[] = {"horizon=12h", "output.timeline_interval=10m"};
+    xcheck_run(FS_SOURCE_DIR "/scenarios/serving-mixed.yaml", svc, 2);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_node),
         cmocka_unit_test(test_waiting),
         cmocka_unit_test(test_held_split_share),
+        cmocka_unit_test(test_held_split_timeline),
+        cmocka_unit_test(test_held_split_timeline_failure),
+        cmocka_unit_test(test_held_split_aggregates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

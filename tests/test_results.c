@@ -168,6 +168,12 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.gpu_s_idle = (double)(i % 5) * 2.0;
     s.gpu_s_allocated = (double)(i % 7) * 0.75;
     s.gpu_s_share_idle = (double)(i % 3) * 0.125;
+    s.gpu_s_held = (double)(i % 11) * 0.5;
+    s.gpu_s_computing = (double)(i % 13) * 0.25;
+    s.gpu_s_ckpt = (double)(i % 2) * 1.5;
+    s.gpu_s_startup = (double)(i % 5) * 0.375;
+    s.gpu_s_recovering = (double)(i % 3) * 0.0625;
+    s.gpu_s_serving = (double)(i % 4) * 2.5;
     return s;
 }
 
@@ -450,7 +456,8 @@ static void check_timeline(hid_t f, size_t m)
                         "time,gpus_total,gpus_up,gpus_busy,jobs_running,jobs_queued,gpus_queued,"
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
                         "replicas,mig_instances,mig_busy,mig_serving,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle,"
-                        "gpu_s_allocated,gpu_s_share_idle");
+                        "gpu_s_allocated,gpu_s_share_idle,gpu_s_held,gpu_s_computing,gpu_s_ckpt,"
+                        "gpu_s_startup,gpu_s_recovering,gpu_s_serving");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -466,8 +473,15 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, gpu_s_busy), offsetof(fs_sample_row_t, gpu_s_down),
                           offsetof(fs_sample_row_t, gpu_s_waiting), offsetof(fs_sample_row_t, gpu_s_idle),
                           offsetof(fs_sample_row_t, gpu_s_allocated),
-                          offsetof(fs_sample_row_t, gpu_s_share_idle)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8};
+                          offsetof(fs_sample_row_t, gpu_s_share_idle),
+                          offsetof(fs_sample_row_t, gpu_s_held),
+                          offsetof(fs_sample_row_t, gpu_s_computing),
+                          offsetof(fs_sample_row_t, gpu_s_ckpt),
+                          offsetof(fs_sample_row_t, gpu_s_startup),
+                          offsetof(fs_sample_row_t, gpu_s_recovering),
+                          offsetof(fs_sample_row_t, gpu_s_serving)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8,
+                         8, 8, 8, 8, 8, 8};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -485,7 +499,13 @@ static void check_timeline(hid_t f, size_t m)
               bits_equal(g->gpu_s_down, w.gpu_s_down) && bits_equal(g->gpu_s_waiting, w.gpu_s_waiting) &&
               bits_equal(g->gpu_s_idle, w.gpu_s_idle) &&
               bits_equal(g->gpu_s_allocated, w.gpu_s_allocated) &&
-              bits_equal(g->gpu_s_share_idle, w.gpu_s_share_idle))) {
+              bits_equal(g->gpu_s_share_idle, w.gpu_s_share_idle) &&
+              bits_equal(g->gpu_s_held, w.gpu_s_held) &&
+              bits_equal(g->gpu_s_computing, w.gpu_s_computing) &&
+              bits_equal(g->gpu_s_ckpt, w.gpu_s_ckpt) &&
+              bits_equal(g->gpu_s_startup, w.gpu_s_startup) &&
+              bits_equal(g->gpu_s_recovering, w.gpu_s_recovering) &&
+              bits_equal(g->gpu_s_serving, w.gpu_s_serving))) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -789,7 +809,9 @@ static void test_layout(void **state)
                               "nodes_autoscaled:node; gpus_serving:GPU; replicas:replica; "
                               "mig_instances:instance; mig_busy:instance; mig_serving:instance; gpu_s_busy:GPU-s; "
                               "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s; "
-                              "gpu_s_allocated:GPU-s; gpu_s_share_idle:GPU-s");
+                              "gpu_s_allocated:GPU-s; gpu_s_share_idle:GPU-s; "
+                              "gpu_s_held:GPU-s; gpu_s_computing:GPU-s; gpu_s_ckpt:GPU-s; "
+                              "gpu_s_startup:GPU-s; gpu_s_recovering:GPU-s; gpu_s_serving:GPU-s");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "
