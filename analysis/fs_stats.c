@@ -398,6 +398,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_computing = totals->gpu_s_computing;
     out->gpu_s_redo = totals->gpu_s_redo;
     out->gpu_s_recovering = totals->gpu_s_recovering;
+    out->gpu_s_held_idle = totals->gpu_s_held_idle;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

@@ -88,6 +88,8 @@ typedef struct fs_summary {
     uint64_t backfilled, admissions, admissions_borrowing, reclaims;
     /* capacity states (#15; fs_run_totals_t): busy + down + waiting + idle == total */
     double gpu_s_total, gpu_s_busy, gpu_s_down, gpu_s_waiting, gpu_s_idle;
+    /* allocated but idle (#15): computing of jobs whose activity (telemetry duty) is zero */
+    double gpu_s_held_idle;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -154,6 +154,7 @@ struct fs_model {
     double int_alloc;       /* GPU-s allocated (shares of shared GPUs as shares) */
     double job_held_gpu_s;  /* GPU-s jobs held: attempts and failure detection */
     double job_compute_gpu_s; /* GPU-s jobs computed (work kept or later lost) */
+    double job_idle_gpu_s;  /* of it, by jobs whose activity is zero (telemetry duty 0) */
     double job_lost_gpu_s;  /* GPU-s of that compute whose work was lost */
     const fs_gate_ops_t *gate; /* the gate module's (cloud burst rules), NULL: none */
     void *gate_ud;
@@ -591,6 +592,8 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
     m->job_held_gpu_s += x->held_gpu_s;
     m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
+    if (activity_of(m, j->job.job_class)->duty == 0)  /* held, computing nothing */
+        m->job_idle_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
     m->job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
@@ -2440,6 +2443,7 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->gpu_s_computing = m->job_compute_gpu_s;
     t->gpu_s_redo = m->job_lost_gpu_s;
     t->gpu_s_recovering = m->job_held_gpu_s - m->job_compute_gpu_s - m->ckpt_gpu_s - m->startup_gpu_s;
+    t->gpu_s_held_idle = m->job_idle_gpu_s;
     return 0;
 }
 

@@ -223,6 +223,7 @@ typedef struct fs_run_totals {
     double gpu_s_computing; /* GPU-s jobs computed, work kept or later lost */
     double gpu_s_redo;      /* the part of computing whose work was lost (jobs only) */
     double gpu_s_recovering;/* held restoring or while a failure is detected */
+    double gpu_s_held_idle; /* the part of computing held by jobs whose activity is zero */
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline

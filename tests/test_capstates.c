@@ -336,6 +336,29 @@ static void test_held_split_aggregates(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Allocated but idle (#15): a job of a class whose activity is zero
+ * (telemetry.activity duty 0: it holds its GPUs and runs no kernel) counts
+ * its computing in gpu_s_held_idle; a job of an active class does not.  Two
+ * 4-GPU jobs of 1 h side by side: computing 8 GPU-h, held idle 4. */
+static void test_held_idle(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[2];
+    memset(js, 0, sizeof js);
+    for (int i = 0; i < 2; i++)
+        js[i] = (fs_job_t){.id = (uint64_t)i + 1, .gpus = 4, .gpu_milli = 1000,
+                           .duration = 3600000000, .tenant = -1, .gpu_type = -1, .job_class = i};
+    fs_run_totals_t t;
+    fs_test_run_yaml(ONE_NODE "telemetry: {activity: [{class: 1, duty: 0, sm: 0, tensor: 0, "
+                     "dram: 0}]}\n", js, 2, NULL, &t);
+    assert_double_equal(t.gpu_s_computing, 8 * 3600.0, 1e-9);
+    assert_double_equal(t.gpu_s_held_idle, 4 * 3600.0, 1e-9);
+    fs_test_run_yaml(ONE_NODE, js, 2, NULL, &t);
+    assert_double_equal(t.gpu_s_held_idle, 0, 0);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_held_split_timeline),
         cmocka_unit_test(test_held_split_timeline_failure),
         cmocka_unit_test(test_held_split_aggregates),
+        cmocka_unit_test(test_held_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

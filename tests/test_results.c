@@ -223,7 +223,7 @@ static const sum_field_t sum_fields[] = {
     SF(backfilled, 1), SF(admissions, 1), SF(admissions_borrowing, 1), SF(reclaims, 1),
     SF(gpu_s_total, 0), SF(gpu_s_busy, 0), SF(gpu_s_down, 0), SF(gpu_s_waiting, 0), SF(gpu_s_idle, 0),
     SF(gpu_s_allocated, 0), SF(gpu_s_share_idle, 0), SF(gpu_s_held, 0), SF(gpu_s_serving, 0),
-    SF(gpu_s_computing, 0), SF(gpu_s_redo, 0), SF(gpu_s_recovering, 0),
+    SF(gpu_s_computing, 0), SF(gpu_s_redo, 0), SF(gpu_s_recovering, 0), SF(gpu_s_held_idle, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 

@@ -487,6 +487,9 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
                 share_of(s->gpu_s_recovering, s->gpu_s_busy),
                 share_of(s->gpu_s_serving, s->gpu_s_busy),
                 share_of(s->gpu_s_share_idle, s->gpu_s_busy));
+    if (s->gpu_s_held_idle > 0)     /* telemetry.activity with duty 0 */
+        fprintf(f, "held idle    %.1f%% of busy: computing of jobs whose activity is zero "
+                "(telemetry duty 0)\n", share_of(s->gpu_s_held_idle, s->gpu_s_busy));
     fmt_duration(a, sizeof a, s->wait_mean);
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);
