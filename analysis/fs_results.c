@@ -152,6 +152,10 @@ static const col_t sample_cols[] = {
     SAMPLE_COL(gpu_s_startup, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_recovering, K_F64, "GPU-s"),
     SAMPLE_COL(gpu_s_serving, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_frag, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_quota, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_reserved, K_F64, "GPU-s"),
+    SAMPLE_COL(gpu_s_blocked, K_F64, "GPU-s"),
 };
 
 #define FAIL_COL(name, kind, unit) {#name, kind, offsetof(fs_failure_row_t, name), unit}
@@ -266,7 +270,9 @@ static const col_t request_cols[] = {
     X(gpu_s_allocated, K_F64, "GPU-s") X(gpu_s_share_idle, K_F64, "GPU-s")  \
     X(gpu_s_held, K_F64, "GPU-s") X(gpu_s_serving, K_F64, "GPU-s")          \
     X(gpu_s_computing, K_F64, "GPU-s") X(gpu_s_redo, K_F64, "GPU-s")        \
-    X(gpu_s_recovering, K_F64, "GPU-s") X(gpu_s_held_idle, K_F64, "GPU-s")
+    X(gpu_s_recovering, K_F64, "GPU-s") X(gpu_s_held_idle, K_F64, "GPU-s")   \
+    X(gpu_s_frag, K_F64, "GPU-s") X(gpu_s_quota, K_F64, "GPU-s")            \
+    X(gpu_s_reserved, K_F64, "GPU-s") X(gpu_s_blocked, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

@@ -399,6 +399,10 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_redo = totals->gpu_s_redo;
     out->gpu_s_recovering = totals->gpu_s_recovering;
     out->gpu_s_held_idle = totals->gpu_s_held_idle;
+    out->gpu_s_frag = totals->gpu_s_frag;
+    out->gpu_s_quota = totals->gpu_s_quota;
+    out->gpu_s_reserved = totals->gpu_s_reserved;
+    out->gpu_s_blocked = totals->gpu_s_blocked;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

@@ -90,6 +90,8 @@ typedef struct fs_summary {
     double gpu_s_total, gpu_s_busy, gpu_s_down, gpu_s_waiting, gpu_s_idle;
     /* allocated but idle (#15): computing of jobs whose activity (telemetry duty) is zero */
     double gpu_s_held_idle;
+    /* the waiting split (#15): frag + quota + reserved + blocked == gpu_s_waiting */
+    double gpu_s_frag, gpu_s_quota, gpu_s_reserved, gpu_s_blocked;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

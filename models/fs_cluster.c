@@ -152,6 +152,7 @@ static void index_update(fs_cluster_t *c, uint32_t node)
     size_t w = p->hleaf + x / 64;
     uint64_t bit = UINT64_C(1) << (x % 64);
     if (old != NOLVL) {
+        p->lvl_n[old]--;
         uint64_t *o = lset_of(p, old) + w;
         if (!(*o &= ~bit) && hb_remove_up(p, old, x)) {
             p->lroot[old / 64] &= ~(UINT64_C(1) << (old % 64));
@@ -160,6 +161,7 @@ static void index_update(fs_cluster_t *c, uint32_t node)
         }
     }
     if (lv != NOLVL) {
+        p->lvl_n[lv]++;
         uint64_t *n = lset_of(p, lv) + w, was = *n;
         *n = was | bit;
         if (!was && hb_insert_up(p, lv, x))
@@ -190,7 +192,8 @@ static int index_init(fs_cluster_t *c, fs_pool_t *p)
     p->rwords = (p->gpn + 1 + 63) / 64;
     p->lset = fs_calloc((size_t)(p->gpn + 1) * p->hwords, sizeof *p->lset);
     p->lroot = fs_calloc(p->rwords, sizeof *p->lroot);
-    if (!p->lset || !p->lroot)
+    p->lvl_n = fs_calloc(p->gpn + 1, sizeof *p->lvl_n);
+    if (!p->lset || !p->lroot || !p->lvl_n)
         return FS_ENOMEM;
     p->max_level = -1;
     for (uint32_t x = 0; x < p->n_nodes; x++) {
@@ -603,6 +606,7 @@ void fs_cluster_release(fs_cluster_t *c)
             fs_free(c->pools[i].name);
             fs_free(c->pools[i].gpu);
             fs_free(c->pools[i].lset);
+            fs_free(c->pools[i].lvl_n);
             fs_free(c->pools[i].lroot);
             fs_free(c->pools[i].sused);
             fs_free(c->pools[i].smask);

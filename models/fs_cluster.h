@@ -93,6 +93,7 @@ typedef struct fs_pool {
      * (0 = the top word, hdepth - 1 = a bit per node) has hn[d] words at
      * offset hoff[d]; bit x of layer d < hdepth - 1 is set iff word x of
      * layer d + 1 is non-zero. */
+    uint32_t *lvl_n;        /* per level L in 0..gpn: how many up nodes have node_free == L */
     uint32_t hdepth;
     uint32_t hwords;
     uint32_t hleaf;         /* hoff[hdepth - 1]: the bottom layer */

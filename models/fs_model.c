@@ -18,6 +18,7 @@
 #define BATCH 4096
 #define NO_SLOT UINT32_MAX
 
+enum { FS_WAIT_QUOTA = 1, FS_WAIT_RESERVED = 2, FS_WAIT_BLOCKED = 3 };  /* fs_model_t.wait_label */
 enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4, EV_RECOVER = 5,
        EV_DRAIN_CAP = 6 };
 /* The drain cap fires after every sample of its instant. */
@@ -104,6 +105,18 @@ struct fs_model {
      * replicas wait (up - busy, queued > 0) and free with nothing waiting
      * (up - busy, queued == 0); with int_busy they partition int_total */
     double int_total, int_down, int_waiting, int_idle;
+    /* the waiting split (#15; frag_refresh): per pool p, the queued jobs by
+     * the GPUs one of their pods needs on one node, qdem[qdem_off[p] + d]
+     * for d in 1..gpn (a gang that may spread over nodes needs 1), and the
+     * queued MIG pods with a profile of p's layout, qmig[p]; frag_now: the
+     * free GPUs no queued pod fits on, valid while the cluster's gen is
+     * frag_cgen and frag_stale is 0.  int_frag: its integral over the
+     * waiting instants; the rest of waiting is held back, labelled by the
+     * policy's mechanism (wait_label: quota, reserved or blocked). */
+    uint32_t *qdem, *qdem_off, *qmig;
+    uint64_t frag_cgen;
+    int frag_stale, wait_label;
+    double frag_now, int_frag, smp_frag;
     double smp_busy, smp_down, smp_waiting, smp_idle; /* their values at the last sample */
     double smp_alloc;       /* int_alloc at the last sample */
     /* the jobs' accounts (held, computing, ckpt, start-up GPU-s) of all jobs
@@ -220,16 +233,60 @@ static void fail_sink(fs_model_t *m, int code, const char *what)
  * Busy is int_busy.  Each state is integrated on its own, so none can go
  * below zero by rounding. */
 static inline void capstates_add(const fs_model_t *m, double dt, double *total, double *down,
-                                 double *waiting, double *idle)
+                                 double *waiting, double *idle, double *frag)
 {
     double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
     double free_up = up - (double)m->cluster.gpus_busy;
     *total += dt * tot;
     *down += dt * (tot - up);
-    if (m->queued > 0)
+    if (m->queued > 0) {
         *waiting += dt * free_up;
-    else
+        *frag += dt * (m->frag_now < free_up ? m->frag_now : free_up);
+    } else {
         *idle += dt * free_up;
+    }
+}
+
+/* The free GPUs that no queued pod fits on (#15, docs/results.md "The
+ * waiting split"): per pool, the up nodes with fewer free GPUs than the
+ * smallest pod of a queued job that may use the pool (every free GPU of a
+ * pool that no queued job may use); a MIG pool's free GPUs when no queued
+ * MIG pod asks a profile of its layout.  Recomputed when a node or the
+ * queue changed: O(pools x GPUs per node). */
+static void frag_refresh(fs_model_t *m)
+{
+    if (!m->frag_stale && m->frag_cgen == m->cluster.gen)
+        return;
+    double frag = 0;
+    for (uint32_t p = 0; p < m->cluster.n_pools; p++) {
+        const fs_pool_t *pl = &m->cluster.pools[p];
+        if (pl->mig) {
+            if (!m->qmig[p])
+                frag += (double)(pl->gpus_up - pl->gpus_busy);
+            continue;
+        }
+        const uint32_t *q = m->qdem + m->qdem_off[p];
+        uint32_t dmin = 1;
+        while (dmin <= pl->gpn && !q[dmin])
+            dmin++;
+        for (uint32_t k = 1; k < dmin && k <= pl->gpn; k++)
+            frag += (double)k * pl->lvl_n[k];
+    }
+    m->frag_now = frag;
+    m->frag_cgen = m->cluster.gen;
+    m->frag_stale = 0;
+}
+
+/* Waiting GPU-s that are not fragmented, held back by the policy: under
+ * the label of its mechanism (quota for Kueue and Volcano, reserved with
+ * backfill, blocked otherwise: a gang larger than what is free, or the
+ * head of a strict order). */
+static void held_back_split(const fs_model_t *m, double held, double *quota, double *reserved,
+                            double *blocked)
+{
+    *quota = m->wait_label == FS_WAIT_QUOTA ? held : 0;
+    *reserved = m->wait_label == FS_WAIT_RESERVED ? held : 0;
+    *blocked = m->wait_label == FS_WAIT_BLOCKED ? held : 0;
 }
 
 static void settle(fs_model_t *m, fs_time_t t)
@@ -240,7 +297,10 @@ static void settle(fs_model_t *m, fs_time_t t)
         m->int_busy += dt * (double)m->cluster.gpus_busy;
         m->int_up += dt * (double)m->cluster.gpus_up;
         m->int_alloc += dt * ((double)m->cluster.milli_busy / 1000.0);
-        capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle);
+        if (m->queued > 0)
+            frag_refresh(m);
+        capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle,
+                      &m->int_frag);
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
         m->int_system += dt * (double)(m->queued + m->running + m->recovering - m->svc_live);
@@ -604,11 +664,36 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
 
 /* The queue counts (jobs, GPUs, replicas) as a job enters or leaves the
  * policy's queue: admission, requeue and preemption; start and withdrawal. */
+/* A queued job's pods in the waiting split's counts (frag_refresh): +1 as
+ * it enters the queue, -1 (UINT32_MAX) as it leaves. */
+static void qdem_count(fs_model_t *m, const fs_jobrt_t *j, uint32_t dlt)
+{
+    m->frag_stale = 1;
+    if (!j->job.gpus)   /* a CPU-only pod uses no GPU */
+        return;
+    uint32_t p;
+    FOR_POOLS(m, j->type_pools, p) {
+        const fs_pool_t *pl = &m->cluster.pools[p];
+        if (j->job.mig || pl->mig) {
+            if (j->job.mig && pl->mig && fs_mig_profile_of_code(pl->mig, j->job.mig) >= 0)
+                m->qmig[p] += dlt;
+            continue;
+        }
+        /* a pod needs its GPUs on one node; a gang that may spread, one;
+         * a shared pool's replica, one (more never fits there) */
+        uint32_t d = pl->share_n ? (j->job.gpus == 1 ? 1 : 0)
+                     : j->job.flags & FS_JOB_SINGLE_NODE ? j->job.gpus : 1;
+        if (d >= 1 && d <= pl->gpn)
+            m->qdem[m->qdem_off[p] + d] += dlt;
+    }
+}
+
 static void queue_enter(fs_model_t *m, const fs_jobrt_t *j)
 {
     m->queued++;
     m->gpus_queued += j->job.gpus;
     m->svc_queued += is_replica(j);
+    qdem_count(m, j, 1);
 }
 
 static void queue_leave(fs_model_t *m, const fs_jobrt_t *j)
@@ -616,6 +701,7 @@ static void queue_leave(fs_model_t *m, const fs_jobrt_t *j)
     m->queued--;
     m->gpus_queued -= j->job.gpus;
     m->svc_queued -= is_replica(j);
+    qdem_count(m, j, UINT32_MAX);   /* -1, modulo 2^32 */
 }
 
 /* ---- slots ------------------------------------------------------------------- */
@@ -2046,11 +2132,18 @@ static void sample(fs_model_t *m)
         double dt = fs_time_to_s(m->sim.now - m->last_settle), total = 0;
         double busy = m->int_busy + dt * (double)m->cluster.gpus_busy;
         double down = m->int_down, waiting = m->int_waiting, idle = m->int_idle;
-        capstates_add(m, dt, &total, &down, &waiting, &idle);
+        double frag = m->int_frag;
+        if (m->queued > 0)
+            frag_refresh(m);
+        capstates_add(m, dt, &total, &down, &waiting, &idle, &frag);
         r.gpu_s_busy = busy - m->smp_busy;
         r.gpu_s_down = down - m->smp_down;
         r.gpu_s_waiting = waiting - m->smp_waiting;
         r.gpu_s_idle = idle - m->smp_idle;
+        r.gpu_s_frag = frag - m->smp_frag;
+        held_back_split(m, r.gpu_s_waiting - r.gpu_s_frag, &r.gpu_s_quota, &r.gpu_s_reserved,
+                        &r.gpu_s_blocked);
+        m->smp_frag = frag;
         m->smp_busy = busy;
         m->smp_down = down;
         m->smp_waiting = waiting;
@@ -2221,6 +2314,24 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
                               cfg->scheduler.w_gpu, cfg->scheduler.w_cpu, cfg->scheduler.w_mem);
     if (!rc)    /* pod start-up (docs/models.md); NULL when not modelled */
         rc = fs_startup_create(cfg, &m->cluster, &m->startup, err);
+    if (!rc) {  /* the waiting split's counts (frag_refresh) */
+        size_t cells = 0;
+        m->qdem_off = fs_calloc(m->cluster.n_pools + 1, sizeof *m->qdem_off);
+        m->qmig = fs_calloc(m->cluster.n_pools + 1, sizeof *m->qmig);
+        for (uint32_t p = 0; m->qdem_off && p < m->cluster.n_pools; p++) {
+            m->qdem_off[p] = (uint32_t)cells;
+            cells += m->cluster.pools[p].gpn + 1;
+        }
+        m->qdem = fs_calloc(cells + 1, sizeof *m->qdem);
+        if (!m->qdem_off || !m->qmig || !m->qdem)
+            rc = fs_error_set(err, FS_ENOMEM, "model: out of memory");
+        m->frag_stale = 1;
+        m->wait_label = cfg->scheduler.queue == FS_QUEUE_KUEUE ||
+                                cfg->scheduler.queue == FS_QUEUE_VOLCANO
+                            ? FS_WAIT_QUOTA
+                        : cfg->scheduler.backfill != FS_BACKFILL_NONE ? FS_WAIT_RESERVED
+                                                                      : FS_WAIT_BLOCKED;
+    }
     if (rc) {
         fs_model_destroy(m);
         return rc;
@@ -2297,6 +2408,9 @@ void fs_model_destroy(fs_model_t *m)
             fs_placement_release(&m->slots[i].r->place);
     fs_free(m->slots);
     fs_free(m->cx);
+    fs_free(m->qdem);
+    fs_free(m->qdem_off);
+    fs_free(m->qmig);
     fs_free(m->free_slots);
     for (size_t i = 0; i < m->n_run_chunks; i++)
         fs_free(m->run_chunks[i]);
@@ -2444,6 +2558,9 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->gpu_s_redo = m->job_lost_gpu_s;
     t->gpu_s_recovering = m->job_held_gpu_s - m->job_compute_gpu_s - m->ckpt_gpu_s - m->startup_gpu_s;
     t->gpu_s_held_idle = m->job_idle_gpu_s;
+    t->gpu_s_frag = m->int_frag;
+    held_back_split(m, m->int_waiting - m->int_frag, &t->gpu_s_quota, &t->gpu_s_reserved,
+                    &t->gpu_s_blocked);
     return 0;
 }
 

@@ -89,6 +89,14 @@ typedef struct fs_sample_row {
     double gpu_s_startup;
     double gpu_s_recovering;
     double gpu_s_serving;
+    /* the waiting split over the interval (#15): frag (free GPUs no queued
+     * pod fits on) + the rest held back by the policy, labelled by its
+     * mechanism (one of quota, reserved, blocked is non-zero in a run) ==
+     * gpu_s_waiting, to rounding */
+    double gpu_s_frag;
+    double gpu_s_quota;
+    double gpu_s_reserved;
+    double gpu_s_blocked;
 } fs_sample_row_t;
 
 /* One failure (or planned outage) of a component: the /failures table
@@ -224,6 +232,8 @@ typedef struct fs_run_totals {
     double gpu_s_redo;      /* the part of computing whose work was lost (jobs only) */
     double gpu_s_recovering;/* held restoring or while a failure is detected */
     double gpu_s_held_idle; /* the part of computing held by jobs whose activity is zero */
+    /* the waiting split: frag + quota + reserved + blocked == gpu_s_waiting */
+    double gpu_s_frag, gpu_s_quota, gpu_s_reserved, gpu_s_blocked;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline

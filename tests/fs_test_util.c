@@ -223,6 +223,14 @@ void fs_test_check_capstates(const fs_run_totals_t *t)
         fail_msg("held split: held %.17g < computing %.17g + ckpt %.17g + startup %.17g, or "
                  "redo %.17g > computing", t->gpu_s_held, t->gpu_s_computing, t->gpu_s_ckpt,
                  t->gpu_s_startup, t->gpu_s_redo);
+    /* the waiting split: frag + the held-back part under one label == waiting */
+    double wsum = t->gpu_s_frag + t->gpu_s_quota + t->gpu_s_reserved + t->gpu_s_blocked;
+    int labels = (t->gpu_s_quota != 0) + (t->gpu_s_reserved != 0) + (t->gpu_s_blocked != 0);
+    if (!(fabs(wsum - t->gpu_s_waiting) <= tol) || t->gpu_s_frag < -tol || labels > 1 ||
+        t->gpu_s_quota < -tol || t->gpu_s_reserved < -tol || t->gpu_s_blocked < -tol)
+        fail_msg("waiting split: frag %.17g + quota %.17g + reserved %.17g + blocked %.17g != "
+                 "waiting %.17g, a negative part, or two labels", t->gpu_s_frag, t->gpu_s_quota,
+                 t->gpu_s_reserved, t->gpu_s_blocked, t->gpu_s_waiting);
     if (t->interruptions == 0 && t->preemptions == 0 && !(fabs(t->gpu_s_recovering) <= tol))
         fail_msg("held split: recovering %.17g without interruptions or preemptions",
                  t->gpu_s_recovering);
@@ -296,6 +304,13 @@ void fs_test_check_capstate_row(const fs_sample_row_t *prev, const fs_sample_row
                  "%.17g + recovering %.17g) + serving %.17g: a negative part", row->time,
                  row->gpu_s_held, row->gpu_s_computing, row->gpu_s_ckpt, row->gpu_s_startup,
                  row->gpu_s_recovering, row->gpu_s_serving);
+    double wtol = 1e-9 * (row->gpu_s_waiting > 1 ? row->gpu_s_waiting : 1) + 1e-6;
+    double wsum = row->gpu_s_frag + row->gpu_s_quota + row->gpu_s_reserved + row->gpu_s_blocked;
+    if (!(fabs(wsum - row->gpu_s_waiting) <= wtol) || row->gpu_s_frag < -wtol ||
+        row->gpu_s_frag > row->gpu_s_waiting + wtol)
+        fail_msg("/timeline row at %.17g s: frag %.17g + quota %.17g + reserved %.17g + blocked "
+                 "%.17g != waiting %.17g", row->time, row->gpu_s_frag, row->gpu_s_quota,
+                 row->gpu_s_reserved, row->gpu_s_blocked, row->gpu_s_waiting);
 }
 
 int fs_test_collect_sample(void *ud, const fs_sample_row_t *row)

@@ -359,6 +359,71 @@ static void test_held_idle(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The waiting split (#15): two 8-GPU nodes, two 6-GPU pods for 2 h (one per
+ * node, 2 GPUs free on each) and a third job submitted with them.
+ * - a 4-GPU pod: no node has 4 free, so the 4 free GPUs are fragmented for
+ *   the 2 h: frag 4 x 7200 GPU-s, nothing held back;
+ * - an 8-GPU gang that may spread: every free GPU could take a part, but 4
+ *   are free: held back, labelled blocked (FIFO), reserved (EASY backfill);
+ * - Kueue with a ClusterQueue quota of 8 GPUs and 4-GPU jobs: two run, the
+ *   third waits for quota beside 8 free GPUs: quota 8 x 7200. */
+#define TWO_NODES "name: s\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]\n" \
+                  "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "                    \
+                  "duration: {dist: constant, value: 1h}}}\noutput: {timeline_interval: 10m}\n"
+
+static void waiting_case(const char *yaml, const uint32_t gpus[3], int pod3, double hours,
+                         fs_run_totals_t *t, fs_test_samples_t *smp)
+{
+    fs_job_t js[3];
+    memset(js, 0, sizeof js);
+    for (int i = 0; i < 3; i++)
+        js[i] = (fs_job_t){.id = (uint64_t)i + 1, .gpus = gpus[i], .gpu_milli = 1000,
+                           .duration = (fs_time_t)(hours * 3600e6), .tenant = -1, .gpu_type = -1,
+                           .flags = (uint16_t)(i < 2 || pod3 ? FS_JOB_SINGLE_NODE : 0)};
+    smp->n = 0;
+    fs_sink_t sink = {.sample = fs_test_collect_sample, .ud = smp};
+    fs_test_run_yaml(yaml, js, 3, &sink, t);
+}
+
+static void test_waiting_split(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_run_totals_t t;
+    fs_test_samples_t smp = {0};
+    const uint32_t pod[3] = {6, 6, 4}, gang[3] = {6, 6, 8};
+    waiting_case(TWO_NODES "scheduler: {placement: first_fit}\n", pod, 1, 2, &t, &smp);
+    assert_double_equal(t.gpu_s_waiting, 4 * 7200.0, 1e-6);
+    assert_double_equal(t.gpu_s_frag, 4 * 7200.0, 1e-6);
+    assert_double_equal(t.gpu_s_blocked + t.gpu_s_reserved + t.gpu_s_quota, 0, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_frag)), t.gpu_s_frag, 1e-6);
+
+    waiting_case(TWO_NODES "scheduler: {placement: first_fit}\n", gang, 0, 2, &t, &smp);
+    assert_double_equal(t.gpu_s_waiting, 4 * 7200.0, 1e-6);
+    assert_double_equal(t.gpu_s_frag, 0, 1e-6);
+    assert_double_equal(t.gpu_s_blocked, 4 * 7200.0, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_blocked)), t.gpu_s_blocked,
+                        1e-6);
+
+    waiting_case(TWO_NODES "scheduler: {placement: first_fit, backfill: easy}\n", gang, 0, 2, &t,
+                 &smp);
+    assert_double_equal(t.gpu_s_frag, 0, 1e-6);
+    assert_double_equal(t.gpu_s_reserved, 4 * 7200.0, 1e-6);
+    assert_double_equal(t.gpu_s_blocked, 0, 0);
+
+    const uint32_t four[3] = {4, 4, 4};
+    waiting_case(TWO_NODES "scheduler: {placement: first_fit, queue: kueue, kueue: {flavors: "
+                           "[{name: f, match: H100}], cluster_queues: [{name: x, quotas: "
+                           "[{flavor: f, nominal: 8}]}], default_queue: x}}\n",
+                 four, 0, 2, &t, &smp);
+    assert_double_equal(t.gpu_s_waiting, 8 * 7200.0, 1e-6);
+    assert_double_equal(t.gpu_s_frag, 0, 1e-6);
+    assert_double_equal(t.gpu_s_quota, 8 * 7200.0, 1e-6);
+    assert_double_equal(col_sum(&smp, offsetof(fs_sample_row_t, gpu_s_quota)), t.gpu_s_quota, 1e-6);
+    free(smp.r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_held_split_timeline_failure),
         cmocka_unit_test(test_held_split_aggregates),
         cmocka_unit_test(test_held_idle),
+        cmocka_unit_test(test_waiting_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,10 @@ static fs_sample_row_t sample_row(uint64_t i)
     s.gpu_s_startup = (double)(i % 5) * 0.375;
     s.gpu_s_recovering = (double)(i % 3) * 0.0625;
     s.gpu_s_serving = (double)(i % 4) * 2.5;
+    s.gpu_s_frag = (double)(i % 6) * 0.5;
+    s.gpu_s_quota = (double)(i % 2) * 0.25;
+    s.gpu_s_reserved = (double)(i % 3) * 0.75;
+    s.gpu_s_blocked = (double)(i % 5) * 1.25;
     return s;
 }
 
@@ -224,6 +228,7 @@ static const sum_field_t sum_fields[] = {
     SF(gpu_s_total, 0), SF(gpu_s_busy, 0), SF(gpu_s_down, 0), SF(gpu_s_waiting, 0), SF(gpu_s_idle, 0),
     SF(gpu_s_allocated, 0), SF(gpu_s_share_idle, 0), SF(gpu_s_held, 0), SF(gpu_s_serving, 0),
     SF(gpu_s_computing, 0), SF(gpu_s_redo, 0), SF(gpu_s_recovering, 0), SF(gpu_s_held_idle, 0),
+    SF(gpu_s_frag, 0), SF(gpu_s_quota, 0), SF(gpu_s_reserved, 0), SF(gpu_s_blocked, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 
@@ -457,7 +462,8 @@ static void check_timeline(hid_t f, size_t m)
                         "nodes_down,repair_queue,nodes_provisioning,nodes_autoscaled,gpus_serving,"
                         "replicas,mig_instances,mig_busy,mig_serving,gpu_s_busy,gpu_s_down,gpu_s_waiting,gpu_s_idle,"
                         "gpu_s_allocated,gpu_s_share_idle,gpu_s_held,gpu_s_computing,gpu_s_ckpt,"
-                        "gpu_s_startup,gpu_s_recovering,gpu_s_serving");
+                        "gpu_s_startup,gpu_s_recovering,gpu_s_serving,gpu_s_frag,gpu_s_quota,"
+                        "gpu_s_reserved,gpu_s_blocked");
     assert_int_equal(table_rows(f, "timeline"), m);
     const size_t off[] = {offsetof(fs_sample_row_t, time),       offsetof(fs_sample_row_t, gpus_total),
                           offsetof(fs_sample_row_t, gpus_up),    offsetof(fs_sample_row_t, gpus_busy),
@@ -479,9 +485,13 @@ static void check_timeline(hid_t f, size_t m)
                           offsetof(fs_sample_row_t, gpu_s_ckpt),
                           offsetof(fs_sample_row_t, gpu_s_startup),
                           offsetof(fs_sample_row_t, gpu_s_recovering),
-                          offsetof(fs_sample_row_t, gpu_s_serving)};
+                          offsetof(fs_sample_row_t, gpu_s_serving),
+                          offsetof(fs_sample_row_t, gpu_s_frag),
+                          offsetof(fs_sample_row_t, gpu_s_quota),
+                          offsetof(fs_sample_row_t, gpu_s_reserved),
+                          offsetof(fs_sample_row_t, gpu_s_blocked)};
     const size_t sz[] = {8, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8,
-                         8, 8, 8, 8, 8, 8};
+                         8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
     if (m == 0)
         return;
     fs_sample_row_t *rows = calloc(m, sizeof *rows);
@@ -505,7 +515,10 @@ static void check_timeline(hid_t f, size_t m)
               bits_equal(g->gpu_s_ckpt, w.gpu_s_ckpt) &&
               bits_equal(g->gpu_s_startup, w.gpu_s_startup) &&
               bits_equal(g->gpu_s_recovering, w.gpu_s_recovering) &&
-              bits_equal(g->gpu_s_serving, w.gpu_s_serving))) {
+              bits_equal(g->gpu_s_serving, w.gpu_s_serving) &&
+              bits_equal(g->gpu_s_frag, w.gpu_s_frag) && bits_equal(g->gpu_s_quota, w.gpu_s_quota) &&
+              bits_equal(g->gpu_s_reserved, w.gpu_s_reserved) &&
+              bits_equal(g->gpu_s_blocked, w.gpu_s_blocked))) {
             free(rows);
             fail_msg("/timeline row %zu differs", i);
         }
@@ -811,7 +824,9 @@ static void test_layout(void **state)
                               "gpu_s_down:GPU-s; gpu_s_waiting:GPU-s; gpu_s_idle:GPU-s; "
                               "gpu_s_allocated:GPU-s; gpu_s_share_idle:GPU-s; "
                               "gpu_s_held:GPU-s; gpu_s_computing:GPU-s; gpu_s_ckpt:GPU-s; "
-                              "gpu_s_startup:GPU-s; gpu_s_recovering:GPU-s; gpu_s_serving:GPU-s");
+                              "gpu_s_startup:GPU-s; gpu_s_recovering:GPU-s; gpu_s_serving:GPU-s; "
+                              "gpu_s_frag:GPU-s; gpu_s_quota:GPU-s; gpu_s_reserved:GPU-s; "
+                              "gpu_s_blocked:GPU-s");
     free(cols);
     cols = attr_string(f, "failures", "columns");
     assert_string_equal(cols, "time:s; component:component; unit:-; nodes:node; cause:-; "

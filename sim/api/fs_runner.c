@@ -478,6 +478,14 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
                 "(GPU-time, whole run)\n", 100 * s->gpu_s_busy / s->gpu_s_total,
                 100 * s->gpu_s_waiting / s->gpu_s_total, 100 * s->gpu_s_idle / s->gpu_s_total,
                 100 * s->gpu_s_down / s->gpu_s_total);
+    if (s->gpu_s_total > 0 && s->gpu_s_waiting >= 0.01 * s->gpu_s_total) {
+        /* the waiting split (#15), when waiting is at least 1% of the GPU-time */
+        const char *why = s->gpu_s_quota > 0 ? "for quota" : s->gpu_s_reserved > 0 ? "reserved"
+                                                                                     : "blocked";
+        fprintf(f, "waiting is   fragmented %.1f%%   held back (%s) %.1f%%   (no queued pod fits "
+                "on the fragmented GPUs' nodes)\n", share_of(s->gpu_s_frag, s->gpu_s_waiting), why,
+                share_of(s->gpu_s_waiting - s->gpu_s_frag, s->gpu_s_waiting));
+    }
     double other = s->gpu_s_busy - s->gpu_s_computing + s->gpu_s_redo;
     if (s->gpu_s_busy > 0 && other > 1e-9 * s->gpu_s_busy)   /* busy is not all useful compute */
         fprintf(f, "busy is      computing %.1f%% (work later lost %.1f%%)   checkpointing %.1f%%   "
