@@ -546,7 +546,18 @@ def plot_capacity(rep, f, label=""):
     if all(c in tl.dtype.names for c, _, _ in BUSY_PARTS):
         # busy drawn in its parts: they add up to busy in every row (to rounding)
         states = BUSY_PARTS + CAP_STATES[1:]
-    ys = [np.clip(tl[c][keep] / dt, 0, None) for c, _, _ in states]
+    cols = {c: tl[c][keep] for c in tl.dtype.names}
+    if "gpu_s_frag" in cols:
+        # waiting drawn as fragmented + held back (the waiting split, docs/results.md)
+        held = cols["gpu_s_waiting"] - cols["gpu_s_frag"]
+        why = ("for quota" if cols["gpu_s_quota"].sum() > 0 else
+               "reserved" if cols["gpu_s_reserved"].sum() > 0 else "blocked")
+        cols["held_back"] = held
+        i = [c for c, _, _ in states].index("gpu_s_waiting")
+        states = (states[:i] + (("gpu_s_frag", "free, fragmented", "tab:brown"),
+                                ("held_back", "free, held back (%s)" % why, "tab:orange"))
+                  + states[i + 1:])
+    ys = [np.clip(cols[c] / dt, 0, None) for c, _, _ in states]
     split = held_split(f)
     fig, axes = plt.subplots(1, 2 if split else 1, figsize=(12, 4.5), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 1]} if split else None)
@@ -558,7 +569,7 @@ def plot_capacity(rep, f, label=""):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("time (%s)" % unit)
     ax.set_ylabel("GPUs (mean over each interval)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=5 if len(states) > 4 else 4,
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4,
               fontsize="small", frameon=False)
     ax.grid(alpha=0.3)
     sm = f["summary"][0]
@@ -566,7 +577,11 @@ def plot_capacity(rep, f, label=""):
     caption = ("Left: every GPU-second of the run in exactly one state (/timeline gpu_s_busy, "
                "gpu_s_waiting, gpu_s_idle, gpu_s_down), as the mean number of GPUs in each state "
                "over each timeline interval; the stack is the fleet's size.")
-    if states is not CAP_STATES:
+    if "gpu_s_frag" in cols:
+        caption += (" Free while jobs wait is drawn as fragmented (no queued pod fits on the "
+                    "node) and held back by the policy (/timeline gpu_s_frag, and gpu_s_quota, "
+                    "gpu_s_reserved or gpu_s_blocked).")
+    if any(c == "gpu_s_computing" for c, _, _ in states):
         caption += (" Busy is drawn in its parts (/timeline gpu_s_computing, gpu_s_ckpt, "
                     "gpu_s_startup, gpu_s_recovering, gpu_s_serving, gpu_s_share_idle); work "
                     "later lost is part of computing there (it is known only when it is lost: "
