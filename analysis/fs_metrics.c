@@ -7,6 +7,7 @@
 #include "../models/fs_catalog.h"
 #include "../models/fs_mig.h"
 #include "../models/fs_power.h"
+#include "../models/fs_xid.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
 
@@ -42,8 +43,11 @@ typedef struct gpu {
     seg_t *s;
     size_t n, cap;
     double busy_until;      /* whole-GPU jobs: the GPU is taken until then (assignment) */
-    double *xid;            /* (from, to, code) triples of Xid errors */
+    double *xid;            /* (from, to, code) triples of Xid errors, a burst's codes in
+                               the order the driver logs them (fs_xid_burst) */
     size_t n_xid, cap_xid;
+    double *reset;          /* times the GPU was reset (the end of a soft or hard repair) */
+    size_t n_reset, cap_reset;
 } gpu_t;
 
 /* A growing line buffer for one series' label prefix. */
@@ -83,7 +87,8 @@ typedef struct ctx {
 } ctx_t;
 
 typedef enum fam_kind {
-    F_UTIL, F_GR, F_SM, F_TENSOR, F_DRAM, F_FB_USED, F_FB_FREE, F_POWER, F_ENERGY, F_TEMP, F_XID
+    F_UTIL, F_GR, F_SM, F_TENSOR, F_DRAM, F_FB_USED, F_FB_FREE, F_POWER, F_ENERGY, F_TEMP, F_XID,
+    F_XID_COUNT, F_DBE
 } fam_kind_t;
 
 typedef struct family {
@@ -113,6 +118,13 @@ static const family_t families[] = {
      "Total energy consumption since boot (in mJ).", F_ENERGY},
     {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", F_TEMP},
     {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", F_XID},
+    /* dcgm-exporter's own Xid count over a window (--xid-count-window-size
+     * there, --xid-window here), one series per GPU and Xid code (label xid) */
+    {"DCGM_EXP_XID_ERRORS_COUNT", "gauge", "Xid errors within the last --xid-window seconds.",
+     F_XID_COUNT},
+    /* a counter in dcgm-exporter's CSV, typed gauge as the energy above */
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "gauge",
+     "Double-bit ECC errors since the GPU was last reset (volatile).", F_DBE},
 };
 
 static int fail(ctx_t *c, int code, const char *what)
@@ -406,8 +418,31 @@ static int read_intervals(ctx_t *c)
     return rc;
 }
 
+/* Did a job hold GPU g just before t (a fault at t ends it)? */
+static int held_before(const gpu_t *g, double t)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->s[i].start < t && t <= g->s[i].end)
+            return 1;
+    return 0;
+}
+
+static int push3(ctx_t *c, double **a, size_t *n, size_t *cap, double x, double y, double z)
+{
+    if (fs_grow((void **)a, cap, *n + 3, sizeof **a))
+        return fail(c, FS_ENOMEM, "out of memory");
+    (*a)[(*n)++] = x;
+    (*a)[(*n)++] = y;
+    (*a)[(*n)++] = z;
+    return 0;
+}
+
 /* Xid errors of /failures: a GPU's own, or every GPU of a failed node, from
- * the failure to the end of its repair. */
+ * the failure to the end of its repair, each with the Xids that follow it
+ * from the same fault on that GPU (fs_xid_burst: 63 after an uncorrectable
+ * memory error, 45 where a job was running); and the GPU resets (the end of
+ * every soft or hard repair of the GPU or its node, Xid or not), which clear
+ * DCGM's volatile ECC counts. */
 static int read_xids(ctx_t *c)
 {
     size_t n = 0;
@@ -417,17 +452,19 @@ static int read_xids(ctx_t *c)
     if (rc || n == 0)
         return rc;
     double *t = NULL, *unit = NULL, *rep = NULL, *xid = NULL;
-    char **comp = fs_calloc(n + 1, sizeof *comp);
-    if (!comp)
+    char **comp = fs_calloc(n + 1, sizeof *comp), **path = fs_calloc(n + 1, sizeof *path);
+    if (!comp || !path) {
+        fs_free(comp);
+        fs_free(path);
         return fail(c, FS_ENOMEM, "out of memory");
+    }
     if (!(rc = read_col(c, "failures", "time", n, &t)) &&
         !(rc = read_col(c, "failures", "unit", n, &unit)) &&
         !(rc = read_col(c, "failures", "repair_time", n, &rep)) &&
-        !(rc = read_col(c, "failures", "xid", n, &xid)))
-        rc = fs_h5read_str(c->f, "failures", "component", comp, c->err);
+        !(rc = read_col(c, "failures", "xid", n, &xid)) &&
+        !(rc = fs_h5read_str(c->f, "failures", "component", comp, c->err)))
+        rc = fs_h5read_str(c->f, "failures", "repair", path, c->err);
     for (size_t i = 0; i < n && !rc; i++) {
-        if (!(xid[i] > 0))
-            continue;
         uint32_t lo, hi;
         if (strcmp(comp[i], "gpu") == 0 && unit[i] < c->n_gpus) {
             lo = (uint32_t)unit[i];
@@ -439,15 +476,24 @@ static int read_xids(ctx_t *c)
             continue;
         }
         double to = isfinite(rep[i]) ? t[i] + rep[i] : INFINITY;
+        int resets = strcmp(path[i], "none") != 0 && isfinite(to);
         for (uint32_t g = lo; g < hi && !rc; g++) {
             gpu_t *gp = &c->gpus[g];
-            if (fs_grow((void **)&gp->xid, &gp->cap_xid, gp->n_xid + 3, sizeof *gp->xid)) {
-                rc = fail(c, FS_ENOMEM, "out of memory");
-                break;
+            if (resets) {
+                if (fs_grow((void **)&gp->reset, &gp->cap_reset, gp->n_reset + 1,
+                            sizeof *gp->reset)) {
+                    rc = fail(c, FS_ENOMEM, "out of memory");
+                    break;
+                }
+                gp->reset[gp->n_reset++] = to;
             }
-            gp->xid[gp->n_xid++] = t[i];
-            gp->xid[gp->n_xid++] = to;
-            gp->xid[gp->n_xid++] = xid[i];
+            if (!(xid[i] > 0))
+                continue;
+            uint32_t follow[2];
+            size_t nf = fs_xid_burst((uint32_t)xid[i], held_before(gp, t[i]), follow);
+            rc = push3(c, &gp->xid, &gp->n_xid, &gp->cap_xid, t[i], to, xid[i]);
+            for (size_t k = 0; k < nf && !rc; k++)
+                rc = push3(c, &gp->xid, &gp->n_xid, &gp->cap_xid, t[i], to, (double)follow[k]);
         }
     }
     fs_free(t);
@@ -455,6 +501,7 @@ static int read_xids(ctx_t *c)
     fs_free(rep);
     fs_free(xid);
     fs_h5read_free_strings(comp, n);
+    fs_h5read_free_strings(path, n);
     return rc;
 }
 
@@ -587,6 +634,92 @@ static size_t fmt_value(char *buf, size_t n, double v)
     return len > 0 ? (size_t)len : 0;
 }
 
+/* A GPU's UUID label: made up, stable, unique per GPU of the file. */
+static void gpu_uuid(const gpu_t *dev, uint32_t gi, char *buf, size_t n)
+{
+    uint64_t h = (((uint64_t)dev->node << 20 | dev->index) + 1) * 0x9E3779B97F4A7C15ull;
+    snprintf(buf, n, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
+             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, dev->node & 0xffff,
+             (unsigned long long)gi);
+}
+
+/* DCGM_FI_DEV_ECC_DBE_VOL_TOTAL at t: the uncorrectable memory errors
+ * (fs_xid_is_dbe) logged on the GPU at or before t and after its last
+ * reset (the volatile count restarts when the driver reinitialises the
+ * GPU: a reset, a reboot, a replacement). */
+static double dbe_at(const gpu_t *g, double t)
+{
+    double last = -INFINITY;
+    for (size_t r = 0; r < g->n_reset; r++)
+        if (g->reset[r] <= t && g->reset[r] > last)
+            last = g->reset[r];
+    double v = 0;
+    for (size_t x = 0; x + 2 < g->n_xid; x += 3)
+        if (fs_xid_is_dbe((uint32_t)g->xid[x + 2]) && g->xid[x] <= t && g->xid[x] >= last)
+            v++;
+    return v;
+}
+
+/* DCGM_EXP_XID_ERRORS_COUNT of GPU gi: for each Xid code logged on it, the
+ * number of those Xids in (t - window, t] at each sample t from the first
+ * one to the first sample after the last has left the window (where the
+ * count is 0 again), as dcgm-exporter counts Xids over its
+ * --xid-count-window-size (docs/observability.md "Xid bursts").  Device
+ * labels only (no pod). */
+static int emit_xid_counts(ctx_t *c, uint32_t gi, const gpu_t *g)
+{
+    const node_info_t *ni = &c->nodes[g->node];
+    int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
+    const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
+    double w = (double)c->o->xid_window, step = (double)c->o->step;
+    char uuid[64], num[96];
+    gpu_uuid(g, gi, uuid, sizeof uuid);
+    sbuf_t *b = &c->line;
+    for (size_t x = 0; x + 2 < g->n_xid; x += 3) {
+        double code = g->xid[x + 2], first = INFINITY, last = -INFINITY;
+        int seen = 0;
+        for (size_t y = 0; y < x && !seen; y += 3)
+            seen = g->xid[y + 2] == code;
+        if (seen)
+            continue;   /* this code's series was written with its first event */
+        for (size_t y = x; y + 2 < g->n_xid; y += 3)
+            if (g->xid[y + 2] == code) {
+                first = fmin(first, g->xid[y]);
+                last = fmax(last, g->xid[y]);
+            }
+        b->n = 0;
+        sb_str(b, "DCGM_EXP_XID_ERRORS_COUNT");
+        snprintf(num, sizeof num, "{gpu=\"%u\",UUID=\"", g->index);
+        sb_str(b, num);
+        sb_str(b, uuid);
+        sb_str(b, "\",modelName=\"");
+        sb_label_value(b, gm ? gm->long_name : c->pool_gpu[ni->pool]);
+        sb_str(b, "\",Hostname=\"");
+        sb_label_value(b, c->pool_name[ni->pool]);
+        snprintf(num, sizeof num, "-%u\",xid=\"%.0f\"} ", ni->local, code);
+        sb_str(b, num);
+        if (b->oom)
+            return fail(c, FS_ENOMEM, "out of memory");
+        c->st.series++;
+        double k0 = ceil(first / step), k1 = floor((last + w) / step) + 1;
+        double kmax = floor(c->end_time / step);
+        for (double k = k0; k <= k1 && k <= kmax; k++) {
+            double tk = k * step, v = 0;
+            for (size_t y = x; y + 2 < g->n_xid; y += 3)
+                v += g->xid[y + 2] == code && g->xid[y] <= tk && g->xid[y] > tk - w;
+            fwrite(b->p, 1, b->n, c->fp);
+            size_t len = fmt_value(num, sizeof num, v);
+            num[len++] = ' ';
+            len += fmt_value(num + len, sizeof num - len,
+                             (double)(c->o->origin + (int64_t)k * (int64_t)c->o->step));
+            num[len++] = '\n';
+            fwrite(num, 1, len, c->fp);
+            c->st.samples++;
+        }
+    }
+    return ferror(c->fp) ? fail(c, FS_EIO, "writing the metrics") : 0;
+}
+
 /* One entity's samples of one family, grouped by label set: GPU gi, or its
  * MIG instance g (g != &c->gpus[gi]).  The device-level series of a MIG GPU
  * (power, energy, temperature, Xid) carry no pod labels: its pods are on its
@@ -642,6 +775,11 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
                 if (g->xid[x] <= tk && tk < g->xid[x + 1])
                     v = g->xid[x + 2];
             break;
+        case F_DBE:     /* since the last reset before tk */
+            v = dbe_at(g, tk);
+            break;
+        case F_XID_COUNT:
+            break;      /* emit_xid_counts */
         }
         int32_t who = pods ? s.who : -1;
         uint64_t key = who < 0 ? 0 : g->s[who].job + 1;
@@ -650,10 +788,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     /* a job's labels are the same over its segment: group by segment, then time */
     qsort(c->smp, steps, sizeof *c->smp, cmp_sample);
     char uuid[64];
-    uint64_t h = (((uint64_t)dev->node << 20 | dev->index) + 1) * 0x9E3779B97F4A7C15ull;
-    snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(h >> 32),
-             (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xffff, dev->node & 0xffff,
-             (unsigned long long)gi);
+    gpu_uuid(dev, gi, uuid, sizeof uuid);
     sbuf_t *b = &c->line;
     char num[64];
     for (uint32_t k = 0; k < steps; k++) {
@@ -756,6 +891,7 @@ static void release(ctx_t *c)
     for (uint32_t g = 0; c->gpus && g < c->n_gpus; g++) {
         fs_free(c->gpus[g].s);
         fs_free(c->gpus[g].xid);
+        fs_free(c->gpus[g].reset);
     }
     fs_free(c->gpus);
     for (uint32_t i = 0; c->insts && i < c->n_insts; i++)
@@ -795,7 +931,9 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             const gpu_t *gp = &c.gpus[g];
             if (!gpu_selected(&c, gp))
                 continue;
-            if (gp->n_inst == 0)
+            if (fm->kind == F_XID_COUNT)
+                rc = gp->n_xid ? emit_xid_counts(&c, g, gp) : 0;
+            else if (gp->n_inst == 0)
                 rc = emit_gpu(&c, fm, g, gp);
             else if (per_inst)
                 for (uint32_t i = 0; i < gp->n_inst && !rc; i++)

@@ -33,6 +33,7 @@ typedef struct fs_metrics_opts {
     int64_t origin;         /* Unix seconds of simulated time 0 */
     const char *pools;      /* only these pools' GPUs (names, comma-separated); NULL: all */
     uint32_t node_lo, node_hi;  /* only nodes node_lo..node_hi of each pool (0, UINT32_MAX: all) */
+    uint32_t xid_window;    /* DCGM_EXP_XID_ERRORS_COUNT's window, s (dcgm-exporter: 5 min) */
 } fs_metrics_opts_t;
 
 typedef struct fs_metrics_stats {

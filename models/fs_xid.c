@@ -44,6 +44,21 @@ size_t fs_xid_count(void) { return sizeof xids / sizeof xids[0]; }
 
 const fs_xid_t *fs_xid_at(size_t i) { return i < fs_xid_count() ? &xids[i] : NULL; }
 
+int fs_xid_is_dbe(uint32_t code) { return code == 48 || code == 94 || code == 95; }
+
+size_t fs_xid_burst(uint32_t code, int held, uint32_t out[2])
+{
+    const fs_xid_t *x = fs_xid_find(code);
+    size_t n = 0;
+    if (!x)
+        return 0;
+    if (fs_xid_is_dbe(code))
+        out[n++] = 63;
+    if (held && x->action != FS_XID_IGNORE)
+        out[n++] = 45;
+    return n;
+}
+
 int fs_xid_repair_path(int action)
 {
     switch (action) {

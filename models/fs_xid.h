@@ -38,4 +38,16 @@ size_t fs_xid_count(void);
 /* The repair path (enum fs_repair_path of models/fs_failcfg.h) of an action. */
 int fs_xid_repair_path(int action);
 
+/* The Xids the driver logs on a GPU after `code` from the same fault (a
+ * burst, docs/failures.md "Xid bursts"): after an uncorrectable memory
+ * error (48 double-bit ECC, 94 contained, 95 uncontained) Xid 63, the row
+ * remapping it leaves pending until the GPU is reset; then, when a process
+ * had the GPU (held != 0) and the fault ends applications (any action but
+ * IGNORE), Xid 45, the preemptive cleanup of its channels.  Writes the
+ * follow-on codes in order to out (room for 2); returns how many. */
+size_t fs_xid_burst(uint32_t code, int held, uint32_t out[2]);
+/* Whether code is an uncorrectable (double-bit) memory error, which DCGM
+ * counts in DCGM_FI_DEV_ECC_DBE_VOL_TOTAL: 48, 94, 95. */
+int fs_xid_is_dbe(uint32_t code);
+
 #endif

@@ -31,6 +31,7 @@
 #include "fs_test_util.h"
 #include "analysis/fs_ci.h"
 #include "models/fs_model.h"
+#include "models/fs_xid.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
@@ -886,6 +887,30 @@ static void test_planned_unit_range(void **s)
     fs_config_release(&cfg);
 }
 
+/* Xid bursts (fs_xid_burst): an uncorrectable memory error is followed by
+ * 63 (row remapping pending until a reset), a fault that ends applications
+ * by 45 where a job held the GPU; informational codes by nothing. */
+static void test_xid_bursts(void **s)
+{
+    (void)s;
+    uint32_t f[2];
+    assert_int_equal(fs_xid_burst(48, 1, f), 2);
+    assert_int_equal(f[0], 63);
+    assert_int_equal(f[1], 45);
+    assert_int_equal(fs_xid_burst(48, 0, f), 1);
+    assert_int_equal(f[0], 63);
+    assert_int_equal(fs_xid_burst(95, 1, f), 2);
+    assert_int_equal(fs_xid_burst(94, 1, f), 2);
+    assert_int_equal(fs_xid_burst(79, 1, f), 1);
+    assert_int_equal(f[0], 45);
+    assert_int_equal(fs_xid_burst(79, 0, f), 0);
+    assert_int_equal(fs_xid_burst(92, 1, f), 0);    /* IGNORE: monitor */
+    assert_int_equal(fs_xid_burst(45, 1, f), 0);
+    assert_int_equal(fs_xid_burst(7, 1, f), 0);     /* not in the catalog */
+    assert_true(fs_xid_is_dbe(48) && fs_xid_is_dbe(94) && fs_xid_is_dbe(95));
+    assert_false(fs_xid_is_dbe(63) || fs_xid_is_dbe(92) || fs_xid_is_dbe(45));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -906,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_keyed_draws),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_xid_causes),
+        cmocka_unit_test(test_xid_bursts),
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_planned_unit_range),
     };

@@ -14,7 +14,8 @@ int fs_cmd_metrics(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     int quiet = 0;
-    fs_metrics_opts_t o = {.step = 60, .origin = 1767225600, .node_hi = UINT32_MAX};
+    fs_metrics_opts_t o = {.step = 60, .origin = 1767225600, .node_hi = UINT32_MAX,
+                           .xid_window = 300};
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "metrics", argc, argv, fs_cli_find("metrics")->opts);
     for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
@@ -40,6 +41,11 @@ int fs_cmd_metrics(int argc, char **argv)
                 return fs_cli_usage_error("metrics", "--origin: expected Unix seconds from 0 to "
                                           "32503680000, got '%s'", g.arg ? g.arg : "");
             o.origin = (int64_t)v;
+        } else if (id == FS_OPT_XID_WINDOW) {
+            if (!g.arg || fs_cli_parse_u64(g.arg, &v) || v < 1 || v > 86400 * 365)
+                return fs_cli_usage_error("metrics", "--xid-window: expected whole seconds from 1 "
+                                          "to 31536000, got '%s'", g.arg ? g.arg : "");
+            o.xid_window = (uint32_t)v;
         } else if (id == FS_OPT_POOLS) {
             if (!g.arg || !*g.arg)
                 return fs_cli_usage_error("metrics", "--pools: expected pool names, comma-separated");

@@ -47,7 +47,8 @@ static const fs_cli_opt_t merge_opts[] = {QUIET, HELP, END};
 static const fs_cli_opt_t metrics_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"step", 0, 1, FS_OPT_STEP, "SECONDS"},
     {"origin", 0, 1, FS_OPT_ORIGIN, "UNIX_SECONDS"}, {"pools", 0, 1, FS_OPT_POOLS, "NAME,..."},
-    {"nodes", 0, 1, FS_OPT_NODES, "FIRST-LAST"}, QUIET, HELP, END};
+    {"nodes", 0, 1, FS_OPT_NODES, "FIRST-LAST"}, {"xid-window", 0, 1, FS_OPT_XID_WINDOW, "S"},
+    QUIET, HELP, END};
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
@@ -206,7 +207,7 @@ static const fs_command_t commands[] = {
      plan_opts, "file"},
     {"metrics", fs_cmd_metrics, "write a results file's GPUs as DCGM telemetry (OpenMetrics)",
      "usage: fleetsim metrics RESULTS.h5 -o FILE [--step S] [--origin T] [--pools LIST]\n"
-     "                        [--nodes FIRST-LAST]\n"
+     "                        [--nodes FIRST-LAST] [--xid-window S]\n"
      "\n"
      "Writes the GPUs of a run made with output.gpu_intervals: true as OpenMetrics\n"
      "text with dcgm-exporter's metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...,\n"
@@ -220,6 +221,8 @@ static const fs_command_t commands[] = {
      "  --origin T           Unix seconds of simulated time 0\n"
      "  --pools LIST         only the GPUs of these pools (names, comma-separated)\n"
      "  --nodes FIRST-LAST   only the nodes FIRST..LAST of each pool (Hostname POOL-N)\n"
+     "  --xid-window S       DCGM_EXP_XID_ERRORS_COUNT counts the Xids of the last S\n"
+     "                       seconds (default 300, dcgm-exporter's --xid-count-window-size)\n"
      "  -q, --quiet          nothing on stdout\n"
      "\n"
      "Exit status: 0 success, 1 the file could not be written, 2 bad usage or input.\n",

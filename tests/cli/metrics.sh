@@ -47,7 +47,7 @@ tail -1 m.om | grep -qx '# EOF' && ok || bad "no # EOF at the end"
 for n in DCGM_FI_DEV_GPU_UTIL DCGM_FI_PROF_SM_ACTIVE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE \
          DCGM_FI_PROF_DRAM_ACTIVE DCGM_FI_DEV_FB_USED DCGM_FI_DEV_FB_FREE DCGM_FI_DEV_POWER_USAGE \
          DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION DCGM_FI_DEV_GPU_TEMP DCGM_FI_DEV_XID_ERRORS \
-         fleetsim_jobs_queued; do
+         DCGM_EXP_XID_ERRORS_COUNT DCGM_FI_DEV_ECC_DBE_VOL_TOTAL fleetsim_jobs_queued; do
     grep -q "^# TYPE $n " m.om && ok || bad "no family $n"
 done
 # GPU subsets: --pools and --nodes keep exactly the selected GPUs' lines
@@ -353,14 +353,46 @@ for r in iv:
         e += r["gpus"] * (38 + (700 - 70 - 38) * r["sm"]) * (b - a)
 val = list(got.values())[0] / 1000
 assert abs(val - e) <= 32e-3 + 1e-9 * e, (val, e)
-# Xid 48: every GPU of a node in repair reports it
+# Xid 48 bursts (docs/observability.md "Xid bursts"): every GPU of a node in repair logged
+# 48 then 63 (row remapping pending), then 45 where a job held it; the last-value gauge shows
+# 45 on the GPUs that were held (counted per node from /gpu_intervals) and 63 on the others
 xf = [r for r in fails if int(r["xid"]) == 48 and r["time"] + 60 < min(end_time, r["time"] + r["repair_time"])]
 assert xf, "no Xid failure to check"
-t = int(xf[0]["time"]) // 60 * 60 + 60
-got = q("count(last_over_time(DCGM_FI_DEV_XID_ERRORS[1s]) == 48)", t)
-active = sum(1 for r in fails if int(r["xid"]) == 48 and r["time"] <= t < r["time"] + r["repair_time"])
-assert list(got.values())[0] == 8 * active, (got, active)
-print("checked", checked, "instants, an hour per namespace, energy %.3f MJ, Xid" % (e / 1e6))
+def in_repair(t):
+    return [r for r in fails if int(r["xid"]) == 48 and r["time"] <= t < r["time"] + r["repair_time"]]
+def held_at_failure(r):
+    m = (iv["node"] == r["unit"]) & (iv["start"] < r["time"]) & (r["time"] <= iv["end"])
+    return int(iv[m]["gpus"].sum())
+xchecked = 0
+for r0 in xf:
+    t = int(r0["time"]) // 60 * 60 + 60
+    act = in_repair(t)
+    g45 = sum(held_at_failure(r) for r in act)
+    got = q("count(last_over_time(DCGM_FI_DEV_XID_ERRORS[1s]) == 45)", t)
+    assert (list(got.values())[0] if got else 0) == g45, (t, got, g45)
+    got = q("count(last_over_time(DCGM_FI_DEV_XID_ERRORS[1s]) == 63)", t)
+    assert (list(got.values())[0] if got else 0) == 8 * len(act) - g45, (t, got, act)
+    # the window count (300 s): 8 GPUs x the Xid 48s of the last 5 minutes
+    n48 = sum(1 for r in fails if int(r["xid"]) == 48 and t - 300 < r["time"] <= t)
+    got = q('sum(last_over_time(DCGM_EXP_XID_ERRORS_COUNT{xid="48"}[1s]))', t)
+    assert (list(got.values())[0] if got else 0) == 8 * n48, (t, got, n48)
+    xchecked += 1
+# volatile DBE count: per node, the Xid 48s since its last reset (the end of a repair that
+# resets: soft or hard), sampled every 10 min
+dbe_seen = 0
+for t in range(600, int(end_time), 600):
+    want = 0
+    for node in set(int(r["unit"]) for r in fails):
+        rs = [r for r in fails if int(r["unit"]) == node]
+        last = max([r["time"] + r["repair_time"] for r in rs
+                    if int(r["repair"]) != 2 and r["time"] + r["repair_time"] <= t], default=-1)
+        want += 8 * sum(1 for r in rs if int(r["xid"]) == 48 and last <= r["time"] <= t)
+    got = q("sum(last_over_time(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[1s]))", t)
+    assert list(got.values())[0] == want, (t, got, want)
+    dbe_seen += want > 0
+assert dbe_seen > 0, "no instant with a double-bit error counted"
+print("checked", checked, "instants, an hour per namespace, energy %.3f MJ, Xid bursts at %d "
+      "failures" % (e / 1e6, xchecked))
 EOF
 cat py.txt
 finish
