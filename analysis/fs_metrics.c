@@ -20,9 +20,8 @@
 
 /* The thermal model (fs_metrics.h; sources in docs/observability.md); the
  * power model is models/fs_power.h, shared with the model's power caps. */
-#define AMBIENT_C 30.0
-#define C_PER_W 0.07
-#define TAU_S 60.0
+#define C_PER_W FS_THERMAL_C_PER_W     /* models/fs_power.h */
+#define TAU_S FS_THERMAL_TAU_S
 
 /* One job attempt on one GPU. */
 typedef struct seg {
@@ -65,6 +64,8 @@ typedef struct ctx {
     char **pool_name, **pool_gpu;
     double *pool_nodes, *pool_gpn;
     double *pool_cap;       /* /pools.power_cap_w (0: none, or a file without it) */
+    double *pool_ambient;   /* /pools.ambient_c (NULL: a file without it, 30 C) */
+    double *pool_throttle;  /* /pools.throttle_w, the thermal power limit (0: none) */
     node_info_t *nodes;
     uint32_t n_nodes;
     gpu_t *gpus;
@@ -285,6 +286,11 @@ static int read_fleet(ctx_t *c)
     int has_cap = 0;
     if ((rc = has_column(c, "pools", "power_cap_w", &has_cap)) ||
         (has_cap && (rc = read_col(c, "pools", "power_cap_w", c->n_pools, &c->pool_cap))))
+        return rc;
+    int has_thermal = 0;    /* files from before thermal throttling: 30 C, no limit */
+    if ((rc = has_column(c, "pools", "throttle_w", &has_thermal)) ||
+        (has_thermal && ((rc = read_col(c, "pools", "ambient_c", c->n_pools, &c->pool_ambient)) ||
+                         (rc = read_col(c, "pools", "throttle_w", c->n_pools, &c->pool_throttle)))))
         return rc;
     /* tenants (may be absent or empty) */
     if (fs_h5read_has(c->f, "tenants")) {
@@ -733,7 +739,10 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     double tdp = gm ? gm->tdp_w : 700.0, mem_mib = gm ? gm->memory_gb * 1024.0 : 81920.0;
     if (g->prof)
         mem_mib = g->prof->memory_gb * 1024.0;
-    double cap = c->pool_cap ? c->pool_cap[ni->pool] : 0;
+    /* the tighter of the power cap and the thermal limit (models/fs_power.h) */
+    double cap = fs_power_limit_w(c->pool_cap ? c->pool_cap[ni->pool] : 0,
+                                  c->pool_throttle ? c->pool_throttle[ni->pool] : 0);
+    double ambient = c->pool_ambient ? c->pool_ambient[ni->pool] : FS_THERMAL_AMBIENT_C;
     int pods = dev->n_inst == 0 || g->inst >= 0;
     uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
     if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
@@ -746,14 +755,14 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     cursor_t at = {0, 0}, walk = {0, 0};
     gstate_t s;
     state_at(g, &walk, 0, &s);
-    temp = AMBIENT_C + C_PER_W * power_w(&s, tdp, cap);  /* in equilibrium at the start */
+    temp = ambient + C_PER_W * power_w(&s, tdp, cap);  /* in equilibrium at the start */
     for (uint32_t k = 0; k < steps; k++) {
         double tk = (double)k * c->o->step;
         while (integrate && t < tk) {
             state_at(g, &walk, t, &s);
             double p = power_w(&s, tdp, cap), nx = fmin(next_change(g, &walk, t), tk);
             energy_j += p * (nx - t);
-            double tss = AMBIENT_C + C_PER_W * p;
+            double tss = ambient + C_PER_W * p;
             temp = tss + (temp - tss) * exp(-(nx - t) / TAU_S);
             t = nx;
         }
@@ -887,6 +896,8 @@ static void release(ctx_t *c)
     fs_free(c->pool_nodes);
     fs_free(c->pool_gpn);
     fs_free(c->pool_cap);
+    fs_free(c->pool_ambient);
+    fs_free(c->pool_throttle);
     fs_free(c->pool_on);
     for (uint32_t g = 0; c->gpus && g < c->n_gpus; g++) {
         fs_free(c->gpus[g].s);

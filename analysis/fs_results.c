@@ -332,6 +332,8 @@ typedef struct pool_mem {
     double power_cap_w;
     uint32_t time_slicing;
     uint32_t mps;
+    double ambient_c;
+    double throttle_w;
 } pool_mem_t;
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -999,6 +1001,8 @@ static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs
         {"power_cap_w", K_F64, offsetof(pool_mem_t, power_cap_w), "W"},
         {"time_slicing", K_U32, offsetof(pool_mem_t, time_slicing), "replica"},
         {"mps", K_U32, offsetof(pool_mem_t, mps), "client"},
+        {"ambient_c", K_F64, offsetof(pool_mem_t, ambient_c), "C"},
+        {"throttle_w", K_F64, offsetof(pool_mem_t, throttle_w), "W"},
     };
     size_t ln = 1, lg = 1, lm = 1;
     for (size_t i = 0; i < meta->n_pools; i++) {
@@ -1006,9 +1010,10 @@ static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs
         lg = max_len(lg, meta->pools[i].gpu);
         lm = max_len(lm, meta->pools[i].mig);
     }
-    size_t strsz[] = {0, ln, lg, 0, 0, lm, 0, 0, 0};
+    size_t strsz[] = {0, ln, lg, 0, 0, lm, 0, 0, 0, 0, 0};
     size_t stroff[] = {0, sizeof(pool_mem_t), sizeof(pool_mem_t) + ln, 0, 0,
-                       sizeof(pool_mem_t) + ln + lg, 0, 0, 0};
+                       sizeof(pool_mem_t) + ln + lg, 0, 0, 0, 0, 0};
+    _Static_assert(N_OF(strsz) == N_OF(cols) && N_OF(stroff) == N_OF(cols), "one per column");
     table_spec_t t = {"pools", "fleetsim pools", cols, N_OF(cols), strsz, stroff,
                       SMALL_CHUNK_ROWS};
     int rc = make_table(fid, c, &t, err);
@@ -1022,7 +1027,7 @@ static int write_pools(hid_t fid, h5call_t *c, const fs_results_meta_t *meta, fs
     for (size_t i = 0; i < meta->n_pools; i++) {
         const fs_pool_info_t *p = &meta->pools[i];
         pool_mem_t m = {(uint32_t)i, p->nodes, p->gpus_per_node, p->power_cap_w,
-                        p->time_slicing, p->mps};
+                        p->time_slicing, p->mps, p->ambient_c, p->throttle_w};
         unsigned char *row = buf + i * stride;
         memcpy(row, &m, sizeof m);
         if (p->name)

@@ -37,6 +37,8 @@ typedef struct fs_pool_info {
     double power_cap_w;     /* the pool's GPU power limit, W; 0: none */
     uint32_t time_slicing;  /* time-slicing replicas per GPU; 0: none */
     uint32_t mps;           /* MPS clients per GPU; 0: none */
+    double ambient_c;       /* the air at its GPUs, C */
+    double throttle_w;      /* the thermal limit telemetry.throttle_c sets there, W; 0: none */
 } fs_pool_info_t;
 
 typedef struct fs_results_meta {

@@ -41,6 +41,7 @@ typedef struct fs_pool_cfg {
     int sharing;            /* bool: the sharing block was given */
     uint32_t time_slicing;  /* replicas per GPU, round-robin (2..32); 0: none */
     uint32_t mps;           /* MPS clients per GPU, SM share 1/mps each (2..32); 0: none */
+    double ambient_c;       /* air temperature at the pool's GPUs, C (thermal model, throttling) */
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
@@ -253,6 +254,7 @@ typedef struct fs_telemetry_cfg {
     fs_activity_cfg_t *activity;    /* owned: per class */
     size_t n_activity;
     double cap_exponent;            /* power caps: dynamic power ~ clock^e (models/fs_power.h) */
+    double throttle_c;              /* GPU slowdown temperature, C; 0: no thermal throttling */
 } fs_telemetry_cfg_t;
 
 typedef struct fs_output_cfg {

@@ -798,15 +798,23 @@ static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
 }
 
 /* Speed left to a job of this class by its pool's power cap
- * (cluster.pools[].power_cap_w; models/fs_power.h), 1 without one. */
+ * (cluster.pools[].power_cap_w) and thermal limit (telemetry.throttle_c at
+ * the pool's ambient_c), the tighter of the two (models/fs_power.h); 1
+ * without either.  The thermal limit binds from the attempt's start: the
+ * minute or so a GPU takes to warm up to it is not modelled. */
 static double cap_speed(const fs_model_t *m, uint32_t pool, int32_t job_class)
 {
-    if (pool >= m->cfg->cluster.n_pools || !(m->cfg->cluster.pools[pool].power_cap_w > 0))
+    if (pool >= m->cfg->cluster.n_pools)
         return 1.0;
-    int cat = fs_catalog_find(m->cfg->cluster.pools[pool].gpu);
+    const fs_pool_cfg_t *pc = &m->cfg->cluster.pools[pool];
+    double lim = fs_power_limit_w(pc->power_cap_w,
+                                  fs_thermal_limit_w(m->cfg->telemetry.throttle_c, pc->ambient_c));
+    if (!(lim > 0))
+        return 1.0;
+    int cat = fs_catalog_find(pc->gpu);
     double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
-    return tdp > 0 ? fs_power_cap_speed(tdp, m->cfg->cluster.pools[pool].power_cap_w,
-                                        activity_of(m, job_class)->sm, m->cfg->telemetry.cap_exponent)
+    return tdp > 0 ? fs_power_cap_speed(tdp, lim, activity_of(m, job_class)->sm,
+                                        m->cfg->telemetry.cap_exponent)
                    : 1.0;
 }
 
@@ -2285,7 +2293,7 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     m->cfg = cfg;
     for (size_t p = 0; p < cfg->cluster.n_pools; p++)
-        if (cfg->cluster.pools[p].power_cap_w > 0)
+        if (cfg->cluster.pools[p].power_cap_w > 0 || cfg->telemetry.throttle_c > 0)
             m->capped = 1;
     for (size_t p = 0; p < cfg->cluster.n_pools; p++)
         if (cfg->cluster.pools[p].time_slicing || cfg->cluster.pools[p].mps)

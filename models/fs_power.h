@@ -38,6 +38,31 @@ static inline double fs_power_w(double tdp, int computing, double sm)
     return idle + ctx + (tdp - idle - ctx) * sm;
 }
 
+/* The first-order thermal model (docs/observability.md "Activity, power,
+ * temperature"): a GPU drawing P watts settles at ambient + FS_THERMAL_C_PER_W
+ * x P with time constant FS_THERMAL_TAU_S (assumptions, [U]: an H100 at 700 W
+ * in 30 C air settles at 79 C). */
+#define FS_THERMAL_AMBIENT_C 30.0   /* default cluster.pools[].ambient_c */
+#define FS_THERMAL_C_PER_W 0.07
+#define FS_THERMAL_TAU_S 60.0
+
+/* Thermal throttling (telemetry.throttle_c): a GPU whose steady temperature
+ * would pass the slowdown temperature clocks down until it holds it, which
+ * is a power limit of (throttle - ambient) / C_PER_W.  0 (infinite limit)
+ * when throttle_c <= 0. */
+static inline double fs_thermal_limit_w(double throttle_c, double ambient_c)
+{
+    return throttle_c > 0 ? (throttle_c - ambient_c) / FS_THERMAL_C_PER_W : 0;
+}
+
+/* The tighter of a power cap and a thermal limit (each 0: none). */
+static inline double fs_power_limit_w(double cap_w, double thermal_w)
+{
+    if (cap_w > 0 && thermal_w > 0)
+        return cap_w < thermal_w ? cap_w : thermal_w;
+    return cap_w > 0 ? cap_w : thermal_w;
+}
+
 /* Speed (0, 1] of a job with SM activity sm on a GPU capped at cap_w
  * (> fs_power_floor_w(tdp)); cap_w <= 0: no cap. */
 static inline double fs_power_cap_speed(double tdp, double cap_w, double sm, double exponent)

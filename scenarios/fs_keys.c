@@ -667,6 +667,14 @@ static const fs_key_t config_rows[] = {
             "so a job capped from draw P to C runs at ((C - floor) / (P - floor))^(1/e) of its "
             "speed, floor = idle + context draw.  3: dynamic power ~ f V^2 with V ~ f (an "
             "assumption, docs/observability.md)."},
+    {.path = "telemetry.throttle_c", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(telemetry.throttle_c), .min = 0, .max = 200, .def = "0", .unit = "C",
+     .doc = "Thermal throttling: the GPUs' slowdown temperature, C.  A GPU whose steady "
+            "temperature at a job's draw (cluster.pools[].ambient_c + 0.07 C/W x power) would "
+            "pass it clocks down to hold it: a power limit of (throttle_c - ambient_c) / 0.07 W, "
+            "which slows the job as a power cap does (docs/observability.md \"Thermal "
+            "throttling\").  Secondary sources put the HW slowdown of A100 and H100 at 83-90 C; "
+            "read your boards' `nvidia-smi -q` \"GPU Slowdown Temp\".  0: no throttling."},
 
     /* @cost rows (cost.*) */
     {.path = "cost", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL, .off = CF(cost.given),
@@ -835,6 +843,11 @@ static const fs_key_t pool_rows[] = {
             "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "
             "(scheduler.tolerations) are placed there (docs/pods.md).  Only NoSchedule is "
             "modelled."},
+    {.path = "ambient_c", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX, .off = PF(ambient_c),
+     .min = -50, .max = 100, .def = "30", .unit = "C",
+     .doc = "Air temperature at the pool's GPUs (a hot aisle, a warm room), C: the thermal "
+            "model's ambient (GPU temperature = ambient + 0.07 C/W x power, an assumption) for "
+            "fleetsim metrics and for thermal throttling (telemetry.throttle_c)."},
     {.path = "power_cap_w", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = PF(power_cap_w),
      .min = 0, .def = "0", .unit = "W",
      .doc = "Power limit of every GPU of the pool (nvidia-smi -pl), W: a job whose activity "

@@ -1508,6 +1508,35 @@ static int validate_mig(sctx_t *c, size_t i)
     return 0;
 }
 
+/* Thermal throttling (telemetry.throttle_c) on pool i: the limit it sets,
+ * (throttle_c - ambient_c) / 0.07 W, must leave the GPU above its floor (idle
+ * + context), and must not bind on a MIG pool (not modelled, as power caps). */
+static int validate_throttle(sctx_t *c, size_t i)
+{
+    const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
+    char key[64];
+    snprintf(key, sizeof key, "cluster.pools.%zu.ambient_c", i);
+    int cat = fs_catalog_find(p->gpu);
+    double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+    if (!(tdp > 0))
+        return 0;   /* no TDP: the power model does not apply (nor throttling) */
+    double lim = fs_thermal_limit_w(c->cfg->telemetry.throttle_c, p->ambient_c);
+    if (lim <= fs_power_floor_w(tdp))
+        return fail(c, node_or(c, key, "telemetry.throttle_c"),
+                    "%s: at %g C the %s would pass telemetry.throttle_c (%g C) even at its idle + "
+                    "context draw (%g W: the limit is (%g - %g) / %g = %g W); expected a cooler "
+                    "pool or a higher slowdown temperature", key, p->ambient_c, p->gpu,
+                    c->cfg->telemetry.throttle_c, fs_power_floor_w(tdp),
+                    c->cfg->telemetry.throttle_c, p->ambient_c, FS_THERMAL_C_PER_W, lim);
+    if (p->mig && lim < tdp)
+        return fail(c, node_or(c, key, "telemetry.throttle_c"),
+                    "%s: thermal throttling of MIG pools is not modelled (the instances share "
+                    "one GPU's clock): at %g C the %s would throttle above %g W; cool the pool "
+                    "or raise telemetry.throttle_c above %g C", key, p->ambient_c, p->gpu, lim,
+                    p->ambient_c + FS_THERMAL_C_PER_W * tdp);
+    return 0;
+}
+
 /* cluster.pools[i].power_cap_w: above the GPU's floor (idle + context), and
  * not on a MIG pool (whose instances share one GPU's limit: not modelled). */
 static int validate_power_cap(sctx_t *c, size_t i)
@@ -1635,6 +1664,8 @@ static int validate(sctx_t *c)
         if (p->mig && (rc = validate_mig(c, i)) != 0)
             return rc;
         if (p->power_cap_w > 0 && (rc = validate_power_cap(c, i)) != 0)
+            return rc;
+        if (c->cfg->telemetry.throttle_c > 0 && (rc = validate_throttle(c, i)) != 0)
             return rc;
         if (p->sharing && (rc = validate_sharing(c, i)) != 0)
             return rc;

@@ -248,7 +248,7 @@ static void test_native_writer(void **state)
 
 /* ---- the results writer --------------------------------------------------- */
 
-static const fs_pool_info_t pools[] = {{"main", "H100", 4, 8, NULL, 0, 0, 0}};
+static const fs_pool_info_t pools[] = {{"main", "H100", 4, 8, NULL, 0, 0, 0, 30, 0}};
 
 static fs_results_meta_t meta(void)
 {

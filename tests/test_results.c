@@ -93,8 +93,8 @@ static char *tmp_name(const char *path)
 /* ---- rows ---------------------------------------------------------------- */
 
 static const fs_pool_info_t pools[] = {
-    {"main", "H100", 256, 8, NULL, 0, 4, 0},
-    {"inference-pool", "L4", 3, 1, "3g.40gb x2", 60, 0, 0},
+    {"main", "H100", 256, 8, NULL, 0, 4, 0, 30, 0},
+    {"inference-pool", "L4", 3, 1, "3g.40gb x2", 60, 0, 0, 45.5, 600},
 };
 static const char scenario[] = "name: test\nseed: 7\nhorizon: 30d\n";
 static const char source[] = "# as given\nname: test\n";
@@ -662,20 +662,23 @@ typedef struct pool_read {
     char mig[24];
     double power_cap_w;
     uint32_t time_slicing, mps;
+    double ambient_c, throttle_w;
 } pool_read_t;
 
 static void check_pools(hid_t f)
 {
     char names[256];
     column_names(f, "pools", names, sizeof names);
-    assert_string_equal(names, "index,name,gpu,nodes,gpus_per_node,mig,power_cap_w,time_slicing,mps");
+    assert_string_equal(names, "index,name,gpu,nodes,gpus_per_node,mig,power_cap_w,time_slicing,mps,"
+                               "ambient_c,throttle_w");
     assert_int_equal(table_rows(f, "pools"), 2);
     const size_t off[] = {offsetof(pool_read_t, index), offsetof(pool_read_t, name),
                           offsetof(pool_read_t, gpu), offsetof(pool_read_t, nodes),
                           offsetof(pool_read_t, gpus_per_node), offsetof(pool_read_t, mig),
                           offsetof(pool_read_t, power_cap_w), offsetof(pool_read_t, time_slicing),
-                          offsetof(pool_read_t, mps)};
-    const size_t sz[] = {4, 24, 24, 4, 4, 24, 8, 4, 4};
+                          offsetof(pool_read_t, mps), offsetof(pool_read_t, ambient_c),
+                          offsetof(pool_read_t, throttle_w)};
+    const size_t sz[] = {4, 24, 24, 4, 4, 24, 8, 4, 4, 8, 8};
     pool_read_t rows[2];
     memset(rows, 0x5a, sizeof rows);
     assert_true(H5TBread_table(f, "pools", sizeof rows[0], off, sz, rows) >= 0);
@@ -689,6 +692,8 @@ static void check_pools(hid_t f)
         assert_double_equal(rows[i].power_cap_w, pools[i].power_cap_w, 0);
         assert_int_equal(rows[i].time_slicing, pools[i].time_slicing);
         assert_int_equal(rows[i].mps, pools[i].mps);
+        assert_double_equal(rows[i].ambient_c, pools[i].ambient_c, 0);
+        assert_double_equal(rows[i].throttle_w, pools[i].throttle_w, 0);
     }
 }
 

@@ -1,4 +1,5 @@
 #include "fs_runner.h"
+#include "../../models/fs_power.h"
 #include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
@@ -279,6 +280,9 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
             pools[i].mig = cfg->cluster.pools[i].mig;
             pools[i].power_cap_w = cfg->cluster.pools[i].power_cap_w;
+            pools[i].ambient_c = cfg->cluster.pools[i].ambient_c;
+            pools[i].throttle_w = fs_thermal_limit_w(cfg->telemetry.throttle_c,
+                                                     cfg->cluster.pools[i].ambient_c);
             pools[i].time_slicing = cfg->cluster.pools[i].time_slicing;
             pools[i].mps = cfg->cluster.pools[i].mps;
         }

@@ -241,6 +241,50 @@ want = sum(int(r["gpus"]) for t in range(0, int(cap["summary"][0]["end_time"]) +
 assert n == want and n > 0, (n, want)
 print("caps: speed", speed(0.7), n, "capped samples")
 EOF
+# thermal throttling (telemetry.throttle_c at the pool's ambient_c): at 55 C a GPU may draw
+# (87 - 55) / 0.07 = 457.14 W before it passes 87 C; with a 500 W cap as well the thermal
+# limit binds, with a 450 W cap the cap does (the tighter of the two)
+sed 's/power_cap_w: 450/ambient_c: 55/; s/^telemetry:$/telemetry:\n  throttle_c: 87/' cap.yaml > hot.yaml
+expect_exit 0 "$FLEETSIM" run hot.yaml -o hot.h5 -q
+expect_exit 0 "$FLEETSIM" run hot.yaml -o hot500.h5 -q --set cluster.pools.0.power_cap_w=500
+expect_exit 0 "$FLEETSIM" run hot.yaml -o hot450.h5 -q --set cluster.pools.0.power_cap_w=450
+expect_exit 0 "$FLEETSIM" run hot.yaml -o cool.h5 -q --set cluster.pools.0.ambient_c=30
+expect_exit 0 "$FLEETSIM" metrics hot.h5 -o hot.om --step 60
+/usr/bin/python3 - hot.h5 hot500.h5 hot450.h5 cool.h5 cap.h5 hot.om > hotpy.txt 2>&1 <<'EOF' && ok || bad "thermal throttling: $(cat hotpy.txt)"
+import re, sys, h5py
+hot, h500, h450, cool, cap = (h5py.File(p, "r") for p in sys.argv[1:6])
+floor = 0.1 * 700 + 38
+lim = (87 - 55) / 0.07
+def speed(sm, c):
+    draw = floor + (700 - floor) * sm
+    return 1.0 if draw <= c else ((c - floor) / (draw - floor)) ** (1 / 3)
+dur = {1: 3600, 2: 7200, 3: 1800, 4: 5400}
+sm = {1: 0.7, 2: 0.7, 3: 0.3, 4: 0.7}
+assert abs(float(hot["pools"][0]["throttle_w"]) - lim) < 1e-9 and float(hot["pools"][0]["ambient_c"]) == 55
+for f, c in ((hot, lim), (h500, lim), (h450, 450)):
+    for a in f["jobs"][:]:
+        i = int(a["id"])
+        assert abs(a["run"] - dur[i] / speed(sm[i], c)) < 1e-5, (i, a["run"], dur[i] / speed(sm[i], c))
+# at 30 C the limit (814 W) is above the TDP: nothing throttles; 450 W cap: the cap run's times
+for a in cool["jobs"][:]:
+    assert abs(a["run"] - dur[int(a["id"])]) < 1e-6
+assert [float(r) for r in h450["jobs"]["run"]] == [float(r) for r in cap["jobs"]["run"]]
+assert abs(speed(0.7, lim) - 0.94448) < 1e-4, speed(0.7, lim)
+temps, powers = [], []
+for line in open(sys.argv[6]):
+    m = re.match(r'DCGM_FI_DEV_(GPU_TEMP|POWER_USAGE)\{.*\} (\S+) (\d+)$', line)
+    if m:
+        (temps if m.group(1) == "GPU_TEMP" else powers).append(float(m.group(2)))
+assert max(powers) <= lim + 1e-6 and abs(max(powers) - lim) < 1e-6, max(powers)
+assert max(temps) == 87 and min(temps) >= 55, (max(temps), min(temps))
+print("throttle: speed", speed(0.7, lim), "max power", max(powers), "max temp", max(temps))
+EOF
+sed 's/ambient_c: 55/ambient_c: 82/' hot.yaml > hot-floor.yaml
+expect_exit 2 "$FLEETSIM" validate hot-floor.yaml
+expect_err 'hot-floor.yaml:5:[0-9]+: cluster.pools.0.ambient_c: at 82 C the H100 would pass telemetry.throttle_c \(87 C\) even at its idle \+ context draw'
+sed 's/gpus_per_node: 8, ambient_c: 55/gpus_per_node: 8, mig: all-1g.10gb, ambient_c: 55/' hot.yaml > hot-mig.yaml
+expect_exit 2 "$FLEETSIM" validate hot-mig.yaml
+expect_err 'thermal throttling of MIG pools is not modelled'
 sed 's/power_cap_w: 450/power_cap_w: 100/' cap.yaml > cap-low.yaml
 expect_exit 2 "$FLEETSIM" validate cap-low.yaml
 expect_err 'cap-low.yaml:5:[0-9]+: cluster.pools.0.power_cap_w: 100 W is not above the H100.s idle \+ context draw \(108 W'
