@@ -1508,6 +1508,13 @@ static int validate_mig(sctx_t *c, size_t i)
     return 0;
 }
 
+/* The catalog's TDP of the pool's GPU, W; 0 when the catalog has none. */
+static double pool_tdp(const fs_pool_cfg_t *p)
+{
+    int cat = fs_catalog_find(p->gpu);
+    return cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+}
+
 /* Thermal throttling (telemetry.throttle_c) on pool i: the limit it sets,
  * (throttle_c - ambient_c) / 0.07 W, must leave the GPU above its floor (idle
  * + context), and must not bind on a MIG pool (not modelled, as power caps). */
@@ -1516,8 +1523,7 @@ static int validate_throttle(sctx_t *c, size_t i)
     const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
     char key[64];
     snprintf(key, sizeof key, "cluster.pools.%zu.ambient_c", i);
-    int cat = fs_catalog_find(p->gpu);
-    double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+    double tdp = pool_tdp(p);
     if (!(tdp > 0))
         return 0;   /* no TDP: the power model does not apply (nor throttling) */
     double lim = fs_thermal_limit_w(c->cfg->telemetry.throttle_c, p->ambient_c);
@@ -1544,8 +1550,7 @@ static int validate_power_cap(sctx_t *c, size_t i)
     const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
     char key[64];
     snprintf(key, sizeof key, "cluster.pools.%zu.power_cap_w", i);
-    int cat = fs_catalog_find(p->gpu);
-    double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+    double tdp = pool_tdp(p);
     if (!(tdp > 0))
         return fail(c, node_or(c, key, NULL), "%s: the catalog has no TDP for GPU '%s'", key, p->gpu);
     if (p->power_cap_w <= fs_power_floor_w(tdp))

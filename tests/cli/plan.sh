@@ -9,29 +9,8 @@
 # choice and byte-identical run files; errors exit 2 with the place.
 source "$(dirname "$0")/lib/common.bash"
 
-cat > mmc.yaml <<'EOF'
-name: mmc-plan
-seed: 11
-horizon: 30d
-warmup: 1d
-cluster:
-  pools:
-    - {name: main, gpu: H100, nodes: 10, gpus_per_node: 1}
-workload:
-  synthetic:
-    arrivals: {process: poisson, rate: 8/h}
-    gpus: {1: 1.0}
-    duration: {dist: exponential, mean: 1h}
-scheduler: {queue: fifo}
-plan:
-  objective: gpu_hours_capacity
-  confidence: 0.95
-  replications: 5
-  slo:
-    - {metric: wait_prob, max: 0.19}
-  choices:
-    - {pool: main, nodes: {from: 9, to: 24}}
-EOF
+# the scenario (also read by tests/python/test_fleetsim.py test_plan_equals_cli)
+cp "$SRC/tests/data/scenarios/mmc-plan.yaml" mmc.yaml
 
 # Erlang C by the Erlang B recursion; the smallest c with C(c, 8) <= 0.19
 want=$(awk 'BEGIN { a = 8; b = 1; for (c = 1; c <= 64; c++) { b = a * b / (c + a * b);

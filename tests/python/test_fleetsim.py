@@ -317,28 +317,9 @@ def test_host_reads_in_create():
     assert r.summary["jobs_completed"] > 0
 
 
-MMC_PLAN = """name: mmc-plan
-seed: 11
-horizon: 30d
-warmup: 1d
-cluster:
-  pools:
-    - {name: main, gpu: H100, nodes: 10, gpus_per_node: 1}
-workload:
-  synthetic:
-    arrivals: {process: poisson, rate: 8/h}
-    gpus: {1: 1.0}
-    duration: {dist: exponential, mean: 1h}
-scheduler: {queue: fifo}
-plan:
-  objective: gpu_hours_capacity
-  confidence: 0.95
-  replications: 5
-  slo:
-    - {metric: wait_prob, max: 0.19}
-  choices:
-    - {pool: main, nodes: {from: 9, to: 24}}
-"""
+# the M/M/c plan of tests/cli/plan.sh
+MMC_PLAN = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "scenarios",
+                             "mmc-plan.yaml")).read()
 
 
 def erlang_c_smallest(a, bound):
