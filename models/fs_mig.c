@@ -616,3 +616,49 @@ int fs_mig_layout_parse(const fs_mig_model_t *m, const char *text, fs_mig_spec_t
     }
     return 0;
 }
+
+/* ---- re-partitioning: the planning step ---- */
+
+unsigned fs_mig_recut(const fs_mig_model_t *m, const fs_mig_layout_t *cur, uint8_t keep, unsigned p,
+                      fs_mig_layout_t *out)
+{
+    fs_mig_layout_t l;
+    fs_mig_layout_clear(&l);
+    for (unsigned i = 0; i < cur->ninst; i++)
+        if (keep >> i & 1u)
+            insert(m, &l, cur->inst[i].profile, cur->inst[i].start);
+    if (p < m->nprofiles) {
+        int s;
+        while (l.ninst < FS_MIG_MAX_INSTANCES && (s = fs_mig_find(m, &l, p)) >= 0)
+            insert(m, &l, p, (unsigned)s);
+    }
+    *out = l;
+    return p < m->nprofiles ? l.count[p] : 0;
+}
+
+void fs_mig_spec_of(const fs_mig_layout_t *l, fs_mig_spec_t *out)
+{
+    out->enabled = true;
+    memcpy(out->count, l->count, sizeof out->count);
+}
+
+size_t fs_mig_spec_format(const fs_mig_model_t *m, const fs_mig_spec_t *spec, char *buf, size_t n)
+{
+    char tmp[160];
+    unsigned any = 0;
+    for (unsigned p = 0; p < m->nprofiles; p++)
+        any += spec->count[p];
+    if (!spec->enabled)
+        snprintf(tmp, sizeof tmp, "all-disabled");
+    else if (!any)
+        snprintf(tmp, sizeof tmp, "all-enabled");
+    else
+        spec_text(m, spec, tmp, sizeof tmp);
+    size_t len = strlen(tmp);
+    if (n) {
+        size_t w = len < n - 1 ? len : n - 1;
+        memcpy(buf, tmp, w);
+        buf[w] = '\0';
+    }
+    return len;
+}

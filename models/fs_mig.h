@@ -207,4 +207,28 @@ bool fs_mig_spec_valid(const fs_mig_model_t *m, const fs_mig_spec_t *spec);
 int fs_mig_layout_parse(const fs_mig_model_t *m, const char *text, fs_mig_spec_t *out, size_t *err_off,
                         fs_error_t *err);
 
+/* ---- re-partitioning: the planning step (docs/mig.md "Re-partitioning") ----
+ * What mig-manager would apply to one GPU so that it offers profile p: the
+ * instances in `keep` (bit i = instance i of `cur`, the ones a pod holds)
+ * stay where they are (a GPU instance cannot move while a process uses it),
+ * every other instance is destroyed, and profile p is created at every free
+ * valid start, lowest first, up to the profile's cap.  Lowest-first is
+ * optimal for one profile (all its placements have the same length:
+ * interval scheduling), so no other re-cut that keeps `keep` in place holds
+ * more instances of p.  With keep == 0 and an idle GPU this is mig-parted's
+ * `all-<profile>` config.  Slots p cannot use stay empty (no other profile
+ * is added: the re-cut is for the pods of p that wait).  *out is a valid
+ * layout (fs_mig_layout_check) and its spec (fs_mig_spec_of) is one
+ * fs_mig_layout_parse accepts in the text fs_mig_spec_format writes.
+ * Returns the instances of p in *out, kept ones included.  O(8). */
+unsigned fs_mig_recut(const fs_mig_model_t *m, const fs_mig_layout_t *cur, uint8_t keep, unsigned p,
+                      fs_mig_layout_t *out);
+/* The spec (instances per profile) of a built layout; enabled. */
+void fs_mig_spec_of(const fs_mig_layout_t *l, fs_mig_spec_t *out);
+/* A spec as fs_mig_layout_parse reads it back: "all-disabled",
+ * "all-enabled" (MIG on, no instance) or the list "3g.40gb, 1g.10gb x2"
+ * (profiles in table order).  Returns the length written (truncated to
+ * n - 1 like snprintf; 128 bytes always suffice). */
+size_t fs_mig_spec_format(const fs_mig_model_t *m, const fs_mig_spec_t *spec, char *buf, size_t n);
+
 #endif

@@ -3,8 +3,9 @@
  * config accepted for the GPU models it names (with the instance counts it
  * names) and rejected for the others, an exhaustive enumeration that the
  * accepted multisets are exactly those the hardware rules allow, the free
- * count against brute force, place/remove round trips and the parser's
- * located errors.  Sources: docs/mig.md. */
+ * count against brute force, place/remove round trips, the parser's
+ * located errors, and the re-partitioning plans (fs_mig_recut) against the
+ * brute-force oracle and hand counts.  Sources: docs/mig.md. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -70,6 +71,9 @@ typedef struct orc {
     unsigned sets;           /* placement sets enumerated */
     const fs_mig_model_t *m;
     unsigned fits_checked;
+    unsigned recut_checked;  /* (layout, kept subset, profile) re-cuts checked */
+    uint8_t *parsed;         /* multiset code -> 1 once its re-cut text went through the parser */
+    unsigned recut_parsed;
 } orc_t;
 
 /* Multiset code: mixed radix, digit p in 0 .. available[p] + 1. */
@@ -108,6 +112,72 @@ static unsigned brute_fits(const orc_t *o, unsigned mem, unsigned p, unsigned ha
     return best;
 }
 
+/* Re-partitioning (fs_mig_recut) at one reachable layout: for every subset
+ * of its instances kept in use (all, none, all but one) and every profile p, the re-cut keeps those
+ * instances where they are, adds only instances of p, holds as many of p as
+ * the brute-force maximum over p's placements beside the kept slots allows,
+ * is a valid layout, and its spec survives fs_mig_spec_format ->
+ * fs_mig_layout_parse unchanged (a layout mig-parted's format accepts). */
+static void check_recut(orc_t *o, const fs_mig_layout_t *l)
+{
+    /* Every subset of a reachable set is itself reachable and enumerated,
+     * so keeping all instances covers every kept set; keeping none and
+     * keeping all but one check that the others are destroyed. */
+    unsigned full = (1u << l->ninst) - 1u;
+    for (unsigned v = 0; v <= l->ninst + 1u; v++) {
+        unsigned keep = v == 0 ? full : v == 1 ? 0 : full & ~(1u << (v - 2));
+        if (v >= 1 && full == 0)
+            break;
+        unsigned kmem = 0, kcount[7] = {0};
+        for (unsigned i = 0; i < l->ninst; i++)
+            if (keep >> i & 1u) {
+                const fs_mig_profile_t *pr = &o->m->profile[l->inst[i].profile];
+                kmem |= range_mask(l->inst[i].start, pr->mem_slices);
+                kcount[l->inst[i].profile]++;
+            }
+        for (unsigned p = 0; p < 7; p++) {
+            fs_mig_layout_t r;
+            unsigned n = fs_mig_recut(o->m, l, (uint8_t)keep, p, &r);
+            assert_int_equal(fs_mig_layout_check(o->m, &r, NULL), 0);
+            assert_int_equal(n, r.count[p]);
+            assert_int_equal(n, kcount[p] + brute_fits(o, kmem, p, kcount[p]));
+            unsigned kept = 0;
+            for (unsigned i = 0; i < l->ninst; i++) {
+                if (!(keep >> i & 1u))
+                    continue;
+                bool found = false;
+                for (unsigned j = 0; j < r.ninst; j++)
+                    found |= r.inst[j].start == l->inst[i].start && r.inst[j].profile == l->inst[i].profile;
+                assert_true(found);
+                kept++;
+            }
+            for (unsigned q = 0; q < 7; q++)
+                if (q != p)
+                    assert_int_equal(r.count[q], kcount[q]);
+            assert_int_equal(r.ninst, kept + n - kcount[p]);
+            o->recut_checked++;
+            unsigned cnt[7];
+            for (unsigned q = 0; q < 7; q++)
+                cnt[q] = r.count[q];
+            unsigned code = code_of(o->available, cnt);
+            if (o->parsed[code])
+                continue;  /* this multiset's text went through the parser already */
+            o->parsed[code] = 1;
+            o->recut_parsed++;
+            fs_mig_spec_t spec, back;
+            fs_mig_spec_of(&r, &spec);
+            char text[128];
+            assert_true(fs_mig_spec_format(o->m, &spec, text, sizeof text) < sizeof text);
+            fs_error_t err;
+            if (fs_mig_layout_parse(o->m, text, &back, NULL, &err) != 0)
+                fail_msg("%s: re-cut '%s' refused by the parser: %s", o->m->name, text, err.msg);
+            assert_true(back.enabled);
+            assert_memory_equal(back.count, spec.count, sizeof spec.count);
+            assert_true(fs_mig_spec_valid(o->m, &back));
+        }
+    }
+}
+
 /* Every set of placements that obeys the hardware rules: memory slices
  * disjoint, at most 7 compute slices in all, at most "available" instances
  * of each profile.  Each set is visited once (candidates in index order). */
@@ -134,6 +204,7 @@ static void enumerate(orc_t *o, unsigned from, unsigned mem, unsigned compute, u
             assert_true(fs_mig_can_place_at(o->m, l, p, (unsigned)b));
         o->fits_checked++;
     }
+    check_recut(o, l);
     for (unsigned i = from; i < o->ncand; i++) {
         const cand_t *c = &o->cand[i];
         unsigned r = range_mask(c->start, c->size);
@@ -222,7 +293,9 @@ static void test_exhaustive_against_hardware_rules(void **s)
         for (unsigned p = 0; p < 7; p++)
             codes *= oracle[g].prof[p].available + 2;
         o.valid = calloc(codes, 1);
+        o.parsed = calloc(codes, 1);
         assert_non_null(o.valid);
+        assert_non_null(o.parsed);
         for (unsigned p = 0; p < 7; p++) {
             unsigned st[8], size, n = parse_lgipp(oracle[g].prof[p].lgipp, st, &size);
             o.available[p] = oracle[g].prof[p].available;
@@ -263,9 +336,10 @@ static void test_exhaustive_against_hardware_rules(void **s)
             }
             total++;
         }
-        printf("%s: %u placement sets; %u multisets: %u accepted, %u rejected; %u fits/find checks\n", o.m->name,
-               o.sets, total, accepted, rejected, o.fits_checked);
+        printf("%s: %u placement sets; %u multisets: %u accepted, %u rejected; %u fits/find checks; %u re-cuts (%u distinct, parsed back)\n",
+               o.m->name, o.sets, total, accepted, rejected, o.fits_checked, o.recut_checked, o.recut_parsed);
         free(o.valid);
+        free(o.parsed);
     }
 }
 
@@ -724,6 +798,77 @@ static void test_migname_syntax(void **st)
     assert_int_equal(fs_migname_parse("1g.10gb+me", 7), fs_mig_code_find("1g.10gb", 7));
 }
 
+/* Re-partitioning hand cases, counted from the guide's placement listings
+ * by hand (not by the module): an H100 cut all-7g.80gb re-cut for 1g.10gb
+ * pods holds 7 (mig-parted's all-1g.10gb); with a 3g.40gb in use at slot 4
+ * it holds 4 more 1g.10gb at 0..3 (slots 0-3 free; slot 7 is taken by the
+ * 3g); a 2g.20gb in use at slot 2 leaves 1g.20gb (two-slice, starts
+ * 0,2,4,6) room at 0, 4 and 6 = 3; a 7g in use leaves no room for anything.
+ * Every model's all-<profile> count on an idle GPU equals the guide's
+ * "Number of Instances Available" (mig-parted's default config lists the
+ * same counts). */
+static void test_recut_hand_cases(void **s)
+{
+    (void)s;
+    const fs_mig_model_t *m = fs_mig_model(FS_MIG_H100_80GB);
+    fs_mig_spec_t spec;
+    fs_mig_layout_t cur, r;
+    fs_error_t err;
+    char text[128];
+    assert_int_equal(fs_mig_layout_parse(m, "all-7g.80gb", &spec, NULL, &err), 0);
+    assert_int_equal(fs_mig_layout_build(m, &spec, &cur, &err), 0);
+    int p1 = fs_mig_profile_find(m, "1g.10gb", 7), p7 = fs_mig_profile_find(m, "7g.80gb", 7);
+    int p12 = fs_mig_profile_find(m, "1g.20gb", 7);
+    assert_int_equal(fs_mig_recut(m, &cur, 0, (unsigned)p1, &r), 7);
+    assert_int_equal(r.ninst, 7);
+    assert_int_equal(r.mem, 0x7f);
+    fs_mig_spec_of(&r, &spec);
+    fs_mig_spec_format(m, &spec, text, sizeof text);
+    assert_string_equal(text, "1g.10gb x7");
+    /* the 7g in use: nothing else fits, the 7g stays */
+    assert_int_equal(fs_mig_recut(m, &cur, 1, (unsigned)p1, &r), 0);
+    assert_int_equal(r.ninst, 1);
+    assert_int_equal(r.inst[0].profile, p7);
+
+    assert_int_equal(fs_mig_layout_parse(m, "3g.40gb, 2g.20gb, 1g.10gb x2", &spec, NULL, &err), 0);
+    assert_int_equal(fs_mig_layout_build(m, &spec, &cur, &err), 0);
+    uint8_t keep3 = 0;
+    for (unsigned i = 0; i < cur.ninst; i++)
+        if (!strcmp(m->profile[cur.inst[i].profile].name, "3g.40gb"))
+            keep3 = (uint8_t)(1u << i);
+    /* where the build put it decides the room; the hand count assumes the
+     * 3g at slot 4 (asserted) */
+    assert_true(keep3 != 0);
+    for (unsigned i = 0; i < cur.ninst; i++)
+        if (keep3 >> i & 1u)
+            assert_int_equal(cur.inst[i].start, 4);
+    assert_int_equal(fs_mig_recut(m, &cur, keep3, (unsigned)p1, &r), 4);
+    assert_int_equal(r.mem, 0xff);
+    fs_mig_spec_of(&r, &spec);
+    fs_mig_spec_format(m, &spec, text, sizeof text);
+    assert_string_equal(text, "1g.10gb x4, 3g.40gb");
+    fs_mig_layout_clear(&cur);
+    assert_int_equal(fs_mig_place(m, &cur, (unsigned)fs_mig_profile_find(m, "2g.20gb", 7), 2), 2);
+    assert_int_equal(fs_mig_recut(m, &cur, 1, (unsigned)p12, &r), 3);
+
+    /* all-<profile> on an idle GPU, every model and profile */
+    for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
+        const fs_mig_model_t *mg = fs_mig_model((fs_mig_gpu_t)g);
+        fs_mig_layout_clear(&cur);
+        for (unsigned p = 0; p < 7; p++) {
+            int q = fs_mig_profile_find(mg, oracle[g].prof[p].name, strlen(oracle[g].prof[p].name));
+            assert_true(q >= 0);
+            assert_int_equal(fs_mig_recut(mg, &cur, 0, (unsigned)q, &r), oracle[g].prof[p].available);
+        }
+    }
+    /* formats: disabled and enabled-empty round trip */
+    fs_mig_spec_t off = {.enabled = false}, on = {.enabled = true};
+    fs_mig_spec_format(m, &off, text, sizeof text);
+    assert_string_equal(text, "all-disabled");
+    fs_mig_spec_format(m, &on, text, sizeof text);
+    assert_string_equal(text, "all-enabled");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_place_remove_round_trips),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_parse_random),
+        cmocka_unit_test(test_recut_hand_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
