@@ -507,6 +507,25 @@ static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_cla
     return &tc->dflt;
 }
 
+/* A job's activity: its class's profile, or, when its trace recorded its GPU
+ * utilization (fs_job_t.rec_util: PAI's sensor table), the class's with duty
+ * set to it and sm, tensor and dram scaled with it (a job that runs kernels
+ * half the time is half as active; an assumption, docs/observability.md
+ * "Recorded utilization"), each at most 1. */
+static fs_activity_cfg_t job_activity(const fs_model_t *m, const fs_job_t *job)
+{
+    fs_activity_cfg_t a = *activity_of(m, job->job_class);
+    double u = fs_job_util(job->rec_util);
+    if (u >= 0) {
+        double k = a.duty > 0 ? u / a.duty : 0;
+        a.sm = fmin(1, a.sm * k);
+        a.tensor = fmin(1, a.tensor * k);
+        a.dram = fmin(1, a.dram * k);
+        a.duty = u;
+    }
+    return a;
+}
+
 /* ckpt_s, recovery_s, ettr, goodput of a row (docs/recovery.md): useful
  * compute = wall computing minus wall computing work later lost. */
 static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_jobrun_t *x,
@@ -652,7 +671,7 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
     m->job_held_gpu_s += x->held_gpu_s;
     m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
-    if (activity_of(m, j->job.job_class)->duty == 0)  /* held, computing nothing */
+    if (job_activity(m, &j->job).duty == 0)  /* held, computing nothing */
         m->job_idle_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
     m->job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
@@ -802,7 +821,7 @@ static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
  * the pool's ambient_c), the tighter of the two (models/fs_power.h); 1
  * without either.  The thermal limit binds from the attempt's start: the
  * minute or so a GPU takes to warm up to it is not modelled. */
-static double cap_speed(const fs_model_t *m, uint32_t pool, int32_t job_class)
+static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_job_t *job)
 {
     if (pool >= m->cfg->cluster.n_pools)
         return 1.0;
@@ -813,7 +832,7 @@ static double cap_speed(const fs_model_t *m, uint32_t pool, int32_t job_class)
         return 1.0;
     int cat = fs_catalog_find(pc->gpu);
     double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
-    return tdp > 0 ? fs_power_cap_speed(tdp, lim, activity_of(m, job_class)->sm,
+    return tdp > 0 ? fs_power_cap_speed(tdp, lim, job_activity(m, job).sm,
                                         m->cfg->telemetry.cap_exponent)
                    : 1.0;
 }
@@ -1018,7 +1037,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         }
         j->r->rate_base = fs_placer_speed(m->placer, j->r->place.pool, j->job.job_class) * span;
         if (m->capped)
-            j->r->rate_base *= cap_speed(m, j->r->place.pool, j->job.job_class);
+            j->r->rate_base *= cap_speed(m, j->r->place.pool, &j->job);
         j->r->rate = j->r->rate_base * slowest_node(m, &j->r->place);
         if (m->shared && m->cluster.pools[j->r->place.pool].share_n) {    /* one replica */
             if (!j->r->milli_asked)
@@ -1134,7 +1153,7 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
         return;
     const fs_slice_t *sl = fs_placement_slices(&j->r->place);
     fs_time_t ready = j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
-    const fs_activity_cfg_t *a = activity_of(m, j->job.job_class);
+    const fs_activity_cfg_t act = job_activity(m, &j->job), *a = &act;
     fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                            .job_class = j->job.job_class, .gpu_milli = j->r->place.milli,
                            .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),

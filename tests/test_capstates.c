@@ -424,6 +424,48 @@ static void test_waiting_split(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* A job whose trace recorded its GPU utilization (fs_job_t.rec_util, PAI's
+ * sensor table) runs with that duty and its class's sm, tensor and dram
+ * scaled by it (/gpu_intervals, which fleetsim metrics reads); one that
+ * recorded 0 holds its GPUs idle (gpu_s_held_idle). */
+typedef struct ivs { fs_interval_row_t r[8]; size_t n; } ivs_t;
+static int collect_iv(void *ud, const fs_interval_row_t *row)
+{
+    ivs_t *v = ud;
+    if (v->n < 8)
+        v->r[v->n++] = *row;
+    return 0;
+}
+
+static void test_recorded_util(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[3];
+    memset(js, 0, sizeof js);
+    for (int i = 0; i < 3; i++)
+        js[i] = (fs_job_t){.id = (uint64_t)i + 1, .gpus = 2, .gpu_milli = 1000,
+                           .duration = 3600000000, .tenant = -1, .gpu_type = -1};
+    js[0].rec_util = fs_job_util_code(0.25);
+    js[1].rec_util = fs_job_util_code(0);
+    ivs_t v = {.n = 0};
+    fs_sink_t sink = {.interval = collect_iv, .ud = &v};
+    fs_run_totals_t t;
+    fs_test_run_yaml(ONE_NODE "telemetry: {duty: 0.8, sm: 0.6, tensor: 0.4, dram: 0.2}\n", js, 3,
+                     &sink, &t);
+    assert_int_equal(v.n, 3);
+    for (size_t i = 0; i < v.n; i++) {
+        const fs_interval_row_t *r = &v.r[i];
+        double k = r->job == 1 ? 0.25 / 0.8 : r->job == 2 ? 0 : 1;
+        assert_double_equal(r->duty, r->job == 1 ? 0.25 : r->job == 2 ? 0 : 0.8, 1e-12);
+        assert_double_equal(r->sm, 0.6 * k, 1e-12);
+        assert_double_equal(r->tensor, 0.4 * k, 1e-12);
+        assert_double_equal(r->dram, 0.2 * k, 1e-12);
+    }
+    assert_double_equal(t.gpu_s_held_idle, 2 * 3600.0, 1e-9);   /* job 2 */
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_held_split_aggregates),
         cmocka_unit_test(test_held_idle),
         cmocka_unit_test(test_waiting_split),
+        cmocka_unit_test(test_recorded_util),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -675,9 +675,10 @@ typedef struct err_case {
 #define FULL_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
                "rec_start,rec_end,rec_state,single_node\n"
 #define WRITER_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
-                 "rec_start,rec_end,rec_state,single_node,mig_profile\n"
+                 "rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util\n"
 #define KNOWN "(known columns: id, submit, gpus, duration, estimate, tenant, gpu_type, " \
-              "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile)"
+              "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile, " \
+              "gpu_util)"
 #define NAME_MSG "expected a UTF-8 name without control characters"
 
 static const err_case_t k_errors[] = {
@@ -989,6 +990,8 @@ static const char *dress(fs_job_t *j)
         j->estimate = -1;
     if (k % 6 == 1)
         j->flags |= FS_JOB_SINGLE_NODE;     /* a pod-level job converted to native */
+    if (k % 5 == 2)     /* a recorded GPU utilization, whole percents */
+        j->rec_util = fs_job_util_code((double)(k % 101) / 100.0);
     if (k % 9 == 4) {   /* a MIG pod: its share is its profile's, whatever its size */
         j->mig = fs_mig_code_find(k % 2 ? "3g.40gb" : "1g.10gb+me", k % 2 ? 7 : 10);
         j->gpu_milli = fs_mig_code_milli(j->mig);
@@ -1161,8 +1164,8 @@ static void test_writer_errors(void **state)
     char *text = fs_test_read(path, NULL);
     assert_string_equal(text, WRITER_W
         "7,1.500000,1,0.000001,3600.000000,\"a \"\"b\"\", c\",T4,-2,250,0,0.000000,"
-        "86400.123456,timeout,1,\n"
-        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0,\n");
+        "86400.123456,timeout,1,,\n"
+        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0,,\n");
     free(text);
     free(path);
     assert_int_equal(fs_alloc_live(), live0);

@@ -325,6 +325,55 @@ static void test_dir_alloc_failures(void **state)
     tt_alloc_failures("pai", DIR_DATA, &o, 4);
 }
 
+/* The sensor table (pai_sensor_table): a job's recorded GPU utilization is
+ * its workers' mean gpu_wrk_util over the GPU percent each worker plans
+ * (fs_job_t.rec_util); a worker without GPUs (empty gpu_wrk_util) is left
+ * out; a job with no sensor row records nothing; a bad value is an error at
+ * the sensor table's own line. */
+static void test_sensor_table(void **state)
+{
+    (void)state;
+    int64_t live0 = fs_alloc_live();
+    char *d = fs_test_path(g_dir, "sensors");
+    assert_non_null(d);
+    mkdir(d, 0777);
+    char *task = fs_test_path(d, "pai_task_table.csv"), *sens = fs_test_path(d, "pai_sensor_table.csv");
+    assert_int_equal(fs_test_write(task, "j1,w,2,Terminated,1,101,600,29,100,T4\n"
+                                         "j2,w,1,Terminated,5,105,600,29,800,V100\n"
+                                         "j3,w,1,Terminated,9,109,600,29,100,T4\n"), 0);
+    assert_int_equal(fs_test_write(sens, "j1,w,w1,i1,m1,T4,50,60,1,2,3,4,0,0,0,0\n"
+                                         "j1,w,w2,i2,m2,T4,50,40,1,2,3,4,0,0,0,0\n"
+                                         "j2,w,w3,i3,m3,V100,50,300,1,2,3,4,0,0,0,0\n"
+                                         "j2,ps,w4,i4,m4,,50,,1,2,,,0,0,0,0\n"), 0);
+    readout_t r;
+    fs_error_t err;
+    assert_int_equal(read_all("pai", d, NULL, 4, &r, &err), 0);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.jobs[0].gpus, 2);
+    assert_int_equal(r.jobs[0].rec_util, fs_job_util_code(0.5));     /* (60 + 40) / 2 / 100 */
+    assert_int_equal(r.jobs[1].gpus, 8);
+    assert_int_equal(r.jobs[1].rec_util, fs_job_util_code(0.375));   /* 300 / 800 */
+    assert_int_equal(r.jobs[2].rec_util, 0);                          /* no sensor row */
+    assert_double_equal(fs_job_util(r.jobs[1].rec_util), 0.38, 1e-12);  /* whole percents */
+    readout_free(&r);
+    assert_int_equal(fs_test_write(sens, "j1,w,w1,i1,m1,T4,50,60,1,2,3,4,0,0,0,0\n"
+                                         "j1,w,w2,i2,m2,T4,50,busy,1,2,3,4,0,0,0,0\n"), 0);
+    assert_int_equal(read_all("pai", d, NULL, 4, &r, &err), FS_EINVAL);
+    char want[2048];
+    snprintf(want, sizeof want, "%s:2: field gpu_wrk_util: expected a GPU utilization in percent "
+             ">= 0, or empty (got 'busy')", sens);
+    if (!strstr(err.msg, want))
+        fail_msg("got '%s'\nwant '%s'", err.msg, want);
+    readout_free(&r);
+    unlink(task);
+    unlink(sens);
+    rmdir(d);
+    free(task);
+    free(sens);
+    free(d);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_dir),
+        cmocka_unit_test(test_sensor_table),
         cmocka_unit_test(test_dir_errors),
         cmocka_unit_test(test_dir_lenient),
         cmocka_unit_test(test_dir_alloc_failures),

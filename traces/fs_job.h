@@ -63,9 +63,19 @@ typedef struct fs_job {
                                gpu_milli is the profile's compute share (docs/mig.md) */
     uint16_t flags;         /* FS_JOB_* bits; 0 by default */
     uint8_t rec_state;      /* enum fs_job_rec_state */
-    uint8_t reserved;       /* 0 (fs_job_init): no padding, so records compare with memcmp
+    uint8_t rec_util;       /* recorded GPU utilization (the trace's, e.g. PAI's sensor table):
+                               1 + percent of the time a kernel ran, 1..101; 0 = not recorded.
+                               The last byte: no padding, so records compare with memcmp
                                (88 bytes: the model keeps one per waiting job, issue #13) */
 } fs_job_t;
+
+/* A recorded utilization (0..1) as rec_util, and back (-1: not recorded). */
+static inline uint8_t fs_job_util_code(double u)
+{
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    return (uint8_t)(1 + (int)(100 * u + 0.5));
+}
+static inline double fs_job_util(uint8_t code) { return code ? (code - 1) / 100.0 : -1; }
 
 static inline void fs_job_init(fs_job_t *j)
 {
@@ -86,7 +96,7 @@ static inline void fs_job_init(fs_job_t *j)
     j->cpu_milli = 0;
     j->mem_mib = 0;
     j->mig = 0;
-    j->reserved = 0;
+    j->rec_util = 0;
 }
 
 /* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */

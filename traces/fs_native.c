@@ -22,7 +22,7 @@
 enum native_col {
     COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION,     /* required */
     COL_ESTIMATE, COL_TENANT, COL_GPU_TYPE, COL_PRIORITY, COL_GPU_MILLI, COL_CLASS,
-    COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE, COL_MIG_PROFILE,
+    COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE, COL_MIG_PROFILE, COL_GPU_UTIL,
     N_COLS
 };
 #define N_REQUIRED 4
@@ -30,10 +30,12 @@ enum native_col {
 static const char *const col_names[N_COLS] = {
     "id", "submit", "gpus", "duration", "estimate", "tenant", "gpu_type", "priority",
     "gpu_milli", "class", "rec_start", "rec_end", "rec_state", "single_node", "mig_profile",
+    "gpu_util",
 };
 
 #define KNOWN_COLUMNS "id, submit, gpus, duration, estimate, tenant, gpu_type, priority, " \
-                      "gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile"
+                      "gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile, " \
+                      "gpu_util"
 #define REC_STATES "completed, failed, killed, timeout, node_fail, running, unknown"
 
 #define MAX_GPUS (UINT64_C(1) << 31)
@@ -382,6 +384,22 @@ static int parse_row(native_t *s, fs_job_t *j)
                                              "(docs/mig.md) or empty");
             }
             break;
+        case COL_GPU_UTIL:
+            /* the recorded GPU utilization, 0..1 (whole percents kept): the job's duty
+             * (docs/observability.md "Recorded utilization"); empty: not recorded */
+            if (f->len) {
+                char buf[32], *e = NULL;
+                double v = NAN;
+                if (f->len < sizeof buf) {
+                    memcpy(buf, f->s, f->len);
+                    buf[f->len] = '\0';
+                    v = strtod(buf, &e);
+                }
+                if (!e || *e || !(v >= 0 && v <= 1))
+                    return field_error(s, i, "a utilization from 0 to 1, or empty");
+                j->rec_util = fs_job_util_code(v);
+            }
+            break;
         default:
             break;
         }
@@ -609,7 +627,7 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
 /* The writer                                                          */
 
 #define WRITER_HEADER "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli," \
-                      "class,rec_start,rec_end,rec_state,single_node,mig_profile\n"
+                      "class,rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util\n"
 #define WRITER_BUF ((size_t)256 * 1024)
 /* Bytes a row needs besides its names: 14 fields of at most 24 bytes and
  * a MIG profile name (MIG_NAME_MAX). */
@@ -784,6 +802,8 @@ static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const ch
         what = "rec_end before rec_start";
     else if (j->rec_state > FS_JOB_REC_RUNNING)
         what = "rec_state not a known state";
+    else if (j->rec_util > 101)
+        what = "rec_util beyond 101 (100%)";
     else if (tenant && !fs_rdr_valid_name(tenant, strlen(tenant)))
         what = "tenant name not UTF-8 without control characters";
     else if (gpu_type && !fs_rdr_valid_name(gpu_type, strlen(gpu_type)))
@@ -864,6 +884,9 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
         memcpy(p, mn, ml);
         p += ml;
     }
+    *p++ = ',';
+    if (j->rec_util)    /* whole percents: read back to the same code */
+        p += snprintf(p, 8, "%.2f", fs_job_util(j->rec_util));
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     w->last_submit = j->submit;

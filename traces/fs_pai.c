@@ -3,7 +3,9 @@
 #endif
 #include "fs_pai.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -20,6 +22,11 @@ enum {
 
 enum { J_JOB, J_INST_ID, J_USER, J_STATUS, J_START, J_END, N_J };
 enum { I_JOB, I_TASK, I_INST, I_WORKER, I_INST_ID, I_STATUS, I_START, I_END, I_MACHINE, N_I };
+/* pai_sensor_table: job_name, task_name, worker_name, inst_id, machine, gpu_name, cpu_usage,
+ * gpu_wrk_util (percent of one GPU: 100 = one GPU busy), avg_mem, max_mem, avg_gpu_wrk_mem,
+ * max_gpu_wrk_mem, read, write, read_count, write_count */
+enum { S_JOB, S_TASK, S_WORKER, S_INST_ID, S_MACHINE, S_GPU_NAME, S_CPU_USAGE, S_GPU_UTIL,
+       N_S = 16 };
 
 /* ---- side tables: job and instance tables, indexed by name hash -------- */
 
@@ -45,6 +52,12 @@ typedef struct instrec {
     uint32_t count;             /* instance rows */
     uint32_t unended;           /* some row has no end_time */
 } instrec_t;
+
+typedef struct utilrec {
+    uint64_t key;
+    double sum;                 /* gpu_wrk_util summed over the job's workers, percent */
+    uint64_t n;                 /* workers that recorded it */
+} utilrec_t;
 
 typedef struct htab {
     void *slots;
@@ -157,8 +170,9 @@ typedef struct pai {
     int pending;            /* error of a row that opened a job, returned next */
     char pending_reason[48];
     /* the side tables of a directory (fs_pai.h) */
-    int have_jobs, have_insts;
-    char *jobs_path, *insts_path;
+    int have_jobs, have_insts, have_sensors;
+    char *jobs_path, *insts_path, *sensors_path;
+    htab_t utiltab;         /* utilrec_t by name_hash(job_name): the sensor table */
     htab_t jobtab;          /* jobrec_t by name_hash(job_name) */
     htab_t insttab;         /* instrec_t by name_hash(job_name, task_name) */
     fs_strtab_t users;      /* user names of the job table */
@@ -335,6 +349,13 @@ static int close_job(fs_rdr_t *r, pai_t *p, fs_job_t *j)
     } else {
         j->gpus = (uint32_t)((a->percent + 99) / 100);
     }
+    const utilrec_t *ut = p->have_sensors
+                              ? ht_find(&p->utiltab, name_hash(a->name, a->name_len, NULL, 0))
+                              : NULL;
+    if (ut && ut->n) {  /* the sensor table: mean worker utilization / GPU percent per worker */
+        double per = a->gpu_insts ? (double)a->percent / (double)a->gpu_insts : (double)a->percent;
+        j->rec_util = fs_job_util_code(per > 0 ? ut->sum / (double)ut->n / per : 0);
+    }
     if (a->gpu_insts == 1) { /* one pod: one node (a job of several pods is a gang) */
         j->flags |= FS_JOB_SINGLE_NODE;
         j->cpu_milli = a->pod_cpu;
@@ -408,9 +429,11 @@ static void pai_free(void *fmt)
         return;
     fs_free(p->jobtab.slots);
     fs_free(p->insttab.slots);
+    fs_free(p->utiltab.slots);
     fs_strtab_release(&p->users);
     fs_free(p->jobs_path);
     fs_free(p->insts_path);
+    fs_free(p->sensors_path);
     fs_free(p);
 }
 
@@ -421,6 +444,7 @@ static int header(fs_rdr_t *r, fs_error_t *err)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", r->csv.path);
     p->jobtab.size = sizeof(jobrec_t);
     p->insttab.size = sizeof(instrec_t);
+    p->utiltab.size = sizeof(utilrec_t);
     fs_strtab_init(&p->users);
     r->fmt = p;
     r->fmt_free = pai_free;
@@ -517,6 +541,33 @@ static int inst_row(fs_rdr_t *r, pai_t *p)
     return 0;
 }
 
+/* One sensor-table row into p->utiltab: the worker's GPU utilization, summed
+ * per job (a worker without GPUs leaves gpu_wrk_util empty). */
+static int sensor_row(fs_rdr_t *r, pai_t *p)
+{
+    const fs_csv_field_t *f = r->csv.fields;
+    int rc = fs_rdr_get_name(r, "job_name", &f[S_JOB]);
+    if (rc || !f[S_GPU_UTIL].len)
+        return rc;
+    char buf[64], *e = NULL;
+    double v = NAN;
+    if (f[S_GPU_UTIL].len < sizeof buf) {
+        memcpy(buf, f[S_GPU_UTIL].s, f[S_GPU_UTIL].len);
+        buf[f[S_GPU_UTIL].len] = '\0';
+        v = strtod(buf, &e);
+    }
+    if (!e || *e || !isfinite(v) || v < 0)
+        return fs_rdr_field_error(r, "gpu_wrk_util", "a GPU utilization in percent >= 0, or empty",
+                                  f[S_GPU_UTIL].s, f[S_GPU_UTIL].len);
+    int fresh;
+    utilrec_t *u = ht_get(&p->utiltab, name_hash(f[S_JOB].s, f[S_JOB].len, NULL, 0), &fresh);
+    if (!u)
+        return fs_rdr_fatal(r, FS_ENOMEM, "out of memory");
+    u->sum += v;
+    u->n++;
+    return 0;
+}
+
 /*
  * Reads a whole side table through r's own error machinery: r->csv is
  * swapped for the side file's reader for the duration, so that messages
@@ -601,14 +652,18 @@ static int open_dir(const char *dir, const fs_trace_opts_t *opts, fs_source_t **
         return rc;
     fs_rdr_t *r = src->state;
     pai_t *p = r->fmt;
-    if (!(rc = find_table(dir, "pai_job_table", &p->jobs_path, err)))
-        rc = find_table(dir, "pai_instance_table", &p->insts_path, err);
+    if (!(rc = find_table(dir, "pai_job_table", &p->jobs_path, err)) &&
+        !(rc = find_table(dir, "pai_instance_table", &p->insts_path, err)))
+        rc = find_table(dir, "pai_sensor_table", &p->sensors_path, err);
     p->have_jobs = p->jobs_path != NULL;
     p->have_insts = p->insts_path != NULL;
+    p->have_sensors = p->sensors_path != NULL;
     if (!rc && p->have_jobs)
         rc = read_side(r, p, p->jobs_path, "job table", N_J, job_row, err);
     if (!rc && p->have_insts)
         rc = read_side(r, p, p->insts_path, "instance table", N_I, inst_row, err);
+    if (!rc && p->have_sensors)
+        rc = read_side(r, p, p->sensors_path, "sensor table", N_S, sensor_row, err);
     if (rc) {
         fs_source_destroy(src);
         return rc;
