@@ -671,7 +671,7 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
     m->job_held_gpu_s += x->held_gpu_s;
     m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
-    if (job_activity(m, &j->job).duty == 0)  /* held, computing nothing */
+    if (j->job.rec_util ? j->job.rec_util == 1 : activity_of(m, j->job.job_class)->duty == 0)
         m->job_idle_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
     m->job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
