@@ -41,8 +41,12 @@ int fs_scenario_load_file(const char *path, const char *const *overrides, size_t
 int fs_scenario_load_string(const char *name, const char *text, const char *const *overrides,
                             size_t n, fs_config_t *cfg, fs_error_t *err);
 
-/* The built-in default scenario (also shipped as scenarios/default.yaml). */
+/* The built-in default scenario (also shipped as scenarios/default.yaml),
+ * and the name it goes by in messages and in a results file's
+ * scenario_path (the CLI and libfleetsim give it the same, so that their
+ * results files are the same bytes). */
 const char *fs_scenario_default_text(void);
+#define FS_SCENARIO_DEFAULT_NAME "<builtin default>"
 
 /* Canonical YAML of a config: every key, in table order, including defaults.
  * Loading it gives back the same config.  Caller frees with fs_free. */

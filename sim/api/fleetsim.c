@@ -144,7 +144,7 @@ int fleetsim_scenario_load_string(const char *name, const char *yaml, fleetsim_s
 
 int fleetsim_scenario_load_default(fleetsim_scenario **out)
 {
-    return create("<builtin>", fs_scenario_default_text(), NULL, out);
+    return create(FS_SCENARIO_DEFAULT_NAME, fs_scenario_default_text(), NULL, out);
 }
 
 int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value)

@@ -169,7 +169,7 @@ int fs_cmd_run(int argc, char **argv)
     fs_error_t err;
     fs_error_clear(&err);
     int rc = scenario ? fs_scenario_load_file(scenario, sets, n_sets, &cfg, &err)
-                      : fs_scenario_load_string("<builtin default>", fs_scenario_default_text(),
+                      : fs_scenario_load_string(FS_SCENARIO_DEFAULT_NAME, fs_scenario_default_text(),
                                                 sets, n_sets, &cfg, &err);
     fs_free(sets);
     if (rc) {

@@ -87,7 +87,8 @@ int main(int argc, char **argv)
         return 1;
     }
     fleetsim_result *r = NULL;
-    if ((st = fleetsim_run(s, NULL, NULL, NULL, &r)) != FLEETSIM_OK) {
+    /* the results file: install.sh compares it with the CLI's, byte for byte */
+    if ((st = fleetsim_run(s, "api.h5", NULL, NULL, &r)) != FLEETSIM_OK) {
         fprintf(stderr, "run: %s: %s\n", fleetsim_strerror(st), fleetsim_scenario_error(s));
         return 1;
     }

@@ -34,6 +34,7 @@ fi
 
 # the CLI's answer for the same scenario
 "$FLEETSIM" run --set horizon=2d --no-output --json > "$WORK/cli.json" || bad "fleetsim run failed"
+"$FLEETSIM" run --set horizon=2d -o "$WORK/cli.h5" -q || bad "fleetsim run -o failed"
 /usr/bin/python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
@@ -47,6 +48,7 @@ cc -std=c17 -Wall -Wextra -Werror $SAN_FLAGS "$SRC/tests/install/consumer.c" -o 
    $(pkg-config --cflags --libs fleetsim) 2> cc.log || bad "pkg-config build: $(cat cc.log)"
 LD_LIBRARY_PATH=$LIBDIR ./consumer-pc > out-pc.txt 2> err-pc.txt || bad "consumer (pkg-config): $(cat err-pc.txt)"
 grep -v '^fleetsim ' out-pc.txt | diff - want.txt > /dev/null || bad "pkg-config consumer differs from the CLI: $(cat out-pc.txt)"
+cmp -s api.h5 cli.h5 || bad "the C API's results file differs from the CLI's (cmp api.h5 cli.h5)"
 # 2. find_package(fleetsim)
 cmake -S "$SRC/tests/install" -B cmk -DCMAKE_PREFIX_PATH="$P" -DCMAKE_C_FLAGS="$SAN_FLAGS" \
       -DCMAKE_EXE_LINKER_FLAGS="$SAN_FLAGS" > cmk.log 2>&1 &&

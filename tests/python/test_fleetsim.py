@@ -374,3 +374,16 @@ def test_plan_errors(tmp_path):
     assert e.value.status == 1 and "plan.slo.0.metric" in str(e.value)
     assert "wait_probability" in str(e.value) and ":19:16:" in str(e.value)
     assert not (tmp_path / "p").exists()
+
+
+def test_run_file_equals_cli(tmp_path):
+    """A run through libfleetsim (fleetsim.run) writes the results file the
+    CLI writes for the same scenario and overrides, byte for byte."""
+    scen = os.path.join(SCEN, "default.yaml")
+    fleetsim.run(scen, overrides={"horizon": "2d", "cluster.pools.0.nodes": 64},
+                 output=str(tmp_path / "py.h5"))
+    subprocess.run([os.environ["FLEETSIM_CLI"], "run", scen, "--set", "horizon=2d", "--set",
+                    "cluster.pools.0.nodes=64", "-o", str(tmp_path / "cli.h5"), "-q"],
+                   check=True, capture_output=True)
+    a, b = (tmp_path / "py.h5").read_bytes(), (tmp_path / "cli.h5").read_bytes()
+    assert len(a) > 10000 and a == b
