@@ -241,7 +241,7 @@ static inline void capstates_add(const fs_model_t *m, double dt, double *total, 
     *down += dt * (tot - up);
     if (m->queued > 0) {
         *waiting += dt * free_up;
-        *frag += dt * (m->frag_now < free_up ? m->frag_now : free_up);
+        *frag += dt * m->frag_now;     /* <= free_up: a part of it (tested on every run) */
     } else {
         *idle += dt * free_up;
     }
