@@ -143,7 +143,7 @@ struct fs_model {
     uint32_t *node_holds;   /* NULL until a node first goes down */
     uint32_t nodes_out;     /* nodes with node_holds > 0 */
     double *node_speed;     /* NULL: every node at 1.0 */
-    int capped;             /* some pool has a power cap (cluster.pools[].power_cap_w) */
+    int capped;             /* some pool has a power cap or a thermal limit (cap_speed) */
     int shared;             /* some pool shares its GPUs (cluster.pools[].sharing) */
     int fail_xid;           /* the failure being applied shows an Xid (FS_DOWN_FAIL_XID) */
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
@@ -830,7 +830,7 @@ static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_job_t *job)
                                   fs_thermal_limit_w(m->cfg->telemetry.throttle_c, pc->ambient_c));
     if (!(lim > 0))
         return 1.0;
-    int cat = fs_catalog_find(pc->gpu);
+    int cat = m->cluster.pools[pool].catalog;   /* resolved once, at the cluster's start */
     double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
     return tdp > 0 ? fs_power_cap_speed(tdp, lim, job_activity(m, job).sm,
                                         m->cfg->telemetry.cap_exponent)
