@@ -791,6 +791,15 @@ static const err_case_t k_errors[] = {
     {FULL_W "1,0,1,5,,,,,,,,,,2\n", FS_EINVAL, ":2: field single_node: expected 0 or 1 (got '2')"},
     {FULL_W "1,0,1,5,,,,,,,,,,yes\n", FS_EINVAL,
      ":2: field single_node: expected 0 or 1 (got 'yes')"},
+    /* gpu_util: a utilization from 0 to 1, or empty */
+    {"id,submit,gpus,duration,gpu_util\n1,0,1,5,1.5\n", FS_EINVAL,
+     ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got '1.5')"},
+    {"id,submit,gpus,duration,gpu_util\n1,0,1,5,x\n", FS_EINVAL,
+     ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got 'x')"},
+    {"id,submit,gpus,duration,gpu_util\n1,0,1,5,-0.1\n", FS_EINVAL,
+     ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got '-0.1')"},
+    {"id,submit,gpus,duration,gpu_util\n1,0,1,5,nan\n", FS_EINVAL,
+     ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got 'nan')"},
     /* order of rows: physical line numbers count comments and blanks */
     {HDR "1,10,1,5\n# c\n\n2,9.5,1,5\n", FS_EINVAL,
      ":5: field submit: expected a time >= 10.000000, the previous row's submit (rows must be "

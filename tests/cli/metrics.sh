@@ -36,6 +36,9 @@ expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --step 0
 expect_err '\-\-step: expected whole seconds'
 expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --origin -5
 expect_err '\-\-origin: expected Unix seconds'
+expect_exit 2 "$FLEETSIM" metrics plain.h5 -o x.om --xid-window 0
+expect_err '\-\-xid-window: expected whole seconds from 1 to 31536000, got .0.'
+expect_no_file x.om
 expect_exit 2 "$FLEETSIM" metrics plain.h5 -o plain.h5
 expect_exit 2 "$FLEETSIM" metrics plain.h5
 expect_err '\-o FILE is needed'
