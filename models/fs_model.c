@@ -1145,6 +1145,23 @@ static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
         m->svc_running--;
 }
 
+/* A recorded GPU memory use (fs_job_t.rec_fb, GB per whole GPU) as the
+ * share of the memory of what the job holds: a MIG instance's (its
+ * profile's), else the pool's GPU model's (80 GB when the catalog does not
+ * know it, as the exporter assumes); at most 1. */
+static double recorded_fb(const fs_model_t *m, const fs_jobrt_t *j)
+{
+    double gb = fs_job_fb_gb(j->job.rec_fb), mem = 80;
+    if (j->r->place.mig) {
+        mem = fs_migname_memory_gb(j->r->place.mig);
+    } else {
+        int cat = m->cluster.pools[j->r->place.pool].catalog;
+        if (cat >= 0)
+            mem = fs_catalog_get((size_t)cat)->memory_gb;
+    }
+    return mem > 0 && gb < mem ? gb / mem : 1;
+}
+
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
  * (output.gpu_intervals: the sink asks for them). */
 static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
@@ -1159,6 +1176,8 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
                            .start = fs_time_to_s(j->r->start), .ready = fs_time_to_s(ready),
                            .end = fs_time_to_s(end), .duty = a->duty, .sm = a->sm,
                            .tensor = a->tensor, .dram = a->dram, .fb = a->fb, .gpu_instance = -1};
+    if (j->job.rec_fb)  /* the trace's memory use (PAI avg_gpu_wrk_mem), not the class's */
+        r.fb = recorded_fb(m, j);
     if (j->r->place.mig) {  /* one row per instance: bit 8 g + i = instance i of GPU g */
         r.node = sl[0].node;
         r.gpus = 1;

@@ -427,7 +427,8 @@ static void test_waiting_split(void **st)
 /* A job whose trace recorded its GPU utilization (fs_job_t.rec_util, PAI's
  * sensor table) runs with that duty and its class's sm, tensor and dram
  * scaled by it (/gpu_intervals, which fleetsim metrics reads); one that
- * recorded 0 holds its GPUs idle (gpu_s_held_idle). */
+ * recorded 0 holds its GPUs idle (gpu_s_held_idle).  A recorded memory use
+ * (rec_fb, GB) is its framebuffer share of the GPU's memory, at most 1. */
 typedef struct ivs { fs_interval_row_t r[8]; size_t n; } ivs_t;
 static int collect_iv(void *ud, const fs_interval_row_t *row)
 {
@@ -448,11 +449,13 @@ static void test_recorded_util(void **st)
                            .duration = 3600000000, .tenant = -1, .gpu_type = -1};
     js[0].rec_util = fs_job_util_code(0.25);
     js[1].rec_util = fs_job_util_code(0);
+    js[0].rec_fb = fs_job_fb_code(20);     /* of an H100's 80 GB: 0.25 */
+    js[1].rec_fb = fs_job_fb_code(100);    /* more than the GPU has: all of it */
     ivs_t v = {.n = 0};
     fs_sink_t sink = {.interval = collect_iv, .ud = &v};
     fs_run_totals_t t;
-    fs_test_run_yaml(ONE_NODE "telemetry: {duty: 0.8, sm: 0.6, tensor: 0.4, dram: 0.2}\n", js, 3,
-                     &sink, &t);
+    fs_test_run_yaml(ONE_NODE "telemetry: {duty: 0.8, sm: 0.6, tensor: 0.4, dram: 0.2, fb: 0.5}\n",
+                     js, 3, &sink, &t);
     assert_int_equal(v.n, 3);
     for (size_t i = 0; i < v.n; i++) {
         const fs_interval_row_t *r = &v.r[i];
@@ -461,6 +464,7 @@ static void test_recorded_util(void **st)
         assert_double_equal(r->sm, 0.6 * k, 1e-12);
         assert_double_equal(r->tensor, 0.4 * k, 1e-12);
         assert_double_equal(r->dram, 0.2 * k, 1e-12);
+        assert_double_equal(r->fb, r->job == 1 ? 0.25 : r->job == 2 ? 1 : 0.5, 1e-12);
     }
     assert_double_equal(t.gpu_s_held_idle, 2 * 3600.0, 1e-9);   /* job 2 */
     assert_int_equal(fs_alloc_live(), live0);

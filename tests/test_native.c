@@ -184,6 +184,31 @@ static void test_rec_state_names(void **state)
     assert_string_equal(fs_job_rec_state_name(7), "?");
 }
 
+/* The recorded GPU memory code (fs_job_fb_code): every code decodes to a
+ * value that codes back to it, the values rise, the steps are 0.25 GB to
+ * 32 GB and 1.5 GB above, a value goes to the nearest step, and the range
+ * ends at FS_JOB_FB_MAX_GB (0 is "not recorded"). */
+static void test_fb_code(void **state)
+{
+    (void)state;
+    assert_true(fs_job_fb_gb(0) < 0);
+    double prev = -1;
+    for (int c = 1; c <= 255; c++) {
+        double gb = fs_job_fb_gb((uint8_t)c);
+        assert_int_equal(fs_job_fb_code(gb), c);
+        assert_true(gb > prev);
+        assert_double_equal(gb - prev, c == 1 ? 1 : c <= 129 ? 0.25 : 1.5, 1e-12);
+        prev = gb;
+    }
+    assert_double_equal(prev, FS_JOB_FB_MAX_GB, 0);
+    assert_int_equal(fs_job_fb_code(1.2446746826171875), fs_job_fb_code(1.25));   /* PAI's example */
+    assert_int_equal(fs_job_fb_code(1.12), fs_job_fb_code(1.0));
+    assert_int_equal(fs_job_fb_code(79.2), fs_job_fb_code(78.5));    /* 32 + 31 x 1.5 */
+    assert_int_equal(fs_job_fb_code(79.3), fs_job_fb_code(80.0));
+    assert_int_equal(fs_job_fb_code(1e9), 255);
+    assert_int_equal(fs_job_fb_code(0), 1);
+}
+
 static void test_strtab(void **state)
 {
     int64_t live0 = fs_alloc_live();
@@ -675,10 +700,10 @@ typedef struct err_case {
 #define FULL_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
                "rec_start,rec_end,rec_state,single_node\n"
 #define WRITER_W "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli,class," \
-                 "rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util\n"
+                 "rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util,gpu_mem\n"
 #define KNOWN "(known columns: id, submit, gpus, duration, estimate, tenant, gpu_type, " \
               "priority, gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile, " \
-              "gpu_util)"
+              "gpu_util, gpu_mem)"
 #define NAME_MSG "expected a UTF-8 name without control characters"
 
 static const err_case_t k_errors[] = {
@@ -800,6 +825,13 @@ static const err_case_t k_errors[] = {
      ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got '-0.1')"},
     {"id,submit,gpus,duration,gpu_util\n1,0,1,5,nan\n", FS_EINVAL,
      ":2: field gpu_util: expected a utilization from 0 to 1, or empty (got 'nan')"},
+    /* gpu_mem: a GPU memory use in GB from 0 to 221, or empty */
+    {"id,submit,gpus,duration,gpu_mem\n1,0,1,5,221.5\n", FS_EINVAL,
+     ":2: field gpu_mem: expected a GPU memory use in GB from 0 to 221, or empty (got '221.5')"},
+    {"id,submit,gpus,duration,gpu_mem\n1,0,1,5,8GB\n", FS_EINVAL,
+     ":2: field gpu_mem: expected a GPU memory use in GB from 0 to 221, or empty (got '8GB')"},
+    {"id,submit,gpus,duration,gpu_mem\n1,0,1,5,-1\n", FS_EINVAL,
+     ":2: field gpu_mem: expected a GPU memory use in GB from 0 to 221, or empty (got '-1')"},
     /* order of rows: physical line numbers count comments and blanks */
     {HDR "1,10,1,5\n# c\n\n2,9.5,1,5\n", FS_EINVAL,
      ":5: field submit: expected a time >= 10.000000, the previous row's submit (rows must be "
@@ -1001,6 +1033,8 @@ static const char *dress(fs_job_t *j)
         j->flags |= FS_JOB_SINGLE_NODE;     /* a pod-level job converted to native */
     if (k % 5 == 2)     /* a recorded GPU utilization, whole percents */
         j->rec_util = fs_job_util_code((double)(k % 101) / 100.0);
+    if (k % 7 == 3)     /* a recorded GPU memory use, every code in turn */
+        j->rec_fb = (uint8_t)(1 + k % 255);
     if (k % 9 == 4) {   /* a MIG pod: its share is its profile's, whatever its size */
         j->mig = fs_mig_code_find(k % 2 ? "3g.40gb" : "1g.10gb+me", k % 2 ? 7 : 10);
         j->gpu_milli = fs_mig_code_milli(j->mig);
@@ -1166,6 +1200,7 @@ static void test_writer_errors(void **state)
     j.rec_end = 86400123456;
     j.rec_state = FS_JOB_REC_TIMEOUT;
     j.flags = FS_JOB_SINGLE_NODE;
+    j.rec_fb = fs_job_fb_code(37.1);    /* 32 + 3 x 1.5 */
     assert_int_equal(fs_native_writer_put(w, &j, "a \"b\", c", "T4", &err), 0);
     job(&j, 8, S(31557600000), 2147483648u, FS_TIME_MAX_INPUT);
     assert_int_equal(fs_native_writer_put(w, &j, NULL, NULL, &err), 0);
@@ -1173,8 +1208,8 @@ static void test_writer_errors(void **state)
     char *text = fs_test_read(path, NULL);
     assert_string_equal(text, WRITER_W
         "7,1.500000,1,0.000001,3600.000000,\"a \"\"b\"\", c\",T4,-2,250,0,0.000000,"
-        "86400.123456,timeout,1,,\n"
-        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0,,\n");
+        "86400.123456,timeout,1,,,36.50\n"
+        "8,31557600000.000000,2147483648,31557600000.000000,,,,0,1000,0,,,unknown,0,,,\n");
     free(text);
     free(path);
     assert_int_equal(fs_alloc_live(), live0);
@@ -1430,6 +1465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rec_state_names),
         cmocka_unit_test(test_strtab),
+        cmocka_unit_test(test_fb_code),
         cmocka_unit_test_setup_teardown(test_csv_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_example_fixture, setup, teardown),

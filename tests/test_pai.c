@@ -342,8 +342,8 @@ static void test_sensor_table(void **state)
                                          "j2,w,1,Terminated,5,105,600,29,800,V100\n"
                                          "j3,w,1,Terminated,9,109,600,29,100,T4\n"), 0);
     assert_int_equal(fs_test_write(sens, "j1,w,w1,i1,m1,T4,50,60,1,2,3,4,0,0,0,0\n"
-                                         "j1,w,w2,i2,m2,T4,50,40,1,2,3,4,0,0,0,0\n"
-                                         "j2,w,w3,i3,m3,V100,50,300,1,2,3,4,0,0,0,0\n"
+                                         "j1,w,w2,i2,m2,T4,50,40,1,2,5.1,6,0,0,0,0\n"
+                                         "j2,w,w3,i3,m3,V100,50,300,1,2,12.2446,13,0,0,0,0\n"
                                          "j2,ps,w4,i4,m4,,50,,1,2,,,0,0,0,0\n"), 0);
     readout_t r;
     fs_error_t err;
@@ -355,6 +355,18 @@ static void test_sensor_table(void **state)
     assert_int_equal(r.jobs[1].rec_util, fs_job_util_code(0.375));   /* 300 / 800 */
     assert_int_equal(r.jobs[2].rec_util, 0);                          /* no sensor row */
     assert_double_equal(fs_job_util(r.jobs[1].rec_util), 0.38, 1e-12);  /* whole percents */
+    /* memory: mean avg_gpu_wrk_mem over the GPUs each worker plans, 0.25 GB steps */
+    assert_double_equal(fs_job_fb_gb(r.jobs[0].rec_fb), 4.0, 1e-12);     /* (3 + 5.1) / 2 = 4.05 */
+    assert_double_equal(fs_job_fb_gb(r.jobs[1].rec_fb), 1.5, 1e-12);     /* 12.2446 / 8 = 1.53 */
+    assert_int_equal(r.jobs[2].rec_fb, 0);
+    readout_free(&r);
+    assert_int_equal(fs_test_write(sens, "j1,w,w1,i1,m1,T4,50,60,1,2,-3,4,0,0,0,0\n"), 0);
+    assert_int_equal(read_all("pai", d, NULL, 4, &r, &err), FS_EINVAL);
+    char want_mem[2048];
+    snprintf(want_mem, sizeof want_mem, "%s:1: field avg_gpu_wrk_mem: expected a GPU memory use in "
+             "GB >= 0, or empty (got '-3')", sens);
+    if (!strstr(err.msg, want_mem))
+        fail_msg("got '%s'\nwant '%s'", err.msg, want_mem);
     readout_free(&r);
     assert_int_equal(fs_test_write(sens, "j1,w,w1,i1,m1,T4,50,60,1,2,3,4,0,0,0,0\n"
                                          "j1,w,w2,i2,m2,T4,50,busy,1,2,3,4,0,0,0,0\n"), 0);

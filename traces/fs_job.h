@@ -61,13 +61,17 @@ typedef struct fs_job {
     int32_t mig;            /* MIG profile asked (models/fs_mig.h fs_mig_code), 0 = none: the
                                job is one pod taking `gpus` instances of it on one node, and
                                gpu_milli is the profile's compute share (docs/mig.md) */
-    uint16_t flags;         /* FS_JOB_* bits; 0 by default */
+    uint8_t flags;          /* FS_JOB_* bits; 0 by default */
     uint8_t rec_state;      /* enum fs_job_rec_state */
     uint8_t rec_util;       /* recorded GPU utilization (the trace's, e.g. PAI's sensor table):
-                               1 + percent of the time a kernel ran, 1..101; 0 = not recorded.
+                               1 + percent of the time a kernel ran, 1..101; 0 = not recorded */
+    uint8_t rec_fb;         /* recorded GPU memory use per GPU, GB, coded by fs_job_fb_code
+                               (PAI's avg_gpu_wrk_mem); 0 = not recorded.
                                The last byte: no padding, so records compare with memcmp
                                (88 bytes: the model keeps one per waiting job, issue #13) */
 } fs_job_t;
+
+_Static_assert(sizeof(fs_job_t) == 88, "a job record is 88 bytes without padding (memcmp)");
 
 /* A recorded utilization (0..1) as rec_util, and back (-1: not recorded). */
 static inline uint8_t fs_job_util_code(double u)
@@ -76,6 +80,24 @@ static inline uint8_t fs_job_util_code(double u)
     return (uint8_t)(1 + (int)(100 * u + 0.5));
 }
 static inline double fs_job_util(uint8_t code) { return code ? (code - 1) / 100.0 : -1; }
+
+/* A recorded GPU memory use (GB per GPU, or per whole-GPU equivalent of a
+ * fractional job) as rec_fb, and back (-1: not recorded).  One byte, two
+ * linear pieces: 0.25 GB steps up to 32 GB (codes 1..129), 1.5 GB steps
+ * above, up to FS_JOB_FB_MAX_GB (code 255); a value is stored as the
+ * nearest step, so a decoded value codes back to the same byte. */
+#define FS_JOB_FB_MAX_GB 221.0
+static inline uint8_t fs_job_fb_code(double gb)
+{
+    gb = gb < 0 ? 0 : gb > FS_JOB_FB_MAX_GB ? FS_JOB_FB_MAX_GB : gb;
+    if (gb <= 32)
+        return (uint8_t)(1 + (int)(4 * gb + 0.5));
+    return (uint8_t)(129 + (int)((gb - 32) / 1.5 + 0.5));
+}
+static inline double fs_job_fb_gb(uint8_t code)
+{
+    return !code ? -1 : code <= 129 ? (code - 1) / 4.0 : 32 + (code - 129) * 1.5;
+}
 
 static inline void fs_job_init(fs_job_t *j)
 {
@@ -97,6 +119,7 @@ static inline void fs_job_init(fs_job_t *j)
     j->mem_mib = 0;
     j->mig = 0;
     j->rec_util = 0;
+    j->rec_fb = 0;
 }
 
 /* Requested GPU capacity in milli-GPUs (gpus * gpu_milli). */

@@ -34,5 +34,7 @@ static inline uint32_t fs_migname_milli(int32_t code)
 {
     return fs_migname_compute(code) * 1000u / FS_MIGNAME_COMPUTE;
 }
+/* The memory a code names (its <M>), GB. */
+static inline uint32_t fs_migname_memory_gb(int32_t code) { return ((uint32_t)code >> 1) & 0x7fffu; }
 
 #endif

@@ -23,19 +23,19 @@ enum native_col {
     COL_ID, COL_SUBMIT, COL_GPUS, COL_DURATION,     /* required */
     COL_ESTIMATE, COL_TENANT, COL_GPU_TYPE, COL_PRIORITY, COL_GPU_MILLI, COL_CLASS,
     COL_REC_START, COL_REC_END, COL_REC_STATE, COL_SINGLE_NODE, COL_MIG_PROFILE, COL_GPU_UTIL,
-    N_COLS
+    COL_GPU_MEM, N_COLS
 };
 #define N_REQUIRED 4
 
 static const char *const col_names[N_COLS] = {
     "id", "submit", "gpus", "duration", "estimate", "tenant", "gpu_type", "priority",
     "gpu_milli", "class", "rec_start", "rec_end", "rec_state", "single_node", "mig_profile",
-    "gpu_util",
+    "gpu_util", "gpu_mem",
 };
 
 #define KNOWN_COLUMNS "id, submit, gpus, duration, estimate, tenant, gpu_type, priority, " \
                       "gpu_milli, class, rec_start, rec_end, rec_state, single_node, mig_profile, " \
-                      "gpu_util"
+                      "gpu_util, gpu_mem"
 #define REC_STATES "completed, failed, killed, timeout, node_fail, running, unknown"
 
 #define MAX_GPUS (UINT64_C(1) << 31)
@@ -400,6 +400,23 @@ static int parse_row(native_t *s, fs_job_t *j)
                 j->rec_util = fs_job_util_code(v);
             }
             break;
+        case COL_GPU_MEM:
+            /* the recorded GPU memory use, GB per GPU (0.25 GB steps to 32 GB, 1.5 GB
+             * above): the job's framebuffer (docs/observability.md "Recorded
+             * utilization"); empty: not recorded */
+            if (f->len) {
+                char buf[32], *e = NULL;
+                double v = NAN;
+                if (f->len < sizeof buf) {
+                    memcpy(buf, f->s, f->len);
+                    buf[f->len] = '\0';
+                    v = strtod(buf, &e);
+                }
+                if (!e || *e || !(v >= 0 && v <= FS_JOB_FB_MAX_GB))
+                    return field_error(s, i, "a GPU memory use in GB from 0 to 221, or empty");
+                j->rec_fb = fs_job_fb_code(v);
+            }
+            break;
         default:
             break;
         }
@@ -627,9 +644,9 @@ int fs_native_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **
 /* The writer                                                          */
 
 #define WRITER_HEADER "id,submit,gpus,duration,estimate,tenant,gpu_type,priority,gpu_milli," \
-                      "class,rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util\n"
+                      "class,rec_start,rec_end,rec_state,single_node,mig_profile,gpu_util,gpu_mem\n"
 #define WRITER_BUF ((size_t)256 * 1024)
-/* Bytes a row needs besides its names: 14 fields of at most 24 bytes and
+/* Bytes a row needs besides its names: 16 fields of at most 24 bytes and
  * a MIG profile name (MIG_NAME_MAX). */
 #define WRITER_ROW_MAX 440
 
@@ -887,6 +904,9 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     *p++ = ',';
     if (j->rec_util)    /* whole percents: read back to the same code */
         p += snprintf(p, 8, "%.2f", fs_job_util(j->rec_util));
+    *p++ = ',';
+    if (j->rec_fb)      /* steps of 0.25 or 1.5 GB: read back to the same code */
+        p += snprintf(p, 8, "%.2f", fs_job_fb_gb(j->rec_fb));
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
     w->last_submit = j->submit;

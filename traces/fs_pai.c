@@ -26,7 +26,7 @@ enum { I_JOB, I_TASK, I_INST, I_WORKER, I_INST_ID, I_STATUS, I_START, I_END, I_M
  * gpu_wrk_util (percent of one GPU: 100 = one GPU busy), avg_mem, max_mem, avg_gpu_wrk_mem,
  * max_gpu_wrk_mem, read, write, read_count, write_count */
 enum { S_JOB, S_TASK, S_WORKER, S_INST_ID, S_MACHINE, S_GPU_NAME, S_CPU_USAGE, S_GPU_UTIL,
-       N_S = 16 };
+       S_AVG_MEM, S_MAX_MEM, S_AVG_GPU_MEM, N_S = 16 };
 
 /* ---- side tables: job and instance tables, indexed by name hash -------- */
 
@@ -56,7 +56,9 @@ typedef struct instrec {
 typedef struct utilrec {
     uint64_t key;
     double sum;                 /* gpu_wrk_util summed over the job's workers, percent */
-    uint64_t n;                 /* workers that recorded it */
+    double mem;                 /* avg_gpu_wrk_mem summed over the same workers, GB */
+    uint32_t n;                 /* workers that recorded gpu_wrk_util */
+    uint32_t n_mem;             /* of them, those that recorded avg_gpu_wrk_mem */
 } utilrec_t;
 
 typedef struct htab {
@@ -355,6 +357,11 @@ static int close_job(fs_rdr_t *r, pai_t *p, fs_job_t *j)
     if (ut && ut->n) {  /* the sensor table: mean worker utilization / GPU percent per worker */
         double per = a->gpu_insts ? (double)a->percent / (double)a->gpu_insts : (double)a->percent;
         j->rec_util = fs_job_util_code(per > 0 ? ut->sum / (double)ut->n / per : 0);
+        /* memory: mean worker GB over the GPUs each worker plans (per / 100), so GB per
+         * GPU, or per whole-GPU equivalent of a fractional worker (the exporter scales
+         * it by the share the job holds) */
+        if (ut->n_mem && per > 0)
+            j->rec_fb = fs_job_fb_code(ut->mem / (double)ut->n_mem / (per / 100.0));
     }
     if (a->gpu_insts == 1) { /* one pod: one node (a job of several pods is a gang) */
         j->flags |= FS_JOB_SINGLE_NODE;
@@ -559,12 +566,28 @@ static int sensor_row(fs_rdr_t *r, pai_t *p)
     if (!e || *e || !isfinite(v) || v < 0)
         return fs_rdr_field_error(r, "gpu_wrk_util", "a GPU utilization in percent >= 0, or empty",
                                   f[S_GPU_UTIL].s, f[S_GPU_UTIL].len);
+    double gb = NAN;    /* avg_gpu_wrk_mem: GB of GPU memory the worker used, on average */
+    if (f[S_AVG_GPU_MEM].len) {
+        e = NULL;
+        if (f[S_AVG_GPU_MEM].len < sizeof buf) {
+            memcpy(buf, f[S_AVG_GPU_MEM].s, f[S_AVG_GPU_MEM].len);
+            buf[f[S_AVG_GPU_MEM].len] = '\0';
+            gb = strtod(buf, &e);
+        }
+        if (!e || *e || !isfinite(gb) || gb < 0)
+            return fs_rdr_field_error(r, "avg_gpu_wrk_mem", "a GPU memory use in GB >= 0, or empty",
+                                      f[S_AVG_GPU_MEM].s, f[S_AVG_GPU_MEM].len);
+    }
     int fresh;
     utilrec_t *u = ht_get(&p->utiltab, name_hash(f[S_JOB].s, f[S_JOB].len, NULL, 0), &fresh);
     if (!u)
         return fs_rdr_fatal(r, FS_ENOMEM, "out of memory");
     u->sum += v;
     u->n++;
+    if (!isnan(gb)) {
+        u->mem += gb;
+        u->n_mem++;
+    }
     return 0;
 }
 

@@ -442,4 +442,37 @@ print("checked", checked, "instants, an hour per namespace, energy %.3f MJ, Xid 
       "failures" % (e / 1e6, xchecked))
 EOF
 cat py.txt
+
+# a trace's recorded GPU memory (native gpu_mem, GB per GPU; PAI avg_gpu_wrk_mem) is the
+# framebuffer the export shows: 20 GB on an H100 is 20480 MiB used, 61440 free; more than
+# the GPU has is all of it; no record keeps the class's share (telemetry.fb 0.5)
+cat > fb.csv <<'EOF'
+id,submit,gpus,duration,gpu_util,gpu_mem
+1,0,2,3600,0.5,20
+2,0,1,3600,,100
+3,0,1,3600,,
+EOF
+cat > fb.yaml <<'EOF'
+name: fb
+cluster:
+  pools: [{name: h100, gpu: H100, nodes: 1, gpus_per_node: 8}]
+workload: {trace: {path: fb.csv, format: native}}
+telemetry: {fb: 0.5}
+output: {gpu_intervals: true}
+EOF
+expect_exit 0 "$FLEETSIM" run fb.yaml -o fb.h5 -q
+expect_exit 0 "$FLEETSIM" metrics fb.h5 -o fb.om --step 600
+python3 - <<'EOF' && ok || bad "recorded GPU memory is not the exported framebuffer"
+import re
+want = {"job-1": (20480, 61440), "job-2": (81920, 0), "job-3": (40960, 40960)}
+seen = {}
+for line in open("fb.om"):
+    m = re.match(r'DCGM_FI_DEV_FB_(USED|FREE)\{.*pod="(job-\d)".*\} (\d+) \d+$', line)
+    if m:
+        v = want[m.group(2)][0 if m.group(1) == "USED" else 1]
+        assert int(m.group(3)) == v, line
+        seen[m.group(2), m.group(1)] = seen.get((m.group(2), m.group(1)), 0) + 1
+assert seen == {(j, k): n for j, n in (("job-1", 12), ("job-2", 6), ("job-3", 6))
+                for k in ("USED", "FREE")}, seen
+EOF
 finish
