@@ -72,6 +72,12 @@ typedef struct fs_jobrun {
     double ac_hold;         /* the GPUs it holds in the recovering aggregates */
     uint32_t cx_pos;        /* its index in the model's list of running jobs with
                                phases (checkpoints, start-up, restore); UINT32_MAX: none */
+    uint8_t sh_var;         /* some attempt ran on a shared GPU at a replica's share: the
+                               /summary split takes gs_* below, not the final share x w_* */
+    uint8_t sh_open;        /* an attempt is open in gs_* (started, not yet stopped) */
+    /* GPU-s of computing, checkpoint writes and start-up, each attempt at its own
+     * share: share x w_* at its stop minus share x w_* at its start */
+    double gs_comp, gs_ckpt, gs_start;
 } fs_jobrun_t;
 
 /* Runtime state of an active job: what a waiting job needs (issue #13: a

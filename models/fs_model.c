@@ -561,6 +561,31 @@ static void run_init(fs_jobrun_t *x, const fs_jobrt_t *j)
 
 static int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
 
+/* An attempt's computing, checkpoint and start-up GPU-s at its own share
+ * (fs_jobrun_t.gs_*): a job whose share changes between attempts (a
+ * shared GPU's replica, then a whole GPU after a requeue) is not priced at
+ * its last share for all of them in /summary's split. */
+static void shares_open(fs_jobrt_t *j)
+{
+    fs_jobrun_t *x = j->r;
+    double sh = gpu_share(j);
+    x->sh_var |= x->milli_asked != 0;
+    x->sh_open = 1;
+    x->gs_comp -= sh * fs_time_to_s(x->w_compute);
+    x->gs_ckpt -= sh * fs_time_to_s(x->w_ckpt);
+    x->gs_start -= sh * fs_time_to_s(x->w_startup);
+}
+
+static void shares_close(fs_jobrt_t *j)
+{
+    fs_jobrun_t *x = j->r;
+    double sh = gpu_share(j);
+    x->sh_open = 0;
+    x->gs_comp += sh * fs_time_to_s(x->w_compute);
+    x->gs_ckpt += sh * fs_time_to_s(x->w_ckpt);
+    x->gs_start += sh * fs_time_to_s(x->w_startup);
+}
+
 /* ---- the jobs' accounts as they accrue (the /timeline held split) --------
  * Kept only with a timeline (m->acct_on).  The invariants: ac_held,
  * ac_comp, ac_ckpt, ac_startup hold every settled increment of the jobs'
@@ -661,18 +686,27 @@ static int emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.startup_s = fs_time_to_s(x->w_startup);
     r.held_gpu_s = x->held_gpu_s;
     r.compute_s = fs_time_to_s(x->w_compute);
-    m->startup_gpu_s += gpu_share(j) * r.startup_s;
+    /* /summary's split: each job's accounts at its share (shares_open) */
+    double sh = gpu_share(j), g_comp = sh * r.compute_s, g_start = sh * r.startup_s, g_ckpt;
+    if (x->sh_var) {
+        g_comp = x->gs_comp + (x->sh_open ? g_comp : 0);
+        g_start = x->gs_start + (x->sh_open ? g_start : 0);
+    }
+    m->startup_gpu_s += g_start;
     /* a job still queued at the end counts its time queued up to the end */
     fs_time_t at = m->finishing ? m->end_at : m->sim.now;
     fs_time_t q = x->queued_us + (j->state == FS_JOBRT_QUEUED && state != FS_STATE_REJECTED
                                       ? at - x->queued_since : 0);
     r.queued_s = fs_time_to_s(q);
     recovery_cols(m, j, x, &r);
-    m->ckpt_gpu_s += gpu_share(j) * r.ckpt_s;
+    g_ckpt = sh * r.ckpt_s;
+    if (x->sh_var)
+        g_ckpt = x->gs_ckpt + (x->sh_open ? g_ckpt : 0);
+    m->ckpt_gpu_s += g_ckpt;
     m->job_held_gpu_s += x->held_gpu_s;
-    m->job_compute_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
+    m->job_compute_gpu_s += g_comp;
     if (j->job.rec_util ? j->job.rec_util == 1 : activity_of(m, j->job.job_class)->duty == 0)
-        m->job_idle_gpu_s += gpu_share(j) * fs_time_to_s(x->w_compute);
+        m->job_idle_gpu_s += g_comp;
     m->job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
@@ -1046,6 +1080,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             j->r->rate *= share_speed(m, &j->r->place);
         }
         j->state = FS_JOBRT_RUNNING;
+        shares_open(j);
         if (j->r->first_start < 0)
             j->r->first_start = m->sim.now;
         j->r->queued_us += m->sim.now - j->r->queued_since;
@@ -1131,6 +1166,7 @@ static void lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost)
 static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
 {
     progress(m, j);
+    shares_close(j);
     fs_sim_cancel(&m->sim, j->r->end_ev);
     j->r->end_ev = (fs_event_handle_t){0, 0};
     double ran = fs_time_to_s(m->sim.now - j->r->start);

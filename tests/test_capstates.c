@@ -234,6 +234,48 @@ static void test_held_split_timeline_failure(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* A job whose share changes between attempts: a 1-GPU job takes a replica
+ * (250 milli-GPUs) of a time-sliced GPU, its node fails at 1 h (work lost,
+ * no checkpoint), and it runs again, 2 h, on a whole GPU of the other pool.
+ * /summary's split prices each attempt at its own share, as the /timeline
+ * rows do: computing 0.25 x 1 h + 1 x 2 h, not the last share for all 3 h
+ * (which made computing exceed held and recovering negative). */
+static void test_held_split_share_requeue(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[1] = {fs_test_job(1, 0, 1, 7200)};
+    fs_test_samples_t smp = {0};
+    fs_sink_t sink = {.sample = fs_test_collect_sample, .ud = &smp};
+    fs_run_totals_t t;
+    fs_test_run_yaml("name: s\ncluster:\n  pools:\n"
+                     "    - {name: ts, gpu: H100, nodes: 1, gpus_per_node: 1, "
+                     "sharing: {time_slicing: 4}}\n"
+                     "    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 1}\n"
+                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1}, "
+                     "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
+                     "output: {timeline_interval: 10m}\n"
+                     "failures: {planned: [{at: 1h, kind: node, unit: 0, duration: 10h}]}\n"
+                     "recovery: {detection: 5m, restore: 0s}\n",
+                     js, 1, &sink, &t);
+    assert_true(t.interruptions == 1);
+    assert_double_equal(t.gpu_s_computing, 0.25 * 3600 + 7200.0, 1e-6);
+    assert_true(t.gpu_s_recovering >= 0);
+    assert_double_equal(t.gpu_s_held, t.gpu_s_computing + t.gpu_s_ckpt + t.gpu_s_startup +
+                                          t.gpu_s_recovering, 1e-6);
+    static const size_t cols[] = {offsetof(fs_sample_row_t, gpu_s_held),
+                                  offsetof(fs_sample_row_t, gpu_s_computing),
+                                  offsetof(fs_sample_row_t, gpu_s_ckpt),
+                                  offsetof(fs_sample_row_t, gpu_s_startup),
+                                  offsetof(fs_sample_row_t, gpu_s_recovering)};
+    const double want[] = {t.gpu_s_held, t.gpu_s_computing, t.gpu_s_ckpt, t.gpu_s_startup,
+                           t.gpu_s_recovering};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        assert_double_equal(col_sum(&smp, cols[i]), want[i], 1e-6);
+    free(smp.r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* ---- the aggregates against the jobs' own accounts ----------------------
  * The /timeline held split is kept as aggregates that change with the jobs
  * (models/fs_model.c acct_*).  At every row the running sum of the rows must
@@ -478,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_held_split_share),
         cmocka_unit_test(test_held_split_timeline),
         cmocka_unit_test(test_held_split_timeline_failure),
+        cmocka_unit_test(test_held_split_share_requeue),
         cmocka_unit_test(test_held_split_aggregates),
         cmocka_unit_test(test_held_idle),
         cmocka_unit_test(test_waiting_split),
