@@ -1145,6 +1145,16 @@ static void attempt_stop(fs_model_t *m, fs_jobrt_t *j)
         m->svc_running--;
 }
 
+/* When a hold ending at `end` computes from: after its attempt's pod
+ * start-up; never (`end`) for the hold of a recovering job, which keeps
+ * GPUs only until its failure is noticed. */
+static fs_time_t hold_ready(const fs_jobrt_t *j, fs_time_t end)
+{
+    if (j->state == FS_JOBRT_RECOVERING)
+        return end;
+    return j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
+}
+
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
  * (output.gpu_intervals: the sink asks for them). */
 static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
@@ -1152,7 +1162,7 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
     if (!m->sink.interval || m->err.code)
         return;
     const fs_slice_t *sl = fs_placement_slices(&j->r->place);
-    fs_time_t ready = j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
+    fs_time_t ready = hold_ready(j, end);
     const fs_activity_cfg_t act = job_activity(m, &j->job), *a = &act;
     fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                            .job_class = j->job.job_class, .gpu_milli = j->r->place.milli,
@@ -1175,6 +1185,8 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
         return;
     }
     for (uint32_t k = 0; k < j->r->place.n; k++) {
+        if (sl[k].gpus == 0)
+            continue;   /* a failed node's slice, given back at the failure (drop_node) */
         r.node = sl[k].node;
         r.gpus = sl[k].gpus;
         r.gpu = j->r->place.milli < 1000 ? j->r->place.gpu : 0;
@@ -1524,6 +1536,9 @@ static fs_time_t detection_delay(const fs_model_t *m)
 static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
 {
     fs_jobrt_t *j = &m->slots[slot];
+    /* the attempt's hold up to the failure: its rows now, before the hold
+     * clock restarts for the GPUs it keeps until the failure is noticed */
+    emit_intervals(m, j, m->sim.now);
     attempt_stop(m, j);
     lose_work(m, j, j->r->since_ckpt);
     j->r->failures++;
