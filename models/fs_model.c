@@ -1163,14 +1163,16 @@ static fs_time_t hold_ready(const fs_jobrt_t *j, fs_time_t end)
     return j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
 }
 
-static void energy_hold(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end);
+/* (cold: a run without cost.energy: power pays one test per hold) */
+__attribute__((cold, noinline)) static void energy_hold(fs_model_t *m, const fs_jobrt_t *j,
+                                                        fs_time_t end);
 
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
  * (output.gpu_intervals: the sink asks for them); with cost.energy: power,
  * the hold's draw into the usage (energy_hold), from the same figures. */
 static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
 {
-    if (m->epool && !m->err.code)
+    if (__builtin_expect(m->epool != NULL, 0) && !m->err.code)
         energy_hold(m, j, end);
     if (!m->sink.interval || m->err.code)
         return;
@@ -1323,7 +1325,8 @@ static void energy_unit(fs_model_t *m, const fs_jobrt_t *j, uint32_t node, uint3
  * draws the same from ready to end, one product.  Shared GPUs: energy_unit
  * per GPU.  The idle draw of every GPU is the cost model's (busy + idle
  * GPU-s). */
-static void energy_hold(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
+__attribute__((cold, noinline)) static void energy_hold(fs_model_t *m, const fs_jobrt_t *j,
+                                                        fs_time_t end)
 {
     const fs_placement_t *pl = &j->r->place;
     if (pl->pool >= m->cluster.n_pools || !(m->epool[pl->pool].tdp > 0) || pl->n == 0)

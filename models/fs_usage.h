@@ -32,7 +32,7 @@
  * held (run x gpus x gpu_milli / 1000) and GPU-seconds of work lost; a job
  * that ran in several pools is counted in its last one.
  *
- * Memory: 6 doubles per (day, pool) and 2 per (tenant, pool).  Growing can
+ * Memory: 8 doubles per (day, pool), 2 per pool and 2 per (tenant, pool).  Growing can
  * fail inside settle (which cannot return an error): the error is sticky
  * (fs_usage_error) and the cost report refuses to use the usage then.
  */
