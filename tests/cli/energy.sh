@@ -119,6 +119,9 @@ a, b, c = (h5py.File(x, "r") for x in ("flat.h5", "nokey.h5", "e.h5"))
 for t in ("cost", "cost_pools", "cost_tenants"):
     assert a[t][:].tobytes() == b[t][:].tobytes(), t
 assert a["jobs"][:].tobytes() == c["jobs"][:].tobytes(), "the key changed the jobs"
+# the measurement window is the whole run here: its cost is the total, power draw included
+w, t = c["summary"]["cost_window"][0], c["summary"]["cost_total"][0]
+assert abs(w - t) <= 1e-12 * t, ("window", w, t)   # (summed in another order)
 fe, pe = a["summary"]["energy_kwh"][0], c["summary"]["energy_kwh"][0]
 assert abs(fe - pe) > 1e-3 * fe, (fe, pe)
 print("flat %.3f kWh, power %.3f kWh" % (fe, pe))
