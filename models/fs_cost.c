@@ -1,5 +1,6 @@
 #include "fs_cost.h"
 #include "fs_catalog.h"
+#include "fs_power.h"
 #include "../sim/fs_alloc.h"
 
 #include <math.h>
@@ -60,6 +61,15 @@ void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w
     out->g_per_kwh = out->carbon_hourly ? 0.0 : cc->carbon_intensity;
 }
 
+void fs_cost_rate_power(const fs_cost_cfg_t *cc, double tdp_w, fs_cost_rate_t *out)
+{
+    double host_kw = out->peak_kw - tdp_w / 1000.0;
+    out->power = 1;
+    out->gpu_idle_kw = fs_power_w(tdp_w, 0, 0) / 1000.0;
+    out->host_busy_kw = host_kw * cc->busy_fraction;
+    out->host_idle_kw = host_kw * cc->idle_fraction;
+}
+
 void fs_cost_rate_cloud(int billing, double price_per_hour, fs_cost_rate_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -117,7 +127,9 @@ static double cloud_price(const fs_cost_cfg_t *cc, int b, double on_demand)
     }
 }
 
-/* Resolves pool i.  0, 1 (a price is missing: *what says which key). */
+/* Resolves pool i.  0, 1 (a price is missing: *what says which key), 2
+ * (cost.energy: power and the peak is below the TDP), 3 (cost.energy: power
+ * and the GPU has no TDP in the catalog). */
 static int resolve(const fs_config_t *cfg, size_t i, fs_cost_rate_t *out, const char **what)
 {
     const fs_cost_cfg_t *cc = &cfg->cost;
@@ -141,6 +153,14 @@ static int resolve(const fs_config_t *cfg, size_t i, fs_cost_rate_t *out, const 
     if (!(gp > 0) || !(pw > 0))
         return 1;
     fs_cost_rate_owned(cc, gp, pw, out);
+    if (cc->energy == FS_ENERGY_POWER) {
+        double tdp = ci >= 0 ? fs_catalog_get((size_t)ci)->tdp_w : 0;
+        if (!(tdp > 0))
+            return 3;
+        if (pw < tdp)
+            return 2;
+        fs_cost_rate_power(cc, tdp, out);
+    }
     /* embodied carbon: straight line over the depreciation period, per GPU */
     double dep_s = fs_time_to_s(cc->depreciation);
     if (row && row->embodied_kgco2e > 0 && dep_s > 0 && pc->gpus_per_node > 0)
@@ -155,11 +175,22 @@ int fs_cost_rates(const fs_config_t *cfg, fs_cost_rate_t *out, fs_error_t *err)
         return rc;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
         const char *what = "";
-        if (!resolve(cfg, i, &out[i], &what))
+        int r = resolve(cfg, i, &out[i], &what);
+        if (!r)
             continue;
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[i];
+        if (r == 3)
+            return fs_error_set(err, FS_EINVAL, "cost.energy: power: pool '%s': GPU '%s' has no "
+                                "TDP in the catalog (docs/catalog.md)", pc->name,
+                                pc->gpu ? pc->gpu : "?");
+        if (r == 2)     /* the host part would be negative */
+            return fs_error_set(err, FS_EINVAL,
+                                "cost.energy: power: pool '%s': peak power per GPU %.6g W is below "
+                                "the GPU's TDP (%.6g W); give cost.pools ({pool: %s, power_w: ...}) "
+                                "at least the TDP", pc->name, out[i].peak_kw * 1000.0,
+                                fs_catalog_get((size_t)fs_catalog_find(pc->gpu))->tdp_w, pc->name);
         if (!cfg->cost.given)
             return 1;
-        const fs_pool_cfg_t *pc = &cfg->cluster.pools[i];
         return fs_error_set(err, FS_EINVAL,
                             "cost: pool '%s' (GPU %s) has no default %s; give it in cost.pools "
                             "({pool: %s, %s: ...})", pc->name, pc->gpu ? pc->gpu : "?", what,
@@ -177,17 +208,31 @@ void fs_cost_cell(const fs_cost_rate_t *r, const fs_usage_cell_t *u, fs_cost_cel
         out->capex = r->dep_per_s * u->owned;
         out->ops = r->ops_per_s * u->owned;
         out->colocation = r->colo_per_s * u->owned;
-        double idle_kwh = u->idle * r->idle_kw / 3600.0 * r->pue;
-        out->energy_kwh = u->busy * r->busy_kw / 3600.0 * r->pue + idle_kwh;
-        out->energy = out->energy_kwh * r->kwh_price;
-        double fixed = out->capex + out->ops + out->colocation;
-        out->idle = (u->owned > 0 ? fixed * u->idle / u->owned : 0.0) + idle_kwh * r->kwh_price;
         /* carbon: the energy's kWh, each at its hour's intensity (g), in kg */
         double busy_g = r->carbon_hourly ? u->busy_g : u->busy * r->g_per_kwh;
         double idle_g = r->carbon_hourly ? u->idle_g : u->idle * r->g_per_kwh;
         out->carbon_embodied_kg = r->embodied_per_s * u->owned;
-        out->carbon_kg = (busy_g * r->busy_kw + idle_g * r->idle_kw) / 3600.0 * r->pue / 1000.0 +
-                         out->carbon_embodied_kg;
+        double idle_kwh, op_kg;
+        if (!r->power) {
+            idle_kwh = u->idle * r->idle_kw / 3600.0 * r->pue;
+            out->energy_kwh = u->busy * r->busy_kw / 3600.0 * r->pue + idle_kwh;
+            op_kg = (busy_g * r->busy_kw + idle_g * r->idle_kw) / 3600.0 * r->pue / 1000.0;
+        } else {
+            /* the power model (docs/cost.md "Energy from the power model"):
+             * every busy or idle GPU at its idle draw, the jobs' draw above
+             * it (gpu_j, J), the host part at its busy / idle fraction */
+            double busy_kw = r->gpu_idle_kw + r->host_busy_kw;
+            double idle_kw = r->gpu_idle_kw + r->host_idle_kw;
+            double gpu_jg = r->carbon_hourly ? u->gpu_jg : u->gpu_j * r->g_per_kwh;
+            idle_kwh = u->idle * idle_kw / 3600.0 * r->pue;
+            out->energy_kwh = (u->busy * busy_kw / 3600.0 + u->gpu_j / 3.6e6) * r->pue + idle_kwh;
+            op_kg = ((busy_g * busy_kw + idle_g * idle_kw) / 3600.0 + gpu_jg / 3.6e6) * r->pue /
+                    1000.0;
+        }
+        out->energy = out->energy_kwh * r->kwh_price;
+        double fixed = out->capex + out->ops + out->colocation;
+        out->idle = (u->owned > 0 ? fixed * u->idle / u->owned : 0.0) + idle_kwh * r->kwh_price;
+        out->carbon_kg = op_kg + out->carbon_embodied_kg;
     } else if (r->per_busy) {
         out->cloud = r->cloud_per_s * u->busy;
     } else {

@@ -11,6 +11,11 @@
  *           colocation     peak kW per GPU x $/kW-month / 730 h      per owned GPU-s
  *           energy         (busy GPU-s x busy_fraction + idle GPU-s x idle_fraction)
  *                          x peak kW per GPU x PUE / 3600 s/h        kWh, x $/kWh
+ *                          (cost.energy: flat); with cost.energy: power
+ *                          (GPU idle kW x (busy + idle GPU-s) + the usage's
+ *                          draw above idle (gpu_j) + host kW (peak - TDP) x
+ *                          (busy_fraction x busy + idle_fraction x idle GPU-s))
+ *                          x PUE                                      kWh
  *   cloud   on_demand, spot: price per GPU-hour x busy GPU-s / 3600 (elastic)
  *           reserved_1y/3y:  price per GPU-hour x owned GPU-s / 3600 (committed)
  * and carbon, kg CO2e (owned pools; a cloud pool's energy and hardware are
@@ -67,6 +72,12 @@ typedef struct fs_cost_rate {
     double g_per_kwh;       /* constant grid intensity, g CO2e per facility kWh (owned) */
     int carbon_hourly;      /* intensity from the usage's hourly series instead (owned) */
     double embodied_per_s;  /* embodied kg CO2e per owned GPU-s (owned) */
+    /* cost.energy: power (owned): the GPU's idle draw on every busy or idle
+     * GPU-s, the usage's gpu_j above it, and the host's part of the peak
+     * (peak - TDP) at busy_fraction / idle_fraction */
+    int power;
+    double gpu_idle_kw;     /* FS_POWER_IDLE_SHARE x TDP */
+    double host_busy_kw, host_idle_kw;
 } fs_cost_rate_t;
 
 /* Is carbon modelled (an intensity, a series or embodied carbon given)? */
@@ -77,6 +88,9 @@ int fs_cost_carbon_modelled(const fs_cost_cfg_t *cc);
  * fs_cost_rates). */
 void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w,
                         fs_cost_rate_t *out);
+/* cost.energy: power: the rates' energy from the power model for a GPU of
+ * TDP tdp_w (> 0, at most the peak; docs/cost.md). */
+void fs_cost_rate_power(const fs_cost_cfg_t *cc, double tdp_w, fs_cost_rate_t *out);
 /* Rates for a cloud pool at price $/GPU-hour. */
 void fs_cost_rate_cloud(int billing, double price_per_hour, fs_cost_rate_t *out);
 

@@ -21,6 +21,13 @@ enum fs_billing {
     FS_BILL_SPOT = 4          /* cloud, billed per busy GPU-s at the spot multiplier */
 };
 
+/* Where an owned pool's energy comes from (cost.energy). */
+enum fs_energy_kind {
+    FS_ENERGY_FLAT = 0,       /* busy_fraction / idle_fraction of the peak per busy / idle GPU-s */
+    FS_ENERGY_POWER = 1       /* the GPUs from the power model (models/fs_power.h), the host
+                                 part from the flat fractions (docs/cost.md) */
+};
+
 /* One item of cost.pools: how one pool (by name) is paid for, per-pool
  * price overrides (0 = the GPU type's default, models/fs_cost.c), cloud
  * burst eligibility and the pool's own delivery/retirement dates. */
@@ -62,6 +69,7 @@ typedef struct fs_cost_cfg {
     double network_share;   /* interconnect share of total cluster hardware cost */
     double busy_fraction;   /* draw of a busy GPU's server share / peak */
     double idle_fraction;   /* draw of an idle (or down) owned GPU's server share / peak */
+    int energy;             /* enum fs_energy_kind */
     double reserved_1y_discount; /* off on-demand */
     double reserved_3y_discount;
     double spot_multiplier; /* spot price / on-demand */

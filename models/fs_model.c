@@ -159,6 +159,14 @@ struct fs_model {
     int finishing;          /* in fs_model_finish: rows end at end_at */
     fs_time_t end_at;
     fs_usage_t *usage;      /* per-pool, per-day integrals for the cost model (owned) */
+    /* cost.energy: power (energy_hold): per pool its GPUs' TDP, power limit
+     * and idle draw (NULL: the key is off); per GPU of the pools whose GPUs
+     * are shared (fractions, replicas, MIG) the time its draw was added up
+     * to (allocated on the first shared hold) */
+    struct epool { double tdp, lim, idle; uint64_t gpu0; } *epool;
+    fs_time_t *eunit;
+    struct ehold { fs_time_t ready; double w; } *escr;
+    size_t escr_cap;
     fs_startup_t *startup;  /* pod start-up (owned), NULL: jobs compute once placed */
     double startup_gpu_s;   /* GPU-s held starting, jobs emitted so far */
     /* the held split of capacity state busy (#15, docs/results.md):
@@ -1198,14 +1206,31 @@ static double recorded_fb(const fs_model_t *m, const fs_jobrt_t *j)
     return mem > 0 && gb < mem ? gb / mem : 1;
 }
 
+/* When a hold ending at `end` computes from: after its attempt's pod
+ * start-up; never (`end`) for the hold of a recovering job, which keeps
+ * GPUs only until its failure is noticed. */
+static fs_time_t hold_ready(const fs_jobrt_t *j, fs_time_t end)
+{
+    if (j->state == FS_JOBRT_RECOVERING)
+        return end;
+    return j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
+}
+
+/* (cold: a run without cost.energy: power pays one test per hold) */
+__attribute__((cold, noinline)) static void energy_hold(fs_model_t *m, const fs_jobrt_t *j,
+                                                        fs_time_t end);
+
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
- * (output.gpu_intervals: the sink asks for them). */
+ * (output.gpu_intervals: the sink asks for them); with cost.energy: power,
+ * the hold's draw into the usage (energy_hold), from the same figures. */
 static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
 {
+    if (__builtin_expect(m->epool != NULL, 0) && !m->err.code)
+        energy_hold(m, j, end);
     if (!m->sink.interval || m->err.code)
         return;
     const fs_slice_t *sl = fs_placement_slices(&j->r->place);
-    fs_time_t ready = j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
+    fs_time_t ready = hold_ready(j, end);
     const fs_activity_cfg_t act = job_activity(m, &j->job), *a = &act;
     fs_interval_row_t r = {.job = j->job.id, .tenant = j->job.tenant,
                            .job_class = j->job.job_class, .gpu_milli = j->r->place.milli,
@@ -1230,6 +1255,8 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
         return;
     }
     for (uint32_t k = 0; k < j->r->place.n; k++) {
+        if (sl[k].gpus == 0)
+            continue;   /* a failed node's slice, given back at the failure (drop_node) */
         r.node = sl[k].node;
         r.gpus = sl[k].gpus;
         r.gpu = j->r->place.milli < 1000 ? j->r->place.gpu : 0;
@@ -1239,6 +1266,157 @@ static void emit_intervals(fs_model_t *m, const fs_jobrt_t *j, fs_time_t end)
             return;
         }
     }
+}
+
+/* ---- energy from the power model (cost.energy: power) ------------------ */
+
+static int nidx_ensure(fs_model_t *m);
+
+/* Per pool: TDP, the tighter of the power cap and the thermal limit (as
+ * cap_speed), idle draw; the first GPU's index in a fleet-wide numbering.
+ * 0 or FS_ENOMEM. */
+static int energy_init(fs_model_t *m)
+{
+    const fs_config_t *cfg = m->cfg;
+    m->epool = fs_calloc(m->cluster.n_pools ? m->cluster.n_pools : 1, sizeof *m->epool);
+    if (!m->epool)
+        return FS_ENOMEM;
+    uint64_t gpu0 = 0;
+    for (uint32_t p = 0; p < m->cluster.n_pools; p++) {
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[p];
+        int cat = m->cluster.pools[p].catalog;
+        double tdp = cat >= 0 ? fs_catalog_get((size_t)cat)->tdp_w : 0;
+        m->epool[p] = (struct epool){
+            .tdp = tdp,
+            .lim = fs_power_limit_w(pc->power_cap_w,
+                                    fs_thermal_limit_w(cfg->telemetry.throttle_c, pc->ambient_c)),
+            .idle = fs_power_w(tdp, 0, 0), .gpu0 = gpu0};
+        gpu0 += m->cluster.pools[p].gpus_total;
+    }
+    return 0;
+}
+
+/* The draw of a GPU of pool ep above its idle draw, W: computing or not,
+ * with SM activity sm summed over its jobs (at most 1), clipped at the
+ * pool's limit -- as fleetsim metrics writes DCGM_FI_DEV_POWER_USAGE
+ * (analysis/fs_metrics.c power_w). */
+static double energy_above(const struct epool *ep, int computing, double sm)
+{
+    double p = fs_power_w(ep->tdp, computing, sm < 1 ? sm : 1);
+    if (ep->lim > 0 && p > ep->lim)
+        p = ep->lim;
+    return p - ep->idle;
+}
+
+/* Hold x's weight on GPU `gpu` of its node: share x SM activity, summed
+ * over the MIG instances it holds there (fleetsim metrics counts each
+ * /gpu_intervals row, one per instance, by gpu_milli / 1000); 0 if it holds
+ * nothing there. */
+static double energy_weight(const fs_model_t *m, const fs_jobrt_t *x, uint32_t gpu)
+{
+    const fs_placement_t *pl = &x->r->place;
+    double k = pl->mig ? (double)__builtin_popcount((unsigned)(uint8_t)(pl->mig_bits >> (8 * gpu)))
+                       : pl->gpu == gpu;
+    return k * (double)pl->milli / 1000.0 * job_activity(m, &x->job).sm;
+}
+
+static int cmp_ehold(const void *a, const void *b)
+{
+    const struct ehold *x = a, *y = b;
+    return x->ready < y->ready ? -1 : x->ready > y->ready;
+}
+
+/* A shared GPU (slot `gpu` of node, or MIG GPU `gpu`) whose hold by job j
+ * ends at `end`: its draw above idle from where it was last added up to
+ * `end`, with every hold on it over that span -- j's and the ones on it
+ * now (a hold that ended since was added up then) -- summed as fleetsim
+ * metrics sums the rows of one GPU: SM activity x share summed, the CUDA
+ * context once while any computes, the limit on the sum.  O(holds on the
+ * node). */
+static void energy_unit(fs_model_t *m, const fs_jobrt_t *j, uint32_t node, uint32_t gpu,
+                        fs_time_t end)
+{
+    const fs_placement_t *pl = &j->r->place;
+    const fs_pool_t *p = &m->cluster.pools[pl->pool];
+    const struct epool *ep = &m->epool[pl->pool];
+    fs_time_t *at = &m->eunit[ep->gpu0 + (uint64_t)(node - p->first_node) * p->gpn + gpu];
+    fs_time_t from = *at;
+    if (end <= from)
+        return;
+    *at = end;
+    const nodevec_t *v = &m->nidx[node];
+    if (fs_grow((void **)&m->escr, &m->escr_cap, v->n + 1, sizeof *m->escr)) {
+        fail(m, FS_ENOMEM, "adding up the energy");
+        return;
+    }
+    size_t n = 0;
+    m->escr[n++] = (struct ehold){hold_ready(j, end), energy_weight(m, j, gpu)};
+    for (size_t i = 0; i < v->n; i++) {
+        const fs_jobrt_t *x = &m->slots[v->v[i]];
+        const fs_placement_t *xp = x != j && x->state == FS_JOBRT_RUNNING ? &x->r->place : NULL;
+        if (!xp || xp->pool != pl->pool || xp->one.node != node || xp->n != 1 ||
+            (xp->milli >= FS_GPU_MILLI_WHOLE && !xp->mig) ||
+            (xp->mig ? !(xp->mig_bits >> (8 * gpu) & 0xff) : xp->gpu != gpu))
+            continue;
+        m->escr[n++] = (struct ehold){x->r->start + x->r->att_startup, energy_weight(m, x, gpu)};
+    }
+    qsort(m->escr, n, sizeof *m->escr, cmp_ehold);
+    double sm = 0;
+    size_t k = 0, computing = 0;
+    fs_time_t t = from;
+    while (t < end) {
+        for (; k < n && m->escr[k].ready <= t; k++, computing++)
+            sm += m->escr[k].w;
+        fs_time_t nx = k < n && m->escr[k].ready < end ? m->escr[k].ready : end;
+        if (computing)
+            fs_usage_energy(m->usage, pl->pool, t, nx, energy_above(ep, 1, sm));
+        t = nx;
+    }
+}
+
+/* cost.energy: power (docs/cost.md "Energy from the power model"): the draw
+ * above idle of job j's hold ending at `end`, from the figures of its
+ * /gpu_intervals rows (emit_intervals), into the usage.  Whole GPUs: each
+ * draws the same from ready to end, one product.  Shared GPUs: energy_unit
+ * per GPU.  The idle draw of every GPU is the cost model's (busy + idle
+ * GPU-s). */
+__attribute__((cold, noinline)) static void energy_hold(fs_model_t *m, const fs_jobrt_t *j,
+                                                        fs_time_t end)
+{
+    const fs_placement_t *pl = &j->r->place;
+    if (pl->pool >= m->cluster.n_pools || !(m->epool[pl->pool].tdp > 0) || pl->n == 0)
+        return;
+    const struct epool *ep = &m->epool[pl->pool];
+    if (pl->milli >= FS_GPU_MILLI_WHOLE && !pl->mig) {
+        fs_time_t ready = hold_ready(j, end);
+        if (ready >= end)
+            return;
+        const fs_slice_t *sl = fs_placement_slices(pl);
+        uint64_t gpus = 0;
+        for (uint32_t k = 0; k < pl->n; k++)
+            gpus += sl[k].gpus;
+        fs_usage_energy(m->usage, pl->pool, ready, end,
+                        (double)gpus * energy_above(ep, 1, job_activity(m, &j->job).sm));
+        return;
+    }
+    if (!m->eunit) {
+        uint64_t n = ep->gpu0;
+        for (uint32_t p = pl->pool; p < m->cluster.n_pools; p++)
+            n += m->cluster.pools[p].gpus_total;
+        m->eunit = fs_calloc(n ? n : 1, sizeof *m->eunit);  /* every GPU: added up to 0 */
+    }
+    if (!m->eunit || nidx_ensure(m)) {
+        fail(m, FS_ENOMEM, "adding up the energy");
+        return;
+    }
+    uint32_t node = pl->one.node;
+    if (!pl->mig) {
+        energy_unit(m, j, node, pl->gpu, end);
+        return;
+    }
+    for (uint32_t g = 0; g < m->cluster.pools[pl->pool].gpn && !m->err.code; g++)
+        if (pl->mig_bits >> (8 * g) & 0xff)
+            energy_unit(m, j, node, g, end);
 }
 
 /* Gives a job's GPUs back and forgets its placement (the pool stays for
@@ -1579,6 +1757,9 @@ static fs_time_t detection_delay(const fs_model_t *m)
 static int fail_job(fs_model_t *m, uint32_t slot, uint32_t node)
 {
     fs_jobrt_t *j = &m->slots[slot];
+    /* the attempt's hold up to the failure: its rows now, before the hold
+     * clock restarts for the GPUs it keeps until the failure is noticed */
+    emit_intervals(m, j, m->sim.now);
     attempt_stop(m, j);
     lose_work(m, j, j->r->since_ckpt);
     j->r->failures++;
@@ -2442,6 +2623,10 @@ int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *s
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");
     }
     fs_usage_set_window(m->usage, m->win_lo, m->win_hi);  /* the window's cost */
+    if (cfg->cost.energy == FS_ENERGY_POWER && energy_init(m)) {
+        fs_model_destroy(m);
+        return fs_error_set(err, FS_ENOMEM, "model: out of memory");
+    }
     /* the modules (fs_modules.c): cloud burst, purchase timeline, autoscaling,
      * component failures, inference services; each registers when cfg asks */
     for (size_t i = 0; !rc && i < fs_model_n_modules; i++)
@@ -2481,6 +2666,9 @@ void fs_model_destroy(fs_model_t *m)
     fs_free(m->scr);
     fs_free(m->pool_mttf);
     fs_usage_destroy(m->usage);
+    fs_free(m->epool);
+    fs_free(m->eunit);
+    fs_free(m->escr);
     fs_startup_destroy(m->startup);
     if (m->pol && m->pol_state)
         m->pol->destroy(m->pol_state);

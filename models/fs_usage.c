@@ -24,6 +24,7 @@ struct fs_usage {
      * settle pays two comparisons for it, not a second accumulation */
     fs_usage_cell_t *snap;
     fs_time_t win_lo, win_hi;   /* win_hi FS_TIME_NEVER: the end of the run */
+    double *win_e;              /* per pool: gpu_j, gpu_jg inside the window (fs_usage_energy) */
     uint8_t lo_taken, hi_taken;
     fs_time_t mark;             /* the next mark not taken (FS_TIME_NEVER: none) */
     fs_time_t settled;          /* integrals are complete up to here */
@@ -39,9 +40,11 @@ int fs_usage_create(const fs_cluster_t *c, fs_usage_t **out)
     u->n_pools = c->n_pools;
     u->owned = fs_calloc(c->n_pools ? c->n_pools : 1, sizeof *u->owned);
     u->snap = fs_calloc(2 * (c->n_pools ? c->n_pools : 1), sizeof *u->snap);
-    if (!u->owned || !u->snap) {
+    u->win_e = fs_calloc(2 * (c->n_pools ? c->n_pools : 1), sizeof *u->win_e);
+    if (!u->owned || !u->snap || !u->win_e) {
         fs_free(u->owned);
         fs_free(u->snap);
+        fs_free(u->win_e);
         fs_free(u);
         return FS_ENOMEM;
     }
@@ -58,6 +61,7 @@ void fs_usage_destroy(fs_usage_t *u)
         return;
     fs_free(u->owned);
     fs_free(u->snap);
+    fs_free(u->win_e);
     fs_free(u->cells);
     fs_free(u->held);
     fs_free(u->slot_used);
@@ -156,6 +160,8 @@ static void cell_add(fs_usage_cell_t *a, const fs_usage_cell_t *b)
     a->idle += b->idle;
     a->busy_g += b->busy_g;
     a->idle_g += b->idle_g;
+    a->gpu_j += b->gpu_j;
+    a->gpu_jg += b->gpu_jg;
 }
 
 /* Pool p's integrals summed over every day so far. */
@@ -210,6 +216,59 @@ void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_ti
         from = pass_marks(u, c, from, to);
     settle_days(u, c, from, to);
     u->settled = to;
+}
+
+/* Adds watts over [from, to) inside one day to (day, pool), split at hours
+ * with a series. */
+static void energy_piece(fs_usage_t *u, uint32_t pool, fs_time_t from, fs_time_t to, double watts)
+{
+    size_t d = (size_t)(from / FS_US_PER_DAY);
+    if (ensure_day(u, d)) {
+        u->err = FS_ENOMEM;
+        return;
+    }
+    fs_usage_cell_t *c = &u->cells[d * u->n_pools + pool];
+    if (!u->ci) {
+        c->gpu_j += watts * fs_time_to_s(to - from);
+        return;
+    }
+    while (from < to) {
+        uint64_t h = (uint64_t)(from / FS_US_PER_H);
+        fs_time_t end = (fs_time_t)(h + 1) * FS_US_PER_H;
+        end = end < to ? end : to;
+        double j = watts * fs_time_to_s(end - from);
+        c->gpu_j += j;
+        c->gpu_jg += j * u->ci[h % u->n_ci];
+        from = end;
+    }
+}
+
+void fs_usage_energy(fs_usage_t *u, uint32_t pool, fs_time_t from, fs_time_t to, double watts)
+{
+    if (u->err || pool >= u->n_pools || !(to > from) || from < 0 || watts == 0)
+        return;
+    for (fs_time_t a = from; a < to && !u->err;) {
+        fs_time_t b = (a / FS_US_PER_DAY + 1) * FS_US_PER_DAY;
+        b = b < to ? b : to;
+        energy_piece(u, pool, a, b, watts);
+        a = b;
+    }
+    /* the window's share, with its intensity when there is a series */
+    fs_time_t lo = from > u->win_lo ? from : u->win_lo, hi = to < u->win_hi ? to : u->win_hi;
+    for (fs_time_t a = lo; a < hi;) {
+        fs_time_t b = hi;
+        double g = 0;
+        if (u->ci) {
+            uint64_t h = (uint64_t)(a / FS_US_PER_H);
+            fs_time_t e = (fs_time_t)(h + 1) * FS_US_PER_H;
+            b = e < hi ? e : hi;
+            g = u->ci[h % u->n_ci];
+        }
+        double j = watts * fs_time_to_s(b - a);
+        u->win_e[2 * pool] += j;
+        u->win_e[2 * pool + 1] += j * g;
+        a = b;
+    }
 }
 
 int fs_usage_set_owned(fs_usage_t *u, uint32_t pool, int64_t delta_gpus)
@@ -308,4 +367,6 @@ void fs_usage_window(const fs_usage_t *u, uint32_t pool, fs_usage_cell_t *out)
     out->idle = hi.idle - lo->idle;
     out->busy_g = hi.busy_g - lo->busy_g;
     out->idle_g = hi.idle_g - lo->idle_g;
+    out->gpu_j = u->win_e[2 * pool];
+    out->gpu_jg = u->win_e[2 * pool + 1];
 }

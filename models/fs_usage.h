@@ -21,11 +21,18 @@
  *          weighted by the intensity of its hour (hour h of the run: entry
  *          h mod n of the series), so the weighted integrals are as exact as
  *          the plain ones (docs/cost.md, "Carbon").
+ * With cost.energy: power, the model also adds (fs_usage_energy) the GPUs'
+ * draw above idle, W over an interval it knows in full (a hold, when it
+ * ends), split at day and hour boundaries as the integrals above:
+ *   gpu_j, gpu_jg  J (and J x g CO2e/kWh) drawn above the idle floor by
+ *          the pool's GPUs (docs/cost.md "Energy from the power model").
+ * Those come after the fact, so the measurement window takes them clipped
+ * to [lo, hi) as they come, not from the snapshots.
  * Per tenant and pool (from each job row, at the job's end): GPU-seconds
  * held (run x gpus x gpu_milli / 1000) and GPU-seconds of work lost; a job
  * that ran in several pools is counted in its last one.
  *
- * Memory: 6 doubles per (day, pool) and 2 per (tenant, pool).  Growing can
+ * Memory: 8 doubles per (day, pool), 2 per pool and 2 per (tenant, pool).  Growing can
  * fail inside settle (which cannot return an error): the error is sticky
  * (fs_usage_error) and the cost report refuses to use the usage then.
  */
@@ -46,6 +53,7 @@ typedef struct fs_usage fs_usage_t;
 typedef struct fs_usage_cell {
     double owned, up, busy, idle;
     double busy_g, idle_g;
+    double gpu_j, gpu_jg;   /* cost.energy: power; J above the GPUs' idle draw (x g/kWh) */
 } fs_usage_cell_t;
 
 /* GPU time of one (tenant, pool), GPU-s. */
@@ -65,6 +73,10 @@ int fs_usage_set_intensity(fs_usage_t *u, const double *g, size_t n);
 /* Integrates the cluster's state (constant over [from, to)) into the days
  * it covers.  A failure to grow is kept (fs_usage_error). */
 void fs_usage_settle(fs_usage_t *u, const fs_cluster_t *c, fs_time_t from, fs_time_t to);
+/* Adds `watts` drawn by pool's GPUs over [from, to) (from <= to, both at or
+ * before the last settle) to gpu_j, gpu_jg of the days (hours) it covers
+ * and to the window's.  A failure to grow is kept (fs_usage_error). */
+void fs_usage_energy(fs_usage_t *u, uint32_t pool, fs_time_t from, fs_time_t to, double watts);
 /* Changes a pool's owned GPUs from now on (call after the model settled). */
 int fs_usage_set_owned(fs_usage_t *u, uint32_t pool, int64_t delta_gpus);
 /* Adds a finished (or unfinished, at the end) job's GPU time. */

@@ -34,6 +34,8 @@ static const char *trace_format_at(size_t i)
     return i < n ? f[i].name : NULL;
 }
 
+static const char *const energy_names[] = {[FS_ENERGY_FLAT] = "flat",
+                                           [FS_ENERGY_POWER] = "power", NULL};
 static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
 static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
@@ -709,6 +711,13 @@ static const fs_key_t config_rows[] = {
     {.path = "cost.idle_fraction", .type = FS_KT_PROB, .off = CF(cost.idle_fraction),
      .def = "0.3",
      .doc = "Draw of an idle (or down) owned GPU's server share, as a fraction of peak."},
+    {.path = "cost.energy", .type = FS_KT_ENUM, .off = CF(cost.energy), .names = energy_names,
+     .def = "flat",
+     .doc = "Energy of owned pools. flat: busy_fraction / idle_fraction of the peak per busy / "
+            "idle GPU-s. power: the GPUs' draw from the power model (idle on every owned GPU, "
+            "each job's computing draw above it, power caps and thermal limits; equal to the "
+            "integral of fleetsim metrics' power), plus the host's part (peak - TDP) at "
+            "busy_fraction / idle_fraction (docs/cost.md)."},
     {.path = "cost.reserved_1y_discount", .type = FS_KT_PROB,
      .off = CF(cost.reserved_1y_discount), .def = "0.41",
      .doc = "Discount of a 1-year cloud commitment off on-demand."},

@@ -44,6 +44,20 @@ expect_exit 2 "$FLEETSIM" metrics plain.h5
 expect_err '\-o FILE is needed'
 
 expect_exit 0 "$FLEETSIM" run m.yaml -o m.h5 -q
+# /gpu_intervals holds every GPU-second a job held, failed attempts included
+# (each attempt's rows end at its failure): per job, the rows' GPU-seconds
+# equal /jobs run x gpus, and the failures did interrupt some job
+/usr/bin/python3 - > held.txt 2>&1 <<'EOF' && ok || bad "held GPU-s: $(cat held.txt)"
+import h5py
+f = h5py.File("m.h5", "r")
+iv, jobs = f["gpu_intervals"][:], f["jobs"][:]
+held = {}
+for r in iv:
+    held[r["job"]] = held.get(r["job"], 0) + (r["end"] - r["start"]) * r["gpus"] * r["gpu_milli"] / 1000
+assert (jobs["restarts"] > 0).any(), "no job was interrupted"
+for j in jobs:
+    assert abs(held.get(j["id"], 0) - j["run"] * j["gpus"]) < 1e-6, (j["id"], held.get(j["id"]), j["run"] * j["gpus"])
+EOF
 expect_exit 0 "$FLEETSIM" metrics m.h5 -o m.om --step 60
 expect_out '^metrics +m.om: 32 GPUs, [0-9]+ series, [0-9]+ samples'
 tail -1 m.om | grep -qx '# EOF' && ok || bad "no # EOF at the end"
