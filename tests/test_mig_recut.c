@@ -17,7 +17,11 @@
  *     re-cuts a down one, the instance counters follow;
  *   - static MIG pools (no mig_repartition) keep their layouts;
  *   - the scenario key: its defaults, and a located error (FILE:LINE:COL)
- *     for a pool without a MIG layout.
+ *     for a pool without a MIG layout;
+ *   - random mixed demand (1g/2g/3g/7g pods of 1-3 instances): no pod holds
+ *     a node across its re-cut or starts inside the phase, every instance
+ *     index exists in the layout in force (/mig_layouts parsed back), and
+ *     two runs give the same rows.
  * Every run also checks that the capacity states add up to capacity x time
  * (fs_test_run_src).
  */
