@@ -37,8 +37,11 @@ typedef struct gpu {
     uint32_t node, index;   /* global node, index in the node */
     int32_t inst;           /* a MIG instance: its index in the GPU's layout; -1 a GPU */
     uint32_t first_inst;    /* a MIG GPU: its instances are insts[first_inst ..] */
-    uint8_t n_inst;         /* ... n_inst of them; 0: not under MIG */
+    uint32_t n_inst;        /* ... n_inst of them (every layout it had, in time order); 0:
+                               not under MIG */
     const fs_mig_profile_t *prof;   /* a MIG instance: its profile */
+    double from, to;        /* a MIG instance: its layout is in force in [from, to) (s;
+                               /mig_layouts; -inf and +inf for a static layout) */
     seg_t *s;
     size_t n, cap;
     double busy_until;      /* whole-GPU jobs: the GPU is taken until then (assignment) */
@@ -159,8 +162,86 @@ static int has_column(ctx_t *c, const char *table, const char *col, int *out)
     return rc;
 }
 
+/* A re-cut GPU's layouts (/mig_layouts; docs/mig.md): row order is time order. */
+typedef struct recut {
+    uint32_t gpu;           /* global GPU */
+    uint32_t row;
+    double time;
+    fs_mig_layout_t lay;
+} recut_t;
+
+static int cmp_recut(const void *a, const void *b)
+{
+    const recut_t *x = a, *y = b;
+    if (x->gpu != y->gpu)
+        return x->gpu < y->gpu ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The layout text of a /pools.mig or /mig_layouts value, built as the run
+ * built it (the same instances in the same order). */
+static int build_layout(ctx_t *c, const fs_mig_model_t *m, const char *text, const char *where,
+                        fs_mig_layout_t *out)
+{
+    fs_error_t e;
+    fs_mig_spec_t spec;
+    if (fs_mig_layout_parse(m, text, &spec, NULL, &e) || fs_mig_layout_build(m, &spec, out, &e))
+        return fs_error_set(c->err, FS_EINVAL, "%s: %s: %s", c->results, where, e.msg);
+    return 0;
+}
+
+/* /mig_layouts (a run that re-partitions): every row, its GPU and layout,
+ * sorted by GPU then time.  *out NULL and *n 0 without the table. */
+static int read_recuts(ctx_t *c, const fs_mig_model_t **mm, recut_t **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!fs_h5read_has(c->f, "mig_layouts"))
+        return 0;
+    size_t rows = 0;
+    int rc = fs_h5read_rows(c->f, "mig_layouts", &rows, c->err);
+    if (rc || rows == 0)
+        return rc;
+    double *t = NULL, *node = NULL, *gpu = NULL;
+    char **text = fs_calloc(rows + 1, sizeof *text);
+    recut_t *r = fs_calloc(rows, sizeof *r);
+    if (!text || !r)
+        rc = fail(c, FS_ENOMEM, "out of memory");
+    if (!rc && !(rc = read_col(c, "mig_layouts", "time", rows, &t)) &&
+        !(rc = read_col(c, "mig_layouts", "node", rows, &node)) &&
+        !(rc = read_col(c, "mig_layouts", "gpu", rows, &gpu)))
+        rc = fs_h5read_str(c->f, "mig_layouts", "layout", text, c->err);
+    for (size_t i = 0; !rc && i < rows; i++) {
+        if (!(node[i] >= 0 && node[i] < c->n_nodes) ||
+            !(gpu[i] >= 0 && gpu[i] < c->nodes[(uint32_t)node[i]].gpn) ||
+            !mm[c->nodes[(uint32_t)node[i]].pool]) {
+            rc = fail(c, FS_EINVAL, "/mig_layouts: a row outside the MIG GPUs of /pools");
+            break;
+        }
+        const node_info_t *ni = &c->nodes[(uint32_t)node[i]];
+        r[i] = (recut_t){.gpu = ni->first_gpu + (uint32_t)gpu[i], .row = (uint32_t)i, .time = t[i]};
+        rc = build_layout(c, mm[ni->pool], text[i], "/mig_layouts: layout", &r[i].lay);
+    }
+    if (!rc)
+        qsort(r, rows, sizeof *r, cmp_recut);
+    if (text)
+        fs_h5read_free_strings(text, rows);
+    fs_free(t);
+    fs_free(node);
+    fs_free(gpu);
+    if (rc) {
+        fs_free(r);
+        return rc;
+    }
+    *out = r;
+    *n = rows;
+    return 0;
+}
+
 /* MIG pools (/pools.mig): every GPU of the pool holds the layout, built as the
- * run built it (fs_mig_layout_build: the same instances in the same order). */
+ * run built it (fs_mig_layout_build: the same instances in the same order).
+ * A GPU that /mig_layouts re-cuts has the instances of each of its layouts,
+ * each in force from its row's time to the next one's. */
 static int read_mig(ctx_t *c)
 {
     int has = 0;
@@ -173,42 +254,75 @@ static int read_mig(ctx_t *c)
         return rc;
     fs_mig_layout_t *lay = fs_calloc(c->n_pools + 1, sizeof *lay);
     const fs_mig_model_t **mm = fs_calloc(c->n_pools + 1, sizeof *mm);
+    recut_t *rc_rows = NULL;
+    size_t n_rc = 0;
     uint64_t n = 0;
     for (size_t p = 0; !rc && lay && mm && p < c->n_pools; p++) {
         if (!c->pool_mig[p][0])
             continue;
         fs_error_t e;
-        fs_mig_spec_t spec;
-        if (!(mm[p] = fs_mig_model_lookup(c->pool_gpu[p], &e)) ||
-            fs_mig_layout_parse(mm[p], c->pool_mig[p], &spec, NULL, &e) ||
-            fs_mig_layout_build(mm[p], &spec, &lay[p], &e)) {
+        if (!(mm[p] = fs_mig_model_lookup(c->pool_gpu[p], &e))) {
             rc = fs_error_set(c->err, FS_EINVAL, "%s: /pools: pool '%s': mig: %s", c->results,
                               c->pool_name[p], e.msg);
             break;
         }
+        char where[160];
+        snprintf(where, sizeof where, "/pools: pool '%s': mig", c->pool_name[p]);
+        if ((rc = build_layout(c, mm[p], c->pool_mig[p], where, &lay[p])))
+            break;
         n += (uint64_t)c->pool_nodes[p] * (uint64_t)c->pool_gpn[p] * lay[p].ninst;
     }
     if (!rc && (!lay || !mm))
         rc = fail(c, FS_ENOMEM, "out of memory");
+    if (!rc)
+        rc = read_recuts(c, mm, &rc_rows, &n_rc);
+    for (size_t i = 0; !rc && i < n_rc; i++)
+        n += rc_rows[i].lay.ninst;
     if (!rc && n > UINT32_MAX)
         rc = fail(c, FS_EINVAL, "/pools: more MIG instances than fleetsim models");
     if (!rc && n && !(c->insts = fs_calloc(n, sizeof *c->insts)))
         rc = fail(c, FS_ENOMEM, "out of memory");
+    size_t r = 0;
     for (uint32_t g = 0; !rc && g < c->n_gpus; g++) {
         gpu_t *gp = &c->gpus[g];
         uint32_t p = c->nodes[gp->node].pool;
         if (!c->pool_mig[p][0])
             continue;
         gp->first_inst = c->n_insts;
-        gp->n_inst = lay[p].ninst;
-        for (unsigned i = 0; i < lay[p].ninst; i++)
-            c->insts[c->n_insts++] = (gpu_t){.node = gp->node, .index = gp->index, .inst = (int32_t)i,
-                                             .prof = &mm[p]->profile[lay[p].inst[i].profile],
-                                             .busy_until = -INFINITY};
+        /* its layouts: the static one, then its /mig_layouts rows */
+        double from = -INFINITY;
+        const fs_mig_layout_t *l = &lay[p];
+        for (;;) {
+            double to = r < n_rc && rc_rows[r].gpu == g ? rc_rows[r].time : INFINITY;
+            for (unsigned i = 0; i < l->ninst; i++)
+                c->insts[c->n_insts++] = (gpu_t){.node = gp->node, .index = gp->index,
+                                                 .inst = (int32_t)i,
+                                                 .prof = &mm[p]->profile[l->inst[i].profile],
+                                                 .busy_until = -INFINITY, .from = from,
+                                                 .to = to};
+            if (!(r < n_rc && rc_rows[r].gpu == g))
+                break;
+            from = to;
+            l = &rc_rows[r++].lay;
+        }
+        gp->n_inst = c->n_insts - gp->first_inst;
     }
+    fs_free(rc_rows);
     fs_free(lay);
     fs_free(mm);
     return rc;
+}
+
+/* The instance of GPU gp with index `in` in the layout in force at t, or
+ * NULL. */
+static gpu_t *inst_at(ctx_t *c, const gpu_t *gp, uint32_t in, double t)
+{
+    for (uint32_t i = 0; i < gp->n_inst; i++) {
+        gpu_t *x = &c->insts[gp->first_inst + i];
+        if (x->inst == (int32_t)in && x->from <= t && t < x->to)
+            return x;
+    }
+    return NULL;
 }
 
 /* --pools: every name must be a pool of /pools. */
@@ -389,14 +503,15 @@ static int read_intervals(ctx_t *c)
         if (v[14][i] >= 0) {    /* a MIG instance: its own series, and its share of the GPU */
             uint32_t gpu = (uint32_t)v[5][i], in = (uint32_t)v[14][i];
             gpu_t *gp = gpu < ni->gpn ? &c->gpus[ni->first_gpu + gpu] : NULL;
-            if (!gp || in >= gp->n_inst) {
+            gpu_t *ip = gp && gp->n_inst ? inst_at(c, gp, in, s.start) : NULL;
+            if (!ip) {
                 rc = fail(c, FS_EINVAL, "/gpu_intervals: a MIG instance that the GPU's layout "
                           "(/pools.mig) does not have");
                 break;
             }
             seg_t whole = s;
             whole.share = 1;    /* the instance's activity is relative to the instance */
-            if (!(rc = seg_add(c, &c->insts[gp->first_inst + in], &whole)))
+            if (!(rc = seg_add(c, ip, &whole)))
                 rc = seg_add(c, gp, &s);
             continue;
         }
@@ -756,8 +871,11 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     gstate_t s;
     state_at(g, &walk, 0, &s);
     temp = ambient + C_PER_W * power_w(&s, tdp, cap);  /* in equilibrium at the start */
+    uint32_t ns = 0;    /* samples kept: an instance's only while its layout is in force */
     for (uint32_t k = 0; k < steps; k++) {
         double tk = (double)k * c->o->step;
+        if (g->prof && (tk < g->from || tk >= g->to))
+            continue;
         while (integrate && t < tk) {
             state_at(g, &walk, t, &s);
             double p = power_w(&s, tdp, cap), nx = fmin(next_change(g, &walk, t), tk);
@@ -792,15 +910,15 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
         }
         int32_t who = pods ? s.who : -1;
         uint64_t key = who < 0 ? 0 : g->s[who].job + 1;
-        c->smp[k] = (struct sample){key, who, k, v};
+        c->smp[ns++] = (struct sample){key, who, k, v};
     }
     /* a job's labels are the same over its segment: group by segment, then time */
-    qsort(c->smp, steps, sizeof *c->smp, cmp_sample);
+    qsort(c->smp, ns, sizeof *c->smp, cmp_sample);
     char uuid[64];
     gpu_uuid(dev, gi, uuid, sizeof uuid);
     sbuf_t *b = &c->line;
     char num[64];
-    for (uint32_t k = 0; k < steps; k++) {
+    for (uint32_t k = 0; k < ns; k++) {
         const struct sample *p = &c->smp[k];
         if (k == 0 || p->key != c->smp[k - 1].key) {   /* a new series: its label prefix */
             c->st.series++;

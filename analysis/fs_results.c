@@ -72,7 +72,7 @@ struct fs_results {
         void *rows;
         size_t n, cap;
         hsize_t written;        /* rows in the file */
-    } pend[8];
+    } pend[9];
     int final;                  /* the commit's flushes: a table never flushed gets small chunks */
     zctx_t zx;                  /* compressing on the caller's thread */
     struct writer *w;           /* the writer thread (fs_results_meta_t.writer_thread), or NULL */
@@ -192,6 +192,12 @@ static const col_t nodegroup_cols[] = {
     NG_COL(node_s_ready, K_F64, "node-s"),
 };
 
+#define ML_COL(name, kind, unit) {#name, kind, offsetof(fs_mig_layout_row_t, name), unit}
+static const col_t mig_layout_cols[] = {
+    ML_COL(time, K_F64, "s"),   ML_COL(ready, K_F64, "s"), ML_COL(pool, K_U32, "-"),
+    ML_COL(node, K_U32, "-"),   ML_COL(gpu, K_U32, "-"),   ML_COL(layout, K_STR, "-"),
+};
+
 #define SVC_COL(name, kind, unit) {#name, kind, offsetof(fs_service_row_t, name), unit}
 static const col_t service_cols[] = {
     SVC_COL(name, K_STR, "-"),          SVC_COL(mode, K_U32, "-"),
@@ -272,7 +278,8 @@ static const col_t request_cols[] = {
     X(gpu_s_computing, K_F64, "GPU-s") X(gpu_s_redo, K_F64, "GPU-s")        \
     X(gpu_s_recovering, K_F64, "GPU-s") X(gpu_s_held_idle, K_F64, "GPU-s")   \
     X(gpu_s_frag, K_F64, "GPU-s") X(gpu_s_quota, K_F64, "GPU-s")            \
-    X(gpu_s_reserved, K_F64, "GPU-s") X(gpu_s_blocked, K_F64, "GPU-s")
+    X(gpu_s_reserved, K_F64, "GPU-s") X(gpu_s_blocked, K_F64, "GPU-s")    \
+    X(mig_recuts, K_U64, "count") X(gpu_s_mig_reconfig, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};
@@ -975,6 +982,10 @@ static const table_spec_t requests_spec = {"requests", "fleetsim requests", requ
                                            N_OF(request_cols), NULL, NULL, CHUNK_ROWS};
 static const table_spec_t nodegroups_spec = {"nodegroups", "fleetsim node groups", nodegroup_cols,
                                              N_OF(nodegroup_cols), NULL, NULL, CHUNK_ROWS};
+static const size_t mig_layout_strsz[N_OF(mig_layout_cols)] = {[5] = FS_MIG_LAYOUT_TEXT};
+static const table_spec_t mig_layouts_spec = {"mig_layouts", "fleetsim MIG layouts",
+                                              mig_layout_cols, N_OF(mig_layout_cols),
+                                              mig_layout_strsz, NULL, CHUNK_ROWS};
 static const table_spec_t summary_spec = {"summary", "fleetsim summary", summary_cols,
                                           N_OF(summary_cols), NULL, NULL, 1};
 
@@ -1205,7 +1216,8 @@ static int open_file(fs_results_t *r, h5call_t *c, const fs_results_meta_t *meta
                             (rc = make_table(r->fid, c, &buckets_spec, err)) != 0)) ||
         (meta->services && meta->requests &&
          (rc = make_table(r->fid, c, &requests_spec, err)) != 0) ||
-        (meta->nodegroups && (rc = make_table(r->fid, c, &nodegroups_spec, err)) != 0))
+        (meta->nodegroups && (rc = make_table(r->fid, c, &nodegroups_spec, err)) != 0) ||
+        (meta->mig_layouts && (rc = make_table(r->fid, c, &mig_layouts_spec, err)) != 0))
         goto out;
     /* A reader (or a crash) now finds a valid file that says complete = 0. */
     H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
@@ -1332,7 +1344,7 @@ static int flush_table(fs_results_t *r, zctx_t *zx, const table_spec_t *t, size_
 /* The streamed tables: rows arrive one by one during the run and are
  * written every FS_RESULTS_BATCH rows and at the commit. */
 enum streamed_table { T_JOBS, T_TIMELINE, T_FAILURES, T_INTERVALS, T_SERVICES, T_BUCKETS,
-                      T_REQUESTS, T_NODEGROUPS, N_STREAMED };
+                      T_REQUESTS, T_NODEGROUPS, T_MIG_LAYOUTS, N_STREAMED };
 static const struct {
     const table_spec_t *spec;
     size_t row_size;
@@ -1345,6 +1357,7 @@ static const struct {
     [T_BUCKETS] = {&buckets_spec, sizeof(fs_svc_bucket_row_t)},
     [T_REQUESTS] = {&requests_spec, sizeof(fs_request_row_t)},
     [T_NODEGROUPS] = {&nodegroups_spec, sizeof(fs_nodegroup_row_t)},
+    [T_MIG_LAYOUTS] = {&mig_layouts_spec, sizeof(fs_mig_layout_row_t)},
 };
 _Static_assert(N_STREAMED == sizeof ((fs_results_t *)0)->pend / sizeof ((fs_results_t *)0)->pend[0],
                "one pending buffer per streamed table");
@@ -1720,6 +1733,11 @@ int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_erro
 int fs_results_add_nodegroup(fs_results_t *r, const fs_nodegroup_row_t *row, fs_error_t *err)
 {
     return add_pending(r, T_NODEGROUPS, row, err);
+}
+
+int fs_results_add_mig_layout(fs_results_t *r, const fs_mig_layout_row_t *row, fs_error_t *err)
+{
+    return add_pending(r, T_MIG_LAYOUTS, row, err);
 }
 
 int fs_results_add_failure(fs_results_t *r, const fs_failure_row_t *row, fs_error_t *err)

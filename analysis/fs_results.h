@@ -73,6 +73,8 @@ typedef struct fs_results_meta {
     int requests;
     /* Cluster Autoscaler node groups: /nodegroups is made when nodegroups > 0 */
     size_t nodegroups;
+    /* MIG re-partitioning (a pool's mig_repartition): /mig_layouts is made */
+    int mig_layouts;
 } fs_results_meta_t;
 
 typedef struct fs_results fs_results_t;
@@ -90,6 +92,7 @@ int fs_results_add_service(fs_results_t *r, const fs_service_row_t *row, fs_erro
 int fs_results_add_svc_bucket(fs_results_t *r, const fs_svc_bucket_row_t *row, fs_error_t *err);
 int fs_results_add_nodegroup(fs_results_t *r, const fs_nodegroup_row_t *row, fs_error_t *err);
 int fs_results_add_request(fs_results_t *r, const fs_request_row_t *row, fs_error_t *err);
+int fs_results_add_mig_layout(fs_results_t *r, const fs_mig_layout_row_t *row, fs_error_t *err);
 
 /* Writes the cost tables /cost (per day and pool), /cost_pools and
  * /cost_tenants (names from tenant_names[0..n_tenants)); call before

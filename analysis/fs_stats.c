@@ -403,6 +403,8 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_quota = totals->gpu_s_quota;
     out->gpu_s_reserved = totals->gpu_s_reserved;
     out->gpu_s_blocked = totals->gpu_s_blocked;
+    out->mig_recuts = totals->mig_recuts;
+    out->gpu_s_mig_reconfig = totals->gpu_s_mig_reconfig;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

@@ -92,6 +92,9 @@ typedef struct fs_summary {
     double gpu_s_held_idle;
     /* the waiting split (#15): frag + quota + reserved + blocked == gpu_s_waiting */
     double gpu_s_frag, gpu_s_quota, gpu_s_reserved, gpu_s_blocked;
+    /* MIG re-partitioning (fs_run_totals_t): nodes re-cut, GPU-s reconfiguring */
+    uint64_t mig_recuts;
+    double gpu_s_mig_reconfig;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -459,7 +459,7 @@ static uint32_t q_shared_first(const fs_cluster_t *c, const fs_pool_t *p, uint32
 
 /* A MIG pool: every GPU gets the layout; the nodes are filed at level 0
  * (no whole GPU is ever free).  "all-disabled" leaves the pool whole. */
-static int mig_init(fs_cluster_t *c, fs_pool_t *p, const char *text, fs_error_t *err)
+static int mig_init(fs_cluster_t *c, fs_pool_t *p, const char *text, int per_gpu, fs_error_t *err)
 {
     fs_error_t e;
     const fs_mig_model_t *m = fs_mig_model_lookup(p->gpu, &e);
@@ -482,6 +482,20 @@ static int mig_init(fs_cluster_t *c, fs_pool_t *p, const char *text, fs_error_t 
         p->mig_free[pr] += (uint64_t)p->n_nodes * p->gpn;
     }
     p->mig_total = (uint64_t)p->n_nodes * p->gpn * p->mig_layout.ninst;
+    if (per_gpu) {  /* re-partitioning: every GPU its own layout, the static one at first */
+        size_t ng = (size_t)p->n_nodes * p->gpn;
+        if (!(p->mig_glay = fs_malloc(ng * sizeof *p->mig_glay)) ||
+            !(p->mig_gpm = fs_malloc(ng * FS_MIG_MAX_PROFILES)))
+            return fs_error_set(err, FS_ENOMEM, "cluster: out of memory");
+        for (size_t g = 0; g < ng; g++) {
+            p->mig_glay[g] = p->mig_layout;
+            memcpy(p->mig_gpm + g * FS_MIG_MAX_PROFILES, p->mig_pmask, FS_MIG_MAX_PROFILES);
+        }
+        fs_mig_layout_t empty;
+        memset(&empty, 0, sizeof empty);
+        for (unsigned pr = 0; pr < m->nprofiles; pr++)
+            p->mig_cap[pr] = (uint8_t)fs_mig_fits(m, &empty, pr);
+    }
     p->gpus_free = 0;
     for (uint32_t n = p->first_node; n < p->first_node + p->n_nodes; n++) {
         c->node_free[n] = 0;
@@ -547,7 +561,7 @@ int fs_cluster_init(fs_cluster_t *c, const fs_cluster_cfg_t *cfg, fs_error_t *er
         if (index_init(c, p))
             goto nomem;
         if (pc->mig) {
-            int mrc = mig_init(c, p, pc->mig, err);
+            int mrc = mig_init(c, p, pc->mig, pc->mig_recut_given && pc->mig_recut, err);
             if (mrc) {
                 fs_cluster_release(c);
                 return mrc;
@@ -611,6 +625,8 @@ void fs_cluster_release(fs_cluster_t *c)
             fs_free(c->pools[i].sused);
             fs_free(c->pools[i].smask);
             fs_free(c->pools[i].mig_used);
+            fs_free(c->pools[i].mig_glay);
+            fs_free(c->pools[i].mig_gpm);
         }
     topo_release(c->topo);
     fs_free(c->pools);
@@ -768,6 +784,12 @@ void fs_cluster_free(fs_cluster_t *c, const fs_placement_t *pl)
         untake(c, p, s[i].node, s[i].gpus);
 }
 
+/* The instances of profile pr on GPU gi (node index x gpn + GPU) of p. */
+static inline uint8_t mig_mask(const fs_pool_t *p, size_t gi, unsigned pr)
+{
+    return p->mig_gpm ? p->mig_gpm[gi * FS_MIG_MAX_PROFILES + pr] : p->mig_pmask[pr];
+}
+
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
 {
     if (!!c->node_up[node] == !!up)
@@ -786,10 +808,11 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
     if (c->topo)
         topo_add(c, node, up ? (int64_t)c->node_free[node] : -(int64_t)c->node_free[node]);
     if (p->mig) {   /* the node's free instances leave (or rejoin) the counters */
-        const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+        size_t g0 = (size_t)(node - p->first_node) * p->gpn;
+        const uint8_t *u = p->mig_used + g0;
         for (unsigned pr = 0; pr < p->mig->nprofiles; pr++)
             for (uint32_t g = 0; g < p->gpn; g++) {
-                uint64_t f = (uint64_t)__builtin_popcount(p->mig_pmask[pr] & ~u[g] & 0xffu);
+                uint64_t f = (uint64_t)__builtin_popcount(mig_mask(p, g0 + g, pr) & ~u[g] & 0xffu);
                 p->mig_free[pr] = up ? p->mig_free[pr] + f : p->mig_free[pr] - f;
             }
     }
@@ -802,11 +825,46 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
 /* Free instances of profile pr on node (up or not). */
 static uint32_t mig_node_free(const fs_pool_t *p, uint32_t node, unsigned pr)
 {
-    const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+    size_t g0 = (size_t)(node - p->first_node) * p->gpn;
+    const uint8_t *u = p->mig_used + g0;
     uint32_t f = 0;
     for (uint32_t g = 0; g < p->gpn; g++)
-        f += (uint32_t)__builtin_popcount(p->mig_pmask[pr] & ~u[g] & 0xffu);
+        f += (uint32_t)__builtin_popcount(mig_mask(p, g0 + g, pr) & ~u[g] & 0xffu);
     return f;
+}
+
+int fs_cluster_mig_node_held(const fs_cluster_t *c, uint32_t node)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!p->mig)
+        return 0;
+    const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+    for (uint32_t g = 0; g < p->gpn; g++)
+        if (u[g])
+            return 1;
+    return 0;
+}
+
+int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr)
+{
+    fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!p->mig_glay || c->node_up[node] || pr >= p->mig->nprofiles ||
+        fs_cluster_mig_node_held(c, node))
+        return FS_EINVAL;
+    size_t g0 = (size_t)(node - p->first_node) * p->gpn;
+    int n = 0;
+    for (uint32_t g = 0; g < p->gpn; g++) {
+        fs_mig_layout_t *l = &p->mig_glay[g0 + g], cut;
+        n += (int)fs_mig_recut(p->mig, l, 0, pr, &cut);
+        p->mig_total = p->mig_total - l->ninst + cut.ninst;
+        *l = cut;
+        uint8_t *mk = p->mig_gpm + (g0 + g) * FS_MIG_MAX_PROFILES;
+        memset(mk, 0, FS_MIG_MAX_PROFILES);
+        for (unsigned i = 0; i < cut.ninst; i++)
+            mk[cut.inst[i].profile] |= (uint8_t)(1u << i);
+    }
+    c->gen++;
+    return n;
 }
 
 int fs_cluster_mig_fits(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k)
@@ -827,6 +885,8 @@ int fs_cluster_mig_could_fit(const fs_cluster_t *c, uint32_t pool, int32_t code,
 {
     const fs_pool_t *p = &c->pools[pool];
     int pr = p->mig ? fs_mig_profile_of_code(p->mig, code) : -1;
+    if (pr >= 0 && p->mig_glay)  /* re-partitioning: what a re-cut node would hold */
+        return k >= 1 && k <= (uint64_t)p->gpn * p->mig_cap[pr];
     return pr >= 0 && k >= 1 &&
            k <= (uint64_t)p->gpn * (uint32_t)__builtin_popcount(p->mig_pmask[pr]);
 }
@@ -851,12 +911,13 @@ int fs_cluster_mig_take(fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k
     }
     if (best == NONE)
         return 0;
-    uint8_t *u = p->mig_used + (size_t)(best - p->first_node) * p->gpn;
+    size_t g0 = (size_t)(best - p->first_node) * p->gpn;
+    uint8_t *u = p->mig_used + g0;
     uint32_t need = k;
     for (uint32_t g = 0; g < p->gpn && need; g++) {
-        uint8_t was = u[g];
-        for (unsigned i = 0; i < p->mig_layout.ninst && need; i++)
-            if ((p->mig_pmask[pr] >> i & 1u) && !(u[g] >> i & 1u)) {
+        uint8_t was = u[g], mk = mig_mask(p, g0 + g, pr);
+        for (unsigned i = 0; i < FS_MIG_MAX_INSTANCES && need; i++)
+            if ((mk >> i & 1u) && !(u[g] >> i & 1u)) {
                 u[g] |= (uint8_t)(1u << i);
                 out->mig_bits |= UINT64_C(1) << (8 * g + i);
                 need--;

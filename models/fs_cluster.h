@@ -122,6 +122,14 @@ typedef struct fs_pool {
     uint64_t mig_total;     /* instances in the pool */
     uint64_t mig_busy;      /* instances in use */
     uint64_t mig_free[FS_MIG_MAX_PROFILES];  /* free instances per profile on up nodes */
+    /* per-GPU layouts (cluster.pools[].mig_repartition, models/fs_migrecut.h):
+     * NULL while every GPU keeps mig_layout (the static path).  mig_glay:
+     * n_nodes * gpn layouts; mig_gpm: per GPU, FS_MIG_MAX_PROFILES masks
+     * (bit i = instance i of that GPU's layout is of the profile); mig_cap:
+     * instances of each profile one empty GPU holds (a re-cut's most). */
+    fs_mig_layout_t *mig_glay;
+    uint8_t *mig_gpm;
+    uint8_t mig_cap[FS_MIG_MAX_PROFILES];
     /* GPU sharing (cluster.pools[].sharing, models/fs_sharing.h): share_n
      * replicas per GPU (0: none), each a share of share_milli on the
      * fractional machinery above.  A request of one GPU (whole or
@@ -331,6 +339,20 @@ int fs_cluster_mig_could_fit(const fs_cluster_t *c, uint32_t pool, int32_t code,
 int fs_cluster_mig_take(fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k, fs_placement_t *out);
 /* Instances in use, summed over pools. */
 uint64_t fs_cluster_mig_busy(const fs_cluster_t *c);
+/* The layout of GPU g of node (a MIG pool's node). */
+static inline const fs_mig_layout_t *fs_cluster_mig_layout(const fs_cluster_t *c, uint32_t node,
+                                                           uint32_t g)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    return p->mig_glay ? &p->mig_glay[(size_t)(node - p->first_node) * p->gpn + g] : &p->mig_layout;
+}
+/* Does a pod hold an instance on node (a MIG pool's node)? */
+int fs_cluster_mig_node_held(const fs_cluster_t *c, uint32_t node);
+/* Re-partitioning (a pool with per-GPU layouts): re-cuts every GPU of node,
+ * which must be out of service with no instance held, for profile pr
+ * (fs_mig_recut with keep 0: mig-parted's all-<profile>).  Returns the
+ * instances of pr the node then has, or FS_EINVAL (not such a node). */
+int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr);
 
 /* Marks a node down (its free GPUs leave the index) or up again. */
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up);

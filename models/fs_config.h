@@ -42,6 +42,14 @@ typedef struct fs_pool_cfg {
     uint32_t time_slicing;  /* replicas per GPU, round-robin (2..32); 0: none */
     uint32_t mps;           /* MPS clients per GPU, SM share 1/mps each (2..32); 0: none */
     double ambient_c;       /* air temperature at the pool's GPUs, C (thermal model, throttling) */
+    /* dynamic MIG re-partitioning (cluster.pools[].mig_repartition,
+     * models/fs_migrecut.h): given and enabled; the phase's two parts and the
+     * least time between two re-cut decisions of one node, us */
+    int mig_recut_given;    /* the block was given */
+    int mig_recut;          /* bool: enabled (the block given and enabled: true) */
+    fs_time_t mig_reconfigure;
+    fs_time_t mig_gpu_ready;
+    fs_time_t mig_min_interval;
 } fs_pool_cfg_t;
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->

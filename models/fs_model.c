@@ -188,6 +188,7 @@ struct fs_model {
     uint64_t svc_queued;    /* the queued ones */
     uint64_t svc_running;   /* the running ones */
     int pass_wanted;        /* this instant had an event a policy may act on */
+    size_t after_pass;      /* the module with an after_pass op: its id + 1; 0 none */
 
     /* pending events that cannot start a queued job: the timeline sample,
      * the drain cap, and module events at FS_PRIO_FAILURE (a failure only
@@ -1872,6 +1873,15 @@ int fs_model_node_in_service(const fs_model_t *m, uint32_t node)
     return node < m->cluster.n_nodes && (!m->node_holds || m->node_holds[node] == 0);
 }
 
+int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr)
+{
+    if (node >= m->cluster.n_nodes)
+        return FS_EINVAL;
+    int n = fs_cluster_mig_recut(&m->cluster, node, pr);
+    m->frag_stale = 1;
+    return n;
+}
+
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node)
 {
     if (node >= m->cluster.n_nodes)
@@ -1925,7 +1935,7 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
 
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id)
 {
-    if (ops->gate && m->gate)
+    if ((ops->gate && m->gate) || (ops->after_pass && m->after_pass))
         return FS_EINVAL;
     if (fs_grow((void **)&m->modules, &m->cap_modules, m->n_modules + 1, sizeof *m->modules))
         return FS_ENOMEM;
@@ -1935,6 +1945,8 @@ int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uin
         m->gate = ops->gate;
         m->gate_ud = ud;
     }
+    if (ops->after_pass)
+        m->after_pass = m->n_modules;
     return 0;
 }
 
@@ -2504,6 +2516,11 @@ static void on_instant_end(fs_sim_t *sim, void *vm)
         int rc = m->pol->pass(m->pol_state, m);
         if (rc)
             fail(m, rc, "scheduling pass");
+        if (m->after_pass && m->queued > 0 && !m->err.code) {
+            const module_t *mod = &m->modules[m->after_pass - 1];
+            if ((rc = mod->ops->after_pass(mod->ud, m)) != 0)
+                fail(m, rc, mod->ops->name);
+        }
     }
     if (m->src_done && !m->err.code) {
         if (m->cfg->until == FS_UNTIL_DRAIN) {

@@ -139,6 +139,11 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor);
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node);
 /* Is the node in service (no reason to be out)? */
 int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
+/* MIG re-partitioning (models/fs_migrecut.h): re-cuts every GPU of node,
+ * out of service with no instance held, for profile index pr of its pool's
+ * MIG model (fs_cluster_mig_recut).  Returns the node's instances of pr, or
+ * FS_EINVAL. */
+int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr);
 
 /* ---- modules: parts of the model with their own events ----------------------
  * (failures and repairs, purchase timelines, cloud burst, ...).  A module
@@ -180,6 +185,10 @@ typedef struct fs_module_ops {
     int quiet;
     /* Optional: the module is the model's gate (see fs_gate_ops_t). */
     const fs_gate_ops_t *gate;
+    /* Optional: called at the end of every instant whose scheduling pass
+     * left jobs queued (after the pass), e.g. to act on pods that cannot
+     * start.  At most one module of a model has it.  0 or FS_E*. */
+    int (*after_pass)(void *ud, fs_model_t *m);
 } fs_module_ops_t;
 /* Registers a module; *id names it in fs_model_module_event.  0, FS_ENOMEM,
  * or FS_EINVAL (a second gate). */

@@ -8,6 +8,7 @@
 #include "fs_autoscale.h"
 #include "fs_burst.h"
 #include "fs_failure.h"
+#include "fs_migrecut.h"
 #include "fs_purchase.h"
 #include "fs_service.h"
 
@@ -17,5 +18,6 @@ const fs_module_def_t fs_model_modules[] = {
     {"autoscale", fs_autoscale_attach},        /* cluster.autoscale */
     {"failures", fs_failures_attach},          /* failures (docs/failures.md) */
     {"services", fs_service_attach},           /* services (docs/services.md) */
+    {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];

@@ -234,6 +234,11 @@ typedef struct fs_run_totals {
     double gpu_s_held_idle; /* the part of computing held by jobs whose activity is zero */
     /* the waiting split: frag + quota + reserved + blocked == gpu_s_waiting */
     double gpu_s_frag, gpu_s_quota, gpu_s_reserved, gpu_s_blocked;
+    /* MIG re-partitioning (models/fs_migrecut.h): nodes re-cut, and GPU-s
+     * of their GPUs out of service for it (reconfigure + gpu_ready; part of
+     * gpu_s_down) */
+    uint64_t mig_recuts;
+    double gpu_s_mig_reconfig;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline
@@ -252,6 +257,17 @@ typedef struct fs_nodegroup_row {
     double node_s_ready;    /* node-seconds ready since time 0 */
 } fs_nodegroup_row_t;
 
+/* /mig_layouts: the layout of one GPU from a MIG re-cut decision on
+ * (cluster.pools[].mig_repartition, docs/mig.md); before its first row a
+ * GPU has its pool's /pools.mig. */
+#define FS_MIG_LAYOUT_TEXT 128
+typedef struct fs_mig_layout_row {
+    double time;            /* the decision, s: the layout is this from then on */
+    double ready;           /* its instances allocatable (the node back in service), s */
+    uint32_t pool, node, gpu;
+    char layout[FS_MIG_LAYOUT_TEXT];   /* as cluster.pools[].mig reads it (fs_mig_spec_format) */
+} fs_mig_layout_row_t;
+
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
  * model then stops the run with that error). */
 typedef struct fs_sink {
@@ -267,6 +283,8 @@ typedef struct fs_sink {
     int (*request)(void *ud, const fs_request_row_t *row);
     /* optional: Cluster Autoscaler node groups (/nodegroups) */
     int (*nodegroup)(void *ud, const fs_nodegroup_row_t *row);
+    /* optional: MIG re-partitioning (/mig_layouts) */
+    int (*mig_layout)(void *ud, const fs_mig_layout_row_t *row);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the
                                run's error is then that message, not a generic one */

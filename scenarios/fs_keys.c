@@ -847,6 +847,25 @@ static const fs_key_t pool_rows[] = {
             "(`all-1g.10gb`, `all-balanced`, `all-disabled`) or a list of profiles "
             "(`3g.40gb, 2g.20gb, 1g.10gb x2`).  The GPUs are then no whole `nvidia.com/gpu`: only "
             "pods asking one of the layout's profiles use them (at most 8 GPUs per node)."},
+    {.path = "mig_repartition", .type = FS_KT_CHOICE, .flags = FS_KF_OPTIONAL,
+     .off = PF(mig_recut_given), .choice = 1,
+     .doc = "Dynamic MIG re-partitioning of the pool (docs/mig.md \"Re-partitioning\"; needs `mig`): "
+            "when a MIG pod waits for a profile no GPU of the pool offers now, the lowest idle node "
+            "(no pod) is cordoned, out of service for reconfigure + gpu_ready, and comes back with "
+            "every GPU cut for that profile (mig-parted's all-<profile>).  Absent: static layouts."},
+    {.path = "mig_repartition.enabled", .type = FS_KT_BOOL, .off = PF(mig_recut), .def = "true",
+     .doc = "Re-partition (false: the block is kept but the layouts stay static)."},
+    {.path = "mig_repartition.reconfigure", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = PF(mig_reconfigure), .min = 0, .def = "60s", .unit = "s",
+     .doc = "GPU reset, instance creation and device-plugin restart (mig-manager's steps).  No "
+            "public figure: the default is an assumption [U]."},
+    {.path = "mig_repartition.gpu_ready", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = PF(mig_gpu_ready), .min = 0, .def = "1m", .unit = "s",
+     .doc = "From the device plugin up to the new instances allocatable (about 1 min; "
+            "DOMAIN.md 5.1)."},
+    {.path = "mig_repartition.min_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = PF(mig_min_interval), .min = 0, .def = "10m", .unit = "s",
+     .doc = "Anti-thrashing: the least time between two re-cut decisions of one node [U]."},
     {.path = "taints", .type = FS_KT_STRING, .off = PF(taints),
      .doc = "Kubernetes taints of the pool's nodes, `key=value:NoSchedule` or `key:NoSchedule`, "
             "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "

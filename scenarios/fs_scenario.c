@@ -1508,6 +1508,23 @@ static int validate_mig(sctx_t *c, size_t i)
     return 0;
 }
 
+/* cluster.pools[i].mig_repartition (enabled): the pool has a MIG layout
+ * (not all-disabled) to re-cut. */
+static int validate_mig_recut(sctx_t *c, size_t i)
+{
+    const fs_pool_cfg_t *p = &c->cfg->cluster.pools[i];
+    char key[64];
+    snprintf(key, sizeof key, "cluster.pools.%zu.mig_repartition", i);
+    fs_error_t e;
+    const fs_mig_model_t *m = p->mig ? fs_mig_model_lookup(p->gpu, &e) : NULL;
+    fs_mig_spec_t spec;
+    if (!m || fs_mig_layout_parse(m, p->mig, &spec, NULL, &e) || !spec.enabled)
+        return fail(c, node_or(c, key, NULL),
+                    "%s: expected a MIG pool to re-partition (a pool whose `mig` is a layout, "
+                    "not all-disabled; docs/mig.md)", key);
+    return 0;
+}
+
 /* The catalog's TDP of the pool's GPU, W; 0 when the catalog has none. */
 static double pool_tdp(const fs_pool_cfg_t *p)
 {
@@ -1667,6 +1684,8 @@ static int validate(sctx_t *c)
                             p->name, p2);
             }
         if (p->mig && (rc = validate_mig(c, i)) != 0)
+            return rc;
+        if (p->mig_recut_given && p->mig_recut && (rc = validate_mig_recut(c, i)) != 0)
             return rc;
         if (p->power_cap_w > 0 && (rc = validate_power_cap(c, i)) != 0)
             return rc;

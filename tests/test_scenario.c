@@ -418,7 +418,7 @@ static void test_error_unknown_keys(void **state)
                  "process, rate, profile)");
     expect_error("cluster:\n  pools:\n    - {name: a, gpu: H100, nodes: 1, gpus: 8}\n", NULL, 0,
                  "t.yaml:3:38: unknown key 'gpus' in 'cluster.pools.0' (expected one of: name, gpu, "
-                 "nodes, gpus_per_node, cpu_milli, memory_mib, mig, taints, ambient_c, power_cap_w, sharing)");
+                 "nodes, gpus_per_node, cpu_milli, memory_mib, mig, mig_repartition, taints, ambient_c, power_cap_w, sharing)");
     expect_error(POOL "workload:\n  synthetic:\n    duration: {dist: constant, val: 1h}\n", NULL, 0,
                  "t.yaml:6:32: unknown key 'val' in 'workload.synthetic.duration' (expected one of: "
                  "dist, value, mean, median, scale, lo, hi, sigma, shape, path, column)");
@@ -494,7 +494,7 @@ static void test_error_types(void **state)
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
-                 "t.yaml:2:11: cluster.pools.0: expected a block of keys (name, gpu, nodes, gpus_per_node, cpu_milli, memory_mib, mig, taints, ambient_c, power_cap_w, sharing), found a value");
+                 "t.yaml:2:11: cluster.pools.0: expected a block of keys (name, gpu, nodes, gpus_per_node, cpu_milli, memory_mib, mig, mig_repartition, taints, ambient_c, power_cap_w, sharing), found a value");
     expect_error(POOL "workload:\n  synthetic:\n    gpus: 8\n", NULL, 0,
                  "t.yaml:6:11: workload.synthetic.gpus: expected a map of GPU counts to probabilities such as "
                  "{1: 0.5, 8: 0.5}, found a value '8'");

@@ -82,6 +82,12 @@ static int sink_svc_bucket(void *ud, const fs_svc_bucket_row_t *row)
     return c->res ? fs_results_add_svc_bucket(c->res, row, c->err) : 0;
 }
 
+static int sink_mig_layout(void *ud, const fs_mig_layout_row_t *row)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_mig_layout(c->res, row, c->err) : 0;
+}
+
 static int sink_nodegroup(void *ud, const fs_nodegroup_row_t *row)
 {
     run_ctx_t *c = ud;
@@ -247,6 +253,9 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     fs_cost_report_t cost = {0};
     memset(rep, 0, sizeof *rep);
 
+    int mig_recut = 0;      /* a pool re-partitions: /mig_layouts */
+    for (size_t i = 0; i < cfg->cluster.n_pools; i++)
+        mig_recut |= cfg->cluster.pools[i].mig_recut_given && cfg->cluster.pools[i].mig_recut;
     int rc = open_source(cfg, &src, err);
     if (rc)
         goto out;
@@ -296,6 +305,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
             .sweep_point = opts->sweep_point,
             .services = cfg->services.n, .requests = cfg->services.requests,
             .nodegroups = cfg->cluster.autoscale.n_groups,
+            .mig_layouts = mig_recut,
         };
         rc = fs_results_open(opts->output, &meta, &c.res, err);
         if (rc)
@@ -307,6 +317,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         sink.interval = sink_interval;
     if (cfg->cluster.autoscale.n_groups && c.res)
         sink.nodegroup = sink_nodegroup;
+    if (mig_recut && c.res)
+        sink.mig_layout = sink_mig_layout;
     if (cfg->services.n)
         sink.service = sink_service;
     if (cfg->services.n && c.res) {

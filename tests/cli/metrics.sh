@@ -203,6 +203,73 @@ assert fb and all(v == 40 * 1024 for _, v in fb), fb[:3]
 print("MIG: checked", checked, "busy instance samples")
 EOF
 
+# MIG re-partitioning (docs/mig.md "Re-partitioning in the run"): a pool cut
+# all-7g.80gb is re-cut for the 1g.10gb pods; each instance series exists
+# only while the layout of /mig_layouts (or /pools.mig before its first row)
+# is in force, with that layout's profile and index, and its SM_ACTIVE
+# follows the /gpu_intervals rows of that instance
+cat > recut.yaml <<'EOF'
+name: mig-recut-metrics
+seed: 4
+horizon: 3h
+warmup: 0
+cluster:
+  pools:
+    - name: mig
+      gpu: H100
+      nodes: 3
+      gpus_per_node: 1
+      mig: all-7g.80gb
+      mig_repartition: {reconfigure: 60s, gpu_ready: 1m, min_interval: 10m}
+workload:
+  synthetic:
+    arrivals: {rate: 12/h}
+    gpus: {1: 0.6, 3: 0.4}
+    duration: {dist: exponential, mean: 20m}
+    mig_profile: 1g.10gb
+telemetry: {sm: 0.7}
+output: {gpu_intervals: true, timeline_interval: 1m}
+EOF
+expect_exit 0 "$FLEETSIM" run recut.yaml -o recut.h5 -q
+expect_exit 0 "$FLEETSIM" metrics recut.h5 -o recut.om --step 60
+/usr/bin/python3 - recut.h5 recut.om > recutpy.txt 2>&1 <<'EOF' && ok || bad "MIG re-cut series: $(cat recutpy.txt)"
+import re, sys, h5py
+f = h5py.File(sys.argv[1], "r")
+iv = f["gpu_intervals"][:]
+ml = f["mig_layouts"][:]
+s = f["summary"][0]
+assert s["mig_recuts"] >= 1 and len(ml) == s["mig_recuts"], (s["mig_recuts"], len(ml))
+assert abs(s["gpu_s_mig_reconfig"] - 120.0 * len(ml)) < 1e-6, s["gpu_s_mig_reconfig"]
+def layout(node, t):   # the profiles of the node's GPU 0 in force at t, by index
+    cur = ["7g.80gb"]
+    for r in ml:
+        if r["node"] == node and r["time"] <= t:
+            assert r["layout"] == b"1g.10gb x7", r
+            cur = ["1g.10gb"] * 7
+    return cur
+pat = re.compile(r'^(\w+)\{([^}]*)\} (\S+) (\d+)$')
+n = 0
+for line in open(sys.argv[2]):
+    m = pat.match(line)
+    if not m or m.group(1) != "DCGM_FI_PROF_SM_ACTIVE":
+        continue
+    lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))}
+    t = int(m.group(4)) - 1767225600
+    node, i = int(lab["Hostname"][4:]), int(lab["GPU_I_ID"])
+    lay = layout(node, t)
+    assert i < len(lay) and lab["GPU_I_PROFILE"] == lay[i], (lab, t, lay)
+    rs = iv[(iv["node"] == node) & (iv["gpu_instance"] == i) & (iv["ready"] <= t) & (t < iv["end"])]
+    assert abs(float(m.group(3)) - (0.7 if len(rs) else 0.0)) < 1e-9, (lab, t)
+    n += len(rs)
+# no pod holds a node across its re-cut or inside the phase after it
+for r in ml:
+    on = iv[iv["node"] == r["node"]]
+    assert not ((on["start"] < r["time"]) & (on["end"] > r["time"])).any(), r
+    assert not ((on["start"] >= r["time"]) & (on["start"] < r["ready"])).any(), r
+assert n > 20, n
+print("re-cut: checked", n, "busy instance samples over", len(ml), "re-cuts")
+EOF
+
 # power caps (docs/observability.md "Power caps"): a job whose activity would
 # draw more than its pool's cap runs slower by the cap's speed, per class; the
 # exported power never exceeds the cap and a capped computing GPU draws it

@@ -1,0 +1,262 @@
+#include "fs_migrecut.h"
+#include "fs_jobrt.h"
+#include "../sim/fs_alloc.h"
+
+#include <string.h>
+
+enum { EV_BACK = 0, EV_WAKE = 1 };      /* data: node << 1 | kind */
+
+typedef struct rpool {
+    uint32_t pool, first, n, gpn;
+    fs_time_t phase;                    /* reconfigure + gpu_ready */
+    fs_time_t min_interval;
+} rpool_t;
+
+typedef struct migrecut {
+    uint32_t id;
+    rpool_t *rp;
+    size_t n_rp;
+    int32_t *rp_of;                     /* per cluster pool: index in rp, -1 none */
+    uint32_t n_pools;
+    fs_time_t *last_cut;                /* per node: last re-cut decision, -1 none */
+    fs_time_t *back_at;                 /* per node: end of its phase while out, -1 */
+    uint8_t *target;                    /* per node: the profile it is being cut for */
+    uint32_t *inst;                     /* per node: its instances of target after the cut */
+    uint32_t *credit;                   /* scratch per node: of inst, not yet promised */
+    fs_time_t wake;                     /* pending wake-up event, -1 none */
+    uint64_t recuts;
+    double gpu_s;                       /* GPU-s of the phases that ended */
+    fs_mig_layout_row_t *rows;          /* /mig_layouts, until the end */
+    size_t n_rows, cap_rows;
+} migrecut_t;
+
+static void mr_destroy(void *ud)
+{
+    migrecut_t *a = ud;
+    if (!a)
+        return;
+    fs_free(a->rp);
+    fs_free(a->rp_of);
+    fs_free(a->last_cut);
+    fs_free(a->back_at);
+    fs_free(a->target);
+    fs_free(a->inst);
+    fs_free(a->credit);
+    fs_free(a->rows);
+    fs_free(a);
+}
+
+/* Instances of profile pr the node's GPUs have now. */
+static uint32_t node_count(const fs_cluster_t *c, uint32_t node, uint32_t gpn, unsigned pr)
+{
+    uint32_t k = 0;
+    for (uint32_t g = 0; g < gpn; g++)
+        k += fs_cluster_mig_layout(c, node, g)->count[pr];
+    return k;
+}
+
+/* The decision: node out of service, re-cut for pr, back after the phase;
+ * its new layouts are kept for /mig_layouts. */
+static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, unsigned pr)
+{
+    fs_time_t now = fs_model_now(m);
+    int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
+    if (rc)
+        return rc;
+    int n = fs_model_mig_recut(m, node, pr);
+    if (n < 0)
+        return FS_EINTERNAL;
+    a->last_cut[node] = now;
+    a->back_at[node] = now + r->phase;
+    a->target[node] = (uint8_t)pr;
+    a->inst[node] = a->credit[node] = (uint32_t)n;
+    a->recuts++;
+    const fs_cluster_t *c = fs_model_cluster(m);
+    const fs_pool_t *pl = &c->pools[r->pool];
+    if (fs_grow((void **)&a->rows, &a->cap_rows, a->n_rows + r->gpn, sizeof *a->rows))
+        return FS_ENOMEM;
+    for (uint32_t g = 0; g < r->gpn; g++) {
+        fs_mig_layout_row_t *row = &a->rows[a->n_rows++];
+        memset(row, 0, sizeof *row);
+        row->time = fs_time_to_s(now);
+        row->ready = fs_time_to_s(now + r->phase);
+        row->pool = r->pool;
+        row->node = node;
+        row->gpu = g;
+        fs_mig_spec_t spec;
+        fs_mig_spec_of(fs_cluster_mig_layout(c, node, g), &spec);
+        fs_mig_spec_format(pl->mig, &spec, row->layout, sizeof row->layout);
+    }
+    return fs_model_module_event(m, a->id, now + r->phase, FS_PRIO_REPAIR,
+                                 (uint64_t)node << 1 | EV_BACK, NULL);
+}
+
+/* One queued pod (k instances of code) that cannot start now: covered by a
+ * node being cut for it, or the cut of an idle node, in the first of its
+ * pools that can.  *wake: the earliest end of an anti-thrashing interval
+ * that kept a node from it. */
+static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np, int32_t code,
+                 uint32_t k, fs_time_t *wake)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    fs_time_t now = fs_model_now(m);
+    for (size_t i = 0; i < np; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        if (p >= a->n_pools || a->rp_of[p] < 0)
+            continue;
+        const rpool_t *r = &a->rp[a->rp_of[p]];
+        const fs_pool_t *pl = &c->pools[p];
+        int pr = fs_mig_profile_of_code(pl->mig, code);
+        if (pr < 0 || k > (uint64_t)r->gpn * pl->mig_cap[pr])
+            continue;
+        for (uint32_t node = r->first; node < r->first + r->n; node++)
+            if (a->back_at[node] >= 0 && a->target[node] == pr && a->credit[node] >= k) {
+                a->credit[node] -= k;
+                return 0;
+            }
+        for (uint32_t node = r->first; node < r->first + r->n; node++) {
+            if (a->back_at[node] >= 0 || !fs_model_node_in_service(m, node) ||
+                fs_cluster_mig_node_held(c, node) || node_count(c, node, r->gpn, (unsigned)pr) >= k)
+                continue;
+            if (a->last_cut[node] >= 0 && now - a->last_cut[node] < r->min_interval) {
+                fs_time_t t = a->last_cut[node] + r->min_interval;
+                if (*wake < 0 || t < *wake)
+                    *wake = t;
+                continue;
+            }
+            int rc = recut(a, m, r, node, (unsigned)pr);
+            if (rc)
+                return rc;
+            a->credit[node] -= k;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static int mr_after_pass(void *ud, fs_model_t *m)
+{
+    migrecut_t *a = ud;
+    const fs_cluster_t *c = fs_model_cluster(m);
+    /* nothing to do without a node to cut: no walk over the queue */
+    int any = 0;
+    for (size_t i = 0; i < a->n_rp && !any; i++)
+        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n && !any; node++)
+            any = a->back_at[node] < 0 && fs_model_node_in_service(m, node) &&
+                  !fs_cluster_mig_node_held(c, node);
+    if (!any)
+        return 0;
+    for (size_t i = 0; i < a->n_rp; i++)
+        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++)
+            a->credit[node] = a->back_at[node] >= 0 ? a->inst[node] : 0;
+    fs_time_t wake = -1;
+    for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || fs_model_fits(m, (uint32_t)s))
+            continue;
+        const uint32_t *pools;
+        size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
+        if (!pools)
+            np = a->n_pools;
+        int rc = serve(a, m, pools, np, j->job.mig, j->job.gpus, &wake);
+        if (rc)
+            return rc;
+    }
+    if (wake >= 0 && (a->wake < 0 || wake < a->wake)) {
+        a->wake = wake;
+        return fs_model_module_event(m, a->id, wake, FS_PRIO_TIMER, EV_WAKE, NULL);
+    }
+    return 0;
+}
+
+static int mr_event(void *ud, fs_model_t *m, uint64_t data)
+{
+    migrecut_t *a = ud;
+    if ((data & 1) == EV_WAKE) {    /* an interval ended: the pass after it looks again */
+        if (a->wake == fs_model_now(m))
+            a->wake = -1;
+        return 0;
+    }
+    uint32_t node = (uint32_t)(data >> 1);
+    const fs_cluster_t *c = fs_model_cluster(m);
+    if (node >= c->n_nodes || a->back_at[node] != fs_model_now(m))
+        return FS_EINTERNAL;
+    const rpool_t *r = &a->rp[a->rp_of[c->node_pool[node]]];
+    a->gpu_s += (double)r->gpn * fs_time_to_s(r->phase);
+    a->back_at[node] = -1;
+    return fs_model_node_up(m, node);
+}
+
+/* The end: the phases still running count up to now; the kept rows. */
+static int mr_finish(void *ud, fs_model_t *m, fs_run_totals_t *totals)
+{
+    migrecut_t *a = ud;
+    fs_time_t now = fs_model_now(m);
+    double gs = a->gpu_s;
+    for (size_t i = 0; i < a->n_rp; i++)
+        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++)
+            if (a->back_at[node] >= 0)
+                gs += (double)a->rp[i].gpn * fs_time_to_s(now - a->last_cut[node]);
+    totals->mig_recuts += a->recuts;
+    totals->gpu_s_mig_reconfig += gs;
+    const fs_sink_t *sk = fs_model_sink(m);
+    if (!sk->mig_layout)
+        return 0;
+    for (size_t i = 0; i < a->n_rows; i++) {
+        int rc = sk->mig_layout(sk->ud, &a->rows[i]);
+        if (rc)
+            return rc;
+    }
+    a->n_rows = 0;
+    return 0;
+}
+
+static const fs_module_ops_t mr_ops = {.name = "MIG re-partitioning", .on_event = mr_event,
+                                       .finish = mr_finish, .destroy = mr_destroy,
+                                       .after_pass = mr_after_pass};
+
+int fs_migrecut_attach(fs_model_t *m, fs_error_t *err)
+{
+    const fs_config_t *cfg = fs_model_config(m);
+    const fs_cluster_t *c = fs_model_cluster(m);
+    size_t n = 0;
+    for (uint32_t p = 0; p < c->n_pools; p++)
+        n += c->pools[p].mig_glay != NULL;
+    if (n == 0)
+        return 0;
+    migrecut_t *a = fs_calloc(1, sizeof *a);
+    if (!a || !(a->rp = fs_calloc(n, sizeof *a->rp)) ||
+        !(a->rp_of = fs_malloc(c->n_pools * sizeof *a->rp_of)) ||
+        !(a->last_cut = fs_malloc(c->n_nodes * sizeof *a->last_cut)) ||
+        !(a->back_at = fs_malloc(c->n_nodes * sizeof *a->back_at)) ||
+        !(a->target = fs_calloc(c->n_nodes, 1)) ||
+        !(a->inst = fs_calloc(c->n_nodes, sizeof *a->inst)) ||
+        !(a->credit = fs_calloc(c->n_nodes, sizeof *a->credit))) {
+        mr_destroy(a);
+        return fs_error_set(err, FS_ENOMEM, "MIG re-partitioning: out of memory");
+    }
+    a->n_pools = c->n_pools;
+    a->wake = -1;
+    for (uint32_t node = 0; node < c->n_nodes; node++)
+        a->last_cut[node] = a->back_at[node] = -1;
+    for (uint32_t p = 0; p < c->n_pools; p++) {
+        a->rp_of[p] = -1;
+        const fs_pool_t *pl = &c->pools[p];
+        if (!pl->mig_glay)
+            continue;
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[p];
+        a->rp_of[p] = (int32_t)a->n_rp;
+        a->rp[a->n_rp++] = (rpool_t){.pool = p, .first = pl->first_node, .n = pl->n_nodes,
+                                     .gpn = pl->gpn,
+                                     .phase = pc->mig_reconfigure + pc->mig_gpu_ready,
+                                     .min_interval = pc->mig_min_interval};
+    }
+    int rc = fs_model_add_module(m, &mr_ops, a, &a->id);
+    if (rc) {
+        mr_destroy(a);
+        return fs_error_set(err, rc, "MIG re-partitioning: %s",
+                            rc == FS_EINVAL ? "another module already acts after the pass"
+                                            : "out of memory");
+    }
+    return 0;
+}

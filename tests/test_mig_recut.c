@@ -1,0 +1,444 @@
+/*
+ * Dynamic MIG re-partitioning (issue 14, docs/mig.md "Re-partitioning in
+ * the run", models/fs_migrecut.h).  Hand cases through the run model, times
+ * exact (phase = reconfigure 60 s + gpu_ready 60 s = 120 s):
+ *   - a pool cut all-7g.80gb and eight 1g.10gb pods: the lowest idle node is
+ *     re-cut at the pods' arrival, the first seven start exactly 120 s
+ *     later, the eighth waits for one of them: the re-cut GPU holds seven
+ *     1g.10gb (mig-parted's all-1g.10gb count on H100-80GB); one re-cut,
+ *     120 GPU-s reconfiguring, the same in gpu_s_down; /mig_layouts says
+ *     "1g.10gb x7" from the decision, ready 120 s later;
+ *   - a node with a running pod is never re-cut: the idle node is, and with
+ *     no idle node the pod waits until the running one ends;
+ *   - anti-thrashing with alternating demand (1g, 7g, 1g): decisions are
+ *     min_interval apart, each pod starts phase after the later of its
+ *     arrival and the end of the interval;
+ *   - the cluster call: fs_cluster_mig_recut refuses an up or busy node and
+ *     re-cuts a down one, the instance counters follow;
+ *   - static MIG pools (no mig_repartition) keep their layouts;
+ *   - the scenario key: its defaults, and a located error (FILE:LINE:COL)
+ *     for a pool without a MIG layout;
+ *   - random mixed demand (1g/2g/3g/7g pods of 1-3 instances): no pod holds
+ *     a node across its re-cut or starts inside the phase, every instance
+ *     index exists in the layout in force (/mig_layouts parsed back), and
+ *     two runs give the same rows.
+ * Every run also checks that the capacity states add up to capacity x time
+ * (fs_test_run_src).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "fs_test_util.h"
+#include "models/fs_cluster.h"
+#include "models/fs_mig.h"
+#include "models/fs_model.h"
+#include "scenarios/fs_scenario.h"
+#include "sim/fs_alloc.h"
+
+#define S(x) ((fs_time_t)((x) * 1e6))
+
+static fs_job_t job(uint64_t id, double submit, uint32_t gpus, double dur, const char *mig)
+{
+    fs_job_t j;
+    fs_job_init(&j);
+    j.id = id;
+    j.submit = S(submit);
+    j.gpus = gpus;
+    j.duration = S(dur);
+    j.mig = fs_mig_code_find(mig, strlen(mig));
+    assert_true(j.mig > 0);
+    j.gpu_milli = fs_mig_code_milli(j.mig);
+    return j;
+}
+
+typedef struct rows {
+    fs_test_rows_t jobs;
+    fs_interval_row_t iv[512];
+    size_t n_iv;
+    fs_mig_layout_row_t ml[512];
+    size_t n_ml;
+} rows_t;
+
+static int on_interval(void *ud, const fs_interval_row_t *row)
+{
+    rows_t *r = ud;
+    if (r->n_iv < 512)
+        r->iv[r->n_iv++] = *row;
+    return 0;
+}
+
+static int on_layout(void *ud, const fs_mig_layout_row_t *row)
+{
+    rows_t *r = ud;
+    if (r->n_ml < 512)
+        r->ml[r->n_ml++] = *row;
+    return 0;
+}
+
+static int on_job(void *ud, const fs_job_row_t *row)
+{
+    rows_t *r = ud;
+    return fs_test_collect(&r->jobs, row);
+}
+
+/* A pool of H100s cut `mig`, re-partitioning with reconfigure 60 s,
+ * gpu_ready 60 s and the given min_interval. */
+static void cfg_recut(fs_config_t *cfg, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      const char *mig, double min_interval)
+{
+    fs_test_base_cfg(cfg, pool, nodes, gpn, FS_QUEUE_FIFO);
+    pool->mig = (char *)mig;
+    pool->mig_recut_given = 1;
+    pool->mig_recut = 1;
+    pool->mig_reconfigure = S(60);
+    pool->mig_gpu_ready = S(60);
+    pool->mig_min_interval = S(min_interval);
+}
+
+static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, rows_t *r,
+                fs_run_totals_t *t)
+{
+    fs_test_rows_free(&r->jobs);
+    memset(r, 0, sizeof *r);
+    fs_sink_t sink = {.job = on_job, .ud = r, .interval = on_interval, .mig_layout = on_layout};
+    fs_test_run_cfg(cfg, jobs, n, &sink, t);
+}
+
+static const fs_job_row_t *row_of(rows_t *r, uint64_t id)
+{
+    const fs_job_row_t *j = fs_test_find(&r->jobs, id);
+    assert_non_null(j);
+    return j;
+}
+
+/* The node of job id's first interval. */
+static uint32_t node_of(const rows_t *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->n_iv; i++)
+        if (r->iv[i].job == id)
+            return r->iv[i].node;
+    fail_msg("job %llu has no interval", (unsigned long long)id);
+    return 0;
+}
+
+/* all-7g.80gb, one node of one GPU, eight 1g.10gb pods at 5 s for 100 s. */
+static void test_first_recut(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    cfg_recut(&cfg, &pool, 1, 1, "all-7g.80gb", 600);
+    fs_job_t jobs[8];
+    for (unsigned i = 0; i < 8; i++)
+        jobs[i] = job(i + 1, 5, 1, 100, "1g.10gb");
+    run(&cfg, jobs, 8, &r, &t);
+    assert_int_equal(r.jobs.n, 8);
+    unsigned at125 = 0, at225 = 0;
+    for (size_t i = 0; i < r.jobs.n; i++) {
+        assert_int_equal(r.jobs.r[i].state, FS_STATE_COMPLETED);
+        at125 += r.jobs.r[i].start == 125;  /* 5 + 60 + 60 */
+        at225 += r.jobs.r[i].start == 225;
+    }
+    assert_int_equal(at125, 7);             /* seven instances on the re-cut GPU */
+    assert_int_equal(at225, 1);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(t.gpu_s_mig_reconfig == 120.0);
+    assert_true(t.gpu_s_down == 120.0);     /* the phase is capacity `down`, nothing else */
+    assert_int_equal(r.n_ml, 1);
+    assert_true(r.ml[0].time == 5 && r.ml[0].ready == 125);
+    assert_int_equal(r.ml[0].node, 0);
+    assert_int_equal(r.ml[0].gpu, 0);
+    assert_string_equal(r.ml[0].layout, "1g.10gb x7");
+    /* instance indexes 0..6 of the new layout, each used */
+    unsigned seen = 0;
+    for (size_t i = 0; i < r.n_iv; i++) {
+        assert_true(r.iv[i].gpu_instance >= 0 && r.iv[i].gpu_instance < 7);
+        seen |= 1u << r.iv[i].gpu_instance;
+    }
+    assert_int_equal(seen, 0x7f);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Two nodes of two GPUs: a 7g pod runs on node 0 (0..1000 s); 1g pods at
+ * 10 s re-cut node 1 (the idle one), never node 0; 14 instances there. */
+static void test_busy_never_cut(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    cfg_recut(&cfg, &pool, 2, 2, "all-7g.80gb", 600);
+    fs_job_t jobs[16];
+    jobs[0] = job(1, 0, 1, 1000, "7g.80gb");
+    for (unsigned i = 1; i < 16; i++)   /* 15 pods: 14 on node 1, one waits */
+        jobs[i] = job(i + 1, 10, 1, 100, "1g.10gb");
+    run(&cfg, jobs, 16, &r, &t);
+    assert_true(row_of(&r, 1)->start == 0 && row_of(&r, 1)->end == 1000);
+    assert_int_equal(node_of(&r, 1), 0);
+    unsigned at130 = 0;
+    for (uint64_t id = 2; id <= 16; id++) {
+        at130 += row_of(&r, id)->start == 130;
+        if (row_of(&r, id)->start == 130)
+            assert_int_equal(node_of(&r, id), 1);
+    }
+    assert_int_equal(at130, 14);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(t.gpu_s_mig_reconfig == 2 * 120.0);
+    assert_int_equal(r.n_ml, 2);
+    for (size_t i = 0; i < r.n_ml; i++)
+        assert_int_equal(r.ml[i].node, 1);
+
+    /* one node: the 1g pod waits for the 7g one to end, then the re-cut */
+    cfg_recut(&cfg, &pool, 1, 1, "all-7g.80gb", 600);
+    fs_job_t two[] = {job(1, 0, 1, 1000, "7g.80gb"), job(2, 10, 1, 100, "1g.10gb")};
+    run(&cfg, two, 2, &r, &t);
+    assert_true(row_of(&r, 1)->end == 1000);
+    assert_true(row_of(&r, 2)->start == 1120);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(r.n_ml == 1 && r.ml[0].time == 1000);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* One node of one GPU, min_interval 600 s: 1g at 0 (cut at 0, runs
+ * 120..130), 7g at 200 (cut at 600, runs 720..730), 1g at 800 (cut at
+ * 1200, starts 1320). */
+static void test_anti_thrashing(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    cfg_recut(&cfg, &pool, 1, 1, "all-7g.80gb", 600);
+    fs_job_t jobs[] = {job(1, 0, 1, 10, "1g.10gb"), job(2, 200, 1, 10, "7g.80gb"),
+                       job(3, 800, 1, 10, "1g.10gb")};
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 120);
+    assert_true(row_of(&r, 2)->start == 720);
+    assert_true(row_of(&r, 3)->start == 1320);
+    assert_int_equal(t.mig_recuts, 3);
+    assert_true(t.gpu_s_mig_reconfig == 360.0);
+    assert_int_equal(r.n_ml, 3);
+    assert_true(r.ml[0].time == 0 && r.ml[1].time == 600 && r.ml[2].time == 1200);
+    assert_string_equal(r.ml[1].layout, "7g.80gb");
+    for (size_t i = 1; i < r.n_ml; i++)
+        assert_true(r.ml[i].time - r.ml[i - 1].time >= 600);
+
+    /* min_interval 0: the same demand re-cuts at once */
+    cfg_recut(&cfg, &pool, 1, 1, "all-7g.80gb", 0);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(row_of(&r, 2)->start == 320 && row_of(&r, 3)->start == 920);
+    assert_int_equal(t.mig_recuts, 3);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The cluster call itself, and a static MIG pool beside a re-partitioning one. */
+static void test_cluster_recut(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    cfg_recut(&cfg, &pool, 2, 2, "all-7g.80gb", 600);
+    fs_cluster_t c;
+    fs_error_t err;
+    assert_int_equal(fs_cluster_init(&c, &cfg.cluster, &err), 0);
+    const fs_pool_t *p = &c.pools[0];
+    assert_non_null(p->mig_glay);
+    assert_int_equal(p->mig_total, 4);
+    int pr = fs_mig_profile_of_code(p->mig, fs_mig_code_find("1g.10gb", 7));
+    int p7 = fs_mig_profile_of_code(p->mig, fs_mig_code_find("7g.80gb", 7));
+    assert_true(pr >= 0 && p7 >= 0);
+    assert_int_equal(p->mig_cap[pr], 7);
+    assert_int_equal(fs_cluster_mig_recut(&c, 0, (unsigned)pr), FS_EINVAL);  /* up */
+    fs_placement_t pl;
+    assert_int_equal(fs_cluster_mig_take(&c, 0, fs_mig_code_find("7g.80gb", 7), 1, &pl), 1);
+    uint32_t busy = pl.one.node;
+    fs_cluster_set_up(&c, busy, 0);
+    assert_int_equal(fs_cluster_mig_recut(&c, busy, (unsigned)pr), FS_EINVAL);  /* held */
+    fs_cluster_set_up(&c, busy, 1);
+    uint32_t idle = busy == 0 ? 1 : 0;
+    fs_cluster_set_up(&c, idle, 0);
+    assert_int_equal(p->mig_free[p7], 1);      /* the busy node's other GPU */
+    assert_int_equal(fs_cluster_mig_recut(&c, idle, (unsigned)pr), 14);
+    assert_int_equal(p->mig_total, 2 + 14);
+    assert_int_equal(p->mig_free[pr], 0);      /* still down */
+    fs_cluster_set_up(&c, idle, 1);
+    assert_int_equal(p->mig_free[pr], 14);
+    assert_int_equal(fs_cluster_mig_layout(&c, idle, 1)->count[pr], 7);
+    assert_int_equal(fs_cluster_mig_layout(&c, busy, 0)->count[p7], 1);
+    assert_true(fs_cluster_mig_fits(&c, 0, fs_mig_code_find("1g.10gb", 7), 14));
+    assert_false(fs_cluster_mig_fits(&c, 0, fs_mig_code_find("1g.10gb", 7), 15));
+    /* a profile no GPU has now could still fit after a re-cut */
+    assert_true(fs_cluster_mig_could_fit(&c, 0, fs_mig_code_find("3g.40gb", 7), 4));
+    assert_false(fs_cluster_mig_could_fit(&c, 0, fs_mig_code_find("3g.40gb", 7), 5));
+    fs_cluster_free(&c, &pl);
+    fs_placement_release(&pl);
+    fs_cluster_release(&c);
+
+    /* without mig_repartition: one static layout, a 1g pod is rejected */
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_FIFO);
+    pool.mig = "all-7g.80gb";
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t one[] = {job(1, 0, 1, 10, "1g.10gb")};
+    run(&cfg, one, 1, &r, &t);
+    assert_int_equal(row_of(&r, 1)->state, FS_STATE_REJECTED);
+    assert_int_equal(t.mig_recuts, 0);
+    assert_int_equal(r.n_ml, 0);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+static const char *yaml_head =
+    "horizon: 1h\nworkload:\n  synthetic:\n    arrivals: {rate: 10/h}\n"
+    "    gpus: {1: 1}\n    duration: {dist: exponential, mean: 1h}\n"
+    "cluster:\n"
+    "  pools:\n"
+    "    - name: p\n"
+    "      gpu: H100\n"
+    "      nodes: 2\n"
+    "      gpus_per_node: 2\n";
+
+/* The scenario key: defaults, and errors located at the block. */
+static void test_scenario(void **st)
+{
+    (void)st;
+    char y[1024];
+    fs_config_t cfg;
+    fs_error_t err;
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: true}\n",
+             yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    const fs_pool_cfg_t *p = &cfg.cluster.pools[0];
+    assert_true(p->mig_recut_given && p->mig_recut);
+    assert_true(p->mig_reconfigure == S(60) && p->mig_gpu_ready == S(60) &&
+                p->mig_min_interval == S(600));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y,
+             "%s      mig: all-7g.80gb\n      mig_repartition:\n        reconfigure: 30s\n"
+             "        min_interval: 1h\n", yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    p = &cfg.cluster.pools[0];
+    assert_true(p->mig_recut && p->mig_reconfigure == S(30) && p->mig_min_interval == S(3600));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig_repartition: {reconfigure: 30s}\n", yaml_head);
+    fs_test_expect_error(y, "t.yaml:13:24:", "expected a MIG pool to re-partition");
+    snprintf(y, sizeof y, "%s      mig: all-disabled\n      mig_repartition: {gpu_ready: 1m}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:24:", "not all-disabled");
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {reconfigure: -1s}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:", "reconfigure");
+    /* enabled: false keeps the static layout (loads, no per-GPU layouts) */
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: false}\n",
+             yaml_head);
+    assert_int_equal(fs_test_create(y, &err), 0);
+}
+
+/* Random mixed demand (profiles 1g, 2g, 3g, 7g; 1-3 instances) on three
+ * nodes of two GPUs, all-balanced at first: every pod completes, no pod
+ * holds a node across one of its re-cut decisions or during the phase
+ * after it, every instance index is one of the layout in force, and the
+ * same jobs give the same rows. */
+static void random_run(rows_t *r, fs_run_totals_t *t, fs_job_t *jobs, size_t n)
+{
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    cfg_recut(&cfg, &pool, 3, 2, "all-balanced", 300);
+    run(&cfg, jobs, n, r, t);
+}
+
+static void test_random_mix(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char *prof[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+    static const unsigned inst[] = {7, 3, 2, 1};     /* per GPU after a re-cut */
+    enum { N = 60 };
+    fs_job_t jobs[N];
+    uint64_t x = 12345;
+    double at = 0;
+    for (unsigned i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned p = (unsigned)(x >> 33) % 4;
+        at += (double)((x >> 20) % 400);
+        unsigned k = 1 + (unsigned)((x >> 40) % 3);
+        if (k > 2 * inst[p])
+            k = 2 * inst[p];
+        jobs[i] = job(i + 1, at, k, 50 + (double)((x >> 50) % 500), prof[p]);
+    }
+    static rows_t a, b;
+    fs_run_totals_t ta, tb;
+    random_run(&a, &ta, jobs, N);
+    random_run(&b, &tb, jobs, N);
+    assert_int_equal(a.jobs.n, N);
+    assert_true(ta.mig_recuts > 2 && ta.mig_recuts == tb.mig_recuts);
+    assert_true(ta.gpu_s_mig_reconfig == tb.gpu_s_mig_reconfig);
+    assert_true(ta.gpu_s_mig_reconfig <= ta.gpu_s_down);
+    assert_true(a.n_ml == b.n_ml && a.n_iv == b.n_iv && a.n_iv < 512 && a.n_ml < 512);
+    for (size_t i = 0; i < a.jobs.n; i++) {
+        const fs_job_row_t *x1 = &a.jobs.r[i], *y1 = &b.jobs.r[i];
+        assert_int_equal(x1->state, FS_STATE_COMPLETED);
+        assert_true(x1->id == y1->id && x1->start == y1->start && x1->end == y1->end);
+    }
+    for (size_t i = 0; i < a.n_iv; i++) {
+        const fs_interval_row_t *v = &a.iv[i];
+        /* the layout of its GPU in force at its start: the last row at or before it */
+        unsigned ninst = 4;     /* all-balanced on H100: 1g.10gb x2, 2g.20gb, 3g.40gb */
+        for (size_t k = 0; k < a.n_ml; k++) {
+            const fs_mig_layout_row_t *m = &a.ml[k];
+            if (m->node != v->node)
+                continue;
+            if (v->start < m->time && v->end > m->time)
+                fail_msg("job %llu holds node %u across its re-cut at %g",
+                         (unsigned long long)v->job, v->node, m->time);
+            if (v->start >= m->time && v->start < m->ready)
+                fail_msg("job %llu starts on node %u at %g, inside the phase %g..%g",
+                         (unsigned long long)v->job, v->node, v->start, m->time, m->ready);
+            if (m->gpu == v->gpu && m->time <= v->start) {
+                fs_mig_spec_t spec;
+                const fs_mig_model_t *mm = fs_mig_model_lookup("H100", NULL);
+                assert_int_equal(fs_mig_layout_parse(mm, m->layout, &spec, NULL, NULL), 0);
+                ninst = 0;
+                for (unsigned q = 0; q < mm->nprofiles; q++)
+                    ninst += spec.count[q];
+            }
+        }
+        assert_true(v->gpu_instance >= 0 && (unsigned)v->gpu_instance < ninst);
+    }
+    fs_test_rows_free(&a.jobs);
+    fs_test_rows_free(&b.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_recut),
+        cmocka_unit_test(test_busy_never_cut),
+        cmocka_unit_test(test_anti_thrashing),
+        cmocka_unit_test(test_cluster_recut),
+        cmocka_unit_test(test_scenario),
+        cmocka_unit_test(test_random_mix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
