@@ -91,7 +91,8 @@ typedef struct autoscale {
     size_t cap_pend;
     claim_t *claims;
     size_t cap_claims;
-    uint32_t *inflight;                 /* free GPUs of every node (nodes provisioning) */
+    uint32_t *inflight;                 /* scratch of a batch: free GPUs per node */
+    fs_time_t *nominated;               /* per node: a batch counted on it until then */
 } autoscale_t;
 
 /* Counts the node-seconds of every group up to now (before a change). */
@@ -145,6 +146,7 @@ static void as_destroy(void *ud)
     fs_free(a->pend);
     fs_free(a->claims);
     fs_free(a->inflight);
+    fs_free(a->nominated);
     fs_free(a);
 }
 
@@ -508,9 +510,10 @@ static int kp_place_pod(autoscale_t *a, const pend_t *p, uint64_t single, size_t
 }
 
 /* A job larger than every node it may use: whole nodes of one group, the
- * group whose new nodes cost least (empty in-flight nodes first). */
-static int kp_place_gang(autoscale_t *a, const pend_t *p, size_t *nc, uint32_t *room,
-                         uint32_t *committed)
+ * group whose new nodes cost least (its empty nodes, in service or in
+ * flight, first: the job may wait for more than one). */
+static int kp_place_gang(autoscale_t *a, fs_model_t *m, const pend_t *p, size_t *nc,
+                         uint32_t *room, uint32_t *committed)
 {
     uint32_t best = KP_MAX_GROUPS, best_new = 0, best_k = 0;
     double best_cost = 0;
@@ -521,7 +524,7 @@ static int kp_place_gang(autoscale_t *a, const pend_t *p, size_t *nc, uint32_t *
             continue;
         uint32_t need_k = (p->need + g->gpn - 1) / g->gpn, empty = 0;
         for (uint32_t node = g->first; node < g->first + g->n; node++)
-            empty += a->state[node] == PROVISIONING && a->inflight[node] == g->gpn;
+            empty += a->state[node] != ABSENT && a->inflight[node] == g->gpn;
         uint32_t fresh = need_k > empty ? need_k - empty : 0;
         if (fresh > room[gi] - committed[gi])
             continue;
@@ -537,9 +540,13 @@ static int kp_place_gang(autoscale_t *a, const pend_t *p, size_t *nc, uint32_t *
         return 0;
     const group_t *g = &a->g[best];
     for (uint32_t node = g->first, k = best_k - best_new; node < g->first + g->n && k > 0; node++)
-        if (a->state[node] == PROVISIONING && a->inflight[node] == g->gpn) {
+        if (a->state[node] != ABSENT && a->inflight[node] == g->gpn) {
             a->inflight[node] = 0;
             k--;
+            /* nominated: not disrupted for 2 x batch_max (at least 10 s;
+             * state.Cluster.NominateNodeForPod), renewed by every batch */
+            fs_time_t w = 2 * a->cfg->batch_max;
+            a->nominated[node] = fs_model_now(m) + (w < KP_POLL_US ? KP_POLL_US : w);
         }
     if (fs_grow((void **)&a->claims, &a->cap_claims, *nc + best_new, sizeof *a->claims))
         return FS_ENOMEM;
@@ -567,14 +574,22 @@ static int kp_solve(autoscale_t *a, fs_model_t *m)
     if (np == 0)
         return 0;
     qsort(a->pend, np, sizeof *a->pend, cmp_pend);
+    const fs_cluster_t *c = fs_model_cluster(m);
     uint32_t room[KP_MAX_GROUPS], committed[KP_MAX_GROUPS];
     for (size_t i = 0; i < a->n_g; i++) {
         const group_t *g = &a->g[i];
         room[i] = g->max - g->provisioning - g->ready;
         committed[i] = 0;
+        /* free GPUs: whole nodes in flight; nodes in service only whole and
+         * empty (a pod that cannot start now does not fit the others) */
         for (uint32_t node = g->first; node < g->first + g->n; node++)
-            a->inflight[node] = a->state[node] == PROVISIONING ? g->gpn : 0;
+            a->inflight[node] = a->state[node] == PROVISIONING ? g->gpn
+                                : a->state[node] == READY && c->node_up[node] &&
+                                          c->node_free[node] == g->gpn
+                                    ? g->gpn
+                                    : 0;
     }
+    uint32_t placed = 0;
     for (size_t k = 0; k < np; k++) {
         const pend_t *p = &a->pend[k];
         uint64_t single = 0;
@@ -582,9 +597,10 @@ static int kp_solve(autoscale_t *a, fs_model_t *m)
             if ((p->groups >> i & 1) && p->need <= a->g[i].gpn)
                 single |= 1ull << i;
         int rc = single ? kp_place_pod(a, p, single, &nc, room, committed)
-                        : kp_place_gang(a, p, &nc, room, committed);
+                        : kp_place_gang(a, m, p, &nc, room, committed);
         if (rc < 0)
             return rc;
+        placed += (uint32_t)rc;
     }
     for (size_t i = 0; i < a->n_g; i++)
         if (committed[i]) {
@@ -592,19 +608,15 @@ static int kp_solve(autoscale_t *a, fs_model_t *m)
             if (rc)
                 return rc;
         }
-    /* they stay pending until they start: their pods requeue every 10 s; a
-     * timer while a group they may use can grow, else it adds nothing */
+    /* they stay pending until they start: their pods requeue every 10 s (a
+     * job whose node another one took gets a new one).  When no job found
+     * room, only capacity leaving can change that, which the requeue
+     * cannot bring: then it does not keep a stuck drain alive. */
     if (a->recheck_pending)
         return 0;
-    uint64_t roomy = 0, want = 0;
-    for (size_t i = 0; i < a->n_g; i++)
-        if (a->g[i].provisioning + a->g[i].ready < a->g[i].max)
-            roomy |= 1ull << i;
-    for (size_t k = 0; k < np; k++)
-        want |= a->pend[k].groups;
     a->recheck_pending = 1;
     return fs_model_module_event(m, a->id, fs_model_now(m) + KP_REQUEUE_US,
-                                 roomy & want ? FS_PRIO_TIMER : FS_PRIO_FAILURE, EV_RECHECK, NULL);
+                                 placed ? FS_PRIO_TIMER : FS_PRIO_FAILURE, EV_RECHECK, NULL);
 }
 
 /* Pending pods requeued: a trigger if some queued job is still provisionable. */
@@ -674,7 +686,7 @@ static int kp_poll(autoscale_t *a, fs_model_t *m)
             }
             if (a->empty_since[node] < 0)
                 a->empty_since[node] = now;
-            if (removable == 0 || a->n_chosen >= budget ||
+            if (removable == 0 || a->n_chosen >= budget || a->nominated[node] > now ||
                 now - a->empty_since[node] < a->cfg->consolidate_after)
                 continue;
             if (fs_grow((void **)&a->chosen, &a->cap_chosen, a->n_chosen + 1, sizeof *a->chosen))
@@ -697,7 +709,7 @@ static int kp_validate(autoscale_t *a, fs_model_t *m)
         uint32_t node = a->chosen[k];
         group_t *g = &a->g[a->group_of[c->node_pool[node]] - 1];
         if (a->state[node] != READY || !c->node_up[node] || c->node_free[node] != g->gpn ||
-            g->ready + g->provisioning <= g->min)
+            a->nominated[node] > fs_model_now(m) || g->ready + g->provisioning <= g->min)
             continue;       /* a pod came: the command no longer holds for it */
         advance(a, fs_model_now(m));
         int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
@@ -779,7 +791,8 @@ static int prices(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c,
     fs_cost_rate_t *r = fs_calloc(c->n_pools, sizeof *r);
     if (!r || !(a->price = fs_calloc(a->n_g, sizeof *a->price)) ||
         !(a->by_price = fs_calloc(a->n_g, sizeof *a->by_price)) ||
-        !(a->inflight = fs_calloc(c->n_nodes, sizeof *a->inflight))) {
+        !(a->inflight = fs_calloc(c->n_nodes, sizeof *a->inflight)) ||
+        !(a->nominated = fs_calloc(c->n_nodes, sizeof *a->nominated))) {
         fs_free(r);
         return fs_error_set(err, FS_ENOMEM, "karpenter: out of memory");
     }

@@ -355,6 +355,26 @@ static void test_kp_limits(void **st)
     res_free(&r);
 }
 
+/* A job larger than a node counts the empty nodes it may use.  An 8-GPU
+ * job runs 96-196 s; the 200 s poll chooses its empty node, and a 16-GPU
+ * job submitted at 200 s closes its batch at 201 s with that node and one
+ * new one, which nominates the empty node (not disrupted until 201 + 20 s):
+ * the 215 s validation keeps it, and the job starts at 201 + 95 = 296 s on
+ * two nodes, not three. */
+static void test_kp_gang(void **st)
+{
+    (void)st;
+    const double jobs[][3] = {{0, 8, 100}, {200, 16, 3600}};
+    res_t r;
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n"), jobs, 2, &r);
+    assert_double_equal(fs_test_find(&r.rows, 1)->end, 196, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 2)->start, 296, 1e-9);
+    assert_int_equal(at(&r, 210)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 220)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 300)->nodes_autoscaled, 2);
+    res_free(&r);
+}
+
 /* extra: more scenario text (a cost block) */
 static void expect_error(const char *group, const char *extra, const char *want)
 {
@@ -395,7 +415,7 @@ int main(void)
         cmocka_unit_test(test_min_max),       cmocka_unit_test(test_delay_after_add),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_kp_batch),
         cmocka_unit_test(test_kp_cheapest),   cmocka_unit_test(test_kp_consolidation),
-        cmocka_unit_test(test_kp_limits),
+        cmocka_unit_test(test_kp_limits),     cmocka_unit_test(test_kp_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
