@@ -1,11 +1,48 @@
 #include "fs_autoscale.h"
 #include "../sim/fs_alloc.h"
+#include "fs_cost.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { ABSENT = 0, PROVISIONING = 1, READY = 2 };
-enum { EV_SCAN = 0, EV_READY = 1 };     /* data: node << 1 | kind */
+/* data: x << 3 | kind (x: a node for EV_READY, a batch generation for EV_BATCH) */
+enum { EV_SCAN = 0, EV_READY = 1, EV_SEEN = 2, EV_BATCH = 3, EV_RECHECK = 4, EV_POLL = 5,
+       EV_VALIDATE = 6 };
+#define EV_SHIFT 3
+
+/* Karpenter's constants that are not settings (kubernetes-sigs/karpenter):
+ * a pending pod's controller requeues it every 10 s (provisioning/controller.go),
+ * the disruption controller polls every 10 s (disruption/controller.go
+ * pollingPeriod) and re-checks a command 15 s later before it acts
+ * (disruption/consolidation.go commandValidationDelay); the default
+ * disruption budget is 10% of a NodePool's nodes, rounded up. */
+#define KP_REQUEUE_US 10000000
+#define KP_POLL_US 10000000
+#define KP_VALIDATE_US 15000000
+#define KP_BUDGET_PERCENT 10
+#define KP_MAX_GROUPS 64                /* groups as bits of a uint64_t */
+
+/* a job seen entering the queue, checked after the instant's pass */
+typedef struct fresh {
+    uint32_t slot;
+    uint64_t seq;
+    fs_time_t at;
+} fresh_t;
+
+/* a pending job of a Karpenter batch */
+typedef struct pend {
+    uint32_t slot, need;                /* need: GPUs (fractions rounded up) */
+    uint64_t seq;
+    uint64_t groups;                    /* the groups it may use (bits) */
+} pend_t;
+
+/* a NodeClaim of a batch: the groups (instance types) it may still be,
+ * the GPUs its pods take, and the group it would launch as now */
+typedef struct claim {
+    uint64_t options;
+    uint32_t used, pods, tent;
+} claim_t;
 
 typedef struct group {
     uint32_t pool, first, n, gpn;       /* the pool's nodes [first, first + n) */
@@ -36,6 +73,26 @@ typedef struct autoscale {
     fs_nodegroup_row_t *rows;           /* /nodegroups rows of the samples, until the end */
     size_t n_rows, cap_rows;
     int oom;                            /* a sample's rows could not be kept */
+    /* ---- Karpenter (provisioner: karpenter) ---- */
+    int karp;
+    double *price;                      /* per group: $ per node-hour (or GPUs per node) */
+    uint32_t *by_price;                 /* group indices, cheapest first */
+    fresh_t *fresh;                     /* jobs that entered the queue this instant */
+    size_t n_fresh, cap_fresh;
+    int seen_pending;                   /* an EV_SEEN is scheduled */
+    fs_time_t win_start;                /* the open batch window's first pod; -1 none */
+    uint64_t win_gen;                   /* generation of the latest EV_BATCH */
+    int recheck_pending;                /* an EV_RECHECK is scheduled */
+    int polling;                        /* the disruption controller's poll chain runs */
+    fs_time_t poll_anchor;              /* its polls are anchor + k x 10 s */
+    uint32_t *chosen;                   /* the command under validation */
+    size_t n_chosen, cap_chosen;
+    pend_t *pend;                       /* scratch of a batch */
+    size_t cap_pend;
+    claim_t *claims;
+    size_t cap_claims;
+    uint32_t *inflight;                 /* scratch of a batch: free GPUs per node */
+    fs_time_t *nominated;               /* per node: a batch counted on it until then */
 } autoscale_t;
 
 /* Counts the node-seconds of every group up to now (before a change). */
@@ -82,6 +139,14 @@ static void as_destroy(void *ud)
     fs_free(a->empty_since);
     fs_free(a->group_of);
     fs_free(a->rows);
+    fs_free(a->price);
+    fs_free(a->by_price);
+    fs_free(a->fresh);
+    fs_free(a->chosen);
+    fs_free(a->pend);
+    fs_free(a->claims);
+    fs_free(a->inflight);
+    fs_free(a->nominated);
     fs_free(a);
 }
 
@@ -166,7 +231,7 @@ static int provision(autoscale_t *a, fs_model_t *m, group_t *g, uint32_t add)
         int rc = fs_usage_set_owned(a->usage, g->pool, (int64_t)g->gpn);
         if (!rc)
             rc = fs_model_module_event(m, a->id, now + g->delay, FS_PRIO_REPAIR,
-                                       (uint64_t)node << 1 | EV_READY, NULL);
+                                       (uint64_t)node << EV_SHIFT | EV_READY, NULL);
         if (rc)
             return rc;
     }
@@ -259,12 +324,18 @@ static int scan(autoscale_t *a, fs_model_t *m)
                                  can_grow ? FS_PRIO_TIMER : FS_PRIO_FAILURE, EV_SCAN, NULL);
 }
 
+static int kp_event(autoscale_t *a, fs_model_t *m, uint64_t data);
+static int kp_ready(autoscale_t *a, fs_model_t *m);
+
 static int as_event(void *ud, fs_model_t *m, uint64_t data)
 {
     autoscale_t *a = ud;
-    if ((data & 1) == EV_SCAN)
+    unsigned kind = (unsigned)(data & ((1u << EV_SHIFT) - 1));
+    if (kind == EV_SCAN)
         return scan(a, m);
-    uint32_t node = (uint32_t)(data >> 1);
+    if (kind != EV_READY)
+        return kp_event(a, m, data);
+    uint32_t node = (uint32_t)(data >> EV_SHIFT);
     const fs_cluster_t *c = fs_model_cluster(m);
     if (node >= c->n_nodes || a->state[node] != PROVISIONING)
         return FS_EINTERNAL;
@@ -274,7 +345,402 @@ static int as_event(void *ud, fs_model_t *m, uint64_t data)
     a->empty_since[node] = -1;
     g->provisioning--;
     g->ready++;
-    return fs_model_node_up(m, node);
+    if (a->karp)    /* Karpenter counts from the node's initialization until a pod event */
+        a->empty_since[node] = fs_model_now(m);
+    int rc = fs_model_node_up(m, node);
+    return rc || !a->karp ? rc : kp_ready(a, m);
+}
+
+/* ---- Karpenter (cluster.autoscale.provisioner: karpenter) ---------------------
+ * Pods: a queued job is a pending pod; it is provisionable (it triggers the
+ * batcher) when it cannot start now after the scheduling pass of the instant
+ * it entered the queue (kube-scheduler marked it Unschedulable), and it may
+ * use a group.  The batch: a window opens at the first such pod, closes
+ * batch_idle after the last one and at most batch_max after the first
+ * (provisioning/batcher.go).  At its close every provisionable job is packed
+ * (scheduling/scheduler.go): GPUs descending then queue order (queue.go
+ * sorts by requests, then creation); each goes onto a node still
+ * provisioning, else onto a NodeClaim of this batch (fewest pods first)
+ * whose instance types still hold its pods, else onto a new NodeClaim; a
+ * NodeClaim launches as the cheapest group that holds its pods (the
+ * cloud provider's lowest price, kwok/cloudprovider.go).  Limits: a group
+ * never has more than max nodes, counting this batch's NodeClaims. */
+
+/* The groups job slot may use (bits); 0: none (not Karpenter's). */
+static uint64_t kp_groups(const autoscale_t *a, fs_model_t *m, uint32_t slot)
+{
+    const uint32_t *pools;
+    size_t np = fs_model_job_pools(m, slot, &pools);
+    if (!pools)
+        np = a->n_pools;
+    uint64_t bits = 0;
+    for (size_t k = 0; k < np; k++) {
+        uint32_t p = pools ? pools[k] : (uint32_t)k;
+        if (p < a->n_pools && a->group_of[p])
+            bits |= 1ull << (a->group_of[p] - 1);
+    }
+    return bits;
+}
+
+/* GPUs a job asks for on one node, fractions rounded up (as CA's estimator). */
+static uint32_t job_need(const fs_jobrt_t *j)
+{
+    uint64_t milli = (uint64_t)j->job.gpus * j->job.gpu_milli;
+    uint32_t need = (uint32_t)((milli + 999) / 1000);
+    return need ? need : 1;
+}
+
+/* A pod event at `at`: opens the batch window or extends it. */
+static int kp_trigger(autoscale_t *a, fs_model_t *m, fs_time_t at)
+{
+    if (a->win_start < 0)
+        a->win_start = at;
+    fs_time_t end = at + a->cfg->batch_idle, cap = a->win_start + a->cfg->batch_max;
+    if (cap < end)
+        end = cap;
+    if (end < fs_model_now(m))
+        end = fs_model_now(m);
+    a->win_gen++;
+    return fs_model_module_event(m, a->id, end, FS_PRIO_TIMER, a->win_gen << EV_SHIFT | EV_BATCH,
+                                 NULL);
+}
+
+/* A job entered the queue: looked at 1 us later, after this instant's pass
+ * (before anything else of that instant: a priority below completions). */
+static int kp_pending(void *ud, fs_model_t *m, uint32_t slot)
+{
+    autoscale_t *a = ud;
+    if (fs_grow((void **)&a->fresh, &a->cap_fresh, a->n_fresh + 1, sizeof *a->fresh))
+        return FS_ENOMEM;
+    a->fresh[a->n_fresh++] = (fresh_t){slot, fs_model_job(m, slot)->seq, fs_model_now(m)};
+    if (a->seen_pending)
+        return 0;
+    a->seen_pending = 1;
+    return fs_model_module_event(m, a->id, fs_model_now(m) + 1, FS_PRIO_COMPLETION - 1, EV_SEEN,
+                                 NULL);
+}
+
+static int kp_seen(autoscale_t *a, fs_model_t *m)
+{
+    a->seen_pending = 0;
+    int trig = 0;
+    fs_time_t at = 0;
+    for (size_t i = 0; i < a->n_fresh && !trig; i++) {
+        const fresh_t *f = &a->fresh[i];
+        const fs_jobrt_t *j = fs_model_job(m, f->slot);
+        if (j->state == FS_JOBRT_QUEUED && j->seq == f->seq && !fs_model_fits(m, f->slot) &&
+            kp_groups(a, m, f->slot)) {
+            trig = 1;
+            at = f->at;     /* every entry is of the same instant */
+        }
+    }
+    a->n_fresh = 0;
+    return trig ? kp_trigger(a, m, at) : 0;
+}
+
+/* The cheapest group of opts with room (committed < room, not counting the
+ * claim's own current group cur); KP_MAX_GROUPS if none. */
+static uint32_t kp_cheapest(const autoscale_t *a, uint64_t opts, const uint32_t *room,
+                            const uint32_t *committed, uint32_t cur)
+{
+    for (size_t k = 0; k < a->n_g; k++) {
+        uint32_t g = a->by_price[k];
+        if ((opts >> g & 1) && committed[g] - (g == cur) < room[g])
+            return g;
+    }
+    return KP_MAX_GROUPS;
+}
+
+static int cmp_pend(const void *x, const void *y)
+{
+    const pend_t *p = x, *q = y;
+    if (p->need != q->need)
+        return p->need < q->need ? 1 : -1;
+    return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
+/* Packs one job of need GPUs (a single pod: single = the groups whose nodes
+ * hold it) onto in-flight nodes or NodeClaims; 1 placed, 0 not, or FS_E*. */
+static int kp_place_pod(autoscale_t *a, const pend_t *p, uint64_t single, size_t *nc,
+                        uint32_t *room, uint32_t *committed)
+{
+    for (size_t i = 0; i < a->n_g; i++) {          /* a node being provisioned */
+        const group_t *g = &a->g[i];
+        if (!(single >> i & 1))
+            continue;
+        for (uint32_t node = g->first; node < g->first + g->n; node++)
+            if (a->state[node] == PROVISIONING && a->inflight[node] >= p->need) {
+                a->inflight[node] -= p->need;
+                return 1;
+            }
+    }
+    size_t best = SIZE_MAX;                         /* a NodeClaim, fewest pods first */
+    uint64_t best_opts = 0;
+    uint32_t best_tent = 0;
+    for (size_t ci = 0; ci < *nc; ci++) {
+        const claim_t *cl = &a->claims[ci];
+        if (best != SIZE_MAX && cl->pods >= a->claims[best].pods)
+            continue;
+        uint64_t opts = 0;
+        for (size_t i = 0; i < a->n_g; i++)
+            if ((cl->options & single) >> i & 1 && cl->used + p->need <= a->g[i].gpn)
+                opts |= 1ull << i;
+        uint32_t tent = opts ? kp_cheapest(a, opts, room, committed, cl->tent) : KP_MAX_GROUPS;
+        if (tent < KP_MAX_GROUPS) {
+            best = ci;
+            best_opts = opts;
+            best_tent = tent;
+        }
+    }
+    if (best != SIZE_MAX) {
+        claim_t *cl = &a->claims[best];
+        committed[cl->tent]--;
+        committed[best_tent]++;
+        *cl = (claim_t){best_opts, cl->used + p->need, cl->pods + 1, best_tent};
+        return 1;
+    }
+    uint32_t tent = kp_cheapest(a, single, room, committed, KP_MAX_GROUPS);   /* a new one */
+    if (tent == KP_MAX_GROUPS)
+        return 0;
+    if (fs_grow((void **)&a->claims, &a->cap_claims, *nc + 1, sizeof *a->claims))
+        return FS_ENOMEM;
+    a->claims[(*nc)++] = (claim_t){single, p->need, 1, tent};
+    committed[tent]++;
+    return 1;
+}
+
+/* A job larger than every node it may use: whole nodes of one group, the
+ * group whose new nodes cost least (its empty nodes, in service or in
+ * flight, first: the job may wait for more than one). */
+static int kp_place_gang(autoscale_t *a, fs_model_t *m, const pend_t *p, size_t *nc,
+                         uint32_t *room, uint32_t *committed)
+{
+    uint32_t best = KP_MAX_GROUPS, best_new = 0, best_k = 0;
+    double best_cost = 0;
+    for (size_t k = 0; k < a->n_g; k++) {
+        uint32_t gi = a->by_price[k];
+        const group_t *g = &a->g[gi];
+        if (!(p->groups >> gi & 1))
+            continue;
+        uint32_t need_k = (p->need + g->gpn - 1) / g->gpn, empty = 0;
+        for (uint32_t node = g->first; node < g->first + g->n; node++)
+            empty += a->state[node] != ABSENT && a->inflight[node] == g->gpn;
+        uint32_t fresh = need_k > empty ? need_k - empty : 0;
+        if (fresh > room[gi] - committed[gi])
+            continue;
+        double cost = fresh * a->price[gi];
+        if (best == KP_MAX_GROUPS || cost < best_cost) {
+            best = gi;
+            best_cost = cost;
+            best_new = fresh;
+            best_k = need_k;
+        }
+    }
+    if (best == KP_MAX_GROUPS)
+        return 0;
+    const group_t *g = &a->g[best];
+    for (uint32_t node = g->first, k = best_k - best_new; node < g->first + g->n && k > 0; node++)
+        if (a->state[node] != ABSENT && a->inflight[node] == g->gpn) {
+            a->inflight[node] = 0;
+            k--;
+            /* nominated: not disrupted for 2 x batch_max (at least 10 s;
+             * state.Cluster.NominateNodeForPod), renewed by every batch */
+            fs_time_t w = 2 * a->cfg->batch_max;
+            a->nominated[node] = fs_model_now(m) + (w < KP_POLL_US ? KP_POLL_US : w);
+        }
+    if (fs_grow((void **)&a->claims, &a->cap_claims, *nc + best_new, sizeof *a->claims))
+        return FS_ENOMEM;
+    for (uint32_t k = 0; k < best_new; k++)
+        a->claims[(*nc)++] = (claim_t){1ull << best, g->gpn, 1, best};
+    committed[best] += best_new;
+    return 1;
+}
+
+/* The batch closed: pack every provisionable job, launch the NodeClaims. */
+static int kp_solve(autoscale_t *a, fs_model_t *m)
+{
+    size_t np = 0, nc = 0;
+    for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (j->state != FS_JOBRT_QUEUED || fs_model_fits(m, (uint32_t)s))
+            continue;
+        uint64_t bits = kp_groups(a, m, (uint32_t)s);
+        if (!bits)
+            continue;
+        if (fs_grow((void **)&a->pend, &a->cap_pend, np + 1, sizeof *a->pend))
+            return FS_ENOMEM;
+        a->pend[np++] = (pend_t){(uint32_t)s, job_need(j), j->seq, bits};
+    }
+    if (np == 0)
+        return 0;
+    qsort(a->pend, np, sizeof *a->pend, cmp_pend);
+    const fs_cluster_t *c = fs_model_cluster(m);
+    uint32_t room[KP_MAX_GROUPS], committed[KP_MAX_GROUPS];
+    for (size_t i = 0; i < a->n_g; i++) {
+        const group_t *g = &a->g[i];
+        room[i] = g->max - g->provisioning - g->ready;
+        committed[i] = 0;
+        /* free GPUs: whole nodes in flight; nodes in service only whole and
+         * empty (a pod that cannot start now does not fit the others) */
+        for (uint32_t node = g->first; node < g->first + g->n; node++)
+            a->inflight[node] = a->state[node] == PROVISIONING ? g->gpn
+                                : a->state[node] == READY && c->node_up[node] &&
+                                          c->node_free[node] == g->gpn
+                                    ? g->gpn
+                                    : 0;
+    }
+    uint32_t placed = 0;
+    for (size_t k = 0; k < np; k++) {
+        const pend_t *p = &a->pend[k];
+        uint64_t single = 0;
+        for (size_t i = 0; i < a->n_g; i++)
+            if ((p->groups >> i & 1) && p->need <= a->g[i].gpn)
+                single |= 1ull << i;
+        int rc = single ? kp_place_pod(a, p, single, &nc, room, committed)
+                        : kp_place_gang(a, m, p, &nc, room, committed);
+        if (rc < 0)
+            return rc;
+        placed += (uint32_t)rc;
+    }
+    for (size_t i = 0; i < a->n_g; i++)
+        if (committed[i]) {
+            int rc = provision(a, m, &a->g[i], committed[i]);
+            if (rc)
+                return rc;
+        }
+    /* they stay pending until they start: their pods requeue every 10 s (a
+     * job whose node another one took gets a new one).  When no job found
+     * room, only capacity leaving can change that, which the requeue
+     * cannot bring: then it does not keep a stuck drain alive. */
+    if (a->recheck_pending)
+        return 0;
+    a->recheck_pending = 1;
+    return fs_model_module_event(m, a->id, fs_model_now(m) + KP_REQUEUE_US,
+                                 placed ? FS_PRIO_TIMER : FS_PRIO_FAILURE, EV_RECHECK, NULL);
+}
+
+/* Pending pods requeued: a trigger if some queued job is still provisionable. */
+static int kp_recheck(autoscale_t *a, fs_model_t *m)
+{
+    a->recheck_pending = 0;
+    for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (j->state == FS_JOBRT_QUEUED && !fs_model_fits(m, (uint32_t)s) &&
+            kp_groups(a, m, (uint32_t)s))
+            return kp_trigger(a, m, fs_model_now(m));
+    }
+    return 0;
+}
+
+/* ---- Karpenter's disruption: empty nodes ----------------------------------------
+ * The disruption controller polls every 10 s; a node launched by Karpenter
+ * (above its group's min) is a candidate once Consolidatable: empty for
+ * consolidate_after since its last pod left or since it was initialized
+ * (nodeclaim/disruption/consolidation.go).  Up to the budget (10% of those
+ * nodes, rounded up) are chosen, re-checked 15 s later and removed if still
+ * empty; the controller then polls again at once. */
+static int kp_poll_at(autoscale_t *a, fs_model_t *m, fs_time_t at)
+{
+    return fs_model_module_event(m, a->id, at, FS_PRIO_FAILURE, EV_POLL, NULL);
+}
+
+static int kp_ready(autoscale_t *a, fs_model_t *m)
+{
+    if (a->polling)
+        return 0;
+    a->polling = 1;
+    fs_time_t now = fs_model_now(m), at = a->poll_anchor;
+    if (at < now)
+        at += (now - at + KP_POLL_US - 1) / KP_POLL_US * KP_POLL_US;
+    return kp_poll_at(a, m, at);
+}
+
+static int kp_poll(autoscale_t *a, fs_model_t *m)
+{
+    fs_time_t now = fs_model_now(m);
+    const fs_cluster_t *c = fs_model_cluster(m);
+    a->poll_anchor = now;
+    uint64_t launched = 0, ready_above = 0;
+    for (size_t i = 0; i < a->n_g; i++) {
+        const group_t *g = &a->g[i];
+        uint32_t have = g->provisioning + g->ready;
+        launched += have > g->min ? have - g->min : 0;
+        ready_above += g->ready > g->min;
+    }
+    if (!ready_above) {     /* no candidate until a node comes up */
+        a->polling = 0;
+        return 0;
+    }
+    uint64_t budget = (launched * KP_BUDGET_PERCENT + 99) / 100;
+    a->n_chosen = 0;
+    for (size_t i = 0; i < a->n_g; i++) {
+        const group_t *g = &a->g[i];
+        uint32_t have = g->provisioning + g->ready;
+        uint32_t removable = have > g->min ? have - g->min : 0;
+        for (uint32_t node = g->first + g->n; node-- > g->first;) {
+            if (a->state[node] != READY)
+                continue;
+            if (!(c->node_up[node] && c->node_free[node] == g->gpn)) {
+                a->empty_since[node] = -1;
+                continue;
+            }
+            if (a->empty_since[node] < 0)
+                a->empty_since[node] = now;
+            if (removable == 0 || a->n_chosen >= budget || a->nominated[node] > now ||
+                now - a->empty_since[node] < a->cfg->consolidate_after)
+                continue;
+            if (fs_grow((void **)&a->chosen, &a->cap_chosen, a->n_chosen + 1, sizeof *a->chosen))
+                return FS_ENOMEM;
+            a->chosen[a->n_chosen++] = node;
+            removable--;
+        }
+    }
+    if (a->n_chosen)
+        return fs_model_module_event(m, a->id, now + KP_VALIDATE_US, FS_PRIO_FAILURE, EV_VALIDATE,
+                                     NULL);
+    return kp_poll_at(a, m, now + KP_POLL_US);
+}
+
+static int kp_validate(autoscale_t *a, fs_model_t *m)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    uint32_t removed = 0;
+    for (size_t k = 0; k < a->n_chosen; k++) {
+        uint32_t node = a->chosen[k];
+        group_t *g = &a->g[a->group_of[c->node_pool[node]] - 1];
+        if (a->state[node] != READY || !c->node_up[node] || c->node_free[node] != g->gpn ||
+            a->nominated[node] > fs_model_now(m) || g->ready + g->provisioning <= g->min)
+            continue;       /* a pod came: the command no longer holds for it */
+        advance(a, fs_model_now(m));
+        int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
+        if (!rc)
+            rc = fs_usage_set_owned(a->usage, g->pool, -(int64_t)g->gpn);
+        if (rc)
+            return rc;
+        a->state[node] = ABSENT;
+        a->empty_since[node] = -1;
+        g->ready--;
+        g->removed++;
+        removed++;
+    }
+    a->n_chosen = 0;
+    return removed ? kp_poll(a, m) : kp_poll_at(a, m, fs_model_now(m) + KP_POLL_US);
+}
+
+static int kp_event(autoscale_t *a, fs_model_t *m, uint64_t data)
+{
+    switch (data & ((1u << EV_SHIFT) - 1)) {
+    case EV_SEEN: return kp_seen(a, m);
+    case EV_BATCH:
+        if (data >> EV_SHIFT != a->win_gen)
+            return 0;       /* the window was extended since */
+        a->win_start = -1;
+        return kp_solve(a, m);
+    case EV_RECHECK: return kp_recheck(a, m);
+    case EV_POLL: return kp_poll(a, m);
+    case EV_VALIDATE: return kp_validate(a, m);
+    default: return FS_EINTERNAL;
+    }
 }
 
 /* The end: the last rows, then every kept row to /nodegroups. */
@@ -303,6 +769,56 @@ static int as_finish(void *ud, fs_model_t *m, fs_run_totals_t *totals)
 static const fs_module_ops_t as_ops = {.name = "cluster autoscaler", .on_event = as_event,
                                        .finish = as_finish, .destroy = as_destroy,
                                        .sample = as_sample};
+/* Karpenter's events change nothing a policy sees but a node coming up
+ * (fs_model_node_up asks for the pass itself): quiet. */
+static const fs_module_ops_t kp_ops = {.name = "karpenter", .on_event = as_event,
+                                       .finish = as_finish, .destroy = as_destroy,
+                                       .sample = as_sample, .quiet = 1,
+                                       .pending = kp_pending};
+
+/* Karpenter's price of a group's node, $ per hour: its GPUs x the pool's
+ * rate per GPU-hour in the cost model (docs/cost.md) -- cloud: the price
+ * billed per GPU-hour (on-demand, spot or reserved); owned: depreciation,
+ * operations and colocation per GPU-hour plus a busy GPU's energy.  A run
+ * without prices (no cost block, a GPU type without a default): every
+ * GPU-hour costs 1, so the fewest GPUs that hold the pods win.  Ties: the
+ * group listed first. */
+static int prices(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
+{
+    if (a->n_g > KP_MAX_GROUPS)
+        return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups: %zu groups; "
+                            "provisioner karpenter takes at most %d", a->n_g, KP_MAX_GROUPS);
+    fs_cost_rate_t *r = fs_calloc(c->n_pools, sizeof *r);
+    if (!r || !(a->price = fs_calloc(a->n_g, sizeof *a->price)) ||
+        !(a->by_price = fs_calloc(a->n_g, sizeof *a->by_price)) ||
+        !(a->inflight = fs_calloc(c->n_nodes, sizeof *a->inflight)) ||
+        !(a->nominated = fs_calloc(c->n_nodes, sizeof *a->nominated))) {
+        fs_free(r);
+        return fs_error_set(err, FS_ENOMEM, "karpenter: out of memory");
+    }
+    int rc = cfg->cluster.n_pools == c->n_pools ? fs_cost_rates(cfg, r, err) : 1;
+    for (size_t i = 0; i < a->n_g && rc >= 0; i++) {
+        const fs_cost_rate_t *pr = &r[a->g[i].pool];
+        double per_gpu_h = rc == 1 ? 1.0
+                           : pr->billing != FS_BILL_OWNED
+                               ? pr->cloud_per_s * 3600.0
+                               : (pr->dep_per_s + pr->ops_per_s + pr->colo_per_s) * 3600.0 +
+                                     pr->busy_kw * pr->pue * pr->kwh_price;
+        a->price[i] = per_gpu_h * a->g[i].gpn;
+    }
+    fs_free(r);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < a->n_g; i++) {      /* insertion sort: stable, few groups */
+        size_t k = i;
+        while (k > 0 && a->price[a->by_price[k - 1]] > a->price[i]) {
+            a->by_price[k] = a->by_price[k - 1];
+            k--;
+        }
+        a->by_price[k] = (uint32_t)i;
+    }
+    return 0;
+}
 
 /* The groups of cfg; FS_EINVAL names the key. */
 static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
@@ -353,7 +869,7 @@ static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, 
                             .delay = gc->provision + gc->gpu_ready};
     }
     a->n_g = ac->n_groups;
-    return 0;
+    return a->karp ? prices(a, cfg, c, err) : 0;
 }
 
 /* Every group starts with its min nodes (lowest ids); the rest are held
@@ -377,6 +893,8 @@ static int start(autoscale_t *a, fs_model_t *m)
         if (rc)
             return rc;
     }
+    if (a->karp)    /* no scans: pods trigger batches, nodes coming up start the polls */
+        return 0;
     return fs_model_module_event(m, a->id, fs_model_now(m) + a->cfg->scan, FS_PRIO_TIMER, EV_SCAN,
                                  NULL);
 }
@@ -394,14 +912,19 @@ int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
     a->cfg = &cfg->cluster.autoscale;
     a->last_add = -1;
     a->last_t = fs_model_now(m);
+    a->karp = a->cfg->provisioner == FS_PROV_KARPENTER;
+    a->win_start = -1;
+    a->poll_anchor = fs_model_now(m);
     int rc = build(a, cfg, fs_model_cluster(m), err);
     if (rc) {
         as_destroy(a);
         return rc;
     }
-    if (fs_model_add_module(m, &as_ops, a, &a->id)) {
+    rc = fs_model_add_module(m, a->karp ? &kp_ops : &as_ops, a, &a->id);
+    if (rc) {
         as_destroy(a);
-        return fs_error_set(err, FS_ENOMEM, "cluster autoscaler: out of memory");
+        return fs_error_set(err, rc, "cluster autoscaler: %s", rc == FS_EINVAL
+                            ? "another module already watches the queue" : "out of memory");
     }
     rc = start(a, m);
     if (rc)

@@ -97,12 +97,31 @@ typedef struct fs_nodegroup_cfg {
     fs_time_t gpu_ready;    /* node Ready -> GPUs allocatable (device plugin), us */
 } fs_nodegroup_cfg_t;
 
+/* cluster.autoscale.provisioner: who adds and removes the groups' nodes. */
+enum fs_provisioner {
+    FS_PROV_CLUSTER_AUTOSCALER = 0, /* scans node groups (scan_interval, scale_down_*) */
+    FS_PROV_KARPENTER = 1           /* batches pending pods, launches the cheapest fitting type */
+};
+/* cluster.autoscale.consolidation_policy (Karpenter's disruption.consolidationPolicy). */
+enum fs_consolidation {
+    FS_CONSOL_WHEN_EMPTY_OR_UNDERUTILIZED = 0,  /* Karpenter v1's default */
+    FS_CONSOL_WHEN_EMPTY = 1
+};
+/* Karpenter's node Ready time when a group gives no `provision` (DOMAIN.md
+ * 5.1: Karpenter nodes Ready in roughly 30-40 s), us. */
+#define FS_KARPENTER_PROVISION_US 35000000
+
 typedef struct fs_autoscale_cfg {
     fs_nodegroup_cfg_t *groups; /* owned */
     size_t n_groups;
+    int provisioner;        /* enum fs_provisioner */
     fs_time_t scan;         /* --scan-interval, us */
     fs_time_t unneeded;     /* --scale-down-unneeded-time, us */
     fs_time_t delay_after_add; /* --scale-down-delay-after-add, us */
+    fs_time_t batch_idle;   /* Karpenter BATCH_IDLE_DURATION, us */
+    fs_time_t batch_max;    /* Karpenter BATCH_MAX_DURATION, us */
+    int consolidation;      /* enum fs_consolidation */
+    fs_time_t consolidate_after; /* Karpenter disruption.consolidateAfter, us */
 } fs_autoscale_cfg_t;
 
 /* startup: pod start-up from bound to running (models/fs_startup.h,

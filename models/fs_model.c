@@ -179,6 +179,9 @@ struct fs_model {
     double job_lost_gpu_s;  /* GPU-s of that compute whose work was lost */
     const fs_gate_ops_t *gate; /* the gate module's (cloud burst rules), NULL: none */
     void *gate_ud;
+    const fs_module_ops_t *pend; /* the module with a pending hook, NULL: none */
+    void *pend_ud;
+    int queue_hooks;        /* a gate or a pending hook: admit() calls queue_entered */
 
     module_t *modules;
     size_t n_modules, cap_modules;
@@ -1438,6 +1441,8 @@ static void release_place(fs_model_t *m, uint32_t slot)
         share_rerate(m, &was, slot);
 }
 
+static int queue_entered(fs_model_t *m, uint32_t slot, int admitted);
+
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->slots[slot];
@@ -1472,6 +1477,11 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     m->last_change = m->sim.now;
     if (is_replica(j)) {
         replica_event(m, slot, FS_REPLICA_STOPPED, 0);
+    }
+    if (m->pend) {
+        int rc = queue_entered(m, slot, 0);
+        if (rc)
+            fail(m, rc, "queueing a preempted job");
     }
     return m->err.code;
 }
@@ -1681,6 +1691,8 @@ static int requeue(fs_model_t *m, uint32_t slot)
     queue_enter(m, j);
     m->last_change = m->sim.now;
     int rc = m->pol->enqueue(m->pol_state, m, slot);
+    if (!rc && m->pend)
+        rc = queue_entered(m, slot, 0);
     if (rc)
         fail(m, rc, "requeueing a job");
     return rc;
@@ -1864,6 +1876,7 @@ int fs_model_node_up(fs_model_t *m, uint32_t node)
     if (--m->node_holds[node] == 0) {
         fs_cluster_set_up(&m->cluster, node, 1);
         m->nodes_out--;
+        m->pass_wanted = 1;     /* capacity came back (a quiet module's too) */
     }
     return 0;
 }
@@ -1935,7 +1948,8 @@ int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
 
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id)
 {
-    if ((ops->gate && m->gate) || (ops->after_pass && m->after_pass))
+    if ((ops->gate && m->gate) || (ops->after_pass && m->after_pass) ||
+        (ops->pending && m->pend))
         return FS_EINVAL;
     if (fs_grow((void **)&m->modules, &m->cap_modules, m->n_modules + 1, sizeof *m->modules))
         return FS_ENOMEM;
@@ -1947,6 +1961,11 @@ int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uin
     }
     if (ops->after_pass)
         m->after_pass = m->n_modules;
+    if (ops->pending) {
+        m->pend = ops;
+        m->pend_ud = ud;
+    }
+    m->queue_hooks = m->gate || m->pend;
     return 0;
 }
 
@@ -2078,6 +2097,17 @@ static fs_time_t src_peek(void *vm)
     return m->batch[0].submit;
 }
 
+/* A job entered the queue (admitted: the gate hears of it too): the
+ * modules that asked to know.  Out of line: admit() without hooks pays one
+ * test, as it did for the gate alone. */
+__attribute__((noinline)) static int queue_entered(fs_model_t *m, uint32_t slot, int admitted)
+{
+    int rc = admitted && m->gate ? m->gate->admitted(m->gate_ud, m, &m->slots[slot].job) : 0;
+    if (!rc && m->pend)
+        rc = m->pend->pending(m->pend_ud, m, slot);
+    return rc;
+}
+
 /* Admits job now into pool set `set` (INT32_MIN: the set of its GPU type):
  * a slot, the policy's queue.  *slot: NO_SLOT when it was rejected (it can
  * never fit) or on an error (m->err set). */
@@ -2142,8 +2172,8 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     m->svc_live += is_replica(j);
     *slot = s;
     int rc = m->pol->enqueue(m->pol_state, m, s);
-    if (!rc && m->gate)
-        rc = m->gate->admitted(m->gate_ud, m, &j->job);
+    if (!rc && m->queue_hooks)
+        rc = queue_entered(m, s, 1);
     if (rc)
         fail(m, rc, "queueing a job");
 }

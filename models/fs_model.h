@@ -128,7 +128,8 @@ enum fs_down_how {
 /* Adds a reason for node to be out of service at now.  *jobs_hit (may be
  * NULL) = jobs interrupted.  Returns 0 or an FS_E* error (the run stops). */
 int fs_model_node_down(fs_model_t *m, uint32_t node, int how, uint32_t *jobs_hit);
-/* Removes one reason; the node is back in service when none is left. */
+/* Removes one reason; the node is back in service when none is left (and
+ * the instant makes a scheduling pass). */
 int fs_model_node_up(fs_model_t *m, uint32_t node);
 /* Sets a node's speed factor (1.0 normal, < 1 a straggler): jobs running
  * on it re-rate (a synchronous job runs at its slowest node). */
@@ -189,9 +190,13 @@ typedef struct fs_module_ops {
      * left jobs queued (after the pass), e.g. to act on pods that cannot
      * start.  At most one module of a model has it.  0 or FS_E*. */
     int (*after_pass)(void *ud, fs_model_t *m);
+    /* Optional: a job entered the queue at now (admitted, or back after a
+     * preemption or a failure), before the instant's scheduling pass; at
+     * most one module of a model has it (Karpenter's pod watch).  0 or FS_E*. */
+    int (*pending)(void *ud, fs_model_t *m, uint32_t slot);
 } fs_module_ops_t;
 /* Registers a module; *id names it in fs_model_module_event.  0, FS_ENOMEM,
- * or FS_EINVAL (a second gate). */
+ * or FS_EINVAL (a second gate, after_pass or pending hook). */
 int fs_model_add_module(fs_model_t *m, const fs_module_ops_t *ops, void *ud, uint32_t *id);
 
 /* The table of modules (models/fs_modules.c, one row per module): the model

@@ -99,6 +99,11 @@ static const char *const svc_mode_names[] = {
     [FS_SVC_REQUEST] = "request", [FS_SVC_FLUID] = "fluid", NULL};
 static const char *const svc_process_names[] = {
     [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
+static const char *const provisioner_names[] = {
+    [FS_PROV_CLUSTER_AUTOSCALER] = "cluster-autoscaler", [FS_PROV_KARPENTER] = "karpenter", NULL};
+static const char *const consolidation_names[] = {
+    [FS_CONSOL_WHEN_EMPTY_OR_UNDERUTILIZED] = "when_empty_or_underutilized",
+    [FS_CONSOL_WHEN_EMPTY] = "when_empty", NULL};
 static const char *const hpa_metric_names[] = {
     [FS_HPA_NONE] = "none", [FS_HPA_CONCURRENCY] = "concurrency", [FS_HPA_QUEUE] = "queue",
     [FS_HPA_UTILIZATION] = "utilization", NULL};
@@ -202,6 +207,12 @@ static const fs_key_t config_rows[] = {
      .sub = &nodegroup_keys,
      .doc = "Cluster Autoscaler node groups: pools whose nodes above min are provisioned when "
             "pending jobs cannot fit and removed when empty (docs/models.md)."},
+    {.path = "cluster.autoscale.provisioner", .type = FS_KT_ENUM,
+     .off = CF(cluster.autoscale.provisioner), .names = provisioner_names,
+     .def = "cluster-autoscaler",
+     .doc = "Who adds and removes the node groups' nodes: the Cluster Autoscaler (scans, "
+            "binpacking per group), or Karpenter (pending pods batched, the cheapest fitting "
+            "group launched per node, empty nodes consolidated; docs/models.md)."},
     {.path = "cluster.autoscale.scan_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(cluster.autoscale.scan), .min = 0, .def = "10s", .unit = "s",
      .doc = "How often the autoscaler looks at pending jobs and empty nodes (Cluster "
@@ -215,6 +226,25 @@ static const fs_key_t config_rows[] = {
      .unit = "s",
      .doc = "No node is removed this long after a scale-up (--scale-down-delay-after-add, "
             "10 min)."},
+    {.path = "cluster.autoscale.batch_idle_duration", .type = FS_KT_DURATION,
+     .flags = FS_KF_MIN_OPEN, .off = CF(cluster.autoscale.batch_idle), .min = 0, .def = "1s",
+     .unit = "s",
+     .doc = "Karpenter: a batch of pending pods closes this long after its last pod "
+            "(BATCH_IDLE_DURATION, 1 s)."},
+    {.path = "cluster.autoscale.batch_max_duration", .type = FS_KT_DURATION,
+     .flags = FS_KF_MIN_OPEN, .off = CF(cluster.autoscale.batch_max), .min = 0, .def = "10s",
+     .unit = "s",
+     .doc = "Karpenter: ... and at most this long after its first (BATCH_MAX_DURATION, 10 s)."},
+    {.path = "cluster.autoscale.consolidation_policy", .type = FS_KT_ENUM,
+     .off = CF(cluster.autoscale.consolidation), .names = consolidation_names,
+     .def = "when_empty_or_underutilized",
+     .doc = "Karpenter: which nodes consolidation removes (disruption.consolidationPolicy, "
+            "v1 default WhenEmptyOrUnderutilized). Jobs are never moved (training pods are "
+            "do-not-disrupt), so both remove empty nodes only (docs/models.md)."},
+    {.path = "cluster.autoscale.consolidate_after", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = CF(cluster.autoscale.consolidate_after), .min = 0, .def = "0s", .unit = "s",
+     .doc = "Karpenter: a node may be consolidated once it has been empty this long "
+            "(disruption.consolidateAfter, v1 default 0s)."},
 
     {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
      .choice = FS_WORKLOAD_SYNTHETIC,
@@ -1098,7 +1128,7 @@ static const fs_key_t nodegroup_rows[] = {
     {.path = "provision", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = NG(provision),
      .min = 0, .def = "2m", .unit = "s",
      .doc = "From the scale-up decision to the node Ready (cloud providers take about 1-3 min; "
-            "docs/models.md)."},
+            "with provisioner karpenter, not given: 35s, Karpenter's ~30-40 s; docs/models.md)."},
     {.path = "gpu_ready", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = NG(gpu_ready),
      .min = 0, .def = "1m", .unit = "s",
      .doc = "From node Ready to its GPUs allocatable (driver and device plugin, about 1 min)."},

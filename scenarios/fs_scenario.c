@@ -1845,6 +1845,22 @@ static int apply_preset(sctx_t *c)
     return 0;
 }
 
+/* cluster.autoscale.provisioner karpenter: a node group that gives no
+ * `provision` gets Karpenter's Ready time (a group's own value wins). */
+static int apply_karpenter(sctx_t *c)
+{
+    fs_autoscale_cfg_t *ac = &c->cfg->cluster.autoscale;
+    if (ac->provisioner != FS_PROV_KARPENTER)
+        return 0;
+    for (size_t i = 0; i < ac->n_groups; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "cluster.autoscale.node_groups.%zu.provision", i);
+        if (!given_at(c, path))
+            ac->groups[i].provision = FS_KARPENTER_PROVISION_US;
+    }
+    return 0;
+}
+
 static int load(const char *name, const char *path_for_dir, const char *text, size_t len,
                 const char *const *overrides, size_t n, fs_config_t *cfg, fs_error_t *err)
 {
@@ -1887,7 +1903,7 @@ static int load(const char *name, const char *path_for_dir, const char *text, si
             goto out;
     if ((rc = conv_block(&c, &fs_keys_config, c.root, "", "", cfg, seen)) != 0 ||
         (rc = check_required(&c, &fs_keys_config, seen, c.root, "")) != 0 ||
-        (rc = apply_preset(&c)) != 0 || (rc = validate(&c)) != 0)
+        (rc = apply_preset(&c)) != 0 || (rc = apply_karpenter(&c)) != 0 || (rc = validate(&c)) != 0)
         goto out;
 out:
     node_free(c.root);

@@ -179,6 +179,202 @@ static void test_delay_after_add(void **st)
     res_free(&r);
 }
 
+/* ---- Karpenter (provisioner: karpenter) --------------------------------------
+ * Timings from Karpenter's defaults: a batch closes 1 s after its last
+ * pending pod (BATCH_IDLE_DURATION) and at most 10 s after its first
+ * (BATCH_MAX_DURATION); its nodes are Ready 35 s later (provision's
+ * Karpenter default) and allocatable 60 s after that (gpu_ready); the
+ * disruption controller polls every 10 s (anchored at 0 while nodes are
+ * up), a chosen empty node is removed 15 s later, 10% of the launched nodes
+ * (rounded up) at a time. */
+
+/* Runs a full scenario text (cluster and autoscale blocks given) on jobs. */
+static void run_text(const char *cluster, const double (*jobs)[3], size_t n, res_t *r)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "name: a\nhorizon: 6h\nuntil: horizon\n%s"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+             "duration: {dist: constant, value: 1h}}}\n"
+             "output: {timeline_interval: 10s}\n",
+             cluster);
+    fs_job_t js[32];
+    memset(js, 0, sizeof js);
+    for (size_t i = 0; i < n; i++) {
+        js[i].id = i + 1;
+        js[i].submit = (fs_time_t)(jobs[i][0] * 1e6);
+        js[i].gpus = (uint32_t)jobs[i][1];
+        js[i].gpu_milli = 1000;
+        js[i].duration = (fs_time_t)(jobs[i][2] * 1e6);
+        js[i].tenant = -1;
+        js[i].gpu_type = -1;
+    }
+    memset(r, 0, sizeof *r);
+    fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = r};
+    fs_test_run_yaml(text, js, n, &sink, &r->t);
+}
+
+#define KP_ONE(nodes, extra)                                                                     \
+    "cluster:\n  pools: [{name: p, gpu: H100, nodes: " #nodes ", gpus_per_node: 8}]\n"          \
+    "  autoscale:\n    provisioner: karpenter\n" extra
+
+/* The batch window: three 4-GPU pods at 0, 0.5 and 1.2 s are one batch that
+ * closes at 2.2 s (1 s idle after the last); packed onto two 8-GPU nodes
+ * (two pods on the first NodeClaim, the third on a second), allocatable
+ * at 2.2 + 35 + 60 = 97.2 s.  8-GPU pods every 0.9 s from 0 to 12.6 s: the
+ * window is capped 10 s after its first pod, so the 12 pods up to 9.9 s
+ * start at 10 + 95 = 105 s; the 3 after it are a second batch closing at
+ * 12.6 + 1 = 13.6 s, started at 108.6 s. */
+static void test_kp_batch(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const double three[][3] = {{0, 4, 3600}, {0.5, 4, 3600}, {1.2, 4, 3600}};
+    res_t r;
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n"), three, 3, &r);
+    for (size_t i = 0; i < 3; i++)
+        assert_double_equal(r.rows.r[i].start, 97.2, 1e-9);
+    assert_int_equal(at(&r, 10)->nodes_provisioning, 2);
+    res_free(&r);
+
+    double burst[15][3];
+    for (size_t i = 0; i < 15; i++) {
+        burst[i][0] = 0.9 * (double)i;
+        burst[i][1] = 8;
+        burst[i][2] = 3600;
+    }
+    run_text(KP_ONE(16, "    node_groups: [{pool: p}]\n"), (const double (*)[3])burst, 15, &r);
+    for (size_t i = 0; i < 15; i++) {
+        const fs_job_row_t *j = fs_test_find(&r.rows, i + 1);
+        assert_double_equal(j->start, i < 12 ? 105 : 108.6, 1e-9);
+    }
+    res_free(&r);
+    /* a group's own provision wins over Karpenter's default: 1 + 10 + 60 s */
+    const double one[][3] = {{0, 8, 3600}};
+    run_text(KP_ONE(4, "    node_groups: [{pool: p, provision: 10s}]\n"), one, 1, &r);
+    assert_double_equal(r.rows.r[0].start, 71, 1e-9);
+    res_free(&r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Two instance types, priced per GPU-hour in the cost model (on_demand):
+ * small 4 GPUs, big 8 GPUs.  A NodeClaim launches as its cheapest type that
+ * holds its pods. */
+#define KP_TWO(small_price, big_price)                                                          \
+    "cluster:\n  pools: [{name: small, gpu: H100, nodes: 4, gpus_per_node: 4},\n"              \
+    "          {name: big, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"                          \
+    "  autoscale:\n    provisioner: karpenter\n"                                               \
+    "    node_groups: [{pool: small}, {pool: big}]\n"                                           \
+    "cost: {pools: [{pool: small, billing: on_demand, price: " #small_price "},\n"             \
+    "               {pool: big, billing: on_demand, price: " #big_price "}]}\n"
+
+static void test_kp_cheapest(void **st)
+{
+    (void)st;
+    res_t r;
+    /* one 4-GPU pod: small $12/h beats big $16/h */
+    const double one[][3] = {{0, 4, 3600}};
+    run_text(KP_TWO(3, 2), one, 1, &r);
+    assert_int_equal(r.rows.r[0].pool, 0);
+    assert_double_equal(r.rows.r[0].start, 96, 1e-9);
+    res_free(&r);
+    /* small at $5/GPU-h is a $20 node: the big $16 node is cheaper for it */
+    run_text(KP_TWO(5, 2), one, 1, &r);
+    assert_int_equal(r.rows.r[0].pool, 1);
+    res_free(&r);
+    /* two 4-GPU pods of one batch share one NodeClaim, which only big holds:
+     * one $16 node (two small ones would be $24) */
+    const double two[][3] = {{0, 4, 3600}, {0, 4, 3600}};
+    run_text(KP_TWO(3, 2), two, 2, &r);
+    assert_int_equal(r.rows.r[0].pool, 1);
+    assert_int_equal(r.rows.r[1].pool, 1);
+    assert_int_equal(at(&r, 10)->nodes_provisioning, 1);
+    res_free(&r);
+    /* a 16-GPU job: two big nodes ($32) beat four small ones ($48) */
+    const double gang[][3] = {{0, 16, 3600}};
+    run_text(KP_TWO(3, 2), gang, 1, &r);
+    assert_int_equal(r.rows.r[0].pool, 1);
+    assert_int_equal(at(&r, 10)->nodes_provisioning, 2);
+    res_free(&r);
+}
+
+/* Consolidation: one 8-GPU job at 0 runs 96-3696 s.  consolidate_after 0:
+ * the poll at 3700 s (the first after the job's end) chooses the node, it
+ * leaves at 3715 s.  consolidate_after 5m: Consolidatable at 3696 + 300 =
+ * 3996 s, chosen at the 4000 s poll, gone at 4015 s.  Three nodes empty at
+ * once leave one at a time (budget ceil(10% x 3) = 1): at 3715, 3730 and
+ * 3745 s. */
+static void test_kp_consolidation(void **st)
+{
+    (void)st;
+    const double one[][3] = {{0, 8, 3600}};
+    res_t r;
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n"), one, 1, &r);
+    assert_double_equal(r.rows.r[0].start, 96, 1e-9);
+    assert_int_equal(at(&r, 3710)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 3720)->nodes_autoscaled, 0);
+    assert_double_equal(r.t.gpu_s_capacity, 8.0 * (3715 - 96), 1e-6);
+    res_free(&r);
+    run_text(KP_ONE(4, "    consolidate_after: 5m\n    consolidation_policy: when_empty\n"
+                       "    node_groups: [{pool: p}]\n"),
+             one, 1, &r);
+    assert_double_equal(r.t.gpu_s_capacity, 8.0 * (4015 - 96), 1e-6);
+    res_free(&r);
+    const double three[][3] = {{0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600}};
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n"), three, 3, &r);
+    assert_int_equal(at(&r, 3710)->nodes_autoscaled, 3);
+    assert_int_equal(at(&r, 3720)->nodes_autoscaled, 2);
+    assert_int_equal(at(&r, 3740)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 3750)->nodes_autoscaled, 0);
+    assert_double_equal(r.t.gpu_s_capacity, 8.0 * ((3715 - 96) + (3730 - 96) + (3745 - 96)), 1e-6);
+    res_free(&r);
+}
+
+/* Limits: min 1, max 3 and five 8-GPU jobs at 0: one starts at once on the
+ * min node, two more at 96 s (the batch launches only 2, the room), the
+ * last two when the first two end (3600 s, 3696 s); the min node is never
+ * removed and 1 <= nodes <= 3 at every sample. */
+static void test_kp_limits(void **st)
+{
+    (void)st;
+    const double five[][3] = {{0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600},
+                              {0, 8, 3600}};
+    res_t r;
+    run_text(KP_ONE(4, "    node_groups: [{pool: p, min: 1, max: 3}]\n"), five, 5, &r);
+    assert_double_equal(fs_test_find(&r.rows, 1)->start, 0, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 2)->start, 96, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 3)->start, 96, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 4)->start, 3600, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 5)->start, 3696, 1e-9);
+    for (size_t i = 0; i < r.smp.n; i++) {
+        uint32_t size = r.smp.r[i].nodes_autoscaled + r.smp.r[i].nodes_provisioning;
+        if (size < 1 || size > 3)
+            fail_msg("%u nodes at %g s", size, r.smp.r[i].time);
+    }
+    assert_int_equal(r.smp.r[r.smp.n - 1].nodes_autoscaled, 1);
+    res_free(&r);
+}
+
+/* A job larger than a node counts the empty nodes it may use.  An 8-GPU
+ * job runs 96-196 s; the 200 s poll chooses its empty node, and a 16-GPU
+ * job submitted at 200 s closes its batch at 201 s with that node and one
+ * new one, which nominates the empty node (not disrupted until 201 + 20 s):
+ * the 215 s validation keeps it, and the job starts at 201 + 95 = 296 s on
+ * two nodes, not three. */
+static void test_kp_gang(void **st)
+{
+    (void)st;
+    const double jobs[][3] = {{0, 8, 100}, {200, 16, 3600}};
+    res_t r;
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n"), jobs, 2, &r);
+    assert_double_equal(fs_test_find(&r.rows, 1)->end, 196, 1e-9);
+    assert_double_equal(fs_test_find(&r.rows, 2)->start, 296, 1e-9);
+    assert_int_equal(at(&r, 210)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 220)->nodes_autoscaled, 1);
+    assert_int_equal(at(&r, 300)->nodes_autoscaled, 2);
+    res_free(&r);
+}
+
 /* extra: more scenario text (a cost block) */
 static void expect_error(const char *group, const char *extra, const char *want)
 {
@@ -217,7 +413,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_job),       cmocka_unit_test(test_binpacking),
         cmocka_unit_test(test_min_max),       cmocka_unit_test(test_delay_after_add),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors),        cmocka_unit_test(test_kp_batch),
+        cmocka_unit_test(test_kp_cheapest),   cmocka_unit_test(test_kp_consolidation),
+        cmocka_unit_test(test_kp_limits),     cmocka_unit_test(test_kp_gang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
