@@ -189,6 +189,18 @@ typedef struct native {
 } native_t;
 
 /* A row error: formatted only in strict mode (lenient rows are counted). */
+/* A field as a real number (strtod's forms), or NaN if it is not one. */
+static double field_real(const fs_csv_field_t *f)
+{
+    char buf[32], *e = NULL;
+    if (f->len >= sizeof buf)
+        return NAN;
+    memcpy(buf, f->s, f->len);
+    buf[f->len] = '\0';
+    double v = strtod(buf, &e);
+    return *e ? NAN : v;
+}
+
 static int field_error(native_t *s, size_t field, const char *expected)
 {
     if (s->opts.lenient)
@@ -388,14 +400,8 @@ static int parse_row(native_t *s, fs_job_t *j)
             /* the recorded GPU utilization, 0..1 (whole percents kept): the job's duty
              * (docs/observability.md "Recorded utilization"); empty: not recorded */
             if (f->len) {
-                char buf[32], *e = NULL;
-                double v = NAN;
-                if (f->len < sizeof buf) {
-                    memcpy(buf, f->s, f->len);
-                    buf[f->len] = '\0';
-                    v = strtod(buf, &e);
-                }
-                if (!e || *e || !(v >= 0 && v <= 1))
+                double v = field_real(f);
+                if (!(v >= 0 && v <= 1))
                     return field_error(s, i, "a utilization from 0 to 1, or empty");
                 j->rec_util = fs_job_util_code(v);
             }
@@ -405,14 +411,8 @@ static int parse_row(native_t *s, fs_job_t *j)
              * above): the job's framebuffer (docs/observability.md "Recorded
              * utilization"); empty: not recorded */
             if (f->len) {
-                char buf[32], *e = NULL;
-                double v = NAN;
-                if (f->len < sizeof buf) {
-                    memcpy(buf, f->s, f->len);
-                    buf[f->len] = '\0';
-                    v = strtod(buf, &e);
-                }
-                if (!e || *e || !(v >= 0 && v <= FS_JOB_FB_MAX_GB))
+                double v = field_real(f);
+                if (!(v >= 0 && v <= FS_JOB_FB_MAX_GB))
                     return field_error(s, i, "a GPU memory use in GB from 0 to 221, or empty");
                 j->rec_fb = fs_job_fb_code(v);
             }
