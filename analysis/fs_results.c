@@ -268,6 +268,7 @@ static const col_t request_cols[] = {
     X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
     X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
     X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h") \
+    X(carbon_per_job_kg, K_F64, "kgCO2e/job")                                \
     X(backfilled, K_U64, "count") X(admissions, K_U64, "count")              \
     X(admissions_borrowing, K_U64, "count") X(reclaims, K_U64, "count") \
     X(gpu_s_total, K_F64, "GPU-s") X(gpu_s_busy, K_F64, "GPU-s")            \

@@ -357,7 +357,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->window_start = totals->window_start;
     out->window_end = totals->window_end;
     out->cost_idle = out->cost_failures = out->energy_kwh = NAN;
-    out->carbon_kg = out->carbon_per_gpu_hour_g = NAN;
+    out->carbon_kg = out->carbon_per_gpu_hour_g = out->carbon_per_job_kg = NAN;
     out->failures = totals->failures;
     out->interruptions = totals->interruptions;
     out->gpu_s_lost = totals->gpu_s_lost;

@@ -84,6 +84,7 @@ typedef struct fs_summary {
      * carbon is not modelled */
     double carbon_kg;           /* operational + embodied kg CO2e over the whole run */
     double carbon_per_gpu_hour_g; /* g CO2e per delivered (busy) GPU-hour */
+    double carbon_per_job_kg;   /* kg CO2e per completed job */
     /* what the policy did (fs_policy_stats_t) */
     uint64_t backfilled, admissions, admissions_borrowing, reclaims;
     /* capacity states (#15; fs_run_totals_t): busy + down + waiting + idle == total */

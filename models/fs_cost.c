@@ -375,6 +375,7 @@ int fs_cost_report(const fs_cost_rate_t *rates, const fs_usage_t *u, uint64_t jo
     out->carbon_embodied_kg = out->total.carbon_embodied_kg;
     out->carbon_per_gpu_hour_g = ratio(out->total.carbon_kg * 1000.0,
                                        out->total.gpu_s_busy / 3600.0);
+    out->carbon_per_job_kg = ratio(out->total.carbon_kg, (double)jobs_completed);
     return 0;
 }
 

@@ -146,6 +146,7 @@ typedef struct fs_cost_report {
     double carbon_kg;       /* operational + embodied, whole run */
     double carbon_embodied_kg;
     double carbon_per_gpu_hour_g; /* carbon_kg x 1000 / busy GPU-hours */
+    double carbon_per_job_kg;     /* carbon_kg / completed jobs */
 } fs_cost_report_t;
 
 /* Prices usage u with rates (u's pool count).  0, FS_ENOMEM, or the usage's

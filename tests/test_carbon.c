@@ -231,6 +231,9 @@ static void test_series_hourly(void **state)
            100 * (kwh * 0.3 / hand - 1));
     assert_true(fabs(kwh * 0.3 / hand - 1) > 0.05);
     assert_rel(rep.summary.carbon_per_gpu_hour_g, hand * 1000 / 14.0, "g per GPU-hour");
+    assert_true(rep.summary.jobs_completed > 0);
+    assert_rel(rep.summary.carbon_per_job_kg, rep.summary.carbon_kg / (double)rep.summary.jobs_completed,
+               "kg per completed job");
     free(y);
     free(series);
     free(trace);

@@ -223,7 +223,7 @@ static const sum_field_t sum_fields[] = {
     SF(window_start, 0), SF(window_end, 0), SF(cost_window, 0), SF(cost_per_gpu_hour_window, 0),
     SF(queued_mean, 0), SF(queued_p50, 0), SF(queued_p95, 0), SF(queued_p99, 0),
     SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0), SF(gpu_s_startup, 0),
-    SF(carbon_kg, 0), SF(carbon_per_gpu_hour_g, 0),
+    SF(carbon_kg, 0), SF(carbon_per_gpu_hour_g, 0), SF(carbon_per_job_kg, 0),
     SF(backfilled, 1), SF(admissions, 1), SF(admissions_borrowing, 1), SF(reclaims, 1),
     SF(gpu_s_total, 0), SF(gpu_s_busy, 0), SF(gpu_s_down, 0), SF(gpu_s_waiting, 0), SF(gpu_s_idle, 0),
     SF(gpu_s_allocated, 0), SF(gpu_s_share_idle, 0), SF(gpu_s_held, 0), SF(gpu_s_serving, 0),

@@ -197,6 +197,7 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_run_repor
     s->energy_kwh = cost->energy_kwh;
     s->carbon_kg = cost->carbon_kg;
     s->carbon_per_gpu_hour_g = cost->carbon_per_gpu_hour_g;
+    s->carbon_per_job_kg = cost->carbon_per_job_kg;
     rep->carbon_embodied_kg = cost->carbon_embodied_kg;
     fs_cost_cell_t w;
     fs_cost_window(rates, fs_model_usage(model), &w);
