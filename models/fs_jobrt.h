@@ -78,6 +78,11 @@ typedef struct fs_jobrun {
     /* GPU-s of computing, checkpoint writes and start-up, each attempt at its own
      * share: share x w_* at its stop minus share x w_* at its start */
     double gs_comp, gs_ckpt, gs_start;
+    /* /summary's useful GPU-s of such a job (sh_var): each attempt's kept
+     * work at its own share.  u_p: the work (us of its duration) kept when
+     * it last went back to the queue; u_gs: the GPU-s of that work */
+    fs_time_t u_p;
+    double u_gs;
 } fs_jobrun_t;
 
 /* Runtime state of an active job: what a waiting job needs (issue #13: a

@@ -549,7 +549,13 @@ static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_job
     r->recovery_s = fs_time_to_s(x->w_recovery);
     r->ettr = x->first_start >= 0 && at > x->first_start ? useful / fs_time_to_s(at - x->first_start)
                                                          : NAN;
-    r->goodput = x->held_gpu_s > 0 ? gpu_share(j) * useful / x->held_gpu_s : NAN;
+    /* a job whose share changed between attempts (sh_var): each attempt's
+     * computing at its own share, less what was lost (lost_gpu_s is priced
+     * at the share of the attempt that lost it) */
+    double useful_gs = !x->sh_var ? gpu_share(j) * useful
+                     : x->gs_comp + (x->sh_open ? gpu_share(j) * fs_time_to_s(x->w_compute) : 0) -
+                           x->lost_gpu_s;
+    r->goodput = x->held_gpu_s > 0 ? useful_gs / x->held_gpu_s : NAN;
     /* Google's ML Productivity Goodput = scheduling x runtime x program
      * (docs/recovery.md "Goodput") */
     double span = gpu_share(j) * fs_time_to_s(at - j->job.submit);  /* at: its row's end */
@@ -825,6 +831,29 @@ static int slot_free(fs_model_t *m, uint32_t s)
         return FS_ENOMEM;
     m->free_slots[m->n_free++] = s;
     return 0;
+}
+
+/* Useful GPU-s at each attempt's share (fs_jobrun_t.u_*): called when the
+ * job goes back to the queue, after its losses and before a restart cost
+ * (which is no useful work) and before unshare; the work it has kept since
+ * the last call is priced at the share it ran at. */
+static void useful_mark(fs_jobrt_t *j)
+{
+    fs_jobrun_t *x = j->r;
+    fs_time_t p = j->job.duration - x->remaining;
+    p = p < 0 ? 0 : p;
+    x->u_gs += gpu_share(j) * fs_time_to_s(p - x->u_p);
+    x->u_p = p;
+}
+
+/* The useful GPU-s of a job whose work kept is `kept` us now: its duration
+ * at its share, or (sh_var) each attempt's kept work at its own share. */
+static double useful_gpu_s(const fs_jobrt_t *j, fs_time_t kept)
+{
+    kept = kept > 0 ? kept : 0;
+    if (!j->r->sh_var)
+        return (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(kept);
+    return j->r->u_gs + gpu_share(j) * fs_time_to_s(kept - j->r->u_p);
 }
 
 /* ---- starting and ending jobs ------------------------------------------------ */
@@ -1467,6 +1496,7 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
     m->lost_preempt_gpu_s += j->r->lost_gpu_s - lost0;
     j->r->preemptions++;
     m->preemptions++;
+    useful_mark(j);
     j->r->remaining += sc->restart_cost;
     j->r->restarts++;
     j->state = FS_JOBRT_QUEUED;
@@ -1687,6 +1717,7 @@ static int requeue(fs_model_t *m, uint32_t slot)
     j->r->queued_since = m->sim.now;
     j->r->restarts++;
     m->recovering--;
+    useful_mark(j);
     unshare(j);
     queue_enter(m, j);
     m->last_change = m->sim.now;
@@ -2012,7 +2043,7 @@ static void job_end(fs_model_t *m, uint32_t slot)
         nidx_del(m, slot);
     if (m->shared)          /* its GPU's neighbours speed up */
         share_rerate(m, &j->r->place, slot);
-    m->useful_gpu_s += (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(j->job.duration);
+    m->useful_gpu_s += useful_gpu_s(j, j->job.duration);
     m->done++;
     m->last_change = m->sim.now;
     end_callback(m, slot);
@@ -2809,7 +2840,7 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
             j->r->run_s += ran;
             j->r->held_gpu_s += gpu_share(j) * ran;
             fs_time_t kept = j->job.duration - j->r->remaining;
-            m->useful_gpu_s += gpu_share(j) * fs_time_to_s(kept > 0 ? kept : 0);
+            m->useful_gpu_s += useful_gpu_s(j, kept);
             emit_intervals(m, j, end);
             if (m->err.code || emit(m, j, FS_STATE_RUNNING))
                 break;

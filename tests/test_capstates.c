@@ -276,6 +276,47 @@ static void test_held_split_share_requeue(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The same kind of job with checkpoints: the replica attempt keeps its
+ * work up to the last checkpoint before the failure (at 65 min), the whole
+ * GPU does the rest.  /summary's useful GPU-s price each attempt's kept work
+ * at its share (0.25 x kept + 1 x the rest), not the last share for all of
+ * it, and the job's goodput is its computing at each share less what was
+ * lost, over what it held. */
+static void test_useful_share_requeue(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[1] = {fs_test_job(1, 0, 1, 7200)};
+    fs_test_rows_t rows = {0};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rows};
+    fs_run_totals_t t;
+    fs_test_run_yaml("name: s\ncluster:\n  pools:\n"
+                     "    - {name: ts, gpu: H100, nodes: 1, gpus_per_node: 1, "
+                     "sharing: {time_slicing: 4}}\n"
+                     "    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 1}\n"
+                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1}, "
+                     "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
+                     "output: {timeline_interval: 10m}\n"
+                     "failures: {planned: [{at: 65m, kind: node, unit: 0, duration: 10h}]}\n"
+                     "recovery: {checkpoint: fixed, interval: 10m, write_cost: 0s, detection: 5m, "
+                     "restore: 0s}\n",
+                     js, 1, &sink, &t);
+    assert_true(t.interruptions == 1);
+    const fs_job_row_t *r = fs_test_find(&rows, 1);
+    assert_non_null(r);
+    assert_int_equal(r->state, FS_STATE_COMPLETED);
+    /* the last attempt starts at 70 min (failure + detection) on the whole
+     * GPU at speed 1 and does the rest; the replica attempt kept the other
+     * part (whole checkpoints only) */
+    double rest = r->end - 4200, kept = 7200 - rest;
+    assert_true(kept >= 600 && kept <= 3900 && fmod(kept, 1) == 0);
+    assert_double_equal(t.gpu_s_useful, 0.25 * kept + 1.0 * rest, 1e-6);
+    assert_double_equal(r->goodput, (0.25 * (r->compute_s - rest) - r->lost_gpu_s + rest) /
+                                        r->held_gpu_s, 1e-9);
+    fs_test_rows_free(&rows);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* ---- the aggregates against the jobs' own accounts ----------------------
  * The /timeline held split is kept as aggregates that change with the jobs
  * (models/fs_model.c acct_*).  At every row the running sum of the rows must
@@ -521,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_held_split_timeline),
         cmocka_unit_test(test_held_split_timeline_failure),
         cmocka_unit_test(test_held_split_share_requeue),
+        cmocka_unit_test(test_useful_share_requeue),
         cmocka_unit_test(test_held_split_aggregates),
         cmocka_unit_test(test_held_idle),
         cmocka_unit_test(test_waiting_split),
