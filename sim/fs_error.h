@@ -52,7 +52,8 @@ void fs_error_clear(fs_error_t *err);
  * write `return fs_error_set(err, FS_EINVAL, "...")`.  err may be NULL. */
 int fs_error_set(fs_error_t *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int fs_error_vset(fs_error_t *err, int code, const char *fmt, va_list ap);
+int fs_error_vset(fs_error_t *err, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Prepends "prefix: " to an already set message (context while unwinding). */
 void fs_error_prefix(fs_error_t *err, const char *fmt, ...)
