@@ -234,6 +234,26 @@ static void test_held_split_timeline_failure(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* One 1-GPU job on a pool of one time-sliced GPU (4 replicas) beside a
+ * pool of one whole GPU; node 0 (the time-sliced one) fails at `fail_at`
+ * for 10 h, with `recovery` (a flow mapping). */
+static void run_share_requeue(const char *fail_at, const char *recovery, const fs_job_t *js,
+                              const fs_sink_t *sink, fs_run_totals_t *t)
+{
+    char y[1024];
+    snprintf(y, sizeof y,
+             "name: s\ncluster:\n  pools:\n"
+             "    - {name: ts, gpu: H100, nodes: 1, gpus_per_node: 1, sharing: {time_slicing: 4}}\n"
+             "    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 1}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1}, "
+             "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
+             "output: {timeline_interval: 10m}\n"
+             "failures: {planned: [{at: %s, kind: node, unit: 0, duration: 10h}]}\n"
+             "recovery: %s\n",
+             fail_at, recovery);
+    fs_test_run_yaml(y, js, 1, sink, t);
+}
+
 /* A job whose share changes between attempts: a 1-GPU job takes a replica
  * (250 milli-GPUs) of a time-sliced GPU, its node fails at 1 h (work lost,
  * no checkpoint), and it runs again, 2 h, on a whole GPU of the other pool.
@@ -248,16 +268,7 @@ static void test_held_split_share_requeue(void **st)
     fs_test_samples_t smp = {0};
     fs_sink_t sink = {.sample = fs_test_collect_sample, .ud = &smp};
     fs_run_totals_t t;
-    fs_test_run_yaml("name: s\ncluster:\n  pools:\n"
-                     "    - {name: ts, gpu: H100, nodes: 1, gpus_per_node: 1, "
-                     "sharing: {time_slicing: 4}}\n"
-                     "    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 1}\n"
-                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1}, "
-                     "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
-                     "output: {timeline_interval: 10m}\n"
-                     "failures: {planned: [{at: 1h, kind: node, unit: 0, duration: 10h}]}\n"
-                     "recovery: {detection: 5m, restore: 0s}\n",
-                     js, 1, &sink, &t);
+    run_share_requeue("1h", "{detection: 5m, restore: 0s}", js, &sink, &t);
     assert_true(t.interruptions == 1);
     assert_double_equal(t.gpu_s_computing, 0.25 * 3600 + 7200.0, 1e-6);
     assert_true(t.gpu_s_recovering >= 0);
@@ -290,17 +301,8 @@ static void test_useful_share_requeue(void **st)
     fs_test_rows_t rows = {0};
     fs_sink_t sink = {.job = fs_test_collect, .ud = &rows};
     fs_run_totals_t t;
-    fs_test_run_yaml("name: s\ncluster:\n  pools:\n"
-                     "    - {name: ts, gpu: H100, nodes: 1, gpus_per_node: 1, "
-                     "sharing: {time_slicing: 4}}\n"
-                     "    - {name: whole, gpu: H100, nodes: 1, gpus_per_node: 1}\n"
-                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1}, "
-                     "duration: {dist: constant, value: 1h}}}\nscheduler: {placement: first_fit}\n"
-                     "output: {timeline_interval: 10m}\n"
-                     "failures: {planned: [{at: 65m, kind: node, unit: 0, duration: 10h}]}\n"
-                     "recovery: {checkpoint: fixed, interval: 10m, write_cost: 0s, detection: 5m, "
-                     "restore: 0s}\n",
-                     js, 1, &sink, &t);
+    run_share_requeue("65m", "{checkpoint: fixed, interval: 10m, write_cost: 0s, detection: 5m, "
+                             "restore: 0s}", js, &sink, &t);
     assert_true(t.interruptions == 1);
     const fs_job_row_t *r = fs_test_find(&rows, 1);
     assert_non_null(r);
