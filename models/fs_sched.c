@@ -1262,6 +1262,62 @@ static int cmp_end(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Sorts (end, GPUs) pairs by end, by insertion: O(n + inversions) on the
+ * running treap's planned ends once rounded up to the resolution (each
+ * moves past only the ends less than one resolution after it).  The
+ * profile built from them sums the GPUs of equal ends, so the order among
+ * those does not matter. */
+static void sort_near(fs_time_t *ends, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        fs_time_t e = ends[2 * i], g = ends[2 * i + 1];
+        size_t k = i;
+        for (; k > 0 && ends[2 * (k - 1)] > e; k--) {
+            ends[2 * k] = ends[2 * (k - 1)];
+            ends[2 * k + 1] = ends[2 * (k - 1) + 1];
+        }
+        ends[2 * k] = e;
+        ends[2 * k + 1] = g;
+    }
+}
+
+/* The first `want` queued jobs in order into scr[0..): each class's first
+ * `want` in order (a treap walk), then a merge of the classes' runs by the
+ * order (as sort_nodes would give: the order is total).  Returns the count
+ * or (size_t)-1 when out of memory. */
+static size_t first_queued(sched_t *s, size_t want)
+{
+    size_t nc = s->shapes.n, n = 0;
+    if (scratch(s, want * (nc + 1)) ||
+        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 2 * nc + want + 1, sizeof *s->tmp32))
+        return (size_t)-1;
+    uint32_t *at = s->tmp32, *end = s->tmp32 + nc, *out = s->tmp32 + 2 * nc;
+    size_t runs = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t base = n;
+        t_collect_lim(s, s->cls[c].root, &n, base + want);
+        if (n > base) {
+            at[runs] = (uint32_t)base;
+            end[runs++] = (uint32_t)n;
+        }
+    }
+    size_t k = 0;
+    while (k < want && runs > 0) {
+        size_t b = 0;
+        for (size_t r = 1; r < runs; r++)
+            if (less(s->nd, s->scr[at[r]], s->scr[at[b]]))
+                b = r;
+        out[k++] = s->scr[at[b]++];
+        if (at[b] == end[b]) {
+            at[b] = at[runs - 1];
+            end[b] = end[runs - 1];
+            runs--;
+        }
+    }
+    memcpy(s->scr, out, k * sizeof *out);
+    return k;
+}
+
 static int cons_pass(sched_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
@@ -1313,8 +1369,10 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         ends[2 * i] = e < now ? now : e;
         ends[2 * i + 1] = (fs_time_t)r->g;
     }
-    if (res > 0 || s->n_run > 1)    /* rounded, or several pools' treaps */
+    if (s->n_run > 1 || (res > 0 && !s->fast))  /* several pools' treaps; slow path */
         qsort(ends, n, 2 * sizeof *ends, cmp_end);
+    else if (res > 0)               /* rounding moves an end by less than res: */
+        sort_near(ends, n);         /* nearly sorted */
     for (size_t i = 0; i < n; i++) {
         fs_time_t e = ends[2 * i];
         int64_t g = ends[2 * i + 1];
@@ -1329,7 +1387,12 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     /* the queue in order (slurm mode: only the first max_job_test, taken
      * from the head of each class: O(classes x max_job_test)) */
     size_t lim;
-    if (s->bf_slurm) {
+    if (s->bf_slurm && s->fast) {
+        n = first_queued(s, s->cfg->bf.max_job_test);
+        if (n == (size_t)-1)
+            return FS_ENOMEM;
+        lim = n;
+    } else if (s->bf_slurm) {       /* slow path: every class's first ones, sorted */
         size_t want = s->cfg->bf.max_job_test;
         if (scratch(s, want * (s->shapes.n + 1)))
             return FS_ENOMEM;

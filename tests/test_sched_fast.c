@@ -17,6 +17,9 @@
  *     generation, passes skipped after an arrival alone, the cheaper treap
  *     updates): FIFO, SJF, priority and Slurm orders, strict and best effort,
  *     no backfill and exact EASY, with and without failures, equal too;
+ *     and Slurm's bounded backfill (the first max_job_test jobs merged from
+ *     the classes, the running jobs' rounded ends insertion-sorted) against
+ *     a sort of every class's first jobs and qsort;
  *   - Tiresias 2D-LAS on the order's tree and per-job settling (a pass
  *     planned by block descents, only changed jobs moved after it, demotions
  *     and promotions from a heap): two to five queues, with and without
@@ -328,15 +331,18 @@ static void test_npass_fast_equals_slow(void **st)
     fs_pool_cfg_t pool;
     fs_config_t cfg;
     static const struct {
-        int queue, mode, backfill;
+        int queue, mode, backfill, bf_slurm;
     } C[] = {
-        {FS_QUEUE_FIFO, FS_FIFO_STRICT, FS_BACKFILL_EASY},
-        {FS_QUEUE_SLURM, FS_FIFO_STRICT, FS_BACKFILL_EASY},
-        {FS_QUEUE_SJF, FS_FIFO_STRICT, FS_BACKFILL_EASY},
-        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_EASY},
-        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE},
-        {FS_QUEUE_PRIORITY, FS_FIFO_STRICT, FS_BACKFILL_NONE},
-        {FS_QUEUE_SJF, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE},
+        {FS_QUEUE_FIFO, FS_FIFO_BEST_EFFORT, FS_BACKFILL_CONSERVATIVE, 1},
+        {FS_QUEUE_SJF, FS_FIFO_BEST_EFFORT, FS_BACKFILL_CONSERVATIVE, 1},
+        {FS_QUEUE_SLURM, FS_FIFO_BEST_EFFORT, FS_BACKFILL_CONSERVATIVE, 1},
+        {FS_QUEUE_FIFO, FS_FIFO_STRICT, FS_BACKFILL_EASY, 0},
+        {FS_QUEUE_SLURM, FS_FIFO_STRICT, FS_BACKFILL_EASY, 0},
+        {FS_QUEUE_SJF, FS_FIFO_STRICT, FS_BACKFILL_EASY, 0},
+        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_EASY, 0},
+        {FS_QUEUE_PRIORITY, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE, 0},
+        {FS_QUEUE_PRIORITY, FS_FIFO_STRICT, FS_BACKFILL_NONE, 0},
+        {FS_QUEUE_SJF, FS_FIFO_BEST_EFFORT, FS_BACKFILL_NONE, 0},
     };
     gen(jobs, 1500, 3, 8);
     for (size_t ci = 0; ci < sizeof C / sizeof C[0]; ci++)
@@ -345,6 +351,10 @@ static void test_npass_fast_equals_slow(void **st)
             cfg.scheduler.mode = C[ci].mode;
             cfg.scheduler.backfill = C[ci].backfill;
             cfg.scheduler.preemption = FS_PREEMPT_NONE;
+            if (C[ci].bf_slurm) {   /* Slurm's bounded backfill: a test depth below the queue's */
+                cfg.scheduler.bf.mode = FS_BF_SLURM;
+                cfg.scheduler.bf.max_job_test = 20;
+            }
             slurm_cfg(&cfg, &W[0]);
             uint64_t h1 = run(&cfg, jobs, 1500, 1, fail ? 40 : 0, &fast);
             uint64_t h0 = run(&cfg, jobs, 1500, 0, fail ? 40 : 0, &slow);

@@ -27,6 +27,9 @@
  * Offered load = rate x mean GPUs x mean run time (the lognormal's mean,
  * exp(sigma^2/2) x median) / GPUs.
  * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|conservative runs one of them;
+ * FS_BENCH_ONLY=bounded (only on request) runs the conservative case's queue
+ * under Slurm's bounded backfill (bf.mode slurm: bf_interval 30 s,
+ * bf_max_job_test 100, bf_resolution 60 s, bf_window 1 day), FIFO order;
  * FS_BENCH_SLOW=1 runs the composable scheduler's slow paths (before/after).
  */
 #include "bench_policy.h"
@@ -238,6 +241,16 @@ int fs_bench_policy(unsigned long long jobs)
         cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
         cfg.scheduler.bf.mode = FS_BF_EXACT;
         rc = bench_one("FIFO + conservative backfill (exact)", &cfg, j, n, NULL, 0);
+        cfg.scheduler = keep;
+        fs_free(j);
+    }
+    j = rc || !only || strcmp(only, "bounded") != 0 ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
+    if (j) {    /* on request only: the same queue under Slurm's bounded backfill */
+        fs_sched_cfg_t keep = cfg.scheduler;
+        cfg.scheduler.queue = FS_QUEUE_FIFO;
+        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+        cfg.scheduler.bf.mode = FS_BF_SLURM;
+        rc = bench_one("FIFO + conservative backfill (Slurm bounded)", &cfg, j, n, NULL, 0);
         cfg.scheduler = keep;
         fs_free(j);
     }
