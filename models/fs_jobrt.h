@@ -86,15 +86,18 @@ typedef struct fs_jobrun {
 } fs_jobrun_t;
 
 /* Runtime state of an active job: what a waiting job needs (issue #13: a
- * queued job that has never run holds this record alone, 112 bytes; a
+ * queued job that has never run holds this record alone, 104 bytes; a
  * policy keeps its own per-job state in its own arrays). */
 typedef struct fs_jobrt {
     fs_job_t job;
-    uint64_t seq;           /* admission order, 0.. */
     fs_jobrun_t *r;         /* attempts and accounting: NULL until it first runs */
-    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
+    uint32_t seq;           /* admission order, 0..: a run admits at most 2^32 jobs
+                               (the model refuses more, FS_ELIMIT) */
+    int16_t type_pools;     /* index into the model's pool sets, < INT16_MAX of them
+                               (the model refuses more, FS_ELIMIT); -1 any pool */
     uint8_t state;          /* enum fs_jobrt_state */
 } fs_jobrt_t;
+_Static_assert(sizeof(fs_jobrt_t) == 104, "a waiting job's slot is 104 bytes (issue #13)");
 
 /* Restarts so far (0 before the first start). */
 static inline uint32_t fs_jobrt_restarts(const fs_jobrt_t *j)

@@ -334,6 +334,8 @@ static void settle(fs_model_t *m, fs_time_t t)
 /* Opens a new set (its pools are appended with set_add, then set_end). */
 static int set_begin(fs_model_t *m)
 {
+    if (m->n_sets >= INT16_MAX)     /* fs_jobrt_t.type_pools is 16 bits */
+        return FS_ELIMIT;
     if (fs_grow((void **)&m->set_off, &m->set_off_cap, m->n_sets + 2, sizeof *m->set_off))
         return FS_ENOMEM;
     if (m->n_sets == 0)
@@ -359,9 +361,11 @@ static int ensure_set(fs_model_t *m, int32_t t)
 {
     while (m->n_types <= (size_t)t) {
         const char *name = fs_source_gpu_type_name(m->src, (int32_t)m->n_types);
-        if (fs_grow((void **)&m->type_set, &m->cap_type_set, m->n_types + 1, sizeof *m->type_set) ||
-            set_begin(m))
+        if (fs_grow((void **)&m->type_set, &m->cap_type_set, m->n_types + 1, sizeof *m->type_set))
             return FS_ENOMEM;
+        int rc = set_begin(m);
+        if (rc)
+            return rc;
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
             /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
              * "V100M32" also names machine-list pools "V100M32x8" */
@@ -415,8 +419,9 @@ static int derived_set(fs_model_t *m, int32_t base, int kind, int64_t key, int32
         all = dset_keeps(m, base < 0 ? (uint32_t)i : m->set_pool[i], kind, key);
     int32_t set = base;
     if (!all) {
-        if (set_begin(m))
-            return FS_ENOMEM;
+        int rc = set_begin(m);
+        if (rc)
+            return rc;
         for (size_t i = b; i < e; i++) {
             uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
             if (dset_keeps(m, p, kind, key) && set_add(m, p))
@@ -2149,19 +2154,25 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     m->last_change = m->sim.now;
     m->pass_wanted = 1;
     int32_t t = set;
+    int rc;
     if (t == INT32_MIN) {
-        if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
-            fail(m, FS_ENOMEM, "admitting a job");
+        if (job->gpu_type >= 0 && (rc = ensure_set(m, job->gpu_type))) {
+            fail(m, rc, "admitting a job");
             return;
         }
         t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     }
-    if (m->tainted && derived_set(m, t, DSET_TENANT, job->tenant, &t)) {
-        fail(m, FS_ENOMEM, "admitting a job");
+    if (m->tainted && (rc = derived_set(m, t, DSET_TENANT, job->tenant, &t))) {
+        fail(m, rc, "admitting a job");
         return;
     }
-    if ((job->flags & FS_JOB_SINGLE_NODE) && derived_set(m, t, DSET_NODE_GPUS, job->gpus, &t)) {
-        fail(m, FS_ENOMEM, "admitting a job");
+    if ((job->flags & FS_JOB_SINGLE_NODE) &&
+        (rc = derived_set(m, t, DSET_NODE_GPUS, job->gpus, &t))) {
+        fail(m, rc, "admitting a job");
+        return;
+    }
+    if (m->next_seq > UINT32_MAX) {     /* fs_jobrt_t.seq is 32 bits */
+        fail(m, FS_ELIMIT, "admitting a job: more than 2^32 admissions in one run");
         return;
     }
     if (fs_placer_learns(m->placer) && !job->mig) {  /* FGD learns the task shapes online */
@@ -2181,8 +2192,8 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     fs_jobrt_t *j = &m->slots[s];
     memset(j, 0, sizeof *j);
     j->job = *job;
-    j->seq = m->next_seq++;
-    j->type_pools = t;
+    j->seq = (uint32_t)m->next_seq++;
+    j->type_pools = (int16_t)t;
     j->state = FS_JOBRT_QUEUED;
     /* no run record until it starts: a job is admitted at its submission
      * (the stream is in submission order; a replica's is now), so that is
@@ -2202,7 +2213,7 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     queue_enter(m, j);
     m->svc_live += is_replica(j);
     *slot = s;
-    int rc = m->pol->enqueue(m->pol_state, m, s);
+    rc = m->pol->enqueue(m->pol_state, m, s);
     if (!rc && m->queue_hooks)
         rc = queue_entered(m, s, 1);
     if (rc)
@@ -2232,8 +2243,9 @@ int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32
         *set = -1;
         return 0;
     }
-    if (set_begin(m))
-        return FS_ENOMEM;
+    int rc = set_begin(m);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++)
         if (set_add(m, pools[i]))
             return FS_ENOMEM;

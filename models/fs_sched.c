@@ -614,7 +614,7 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     n->k1 = k.k1;
     n->k2 = k.k2;
     n->seq = j->seq;
-    n->pri = mix32(j->seq * 2 + 1);
+    n->pri = mix32((uint64_t)j->seq * 2 + 1);
     n->est = fs_order_plan(m, slot);
     n->g = j->job.gpus;
     s->nc[x].cls = (uint32_t)c;
