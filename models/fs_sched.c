@@ -23,17 +23,18 @@ enum { TM_ORDER = 1, TM_BF = 2 };
  * k2 is in a side array, only for orders that use it (fs_order_ops_t.k2). */
 typedef struct tnode {
     uint32_t l, r;
-    uint32_t pri;
     uint32_t g;             /* GPUs */
-    uint32_t seq;           /* admission sequence (fs_jobrt_t.seq): the tie-break */
+    uint32_t seq;           /* admission sequence (fs_jobrt_t.seq): the tie-break; the
+                               heap priority is a hash of it (tpri) */
     uint32_t cp;            /* queued: its class; running: the pool it runs in
                                (its running treap) */
+    uint32_t aug_g;         /* subtree sum of g, modulo 2^32: read only in running
+                               treaps, whose sums r_insert keeps below 2^32 (run_g) */
     double k1;              /* queued: order key; running: planned end */
     fs_time_t est;          /* planned run time (queued) */
     fs_time_t aug_est;      /* subtree minimum of est */
-    uint64_t aug_g;         /* subtree sum of g */
 } tnode_t;
-_Static_assert(sizeof(tnode_t) == 56, "a treap node is 56 bytes (issue #13)");
+_Static_assert(sizeof(tnode_t) == 48, "a treap node is 48 bytes (issue #13)");
 
 /* Per-node state that only some modes read lives in side arrays beside nd,
  * allocated only when the mode is on (issue #13: bytes per queued job). */
@@ -105,6 +106,7 @@ typedef struct sched {
     cls_t *cls;             /* cls[i]: the queue of class i */
     size_t cap_cls;
     uint32_t *run;          /* run[p]: the treap of the jobs running in pool p */
+    uint64_t *run_g;        /* run_g[p]: its GPUs (the sum of g), < 2^32 (tnode_t.aug_g) */
     uint32_t n_run;         /* pools */
     uint32_t st_pool;       /* EASY: the pool the head's shadow is in (NO_POOL: none) */
     size_t queued, running;
@@ -145,6 +147,13 @@ static int less(const tnode_t *nd, const double *k2, uint32_t a, uint32_t b)
     if (k2 && k2[a] != k2[b])
         return k2[a] < k2[b];
     return nd[a].seq < nd[b].seq;
+}
+
+/* The heap priority of node n: a hash of its sequence (Fibonacci hashing,
+ * as fs_order_las.c's treap; stored in the node before issue #13). */
+static inline uint32_t tpri(const tnode_t *n)
+{
+    return (uint32_t)((n->seq * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
 static void pull(tnode_t *nd, uint32_t x)
@@ -193,7 +202,7 @@ static uint32_t merge(tnode_t *nd, uint32_t a, uint32_t b)
         return b;
     if (!b)
         return a;
-    if (nd[a].pri > nd[b].pri) {
+    if (tpri(&nd[a]) > tpri(&nd[b])) {
         nd[a].r = merge(nd, nd[a].r, b);
         pull(nd, a);
         return a;
@@ -210,8 +219,8 @@ static uint32_t t_insert(tnode_t *nd, const double *k2, uint32_t root, uint32_t 
 {
     tnode_t *n = &nd[x];
     n->l = n->r = 0;
-    uint32_t *link = &root, t = root;
-    while (t && nd[t].pri > n->pri) {
+    uint32_t *link = &root, t = root, pri = tpri(n);
+    while (t && tpri(&nd[t]) > pri) {
         nd[t].aug_g += n->g;
         if (n->est < nd[t].aug_est)
             nd[t].aug_est = n->est;
@@ -254,7 +263,7 @@ static uint32_t t_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x
         t = *link;
     }
     *link = merge(nd, nd[x].l, nd[x].r);
-    uint64_t g = nd[x].g;
+    uint32_t g = nd[x].g;
     fs_time_t est = nd[x].est;
     int fix_est = 1;
     while (k > 0) {
@@ -368,14 +377,6 @@ static long class_of(sched_t *s, uint32_t gpus, uint32_t milli, uint64_t res, in
 }
 
 /* ---- queue and running set ----------------------------------------------------- */
-
-static uint32_t mix32(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= UINT64_C(0x9e3779b97f4a7c15);
-    x ^= x >> 29;
-    return (uint32_t)(x >> 16);
-}
 
 /* Grows side array *a (elem bytes per node) from old to cap nodes, zeroing
  * the new part.  Returns 0 or FS_ENOMEM (*a unchanged). */
@@ -617,7 +618,6 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     if (s->k2)
         s->k2[x] = k.k2;
     n->seq = j->seq;
-    n->pri = mix32((uint64_t)j->seq * 2 + 1);
     n->est = fs_order_plan(m, slot);
     n->g = j->job.gpus;
     n->cp = (uint32_t)c;
@@ -656,19 +656,24 @@ static void q_remove(sched_t *s, fs_model_t *m, uint32_t slot)
     s->queued--;
 }
 
-static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
+/* 0, or FS_ELIMIT: 2^32 GPUs or more would run in one pool (tnode_t.aug_g). */
+static int r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 {
     uint32_t x = slot + 1;
     tnode_t *n = &s->nd[x];
+    uint32_t p = fs_model_job(m, slot)->r->place.pool;
+    if (s->run_g[p] + n->g > UINT32_MAX)
+        return FS_ELIMIT;
+    s->run_g[p] += n->g;
     fs_time_t plan = fs_order_plan(m, slot);
     n->k1 = (double)(fs_model_now(m) + plan);
     if (s->k2)
         s->k2[x] = 0;
     n->est = plan;
-    uint32_t p = fs_model_job(m, slot)->r->place.pool;
     n->cp = p;
     s->run[p] = t_insert(s->nd, s->k2, s->run[p], x, 0);
     s->running++;
+    return 0;
 }
 
 static void r_remove(sched_t *s, uint32_t slot)
@@ -676,6 +681,7 @@ static void r_remove(sched_t *s, uint32_t slot)
     s->settled = 0;
     s->st_keep = 0;
     uint32_t p = s->nd[slot + 1].cp;
+    s->run_g[p] -= s->nd[slot + 1].g;
     s->run[p] = t_erase(s->nd, s->k2, s->run[p], slot + 1, 0);
     s->running--;
 }
@@ -688,7 +694,9 @@ static int start(sched_t *s, fs_model_t *m, uint32_t slot)
         return rc;
     s->cls[s->nd[slot + 1].cp].cand_at = 0;
     q_remove(s, m, slot);
-    r_insert(s, m, slot);
+    rc = r_insert(s, m, slot);
+    if (rc)
+        return rc;
     if (s->ord->started)
         s->ord->started(s->ost, m, slot);
     return 1;
@@ -786,7 +794,7 @@ static int rekey(sched_t *s, fs_model_t *m)
         for (; i < n && nd[a[i]].cp == c; i++) {
             uint32_t x = a[i], last = 0;
             nd[x].l = nd[x].r = 0;
-            while (top > 0 && nd[tmp[top - 1]].pri < nd[x].pri)
+            while (top > 0 && tpri(&nd[tmp[top - 1]]) < tpri(&nd[x]))
                 last = tmp[--top];
             nd[x].l = last;
             if (top > 0)
@@ -1602,7 +1610,8 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     }
     s->n_run = fs_model_cluster(m)->n_pools ? fs_model_cluster(m)->n_pools : 1;
     s->run = fs_calloc(s->n_run, sizeof *s->run);
-    if (!s->run) {
+    s->run_g = fs_calloc(s->n_run, sizeof *s->run_g);
+    if (!s->run || !s->run_g) {
         sched_destroy(s);
         return fs_error_set(err, FS_ENOMEM, "scheduler: out of memory");
     }
@@ -1642,6 +1651,7 @@ static void sched_destroy(void *state)
     fs_free(s->rsv);
     fs_free(s->logged);
     fs_free(s->run);
+    fs_free(s->run_g);
     for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
         fs_free(s->cls[c].b);
         fs_free(s->cls[c].tw);
