@@ -454,7 +454,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
                 return 1;
         return 0;
     }
-    fs_podreq_t q = fs_podreq_of(&j->job);
+    fs_podreq_t q = fs_jobq_podreq(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
                                                : fs_cluster_fits_req(&m->cluster, p, j->job.gpus,
@@ -499,7 +499,7 @@ static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
                 return 1;
         return 0;
     }
-    fs_podreq_t q = fs_podreq_of(&j->job);
+    fs_podreq_t q = fs_jobq_podreq(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if (j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_could_fit_pod(&m->cluster, p, &q)
                                               : fs_cluster_could_fit(&m->cluster, p, j->job.gpus))
@@ -529,7 +529,7 @@ static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_cla
  * set to it and sm, tensor and dram scaled with it (a job that runs kernels
  * half the time is half as active; an assumption, docs/observability.md
  * "Recorded utilization"), each at most 1. */
-static fs_activity_cfg_t job_activity(const fs_model_t *m, const fs_job_t *job)
+static fs_activity_cfg_t job_activity(const fs_model_t *m, const fs_jobq_t *job)
 {
     fs_activity_cfg_t a = *activity_of(m, job->job_class);
     double u = fs_job_util(job->rec_util);
@@ -871,7 +871,7 @@ static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
 static void unshare(fs_jobrt_t *j)
 {
     if (j->r->milli_asked) {
-        j->job.gpu_milli = j->r->milli_asked;
+        j->job.gpu_milli = (uint16_t)j->r->milli_asked;
         j->r->milli_asked = 0;
     }
 }
@@ -901,7 +901,7 @@ static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
  * the pool's ambient_c), the tighter of the two (models/fs_power.h); 1
  * without either.  The thermal limit binds from the attempt's start: the
  * minute or so a GPU takes to warm up to it is not modelled. */
-static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_job_t *job)
+static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_jobq_t *job)
 {
     if (pool >= m->cfg->cluster.n_pools)
         return 1.0;
@@ -1083,7 +1083,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
-        fs_podreq_t q = fs_podreq_of(&j->job);
+        fs_podreq_t q = fs_jobq_podreq(&j->job);
         /* the first start takes the job's run record (given back if the
          * job does not fit after all) */
         int first = !j->r;
@@ -1122,7 +1122,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         if (m->shared && m->cluster.pools[j->r->place.pool].share_n) {    /* one replica */
             if (!j->r->milli_asked)
                 j->r->milli_asked = j->job.gpu_milli;
-            j->job.gpu_milli = j->r->place.milli;
+            j->job.gpu_milli = (uint16_t)j->r->place.milli;
             j->r->rate *= share_speed(m, &j->r->place);
         }
         j->state = FS_JOBRT_RUNNING;
@@ -2175,6 +2175,10 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
         fail(m, FS_ELIMIT, "admitting a job: more than 2^32 admissions in one run");
         return;
     }
+    if (!fs_jobq_fits(job)) {           /* fs_jobq_t: 16-bit class and share */
+        fail(m, FS_ELIMIT, "admitting a job: job_class or gpu_milli beyond 16 bits");
+        return;
+    }
     if (fs_placer_learns(m->placer) && !job->mig) {  /* FGD learns the task shapes online */
         fs_podreq_t q = fs_podreq_of(job);
         if (fs_placer_observe_pod(m->placer, &m->cluster, &q,
@@ -2191,7 +2195,7 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     }
     fs_jobrt_t *j = &m->slots[s];
     memset(j, 0, sizeof *j);
-    j->job = *job;
+    j->job = fs_jobq_of(job);
     j->seq = (uint32_t)m->next_seq++;
     j->type_pools = (int16_t)t;
     j->state = FS_JOBRT_QUEUED;

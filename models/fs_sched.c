@@ -608,7 +608,7 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = fs_model_job(m, slot);
     uint32_t x = slot + 1;
     tnode_t *n = &s->nd[x];
-    long c = class_of(s, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
+    long c = class_of(s, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job), j->type_pools);
     if (c < 0)
         return FS_ENOMEM;
     fs_okey_t k = s->ord->key(s->ost, m, slot);
