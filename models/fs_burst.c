@@ -31,10 +31,10 @@ static void burst_destroy(void *ud)
 static int burst_event(void *ud, fs_model_t *m, uint64_t data) { return 0; }
 
 static int burst_allows(const void *ud, const fs_cluster_t *c, uint32_t pool,
-                        const fs_job_t *job, fs_time_t now);
-static int burst_pools(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+                        const fs_jobq_t *job, fs_time_t now);
+static int burst_pools(void *ud, const fs_cluster_t *c, const fs_jobq_t *job, fs_time_t now,
                        const uint32_t **pools, size_t *n);
-static int burst_admitted(void *ud, fs_model_t *m, const fs_job_t *job);
+static int burst_admitted(void *ud, fs_model_t *m, const fs_jobq_t *job);
 
 static const fs_gate_ops_t burst_gate = {
     .allows = burst_allows, .pools = burst_pools, .admitted = burst_admitted};
@@ -93,7 +93,7 @@ int fs_burst_attach(fs_model_t *m, fs_error_t *err)
 }
 
 static int burst_allows(const void *ud, const fs_cluster_t *c, uint32_t pool,
-                        const fs_job_t *job, fs_time_t now)
+                        const fs_jobq_t *job, fs_time_t now)
 {
     const fs_burst_t *b = ud;
     if (pool >= b->n_pools || !b->is_burst[pool])
@@ -104,7 +104,7 @@ static int burst_allows(const void *ud, const fs_cluster_t *c, uint32_t pool,
     return c->pools[pool].gpus_busy + need <= b->cap[pool];
 }
 
-static int burst_pools(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+static int burst_pools(void *ud, const fs_cluster_t *c, const fs_jobq_t *job, fs_time_t now,
                        const uint32_t **pools, size_t *n)
 {
     fs_burst_t *b = ud;
@@ -121,7 +121,7 @@ static int burst_pools(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_
     return k > 0;
 }
 
-static int burst_admitted(void *ud, fs_model_t *m, const fs_job_t *job)
+static int burst_admitted(void *ud, fs_model_t *m, const fs_jobq_t *job)
 {
     const fs_burst_t *b = ud;
     for (size_t k = 0; k < b->n_afters; k++) {

@@ -121,7 +121,7 @@ static int fifo_enqueue(void *state, fs_model_t *m, uint32_t slot)
 {
     fifo_t *f = state;
     fs_jobrt_t *j = fs_model_job(m, slot);
-    long c = class_of(f, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
+    long c = class_of(f, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job), j->type_pools);
     if (c < 0 || ring_insert(&f->cls[c], m, slot))
         return FS_ENOMEM;
     f->queued++;
@@ -182,7 +182,7 @@ static int fifo_withdraw(void *state, fs_model_t *m, uint32_t slot)
 {
     fifo_t *f = state;
     const fs_jobrt_t *j = fs_model_job(m, slot);
-    long ci = class_of(f, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
+    long ci = class_of(f, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job), j->type_pools);
     if (ci < 0)
         return FS_ENOMEM;
     fifo_class_t *c = &f->cls[ci];

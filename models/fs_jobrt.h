@@ -85,16 +85,78 @@ typedef struct fs_jobrun {
     double u_gs;
 } fs_jobrun_t;
 
+/* The model's copy of an admitted job's record (issue #13): the fields of
+ * fs_job_t (traces/fs_job.h) that the model and the policies read, packed
+ * (64 bytes, not 88).  Left out: gpu_type (the pool set, type_pools, is
+ * taken from it at admission), rec_start, rec_end and rec_state (the
+ * trace's own record: results do not read them).  job_class is 16 bits and
+ * gpu_milli 16 bits: the model refuses an admission beyond (FS_ELIMIT). */
+typedef struct fs_jobq {
+    uint64_t id;
+    fs_time_t submit;
+    fs_time_t duration;
+    fs_time_t estimate;
+    uint32_t gpus;
+    int32_t tenant;
+    int32_t priority;
+    uint32_t cpu_milli;
+    uint32_t mem_mib;
+    int32_t mig;
+    int16_t job_class;
+    uint16_t gpu_milli;
+    uint8_t flags;
+    uint8_t rec_util;
+    uint8_t rec_fb;
+} fs_jobq_t;
+_Static_assert(sizeof(fs_jobq_t) == 64, "the model's job record is 64 bytes (issue #13)");
+
+/* 1 if job fits fs_jobq_t (job_class and gpu_milli in 16 bits), else 0. */
+static inline int fs_jobq_fits(const fs_job_t *j)
+{
+    return j->job_class >= INT16_MIN && j->job_class <= INT16_MAX && j->gpu_milli <= UINT16_MAX;
+}
+
+/* The packed copy of job (fs_jobq_fits(job) holds). */
+static inline fs_jobq_t fs_jobq_of(const fs_job_t *j)
+{
+    return (fs_jobq_t){.id = j->id, .submit = j->submit, .duration = j->duration,
+                       .estimate = j->estimate, .gpus = j->gpus, .tenant = j->tenant,
+                       .priority = j->priority, .cpu_milli = j->cpu_milli, .mem_mib = j->mem_mib,
+                       .mig = j->mig, .job_class = (int16_t)j->job_class,
+                       .gpu_milli = (uint16_t)j->gpu_milli, .flags = j->flags,
+                       .rec_util = j->rec_util, .rec_fb = j->rec_fb};
+}
+
+/* fs_job_milli, fs_job_pod_res and fs_podreq_of for the packed copy. */
+static inline uint64_t fs_jobq_milli(const fs_jobq_t *j)
+{
+    return (uint64_t)j->gpus * j->gpu_milli;
+}
+static inline uint64_t fs_jobq_pod_res(const fs_jobq_t *j)
+{
+    if (j->mig)
+        return (uint64_t)1 << 63 | (uint64_t)(uint32_t)j->mig << 32 | j->mem_mib;
+    return j->flags & FS_JOB_SINGLE_NODE ? ((uint64_t)j->cpu_milli << 32) | j->mem_mib : 0;
+}
+static inline fs_podreq_t fs_jobq_podreq(const fs_jobq_t *j)
+{
+    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
+    return (fs_podreq_t){j->gpus, j->gpu_milli, pod ? j->cpu_milli : 0, pod ? j->mem_mib : 0};
+}
+
 /* Runtime state of an active job: what a waiting job needs (issue #13: a
- * queued job that has never run holds this record alone, 112 bytes; a
+ * queued job that has never run holds this record alone, 80 bytes; a
  * policy keeps its own per-job state in its own arrays). */
 typedef struct fs_jobrt {
-    fs_job_t job;
-    uint64_t seq;           /* admission order, 0.. */
+    fs_jobq_t job;
     fs_jobrun_t *r;         /* attempts and accounting: NULL until it first runs */
-    int32_t type_pools;     /* index into the model's pool sets; -1 any pool */
+    uint32_t seq;           /* admission order, 0..: a run admits at most 2^32 jobs
+                               (the model refuses more, FS_ELIMIT) */
+    int16_t type_pools;     /* index into the model's pool sets, < INT16_MAX of them
+                               (the model refuses more, FS_ELIMIT); -1 any pool */
     uint8_t state;          /* enum fs_jobrt_state */
 } fs_jobrt_t;
+_Static_assert(sizeof(fs_jobrt_t) == 80, "a waiting job's slot is 80 bytes (issue #13)");
 
 /* Restarts so far (0 before the first start). */
 static inline uint32_t fs_jobrt_restarts(const fs_jobrt_t *j)

@@ -280,7 +280,7 @@ static int64_t drs(const kueue_t *k, const kcq_t *c, int32_t f, int64_t req)
 static int64_t req_of(fs_model_t *m, uint32_t slot)
 {
     const fs_jobrt_t *j = fs_model_job(m, slot);
-    return (int64_t)fs_job_milli(&j->job);
+    return (int64_t)fs_jobq_milli(&j->job);
 }
 
 static int better(fs_model_t *m, uint32_t a, uint32_t b)
@@ -482,7 +482,7 @@ static int queue_job(kueue_t *k, fs_model_t *m, uint32_t slot, int32_t c)
     kjob_t *kj = &k->jobs[slot];
     kcq_t *q = &k->cq[c];
     int added;
-    long s = fs_shapemap_get(&k->shapes, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job),
+    long s = fs_shapemap_get(&k->shapes, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job),
                              j->type_pools, &added);
     if (s < 0)
         return FS_ENOMEM;
@@ -1542,7 +1542,7 @@ static int kueue_why(const void *state, const fs_model_t *m, uint32_t slot, char
     const fs_jobrt_t *j = fs_model_job((fs_model_t *)m, slot);
     const char *tn = fs_model_tenant_name(m, j->job.tenant);
     char why[300];
-    if (fs_kueue_probe(state, tn, (int64_t)fs_job_milli(&j->job), why, sizeof why))
+    if (fs_kueue_probe(state, tn, (int64_t)fs_jobq_milli(&j->job), why, sizeof why))
         return 0;
     snprintf(buf, n, "%s", why);
     return 1;

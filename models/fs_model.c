@@ -334,6 +334,8 @@ static void settle(fs_model_t *m, fs_time_t t)
 /* Opens a new set (its pools are appended with set_add, then set_end). */
 static int set_begin(fs_model_t *m)
 {
+    if (m->n_sets >= INT16_MAX)     /* fs_jobrt_t.type_pools is 16 bits */
+        return FS_ELIMIT;
     if (fs_grow((void **)&m->set_off, &m->set_off_cap, m->n_sets + 2, sizeof *m->set_off))
         return FS_ENOMEM;
     if (m->n_sets == 0)
@@ -359,9 +361,11 @@ static int ensure_set(fs_model_t *m, int32_t t)
 {
     while (m->n_types <= (size_t)t) {
         const char *name = fs_source_gpu_type_name(m->src, (int32_t)m->n_types);
-        if (fs_grow((void **)&m->type_set, &m->cap_type_set, m->n_types + 1, sizeof *m->type_set) ||
-            set_begin(m))
+        if (fs_grow((void **)&m->type_set, &m->cap_type_set, m->n_types + 1, sizeof *m->type_set))
             return FS_ENOMEM;
+        int rc = set_begin(m);
+        if (rc)
+            return rc;
         for (uint32_t p = 0; name && p < m->cluster.n_pools; p++) {
             /* the pool's GPU model or name, or one of 'A|B|C' (openb gpu_spec);
              * "V100M32" also names machine-list pools "V100M32x8" */
@@ -415,8 +419,9 @@ static int derived_set(fs_model_t *m, int32_t base, int kind, int64_t key, int32
         all = dset_keeps(m, base < 0 ? (uint32_t)i : m->set_pool[i], kind, key);
     int32_t set = base;
     if (!all) {
-        if (set_begin(m))
-            return FS_ENOMEM;
+        int rc = set_begin(m);
+        if (rc)
+            return rc;
         for (size_t i = b; i < e; i++) {
             uint32_t p = base < 0 ? (uint32_t)i : m->set_pool[i];
             if (dset_keeps(m, p, kind, key) && set_add(m, p))
@@ -449,7 +454,7 @@ __attribute__((noinline)) static int fits_pools(const fs_model_t *m, const fs_jo
                 return 1;
         return 0;
     }
-    fs_podreq_t q = fs_podreq_of(&j->job);
+    fs_podreq_t q = fs_jobq_podreq(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if ((j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_fits_pod(&m->cluster, p, &q)
                                                : fs_cluster_fits_req(&m->cluster, p, j->job.gpus,
@@ -494,7 +499,7 @@ static int could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
                 return 1;
         return 0;
     }
-    fs_podreq_t q = fs_podreq_of(&j->job);
+    fs_podreq_t q = fs_jobq_podreq(&j->job);
     FOR_POOLS(m, j->type_pools, p)
         if (j->job.flags & FS_JOB_SINGLE_NODE ? fs_cluster_could_fit_pod(&m->cluster, p, &q)
                                               : fs_cluster_could_fit(&m->cluster, p, j->job.gpus))
@@ -524,7 +529,7 @@ static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_cla
  * set to it and sm, tensor and dram scaled with it (a job that runs kernels
  * half the time is half as active; an assumption, docs/observability.md
  * "Recorded utilization"), each at most 1. */
-static fs_activity_cfg_t job_activity(const fs_model_t *m, const fs_job_t *job)
+static fs_activity_cfg_t job_activity(const fs_model_t *m, const fs_jobq_t *job)
 {
     fs_activity_cfg_t a = *activity_of(m, job->job_class);
     double u = fs_job_util(job->rec_util);
@@ -866,7 +871,7 @@ static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
 static void unshare(fs_jobrt_t *j)
 {
     if (j->r->milli_asked) {
-        j->job.gpu_milli = j->r->milli_asked;
+        j->job.gpu_milli = (uint16_t)j->r->milli_asked;
         j->r->milli_asked = 0;
     }
 }
@@ -896,7 +901,7 @@ static double job_rate(const fs_model_t *m, const fs_jobrt_t *j)
  * the pool's ambient_c), the tighter of the two (models/fs_power.h); 1
  * without either.  The thermal limit binds from the attempt's start: the
  * minute or so a GPU takes to warm up to it is not modelled. */
-static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_job_t *job)
+static double cap_speed(const fs_model_t *m, uint32_t pool, const fs_jobq_t *job)
 {
     if (pool >= m->cfg->cluster.n_pools)
         return 1.0;
@@ -1078,7 +1083,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         return 0;   /* cost.pools burst rules leave no pool now */
     settle(m, m->sim.now);
     {
-        fs_podreq_t q = fs_podreq_of(&j->job);
+        fs_podreq_t q = fs_jobq_podreq(&j->job);
         /* the first start takes the job's run record (given back if the
          * job does not fit after all) */
         int first = !j->r;
@@ -1117,7 +1122,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
         if (m->shared && m->cluster.pools[j->r->place.pool].share_n) {    /* one replica */
             if (!j->r->milli_asked)
                 j->r->milli_asked = j->job.gpu_milli;
-            j->job.gpu_milli = j->r->place.milli;
+            j->job.gpu_milli = (uint16_t)j->r->place.milli;
             j->r->rate *= share_speed(m, &j->r->place);
         }
         j->state = FS_JOBRT_RUNNING;
@@ -2149,19 +2154,29 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     m->last_change = m->sim.now;
     m->pass_wanted = 1;
     int32_t t = set;
+    int rc;
     if (t == INT32_MIN) {
-        if (job->gpu_type >= 0 && ensure_set(m, job->gpu_type)) {
-            fail(m, FS_ENOMEM, "admitting a job");
+        if (job->gpu_type >= 0 && (rc = ensure_set(m, job->gpu_type))) {
+            fail(m, rc, "admitting a job");
             return;
         }
         t = job->gpu_type >= 0 ? m->type_set[job->gpu_type] : -1;   /* its pool set */
     }
-    if (m->tainted && derived_set(m, t, DSET_TENANT, job->tenant, &t)) {
-        fail(m, FS_ENOMEM, "admitting a job");
+    if (m->tainted && (rc = derived_set(m, t, DSET_TENANT, job->tenant, &t))) {
+        fail(m, rc, "admitting a job");
         return;
     }
-    if ((job->flags & FS_JOB_SINGLE_NODE) && derived_set(m, t, DSET_NODE_GPUS, job->gpus, &t)) {
-        fail(m, FS_ENOMEM, "admitting a job");
+    if ((job->flags & FS_JOB_SINGLE_NODE) &&
+        (rc = derived_set(m, t, DSET_NODE_GPUS, job->gpus, &t))) {
+        fail(m, rc, "admitting a job");
+        return;
+    }
+    if (m->next_seq > UINT32_MAX) {     /* fs_jobrt_t.seq is 32 bits */
+        fail(m, FS_ELIMIT, "admitting a job: more than 2^32 admissions in one run");
+        return;
+    }
+    if (!fs_jobq_fits(job)) {           /* fs_jobq_t: 16-bit class and share */
+        fail(m, FS_ELIMIT, "admitting a job: job_class or gpu_milli beyond 16 bits");
         return;
     }
     if (fs_placer_learns(m->placer) && !job->mig) {  /* FGD learns the task shapes online */
@@ -2180,9 +2195,9 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     }
     fs_jobrt_t *j = &m->slots[s];
     memset(j, 0, sizeof *j);
-    j->job = *job;
-    j->seq = m->next_seq++;
-    j->type_pools = t;
+    j->job = fs_jobq_of(job);
+    j->seq = (uint32_t)m->next_seq++;
+    j->type_pools = (int16_t)t;
     j->state = FS_JOBRT_QUEUED;
     /* no run record until it starts: a job is admitted at its submission
      * (the stream is in submission order; a replica's is now), so that is
@@ -2202,7 +2217,7 @@ static void admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     queue_enter(m, j);
     m->svc_live += is_replica(j);
     *slot = s;
-    int rc = m->pol->enqueue(m->pol_state, m, s);
+    rc = m->pol->enqueue(m->pol_state, m, s);
     if (!rc && m->queue_hooks)
         rc = queue_entered(m, s, 1);
     if (rc)
@@ -2232,8 +2247,9 @@ int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32
         *set = -1;
         return 0;
     }
-    if (set_begin(m))
-        return FS_ENOMEM;
+    int rc = set_begin(m);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++)
         if (set_add(m, pools[i]))
             return FS_ENOMEM;

@@ -159,15 +159,15 @@ int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr);
  * with none the model asks nothing. */
 typedef struct fs_gate_ops {
     /* May job start in pool now? */
-    int (*allows)(const void *ud, const fs_cluster_t *c, uint32_t pool, const fs_job_t *job,
+    int (*allows)(const void *ud, const fs_cluster_t *c, uint32_t pool, const fs_jobq_t *job,
                   fs_time_t now);
     /* Narrows a pool list (*pools NULL: all pools) to the pools the job may
      * use now; *pools may then point into the gate's scratch (valid until
      * the next call).  Returns 0 when none is left. */
-    int (*pools)(void *ud, const fs_cluster_t *c, const fs_job_t *job, fs_time_t now,
+    int (*pools)(void *ud, const fs_cluster_t *c, const fs_jobq_t *job, fs_time_t now,
                  const uint32_t **pools, size_t *n);
     /* A job was admitted (e.g. timers at its eligibility times).  0 or FS_E*. */
-    int (*admitted)(void *ud, fs_model_t *m, const fs_job_t *job);
+    int (*admitted)(void *ud, fs_model_t *m, const fs_jobq_t *job);
 } fs_gate_ops_t;
 
 typedef struct fs_module_ops {

@@ -37,6 +37,8 @@ typedef struct fs_okey {
 typedef struct fs_order_ops {
     const char *name;       /* the scheduler.queue value */
     int preemptive;         /* preemption: auto means "order" for this order */
+    int k2;                 /* key() may give a nonzero k2 (else the scheduler keeps no
+                               k2 per job, and a nonzero one is an internal error) */
     int (*create)(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err);
     void (*destroy)(void *state);
     fs_okey_t (*key)(void *state, fs_model_t *m, uint32_t slot);

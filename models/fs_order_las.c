@@ -967,6 +967,7 @@ const fs_order_ops_t fs_order_las = {
     .name = "las",
     .check = las_check,
     .preemptive = 1,
+    .k2 = 1,                /* its position within a level */
     .create = las_create,
     .destroy = las_destroy,
     .key = las_key,

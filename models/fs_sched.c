@@ -17,28 +17,26 @@ enum { TM_ORDER = 1, TM_BF = 2 };
 #define NO_POOL UINT32_MAX
 
 /* A treap node; node x is slot x - 1 (0 = nil).  A slot is in at most one
- * treap: its class's (queued) or the running one.  What treap walks read is
- * one cache line (the node array is 64-byte aligned); the rest of a job's
- * scheduler state is in a parallel array (tcold_t), so that walks over a
- * deep queue keep twice as many nodes in cache. */
+ * treap: its class's (queued) or the running one, so one field names the
+ * class (queued) or the pool (running).  The whole of a job's scheduler
+ * state in every mode (issue #13: bytes per queued job): the second key
+ * k2 is in a side array, only for orders that use it (fs_order_ops_t.k2). */
 typedef struct tnode {
     uint32_t l, r;
-    uint32_t pri;
     uint32_t g;             /* GPUs */
-    double k1, k2;          /* queued: order key; running: planned end, 0 */
-    uint64_t seq;           /* admission sequence: the tie-break */
+    uint32_t seq;           /* admission sequence (fs_jobrt_t.seq): the tie-break; the
+                               heap priority is a hash of it (tpri) */
+    uint32_t cp;            /* queued: its class; running: the pool it runs in
+                               (its running treap) */
+    uint32_t aug_g;         /* subtree sum of g, modulo 2^32: read only in running
+                               treaps, whose sums r_insert keeps below 2^32 (run_g) */
+    double k1;              /* queued: order key; running: planned end */
     fs_time_t est;          /* planned run time (queued) */
     fs_time_t aug_est;      /* subtree minimum of est */
-    uint64_t aug_g;         /* subtree sum of g */
 } tnode_t;
-_Static_assert(sizeof(tnode_t) == 64, "a treap node is one cache line");
+_Static_assert(sizeof(tnode_t) == 48, "a treap node is 48 bytes (issue #13)");
 
-typedef struct tcold {
-    uint32_t cls;
-    uint32_t pool;          /* running: the pool it runs in (its running treap) */
-} tcold_t;
-
-/* Per-node state that only some modes read lives in side arrays beside nc,
+/* Per-node state that only some modes read lives in side arrays beside nd,
  * allocated only when the mode is on (issue #13: bytes per queued job). */
 typedef struct tband {      /* banded orders */
     uint32_t band;          /* its band (fs_order.h) */
@@ -93,9 +91,10 @@ typedef struct sched {
     uint32_t st_nnew;       /* ... and how many may */
     uint32_t qhead;         /* unbanded: the queue's first job, 0 unknown (fast path) */
     uint64_t shadow_no;     /* EASY: shadows computed (+1 each: class candidates expire) */
-    tnode_t *nd;            /* 64-byte aligned, inside nd_mem */
+    tnode_t *nd;            /* inside nd_mem, 64-byte aligned */
     void *nd_mem;
-    tcold_t *nc;            /* nc[x]: the rest of node x */
+    double *k2;             /* k2[x]: second order key (queued; 0 running): orders with
+                               k2 only (fs_order_ops_t.k2), else NULL and every k2 is 0 */
     tband_t *nb;            /* nb[x]: banded orders only (has_bands) */
     double *rank;           /* rank[x]: preemptive passes only: position in the last pass's order */
     trsv_t *rsv;            /* rsv[x]: conservative backfill only */
@@ -107,6 +106,7 @@ typedef struct sched {
     cls_t *cls;             /* cls[i]: the queue of class i */
     size_t cap_cls;
     uint32_t *run;          /* run[p]: the treap of the jobs running in pool p */
+    uint64_t *run_g;        /* run_g[p]: its GPUs (the sum of g), < 2^32 (tnode_t.aug_g) */
     uint32_t n_run;         /* pools */
     uint32_t st_pool;       /* EASY: the pool the head's shadow is in (NO_POOL: none) */
     size_t queued, running;
@@ -139,13 +139,21 @@ typedef struct sched {
 
 /* ---- treap ----------------------------------------------------------------- */
 
-static int less(const tnode_t *nd, uint32_t a, uint32_t b)
+/* By (k1, k2, seq); k2 NULL: every k2 is 0. */
+static int less(const tnode_t *nd, const double *k2, uint32_t a, uint32_t b)
 {
     if (nd[a].k1 != nd[b].k1)
         return nd[a].k1 < nd[b].k1;
-    if (nd[a].k2 != nd[b].k2)
-        return nd[a].k2 < nd[b].k2;
+    if (k2 && k2[a] != k2[b])
+        return k2[a] < k2[b];
     return nd[a].seq < nd[b].seq;
+}
+
+/* The heap priority of node n: a hash of its sequence (Fibonacci hashing,
+ * as fs_order_las.c's treap; stored in the node before issue #13). */
+static inline uint32_t tpri(const tnode_t *n)
+{
+    return (uint32_t)((n->seq * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
 static void pull(tnode_t *nd, uint32_t x)
@@ -166,23 +174,23 @@ static void pull(tnode_t *nd, uint32_t x)
 }
 
 /* The order a treap is in: by key (then sequence), or (bands) by sequence. */
-static inline int tless(const tnode_t *nd, uint32_t a, uint32_t b, int byseq)
+static inline int tless(const tnode_t *nd, const double *k2, uint32_t a, uint32_t b, int byseq)
 {
-    return byseq ? nd[a].seq < nd[b].seq : less(nd, a, b);
+    return byseq ? nd[a].seq < nd[b].seq : less(nd, k2, a, b);
 }
 
 /* t -> (< x, >= x) */
-static void split(tnode_t *nd, uint32_t t, uint32_t x, uint32_t *a, uint32_t *b, int byseq)
+static void split(tnode_t *nd, const double *k2, uint32_t t, uint32_t x, uint32_t *a, uint32_t *b, int byseq)
 {
     if (!t) {
         *a = *b = 0;
         return;
     }
-    if (tless(nd, t, x, byseq)) {
-        split(nd, nd[t].r, x, &nd[t].r, b, byseq);
+    if (tless(nd, k2, t, x, byseq)) {
+        split(nd, k2, nd[t].r, x, &nd[t].r, b, byseq);
         *a = t;
     } else {
-        split(nd, nd[t].l, x, a, &nd[t].l, byseq);
+        split(nd, k2, nd[t].l, x, a, &nd[t].l, byseq);
         *b = t;
     }
     pull(nd, t);
@@ -194,7 +202,7 @@ static uint32_t merge(tnode_t *nd, uint32_t a, uint32_t b)
         return b;
     if (!b)
         return a;
-    if (nd[a].pri > nd[b].pri) {
+    if (tpri(&nd[a]) > tpri(&nd[b])) {
         nd[a].r = merge(nd, nd[a].r, b);
         pull(nd, a);
         return a;
@@ -207,32 +215,32 @@ static uint32_t merge(tnode_t *nd, uint32_t a, uint32_t b)
 /* Insertion: down to where x's priority puts it, adding x to the sums on
  * the way, then a split of the subtree found there (its spines are O(1)
  * long in expectation).  O(depth) with no work on the way back. */
-static uint32_t t_insert(tnode_t *nd, uint32_t root, uint32_t x, int byseq)
+static uint32_t t_insert(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq)
 {
     tnode_t *n = &nd[x];
     n->l = n->r = 0;
-    uint32_t *link = &root, t = root;
-    while (t && nd[t].pri > n->pri) {
+    uint32_t *link = &root, t = root, pri = tpri(n);
+    while (t && tpri(&nd[t]) > pri) {
         nd[t].aug_g += n->g;
         if (n->est < nd[t].aug_est)
             nd[t].aug_est = n->est;
-        link = tless(nd, t, x, byseq) ? &nd[t].r : &nd[t].l;
+        link = tless(nd, k2, t, x, byseq) ? &nd[t].r : &nd[t].l;
         t = *link;
     }
-    split(nd, t, x, &n->l, &n->r, byseq);
+    split(nd, k2, t, x, &n->l, &n->r, byseq);
     pull(nd, x);
     *link = x;
     return root;
 }
 
-static uint32_t t_erase_rec(tnode_t *nd, uint32_t t, uint32_t x, int byseq)
+static uint32_t t_erase_rec(tnode_t *nd, const double *k2, uint32_t t, uint32_t x, int byseq)
 {
     if (t == x)
         return merge(nd, nd[t].l, nd[t].r);
-    if (tless(nd, x, t, byseq))
-        nd[t].l = t_erase_rec(nd, nd[t].l, x, byseq);
+    if (tless(nd, k2, x, t, byseq))
+        nd[t].l = t_erase_rec(nd, k2, nd[t].l, x, byseq);
     else
-        nd[t].r = t_erase_rec(nd, nd[t].r, x, byseq);
+        nd[t].r = t_erase_rec(nd, k2, nd[t].r, x, byseq);
     pull(nd, t);
     return t;
 }
@@ -241,7 +249,7 @@ static uint32_t t_erase_rec(tnode_t *nd, uint32_t t, uint32_t x, int byseq)
  * the path fixed bottom-up (the GPU sums always; the minimum estimate only
  * while it was x's).  A path deeper than the stack (never, in practice)
  * takes the recursive way. */
-static uint32_t t_erase(tnode_t *nd, uint32_t root, uint32_t x, int byseq)
+static uint32_t t_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq)
 {
     enum { STK = 192 };
     uint32_t path[STK];
@@ -249,13 +257,13 @@ static uint32_t t_erase(tnode_t *nd, uint32_t root, uint32_t x, int byseq)
     uint32_t *link = &root, t = root;
     while (t != x) {
         if (k == STK)
-            return t_erase_rec(nd, root, x, byseq);
+            return t_erase_rec(nd, k2, root, x, byseq);
         path[k++] = t;
-        link = tless(nd, x, t, byseq) ? &nd[t].l : &nd[t].r;
+        link = tless(nd, k2, x, t, byseq) ? &nd[t].l : &nd[t].r;
         t = *link;
     }
     *link = merge(nd, nd[x].l, nd[x].r);
-    uint64_t g = nd[x].g;
+    uint32_t g = nd[x].g;
     fs_time_t est = nd[x].est;
     int fix_est = 1;
     while (k > 0) {
@@ -370,14 +378,6 @@ static long class_of(sched_t *s, uint32_t gpus, uint32_t milli, uint64_t res, in
 
 /* ---- queue and running set ----------------------------------------------------- */
 
-static uint32_t mix32(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= UINT64_C(0x9e3779b97f4a7c15);
-    x ^= x >> 29;
-    return (uint32_t)(x >> 16);
-}
-
 /* Grows side array *a (elem bytes per node) from old to cap nodes, zeroing
  * the new part.  Returns 0 or FS_ENOMEM (*a unchanged). */
 static int side_grow(void **a, size_t old, size_t cap, size_t elem)
@@ -398,9 +398,9 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
     size_t cap = old ? old : 64;
     while (cap < (size_t)slot + 2)
         cap *= 2;
-    if (side_grow((void **)&s->nc, old, cap, sizeof *s->nc) ||
-        (s->has_bands && side_grow((void **)&s->nb, old, cap, sizeof *s->nb)) ||
+    if ((s->has_bands && side_grow((void **)&s->nb, old, cap, sizeof *s->nb)) ||
         (s->preempt && side_grow((void **)&s->rank, old, cap, sizeof *s->rank)) ||
+        (s->ord->k2 && side_grow((void **)&s->k2, old, cap, sizeof *s->k2)) ||
         (s->backfill == FS_BACKFILL_CONSERVATIVE &&
          side_grow((void **)&s->rsv, old, cap, sizeof *s->rsv)))
         return FS_ENOMEM;
@@ -438,7 +438,8 @@ static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
     if (s->nb[x].kep != s->kepoch) {
         fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
         n->k1 = k.k1;
-        n->k2 = k.k2;
+        if (s->k2)
+            s->k2[x] = k.k2;
         s->nb[x].kep = s->kepoch;
     }
 }
@@ -448,7 +449,7 @@ static uint32_t tw_win(const sched_t *s, const cls_t *c, uint32_t a, uint32_t b)
 {
     if (!a || !b)
         return a ? a : b;
-    return less(s->nd, c->b[b - 1].head, c->b[a - 1].head) ? b : a;
+    return less(s->nd, s->k2, c->b[b - 1].head, c->b[a - 1].head) ? b : a;
 }
 
 /* Band i's head changed (its key is fresh): replay its matches. */
@@ -475,7 +476,7 @@ static void tw_build(const sched_t *s, cls_t *c)
 static void cls_head(const sched_t *s, cls_t *c)
 {
     uint32_t w = c->pw && c->tw[1] ? c->b[c->tw[1] - 1].head : 0, l = c->lhead;
-    c->head = !w ? l : !l ? w : less(s->nd, l, w) ? l : w;
+    c->head = !w ? l : !l ? w : less(s->nd, s->k2, l, w) ? l : w;
 }
 
 /* Room for band i in class c.  0 or FS_ENOMEM. */
@@ -520,12 +521,12 @@ static int band_agrees(sched_t *s, fs_model_t *m, uint32_t t, uint32_t x)
     }
     if (p) {
         refresh(s, m, p);
-        if (less(nd, x, p))
+        if (less(nd, s->k2, x, p))
             return 0;
     }
     if (q) {
         refresh(s, m, q);
-        if (less(nd, q, x))
+        if (less(nd, s->k2, q, x))
             return 0;
     }
     return 1;
@@ -538,7 +539,7 @@ static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
     band_t *b = &c->b[s->nb[x].band];
     if (band_agrees(s, m, b->root, x)) {
         s->nb[x].loose = 0;
-        b->root = t_insert(nd, b->root, x, 1);
+        b->root = t_insert(nd, s->k2, b->root, x, 1);
         if (!b->head || nd[x].seq < nd[b->head].seq) {
             b->head = x;
             tw_fix(s, c, s->nb[x].band);
@@ -546,8 +547,8 @@ static void b_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
     } else {
         s->nb[x].loose = 1;
         s->n_loose++;
-        c->root = t_insert(nd, c->root, x, 0);
-        if (!c->lhead || less(nd, x, c->lhead))
+        c->root = t_insert(nd, s->k2, c->root, x, 0);
+        if (!c->lhead || less(nd, s->k2, x, c->lhead))
             c->lhead = x;
     }
 }
@@ -556,12 +557,12 @@ static void b_remove(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x)
 {
     tnode_t *nd = s->nd;
     if (s->nb[x].loose) {
-        c->root = t_erase(nd, c->root, x, 0);
+        c->root = t_erase(nd, s->k2, c->root, x, 0);
         if (c->lhead == x)
             c->lhead = t_first(nd, c->root);
     } else {
         band_t *b = &c->b[s->nb[x].band];
-        b->root = t_erase(nd, b->root, x, 1);
+        b->root = t_erase(nd, s->k2, b->root, x, 1);
         if (b->head == x) {
             b->head = t_first(nd, b->root);
             if (b->head)
@@ -607,17 +608,19 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
     const fs_jobrt_t *j = fs_model_job(m, slot);
     uint32_t x = slot + 1;
     tnode_t *n = &s->nd[x];
-    long c = class_of(s, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job), j->type_pools);
+    long c = class_of(s, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job), j->type_pools);
     if (c < 0)
         return FS_ENOMEM;
     fs_okey_t k = s->ord->key(s->ost, m, slot);
+    if (k.k2 != 0 && !s->k2)
+        return FS_EINTERNAL;    /* an order with k2 must say so (fs_order_ops_t.k2) */
     n->k1 = k.k1;
-    n->k2 = k.k2;
+    if (s->k2)
+        s->k2[x] = k.k2;
     n->seq = j->seq;
-    n->pri = mix32(j->seq * 2 + 1);
     n->est = fs_order_plan(m, slot);
     n->g = j->job.gpus;
-    s->nc[x].cls = (uint32_t)c;
+    n->cp = (uint32_t)c;
     cls_t *cl = &s->cls[c];
     if (s->banded) {
         s->nb[x].kep = s->kepoch;
@@ -627,10 +630,10 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
         b_insert(s, m, cl, x);
         cls_head(s, cl);
     } else {
-        cl->root = t_insert(s->nd, cl->root, x, 0);
-        if (!cl->head || less(s->nd, x, cl->head))
+        cl->root = t_insert(s->nd, s->k2, cl->root, x, 0);
+        if (!cl->head || less(s->nd, s->k2, x, cl->head))
             cl->head = x;
-        if (s->qhead && less(s->nd, x, s->qhead))
+        if (s->qhead && less(s->nd, s->k2, x, s->qhead))
             s->qhead = x;
     }
     s->queued++;
@@ -640,39 +643,46 @@ static int q_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 static void q_remove(sched_t *s, fs_model_t *m, uint32_t slot)
 {
     uint32_t x = slot + 1;
-    cls_t *c = &s->cls[s->nc[x].cls];
+    cls_t *c = &s->cls[s->nd[x].cp];
     if (s->qhead == x)
         s->qhead = 0;
     if (s->banded) {
         b_remove(s, m, c, x);
     } else {
-        c->root = t_erase(s->nd, c->root, x, 0);
+        c->root = t_erase(s->nd, s->k2, c->root, x, 0);
         if (c->head == x)
             c->head = t_first(s->nd, c->root);
     }
     s->queued--;
 }
 
-static void r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
+/* 0, or FS_ELIMIT: 2^32 GPUs or more would run in one pool (tnode_t.aug_g). */
+static int r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 {
     uint32_t x = slot + 1;
     tnode_t *n = &s->nd[x];
+    uint32_t p = fs_model_job(m, slot)->r->place.pool;
+    if (s->run_g[p] + n->g > UINT32_MAX)
+        return FS_ELIMIT;
+    s->run_g[p] += n->g;
     fs_time_t plan = fs_order_plan(m, slot);
     n->k1 = (double)(fs_model_now(m) + plan);
-    n->k2 = 0;
+    if (s->k2)
+        s->k2[x] = 0;
     n->est = plan;
-    uint32_t p = fs_model_job(m, slot)->r->place.pool;
-    s->nc[x].pool = p;
-    s->run[p] = t_insert(s->nd, s->run[p], x, 0);
+    n->cp = p;
+    s->run[p] = t_insert(s->nd, s->k2, s->run[p], x, 0);
     s->running++;
+    return 0;
 }
 
 static void r_remove(sched_t *s, uint32_t slot)
 {
     s->settled = 0;
     s->st_keep = 0;
-    uint32_t p = s->nc[slot + 1].pool;
-    s->run[p] = t_erase(s->nd, s->run[p], slot + 1, 0);
+    uint32_t p = s->nd[slot + 1].cp;
+    s->run_g[p] -= s->nd[slot + 1].g;
+    s->run[p] = t_erase(s->nd, s->k2, s->run[p], slot + 1, 0);
     s->running--;
 }
 
@@ -682,9 +692,11 @@ static int start(sched_t *s, fs_model_t *m, uint32_t slot)
     int rc = fs_model_start(m, slot);
     if (rc != 1)
         return rc;
-    s->cls[s->nc[slot + 1].cls].cand_at = 0;
+    s->cls[s->nd[slot + 1].cp].cand_at = 0;
     q_remove(s, m, slot);
-    r_insert(s, m, slot);
+    rc = r_insert(s, m, slot);
+    if (rc)
+        return rc;
     if (s->ord->started)
         s->ord->started(s->ost, m, slot);
     return 1;
@@ -742,11 +754,13 @@ static int rekey(sched_t *s, fs_model_t *m)
         return FS_ENOMEM;
     size_t n = collect_queued(s);
     tnode_t *nd = s->nd;
-    const tcold_t *nc = s->nc;
     for (size_t i = 0; i < n; i++) {
         fs_okey_t k = s->ord->key(s->ost, m, s->scr[i] - 1);
+        if (k.k2 != 0 && !s->k2)
+            return FS_EINTERNAL;    /* an order with k2 must say so (fs_order_ops_t.k2) */
         nd[s->scr[i]].k1 = k.k1;
-        nd[s->scr[i]].k2 = k.k2;
+        if (s->k2)
+            s->k2[s->scr[i]] = k.k2;
     }
     /* merge sort by (class, key) (stable and reentrant; qsort has no context) */
     uint32_t *a = s->scr;
@@ -759,7 +773,7 @@ static int rekey(sched_t *s, fs_model_t *m)
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi) {
                 uint32_t x = a[i], y = a[j];
-                int ylt = nc[y].cls != nc[x].cls ? nc[y].cls < nc[x].cls : less(nd, y, x);
+                int ylt = nd[y].cp != nd[x].cp ? nd[y].cp < nd[x].cp : less(nd, s->k2, y, x);
                 tmp[k++] = ylt ? a[j++] : a[i++];
             }
             while (i < mid)
@@ -774,13 +788,13 @@ static int rekey(sched_t *s, fs_model_t *m)
     /* tmp is reused as the stack of the right spine */
     size_t i = 0;
     while (i < n) {
-        uint32_t c = nc[a[i]].cls;
+        uint32_t c = nd[a[i]].cp;
         size_t top = 0;
         s->cls[c].head = a[i];
-        for (; i < n && nc[a[i]].cls == c; i++) {
+        for (; i < n && nd[a[i]].cp == c; i++) {
             uint32_t x = a[i], last = 0;
             nd[x].l = nd[x].r = 0;
-            while (top > 0 && nd[tmp[top - 1]].pri < nd[x].pri)
+            while (top > 0 && tpri(&nd[tmp[top - 1]]) < tpri(&nd[x]))
                 last = tmp[--top];
             nd[x].l = last;
             if (top > 0)
@@ -903,10 +917,10 @@ enum { ST_KEEPS, ST_CANDIDATE, ST_AHEAD };
 static int settle_keeps(sched_t *s, fs_model_t *m, uint32_t x)
 {
     tnode_t *nd = s->nd;
-    uint32_t ci = s->nc[x].cls;
+    uint32_t ci = s->nd[x].cp;
     if (s->backfill == FS_BACKFILL_NONE && !s->strict)
         return cls_fits(s, m, x, ci) ? ST_CANDIDATE : ST_KEEPS;
-    if (less(nd, x, s->st_head))
+    if (less(nd, s->k2, x, s->st_head))
         return ST_AHEAD;
     if (s->backfill == FS_BACKFILL_NONE || !cls_fits(s, m, x, ci))
         return ST_KEEPS;
@@ -943,7 +957,7 @@ static uint32_t queue_head(sched_t *s)
     uint32_t head = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         uint32_t h = s->cls[c].head;
-        if (h && (!head || less(s->nd, h, head)))
+        if (h && (!head || less(s->nd, s->k2, h, head)))
             head = h;
     }
     if (!s->banded)
@@ -989,7 +1003,7 @@ static fs_time_t pool_shadow(sched_t *s, fs_model_t *m, uint32_t p, uint64_t nee
 static void easy_shadow(sched_t *s, fs_model_t *m, uint32_t head)
 {
     const uint32_t *pools;
-    size_t n = fs_model_pool_set(m, s->shapes.shapes[s->nc[head].cls].pools, &pools);
+    size_t n = fs_model_pool_set(m, s->shapes.shapes[s->nd[head].cp].pools, &pools);
     fs_time_t shadow = FS_TIME_NEVER;
     uint64_t extra = UINT64_MAX;
     s->st_pool = NO_POOL;
@@ -1055,10 +1069,10 @@ static uint32_t easy_candidate(sched_t *s, fs_model_t *m)
     uint32_t best = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         uint32_t h = s->cls[c].head;
-        if (!h || (best && less(nd, best, h)) || !cls_fits(s, m, h, c))
+        if (!h || (best && less(nd, s->k2, best, h)) || !cls_fits(s, m, h, c))
             continue;
         uint32_t cand = cls_candidate(s, m, c, lim);
-        if (cand && (!best || less(nd, cand, best)))
+        if (cand && (!best || less(nd, s->k2, cand, best)))
             best = cand;
     }
     return best;
@@ -1077,7 +1091,7 @@ static int easy_shadow_keeps(sched_t *s, fs_model_t *m, uint32_t x, uint64_t fre
     if (!s->fast || c->gpus_up != up0 || free0 - free_gpus(m) != g)
         return 0;
     /* g GPUs of x's pool taken: another pool's shadow is untouched */
-    if (s->st_shadow == FS_TIME_NEVER || s->nc[x].pool != s->st_pool ||
+    if (s->st_shadow == FS_TIME_NEVER || s->nd[x].cp != s->st_pool ||
         s->nd[x].k1 <= (double)s->st_shadow)
         return 1;
     if (g > s->st_extra)
@@ -1104,7 +1118,7 @@ static int npass(sched_t *s, fs_model_t *m)
         uint32_t head = blocked, pick = 0;
         if (!head) {
             head = queue_head(s);
-            if (cls_fits(s, m, head, s->nc[head].cls))
+            if (cls_fits(s, m, head, s->nd[head].cp))
                 pick = head;
         }
         if (!pick && s->backfill == FS_BACKFILL_EASY) {
@@ -1127,7 +1141,7 @@ static int npass(sched_t *s, fs_model_t *m)
         } else if (!pick && !s->strict) {
             for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
-                if (h && (!pick || less(nd, h, pick)) && cls_fits(s, m, h, c))
+                if (h && (!pick || less(nd, s->k2, h, pick)) && cls_fits(s, m, h, c))
                     pick = h;
             }
         }
@@ -1161,13 +1175,13 @@ static int npass(sched_t *s, fs_model_t *m)
 
 /* ---- conservative backfill ------------------------------------------------------ */
 
-static int cmp_order(const tnode_t *nd, uint32_t a, uint32_t b)
+static int cmp_order(const tnode_t *nd, const double *k2, uint32_t a, uint32_t b)
 {
-    return less(nd, a, b) ? -1 : less(nd, b, a) ? 1 : 0;
+    return less(nd, k2, a, b) ? -1 : less(nd, k2, b, a) ? 1 : 0;
 }
 
 /* Sorts scr[0..n) by order key (insertion sort for small n, else merge). */
-static int sort_nodes(sched_t *s, size_t n, int (*cmp)(const tnode_t *, uint32_t, uint32_t))
+static int sort_nodes(sched_t *s, size_t n, int (*cmp)(const tnode_t *, const double *, uint32_t, uint32_t))
 {
     uint32_t *a = s->scr;
     if (n < 2)
@@ -1180,7 +1194,7 @@ static int sort_nodes(sched_t *s, size_t n, int (*cmp)(const tnode_t *, uint32_t
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
-                tmp[k++] = cmp(s->nd, a[j], a[i]) < 0 ? a[j++] : a[i++];
+                tmp[k++] = cmp(s->nd, s->k2, a[j], a[i]) < 0 ? a[j++] : a[i++];
             while (i < mid)
                 tmp[k++] = a[i++];
             while (j < hi)
@@ -1305,7 +1319,7 @@ static size_t first_queued(sched_t *s, size_t want)
     while (k < want && runs > 0) {
         size_t b = 0;
         for (size_t r = 1; r < runs; r++)
-            if (less(s->nd, s->scr[at[r]], s->scr[at[b]]))
+            if (less(s->nd, s->k2, s->scr[at[r]], s->scr[at[b]]))
                 b = r;
         out[k++] = s->scr[at[b]++];
         if (at[b] == end[b]) {
@@ -1329,7 +1343,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
             uint32_t head = 0;
             for (size_t c = 0; c < s->shapes.n; c++) {
                 uint32_t h = s->cls[c].head;
-                if (h && (!head || less(s->nd, h, head)))
+                if (h && (!head || less(s->nd, s->k2, h, head)))
                     head = h;
             }
             if (!fits(m, head))
@@ -1659,7 +1673,8 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     }
     s->n_run = fs_model_cluster(m)->n_pools ? fs_model_cluster(m)->n_pools : 1;
     s->run = fs_calloc(s->n_run, sizeof *s->run);
-    if (!s->run) {
+    s->run_g = fs_calloc(s->n_run, sizeof *s->run_g);
+    if (!s->run || !s->run_g) {
         sched_destroy(s);
         return fs_error_set(err, FS_ENOMEM, "scheduler: out of memory");
     }
@@ -1693,12 +1708,13 @@ static void sched_destroy(void *state)
     if (s->ord && s->ord->destroy)
         s->ord->destroy(s->ost);
     fs_free(s->nd_mem);
-    fs_free(s->nc);
+    fs_free(s->k2);
     fs_free(s->nb);
     fs_free(s->rank);
     fs_free(s->rsv);
     fs_free(s->logged);
     fs_free(s->run);
+    fs_free(s->run_g);
     for (size_t c = 0; s->cls && c < s->shapes.n; c++) {
         fs_free(s->cls[c].b);
         fs_free(s->cls[c].tw);
@@ -1831,9 +1847,9 @@ static int sched_withdraw(void *state, fs_model_t *m, uint32_t slot)
     sched_t *s = state;
     uint32_t x = slot + 1;
     if (x >= s->nd_cap || fs_model_job(m, slot)->state != FS_JOBRT_QUEUED ||
-        s->nc[x].cls >= s->shapes.n)
+        s->nd[x].cp >= s->shapes.n)
         return FS_EINVAL;
-    s->cls[s->nc[x].cls].cand_at = 0;
+    s->cls[s->nd[x].cp].cand_at = 0;
     q_remove(s, m, slot);
     s->settled = 0;
     s->st_keep = 0;
@@ -1890,7 +1906,7 @@ uint64_t fs_sched_loose(const void *state) { return ((const sched_t *)state)->n_
 size_t fs_sched_slot_bytes(const void *state)
 {
     const sched_t *s = state;
-    return sizeof *s->nd + sizeof *s->nc + (s->has_bands ? sizeof *s->nb : 0) +
+    return sizeof *s->nd + (s->ord->k2 ? sizeof *s->k2 : 0) + (s->has_bands ? sizeof *s->nb : 0) +
            (s->preempt ? sizeof *s->rank : 0) +
            (s->backfill == FS_BACKFILL_CONSERVATIVE ? sizeof *s->rsv : 0);
 }

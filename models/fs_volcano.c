@@ -349,7 +349,7 @@ static long class_of(vc_t *v, fs_model_t *m, const fs_jobrt_t *j)
         fs_grow((void **)&q->cls, &q->cap_cls, q->n_cls + 1, sizeof *q->cls))
         return -1;
     int added;
-    long local = fs_shapemap_get(&t->shapes, j->job.gpus, j->job.gpu_milli, fs_job_pod_res(&j->job),
+    long local = fs_shapemap_get(&t->shapes, j->job.gpus, j->job.gpu_milli, fs_jobq_pod_res(&j->job),
                                 j->type_pools, &added);
     if (local < 0)
         return -1;

@@ -170,13 +170,13 @@ static void test_until_horizon(void **s)
 }
 
 /* Issue #13, memory per queued job: a job that has never run holds its
- * 112-byte fs_jobrt_t alone (no run record, no policy field); a job that
+ * 80-byte fs_jobrt_t alone (no run record, no policy field); a job that
  * ran has a run record.  One 8-GPU node, A runs, B and C wait to the
  * horizon, B asks more than fits now (strict: C waits behind it). */
 static void test_queued_jobs_hold_no_run_record(void **s)
 {
     (void)s;
-    assert_true(sizeof(fs_jobrt_t) <= 112);
+    assert_true(sizeof(fs_jobrt_t) <= 80);
     fs_job_t jobs[] = {job(1, 0, 6, 100), job(2, 1, 4, 5), job(3, 2, 1, 5)};
     fs_pool_cfg_t pool;
     fs_config_t cfg;
@@ -220,6 +220,34 @@ static void test_queued_jobs_hold_no_run_record(void **s)
     assert_int_equal(b->pool, -1);
     fs_model_destroy(m);
     fs_source_destroy(src);
+}
+
+/* Issue #13: the model keeps a packed copy of a job's record (fs_jobq_t):
+ * a job_class or gpu_milli beyond 16 bits is refused with FS_ELIMIT and a
+ * message, not cut. */
+static void test_job_beyond_packed_record(void **s)
+{
+    (void)s;
+    for (int k = 0; k < 2; k++) {
+        fs_job_t jobs[] = {job(1, 0, 1, 10), job(2, 1, 1, 10)};
+        if (k == 0)
+            jobs[1].job_class = INT16_MAX + 1;
+        else
+            jobs[1].gpu_milli = UINT16_MAX + 1u;
+        fs_pool_cfg_t pool;
+        fs_config_t cfg;
+        base_cfg(&cfg, &pool, 1, 8, FS_FIFO_STRICT);
+        fs_source_t *src;
+        fs_model_t *m;
+        fs_error_t err;
+        fs_sink_t sink = {0};
+        assert_int_equal(fs_memsrc_create(jobs, 2, NULL, 0, NULL, 0, &src, &err), 0);
+        assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+        assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ELIMIT);
+        assert_non_null(strstr(err.msg, "beyond 16 bits"));
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+    }
 }
 
 /* Reference: best-effort FIFO as a full in-order scan over the whole queue
@@ -371,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_same_instant),
         cmocka_unit_test(test_until_horizon),
         cmocka_unit_test(test_queued_jobs_hold_no_run_record),
+        cmocka_unit_test(test_job_beyond_packed_record),
         cmocka_unit_test(test_best_effort_equals_full_scan),
         cmocka_unit_test(test_fractional_shape_not_blocked),
     };

@@ -499,10 +499,11 @@ static void test_backfill_invariants(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
-/* Issue #13: the scheduler keeps per job slot a 64-byte treap node and 8 bytes
- * (class, pool), plus only what the configured modes read: a rank for
- * preemptive passes, a reservation for conservative backfill, a band for
- * banded orders (a field added to every slot fails this test). */
+/* Issue #13: the scheduler keeps per job slot a 48-byte treap node (its
+ * class or pool included), plus only what the configured modes read: a rank
+ * for preemptive passes, a second key for orders with one (las), a
+ * reservation for conservative backfill, a band for banded orders (a field
+ * added to every slot fails this test). */
 static void test_slot_bytes(void **st)
 {
     (void)st;
@@ -510,10 +511,10 @@ static void test_slot_bytes(void **st)
         int queue, backfill;
         size_t bytes;
     } cases[] = {
-        {FS_QUEUE_FIFO, FS_BACKFILL_EASY, 72},  {FS_QUEUE_SJF, FS_BACKFILL_NONE, 72},
-        {FS_QUEUE_PRIORITY, FS_BACKFILL_EASY, 72}, {FS_QUEUE_SRTF, FS_BACKFILL_NONE, 80},
-        {FS_QUEUE_LAS, FS_BACKFILL_NONE, 80},   {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 88},
-        {FS_QUEUE_SLURM, FS_BACKFILL_NONE, 84},
+        {FS_QUEUE_FIFO, FS_BACKFILL_EASY, 48},  {FS_QUEUE_SJF, FS_BACKFILL_NONE, 48},
+        {FS_QUEUE_PRIORITY, FS_BACKFILL_EASY, 48}, {FS_QUEUE_SRTF, FS_BACKFILL_NONE, 56},
+        {FS_QUEUE_LAS, FS_BACKFILL_NONE, 64},   {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 64},
+        {FS_QUEUE_SLURM, FS_BACKFILL_NONE, 60},
     };
     fs_job_t jobs[] = {job(1, 0, 4, 10)};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
