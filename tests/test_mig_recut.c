@@ -248,6 +248,165 @@ static void test_anti_thrashing(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* ---- draining a busy node (mig_repartition.drain) ---------------------------- */
+
+static void cfg_drain(fs_config_t *cfg, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      const char *mig, int drain, double timeout)
+{
+    cfg_recut(cfg, pool, nodes, gpn, mig, 600);
+    pool->mig_drain = drain;
+    pool->mig_drain_timeout = S(timeout);
+}
+
+static double share(const char *mig)
+{
+    return fs_mig_code_milli(fs_mig_code_find(mig, strlen(mig))) / 1000.0;
+}
+
+/* One node of two GPUs cut all-1g.10gb.  A (1g) runs 0..1000 on GPU 0, B
+ * (3g.40gb) arrives at 10, C (1g) at 500.  none: the node is never idle
+ * while 1g pods keep coming (B never starts before the horizon); wait: the
+ * node is cordoned at 10 (C does not start there), re-cut at 1000 when A
+ * ends, B starts at 1000 + 120; evict (30 s): A is preempted at 40, B
+ * starts at 160, A restarts from its last checkpoint. */
+static void test_drain_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t abc[] = {job(1, 0, 1, 1000, "1g.10gb"), job(2, 10, 1, 100, "3g.40gb"),
+                      job(3, 500, 1, 100, "1g.10gb")};
+
+    /* none, a stream of 1g pods (every 500 s, 1000 s each) to the horizon */
+    enum { NS = 40 };
+    fs_job_t stream[NS + 1];
+    stream[0] = job(1, 0, 1, 1000, "1g.10gb");
+    stream[1] = job(1000, 10, 1, 100, "3g.40gb");
+    for (unsigned i = 1; i < NS; i++)
+        stream[i + 1] = job(i + 1, 500.0 * i, 1, 1000, "1g.10gb");
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_NONE, 30);
+    cfg.until = FS_UNTIL_HORIZON;
+    cfg.horizon = S(20000);
+    run(&cfg, stream, NS + 1, &r, &t);
+    assert_int_equal(row_of(&r, 1000)->state, FS_STATE_QUEUED);
+    assert_true(isnan(row_of(&r, 1000)->start));
+    assert_true(t.mig_recuts == 0 && t.mig_drains == 0 && t.gpu_s_mig_drain == 0);
+    /* wait: the same stream, B starts when the pod running at 10 ends */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_WAIT, 30);
+    cfg.until = FS_UNTIL_HORIZON;
+    cfg.horizon = S(20000);
+    run(&cfg, stream, NS + 1, &r, &t);
+    assert_true(row_of(&r, 1000)->start == 1120);
+    assert_true(row_of(&r, 2)->start >= 1000);      /* 500: the node was cordoned */
+    assert_true(t.mig_drains >= 1);
+
+    /* wait: exact times and the idle GPU-s of the drain */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_WAIT, 30);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 0 && row_of(&r, 1)->end == 1000);
+    assert_true(row_of(&r, 2)->start == 1120);
+    assert_true(row_of(&r, 3)->start == 1720);      /* re-cut back to 1g at 1000 + 600 */
+    assert_int_equal(t.mig_drains, 1);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_true(t.gpu_s_mig_drain == 990.0);        /* GPU 1 idle 10..1000 */
+    assert_int_equal(t.preemptions, 0);
+    assert_int_equal(r.n_ml, 4);
+    assert_true(r.ml[0].time == 1000 && r.ml[0].ready == 1120 && r.ml[0].cordoned == 10);
+    assert_string_equal(r.ml[0].layout, "3g.40gb x2");
+    assert_true(r.ml[2].time == 1600 && isnan(r.ml[2].cordoned));
+    /* the cordoned GPU counts down; busy, waiting and idle stay >= 0
+     * (fs_test_run_cfg checked the partition) */
+    assert_true(t.gpu_s_down >= 990.0 + 2 * 240.0);
+
+    /* evict after 30 s: A loses its 40 s of work */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 2)->start == 160);       /* 10 + 30 + 120 */
+    assert_int_equal(row_of(&r, 1)->preemptions, 1);
+    assert_true(fabs(row_of(&r, 1)->preempt_lost_gpu_s - share("1g.10gb") * 40) < 1e-9);
+    assert_true(row_of(&r, 1)->end == 760 + 1000);  /* re-cut to 1g at 40 + 600 */
+    assert_true(row_of(&r, 3)->start == 760);
+    assert_int_equal(t.preemptions, 1);
+    assert_int_equal(t.mig_drains, 1);
+    assert_true(t.gpu_s_mig_drain == 30.0);
+    assert_true(r.ml[0].time == 40 && r.ml[0].cordoned == 10);
+    /* with checkpoints every 25 s it loses 15 s */
+    cfg.scheduler.checkpoint_interval = S(25);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(fabs(row_of(&r, 1)->preempt_lost_gpu_s - share("1g.10gb") * 15) < 1e-9);
+    assert_true(row_of(&r, 1)->end == 760 + 975);
+    /* A ends at 25, before the timeout: no eviction, the re-cut at 25 */
+    fs_job_t early[] = {job(1, 0, 1, 25, "1g.10gb"), job(2, 10, 1, 100, "3g.40gb")};
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, early, 2, &r, &t);
+    assert_true(row_of(&r, 2)->start == 145);
+    assert_int_equal(t.preemptions, 0);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Two nodes of one GPU cut all-7g.80gb: A1 runs 0..1000 on node 0, A2
+ * 8..2008 on node 1, B (1g) arrives at 10.  wait drains node 0 (its last
+ * pod ends first); evict drains node 1 (2 GPU-s lost, not 10). */
+static void test_drain_choice(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 0, 1, 1000, "7g.80gb"), job(2, 8, 1, 2000, "7g.80gb"),
+                       job(3, 10, 1, 100, "1g.10gb")};
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_WAIT, 30);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 1);
+    assert_true(r.n_ml == 1 && r.ml[0].node == 0 && r.ml[0].time == 1000);
+    assert_true(row_of(&r, 3)->start == 1120);
+    assert_int_equal(t.mig_drains, 1);      /* one node for the one pod */
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(r.ml[0].node == 1 && r.ml[0].time == 40);
+    assert_true(row_of(&r, 3)->start == 160);
+    assert_int_equal(row_of(&r, 2)->preemptions, 1);
+    assert_int_equal(row_of(&r, 1)->preemptions, 0);
+    assert_true(row_of(&r, 1)->end == 1000);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Cancellation: evict (300 s) drains node 1 for B (A2 lost less), but node
+ * 0 goes idle at 100 and is re-cut for B: the drain is cancelled (node 1
+ * uncordoned, A2 never evicted), and a 7g pod at 1100 starts on node 1. */
+static void test_drain_cancel(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 0, 1, 100, "7g.80gb"), job(2, 5, 1, 1000, "7g.80gb"),
+                       job(3, 10, 1, 100, "1g.10gb"), job(4, 1100, 1, 10, "7g.80gb")};
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_EVICT, 300);
+    run(&cfg, jobs, 4, &r, &t);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 1);
+    assert_int_equal(t.mig_drains, 1);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(r.n_ml == 1 && r.ml[0].node == 0 && r.ml[0].time == 100 &&
+                isnan(r.ml[0].cordoned));
+    assert_true(row_of(&r, 3)->start == 220);
+    assert_int_equal(t.preemptions, 0);
+    assert_true(row_of(&r, 2)->end == 1005);
+    assert_true(row_of(&r, 4)->start == 1100 && node_of(&r, 4) == 1);
+    assert_true(t.gpu_s_mig_drain == 0);    /* its one GPU held A2 all along */
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* The cluster call itself, and a static MIG pool beside a re-partitioning one. */
 static void test_cluster_recut(void **st)
 {
@@ -439,6 +598,9 @@ int main(void)
         cmocka_unit_test(test_cluster_recut),
         cmocka_unit_test(test_scenario),
         cmocka_unit_test(test_random_mix),
+        cmocka_unit_test(test_drain_hand),
+        cmocka_unit_test(test_drain_choice),
+        cmocka_unit_test(test_drain_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
