@@ -314,7 +314,10 @@ static int mr_event(void *ud, fs_model_t *m, uint64_t data)
             a->drain_at[node] + a->rp[a->rp_of[c->node_pool[node]]].timeout != fs_model_now(m))
             return 0;
         uint32_t n;
-        int rc = fs_model_evict_node(m, node, &n);
+        /* a pod preempted before is not evicted again (the drain waits for
+         * it): with evictions that lose work, evicting the pods that
+         * restarted last could otherwise go on for ever */
+        int rc = fs_model_evict_node(m, node, 1, &n);
         if (!rc && !fs_cluster_mig_node_held(c, node))
             rc = drained(a, m, node);
         return rc;

@@ -2010,7 +2010,7 @@ int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, dou
     return 0;
 }
 
-int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t *n_evicted)
+int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *n_evicted)
 {
     *n_evicted = 0;
     if (node >= m->cluster.n_nodes)
@@ -2018,7 +2018,7 @@ int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t *n_evicted)
     size_t n = 0;
     for (size_t i = 0; i < m->n_slots; i++)
         if (m->slots[i].state == FS_JOBRT_RUNNING && m->ending != i + 1 &&
-            on_node(&m->slots[i], node)) {
+            m->slots[i].r->preemptions < below && on_node(&m->slots[i], node)) {
             if (fs_grow((void **)&m->scr, &m->scr_cap, n + 1, sizeof *m->scr)) {
                 fail(m, FS_ENOMEM, "evicting jobs");
                 return FS_ENOMEM;

@@ -163,11 +163,12 @@ void fs_model_after_pass_idle(fs_model_t *m, int on);
  * GPU-s of work a preemption now would lose (fs_model_preempt's rule).
  * 0, or FS_EINVAL if it is not running. */
 int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, double *lost_gpu_s);
-/* Evicts every job running on node (in admission order): the policy is told
- * it stopped (job_interrupted, else job_end), fs_model_preempt applies (its
- * loss rule and counts) and the policy gets it back (enqueue).  *n_evicted:
- * how many.  0 or an FS_E* error. */
-int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t *n_evicted);
+/* Evicts every job running on node (in admission order) that was preempted
+ * fewer than `below` times: the policy is told it stopped (job_interrupted,
+ * else job_end), fs_model_preempt applies (its loss rule and counts) and
+ * the policy gets it back (enqueue).  *n_evicted: how many.  0 or an FS_E*
+ * error. */
+int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *n_evicted);
 
 /* ---- modules: parts of the model with their own events ----------------------
  * (failures and repairs, purchase timelines, cloud burst, ...).  A module

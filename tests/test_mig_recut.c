@@ -407,6 +407,84 @@ static void test_drain_cancel(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The invariants under random mixed demand with drains (wait, then evict
+ * 60 s): every pod completes, no pod is placed on a node between its
+ * cordon and its re-cut, no pod runs on a node across its re-cut, some
+ * drains happen, and the same jobs give the same rows. */
+static void drain_run(rows_t *r, fs_run_totals_t *t, const fs_job_t *jobs, size_t n, int drain)
+{
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    cfg_drain(&cfg, &pool, 3, 2, "all-balanced", drain, 60);
+    cfg.cluster.pools[0].mig_min_interval = S(300);
+    run(&cfg, jobs, n, r, t);
+}
+
+static void test_drain_random(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char *prof[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+    static const unsigned inst[] = {7, 3, 2, 1};
+    enum { N = 80 };
+    fs_job_t jobs[N];
+    uint64_t x = 777;
+    double at = 0;
+    for (unsigned i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned p = (unsigned)(x >> 33) % 4;
+        at += (double)((x >> 20) % 150);
+        unsigned k = 1 + (unsigned)((x >> 40) % 3);
+        if (k > 2 * inst[p])
+            k = 2 * inst[p];
+        jobs[i] = job(i + 1, at, k, 100 + (double)((x >> 50) % 900), prof[p]);
+    }
+    static rows_t a, b;
+    for (int drain = FS_MIG_DRAIN_WAIT; drain <= FS_MIG_DRAIN_EVICT; drain++) {
+        fs_run_totals_t ta, tb;
+        drain_run(&a, &ta, jobs, N, drain);
+        drain_run(&b, &tb, jobs, N, drain);
+        assert_int_equal(a.jobs.n, N);
+        assert_true(a.n_iv < 512 && a.n_ml < 512);
+        print_message("drain %d: %llu drains, %llu re-cuts, %llu preemptions, %.0f GPU-s idle "
+                      "by the drains\n", drain, (unsigned long long)ta.mig_drains,
+                      (unsigned long long)ta.mig_recuts, (unsigned long long)ta.preemptions,
+                      ta.gpu_s_mig_drain);
+        assert_true(ta.mig_drains > 2 && ta.mig_drains == tb.mig_drains);
+        assert_true(ta.gpu_s_mig_drain == tb.gpu_s_mig_drain && ta.gpu_s_mig_drain > 0);
+        assert_true(ta.gpu_s_mig_drain + ta.gpu_s_mig_reconfig <= ta.gpu_s_down * (1 + 1e-12));
+        if (drain == FS_MIG_DRAIN_EVICT)
+            assert_true(ta.preemptions > 0);
+        assert_true(a.n_ml == b.n_ml && a.n_iv == b.n_iv);
+        for (size_t i = 0; i < a.jobs.n; i++) {
+            const fs_job_row_t *x1 = &a.jobs.r[i], *y1 = &b.jobs.r[i];
+            assert_int_equal(x1->state, FS_STATE_COMPLETED);
+            assert_true(x1->id == y1->id && x1->start == y1->start && x1->end == y1->end);
+        }
+        size_t drained = 0;
+        for (size_t k = 0; k < a.n_ml; k++) {
+            const fs_mig_layout_row_t *m = &a.ml[k];
+            drained += !isnan(m->cordoned);
+            for (size_t i = 0; i < a.n_iv; i++) {
+                const fs_interval_row_t *v = &a.iv[i];
+                if (v->node != m->node)
+                    continue;
+                if (v->start < m->time && v->end > m->time)
+                    fail_msg("drain %d: job %llu runs on node %u across its re-cut at %g", drain,
+                             (unsigned long long)v->job, v->node, m->time);
+                if (!isnan(m->cordoned) && v->start >= m->cordoned && v->start < m->ready)
+                    fail_msg("drain %d: job %llu placed on node %u at %g, cordoned %g..%g", drain,
+                             (unsigned long long)v->job, v->node, v->start, m->cordoned,
+                             m->ready);
+            }
+        }
+        assert_true(drained > 0);
+    }
+    fs_test_rows_free(&a.jobs);
+    fs_test_rows_free(&b.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* The cluster call itself, and a static MIG pool beside a re-partitioning one. */
 static void test_cluster_recut(void **st)
 {
@@ -601,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_drain_hand),
         cmocka_unit_test(test_drain_choice),
         cmocka_unit_test(test_drain_cancel),
+        cmocka_unit_test(test_drain_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
