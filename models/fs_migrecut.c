@@ -156,6 +156,12 @@ static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, ui
     const fs_cluster_t *c = fs_model_cluster(m);
     fs_time_t now = fs_model_now(m);
     uint32_t best = UINT32_MAX;
+    /* a node in service whose layout offers k of pr serves the pod once its
+     * pods end: no drain for a profile the layout has */
+    for (uint32_t node = r->first; node < r->first + r->n; node++)
+        if (a->drain_at[node] < 0 && fs_model_node_in_service(m, node) &&
+            node_count(c, node, r->gpn, pr) >= k)
+            return 0;
     for (uint32_t node = r->first; node < r->first + r->n; node++) {
         if (a->back_at[node] >= 0 || a->drain_at[node] >= 0 || !fs_model_node_in_service(m, node) ||
             !fs_cluster_mig_node_held(c, node) || node_count(c, node, r->gpn, pr) >= k)
@@ -168,6 +174,8 @@ static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, ui
         }
         if (!a->costs_now)
             drain_costs(a, m);
+        if (r->drain == FS_MIG_DRAIN_WAIT && a->cost[node] >= (double)INT64_MAX)
+            continue;   /* a service replica: it never ends */
         if (best == UINT32_MAX || a->cost[node] < a->cost[best])
             best = node;
     }

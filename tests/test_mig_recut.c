@@ -585,6 +585,28 @@ static void test_scenario(void **st)
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {reconfigure: -1s}\n",
              yaml_head);
     fs_test_expect_error(y, "t.yaml:14:", "reconfigure");
+    /* the drain: default none, 30 s; a bad mode and a negative timeout */
+    snprintf(y, sizeof y,
+             "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: 2m}\n",
+             yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    p = &cfg.cluster.pools[0];
+    assert_true(p->mig_drain == FS_MIG_DRAIN_EVICT && p->mig_drain_timeout == S(120));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {}\n", yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    p = &cfg.cluster.pools[0];
+    assert_true(p->mig_drain == FS_MIG_DRAIN_NONE && p->mig_drain_timeout == S(30));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {drain: sometimes}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:32:", "not one of: none, wait, evict");
+    snprintf(y, sizeof y,
+             "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: -5s}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:", "drain_timeout");
     /* enabled: false keeps the static layout (loads, no per-GPU layouts) */
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: false}\n",
              yaml_head);
