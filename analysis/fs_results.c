@@ -196,6 +196,7 @@ static const col_t nodegroup_cols[] = {
 static const col_t mig_layout_cols[] = {
     ML_COL(time, K_F64, "s"),   ML_COL(ready, K_F64, "s"), ML_COL(pool, K_U32, "-"),
     ML_COL(node, K_U32, "-"),   ML_COL(gpu, K_U32, "-"),   ML_COL(layout, K_STR, "-"),
+    ML_COL(cordoned, K_F64, "s"),
 };
 
 #define SVC_COL(name, kind, unit) {#name, kind, offsetof(fs_service_row_t, name), unit}
@@ -280,7 +281,8 @@ static const col_t request_cols[] = {
     X(gpu_s_recovering, K_F64, "GPU-s") X(gpu_s_held_idle, K_F64, "GPU-s")   \
     X(gpu_s_frag, K_F64, "GPU-s") X(gpu_s_quota, K_F64, "GPU-s")            \
     X(gpu_s_reserved, K_F64, "GPU-s") X(gpu_s_blocked, K_F64, "GPU-s")    \
-    X(mig_recuts, K_U64, "count") X(gpu_s_mig_reconfig, K_F64, "GPU-s")
+    X(mig_recuts, K_U64, "count") X(gpu_s_mig_reconfig, K_F64, "GPU-s")             \
+    X(mig_drains, K_U64, "count") X(gpu_s_mig_drain, K_F64, "GPU-s")
 
 #define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
 static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};

@@ -405,6 +405,8 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->gpu_s_blocked = totals->gpu_s_blocked;
     out->mig_recuts = totals->mig_recuts;
     out->gpu_s_mig_reconfig = totals->gpu_s_mig_reconfig;
+    out->mig_drains = totals->mig_drains;
+    out->gpu_s_mig_drain = totals->gpu_s_mig_drain;
     out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 

@@ -96,6 +96,9 @@ typedef struct fs_summary {
     /* MIG re-partitioning (fs_run_totals_t): nodes re-cut, GPU-s reconfiguring */
     uint64_t mig_recuts;
     double gpu_s_mig_reconfig;
+    /* its drains: nodes cordoned for a re-cut, their GPUs idle meanwhile */
+    uint64_t mig_drains;
+    double gpu_s_mig_drain;
 } fs_summary_t;
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the

@@ -845,6 +845,18 @@ int fs_cluster_mig_node_held(const fs_cluster_t *c, uint32_t node)
     return 0;
 }
 
+uint32_t fs_cluster_node_busy(const fs_cluster_t *c, uint32_t node)
+{
+    const fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!p->mig)
+        return p->gpn - c->node_free[node];
+    const uint8_t *u = p->mig_used + (size_t)(node - p->first_node) * p->gpn;
+    uint32_t b = 0;
+    for (uint32_t g = 0; g < p->gpn; g++)
+        b += u[g] != 0;
+    return b;
+}
+
 int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr)
 {
     fs_pool_t *p = &c->pools[c->node_pool[node]];

@@ -353,6 +353,9 @@ int fs_cluster_mig_node_held(const fs_cluster_t *c, uint32_t node);
  * (fs_mig_recut with keep 0: mig-parted's all-<profile>).  Returns the
  * instances of pr the node then has, or FS_EINVAL (not such a node). */
 int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr);
+/* GPUs of node that hold a pod (a whole-GPU pod, a share or a MIG
+ * instance).  O(GPUs per node). */
+uint32_t fs_cluster_node_busy(const fs_cluster_t *c, uint32_t node);
 
 /* Marks a node down (its free GPUs leave the index) or up again. */
 void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up);

@@ -50,7 +50,16 @@ typedef struct fs_pool_cfg {
     fs_time_t mig_reconfigure;
     fs_time_t mig_gpu_ready;
     fs_time_t mig_min_interval;
+    int mig_drain;          /* enum fs_mig_drain: make an idle node when none is */
+    fs_time_t mig_drain_timeout;    /* evict: pods still running this long after the cordon */
 } fs_pool_cfg_t;
+
+/* cluster.pools[].mig_repartition.drain (models/fs_migrecut.h) */
+enum fs_mig_drain {
+    FS_MIG_DRAIN_NONE = 0,  /* only idle nodes are re-cut */
+    FS_MIG_DRAIN_WAIT = 1,  /* cordon a busy node; re-cut once its pods ended */
+    FS_MIG_DRAIN_EVICT = 2  /* the same; pods left after drain_timeout are preempted */
+};
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->
  * spines, generated per pool (docs/models.md).  0 = not given. */

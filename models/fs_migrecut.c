@@ -2,14 +2,17 @@
 #include "fs_jobrt.h"
 #include "../sim/fs_alloc.h"
 
+#include <math.h>
 #include <string.h>
 
-enum { EV_BACK = 0, EV_WAKE = 1 };      /* data: node << 1 | kind */
+enum { EV_BACK = 0, EV_WAKE = 1, EV_EVICT = 2 };  /* data: node << 2 | kind */
 
 typedef struct rpool {
     uint32_t pool, first, n, gpn;
     fs_time_t phase;                    /* reconfigure + gpu_ready */
     fs_time_t min_interval;
+    int drain;                          /* enum fs_mig_drain */
+    fs_time_t timeout;                  /* evict: after the cordon */
 } rpool_t;
 
 typedef struct migrecut {
@@ -23,8 +26,13 @@ typedef struct migrecut {
     uint8_t *target;                    /* per node: the profile it is being cut for */
     uint32_t *inst;                     /* per node: its instances of target after the cut */
     uint32_t *credit;                   /* scratch per node: of inst, not yet promised */
+    fs_time_t *drain_at;                /* per node: its cordon while draining, -1 */
+    double *cost;                       /* scratch per node: what draining it costs */
+    int costs_now;                      /* cost is valid for this pass */
+    int any_drain;                      /* some pool drains */
+    size_t n_draining;
     fs_time_t wake;                     /* pending wake-up event, -1 none */
-    uint64_t recuts;
+    uint64_t recuts, drains;
     double gpu_s;                       /* GPU-s of the phases that ended */
     fs_mig_layout_row_t *rows;          /* /mig_layouts, until the end */
     size_t n_rows, cap_rows;
@@ -42,6 +50,8 @@ static void mr_destroy(void *ud)
     fs_free(a->target);
     fs_free(a->inst);
     fs_free(a->credit);
+    fs_free(a->drain_at);
+    fs_free(a->cost);
     fs_free(a->rows);
     fs_free(a);
 }
@@ -83,18 +93,115 @@ static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, 
         row->pool = r->pool;
         row->node = node;
         row->gpu = g;
+        row->cordoned = a->drain_at[node] >= 0 ? fs_time_to_s(a->drain_at[node]) : NAN;
         fs_mig_spec_t spec;
         fs_mig_spec_of(fs_cluster_mig_layout(c, node, g), &spec);
         fs_mig_spec_format(pl->mig, &spec, row->layout, sizeof row->layout);
     }
     return fs_model_module_event(m, a->id, now + r->phase, FS_PRIO_REPAIR,
-                                 (uint64_t)node << 1 | EV_BACK, NULL);
+                                 (uint64_t)node << 2 | EV_BACK, NULL);
+}
+
+/* A draining node's pods are gone: its re-cut phase starts (the cut's hold
+ * first, then the cordon is lifted: the node is never in service between). */
+static int drained(migrecut_t *a, fs_model_t *m, uint32_t node)
+{
+    const rpool_t *r = &a->rp[a->rp_of[fs_model_cluster(m)->node_pool[node]]];
+    int rc = recut(a, m, r, node, a->target[node]);
+    if (!rc)
+        rc = fs_model_node_cordon(m, node, 0);
+    a->drain_at[node] = -1;
+    a->n_draining--;
+    return rc;
+}
+
+/* What draining each busy node of a draining pool costs now (once per
+ * pass, O(slots)): wait, the planned end of its last running pod (us);
+ * evict, the GPU-s of work its pods would lose at the timeout, taken now
+ * (an estimate: they compute on until then and may checkpoint). */
+static void drain_costs(migrecut_t *a, fs_model_t *m)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    for (uint32_t node = 0; node < c->n_nodes; node++)
+        a->cost[node] = 0;
+    for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (j->state != FS_JOBRT_RUNNING)
+            continue;
+        const fs_slice_t *sl = fs_placement_slices(&j->r->place);
+        fs_time_t end;
+        double lost;
+        for (uint32_t i = 0; i < j->r->place.n; i++) {
+            uint32_t node = sl[i].node, p = c->node_pool[node];
+            if (a->rp_of[p] < 0 || a->rp[a->rp_of[p]].drain == FS_MIG_DRAIN_NONE ||
+                fs_model_job_outlook(m, (uint32_t)s, &end, &lost))
+                continue;
+            if (a->rp[a->rp_of[p]].drain == FS_MIG_DRAIN_WAIT) {
+                if ((double)end > a->cost[node])
+                    a->cost[node] = (double)end;
+            } else {
+                a->cost[node] += lost;
+            }
+        }
+    }
+    a->costs_now = 1;
+}
+
+/* The busy node of pool r whose drain costs least (ties: the lowest), not
+ * in its anti-thrashing interval (*wake: the earliest end of one), that
+ * would offer k of pr only after a re-cut; its cordon.  1 started, 0 none. */
+static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, uint32_t k,
+                 fs_time_t *wake)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    fs_time_t now = fs_model_now(m);
+    uint32_t best = UINT32_MAX;
+    /* a node in service whose layout offers k of pr serves the pod once its
+     * pods end: no drain for a profile the layout has */
+    for (uint32_t node = r->first; node < r->first + r->n; node++)
+        if (a->drain_at[node] < 0 && fs_model_node_in_service(m, node) &&
+            node_count(c, node, r->gpn, pr) >= k)
+            return 0;
+    for (uint32_t node = r->first; node < r->first + r->n; node++) {
+        if (a->back_at[node] >= 0 || a->drain_at[node] >= 0 || !fs_model_node_in_service(m, node) ||
+            !fs_cluster_mig_node_held(c, node) || node_count(c, node, r->gpn, pr) >= k)
+            continue;
+        if (a->last_cut[node] >= 0 && now - a->last_cut[node] < r->min_interval) {
+            fs_time_t t = a->last_cut[node] + r->min_interval;
+            if (*wake < 0 || t < *wake)
+                *wake = t;
+            continue;
+        }
+        if (!a->costs_now)
+            drain_costs(a, m);
+        if (r->drain == FS_MIG_DRAIN_WAIT && a->cost[node] >= (double)INT64_MAX)
+            continue;   /* a service replica: it never ends */
+        if (best == UINT32_MAX || a->cost[node] < a->cost[best])
+            best = node;
+    }
+    if (best == UINT32_MAX)
+        return 0;
+    int rc = fs_model_node_cordon(m, best, 1);
+    if (rc)
+        return rc;
+    a->drain_at[best] = now;
+    a->target[best] = (uint8_t)pr;
+    a->inst[best] = a->credit[best] = r->gpn * c->pools[r->pool].mig_cap[pr];
+    a->credit[best] -= k;
+    a->drains++;
+    a->n_draining++;
+    if (r->drain == FS_MIG_DRAIN_EVICT &&
+        (rc = fs_model_module_event(m, a->id, now + r->timeout, FS_PRIO_TIMER,
+                                    (uint64_t)best << 2 | EV_EVICT, NULL)) != 0)
+        return rc;
+    return 1;
 }
 
 /* One queued pod (k instances of code) that cannot start now: covered by a
- * node being cut for it, or the cut of an idle node, in the first of its
- * pools that can.  *wake: the earliest end of an anti-thrashing interval
- * that kept a node from it. */
+ * node being cut for it, or the cut of an idle node, or (drain: wait or
+ * evict) covered by a draining node, or the drain of a busy one, in the
+ * first of its pools that can.  *wake: the earliest end of an
+ * anti-thrashing interval that kept a node from it. */
 static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np, int32_t code,
                  uint32_t k, fs_time_t *wake)
 {
@@ -130,6 +237,16 @@ static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np,
             a->credit[node] -= k;
             return 0;
         }
+        if (r->drain == FS_MIG_DRAIN_NONE)
+            continue;
+        for (uint32_t node = r->first; node < r->first + r->n; node++)
+            if (a->drain_at[node] >= 0 && a->target[node] == pr && a->credit[node] >= k) {
+                a->credit[node] -= k;
+                return 0;
+            }
+        int rc = drain(a, m, r, (unsigned)pr, k, wake);
+        if (rc)
+            return rc < 0 ? rc : 0;
     }
     return 0;
 }
@@ -144,11 +261,12 @@ static int mr_after_pass(void *ud, fs_model_t *m)
         for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n && !any; node++)
             any = a->back_at[node] < 0 && fs_model_node_in_service(m, node) &&
                   !fs_cluster_mig_node_held(c, node);
-    if (!any)
+    if (!any && !a->any_drain)
         return 0;
     for (size_t i = 0; i < a->n_rp; i++)
         for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++)
-            a->credit[node] = a->back_at[node] >= 0 ? a->inst[node] : 0;
+            a->credit[node] = a->back_at[node] >= 0 || a->drain_at[node] >= 0 ? a->inst[node] : 0;
+    a->costs_now = 0;
     fs_time_t wake = -1;
     for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
         const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
@@ -162,6 +280,26 @@ static int mr_after_pass(void *ud, fs_model_t *m)
         if (rc)
             return rc;
     }
+    /* the draining nodes: no pod of this walk wants one any more (they
+     * started elsewhere or left): the cordon is lifted; one whose pods are
+     * gone starts its re-cut */
+    for (size_t i = 0; i < a->n_rp && a->n_draining; i++)
+        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++) {
+            if (a->drain_at[node] < 0)
+                continue;
+            int rc = 0;
+            if (a->credit[node] == a->inst[node]) {
+                a->drain_at[node] = -1;
+                a->n_draining--;
+                rc = fs_model_node_cordon(m, node, 0);
+            } else if (!fs_cluster_mig_node_held(c, node)) {
+                rc = drained(a, m, node);
+            }
+            if (rc)
+                return rc;
+        }
+    if (a->any_drain)
+        fs_model_after_pass_idle(m, a->n_draining > 0);
     if (wake >= 0 && (a->wake < 0 || wake < a->wake)) {
         a->wake = wake;
         return fs_model_module_event(m, a->id, wake, FS_PRIO_TIMER, EV_WAKE, NULL);
@@ -172,13 +310,26 @@ static int mr_after_pass(void *ud, fs_model_t *m)
 static int mr_event(void *ud, fs_model_t *m, uint64_t data)
 {
     migrecut_t *a = ud;
-    if ((data & 1) == EV_WAKE) {    /* an interval ended: the pass after it looks again */
+    if ((data & 3) == EV_WAKE) {    /* an interval ended: the pass after it looks again */
         if (a->wake == fs_model_now(m))
             a->wake = -1;
         return 0;
     }
-    uint32_t node = (uint32_t)(data >> 1);
+    uint32_t node = (uint32_t)(data >> 2);
     const fs_cluster_t *c = fs_model_cluster(m);
+    if ((data & 3) == EV_EVICT) {   /* the timeout of a drain (a stale one: cancelled) */
+        if (node >= c->n_nodes || a->drain_at[node] < 0 ||
+            a->drain_at[node] + a->rp[a->rp_of[c->node_pool[node]]].timeout != fs_model_now(m))
+            return 0;
+        uint32_t n;
+        /* a pod preempted before is not evicted again (the drain waits for
+         * it): with evictions that lose work, evicting the pods that
+         * restarted last could otherwise go on for ever */
+        int rc = fs_model_evict_node(m, node, 1, &n);
+        if (!rc && !fs_cluster_mig_node_held(c, node))
+            rc = drained(a, m, node);
+        return rc;
+    }
     if (node >= c->n_nodes || a->back_at[node] != fs_model_now(m))
         return FS_EINTERNAL;
     const rpool_t *r = &a->rp[a->rp_of[c->node_pool[node]]];
@@ -199,6 +350,9 @@ static int mr_finish(void *ud, fs_model_t *m, fs_run_totals_t *totals)
                 gs += (double)a->rp[i].gpn * fs_time_to_s(now - a->last_cut[node]);
     totals->mig_recuts += a->recuts;
     totals->gpu_s_mig_reconfig += gs;
+    totals->mig_drains += a->drains;
+    if (a->drains)
+        totals->gpu_s_mig_drain += fs_model_cordon_idle_gpu_s(m);
     const fs_sink_t *sk = fs_model_sink(m);
     if (!sk->mig_layout)
         return 0;
@@ -231,14 +385,16 @@ int fs_migrecut_attach(fs_model_t *m, fs_error_t *err)
         !(a->back_at = fs_malloc(c->n_nodes * sizeof *a->back_at)) ||
         !(a->target = fs_calloc(c->n_nodes, 1)) ||
         !(a->inst = fs_calloc(c->n_nodes, sizeof *a->inst)) ||
-        !(a->credit = fs_calloc(c->n_nodes, sizeof *a->credit))) {
+        !(a->credit = fs_calloc(c->n_nodes, sizeof *a->credit)) ||
+        !(a->drain_at = fs_malloc(c->n_nodes * sizeof *a->drain_at)) ||
+        !(a->cost = fs_calloc(c->n_nodes, sizeof *a->cost))) {
         mr_destroy(a);
         return fs_error_set(err, FS_ENOMEM, "MIG re-partitioning: out of memory");
     }
     a->n_pools = c->n_pools;
     a->wake = -1;
     for (uint32_t node = 0; node < c->n_nodes; node++)
-        a->last_cut[node] = a->back_at[node] = -1;
+        a->last_cut[node] = a->back_at[node] = a->drain_at[node] = -1;
     for (uint32_t p = 0; p < c->n_pools; p++) {
         a->rp_of[p] = -1;
         const fs_pool_t *pl = &c->pools[p];
@@ -249,7 +405,9 @@ int fs_migrecut_attach(fs_model_t *m, fs_error_t *err)
         a->rp[a->n_rp++] = (rpool_t){.pool = p, .first = pl->first_node, .n = pl->n_nodes,
                                      .gpn = pl->gpn,
                                      .phase = pc->mig_reconfigure + pc->mig_gpu_ready,
-                                     .min_interval = pc->mig_min_interval};
+                                     .min_interval = pc->mig_min_interval,
+                                     .drain = pc->mig_drain, .timeout = pc->mig_drain_timeout};
+        a->any_drain |= pc->mig_drain != FS_MIG_DRAIN_NONE;
     }
     int rc = fs_model_add_module(m, &mr_ops, a, &a->id);
     if (rc) {

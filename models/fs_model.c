@@ -192,6 +192,13 @@ struct fs_model {
     uint64_t svc_running;   /* the running ones */
     int pass_wanted;        /* this instant had an event a policy may act on */
     size_t after_pass;      /* the module with an after_pass op: its id + 1; 0 none */
+    int after_pass_idle;    /* call it after a pass that left nothing queued too */
+    /* cordoned nodes (fs_model_node_cordon): their GPUs held by running
+     * pods stay in service in the capacity states; int_cordon_idle: the
+     * integral of their other GPUs */
+    uint32_t *cordon;
+    size_t n_cordon, cap_cordon;
+    double int_cordon_idle;
 
     /* pending events that cannot start a queued job: the timeline sample,
      * the drain cap, and module events at FS_PRIO_FAILURE (a failure only
@@ -244,10 +251,10 @@ static void fail_sink(fs_model_t *m, int code, const char *what)
  * GPUs (up - busy) as waiting while jobs or replicas are queued, else idle.
  * Busy is int_busy.  Each state is integrated on its own, so none can go
  * below zero by rounding. */
-static inline void capstates_add(const fs_model_t *m, double dt, double *total, double *down,
-                                 double *waiting, double *idle, double *frag)
+static inline void capstates_add(const fs_model_t *m, double dt, double cbusy, double *total,
+                                 double *down, double *waiting, double *idle, double *frag)
 {
-    double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up;
+    double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up + cbusy;
     double free_up = up - (double)m->cluster.gpus_busy;
     *total += dt * tot;
     *down += dt * (tot - up);
@@ -301,17 +308,39 @@ static void held_back_split(const fs_model_t *m, double held, double *quota, dou
     *blocked = m->wait_label == FS_WAIT_BLOCKED ? held : 0;
 }
 
+/* The GPUs held by pods on cordoned nodes (fs_model_node_cordon): out of
+ * service for placement, in service for the capacity states.  O(cordoned
+ * nodes x GPUs per node); 0 exactly without a cordon. */
+static double cordon_busy(const fs_model_t *m)
+{
+    double b = 0;
+    for (size_t i = 0; i < m->n_cordon; i++)
+        b += (double)fs_cluster_node_busy(&m->cluster, m->cordon[i]);
+    return b;
+}
+
+static double cordon_gpus(const fs_model_t *m)
+{
+    double g = 0;
+    for (size_t i = 0; i < m->n_cordon; i++)
+        g += (double)m->cluster.pools[m->cluster.node_pool[m->cordon[i]]].gpn;
+    return g;
+}
+
 static void settle(fs_model_t *m, fs_time_t t)
 {
     double dt = fs_time_to_s(t - m->last_settle);
     if (dt > 0) {
+        double cb = m->n_cordon ? cordon_busy(m) : 0;
+        if (m->n_cordon)
+            m->int_cordon_idle += dt * (cordon_gpus(m) - cb);
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
-        m->int_up += dt * (double)m->cluster.gpus_up;
+        m->int_up += dt * ((double)m->cluster.gpus_up + cb);
         m->int_alloc += dt * ((double)m->cluster.milli_busy / 1000.0);
         if (m->queued > 0)
             frag_refresh(m);
-        capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle,
+        capstates_add(m, dt, cb, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle,
                       &m->int_frag);
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
@@ -321,7 +350,7 @@ static void settle(fs_model_t *m, fs_time_t t)
         if (hi > lo) {
             double w = fs_time_to_s(hi - lo);
             m->win_busy += w * (double)m->cluster.gpus_busy;
-            m->win_up += w * (double)m->cluster.gpus_up;
+            m->win_up += w * ((double)m->cluster.gpus_up + cb);
         }
         m->last_settle = t;
     }
@@ -1931,6 +1960,98 @@ int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr)
     return n;
 }
 
+int fs_model_node_cordon(fs_model_t *m, uint32_t node, int on)
+{
+    if (node >= m->cluster.n_nodes)
+        return FS_EINVAL;
+    size_t i = 0;
+    while (i < m->n_cordon && m->cordon[i] != node)
+        i++;
+    if (!!on == (i < m->n_cordon))
+        return FS_EINVAL;
+    if (on) {
+        if (fs_grow((void **)&m->cordon, &m->cap_cordon, m->n_cordon + 1, sizeof *m->cordon)) {
+            fail(m, FS_ENOMEM, "cordoning a node");
+            return FS_ENOMEM;
+        }
+        /* settled before the node leaves: the integrals up to now see it as it was */
+        int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
+        if (rc)
+            return rc;
+        m->cordon[m->n_cordon++] = node;
+        return 0;
+    }
+    settle(m, m->sim.now);
+    m->cordon[i] = m->cordon[--m->n_cordon];
+    return fs_model_node_up(m, node);
+}
+
+double fs_model_cordon_idle_gpu_s(const fs_model_t *m)
+{
+    /* not settled here: a settle would split the other integrals' sums */
+    double dt = fs_time_to_s(m->sim.now - m->last_settle);
+    return m->int_cordon_idle + (m->n_cordon ? dt * (cordon_gpus(m) - cordon_busy(m)) : 0);
+}
+
+void fs_model_after_pass_idle(fs_model_t *m, int on) { m->after_pass_idle = !!on; }
+
+int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, double *lost_gpu_s)
+{
+    if (slot >= m->n_slots || m->slots[slot].state != FS_JOBRT_RUNNING)
+        return FS_EINVAL;
+    const fs_jobrt_t *j = &m->slots[slot];
+    fs_jobrun_t c = *j->r;
+    fs_recov_advance(&c, m->sim.now - c.settled_at, m->cfg->recovery.write_cost);
+    *end = is_replica(j) ? INT64_MAX
+                         : m->sim.now + fs_recov_finish_wall(&c, m->cfg->recovery.write_cost);
+    /* as fs_model_preempt would count it (lose_work) */
+    fs_time_t done = c.rem0 - c.remaining, ci = m->cfg->scheduler.checkpoint_interval;
+    fs_time_t lost = ci > 0 ? done % ci : done;
+    if (lost > c.since_ckpt)
+        lost = c.since_ckpt;
+    fs_time_t wall = lost >= c.since_ckpt ? c.since_wall
+                   : (fs_time_t)((double)c.since_wall * (double)lost / (double)c.since_ckpt);
+    *lost_gpu_s = gpu_share(j) * fs_time_to_s(wall);
+    return 0;
+}
+
+int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *n_evicted)
+{
+    *n_evicted = 0;
+    if (node >= m->cluster.n_nodes)
+        return FS_EINVAL;
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_slots; i++)
+        if (m->slots[i].state == FS_JOBRT_RUNNING && m->ending != i + 1 &&
+            m->slots[i].r->preemptions < below && on_node(&m->slots[i], node)) {
+            if (fs_grow((void **)&m->scr, &m->scr_cap, n + 1, sizeof *m->scr)) {
+                fail(m, FS_ENOMEM, "evicting jobs");
+                return FS_ENOMEM;
+            }
+            m->scr[n++] = (uint32_t)i;
+        }
+    sort_by_seq(m, m->scr, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = m->scr[i];
+        /* the policy forgets it as running (as for a failure), the model
+         * preempts it, and the policy gets it back */
+        if (m->pol->job_interrupted)
+            m->pol->job_interrupted(m->pol_state, m, s);
+        else if (m->pol->job_end)
+            m->pol->job_end(m->pol_state, m, s);
+        int rc = fs_model_preempt(m, s);
+        if (!rc)
+            rc = m->pol->enqueue(m->pol_state, m, s);
+        if (rc) {
+            fail(m, rc, "evicting a job");
+            return rc;
+        }
+        (*n_evicted)++;
+    }
+    m->pass_wanted = 1;
+    return 0;
+}
+
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node)
 {
     if (node >= m->cluster.n_nodes)
@@ -2487,7 +2608,8 @@ static void sample(fs_model_t *m)
         double frag = m->int_frag;
         if (m->queued > 0)
             frag_refresh(m);
-        capstates_add(m, dt, &total, &down, &waiting, &idle, &frag);
+        capstates_add(m, dt, m->n_cordon ? cordon_busy(m) : 0, &total, &down, &waiting, &idle,
+                      &frag);
         r.gpu_s_busy = busy - m->smp_busy;
         r.gpu_s_down = down - m->smp_down;
         r.gpu_s_waiting = waiting - m->smp_waiting;
@@ -2593,11 +2715,14 @@ static void on_instant_end(fs_sim_t *sim, void *vm)
         int rc = m->pol->pass(m->pol_state, m);
         if (rc)
             fail(m, rc, "scheduling pass");
-        if (m->after_pass && m->queued > 0 && !m->err.code) {
-            const module_t *mod = &m->modules[m->after_pass - 1];
-            if ((rc = mod->ops->after_pass(mod->ud, m)) != 0)
-                fail(m, rc, mod->ops->name);
-        }
+    }
+    /* after a pass that left jobs queued; with after_pass_idle also after
+     * an instant that leaves nothing queued */
+    if (want && m->after_pass && !m->err.code && (m->queued > 0 || m->after_pass_idle)) {
+        const module_t *mod = &m->modules[m->after_pass - 1];
+        int rc = mod->ops->after_pass(mod->ud, m);
+        if (rc)
+            fail(m, rc, mod->ops->name);
     }
     if (m->src_done && !m->err.code) {
         if (m->cfg->until == FS_UNTIL_DRAIN) {
@@ -2752,6 +2877,7 @@ void fs_model_destroy(fs_model_t *m)
             m->modules[i].ops->destroy(m->modules[i].ud);
     fs_free(m->modules);
     fs_free(m->node_holds);
+    fs_free(m->cordon);
     fs_free(m->node_speed);
     if (m->nidx)
         for (uint32_t i = 0; i < m->cluster.n_nodes; i++)

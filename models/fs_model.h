@@ -145,6 +145,30 @@ int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
  * MIG model (fs_cluster_mig_recut).  Returns the node's instances of pr, or
  * FS_EINVAL. */
 int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr);
+/* A cordon (MIG re-partitioning's drain, models/fs_migrecut.h).  on = 1:
+ * node takes no new pod, its running pods go on (a reason to be out of
+ * service, as FS_DOWN_DRAIN: /timeline.nodes_down counts it); unlike a plain
+ * drain, the capacity states count its GPUs held by pods as in service
+ * (busy) and only its other GPUs as down.  on = 0 lifts it.  0, FS_EINVAL
+ * (already so), FS_ENOMEM. */
+int fs_model_node_cordon(fs_model_t *m, uint32_t node, int on);
+/* GPU-s of cordoned nodes' GPUs that held no pod, over the run up to now. */
+double fs_model_cordon_idle_gpu_s(const fs_model_t *m);
+/* on: the after_pass module is called at the end of every instant that
+ * wanted a pass even when nothing is left queued (a module that must see
+ * its demand go away). */
+void fs_model_after_pass_idle(fs_model_t *m, int on);
+/* A running job's outlook now: *end, when it is planned to complete at its
+ * current rate (INT64_MAX for a service replica), and *lost_gpu_s, the
+ * GPU-s of work a preemption now would lose (fs_model_preempt's rule).
+ * 0, or FS_EINVAL if it is not running. */
+int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, double *lost_gpu_s);
+/* Evicts every job running on node (in admission order) that was preempted
+ * fewer than `below` times: the policy is told it stopped (job_interrupted,
+ * else job_end), fs_model_preempt applies (its loss rule and counts) and
+ * the policy gets it back (enqueue).  *n_evicted: how many.  0 or an FS_E*
+ * error. */
+int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *n_evicted);
 
 /* ---- modules: parts of the model with their own events ----------------------
  * (failures and repairs, purchase timelines, cloud burst, ...).  A module

@@ -239,6 +239,11 @@ typedef struct fs_run_totals {
      * gpu_s_down) */
     uint64_t mig_recuts;
     double gpu_s_mig_reconfig;
+    /* its drains (mig_repartition.drain): busy nodes cordoned for a re-cut,
+     * and GPU-s of their GPUs that held no pod between the cordon and the
+     * re-cut (or the cordon's end; part of gpu_s_down) */
+    uint64_t mig_drains;
+    double gpu_s_mig_drain;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline
@@ -266,6 +271,8 @@ typedef struct fs_mig_layout_row {
     double ready;           /* its instances allocatable (the node back in service), s */
     uint32_t pool, node, gpu;
     char layout[FS_MIG_LAYOUT_TEXT];   /* as cluster.pools[].mig reads it (fs_mig_spec_format) */
+    double cordoned;        /* the cordon of the drain before it (mig_repartition.drain), s;
+                               NaN: the node was idle at the decision */
 } fs_mig_layout_row_t;
 
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the

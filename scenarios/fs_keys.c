@@ -38,6 +38,8 @@ static const char *const energy_names[] = {[FS_ENERGY_FLAT] = "flat",
                                            [FS_ENERGY_POWER] = "power", NULL};
 static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
+static const char *const mig_drain_names[] = {
+    [FS_MIG_DRAIN_NONE] = "none", [FS_MIG_DRAIN_WAIT] = "wait", [FS_MIG_DRAIN_EVICT] = "evict", NULL};
 static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
 static const char *const queue_names[FS_QUEUE_COUNT + 1] = {
@@ -896,6 +898,17 @@ static const fs_key_t pool_rows[] = {
     {.path = "mig_repartition.min_interval", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = PF(mig_min_interval), .min = 0, .def = "10m", .unit = "s",
      .doc = "Anti-thrashing: the least time between two re-cut decisions of one node [U]."},
+    {.path = "mig_repartition.drain", .type = FS_KT_ENUM, .off = PF(mig_drain),
+     .names = mig_drain_names, .def = "none",
+     .doc = "When no idle node can be re-cut for a waiting MIG pod (docs/mig.md \"Draining a "
+            "busy node\"): none: wait for one; wait: cordon the busy node of the pool whose last "
+            "pod is planned to end first, re-cut it when its pods have ended; evict: the same, "
+            "but the node's pods still running drain_timeout after the cordon are preempted "
+            "(the node losing the least work is chosen)."},
+    {.path = "mig_repartition.drain_timeout", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
+     .off = PF(mig_drain_timeout), .min = 0, .def = "30s", .unit = "s",
+     .doc = "drain: evict: how long a cordoned node's pods may go on before they are preempted "
+            "(Kubernetes' default terminationGracePeriodSeconds, 30 s)."},
     {.path = "taints", .type = FS_KT_STRING, .off = PF(taints),
      .doc = "Kubernetes taints of the pool's nodes, `key=value:NoSchedule` or `key:NoSchedule`, "
             "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "

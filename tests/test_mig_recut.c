@@ -248,6 +248,243 @@ static void test_anti_thrashing(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* ---- draining a busy node (mig_repartition.drain) ---------------------------- */
+
+static void cfg_drain(fs_config_t *cfg, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      const char *mig, int drain, double timeout)
+{
+    cfg_recut(cfg, pool, nodes, gpn, mig, 600);
+    pool->mig_drain = drain;
+    pool->mig_drain_timeout = S(timeout);
+}
+
+static double share(const char *mig)
+{
+    return fs_mig_code_milli(fs_mig_code_find(mig, strlen(mig))) / 1000.0;
+}
+
+/* One node of two GPUs cut all-1g.10gb.  A (1g) runs 0..1000 on GPU 0, B
+ * (3g.40gb) arrives at 10, C (1g) at 500.  none: the node is never idle
+ * while 1g pods keep coming (B never starts before the horizon); wait: the
+ * node is cordoned at 10 (C does not start there), re-cut at 1000 when A
+ * ends, B starts at 1000 + 120; evict (30 s): A is preempted at 40, B
+ * starts at 160, A restarts from its last checkpoint. */
+static void test_drain_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t abc[] = {job(1, 0, 1, 1000, "1g.10gb"), job(2, 10, 1, 100, "3g.40gb"),
+                      job(3, 500, 1, 100, "1g.10gb")};
+
+    /* none, a stream of 1g pods (every 500 s, 1000 s each) to the horizon */
+    enum { NS = 40 };
+    fs_job_t stream[NS + 1];
+    stream[0] = job(1, 0, 1, 1000, "1g.10gb");
+    stream[1] = job(1000, 10, 1, 100, "3g.40gb");
+    for (unsigned i = 1; i < NS; i++)
+        stream[i + 1] = job(i + 1, 500.0 * i, 1, 1000, "1g.10gb");
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_NONE, 30);
+    cfg.until = FS_UNTIL_HORIZON;
+    cfg.horizon = S(20000);
+    run(&cfg, stream, NS + 1, &r, &t);
+    assert_int_equal(row_of(&r, 1000)->state, FS_STATE_QUEUED);
+    assert_true(isnan(row_of(&r, 1000)->start));
+    assert_true(t.mig_recuts == 0 && t.mig_drains == 0 && t.gpu_s_mig_drain == 0);
+    /* wait: the same stream, B starts when the pod running at 10 ends */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_WAIT, 30);
+    cfg.until = FS_UNTIL_HORIZON;
+    cfg.horizon = S(20000);
+    run(&cfg, stream, NS + 1, &r, &t);
+    assert_true(row_of(&r, 1000)->start == 1120);
+    assert_true(row_of(&r, 2)->start >= 1000);      /* 500: the node was cordoned */
+    assert_true(t.mig_drains >= 1);
+
+    /* wait: exact times and the idle GPU-s of the drain */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_WAIT, 30);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 0 && row_of(&r, 1)->end == 1000);
+    assert_true(row_of(&r, 2)->start == 1120);
+    assert_true(row_of(&r, 3)->start == 1720);      /* re-cut back to 1g at 1000 + 600 */
+    assert_int_equal(t.mig_drains, 1);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_true(t.gpu_s_mig_drain == 990.0);        /* GPU 1 idle 10..1000 */
+    assert_int_equal(t.preemptions, 0);
+    assert_int_equal(r.n_ml, 4);
+    assert_true(r.ml[0].time == 1000 && r.ml[0].ready == 1120 && r.ml[0].cordoned == 10);
+    assert_string_equal(r.ml[0].layout, "3g.40gb x2");
+    assert_true(r.ml[2].time == 1600 && isnan(r.ml[2].cordoned));
+    /* the cordoned GPU counts down; busy, waiting and idle stay >= 0
+     * (fs_test_run_cfg checked the partition) */
+    assert_true(t.gpu_s_down >= 990.0 + 2 * 240.0);
+
+    /* evict after 30 s: A loses its 40 s of work */
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 2)->start == 160);       /* 10 + 30 + 120 */
+    assert_int_equal(row_of(&r, 1)->preemptions, 1);
+    assert_true(fabs(row_of(&r, 1)->preempt_lost_gpu_s - share("1g.10gb") * 40) < 1e-9);
+    assert_true(row_of(&r, 1)->end == 760 + 1000);  /* re-cut to 1g at 40 + 600 */
+    assert_true(row_of(&r, 3)->start == 760);
+    assert_int_equal(t.preemptions, 1);
+    assert_int_equal(t.mig_drains, 1);
+    assert_true(t.gpu_s_mig_drain == 30.0);
+    assert_true(r.ml[0].time == 40 && r.ml[0].cordoned == 10);
+    /* with checkpoints every 25 s it loses 15 s */
+    cfg.scheduler.checkpoint_interval = S(25);
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(fabs(row_of(&r, 1)->preempt_lost_gpu_s - share("1g.10gb") * 15) < 1e-9);
+    assert_true(row_of(&r, 1)->end == 760 + 975);
+    /* A ends at 25, before the timeout: no eviction, the re-cut at 25 */
+    fs_job_t early[] = {job(1, 0, 1, 25, "1g.10gb"), job(2, 10, 1, 100, "3g.40gb")};
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, early, 2, &r, &t);
+    assert_true(row_of(&r, 2)->start == 145);
+    assert_int_equal(t.preemptions, 0);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Two nodes of one GPU cut all-7g.80gb: A1 runs 0..1000 on node 0, A2
+ * 8..2008 on node 1, B (1g) arrives at 10.  wait drains node 0 (its last
+ * pod ends first); evict drains node 1 (2 GPU-s lost, not 10). */
+static void test_drain_choice(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 0, 1, 1000, "7g.80gb"), job(2, 8, 1, 2000, "7g.80gb"),
+                       job(3, 10, 1, 100, "1g.10gb")};
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_WAIT, 30);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 1);
+    assert_true(r.n_ml == 1 && r.ml[0].node == 0 && r.ml[0].time == 1000);
+    assert_true(row_of(&r, 3)->start == 1120);
+    assert_int_equal(t.mig_drains, 1);      /* one node for the one pod */
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_EVICT, 30);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(r.ml[0].node == 1 && r.ml[0].time == 40);
+    assert_true(row_of(&r, 3)->start == 160);
+    assert_int_equal(row_of(&r, 2)->preemptions, 1);
+    assert_int_equal(row_of(&r, 1)->preemptions, 0);
+    assert_true(row_of(&r, 1)->end == 1000);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Cancellation: evict (300 s) drains node 1 for B (A2 lost less), but node
+ * 0 goes idle at 100 and is re-cut for B: the drain is cancelled (node 1
+ * uncordoned, A2 never evicted), and a 7g pod at 1100 starts on node 1. */
+static void test_drain_cancel(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 0, 1, 100, "7g.80gb"), job(2, 5, 1, 1000, "7g.80gb"),
+                       job(3, 10, 1, 100, "1g.10gb"), job(4, 1100, 1, 10, "7g.80gb")};
+    cfg_drain(&cfg, &pool, 2, 1, "all-7g.80gb", FS_MIG_DRAIN_EVICT, 300);
+    run(&cfg, jobs, 4, &r, &t);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 1);
+    assert_int_equal(t.mig_drains, 1);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(r.n_ml == 1 && r.ml[0].node == 0 && r.ml[0].time == 100 &&
+                isnan(r.ml[0].cordoned));
+    assert_true(row_of(&r, 3)->start == 220);
+    assert_int_equal(t.preemptions, 0);
+    assert_true(row_of(&r, 2)->end == 1005);
+    assert_true(row_of(&r, 4)->start == 1100 && node_of(&r, 4) == 1);
+    assert_true(t.gpu_s_mig_drain == 0);    /* its one GPU held A2 all along */
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The invariants under random mixed demand with drains (wait, then evict
+ * 60 s): every pod completes, no pod is placed on a node between its
+ * cordon and its re-cut, no pod runs on a node across its re-cut, some
+ * drains happen, and the same jobs give the same rows. */
+static void drain_run(rows_t *r, fs_run_totals_t *t, const fs_job_t *jobs, size_t n, int drain)
+{
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    cfg_drain(&cfg, &pool, 3, 2, "all-balanced", drain, 60);
+    cfg.cluster.pools[0].mig_min_interval = S(300);
+    run(&cfg, jobs, n, r, t);
+}
+
+static void test_drain_random(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char *prof[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"};
+    static const unsigned inst[] = {7, 3, 2, 1};
+    enum { N = 80 };
+    fs_job_t jobs[N];
+    uint64_t x = 777;
+    double at = 0;
+    for (unsigned i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned p = (unsigned)(x >> 33) % 4;
+        at += (double)((x >> 20) % 150);
+        unsigned k = 1 + (unsigned)((x >> 40) % 3);
+        if (k > 2 * inst[p])
+            k = 2 * inst[p];
+        jobs[i] = job(i + 1, at, k, 100 + (double)((x >> 50) % 900), prof[p]);
+    }
+    static rows_t a, b;
+    for (int drain = FS_MIG_DRAIN_WAIT; drain <= FS_MIG_DRAIN_EVICT; drain++) {
+        fs_run_totals_t ta, tb;
+        drain_run(&a, &ta, jobs, N, drain);
+        drain_run(&b, &tb, jobs, N, drain);
+        assert_int_equal(a.jobs.n, N);
+        assert_true(a.n_iv < 512 && a.n_ml < 512);
+        print_message("drain %d: %llu drains, %llu re-cuts, %llu preemptions, %.0f GPU-s idle "
+                      "by the drains\n", drain, (unsigned long long)ta.mig_drains,
+                      (unsigned long long)ta.mig_recuts, (unsigned long long)ta.preemptions,
+                      ta.gpu_s_mig_drain);
+        assert_true(ta.mig_drains > 2 && ta.mig_drains == tb.mig_drains);
+        assert_true(ta.gpu_s_mig_drain == tb.gpu_s_mig_drain && ta.gpu_s_mig_drain > 0);
+        assert_true(ta.gpu_s_mig_drain + ta.gpu_s_mig_reconfig <= ta.gpu_s_down * (1 + 1e-12));
+        if (drain == FS_MIG_DRAIN_EVICT)
+            assert_true(ta.preemptions > 0);
+        assert_true(a.n_ml == b.n_ml && a.n_iv == b.n_iv);
+        for (size_t i = 0; i < a.jobs.n; i++) {
+            const fs_job_row_t *x1 = &a.jobs.r[i], *y1 = &b.jobs.r[i];
+            assert_int_equal(x1->state, FS_STATE_COMPLETED);
+            assert_true(x1->id == y1->id && x1->start == y1->start && x1->end == y1->end);
+        }
+        size_t drained = 0;
+        for (size_t k = 0; k < a.n_ml; k++) {
+            const fs_mig_layout_row_t *m = &a.ml[k];
+            drained += !isnan(m->cordoned);
+            for (size_t i = 0; i < a.n_iv; i++) {
+                const fs_interval_row_t *v = &a.iv[i];
+                if (v->node != m->node)
+                    continue;
+                if (v->start < m->time && v->end > m->time)
+                    fail_msg("drain %d: job %llu runs on node %u across its re-cut at %g", drain,
+                             (unsigned long long)v->job, v->node, m->time);
+                if (!isnan(m->cordoned) && v->start >= m->cordoned && v->start < m->ready)
+                    fail_msg("drain %d: job %llu placed on node %u at %g, cordoned %g..%g", drain,
+                             (unsigned long long)v->job, v->node, v->start, m->cordoned,
+                             m->ready);
+            }
+        }
+        assert_true(drained > 0);
+    }
+    fs_test_rows_free(&a.jobs);
+    fs_test_rows_free(&b.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* The cluster call itself, and a static MIG pool beside a re-partitioning one. */
 static void test_cluster_recut(void **st)
 {
@@ -348,6 +585,28 @@ static void test_scenario(void **st)
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {reconfigure: -1s}\n",
              yaml_head);
     fs_test_expect_error(y, "t.yaml:14:", "reconfigure");
+    /* the drain: default none, 30 s; a bad mode and a negative timeout */
+    snprintf(y, sizeof y,
+             "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: 2m}\n",
+             yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    p = &cfg.cluster.pools[0];
+    assert_true(p->mig_drain == FS_MIG_DRAIN_EVICT && p->mig_drain_timeout == S(120));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {}\n", yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    p = &cfg.cluster.pools[0];
+    assert_true(p->mig_drain == FS_MIG_DRAIN_NONE && p->mig_drain_timeout == S(30));
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {drain: sometimes}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:32:", "not one of: none, wait, evict");
+    snprintf(y, sizeof y,
+             "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: -5s}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:", "drain_timeout");
     /* enabled: false keeps the static layout (loads, no per-GPU layouts) */
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: false}\n",
              yaml_head);
@@ -439,6 +698,10 @@ int main(void)
         cmocka_unit_test(test_cluster_recut),
         cmocka_unit_test(test_scenario),
         cmocka_unit_test(test_random_mix),
+        cmocka_unit_test(test_drain_hand),
+        cmocka_unit_test(test_drain_choice),
+        cmocka_unit_test(test_drain_cancel),
+        cmocka_unit_test(test_drain_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,7 +229,7 @@ static const sum_field_t sum_fields[] = {
     SF(gpu_s_allocated, 0), SF(gpu_s_share_idle, 0), SF(gpu_s_held, 0), SF(gpu_s_serving, 0),
     SF(gpu_s_computing, 0), SF(gpu_s_redo, 0), SF(gpu_s_recovering, 0), SF(gpu_s_held_idle, 0),
     SF(gpu_s_frag, 0), SF(gpu_s_quota, 0), SF(gpu_s_reserved, 0), SF(gpu_s_blocked, 0),
-    SF(mig_recuts, 1), SF(gpu_s_mig_reconfig, 0),
+    SF(mig_recuts, 1), SF(gpu_s_mig_reconfig, 0), SF(mig_drains, 1), SF(gpu_s_mig_drain, 0),
 };
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 

@@ -34,6 +34,14 @@ sed '/colour/d; s/{1: 1.0}/{1: 0.5, 32: 0.5}/' unknown.yaml > toobig.yaml
 expect_exit 2 "$FLEETSIM" validate toobig.yaml
 expect_err '^toobig.yaml:9:[0-9]+: .*32'
 
+# MIG re-partitioning's drain (docs/mig.md "Draining a busy node"): a bad mode, a negative timeout
+sed '/colour/d; s/gpus_per_node: 8}/gpus_per_node: 8, mig: all-1g.10gb, mig_repartition: {drain: sometimes}}/' unknown.yaml > baddrain.yaml
+expect_exit 2 "$FLEETSIM" validate baddrain.yaml
+expect_err '^baddrain.yaml:5:[0-9]+: .*drain.*none, wait, evict'
+sed 's/drain: sometimes/drain: evict, drain_timeout: -5s/' baddrain.yaml > badtimeout.yaml
+expect_exit 2 "$FLEETSIM" validate badtimeout.yaml
+expect_err '^badtimeout.yaml:5:[0-9]+: .*drain_timeout.*negative'
+
 sed '/colour/d; s/H100/Z900/' unknown.yaml > badgpu.yaml
 expect_exit 2 "$FLEETSIM" validate badgpu.yaml
 expect_err '^badgpu.yaml:5:[0-9]+: .*Z900'
