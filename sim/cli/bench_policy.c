@@ -234,23 +234,19 @@ int fs_bench_policy(unsigned long long jobs)
         cfg.scheduler = keep;   /* the config owns no thresholds string */
         fs_free(j);
     }
-    j = rc || (only && strcmp(only, "conservative") != 0) ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
+    /* conservative: exact; "bounded" (on request only): the same queue
+     * under Slurm's bounded backfill */
+    int bounded = only && strcmp(only, "bounded") == 0;
+    j = rc || (only && strcmp(only, "conservative") != 0 && !bounded)
+            ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
     if (j) {
         fs_sched_cfg_t keep = cfg.scheduler;
         cfg.scheduler.queue = FS_QUEUE_FIFO;
         cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
-        cfg.scheduler.bf.mode = FS_BF_EXACT;
-        rc = bench_one("FIFO + conservative backfill (exact)", &cfg, j, n, NULL, 0);
-        cfg.scheduler = keep;
-        fs_free(j);
-    }
-    j = rc || !only || strcmp(only, "bounded") != 0 ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
-    if (j) {    /* on request only: the same queue under Slurm's bounded backfill */
-        fs_sched_cfg_t keep = cfg.scheduler;
-        cfg.scheduler.queue = FS_QUEUE_FIFO;
-        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
-        cfg.scheduler.bf.mode = FS_BF_SLURM;
-        rc = bench_one("FIFO + conservative backfill (Slurm bounded)", &cfg, j, n, NULL, 0);
+        cfg.scheduler.bf.mode = bounded ? FS_BF_SLURM : FS_BF_EXACT;
+        rc = bench_one(bounded ? "FIFO + conservative backfill (Slurm bounded)"
+                               : "FIFO + conservative backfill (exact)",
+                       &cfg, j, n, NULL, 0);
         cfg.scheduler = keep;
         fs_free(j);
     }
