@@ -334,6 +334,7 @@ static void share_free(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t sl
         p->n_shared--;
         c->gpus_busy--;
         p->gpus_busy--;
+        c->gpus_busy_down -= !c->node_up[node];
         if (c->node_up[node]) {
             p->gpus_free++;
             if (c->topo)
@@ -694,6 +695,8 @@ static void untake(fs_cluster_t *c, fs_pool_t *p, uint32_t node, uint32_t g)
         p->gpus_free += g;
         if (c->topo)
             topo_add(c, node, (int64_t)g);
+    } else {
+        c->gpus_busy_down -= g;
     }
     c->gpus_busy -= g;
     p->gpus_busy -= g;
@@ -795,6 +798,8 @@ void fs_cluster_set_up(fs_cluster_t *c, uint32_t node, int up)
     if (!!c->node_up[node] == !!up)
         return;
     fs_pool_t *p = &c->pools[c->node_pool[node]];
+    uint32_t busy = fs_cluster_node_busy(c, node);
+    c->gpus_busy_down = up ? c->gpus_busy_down - busy : c->gpus_busy_down + busy;
     c->node_up[node] = (uint8_t)!!up;
     if (up) {
         p->gpus_free += c->node_free[node];
@@ -963,6 +968,7 @@ static void mig_free(fs_cluster_t *c, fs_pool_t *p, const fs_placement_t *pl)
         if (!u[g]) {
             c->gpus_busy--;
             p->gpus_busy--;
+            c->gpus_busy_down -= !c->node_up[pl->one.node];
         }
     }
     if (c->node_up[pl->one.node])

@@ -165,6 +165,8 @@ typedef struct fs_cluster {
     uint64_t gpus_total;
     uint64_t gpus_up;
     uint64_t gpus_busy;     /* GPUs holding at least one job (a shared GPU counts 1) */
+    uint64_t gpus_busy_down; /* ... of them, on nodes out of service: a drained or cordoned
+                               node's running pods (in service for the capacity states) */
     uint64_t milli_busy;    /* allocated milli-GPUs (whole GPUs count 1000) */
     fs_topo_t *topo;        /* NULL: no topology configured */
     int use_index;          /* 1 (default): indexed queries; 0: linear scans */

@@ -245,16 +245,22 @@ static void fail_sink(fs_model_t *m, int code, const char *what)
     fail(m, code, what);
 }
 
-/* Integrates the state since the last change up to t. */
+/* GPUs in service: those of up nodes, and those of drained or cordoned
+ * nodes that still run a pod (out of service for placement only). */
+static inline uint64_t in_service(const fs_model_t *m)
+{
+    return m->cluster.gpus_up + m->cluster.gpus_busy_down;
+}
+
 /* Adds dt seconds of the current state to the capacity-state integrals
  * (#15): GPUs in the fleet, out of service (total - up), and the free up
  * GPUs (up - busy) as waiting while jobs or replicas are queued, else idle.
  * Busy is int_busy.  Each state is integrated on its own, so none can go
  * below zero by rounding. */
-static inline void capstates_add(const fs_model_t *m, double dt, double cbusy, double *total,
-                                 double *down, double *waiting, double *idle, double *frag)
+static inline void capstates_add(const fs_model_t *m, double dt, double *total, double *down,
+                                 double *waiting, double *idle, double *frag)
 {
-    double tot = (double)m->cluster.gpus_total, up = (double)m->cluster.gpus_up + cbusy;
+    double tot = (double)m->cluster.gpus_total, up = (double)in_service(m);
     double free_up = up - (double)m->cluster.gpus_busy;
     *total += dt * tot;
     *down += dt * (tot - up);
@@ -308,9 +314,9 @@ static void held_back_split(const fs_model_t *m, double held, double *quota, dou
     *blocked = m->wait_label == FS_WAIT_BLOCKED ? held : 0;
 }
 
-/* The GPUs held by pods on cordoned nodes (fs_model_node_cordon): out of
- * service for placement, in service for the capacity states.  O(cordoned
- * nodes x GPUs per node); 0 exactly without a cordon. */
+/* The GPUs held by pods on the nodes cordoned for a MIG re-cut
+ * (fs_model_node_cordon), and all their GPUs: the re-cut's drain cost
+ * (gpu_s_mig_drain) is the rest.  O(cordoned nodes x GPUs per node). */
 static double cordon_busy(const fs_model_t *m)
 {
     double b = 0;
@@ -327,20 +333,20 @@ static double cordon_gpus(const fs_model_t *m)
     return g;
 }
 
+/* Integrates the state since the last change up to t. */
 static void settle(fs_model_t *m, fs_time_t t)
 {
     double dt = fs_time_to_s(t - m->last_settle);
     if (dt > 0) {
-        double cb = m->n_cordon ? cordon_busy(m) : 0;
         if (m->n_cordon)
-            m->int_cordon_idle += dt * (cordon_gpus(m) - cb);
+            m->int_cordon_idle += dt * (cordon_gpus(m) - cordon_busy(m));
         fs_usage_settle(m->usage, &m->cluster, m->last_settle, t);
         m->int_busy += dt * (double)m->cluster.gpus_busy;
-        m->int_up += dt * ((double)m->cluster.gpus_up + cb);
+        m->int_up += dt * (double)in_service(m);
         m->int_alloc += dt * ((double)m->cluster.milli_busy / 1000.0);
         if (m->queued > 0)
             frag_refresh(m);
-        capstates_add(m, dt, cb, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle,
+        capstates_add(m, dt, &m->int_total, &m->int_down, &m->int_waiting, &m->int_idle,
                       &m->int_frag);
         /* jobs only: replicas are not in the job statistics */
         m->int_queued += dt * (double)(m->queued - m->svc_queued);
@@ -350,7 +356,7 @@ static void settle(fs_model_t *m, fs_time_t t)
         if (hi > lo) {
             double w = fs_time_to_s(hi - lo);
             m->win_busy += w * (double)m->cluster.gpus_busy;
-            m->win_up += w * ((double)m->cluster.gpus_up + cb);
+            m->win_up += w * (double)in_service(m);
         }
         m->last_settle = t;
     }
@@ -2608,8 +2614,7 @@ static void sample(fs_model_t *m)
         double frag = m->int_frag;
         if (m->queued > 0)
             frag_refresh(m);
-        capstates_add(m, dt, m->n_cordon ? cordon_busy(m) : 0, &total, &down, &waiting, &idle,
-                      &frag);
+        capstates_add(m, dt, &total, &down, &waiting, &idle, &frag);
         r.gpu_s_busy = busy - m->smp_busy;
         r.gpu_s_down = down - m->smp_down;
         r.gpu_s_waiting = waiting - m->smp_waiting;
