@@ -234,6 +234,29 @@ static void test_held_split_timeline_failure(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* A planned drain of a busy node (how: drain, at 10 min for 2 h): its
+ * 8-GPU job runs on to 1 h.  Its GPUs are busy and in service until then
+ * and down only after: 8 x 70 min down, not 8 x 120 min (the node's GPUs
+ * counted both busy and down while the job ran). */
+static void test_drained_busy_node(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t js[1] = {fs_test_job(1, 0, 8, 3600)};
+    fs_run_totals_t t;
+    fs_test_run_yaml("name: s\nhorizon: 3h\nuntil: horizon\nwarmup: 0\n"
+                     "cluster:\n  pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]\n"
+                     "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+                     "duration: {dist: constant, value: 1h}}}\n"
+                     "failures: {planned: [{at: 10m, kind: node, unit: 0, duration: 2h, how: drain}]}\n",
+                     js, 1, NULL, &t);
+    assert_double_equal(t.gpu_s_busy, 8 * 3600.0, 1e-6);
+    assert_double_equal(t.gpu_s_down, 8 * 70 * 60.0, 1e-6);
+    assert_double_equal(t.gpu_s_capacity, 8 * (3 * 3600.0 - 70 * 60), 1e-6);
+    fs_test_check_capstates(&t);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* One 1-GPU job on a pool of one time-sliced GPU (4 replicas) beside a
  * pool of one whole GPU; node 0 (the time-sliced one) fails at `fail_at`
  * for 10 h, with `recovery` (a flow mapping). */
@@ -565,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_held_split_timeline_failure),
         cmocka_unit_test(test_held_split_share_requeue),
         cmocka_unit_test(test_useful_share_requeue),
+        cmocka_unit_test(test_drained_busy_node),
         cmocka_unit_test(test_held_split_aggregates),
         cmocka_unit_test(test_held_idle),
         cmocka_unit_test(test_waiting_split),
