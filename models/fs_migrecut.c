@@ -129,13 +129,16 @@ static void drain_costs(migrecut_t *a, fs_model_t *m)
         if (j->state != FS_JOBRT_RUNNING)
             continue;
         const fs_slice_t *sl = fs_placement_slices(&j->r->place);
-        fs_time_t end;
-        double lost;
+        fs_time_t end = 0;
+        double lost = 0;
+        int known = 0;      /* the outlook, taken once per job */
         for (uint32_t i = 0; i < j->r->place.n; i++) {
             uint32_t node = sl[i].node, p = c->node_pool[node];
-            if (a->rp_of[p] < 0 || a->rp[a->rp_of[p]].drain == FS_MIG_DRAIN_NONE ||
-                fs_model_job_outlook(m, (uint32_t)s, &end, &lost))
+            if (a->rp_of[p] < 0 || a->rp[a->rp_of[p]].drain == FS_MIG_DRAIN_NONE)
                 continue;
+            if (!known && fs_model_job_outlook(m, (uint32_t)s, &end, &lost))
+                break;
+            known = 1;
             if (a->rp[a->rp_of[p]].drain == FS_MIG_DRAIN_WAIT) {
                 if ((double)end > a->cost[node])
                     a->cost[node] = (double)end;

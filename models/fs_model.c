@@ -1230,10 +1230,25 @@ static void progress(fs_model_t *m, fs_jobrt_t *j)
 
 /* Work since the last checkpoint is lost: `lost` us of work (<= since_ckpt)
  * is redone. */
+static fs_time_t lost_wall(const fs_jobrun_t *x, fs_time_t lost)
+{
+    return lost >= x->since_ckpt ? x->since_wall
+                                 : (fs_time_t)((double)x->since_wall * (double)lost / (double)x->since_ckpt);
+}
+
+/* The work a preemption now loses: this attempt's work since the last
+ * multiple of checkpoint_interval, or since the last recovery checkpoint,
+ * whichever is less. */
+static fs_time_t preempt_lost(const fs_model_t *m, const fs_jobrun_t *x)
+{
+    fs_time_t done = x->rem0 - x->remaining, ci = m->cfg->scheduler.checkpoint_interval;
+    fs_time_t lost = ci > 0 ? done % ci : done;
+    return lost > x->since_ckpt ? x->since_ckpt : lost;
+}
+
 static void lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost)
 {
-    fs_time_t wall = lost >= j->r->since_ckpt ? j->r->since_wall
-                   : (fs_time_t)((double)j->r->since_wall * (double)lost / (double)j->r->since_ckpt);
+    fs_time_t wall = lost_wall(j->r, lost);
     j->r->remaining += lost;
     j->r->w_lost += wall;
     double g = gpu_share(j) * fs_time_to_s(wall);
@@ -1525,13 +1540,8 @@ int fs_model_preempt(fs_model_t *m, uint32_t slot)
         j->r->need_restore = 1;
     /* kept: up to the last multiple of checkpoint_interval in this attempt,
      * or the last recovery checkpoint, whichever is later */
-    fs_time_t done = j->r->rem0 - j->r->remaining;
-    fs_time_t ci = sc->checkpoint_interval;
-    fs_time_t lost = ci > 0 ? done % ci : done;
-    if (lost > j->r->since_ckpt)
-        lost = j->r->since_ckpt;
     double lost0 = j->r->lost_gpu_s;
-    lose_work(m, j, lost);
+    lose_work(m, j, preempt_lost(m, j->r));
     j->r->preempt_lost_gpu_s += j->r->lost_gpu_s - lost0;
     m->lost_preempt_gpu_s += j->r->lost_gpu_s - lost0;
     j->r->preemptions++;
@@ -2011,13 +2021,7 @@ int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, dou
     *end = is_replica(j) ? INT64_MAX
                          : m->sim.now + fs_recov_finish_wall(&c, m->cfg->recovery.write_cost);
     /* as fs_model_preempt would count it (lose_work) */
-    fs_time_t done = c.rem0 - c.remaining, ci = m->cfg->scheduler.checkpoint_interval;
-    fs_time_t lost = ci > 0 ? done % ci : done;
-    if (lost > c.since_ckpt)
-        lost = c.since_ckpt;
-    fs_time_t wall = lost >= c.since_ckpt ? c.since_wall
-                   : (fs_time_t)((double)c.since_wall * (double)lost / (double)c.since_ckpt);
-    *lost_gpu_s = gpu_share(j) * fs_time_to_s(wall);
+    *lost_gpu_s = gpu_share(j) * fs_time_to_s(lost_wall(&c, preempt_lost(m, &c)));
     return 0;
 }
 
@@ -2026,16 +2030,20 @@ int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *
     *n_evicted = 0;
     if (node >= m->cluster.n_nodes)
         return FS_EINVAL;
-    size_t n = 0;
-    for (size_t i = 0; i < m->n_slots; i++)
-        if (m->slots[i].state == FS_JOBRT_RUNNING && m->ending != i + 1 &&
-            m->slots[i].r->preemptions < below && on_node(&m->slots[i], node)) {
-            if (fs_grow((void **)&m->scr, &m->scr_cap, n + 1, sizeof *m->scr)) {
-                fail(m, FS_ENOMEM, "evicting jobs");
-                return FS_ENOMEM;
-            }
-            m->scr[n++] = (uint32_t)i;
-        }
+    /* the jobs on the node (the node index, as a failure finds them),
+     * copied: each preemption leaves the index */
+    int rc0 = nidx_ensure(m);
+    size_t all = rc0 ? 0 : m->nidx[node].n, n = 0;
+    if (rc0 || fs_grow((void **)&m->scr, &m->scr_cap, all + 1, sizeof *m->scr)) {
+        fail(m, FS_ENOMEM, "evicting jobs");
+        return FS_ENOMEM;
+    }
+    for (size_t i = 0; i < all; i++) {
+        uint32_t s = m->nidx[node].v[i];
+        if (m->slots[s].state == FS_JOBRT_RUNNING && m->ending != s + 1 &&
+            m->slots[s].r->preemptions < below)
+            m->scr[n++] = s;
+    }
     sort_by_seq(m, m->scr, n);
     for (size_t i = 0; i < n; i++) {
         uint32_t s = m->scr[i];
