@@ -245,11 +245,14 @@ static int scan(autoscale_t *a, fs_model_t *m)
     const fs_cluster_t *c = fs_model_cluster(m);
     for (size_t i = 0; i < a->n_g; i++)
         a->g[i].n_need = 0;
-    /* pending jobs that cannot start now, each to the first group of its pools
-     * (no walk over the job slots while nothing waits) */
+    /* pending pods that cannot start now, each job to the first group of its
+     * pools (no walk over the job slots while nothing waits) */
+    const uint8_t *pods = NULL;
+    if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
+        return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
         fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || fs_model_fits(m, (uint32_t)s))
+        if (j->state != FS_JOBRT_QUEUED || (pods && !pods[s]) || fs_model_fits(m, (uint32_t)s))
             continue;
         const uint32_t *pools;
         size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
@@ -423,13 +426,18 @@ static int kp_pending(void *ud, fs_model_t *m, uint32_t slot)
 static int kp_seen(autoscale_t *a, fs_model_t *m)
 {
     a->seen_pending = 0;
-    int trig = 0;
+    int trig = 0, asked = 0;
     fs_time_t at = 0;
+    const uint8_t *pods = NULL;
     for (size_t i = 0; i < a->n_fresh && !trig; i++) {
         const fresh_t *f = &a->fresh[i];
         const fs_jobrt_t *j = fs_model_job(m, f->slot);
-        if (j->state == FS_JOBRT_QUEUED && j->seq == f->seq && !fs_model_fits(m, f->slot) &&
-            kp_groups(a, m, f->slot)) {
+        if (j->state != FS_JOBRT_QUEUED || j->seq != f->seq || fs_model_fits(m, f->slot) ||
+            !kp_groups(a, m, f->slot))
+            continue;
+        if (!asked++ && fs_model_pods(m, &pods))
+            return FS_ENOMEM;
+        if (!pods || pods[f->slot]) {
             trig = 1;
             at = f->at;     /* every entry is of the same instant */
         }
@@ -560,9 +568,12 @@ static int kp_place_gang(autoscale_t *a, fs_model_t *m, const pend_t *p, size_t 
 static int kp_solve(autoscale_t *a, fs_model_t *m)
 {
     size_t np = 0, nc = 0;
+    const uint8_t *pods = NULL;
+    if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
+        return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
         const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || fs_model_fits(m, (uint32_t)s))
+        if (j->state != FS_JOBRT_QUEUED || (pods && !pods[s]) || fs_model_fits(m, (uint32_t)s))
             continue;
         uint64_t bits = kp_groups(a, m, (uint32_t)s);
         if (!bits)
@@ -623,9 +634,12 @@ static int kp_solve(autoscale_t *a, fs_model_t *m)
 static int kp_recheck(autoscale_t *a, fs_model_t *m)
 {
     a->recheck_pending = 0;
+    const uint8_t *pods = NULL;
+    if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
+        return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
         const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state == FS_JOBRT_QUEUED && !fs_model_fits(m, (uint32_t)s) &&
+        if (j->state == FS_JOBRT_QUEUED && (!pods || pods[s]) && !fs_model_fits(m, (uint32_t)s) &&
             kp_groups(a, m, (uint32_t)s))
             return kp_trigger(a, m, fs_model_now(m));
     }

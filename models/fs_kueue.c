@@ -43,6 +43,11 @@ typedef struct kcls {       /* a class: heap by (priority desc, seq asc) */
     int32_t tprio;          /* the top's key, cached (valid when n > 0) */
     uint64_t tseq;
     uint8_t blocked;
+    /* with_pods: the heap read in order without changing it, a heap of
+     * positions in a (the next best is the best of those not taken yet) */
+    size_t *va;
+    size_t vn, vcap;
+    uint8_t vblocked;
 } kcls_t;
 
 typedef struct kcq {
@@ -65,7 +70,7 @@ typedef struct kcq {
     int32_t *pv;            /* distinct priorities of admitted jobs, ascending */
     int64_t *pu;            /* their usage (all flavors), milli-GPUs */
     size_t n_pv, cap_pv;
-    uint8_t active, blocked, node_blocked;
+    uint8_t active, blocked, node_blocked, vblocked;
     double borrowed_mus, lent_mus; /* quota borrowed from / lent to the cohort, milli-GPU x us */
 } kcq_t;
 
@@ -149,6 +154,10 @@ typedef struct kueue {
     cand_t *cand, *work, *taken;
     size_t cap_cand, cap_work, cap_taken;
     uint32_t *pools;
+    uint32_t *vact;         /* with_pods: its CQs still offering */
+    size_t cap_vact;
+    struct vlog { uint32_t cq, flavor; int64_t req; } *vlog; /* its quota taken */
+    size_t cap_vlog;
     /* instrumentation */
     fs_kueue_stats_t st;
     int check_on, record;
@@ -1148,6 +1157,158 @@ static int kueue_withdraw(void *state, fs_model_t *m, uint32_t slot)
     return wake(k, (uint32_t)kj->cq);
 }
 
+/* ---- pods: what Kueue would admit by quota (fs_policy_ops_t.with_pods) ------
+ * In Kubernetes a workload's pods exist once Kueue admits it, which takes
+ * quota only; its pods then wait for nodes, and those are the pending pods
+ * the cluster autoscaler scales up for.  Here admission also places the
+ * job, so a job with quota but no nodes stays queued: this is the list of
+ * queued jobs Kueue would admit now were the nodes there.  The pass runs
+ * as kueue_pass does (rounds of CQ heads in entry_cmp order, BestEffortFIFO
+ * / StrictFIFO blocking), from the quota in use now, every admission
+ * taking quota as it goes; a head that would need preemption is not
+ * admitted (its victims go first, in a real pass).  The quota is given
+ * back afterwards, as it was.  Each class's heap is read in order through
+ * a heap of its positions, so the cost is O(admitted x log + CQs x classes
+ * per round), not the queue's length. */
+
+static int vbetter(fs_model_t *m, const kcls_t *h, size_t x, size_t y)
+{
+    return better(m, h->a[x], h->a[y]);
+}
+
+static int vpush(fs_model_t *m, kcls_t *h, size_t pos)
+{
+    if (fs_grow((void **)&h->va, &h->vcap, h->vn + 1, sizeof *h->va))
+        return FS_ENOMEM;
+    size_t i = h->vn++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!vbetter(m, h, pos, h->va[p]))
+            break;
+        h->va[i] = h->va[p];
+        i = p;
+    }
+    h->va[i] = pos;
+    return 0;
+}
+
+/* Takes the class's next job: its children in the heap become candidates. */
+static int vpop(fs_model_t *m, kcls_t *h)
+{
+    size_t top = h->va[0], last = h->va[--h->vn], i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, b;
+        if (l >= h->vn)
+            break;
+        b = l + 1 < h->vn && vbetter(m, h, h->va[l + 1], h->va[l]) ? l + 1 : l;
+        if (!vbetter(m, h, h->va[b], last))
+            break;
+        h->va[i] = h->va[b];
+        i = b;
+    }
+    if (h->vn > 0)
+        h->va[i] = last;
+    int rc = 0;
+    if (2 * top + 1 < h->n)
+        rc = vpush(m, h, 2 * top + 1);
+    if (!rc && 2 * top + 2 < h->n)
+        rc = vpush(m, h, 2 * top + 2);
+    return rc;
+}
+
+/* The CQ's next job in the pass (cq_head over the positions read so far). */
+static uint32_t vhead(fs_model_t *m, const kcq_t *q)
+{
+    if (q->strict && q->vblocked)
+        return UINT32_MAX;
+    uint32_t best = UINT32_MAX;
+    for (size_t i = 0; i < q->n_cls; i++) {
+        const kcls_t *h = &q->cls[i];
+        if (h->vn == 0 || (!q->strict && h->vblocked))
+            continue;
+        uint32_t s = h->a[h->va[0]];
+        if (best == UINT32_MAX || better(m, s, best))
+            best = s;
+    }
+    return best;
+}
+
+static int kueue_with_pods(void *state, fs_model_t *m, uint8_t *mark)
+{
+    kueue_t *k = state;
+    size_t nact = 0, nlog = 0;
+    int rc = 0;
+    if (fs_grow((void **)&k->vact, &k->cap_vact, k->n_cq + 1, sizeof *k->vact))
+        return FS_ENOMEM;
+    for (size_t c = 0; c < k->n_cq; c++) {
+        kcq_t *q = &k->cq[c];
+        q->vblocked = 0;
+        for (size_t i = 0; i < q->n_cls; i++) {
+            kcls_t *h = &q->cls[i];
+            h->vn = 0;
+            h->vblocked = 0;
+            if (h->n && (rc = vpush(m, h, 0)) != 0)
+                return rc;
+        }
+        if (q->pending)
+            k->vact[nact++] = (uint32_t)c;
+    }
+    while (!rc) {
+        size_t ne = 0, keep = 0;
+        for (size_t i = 0; i < nact && !rc; i++) {
+            uint32_t c = k->vact[i];
+            uint32_t h = vhead(m, &k->cq[c]);
+            if (h == UINT32_MAX)
+                continue;
+            k->vact[keep++] = c;
+            if (fs_grow((void **)&k->ent, &k->cap_ent, ne + 1, sizeof *k->ent)) {
+                rc = FS_ENOMEM;
+                break;
+            }
+            entry_t *e = &k->ent[ne++];
+            const fs_jobrt_t *j = fs_model_job(m, h);
+            e->cq = c;
+            e->slot = h;
+            e->prio = j->job.priority;
+            e->seq = j->seq;
+            assign(k, m, c, h, e);
+            e->drs = k->fair ? drs(k, &k->cq[c], e->flavor, req_of(m, h)) : 0;
+        }
+        nact = keep;
+        if (rc || ne == 0)
+            break;
+        qsort(k->ent, ne, sizeof *k->ent, entry_cmp);
+        for (size_t i = 0; i < ne && !rc; i++) {
+            entry_t e = k->ent[i];
+            kcq_t *q = &k->cq[e.cq];
+            kcls_t *h = &q->cls[k->jobs[e.slot].shape];
+            if (i > 0)
+                assign(k, m, e.cq, e.slot, &e);
+            if (e.mode != MODE_FIT) {
+                if (q->strict)
+                    q->vblocked = 1;
+                else
+                    h->vblocked = 1;
+                continue;
+            }
+            if (fs_grow((void **)&k->vlog, &k->cap_vlog, nlog + 1, sizeof *k->vlog)) {
+                rc = FS_ENOMEM;
+                break;
+            }
+            int64_t r = req_of(m, e.slot);
+            k->vlog[nlog++] = (struct vlog){e.cq, (uint32_t)e.flavor, r};
+            usage_add(k, q, (uint32_t)e.flavor, r);
+            mark[e.slot] = 1;
+            rc = vpop(m, h);
+        }
+    }
+    while (nlog > 0) {  /* the quota in use as it was */
+        const struct vlog *v = &k->vlog[--nlog];
+        usage_add(k, &k->cq[v->cq], v->flavor, -v->req);
+    }
+    return rc;
+}
+
 /* ---- lifecycle ------------------------------------------------------------- */
 
 static void kueue_destroy(void *state)
@@ -1157,8 +1318,10 @@ static void kueue_destroy(void *state)
         return;
     for (size_t i = 0; i < k->n_cq; i++) {
         kcq_t *q = &k->cq[i];
-        for (size_t c = 0; c < q->n_cls; c++)
+        for (size_t c = 0; c < q->n_cls; c++) {
             fs_free(q->cls[c].a);
+            fs_free(q->cls[c].va);
+        }
         fs_free(q->cls);
         fs_free(q->res);
         fs_free(q->fl);
@@ -1191,6 +1354,8 @@ static void kueue_destroy(void *state)
     fs_free(k->work);
     fs_free(k->taken);
     fs_free(k->pools);
+    fs_free(k->vact);
+    fs_free(k->vlog);
     fs_free(k->adm);
     fs_free(k->vic);
     fs_free(k);
@@ -1572,6 +1737,7 @@ const fs_policy_ops_t fs_policy_kueue = {
     .job_interrupted = kueue_job_end,
     .stats = kq_stats,
     .withdraw = kueue_withdraw,
+    .with_pods = kueue_with_pods,
 };
 
 size_t fs_kueue_n_cq(const void *state) { return ((const kueue_t *)state)->n_cq; }

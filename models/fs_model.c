@@ -149,6 +149,8 @@ struct fs_model {
     nodevec_t *nidx;        /* node -> jobs on it; NULL until a fleet op needs it */
     uint32_t *scr;          /* scratch: jobs hit by a failure */
     size_t scr_cap;
+    uint8_t *pods;          /* scratch: fs_model_pods's marks */
+    size_t pods_cap;
     /* recovery (docs/recovery.md) */
     uint64_t recovering;    /* jobs between a failure and the queue */
     uint64_t interruptions; /* running jobs interrupted by failures */
@@ -221,6 +223,20 @@ const fs_cluster_t *fs_model_cluster(const fs_model_t *m) { return &m->cluster; 
 const fs_config_t *fs_model_config(const fs_model_t *m) { return m->cfg; }
 uint64_t fs_model_jobs_done(const fs_model_t *m) { return m->done; }
 uint64_t fs_model_jobs_queued(const fs_model_t *m) { return m->queued; }
+
+int fs_model_pods(fs_model_t *m, const uint8_t **mark)
+{
+    *mark = NULL;
+    if (!m->pol->with_pods)
+        return 0;
+    if (fs_grow((void **)&m->pods, &m->pods_cap, m->n_slots + 1, 1))
+        return FS_ENOMEM;
+    memset(m->pods, 0, m->n_slots);
+    int rc = m->pol->with_pods(m->pol_state, m, m->pods);
+    if (!rc)
+        *mark = m->pods;
+    return rc;
+}
 uint64_t fs_model_jobs_running(const fs_model_t *m) { return m->running; }
 uint64_t fs_model_jobs_recovering(const fs_model_t *m) { return m->recovering; }
 const fs_sim_t *fs_model_sim(const fs_model_t *m) { return &m->sim; }
@@ -2897,6 +2913,7 @@ void fs_model_destroy(fs_model_t *m)
             fs_free(m->nidx[i].v);
     fs_free(m->nidx);
     fs_free(m->scr);
+    fs_free(m->pods);
     fs_free(m->pool_mttf);
     fs_usage_destroy(m->usage);
     fs_free(m->epool);

@@ -66,6 +66,11 @@ const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
 const fs_config_t *fs_model_config(const fs_model_t *m);
 /* Could the job start now in one of its pools? */
 int fs_model_fits(const fs_model_t *m, uint32_t slot);
+/* Which queued jobs have pods now (fs_policy_ops_t.with_pods), for the
+ * cluster autoscaler: *mark = NULL when all do, else a byte per slot
+ * (fs_model_slots), nonzero for those that do; valid until the next call
+ * or the next event.  0 or FS_ENOMEM. */
+int fs_model_pods(fs_model_t *m, const uint8_t **mark);
 /* The cluster, when the fleet is one pool and whether a job fits depends on
  * the cluster alone (no bursting): then a whole-GPU job of any type fits iff
  * fs_cluster_fits(c, 0, gpus).  NULL otherwise.  The scheduler asks fits

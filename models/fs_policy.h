@@ -81,6 +81,13 @@ typedef struct fs_policy_ops {
      * been enqueued, before the model frees its slot.  0, or FS_EINVAL when
      * the policy does not hold it. */
     int (*withdraw)(void *state, fs_model_t *m, uint32_t slot);
+    /* Optional (NULL: every queued job has its pods).  Kubernetes' pending
+     * pods, as the cluster autoscaler sees them: a policy that admits
+     * workloads before their pods exist (Kueue: a workload not admitted is
+     * a suspended Job, with no pods) sets mark[slot] (fs_model_slots bytes,
+     * zeroed by the caller) for the queued jobs whose pods would exist now:
+     * those it would admit were there nodes for them.  0 or FS_ENOMEM. */
+    int (*with_pods)(void *state, fs_model_t *m, uint8_t *mark);
 } fs_policy_ops_t;
 
 /* The policy for enum fs_queue_kind q, or NULL. */

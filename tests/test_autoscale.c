@@ -376,6 +376,76 @@ static void test_kp_gang(void **st)
 }
 
 /* extra: more scenario text (a cost block) */
+/* Nodes provisioning or provisioned, the most at any sample before `until` s. */
+static uint32_t peak_nodes(const res_t *r, double until)
+{
+    uint32_t peak = 0;
+    for (size_t i = 0; i < r->smp.n && r->smp.r[i].time < until; i++) {
+        uint32_t n = r->smp.r[i].nodes_autoscaled + r->smp.r[i].nodes_provisioning;
+        peak = n > peak ? n : peak;
+    }
+    return peak;
+}
+
+/* Kueue's ClusterQueues (jobs of no tenant go to default_queue a). */
+#define KQ(cqs) "scheduler: {queue: kueue, kueue: {flavors: [{name: h, match: H100}], " \
+                "default_queue: a, cluster_queues: [" cqs "]}}\n"
+
+/* Kueue gates pods: a workload it has not admitted is a suspended Job with no
+ * pods, which the autoscaler never sees.  Four 8-GPU jobs at 0 on a queue
+ * of 8 GPUs: one node, the jobs one after another on it (190 s + k x 1 h);
+ * without the gate four nodes came up (and were added again and again as
+ * the idle ones left).  The queue's cohort lends 8 more: two nodes; with
+ * borrowing_limit 0: one.  A quota of 32: four.  StrictFIFO: the second
+ * 8-GPU job does not fit 12 GPUs and holds back the 4-GPU one behind it
+ * (one node) until the first ends at 3790 s: the second takes its node,
+ * the 4-GPU job's pods appear and get a node of their own (scan at 3800 s,
+ * ready 180 s later); BestEffortFIFO lets it by at once (two nodes, 190 s).
+ * Karpenter likewise. */
+static void test_kueue_gate(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const double four[][3] = {{0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600}, {0, 8, 3600}};
+    res_t r;
+    run("{pool: p}", KQ("{name: a, quotas: [{flavor: h, nominal: 8}]}"), four, 4, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 1);
+    for (size_t i = 0; i < 4; i++)
+        assert_double_equal(fs_test_find(&r.rows, i + 1)->start, 190 + 3600.0 * (double)i, 1e-9);
+    res_free(&r);
+    run("{pool: p}",
+        KQ("{name: a, cohort: c, quotas: [{flavor: h, nominal: 8}]}, "
+           "{name: b, cohort: c, quotas: [{flavor: h, nominal: 8}]}"),
+        four, 4, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 2);
+    assert_double_equal(fs_test_find(&r.rows, 2)->start, 190, 1e-9);
+    res_free(&r);
+    run("{pool: p}",
+        KQ("{name: a, cohort: c, quotas: [{flavor: h, nominal: 8, borrowing_limit: 0}]}, "
+           "{name: b, cohort: c, quotas: [{flavor: h, nominal: 8}]}"),
+        four, 4, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 1);
+    res_free(&r);
+    run("{pool: p}", KQ("{name: a, quotas: [{flavor: h, nominal: 32}]}"), four, 4, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 4);
+    res_free(&r);
+    const double mix[][3] = {{0, 8, 3600}, {0, 8, 3600}, {0, 4, 3600}};
+    run("{pool: p}", KQ("{name: a, strategy: StrictFIFO, quotas: [{flavor: h, nominal: 12}]}"),
+        mix, 3, &r);
+    assert_int_equal(peak_nodes(&r, 3600), 1);
+    assert_double_equal(fs_test_find(&r.rows, 3)->start, 3790 + 10 + 180, 1e-9);
+    res_free(&r);
+    run("{pool: p}", KQ("{name: a, quotas: [{flavor: h, nominal: 12}]}"), mix, 3, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 2);
+    assert_double_equal(fs_test_find(&r.rows, 3)->start, 190, 1e-9);
+    res_free(&r);
+    run_text(KP_ONE(4, "    node_groups: [{pool: p}]\n") KQ("{name: a, quotas: [{flavor: h, nominal: 8}]}"),
+             four, 4, &r);
+    assert_int_equal(peak_nodes(&r, 1e9), 1);
+    res_free(&r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static void expect_error(const char *group, const char *extra, const char *want)
 {
     char text[1024];
@@ -416,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_kp_batch),
         cmocka_unit_test(test_kp_cheapest),   cmocka_unit_test(test_kp_consolidation),
         cmocka_unit_test(test_kp_limits),     cmocka_unit_test(test_kp_gang),
+        cmocka_unit_test(test_kueue_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
