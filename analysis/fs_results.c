@@ -1798,8 +1798,10 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
     int rc;
     if (!sum || (n_tenant_rows && !tenants))
         rc = fs_error_set(err, FS_EINVAL, "%s: commit without a summary or tenant rows", r->path);
-    else if ((r->final = 1))
+    else {
+        r->final = 1;
         rc = flush_all(r, err);
+    }
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
@@ -1838,8 +1840,10 @@ int fs_results_commit_partial(fs_results_t *r, const char *reason, double stoppe
     int rc;
     if (!reason || !*reason)
         rc = fs_error_set(err, FS_EINVAL, "%s: a partial commit needs a reason", r->path);
-    else if ((r->final = 1))
+    else {
+        r->final = 1;
         rc = flush_all(r, err);
+    }
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);

@@ -732,8 +732,8 @@ static char *base_value_in(const fs_keytab_t *tab, const void *base, const char 
             unsigned long long idx = strtoull(key + pl + 1, &end, 10);
             if (errno || end == key + pl + 1 || *end != '.')
                 return NULL;
-            const char *arr = *(const char *const *)((const char *)base + k->off);
-            size_t count = *(const size_t *)((const char *)base + k->off2);
+            const char *arr = *(const char *const *)(const void *)((const char *)base + k->off);
+            size_t count = *(const size_t *)(const void *)((const char *)base + k->off2);
             if (!arr || idx >= count)
                 return NULL;
             return base_value_in(k->sub, arr + idx * k->sub->size, end + 1);
@@ -743,7 +743,7 @@ static char *base_value_in(const fs_keytab_t *tab, const void *base, const char 
         if (!fs_keys_is_scalar(k) || k->type == FS_KT_RAW)
             return NULL;
         if (k->type == FS_KT_STRING || k->type == FS_KT_PATH || k->type == FS_KT_NAME) {
-            const char *v = *(char *const *)((const char *)base + k->off);
+            const char *v = *(char *const *)(const void *)((const char *)base + k->off);
             return v ? fs_strdup(v) : NULL;
         }
         char buf[64];
