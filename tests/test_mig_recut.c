@@ -615,6 +615,7 @@ static void test_scenario(void **st)
         fail_msg("%s", err.msg);
     p = &cfg.cluster.pools[0];
     assert_true(p->mig_drain == FS_MIG_DRAIN_NONE && p->mig_drain_timeout == S(30));
+    assert_int_equal(p->mig_layout, FS_MIG_LAYOUT_ALL);
     fs_config_release(&cfg);
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {drain: sometimes}\n",
              yaml_head);
@@ -623,6 +624,16 @@ static void test_scenario(void **st)
              "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: -5s}\n",
              yaml_head);
     fs_test_expect_error(y, "t.yaml:14:", "drain_timeout");
+    /* the layout: mixed; a bad value located at the value */
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {layout: mixed}\n",
+             yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.cluster.pools[0].mig_layout, FS_MIG_LAYOUT_MIXED);
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {layout: balanced}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:33:", "not one of: all, mixed");
     /* enabled: false keeps the static layout (loads, no per-GPU layouts) */
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: false}\n",
              yaml_head);
@@ -785,14 +796,15 @@ static void test_mixed_plan_hand(void **st)
     expect_layout(m, &out[0], "1g.10gb x7");
     expect_layout(m, &out[1], "1g.10gb x7");
     expect_layout(m, &out[2], "7g.80gb");
-    /* GPUs that already hold p are re-cut last: GPU 0 1g.10gb x7, GPU 1
-     * 3g.40gb x2, the rest 7g; 3 x 1g.10gb more than GPU 0 offers (10):
-     * GPU 1 holds no 1g and is the lowest such one */
-    cut_all(m, &cur[0], 1, "all-1g.10gb");
+    /* GPUs that already hold p are re-cut last: GPU 0 1g.10gb x3, GPU 1
+     * 3g.40gb x2, the rest 7g; a pod of 8 x 1g.10gb: GPU 1 (no 1g, the
+     * lowest such) is re-cut, 3 + 7 >= 8, GPU 0 keeps its layout (re-cut
+     * lowest first, GPU 0 would give 7 and GPU 1 would be needed too) */
+    cut_all(m, &cur[0], 1, "1g.10gb x3");
     cut_all(m, &cur[1], 1, "all-3g.40gb");
-    fs_migrecut_demand_t ten[] = {{(uint8_t)p1, 10}};
-    assert_int_equal(fs_migrecut_plan(m, 8, cur, ten, 1, out, take), 1);
-    expect_layout(m, &out[0], "1g.10gb x7");
+    fs_migrecut_demand_t eight[] = {{(uint8_t)p1, 8}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, eight, 1, out, take), 1);
+    expect_layout(m, &out[0], "1g.10gb x3");
     expect_layout(m, &out[1], "1g.10gb x7");
     expect_layout(m, &out[2], "7g.80gb");
     /* more than the node can hold: refused */
@@ -916,6 +928,26 @@ static void test_mixed_run_keep(void **st)
     assert_true(row_of(&r, 2)->start == 725);
     assert_int_equal(t.mig_recuts, 2);
     assert_int_equal(r.n_ml, 16);
+
+    /* the kept GPUs' instances cover later pods too: two nodes of two GPUs
+     * all-7g.80gb, drain wait, min_interval 0; Y (14 x 1g.10gb, long) cuts
+     * node 0 at 0; A (3g.40gb) at 200 cuts node 1's GPU 0 (GPU 1 keeps
+     * 7g.80gb); B (7g) at 210 finds no 7g in service but is covered by
+     * node 1's GPU 1: no drain of node 0, B starts at 320 on GPU 1 */
+    fs_job_t yab[] = {job(1, 0, 14, 10000, "1g.10gb"), job(2, 200, 1, 100, "3g.40gb"),
+                      job(3, 210, 1, 100, "7g.80gb")};
+    cfg_mixed(&cfg, &pool, 2, 2, "all-7g.80gb", 1);
+    pool.mig_drain = FS_MIG_DRAIN_WAIT;
+    pool.mig_min_interval = 0;
+    run(&cfg, yab, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 120 && node_of(&r, 1) == 0);
+    assert_true(row_of(&r, 2)->start == 320 && row_of(&r, 3)->start == 320);
+    assert_true(node_of(&r, 3) == 1);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_int_equal(t.mig_drains, 0);
+    assert_int_equal(r.n_ml, 3);
+    assert_true(r.ml[2].node == 1 && r.ml[2].gpu == 0);
+    assert_string_equal(r.ml[2].layout, "3g.40gb x2");
     fs_test_rows_free(&r.jobs);
     assert_int_equal(fs_alloc_live(), live0);
 }
