@@ -37,6 +37,14 @@
  * GPU-seconds and the re-cuts go to /summary (mig_recuts,
  * gpu_s_mig_reconfig), each decision's new layouts to /mig_layouts.
  *
+ * mig_repartition.layout: mixed (docs/mig.md "Mixed layouts"): a re-cut
+ * changes only the GPUs the waiting pods of p need (fs_migrecut_plan
+ * below), their free slots carry other profiles pods of the walk wait for,
+ * the node's other GPUs keep their layout; the node is out as a whole as
+ * above; the pods the plan serves are promised to the node and its credit
+ * counts the plan's instances of every profile; /mig_layouts gets the
+ * changed GPUs only.
+ *
  * Owned by the model once attached (a module).
  */
 #ifndef FS_MIGRECUT_H
