@@ -118,10 +118,21 @@ int fs_migrecut_plan(const fs_mig_model_t *m, uint32_t gpn, const fs_mig_layout_
     /* 3. what is still free on the re-cut GPUs takes p */
     while (place_one(m, &pl, p))
         ;
+    /* a re-cut GPU is applied as its spec (instances per profile, what a
+     * mig-parted config names) built by fs_mig_layout_build, as the scenario
+     * loader and the exporter build a layout from its text: the same counts,
+     * and the instance indexes /gpu_intervals writes match the rebuilt
+     * layout */
     int changed = 0;
     for (uint32_t g = 0; g < gpn; g++) {
         out[g] = pl.out[g];
-        changed += !same_layout(&cur[g], &pl.out[g]);
+        if (recut[g]) {
+            fs_mig_spec_t spec;
+            fs_mig_spec_of(&pl.out[g], &spec);
+            if (fs_mig_layout_build(m, &spec, &out[g], NULL))
+                return FS_EINTERNAL;    /* cannot be: pl.out[g] is a placement of it */
+        }
+        changed += !same_layout(&cur[g], &out[g]);
     }
     return changed;
 }

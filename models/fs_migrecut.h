@@ -76,7 +76,9 @@ typedef struct fs_migrecut_demand {
  *      re-cut GPUs only;
  *   3. the re-cut GPUs' slots still free take more of p, lowest first (as
  *      all-<p> would);
- * the other GPUs keep cur.  A pod counts instances of its profile on the
+ * the other GPUs keep cur.  A re-cut GPU's layout is then rebuilt from its
+ * counts by fs_mig_layout_build (as the loader and the exporter build a
+ * layout from its text), so the instances are where they would be.  A pod counts instances of its profile on the
  * whole node, kept GPUs included, less those promised to earlier pods.
  * take[j] = 1 for the pods the new layouts serve (dem[0] always, or the
  * call fails).  Returns the GPUs whose layout changed (<= gpn, and only
