@@ -862,6 +862,19 @@ uint32_t fs_cluster_node_busy(const fs_cluster_t *c, uint32_t node)
     return b;
 }
 
+/* GPU gi (pool-wide index) of a re-partitioning pool takes layout l: the
+ * pool's instance total and the GPU's per-profile instance masks follow. */
+static void mig_set_gpu(fs_pool_t *p, size_t gi, const fs_mig_layout_t *l)
+{
+    fs_mig_layout_t *cur = &p->mig_glay[gi];
+    p->mig_total = p->mig_total - cur->ninst + l->ninst;
+    *cur = *l;
+    uint8_t *mk = p->mig_gpm + gi * FS_MIG_MAX_PROFILES;
+    memset(mk, 0, FS_MIG_MAX_PROFILES);
+    for (unsigned i = 0; i < l->ninst; i++)
+        mk[l->inst[i].profile] |= (uint8_t)(1u << i);
+}
+
 int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr)
 {
     fs_pool_t *p = &c->pools[c->node_pool[node]];
@@ -871,17 +884,27 @@ int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr)
     size_t g0 = (size_t)(node - p->first_node) * p->gpn;
     int n = 0;
     for (uint32_t g = 0; g < p->gpn; g++) {
-        fs_mig_layout_t *l = &p->mig_glay[g0 + g], cut;
-        n += (int)fs_mig_recut(p->mig, l, 0, pr, &cut);
-        p->mig_total = p->mig_total - l->ninst + cut.ninst;
-        *l = cut;
-        uint8_t *mk = p->mig_gpm + (g0 + g) * FS_MIG_MAX_PROFILES;
-        memset(mk, 0, FS_MIG_MAX_PROFILES);
-        for (unsigned i = 0; i < cut.ninst; i++)
-            mk[cut.inst[i].profile] |= (uint8_t)(1u << i);
+        fs_mig_layout_t cut;
+        n += (int)fs_mig_recut(p->mig, &p->mig_glay[g0 + g], 0, pr, &cut);
+        mig_set_gpu(p, g0 + g, &cut);
     }
     c->gen++;
     return n;
+}
+
+int fs_cluster_mig_set(fs_cluster_t *c, uint32_t node, const fs_mig_layout_t *lay)
+{
+    fs_pool_t *p = &c->pools[c->node_pool[node]];
+    if (!p->mig_glay || c->node_up[node] || fs_cluster_mig_node_held(c, node))
+        return FS_EINVAL;
+    for (uint32_t g = 0; g < p->gpn; g++)
+        if (fs_mig_layout_check(p->mig, &lay[g], NULL))
+            return FS_EINVAL;
+    size_t g0 = (size_t)(node - p->first_node) * p->gpn;
+    for (uint32_t g = 0; g < p->gpn; g++)
+        mig_set_gpu(p, g0 + g, &lay[g]);
+    c->gen++;
+    return 0;
 }
 
 int fs_cluster_mig_fits(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k)

@@ -355,6 +355,11 @@ int fs_cluster_mig_node_held(const fs_cluster_t *c, uint32_t node);
  * (fs_mig_recut with keep 0: mig-parted's all-<profile>).  Returns the
  * instances of pr the node then has, or FS_EINVAL (not such a node). */
 int fs_cluster_mig_recut(fs_cluster_t *c, uint32_t node, unsigned pr);
+/* Re-partitioning with planned layouts (mig_repartition.layout: mixed):
+ * GPU g of node, out of service with no instance held, takes lay[g] (the
+ * pool's GPUs per node of them, each valid by fs_mig_layout_check).  0, or
+ * FS_EINVAL (not such a node, or an invalid layout; nothing changed). */
+int fs_cluster_mig_set(fs_cluster_t *c, uint32_t node, const fs_mig_layout_t *lay);
 /* GPUs of node that hold a pod (a whole-GPU pod, a share or a MIG
  * instance).  O(GPUs per node). */
 uint32_t fs_cluster_node_busy(const fs_cluster_t *c, uint32_t node);

@@ -52,6 +52,7 @@ typedef struct fs_pool_cfg {
     fs_time_t mig_min_interval;
     int mig_drain;          /* enum fs_mig_drain: make an idle node when none is */
     fs_time_t mig_drain_timeout;    /* evict: pods still running this long after the cordon */
+    int mig_layout;         /* enum fs_mig_layout_mode: the new layout of a re-cut node */
 } fs_pool_cfg_t;
 
 /* cluster.pools[].mig_repartition.drain (models/fs_migrecut.h) */
@@ -59,6 +60,12 @@ enum fs_mig_drain {
     FS_MIG_DRAIN_NONE = 0,  /* only idle nodes are re-cut */
     FS_MIG_DRAIN_WAIT = 1,  /* cordon a busy node; re-cut once its pods ended */
     FS_MIG_DRAIN_EVICT = 2  /* the same; pods left after drain_timeout are preempted */
+};
+
+/* cluster.pools[].mig_repartition.layout (models/fs_migrecut.h) */
+enum fs_mig_layout_mode {
+    FS_MIG_LAYOUT_ALL = 0,  /* every GPU of the node all-<p> (fs_mig_recut, keep 0) */
+    FS_MIG_LAYOUT_MIXED = 1 /* GPU by GPU from the walk's demand (fs_migrecut_plan) */
 };
 
 /* cluster.topology: nodes -> NVLink domains -> racks -> leaf switches ->

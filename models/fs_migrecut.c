@@ -6,6 +6,138 @@
 #include <string.h>
 
 enum { EV_BACK = 0, EV_WAKE = 1, EV_EVICT = 2 };  /* data: node << 2 | kind */
+enum { NP = FS_MIG_MAX_PROFILES, GMAX = FS_CLUSTER_MIG_MAX_GPN };
+#define PX(node, pr) ((size_t)(node) * NP + (pr))   /* per node and profile */
+
+/* ---- the mixed plan (fs_migrecut_plan) ---- */
+
+static int same_layout(const fs_mig_layout_t *x, const fs_mig_layout_t *y)
+{
+    if (x->mem != y->mem || x->ninst != y->ninst)
+        return 0;
+    for (unsigned i = 0; i < x->ninst; i++)
+        if (x->inst[i].profile != y->inst[i].profile || x->inst[i].start != y->inst[i].start)
+            return 0;
+    return 1;
+}
+
+typedef struct plan {
+    fs_mig_layout_t out[GMAX];
+    int fut[NP];            /* instances per profile on the node after the plan */
+    uint8_t order[GMAX];    /* the re-cut GPUs, in the order they were chosen */
+    uint32_t nre;
+} plan_t;
+
+/* One more instance of q on the re-cut GPUs (the first in order with room,
+ * at fs_mig_find's lowest free start).  1 placed, 0 no room. */
+static int place_one(const fs_mig_model_t *m, plan_t *pl, unsigned q)
+{
+    for (uint32_t i = 0; i < pl->nre; i++) {
+        fs_mig_layout_t *l = &pl->out[pl->order[i]];
+        if (fs_mig_find(m, l, q) >= 0 && fs_mig_place(m, l, q, -1) >= 0) {
+            pl->fut[q]++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int fs_migrecut_plan(const fs_mig_model_t *m, uint32_t gpn, const fs_mig_layout_t *cur,
+                     const fs_migrecut_demand_t *dem, size_t n, fs_mig_layout_t *out, uint8_t *take)
+{
+    if (gpn == 0 || gpn > GMAX || n == 0 || dem[0].profile >= m->nprofiles)
+        return FS_EINVAL;
+    unsigned p = dem[0].profile;
+    fs_mig_layout_t empty;
+    fs_mig_layout_clear(&empty);
+    unsigned cap = fs_mig_fits(m, &empty, p);
+    plan_t pl, save;
+    memset(&pl, 0, sizeof pl);
+    for (uint32_t g = 0; g < gpn; g++) {
+        pl.out[g] = cur[g];
+        for (unsigned q = 0; q < NP; q++)
+            pl.fut[q] += cur[g].count[q];
+    }
+    int prom[NP] = {0};
+    uint8_t recut[GMAX] = {0};
+    memset(take, 0, n);
+    /* 1. the pods of p */
+    for (size_t j = 0; j < n; j++) {
+        if (dem[j].profile != p)
+            continue;
+        save = pl;
+        uint8_t rsave[GMAX];
+        memcpy(rsave, recut, sizeof rsave);
+        int ok = 1;
+        while (ok && pl.fut[p] - prom[p] < (int64_t)dem[j].k) {
+            if (place_one(m, &pl, p))
+                continue;
+            uint32_t best = GMAX;       /* one more GPU: the fewest of p, then the lowest */
+            for (uint32_t g = 0; g < gpn; g++)
+                if (!recut[g] && cur[g].count[p] < cap &&
+                    (best == GMAX || cur[g].count[p] < cur[best].count[p]))
+                    best = g;
+            if (best == GMAX) {
+                ok = 0;
+                break;
+            }
+            for (unsigned q = 0; q < NP; q++)
+                pl.fut[q] -= pl.out[best].count[q];
+            fs_mig_layout_clear(&pl.out[best]);
+            recut[best] = 1;
+            pl.order[pl.nre++] = (uint8_t)best;
+        }
+        if (!ok) {
+            pl = save;
+            memcpy(recut, rsave, sizeof rsave);
+            continue;
+        }
+        take[j] = 1;
+        prom[p] += (int)dem[j].k;
+    }
+    if (!take[0]) {
+        memcpy(out, pl.out, gpn * sizeof *out);
+        return FS_EINVAL;
+    }
+    /* 2. the pods of other profiles, in the slots the re-cut GPUs have left */
+    for (size_t j = 1; j < n; j++) {
+        unsigned q = dem[j].profile;
+        if (q == p || q >= m->nprofiles)
+            continue;
+        save = pl;
+        int ok = 1;
+        while (ok && pl.fut[q] - prom[q] < (int64_t)dem[j].k)
+            ok = place_one(m, &pl, q);
+        if (!ok) {
+            pl = save;
+            continue;
+        }
+        take[j] = 1;
+        prom[q] += (int)dem[j].k;
+    }
+    /* 3. what is still free on the re-cut GPUs takes p */
+    while (place_one(m, &pl, p))
+        ;
+    /* a re-cut GPU is applied as its spec (instances per profile, what a
+     * mig-parted config names) built by fs_mig_layout_build, as the scenario
+     * loader and the exporter build a layout from its text: the same counts,
+     * and the instance indexes /gpu_intervals writes match the rebuilt
+     * layout */
+    int changed = 0;
+    for (uint32_t g = 0; g < gpn; g++) {
+        out[g] = pl.out[g];
+        if (recut[g]) {
+            fs_mig_spec_t spec;
+            fs_mig_spec_of(&pl.out[g], &spec);
+            if (fs_mig_layout_build(m, &spec, &out[g], NULL))
+                return FS_EINTERNAL;    /* cannot be: pl.out[g] is a placement of it */
+        }
+        changed += !same_layout(&cur[g], &out[g]);
+    }
+    return changed;
+}
+
+/* ---- the module ---- */
 
 typedef struct rpool {
     uint32_t pool, first, n, gpn;
@@ -13,6 +145,7 @@ typedef struct rpool {
     fs_time_t min_interval;
     int drain;                          /* enum fs_mig_drain */
     fs_time_t timeout;                  /* evict: after the cordon */
+    int mixed;                          /* layout: mixed (fs_migrecut_plan) */
 } rpool_t;
 
 typedef struct migrecut {
@@ -24,8 +157,17 @@ typedef struct migrecut {
     fs_time_t *last_cut;                /* per node: last re-cut decision, -1 none */
     fs_time_t *back_at;                 /* per node: end of its phase while out, -1 */
     uint8_t *target;                    /* per node: the profile it is being cut for */
-    uint32_t *inst;                     /* per node: its instances of target after the cut */
-    uint32_t *credit;                   /* scratch per node: of inst, not yet promised */
+    uint32_t *inst;                     /* per node and profile (PX): its instances after the cut */
+    uint32_t *credit;                   /* scratch, PX: of inst, not yet promised in this walk */
+    /* layout: mixed only (NULL otherwise) */
+    fs_mig_layout_t *plan;              /* per node, GMAX: the planned layouts of a draining node */
+    uint32_t *scr;                      /* scratch, PX: credits while a plan looks ahead */
+    uint8_t *taken;                     /* per slot: promised by a plan of this walk */
+    size_t cap_taken;
+    fs_migrecut_demand_t *dem;          /* scratch: the plan's pods, and their slots */
+    uint32_t *dem_slot;
+    uint8_t *dem_take;
+    size_t cap_dem, cap_dem_slot, cap_dem_take;
     fs_time_t *drain_at;                /* per node: its cordon while draining, -1 */
     double *cost;                       /* scratch per node: what draining it costs */
     int costs_now;                      /* cost is valid for this pass */
@@ -52,6 +194,12 @@ static void mr_destroy(void *ud)
     fs_free(a->credit);
     fs_free(a->drain_at);
     fs_free(a->cost);
+    fs_free(a->plan);
+    fs_free(a->scr);
+    fs_free(a->taken);
+    fs_free(a->dem);
+    fs_free(a->dem_slot);
+    fs_free(a->dem_take);
     fs_free(a->rows);
     fs_free(a);
 }
@@ -65,27 +213,119 @@ static uint32_t node_count(const fs_cluster_t *c, uint32_t node, uint32_t gpn, u
     return k;
 }
 
-/* The decision: node out of service, re-cut for pr, back after the phase;
- * its new layouts are kept for /mig_layouts. */
-static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, unsigned pr)
+/* Mixed: plans node's new layouts (a->plan) for the pod at slot (k of pr)
+ * and the queued pods after it in the walk that no other node of the pool
+ * being re-cut or drained covers (each counted against those nodes'
+ * unpromised instances, in queue order); the node's credits become the
+ * plan's instances less those of the pods it serves, which are marked
+ * taken (the walk skips them).  The node is already out of service, so
+ * fs_model_fits no longer counts it. */
+static int plan_mixed(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, unsigned pr,
+                      uint32_t k, uint32_t slot)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    const fs_pool_t *pool = &c->pools[r->pool];
+    for (uint32_t nd = r->first; nd < r->first + r->n; nd++)
+        for (unsigned q = 0; q < NP; q++)
+            a->scr[PX(nd, q)] = nd != node && (a->back_at[nd] >= 0 || a->drain_at[nd] >= 0)
+                                    ? a->credit[PX(nd, q)] : 0;
+    size_t n = 0;
+    if (fs_grow((void **)&a->dem, &a->cap_dem, 1, sizeof *a->dem) ||
+        fs_grow((void **)&a->dem_slot, &a->cap_dem_slot, 1, sizeof *a->dem_slot))
+        return FS_ENOMEM;
+    a->dem[0] = (fs_migrecut_demand_t){.profile = (uint8_t)pr, .k = k};
+    a->dem_slot[n++] = slot;
+    for (size_t s = (size_t)slot + 1, ns = fs_model_slots(m); s < ns; s++) {
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || (s < a->cap_taken && a->taken[s]) ||
+            fs_model_fits(m, (uint32_t)s))
+            continue;
+        const uint32_t *pools;
+        size_t np = fs_model_job_pools(m, (uint32_t)s, &pools), i = 0;
+        while (pools && i < np && pools[i] != r->pool)
+            i++;
+        if (pools && i == np)
+            continue;
+        int q = fs_mig_profile_of_code(pool->mig, j->job.mig);
+        uint32_t kj = j->job.gpus;
+        if (q < 0 || kj == 0 || kj > (uint64_t)r->gpn * pool->mig_cap[q])
+            continue;
+        int covered = 0;
+        for (uint32_t nd = r->first; nd < r->first + r->n && !covered; nd++)
+            if (a->scr[PX(nd, q)] >= kj) {
+                a->scr[PX(nd, q)] -= kj;
+                covered = 1;
+            }
+        if (covered)
+            continue;
+        if (fs_grow((void **)&a->dem, &a->cap_dem, n + 1, sizeof *a->dem) ||
+            fs_grow((void **)&a->dem_slot, &a->cap_dem_slot, n + 1, sizeof *a->dem_slot))
+            return FS_ENOMEM;
+        a->dem[n] = (fs_migrecut_demand_t){.profile = (uint8_t)q, .k = kj};
+        a->dem_slot[n++] = (uint32_t)s;
+    }
+    if (fs_grow((void **)&a->dem_take, &a->cap_dem_take, n, 1))
+        return FS_ENOMEM;
+    fs_mig_layout_t cur[GMAX];
+    for (uint32_t g = 0; g < r->gpn; g++)
+        cur[g] = *fs_cluster_mig_layout(c, node, g);
+    fs_mig_layout_t *out = &a->plan[(size_t)node * GMAX];
+    if (fs_migrecut_plan(pool->mig, r->gpn, cur, a->dem, n, out, a->dem_take) < 0)
+        return FS_EINTERNAL;    /* the node was chosen because a re-cut serves dem[0] */
+    for (unsigned q = 0; q < NP; q++) {
+        uint32_t f = 0;
+        for (uint32_t g = 0; g < r->gpn; g++)
+            f += out[g].count[q];
+        a->inst[PX(node, q)] = a->credit[PX(node, q)] = f;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!a->dem_take[j])
+            continue;
+        a->credit[PX(node, a->dem[j].profile)] -= a->dem[j].k;
+        if (j > 0)
+            a->taken[a->dem_slot[j]] = 1;
+    }
+    return 0;
+}
+
+/* The decision: node out of service, re-cut for pr (all: every GPU
+ * all-<pr>; mixed: the plan, made now for the pod at slot asking k unless
+ * `planned` at the drain's cordon), back after the phase; its new layouts
+ * are kept for /mig_layouts (mixed: the GPUs that change). */
+static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, unsigned pr,
+                 uint32_t k, uint32_t slot, int planned)
 {
     fs_time_t now = fs_model_now(m);
     int rc = fs_model_node_down(m, node, FS_DOWN_DRAIN, NULL);
     if (rc)
         return rc;
-    int n = fs_model_mig_recut(m, node, pr);
-    if (n < 0)
-        return FS_EINTERNAL;
+    const fs_cluster_t *c = fs_model_cluster(m);
+    fs_mig_layout_t old[GMAX];
+    if (r->mixed) {
+        if (!planned && (rc = plan_mixed(a, m, r, node, pr, k, slot)) != 0)
+            return rc;
+        for (uint32_t g = 0; g < r->gpn; g++)
+            old[g] = *fs_cluster_mig_layout(c, node, g);
+        if (fs_model_mig_set(m, node, &a->plan[(size_t)node * GMAX]))
+            return FS_EINTERNAL;
+    } else {
+        int n = fs_model_mig_recut(m, node, pr);
+        if (n < 0)
+            return FS_EINTERNAL;
+        memset(&a->inst[PX(node, 0)], 0, NP * sizeof *a->inst);
+        a->inst[PX(node, pr)] = (uint32_t)n;
+        memcpy(&a->credit[PX(node, 0)], &a->inst[PX(node, 0)], NP * sizeof *a->inst);
+    }
     a->last_cut[node] = now;
     a->back_at[node] = now + r->phase;
     a->target[node] = (uint8_t)pr;
-    a->inst[node] = a->credit[node] = (uint32_t)n;
     a->recuts++;
-    const fs_cluster_t *c = fs_model_cluster(m);
     const fs_pool_t *pl = &c->pools[r->pool];
     if (fs_grow((void **)&a->rows, &a->cap_rows, a->n_rows + r->gpn, sizeof *a->rows))
         return FS_ENOMEM;
     for (uint32_t g = 0; g < r->gpn; g++) {
+        if (r->mixed && same_layout(&old[g], fs_cluster_mig_layout(c, node, g)))
+            continue;   /* mig-parted leaves a GPU whose layout does not change alone */
         fs_mig_layout_row_t *row = &a->rows[a->n_rows++];
         memset(row, 0, sizeof *row);
         row->time = fs_time_to_s(now);
@@ -107,7 +347,7 @@ static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, 
 static int drained(migrecut_t *a, fs_model_t *m, uint32_t node)
 {
     const rpool_t *r = &a->rp[a->rp_of[fs_model_cluster(m)->node_pool[node]]];
-    int rc = recut(a, m, r, node, a->target[node]);
+    int rc = recut(a, m, r, node, a->target[node], 0, 0, 1);
     if (!rc)
         rc = fs_model_node_cordon(m, node, 0);
     a->drain_at[node] = -1;
@@ -154,7 +394,7 @@ static void drain_costs(migrecut_t *a, fs_model_t *m)
  * in its anti-thrashing interval (*wake: the earliest end of one), that
  * would offer k of pr only after a re-cut; its cordon.  1 started, 0 none. */
 static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, uint32_t k,
-                 fs_time_t *wake)
+                 uint32_t slot, fs_time_t *wake)
 {
     const fs_cluster_t *c = fs_model_cluster(m);
     fs_time_t now = fs_model_now(m);
@@ -189,8 +429,15 @@ static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, ui
         return rc;
     a->drain_at[best] = now;
     a->target[best] = (uint8_t)pr;
-    a->inst[best] = a->credit[best] = r->gpn * c->pools[r->pool].mig_cap[pr];
-    a->credit[best] -= k;
+    if (r->mixed) {     /* planned now: its layouts cannot change while it drains */
+        if ((rc = plan_mixed(a, m, r, best, pr, k, slot)) != 0)
+            return rc;
+    } else {
+        memset(&a->inst[PX(best, 0)], 0, NP * sizeof *a->inst);
+        a->inst[PX(best, pr)] = r->gpn * c->pools[r->pool].mig_cap[pr];
+        memcpy(&a->credit[PX(best, 0)], &a->inst[PX(best, 0)], NP * sizeof *a->inst);
+        a->credit[PX(best, pr)] -= k;
+    }
     a->drains++;
     a->n_draining++;
     if (r->drain == FS_MIG_DRAIN_EVICT &&
@@ -206,7 +453,7 @@ static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, ui
  * first of its pools that can.  *wake: the earliest end of an
  * anti-thrashing interval that kept a node from it. */
 static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np, int32_t code,
-                 uint32_t k, fs_time_t *wake)
+                 uint32_t k, uint32_t slot, fs_time_t *wake)
 {
     const fs_cluster_t *c = fs_model_cluster(m);
     fs_time_t now = fs_model_now(m);
@@ -220,8 +467,8 @@ static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np,
         if (pr < 0 || k > (uint64_t)r->gpn * pl->mig_cap[pr])
             continue;
         for (uint32_t node = r->first; node < r->first + r->n; node++)
-            if (a->back_at[node] >= 0 && a->target[node] == pr && a->credit[node] >= k) {
-                a->credit[node] -= k;
+            if (a->back_at[node] >= 0 && a->credit[PX(node, pr)] >= k) {
+                a->credit[PX(node, pr)] -= k;
                 return 0;
             }
         for (uint32_t node = r->first; node < r->first + r->n; node++) {
@@ -234,20 +481,21 @@ static int serve(migrecut_t *a, fs_model_t *m, const uint32_t *pools, size_t np,
                     *wake = t;
                 continue;
             }
-            int rc = recut(a, m, r, node, (unsigned)pr);
+            int rc = recut(a, m, r, node, (unsigned)pr, k, slot, 0);
             if (rc)
                 return rc;
-            a->credit[node] -= k;
+            if (!r->mixed)      /* mixed: the plan promised them */
+                a->credit[PX(node, pr)] -= k;
             return 0;
         }
         if (r->drain == FS_MIG_DRAIN_NONE)
             continue;
         for (uint32_t node = r->first; node < r->first + r->n; node++)
-            if (a->drain_at[node] >= 0 && a->target[node] == pr && a->credit[node] >= k) {
-                a->credit[node] -= k;
+            if (a->drain_at[node] >= 0 && a->credit[PX(node, pr)] >= k) {
+                a->credit[PX(node, pr)] -= k;
                 return 0;
             }
-        int rc = drain(a, m, r, (unsigned)pr, k, wake);
+        int rc = drain(a, m, r, (unsigned)pr, k, slot, wake);
         if (rc)
             return rc < 0 ? rc : 0;
     }
@@ -267,19 +515,30 @@ static int mr_after_pass(void *ud, fs_model_t *m)
     if (!any && !a->any_drain)
         return 0;
     for (size_t i = 0; i < a->n_rp; i++)
-        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++)
-            a->credit[node] = a->back_at[node] >= 0 || a->drain_at[node] >= 0 ? a->inst[node] : 0;
+        for (uint32_t node = a->rp[i].first; node < a->rp[i].first + a->rp[i].n; node++) {
+            if (a->back_at[node] >= 0 || a->drain_at[node] >= 0)
+                memcpy(&a->credit[PX(node, 0)], &a->inst[PX(node, 0)], NP * sizeof *a->credit);
+            else
+                memset(&a->credit[PX(node, 0)], 0, NP * sizeof *a->credit);
+        }
+    if (a->plan) {      /* mixed: no pod promised yet in this walk */
+        size_t ns = fs_model_slots(m);
+        if (fs_grow((void **)&a->taken, &a->cap_taken, ns, 1))
+            return FS_ENOMEM;
+        memset(a->taken, 0, a->cap_taken);
+    }
     a->costs_now = 0;
     fs_time_t wake = -1;
     for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
         const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || fs_model_fits(m, (uint32_t)s))
+        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || (a->plan && a->taken[s]) ||
+            fs_model_fits(m, (uint32_t)s))
             continue;
         const uint32_t *pools;
         size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
         if (!pools)
             np = a->n_pools;
-        int rc = serve(a, m, pools, np, j->job.mig, j->job.gpus, &wake);
+        int rc = serve(a, m, pools, np, j->job.mig, j->job.gpus, (uint32_t)s, &wake);
         if (rc)
             return rc;
     }
@@ -291,7 +550,7 @@ static int mr_after_pass(void *ud, fs_model_t *m)
             if (a->drain_at[node] < 0)
                 continue;
             int rc = 0;
-            if (a->credit[node] == a->inst[node]) {
+            if (!memcmp(&a->credit[PX(node, 0)], &a->inst[PX(node, 0)], NP * sizeof *a->inst)) {
                 a->drain_at[node] = -1;
                 a->n_draining--;
                 rc = fs_model_node_cordon(m, node, 0);
@@ -387,8 +646,8 @@ int fs_migrecut_attach(fs_model_t *m, fs_error_t *err)
         !(a->last_cut = fs_malloc(c->n_nodes * sizeof *a->last_cut)) ||
         !(a->back_at = fs_malloc(c->n_nodes * sizeof *a->back_at)) ||
         !(a->target = fs_calloc(c->n_nodes, 1)) ||
-        !(a->inst = fs_calloc(c->n_nodes, sizeof *a->inst)) ||
-        !(a->credit = fs_calloc(c->n_nodes, sizeof *a->credit)) ||
+        !(a->inst = fs_calloc((size_t)c->n_nodes * NP, sizeof *a->inst)) ||
+        !(a->credit = fs_calloc((size_t)c->n_nodes * NP, sizeof *a->credit)) ||
         !(a->drain_at = fs_malloc(c->n_nodes * sizeof *a->drain_at)) ||
         !(a->cost = fs_calloc(c->n_nodes, sizeof *a->cost))) {
         mr_destroy(a);
@@ -409,8 +668,15 @@ int fs_migrecut_attach(fs_model_t *m, fs_error_t *err)
                                      .gpn = pl->gpn,
                                      .phase = pc->mig_reconfigure + pc->mig_gpu_ready,
                                      .min_interval = pc->mig_min_interval,
-                                     .drain = pc->mig_drain, .timeout = pc->mig_drain_timeout};
+                                     .drain = pc->mig_drain, .timeout = pc->mig_drain_timeout,
+                                     .mixed = pc->mig_layout == FS_MIG_LAYOUT_MIXED};
         a->any_drain |= pc->mig_drain != FS_MIG_DRAIN_NONE;
+        if (pc->mig_layout == FS_MIG_LAYOUT_MIXED && !a->plan &&
+            (!(a->plan = fs_calloc((size_t)c->n_nodes * GMAX, sizeof *a->plan)) ||
+             !(a->scr = fs_calloc((size_t)c->n_nodes * NP, sizeof *a->scr)))) {
+            mr_destroy(a);
+            return fs_error_set(err, FS_ENOMEM, "MIG re-partitioning: out of memory");
+        }
     }
     int rc = fs_model_add_module(m, &mr_ops, a, &a->id);
     if (rc) {

@@ -37,12 +37,57 @@
  * GPU-seconds and the re-cuts go to /summary (mig_recuts,
  * gpu_s_mig_reconfig), each decision's new layouts to /mig_layouts.
  *
+ * mig_repartition.layout: mixed (docs/mig.md "Mixed layouts"): a re-cut
+ * changes only the GPUs the waiting pods of p need (fs_migrecut_plan
+ * below), their free slots carry other profiles pods of the walk wait for,
+ * the node's other GPUs keep their layout; the node is out as a whole as
+ * above; the pods the plan serves are promised to the node and its credit
+ * counts the plan's instances of every profile; /mig_layouts gets the
+ * changed GPUs only.
+ *
  * Owned by the model once attached (a module).
  */
 #ifndef FS_MIGRECUT_H
 #define FS_MIGRECUT_H
 
+#include "fs_mig.h"
 #include "fs_model.h"
+
+/* One waiting pod for fs_migrecut_plan: k instances of a profile (an index
+ * of the pool's MIG model), all on one node. */
+typedef struct fs_migrecut_demand {
+    uint8_t profile;
+    uint32_t k;
+} fs_migrecut_demand_t;
+
+/*
+ * The mixed re-cut of one node (mig_repartition.layout: mixed; docs/mig.md
+ * "Mixed layouts").  cur: the node's gpn current layouts; dem[0]: the pod
+ * the re-cut is for (profile p), dem[1..n-1]: the other pods of the walk
+ * that no other node covers, in queue order.  out gets the new layouts:
+ *   1. the pods of p (dem order) are served one by one: more of p is placed
+ *      on the GPUs already re-cut (each at fs_mig_find's lowest free start),
+ *      and when none has room, one more GPU is re-cut (all its instances
+ *      destroyed): the one with the fewest instances of p now, ties to the
+ *      lowest index, among those that hold fewer than an empty GPU would;
+ *      a pod that cannot be served whole is skipped (changes undone);
+ *   2. the pods of other profiles (dem order) are served, each whole or not
+ *      at all, by instances placed the same way in the free slots of the
+ *      re-cut GPUs only;
+ *   3. the re-cut GPUs' slots still free take more of p, lowest first (as
+ *      all-<p> would);
+ * the other GPUs keep cur.  A re-cut GPU's layout is then rebuilt from its
+ * counts by fs_mig_layout_build (as the loader and the exporter build a
+ * layout from its text), so the instances are where they would be.  A pod counts instances of its profile on the
+ * whole node, kept GPUs included, less those promised to earlier pods.
+ * take[j] = 1 for the pods the new layouts serve (dem[0] always, or the
+ * call fails).  Returns the GPUs whose layout changed (<= gpn, and only
+ * GPUs whose fs_mig_recut for p would change too), or FS_EINVAL when
+ * dem[0] cannot be served (out then holds a partial plan).  Every out[g]
+ * passes fs_mig_layout_check.  O(n x gpn x 8); no allocation.
+ */
+int fs_migrecut_plan(const fs_mig_model_t *m, uint32_t gpn, const fs_mig_layout_t *cur,
+                     const fs_migrecut_demand_t *dem, size_t n, fs_mig_layout_t *out, uint8_t *take);
 
 /* Registers the module when some pool has mig_repartition enabled; nothing
  * otherwise.  0, FS_ENOMEM or FS_EINVAL (another after_pass module). */

@@ -1992,6 +1992,15 @@ int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr)
     return n;
 }
 
+int fs_model_mig_set(fs_model_t *m, uint32_t node, const fs_mig_layout_t *lay)
+{
+    if (node >= m->cluster.n_nodes)
+        return FS_EINVAL;
+    int rc = fs_cluster_mig_set(&m->cluster, node, lay);
+    m->frag_stale = 1;
+    return rc;
+}
+
 int fs_model_node_cordon(fs_model_t *m, uint32_t node, int on)
 {
     if (node >= m->cluster.n_nodes)

@@ -150,6 +150,9 @@ int fs_model_node_in_service(const fs_model_t *m, uint32_t node);
  * MIG model (fs_cluster_mig_recut).  Returns the node's instances of pr, or
  * FS_EINVAL. */
 int fs_model_mig_recut(fs_model_t *m, uint32_t node, unsigned pr);
+/* MIG re-partitioning with planned per-GPU layouts (mig_repartition.layout:
+ * mixed): GPU g of node takes lay[g] (fs_cluster_mig_set).  0 or FS_EINVAL. */
+int fs_model_mig_set(fs_model_t *m, uint32_t node, const fs_mig_layout_t *lay);
 /* A cordon (MIG re-partitioning's drain, models/fs_migrecut.h).  on = 1:
  * node takes no new pod, its running pods go on (a reason to be out of
  * service, as FS_DOWN_DRAIN: /timeline.nodes_down counts it); unlike a plain

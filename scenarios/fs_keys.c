@@ -40,6 +40,8 @@ static const char *const until_names[] = {
     [FS_UNTIL_DRAIN] = "drain", [FS_UNTIL_HORIZON] = "horizon", NULL};
 static const char *const mig_drain_names[] = {
     [FS_MIG_DRAIN_NONE] = "none", [FS_MIG_DRAIN_WAIT] = "wait", [FS_MIG_DRAIN_EVICT] = "evict", NULL};
+static const char *const mig_layout_names[] = {
+    [FS_MIG_LAYOUT_ALL] = "all", [FS_MIG_LAYOUT_MIXED] = "mixed", NULL};
 static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
 static const char *const queue_names[FS_QUEUE_COUNT + 1] = {
@@ -909,6 +911,13 @@ static const fs_key_t pool_rows[] = {
      .off = PF(mig_drain_timeout), .min = 0, .def = "30s", .unit = "s",
      .doc = "drain: evict: how long a cordoned node's pods may go on before they are preempted "
             "(Kubernetes' default terminationGracePeriodSeconds, 30 s)."},
+    {.path = "mig_repartition.layout", .type = FS_KT_ENUM, .off = PF(mig_layout),
+     .names = mig_layout_names, .def = "all",
+     .doc = "The new layout of a re-cut node (docs/mig.md \"Mixed layouts\"): all: every GPU "
+            "of the node cut for the one profile the waiting pod asks (mig-parted's "
+            "all-<profile>); mixed: only as many GPUs as the waiting pods of that profile need "
+            "are re-cut, the slots it leaves free carry other profiles pods wait for, and the "
+            "node's other GPUs keep their layout."},
     {.path = "taints", .type = FS_KT_STRING, .off = PF(taints),
      .doc = "Kubernetes taints of the pool's nodes, `key=value:NoSchedule` or `key:NoSchedule`, "
             "comma-separated (a reserved pool): only the jobs of tenants that tolerate them "

@@ -136,7 +136,7 @@ static void random_equivalence(const equiv_t *e)
 {
     int64_t live0 = fs_alloc_live();
     uint32_t gpn = e->gpn, nodes = e->nodes;
-    fs_pool_cfg_t pools[2] = {{"a", "H100", nodes, gpn, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"b", "A100", nodes / 2 + 1, gpn, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"a", "H100", nodes, gpn, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "A100", nodes / 2 + 1, gpn, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t fast, slow;
@@ -256,7 +256,7 @@ EQUIV(test_equiv_262145_nodes, 2, 262145, 9, 200, 1) /* 4 layers; pool b: 131073
 static void test_pack_best_fit(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 4, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 4, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -300,7 +300,7 @@ static void test_pack_best_fit(void **s)
 static void test_first_fit_spreads_in_order(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -333,7 +333,7 @@ static void test_alloc_failure_is_clean(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 4, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 4, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;

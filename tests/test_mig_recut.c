@@ -22,6 +22,21 @@
  *     a node across its re-cut or starts inside the phase, every instance
  *     index exists in the layout in force (/mig_layouts parsed back), and
  *     two runs give the same rows.
+ * Mixed layouts (mig_repartition.layout: mixed, docs/mig.md "Mixed
+ * layouts"):
+ *   - the planner by hand: 2 x 1g.10gb on eight GPUs cut all-7g.80gb
+ *     re-cuts GPU 0 only; a 3g pod and 1g pods share one GPU; more pods of
+ *     p than one GPU holds take the GPUs with the fewest of p first;
+ *   - the planner at random: every layout valid, its spec text read back
+ *     to the same counts, only GPUs all-<p> would change too, the pods it
+ *     serves fit in its instances;
+ *   - in the run: a 7g pod after the 1g pods starts on the node being
+ *     re-cut (all: it waits for another re-cut); a 3g and a 1g pod waiting
+ *     together get one GPU, one re-cut (all: two nodes); a later pod is
+ *     covered by the mixed node's spare instances;
+ *   - random demand, layout all against mixed, drain none and wait: every
+ *     layout applied is valid, no pod starts on a node between its cordon
+ *     (or decision) and ready, and mixed re-cuts no more GPUs.
  * Every run also checks that the capacity states add up to capacity x time
  * (fs_test_run_src).
  */
@@ -38,6 +53,7 @@
 #include "fs_test_util.h"
 #include "models/fs_cluster.h"
 #include "models/fs_mig.h"
+#include "models/fs_migrecut.h"
 #include "models/fs_model.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
@@ -599,6 +615,7 @@ static void test_scenario(void **st)
         fail_msg("%s", err.msg);
     p = &cfg.cluster.pools[0];
     assert_true(p->mig_drain == FS_MIG_DRAIN_NONE && p->mig_drain_timeout == S(30));
+    assert_int_equal(p->mig_layout, FS_MIG_LAYOUT_ALL);
     fs_config_release(&cfg);
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {drain: sometimes}\n",
              yaml_head);
@@ -607,6 +624,16 @@ static void test_scenario(void **st)
              "%s      mig: all-7g.80gb\n      mig_repartition: {drain: evict, drain_timeout: -5s}\n",
              yaml_head);
     fs_test_expect_error(y, "t.yaml:14:", "drain_timeout");
+    /* the layout: mixed; a bad value located at the value */
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {layout: mixed}\n",
+             yaml_head);
+    if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.cluster.pools[0].mig_layout, FS_MIG_LAYOUT_MIXED);
+    fs_config_release(&cfg);
+    snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {layout: balanced}\n",
+             yaml_head);
+    fs_test_expect_error(y, "t.yaml:14:33:", "not one of: all, mixed");
     /* enabled: false keeps the static layout (loads, no per-GPU layouts) */
     snprintf(y, sizeof y, "%s      mig: all-7g.80gb\n      mig_repartition: {enabled: false}\n",
              yaml_head);
@@ -689,6 +716,402 @@ static void test_random_mix(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+
+/* ---- mixed layouts (mig_repartition.layout: mixed) ---------------------------- */
+
+static const fs_mig_model_t *h100(void)
+{
+    const fs_mig_model_t *m = fs_mig_model_lookup("H100", NULL);
+    assert_non_null(m);
+    return m;
+}
+
+static unsigned prof(const fs_mig_model_t *m, const char *name)
+{
+    int p = fs_mig_profile_find(m, name, strlen(name));
+    assert_true(p >= 0);
+    return (unsigned)p;
+}
+
+static void layout_text(const fs_mig_model_t *m, const fs_mig_layout_t *l, char *buf, size_t n)
+{
+    fs_mig_spec_t spec;
+    fs_mig_spec_of(l, &spec);
+    fs_mig_spec_format(m, &spec, buf, n);
+}
+
+static void expect_layout(const fs_mig_model_t *m, const fs_mig_layout_t *l, const char *want)
+{
+    char buf[128];
+    assert_int_equal(fs_mig_layout_check(m, l, NULL), 0);
+    layout_text(m, l, buf, sizeof buf);
+    assert_string_equal(buf, want);
+}
+
+static void cut_all(const fs_mig_model_t *m, fs_mig_layout_t *l, uint32_t gpn, const char *text)
+{
+    fs_mig_spec_t spec;
+    assert_int_equal(fs_mig_layout_parse(m, text, &spec, NULL, NULL), 0);
+    for (uint32_t g = 0; g < gpn; g++)
+        assert_int_equal(fs_mig_layout_build(m, &spec, &l[g], NULL), 0);
+}
+
+/* The planner by hand on eight H100s. */
+static void test_mixed_plan_hand(void **st)
+{
+    (void)st;
+    const fs_mig_model_t *m = h100();
+    unsigned p1 = prof(m, "1g.10gb"), p3 = prof(m, "3g.40gb"), p7 = prof(m, "7g.80gb");
+    fs_mig_layout_t cur[8], out[8];
+    uint8_t take[4];
+    /* all-7g.80gb, one pod of 2 x 1g.10gb: GPU 0 only, 1g.10gb x7 */
+    cut_all(m, cur, 8, "all-7g.80gb");
+    fs_migrecut_demand_t one[] = {{(uint8_t)p1, 2}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, one, 1, out, take), 1);
+    expect_layout(m, &out[0], "1g.10gb x7");
+    for (unsigned g = 1; g < 8; g++)
+        expect_layout(m, &out[g], "7g.80gb");
+    assert_int_equal(take[0], 1);
+    /* a 3g pod, then pods of 2 x 1g.10gb, 3 x 1g.10gb and a 7g: the 3g and
+     * the first 1g pod share GPU 0 (3g at slot 0, 1g at 4 and 5), the
+     * second 1g pod does not fit whole in what is left (slot 6): not
+     * served; the 7g pod finds the kept GPUs; the rest of GPU 0 stays free
+     * (no second 3g fits) */
+    fs_migrecut_demand_t mix[] = {{(uint8_t)p3, 1}, {(uint8_t)p1, 2}, {(uint8_t)p1, 3},
+                                  {(uint8_t)p7, 1}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, mix, 4, out, take), 1);
+    expect_layout(m, &out[0], "1g.10gb x2, 3g.40gb");
+    assert_true(out[0].inst[0].profile == p3 && out[0].inst[0].start == 0);
+    assert_true(out[0].inst[1].start == 4 && out[0].inst[2].start == 5);
+    assert_true(take[0] && take[1] && !take[2] && take[3]);
+    for (unsigned g = 1; g < 8; g++)
+        expect_layout(m, &out[g], "7g.80gb");
+    /* a 3g pod alone: GPU 0 as all-3g.40gb */
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, mix, 1, out, take), 1);
+    expect_layout(m, &out[0], "3g.40gb x2");
+    /* 9 x 1g.10gb: two GPUs; the second takes the 1g it needs (2) and the
+     * rest of it more 1g (all-1g.10gb on both) */
+    fs_migrecut_demand_t nine[] = {{(uint8_t)p1, 9}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, nine, 1, out, take), 2);
+    expect_layout(m, &out[0], "1g.10gb x7");
+    expect_layout(m, &out[1], "1g.10gb x7");
+    expect_layout(m, &out[2], "7g.80gb");
+    /* GPUs that already hold p are re-cut last: GPU 0 1g.10gb x3, GPU 1
+     * 3g.40gb x2, the rest 7g; a pod of 8 x 1g.10gb: GPU 1 (no 1g, the
+     * lowest such) is re-cut, 3 + 7 >= 8, GPU 0 keeps its layout (re-cut
+     * lowest first, GPU 0 would give 7 and GPU 1 would be needed too) */
+    cut_all(m, &cur[0], 1, "1g.10gb x3");
+    cut_all(m, &cur[1], 1, "all-3g.40gb");
+    fs_migrecut_demand_t eight[] = {{(uint8_t)p1, 8}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, eight, 1, out, take), 1);
+    expect_layout(m, &out[0], "1g.10gb x3");
+    expect_layout(m, &out[1], "1g.10gb x7");
+    expect_layout(m, &out[2], "7g.80gb");
+    /* more than the node can hold: refused */
+    fs_migrecut_demand_t big[] = {{(uint8_t)p1, 57}};
+    assert_int_equal(fs_migrecut_plan(m, 8, cur, big, 1, out, take), FS_EINVAL);
+}
+
+/* The planner at random: random current layouts on 1-8 GPUs of each MIG
+ * model, random demand. */
+static void test_mixed_plan_random(void **st)
+{
+    (void)st;
+    uint64_t x = 4242;
+#define RND(n) ((x = x * 6364136223846793005ull + 1442695040888963407ull), (unsigned)((x >> 33) % (n)))
+    unsigned changed_mixed = 0, changed_all = 0;
+    for (unsigned round = 0; round < 3000; round++) {
+        const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)RND(FS_MIG_GPU_COUNT));
+        uint32_t gpn = 1 + RND(8);
+        fs_mig_layout_t cur[8], out[8];
+        for (uint32_t g = 0; g < gpn; g++) {
+            fs_mig_layout_clear(&cur[g]);
+            for (unsigned t = RND(9); t > 0; t--)
+                (void)fs_mig_place(m, &cur[g], RND(m->nprofiles), -1);
+        }
+        fs_migrecut_demand_t dem[6];
+        uint8_t take[6];
+        size_t n = 1 + RND(6);
+        fs_mig_layout_t empty;
+        fs_mig_layout_clear(&empty);
+        for (size_t j = 0; j < n; j++) {
+            dem[j].profile = (uint8_t)RND(m->nprofiles);
+            unsigned cap = fs_mig_fits(m, &empty, dem[j].profile);
+            dem[j].k = 1 + RND(j == 0 ? gpn * cap : 8);
+        }
+        unsigned p = dem[0].profile;
+        unsigned have = 0;
+        for (uint32_t g = 0; g < gpn; g++)
+            have += cur[g].count[dem[0].profile];
+        int ch = fs_migrecut_plan(m, gpn, cur, dem, n, out, take);
+        /* the run plans only for a pod the node cannot serve now */
+        assert_true(ch >= (have < dem[0].k) && (uint32_t)ch <= gpn);
+        assert_int_equal(take[0], 1);
+        unsigned fut[FS_MIG_MAX_PROFILES] = {0}, want[FS_MIG_MAX_PROFILES] = {0};
+        for (uint32_t g = 0; g < gpn; g++) {
+            fs_error_t err;
+            if (fs_mig_layout_check(m, &out[g], &err))
+                fail_msg("round %u GPU %u: %s", round, g, err.msg);
+            /* the spec text reads back to the same counts */
+            char buf[128];
+            fs_mig_spec_t spec, back;
+            fs_mig_spec_of(&out[g], &spec);
+            fs_mig_spec_format(m, &spec, buf, sizeof buf);
+            assert_int_equal(fs_mig_layout_parse(m, buf, &back, NULL, NULL), 0);
+            assert_memory_equal(spec.count, back.count, sizeof spec.count);
+            /* ... and a changed GPU builds to the same instances (the
+             * exporter's view; kept ones stay as they were) */
+            fs_mig_layout_t rebuilt;
+            assert_int_equal(fs_mig_layout_build(m, &back, &rebuilt, NULL), 0);
+            int canon = rebuilt.ninst == out[g].ninst && rebuilt.mem == out[g].mem &&
+                        !memcmp(rebuilt.inst, out[g].inst, out[g].ninst * sizeof *out[g].inst);
+            for (unsigned q = 0; q < FS_MIG_MAX_PROFILES; q++)
+                fut[q] += out[g].count[q];
+            /* a GPU that changes is one all-<p> changes too, and not one
+             * that already holds as many of p as an empty GPU would */
+            fs_mig_layout_t all;
+            fs_mig_recut(m, &cur[g], 0, p, &all);
+            int same = out[g].mem == cur[g].mem && out[g].ninst == cur[g].ninst &&
+                       !memcmp(out[g].inst, cur[g].inst, cur[g].ninst * sizeof *cur[g].inst);
+            int same_all = all.mem == cur[g].mem && all.ninst == cur[g].ninst &&
+                           !memcmp(all.inst, cur[g].inst, cur[g].ninst * sizeof *cur[g].inst);
+            if (!same)
+                assert_true(!same_all && cur[g].count[p] < fs_mig_fits(m, &empty, p) && canon);
+            changed_mixed += !same;
+            changed_all += !same_all;
+        }
+        for (size_t j = 0; j < n; j++)
+            if (take[j])
+                want[dem[j].profile] += dem[j].k;
+        for (unsigned q = 0; q < FS_MIG_MAX_PROFILES; q++)
+            assert_true(want[q] <= fut[q]);
+    }
+#undef RND
+    print_message("random plans: %u GPUs changed (mixed), %u (all)\n", changed_mixed, changed_all);
+    assert_true(changed_mixed < changed_all);
+}
+
+static void cfg_mixed(fs_config_t *cfg, fs_pool_cfg_t *pool, uint32_t nodes, uint32_t gpn,
+                      const char *mig, int mixed)
+{
+    cfg_recut(cfg, pool, nodes, gpn, mig, 600);
+    pool->mig_layout = mixed ? FS_MIG_LAYOUT_MIXED : FS_MIG_LAYOUT_ALL;
+}
+
+/* One node of eight H100s cut all-7g.80gb: A (2 x 1g.10gb) at 5, B (7g)
+ * at 10.  mixed: GPU 0 becomes 1g.10gb x7, B is covered by the seven
+ * GPUs kept 7g.80gb and both start at 125, one row in /mig_layouts; all:
+ * every GPU 1g.10gb x7, B waits for A to end (225) and min_interval (605),
+ * a second re-cut. */
+static void test_mixed_run_keep(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 5, 2, 100, "1g.10gb"), job(2, 10, 1, 50, "7g.80gb"),
+                       job(3, 50, 5, 10, "1g.10gb")};
+    cfg_mixed(&cfg, &pool, 1, 8, "all-7g.80gb", 1);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 125 && row_of(&r, 2)->start == 125);
+    assert_true(row_of(&r, 3)->start == 125);   /* covered: 5 of the 7 left after A */
+    assert_int_equal(t.mig_recuts, 1);
+    assert_true(t.gpu_s_mig_reconfig == 8 * 120.0);  /* the whole node is out */
+    assert_int_equal(r.n_ml, 1);
+    assert_true(r.ml[0].gpu == 0 && r.ml[0].time == 5 && r.ml[0].ready == 125);
+    assert_string_equal(r.ml[0].layout, "1g.10gb x7");
+    for (size_t i = 0; i < r.n_iv; i++)
+        if (r.iv[i].job == 2)
+            assert_true(r.iv[i].gpu >= 1);
+        else
+            assert_int_equal(r.iv[i].gpu, 0);
+
+    cfg_mixed(&cfg, &pool, 1, 8, "all-7g.80gb", 0);
+    run(&cfg, jobs, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 125 && row_of(&r, 3)->start == 125);
+    assert_true(row_of(&r, 2)->start == 725);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_int_equal(r.n_ml, 16);
+
+    /* the kept GPUs' instances cover later pods too: two nodes of two GPUs
+     * all-7g.80gb, drain wait, min_interval 0; Y (14 x 1g.10gb, long) cuts
+     * node 0 at 0; A (3g.40gb) at 200 cuts node 1's GPU 0 (GPU 1 keeps
+     * 7g.80gb); B (7g) at 210 finds no 7g in service but is covered by
+     * node 1's GPU 1: no drain of node 0, B starts at 320 on GPU 1 */
+    fs_job_t yab[] = {job(1, 0, 14, 10000, "1g.10gb"), job(2, 200, 1, 100, "3g.40gb"),
+                      job(3, 210, 1, 100, "7g.80gb")};
+    cfg_mixed(&cfg, &pool, 2, 2, "all-7g.80gb", 1);
+    pool.mig_drain = FS_MIG_DRAIN_WAIT;
+    pool.mig_min_interval = 0;
+    run(&cfg, yab, 3, &r, &t);
+    assert_true(row_of(&r, 1)->start == 120 && node_of(&r, 1) == 0);
+    assert_true(row_of(&r, 2)->start == 320 && row_of(&r, 3)->start == 320);
+    assert_true(node_of(&r, 3) == 1);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_int_equal(t.mig_drains, 0);
+    assert_int_equal(r.n_ml, 3);
+    assert_true(r.ml[2].node == 1 && r.ml[2].gpu == 0);
+    assert_string_equal(r.ml[2].layout, "3g.40gb x2");
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Two nodes of eight H100s cut all-7g.80gb: A (3g.40gb) and B (3 x
+ * 1g.10gb) at 5.  mixed: node 0's GPU 0 becomes 3g.40gb + 1g.10gb x3, B is
+ * served by it, node 1 is not cut; all: node 0 all-3g.40gb, node 1
+ * all-1g.10gb. */
+static void test_mixed_run_share(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t jobs[] = {job(1, 5, 1, 100, "3g.40gb"), job(2, 5, 3, 100, "1g.10gb")};
+    cfg_mixed(&cfg, &pool, 2, 8, "all-7g.80gb", 1);
+    run(&cfg, jobs, 2, &r, &t);
+    assert_true(row_of(&r, 1)->start == 125 && row_of(&r, 2)->start == 125);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 0);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_int_equal(r.n_ml, 1);
+    assert_true(r.ml[0].node == 0 && r.ml[0].gpu == 0);
+    assert_string_equal(r.ml[0].layout, "1g.10gb x3, 3g.40gb");
+    unsigned n1 = 0;
+    for (size_t i = 0; i < r.n_iv; i++) {
+        assert_true(r.iv[i].node == 0 && r.iv[i].gpu == 0);
+        n1 += r.iv[i].job == 2;
+    }
+    assert_int_equal(n1, 3);
+    /* the layout text reads back to the same counts */
+    fs_mig_spec_t spec;
+    assert_int_equal(fs_mig_layout_parse(h100(), r.ml[0].layout, &spec, NULL, NULL), 0);
+    assert_true(spec.count[prof(h100(), "3g.40gb")] == 1 && spec.count[prof(h100(), "1g.10gb")] == 3);
+
+    cfg_mixed(&cfg, &pool, 2, 8, "all-7g.80gb", 0);
+    run(&cfg, jobs, 2, &r, &t);
+    assert_true(row_of(&r, 1)->start == 125 && row_of(&r, 2)->start == 125);
+    assert_true(node_of(&r, 1) == 0 && node_of(&r, 2) == 1);
+    assert_int_equal(t.mig_recuts, 2);
+    assert_int_equal(r.n_ml, 16);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Drain wait with mixed layouts: one node of two GPUs cut all-1g.10gb, A
+ * (1g) runs 0..1000, B (3g.40gb) at 10: the node is cordoned at 10 and
+ * re-cut at 1000, GPU 0 only (3g.40gb at 0 and 1g in the slots left:
+ * 3g.40gb x2 as nothing else waits), GPU 1 keeps 1g.10gb x7: C (1g) at
+ * 1500 starts at once, with all it waits for a second re-cut. */
+static void test_mixed_drain(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    static rows_t r;
+    fs_run_totals_t t;
+    fs_job_t abc[] = {job(1, 0, 1, 1000, "1g.10gb"), job(2, 10, 1, 100, "3g.40gb"),
+                      job(3, 1500, 1, 100, "1g.10gb")};
+    cfg_drain(&cfg, &pool, 1, 2, "all-1g.10gb", FS_MIG_DRAIN_WAIT, 30);
+    pool.mig_layout = FS_MIG_LAYOUT_MIXED;
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 2)->start == 1120);
+    assert_true(row_of(&r, 3)->start == 1500);
+    assert_int_equal(t.mig_recuts, 1);
+    assert_int_equal(t.mig_drains, 1);
+    assert_int_equal(r.n_ml, 1);
+    assert_true(r.ml[0].gpu == 0 && r.ml[0].time == 1000 && r.ml[0].cordoned == 10);
+    assert_string_equal(r.ml[0].layout, "3g.40gb x2");
+    pool.mig_layout = FS_MIG_LAYOUT_ALL;
+    run(&cfg, abc, 3, &r, &t);
+    assert_true(row_of(&r, 3)->start == 1720);
+    assert_int_equal(t.mig_recuts, 2);
+    fs_test_rows_free(&r.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Random demand, all against mixed, drain none and wait: every layout
+ * applied is valid, no pod starts on a node between its cordon (or the
+ * decision) and ready, no pod runs across a re-cut of its node, every pod
+ * completes, and mixed re-cuts no more GPUs than all. */
+static void mixed_random_run(rows_t *r, fs_run_totals_t *t, const fs_job_t *jobs, size_t n,
+                             int mixed, int drain)
+{
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    cfg_drain(&cfg, &pool, 3, 4, "all-balanced", drain, 60);
+    pool.mig_min_interval = S(300);
+    pool.mig_layout = mixed ? FS_MIG_LAYOUT_MIXED : FS_MIG_LAYOUT_ALL;
+    run(&cfg, jobs, n, r, t);
+}
+
+static void test_mixed_random(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static const char *profs[] = {"1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb", "1g.20gb"};
+    static const unsigned inst[] = {7, 3, 2, 1, 4};
+    enum { N = 100 };
+    fs_job_t jobs[N];
+    const fs_mig_model_t *mm = h100();
+    static rows_t a;
+    for (int drain = FS_MIG_DRAIN_NONE; drain <= FS_MIG_DRAIN_WAIT; drain++)
+        for (unsigned seed = 1; seed <= 3; seed++) {
+            uint64_t x = 99 + seed * 7919;
+            double at = 0;
+            for (unsigned i = 0; i < N; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                unsigned p = (unsigned)(x >> 33) % 5;
+                at += (double)((x >> 20) % 200);
+                unsigned k = 1 + (unsigned)((x >> 40) % 4);
+                if (k > 4 * inst[p])
+                    k = 4 * inst[p];
+                jobs[i] = job(i + 1, at, k, 100 + (double)((x >> 50) % 900), profs[p]);
+            }
+            size_t gpus[2];
+            for (int mixed = 0; mixed <= 1; mixed++) {
+                fs_run_totals_t t;
+                mixed_random_run(&a, &t, jobs, N, mixed, drain);
+                assert_true(a.n_iv < 512 && a.n_ml < 512);
+                gpus[mixed] = a.n_ml;
+                for (size_t i = 0; i < a.jobs.n; i++)
+                    assert_int_equal(a.jobs.r[i].state, FS_STATE_COMPLETED);
+                for (size_t k = 0; k < a.n_ml; k++) {
+                    const fs_mig_layout_row_t *m = &a.ml[k];
+                    fs_mig_spec_t spec;
+                    fs_mig_layout_t l;
+                    assert_int_equal(fs_mig_layout_parse(mm, m->layout, &spec, NULL, NULL), 0);
+                    assert_int_equal(fs_mig_layout_build(mm, &spec, &l, NULL), 0);
+                    /* a pod started in the pass before the drain's cordon, at its
+                     * instant, is one it waits for */
+                    double from = isnan(m->cordoned) ? m->time : nextafter(m->cordoned, INFINITY);
+                    for (size_t i = 0; i < a.n_iv; i++) {
+                        const fs_interval_row_t *v = &a.iv[i];
+                        if (v->node != m->node)
+                            continue;
+                        if (v->start < m->time && v->end > m->time)
+                            fail_msg("job %llu runs on node %u across its re-cut at %g",
+                                     (unsigned long long)v->job, v->node, m->time);
+                        if (v->start >= from && v->start < m->ready)
+                            fail_msg("mixed %d drain %d: job %llu placed on node %u at %g, out "
+                                     "%g..%g", mixed, drain, (unsigned long long)v->job, v->node,
+                                     v->start, from, m->ready);
+                    }
+                }
+                print_message("drain %d seed %u %s: %llu re-cuts, %zu GPUs re-cut, %llu drains\n",
+                              drain, seed, mixed ? "mixed" : "all", (unsigned long long)t.mig_recuts,
+                              a.n_ml, (unsigned long long)t.mig_drains);
+                assert_true(t.mig_recuts > 0);
+            }
+            assert_true(gpus[1] <= gpus[0]);
+        }
+    fs_test_rows_free(&a.jobs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +1125,12 @@ int main(void)
         cmocka_unit_test(test_drain_choice),
         cmocka_unit_test(test_drain_cancel),
         cmocka_unit_test(test_drain_random),
+        cmocka_unit_test(test_mixed_plan_hand),
+        cmocka_unit_test(test_mixed_plan_random),
+        cmocka_unit_test(test_mixed_run_keep),
+        cmocka_unit_test(test_mixed_run_share),
+        cmocka_unit_test(test_mixed_drain),
+        cmocka_unit_test(test_mixed_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

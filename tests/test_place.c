@@ -152,7 +152,7 @@ static void pick_pools(fs_rng_t *r, const uint32_t **pools, size_t *n)
 static void fast_slow(int kind, uint32_t k, uint64_t seed, int ops)
 {
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "H100", 29, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"b", "A100", 13, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"a", "H100", 29, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "A100", 13, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     cc.topology.nodes_per_rack = 4;
@@ -244,7 +244,7 @@ static void test_best_fit_is_pack_for_whole_gpus(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 40, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 40, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t a, b;
@@ -418,7 +418,7 @@ static void test_fgd_cpu_matches_definition(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 16000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 5, 8, 64000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 16000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 5, 8, 64000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t c;
@@ -499,7 +499,7 @@ static void test_pods_cpu_hand(void **s)
     (void)s;
     int64_t live0 = fs_alloc_live();
     uint32_t rank[3] = {2, 0, 1};   /* list order: node 1, node 2, node 0 */
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 4, 16000, 65536, rank, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 4, 16000, 65536, rank, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -569,7 +569,7 @@ static void test_pods_alloc_failures(void **s)
     (void)s;
     int64_t live0 = fs_alloc_live();
     uint32_t rank[4] = {3, 1, 0, 2};
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 4, 4, 16000, 65536, rank, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 4, 4, 16000, 65536, rank, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     int ok = 0;
@@ -614,7 +614,7 @@ static void test_fgd_matches_definition(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "T4", 9, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 6, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 9, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 6, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t c;
@@ -681,7 +681,7 @@ static void test_fgd_matches_definition(void **s)
 static void scored_brute(int kind)
 {
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 5, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 7, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 5, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
     fs_cluster_t c;
@@ -749,7 +749,7 @@ static void test_fgd_avoids_fragment(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 1, 2, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 1, 2, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -792,7 +792,7 @@ static void test_fgd_avoids_fragment(void **s)
 static void test_gpu_packing_and_first_fit(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 2, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "T4", 3, 2, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -826,7 +826,7 @@ static void test_gpu_packing_and_first_fit(void **s)
 static void test_spread_and_best_fit(void **s)
 {
     (void)s;
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 3, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -853,7 +853,7 @@ static void test_topology(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 16, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 16, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     cc.topology.nodes_per_rack = 4;
@@ -928,7 +928,7 @@ static void test_topology_errors(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"gb", "B200", 36, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"gb", "B200", 36, 4, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -971,7 +971,7 @@ static void test_random_uniform_and_keyed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[1] = {{"a", "H100", 5, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 5, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 1);
     fs_cluster_t c;
@@ -1024,7 +1024,7 @@ static void test_speed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"a", "A100", 1, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"a", "A100", 1, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_speed_cfg_t rows[2] = {{1, "a100", 0.4}, {2, "h", 1.5}};
     fs_cluster_cfg_t cc;
     make_cfg(&cc, pools, 2);
@@ -1069,7 +1069,7 @@ static void test_model_fractional_and_speed(void **s)
 {
     (void)s;
     int64_t live0 = fs_alloc_live();
-    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 1, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}, {"a", "A100", 1, 1, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0}};
+    fs_pool_cfg_t pools[2] = {{"h", "H100", 1, 1, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"a", "A100", 1, 1, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
     fs_speed_cfg_t rows[1] = {{1, "A100", 0.5}};
     fs_config_t cfg;
     memset(&cfg, 0, sizeof cfg);

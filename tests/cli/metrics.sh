@@ -270,6 +270,67 @@ assert n > 20, n
 print("re-cut: checked", n, "busy instance samples over", len(ml), "re-cuts")
 EOF
 
+# mixed re-cuts (docs/mig.md "Mixed layouts"): 2g.20gb pods and pods of two
+# 1g.10gb arriving together share re-cut GPUs, the other GPUs keep 7g.80gb;
+# every busy instance sample's GPU_I_PROFILE is the profile of the pod whose
+# /gpu_intervals row holds that instance (the run's instance indexes are the
+# exporter's), and /mig_layouts has rows for the changed GPUs only
+/usr/bin/python3 - > mixed.csv <<'EOF'
+print("id,submit,gpus,duration,mig_profile")
+i = 0
+for r in range(12):
+    t = 900.0 * r
+    for j, (k, prof, dur) in enumerate(((1, "2g.20gb", 1500), (2, "1g.10gb", 1300), (1, "7g.80gb", 700))):
+        i += 1
+        print(f"{i},{t + j // 2},{k},{dur + 37 * r},{prof}")
+EOF
+cat > mixed.yaml <<'EOF'
+name: mig-mixed-metrics
+horizon: 4h
+warmup: 0
+until: horizon
+cluster:
+  pools:
+    - name: mig
+      gpu: H100
+      nodes: 2
+      gpus_per_node: 2
+      mig: all-7g.80gb
+      mig_repartition: {reconfigure: 60s, gpu_ready: 1m, min_interval: 10m, layout: mixed}
+workload:
+  trace: {path: mixed.csv, format: native}
+telemetry: {sm: 0.7}
+output: {gpu_intervals: true, timeline_interval: 1m}
+EOF
+expect_exit 0 "$FLEETSIM" run mixed.yaml -o mixed.h5 -q
+expect_exit 0 "$FLEETSIM" metrics mixed.h5 -o mixed.om --step 60
+/usr/bin/python3 - mixed.h5 mixed.om > mixedpy.txt 2>&1 <<'EOF' && ok || bad "MIG mixed series: $(cat mixedpy.txt)"
+import re, sys, h5py
+f = h5py.File(sys.argv[1], "r")
+iv = f["gpu_intervals"][:]
+jobs = {int(j["id"]): int(j["gpu_milli"]) for j in f["jobs"][:]}
+ml = f["mig_layouts"][:]
+s = f["summary"][0]
+assert s["mig_recuts"] >= 2 and len(ml) < 2 * s["mig_recuts"], (s["mig_recuts"], len(ml))
+assert any(b"," in r["layout"] for r in ml), ml     # some GPU carries two profiles
+milli = {"1g.10gb": 142, "2g.20gb": 285, "7g.80gb": 1000}
+pat = re.compile(r'^(\w+)\{([^}]*)\} (\S+) (\d+)$')
+n = 0
+for line in open(sys.argv[2]):
+    m = pat.match(line)
+    if not m or m.group(1) != "DCGM_FI_PROF_SM_ACTIVE" or float(m.group(3)) == 0:
+        continue
+    lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))}
+    t = int(m.group(4)) - 1767225600
+    node, gpu, i = int(lab["Hostname"][4:]), int(lab["gpu"]), int(lab["GPU_I_ID"])
+    rs = iv[(iv["node"] == node) & (iv["gpu"] == gpu) & (iv["gpu_instance"] == i) & (iv["ready"] <= t) & (t < iv["end"])]
+    assert len(rs) == 1, (lab, t, len(rs))
+    assert jobs[int(rs[0]["job"])] == milli[lab["GPU_I_PROFILE"]], (lab, t, rs[0])
+    n += 1
+assert n > 50, n
+print("mixed: checked", n, "busy instance samples over", len(ml), "GPU re-cuts")
+EOF
+
 # power caps (docs/observability.md "Power caps"): a job whose activity would
 # draw more than its pool's cap runs slower by the cap's speed, per class; the
 # exported power never exceeds the cap and a capped computing GPU draws it

@@ -42,6 +42,13 @@ sed 's/drain: sometimes/drain: evict, drain_timeout: -5s/' baddrain.yaml > badti
 expect_exit 2 "$FLEETSIM" validate badtimeout.yaml
 expect_err '^badtimeout.yaml:5:[0-9]+: .*drain_timeout.*negative'
 
+# ... and its layout (docs/mig.md "Mixed layouts"): all or mixed
+sed 's/drain: sometimes/layout: balanced/' baddrain.yaml > badlayout.yaml
+expect_exit 2 "$FLEETSIM" validate badlayout.yaml
+expect_err '^badlayout.yaml:5:[0-9]+: .*layout.*all, mixed'
+sed 's/drain: sometimes/layout: mixed/' baddrain.yaml > mixed.yaml
+expect_exit 0 "$FLEETSIM" validate mixed.yaml
+
 sed '/colour/d; s/H100/Z900/' unknown.yaml > badgpu.yaml
 expect_exit 2 "$FLEETSIM" validate badgpu.yaml
 expect_err '^badgpu.yaml:5:[0-9]+: .*Z900'
