@@ -1536,7 +1536,7 @@ static int kueue_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, vo
         else
             rc = add_flavor(k, cl, kc->flavors[i].name, kc->flavors[i].match, &f, err);
     }
-    k->n_cq = kc->n_cqs;
+    k->n_cq = k->cq ? kc->n_cqs : 0;   /* destroy walks n_cq of them */
     for (size_t i = 0; !rc && i < kc->n_cqs; i++) {
         for (size_t j = 0; j < i && !rc; j++)
             if (strcmp(kc->cqs[j].name, kc->cqs[i].name) == 0)

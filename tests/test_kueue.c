@@ -601,6 +601,34 @@ static void test_pods_oracle(void **state)
     assert_true(gated > 30 && some > 30);
 }
 
+/* The look-ahead's error paths: a run of Kueue over an empty node group
+ * (the repro of test_kueue_gate: four 8-GPU jobs, 8 GPUs of quota, jobs of
+ * no tenant to default_queue) with allocation k failing, k = 1, 2, ...:
+ * every failed run returns FS_ENOMEM and leaves nothing allocated
+ * (fs_test_alloc_sweep), and the run that succeeds starts the jobs one
+ * after another on the one node: 190 s + k x 3,600 s. */
+static void test_pods_alloc_failures(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    k.pool.gpus_per_node = 8;
+    add_cq(&k, "a", NULL, 8);
+    k.c.scheduler.kueue.default_queue = "a";
+    fs_nodegroup_cfg_t g = {.pool = "p", .min = 0, .max = 4, .provision = S(120), .gpu_ready = S(60)};
+    k.c.cluster.autoscale = (fs_autoscale_cfg_t){.groups = &g, .n_groups = 1, .scan = S(10),
+                                                 .unneeded = S(600), .delay_after_add = S(600)};
+    fs_job_t jobs[4];
+    for (size_t i = 0; i < 4; i++)
+        jobs[i] = job(i + 1, 0, 8, 3600, -1, 0);
+    static fs_test_rows_t rs;
+    int failed = fs_test_alloc_sweep(&k.c, jobs, 4, NULL, 0, &rs);
+    assert_true(failed > 10);
+    for (size_t i = 0; i < 4; i++)
+        assert_double_equal(find(&rs, i + 1)->start, 190 + 3600.0 * (double)i, 1e-9);
+    fs_test_rows_free(&rs);
+}
+
 /* ---- qualitative: borrowing cuts the busy tenant's wait ------------------------- */
 
 static double mean_wait(const fs_test_rows_t *rs, int32_t tenant)
@@ -864,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_tenants),
         cmocka_unit_test(test_invariants_random),
         cmocka_unit_test(test_pods_oracle),
+        cmocka_unit_test(test_pods_alloc_failures),
         cmocka_unit_test(test_borrowing_cuts_wait),
         cmocka_unit_test(test_manifest_parse),
         cmocka_unit_test(test_manifest_errors),
