@@ -239,6 +239,15 @@ static int provision(autoscale_t *a, fs_model_t *m, group_t *g, uint32_t add)
     return 0;
 }
 
+/* Job slot s is an unschedulable pod: queued, with pods (pods: the marks
+ * of fs_model_pods, NULL when every queued job has them), and it cannot
+ * start now. */
+static int unschedulable(fs_model_t *m, const uint8_t *pods, size_t s)
+{
+    const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+    return j->state == FS_JOBRT_QUEUED && (!pods || pods[s]) && !fs_model_fits(m, (uint32_t)s);
+}
+
 static int scan(autoscale_t *a, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
@@ -251,9 +260,9 @@ static int scan(autoscale_t *a, fs_model_t *m)
     if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
         return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
-        fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || (pods && !pods[s]) || fs_model_fits(m, (uint32_t)s))
+        if (!unschedulable(m, pods, s))
             continue;
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
         const uint32_t *pools;
         size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
         if (!pools)
@@ -572,9 +581,9 @@ static int kp_solve(autoscale_t *a, fs_model_t *m)
     if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
         return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
-        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || (pods && !pods[s]) || fs_model_fits(m, (uint32_t)s))
+        if (!unschedulable(m, pods, s))
             continue;
+        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
         uint64_t bits = kp_groups(a, m, (uint32_t)s);
         if (!bits)
             continue;
@@ -638,9 +647,7 @@ static int kp_recheck(autoscale_t *a, fs_model_t *m)
     if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
         return FS_ENOMEM;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
-        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state == FS_JOBRT_QUEUED && (!pods || pods[s]) && !fs_model_fits(m, (uint32_t)s) &&
-            kp_groups(a, m, (uint32_t)s))
+        if (unschedulable(m, pods, s) && kp_groups(a, m, (uint32_t)s))
             return kp_trigger(a, m, fs_model_now(m));
     }
     return 0;

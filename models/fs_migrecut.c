@@ -213,6 +213,15 @@ static uint32_t node_count(const fs_cluster_t *c, uint32_t node, uint32_t gpn, u
     return k;
 }
 
+/* layout: all: node's instances after its cut are n of pr and nothing
+ * else, none promised yet. */
+static void all_of(migrecut_t *a, uint32_t node, unsigned pr, uint32_t n)
+{
+    memset(&a->inst[PX(node, 0)], 0, NP * sizeof *a->inst);
+    a->inst[PX(node, pr)] = n;
+    memcpy(&a->credit[PX(node, 0)], &a->inst[PX(node, 0)], NP * sizeof *a->inst);
+}
+
 /* Mixed: plans node's new layouts (a->plan) for the pod at slot (k of pr)
  * and the queued pods after it in the walk that no other node of the pool
  * being re-cut or drained covers (each counted against those nodes'
@@ -312,9 +321,7 @@ static int recut(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t node, 
         int n = fs_model_mig_recut(m, node, pr);
         if (n < 0)
             return FS_EINTERNAL;
-        memset(&a->inst[PX(node, 0)], 0, NP * sizeof *a->inst);
-        a->inst[PX(node, pr)] = (uint32_t)n;
-        memcpy(&a->credit[PX(node, 0)], &a->inst[PX(node, 0)], NP * sizeof *a->inst);
+        all_of(a, node, pr, (uint32_t)n);
     }
     a->last_cut[node] = now;
     a->back_at[node] = now + r->phase;
@@ -433,9 +440,7 @@ static int drain(migrecut_t *a, fs_model_t *m, const rpool_t *r, unsigned pr, ui
         if ((rc = plan_mixed(a, m, r, best, pr, k, slot)) != 0)
             return rc;
     } else {
-        memset(&a->inst[PX(best, 0)], 0, NP * sizeof *a->inst);
-        a->inst[PX(best, pr)] = r->gpn * c->pools[r->pool].mig_cap[pr];
-        memcpy(&a->credit[PX(best, 0)], &a->inst[PX(best, 0)], NP * sizeof *a->inst);
+        all_of(a, best, pr, r->gpn * c->pools[r->pool].mig_cap[pr]);
         a->credit[PX(best, pr)] -= k;
     }
     a->drains++;
