@@ -429,8 +429,10 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
  * be stale: kep < kepoch).  A job whose key breaks the promise at insertion
  * (a job queued again between updates, whose key was taken later than its
  * band's) goes to the class's loose treap, ordered by key as without bands,
- * and rejoins its band at the next update.  Used only where the class head
- * is all a pass reads (no backfill, no preemption). */
+ * and rejoins its band at the next update.  Used where the class head is
+ * all a pass reads (no backfill, no preemption) and under Slurm's bounded
+ * backfill, whose first jobs come from a merge of the bands
+ * (first_queued_banded). */
 
 static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
 {
@@ -1295,12 +1297,117 @@ static void sort_near(fs_time_t *ends, size_t n)
     }
 }
 
+/* The node after x in sequence order in the treap at t (a band), 0 none. */
+static uint32_t t_next_seq(const tnode_t *nd, uint32_t t, uint32_t x)
+{
+    uint32_t best = 0;
+    while (t) {
+        if (nd[t].seq > nd[x].seq) {
+            best = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    return best;
+}
+
+/* The node after x in key order in the treap at t (a loose treap), 0 none. */
+static uint32_t t_next_key(const tnode_t *nd, const double *k2, uint32_t t, uint32_t x)
+{
+    uint32_t best = 0;
+    while (t) {
+        if (less(nd, k2, x, t)) {
+            best = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    return best;
+}
+
+/* Restores the heap h[0..n) of run numbers, ordered by their current nodes
+ * cur[], from position i down. */
+static void qheap_down(const sched_t *s, uint32_t *h, size_t n, const uint32_t *cur, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, b = i;
+        if (l < n && less(s->nd, s->k2, cur[h[l]], cur[h[b]]))
+            b = l;
+        if (l + 1 < n && less(s->nd, s->k2, cur[h[l + 1]], cur[h[b]]))
+            b = l + 1;
+        if (b == i)
+            return;
+        uint32_t t = h[i];
+        h[i] = h[b];
+        h[b] = t;
+        i = b;
+    }
+}
+
+/* Banded (first_queued): every band of every class is a run in sequence
+ * order, which is its key order as of the last update (fs_order.h; keys are
+ * refreshed as nodes are reached), and every loose treap a run in key
+ * order; a heap over the runs' current nodes gives the first `want` in
+ * order: O(runs + want x log) instead of re-keying the whole queue at each
+ * update. */
+static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
+{
+    size_t runs = 0;
+    for (size_t c = 0; c < s->shapes.n; c++)
+        runs += s->cls[c].nb + 1;
+    if (scratch(s, want) ||
+        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 4 * runs + 1, sizeof *s->tmp32))
+        return (size_t)-1;
+    /* per run: its current node, class, band (UINT32_MAX: the loose treap) */
+    uint32_t *cur = s->tmp32, *rc = cur + runs, *rb = rc + runs, *h = rb + runs;
+    size_t n = 0;
+    for (size_t c = 0; c < s->shapes.n; c++) {
+        const cls_t *cl = &s->cls[c];
+        for (uint32_t i = 0; i < cl->nb; i++)
+            if (cl->b[i].head) {
+                refresh(s, m, cl->b[i].head);
+                cur[n] = cl->b[i].head;
+                rc[n] = (uint32_t)c;
+                rb[n++] = i;
+            }
+        if (cl->lhead) {
+            cur[n] = cl->lhead;
+            rc[n] = (uint32_t)c;
+            rb[n++] = UINT32_MAX;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        h[i] = (uint32_t)i;
+    for (size_t i = n / 2; i-- > 0;)
+        qheap_down(s, h, n, cur, i);
+    size_t k = 0;
+    while (k < want && n > 0) {
+        uint32_t r = h[0], x = cur[r];
+        const cls_t *cl = &s->cls[rc[r]];
+        s->scr[k++] = x;
+        uint32_t y = rb[r] == UINT32_MAX ? t_next_key(s->nd, s->k2, cl->root, x)
+                                         : t_next_seq(s->nd, cl->b[rb[r]].root, x);
+        if (y) {
+            refresh(s, m, y);
+            cur[r] = y;
+        } else {
+            h[0] = h[--n];
+        }
+        qheap_down(s, h, n, cur, 0);
+    }
+    return k;
+}
+
 /* The first `want` queued jobs in order into scr[0..): each class's first
  * `want` in order (a treap walk), then a merge of the classes' runs by the
  * order (as sort_nodes would give: the order is total).  Returns the count
  * or (size_t)-1 when out of memory. */
-static size_t first_queued(sched_t *s, size_t want)
+static size_t first_queued(sched_t *s, fs_model_t *m, size_t want)
 {
+    if (s->banded)
+        return first_queued_banded(s, m, want);
     size_t nc = s->shapes.n, n = 0;
     if (scratch(s, want * (nc + 1)) ||
         fs_grow((void **)&s->tmp32, &s->tmp32_cap, 2 * nc + want + 1, sizeof *s->tmp32))
@@ -1402,7 +1509,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
      * from the head of each class: O(classes x max_job_test)) */
     size_t lim;
     if (s->bf_slurm && s->fast) {
-        n = first_queued(s, s->cfg->bf.max_job_test);
+        n = first_queued(s, m, s->cfg->bf.max_job_test);
         if (n == (size_t)-1)
             return FS_ENOMEM;
         lim = n;
@@ -1684,7 +1791,11 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     s->backfill = cfg->backfill;
     s->preempt = pre;
     s->bf_slurm = cfg->backfill == FS_BACKFILL_CONSERVATIVE && cfg->bf.mode == FS_BF_SLURM;
-    s->banded = ord->band && ord->update_key && !pre && cfg->backfill == FS_BACKFILL_NONE;
+    /* bands: where the class heads are all a pass reads (no backfill, no
+     * preemption), or Slurm's bounded backfill (its first jobs merged from
+     * the bands: first_queued_banded) */
+    s->banded = ord->band && ord->update_key && !pre &&
+                (cfg->backfill == FS_BACKFILL_NONE || s->bf_slurm);
     s->has_bands = s->banded;
     s->fast = 1;
     s->tm_order_at = s->tm_bf_at = FS_TIME_NEVER;

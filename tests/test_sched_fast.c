@@ -7,9 +7,11 @@
  *     instead of a rebuild of the queue): random workloads with tenants,
  *     QOS values and sizes, several weight sets (age saturating at
  *     PriorityMaxAge, fair share, job size both ways, QOS, all zero),
- *     strict and best effort, with and without node failures (interrupted
- *     jobs queue again between two boundaries), start and end of every job
- *     equal to the slow path's, and no job outside its band without failures;
+ *     strict, best effort and Slurm's bounded backfill (its first jobs a
+ *     heap merge of the bands and loose treaps), with and without node
+ *     failures (interrupted jobs queue again between two boundaries), start
+ *     and end of every job equal to the slow path's, no job outside its band
+ *     without failures, and loose jobs merged under backfill;
  *   - the loose path by hand: a job queued again between two boundaries
  *     with a key ahead of an older job of its band starts first, as on the
  *     slow path;
@@ -247,10 +249,15 @@ static void test_slurm_bands_equal_rebuild(void **st)
     for (int seed = 0; seed < 2; seed++) {
         gen(jobs, 1200, 7 + (uint64_t)seed, 20);
         for (size_t wi = 0; wi < sizeof W / sizeof W[0] && (!seed || !wi); wi++)
-            for (int mode = 0; mode < 2; mode++)
+            for (int mode = 0; mode < 3; mode++)    /* best effort, strict, bounded backfill */
                 for (int fail = 0; fail < 2; fail++) {
                     base_cfg(&cfg, &pool, 16, 4, FS_QUEUE_SLURM);
-                    cfg.scheduler.mode = mode ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                    cfg.scheduler.mode = mode == 1 ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                    if (mode == 2) {    /* the first jobs merged from the bands */
+                        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+                        cfg.scheduler.bf.mode = FS_BF_SLURM;
+                        cfg.scheduler.bf.max_job_test = 20;
+                    }
                     slurm_cfg(&cfg, &W[wi]);
                     uint64_t h1 = run(&cfg, jobs, 1200, 1, fail ? 40 : 0, &fast);
                     uint64_t n_loose = loose;
@@ -315,6 +322,57 @@ static void test_slurm_loose_hand(void **st)
     assert_double_equal(fs_test_find(&fast, 2)->end, 1160, 1e-9);
     assert_double_equal(fs_test_find(&fast, 1)->end, 1500, 1e-9);
     assert_same(&fast, &slow, "hand");
+    assert_int_equal(n_loose, 1);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The loose path under Slurm's bounded backfill, by hand: the merge of the
+ * first max_job_test jobs takes a loose job in its place.  Four 1-GPU
+ * nodes; a and b (0 and 3 s, 5,000 s) hold nodes 0 and 3; w (1 s) and x
+ * (2 s), 1,000 s each, run on nodes 1 and 2; h (4 s, 4 GPUs, QOS 1) is the
+ * head by its QOS and never fits while node 1 is down (its reservation is
+ * "never", so it blocks nothing).  Node 1 fails at 50 (back at 500): w
+ * queues again and joins its band; the boundary at 100 gives it age 99 s.
+ * Node 2 fails at 150 (back at 160): x queues again with age 148 s, ahead
+ * of w but after it in sequence: loose.  The backfill pass at 180 tests
+ * two jobs, h and then x (the merge's second), and x starts: it ends at
+ * 1,180; w starts at the first backfill pass after node 1 is back (510)
+ * and ends at 1,510.  A merge without the loose treaps would test h and
+ * w and start w at 180. */
+static void test_slurm_loose_bounded_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_job_t jobs[5];
+    static const double sub[] = {0, 1, 2, 3, 4}, dur[] = {5000, 1000, 1000, 5000, 1000};
+    for (int i = 0; i < 5; i++) {
+        fs_job_init(&jobs[i]);
+        jobs[i].id = (uint64_t)i + 1;
+        jobs[i].submit = S(sub[i]);
+        jobs[i].gpus = i == 4 ? 4 : 1;
+        jobs[i].duration = S(dur[i]);
+        jobs[i].priority = i == 4 ? 1 : 0;
+        jobs[i].tenant = 0;
+    }
+    static const outage_t plan[] = {{1, 50, 500}, {2, 150, 160}};
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    base_cfg(&cfg, &pool, 4, 1, FS_QUEUE_SLURM);
+    cfg.scheduler.placement = FS_PLACE_FIRST_FIT;
+    cfg.scheduler.slurm.max_age = S(1e6);
+    cfg.scheduler.slurm.calc_period = S(100);
+    cfg.scheduler.slurm.weight_age = 1000;
+    cfg.scheduler.slurm.weight_qos = 10000;
+    cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+    cfg.scheduler.bf.mode = FS_BF_SLURM;
+    cfg.scheduler.bf.max_job_test = 2;
+    assert_int_equal(run_plan(&cfg, jobs, 5, 1, 0, plan, 2, &fast), 2);
+    uint64_t n_loose = loose;
+    assert_int_equal(run_plan(&cfg, jobs, 5, 0, 0, plan, 2, &slow), 2);
+    assert_double_equal(fs_test_find(&fast, 3)->end, 1180, 1e-9);
+    assert_double_equal(fs_test_find(&fast, 2)->end, 1510, 1e-9);
+    assert_same(&fast, &slow, "bounded hand");
     assert_int_equal(n_loose, 1);
     assert_int_equal(fs_alloc_live(), live0);
 }
@@ -540,6 +598,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_bands_equal_rebuild),
         cmocka_unit_test(test_slurm_loose_hand),
+        cmocka_unit_test(test_slurm_loose_bounded_hand),
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
