@@ -126,6 +126,8 @@ typedef struct sched {
     size_t want_cap;
     uint32_t *tmp32;        /* scratch for merge sorts */
     size_t tmp32_cap;
+    struct qhent *qh;       /* scratch: first_queued_banded's heap */
+    size_t qh_cap;
     double *kb;             /* preemptive pass: live keys, 2 per job */
     size_t kb_cap;
     size_t *ixb, *ixt;      /* preemptive pass: sort indices */
@@ -1327,23 +1329,43 @@ static uint32_t t_next_key(const tnode_t *nd, const double *k2, uint32_t t, uint
     return best;
 }
 
-/* Restores the heap h[0..n) of run numbers, ordered by their current nodes
- * cur[], from position i down. */
-static void qheap_down(const sched_t *s, uint32_t *h, size_t n, const uint32_t *cur, size_t i)
+/* A run's entry in first_queued_banded's heap: its current node's keys
+ * (copied: the comparisons stay in the heap's lines) and the run. */
+typedef struct qhent {
+    double k1, k2;
+    uint32_t seq, run;
+} qhent_t;
+
+static int qh_less(const qhent_t *a, const qhent_t *b)
 {
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1;
+    if (a->k2 != b->k2)
+        return a->k2 < b->k2;
+    return a->seq < b->seq;
+}
+
+/* Restores the heap h[0..n) from position i down. */
+static void qheap_down(qhent_t *h, size_t n, size_t i)
+{
+    qhent_t e = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, b = i;
-        if (l < n && less(s->nd, s->k2, cur[h[l]], cur[h[b]]))
-            b = l;
-        if (l + 1 < n && less(s->nd, s->k2, cur[h[l + 1]], cur[h[b]]))
+        size_t l = 2 * i + 1, b = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && qh_less(&h[l + 1], &h[l]))
             b = l + 1;
-        if (b == i)
-            return;
-        uint32_t t = h[i];
+        if (!qh_less(&h[b], &e))
+            break;
         h[i] = h[b];
-        h[b] = t;
         i = b;
     }
+    h[i] = e;
+}
+
+static qhent_t qh_entry(const sched_t *s, uint32_t x, uint32_t run)
+{
+    return (qhent_t){s->nd[x].k1, s->k2 ? s->k2[x] : 0, s->nd[x].seq, run};
 }
 
 /* Banded (first_queued): every band of every class is a run in sequence
@@ -1358,10 +1380,12 @@ static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
     for (size_t c = 0; c < s->shapes.n; c++)
         runs += s->cls[c].nb + 1;
     if (scratch(s, want) ||
-        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 4 * runs + 1, sizeof *s->tmp32))
+        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 3 * runs + 1, sizeof *s->tmp32) ||
+        fs_grow((void **)&s->qh, &s->qh_cap, runs + 1, sizeof *s->qh))
         return (size_t)-1;
     /* per run: its current node, class, band (UINT32_MAX: the loose treap) */
-    uint32_t *cur = s->tmp32, *rc = cur + runs, *rb = rc + runs, *h = rb + runs;
+    uint32_t *cur = s->tmp32, *rc = cur + runs, *rb = rc + runs;
+    qhent_t *h = s->qh;
     size_t n = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         const cls_t *cl = &s->cls[c];
@@ -1370,21 +1394,23 @@ static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
                 refresh(s, m, cl->b[i].head);
                 cur[n] = cl->b[i].head;
                 rc[n] = (uint32_t)c;
-                rb[n++] = i;
+                rb[n] = i;
+                h[n] = qh_entry(s, cur[n], (uint32_t)n);
+                n++;
             }
         if (cl->lhead) {
             cur[n] = cl->lhead;
             rc[n] = (uint32_t)c;
-            rb[n++] = UINT32_MAX;
+            rb[n] = UINT32_MAX;
+            h[n] = qh_entry(s, cur[n], (uint32_t)n);
+            n++;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        h[i] = (uint32_t)i;
     for (size_t i = n / 2; i-- > 0;)
-        qheap_down(s, h, n, cur, i);
+        qheap_down(h, n, i);
     size_t k = 0;
     while (k < want && n > 0) {
-        uint32_t r = h[0], x = cur[r];
+        uint32_t r = h[0].run, x = cur[r];
         const cls_t *cl = &s->cls[rc[r]];
         s->scr[k++] = x;
         uint32_t y = rb[r] == UINT32_MAX ? t_next_key(s->nd, s->k2, cl->root, x)
@@ -1392,10 +1418,11 @@ static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
         if (y) {
             refresh(s, m, y);
             cur[r] = y;
+            h[0] = qh_entry(s, y, r);
         } else {
             h[0] = h[--n];
         }
-        qheap_down(s, h, n, cur, 0);
+        qheap_down(h, n, 0);
     }
     return k;
 }
@@ -1838,6 +1865,7 @@ static void sched_destroy(void *state)
     fs_free(s->pt);
     fs_free(s->pf);
     fs_free(s->tmp32);
+    fs_free(s->qh);
     fs_free(s->kb);
     fs_free(s->ixb);
     fs_free(s->ixt);
