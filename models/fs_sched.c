@@ -134,6 +134,8 @@ typedef struct sched {
     size_t ixb_cap, ixt_cap;
     fs_time_t *ends;        /* conservative pass: planned ends, 2 per job */
     size_t ends_cap;
+    fs_time_t *sfx;         /* Slurm-mode backfill pass: least GPUs and planned time, 2 per job */
+    size_t sfx_cap;
     fs_time_t *pt;          /* conservative profile: step times */
     int64_t *pf;            /* free GPUs from pt[i] to pt[i + 1] */
     size_t np, cap_pt, cap_pf;
@@ -1274,6 +1276,23 @@ static fs_time_t prof_earliest(const sched_t *s, uint64_t g, fs_time_t d)
     return FS_TIME_NEVER;
 }
 
+/* Does some step before `until` have fewer than g GPUs free? */
+static int prof_dip(const sched_t *s, int64_t g, fs_time_t until)
+{
+    for (size_t q = 0; q < s->np && s->pt[q] < until; q++)
+        if (s->pf[q] < g)
+            return 1;
+    return 0;
+}
+
+/* The planned run time a backfill pass gives queued node x: its estimate
+ * rounded up to the resolution, at least 1 us. */
+static fs_time_t plan_d(const sched_t *s, uint32_t x, fs_time_t res)
+{
+    fs_time_t d = round_up(s->nd[x].est, res);
+    return d > 0 ? d : 1;
+}
+
 static int cmp_end(const void *a, const void *b)
 {
     fs_time_t x = *(const fs_time_t *)a, y = *(const fs_time_t *)b;
@@ -1570,17 +1589,41 @@ static int cons_pass(sched_t *s, fs_model_t *m)
                                             (int64_t)s->nd[s->scr[i]].g))
                 return FS_ENOMEM;
         }
+    /* Slurm mode forgets its reservations after the pass: they matter only
+     * for the starts they prevent in it.  A job starts now only if its g
+     * GPUs are free at every step before now + d, and the profile only
+     * shrinks as the pass goes on; so once a step before now + (the least
+     * d of the jobs left) has fewer GPUs free than the least g of the jobs
+     * left, none of them can start and the pass ends (fast path; not when
+     * the first reservations are recorded).  sfx[2i], sfx[2i + 1]: the
+     * least g and d of jobs i.. */
+    int prune = s->bf_slurm && s->fast && !s->record;
+    if (prune) {
+        if (fs_grow((void **)&s->sfx, &s->sfx_cap, 2 * (lim + 1), sizeof *s->sfx))
+            return FS_ENOMEM;
+        fs_time_t mg = FS_TIME_NEVER, md = FS_TIME_NEVER;
+        for (size_t i = lim; i-- > 0;) {
+            uint32_t x = s->scr[i];
+            fs_time_t g = (fs_time_t)s->nd[x].g, d = plan_d(s, x, res);
+            mg = g < mg ? g : mg;
+            md = d < md ? d : md;
+            s->sfx[2 * i] = mg;
+            s->sfx[2 * i + 1] = md;
+        }
+    }
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
+        if (prune && prof_dip(s, s->sfx[2 * i],
+                              s->sfx[2 * i + 1] >= FS_TIME_NEVER - now ? FS_TIME_NEVER
+                                                                       : now + s->sfx[2 * i + 1]))
+            break;
         uint32_t x = s->scr[i];
         trsv_t *r = &s->rsv[x];
         int64_t g = (int64_t)s->nd[x].g;
         if (!s->bf_slurm && r->at >= 0 && prof_take(s, r->at > now ? r->at : now, r->d, -g))
             return FS_ENOMEM;
         r->at = -1;
-        fs_time_t d = round_up(s->nd[x].est, res);
-        if (d <= 0)
-            d = 1;
+        fs_time_t d = plan_d(s, x, res);
         fs_time_t t = prof_earliest(s, (uint64_t)g, d);
         if (t == FS_TIME_NEVER)
             continue;
@@ -1866,6 +1909,7 @@ static void sched_destroy(void *state)
     fs_free(s->pf);
     fs_free(s->tmp32);
     fs_free(s->qh);
+    fs_free(s->sfx);
     fs_free(s->kb);
     fs_free(s->ixb);
     fs_free(s->ixt);
