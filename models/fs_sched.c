@@ -49,6 +49,12 @@ typedef struct trsv {       /* conservative backfill (exact) */
     fs_time_t d;            /* ... and the planned run time it holds */
 } trsv_t;
 
+typedef struct rend {       /* Slurm-mode backfill: a running job's rounded planned end */
+    fs_time_t e;            /* start + planned run time rounded up to bf.resolution */
+    uint32_t x, ep;         /* its node and run epoch (valid while rep[x] == ep) */
+    uint32_t g;             /* its GPUs */
+} rend_t;
+
 typedef struct band {       /* banded: one band of a class, in sequence order */
     uint32_t root;
     uint32_t head;          /* its first node (lowest sequence), 0 if empty */
@@ -98,6 +104,8 @@ typedef struct sched {
     tband_t *nb;            /* nb[x]: banded orders only (has_bands) */
     double *rank;           /* rank[x]: preemptive passes only: position in the last pass's order */
     trsv_t *rsv;            /* rsv[x]: conservative backfill only */
+    uint32_t *rep;          /* rep[x]: Slurm-mode backfill (fast path): run epoch, +1 as the
+                               job starts or stops running */
     uint8_t *logged;        /* logged[x]: its first reservation is logged (record only) */
     size_t logged_cap;
     int has_bands;          /* nb is kept (banded at creation) */
@@ -136,6 +144,11 @@ typedef struct sched {
     size_t ends_cap;
     fs_time_t *sfx;         /* Slurm-mode backfill pass: least GPUs and planned time, 2 per job */
     size_t sfx_cap;
+    int rcache;             /* Slurm-mode backfill, fast path: running ends kept in rc */
+    rend_t *rc, *rc2;       /* the running jobs' ends, sorted by e, as of the last fold
+                               (entries of jobs no longer running are dropped at the next) */
+    rend_t *radd;           /* ... and the starts since, in start order */
+    size_t n_rc, n_radd, rc_cap, rc2_cap, radd_cap;
     fs_time_t *pt;          /* conservative profile: step times */
     int64_t *pf;            /* free GPUs from pt[i] to pt[i + 1] */
     size_t np, cap_pt, cap_pf;
@@ -406,7 +419,8 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
         (s->preempt && side_grow((void **)&s->rank, old, cap, sizeof *s->rank)) ||
         (s->ord->k2 && side_grow((void **)&s->k2, old, cap, sizeof *s->k2)) ||
         (s->backfill == FS_BACKFILL_CONSERVATIVE &&
-         side_grow((void **)&s->rsv, old, cap, sizeof *s->rsv)))
+         side_grow((void **)&s->rsv, old, cap, sizeof *s->rsv)) ||
+        (s->bf_slurm && side_grow((void **)&s->rep, old, cap, sizeof *s->rep)))
         return FS_ENOMEM;
     void *mem = fs_malloc(cap * sizeof *s->nd + 64);
     if (!mem)
@@ -662,6 +676,79 @@ static void q_remove(sched_t *s, fs_model_t *m, uint32_t slot)
     s->queued--;
 }
 
+/* ---- running ends (Slurm-mode backfill) ------------------------------------------
+ * Slurm's backfill pass builds its profile from every running job's rounded
+ * planned end.  Collecting them from the running treaps at each pass walks
+ * every running node at random; the fast path keeps them sorted instead:
+ * starts are appended to radd, a job that stops running moves its epoch on,
+ * and a fold (at each backfill pass, or when radd grows) merges the sorted
+ * starts into rc and drops the stale entries: sequential O(running + starts
+ * log starts). */
+
+/* t rounded up to a multiple of res (res <= 0, or no room: t). */
+static fs_time_t round_up(fs_time_t t, fs_time_t res)
+{
+    if (res <= 0 || t >= FS_TIME_NEVER - res)
+        return t;
+    return (t + res - 1) / res * res;
+}
+
+static fs_time_t rounded_end(const sched_t *s, const tnode_t *r)
+{
+    fs_time_t e = (fs_time_t)r->k1, res = s->cfg->bf.resolution;
+    return res > 0 ? e - r->est + round_up(r->est, res) : e;
+}
+
+static int rend_cmp(const void *a, const void *b)
+{
+    fs_time_t x = ((const rend_t *)a)->e, y = ((const rend_t *)b)->e;
+    return x < y ? -1 : x > y;
+}
+
+/* Merges the live starts since the last fold into rc, dropping stale
+ * entries on both sides.  0 or FS_ENOMEM. */
+static int rc_fold(sched_t *s)
+{
+    size_t na = 0;
+    for (size_t i = 0; i < s->n_radd; i++)
+        if (s->rep[s->radd[i].x] == s->radd[i].ep)
+            s->radd[na++] = s->radd[i];
+    qsort(s->radd, na, sizeof *s->radd, rend_cmp);
+    if (fs_grow((void **)&s->rc2, &s->rc2_cap, s->n_rc + na + 1, sizeof *s->rc2))
+        return FS_ENOMEM;
+    size_t i = 0, j = 0, k = 0;
+    while (i < s->n_rc || j < na) {
+        if (i < s->n_rc && s->rep[s->rc[i].x] != s->rc[i].ep) {
+            i++;
+        } else if (j < na && (i == s->n_rc || s->radd[j].e < s->rc[i].e)) {
+            s->rc2[k++] = s->radd[j++];
+        } else {
+            s->rc2[k++] = s->rc[i++];
+        }
+    }
+    rend_t *t = s->rc;
+    size_t tc = s->rc_cap;
+    s->rc = s->rc2;
+    s->rc_cap = s->rc2_cap;
+    s->rc2 = t;
+    s->rc2_cap = tc;
+    s->n_rc = k;
+    s->n_radd = 0;
+    return 0;
+}
+
+/* Node x starts running (its planned end set): a new epoch and entry. */
+static int rc_add(sched_t *s, uint32_t x)
+{
+    if (s->n_radd >= 2 * s->running + 64 && rc_fold(s))
+        return FS_ENOMEM;
+    if (fs_grow((void **)&s->radd, &s->radd_cap, s->n_radd + 1, sizeof *s->radd))
+        return FS_ENOMEM;
+    const tnode_t *n = &s->nd[x];
+    s->radd[s->n_radd++] = (rend_t){rounded_end(s, n), x, ++s->rep[x], n->g};
+    return 0;
+}
+
 /* 0, or FS_ELIMIT: 2^32 GPUs or more would run in one pool (tnode_t.aug_g). */
 static int r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
 {
@@ -677,6 +764,10 @@ static int r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
         s->k2[x] = 0;
     n->est = plan;
     n->cp = p;
+    if (s->rcache && rc_add(s, x)) {
+        s->run_g[p] -= n->g;
+        return FS_ENOMEM;
+    }
     s->run[p] = t_insert(s->nd, s->k2, s->run[p], x, 0);
     s->running++;
     return 0;
@@ -686,6 +777,8 @@ static void r_remove(sched_t *s, uint32_t slot)
 {
     s->settled = 0;
     s->st_keep = 0;
+    if (s->rep)
+        s->rep[slot + 1]++;     /* its entry in the running-ends cache is stale */
     uint32_t p = s->nd[slot + 1].cp;
     s->run_g[p] -= s->nd[slot + 1].g;
     s->run[p] = t_erase(s->nd, s->k2, s->run[p], slot + 1, 0);
@@ -1211,13 +1304,6 @@ static int sort_nodes(sched_t *s, size_t n, int (*cmp)(const tnode_t *, const do
     return 0;
 }
 
-static fs_time_t round_up(fs_time_t t, fs_time_t res)
-{
-    if (res <= 0 || t >= FS_TIME_NEVER - res)
-        return t;
-    return (t + res - 1) / res * res;
-}
-
 static int prof_point(sched_t *s, fs_time_t t, size_t *at)
 {
     size_t lo = 0, hi = s->np;
@@ -1510,12 +1596,19 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         s->bf_due = 0;
     }
     /* the profile: free now, plus each running job's GPUs at its planned
-     * end (the running treap is in planned-end order: one linear sweep) */
-    if (scratch(s, s->running > s->queued ? s->running : s->queued))
-        return FS_ENOMEM;
+     * end (the running treap is in planned-end order: one linear sweep;
+     * Slurm mode's fast path: the kept running ends, rc) */
     size_t n = 0;
-    for (uint32_t p = 0; p < s->n_run; p++)
-        t_collect(s, s->run[p], &n);
+    if (s->rcache) {
+        if (rc_fold(s))
+            return FS_ENOMEM;
+        n = s->n_rc;
+    } else {
+        if (scratch(s, s->running > s->queued ? s->running : s->queued))
+            return FS_ENOMEM;
+        for (uint32_t p = 0; p < s->n_run; p++)
+            t_collect(s, s->run[p], &n);
+    }
     if (fs_grow((void **)&s->pt, &s->cap_pt, n + 2, sizeof *s->pt) ||
         fs_grow((void **)&s->pf, &s->cap_pf, n + 2, sizeof *s->pf))
         return FS_ENOMEM;
@@ -1528,7 +1621,11 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     if (fs_grow((void **)&s->ends, &s->ends_cap, 2 * (n + 1), sizeof *s->ends))
         return FS_ENOMEM;
     fs_time_t *ends = s->ends;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; s->rcache && i < n; i++) {   /* sorted already */
+        ends[2 * i] = s->rc[i].e < now ? now : s->rc[i].e;
+        ends[2 * i + 1] = (fs_time_t)s->rc[i].g;
+    }
+    for (size_t i = 0; !s->rcache && i < n; i++) {
         const tnode_t *r = &s->nd[s->scr[i]];
         fs_time_t e = (fs_time_t)r->k1;
         if (res > 0)
@@ -1536,9 +1633,9 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         ends[2 * i] = e < now ? now : e;
         ends[2 * i + 1] = (fs_time_t)r->g;
     }
-    if (s->n_run > 1 || (res > 0 && !s->fast))  /* several pools' treaps; slow path */
+    if (!s->rcache && (s->n_run > 1 || (res > 0 && !s->fast)))  /* several pools; slow path */
         qsort(ends, n, 2 * sizeof *ends, cmp_end);
-    else if (res > 0)               /* rounding moves an end by less than res: */
+    else if (!s->rcache && res > 0) /* rounding moves an end by less than res: */
         sort_near(ends, n);         /* nearly sorted */
     for (size_t i = 0; i < n; i++) {
         fs_time_t e = ends[2 * i];
@@ -1868,6 +1965,7 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
                 (cfg->backfill == FS_BACKFILL_NONE || s->bf_slurm);
     s->has_bands = s->banded;
     s->fast = 1;
+    s->rcache = s->bf_slurm;
     s->tm_order_at = s->tm_bf_at = FS_TIME_NEVER;
     if (ord->create) {
         int rc = ord->create(m, cfg, &s->ost, err);
@@ -1910,6 +2008,10 @@ static void sched_destroy(void *state)
     fs_free(s->tmp32);
     fs_free(s->qh);
     fs_free(s->sfx);
+    fs_free(s->rep);
+    fs_free(s->rc);
+    fs_free(s->rc2);
+    fs_free(s->radd);
     fs_free(s->kb);
     fs_free(s->ixb);
     fs_free(s->ixt);
@@ -2070,7 +2172,7 @@ void fs_sched_set_fast(void *state, int on)
     sched_t *s = state;
     s->fast = on != 0;
     if (!on)
-        s->banded = 0;
+        s->banded = s->rcache = 0;
     if (s->ord->set_fast)
         s->ord->set_fast(s->ost, on);
 }
@@ -2091,5 +2193,6 @@ size_t fs_sched_slot_bytes(const void *state)
     const sched_t *s = state;
     return sizeof *s->nd + (s->ord->k2 ? sizeof *s->k2 : 0) + (s->has_bands ? sizeof *s->nb : 0) +
            (s->preempt ? sizeof *s->rank : 0) +
-           (s->backfill == FS_BACKFILL_CONSERVATIVE ? sizeof *s->rsv : 0);
+           (s->backfill == FS_BACKFILL_CONSERVATIVE ? sizeof *s->rsv : 0) +
+           (s->bf_slurm ? sizeof *s->rep : 0);
 }

@@ -21,7 +21,10 @@
  *     no backfill and exact EASY, with and without failures, equal too;
  *     and Slurm's bounded backfill (the first max_job_test jobs merged from
  *     the classes, the running jobs' rounded ends insertion-sorted) against
- *     a sort of every class's first jobs and qsort;
+ *     a sort of every class's first jobs and qsort; and its running ends
+ *     kept between passes and its pass ended once nothing left can start,
+ *     with one and two typed pools, overrunning estimates, busy and idle
+ *     queues;
  *   - Tiresias 2D-LAS on the order's tree and per-job settling (a pass
  *     planned by block descents, only changed jobs moved after it, demotions
  *     and promotions from a heap): two to five queues, with and without
@@ -425,6 +428,57 @@ static void test_npass_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Slurm's bounded backfill, fast path (the running jobs' rounded ends kept
+ * sorted between passes, the pass ended once nothing left can start, the
+ * bands merged) against the slow path (ends collected from the running
+ * treaps and sorted, every tested job planned): one pool and two typed
+ * pools (8 x 8 H100, 6 x 8 A100; jobs of each type and of any), estimates
+ * over and under the run times (overrunning jobs' ends are clamped to now),
+ * a busy queue and a mostly empty one (few backfill passes: the starts
+ * kept between them are folded as they pile up), FIFO and Slurm
+ * multifactor, with and without node failures. */
+static void test_bounded_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static fs_job_t jobs[2000];
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pools[2];
+    fs_config_t cfg;
+    static const int queues[] = {FS_QUEUE_FIFO, FS_QUEUE_SLURM};
+    for (int two = 0; two < 2; two++)
+        for (int under = 0; under < 2; under++)
+            for (int busy = 0; busy < 2; busy++) {
+                gen_est(jobs, 2000, 21 + (uint64_t)(4 * two + 2 * under + busy), busy ? 4 : 400,
+                        under);
+                for (size_t i = 0; two && i < 2000; i++)
+                    jobs[i].gpu_type = (int32_t)(i % 3) - 1;
+                for (size_t qi = 0; qi < 2; qi++)
+                    for (int fail = 0; fail < 2; fail++) {
+                        base_cfg(&cfg, &pools[0], 8, 8, queues[qi]);
+                        if (two)
+                            fs_test_add_a100(&cfg, pools, 6);
+                        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+                        cfg.scheduler.bf.mode = FS_BF_SLURM;
+                        cfg.scheduler.bf.max_job_test = 30;
+                        cfg.scheduler.runtime = FS_RUNTIME_USER;
+                        cfg.scheduler.preemption = FS_PREEMPT_NONE;
+                        slurm_cfg(&cfg, &W[0]);
+                        typed = two;
+                        uint64_t h1 = run(&cfg, jobs, 2000, 1, fail ? 40 : 0, &fast);
+                        uint64_t h0 = run(&cfg, jobs, 2000, 0, fail ? 40 : 0, &slow);
+                        typed = 0;
+                        char what[96];
+                        snprintf(what, sizeof what, "pools %d under %d busy %d queue %zu failures %d",
+                                 1 + two, under, busy, qi, fail);
+                        assert_int_equal(fast.n, 2000);
+                        assert_same(&fast, &slow, what);
+                        assert_int_equal(h1, h0);
+                    }
+            }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* EASY with jobs that overrun their estimates (the shadow falls behind
  * now, and a settled queue stays settled only until the next planned end),
  * bursts of arrivals (several new candidates per pass) and fragmentation
@@ -600,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_slurm_loose_hand),
         cmocka_unit_test(test_slurm_loose_bounded_hand),
         cmocka_unit_test(test_npass_fast_equals_slow),
+        cmocka_unit_test(test_bounded_fast_equals_slow),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
         cmocka_unit_test(test_las_out_of_memory),
