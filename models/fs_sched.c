@@ -134,8 +134,10 @@ typedef struct sched {
     size_t want_cap;
     uint32_t *tmp32;        /* scratch for merge sorts */
     size_t tmp32_cap;
-    struct qhent *qh;       /* scratch: first_queued_banded's heap */
+    struct qhent *qh;       /* scratch: first_queued's heap */
     size_t qh_cap;
+    struct qrun *qr;        /* ... and its runs */
+    size_t qr_cap;
     double *kb;             /* preemptive pass: live keys, 2 per job */
     size_t kb_cap;
     size_t *ixb, *ixt;      /* preemptive pass: sort indices */
@@ -450,7 +452,7 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
  * and rejoins its band at the next update.  Used where the class head is
  * all a pass reads (no backfill, no preemption) and under Slurm's bounded
  * backfill, whose first jobs come from a merge of the bands
- * (first_queued_banded). */
+ * (first_queued). */
 
 static void refresh(sched_t *s, fs_model_t *m, uint32_t x)
 {
@@ -1434,7 +1436,7 @@ static uint32_t t_next_key(const tnode_t *nd, const double *k2, uint32_t t, uint
     return best;
 }
 
-/* A run's entry in first_queued_banded's heap: its current node's keys
+/* A run's entry in first_queued's heap: its current node's keys
  * (copied: the comparisons stay in the heap's lines) and the run. */
 typedef struct qhent {
     double k1, k2;
@@ -1473,41 +1475,80 @@ static qhent_t qh_entry(const sched_t *s, uint32_t x, uint32_t run)
     return (qhent_t){s->nd[x].k1, s->k2 ? s->k2[x] : 0, s->nd[x].seq, run};
 }
 
-/* Banded (first_queued): every band of every class is a run in sequence
- * order, which is its key order as of the last update (fs_order.h; keys are
- * refreshed as nodes are reached), and every loose treap a run in key
- * order; a heap over the runs' current nodes gives the first `want` in
- * order: O(runs + want x log) instead of re-keying the whole queue at each
- * update. */
-static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
+/* A run of first_queued's merge: one treap read in order (a class's, a
+ * band's or a loose one) from its first node, by an explicit stack of the
+ * nodes still to visit, set up only when the run's first node is taken
+ * (most runs give a pass one job or none).  A run whose path is deeper than
+ * QSTK nodes finds each next node by a descent from its root instead. */
+#define QSTK 48
+typedef struct qrun {
+    uint32_t root, cur;     /* its treap; the node it offers */
+    uint32_t top;           /* stack size; UINT32_MAX: not set up */
+    uint8_t seq;            /* in sequence order (a band), else by key */
+    uint8_t deep;           /* stack overflowed: descents */
+} qrun_t;
+
+/* The node after run r's current one, 0 when it has no more. */
+static uint32_t qrun_next(const sched_t *s, qrun_t *r, uint32_t *stk)
+{
+    const tnode_t *nd = s->nd;
+    uint32_t x = r->cur;
+    if (!r->deep && r->top == UINT32_MAX) {     /* the path to its first node */
+        r->top = 0;
+        for (uint32_t t = r->root; t && t != x && !r->deep; t = nd[t].l) {
+            if (r->top == QSTK)
+                r->deep = 1;
+            else
+                stk[r->top++] = t;
+        }
+    }
+    if (!r->deep) {
+        for (uint32_t t = nd[x].r; t && !r->deep; t = nd[t].l) {
+            if (r->top == QSTK)
+                r->deep = 1;
+            else
+                stk[r->top++] = t;
+        }
+        if (!r->deep)
+            return r->top ? stk[--r->top] : 0;
+    }
+    return r->seq ? t_next_seq(nd, r->root, x) : t_next_key(nd, s->k2, r->root, x);
+}
+
+/* The first `want` queued jobs in order into scr[0..) (fast path): every
+ * class treap is a run in key order; banded, every band is a run in
+ * sequence order, which is its key order as of the last update (fs_order.h;
+ * keys are refreshed as nodes are reached), and every loose treap a run in
+ * key order.  A heap over the runs' current nodes gives the first `want`:
+ * O(runs + want x log runs + the paths set up), where the rebuild at each
+ * update was O(queue log queue) and collecting each class's first `want`
+ * O(classes x want).  Returns the count or (size_t)-1 when out of memory. */
+static size_t first_queued(sched_t *s, fs_model_t *m, size_t want)
 {
     size_t runs = 0;
     for (size_t c = 0; c < s->shapes.n; c++)
-        runs += s->cls[c].nb + 1;
+        runs += s->banded ? s->cls[c].nb + 1 : 1;
     if (scratch(s, want) ||
-        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 3 * runs + 1, sizeof *s->tmp32) ||
-        fs_grow((void **)&s->qh, &s->qh_cap, runs + 1, sizeof *s->qh))
+        fs_grow((void **)&s->tmp32, &s->tmp32_cap, QSTK * runs + 1, sizeof *s->tmp32) ||
+        fs_grow((void **)&s->qh, &s->qh_cap, runs + 1, sizeof *s->qh) ||
+        fs_grow((void **)&s->qr, &s->qr_cap, runs + 1, sizeof *s->qr))
         return (size_t)-1;
-    /* per run: its current node, class, band (UINT32_MAX: the loose treap) */
-    uint32_t *cur = s->tmp32, *rc = cur + runs, *rb = rc + runs;
     qhent_t *h = s->qh;
+    qrun_t *rs = s->qr;
     size_t n = 0;
     for (size_t c = 0; c < s->shapes.n; c++) {
         const cls_t *cl = &s->cls[c];
-        for (uint32_t i = 0; i < cl->nb; i++)
+        for (uint32_t i = 0; s->banded && i < cl->nb; i++)
             if (cl->b[i].head) {
                 refresh(s, m, cl->b[i].head);
-                cur[n] = cl->b[i].head;
-                rc[n] = (uint32_t)c;
-                rb[n] = i;
-                h[n] = qh_entry(s, cur[n], (uint32_t)n);
+                rs[n] = (qrun_t){cl->b[i].root, cl->b[i].head, UINT32_MAX, 1, 0};
+                h[n] = qh_entry(s, rs[n].cur, (uint32_t)n);
                 n++;
             }
-        if (cl->lhead) {
-            cur[n] = cl->lhead;
-            rc[n] = (uint32_t)c;
-            rb[n] = UINT32_MAX;
-            h[n] = qh_entry(s, cur[n], (uint32_t)n);
+        uint32_t first = s->banded ? cl->lhead : cl->head;
+        if (first) {
+            rs[n] = (qrun_t){cl->root, first, UINT32_MAX, 0, 0};
+            h[n] = qh_entry(s, first, (uint32_t)n);
             n++;
         }
     }
@@ -1515,59 +1556,21 @@ static size_t first_queued_banded(sched_t *s, fs_model_t *m, size_t want)
         qheap_down(h, n, i);
     size_t k = 0;
     while (k < want && n > 0) {
-        uint32_t r = h[0].run, x = cur[r];
-        const cls_t *cl = &s->cls[rc[r]];
-        s->scr[k++] = x;
-        uint32_t y = rb[r] == UINT32_MAX ? t_next_key(s->nd, s->k2, cl->root, x)
-                                         : t_next_seq(s->nd, cl->b[rb[r]].root, x);
+        uint32_t r = h[0].run;
+        s->scr[k++] = rs[r].cur;
+        if (k == want)
+            break;
+        uint32_t y = qrun_next(s, &rs[r], s->tmp32 + (size_t)QSTK * r);
         if (y) {
-            refresh(s, m, y);
-            cur[r] = y;
+            if (rs[r].seq)
+                refresh(s, m, y);
+            rs[r].cur = y;
             h[0] = qh_entry(s, y, r);
         } else {
             h[0] = h[--n];
         }
         qheap_down(h, n, 0);
     }
-    return k;
-}
-
-/* The first `want` queued jobs in order into scr[0..): each class's first
- * `want` in order (a treap walk), then a merge of the classes' runs by the
- * order (as sort_nodes would give: the order is total).  Returns the count
- * or (size_t)-1 when out of memory. */
-static size_t first_queued(sched_t *s, fs_model_t *m, size_t want)
-{
-    if (s->banded)
-        return first_queued_banded(s, m, want);
-    size_t nc = s->shapes.n, n = 0;
-    if (scratch(s, want * (nc + 1)) ||
-        fs_grow((void **)&s->tmp32, &s->tmp32_cap, 2 * nc + want + 1, sizeof *s->tmp32))
-        return (size_t)-1;
-    uint32_t *at = s->tmp32, *end = s->tmp32 + nc, *out = s->tmp32 + 2 * nc;
-    size_t runs = 0;
-    for (size_t c = 0; c < nc; c++) {
-        size_t base = n;
-        t_collect_lim(s, s->cls[c].root, &n, base + want);
-        if (n > base) {
-            at[runs] = (uint32_t)base;
-            end[runs++] = (uint32_t)n;
-        }
-    }
-    size_t k = 0;
-    while (k < want && runs > 0) {
-        size_t b = 0;
-        for (size_t r = 1; r < runs; r++)
-            if (less(s->nd, s->k2, s->scr[at[r]], s->scr[at[b]]))
-                b = r;
-        out[k++] = s->scr[at[b]++];
-        if (at[b] == end[b]) {
-            at[b] = at[runs - 1];
-            end[b] = end[runs - 1];
-            runs--;
-        }
-    }
-    memcpy(s->scr, out, k * sizeof *out);
     return k;
 }
 
@@ -1648,8 +1651,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
             s->np++;
         }
     }
-    /* the queue in order (slurm mode: only the first max_job_test, taken
-     * from the head of each class: O(classes x max_job_test)) */
+    /* the queue in order (slurm mode: only the first max_job_test, a merge
+     * of the classes' (or bands') runs: first_queued) */
     size_t lim;
     if (s->bf_slurm && s->fast) {
         n = first_queued(s, m, s->cfg->bf.max_job_test);
@@ -1960,7 +1963,7 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     s->bf_slurm = cfg->backfill == FS_BACKFILL_CONSERVATIVE && cfg->bf.mode == FS_BF_SLURM;
     /* bands: where the class heads are all a pass reads (no backfill, no
      * preemption), or Slurm's bounded backfill (its first jobs merged from
-     * the bands: first_queued_banded) */
+     * the bands: first_queued) */
     s->banded = ord->band && ord->update_key && !pre &&
                 (cfg->backfill == FS_BACKFILL_NONE || s->bf_slurm);
     s->has_bands = s->banded;
@@ -2007,6 +2010,7 @@ static void sched_destroy(void *state)
     fs_free(s->pf);
     fs_free(s->tmp32);
     fs_free(s->qh);
+    fs_free(s->qr);
     fs_free(s->sfx);
     fs_free(s->rep);
     fs_free(s->rc);

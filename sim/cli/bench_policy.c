@@ -251,8 +251,9 @@ int fs_bench_policy(unsigned long long jobs)
         fs_free(j);
     }
     printf("(targets: EASY >= 1,000,000 jobs/s; Slurm multifactor >= 500,000 jobs/s; Volcano: "
-           "reported; Kueue 100 CQs >= 200,000 jobs/s; 2D-LAS and conservative >= 200,000 "
-           "jobs/s)\n");
+           "reported; Kueue 100 CQs >= 200,000 jobs/s; 2D-LAS and conservative backfill in "
+           "Slurm's bounded mode >= 200,000 jobs/s; exact conservative: reported, see "
+           "docs/performance.md)\n");
     fs_config_release(&cfg);
     return rc;
 }
