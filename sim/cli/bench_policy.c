@@ -22,14 +22,16 @@
  *   las    10,000 GPUs, Tiresias 2D-LAS (preemptive; thresholds 3600 and
  *          36000 GPU-s: three queues; promote knob 8; work kept by 1 s
  *          checkpoints), the workload of easy at 95% load.
- *   conservative 10,000 GPUs, FIFO order + exact conservative backfill,
- *          the workload of easy (a queue about 10,000 deep).
+ *   bounded 10,000 GPUs, FIFO order + conservative backfill in Slurm's
+ *          bounded mode (bf.mode slurm: bf_interval 30 s, bf_max_job_test
+ *          100, bf_resolution 60 s, bf_window 1 day), the workload of easy
+ *          (a queue 10,000 deep and more).
  * Offered load = rate x mean GPUs x mean run time (the lognormal's mean,
  * exp(sigma^2/2) x median) / GPUs.
- * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|conservative runs one of them;
- * FS_BENCH_ONLY=bounded (only on request) runs the conservative case's queue
- * under Slurm's bounded backfill (bf.mode slurm: bf_interval 30 s,
- * bf_max_job_test 100, bf_resolution 60 s, bf_window 1 day), FIFO order;
+ * FS_BENCH_ONLY=easy|slurm|volcano|kueue|las|bounded runs one of them;
+ * FS_BENCH_ONLY=conservative (only on request) runs the bounded case's
+ * queue under exact conservative backfill, whose cost grows with the
+ * queue's depth (docs/performance.md: about 1,000 jobs/s at 2,000 jobs);
  * FS_BENCH_SLOW=1 runs the composable scheduler's slow paths (before/after).
  */
 #include "bench_policy.h"
@@ -234,10 +236,12 @@ int fs_bench_policy(unsigned long long jobs)
         cfg.scheduler = keep;   /* the config owns no thresholds string */
         fs_free(j);
     }
-    /* conservative: exact; "bounded" (on request only): the same queue
-     * under Slurm's bounded backfill */
-    int bounded = only && strcmp(only, "bounded") == 0;
-    j = rc || (only && strcmp(only, "conservative") != 0 && !bounded)
+    /* conservative backfill in Slurm's bounded mode (the default, and
+     * "bounded"); exact (on request only, "conservative": its cost grows
+     * with the queue's depth, docs/performance.md) */
+    int exact = only && strcmp(only, "conservative") == 0;
+    int bounded = !exact;
+    j = rc || (only && strcmp(only, "bounded") != 0 && !exact)
             ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
     if (j) {
         fs_sched_cfg_t keep = cfg.scheduler;
