@@ -7,6 +7,7 @@
 #include "fs_shape.h"
 #include "fs_order.h"
 #include "fs_policy.h"
+#include "fs_profile.h"
 #include "../sim/fs_alloc.h"
 
 #include <stdlib.h>
@@ -151,9 +152,8 @@ typedef struct sched {
                                (entries of jobs no longer running are dropped at the next) */
     rend_t *radd;           /* ... and the starts since, in start order */
     size_t n_rc, n_radd, rc_cap, rc2_cap, radd_cap;
-    fs_time_t *pt;          /* conservative profile: step times */
-    int64_t *pf;            /* free GPUs from pt[i] to pt[i + 1] */
-    size_t np, cap_pt, cap_pf;
+    fs_profile_t prof;      /* conservative profile (fs_profile.h): blocked on the fast
+                               path, flat on the slow one */
 } sched_t;
 
 /* ---- treap ----------------------------------------------------------------- */
@@ -1306,73 +1306,6 @@ static int sort_nodes(sched_t *s, size_t n, int (*cmp)(const tnode_t *, const do
     return 0;
 }
 
-static int prof_point(sched_t *s, fs_time_t t, size_t *at)
-{
-    size_t lo = 0, hi = s->np;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->pt[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < s->np && s->pt[lo] == t) {
-        *at = lo;
-        return 0;
-    }
-    if (fs_grow((void **)&s->pt, &s->cap_pt, s->np + 1, sizeof *s->pt) ||
-        fs_grow((void **)&s->pf, &s->cap_pf, s->np + 1, sizeof *s->pf))
-        return FS_ENOMEM;
-    memmove(s->pt + lo + 1, s->pt + lo, (s->np - lo) * sizeof *s->pt);
-    memmove(s->pf + lo + 1, s->pf + lo, (s->np - lo) * sizeof *s->pf);
-    s->pt[lo] = t;
-    s->pf[lo] = lo > 0 ? s->pf[lo - 1] : 0;
-    s->np++;
-    *at = lo;
-    return 0;
-}
-
-/* Takes g GPUs (g < 0: gives them back) over [t, t + d) from the profile. */
-static int prof_take(sched_t *s, fs_time_t t, fs_time_t d, int64_t g)
-{
-    size_t a, b;
-    fs_time_t end = d >= FS_TIME_NEVER - t ? FS_TIME_NEVER : t + d;
-    if (prof_point(s, t, &a) || prof_point(s, end, &b))
-        return FS_ENOMEM;
-    for (size_t i = a; i < b; i++)
-        s->pf[i] -= g;
-    return 0;
-}
-
-/* Earliest step time t at which g GPUs are free for all of [t, t + d). */
-static fs_time_t prof_earliest(const sched_t *s, uint64_t g, fs_time_t d)
-{
-    for (size_t i = 0; i < s->np;) {
-        if (s->pf[i] < (int64_t)g) {
-            i++;
-            continue;
-        }
-        fs_time_t t = s->pt[i];
-        fs_time_t end = d >= FS_TIME_NEVER - t ? FS_TIME_NEVER : t + d;
-        size_t k = i;
-        while (k < s->np && s->pt[k] < end && s->pf[k] >= (int64_t)g)
-            k++;
-        if (k == s->np || s->pt[k] >= end)
-            return t;
-        i = k + 1;
-    }
-    return FS_TIME_NEVER;
-}
-
-/* Does some step before `until` have fewer than g GPUs free? */
-static int prof_dip(const sched_t *s, int64_t g, fs_time_t until)
-{
-    for (size_t q = 0; q < s->np && s->pt[q] < until; q++)
-        if (s->pf[q] < g)
-            return 1;
-    return 0;
-}
-
 /* The planned run time a backfill pass gives queued node x: its estimate
  * rounded up to the resolution, at least 1 us. */
 static fs_time_t plan_d(const sched_t *s, uint32_t x, fs_time_t res)
@@ -1612,12 +1545,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         for (uint32_t p = 0; p < s->n_run; p++)
             t_collect(s, s->run[p], &n);
     }
-    if (fs_grow((void **)&s->pt, &s->cap_pt, n + 2, sizeof *s->pt) ||
-        fs_grow((void **)&s->pf, &s->cap_pf, n + 2, sizeof *s->pf))
+    if (fs_prof_reset(&s->prof, s->fast, now, (int64_t)free_gpus(m)))
         return FS_ENOMEM;
-    s->np = 1;
-    s->pt[0] = now;
-    s->pf[0] = (int64_t)free_gpus(m);
     /* planned end = start + planned run time rounded up to the resolution
      * (the same rounding as for queued jobs, so that plans made at
      * different passes agree); with rounding, ends are sorted again */
@@ -1640,17 +1569,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         qsort(ends, n, 2 * sizeof *ends, cmp_end);
     else if (!s->rcache && res > 0) /* rounding moves an end by less than res: */
         sort_near(ends, n);         /* nearly sorted */
-    for (size_t i = 0; i < n; i++) {
-        fs_time_t e = ends[2 * i];
-        int64_t g = ends[2 * i + 1];
-        if (e == s->pt[s->np - 1]) {
-            s->pf[s->np - 1] += g;
-        } else {
-            s->pt[s->np] = e;
-            s->pf[s->np] = s->pf[s->np - 1] + g;
-            s->np++;
-        }
-    }
+    if (fs_prof_append_n(&s->prof, ends, n))    /* equal ends summed into one step */
+        return FS_ENOMEM;
     /* the queue in order (slurm mode: only the first max_job_test, a merge
      * of the classes' (or bands') runs: first_queued) */
     size_t lim;
@@ -1685,8 +1605,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     if (!s->bf_slurm)
         for (size_t i = 0; i < n; i++) {
             const trsv_t *r = &s->rsv[s->scr[i]];
-            if (r->at >= 0 && prof_take(s, r->at > now ? r->at : now, r->d,
-                                            (int64_t)s->nd[s->scr[i]].g))
+            if (r->at >= 0 && fs_prof_take(&s->prof, r->at > now ? r->at : now, r->d,
+                                           (int64_t)s->nd[s->scr[i]].g))
                 return FS_ENOMEM;
         }
     /* Slurm mode forgets its reservations after the pass: they matter only
@@ -1713,18 +1633,20 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     }
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
-        if (prune && prof_dip(s, s->sfx[2 * i],
-                              s->sfx[2 * i + 1] >= FS_TIME_NEVER - now ? FS_TIME_NEVER
-                                                                       : now + s->sfx[2 * i + 1]))
+        if (prune && fs_prof_dip(&s->prof, s->sfx[2 * i],
+                                 s->sfx[2 * i + 1] >= FS_TIME_NEVER - now
+                                     ? FS_TIME_NEVER
+                                     : now + s->sfx[2 * i + 1]))
             break;
         uint32_t x = s->scr[i];
         trsv_t *r = &s->rsv[x];
         int64_t g = (int64_t)s->nd[x].g;
-        if (!s->bf_slurm && r->at >= 0 && prof_take(s, r->at > now ? r->at : now, r->d, -g))
+        if (!s->bf_slurm && r->at >= 0 &&
+            fs_prof_take(&s->prof, r->at > now ? r->at : now, r->d, -g))
             return FS_ENOMEM;
         r->at = -1;
         fs_time_t d = plan_d(s, x, res);
-        fs_time_t t = prof_earliest(s, (uint64_t)g, d);
+        fs_time_t t = fs_prof_earliest(&s->prof, g, d);
         if (t == FS_TIME_NEVER)
             continue;
         if (t == now && fits(m, x)) {
@@ -1734,7 +1656,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
             if (rc == 1) {
                 if (blocked)
                     s->backfilled++;
-                if (prof_take(s, now, d, g))
+                if (fs_prof_take(&s->prof, now, d, g))
                     return FS_ENOMEM;
                 continue;
             }
@@ -1745,7 +1667,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         log_resv(s, m, x, t);
         r->at = t;
         r->d = d;
-        if (prof_take(s, t, d, g))
+        if (fs_prof_take(&s->prof, t, d, g))
             return FS_ENOMEM;
     }
     return 0;
@@ -2006,8 +1928,7 @@ static void sched_destroy(void *state)
     fs_free(s->log);
     fs_free(s->scr);
     fs_free(s->want);
-    fs_free(s->pt);
-    fs_free(s->pf);
+    fs_prof_release(&s->prof);
     fs_free(s->tmp32);
     fs_free(s->qh);
     fs_free(s->qr);

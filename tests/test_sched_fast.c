@@ -25,6 +25,9 @@
  *     kept between passes and its pass ended once nothing left can start,
  *     with one and two typed pools, overrunning estimates, busy and idle
  *     queues;
+ *   - conservative backfill's blocked profile against the flat one: exact
+ *     mode (FIFO, three seeds, with and without failures, queues of
+ *     hundreds) and bounded mode on 512 GPUs, job by job;
  *   - Tiresias 2D-LAS on the order's tree and per-job settling (a pass
  *     planned by block descents, only changed jobs moved after it, demotions
  *     and promotions from a heap): two to five queues, with and without
@@ -479,6 +482,58 @@ static void test_bounded_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Conservative backfill's profile (models/fs_profile.h): blocked on the
+ * fast path, flat on the slow one.  Exact mode (Mu'alem-Feitelson
+ * compression: every queued job's reservation in the profile, about two
+ * steps per queued job) with FIFO, three seeds, with and without failures,
+ * queues of a few hundred jobs (profiles of many blocks); and Slurm's
+ * bounded mode on a larger cluster (a hundred or more running jobs, 100
+ * jobs planned per pass: blocks split within a pass).  Job by job equal. */
+static void test_conservative_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    static fs_job_t jobs[1500];
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    for (int seed = 1; seed <= 3; seed++)
+        for (int fail = 0; fail < 2; fail++) {
+            gen(jobs, 400, (uint64_t)seed, 30);
+            base_cfg(&cfg, &pool, 16, 4, FS_QUEUE_FIFO);
+            cfg.scheduler.mode = FS_FIFO_BEST_EFFORT;
+            cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+            cfg.scheduler.bf.mode = FS_BF_EXACT;
+            cfg.scheduler.preemption = FS_PREEMPT_NONE;
+            uint64_t h1 = run(&cfg, jobs, 400, 1, fail ? 20 : 0, &fast);
+            uint64_t h0 = run(&cfg, jobs, 400, 0, fail ? 20 : 0, &slow);
+            char what[64];
+            snprintf(what, sizeof what, "exact seed %d failures %d", seed, fail);
+            assert_int_equal(fast.n, 400);
+            assert_same(&fast, &slow, what);
+            assert_int_equal(h1, h0);
+            if (fail)
+                assert_true(h1 > 0);
+        }
+    gen(jobs, 1500, 5, 2);
+    for (int fail = 0; fail < 2; fail++) {
+        base_cfg(&cfg, &pool, 64, 8, FS_QUEUE_FIFO);
+        cfg.scheduler.mode = FS_FIFO_BEST_EFFORT;
+        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+        cfg.scheduler.bf.mode = FS_BF_SLURM;
+        cfg.scheduler.bf.max_job_test = 100;
+        cfg.scheduler.preemption = FS_PREEMPT_NONE;
+        uint64_t h1 = run(&cfg, jobs, 1500, 1, fail ? 40 : 0, &fast);
+        uint64_t h0 = run(&cfg, jobs, 1500, 0, fail ? 40 : 0, &slow);
+        char what[64];
+        snprintf(what, sizeof what, "bounded, 512 GPUs, failures %d", fail);
+        assert_int_equal(fast.n, 1500);
+        assert_same(&fast, &slow, what);
+        assert_int_equal(h1, h0);
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* EASY with jobs that overrun their estimates (the shadow falls behind
  * now, and a settled queue stays settled only until the next planned end),
  * bursts of arrivals (several new candidates per pass) and fragmentation
@@ -655,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_slurm_loose_bounded_hand),
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_bounded_fast_equals_slow),
+        cmocka_unit_test(test_conservative_fast_equals_slow),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
         cmocka_unit_test(test_las_out_of_memory),
