@@ -104,7 +104,8 @@ typedef struct sched {
                                k2 only (fs_order_ops_t.k2), else NULL and every k2 is 0 */
     tband_t *nb;            /* nb[x]: banded orders only (has_bands) */
     double *rank;           /* rank[x]: preemptive passes only: position in the last pass's order */
-    trsv_t *rsv;            /* rsv[x]: conservative backfill only */
+    trsv_t *rsv;            /* rsv[x]: exact conservative backfill only (Slurm mode keeps
+                               no reservation from one pass to the next) */
     uint32_t *rep;          /* rep[x]: Slurm-mode backfill (fast path): run epoch, +1 as the
                                job starts or stops running */
     uint8_t *logged;        /* logged[x]: its first reservation is logged (record only) */
@@ -420,7 +421,7 @@ static int ensure_nodes(sched_t *s, uint32_t slot)
     if ((s->has_bands && side_grow((void **)&s->nb, old, cap, sizeof *s->nb)) ||
         (s->preempt && side_grow((void **)&s->rank, old, cap, sizeof *s->rank)) ||
         (s->ord->k2 && side_grow((void **)&s->k2, old, cap, sizeof *s->k2)) ||
-        (s->backfill == FS_BACKFILL_CONSERVATIVE &&
+        (s->backfill == FS_BACKFILL_CONSERVATIVE && !s->bf_slurm &&
          side_grow((void **)&s->rsv, old, cap, sizeof *s->rsv)) ||
         (s->bf_slurm && side_grow((void **)&s->rep, old, cap, sizeof *s->rep)))
         return FS_ENOMEM;
@@ -695,9 +696,12 @@ static fs_time_t round_up(fs_time_t t, fs_time_t res)
     return (t + res - 1) / res * res;
 }
 
-static fs_time_t rounded_end(const sched_t *s, const tnode_t *r)
+/* A running node's planned end with its planned run time rounded up to res
+ * (the same rounding as for queued jobs, so that plans made at different
+ * passes agree). */
+static fs_time_t rounded_end(const tnode_t *r, fs_time_t res)
 {
-    fs_time_t e = (fs_time_t)r->k1, res = s->cfg->bf.resolution;
+    fs_time_t e = (fs_time_t)r->k1;
     return res > 0 ? e - r->est + round_up(r->est, res) : e;
 }
 
@@ -747,7 +751,7 @@ static int rc_add(sched_t *s, uint32_t x)
     if (fs_grow((void **)&s->radd, &s->radd_cap, s->n_radd + 1, sizeof *s->radd))
         return FS_ENOMEM;
     const tnode_t *n = &s->nd[x];
-    s->radd[s->n_radd++] = (rend_t){rounded_end(s, n), x, ++s->rep[x], n->g};
+    s->radd[s->n_radd++] = (rend_t){rounded_end(n, s->cfg->bf.resolution), x, ++s->rep[x], n->g};
     return 0;
 }
 
@@ -1547,9 +1551,8 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     }
     if (fs_prof_reset(&s->prof, s->fast, now, (int64_t)free_gpus(m)))
         return FS_ENOMEM;
-    /* planned end = start + planned run time rounded up to the resolution
-     * (the same rounding as for queued jobs, so that plans made at
-     * different passes agree); with rounding, ends are sorted again */
+    /* planned ends rounded (rounded_end); with rounding, ends are sorted
+     * again */
     if (fs_grow((void **)&s->ends, &s->ends_cap, 2 * (n + 1), sizeof *s->ends))
         return FS_ENOMEM;
     fs_time_t *ends = s->ends;
@@ -1559,9 +1562,7 @@ static int cons_pass(sched_t *s, fs_model_t *m)
     }
     for (size_t i = 0; !s->rcache && i < n; i++) {
         const tnode_t *r = &s->nd[s->scr[i]];
-        fs_time_t e = (fs_time_t)r->k1;
-        if (res > 0)
-            e = e - r->est + round_up(r->est, res);
+        fs_time_t e = rounded_end(r, res);
         ends[2 * i] = e < now ? now : e;
         ends[2 * i + 1] = (fs_time_t)r->g;
     }
@@ -1639,12 +1640,12 @@ static int cons_pass(sched_t *s, fs_model_t *m)
                                      : now + s->sfx[2 * i + 1]))
             break;
         uint32_t x = s->scr[i];
-        trsv_t *r = &s->rsv[x];
+        trsv_t *r = s->rsv ? &s->rsv[x] : NULL;     /* exact mode: kept reservations */
         int64_t g = (int64_t)s->nd[x].g;
-        if (!s->bf_slurm && r->at >= 0 &&
-            fs_prof_take(&s->prof, r->at > now ? r->at : now, r->d, -g))
+        if (r && r->at >= 0 && fs_prof_take(&s->prof, r->at > now ? r->at : now, r->d, -g))
             return FS_ENOMEM;
-        r->at = -1;
+        if (r)
+            r->at = -1;
         fs_time_t d = plan_d(s, x, res);
         fs_time_t t = fs_prof_earliest(&s->prof, g, d);
         if (t == FS_TIME_NEVER)
@@ -1665,8 +1666,10 @@ static int cons_pass(sched_t *s, fs_model_t *m)
         if (s->bf_slurm && t - now > s->cfg->bf.window)
             continue;
         log_resv(s, m, x, t);
-        r->at = t;
-        r->d = d;
+        if (r) {
+            r->at = t;
+            r->d = d;
+        }
         if (fs_prof_take(&s->prof, t, d, g))
             return FS_ENOMEM;
     }
@@ -2118,6 +2121,6 @@ size_t fs_sched_slot_bytes(const void *state)
     const sched_t *s = state;
     return sizeof *s->nd + (s->ord->k2 ? sizeof *s->k2 : 0) + (s->has_bands ? sizeof *s->nb : 0) +
            (s->preempt ? sizeof *s->rank : 0) +
-           (s->backfill == FS_BACKFILL_CONSERVATIVE ? sizeof *s->rsv : 0) +
+           (s->backfill == FS_BACKFILL_CONSERVATIVE && !s->bf_slurm ? sizeof *s->rsv : 0) +
            (s->bf_slurm ? sizeof *s->rep : 0);
 }

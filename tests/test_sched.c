@@ -502,19 +502,23 @@ static void test_backfill_invariants(void **st)
 /* Issue #13: the scheduler keeps per job slot a 48-byte treap node (its
  * class or pool included), plus only what the configured modes read: a rank
  * for preemptive passes, a second key for orders with one (las), a
- * reservation for conservative backfill, a band for banded orders (a field
- * added to every slot fails this test). */
+ * reservation for exact conservative backfill, a run epoch for Slurm's
+ * bounded backfill, a band for banded orders (a field added to every slot
+ * fails this test). */
 static void test_slot_bytes(void **st)
 {
     (void)st;
     static const struct {
-        int queue, backfill;
+        int queue, backfill, bf_slurm;
         size_t bytes;
     } cases[] = {
-        {FS_QUEUE_FIFO, FS_BACKFILL_EASY, 48},  {FS_QUEUE_SJF, FS_BACKFILL_NONE, 48},
-        {FS_QUEUE_PRIORITY, FS_BACKFILL_EASY, 48}, {FS_QUEUE_SRTF, FS_BACKFILL_NONE, 56},
-        {FS_QUEUE_LAS, FS_BACKFILL_NONE, 64},   {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 64},
-        {FS_QUEUE_SLURM, FS_BACKFILL_NONE, 60},
+        {FS_QUEUE_FIFO, FS_BACKFILL_EASY, 0, 48},  {FS_QUEUE_SJF, FS_BACKFILL_NONE, 0, 48},
+        {FS_QUEUE_PRIORITY, FS_BACKFILL_EASY, 0, 48}, {FS_QUEUE_SRTF, FS_BACKFILL_NONE, 0, 56},
+        {FS_QUEUE_LAS, FS_BACKFILL_NONE, 0, 64},   {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 0, 64},
+        {FS_QUEUE_SLURM, FS_BACKFILL_NONE, 0, 60},
+        /* Slurm's bounded backfill keeps no reservation, only a run epoch */
+        {FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, 1, 52},
+        {FS_QUEUE_SLURM, FS_BACKFILL_CONSERVATIVE, 1, 64},
     };
     fs_job_t jobs[] = {job(1, 0, 4, 10)};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -525,6 +529,7 @@ static void test_slot_bytes(void **st)
         fs_error_t err;
         fs_test_base_cfg(&cfg, &pool, 1, 4, cases[i].queue);
         cfg.scheduler.backfill = cases[i].backfill;
+        cfg.scheduler.bf.mode = cases[i].bf_slurm ? FS_BF_SLURM : FS_BF_EXACT;
         assert_int_equal(fs_memsrc_create(jobs, 1, NULL, 0, NULL, 0, &src, &err), 0);
         fs_sink_t sink = {0};
         if (fs_model_create(&cfg, src, &sink, &m, &err))
