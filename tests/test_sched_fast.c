@@ -698,6 +698,32 @@ static void test_las_out_of_memory(void **st)
     assert_true(failed > 10);
 }
 
+/* Allocation failures in Slurm's bounded backfill with multifactor bands
+ * (the band merge's heap, runs and stacks, the kept running ends, the
+ * suffix minima, the blocked profile's blocks and directory) and in exact
+ * conservative backfill: every failing allocation stops the run with
+ * FS_ENOMEM, nothing leaks, and the run that succeeds ends every job. */
+static void test_conservative_out_of_memory(void **st)
+{
+    (void)st;
+    enum { NJ = 60 };
+    static fs_job_t jobs[NJ];
+    static fs_test_rows_t rs;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    gen(jobs, NJ, 41, 2);
+    for (int exact = 0; exact < 2; exact++) {
+        base_cfg(&cfg, &pool, 4, 4, exact ? FS_QUEUE_FIFO : FS_QUEUE_SLURM);
+        slurm_cfg(&cfg, &W[0]);
+        cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+        cfg.scheduler.bf.mode = exact ? FS_BF_EXACT : FS_BF_SLURM;
+        cfg.scheduler.bf.max_job_test = 10;
+        cfg.scheduler.preemption = FS_PREEMPT_NONE;
+        int failed = fs_test_alloc_sweep(&cfg, jobs, NJ, NULL, 0, &rs);
+        assert_true(failed > 10);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -710,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
         cmocka_unit_test(test_las_out_of_memory),
+        cmocka_unit_test(test_conservative_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
