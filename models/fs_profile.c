@@ -389,76 +389,44 @@ static int bk_dip(const fs_profile_t *p, int64_t g, fs_time_t until)
     return 0;
 }
 
-static int bk_append(fs_profile_t *p, fs_time_t t, int64_t g)
-{
-    if (p->nb == 0) {
-        loc_t at;
-        if (bk_point(p, t, &at, NULL))
-            return FS_ENOMEM;
-        dent_t *e = &p->dir[0];
-        blk(p, e)->f[0] = e->lo = e->hi = g;
-        return 0;
-    }
-    dent_t *e = &p->dir[p->nb - 1];
-    fs_prof_blk_t *b = blk(p, e);
-    int64_t v = b->f[e->n - 1];
-    if (t == e->last) {             /* the bounds stay bounds (blk_sub) */
-        v += g;
-        b->f[e->n - 1] = v;
-        e->lo = v < e->lo ? v : e->lo;
-        e->hi = v > e->hi ? v : e->hi;
-        return 0;
-    }
-    v += e->add + g;                /* the new step's count */
-    if (e->n >= FILL) {
-        if (room(p))
-            return FS_ENOMEM;
-        e = new_blk(p, p->nb);
-        b = blk(p, e);
-        e->first = t;
-    }
-    int64_t f = v - e->add;
-    b->t[e->n] = t;
-    b->f[e->n] = f;
-    if (e->n == 0 || f < e->lo)
-        e->lo = f;
-    if (e->n == 0 || f > e->hi)
-        e->hi = f;
-    e->n++;
-    e->last = t;
-    p->n++;
-    return 0;
-}
-
-/* The build's loop (bk_append's, with the last block's fields in locals). */
+/* Appends the n (time, GPUs) pairs eg[2i], eg[2i + 1] in turn (the
+ * build): each adds its GPUs from its time on, a new step at the end or
+ * the last step's count.  The last block's fields are kept in locals while
+ * it fills (to FILL steps: room for the pass's insertions), then a new
+ * block is opened. */
 static int bk_append_n(fs_profile_t *p, const fs_time_t *eg, size_t n)
 {
     size_t i = 0;
-    if (p->nb == 0 && n > 0) {
-        if (bk_append(p, eg[0], eg[1]))
-            return FS_ENOMEM;
-        i = 1;
-    }
     while (i < n) {
-        dent_t *e = &p->dir[p->nb - 1];
+        dent_t *e = p->nb ? &p->dir[p->nb - 1] : NULL;
+        if (!e || (e->n >= FILL && eg[2 * i] != e->last)) {    /* a new block */
+            int64_t v = (e ? blk(p, e)->f[e->n - 1] + e->add : 0) + eg[2 * i + 1];
+            if (room(p))
+                return FS_ENOMEM;
+            e = new_blk(p, p->nb);
+            fs_prof_blk_t *b = blk(p, e);
+            b->t[0] = e->first = e->last = eg[2 * i];
+            b->f[0] = e->lo = e->hi = v;
+            e->n = 1;
+            p->n++;
+            i++;
+            continue;
+        }
         fs_prof_blk_t *b = blk(p, e);
         uint32_t k = e->n;
         fs_time_t last = e->last;
         int64_t v = b->f[k - 1], lo = e->lo, hi = e->hi;
-        size_t added = 0;
         for (; i < n; i++) {
             fs_time_t t = eg[2 * i];
+            if (t != last && k >= FILL)
+                break;
             v += eg[2 * i + 1];
             if (t == last) {
-                b->f[k - 1] = v;
+                b->f[k - 1] = v;    /* the bounds stay bounds (blk_sub) */
             } else {
-                if (k >= FILL) {
-                    v -= eg[2 * i + 1];
-                    break;
-                }
                 b->t[k] = last = t;
                 b->f[k++] = v;
-                added++;
+                p->n++;
             }
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
@@ -467,10 +435,6 @@ static int bk_append_n(fs_profile_t *p, const fs_time_t *eg, size_t n)
         e->last = last;
         e->lo = lo;
         e->hi = hi;
-        p->n += added;
-        if (i < n && bk_append(p, eg[2 * i], eg[2 * i + 1]))   /* a new block */
-            return FS_ENOMEM;
-        i += i < n;
     }
     return 0;
 }
@@ -487,7 +451,10 @@ int fs_prof_reset(fs_profile_t *p, int blocked, fs_time_t now, int64_t free_now)
 
 int fs_prof_append(fs_profile_t *p, fs_time_t t, int64_t g)
 {
-    return p->blocked ? bk_append(p, t, g) : flat_append(p, t, g);
+    if (!p->blocked)
+        return flat_append(p, t, g);
+    fs_time_t eg[2] = {t, g};
+    return bk_append_n(p, eg, 1);
 }
 
 int fs_prof_append_n(fs_profile_t *p, const fs_time_t *eg, size_t n)
