@@ -213,6 +213,18 @@ static uint32_t node_count(const fs_cluster_t *c, uint32_t node, uint32_t gpn, u
     return k;
 }
 
+/* Job slot s as a MIG pod waiting for a re-cut (queued, asking an
+ * instance, not promised by a mixed plan of this walk, unable to start
+ * now), else NULL. */
+static const fs_jobrt_t *waiting(const migrecut_t *a, fs_model_t *m, size_t s)
+{
+    const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+    if (j->state != FS_JOBRT_QUEUED || !j->job.mig || (s < a->cap_taken && a->taken[s]) ||
+        fs_model_fits(m, (uint32_t)s))
+        return NULL;
+    return j;
+}
+
 /* layout: all: node's instances after its cut are n of pr and nothing
  * else, none promised yet. */
 static void all_of(migrecut_t *a, uint32_t node, unsigned pr, uint32_t n)
@@ -245,9 +257,8 @@ static int plan_mixed(migrecut_t *a, fs_model_t *m, const rpool_t *r, uint32_t n
     a->dem[0] = (fs_migrecut_demand_t){.profile = (uint8_t)pr, .k = k};
     a->dem_slot[n++] = slot;
     for (size_t s = (size_t)slot + 1, ns = fs_model_slots(m); s < ns; s++) {
-        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || (s < a->cap_taken && a->taken[s]) ||
-            fs_model_fits(m, (uint32_t)s))
+        const fs_jobrt_t *j = waiting(a, m, s);
+        if (!j)
             continue;
         const uint32_t *pools;
         size_t np = fs_model_job_pools(m, (uint32_t)s, &pools), i = 0;
@@ -535,9 +546,8 @@ static int mr_after_pass(void *ud, fs_model_t *m)
     a->costs_now = 0;
     fs_time_t wake = -1;
     for (size_t s = 0, n = fs_model_slots(m); s < n; s++) {
-        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
-        if (j->state != FS_JOBRT_QUEUED || !j->job.mig || (a->plan && a->taken[s]) ||
-            fs_model_fits(m, (uint32_t)s))
+        const fs_jobrt_t *j = waiting(a, m, s);
+        if (!j)
             continue;
         const uint32_t *pools;
         size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
