@@ -235,57 +235,16 @@ static const col_t request_cols[] = {
     REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"),
 };
 
-/* Every field of fs_summary_t, in declaration order. */
-#define SUMMARY_FIELDS(X)                                                   \
-    X(jobs_submitted, K_U64, "count") X(jobs_completed, K_U64, "count")     \
-    X(jobs_failed, K_U64, "count") X(jobs_unfinished, K_U64, "count")       \
-    X(jobs_rejected, K_U64, "count") X(jobs_in_stats, K_U64, "count")       \
-    X(wait_mean, K_F64, "s") X(wait_sd, K_F64, "s") X(wait_p50, K_F64, "s") \
-    X(wait_p95, K_F64, "s") X(wait_p99, K_F64, "s") X(wait_max, K_F64, "s") \
-    X(wait_prob, K_F64, "fraction")                                         \
-    X(jct_mean, K_F64, "s") X(jct_p50, K_F64, "s") X(jct_p95, K_F64, "s")   \
-    X(jct_p99, K_F64, "s")                                                  \
-    X(utilization, K_F64, "fraction") X(utilization_all, K_F64, "fraction") \
-    X(goodput, K_F64, "fraction")                                           \
-    X(makespan, K_F64, "s") X(end_time, K_F64, "s")                         \
-    X(gpu_hours_capacity, K_F64, "GPU-h") X(gpu_hours_busy, K_F64, "GPU-h") \
-    X(queue_len_mean, K_F64, "job") X(system_len_mean, K_F64, "job")        \
-    X(arrival_rate, K_F64, "1/s") X(little_rel_err, K_F64, "fraction")      \
-    X(events, K_U64, "count") X(passes, K_U64, "count")                     \
-    X(rows_skipped, K_U64, "count")                                         \
-    X(cost_total, K_F64, "USD") X(cost_per_gpu_hour, K_F64, "USD/GPU-h")    \
-    X(cost_per_job, K_F64, "USD/job") X(cost_idle, K_F64, "USD")            \
-    X(cost_failures, K_F64, "USD") X(energy_kwh, K_F64, "kWh")              \
-    X(failures, K_U64, "count") X(interruptions, K_U64, "count")            \
-    X(availability, K_F64, "fraction")                                      \
-    X(gpu_s_lost, K_F64, "GPU-s") X(gpu_s_ckpt, K_F64, "GPU-s")             \
-    X(ettr_mean, K_F64, "fraction")                                         \
-    X(goodput_scheduling, K_F64, "fraction") X(goodput_runtime, K_F64, "fraction") \
-    X(goodput_program, K_F64, "fraction") X(goodput_ml, K_F64, "fraction")  \
-    X(window_start, K_F64, "s") X(window_end, K_F64, "s")                   \
-    X(cost_window, K_F64, "USD") X(cost_per_gpu_hour_window, K_F64, "USD/GPU-h") \
-    X(queued_mean, K_F64, "s") X(queued_p50, K_F64, "s")                    \
-    X(queued_p95, K_F64, "s") X(queued_p99, K_F64, "s")                     \
-    X(preemptions, K_U64, "count") X(gpu_s_lost_preempt, K_F64, "GPU-s")    \
-    X(cost_preemptions, K_F64, "USD") X(gpu_s_startup, K_F64, "GPU-s")     \
-    X(carbon_kg, K_F64, "kgCO2e") X(carbon_per_gpu_hour_g, K_F64, "gCO2e/GPU-h") \
-    X(carbon_per_job_kg, K_F64, "kgCO2e/job")                                \
-    X(backfilled, K_U64, "count") X(admissions, K_U64, "count")              \
-    X(admissions_borrowing, K_U64, "count") X(reclaims, K_U64, "count") \
-    X(gpu_s_total, K_F64, "GPU-s") X(gpu_s_busy, K_F64, "GPU-s")            \
-    X(gpu_s_down, K_F64, "GPU-s") X(gpu_s_waiting, K_F64, "GPU-s")          \
-    X(gpu_s_idle, K_F64, "GPU-s")                                           \
-    X(gpu_s_allocated, K_F64, "GPU-s") X(gpu_s_share_idle, K_F64, "GPU-s")  \
-    X(gpu_s_held, K_F64, "GPU-s") X(gpu_s_serving, K_F64, "GPU-s")          \
-    X(gpu_s_computing, K_F64, "GPU-s") X(gpu_s_redo, K_F64, "GPU-s")        \
-    X(gpu_s_recovering, K_F64, "GPU-s") X(gpu_s_held_idle, K_F64, "GPU-s")   \
-    X(gpu_s_frag, K_F64, "GPU-s") X(gpu_s_quota, K_F64, "GPU-s")            \
-    X(gpu_s_reserved, K_F64, "GPU-s") X(gpu_s_blocked, K_F64, "GPU-s")    \
-    X(mig_recuts, K_U64, "count") X(gpu_s_mig_reconfig, K_F64, "GPU-s")             \
-    X(mig_drains, K_U64, "count") X(gpu_s_mig_drain, K_F64, "GPU-s")
-
-#define SUMMARY_COL(name, kind, unit) {#name, kind, offsetof(fs_summary_t, name), unit},
-static const col_t summary_cols[] = {SUMMARY_FIELDS(SUMMARY_COL)};
+/* Every field of fs_summary_t, in declaration order: one per row of
+ * fs_summary.def (u64 columns for uint64_t, f64 for double). */
+#define SUMMARY_KIND_uint64_t K_U64
+#define SUMMARY_KIND_double K_F64
+#define FS_SUMMARY(name, ctype, unit, from, probe, desc)                                    \
+    {#name, SUMMARY_KIND_##ctype, offsetof(fs_summary_t, name), unit},
+static const col_t summary_cols[] = {
+#include "fs_summary.def"
+};
+#undef FS_SUMMARY
 _Static_assert(sizeof summary_cols / sizeof summary_cols[0] <= MAX_COLS, "MAX_COLS too small");
 _Static_assert(sizeof summary_cols / sizeof summary_cols[0] * 8 == sizeof(fs_summary_t),
                "every fs_summary_t field (all 8 bytes wide) has a /summary column");
