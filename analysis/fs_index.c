@@ -13,6 +13,7 @@
 #endif
 #include "fs_index.h"
 #include "fs_ci.h"
+#include "fs_h5len.h"
 #include "fs_h5util.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
@@ -264,6 +265,8 @@ int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
         fs_h5_quiet_end(&q);
+        if (fs_h5_check_whole(path, err))
+            return FS_EINVAL;
         return fs_error_set(err, FS_EIO, "%s: cannot open the sweep manifest (is this a sweep "
                             "directory?)", path);
     }
@@ -392,7 +395,8 @@ int fs_index_read_summary(const char *path, char ***names_out, double **values_o
     if (f < 0 || (d = H5Dopen2(f, "summary", H5P_DEFAULT)) < 0 || (t = H5Dget_type(d)) < 0 ||
         H5Tget_class(t) != H5T_COMPOUND || (sp = H5Dget_space(d)) < 0 ||
         H5Sget_simple_extent_npoints(sp) != 1 || (n = H5Tget_nmembers(t)) <= 0) {
-        rc = fs_error_set(err, FS_EIO, "%s: no readable one-row /summary table", path);
+        if (f >= 0 || !(rc = fs_h5_check_whole(path, err)))
+            rc = fs_error_set(err, FS_EIO, "%s: no readable one-row /summary table", path);
         goto out;
     }
     names = fs_calloc((size_t)n, sizeof *names);
@@ -496,7 +500,8 @@ int fs_index_read_services(const char *path, char ***names, double **values, siz
     struct row { char name[FS_SERVICE_NAME_MAX + 1]; double v[N_SVC_METRICS]; } *rows = NULL;
     int rc = 0;
     if (f < 0) {
-        rc = fs_error_set(err, FS_EIO, "%s: cannot open", path);
+        if (!(rc = fs_h5_check_whole(path, err)))
+            rc = fs_error_set(err, FS_EIO, "%s: cannot open", path);
         goto out;
     }
     if (H5Lexists(f, "services", H5P_DEFAULT) <= 0)
