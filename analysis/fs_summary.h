@@ -2,7 +2,7 @@
  * fs_summary: the headline figures of one run, the /summary row.  Every
  * figure is one row of fs_summary.def (name, C type, unit, where it comes
  * from, the test scenario that exercises it, its description); the struct
- * below, the copies, the HDF5 columns (fs_results.c) and the rows of
+ * below, the copies, the HDF5 columns (fs_results_cols.c) and the rows of
  * docs/results.md are expanded from it.
  */
 #ifndef FS_SUMMARY_H
