@@ -2,7 +2,8 @@
  * The /summary table (analysis/fs_summary.def):
  *  - docs/results.md's /summary rows are the table's, generated: the block
  *    between the summary-table markers equals what `test_summary
- *    --doc-table` prints (regenerate it with that when a row changes);
+ *    --doc-table` prints (`test_summary --update-docs` rewrites it there
+ *    when a row changes);
  *  - every column is written and none is silently 0: each row names a
  *    probe scenario (tests/data/summary/) in which the figure cannot be 0
  *    (or must be NaN); each probe is run to a results file, and every
@@ -93,7 +94,7 @@ static void test_doc_rows(void **state)
             p--, q--;
         fail_msg("docs/results.md's /summary rows differ from analysis/fs_summary.def at:\n"
                  "  docs: %.*s\n  want: %.*s\n"
-                 "regenerate them with build/tests/test_summary --doc-table",
+                 "regenerate them with build/tests/test_summary --update-docs",
                  (int)strcspn(p, "\n"), p, (int)strcspn(q, "\n"), q);
     }
     free(doc);
@@ -267,12 +268,44 @@ static void test_check_catches_zero(void **state)
     assert_int_equal(tried, N_ROWS);
 }
 
+/* Replaces the table between the markers in docs/results.md by the
+ * generated one (a temporary renamed over it).  0, or 1 with a message. */
+static int update_docs(void)
+{
+    const char *path = FS_SOURCE_DIR "/docs/results.md", *tmp = FS_SOURCE_DIR "/docs/results.md.tmp";
+    size_t len;
+    char *doc = fs_test_read(path, &len);
+    char *b = doc ? strstr(doc, DOC_BEGIN) : NULL, *e = b ? strstr(b, DOC_END) : NULL;
+    if (!b || !e) {
+        fprintf(stderr, "%s: %s\n", path, doc ? "no summary-table markers" : "cannot read");
+        free(doc);
+        return 1;
+    }
+    FILE *f = fopen(tmp, "w");
+    int bad = !f;
+    if (f) {
+        fwrite(doc, 1, (size_t)(b - doc), f);
+        doc_table(f);
+        e += strlen(DOC_END);
+        fwrite(e, 1, len - (size_t)(e - doc), f);
+        bad = ferror(f) | (fclose(f) != 0) || rename(tmp, path) != 0;
+    }
+    if (bad) {
+        fprintf(stderr, "%s: cannot write it\n", tmp);
+        remove(tmp);
+    }
+    free(doc);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--doc-table") == 0) {
         doc_table(stdout);
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "--update-docs") == 0)
+        return update_docs();
     const struct CMUnitTest docs[] = {
         cmocka_unit_test(test_doc_rows),
     };
