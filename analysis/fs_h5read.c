@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "../sim/fs_alloc.h"
+#include "fs_h5len.h"
 
 struct fs_h5file {
     char *path;
@@ -77,6 +78,12 @@ int fs_h5read_open(const char *path, fs_h5file_t **out, fs_error_t *err)
     if (!f || !(f->path = fs_strdup(path))) {
         fs_free(f);
         return fs_error_set(err, FS_ENOMEM, "out of memory");
+    }
+    int trc = fs_h5_check_whole(path, err);   /* cut short: say so, not HDF5's error */
+    if (trc) {
+        fs_free(f->path);
+        fs_free(f);
+        return trc;
     }
     h5call_t c;
     call_begin(&c);

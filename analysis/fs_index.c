@@ -13,6 +13,7 @@
 #endif
 #include "fs_index.h"
 #include "fs_ci.h"
+#include "fs_h5len.h"
 #include "fs_h5util.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_out.h"
@@ -264,6 +265,8 @@ int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
         fs_h5_quiet_end(&q);
+        if (fs_h5_check_whole(path, err))
+            return FS_EINVAL;
         return fs_error_set(err, FS_EIO, "%s: cannot open the sweep manifest (is this a sweep "
                             "directory?)", path);
     }
@@ -392,7 +395,8 @@ int fs_index_read_summary(const char *path, char ***names_out, double **values_o
     if (f < 0 || (d = H5Dopen2(f, "summary", H5P_DEFAULT)) < 0 || (t = H5Dget_type(d)) < 0 ||
         H5Tget_class(t) != H5T_COMPOUND || (sp = H5Dget_space(d)) < 0 ||
         H5Sget_simple_extent_npoints(sp) != 1 || (n = H5Tget_nmembers(t)) <= 0) {
-        rc = fs_error_set(err, FS_EIO, "%s: no readable one-row /summary table", path);
+        if (f >= 0 || !(rc = fs_h5_check_whole(path, err)))
+            rc = fs_error_set(err, FS_EIO, "%s: no readable one-row /summary table", path);
         goto out;
     }
     names = fs_calloc((size_t)n, sizeof *names);
@@ -496,7 +500,8 @@ int fs_index_read_services(const char *path, char ***names, double **values, siz
     struct row { char name[FS_SERVICE_NAME_MAX + 1]; double v[N_SVC_METRICS]; } *rows = NULL;
     int rc = 0;
     if (f < 0) {
-        rc = fs_error_set(err, FS_EIO, "%s: cannot open", path);
+        if (!(rc = fs_h5_check_whole(path, err)))
+            rc = fs_error_set(err, FS_EIO, "%s: cannot open", path);
         goto out;
     }
     if (H5Lexists(f, "services", H5P_DEFAULT) <= 0)
@@ -527,14 +532,10 @@ int fs_index_read_services(const char *path, char ***names, double **values, siz
                           path, svc_metrics[0], svc_metrics[N_SVC_METRICS - 1]);
         goto out;
     }
-    size_t add = (size_t)nr * N_SVC_METRICS;
-    char **nn = fs_realloc(*names, (*n + add) * sizeof *nn);
-    if (nn)
-        *names = nn;
-    double *nv = nn ? fs_realloc(*values, (*n + add) * sizeof *nv) : NULL;
-    if (nv)
-        *values = nv;
-    if (!nn || !nv) {
+    /* the arrays hold exactly *n entries so far (their capacity) */
+    size_t add = (size_t)nr * N_SVC_METRICS, cap_names = *n, cap_values = *n;
+    if (fs_grow((void **)names, &cap_names, *n + add, sizeof **names) != 0 ||
+        fs_grow((void **)values, &cap_values, *n + add, sizeof **values) != 0) {
         rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
         goto out;
     }
@@ -578,16 +579,16 @@ static char *join_path(const char *dir, const char *name)
     return p;
 }
 
-int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
+/* The runs' summaries, in run order: *metrics (the first run's /summary
+ * column names, *n_metrics of them) and *vals (n_runs x n_metrics, NaN
+ * where a run lacks a metric).  FS_EINVAL naming up to four runs that are
+ * missing, unfinished or another sweep's. */
+static int collect_summaries(const char *dir, const fs_index_sweep_t *s, char ***metrics,
+                             size_t *n_metrics, double **vals, fs_error_t *err)
 {
-    size_t n_runs = s->n_points * s->replications, n_metrics = 0, missing = 0;
-    char **metrics = NULL, *path = NULL, *tmp = NULL, msg[600] = "";
-    double *vals = NULL;       /* n_runs * n_metrics */
-    char *rows = NULL;
-    fs_h5_col_t *cols = NULL;
+    size_t n_runs = s->n_points * s->replications, missing = 0;
+    char *path = NULL, msg[600] = "", rel[64];
     int rc = 0;
-    char rel[64];
-    /* the summaries, in run order */
     for (size_t k = 0; k < n_runs; k++) {
         size_t point = k / s->replications;
         uint64_t rep = k % s->replications;
@@ -615,34 +616,183 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
         size_t n = 0;
         if ((rc = fs_index_read_summary(path, &names, &v, &n, err)) != 0)
             goto out;
-        if (!metrics) {
-            metrics = names;
-            n_metrics = n;
+        if (!*metrics) {
+            *metrics = names;
+            *n_metrics = n;
             names = NULL;
-            if (!(vals = fs_calloc(n_runs * (n_metrics ? n_metrics : 1), sizeof *vals))) {
+            if (!(*vals = fs_calloc(n_runs * (n ? n : 1), sizeof **vals))) {
                 fs_index_free_summary(NULL, v, 0);
                 rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
                 goto out;
             }
         }
-        for (size_t m = 0; m < n_metrics; m++) {
+        for (size_t m = 0; m < *n_metrics; m++) {
             double x = NAN;
-            const char *want = metrics[m];
+            const char *want = (*metrics)[m];
             for (size_t i = 0; i < n; i++)
-                if (strcmp(names ? names[i] : metrics[i], want) == 0) {
+                if (strcmp(names ? names[i] : (*metrics)[i], want) == 0) {
                     x = v[i];
                     break;
                 }
-            vals[k * n_metrics + m] = x;
+            (*vals)[k * *n_metrics + m] = x;
         }
         fs_index_free_summary(names, v, names ? n : 0);
     }
-    if (missing) {
+    if (missing)
         rc = fs_error_set(err, FS_EINVAL, "%s: %zu of %zu runs are not finished: %s%s", dir, missing,
                           n_runs, msg, missing > 4 ? ", ..." : "");
-        goto out;
-    }
+out:
     fs_free(path);
+    return rc;
+}
+
+/* /points: the point and its parameter values.  1 when written. */
+static int write_points(hid_t f, const fs_index_sweep_t *s)
+{
+    size_t ncols = 1 + s->n_params;
+    fs_h5_col_t *cols = fs_calloc(ncols, sizeof *cols);
+    if (!cols)
+        return 0;
+    cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
+    for (size_t j = 0; j < s->n_params; j++) {
+        size_t w = 1;
+        for (size_t p = 0; p < s->n_points; p++)
+            if (strlen(s->values[p * s->n_params + j]) > w)
+                w = strlen(s->values[p * s->n_params + j]);
+        cols[1 + j] = (fs_h5_col_t){s->keys[j], FS_H5_STR, w, 0};
+    }
+    size_t row = fs_h5_layout(cols, ncols);
+    char *rows = fs_calloc(s->n_points ? s->n_points : 1, row);
+    int ok = rows != NULL;
+    for (size_t p = 0; ok && p < s->n_points; p++) {
+        char *r = rows + p * row;
+        uint32_t pv = (uint32_t)p;
+        memcpy(r + cols[0].off, &pv, 4);
+        for (size_t j = 0; j < s->n_params; j++) {
+            const char *v = s->values[p * s->n_params + j];
+            memcpy(r + cols[1 + j].off, v, strlen(v));
+        }
+    }
+    ok = ok && fs_h5_write_table(f, "points", cols, ncols, row, rows, s->n_points) == 0;
+    fs_free(rows);
+    fs_free(cols);
+    return ok;
+}
+
+/* /runs: point, replication, file, status and every metric per run.  1
+ * when written. */
+static int write_runs(hid_t f, const fs_index_sweep_t *s, char *const *metrics,
+                      size_t n_metrics, const double *vals)
+{
+    size_t n_runs = s->n_points * s->replications, ncols = 4 + n_metrics;
+    char rel[64];
+    fs_h5_col_t *cols = fs_calloc(ncols, sizeof *cols);
+    if (!cols)
+        return 0;
+    fs_index_run_file(s->n_points ? s->n_points - 1 : 0, s->replications - 1, rel, sizeof rel);
+    cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
+    cols[1] = (fs_h5_col_t){"replication", FS_H5_U32, 0, 0};
+    cols[2] = (fs_h5_col_t){"file", FS_H5_STR, strlen(rel) + 8, 0};
+    cols[3] = (fs_h5_col_t){"status", FS_H5_STR, 16, 0};
+    for (size_t m = 0; m < n_metrics; m++)
+        cols[4 + m] = (fs_h5_col_t){metrics[m], FS_H5_F64, 0, 0};
+    size_t row = fs_h5_layout(cols, ncols);
+    char *rows = fs_calloc(n_runs ? n_runs : 1, row);
+    int ok = rows != NULL;
+    for (size_t k = 0; ok && k < n_runs; k++) {
+        char *r = rows + k * row;
+        uint32_t p = (uint32_t)(k / s->replications), rp = (uint32_t)(k % s->replications);
+        memcpy(r + cols[0].off, &p, 4);
+        memcpy(r + cols[1].off, &rp, 4);
+        fs_index_run_file(p, rp, rel, sizeof rel);
+        memcpy(r + cols[2].off, rel, strlen(rel));
+        memcpy(r + cols[3].off, "complete", 8);
+        for (size_t m = 0; m < n_metrics; m++)
+            memcpy(r + cols[4 + m].off, &vals[k * n_metrics + m], 8);
+    }
+    ok = ok && fs_h5_write_table(f, "runs", cols, ncols, row, rows, n_runs) == 0;
+    fs_free(rows);
+    fs_free(cols);
+    return ok;
+}
+
+/* /stats: per point and metric, the mean over the replications with its
+ * Student-t interval.  1 when written. */
+static int write_stats(hid_t f, const fs_index_sweep_t *s, char *const *metrics,
+                       size_t n_metrics, const double *vals)
+{
+    size_t mw = 1;
+    for (size_t m = 0; m < n_metrics; m++)
+        if (strlen(metrics[m]) > mw)
+            mw = strlen(metrics[m]);
+    fs_h5_col_t sc[] = {{"point", FS_H5_U32, 0, 0}, {"metric", FS_H5_STR, mw, 0}, {"n", FS_H5_U32, 0, 0},
+                  {"mean", FS_H5_F64, 0, 0},  {"sd", FS_H5_F64, 0, 0},       {"ci_lo", FS_H5_F64, 0, 0},
+                  {"ci_hi", FS_H5_F64, 0, 0}};
+    size_t nsc = sizeof sc / sizeof sc[0];
+    size_t row = fs_h5_layout(sc, nsc);
+    size_t nrows = s->n_points * n_metrics;
+    char *rows = fs_calloc(nrows ? nrows : 1, row);
+    double *x = fs_calloc(s->replications, sizeof *x);
+    int ok = rows && x;
+    for (size_t p = 0; ok && p < s->n_points; p++)
+        for (size_t m = 0; ok && m < n_metrics; m++) {
+            for (uint64_t r = 0; r < s->replications; r++)
+                x[r] = vals[(p * s->replications + r) * n_metrics + m];
+            fs_ci_t ci;
+            if (fs_ci_t_interval(x, (size_t)s->replications, FS_INDEX_CI_LEVEL, &ci) != 0) {
+                ok = 0;
+                break;
+            }
+            char *rr = rows + (p * n_metrics + m) * row;
+            uint32_t pv = (uint32_t)p;
+            uint32_t nv = (uint32_t)ci.n;
+            memcpy(rr + sc[0].off, &pv, 4);
+            memcpy(rr + sc[1].off, metrics[m], strlen(metrics[m]));
+            memcpy(rr + sc[2].off, &nv, 4);
+            memcpy(rr + sc[3].off, &ci.mean, 8);
+            memcpy(rr + sc[4].off, &ci.sd, 8);
+            memcpy(rr + sc[5].off, &ci.lo, 8);
+            memcpy(rr + sc[6].off, &ci.hi, 8);
+        }
+    fs_free(x);
+    ok = ok && fs_h5_write_table(f, "stats", sc, nsc, row, rows, nrows) == 0;
+    fs_free(rows);
+    return ok;
+}
+
+/* /runs_data: an external link to every run's file.  1 when written. */
+static int write_links(hid_t f, const fs_index_sweep_t *s)
+{
+    size_t n_runs = s->n_points * s->replications;
+    char rel[64];
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    hid_t g = -1;
+    int ok = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 &&
+             H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED) >= 0 &&
+             (g = H5Gcreate2(f, "runs_data", H5P_DEFAULT, gcpl, H5P_DEFAULT)) >= 0;
+    for (size_t k = 0; ok && k < n_runs; k++) {
+        size_t p = k / s->replications;
+        uint64_t r = k % s->replications;
+        char link[64];
+        fs_index_run_file(p, r, rel, sizeof rel);
+        snprintf(link, sizeof link, "p%04zu-r%04" PRIu64, p, r);
+        ok = H5Lcreate_external(rel, "/", g, link, H5P_DEFAULT, H5P_DEFAULT) >= 0;
+    }
+    if (g >= 0)
+        H5Gclose(g);
+    if (gcpl >= 0)
+        H5Pclose(gcpl);
+    return ok;
+}
+
+int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
+{
+    size_t n_metrics = 0;
+    char **metrics = NULL, *path = NULL, *tmp = NULL;
+    double *vals = NULL;       /* n_runs * n_metrics */
+    int rc = collect_summaries(dir, s, &metrics, &n_metrics, &vals, err);
+    if (rc)
+        goto out;
     path = join_path(dir, "index.h5");
     if (path && (rc = check_target(path, err)) != 0)
         goto out;
@@ -661,128 +811,21 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
         step = "writing the attributes";
         ok = write_attrs(f, s, "fleetsim sweep index") == 0 && fs_h5_attr_f64(f, "ci_level", FS_INDEX_CI_LEVEL) == 0;
     }
-    /* /points */
-    size_t ncols = 1 + s->n_params, row;
     if (ok) {
         step = "writing /points";
-        cols = fs_calloc(ncols + n_metrics + 4, sizeof *cols);
-        ok = cols != NULL;
+        ok = write_points(f, s);
     }
-    if (ok) {
-        cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
-        for (size_t j = 0; j < s->n_params; j++) {
-            size_t w = 1;
-            for (size_t p = 0; p < s->n_points; p++)
-                if (strlen(s->values[p * s->n_params + j]) > w)
-                    w = strlen(s->values[p * s->n_params + j]);
-            cols[1 + j] = (fs_h5_col_t){s->keys[j], FS_H5_STR, w, 0};
-        }
-        row = fs_h5_layout(cols, ncols);
-        rows = fs_calloc(s->n_points ? s->n_points : 1, row);
-        ok = rows != NULL;
-        for (size_t p = 0; ok && p < s->n_points; p++) {
-            char *r = rows + p * row;
-            uint32_t pv = (uint32_t)p;
-            memcpy(r + cols[0].off, &pv, 4);
-            for (size_t j = 0; j < s->n_params; j++) {
-                const char *v = s->values[p * s->n_params + j];
-                memcpy(r + cols[1 + j].off, v, strlen(v));
-            }
-        }
-        ok = ok && fs_h5_write_table(f, "points", cols, ncols, row, rows, s->n_points) == 0;
-        fs_free(rows);
-        rows = NULL;
-    }
-    /* /runs */
     if (ok) {
         step = "writing /runs";
-        fs_index_run_file(s->n_points ? s->n_points - 1 : 0, s->replications - 1, rel, sizeof rel);
-        cols[0] = (fs_h5_col_t){"point", FS_H5_U32, 0, 0};
-        cols[1] = (fs_h5_col_t){"replication", FS_H5_U32, 0, 0};
-        cols[2] = (fs_h5_col_t){"file", FS_H5_STR, strlen(rel) + 8, 0};
-        cols[3] = (fs_h5_col_t){"status", FS_H5_STR, 16, 0};
-        for (size_t m = 0; m < n_metrics; m++)
-            cols[4 + m] = (fs_h5_col_t){metrics[m], FS_H5_F64, 0, 0};
-        ncols = 4 + n_metrics;
-        row = fs_h5_layout(cols, ncols);
-        rows = fs_calloc(n_runs ? n_runs : 1, row);
-        ok = rows != NULL;
-        for (size_t k = 0; ok && k < n_runs; k++) {
-            char *r = rows + k * row;
-            uint32_t p = (uint32_t)(k / s->replications), rp = (uint32_t)(k % s->replications);
-            memcpy(r + cols[0].off, &p, 4);
-            memcpy(r + cols[1].off, &rp, 4);
-            fs_index_run_file(p, rp, rel, sizeof rel);
-            memcpy(r + cols[2].off, rel, strlen(rel));
-            memcpy(r + cols[3].off, "complete", 8);
-            for (size_t m = 0; m < n_metrics; m++)
-                memcpy(r + cols[4 + m].off, &vals[k * n_metrics + m], 8);
-        }
-        ok = ok && fs_h5_write_table(f, "runs", cols, ncols, row, rows, n_runs) == 0;
-        fs_free(rows);
-        rows = NULL;
+        ok = write_runs(f, s, metrics, n_metrics, vals);
     }
-    /* /stats */
     if (ok) {
         step = "writing /stats";
-        size_t mw = 1;
-        for (size_t m = 0; m < n_metrics; m++)
-            if (strlen(metrics[m]) > mw)
-                mw = strlen(metrics[m]);
-        fs_h5_col_t sc[] = {{"point", FS_H5_U32, 0, 0}, {"metric", FS_H5_STR, mw, 0}, {"n", FS_H5_U32, 0, 0},
-                      {"mean", FS_H5_F64, 0, 0},  {"sd", FS_H5_F64, 0, 0},       {"ci_lo", FS_H5_F64, 0, 0},
-                      {"ci_hi", FS_H5_F64, 0, 0}};
-        size_t nsc = sizeof sc / sizeof sc[0];
-        row = fs_h5_layout(sc, nsc);
-        size_t nrows = s->n_points * n_metrics;
-        rows = fs_calloc(nrows ? nrows : 1, row);
-        double *x = fs_calloc(s->replications, sizeof *x);
-        ok = rows && x;
-        for (size_t p = 0; ok && p < s->n_points; p++)
-            for (size_t m = 0; ok && m < n_metrics; m++) {
-                for (uint64_t r = 0; r < s->replications; r++)
-                    x[r] = vals[(p * s->replications + r) * n_metrics + m];
-                fs_ci_t ci;
-                if (fs_ci_t_interval(x, (size_t)s->replications, FS_INDEX_CI_LEVEL, &ci) != 0) {
-                    ok = 0;
-                    break;
-                }
-                char *rr = rows + (p * n_metrics + m) * row;
-                uint32_t pv = (uint32_t)p;
-                uint32_t nv = (uint32_t)ci.n;
-                memcpy(rr + sc[0].off, &pv, 4);
-                memcpy(rr + sc[1].off, metrics[m], strlen(metrics[m]));
-                memcpy(rr + sc[2].off, &nv, 4);
-                memcpy(rr + sc[3].off, &ci.mean, 8);
-                memcpy(rr + sc[4].off, &ci.sd, 8);
-                memcpy(rr + sc[5].off, &ci.lo, 8);
-                memcpy(rr + sc[6].off, &ci.hi, 8);
-            }
-        fs_free(x);
-        ok = ok && fs_h5_write_table(f, "stats", sc, nsc, row, rows, nrows) == 0;
-        fs_free(rows);
-        rows = NULL;
+        ok = write_stats(f, s, metrics, n_metrics, vals);
     }
-    /* /runs_data: external links */
     if (ok) {
         step = "writing the links in /runs_data";
-        hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
-        hid_t g = -1;
-        ok = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 &&
-             H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED) >= 0 &&
-             (g = H5Gcreate2(f, "runs_data", H5P_DEFAULT, gcpl, H5P_DEFAULT)) >= 0;
-        for (size_t k = 0; ok && k < n_runs; k++) {
-            size_t p = k / s->replications;
-            uint64_t r = k % s->replications;
-            char link[64];
-            fs_index_run_file(p, r, rel, sizeof rel);
-            snprintf(link, sizeof link, "p%04zu-r%04" PRIu64, p, r);
-            ok = H5Lcreate_external(rel, "/", g, link, H5P_DEFAULT, H5P_DEFAULT) >= 0;
-        }
-        if (g >= 0)
-            H5Gclose(g);
-        if (gcpl >= 0)
-            H5Pclose(gcpl);
+        ok = write_links(f, s);
     }
     if (f >= 0) {
         ok = ok && fs_h5_attr_u64(f, "complete", 1) == 0;
@@ -793,8 +836,6 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     fs_h5_quiet_end(&q);
 out:
     fs_index_free_summary(metrics, vals, n_metrics);
-    fs_free(cols);
-    fs_free(rows);
     fs_free(path);
     fs_free(tmp);
     return rc;

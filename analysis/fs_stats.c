@@ -301,7 +301,9 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         return FS_EINVAL;
     memset(out, 0, sizeof *out);
 
-    out->jobs_submitted = totals->jobs_submitted;
+    /* the figures the model counts (fs_summary.def rows from totals), and NaN
+     * for the cost figures until the runner prices the run */
+    fs_summary_from_totals(out, totals);
     out->jobs_completed = st->by_state[FS_STATE_COMPLETED];
     out->jobs_failed = st->by_state[FS_STATE_FAILED];
     out->jobs_unfinished = st->by_state[FS_STATE_RUNNING] + st->by_state[FS_STATE_QUEUED];
@@ -330,8 +332,6 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->utilization = ratio(totals->gpu_s_busy_window, totals->gpu_s_capacity_window);
     out->utilization_all = ratio(totals->gpu_s_busy, totals->gpu_s_capacity);
     out->goodput = ratio(totals->gpu_s_useful, totals->gpu_s_capacity);
-    out->makespan = totals->makespan;
-    out->end_time = totals->end_time;
     out->gpu_hours_capacity = totals->gpu_s_capacity / 3600.0;
     out->gpu_hours_busy = totals->gpu_s_busy / 3600.0;
     out->queue_len_mean = ratio(totals->jobs_queued_integral, totals->end_time);
@@ -349,19 +349,6 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         out->little_rel_err = NAN;
     }
 
-    out->events = totals->events;
-    out->passes = totals->passes;
-    out->rows_skipped = totals->rows_skipped;
-    out->cost_total = out->cost_per_gpu_hour = out->cost_per_job = NAN;   /* set by the runner */
-    out->cost_window = out->cost_per_gpu_hour_window = NAN;
-    out->window_start = totals->window_start;
-    out->window_end = totals->window_end;
-    out->cost_idle = out->cost_failures = out->energy_kwh = NAN;
-    out->carbon_kg = out->carbon_per_gpu_hour_g = out->carbon_per_job_kg = NAN;
-    out->failures = totals->failures;
-    out->interruptions = totals->interruptions;
-    out->gpu_s_lost = totals->gpu_s_lost;
-    out->gpu_s_ckpt = totals->gpu_s_ckpt;
     out->ettr_mean = st->ettr_n ? st->ettr_sum / (double)st->ettr_n : NAN;
     out->goodput_scheduling = st->gp_span > 0 ? st->gp_held / st->gp_span : NAN;
     out->goodput_runtime = st->gp_held > 0 ? st->gp_useful / st->gp_held : NAN;
@@ -379,35 +366,6 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         out->queued_p95 = out->wait_p95;
         out->queued_p99 = out->wait_p99;
     }
-    out->preemptions = totals->preemptions;
-    out->backfilled = totals->backfilled;
-    out->admissions = totals->admissions;
-    out->admissions_borrowing = totals->admissions_borrowing;
-    out->reclaims = totals->reclaims;
-    out->gpu_s_lost_preempt = totals->gpu_s_lost_preempt;
-    out->gpu_s_startup = totals->gpu_s_startup;
-    out->gpu_s_total = totals->gpu_s_total;
-    out->gpu_s_busy = totals->gpu_s_busy;
-    out->gpu_s_down = totals->gpu_s_down;
-    out->gpu_s_waiting = totals->gpu_s_waiting;
-    out->gpu_s_idle = totals->gpu_s_idle;
-    out->gpu_s_allocated = totals->gpu_s_allocated;
-    out->gpu_s_share_idle = totals->gpu_s_share_idle;
-    out->gpu_s_held = totals->gpu_s_held;
-    out->gpu_s_serving = totals->gpu_s_serving;
-    out->gpu_s_computing = totals->gpu_s_computing;
-    out->gpu_s_redo = totals->gpu_s_redo;
-    out->gpu_s_recovering = totals->gpu_s_recovering;
-    out->gpu_s_held_idle = totals->gpu_s_held_idle;
-    out->gpu_s_frag = totals->gpu_s_frag;
-    out->gpu_s_quota = totals->gpu_s_quota;
-    out->gpu_s_reserved = totals->gpu_s_reserved;
-    out->gpu_s_blocked = totals->gpu_s_blocked;
-    out->mig_recuts = totals->mig_recuts;
-    out->gpu_s_mig_reconfig = totals->gpu_s_mig_reconfig;
-    out->mig_drains = totals->mig_drains;
-    out->gpu_s_mig_drain = totals->gpu_s_mig_drain;
-    out->cost_preemptions = NAN;   /* set by the runner */
     out->availability = ratio(totals->gpu_s_capacity, (double)totals->gpus_total * totals->end_time);
 
     for (size_t i = 0; i < st->n_tenants; i++) {

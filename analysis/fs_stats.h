@@ -17,89 +17,10 @@
 
 #include "../models/fs_result.h"
 #include "../sim/fs_error.h"
+#include "fs_summary.h"
 
-typedef struct fs_summary {
-    uint64_t jobs_submitted;
-    uint64_t jobs_completed;
-    uint64_t jobs_failed;
-    uint64_t jobs_unfinished;   /* running or queued at the end */
-    uint64_t jobs_rejected;
-    uint64_t jobs_in_stats;     /* started jobs submitted at or after warm-up */
-    double wait_mean, wait_sd, wait_p50, wait_p95, wait_p99, wait_max; /* s */
-    double wait_prob;           /* share of jobs in stats that waited > 0 */
-    double jct_mean, jct_p50, jct_p95, jct_p99;   /* completion - submit, completed jobs, s */
-    double utilization;         /* GPUs busy / up over the window [warmup, min(horizon, end)] */
-    double utilization_all;     /* gpu_s_busy / gpu_s_capacity over the whole run */
-    double goodput;             /* gpu_s_useful / gpu_s_capacity */
-    double makespan;            /* s */
-    double end_time;            /* s */
-    double gpu_hours_capacity;
-    double gpu_hours_busy;
-    double queue_len_mean;      /* time-average jobs waiting */
-    double system_len_mean;     /* time-average jobs waiting or running */
-    double arrival_rate;        /* jobs submitted / end_time, 1/s */
-    double little_rel_err;      /* |L - lambda W| / L over all jobs (drain runs), else NaN */
-    uint64_t events;
-    uint64_t passes;
-    uint64_t rows_skipped;
-    /* cost (models/fs_cost.h, docs/cost.md); NaN when the run has no cost */
-    double cost_total;          /* $ over the whole run */
-    double cost_per_gpu_hour;   /* $ per delivered (busy) GPU-hour */
-    double cost_per_job;        /* $ per completed job */
-    double cost_idle;           /* $ paid for idle capacity */
-    double cost_failures;       /* $: lost GPU-hours x the pool's cost per GPU-hour */
-    double energy_kwh;          /* facility energy of owned pools (PUE included), kWh */
-    /* failures (models/fs_failure.h, docs/failures.md) */
-    uint64_t failures;          /* component failures (planned outages and stragglers excluded) */
-    uint64_t interruptions;     /* running jobs those failures hit */
-    double availability;        /* GPUs in service / GPUs owned, time average over the run */
-    /* recovery (docs/recovery.md) */
-    double gpu_s_lost;          /* GPU-s of compute whose work was lost (failures, preemption) */
-    double gpu_s_ckpt;          /* GPU-s spent writing checkpoints */
-    double ettr_mean;           /* mean ETTR of completed jobs in statistics (NaN: none) */
-    /* Google's ML Productivity Goodput over the jobs in statistics, GPU-second
-     * weighted (docs/recovery.md "Goodput"): scheduling (held / GPUs x
-     * (end - submit)), runtime (useful / held), program (MFU of the useful
-     * compute), and their product */
-    double goodput_scheduling, goodput_runtime, goodput_program, goodput_ml;
-    /* the measurement window [window_start, window_end] (s): after warm-up,
-     * to the end of the arrivals (the horizon, or a trace's last
-     * submission) or of the run if sooner; utilization and the window's
-     * cost cover it (docs/results.md) */
-    double window_start, window_end;
-    double cost_window;         /* $ over the window (NaN: no cost) */
-    double cost_per_gpu_hour_window; /* cost_window / GPU-hours busy in the window */
-    /* queueing under preemption: all time queued (queued_s of /jobs) of the
-     * jobs that count in wait (started, in statistics), s */
-    double queued_mean, queued_p50, queued_p95, queued_p99;
-    /* preemptions are not failures (fs_model_preempt) */
-    uint64_t preemptions;       /* preemptions by the policy */
-    double gpu_s_lost_preempt;  /* the part of gpu_s_lost lost to preemptions, GPU-s */
-    double cost_preemptions;    /* $: GPU-hours lost to preemptions x the pool's cost per GPU-hour */
-    double gpu_s_startup;       /* GPU-s held in pod start-up (startup:; models/fs_startup.h) */
-    /* the held split of gpu_s_busy (#15; fs_run_totals_t) */
-    double gpu_s_allocated, gpu_s_share_idle, gpu_s_held, gpu_s_serving, gpu_s_computing,
-        gpu_s_redo, gpu_s_recovering;
-    /* carbon (docs/cost.md, "Carbon"); NaN when the run has no cost, 0 when
-     * carbon is not modelled */
-    double carbon_kg;           /* operational + embodied kg CO2e over the whole run */
-    double carbon_per_gpu_hour_g; /* g CO2e per delivered (busy) GPU-hour */
-    double carbon_per_job_kg;   /* kg CO2e per completed job */
-    /* what the policy did (fs_policy_stats_t) */
-    uint64_t backfilled, admissions, admissions_borrowing, reclaims;
-    /* capacity states (#15; fs_run_totals_t): busy + down + waiting + idle == total */
-    double gpu_s_total, gpu_s_busy, gpu_s_down, gpu_s_waiting, gpu_s_idle;
-    /* allocated but idle (#15): computing of jobs whose activity (telemetry duty) is zero */
-    double gpu_s_held_idle;
-    /* the waiting split (#15): frag + quota + reserved + blocked == gpu_s_waiting */
-    double gpu_s_frag, gpu_s_quota, gpu_s_reserved, gpu_s_blocked;
-    /* MIG re-partitioning (fs_run_totals_t): nodes re-cut, GPU-s reconfiguring */
-    uint64_t mig_recuts;
-    double gpu_s_mig_reconfig;
-    /* its drains: nodes cordoned for a re-cut, their GPUs idle meanwhile */
-    uint64_t mig_drains;
-    double gpu_s_mig_drain;
-} fs_summary_t;
+/* fs_summary_t, the /summary row: fs_summary.h (one row per figure in
+ * fs_summary.def). */
 
 /* Per-tenant breakdown (the /tenants table).  Waits and JCTs over the
  * tenant's jobs in statistics (as in /summary); counts and GPU-hours over

@@ -802,28 +802,9 @@ def point_label(params, vals):
                      for p in params) if params else ""
 
 
-def report_sweep(path, rep, warmup):
-    with h5py.File(path, "r") as f:
-        points, params = sweep_points(f)
-        runs = runs_by_point(f, path)
-        variants = [text(v) for v in f.attrs["variants"]] if "variants" in f.attrs else None
-        stats = f["stats"][:] if "stats" in f else None
-        seed = f.attrs.get("seed")
-        name = f.attrs.get("name")
-        if name is not None and text(name) in ("", text(f.attrs.get("scenario_path", ""))):
-            name = None
-        nruns = len(f["runs"])
-    labels = {p: point_label(params, v) or "point %d" % p for p, v in points}
-    x = choose_x(points, params)
-    if variants is not None and len(variants) == len(points):
-        # fleetsim versus: the points are named policies, not values of a
-        # numeric parameter: one series (bar) per policy, labelled by its name
-        labels = {p: variants[i] for i, (p, _) in enumerate(points)}
-        x = None
-        plot_policies(rep, stats, points, labels)
-    others = [p for p in params if p != x]
-
-    # utilization and wait versus load, with 95% bands
+def sweep_versus_load(rep, stats, points, x, others, variants):
+    """Utilization and wait versus the swept parameter x, with 95% bands
+    (one line per value of the other parameters)."""
     if stats is not None and x is not None and len(stats):
         metric = np.array([text(m) for m in stats["metric"]])
         groups = {}
@@ -872,7 +853,10 @@ def report_sweep(path, rep, warmup):
     elif variants is None:
         rep.note("No numeric swept parameter: no plots against load.")
 
-    # wait CDF per point, pooled over replications
+
+
+def sweep_wait_cdf(rep, points, runs, labels, warmup):
+    """Wait-time CDF (and its tail) per point, pooled over replications."""
     fig, (ax, tail) = plt.subplots(1, 2, figsize=(12, 5))
     drawn = 0
     tails = 0
@@ -903,7 +887,11 @@ def report_sweep(path, rep, warmup):
         plt.close(fig)
         rep.note("No run file with jobs found: no wait-time CDF.")
 
-    # busy GPUs over time: replication 0 of each point
+
+
+def sweep_timeline(rep, points, runs, labels):
+    """Busy and queued GPUs over time, replication 0 of each point; returns
+    the first run file found (or None)."""
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
                                    gridspec_kw={"height_ratios": [2, 1]})
     drawn, first_file = 0, None
@@ -939,15 +927,11 @@ def report_sweep(path, rep, warmup):
     else:
         plt.close(fig)
 
-    # failures and cost: of the first run file, when present
-    if first_file:
-        with h5py.File(first_file, "r") as rf:
-            lab = "From %s (point %d, first replication)." % (os.path.basename(first_file),
-                                                            points[0][0])
-            plot_failures(rep, rf, lab)
-            plot_cost(rep, rf, lab)
+    return first_file
 
-    # tables: points and the per-point statistics
+
+def sweep_tables(rep, points, runs, labels, params, variants, stats):
+    """The tables: points and the per-point statistics."""
     rows = []
     for p, v in points:
         reps = runs.get(p, [])
@@ -975,6 +959,45 @@ def report_sweep(path, rep, warmup):
             rows.append(cells)
         rep.table("Summary per point (/stats)", ["point"] + show, rows,
                   "Mean &plusmn; half-width of the 95% Student-t interval over the replications.")
+
+
+def report_sweep(path, rep, warmup):
+    with h5py.File(path, "r") as f:
+        points, params = sweep_points(f)
+        runs = runs_by_point(f, path)
+        variants = [text(v) for v in f.attrs["variants"]] if "variants" in f.attrs else None
+        stats = f["stats"][:] if "stats" in f else None
+        seed = f.attrs.get("seed")
+        name = f.attrs.get("name")
+        if name is not None and text(name) in ("", text(f.attrs.get("scenario_path", ""))):
+            name = None
+        nruns = len(f["runs"])
+    labels = {p: point_label(params, v) or "point %d" % p for p, v in points}
+    x = choose_x(points, params)
+    if variants is not None and len(variants) == len(points):
+        # fleetsim versus: the points are named policies, not values of a
+        # numeric parameter: one series (bar) per policy, labelled by its name
+        labels = {p: variants[i] for i, (p, _) in enumerate(points)}
+        x = None
+        plot_policies(rep, stats, points, labels)
+    others = [p for p in params if p != x]
+
+    # utilization and wait versus load, with 95% bands
+    sweep_versus_load(rep, stats, points, x, others, variants)
+    # wait CDF per point, pooled over replications
+    sweep_wait_cdf(rep, points, runs, labels, warmup)
+    # busy GPUs over time: replication 0 of each point
+    first_file = sweep_timeline(rep, points, runs, labels)
+    # failures and cost: of the first run file, when present
+    if first_file:
+        with h5py.File(first_file, "r") as rf:
+            lab = "From %s (point %d, first replication)." % (os.path.basename(first_file),
+                                                            points[0][0])
+            plot_failures(rep, rf, lab)
+            plot_cost(rep, rf, lab)
+
+    # tables: points and the per-point statistics
+    sweep_tables(rep, points, runs, labels, params, variants, stats)
     sub = "%s &middot; %d points &middot; %d runs" % (
         html.escape(os.path.basename(path)), len(points), nruns)
     if seed is not None:

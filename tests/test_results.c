@@ -199,38 +199,23 @@ static fs_failure_row_t failure_row(uint64_t i)
     return r;
 }
 
-/* The summary columns in documented order, each 8 bytes wide. */
+/* The summary columns in file order, each 8 bytes wide: the rows of
+ * analysis/fs_summary.def (tests/test_summary.c checks them against
+ * docs/results.md). */
 typedef struct sum_field {
     const char *name;
     size_t off;
     int is_u64;
 } sum_field_t;
 
-#define SF(name, u) {#name, offsetof(fs_summary_t, name), u}
+#define SF_U64_uint64_t 1
+#define SF_U64_double 0
+#define FS_SUMMARY(name, ctype, unit, from, probe, desc)                                    \
+    {#name, offsetof(fs_summary_t, name), SF_U64_##ctype},
 static const sum_field_t sum_fields[] = {
-    SF(jobs_submitted, 1), SF(jobs_completed, 1), SF(jobs_failed, 1), SF(jobs_unfinished, 1),
-    SF(jobs_rejected, 1), SF(jobs_in_stats, 1), SF(wait_mean, 0), SF(wait_sd, 0),
-    SF(wait_p50, 0), SF(wait_p95, 0), SF(wait_p99, 0), SF(wait_max, 0), SF(wait_prob, 0),
-    SF(jct_mean, 0), SF(jct_p50, 0), SF(jct_p95, 0), SF(jct_p99, 0), SF(utilization, 0),
-    SF(utilization_all, 0), SF(goodput, 0), SF(makespan, 0), SF(end_time, 0), SF(gpu_hours_capacity, 0),
-    SF(gpu_hours_busy, 0), SF(queue_len_mean, 0), SF(system_len_mean, 0),
-    SF(arrival_rate, 0), SF(little_rel_err, 0), SF(events, 1), SF(passes, 1),
-    SF(rows_skipped, 1), SF(cost_total, 0), SF(cost_per_gpu_hour, 0), SF(cost_per_job, 0),
-    SF(cost_idle, 0), SF(cost_failures, 0), SF(energy_kwh, 0),
-    SF(failures, 1), SF(interruptions, 1), SF(availability, 0),
-    SF(gpu_s_lost, 0), SF(gpu_s_ckpt, 0), SF(ettr_mean, 0),
-    SF(goodput_scheduling, 0), SF(goodput_runtime, 0), SF(goodput_program, 0), SF(goodput_ml, 0),
-    SF(window_start, 0), SF(window_end, 0), SF(cost_window, 0), SF(cost_per_gpu_hour_window, 0),
-    SF(queued_mean, 0), SF(queued_p50, 0), SF(queued_p95, 0), SF(queued_p99, 0),
-    SF(preemptions, 1), SF(gpu_s_lost_preempt, 0), SF(cost_preemptions, 0), SF(gpu_s_startup, 0),
-    SF(carbon_kg, 0), SF(carbon_per_gpu_hour_g, 0), SF(carbon_per_job_kg, 0),
-    SF(backfilled, 1), SF(admissions, 1), SF(admissions_borrowing, 1), SF(reclaims, 1),
-    SF(gpu_s_total, 0), SF(gpu_s_busy, 0), SF(gpu_s_down, 0), SF(gpu_s_waiting, 0), SF(gpu_s_idle, 0),
-    SF(gpu_s_allocated, 0), SF(gpu_s_share_idle, 0), SF(gpu_s_held, 0), SF(gpu_s_serving, 0),
-    SF(gpu_s_computing, 0), SF(gpu_s_redo, 0), SF(gpu_s_recovering, 0), SF(gpu_s_held_idle, 0),
-    SF(gpu_s_frag, 0), SF(gpu_s_quota, 0), SF(gpu_s_reserved, 0), SF(gpu_s_blocked, 0),
-    SF(mig_recuts, 1), SF(gpu_s_mig_reconfig, 0), SF(mig_drains, 1), SF(gpu_s_mig_drain, 0),
+#include "analysis/fs_summary.def"
 };
+#undef FS_SUMMARY
 #define N_SUM (sizeof sum_fields / sizeof sum_fields[0])
 
 static fs_summary_t summary_value(void)

@@ -188,16 +188,7 @@ static int run_cost(const fs_cost_rate_t *rates, fs_model_t *model, fs_run_repor
     int rc = fs_cost_report(rates, fs_model_usage(model), s->jobs_completed, cost);
     if (rc)
         return fs_error_set(err, rc, "cost: %s", fs_error_describe(rc));
-    s->cost_total = cost->cost_total;
-    s->cost_per_gpu_hour = cost->cost_per_gpu_hour;
-    s->cost_per_job = cost->cost_per_job;
-    s->cost_idle = cost->cost_idle;
-    s->cost_failures = cost->cost_failures;
-    s->cost_preemptions = cost->cost_preemptions;
-    s->energy_kwh = cost->energy_kwh;
-    s->carbon_kg = cost->carbon_kg;
-    s->carbon_per_gpu_hour_g = cost->carbon_per_gpu_hour_g;
-    s->carbon_per_job_kg = cost->carbon_per_job_kg;
+    fs_summary_copy_cost(s, cost);   /* analysis/fs_summary.def rows from cost */
     rep->carbon_embodied_kg = cost->carbon_embodied_kg;
     fs_cost_cell_t w;
     fs_cost_window(rates, fs_model_usage(model), &w);

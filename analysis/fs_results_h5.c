@@ -1,0 +1,310 @@
+/*
+ * fs_results_h5: the results writer's HDF5 plumbing.  HDF5's own error
+ * printing is replaced, for the duration of each public call, by a handler
+ * that records the first error (the caller's handler is restored after);
+ * failures become FS_EIO naming the file, the step and HDF5's innermost
+ * error description, on one line.  Tables are H5TB-conforming compound
+ * datasets (fs_results.c's header comment).
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "fs_results_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hdf5_hl.h>
+
+#include "../sim/fs_io.h"
+
+static herr_t innermost_cb(unsigned n, const H5E_error2_t *e, void *ud)
+{
+    h5call_t *c = ud;
+    if (n == 0) {
+        const char *s = e->desc && *e->desc ? e->desc : e->func_name;
+        snprintf(c->detail, sizeof c->detail, "%s", s ? s : "unknown error");
+        for (char *p = c->detail; *p; p++)   /* one line: "time = ...\n, filename" */
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+    }
+    return 0;
+}
+
+/* The automatic handler while a call runs: records instead of printing. */
+static herr_t record_error(hid_t estack, void *ud)
+{
+    h5call_t *c = ud;
+    if (!c->detail[0])
+        H5Ewalk2(estack, H5E_WALK_UPWARD, innermost_cb, c);
+    return 0;
+}
+
+void fs_rs_call_begin(h5call_t *c, const char *file)
+{
+    c->file = file;
+    c->detail[0] = '\0';
+    if (H5Eget_auto2(H5E_DEFAULT, &c->old_func, &c->old_data) < 0) {
+        c->old_func = NULL;
+        c->old_data = NULL;
+    }
+    H5Eset_auto2(H5E_DEFAULT, record_error, c);
+}
+
+void fs_rs_call_end(const h5call_t *c)
+{
+    H5Eset_auto2(H5E_DEFAULT, c->old_func, c->old_data);
+}
+
+/* Call right after the failing HDF5 call: FS_EIO naming the file, the step
+ * and HDF5's innermost error description. */
+int fs_rs_h5_fail(h5call_t *c, fs_error_t *err, const char *step)
+{
+    if (!c->detail[0])
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_cb, c);
+    int rc = fs_error_set(err, FS_EIO, "%s: %s failed (HDF5: %s)", c->file, step,
+                          c->detail[0] ? c->detail : "no detail");
+    c->detail[0] = '\0';
+    return rc;
+}
+
+/* The fault-injection hook (sim/fs_io.h): counts one HDF5 call and, when
+ * it must fail, records why as HDF5's detail would be. */
+int fs_rs_h5_injected(h5call_t *c)
+{
+    if (!fs_io_fault())
+        return 0;
+    snprintf(c->detail, sizeof c->detail, "injected I/O failure: %s", strerror(EIO));
+    return 1;
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+/* Scalar attribute of file type ftype written from memory type mtype. */
+static herr_t attr_write(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *val)
+{
+    herr_t st = -1;
+    hid_t sid = H5Screate(H5S_SCALAR);
+    hid_t aid = H5I_INVALID_HID;
+    if (sid < 0)
+        return -1;
+    aid = H5Acreate2(loc, name, ftype, sid, H5P_DEFAULT, H5P_DEFAULT);
+    if (aid >= 0)
+        st = H5Awrite(aid, mtype, val);
+    CLOSE(H5Aclose, aid);
+    CLOSE(H5Sclose, sid);
+    return st;
+}
+
+/* Variable-length UTF-8 string: h5py reads it as str. */
+herr_t fs_rs_attr_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    herr_t st = -1;
+    if (H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0) {
+        const char *v = value ? value : "";
+        st = attr_write(loc, name, t, t, &v);
+    }
+    H5Tclose(t);
+    return st;
+}
+
+/* A fixed-size, NUL-terminated ASCII string attribute, as H5LTset_attribute_string
+ * writes it (the PyTables table attributes), on an object already open. */
+static herr_t attr_fixed_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0)
+        return -1;
+    herr_t st = -1;
+    if (H5Tset_size(t, strlen(value) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0)
+        st = attr_write(loc, name, t, t, value);
+    H5Tclose(t);
+    return st;
+}
+
+herr_t fs_rs_attr_i32(hid_t loc, const char *name, int32_t v)
+{
+    return attr_write(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &v);
+}
+
+herr_t fs_rs_attr_u64(hid_t loc, const char *name, uint64_t v)
+{
+    return attr_write(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
+}
+
+herr_t fs_rs_attr_f64(hid_t loc, const char *name, double v)
+{
+    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+/* The file type of one column (a fresh id the caller closes). */
+hid_t fs_rs_kind_file_type(enum col_kind k, size_t strsz)
+{
+    hid_t t = H5I_INVALID_HID;
+    switch (k) {
+    case K_U64: return H5Tcopy(H5T_STD_U64LE);
+    case K_I32: return H5Tcopy(H5T_STD_I32LE);
+    case K_U32: return H5Tcopy(H5T_STD_U32LE);
+    case K_F64: return H5Tcopy(H5T_IEEE_F64LE);
+    case K_STATE:
+        if ((t = H5Tenum_create(H5T_NATIVE_INT32)) < 0)
+            return t;
+        for (int32_t v = 0; v < (int32_t)N_STATES; v++) {
+            if (H5Tenum_insert(t, fs_job_state_name(v), &v) < 0) {
+                H5Tclose(t);
+                return H5I_INVALID_HID;
+            }
+        }
+        return t;
+    case K_COMPONENT:
+    case K_REPAIR: {
+        const char *(*name)(int) = k == K_COMPONENT ? fs_failure_component_name : fs_repair_path_name;
+        if ((t = H5Tenum_create(H5T_NATIVE_INT32)) < 0)
+            return t;
+        for (int32_t v = 0; strcmp(name(v), "?") != 0; v++) {
+            if (H5Tenum_insert(t, name(v), &v) < 0) {
+                H5Tclose(t);
+                return H5I_INVALID_HID;
+            }
+        }
+        return t;
+    }
+    case K_STR:
+        if ((t = H5Tcopy(H5T_C_S1)) < 0)
+            return t;
+        if (H5Tset_size(t, strsz) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ||
+            H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+            H5Tclose(t);
+            return H5I_INVALID_HID;
+        }
+        return t;
+    }
+    return H5I_INVALID_HID;
+}
+
+size_t fs_rs_kind_mem_size(enum col_kind k, size_t strsz)
+{
+    switch (k) {
+    case K_U64: return sizeof(uint64_t);
+    case K_I32: return sizeof(int32_t);
+    case K_U32: return sizeof(uint32_t);
+    case K_F64: return sizeof(double);
+    case K_STATE: return sizeof(int32_t);
+    case K_COMPONENT:
+    case K_REPAIR: return sizeof(int32_t);
+    case K_STR: return strsz;
+    }
+    return 0;
+}
+
+size_t fs_rs_col_strsz(const table_spec_t *t, size_t i)
+{
+    return t->strsz ? t->strsz[i] : 0;
+}
+
+/* The packed compound file type of a table. */
+static hid_t table_file_type(const table_spec_t *t)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->ncols; i++)
+        total += fs_rs_kind_mem_size(t->cols[i].kind, fs_rs_col_strsz(t, i));
+    hid_t ct = H5Tcreate(H5T_COMPOUND, total);
+    if (ct < 0)
+        return ct;
+    size_t off = 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        hid_t ft = fs_rs_kind_file_type(t->cols[i].kind, fs_rs_col_strsz(t, i));
+        herr_t st = ft < 0 ? -1 : H5Tinsert(ct, t->cols[i].name, off, ft);
+        if (ft >= 0)
+            H5Tclose(ft);
+        if (st < 0) {
+            H5Tclose(ct);
+            return H5I_INVALID_HID;
+        }
+        off += fs_rs_kind_mem_size(t->cols[i].kind, fs_rs_col_strsz(t, i));
+    }
+    return ct;
+}
+
+/* "name:unit; name:unit; ..." */
+static void columns_note(const table_spec_t *t, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->ncols && len < cap; i++) {
+        int k = snprintf(buf + len, cap - len, "%s%s:%s", i ? "; " : "", t->cols[i].name,
+                         t->cols[i].unit);
+        if (k < 0)
+            break;
+        len += (size_t)k;
+    }
+}
+
+/* Creates an empty, extendible, chunked and compressed table with the
+ * H5TB attributes (so that H5TB* and PyTables treat it as a table). */
+int fs_rs_make_table(hid_t fid, h5call_t *c, const table_spec_t *t, fs_error_t *err)
+{
+    int rc = 0;
+    hid_t ct = H5I_INVALID_HID, sid = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    hid_t did = H5I_INVALID_HID;
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {t->chunk};
+    char step[128];
+    char note[4096];
+
+    snprintf(step, sizeof step, "creating /%s", t->name);
+    H5TRY(ct = table_file_type(t), step);
+    H5TRY(sid = H5Screate_simple(1, dims, maxdims), step);
+    H5TRY(dcpl = H5Pcreate(H5P_DATASET_CREATE), step);
+    /* no modification times in object headers: the same run gives a
+     * byte-identical file */
+    H5TRY(H5Pset_obj_track_times(dcpl, 0), step);
+    H5TRY(H5Pset_chunk(dcpl, 1, chunk), step);
+    H5TRY(H5Pset_shuffle(dcpl), step);
+    H5TRY(H5Pset_deflate(dcpl, DEFLATE_LEVEL), step);
+    H5TRY(did = H5Dcreate2(fid, t->name, ct, sid, H5P_DEFAULT, dcpl, H5P_DEFAULT), step);
+    columns_note(t, note, sizeof note);
+    H5TRY(fs_rs_attr_str(did, "columns", note), step);
+    /* the H5TB/PyTables table attributes, on the open dataset (not one
+     * open by name per attribute, as H5LTset_attribute_string does) */
+    H5TRY(attr_fixed_str(did, "CLASS", "TABLE"), step);
+    H5TRY(attr_fixed_str(did, "VERSION", "3.0"), step);
+    H5TRY(attr_fixed_str(did, "TITLE", t->title), step);
+    for (size_t i = 0; i < t->ncols; i++) {
+        char an[32];
+        snprintf(an, sizeof an, "FIELD_%zu_NAME", i);
+        H5TRY(attr_fixed_str(did, an, t->cols[i].name), step);
+    }
+out:
+    CLOSE(H5Dclose, did);
+    CLOSE(H5Pclose, dcpl);
+    CLOSE(H5Sclose, sid);
+    CLOSE(H5Tclose, ct);
+    return rc;
+}
+
+/* Appends n memory rows of row_size bytes: one HDF5 call for the batch. */
+int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_size,
+                       size_t n, const void *buf, fs_error_t *err)
+{
+    int rc = 0;
+    size_t offs[MAX_COLS], sizes[MAX_COLS];
+    char step[128];
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < t->ncols; i++) {
+        offs[i] = t->stroff && t->cols[i].kind == K_STR ? t->stroff[i] : t->cols[i].off;
+        sizes[i] = fs_rs_kind_mem_size(t->cols[i].kind, fs_rs_col_strsz(t, i));
+    }
+    snprintf(step, sizeof step, "appending %zu rows to /%s", n, t->name);
+    H5TRY(H5TBappend_records(fid, t->name, (hsize_t)n, row_size, offs, sizes, buf), step);
+out:
+    return rc;
+}
+
