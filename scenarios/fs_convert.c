@@ -114,7 +114,7 @@ static int conv_scalar(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, con
     char exp[700];
     if (n->kind != FS_YT_SCALAR)
         return fs_yt_fail(c, n, "%s: expected %s, found %s", dpath, fs_keys_expect(k, exp, sizeof exp),
-                    fs_yt_kind_text(n));
+                          fs_yt_kind_text(n));
     if (fs_yt_is_null(n))
         return fs_yt_fail(c, n, "%s: missing value (expected %s)", dpath, fs_keys_expect(k, exp, sizeof exp));
     fs_error_t e;
@@ -137,8 +137,8 @@ static int want_kind(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, int k
     if (fs_yt_is_null(n))
         return fs_yt_fail(c, n, "%s: missing value (expected %s)", dpath, fs_keys_expect(k, exp, sizeof exp));
     return fs_yt_fail(c, n, "%s: expected %s, found %s%s%s%s", dpath, fs_keys_expect(k, exp, sizeof exp),
-                fs_yt_kind_text(n), n->kind == FS_YT_SCALAR ? " '" : "", n->kind == FS_YT_SCALAR ? n->s : "",
-                n->kind == FS_YT_SCALAR ? "'" : "");
+                      fs_yt_kind_text(n), n->kind == FS_YT_SCALAR ? " '" : "", n->kind == FS_YT_SCALAR ? n->s : "",
+                      n->kind == FS_YT_SCALAR ? "'" : "");
 }
 
 static const fs_key_t prob_row = {.path = "probability", .type = FS_KT_PROB};
@@ -196,7 +196,7 @@ static int conv_mix(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const 
         for (size_t j = 0; j < i; j++)
             if (sizes[j] == g) {
                 rc = fs_yt_fail(c, kn, "%s: GPU count %llu is given twice (first at line %u)", dpath, g,
-                          n->items[j].k->line);
+                                n->items[j].k->line);
                 goto fail;
             }
         sizes[i] = (uint32_t)g;
@@ -345,7 +345,7 @@ static int conv_dist(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const
                     len += (size_t)snprintf(takes + len, sizeof takes - len, "%s%s", len ? ", " : "",
                                             t->rows[j].path);
             return fs_yt_fail(c, keys[i], "%s: '%s' does not apply to %s (it takes: %s)", dpath,
-                        t->rows[i].path, fs_dist_kind_name(d->kind), takes);
+                              t->rows[i].path, fs_dist_kind_name(d->kind), takes);
         }
     if (d->kind == FS_DIST_EMPIRICAL) {
         if (!dc->path)
@@ -385,7 +385,7 @@ static int conv_list(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const
         return rc;
     if (((k->flags & FS_KF_MIN) && (double)n->n < k->min))
         return fs_yt_fail(c, n, "%s: expected at least %.0f item%s, found %zu", dpath, k->min,
-                    k->min == 1 ? "" : "s", n->n);
+                          k->min == 1 ? "" : "s", n->n);
     const fs_keytab_t *t = k->sub;
     fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base);
     if (n->n == 0)
@@ -429,14 +429,14 @@ static int conv_raw(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const 
     char exp[700], pos[512];
     if (fs_yt_is_null(n) || n->kind == FS_YT_MAP || (n->kind == FS_YT_SEQ && n->n == 0))
         return fs_yt_fail(c, n, "%s: %s (expected %s)", dpath,
-                    n->kind == FS_YT_MAP ? "found a block of keys" : "missing value",
-                    fs_keys_expect(k, exp, sizeof exp));
+                          n->kind == FS_YT_MAP ? "found a block of keys" : "missing value",
+                          fs_keys_expect(k, exp, sizeof exp));
     size_t cnt = n->kind == FS_YT_SEQ ? n->n : 1;
     for (size_t i = 0; n->kind == FS_YT_SEQ && i < cnt; i++) {
         const fs_ynode_t *it = n->items[i].v;
         if (it->kind != FS_YT_SCALAR || fs_yt_is_null(it))
             return fs_yt_fail(c, it, "%s.%zu: expected a value, found %s", dpath, i,
-                        it->kind != FS_YT_SCALAR ? fs_yt_kind_text(it) : "nothing");
+                              it->kind != FS_YT_SCALAR ? fs_yt_kind_text(it) : "nothing");
     }
     fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base); /* the old value */
     fs_raw_t *r = FS_FIELD(base, k->off, fs_raw_t);
@@ -489,8 +489,8 @@ int fs_conv_block(fs_sctx_t *c, const fs_keytab_t *t, const fs_ynode_t *map, con
     if (map->kind != FS_YT_MAP) {
         fs_conv_children(t, prefix, list, sizeof list);
         return fs_yt_fail(c, map, "%s: expected a block of keys (%s), found %s%s%s%s", dblock, list,
-                    fs_yt_kind_text(map), map->kind == FS_YT_SCALAR ? " '" : "",
-                    map->kind == FS_YT_SCALAR ? map->s : "", map->kind == FS_YT_SCALAR ? "'" : "");
+                          fs_yt_kind_text(map), map->kind == FS_YT_SCALAR ? " '" : "",
+                          map->kind == FS_YT_SCALAR ? map->s : "", map->kind == FS_YT_SCALAR ? "'" : "");
     }
     for (size_t i = 0; i < map->n; i++) {
         const fs_ynode_t *kn = map->items[i].k, *vn = map->items[i].v;
@@ -566,7 +566,7 @@ int fs_conv_required(fs_sctx_t *c, const fs_keytab_t *t, const unsigned char *se
             continue;
         fs_conv_join(dpath, sizeof dpath, disp, k->path);
         return fs_yt_fail(c, fs_yt_nearest(top, k->path), "missing key '%s' (expected %s)", dpath,
-                    fs_keys_expect(k, exp, sizeof exp));
+                          fs_keys_expect(k, exp, sizeof exp));
     }
     return 0;
 }

@@ -71,7 +71,7 @@ int fs_emp_load(fs_sctx_t *c, const char *path, const char *column, fs_dist_t *d
                 }
                 if (col < 0) {
                     rc = fs_yt_fail(c, at, "%s: %s:%zu: no column '%s' in the header '%s'", dpath, path,
-                              lineno, column, p);
+                                    lineno, column, p);
                     goto out;
                 }
                 continue;
@@ -87,7 +87,7 @@ int fs_emp_load(fs_sctx_t *c, const char *path, const char *column, fs_dist_t *d
                 const char *comma = strchr(fb, ',');
                 if (!comma) {
                     rc = fs_yt_fail(c, at, "%s: %s:%zu: the row has no column %ld ('%s')", dpath, path,
-                              lineno, col + 1, column);
+                                    lineno, col + 1, column);
                     goto out;
                 }
                 fb = comma + 1;
@@ -95,7 +95,7 @@ int fs_emp_load(fs_sctx_t *c, const char *path, const char *column, fs_dist_t *d
             fl = strcspn(fb, ",");
         } else if (strchr(p, ',')) {
             rc = fs_yt_fail(c, at, "%s: %s:%zu: several columns: give 'column' to say which to read", dpath,
-                      path, lineno);
+                            path, lineno);
             goto out;
         }
         char num[128];

@@ -45,16 +45,16 @@ static int validate_carbon(fs_sctx_t *c)
         if (cc->pools[i].embodied_kgco2e > 0 && cc->pools[i].billing != FS_BILL_OWNED) {
             snprintf(key, sizeof key, "cost.pools.%zu.embodied_kgco2e", i);
             return fs_yt_fail(c, node_or(c, key, "cost.pools"),
-                        "%s: pool '%s' is not owned: embodied carbon is amortised like capex, "
-                        "on owned pools only (a cloud price is the provider's)", key,
-                        cc->pools[i].pool ? cc->pools[i].pool : "");
+                              "%s: pool '%s' is not owned: embodied carbon is amortised like capex, "
+                              "on owned pools only (a cloud price is the provider's)", key,
+                              cc->pools[i].pool ? cc->pools[i].pool : "");
         }
     if (!cc->carbon_series)
         return 0;
     if (cc->carbon_intensity > 0)
         return fs_yt_fail(c, node_or(c, "cost.carbon_series", "cost"),
-                    "cost.carbon_series: give carbon_intensity or carbon_series, not both "
-                    "(carbon_intensity is %g)", cc->carbon_intensity);
+                          "cost.carbon_series: give carbon_intensity or carbon_series, not both "
+                          "(carbon_intensity is %g)", cc->carbon_intensity);
     fs_error_t e;
     double *g = NULL;
     size_t n = 0;
@@ -84,7 +84,7 @@ static int validate_mig(fs_sctx_t *c, size_t i)
     const fs_mig_model_t *m = fs_mig_model_lookup(p->gpu, &e);
     if (!m)
         return fs_yt_fail(c, node_or(c, key, NULL), "%s: GPU model '%s' of the pool has no MIG (%s)", key,
-                    p->gpu, e.msg);
+                          p->gpu, e.msg);
     fs_mig_spec_t spec;
     size_t off = 0;
     if (fs_mig_layout_parse(m, p->mig, &spec, &off, &e)) {
@@ -103,13 +103,13 @@ static int validate_mig(fs_sctx_t *c, size_t i)
     if (spec.enabled && (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO ||
                          fs_policy_preemptor(c->cfg) || sc->backfill != FS_BACKFILL_NONE))
         return fs_yt_fail(c, node_or(c, key, NULL),
-                    "%s: MIG pools work with the non-preemptive queues without backfill only "
-                    "(fifo, priority, sjf, slurm; preemption: none; backfill: none): Kueue and "
-                    "Volcano quotas, preemption plans and backfill shadows count whole GPUs "
-                    "(docs/mig.md)", key);
+                          "%s: MIG pools work with the non-preemptive queues without backfill only "
+                          "(fifo, priority, sjf, slurm; preemption: none; backfill: none): Kueue and "
+                          "Volcano quotas, preemption plans and backfill shadows count whole GPUs "
+                          "(docs/mig.md)", key);
     if (spec.enabled && p->gpus_per_node > FS_CLUSTER_MIG_MAX_GPN)
         return fs_yt_fail(c, node_or(c, key, NULL), "%s: a MIG pool has at most %u GPUs per node (%s is %u)",
-                    key, FS_CLUSTER_MIG_MAX_GPN, gkey, p->gpus_per_node);
+                          key, FS_CLUSTER_MIG_MAX_GPN, gkey, p->gpus_per_node);
     return 0;
 }
 
@@ -125,8 +125,8 @@ static int validate_mig_recut(fs_sctx_t *c, size_t i)
     fs_mig_spec_t spec;
     if (!m || fs_mig_layout_parse(m, p->mig, &spec, NULL, &e) || !spec.enabled)
         return fs_yt_fail(c, node_or(c, key, NULL),
-                    "%s: expected a MIG pool to re-partition (a pool whose `mig` is a layout, "
-                    "not all-disabled; docs/mig.md)", key);
+                          "%s: expected a MIG pool to re-partition (a pool whose `mig` is a layout, "
+                          "not all-disabled; docs/mig.md)", key);
     return 0;
 }
 
@@ -151,17 +151,17 @@ static int validate_throttle(fs_sctx_t *c, size_t i)
     double lim = fs_thermal_limit_w(c->cfg->telemetry.throttle_c, p->ambient_c);
     if (lim <= fs_power_floor_w(tdp))
         return fs_yt_fail(c, node_or(c, key, "telemetry.throttle_c"),
-                    "%s: at %g C the %s would pass telemetry.throttle_c (%g C) even at its idle + "
-                    "context draw (%g W: the limit is (%g - %g) / %g = %g W); expected a cooler "
-                    "pool or a higher slowdown temperature", key, p->ambient_c, p->gpu,
-                    c->cfg->telemetry.throttle_c, fs_power_floor_w(tdp),
-                    c->cfg->telemetry.throttle_c, p->ambient_c, FS_THERMAL_C_PER_W, lim);
+                          "%s: at %g C the %s would pass telemetry.throttle_c (%g C) even at its idle + "
+                          "context draw (%g W: the limit is (%g - %g) / %g = %g W); expected a cooler "
+                          "pool or a higher slowdown temperature", key, p->ambient_c, p->gpu,
+                          c->cfg->telemetry.throttle_c, fs_power_floor_w(tdp),
+                          c->cfg->telemetry.throttle_c, p->ambient_c, FS_THERMAL_C_PER_W, lim);
     if (p->mig && lim < tdp)
         return fs_yt_fail(c, node_or(c, key, "telemetry.throttle_c"),
-                    "%s: thermal throttling of MIG pools is not modelled (the instances share "
-                    "one GPU's clock): at %g C the %s would throttle above %g W; cool the pool "
-                    "or raise telemetry.throttle_c above %g C", key, p->ambient_c, p->gpu, lim,
-                    p->ambient_c + FS_THERMAL_C_PER_W * tdp);
+                          "%s: thermal throttling of MIG pools is not modelled (the instances share "
+                          "one GPU's clock): at %g C the %s would throttle above %g W; cool the pool "
+                          "or raise telemetry.throttle_c above %g C", key, p->ambient_c, p->gpu, lim,
+                          p->ambient_c + FS_THERMAL_C_PER_W * tdp);
     return 0;
 }
 
@@ -177,13 +177,13 @@ static int validate_power_cap(fs_sctx_t *c, size_t i)
         return fs_yt_fail(c, node_or(c, key, NULL), "%s: the catalog has no TDP for GPU '%s'", key, p->gpu);
     if (p->power_cap_w <= fs_power_floor_w(tdp))
         return fs_yt_fail(c, node_or(c, key, NULL),
-                    "%s: %g W is not above the %s's idle + context draw (%g W: 10%% of its %g W "
-                    "TDP + %g W); expected more, or 0 for no cap", key, p->power_cap_w, p->gpu,
-                    fs_power_floor_w(tdp), tdp, FS_POWER_CONTEXT_W);
+                          "%s: %g W is not above the %s's idle + context draw (%g W: 10%% of its %g W "
+                          "TDP + %g W); expected more, or 0 for no cap", key, p->power_cap_w, p->gpu,
+                          fs_power_floor_w(tdp), tdp, FS_POWER_CONTEXT_W);
     if (p->mig)
         return fs_yt_fail(c, node_or(c, key, NULL),
-                    "%s: power caps on MIG pools are not modelled (the instances share one "
-                    "GPU's limit); remove the cap or the pool's mig", key);
+                          "%s: power caps on MIG pools are not modelled (the instances share one "
+                          "GPU's limit); remove the cap or the pool's mig", key);
     return 0;
 }
 
@@ -205,12 +205,12 @@ static int validate_sharing(fs_sctx_t *c, size_t i)
     if (sc->placement != FS_PLACE_PACK && sc->placement != FS_PLACE_FIRST_FIT &&
         sc->placement != FS_PLACE_TOPOLOGY)
         return fs_yt_fail(c, node_or(c, "scheduler.placement", key),
-                    "%s: shared pools work with scheduler.placement pack, first_fit or topology "
-                    "(the scored placements do not know replicas yet; docs/models.md)", key);
+                          "%s: shared pools work with scheduler.placement pack, first_fit or topology "
+                          "(the scored placements do not know replicas yet; docs/models.md)", key);
     if (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO)
         return fs_yt_fail(c, at, "%s: shared pools work with the queues that place in a job's own pools "
-                    "(fifo, priority, sjf, srtf, las, slurm and plugins): Kueue and Volcano "
-                    "quotas count whole GPUs", key);
+                          "(fifo, priority, sjf, srtf, las, slurm and plugins): Kueue and Volcano "
+                          "quotas count whole GPUs", key);
     return 0;
 }
 
@@ -236,9 +236,9 @@ static int validate_taints(fs_sctx_t *c, const char *list, const char *key)
     if (strncmp(key, "cluster.", 8) == 0 &&
         (sc->queue == FS_QUEUE_KUEUE || sc->queue == FS_QUEUE_VOLCANO))
         return fs_yt_fail(c, node_or(c, key, NULL), "%s: pool taints work with the queues that place "
-                    "in a job's own pools (fifo, priority, sjf, srtf, las, slurm and plugins); "
-                    "Kueue flavors and Volcano queues choose pools themselves (Kueue's "
-                    "ResourceFlavor nodeTaints are not modelled)", key);
+                          "in a job's own pools (fifo, priority, sjf, srtf, las, slurm and plugins); "
+                          "Kueue flavors and Volcano queues choose pools themselves (Kueue's "
+                          "ResourceFlavor nodeTaints are not modelled)", key);
     return 0;
 }
 
@@ -266,8 +266,8 @@ int fs_rules_check(fs_sctx_t *c)
         char exp[700];
         size_t ri;
         return fs_yt_fail(c, fs_yt_nearest(c->root, "cluster.pools"),
-                    "missing key 'cluster.pools' (expected %s; or give cluster.from)",
-                    fs_keys_expect(fs_conv_find_row(&fs_keys_config, "cluster.pools", &ri), exp, sizeof exp));
+                          "missing key 'cluster.pools' (expected %s; or give cluster.from)",
+                          fs_keys_expect(fs_conv_find_row(&fs_keys_config, "cluster.pools", &ri), exp, sizeof exp));
     }
     /* a trace without a horizon is replayed whole: the model ends the
      * arrival window at its last submission */
@@ -276,8 +276,8 @@ int fs_rules_check(fs_sctx_t *c)
         cfg->horizon = FS_TIME_MAX_INPUT;
     if (cfg->warmup >= cfg->horizon)
         return fs_yt_fail(c, node_or(c, "warmup", "horizon"), "warmup: %s is not shorter than the horizon (%s)",
-                    fs_units_format_duration(cfg->warmup, a, sizeof a),
-                    fs_units_format_duration(cfg->horizon, b, sizeof b));
+                          fs_units_format_duration(cfg->warmup, a, sizeof a),
+                          fs_units_format_duration(cfg->horizon, b, sizeof b));
     uint64_t total = 0, largest = 0;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
         const fs_pool_cfg_t *p = &cfg->cluster.pools[i];
@@ -286,7 +286,7 @@ int fs_rules_check(fs_sctx_t *c)
                 snprintf(p1, sizeof p1, "cluster.pools.%zu.name", i);
                 snprintf(p2, sizeof p2, "cluster.pools.%zu", j);
                 return fs_yt_fail(c, node_or(c, p1, NULL), "%s: pool name '%s' is already used by %s", p1,
-                            p->name, p2);
+                                  p->name, p2);
             }
         if (p->mig && (rc = validate_mig(c, i)) != 0)
             return rc;
@@ -310,8 +310,8 @@ int fs_rules_check(fs_sctx_t *c)
     }
     if (total > MAX_TOTAL_GPUS)
         return fs_yt_fail(c, node_or(c, "cluster.pools", NULL),
-                    "cluster.pools: %llu GPUs in all is more than the limit of 2^31",
-                    (unsigned long long)total);
+                          "cluster.pools: %llu GPUs in all is more than the limit of 2^31",
+                          (unsigned long long)total);
     if (cfg->workload.kind == FS_WORKLOAD_SYNTHETIC) {
         fs_synth_cfg_t *s = &cfg->workload.synth;
         const fs_ynode_t *mix = fs_yt_get(c->root, "workload.synthetic.gpus");
@@ -320,15 +320,15 @@ int fs_rules_check(fs_sctx_t *c)
             const char *n = cfg->workload.mig_profile;
             if (!(s->mig = fs_mig_code_find(n, strlen(n))))
                 return fs_yt_fail(c, node_or(c, "workload.synthetic.mig_profile", "workload.synthetic"),
-                            "workload.synthetic.mig_profile: unknown MIG profile '%s' (expected a "
-                            "profile of a MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", n);
+                                  "workload.synthetic.mig_profile: unknown MIG profile '%s' (expected a "
+                                  "profile of a MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", n);
             s->mig_milli = fs_mig_code_milli(s->mig);
         }
         for (size_t i = 0; i < s->n_sizes && !s->mig; i++)
             if (s->sizes[i] > largest)
                 return fs_yt_fail(c, mix && mix->kind == FS_YT_MAP && i < mix->n ? mix->items[i].k : mix,
-                            "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
-                            s->sizes[i], (unsigned long long)largest);
+                                  "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
+                                  s->sizes[i], (unsigned long long)largest);
         s->horizon = cfg->horizon;
         /* the generator's own rules (profile names, size classes, ...),
          * blamed on the key the generator names */
@@ -336,7 +336,7 @@ int fs_rules_check(fs_sctx_t *c)
         char skey[128];
         if (fs_synth_cfg_check_key(s, skey, sizeof skey, &se) != 0)
             return fs_yt_fail(c, node_or(c, skey[0] ? skey : "workload.synthetic", "workload.synthetic"),
-                        "%s", se.msg);
+                              "%s", se.msg);
     }
     if (cfg->failures.given) {  /* failures.*: pools, causes, spares, presets */
         char key[128];

@@ -80,8 +80,8 @@ static int apply_preset(fs_sctx_t *c)
         s->queue = FS_QUEUE_LAS;
     else if (s->queue != FS_QUEUE_LAS)
         return fs_yt_fail(c, fs_yt_get(c->root, "scheduler.queue"),
-                    "scheduler.queue: preset 'tiresias' is Tiresias 2D-LAS: expected 'las' (or no "
-                    "scheduler.queue), or another scheduler.preset");
+                          "scheduler.queue: preset 'tiresias' is Tiresias 2D-LAS: expected 'las' (or no "
+                          "scheduler.queue), or another scheduler.preset");
     if (!given_at(c, "scheduler.tiresias.thresholds")) {
         char *t = fs_strdup(FS_TIRESIAS_THRESHOLDS);
         if (!t)

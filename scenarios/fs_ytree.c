@@ -225,7 +225,7 @@ static int parse_error(builder_t *b)
     const char *problem = p->problem ? p->problem : "syntax error";
     if (p->context)
         return fs_yt_fail(b->c, &at, "%s: %s (%s at line %u, column %u)", what, problem, p->context,
-                    (unsigned)p->context_mark.line + 1, (unsigned)p->context_mark.column + 1);
+                          (unsigned)p->context_mark.line + 1, (unsigned)p->context_mark.column + 1);
     return fs_yt_fail(b->c, &at, "%s: %s", what, problem);
 }
 
@@ -240,7 +240,7 @@ static int count_node(builder_t *b, const fs_ynode_t *at)
 {
     if (++b->c->nodes > FS_YT_MAX_NODES)
         return fs_yt_fail(b->c, at, "the document is too large (more than %d nodes once aliases are "
-                              "expanded)", FS_YT_MAX_NODES);
+                                    "expanded)", FS_YT_MAX_NODES);
     return 0;
 }
 
