@@ -17,6 +17,9 @@
 #include "../models/fs_taint.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_power.h"
+#include "../models/fs_autoscale.h"
+#include "../models/fs_purchase.h"
+#include "../models/fs_cost.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -242,20 +245,21 @@ static int validate_taints(fs_sctx_t *c, const char *list, const char *key)
     return 0;
 }
 
-int fs_rules_check(fs_sctx_t *c)
+/* cluster.from (pools from a machine list, after the written ones; their
+ * GPU models need not be in the catalog: unknown, speed 1.0), then each
+ * pool's own rules; *largest: the GPUs of the largest pool. */
+static int rules_pools(fs_sctx_t *c, uint64_t *largest)
 {
     fs_config_t *cfg = c->cfg;
     int rc;
-    char a[FS_UNITS_BUF], b[FS_UNITS_BUF], p1[64], p2[64];
-    /* Pools from a machine list (traces/fs_fleet.c) follow the written ones;
-     * their GPU models need not be in the catalog (unknown: speed 1.0). */
+    char p1[64], p2[64];
     cfg->cluster.n_from = 0;
     if (cfg->cluster.from.given) {
         size_t given = cfg->cluster.n_pools;
         fs_error_t e;
         int frc = fs_fleetcfg_load(cfg->cluster.from.format, cfg->cluster.from.path,
-                                cfg->cluster.from.gpu, &cfg->cluster.pools, &cfg->cluster.n_pools,
-                                NULL, &e);
+                                   cfg->cluster.from.gpu, &cfg->cluster.pools, &cfg->cluster.n_pools,
+                                   NULL, &e);
         if (frc == FS_ENOMEM)
             return fs_yt_nomem(c);
         if (frc)
@@ -269,16 +273,8 @@ int fs_rules_check(fs_sctx_t *c)
                           "missing key 'cluster.pools' (expected %s; or give cluster.from)",
                           fs_keys_expect(fs_conv_find_row(&fs_keys_config, "cluster.pools", &ri), exp, sizeof exp));
     }
-    /* a trace without a horizon is replayed whole: the model ends the
-     * arrival window at its last submission */
-    cfg->horizon_auto = cfg->workload.kind == FS_WORKLOAD_TRACE && !fs_yt_get(c->root, "horizon");
-    if (cfg->horizon_auto)
-        cfg->horizon = FS_TIME_MAX_INPUT;
-    if (cfg->warmup >= cfg->horizon)
-        return fs_yt_fail(c, node_or(c, "warmup", "horizon"), "warmup: %s is not shorter than the horizon (%s)",
-                          fs_units_format_duration(cfg->warmup, a, sizeof a),
-                          fs_units_format_duration(cfg->horizon, b, sizeof b));
-    uint64_t total = 0, largest = 0;
+    uint64_t total = 0;
+    *largest = 0;
     for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
         const fs_pool_cfg_t *p = &cfg->cluster.pools[i];
         for (size_t j = 0; j < i; j++)
@@ -305,82 +301,134 @@ int fs_rules_check(fs_sctx_t *c)
         }
         uint64_t g = (uint64_t)p->nodes * p->gpus_per_node;
         total += g;
-        if (g > largest)
-            largest = g;
+        if (g > *largest)
+            *largest = g;
     }
     if (total > MAX_TOTAL_GPUS)
         return fs_yt_fail(c, node_or(c, "cluster.pools", NULL),
                           "cluster.pools: %llu GPUs in all is more than the limit of 2^31",
                           (unsigned long long)total);
-    if (cfg->workload.kind == FS_WORKLOAD_SYNTHETIC) {
-        fs_synth_cfg_t *s = &cfg->workload.synth;
-        const fs_ynode_t *mix = fs_yt_get(c->root, "workload.synthetic.gpus");
-        s->mig = 0;
-        if (cfg->workload.mig_profile) {  /* a profile some MIG model has */
-            const char *n = cfg->workload.mig_profile;
-            if (!(s->mig = fs_mig_code_find(n, strlen(n))))
-                return fs_yt_fail(c, node_or(c, "workload.synthetic.mig_profile", "workload.synthetic"),
-                                  "workload.synthetic.mig_profile: unknown MIG profile '%s' (expected a "
-                                  "profile of a MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", n);
-            s->mig_milli = fs_mig_code_milli(s->mig);
-        }
-        for (size_t i = 0; i < s->n_sizes && !s->mig; i++)
-            if (s->sizes[i] > largest)
-                return fs_yt_fail(c, mix && mix->kind == FS_YT_MAP && i < mix->n ? mix->items[i].k : mix,
-                                  "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
-                                  s->sizes[i], (unsigned long long)largest);
-        s->horizon = cfg->horizon;
-        /* the generator's own rules (profile names, size classes, ...),
-         * blamed on the key the generator names */
-        fs_error_t se;
-        char skey[128];
-        if (fs_synth_cfg_check_key(s, skey, sizeof skey, &se) != 0)
-            return fs_yt_fail(c, node_or(c, skey[0] ? skey : "workload.synthetic", "workload.synthetic"),
-                              "%s", se.msg);
+    return 0;
+}
+
+/* workload.synthetic: the MIG profile, job sizes that fit a pool of
+ * `largest` GPUs, and the generator's own rules (profile names, size
+ * classes, ...) blamed on the key the generator names. */
+static int rules_synth(fs_sctx_t *c, uint64_t largest)
+{
+    fs_config_t *cfg = c->cfg;
+    fs_synth_cfg_t *s = &cfg->workload.synth;
+    const fs_ynode_t *mix = fs_yt_get(c->root, "workload.synthetic.gpus");
+    s->mig = 0;
+    if (cfg->workload.mig_profile) {  /* a profile some MIG model has */
+        const char *n = cfg->workload.mig_profile;
+        if (!(s->mig = fs_mig_code_find(n, strlen(n))))
+            return fs_yt_fail(c, node_or(c, "workload.synthetic.mig_profile", "workload.synthetic"),
+                              "workload.synthetic.mig_profile: unknown MIG profile '%s' (expected a "
+                              "profile of a MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", n);
+        s->mig_milli = fs_mig_code_milli(s->mig);
     }
-    if (cfg->failures.given) {  /* failures.*: pools, causes, spares, presets */
-        char key[128];
-        fs_error_t fe;
-        int frc = fs_failure_cfg_check(cfg, key, sizeof key, &fe);
-        if (frc == FS_ENOMEM)
-            return fs_yt_nomem(c);
-        if (frc)
-            return fs_yt_fail(c, node_or(c, key, "failures"), "%s", fe.msg);
-    }
-    if (cfg->services.n) {  /* services: */
-        char key[160];
-        fs_error_t ve;
-        if (fs_service_cfg_check(cfg, key, sizeof key, &ve))
-            return fs_yt_fail(c, node_or(c, key, "services"), "%s", ve.msg);
-    }
-    if ((rc = validate_carbon(c)) != 0)
+    for (size_t i = 0; i < s->n_sizes && !s->mig; i++)
+        if (s->sizes[i] > largest)
+            return fs_yt_fail(c, mix && mix->kind == FS_YT_MAP && i < mix->n ? mix->items[i].k : mix,
+                              "workload.synthetic.gpus: job size %u is larger than any pool (largest: %llu GPUs)",
+                              s->sizes[i], (unsigned long long)largest);
+    s->horizon = cfg->horizon;
+    fs_error_t se;
+    char skey[128];
+    if (fs_synth_cfg_check_key(s, skey, sizeof skey, &se) != 0)
+        return fs_yt_fail(c, node_or(c, skey[0] ? skey : "workload.synthetic", "workload.synthetic"),
+                          "%s", se.msg);
+    return 0;
+}
+
+/* The result of a model's configuration check (fs_*_cfg_check: 0,
+ * FS_EINVAL with the key to blame, FS_ENOMEM) as the loader's error. */
+static int keyed(fs_sctx_t *c, int rc, const char *key, const char *fallback, const fs_error_t *e)
+{
+    if (rc == FS_ENOMEM)
+        return fs_yt_nomem(c);
+    if (rc)
+        return fs_yt_fail(c, node_or(c, *key ? key : fallback, fallback), "%s", e->msg);
+    return 0;
+}
+
+/* The cost model's rates (what every run computes first, fs_cost_rates):
+ * pool names in cost.pools and cost.purchases, prices, the power model's
+ * TDP.  Its messages start with the key they are about ("cost.pools.1.pool:
+ * ...", "cost.energy: ...", "cost: ..."), which is blamed. */
+static int rules_cost(fs_sctx_t *c)
+{
+    const fs_config_t *cfg = c->cfg;
+    fs_cost_rate_t *r = fs_calloc(cfg->cluster.n_pools + 1, sizeof *r);
+    if (!r)
+        return fs_yt_nomem(c);
+    fs_error_t e;
+    int rc = fs_cost_rates(cfg, r, &e);
+    fs_free(r);
+    if (rc == 0 || rc == 1)     /* 1: a price is missing and no cost block asks for one */
+        return 0;
+    char key[128];
+    size_t kl = strspn(e.msg, "abcdefghijklmnopqrstuvwxyz0123456789_.");
+    snprintf(key, sizeof key, "%.*s", e.msg[kl] == ':' && kl < sizeof key ? (int)kl : 0, e.msg);
+    return keyed(c, rc, key, "cost", &e);
+}
+
+/* The rules that the models check again when a run builds them: failures,
+ * services, node groups, the purchase timeline, cost, carbon, taints,
+ * Kueue, the policy; each refused here at the key it names. */
+static int rules_models(fs_sctx_t *c)
+{
+    fs_config_t *cfg = c->cfg;
+    char key[200];
+    fs_error_t e;
+    int rc;
+    if (cfg->failures.given &&  /* failures.*: pools, causes, spares, presets */
+        (rc = keyed(c, fs_failure_cfg_check(cfg, key, sizeof key, &e), key, "failures", &e)) != 0)
+        return rc;
+    if (cfg->services.n &&
+        (rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0)
+        return rc;
+    if ((rc = keyed(c, fs_autoscale_cfg_check(cfg, key, sizeof key, &e), key,
+                    "cluster.autoscale", &e)) != 0 ||
+        (rc = keyed(c, fs_purchase_cfg_check(cfg, key, sizeof key, &e), key, "cost", &e)) != 0 ||
+        (rc = rules_cost(c)) != 0 || (rc = validate_carbon(c)) != 0)
         return rc;
     for (size_t i = 0; i < cfg->scheduler.n_tolerations; i++) {
-        char key[200];
         snprintf(key, sizeof key, "scheduler.tolerations.%s", cfg->scheduler.toleration_tenants[i]);
         if ((rc = validate_taints(c, cfg->scheduler.toleration_lists[i], key)) != 0)
             return rc;
     }
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE) {  /* scheduler.kueue.*, manifests */
-        char key[200];
-        fs_error_t ke;
-        int krc = fs_kueue_cfg_resolve(&cfg->scheduler.kueue, &cfg->cluster, key, sizeof key, &ke);
-        if (krc == FS_ENOMEM)
-            return fs_yt_nomem(c);
-        if (krc && *key)
-            return fs_yt_fail(c, node_or(c, key, "scheduler"), "%s", ke.msg);
-        if (krc)    /* a manifest error: the message names its FILE:LINE:COL */
-            return fs_error_set(c->err, krc, "%s", ke.msg);
+        int krc = fs_kueue_cfg_resolve(&cfg->scheduler.kueue, &cfg->cluster, key, sizeof key, &e);
+        if (krc && !*key && krc != FS_ENOMEM)   /* a manifest error: it names its FILE:LINE:COL */
+            return fs_error_set(c->err, krc, "%s", e.msg);
+        if ((rc = keyed(c, krc, key, "scheduler", &e)) != 0)
+            return rc;
     }
-    {   /* the policy's own rules (fs_policy_ops_t.check): what creating it
-         * would refuse, refused here at the key it names */
-        char key[200];
-        fs_error_t pe;
-        int prc = fs_policy_check(cfg, key, sizeof key, &pe);
-        if (prc == FS_ENOMEM)
-            return fs_yt_nomem(c);
-        if (prc)
-            return fs_yt_fail(c, node_or(c, key, "scheduler"), "%s", pe.msg);
-    }
-    return 0;
+    /* the policy's own rules (fs_policy_ops_t.check): what creating it
+     * would refuse */
+    return keyed(c, fs_policy_check(cfg, key, sizeof key, &e), key, "scheduler", &e);
+}
+
+int fs_rules_check(fs_sctx_t *c)
+{
+    fs_config_t *cfg = c->cfg;
+    int rc;
+    char a[FS_UNITS_BUF], b[FS_UNITS_BUF];
+    uint64_t largest = 0;
+    if ((rc = rules_pools(c, &largest)) != 0)
+        return rc;
+    /* a trace without a horizon is replayed whole: the model ends the
+     * arrival window at its last submission */
+    cfg->horizon_auto = cfg->workload.kind == FS_WORKLOAD_TRACE && !fs_yt_get(c->root, "horizon");
+    if (cfg->horizon_auto)
+        cfg->horizon = FS_TIME_MAX_INPUT;
+    if (cfg->warmup >= cfg->horizon)
+        return fs_yt_fail(c, node_or(c, "warmup", "horizon"), "warmup: %s is not shorter than the horizon (%s)",
+                          fs_units_format_duration(cfg->warmup, a, sizeof a),
+                          fs_units_format_duration(cfg->horizon, b, sizeof b));
+    if (cfg->workload.kind == FS_WORKLOAD_SYNTHETIC && (rc = rules_synth(c, largest)) != 0)
+        return rc;
+    return rules_models(c);
 }

@@ -71,6 +71,48 @@ expect_exit 2 "$FLEETSIM" validate
 expect_exit 0 "$FLEETSIM" validate --keys
 expect_out 'cluster.pools'
 
+# Issue 39: what run refuses, validate refuses, both at the offending key's
+# FILE:LINE:COL with exit 2 and no results file (docs/robustness.md)
+refused() {    # refused FILE REGEX
+    expect_exit 2 "$FLEETSIM" validate "$1" && expect_err "$2"
+    expect_exit 2 "$FLEETSIM" run "$1" -o refused.h5 -q && expect_err "$2"
+    expect_no_file refused.h5
+}
+printf 'id,submit,gpus,duration\n1,0,8,3600\n' > ng.csv
+cat > ng.yaml <<'Y'
+name: nodegroups
+horizon: 2h
+until: horizon
+cluster:
+  pools:
+    - {name: fixed, gpu: H100, nodes: 1, gpus_per_node: 4}
+    - {name: burst, gpu: H100, nodes: 4, gpus_per_node: 8}
+  autoscale:
+    node_groups: [{pool: burst, min: 0, max: 3}]
+workload:
+  trace: {path: ng.csv, format: native}
+Y
+expect_exit 0 "$FLEETSIM" validate ng.yaml
+sed 's/pool: burst,/pool: bust,/' ng.yaml > ng-pool.yaml
+refused ng-pool.yaml '^ng-pool.yaml:9:26: cluster.autoscale.node_groups.0.pool: no pool named .bust.'
+sed 's/min: 0, max: 3/min: 4, max: 3/' ng.yaml > ng-min.yaml
+refused ng-min.yaml '^ng-min.yaml:9:38: cluster.autoscale.node_groups.0.min: 4 is above max \(3\)'
+sed 's/max: 3/max: 9/' ng.yaml > ng-max.yaml
+refused ng-max.yaml '^ng-max.yaml:9:46: cluster.autoscale.node_groups.0.max: 9 nodes, more than pool .burst. has \(4'
+sed 's/\[{pool: burst, min: 0, max: 3}\]/[{pool: burst}, {pool: burst}]/' ng.yaml > ng-twice.yaml
+refused ng-twice.yaml '^ng-twice.yaml:9:41: cluster.autoscale.node_groups.1.pool: pool .burst. is already a node group \(item 0\)'
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: burst, nodes: 1, at: 1h}\n') > ng-bought.yaml
+refused ng-bought.yaml '^ng-bought.yaml:9:26: cluster.autoscale.node_groups.0.pool: pool .burst. also has cost.purchases'
+# the purchase timeline's and the cost model's rules
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: fixed, nodes: 1, at: 1h}\n    - {pool: fixed, nodes: 2, at: 2h}\n') > overbuy.yaml
+refused overbuy.yaml '^overbuy.yaml:15:28: cost.purchases: 3 nodes bought for pool .fixed., which has 1'
+(cat ng.yaml; printf 'cost:\n  pools:\n    - {pool: fixed, online: 2h, retire: 1h}\n') > retire.yaml
+refused retire.yaml '^retire.yaml:14:41: cost.pools.0.retire: must be after online'
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: fixed, nodes: 1, at: 2h, retire: 1h}\n') > pretire.yaml
+refused pretire.yaml '^pretire.yaml:14:47: cost.purchases.0.retire: must be after at'
+(cat ng.yaml; printf 'cost:\n  pools:\n    - {pool: nope, billing: owned}\n') > costpool.yaml
+refused costpool.yaml '^costpool.yaml:14:14: cost.pools.0.pool: no cluster pool named .nope.'
+
 # the dump is a fixed point: dump(load(dump(x))) == dump(x)
 expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
