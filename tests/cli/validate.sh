@@ -113,6 +113,21 @@ refused pretire.yaml '^pretire.yaml:14:47: cost.purchases.0.retire: must be afte
 (cat ng.yaml; printf 'cost:\n  pools:\n    - {pool: nope, billing: owned}\n') > costpool.yaml
 refused costpool.yaml '^costpool.yaml:14:14: cost.pools.0.pool: no cluster pool named .nope.'
 
+# an empirical distribution's file is bounded: /dev/zero, an endless stream
+sed '/colour/d; s|duration: {dist: exponential, mean: 1h}|duration: {dist: empirical, path: /dev/zero}|' unknown.yaml > zero.yaml
+refused zero.yaml '^zero.yaml:10:39: workload.synthetic.duration.path: /dev/zero:1: not a text file \(it holds a NUL byte\)'
+sed 's|/dev/zero|/dev/stdin|' zero.yaml > endless.yaml
+yes 1 | "$FLEETSIM" validate endless.yaml >out.txt 2>err.txt
+[ $? -eq 2 ] && ok || bad "an endless stream of values: exit $? (expected 2)"
+expect_err '^endless.yaml:10:39: .*/dev/stdin:10000001: more than 10000000 values: an empirical sample is at most'
+yes '# a comment that never ends ............................................' |
+    "$FLEETSIM" validate endless.yaml >out.txt 2>err.txt
+[ $? -eq 2 ] && ok || bad "an endless stream of comments: exit $? (expected 2)"
+expect_err '^endless.yaml:10:39: .*/dev/stdin: more than 256 MiB: an empirical sample is at most 256 MiB'
+printf 'runtime\n60\n# a comment\n120\n' > sample.txt
+sed 's|/dev/zero|sample.txt|' zero.yaml > sample.yaml
+expect_exit 0 "$FLEETSIM" validate sample.yaml
+
 # the dump is a fixed point: dump(load(dump(x))) == dump(x)
 expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
