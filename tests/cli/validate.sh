@@ -128,6 +128,15 @@ printf 'runtime\n60\n# a comment\n120\n' > sample.txt
 sed 's|/dev/zero|sample.txt|' zero.yaml > sample.yaml
 expect_exit 0 "$FLEETSIM" validate sample.yaml
 
+# 300,000 tenants (what `trace fit` writes for a large trace) validate in
+# seconds: the duplicate-name check is O(n log n), not pairwise (minutes)
+sed '/colour/d' unknown.yaml > many.yaml
+awk 'BEGIN { n = 300000; printf "    tenants: {"; for (i = 0; i < n; i++) printf "%st%d: %.17g", (i ? ", " : ""), i, 1 / n; print "}" }' >> many.yaml
+start=$(date +%s)
+expect_exit 0 timeout 60 "$FLEETSIM" validate many.yaml
+took=$(( $(date +%s) - start ))
+[ "$took" -le 20 ] && ok || bad "300,000 tenants took $took s to validate (expected seconds)"
+
 # the dump is a fixed point: dump(load(dump(x))) == dump(x)
 expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
