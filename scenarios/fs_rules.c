@@ -8,6 +8,7 @@
 #include "fs_kueue_yaml.h"
 #include "../sim/fs_alloc.h"
 #include "../traces/fs_carbon.h"
+#include "../traces/fs_reqtrace.h"
 #include "../models/fs_service.h"
 #include "../models/fs_fleetcfg.h"
 #include "../models/fs_failure.h"
@@ -374,6 +375,33 @@ static int rules_cost(fs_sctx_t *c)
     return keyed(c, rc, key, "cost", &e);
 }
 
+/* services[i].requests.trace: opened and its first request read now, as
+ * the run would (a missing file, a directory, a bad header or first row
+ * are refused at the key); a trace with no request is valid but warned
+ * about on stderr, since the service then gets no traffic. */
+static int rules_request_traces(fs_sctx_t *c)
+{
+    const fs_services_cfg_t *sv = &c->cfg->services;
+    for (size_t i = 0; i < sv->n; i++) {
+        const fs_service_cfg_t *s = &sv->list[i];
+        if (s->process != FS_SVC_TRACE || !s->trace)
+            continue;
+        char key[64], pos[512];
+        snprintf(key, sizeof key, "services.%zu.requests.trace", i);
+        fs_error_t e;
+        int rc = fs_reqtrace_probe(s->trace, &e);
+        if (rc == FS_ENOMEM)
+            return fs_yt_nomem(c);
+        if (rc == 1) {
+            fs_yt_where(c, node_or(c, key, "services"), pos, sizeof pos);
+            fprintf(stderr, "%s: warning: %s: %s\n", pos, key, e.msg);
+        } else if (rc) {
+            return fs_yt_fail(c, node_or(c, key, "services"), "%s: %s", key, e.msg);
+        }
+    }
+    return 0;
+}
+
 /* The rules that the models check again when a run builds them: failures,
  * services, node groups, the purchase timeline, cost, carbon, taints,
  * Kueue, the policy; each refused here at the key it names. */
@@ -387,7 +415,8 @@ static int rules_models(fs_sctx_t *c)
         (rc = keyed(c, fs_failure_cfg_check(cfg, key, sizeof key, &e), key, "failures", &e)) != 0)
         return rc;
     if (cfg->services.n &&
-        (rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0)
+        ((rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0 ||
+         (rc = rules_request_traces(c)) != 0))
         return rc;
     if ((rc = keyed(c, fs_autoscale_cfg_check(cfg, key, sizeof key, &e), key,
                     "cluster.autoscale", &e)) != 0 ||

@@ -137,6 +137,41 @@ expect_exit 0 timeout 60 "$FLEETSIM" validate many.yaml
 took=$(( $(date +%s) - start ))
 [ "$took" -le 20 ] && ok || bad "300,000 tenants took $took s to validate (expected seconds)"
 
+# a service's request trace is opened when the scenario is validated: a
+# directory or a missing file is refused at the key, an empty trace warned about
+mkdir -p tracedir
+cat > svc.yaml <<'Y'
+name: svc
+horizon: 1h
+until: horizon
+cluster: {pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]}
+workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, duration: {dist: constant, value: 1m}}}
+services:
+  - name: s
+    requests: {process: trace, trace: tracedir}
+    performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 4}]
+Y
+refused svc.yaml '^svc.yaml:8:39: services.0.requests.trace: .*/tracedir: is a directory \(expected a request trace'
+sed 's/trace: tracedir/trace: missing.csv/' svc.yaml > svc-missing.yaml
+refused svc-missing.yaml '^svc-missing.yaml:8:39: services.0.requests.trace: cannot open .*/missing.csv: No such file'
+expect_exit 2 "$FLEETSIM" trace fit --requests tracedir -o fit.yaml
+expect_err '^tracedir: is a directory'
+expect_no_file fit.yaml
+: > empty.csv
+sed 's/trace: tracedir/trace: empty.csv/' svc.yaml > svc-empty.yaml
+expect_exit 0 "$FLEETSIM" validate svc-empty.yaml
+expect_err '^svc-empty.yaml:8:39: warning: services.0.requests.trace: .*/empty.csv holds no requests \(an empty file\)'
+expect_exit 0 "$FLEETSIM" run svc-empty.yaml -o empty.h5 -q
+expect_err 'warning: services.0.requests.trace: .*/empty.csv holds no requests'
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n' > header.csv
+sed 's/trace: tracedir/trace: header.csv/' svc.yaml > svc-header.yaml
+expect_exit 0 "$FLEETSIM" validate svc-header.yaml
+expect_err '^svc-header.yaml:8:39: warning: services.0.requests.trace: .*/header.csv holds no requests \(only its header\)'
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,10,5\n' > one.csv
+sed 's/trace: tracedir/trace: one.csv/' svc.yaml > svc-one.yaml
+expect_exit 0 "$FLEETSIM" validate svc-one.yaml
+[ -s err.txt ] && bad "a trace with a request: stderr: $(cat err.txt)" || ok
+
 # the dump is a fixed point: dump(load(dump(x))) == dump(x)
 expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
