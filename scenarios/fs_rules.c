@@ -337,7 +337,10 @@ static int rules_synth(fs_sctx_t *c, uint64_t largest)
     s->horizon = cfg->horizon;
     fs_error_t se;
     char skey[128];
-    if (fs_synth_cfg_check_key(s, skey, sizeof skey, &se) != 0)
+    int rc = fs_synth_cfg_check_key(s, skey, sizeof skey, &se);
+    if (rc == FS_ENOMEM)
+        return fs_yt_nomem(c);
+    if (rc)
         return fs_yt_fail(c, node_or(c, skey[0] ? skey : "workload.synthetic", "workload.synthetic"),
                           "%s", se.msg);
     return 0;
