@@ -80,7 +80,7 @@ static void append(char *buf, size_t n, size_t *len, const char *s)
 }
 
 /* buf = "a.b" (or whichever is non-empty). */
-void fs_conv_join(char *buf, size_t n, const char *a, const char *b)
+static void join(char *buf, size_t n, const char *a, const char *b)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -322,7 +322,7 @@ static int conv_dist(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const
             fs_conv_children(t, "", exp, sizeof exp);
             return fs_yt_fail(c, kn, "unknown key '%s' in '%s' (expected one of: %s)", kn->s, dpath, exp);
         }
-        fs_conv_join(sub, sizeof sub, dpath, r->path);
+        join(sub, sizeof sub, dpath, r->path);
         if ((rc = conv_scalar(c, r, vn, sub, (r->flags & FS_KF_AUX) ? (void *)dc : (void *)d)) != 0)
             return rc;
         dc->given |= 1u << ri;
@@ -352,7 +352,7 @@ static int conv_dist(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const
             return fs_yt_fail(c, n, "%s: empirical needs 'path' (a file of values in seconds)", dpath);
         size_t pi = 0;
         fs_conv_find_row(t, "path", &pi);
-        fs_conv_join(sub, sizeof sub, dpath, "path");
+        join(sub, sizeof sub, dpath, "path");
         if ((rc = fs_emp_load(c, dc->path, dc->column, d, vals[pi], sub)) != 0)
             return rc;
     }
@@ -402,7 +402,7 @@ static int conv_list(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, const
     for (size_t i = 0; i < n->n && !rc; i++) {
         char disp[512], idx[24];
         snprintf(idx, sizeof idx, "%zu", i);
-        fs_conv_join(disp, sizeof disp, dpath, idx);
+        join(disp, sizeof disp, dpath, idx);
         const fs_ynode_t *item = n->items[i].v;
         void *elem = arr + i * t->size;
         memset(seen, 0, t->n);
@@ -485,7 +485,7 @@ int fs_conv_block(fs_sctx_t *c, const fs_keytab_t *t, const fs_ynode_t *map, con
     int rc;
     if (fs_yt_is_null(map))
         return 0; /* an empty block */
-    fs_conv_join(dblock, sizeof dblock, disp, prefix);
+    join(dblock, sizeof dblock, disp, prefix);
     if (map->kind != FS_YT_MAP) {
         fs_conv_children(t, prefix, list, sizeof list);
         return fs_yt_fail(c, map, "%s: expected a block of keys (%s), found %s%s%s%s", dblock, list,
@@ -494,8 +494,8 @@ int fs_conv_block(fs_sctx_t *c, const fs_keytab_t *t, const fs_ynode_t *map, con
     }
     for (size_t i = 0; i < map->n; i++) {
         const fs_ynode_t *kn = map->items[i].k, *vn = map->items[i].v;
-        fs_conv_join(path, sizeof path, prefix, kn->s);
-        fs_conv_join(dpath, sizeof dpath, disp, path);
+        join(path, sizeof path, prefix, kn->s);
+        join(dpath, sizeof dpath, disp, path);
         size_t ri;
         const fs_key_t *k = strchr(kn->s, '.') || !*kn->s ? NULL : fs_conv_find_row(t, path, &ri);
         if (k && k->type == FS_KT_CHOICE) {
@@ -547,7 +547,7 @@ int fs_conv_required(fs_sctx_t *c, const fs_keytab_t *t, const unsigned char *se
                 char *dot = strrchr(block, '.');
                 if (dot)
                     *dot = '\0';
-                fs_conv_join(dpath, sizeof dpath, disp, block);
+                join(dpath, sizeof dpath, disp, block);
                 choice_names(t, k->off, " or ", names, sizeof names);
                 return fs_yt_fail(c, fs_yt_nearest(top, block), "'%s' needs one of %s", dpath, names);
             }
@@ -564,7 +564,7 @@ int fs_conv_required(fs_sctx_t *c, const fs_keytab_t *t, const unsigned char *se
         }
         if (!active)
             continue;
-        fs_conv_join(dpath, sizeof dpath, disp, k->path);
+        join(dpath, sizeof dpath, disp, k->path);
         return fs_yt_fail(c, fs_yt_nearest(top, k->path), "missing key '%s' (expected %s)", dpath,
                           fs_keys_expect(k, exp, sizeof exp));
     }

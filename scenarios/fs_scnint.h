@@ -111,8 +111,6 @@ int fs_ovr_apply(fs_sctx_t *c, size_t i);
 const fs_key_t *fs_conv_find_row(const fs_keytab_t *t, const char *path, size_t *idx);
 /* "a, b, c": the keys allowed directly in block `prefix` ("" = top). */
 void fs_conv_children(const fs_keytab_t *t, const char *prefix, char *buf, size_t size);
-/* buf = "a.b" (or whichever is non-empty), truncated to n. */
-void fs_conv_join(char *buf, size_t n, const char *a, const char *b);
 /* Walks block `map` (path `prefix` within table t; `disp` is the path of
  * the table's struct for messages) into base; seen[row] marks rows given. */
 int fs_conv_block(fs_sctx_t *c, const fs_keytab_t *t, const fs_ynode_t *map, const char *prefix,
