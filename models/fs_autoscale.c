@@ -2,6 +2,7 @@
 #include "../sim/fs_alloc.h"
 #include "fs_cost.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -806,9 +807,6 @@ static const fs_module_ops_t kp_ops = {.name = "karpenter", .on_event = as_event
  * group listed first. */
 static int prices(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
 {
-    if (a->n_g > KP_MAX_GROUPS)
-        return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups: %zu groups; "
-                            "provisioner karpenter takes at most %d", a->n_g, KP_MAX_GROUPS);
     fs_cost_rate_t *r = fs_calloc(c->n_pools, sizeof *r);
     if (!r || !(a->price = fs_calloc(a->n_g, sizeof *a->price)) ||
         !(a->by_price = fs_calloc(a->n_g, sizeof *a->by_price)) ||
@@ -841,11 +839,79 @@ static int prices(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c,
     return 0;
 }
 
-/* The groups of cfg; FS_EINVAL names the key. */
+/* The index of the pool named name in cfg, or -1. */
+static int cfg_pool(const fs_config_t *cfg, const char *name)
+{
+    for (size_t p = 0; name && p < cfg->cluster.n_pools; p++)
+        if (cfg->cluster.pools[p].name && strcmp(cfg->cluster.pools[p].name, name) == 0)
+            return (int)p;
+    return -1;
+}
+
+/* Whether pool `name` has a purchase batch or online / retire dates (the
+ * purchase timeline's, which would fight the autoscaler over its nodes):
+ * the message's tail, or NULL. */
+static const char *dated(const fs_cost_cfg_t *cc, const char *name)
+{
+    for (size_t k = 0; k < cc->n_purchases; k++)
+        if (cc->purchases[k].pool && strcmp(cc->purchases[k].pool, name) == 0)
+            return "also has cost.purchases (a node group's nodes come and go with the autoscaler)";
+    for (size_t k = 0; k < cc->n_pools; k++)
+        if (cc->pools[k].pool && strcmp(cc->pools[k].pool, name) == 0 &&
+            (cc->pools[k].online || cc->pools[k].retire))
+            return "also has cost.pools online/retire dates";
+    return NULL;
+}
+
+/* Sets *key to cluster.autoscale.node_groups.I.LEAF; returns rc. */
+static int blame(char *key, size_t keylen, int rc, size_t i, const char *leaf)
+{
+    snprintf(key, keylen, "cluster.autoscale.node_groups.%zu.%s", i, leaf);
+    return rc;
+}
+
+int fs_autoscale_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    const fs_autoscale_cfg_t *ac = &cfg->cluster.autoscale;
+    if (keylen)
+        key[0] = '\0';
+    if (ac->provisioner == FS_PROV_KARPENTER && ac->n_groups > KP_MAX_GROUPS) {
+        snprintf(key, keylen, "cluster.autoscale.node_groups");
+        return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups: %zu groups; "
+                            "provisioner karpenter takes at most %d", ac->n_groups, KP_MAX_GROUPS);
+    }
+    for (size_t i = 0; i < ac->n_groups; i++) {
+        const fs_nodegroup_cfg_t *gc = &ac->groups[i];
+        int p = cfg_pool(cfg, gc->pool);
+        if (p < 0)
+            return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
+                         "%zu.pool: no pool named '%s'", i, gc->pool ? gc->pool : ""), i, "pool");
+        for (size_t j = 0; j < i; j++)
+            if (ac->groups[j].pool && strcmp(ac->groups[j].pool, gc->pool) == 0)
+                return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale."
+                             "node_groups.%zu.pool: pool '%s' is already a node group (item %zu)",
+                             i, gc->pool, j), i, "pool");
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[p];
+        uint32_t max = gc->max ? gc->max : pc->nodes;
+        if (max > pc->nodes)
+            return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
+                         "%zu.max: %u nodes, more than pool '%s' has (%u; its nodes is the most it "
+                         "can have)", i, max, pc->name, pc->nodes), i, "max");
+        if (gc->min > max)
+            return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
+                         "%zu.min: %u is above max (%u)", i, gc->min, max), i, "min");
+        const char *why = dated(&cfg->cost, pc->name);
+        if (why)
+            return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
+                         "%zu.pool: pool '%s' %s", i, pc->name, why), i, "pool");
+    }
+    return 0;
+}
+
+/* The groups of cfg (checked by fs_autoscale_cfg_check). */
 static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
 {
     const fs_autoscale_cfg_t *ac = &cfg->cluster.autoscale;
-    const fs_cost_cfg_t *cc = &cfg->cost;
     a->n_pools = c->n_pools;
     if (!(a->g = fs_calloc(ac->n_groups, sizeof *a->g)) ||
         !(a->group_of = fs_calloc(c->n_pools, sizeof *a->group_of)) ||
@@ -857,36 +923,13 @@ static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, 
     for (size_t i = 0; i < ac->n_groups; i++) {
         const fs_nodegroup_cfg_t *gc = &ac->groups[i];
         int p = fs_cluster_find_pool(c, gc->pool);
-        if (p < 0)
-            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.pool: no pool "
-                                "named '%s'", i, gc->pool);
-        if (a->group_of[p])
-            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.pool: pool "
-                                "'%s' is already a node group (item %u)", i, gc->pool,
-                                a->group_of[p] - 1);
+        if (p < 0 || a->group_of[p])    /* the cluster is not the config's */
+            return fs_error_set(err, FS_EINTERNAL, "cluster autoscaler: node group %zu: pool '%s' "
+                                "is not a pool of the cluster", i, gc->pool);
         const fs_pool_t *pl = &c->pools[p];
-        uint32_t max = gc->max ? gc->max : pl->n_nodes;
-        if (max > pl->n_nodes)
-            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.max: %u nodes, "
-                                "more than pool '%s' has (%u; its nodes is the most it can have)",
-                                i, max, pl->name, pl->n_nodes);
-        if (gc->min > max)
-            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.min: %u is "
-                                "above max (%u)", i, gc->min, max);
-        for (size_t k = 0; k < cc->n_purchases; k++)
-            if (cc->purchases[k].pool && strcmp(cc->purchases[k].pool, pl->name) == 0)
-                return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.pool: "
-                                    "pool '%s' also has cost.purchases (a node group's nodes "
-                                    "come and go with the autoscaler)", i, pl->name);
-        for (size_t k = 0; k < cc->n_pools; k++)
-            if (cc->pools[k].pool && strcmp(cc->pools[k].pool, pl->name) == 0 &&
-                (cc->pools[k].online || cc->pools[k].retire))
-                return fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups.%zu.pool: "
-                                    "pool '%s' also has cost.pools online/retire dates", i,
-                                    pl->name);
         a->group_of[p] = (uint32_t)i + 1;
         a->g[i] = (group_t){.pool = (uint32_t)p, .first = pl->first_node, .n = pl->n_nodes,
-                            .gpn = pl->gpn, .min = gc->min, .max = max,
+                            .gpn = pl->gpn, .min = gc->min, .max = gc->max ? gc->max : pl->n_nodes,
                             .delay = gc->provision + gc->gpu_ready};
     }
     a->n_g = ac->n_groups;
@@ -936,7 +979,10 @@ int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
     a->karp = a->cfg->provisioner == FS_PROV_KARPENTER;
     a->win_start = -1;
     a->poll_anchor = fs_model_now(m);
-    int rc = build(a, cfg, fs_model_cluster(m), err);
+    char key[96];
+    int rc = fs_autoscale_cfg_check(cfg, key, sizeof key, err);
+    if (!rc)
+        rc = build(a, cfg, fs_model_cluster(m), err);
     if (rc) {
         as_destroy(a);
         return rc;

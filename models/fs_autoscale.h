@@ -37,4 +37,12 @@
  * naming the key. */
 int fs_autoscale_attach(fs_model_t *m, fs_error_t *err);
 
+/* The rules of cluster.autoscale that need no model (the scenario loader,
+ * so that validate refuses what run would; attach applies them too): each
+ * group's pool exists and is no other group's, min <= max <= the pool's
+ * nodes, no purchase timeline on the pool, at most 64 groups for
+ * Karpenter.  0 or FS_EINVAL with *key (keylen bytes) the dotted key to
+ * blame. */
+int fs_autoscale_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
+
 #endif

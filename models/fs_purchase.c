@@ -1,6 +1,7 @@
 #include "fs_purchase.h"
 #include "../sim/fs_alloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* A contiguous range of one pool's nodes with one delivery and retirement. */
@@ -63,9 +64,42 @@ static int add(purchase_t *p, batch_t b)
     return 0;
 }
 
+int fs_purchase_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    const fs_cost_cfg_t *cc = &cfg->cost;
+    if (keylen)
+        key[0] = '\0';
+    for (size_t q = 0; q < cfg->cluster.n_pools; q++) {
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[q];
+        uint64_t bought = 0;
+        size_t over = 0;    /* the batch that passes the pool's nodes */
+        for (size_t i = 0; i < cc->n_purchases; i++)
+            if (pc->name && cc->purchases[i].pool && strcmp(cc->purchases[i].pool, pc->name) == 0 &&
+                (bought += cc->purchases[i].nodes) > pc->nodes && !over)
+                over = i + 1;
+        if (over) {
+            snprintf(key, keylen, "cost.purchases.%zu.nodes", over - 1);
+            return fs_error_set(err, FS_EINVAL, "cost.purchases: %llu nodes bought for pool '%s', "
+                                "which has %u (cluster.pools: nodes is the most it ever has)",
+                                (unsigned long long)bought, pc->name, pc->nodes);
+        }
+    }
+    for (size_t r = 0; r < cc->n_pools; r++)
+        if (cc->pools[r].retire && cc->pools[r].retire <= cc->pools[r].online) {
+            snprintf(key, keylen, "cost.pools.%zu.retire", r);
+            return fs_error_set(err, FS_EINVAL, "cost.pools.%zu.retire: must be after online", r);
+        }
+    for (size_t i = 0; i < cc->n_purchases; i++)
+        if (cc->purchases[i].retire && cc->purchases[i].retire <= cc->purchases[i].at) {
+            snprintf(key, keylen, "cost.purchases.%zu.retire", i);
+            return fs_error_set(err, FS_EINVAL, "cost.purchases.%zu.retire: must be after at", i);
+        }
+    return 0;
+}
+
 /* Splits every pool into its batches (the pool's own dates for the nodes in
- * no purchase batch). */
-static int build(purchase_t *p, const fs_config_t *cfg, const fs_cluster_t *c, fs_error_t *err)
+ * no purchase batch); cfg checked by fs_purchase_cfg_check. */
+static int build(purchase_t *p, const fs_config_t *cfg, const fs_cluster_t *c)
 {
     const fs_cost_cfg_t *cc = &cfg->cost;
     for (uint32_t q = 0; q < c->n_pools; q++) {
@@ -74,10 +108,8 @@ static int build(purchase_t *p, const fs_config_t *cfg, const fs_cluster_t *c, f
         for (size_t i = 0; i < cc->n_purchases; i++)
             if (cc->purchases[i].pool && strcmp(cc->purchases[i].pool, pl->name) == 0)
                 bought += cc->purchases[i].nodes;
-        if (bought > pl->n_nodes)
-            return fs_error_set(err, FS_EINVAL, "cost.purchases: %llu nodes bought for pool '%s', "
-                                "which has %u (cluster.pools: nodes is the most it ever has)",
-                                (unsigned long long)bought, pl->name, pl->n_nodes);
+        if (bought > pl->n_nodes)   /* the cluster is not the config's */
+            return FS_EINTERNAL;
         uint32_t base = pl->n_nodes - (uint32_t)bought, next = pl->first_node + base;
         int r = -1;
         for (size_t i = 0; i < cc->n_pools; i++)
@@ -85,16 +117,12 @@ static int build(purchase_t *p, const fs_config_t *cfg, const fs_cluster_t *c, f
                 r = (int)i;
         batch_t own = {q, pl->first_node, base, r >= 0 ? cc->pools[r].online : 0,
                        r >= 0 ? cc->pools[r].retire : 0};
-        if (own.retire && own.retire <= own.at)
-            return fs_error_set(err, FS_EINVAL, "cost.pools.%d.retire: must be after online", r);
         if (add(p, own))
             return FS_ENOMEM;
         for (size_t i = 0; i < cc->n_purchases; i++) {
             const fs_purchase_cfg_t *pc = &cc->purchases[i];
             if (!pc->pool || strcmp(pc->pool, pl->name) != 0)
                 continue;
-            if (pc->retire && pc->retire <= pc->at)
-                return fs_error_set(err, FS_EINVAL, "cost.purchases.%zu.retire: must be after at", i);
             if (add(p, (batch_t){q, next, pc->nodes, pc->at, pc->retire}))
                 return FS_ENOMEM;
             next += pc->nodes;
@@ -128,10 +156,16 @@ int fs_purchase_attach(fs_model_t *m, fs_error_t *err)
     if (!p)
         return fs_error_set(err, FS_ENOMEM, "purchase timeline: out of memory");
     p->usage = u;
-    int rc = build(p, fs_model_config(m), fs_model_cluster(m), err);
+    char key[64];
+    int rc = fs_purchase_cfg_check(fs_model_config(m), key, sizeof key, err);
+    if (rc) {
+        purchase_destroy(p);
+        return rc;
+    }
+    rc = build(p, fs_model_config(m), fs_model_cluster(m));
     if (rc || p->n == 0) {
         purchase_destroy(p);
-        return rc == FS_ENOMEM ? fs_error_set(err, rc, "purchase timeline: out of memory") : rc;
+        return rc ? fs_error_set(err, rc, "purchase timeline: %s", fs_error_describe(rc)) : 0;
     }
     if (fs_model_add_module(m, &purchase_ops, p, &p->id)) {
         purchase_destroy(p);

@@ -26,4 +26,9 @@
  * nodes than the pool, retire not after delivery): FS_EINVAL. */
 int fs_purchase_attach(fs_model_t *m, fs_error_t *err);
 
+/* Those rules on the configuration alone (the scenario loader, so that
+ * validate refuses what run would; attach applies them too): 0 or
+ * FS_EINVAL with *key (keylen bytes) the dotted key to blame. */
+int fs_purchase_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
+
 #endif

@@ -960,6 +960,19 @@ static void test_empirical(void **state)
     const char *const nocol[] = {"workload.synthetic.duration={dist: empirical, path: v.csv}"};
     assert_int_equal(fs_scenario_load_file(yaml, nocol, 1, &c, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "v.csv:2: several columns: give 'column' to say which to read"));
+    /* bounded: a NUL byte, a line longer than 64 KiB (issue 39: /dev/zero
+     * was read for 49 s) */
+    const char *const zero[] = {"workload.synthetic.duration={dist: empirical, path: /dev/zero}"};
+    assert_int_equal(fs_scenario_load_file(yaml, zero, 1, &c, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "/dev/zero:1: not a text file (it holds a NUL byte)"));
+    char *longline = malloc(70000 + 2);
+    assert_non_null(longline);
+    memset(longline, '1', 70000);
+    strcpy(longline + 70000, "\n");
+    assert_int_equal(fs_test_write(data, longline), 0);
+    free(longline);
+    assert_int_equal(fs_scenario_load_file(yaml, nocol, 1, &c, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "v.csv:1: line longer than 65536 bytes"));
     unlink(data);
     assert_int_equal(fs_scenario_load_file(yaml, NULL, 0, &c, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "cannot open"));
@@ -968,6 +981,46 @@ static void test_empirical(void **state)
     free(data);
     fs_test_rmtree(dir);
     free(dir);
+}
+
+/* ---- the models' rules, checked when loading (issue 39) ----------------------------- */
+
+#define NODEGROUPS "cluster:\n  pools:\n    - {name: main, gpu: H100, nodes: 4, gpus_per_node: 8}\n" \
+                   "  autoscale:\n    node_groups: [{pool: main, min: 1, max: 3}]\n"
+
+static void test_error_model_rules(void **state)
+{
+    (void)state;
+    fs_config_t c;
+    load_ok(NODEGROUPS SYNTH, NULL, 0, &c);
+    fs_config_release(&c);
+    /* node groups: at the key's position in the file, or at its --set */
+    const char *const pool[] = {"cluster.autoscale.node_groups.0.pool=nope"};
+    expect_error(NODEGROUPS SYNTH, pool, 1,
+                 "--set cluster.autoscale.node_groups.0.pool: no pool named 'nope'");
+    const char *const min[] = {"cluster.autoscale.node_groups.0.min=4"};
+    expect_error(NODEGROUPS SYNTH, min, 1, "--set cluster.autoscale.node_groups.0.min: 4 is above max (3)");
+    const char *const nomax[] = {"cluster.autoscale.node_groups.0.max=null",
+                                 "cluster.autoscale.node_groups.0.min=5"};
+    expect_error(NODEGROUPS SYNTH, nomax, 2, "--set cluster.autoscale.node_groups.0.min: 5 is above max (4)");
+    const char *const max[] = {"cluster.autoscale.node_groups.0.max=5"};
+    expect_error(NODEGROUPS SYNTH, max, 1, "--set cluster.autoscale.node_groups.0.max: 5 nodes, more "
+                 "than pool 'main' has (4; its nodes is the most it can have)");
+    const char *const twice[] = {"cluster.autoscale.node_groups.1={pool: main}"};
+    expect_error(NODEGROUPS SYNTH, twice, 1, "--set cluster.autoscale.node_groups.1: "
+                 "cluster.autoscale.node_groups.1.pool: pool 'main' is already a node group (item 0)");
+    expect_error(NODEGROUPS SYNTH "cost:\n  pools: [{pool: main, online: 1d}]\n", NULL, 0,
+                 "t.yaml:5:26: cluster.autoscale.node_groups.0.pool: pool 'main' also has cost.pools "
+                 "online/retire dates");
+    /* the purchase timeline and the cost model's names */
+    expect_error(POOL SYNTH "cost:\n  purchases:\n    - {pool: main, nodes: 30, at: 1d}\n"
+                 "    - {pool: main, nodes: 3, at: 2d}\n    - {pool: main, nodes: 3, at: 3d}\n", NULL, 0,
+                 "t.yaml:12:27: cost.purchases: 36 nodes bought for pool 'main', which has 32 "
+                 "(cluster.pools: nodes is the most it ever has)");
+    expect_error(POOL SYNTH "cost:\n  purchases: [{pool: main, nodes: 1, at: 2d, retire: 1d}]\n", NULL, 0,
+                 "t.yaml:10:54: cost.purchases.0.retire: must be after at");
+    expect_error(POOL SYNTH "cost:\n  purchases: [{pool: other, nodes: 1, at: 2d}]\n", NULL, 0,
+                 "t.yaml:10:22: cost.purchases.0.pool: no cluster pool named 'other'");
 }
 
 /* ---- docs/scenario.md --------------------------------------------------------------- */
@@ -1116,6 +1169,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_multi_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empirical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_model_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_docs_up_to_date, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),

@@ -5,6 +5,7 @@
 
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 enum { F_AZURE = 0, F_BURSTGPT = 1 };
 
@@ -20,6 +21,7 @@ struct fs_reqtrace {
     fs_time_t last;         /* relative time of the last row read this pass */
     fs_time_t shift;        /* added to this pass's times (repeat) */
     uint64_t rows;          /* rows read this pass */
+    int empty;              /* the file is empty (no header): no requests */
 };
 
 static const char *const cols[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
@@ -39,9 +41,11 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
         return rc;
     t->open = 1;
     rc = fs_csv_next_line(&t->csv, err);
-    if (rc == 0)
-        return fs_error_set(err, FS_EINVAL, "%s: empty file (expected the header %s,%s,%s)",
-                            t->path, cols[0], cols[1], cols[2]);
+    if (rc == 0) {      /* no header, no request (fs_reqtrace_probe warns) */
+        t->empty = 1;
+        t->rows = 0;
+        return 0;
+    }
     if (rc < 0 || (rc != 1))
         return rc;
     if ((rc = fs_csv_split(&t->csv, ',', err)))
@@ -77,6 +81,11 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
 int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error_t *err)
 {
     *out = NULL;
+    struct stat st;     /* bad input (exit 2) rather than a read error at "line 1" */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return fs_error_set(err, FS_EINVAL, "%s: is a directory (expected a request trace: a CSV "
+                            "file, plain or gzip, with the header %s,%s,%s or BurstGPT's)", path,
+                            cols[0], cols[1], cols[2]);
     fs_reqtrace_t *t = fs_calloc(1, sizeof *t);
     if (!t || !(t->path = fs_strdup(path))) {
         fs_free(t);
@@ -107,6 +116,8 @@ static int field_u32(fs_reqtrace_t *t, size_t i, uint32_t *v, fs_error_t *err)
 
 int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
 {
+    if (t->empty)
+        return 0;
     for (;;) {
         int rc = fs_csv_next_line(&t->csv, err);
         if (rc < 0 || rc > 1)
@@ -172,4 +183,20 @@ void fs_reqtrace_close(fs_reqtrace_t *t)
         fs_csv_close(&t->csv);
     fs_free(t->path);
     fs_free(t);
+}
+
+int fs_reqtrace_probe(const char *path, fs_error_t *err)
+{
+    fs_reqtrace_t *t;
+    fs_request_t r;
+    int rc = fs_reqtrace_open(path, 0, &t, err);
+    if (rc)
+        return rc;
+    int empty = t->empty;
+    rc = fs_reqtrace_next(t, &r, err);
+    fs_reqtrace_close(t);
+    if (rc == 0)
+        fs_error_set(err, FS_EINVAL, "%s holds no requests (%s): the service gets no traffic "
+                     "from it", path, empty ? "an empty file" : "only its header");
+    return rc == 1 ? 0 : rc == 0 ? 1 : rc;
 }

@@ -13,7 +13,8 @@
  * to the first row (which is 0).  Rows must be in time order: a row earlier than
  * the one before it is an error.  Every error names the file, the line and
  * the field and what was expected (FS_EINVAL), and the caller stops the run
- * with it.  With repeat the file is read again after its last row, its
+ * with it.  An empty file, or one with only its header, has no requests
+ * (valid: fs_reqtrace_probe tells, for a warning).  With repeat the file is read again after its last row, its
  * times shifted by the period: its span plus its mean gap between requests,
  * so a one-hour trace tiles a day.  Memory: the CSV buffer (1 MiB), never
  * the length of the trace.
@@ -34,12 +35,19 @@ typedef struct fs_request {
     uint32_t output;        /* generated tokens (GeneratedTokens, at least 1) */
 } fs_request_t;
 
-/* Opens path (its header checked).  0, FS_EINVAL (no such file, bad header:
- * message names the file and line), FS_EIO or FS_ENOMEM. */
+/* Opens path (its header checked).  0, FS_EINVAL (a directory, bad
+ * header: message names the file and line), FS_EIO (cannot open or read)
+ * or FS_ENOMEM. */
 int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error_t *err);
 /* The next request: 1 (*r set), 0 at the end (never with repeat), or an
  * error with err set. */
 int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err);
 void fs_reqtrace_close(fs_reqtrace_t *t);
+
+/* What a run would first see of path (the scenario loader, so that
+ * validate refuses what run would): opens it and reads its first request.
+ * 0 (a request), 1 (no request, only the header: err holds the warning),
+ * or fs_reqtrace_open's and fs_reqtrace_next's errors. */
+int fs_reqtrace_probe(const char *path, fs_error_t *err);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
@@ -248,6 +249,42 @@ static int blame(char *key, size_t keylen, const char *path, int rc)
 
 static int check_rest(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err);
 
+typedef struct name_at {
+    const char *name;
+    size_t i;
+} name_at_t;
+
+static int cmp_name_at(const void *a, const void *b)
+{
+    const name_at_t *x = a, *y = b;
+    int d = strcmp(x->name, y->name);
+    return d ? d : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first name (in list order) that repeats an earlier one: 1 with *at
+ * its index, 0 when all differ, FS_ENOMEM.  O(n log n) (300,000 tenants of
+ * a fitted trace: a pairwise check took minutes). */
+static int first_repeat(char *const *names, size_t n, size_t *at)
+{
+    if (n < 2)
+        return 0;
+    name_at_t *v = fs_malloc(n * sizeof *v);
+    if (!v)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (name_at_t){names[i], i};
+    qsort(v, n, sizeof *v, cmp_name_at);
+    int found = 0;
+    for (size_t k = 1; k < n; k++)  /* a run of equal names is in list order */
+        if (strcmp(v[k].name, v[k - 1].name) == 0 &&
+            (k < 2 || strcmp(v[k - 1].name, v[k - 2].name) != 0) && (!found || v[k].i < *at)) {
+            *at = v[k].i;   /* the second of its run: the first repeat of that name */
+            found = 1;
+        }
+    fs_free(v);
+    return found;
+}
+
 int fs_synth_cfg_check_key(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err)
 {
     if (key && keylen)
@@ -328,17 +365,19 @@ static int check_rest(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_erro
         if (!c->tenant_names || !c->tenant_shares)
             return blame(key, keylen, "workload.synthetic.tenants",
                          fs_error_set(err, FS_EINVAL, "synthetic workload: tenants lack names or shares"));
-        for (size_t i = 0; i < c->n_tenants; i++) {
+        for (size_t i = 0; i < c->n_tenants; i++)
             if (!c->tenant_names[i] || !c->tenant_names[i][0])
                 return blame(key, keylen, "workload.synthetic.tenants",
                              fs_error_set(err, FS_EINVAL, "synthetic workload: tenant %zu has no name",
                                           i + 1));
-            for (size_t j = 0; j < i; j++)
-                if (strcmp(c->tenant_names[i], c->tenant_names[j]) == 0)
-                    return blame(key, keylen, "workload.synthetic.tenants", fs_error_set(err, FS_EINVAL,
-                                        "synthetic workload: tenant '%s' is listed twice",
-                                        c->tenant_names[i]));
-        }
+        size_t dup = 0;
+        rc = first_repeat(c->tenant_names, c->n_tenants, &dup);
+        if (rc == FS_ENOMEM)
+            return fs_error_set(err, rc, "synthetic workload: out of memory");
+        if (rc)
+            return blame(key, keylen, "workload.synthetic.tenants", fs_error_set(err, FS_EINVAL,
+                                "synthetic workload: tenant '%s' is listed twice",
+                                c->tenant_names[dup]));
         rc = check_probs(c->tenant_shares, c->n_tenants, "tenant", err);
         if (rc)
             return blame(key, keylen, "workload.synthetic.tenants", rc);

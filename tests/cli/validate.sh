@@ -71,6 +71,107 @@ expect_exit 2 "$FLEETSIM" validate
 expect_exit 0 "$FLEETSIM" validate --keys
 expect_out 'cluster.pools'
 
+# Issue 39: what run refuses, validate refuses, both at the offending key's
+# FILE:LINE:COL with exit 2 and no results file (docs/robustness.md)
+refused() {    # refused FILE REGEX
+    expect_exit 2 "$FLEETSIM" validate "$1" && expect_err "$2"
+    expect_exit 2 "$FLEETSIM" run "$1" -o refused.h5 -q && expect_err "$2"
+    expect_no_file refused.h5
+}
+printf 'id,submit,gpus,duration\n1,0,8,3600\n' > ng.csv
+cat > ng.yaml <<'Y'
+name: nodegroups
+horizon: 2h
+until: horizon
+cluster:
+  pools:
+    - {name: fixed, gpu: H100, nodes: 1, gpus_per_node: 4}
+    - {name: burst, gpu: H100, nodes: 4, gpus_per_node: 8}
+  autoscale:
+    node_groups: [{pool: burst, min: 0, max: 3}]
+workload:
+  trace: {path: ng.csv, format: native}
+Y
+expect_exit 0 "$FLEETSIM" validate ng.yaml
+sed 's/pool: burst,/pool: bust,/' ng.yaml > ng-pool.yaml
+refused ng-pool.yaml '^ng-pool.yaml:9:26: cluster.autoscale.node_groups.0.pool: no pool named .bust.'
+sed 's/min: 0, max: 3/min: 4, max: 3/' ng.yaml > ng-min.yaml
+refused ng-min.yaml '^ng-min.yaml:9:38: cluster.autoscale.node_groups.0.min: 4 is above max \(3\)'
+sed 's/max: 3/max: 9/' ng.yaml > ng-max.yaml
+refused ng-max.yaml '^ng-max.yaml:9:46: cluster.autoscale.node_groups.0.max: 9 nodes, more than pool .burst. has \(4'
+sed 's/\[{pool: burst, min: 0, max: 3}\]/[{pool: burst}, {pool: burst}]/' ng.yaml > ng-twice.yaml
+refused ng-twice.yaml '^ng-twice.yaml:9:41: cluster.autoscale.node_groups.1.pool: pool .burst. is already a node group \(item 0\)'
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: burst, nodes: 1, at: 1h}\n') > ng-bought.yaml
+refused ng-bought.yaml '^ng-bought.yaml:9:26: cluster.autoscale.node_groups.0.pool: pool .burst. also has cost.purchases'
+# the purchase timeline's and the cost model's rules
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: fixed, nodes: 1, at: 1h}\n    - {pool: fixed, nodes: 2, at: 2h}\n') > overbuy.yaml
+refused overbuy.yaml '^overbuy.yaml:15:28: cost.purchases: 3 nodes bought for pool .fixed., which has 1'
+(cat ng.yaml; printf 'cost:\n  pools:\n    - {pool: fixed, online: 2h, retire: 1h}\n') > retire.yaml
+refused retire.yaml '^retire.yaml:14:41: cost.pools.0.retire: must be after online'
+(cat ng.yaml; printf 'cost:\n  purchases:\n    - {pool: fixed, nodes: 1, at: 2h, retire: 1h}\n') > pretire.yaml
+refused pretire.yaml '^pretire.yaml:14:47: cost.purchases.0.retire: must be after at'
+(cat ng.yaml; printf 'cost:\n  pools:\n    - {pool: nope, billing: owned}\n') > costpool.yaml
+refused costpool.yaml '^costpool.yaml:14:14: cost.pools.0.pool: no cluster pool named .nope.'
+
+# an empirical distribution's file is bounded: /dev/zero, an endless stream
+sed '/colour/d; s|duration: {dist: exponential, mean: 1h}|duration: {dist: empirical, path: /dev/zero}|' unknown.yaml > zero.yaml
+refused zero.yaml '^zero.yaml:10:39: workload.synthetic.duration.path: /dev/zero:1: not a text file \(it holds a NUL byte\)'
+sed 's|/dev/zero|/dev/stdin|' zero.yaml > endless.yaml
+yes 1 | "$FLEETSIM" validate endless.yaml >out.txt 2>err.txt
+[ $? -eq 2 ] && ok || bad "an endless stream of values: exit $? (expected 2)"
+expect_err '^endless.yaml:10:39: .*/dev/stdin:10000001: more than 10000000 values: an empirical sample is at most'
+yes '# a comment that never ends ............................................' |
+    "$FLEETSIM" validate endless.yaml >out.txt 2>err.txt
+[ $? -eq 2 ] && ok || bad "an endless stream of comments: exit $? (expected 2)"
+expect_err '^endless.yaml:10:39: .*/dev/stdin: more than 256 MiB: an empirical sample is at most 256 MiB'
+printf 'runtime\n60\n# a comment\n120\n' > sample.txt
+sed 's|/dev/zero|sample.txt|' zero.yaml > sample.yaml
+expect_exit 0 "$FLEETSIM" validate sample.yaml
+
+# 300,000 tenants (what `trace fit` writes for a large trace) validate in
+# seconds: the duplicate-name check is O(n log n), not pairwise (minutes)
+sed '/colour/d' unknown.yaml > many.yaml
+awk 'BEGIN { n = 300000; printf "    tenants: {"; for (i = 0; i < n; i++) printf "%st%d: %.17g", (i ? ", " : ""), i, 1 / n; print "}" }' >> many.yaml
+start=$(date +%s)
+expect_exit 0 timeout 60 "$FLEETSIM" validate many.yaml
+took=$(( $(date +%s) - start ))
+[ "$took" -le 20 ] && ok || bad "300,000 tenants took $took s to validate (expected seconds)"
+
+# a service's request trace is opened when the scenario is validated: a
+# directory or a missing file is refused at the key, an empty trace warned about
+mkdir -p tracedir
+cat > svc.yaml <<'Y'
+name: svc
+horizon: 1h
+until: horizon
+cluster: {pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]}
+workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {1: 1.0}, duration: {dist: constant, value: 1m}}}
+services:
+  - name: s
+    requests: {process: trace, trace: tracedir}
+    performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 4}]
+Y
+refused svc.yaml '^svc.yaml:8:39: services.0.requests.trace: .*/tracedir: is a directory \(expected a request trace'
+sed 's/trace: tracedir/trace: missing.csv/' svc.yaml > svc-missing.yaml
+refused svc-missing.yaml '^svc-missing.yaml:8:39: services.0.requests.trace: cannot open .*/missing.csv: No such file'
+expect_exit 2 "$FLEETSIM" trace fit --requests tracedir -o fit.yaml
+expect_err '^tracedir: is a directory'
+expect_no_file fit.yaml
+: > empty.csv
+sed 's/trace: tracedir/trace: empty.csv/' svc.yaml > svc-empty.yaml
+expect_exit 0 "$FLEETSIM" validate svc-empty.yaml
+expect_err '^svc-empty.yaml:8:39: warning: services.0.requests.trace: .*/empty.csv holds no requests \(an empty file\)'
+expect_exit 0 "$FLEETSIM" run svc-empty.yaml -o empty.h5 -q
+expect_err 'warning: services.0.requests.trace: .*/empty.csv holds no requests'
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n' > header.csv
+sed 's/trace: tracedir/trace: header.csv/' svc.yaml > svc-header.yaml
+expect_exit 0 "$FLEETSIM" validate svc-header.yaml
+expect_err '^svc-header.yaml:8:39: warning: services.0.requests.trace: .*/header.csv holds no requests \(only its header\)'
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,10,5\n' > one.csv
+sed 's/trace: tracedir/trace: one.csv/' svc.yaml > svc-one.yaml
+expect_exit 0 "$FLEETSIM" validate svc-one.yaml
+[ -s err.txt ] && bad "a trace with a request: stderr: $(cat err.txt)" || ok
+
 # the dump is a fixed point: dump(load(dump(x))) == dump(x)
 expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
