@@ -98,7 +98,7 @@ int fs_model_module_event(fs_model_t *m, uint32_t id, fs_time_t at, int priority
                      .priority = (uint8_t)priority};
     int rc = fs_sim_schedule(&m->sim, &ev, h);
     if (!rc && priority == FS_PRIO_FAILURE)
-        m->inert_pending++;
+        m->inert.failures++;
     return rc;
 }
 
@@ -111,7 +111,6 @@ void fs_model_error(fs_model_t *m, const fs_error_t *e)
         m->err = *e;
 }
 
-
 static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
 {
     fs_model_t *m = vm;
@@ -122,11 +121,11 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
         fs_att_job_end(m, ev->entity);
         break;
     case EV_SAMPLE:
-        m->sample_pending = 0;
+        m->inert.sample = 0;
         fs_integ_sample(m);
         break;
     case EV_DRAIN_CAP:
-        m->cap_pending = 0;
+        m->inert.cap = 0;
         if (m->queued + m->running + m->rec.recovering > 0)
             fs_drain_cannot_go_on(m, 1);
         break;
@@ -134,7 +133,7 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
         if (ev->entity >= m->mods.n)
             FS_BUG(sim, "event of unknown module %u", ev->entity);
         if (ev->priority == FS_PRIO_FAILURE)
-            m->inert_pending--;
+            m->inert.failures--;
         const module_t *mod = &m->mods.v[ev->entity];
         int rc = mod->ops->on_event(mod->ud, m, ev->data);
         if (rc)
@@ -183,7 +182,7 @@ static void on_instant_end(fs_sim_t *sim, void *vm)
                 return;
             }
             if (m->running == 0 && m->rec.recovering == 0 &&
-                fs_evq_size(&sim->evq) == m->sample_pending + m->cap_pending + m->inert_pending) {
+                fs_evq_size(&sim->evq) == m->inert.sample + m->inert.cap + m->inert.failures) {
                 fs_drain_cannot_go_on(m, 0);
                 return;
             }
@@ -279,7 +278,7 @@ int fs_model_create(const fs_config_t *cfg, const fs_policy_ops_t *pol, fs_sourc
         fs_model_destroy(m);
         return rc;
     }
-    m->last_sample = -1;
+    m->integ.last_sample = -1;
     m->acct.on = cfg->output.timeline_interval > 0;
     if (cfg->output.timeline_interval > 0) {
         fs_event_t ev = {.time = 0, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
@@ -287,7 +286,7 @@ int fs_model_create(const fs_config_t *cfg, const fs_policy_ops_t *pol, fs_sourc
             fs_model_destroy(m);
             return fs_error_set(err, FS_ENOMEM, "model: out of memory");
         }
-        m->sample_pending = 1;
+        m->inert.sample = 1;
     }
     *out = m;
     return 0;
@@ -351,11 +350,11 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
      * drained run ends between two samples), so that they add up to the
      * /summary integrals; before the modules finish and the active jobs'
      * rows are written (the row reads both) */
-    if (m->cfg->output.timeline_interval > 0 && m->last_sample >= 0 && m->last_sample < end &&
+    if (m->cfg->output.timeline_interval > 0 && m->integ.last_sample >= 0 && m->integ.last_sample < end &&
         !m->err.code) {
         fs_time_t now = m->sim.now;
         m->sim.now = end;
-        m->sample_last = 1;
+        m->integ.sample_last = 1;
         fs_integ_sample(m);
         m->sim.now = now;
     }

@@ -7,32 +7,6 @@
 #include "fs_model_int.h"
 #include "fs_recovery.h"
 
-/* An attempt's computing, checkpoint and start-up GPU-s at its own share
- * (fs_jobrun_t.gs_*): a job whose share changes between attempts (a
- * shared GPU's replica, then a whole GPU after a requeue) is not priced at
- * its last share for all of them in /summary's split. */
-void fs_acct_shares_open(fs_jobrt_t *j)
-{
-    fs_jobrun_t *x = j->r;
-    double sh = gpu_share(j);
-    x->sh_var |= x->milli_asked != 0;
-    x->sh_open = 1;
-    x->gs_comp -= sh * fs_time_to_s(x->w_compute);
-    x->gs_ckpt -= sh * fs_time_to_s(x->w_ckpt);
-    x->gs_start -= sh * fs_time_to_s(x->w_startup);
-}
-
-void fs_acct_shares_close(fs_jobrt_t *j)
-{
-    fs_jobrun_t *x = j->r;
-    double sh = gpu_share(j);
-    x->sh_open = 0;
-    x->gs_comp += sh * fs_time_to_s(x->w_compute);
-    x->gs_ckpt += sh * fs_time_to_s(x->w_ckpt);
-    x->gs_start += sh * fs_time_to_s(x->w_startup);
-}
-
-
 /* ---- the jobs' accounts as they accrue (the /timeline held split) --------
  * Kept only with a timeline (m->acct.on).  The invariants: ac_held,
  * ac_comp, ac_ckpt, ac_startup hold every settled increment of the jobs'
@@ -69,7 +43,6 @@ int fs_acct_run_add(fs_model_t *m, fs_jobrt_t *j, uint32_t slot)
     return 0;
 }
 
-
 /* The attempt stops (after its last progress). */
 void fs_acct_run_sub(fs_model_t *m, fs_jobrt_t *j)
 {
@@ -93,7 +66,6 @@ void fs_acct_run_sub(fs_model_t *m, fs_jobrt_t *j)
     r->ac_share = -1;
 }
 
-
 /* Useful GPU-s at each attempt's share (fs_jobrun_t.u_*): called when the
  * job goes back to the queue, after its losses and before a restart cost
  * (which is no useful work) and before unshare; the work it has kept since
@@ -106,17 +78,6 @@ void fs_acct_useful_mark(fs_jobrt_t *j)
     x->u_gs += gpu_share(j) * fs_time_to_s(p - x->u_p);
     x->u_p = p;
 }
-
-/* The useful GPU-s of a job whose work kept is `kept` us now: its duration
- * at its share, or (sh_var) each attempt's kept work at its own share. */
-double fs_acct_useful_gpu_s(const fs_jobrt_t *j, fs_time_t kept)
-{
-    kept = kept > 0 ? kept : 0;
-    if (!j->r->sh_var)
-        return (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(kept);
-    return j->r->u_gs + gpu_share(j) * fs_time_to_s(kept - j->r->u_p);
-}
-
 
 /* Settles a running job's progress at now (phases, checkpoints, wall
  * counters). */
@@ -139,7 +100,6 @@ void fs_acct_progress(fs_model_t *m, fs_jobrt_t *j)
     if (r->cx_pos == CX_NONE)
         m->acct.ac_pure_t += sh * tsec(r->settled_at) - sh * tsec(t0);
 }
-
 
 /* GPUs a recovering job still holds. */
 static double held_gpus(const fs_jobrt_t *j)
@@ -187,7 +147,6 @@ void fs_acct_hold_until(fs_model_t *m, fs_jobrt_t *j, fs_time_t at)
         m->acct.ac_held += add;
     fs_acct_hold_add(m, j);
 }
-
 
 /* The jobs' accounts up to now, summed over every job (not replicas), as
  * the jobs' rows would give them now (emitted jobs' totals, and each active

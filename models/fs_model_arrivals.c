@@ -33,7 +33,7 @@ static void source_ended(fs_model_t *m)
         if (fs_sim_schedule(&m->sim, &ev, NULL))
             fs_mdl_fail(m, FS_ENOMEM, "scheduling the drain cap");
         else
-            m->cap_pending = 1;
+            m->inert.cap = 1;
     }
 }
 

@@ -449,17 +449,6 @@ int fs_model_job_outlook(const fs_model_t *m, uint32_t slot, fs_time_t *end, dou
     return 0;
 }
 
-/* The policy's job_end for a job whose GPUs are already freed: while it
- * runs, the job cannot be preempted (fs_model_preempt refuses it). */
-void fs_att_end_callback(fs_model_t *m, uint32_t slot)
-{
-    if (!m->pol->job_end)
-        return;
-    m->ending = slot + 1;
-    m->pol->job_end(m->pol_state, m, slot);
-    m->ending = 0;
-}
-
 void fs_att_job_end(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];

@@ -28,7 +28,6 @@ static double cordon_gpus(const fs_model_t *m)
  * fs_model_cordon_idle_gpu_s; fs_integ_settle integrates it). */
 double fs_fleet_cordon_free(const fs_model_t *m) { return cordon_gpus(m) - cordon_busy(m); }
 
-
 /* Insertion sort of slots by admission order (a handful per node): the
  * jobs a failure hits are handled in the same order however they were
  * found. */
@@ -169,7 +168,6 @@ double fs_model_cordon_idle_gpu_s(const fs_model_t *m)
     return m->fleet.int_cordon_idle + (m->fleet.n_cordon ? dt * fs_fleet_cordon_free(m) : 0);
 }
 
-
 int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *n_evicted)
 {
     *n_evicted = 0;
@@ -210,7 +208,6 @@ int fs_model_evict_node(fs_model_t *m, uint32_t node, uint32_t below, uint32_t *
     m->pass_wanted = 1;
     return 0;
 }
-
 
 int fs_model_node_speed(fs_model_t *m, uint32_t node, double factor)
 {

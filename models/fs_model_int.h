@@ -92,11 +92,8 @@ typedef struct fs_jobslots {
     uint64_t next_seq;
 } fs_jobslots_t;
 
-uint32_t fs_slot_alloc(fs_model_t *m);
 int fs_slot_free(fs_model_t *m, uint32_t s);
 fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j);
-void fs_slot_run_give_back(fs_model_t *m, fs_jobrt_t *j);
-void fs_slot_run_init(fs_jobrun_t *x, const fs_jobrt_t *j);
 void fs_slot_release(fs_model_t *m);
 
 /* ---- pool sets (fs_model_psets.c) --------------------------------------------
@@ -137,7 +134,6 @@ void fs_att_release(fs_model_t *m, uint32_t slot);
 int fs_att_rerate(fs_model_t *m, uint32_t slot, double rate);
 int fs_att_share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
 void fs_att_job_end(fs_model_t *m, uint32_t slot);
-void fs_att_end_callback(fs_model_t *m, uint32_t slot);
 
 /* ---- rows (fs_model_rows.c) -------------------------------------------------- */
 int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state);
@@ -182,10 +178,7 @@ void fs_acct_hold_sub(fs_model_t *m, fs_jobrt_t *j);
 void fs_acct_hold_until(fs_model_t *m, fs_jobrt_t *j, fs_time_t at);
 void fs_acct_now(const fs_model_t *m, double out[4]);
 void fs_acct_progress(fs_model_t *m, fs_jobrt_t *j);
-void fs_acct_shares_open(fs_jobrt_t *j);
-void fs_acct_shares_close(fs_jobrt_t *j);
 void fs_acct_useful_mark(fs_jobrt_t *j);
-double fs_acct_useful_gpu_s(const fs_jobrt_t *j, fs_time_t kept);
 
 /* ---- integrals and capacity states (fs_model_integ.c) ----------------------- */
 typedef struct fs_integrals {
@@ -213,14 +206,16 @@ typedef struct fs_integrals {
     double smp_busy, smp_down, smp_waiting, smp_idle; /* their values at the last sample */
     double int_alloc;       /* GPU-s allocated (shares of shared GPUs as shares) */
     double smp_alloc;       /* int_alloc at the last sample */
+    fs_time_t last_sample;  /* time of the last /timeline row, -1 none yet */
+    uint8_t sample_last;    /* the run's closing /timeline row (fs_model_finish): no next */
 } fs_integrals_t;
 
 int fs_integ_init(fs_model_t *m);
 void fs_integ_release(fs_model_t *m);
 void fs_integ_settle(fs_model_t *m, fs_time_t t);
-void fs_integ_queue_enter(fs_model_t *m, const fs_jobrt_t *j);
-void fs_integ_queue_leave(fs_model_t *m, const fs_jobrt_t *j);
 void fs_integ_sample(fs_model_t *m);
+/* A queued job's pods in the waiting split's counts: dlt 1 or UINT32_MAX (-1). */
+void fs_integ_qdem_count(fs_model_t *m, const fs_jobrt_t *j, uint32_t dlt);
 void fs_integ_held_back_split(const fs_model_t *m, double held, double *quota, double *reserved,
                               double *blocked);
 
@@ -324,6 +319,16 @@ typedef struct fs_modreg {
     int after_pass_idle;    /* call it after a pass that left nothing queued too */
 } fs_modreg_t;
 
+/* ---- pending events that cannot start a queued job (fs_model.c) -----------------
+ * The timeline sample, the drain cap, and module events at FS_PRIO_FAILURE
+ * (a failure only takes capacity away).  When these are all that is
+ * pending, nothing runs and jobs wait, nothing can ever start them
+ * (fs_drain_cannot_go_on). */
+typedef struct fs_inert {
+    uint8_t sample, cap;    /* a sample, the drain cap */
+    uint64_t failures;      /* module events at FS_PRIO_FAILURE */
+} fs_inert_t;
+
 /* ---- the model ----------------------------------------------------------------- */
 struct fs_model {
     const fs_config_t *cfg;
@@ -367,15 +372,7 @@ struct fs_model {
     fs_energy_t energy;
     fs_replicas_t svc;
     fs_modreg_t mods;
-
-    /* pending events that cannot start a queued job: the timeline sample,
-     * the drain cap, and module events at FS_PRIO_FAILURE (a failure only
-     * takes capacity away).  When these are all that is pending, nothing
-     * runs and jobs wait, nothing can ever start them (fs_drain_cannot_go_on). */
-    uint8_t sample_pending, cap_pending;
-    uint8_t sample_last;    /* the run's closing /timeline row (fs_model_finish): no next */
-    fs_time_t last_sample;  /* time of the last /timeline row, -1 none yet */
-    uint64_t inert_pending;
+    fs_inert_t inert;
 
     fs_error_t err;
 };
@@ -393,5 +390,106 @@ static inline double gpu_share(const fs_jobrt_t *j)
 }
 
 static inline int is_replica(const fs_jobrt_t *j) { return (j->job.flags & FS_JOB_SERVICE) != 0; }
+
+/* ---- hot helpers, inline (each called once or more per job; without LTO a
+ * call across the files costs more than their bodies) ------------------------ */
+
+/* fs_model_integ.c: the queue counts (jobs, GPUs, replicas) as a job enters
+ * or leaves the policy's queue: admission, requeue and preemption; start
+ * and withdrawal. */
+static inline void fs_integ_queue_enter(fs_model_t *m, const fs_jobrt_t *j)
+{
+    m->queued++;
+    m->gpus_queued += j->job.gpus;
+    m->svc.queued += is_replica(j);
+    fs_integ_qdem_count(m, j, 1);
+}
+
+static inline void fs_integ_queue_leave(fs_model_t *m, const fs_jobrt_t *j)
+{
+    m->queued--;
+    m->gpus_queued -= j->job.gpus;
+    m->svc.queued -= is_replica(j);
+    fs_integ_qdem_count(m, j, UINT32_MAX);   /* -1, modulo 2^32 */
+}
+
+/* fs_model_slots.c.  The run record of a job that has not run yet: nothing run, queued since
+ * its submission. */
+static inline void fs_slot_run_init(fs_jobrun_t *x, const fs_jobrt_t *j)
+{
+    memset(x, 0, sizeof *x);
+    x->first_start = -1;
+    x->start = -1;
+    x->remaining = j->job.duration;
+    x->rate = 1.0;
+    x->queued_since = j->job.submit;
+    x->ac_share = -1;       /* in no account aggregate (fs_acct_*) */
+    x->cx_pos = UINT32_MAX;
+}
+
+/* fs_model_slots.c: a free slot, NO_SLOT out of memory or slots. */
+static inline uint32_t fs_slot_alloc(fs_model_t *m)
+{
+    if (m->js.n_free)
+        return m->js.free_slots[--m->js.n_free];
+    if (m->js.n_slots >= NO_SLOT - 1 ||
+        fs_grow((void **)&m->js.slots, &m->js.cap_slots, m->js.n_slots + 1, sizeof *m->js.slots))
+        return NO_SLOT;
+    return (uint32_t)m->js.n_slots++;
+}
+
+/* fs_model_slots.c: the job's run record back (never fails: the stack of
+ * given-back records has room for every record there is). */
+static inline void fs_slot_run_give_back(fs_model_t *m, fs_jobrt_t *j)
+{
+    m->js.run_free[m->js.n_run_free++] = j->r;
+    j->r = NULL;
+}
+
+/* fs_model_accounts.c.  An attempt's computing, checkpoint and start-up GPU-s at its own share
+ * (fs_jobrun_t.gs_*): a job whose share changes between attempts (a
+ * shared GPU's replica, then a whole GPU after a requeue) is not priced at
+ * its last share for all of them in /summary's split. */
+static inline void fs_acct_shares_open(fs_jobrt_t *j)
+{
+    fs_jobrun_t *x = j->r;
+    double sh = gpu_share(j);
+    x->sh_var |= x->milli_asked != 0;
+    x->sh_open = 1;
+    x->gs_comp -= sh * fs_time_to_s(x->w_compute);
+    x->gs_ckpt -= sh * fs_time_to_s(x->w_ckpt);
+    x->gs_start -= sh * fs_time_to_s(x->w_startup);
+}
+
+static inline void fs_acct_shares_close(fs_jobrt_t *j)
+{
+    fs_jobrun_t *x = j->r;
+    double sh = gpu_share(j);
+    x->sh_open = 0;
+    x->gs_comp += sh * fs_time_to_s(x->w_compute);
+    x->gs_ckpt += sh * fs_time_to_s(x->w_ckpt);
+    x->gs_start += sh * fs_time_to_s(x->w_startup);
+}
+
+/* The useful GPU-s of a job whose work kept is `kept` us now: its duration
+ * at its share, or (sh_var) each attempt's kept work at its own share. */
+static inline double fs_acct_useful_gpu_s(const fs_jobrt_t *j, fs_time_t kept)
+{
+    kept = kept > 0 ? kept : 0;
+    if (!j->r->sh_var)
+        return (double)j->job.gpus * j->job.gpu_milli / 1000.0 * fs_time_to_s(kept);
+    return j->r->u_gs + gpu_share(j) * fs_time_to_s(kept - j->r->u_p);
+}
+
+/* fs_model_attempt.c.  The policy's job_end for a job whose GPUs are already freed: while it
+ * runs, the job cannot be preempted (fs_model_preempt refuses it). */
+static inline void fs_att_end_callback(fs_model_t *m, uint32_t slot)
+{
+    if (!m->pol->job_end)
+        return;
+    m->ending = slot + 1;
+    m->pol->job_end(m->pol_state, m, slot);
+    m->ending = 0;
+}
 
 #endif

@@ -75,7 +75,6 @@ void fs_integ_held_back_split(const fs_model_t *m, double held, double *quota, d
     *blocked = m->integ.wait_label == FS_WAIT_BLOCKED ? held : 0;
 }
 
-
 /* Integrates the state since the last change up to t. */
 void fs_integ_settle(fs_model_t *m, fs_time_t t)
 {
@@ -105,12 +104,9 @@ void fs_integ_settle(fs_model_t *m, fs_time_t t)
     }
 }
 
-
-/* The queue counts (jobs, GPUs, replicas) as a job enters or leaves the
- * policy's queue: admission, requeue and preemption; start and withdrawal. */
 /* A queued job's pods in the waiting split's counts (frag_refresh): +1 as
  * it enters the queue, -1 (UINT32_MAX) as it leaves. */
-static void qdem_count(fs_model_t *m, const fs_jobrt_t *j, uint32_t dlt)
+void fs_integ_qdem_count(fs_model_t *m, const fs_jobrt_t *j, uint32_t dlt)
 {
     m->integ.frag_stale = 1;
     if (!j->job.gpus)   /* a CPU-only pod uses no GPU */
@@ -131,23 +127,6 @@ static void qdem_count(fs_model_t *m, const fs_jobrt_t *j, uint32_t dlt)
             m->integ.qdem[m->integ.qdem_off[p] + d] += dlt;
     }
 }
-
-void fs_integ_queue_enter(fs_model_t *m, const fs_jobrt_t *j)
-{
-    m->queued++;
-    m->gpus_queued += j->job.gpus;
-    m->svc.queued += is_replica(j);
-    qdem_count(m, j, 1);
-}
-
-void fs_integ_queue_leave(fs_model_t *m, const fs_jobrt_t *j)
-{
-    m->queued--;
-    m->gpus_queued -= j->job.gpus;
-    m->svc.queued -= is_replica(j);
-    qdem_count(m, j, UINT32_MAX);   /* -1, modulo 2^32 */
-}
-
 
 void fs_integ_sample(fs_model_t *m)
 {
@@ -220,8 +199,8 @@ void fs_integ_sample(fs_model_t *m)
         fs_mdl_fail_sink(m, rc, "writing a timeline sample");
         return;
     }
-    m->last_sample = m->sim.now;
-    if (m->sample_last)
+    m->integ.last_sample = m->sim.now;
+    if (m->integ.sample_last)
         return;
     fs_time_t next = m->sim.now + m->cfg->output.timeline_interval;
     int more = m->cfg->until == FS_UNTIL_HORIZON ? next <= m->arr.horizon
@@ -229,7 +208,7 @@ void fs_integ_sample(fs_model_t *m)
     if (more) {
         fs_event_t ev = {.time = next, .type = EV_SAMPLE, .priority = FS_PRIO_SAMPLE};
         if (!fs_sim_schedule(&m->sim, &ev, NULL))
-            m->sample_pending = 1;
+            m->inert.sample = 1;
     }
 }
 

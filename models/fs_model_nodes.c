@@ -52,7 +52,6 @@ void fs_nidx_del(fs_model_t *m, uint32_t slot)
         fs_nidx_drop(&m->nodes.jobs[s[i].node], slot);
 }
 
-
 /* The node index, built from the jobs holding GPUs the first time a fleet
  * op needs it (a run without failures never pays for it). */
 int fs_nidx_ensure(fs_model_t *m)
@@ -70,7 +69,6 @@ int fs_nidx_ensure(fs_model_t *m)
     }
     return 0;
 }
-
 
 uint32_t fs_model_node_jobs(const fs_model_t *m, uint32_t node)
 {

@@ -60,7 +60,6 @@ int fs_pset_of_type(fs_model_t *m, int32_t t)
     return 0;
 }
 
-
 /* The tolerations of tenant t (scheduler.tolerations' entry of its name), NULL none. */
 static const char *tolerations_of(const fs_model_t *m, int32_t t)
 {
@@ -115,7 +114,6 @@ int fs_pset_derived(fs_model_t *m, int32_t base, int kind, int64_t key, int32_t 
     *out = set;
     return 0;
 }
-
 
 /* Any pool of the job's type (out of line: the loop's register saves
  * would otherwise be paid by the common case below). */
@@ -182,7 +180,6 @@ int fs_pset_could_ever_fit(const fs_model_t *m, const fs_jobrt_t *j)
     return 0;
 }
 
-
 size_t fs_model_job_pools(fs_model_t *m, uint32_t slot, const uint32_t **pools)
 {
     const fs_jobrt_t *j = &m->js.slots[slot];
@@ -193,7 +190,6 @@ size_t fs_model_job_pools(fs_model_t *m, uint32_t slot, const uint32_t **pools)
     *pools = m->psets.set_pool + m->psets.set_off[j->type_pools];
     return m->psets.set_off[j->type_pools + 1] - m->psets.set_off[j->type_pools];
 }
-
 
 int fs_model_make_pool_set(fs_model_t *m, const uint32_t *pools, size_t n, int32_t *set)
 {

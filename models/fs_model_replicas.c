@@ -12,7 +12,6 @@ void fs_model_set_replica_hook(fs_model_t *m, const fs_replica_hook_t *hook)
     m->svc.hook = *hook;
 }
 
-
 /* A replica's event to its service (a hook error stops the run). */
 void fs_repl_event(fs_model_t *m, uint32_t slot, int event, fs_time_t startup)
 {
@@ -22,7 +21,6 @@ void fs_repl_event(fs_model_t *m, uint32_t slot, int event, fs_time_t startup)
     if (rc)
         fs_mdl_fail(m, rc, "service replica");
 }
-
 
 int fs_model_submit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slot)
 {

@@ -59,7 +59,6 @@ static void recovery_cols(const fs_model_t *m, const fs_jobrt_t *j, const fs_job
     r->program_goodput = x->held_gpu_s > 0 ? activity_of(m, j->job.job_class)->mfu : NAN;
 }
 
-
 int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state)
 {
     if (is_replica(j))  /* replicas are rows of /services, not /jobs */
@@ -120,7 +119,6 @@ int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     return rc;
 }
 
-
 /* A recorded GPU memory use (fs_job_t.rec_fb, GB per whole GPU) as the
  * share of the memory of what the job holds: a MIG instance's (its
  * profile's), else the pool's GPU model's (80 GB when the catalog does not
@@ -147,7 +145,6 @@ fs_time_t fs_row_hold_ready(const fs_jobrt_t *j, fs_time_t end)
         return end;
     return j->r->start + j->r->att_startup < end ? j->r->start + j->r->att_startup : end;
 }
-
 
 /* The /gpu_intervals rows of a job's current hold, ending at `end`
  * (output.gpu_intervals: the sink asks for them); with cost.energy: power,

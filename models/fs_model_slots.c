@@ -5,32 +5,7 @@
  */
 #include "fs_model_int.h"
 
-/* The run record of a job that has not run yet: nothing run, queued since
- * its submission. */
-void fs_slot_run_init(fs_jobrun_t *x, const fs_jobrt_t *j)
-{
-    memset(x, 0, sizeof *x);
-    x->first_start = -1;
-    x->start = -1;
-    x->remaining = j->job.duration;
-    x->rate = 1.0;
-    x->queued_since = j->job.submit;
-    x->ac_share = -1;       /* in no account aggregate (acct_*) */
-    x->cx_pos = UINT32_MAX;
-}
-
-
 /* ---- slots ------------------------------------------------------------------- */
-
-uint32_t fs_slot_alloc(fs_model_t *m)
-{
-    if (m->js.n_free)
-        return m->js.free_slots[--m->js.n_free];
-    if (m->js.n_slots >= NO_SLOT - 1 ||
-        fs_grow((void **)&m->js.slots, &m->js.cap_slots, m->js.n_slots + 1, sizeof *m->js.slots))
-        return NO_SLOT;
-    return (uint32_t)m->js.n_slots++;
-}
 
 /* A run record for job j, as fs_slot_run_init leaves it; NULL out of memory.  The
  * stack of given-back records has room for every record there is, so
@@ -58,12 +33,6 @@ fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j)
     }
     fs_slot_run_init(x, j);
     return x;
-}
-
-void fs_slot_run_give_back(fs_model_t *m, fs_jobrt_t *j)
-{
-    m->js.run_free[m->js.n_run_free++] = j->r;
-    j->r = NULL;
 }
 
 int fs_slot_free(fs_model_t *m, uint32_t s)
