@@ -38,7 +38,7 @@ typedef struct fs_jobrun {
     uint32_t restarts;
     double run_s;           /* wall seconds run, finished attempts */
     double lost_gpu_s;      /* GPU-s of compute whose work was lost */
-    /* recovery (fs_model.c, docs/recovery.md): an attempt is restore R
+    /* recovery (fs_model_attempt.c, docs/recovery.md): an attempt is restore R
      * (after a failure), then compute tau / write delta cycles; all as of
      * settled_at.  Wall times in us. */
     uint8_t phase;          /* enum fs_phase: 0 compute, 1 restore, 2 checkpoint write, 3 start-up */
@@ -66,7 +66,7 @@ typedef struct fs_jobrun {
                                before its replica's share replaced it, given back when it is
                                queued again; 0: not replaced */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions */
-    /* the /timeline held split (fs_model.c acct_*): what this job adds to
+    /* the /timeline held split (fs_model_accounts.c): what this job adds to
      * the model's aggregates while it runs or holds, to take it back exactly */
     double ac_share;        /* its GPU share in the running aggregates, 0: not in them */
     double ac_hold;         /* the GPUs it holds in the recovering aggregates */

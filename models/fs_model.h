@@ -18,9 +18,13 @@
  * Time integrals (GPUs busy and up, jobs queued and in system) are settled
  * at every state change, so they are exact for the piecewise-constant state.
  *
- * A policy (fs_policy.h) owns the queue: the model hands it each admitted
- * job (enqueue) and calls pass() once at the end of every instant where
- * something changed; the policy starts jobs with fs_model_start.
+ * A policy (fs_policy_ops.h), passed in by the model's creator, owns the
+ * queue: the model hands it each admitted job (enqueue) and calls pass()
+ * once at the end of every instant where something changed; the policy
+ * starts jobs with fs_model_start.
+ *
+ * The implementation is split by concern behind models/fs_model_int.h
+ * (internal to models/): fs_model.c is the event loop and this API's glue.
  */
 #ifndef FS_MODEL_H
 #define FS_MODEL_H
@@ -32,6 +36,7 @@
 #include "fs_cluster.h"
 #include "fs_config.h"
 #include "fs_jobrt.h"
+#include "fs_policy_ops.h"
 #include "fs_result.h"
 
 typedef struct fs_model fs_model_t;
@@ -41,10 +46,12 @@ typedef struct fs_model_progress {
     void *ud;
 } fs_model_progress_t;
 
-/* Creates the model for cfg, reading jobs from src (borrowed; must outlive
- * the model) and emitting rows to *sink.  */
-int fs_model_create(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *sink,
-                    fs_model_t **out, fs_error_t *err);
+/* Creates the model for cfg, running policy pol (the caller picks it:
+ * fs_policy_select(&cfg->scheduler) for the one cfg names; NULL is
+ * FS_EINVAL), reading jobs from src (borrowed; must outlive the model) and
+ * emitting rows to *sink.  */
+int fs_model_create(const fs_config_t *cfg, const fs_policy_ops_t *pol, fs_source_t *src,
+                    const fs_sink_t *sink, fs_model_t **out, fs_error_t *err);
 void fs_model_destroy(fs_model_t *m);
 
 /* Runs the event loop to the end (drain, or the horizon).  interrupt: an

@@ -94,8 +94,19 @@ const fs_order_ops_t *fs_order_get(int queue_kind);
 
 /* The run time the scheduler plans with for a job (us): scheduler.runtime
  * oracle -> its true remaining work; user -> its estimate, or, if it has
- * none, its run time (unknown_estimate: oracle) or default_limit. */
-fs_time_t fs_order_plan(const fs_model_t *m, uint32_t slot);
+ * none, its run time (unknown_estimate: oracle) or default_limit.  Inline,
+ * in its users (fs_order_sjf.c's keys, fs_sched.c's backfill): the table of
+ * orders (fs_order.c) calls nothing of the model's. */
+static inline fs_time_t fs_order_plan(const fs_model_t *m, uint32_t slot)
+{
+    const fs_sched_cfg_t *c = &fs_model_config(m)->scheduler;
+    const fs_jobrt_t *j = fs_model_job((fs_model_t *)m, slot);
+    if (c->runtime == FS_RUNTIME_ORACLE)
+        return fs_jobrt_remaining(j);
+    if (j->job.estimate >= 0)
+        return j->job.estimate;
+    return c->unknown_estimate == FS_UNKNOWN_EST_ORACLE ? j->job.duration : c->default_limit;
+}
 
 /* The orders of fs_queues.h's rows. */
 #define ORDER(o) extern const fs_order_ops_t o;

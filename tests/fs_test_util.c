@@ -13,6 +13,7 @@
 
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
+#include "models/fs_policy.h"
 #include "scenarios/fs_scenario.h"
 
 char *fs_test_tmpdir(void)
@@ -175,7 +176,7 @@ int fs_test_alloc_sweep(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
         fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
         rs->n = 0;
         fs_alloc_fail_after(k);
-        int rc = fs_model_create(cfg, src, &sink, &m, &err);
+        int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err);
         if (!rc)
             rc = fs_model_run(m, NULL, NULL, &err);
         fs_alloc_fail_after(0);
@@ -242,7 +243,7 @@ void fs_test_run_src(const fs_config_t *cfg, fs_source_t *src, const fs_sink_t *
     fs_error_t err;
     fs_model_t *m;
     fs_run_totals_t t;
-    if (fs_model_create(cfg, src, sink, &m, &err))
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, sink, &m, &err))
         fail_msg("create: %s", err.msg);
     if (fs_model_run(m, NULL, NULL, &err) || fs_model_finish(m, totals ? totals : &t, &err))
         fail_msg("run: %s", err.msg);
@@ -340,7 +341,8 @@ int fs_test_create(const char *yaml, fs_error_t *err)
     fs_model_t *m;
     if ((rc = fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, err)) == 0) {
         fs_sink_t sink = {0};
-        if ((rc = fs_model_create(&cfg, src, &sink, &m, err)) == 0)
+        if ((rc = fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                  src, &sink, &m, err)) == 0)
             fs_model_destroy(m);
         fs_source_destroy(src);
     }

@@ -21,6 +21,7 @@
 #include "../traces/fs_synth.h"
 
 #include "../models/fs_model.h"
+#include "../models/fs_policy.h"
 #include "../sim/fs_alloc.h"
 #include "fs_test_util.h"
 
@@ -389,7 +390,7 @@ static void xcheck_run(const char *path, const char *const *sets, size_t n_sets)
     xcheck_t x = {0};
     fs_sink_t sink = {.sample = xcheck_sample, .ud = &x};
     fs_model_t *m;
-    if (fs_model_create(&cfg, src, &sink, &m, &err))
+    if (fs_model_create(&cfg, fs_policy_select(&cfg.scheduler), src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
     x.m = m;
     fs_run_totals_t t;

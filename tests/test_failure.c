@@ -31,6 +31,7 @@
 #include "fs_test_util.h"
 #include "analysis/fs_ci.h"
 #include "models/fs_model.h"
+#include "models/fs_policy.h"
 #include "models/fs_xid.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
@@ -109,7 +110,7 @@ static void run(fs_config_t *cfg, uint64_t rep, const fs_job_t *jobs, size_t n, 
     cfg->replication = rep;
     assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = on_job, .sample = on_sample, .failure = on_fail, .ud = r};
-    int rc = fs_model_create(cfg, src, &sink, &m, &err);
+    int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err);
     if (rc)
         fail_msg("model: %s", err.msg);
     rc = fs_model_run(m, NULL, NULL, &err);
@@ -881,7 +882,8 @@ static void test_planned_unit_range(void **s)
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
-    assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), FS_EINVAL);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, NULL, &m, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "failures.planned.0.unit: 4 is out of range"));
     fs_source_destroy(src);
     fs_config_release(&cfg);

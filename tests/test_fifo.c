@@ -15,6 +15,7 @@
 
 #include "fs_test_util.h"
 #include "models/fs_model.h"
+#include "models/fs_policy.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_rng.h"
 #include "traces/fs_memsrc.h"
@@ -56,7 +57,8 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    assert_int_equal(fs_model_create(cfg, src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_create(cfg, fs_policy_select(&cfg->scheduler),
+                                     src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, t, &err), 0);
     fs_test_check_capstates(t);
@@ -190,7 +192,8 @@ static void test_queued_jobs_hold_no_run_record(void **s)
     rs.n = 0;
     fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
     assert_int_equal(fs_memsrc_create(jobs, 3, NULL, 0, NULL, 0, &src, &err), 0);
-    assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     size_t queued = 0, running = 0;
     for (uint32_t i = 0; i < fs_model_slots(m); i++) {
@@ -242,7 +245,8 @@ static void test_job_beyond_packed_record(void **s)
         fs_error_t err;
         fs_sink_t sink = {0};
         assert_int_equal(fs_memsrc_create(jobs, 2, NULL, 0, NULL, 0, &src, &err), 0);
-        assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+        assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                         src, &sink, &m, &err), 0);
         assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ELIMIT);
         assert_non_null(strstr(err.msg, "beyond 16 bits"));
         fs_model_destroy(m);
@@ -282,7 +286,8 @@ static void test_best_effort_equals_full_scan(void **s)
     static fs_test_rows_t big;
     big.n = 0;
     fs_sink_t sink = {.job = fs_test_collect, .ud = &big};
-    assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, &tot, &err), 0);
     fs_test_check_capstates(&tot);

@@ -116,7 +116,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     assert_int_equal(fs_memsrc_create(jobs, n, TN, 4, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(cfg, src, &sink, &m, &err))
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
     void *st = fs_model_policy_state(m);
     fs_kueue_check_every(st, 1);
@@ -344,7 +344,8 @@ static void test_reclaim_returns_quota(void **state)
     fs_model_t *m;
     fs_error_t err;
     assert_int_equal(fs_memsrc_create(jobs, 12, TN, 4, NULL, 0, &src, &err), 0);
-    assert_int_equal(fs_model_create(&k.c, src, NULL, &m, &err), 0);
+    assert_int_equal(fs_model_create(&k.c, fs_policy_select(&k.c.scheduler),
+                                     src, NULL, &m, &err), 0);
     void *st = fs_model_policy_state(m);
     fs_kueue_check_every(st, 1);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
@@ -405,7 +406,8 @@ static void test_tenants(void **state)
         assert_int_equal(fs_memsrc_create(jobs, 3, TN, 4, NULL, 0, &src, &err), 0);
         fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
         rs.n = 0;
-        assert_int_equal(fs_model_create(&k.c, src, &sink, &m, &err), 0);
+        assert_int_equal(fs_model_create(&k.c, fs_policy_select(&k.c.scheduler),
+                                         src, &sink, &m, &err), 0);
         assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ESTUCK);
         assert_non_null(strstr(err.msg, "2 jobs (2, 3)"));
         assert_non_null(strstr(err.msg, "policy 'kueue' never starts it: tenant 'b' has no "
@@ -520,7 +522,7 @@ static void run_ng(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, ngout
     o->seen = 0;
     o->prov10 = 0;
     fs_sink_t sink = {.job = ng_job, .nodegroup = ng_row, .ud = o};
-    if (fs_model_create(cfg, src, &sink, &m, &err))
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
     fs_kueue_check_every(fs_model_policy_state(m), 1);
     if (fs_model_run(m, NULL, NULL, &err))

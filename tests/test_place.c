@@ -27,6 +27,7 @@
 #include "models/fs_catalog.h"
 #include "models/fs_cluster.h"
 #include "models/fs_model.h"
+#include "models/fs_policy.h"
 #include "models/fs_place.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
@@ -1103,7 +1104,8 @@ static void test_model_fractional_and_speed(void **s)
     rs.n = 0;
     fs_sink_t sink = {.job = mcollect, .ud = &rs};
     fs_run_totals_t t;
-    assert_int_equal(fs_model_create(&cfg, src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, &sink, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
     assert_int_equal(fs_model_finish(m, &t, &err), 0);
     fs_test_check_capstates(&t);

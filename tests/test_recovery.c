@@ -167,7 +167,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     assert_int_equal(fs_memsrc_create(jobs, n, NULL, 0, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    int rc = fs_model_create(cfg, src, &sink, &m, &err);
+    int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err);
     if (rc)
         fail_msg("create: %s", err.msg);
     if (o && o->poisson) {
@@ -514,7 +514,7 @@ static void test_mttf_out_of_memory_run(void **st)
         fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
         rs.n = 0;
         fs_alloc_fail_after(k);
-        int rc = fs_model_create(&cfg, src, &sink, &m, &err);
+        int rc = fs_model_create(&cfg, fs_policy_select(&cfg.scheduler), src, &sink, &m, &err);
         if (!rc)
             rc = fs_model_run(m, NULL, NULL, &err);
         fs_run_totals_t t;

@@ -72,7 +72,7 @@ static void run_tn(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, const
                      0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    int rc = fs_model_create(cfg, src, &sink, &m, &err);
+    int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err);
     if (rc)
         fail_msg("create: %s", err.msg);
     int generic = fs_policy_select(&cfg->scheduler) == &fs_policy_sched;
@@ -289,12 +289,14 @@ static void test_las_hand(void **st)
     fs_error_t err;
     cfg.scheduler.tiresias.thresholds = "3600,100";
     assert_int_equal(fs_memsrc_create(jobs, 2, NULL, 0, NULL, 0, &src, &err), 0);
-    assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), FS_EINVAL);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, NULL, &m, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "scheduler.tiresias.thresholds"));
     /* backfill with a preempting order is refused */
     cfg.scheduler.tiresias.thresholds = "3600";
     cfg.scheduler.backfill = FS_BACKFILL_EASY;
-    assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), FS_EINVAL);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, NULL, &m, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "preemption"));
     fs_source_destroy(src);
     assert_int_equal(fs_alloc_live(), live0);
@@ -532,7 +534,7 @@ static void test_slot_bytes(void **st)
         cfg.scheduler.bf.mode = cases[i].bf_slurm ? FS_BF_SLURM : FS_BF_EXACT;
         assert_int_equal(fs_memsrc_create(jobs, 1, NULL, 0, NULL, 0, &src, &err), 0);
         fs_sink_t sink = {0};
-        if (fs_model_create(&cfg, src, &sink, &m, &err))
+        if (fs_model_create(&cfg, fs_policy_select(&cfg.scheduler), src, &sink, &m, &err))
             fail_msg("create: %s", err.msg);
         assert_ptr_equal(fs_policy_select(&cfg.scheduler), &fs_policy_sched);
         size_t b = fs_sched_slot_bytes(fs_model_policy_state(m));

@@ -150,7 +150,7 @@ static uint64_t run_plan(const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
                      0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(cfg, src, &sink, &m, &err))
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
     assert_ptr_equal(fs_policy_select(&cfg->scheduler), &fs_policy_sched);
     fs_sched_set_fast(fs_model_policy_state(m), fast);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fs_test_util.h"
+#include "models/fs_policy.h"
 #include "models/fs_service.h"
 #include "sim/api/fleetsim.h"
 #include "scenarios/fs_scenario.h"
@@ -913,7 +914,8 @@ static void test_config_errors(void **state)
     fs_source_t *src;
     fs_model_t *m;
     assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
-    assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), 0);
+    assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                     src, NULL, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_EINVAL);
     assert_non_null(strstr(err.msg, "req.csv:3: field ContextTokens: expected a token count"));
     fs_model_destroy(m);

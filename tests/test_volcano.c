@@ -97,7 +97,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     assert_int_equal(fs_memsrc_create(jobs, n, tenants, 4, NULL, 0, &src, &err), 0);
     fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
     rs->n = 0;
-    if (fs_model_create(cfg, src, &sink, &m, &err))
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
         fail_msg("create: %s", err.msg);
     assert_ptr_equal(fs_policy_select(&cfg->scheduler), &fs_policy_volcano);
     if (fs_model_run(m, NULL, NULL, &err))
@@ -457,7 +457,8 @@ static void test_mapping_and_errors(void **st)
         fs_error_t err;
         fs_error_clear(&err);
         assert_int_equal(fs_memsrc_create(jobs, 5, tenants, 4, NULL, 0, &src, &err), 0);
-        assert_int_equal(fs_model_create(&cfg, src, NULL, &m, &err), FS_EINVAL);
+        assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
+                                         src, NULL, &m, &err), FS_EINVAL);
         assert_non_null(strstr(err.msg, "'x' is given twice"));
         fs_source_destroy(src);
         fs_config_release(&cfg);

@@ -5,6 +5,7 @@
 #include "../../models/fs_cost.h"
 #include "../../models/fs_kueue.h"
 #include "../../models/fs_model.h"
+#include "../../models/fs_policy.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
@@ -318,7 +319,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         if (cfg->services.requests)
             sink.request = sink_request;
     }
-    if ((rc = fs_model_create(cfg, src, &sink, &model, err)))
+    if ((rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};
     rc = fs_model_run(model, opts->interrupt, opts->progress || opts->on_progress ? &prog : NULL,

@@ -93,7 +93,7 @@ static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *
     fs_error_t err;
     fs_error_clear(&err);
     if (fs_memsrc_create(jobs, n, tenants, n_tenants, NULL, 0, &src, &err) ||
-        fs_model_create(cfg, src, NULL, &m, &err)) {
+        fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, NULL, &m, &err)) {
         fprintf(stderr, "fleetsim bench: %s\n", err.msg);
         return 1;
     }
