@@ -67,6 +67,18 @@ struct fs_placer {
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
+/* The speed rules (cluster.speed, cluster.speed_catalog), shared by the
+ * placer's tables and fs_speed_factor. */
+static int speed_row_matches(const fs_speed_cfg_t *row, const fs_pool_t *pool)
+{
+    return row->gpu && (strcasecmp(row->gpu, pool->gpu) == 0 || strcasecmp(row->gpu, pool->name) == 0);
+}
+
+static double speed_default(const fs_cluster_cfg_t *cc, int cat)
+{
+    return cc && cc->speed_catalog && cat >= 0 ? fs_catalog_get((size_t)cat)->speed : 1.0;
+}
+
 int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
                      const fs_cluster_cfg_t *cc, uint64_t seed, uint64_t replication,
                      fs_placer_t **out, fs_error_t *err)
@@ -90,7 +102,7 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
         goto nomem;
     for (uint32_t i = 0; i < c->n_pools; i++) {
         int cat = c->pools[i].catalog;
-        pl->speed_default[i] = cc && cc->speed_catalog && cat >= 0 ? fs_catalog_get((size_t)cat)->speed : 1.0;
+        pl->speed_default[i] = speed_default(cc, cat);
     }
     if (cc && cc->n_speed) {
         pl->speed_rows = fs_calloc(cc->n_speed, sizeof *pl->speed_rows);
@@ -104,9 +116,7 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
             pl->speed_rows[i] = cc->speed[i];
             pl->speed_rows[i].gpu = NULL;
             for (uint32_t p = 0; p < c->n_pools; p++)
-                pl->speed_pool[i * c->n_pools + p] =
-                    cc->speed[i].gpu && (strcasecmp(cc->speed[i].gpu, c->pools[p].gpu) == 0 ||
-                                         strcasecmp(cc->speed[i].gpu, c->pools[p].name) == 0);
+                pl->speed_pool[i * c->n_pools + p] = speed_row_matches(&cc->speed[i], &c->pools[p]);
         }
     }
     pl->st = fs_malloc(sizeof *pl->st);
@@ -163,6 +173,14 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
     pl->wmem = w_mem;
 }
 uint64_t fs_placer_total_weight(const fs_placer_t *pl) { return (uint64_t)pl->wtot; }
+
+double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32_t pool, int32_t cls)
+{
+    for (size_t i = 0; cc && i < cc->n_speed; i++)
+        if ((int64_t)cc->speed[i].job_class == cls && speed_row_matches(&cc->speed[i], &c->pools[pool]))
+            return cc->speed[i].factor;
+    return speed_default(cc, c->pools[pool].catalog);
+}
 
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls)
 {

@@ -99,6 +99,9 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
 
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);
+/* The same factor from the cluster and its configuration alone, without a
+ * placer (the plugin host's speed, models/fs_plugin.c); cc may be NULL. */
+double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32_t pool, int32_t cls);
 
 /* FGD node fragmentation F_n under the shapes observed so far, in milli-GPU
  * x weight (divide by the total weight for expected milli-GPUs). */
