@@ -31,6 +31,9 @@ class FleetsimError(RuntimeError):
         super().__init__(message)
         self.status = status
 
+    def __reduce__(self):   # pickled back from an isolated run's child
+        return (FleetsimError, (self.status, str(self)))
+
 
 _PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
                              ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)
