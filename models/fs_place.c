@@ -866,6 +866,46 @@ static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t
     return 0;
 }
 
+/* ---- a node pin (fs_placer_pin) ----------------------------------------------------- */
+
+static _Thread_local const fs_place_pin_t *pin_bound;
+
+const fs_place_pin_t *fs_placer_pin(const fs_place_pin_t *pin)
+{
+    const fs_place_pin_t *prev = pin_bound;
+    pin_bound = pin;
+    return prev;
+}
+
+/* q on the first pinned node of the pools (NULL: all) where it fits; a
+ * share goes to the fullest open shared GPU that holds it, else a new one
+ * (bin packing, as best_fit).  1, 0 or FS_ENOMEM. */
+static int place_pinned(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t np,
+                        const fs_podreq_t *q, fs_placement_t *out)
+{
+    const fs_place_pin_t *pin = pin_bound;
+    for (size_t i = 0; i < pin->n; i++) {
+        uint32_t v = pin->nodes[i];
+        if (v >= c->n_nodes)
+            continue;
+        uint32_t p = c->node_pool[v];
+        int allowed = !pools;
+        for (size_t k = 0; pools && k < np && !allowed; k++)
+            allowed = pools[k] == p;
+        if (!allowed || q->g > c->pools[p].gpn || !fs_cluster_node_fits_pod(c, v, q))
+            continue;
+        int slot = -1;
+        if (q->g == 1 && q->milli < WHOLE) {
+            node_state(c, v, pl->st);
+            int s = shared_pick(pl->st, q->milli, 0, NULL);
+            slot = s >= 0 ? pl->st->slot[s] : -1;
+        }
+        return fs_cluster_take_pod(c, v, q, slot, out);
+    }
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+
 /* ---- entry ------------------------------------------------------------------------- */
 
 int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
@@ -876,6 +916,8 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
         milli = WHOLE;
     int kind = pl->kind;
     fs_podreq_t q = {g, milli, 0, 0};
+    if (pin_bound)
+        return place_pinned(pl, c, pools, np, &q, out);
     if (kind == FS_PLACE_BEST_FIT || kind == FS_PLACE_SPREAD || kind == FS_PLACE_FGD ||
         kind == FS_PLACE_RANDOM || kind == FS_PLACE_ATC_BEST_FIT || kind == FS_PLACE_GPU_PACKING) {
         int rc = g > 0 && pod_path(pl, c, pools, np, &q) ? place_pod(pl, c, pools, np, &q, out)
@@ -928,6 +970,8 @@ int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
     fs_podreq_t r = *q;
     if (r.milli > WHOLE)
         r.milli = WHOLE;
+    if (pin_bound)
+        return place_pinned(pl, c, pools, np, &r, out);
     if (!pod_path(pl, c, pools, np, &r))
         return fs_placer_place_node(pl, c, pools, n_pools, r.g, r.milli, out);
     return place_pod(pl, c, pools, np, &r, out);

@@ -133,10 +133,31 @@ static int h_pool(void *sim, uint32_t i, fleetsim_pool_info *out)
     if (!pl->m || !out || i >= fs_model_cluster(pl->m)->n_pools)
         return -1;
     const fs_pool_t *p = &fs_model_cluster(pl->m)->pools[i];
-    *out = (fleetsim_pool_info){.name = p->name, .gpu = p->gpu, .nodes = p->n_nodes,
+    *out = (fleetsim_pool_info){.name = p->name, .gpu = p->gpu, .first_node = p->first_node,
+                                .nodes = p->n_nodes,
                                 .gpus_per_node = p->gpn, .gpus_free = p->gpus_free,
                                 .gpus_up = p->gpus_up};
     return 0;
+}
+
+/* Is handle a waiting job of the run? */
+static int waiting(const plug_t *pl, uint32_t handle)
+{
+    return pl->m && handle < fs_model_slots(pl->m) &&
+           fs_model_job(pl->m, handle)->state == FS_JOBRT_QUEUED;
+}
+
+/* Appends pool p to pl->pools (k of them so far) if the job may use it
+ * and it is not there yet. */
+static void pool_add(plug_t *pl, const uint32_t *allowed, size_t n_allowed, uint32_t p, size_t *k)
+{
+    int ok = !allowed;
+    for (size_t a = 0; allowed && a < n_allowed && !ok; a++)
+        ok = allowed[a] == p;
+    for (size_t d = 0; d < *k && ok; d++)
+        ok = pl->pools[d] != p;
+    if (ok)
+        pl->pools[(*k)++] = p;
 }
 
 /* ABI 3: start in the asked pools that the job may use (its GPU type's
@@ -144,8 +165,7 @@ static int h_pool(void *sim, uint32_t i, fleetsim_pool_info *out)
 static int h_start_in(void *sim, uint32_t handle, const uint32_t *pools, size_t n)
 {
     plug_t *pl = sim;
-    if (!pl->m || handle >= fs_model_slots(pl->m) ||
-        fs_model_job(pl->m, handle)->state != FS_JOBRT_QUEUED || (n && !pools))
+    if (!waiting(pl, handle) || (n && !pools))
         return FS_EINVAL;
     uint32_t n_all = fs_model_cluster(pl->m)->n_pools;
     for (size_t i = 0; i < n; i++)
@@ -156,16 +176,51 @@ static int h_start_in(void *sim, uint32_t handle, const uint32_t *pools, size_t 
     if (fs_grow((void **)&pl->pools, &pl->cap_pools, n ? n : 1, sizeof *pl->pools))
         return FS_ENOMEM;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        int ok = !allowed;
-        for (size_t a = 0; allowed && a < n_allowed && !ok; a++)
-            ok = allowed[a] == pools[i];
-        for (size_t d = 0; d < k && ok; d++)
-            ok = pl->pools[d] != pools[i];
-        if (ok)
-            pl->pools[k++] = pools[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        pool_add(pl, allowed, n_allowed, pools[i], &k);
     return fs_model_start_in(pl->m, handle, pl->pools, k);
+}
+
+/* ABI 3: start on the first of the given nodes where the job fits: the
+ * model starts it in those nodes' pools while a node pin
+ * (fs_placer_pin) makes the placer take the first node that fits. */
+static int h_place(void *sim, uint32_t handle, const uint32_t *nodes, size_t n)
+{
+    plug_t *pl = sim;
+    if (!waiting(pl, handle) || (n && !nodes))
+        return FS_EINVAL;
+    const fs_cluster_t *c = fs_model_cluster(pl->m);
+    const fs_jobrt_t *j = fs_model_job(pl->m, handle);
+    if (j->job.mig)
+        return FS_EINVAL;   /* MIG pods are placed by profile: start or start_in */
+    int one_fits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i] >= c->n_nodes)
+            return FS_EINVAL;
+        one_fits |= j->job.gpus <= c->pools[c->node_pool[nodes[i]]].gpn;
+    }
+    if (n && !one_fits)
+        return FS_EINVAL;   /* larger than every node given: a gang, start_in places it */
+    const uint32_t *allowed;
+    size_t n_allowed = fs_model_job_pools(pl->m, handle, &allowed);
+    if (fs_grow((void **)&pl->pools, &pl->cap_pools, n ? n : 1, sizeof *pl->pools))
+        return FS_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        pool_add(pl, allowed, n_allowed, c->node_pool[nodes[i]], &k);
+    fs_place_pin_t pin = {.nodes = nodes, .n = n};
+    const fs_place_pin_t *prev = fs_placer_pin(&pin);
+    int rc = fs_model_start_in(pl->m, handle, pl->pools, k);
+    fs_placer_pin(prev);
+    return rc;
+}
+
+static int64_t h_node_free(void *sim, uint32_t node)
+{
+    const plug_t *pl = sim;
+    if (!pl->m || node >= fs_model_cluster(pl->m)->n_nodes || !fs_model_node_in_service(pl->m, node))
+        return -1;
+    return fs_model_cluster(pl->m)->node_free[node];
 }
 
 static void plug_free(plug_t *pl)
@@ -250,6 +305,8 @@ static int plug_open(const fs_sched_cfg_t *cfg, fs_model_t *m, plug_t **out, cha
         pl->host.pools = h_pools;
         pl->host.pool = h_pool;
         pl->host.start_in = h_start_in;
+        pl->host.place = h_place;
+        pl->host.node_free = h_node_free;
     }
     char msg[512] = "";
     if (p->create(&pl->host, (const char *const *)cfg->plugin_opt_keys,

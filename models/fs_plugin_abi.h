@@ -22,8 +22,9 @@
  * everything else.  It links against nothing of fleetsim: the host's calls
  * come in the table given to create.
  * ABI 2 adds preemption and timers (the fields marked "ABI 2" below), ABI 3
- * the GPU types: a job's speed on each, the pools, and starting a job in
- * pools the plugin chooses (the fields marked "ABI 3").  A plugin built for
+ * the GPU types and placement: a job's speed on each type, the pools and
+ * nodes, and starting a job in pools or on nodes the plugin chooses (the
+ * fields marked "ABI 3").  A plugin built for
  * an older ABI still loads and is given the host of its own ABI. */
 #define FLEETSIM_POLICY_ABI 3
 /* The oldest ABI this header's host still loads. */
@@ -41,10 +42,12 @@ typedef struct fleetsim_job_info {
 } fleetsim_job_info;
 
 /* ABI 3: one pool of the cluster (cluster.pools, in order; index 0 ..
- * pools() - 1).  The strings live as long as the run. */
+ * pools() - 1).  The strings live as long as the run.  Its nodes are the
+ * global node ids first_node .. first_node + nodes - 1 (pools in order). */
 typedef struct fleetsim_pool_info {
     const char *name;       /* the pool's name */
     const char *gpu;        /* its GPU model (catalog name) */
+    uint32_t first_node;
     uint32_t nodes, gpus_per_node;
     uint64_t gpus_free;     /* whole GPUs free now, on nodes in service */
     uint64_t gpus_up;       /* whole GPUs in service */
@@ -88,6 +91,16 @@ typedef struct fleetsim_host {
      * type's, a cloud-burst rule) are skipped.  1 started, 0 it does not
      * fit there now, < 0 an error (not a waiting job, a bad pool index). */
     int (*start_in)(void *sim, uint32_t handle, const uint32_t *pools, size_t n_pools);
+    /* ABI 3.  Starts a waiting job on the first of the given nodes (global
+     * node ids, in the order given) where it fits now on that one node
+     * (shared GPUs: the fullest open one that holds it); nodes of pools the
+     * job may not use are skipped.  1 started, 0 it fits on none of them
+     * now, < 0 an error (not a waiting job, a bad node id, a MIG pod, a job
+     * larger than every node given: use start_in). */
+    int (*place)(void *sim, uint32_t handle, const uint32_t *nodes, size_t n_nodes);
+    /* ABI 3.  Whole GPUs free on a node now; -1: no such node, or it is out
+     * of service. */
+    int64_t (*node_free)(void *sim, uint32_t node);
 } fleetsim_host;
 
 typedef struct fleetsim_policy {

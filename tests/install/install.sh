@@ -154,21 +154,23 @@ cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) 
 
 # 3e. the example plugins are installed with a Makefile that builds them out
 #     of tree; the ABI 3 one (plugin_speed.c) chooses each job's GPU type by
-#     its speed (cluster.speed) and starts it there (start_in).  Two pools:
-#     A100 (8 GPUs, pool 0) and H100 (2 GPUs, pool 1), jobs of class 0 run
-#     twice as fast on H100; six 1-GPU jobs of 1 h at time 0.
+#     its speed (cluster.speed) and starts it there (start_in), or on the
+#     nodes it chooses (place).  Two pools: A100 (node 0, 8 GPUs, pool 0) and
+#     H100 (nodes 1 and 2, one GPU each, pool 1), jobs of class 0 run twice as
+#     fast on H100; six 1-GPU jobs of 1 h at time 0.
 mkdir ex && (cd ex && make -s -f "$P/share/fleetsim/examples/plugins/Makefile" CFLAGS="-std=c17 -O2 -Wall -Wextra -Werror") > ex.log 2>&1 &&
     [ -e ex/plugin_fifo.so ] && [ -e ex/plugin_srtf.so ] && [ -e ex/plugin_speed.so ] ||
     bad "the installed example plugins do not build: $(cat ex.log)"
 printf 'id,submit,gpus,duration\n1,0,1,3600\n2,0,1,3600\n3,0,1,3600\n4,0,1,3600\n5,0,1,3600\n6,0,1,3600\n' > sp.csv
 speed_run() {  # NAME OPTIONS -> NAME.h5
-    printf 'name: sp\nhorizon: 1d\ncluster:\n  pools: [{name: a, gpu: A100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: H100, nodes: 1, gpus_per_node: 2}]\n  speed: [{class: 0, gpu: H100, factor: 2}]\nworkload: {trace: {path: sp.csv}}\nscheduler:\n  plugin: {path: %s, options: %s}\n' "$WORK/ex/plugin_speed.so" "$2" > "$1.yaml"
+    printf 'name: sp\nhorizon: 1d\ncluster:\n  pools: [{name: a, gpu: A100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: H100, nodes: 2, gpus_per_node: 1}]\n  speed: [{class: 0, gpu: H100, factor: 2}]\nworkload: {trace: {path: sp.csv}}\noutput: {gpu_intervals: true}\nscheduler:\n  plugin: {path: %s, options: %s}\n' "$WORK/ex/plugin_speed.so" "$2" > "$1.yaml"
     "$FLEETSIM" run "$1.yaml" -o "$1.h5" -q 2> "$1.err" || bad "speed plugin ($2): $(cat "$1.err")"
 }
 speed_run sp-wait "{prefer: fastest, wait: 'true'}"
 speed_run sp-spill "{prefer: fastest, wait: 'false'}"
 speed_run sp-slow "{prefer: slowest, wait: 'true'}"
-/usr/bin/python3 - sp-wait.h5 sp-spill.h5 sp-slow.h5 <<'EOF' || bad "the speed plugin (ABI 3) placed or timed jobs otherwise than computed by hand"
+speed_run sp-last "{prefer: fastest, wait: 'true', nodes: last}"
+/usr/bin/python3 - sp-wait.h5 sp-spill.h5 sp-slow.h5 sp-last.h5 <<'EOF' || bad "the speed plugin (ABI 3) placed or timed jobs otherwise than computed by hand"
 import sys, h5py, numpy as np
 def jobs(p):
     j = np.sort(h5py.File(p, "r")["jobs"][:], order="id")
@@ -179,6 +181,14 @@ assert jobs(sys.argv[1]) == ([1] * 6, [0, 0, 1800, 1800, 3600, 3600], [1800] * 6
 assert jobs(sys.argv[2]) == ([1, 1, 0, 0, 0, 0], [0] * 6, [1800, 1800] + [3600] * 4), jobs(sys.argv[2])
 # the slowest type: all on A100 at once
 assert jobs(sys.argv[3]) == ([0] * 6, [0] * 6, [3600] * 6), jobs(sys.argv[3])
+# place: the same times, each start on the last H100 node with room (2, then 1);
+# the placement (pack) takes node 1 first
+def nodes(p):
+    g = np.sort(h5py.File(p, "r")["gpu_intervals"][:], order=["job", "start"])
+    return list(g["node"])
+assert jobs(sys.argv[4]) == jobs(sys.argv[1]), jobs(sys.argv[4])
+assert nodes(sys.argv[4]) == [2, 1, 2, 1, 2, 1], nodes(sys.argv[4])
+assert nodes(sys.argv[1]) == [1, 2, 1, 2, 1, 2], nodes(sys.argv[1])
 EOF
 
 # 4. the Python package, imported from the installed prefix

@@ -1,12 +1,16 @@
 /* A scheduling policy that chooses the GPU type of every start, as a fleetsim
  * plugin of ABI 3 (docs/plugins.md): first come first served (best effort),
  * and each job goes to the pools of the GPU model on which it runs fastest
- * (host->speed: cluster.speed's factor for its class), through host->start_in.
+ * (host->speed: cluster.speed's factor for its class), through host->start_in
+ * (scheduler.placement picks the nodes) or host->place (the plugin does).
  * Options:
  *   prefer: fastest | slowest   the GPU type to choose (default fastest)
  *   wait: true | false          true: a job waits for its chosen type; false
  *                               (default): it takes the next type in that
  *                               order when the chosen one is full
+ *   nodes: placement | last     placement (default): start_in; last: place,
+ *                               on the highest-numbered node of the type
+ *                               with room (host->node_free tells which)
  * tests/install/install.sh builds it from the installed fleetsim.h and checks
  * every job's pool and run time against a hand computation. */
 #include <fleetsim.h>
@@ -17,7 +21,9 @@
 
 typedef struct speedy {
     const fleetsim_host *host;
-    int slowest, wait;
+    int slowest, wait, last;
+    uint32_t *nodes;        /* place: the nodes of one type, last first */
+    size_t cap_nodes;
     uint32_t *q;            /* waiting handles, in arrival order */
     size_t n, cap;
     uint32_t *order;        /* pools, best type first (scratch of a pass) */
@@ -40,10 +46,12 @@ static int create(const fleetsim_host *host, const char *const *keys, const char
             s->slowest = strcmp(v, "slowest") == 0;
         } else if (strcmp(k, "wait") == 0 && (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)) {
             s->wait = strcmp(v, "true") == 0;
+        } else if (strcmp(k, "nodes") == 0 && (strcmp(v, "placement") == 0 || strcmp(v, "last") == 0)) {
+            s->last = strcmp(v, "last") == 0;
         } else {
             free(s);
             return snprintf(err, errlen, "unknown option %s: %s (prefer: fastest|slowest, "
-                            "wait: true|false)", k, v), 1;
+                            "wait: true|false, nodes: placement|last)", k, v), 1;
         }
     }
     *state = s;
@@ -56,7 +64,40 @@ static void destroy(void *state)
     free(s->q);
     free(s->order);
     free(s->speed);
+    free(s->nodes);
     free(s);
+}
+
+/* place: job h on the highest-numbered node with room among the pools
+ * pools[0 .. n-1] (one GPU type).  1, 0 or < 0. */
+static int place_last(speedy_t *s, uint32_t h, const uint32_t *pools, uint32_t n)
+{
+    const fleetsim_host *host = s->host;
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        fleetsim_pool_info info;
+        if (host->pool(host->sim, pools[i], &info) != 0)
+            return -1;
+        if (k + info.nodes > s->cap_nodes) {
+            size_t cap = 2 * (k + info.nodes);
+            uint32_t *v = realloc(s->nodes, cap * sizeof *v);
+            if (!v)
+                return -1;
+            s->nodes = v;
+            s->cap_nodes = cap;
+        }
+        for (uint32_t d = info.nodes; d-- > 0;)
+            if (host->node_free(host->sim, info.first_node + d) > 0)
+                s->nodes[k++] = info.first_node + d;
+    }
+    /* highest id first across the pools */
+    for (size_t a = 1; a < k; a++)
+        for (size_t b = a; b > 0 && s->nodes[b - 1] < s->nodes[b]; b--) {
+            uint32_t t = s->nodes[b];
+            s->nodes[b] = s->nodes[b - 1];
+            s->nodes[b - 1] = t;
+        }
+    return k ? host->place(host->sim, h, s->nodes, k) : 0;
 }
 
 static int enqueue(void *state, uint32_t handle)
@@ -99,7 +140,8 @@ static int start_best(speedy_t *s, uint32_t h)
         uint32_t b = a + 1;
         while (b < s->n_pools && s->speed[s->order[b]] == s->speed[s->order[a]])
             b++;
-        int rc = host->start_in(host->sim, h, s->order + a, b - a);
+        int rc = s->last ? place_last(s, h, s->order + a, b - a)
+                         : host->start_in(host->sim, h, s->order + a, b - a);
         if (rc != 0 || s->wait)
             return rc;
         a = b;

@@ -468,8 +468,13 @@ def test_isolated_run_equals_and_survives_crashes(tmp_path):
 
 class FastestType(fleetsim.Policy):
     """ABI 3 from Python: FIFO, each job on the GPU type where it runs fastest
-    (host.speed), started there with host.start_in; waits for that type."""
+    (host.speed), started there with host.start_in (or with last=True, with
+    host.place on the highest-numbered node of the type with room); waits
+    for that type."""
     name = "fastest-type"
+
+    def __init__(self, last=False):
+        self.last = last
 
     def create(self, host, options):
         self.host = host
@@ -487,7 +492,14 @@ class FastestType(fleetsim.Policy):
             self.seen.append(speed)
             assert self.host.speed(h, "no-such-gpu") is None
             best = max(speed.values())
-            if not self.host.start_in(h, [p.index for p in pools if speed[p.gpu] == best]):
+            chosen = [p for p in pools if speed[p.gpu] == best]
+            if self.last:
+                nodes = sorted((v for p in chosen for v in range(p.first_node, p.first_node + p.nodes)
+                                if self.host.node_free(v)), reverse=True)
+                started = nodes and self.host.place(h, nodes)
+            else:
+                started = self.host.start_in(h, [p.index for p in chosen])
+            if not started:
                 keep.append(h)
         self.q = keep
 
@@ -499,9 +511,9 @@ def test_abi3_policy_speed_and_placement(tmp_path):
     (tmp_path / "sp.csv").write_text("id,submit,gpus,duration\n" +
                                      "".join("%d,0,1,3600\n" % i for i in range(1, 7)))
     yaml = ("name: sp\nhorizon: 1d\ncluster:\n  pools: [{name: a, gpu: A100, nodes: 1, "
-            "gpus_per_node: 8}, {name: h, gpu: H100, nodes: 1, gpus_per_node: 2}]\n"
+            "gpus_per_node: 8}, {name: h, gpu: H100, nodes: 2, gpus_per_node: 1}]\n"
             "  speed: [{class: 0, gpu: H100, factor: 2}]\nworkload: {trace: {path: %s}}\n"
-            % (tmp_path / "sp.csv"))
+            "output: {gpu_intervals: true}\n" % (tmp_path / "sp.csv"))
     p = FastestType()
     j = fleetsim.run(yaml, policy=p).jobs().sort_values("id")
     assert p.seen[0] == {"A100": 1.0, "H100": 2.0}
@@ -512,3 +524,14 @@ def test_abi3_policy_speed_and_placement(tmp_path):
     # the built-in FIFO puts them all on the first pool, at speed 1
     b = fleetsim.run(yaml).jobs()
     assert list(b["pool"]) == [0] * 6 and list(b["run"]) == [3600] * 6
+    # place: the same times, on the last H100 node with room (2, then 1)
+    r = fleetsim.run(yaml, policy=FastestType(last=True))
+    assert r.jobs().sort_values("id")[["pool", "start", "run"]].equals(j[["pool", "start", "run"]])
+    g = r["gpu_intervals"].sort_values(["job", "start"])
+    assert list(g["node"]) == [2, 1, 2, 1, 2, 1]
+    with pytest.raises(ValueError):         # a node id out of range is refused
+
+        class BadNode(FastestType):
+            def schedule(self):
+                self.host.place(self.q[0], [99])
+        fleetsim.run(yaml, policy=BadNode())

@@ -40,11 +40,12 @@ class JobInfo(ctypes.Structure):
 
 class _PoolInfo(ctypes.Structure):
     """fleetsim_pool_info (ABI 3)."""
-    _fields_ = [("name", ctypes.c_char_p), ("gpu", ctypes.c_char_p), ("nodes", _u32),
-                ("gpus_per_node", _u32), ("gpus_free", _u64), ("gpus_up", _u64)]
+    _fields_ = [("name", ctypes.c_char_p), ("gpu", ctypes.c_char_p), ("first_node", _u32),
+                ("nodes", _u32), ("gpus_per_node", _u32), ("gpus_free", _u64), ("gpus_up", _u64)]
 
 
-PoolInfo = collections.namedtuple("PoolInfo", "index name gpu nodes gpus_per_node gpus_free gpus_up")
+PoolInfo = collections.namedtuple("PoolInfo", "index name gpu first_node nodes gpus_per_node "
+                                  "gpus_free gpus_up")
 
 _NOW = ctypes.CFUNCTYPE(_dbl, _vp)
 _JOB = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(JobInfo))
@@ -57,13 +58,14 @@ _SPEED = ctypes.CFUNCTYPE(_dbl, _vp, _u32, ctypes.c_char_p)
 _NPOOLS = ctypes.CFUNCTYPE(_u32, _vp)
 _POOL = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(_PoolInfo))
 _START_IN = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(_u32), ctypes.c_size_t)
+_NODE_FREE = ctypes.CFUNCTYPE(ctypes.c_int64, _vp, _u32)
 
 
 class _Host(ctypes.Structure):
     _fields_ = [("abi", _u32), ("sim", _vp), ("now", _NOW), ("job", _JOB), ("start", _START),
                 ("free_gpus", _COUNT), ("preempt", _START), ("timer", _SET_TIMER),
                 ("gpus_up", _COUNT), ("speed", _SPEED), ("pools", _NPOOLS), ("pool", _POOL),
-                ("start_in", _START_IN)]
+                ("start_in", _START_IN), ("place", _START_IN), ("node_free", _NODE_FREE)]
 
 
 _CREATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Host), ctypes.POINTER(ctypes.c_char_p),
@@ -138,8 +140,8 @@ class Host:
         info = _PoolInfo()
         for i in range(self._h.pools(self._sim)):
             if self._h.pool(self._sim, i, ctypes.byref(info)) == 0:
-                out.append(PoolInfo(i, info.name.decode(), info.gpu.decode(), info.nodes,
-                                    info.gpus_per_node, info.gpus_free, info.gpus_up))
+                out.append(PoolInfo(i, info.name.decode(), info.gpu.decode(), info.first_node,
+                                    info.nodes, info.gpus_per_node, info.gpus_free, info.gpus_up))
         return out
 
     def start_in(self, handle, pools):
@@ -153,6 +155,24 @@ class Host:
             raise ValueError("start_in(%d, %r) refused (code %d): not a waiting job, or a pool "
                              "index out of range" % (handle, idx, rc))
         return rc
+
+    def place(self, handle, nodes):
+        """Starts a waiting job on the first of the given nodes (global ids:
+        a pool's first_node + i) where it fits now on that node: 1 started,
+        0 it fits on none of them now."""
+        idx = [int(v) for v in nodes]
+        arr = (_u32 * max(len(idx), 1))(*idx)
+        rc = self._h.place(self._sim, handle, arr, len(idx))
+        if rc < 0:
+            raise ValueError("place(%d, %r) refused (code %d): not a waiting job, a node id out "
+                             "of range, a MIG pod or a job larger than every node given"
+                             % (handle, idx, rc))
+        return rc
+
+    def node_free(self, node):
+        """Whole GPUs free on a node now; None if it is out of service (or no such node)."""
+        v = self._h.node_free(self._sim, int(node))
+        return None if v < 0 else v
 
 
 class Policy:
