@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -355,6 +356,12 @@ static int check_here(const fs_config_t *cfg, char *key, size_t keylen, fs_error
     return rc;
 }
 
+/* How long the parent waits for the child's answer (ms).  A child that
+ * does not answer in time (a lock another thread of the parent held at the
+ * fork, a create that takes that long) is killed and the check is made here
+ * instead, as without fork. */
+#define PROBE_WAIT_MS 60000
+
 /* A shared object is checked in a forked child (dlopen, the entry, the
  * table, create and destroy): C cannot check a wild pointer a plugin hands
  * back, so a plugin that crashes while loading crashes the child, and the
@@ -394,7 +401,16 @@ static int check_forked(const fs_config_t *cfg, char *key, size_t keylen, fs_err
     close(fd[1]);
     probe_msg_t a;
     size_t got = 0;
+    int late = 0;
     while (got < sizeof a) {
+        struct pollfd pf = {.fd = fd[0], .events = POLLIN};
+        int pr = poll(&pf, 1, PROBE_WAIT_MS);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0) {
+            late = 1;
+            break;
+        }
         ssize_t r = read(fd[0], (char *)&a + got, sizeof a - got);
         if (r < 0 && errno == EINTR)
             continue;
@@ -403,9 +419,13 @@ static int check_forked(const fs_config_t *cfg, char *key, size_t keylen, fs_err
         got += (size_t)r;
     }
     close(fd[0]);
+    if (late)
+        kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    if (late)
+        return check_here(cfg, key, keylen, err);
     if (key && keylen)
         snprintf(key, keylen, "scheduler.plugin.path");
     const char *path = cfg->scheduler.plugin_path;
