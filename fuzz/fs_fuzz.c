@@ -22,6 +22,8 @@
 #include "../scenarios/fs_units.h"
 #include "../sim/fs_alloc.h"
 #include "../traces/fs_trace.h"
+#include "../traces/fs_reqtrace.h"
+#include "../scenarios/fs_kueue_yaml.h"
 
 #define FUZZ_BATCH 7   /* small on purpose: many batch boundaries */
 
@@ -341,8 +343,102 @@ int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size)
     return 0;
 }
 
+/* ---- request traces ------------------------------------------------------ */
+
+#define REQ_MAX 100000      /* requests read per pass (an input holds fewer rows) */
+
+/* Reads a request trace to its end (repeat 0) or for 2 periods plus a row
+ * (repeat 1); returns the rows of one pass, or -1 when it failed. */
+static long req_drain(const char *path, int repeat, long rows_once)
+{
+    fs_reqtrace_t *t = NULL;
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = fs_reqtrace_open(path, repeat, &t, &err);
+    if (rc) {
+        check_error(rc, &err, "request trace open");
+        if (t)
+            fuzz_bug("request trace: open failed but returned a reader");
+        return -1;
+    }
+    long n = 0, limit = repeat ? 2 * rows_once + 1 : REQ_MAX;
+    fs_time_t last = 0;
+    fs_request_t r;
+    for (; n < limit; n++) {
+        fs_error_clear(&err);
+        rc = fs_reqtrace_next(t, &r, &err);
+        if (rc == 0)
+            break;
+        if (rc != 1) {
+            check_error(rc, &err, "request trace next");
+            n = -1;
+            break;
+        }
+        if (r.at < 0 || r.at < last)
+            fuzz_bug("request trace: request %ld at %lld us, after %lld", n, (long long)r.at,
+                     (long long)last);
+        if (r.output < 1)
+            fuzz_bug("request trace: request %ld generates %u tokens", n, r.output);
+        last = r.at;
+    }
+    if (repeat && n >= 0 && n < limit)
+        fuzz_bug("request trace: repeat ended after %ld requests (%ld per pass)", n, rows_once);
+    fs_reqtrace_close(t);
+    return n;
+}
+
+int fs_fuzz_reqtrace(const uint8_t *data, size_t size)
+{
+    int64_t live0 = fs_alloc_live();
+    char path[64];
+    int fd = input_file(data, size, path, sizeof path);
+    if (fd < 0)
+        return 0;
+    long rows = req_drain(path, 0, 0);
+    check_no_leak(live0, "request trace");
+    if (rows > 0 && rows < REQ_MAX) {   /* a whole file read: repeated, it goes on */
+        req_drain(path, 1, rows);
+        check_no_leak(live0, "request trace (repeat)");
+    }
+    close(fd);
+    return 0;
+}
+
+/* ---- Kueue manifests --------------------------------------------------------- */
+
+int fs_fuzz_kueue(const uint8_t *data, size_t size)
+{
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[2] = {{.name = "a", .gpu = "A100"}, {.name = "h", .gpu = "H100"}};
+    fs_cluster_cfg_t cl = {.pools = pools, .n_pools = 2};
+    for (int with_cluster = 0; with_cluster < 2; with_cluster++) {
+        fs_config_t c;
+        memset(&c, 0, sizeof c);
+        fs_error_t err;
+        fs_error_clear(&err);
+        int rc = fs_kueue_manifest_parse_for("m.yaml", (const char *)data, size,
+                                             with_cluster ? &cl : NULL, &c.scheduler.kueue, &err);
+        if (rc) {
+            check_error(rc, &err, "kueue manifest");
+        } else if (with_cluster) {  /* and the checks of the whole block */
+            char kpath[200];
+            fs_error_clear(&err);
+            rc = fs_kueue_cfg_resolve(&c.scheduler.kueue, &cl, kpath, sizeof kpath, &err);
+            if (rc)
+                check_error(rc, &err, "kueue resolve");
+        }
+        fs_config_release(&c);   /* the key table frees what the manifest added */
+        check_no_leak(live0, "kueue manifest");
+    }
+    return 0;
+}
+
 int fs_fuzz_run(const char *target, const uint8_t *data, size_t size)
 {
+    if (strcmp(target, "reqtrace") == 0)
+        return fs_fuzz_reqtrace(data, size);
+    if (strcmp(target, "kueue") == 0)
+        return fs_fuzz_kueue(data, size);
     if (strcmp(target, "scenario") == 0)
         return fs_fuzz_scenario(data, size);
     if (strcmp(target, "units") == 0)

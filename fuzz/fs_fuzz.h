@@ -13,7 +13,8 @@
  * are caught by ASan/UBSan around it.
  *
  * Target names (also the folders of tests/data/fuzz-regressions/ and of
- * the corpora): "scenario", "units", and "trace-FORMAT" for every format in
+ * the corpora): "scenario", "units", "reqtrace" (request traces), "kueue"
+ * (Kueue manifests), and "trace-FORMAT" for every format in
  * traces/fs_trace.c's table (fs_fuzz_run dispatches on the name, so a new
  * reader is fuzzed and replayed without any code here).
  */
@@ -36,6 +37,16 @@ int fs_fuzz_units(const uint8_t *data, size_t size);
  * with NUL bytes is a directory instead: task, job and instance tables
  * separated by the first two NULs (traces/fs_pai.h). */
 int fs_fuzz_trace(const char *format, const uint8_t *data, size_t size);
+
+/* A request trace (traces/fs_reqtrace.h: Azure LLM or BurstGPT CSV): read to
+ * the end, then, when it has rows, with repeat for two periods; times never
+ * go back, every request generates a token. */
+int fs_fuzz_reqtrace(const uint8_t *data, size_t size);
+
+/* Kueue manifests (scenarios/fs_kueue_yaml.h): parsed without and with a
+ * cluster of two pools (A100, H100), then the block's checks; every object
+ * freed by the config's release. */
+int fs_fuzz_kueue(const uint8_t *data, size_t size);
 
 /* Dispatch by target name ("scenario", "units", "trace-native", ...);
  * returns -1 for an unknown name. */

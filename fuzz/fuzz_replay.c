@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "fs_fuzz.h"
+#include "../sim/fs_alloc.h"
 
 static int is_dir(const char *p)
 {
@@ -36,23 +37,18 @@ static uint8_t *slurp(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
+    size_t cap = 0, n = 0;
+    uint8_t *buf = NULL;
     for (;;) {
-        if (!buf)
+        if (fs_grow((void **)&buf, &cap, n + 4096, 1)) {
+            fs_free(buf);
+            buf = NULL;
             break;
+        }
         size_t k = fread(buf + n, 1, cap - n, f);
         n += k;
         if (n < cap)
             break;
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
     }
     fclose(f);
     *len = n;
@@ -71,20 +67,17 @@ static char **list_dir(const char *dir, size_t *n)
     DIR *d = opendir(dir);
     if (!d)
         return NULL;
-    size_t cap = 16;
-    char **v = malloc(cap * sizeof *v);
+    size_t cap = 0;
+    char **v = NULL;
     struct dirent *e;
-    while (v && (e = readdir(d))) {
+    while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        if (*n == cap) {
-            char **nv = realloc(v, 2 * cap * sizeof *v);
-            if (!nv)
-                break;
-            v = nv;
-            cap *= 2;
-        }
-        v[(*n)++] = strdup(e->d_name);
+        if (fs_grow((void **)&v, &cap, *n + 1, sizeof *v))
+            break;
+        if (!(v[*n] = fs_strdup(e->d_name)))
+            break;
+        (*n)++;
     }
     closedir(d);
     if (v)
@@ -95,8 +88,8 @@ static char **list_dir(const char *dir, size_t *n)
 static void free_list(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+        fs_free(v[i]);
+    fs_free(v);
 }
 
 static int replay_target(const char *root, const char *target)
@@ -120,12 +113,12 @@ static int replay_target(const char *root, const char *target)
         fprintf(stderr, "%s\n", path);   /* the last line names the culprit on a crash */
         if (fs_fuzz_run(target, data, len) < 0) {
             fprintf(stderr, "fuzz_replay: %s: no fuzz target '%s' (known: scenario, units, "
-                    "trace-FORMAT for a format of traces/fs_trace.c)\n", dir, target);
-            free(data);
+                    "reqtrace, kueue, trace-FORMAT for a format of traces/fs_trace.c)\n", dir, target);
+            fs_free(data);
             free_list(files, n);
             return 1;
         }
-        free(data);
+        fs_free(data);
         done++;
     }
     free_list(files, n);

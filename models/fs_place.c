@@ -67,6 +67,18 @@ struct fs_placer {
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
+/* The speed rules (cluster.speed, cluster.speed_catalog), shared by the
+ * placer's tables and fs_speed_factor. */
+static int speed_row_matches(const fs_speed_cfg_t *row, const fs_pool_t *pool)
+{
+    return row->gpu && (strcasecmp(row->gpu, pool->gpu) == 0 || strcasecmp(row->gpu, pool->name) == 0);
+}
+
+static double speed_default(const fs_cluster_cfg_t *cc, int cat)
+{
+    return cc && cc->speed_catalog && cat >= 0 ? fs_catalog_get((size_t)cat)->speed : 1.0;
+}
+
 int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
                      const fs_cluster_cfg_t *cc, uint64_t seed, uint64_t replication,
                      fs_placer_t **out, fs_error_t *err)
@@ -90,7 +102,7 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
         goto nomem;
     for (uint32_t i = 0; i < c->n_pools; i++) {
         int cat = c->pools[i].catalog;
-        pl->speed_default[i] = cc && cc->speed_catalog && cat >= 0 ? fs_catalog_get((size_t)cat)->speed : 1.0;
+        pl->speed_default[i] = speed_default(cc, cat);
     }
     if (cc && cc->n_speed) {
         pl->speed_rows = fs_calloc(cc->n_speed, sizeof *pl->speed_rows);
@@ -104,9 +116,7 @@ int fs_placer_create(const fs_cluster_t *c, int kind, uint32_t candidates,
             pl->speed_rows[i] = cc->speed[i];
             pl->speed_rows[i].gpu = NULL;
             for (uint32_t p = 0; p < c->n_pools; p++)
-                pl->speed_pool[i * c->n_pools + p] =
-                    cc->speed[i].gpu && (strcasecmp(cc->speed[i].gpu, c->pools[p].gpu) == 0 ||
-                                         strcasecmp(cc->speed[i].gpu, c->pools[p].name) == 0);
+                pl->speed_pool[i * c->n_pools + p] = speed_row_matches(&cc->speed[i], &c->pools[p]);
         }
     }
     pl->st = fs_malloc(sizeof *pl->st);
@@ -163,6 +173,14 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
     pl->wmem = w_mem;
 }
 uint64_t fs_placer_total_weight(const fs_placer_t *pl) { return (uint64_t)pl->wtot; }
+
+double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32_t pool, int32_t cls)
+{
+    for (size_t i = 0; cc && i < cc->n_speed; i++)
+        if ((int64_t)cc->speed[i].job_class == cls && speed_row_matches(&cc->speed[i], &c->pools[pool]))
+            return cc->speed[i].factor;
+    return speed_default(cc, c->pools[pool].catalog);
+}
 
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls)
 {
@@ -848,6 +866,46 @@ static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t
     return 0;
 }
 
+/* ---- a node pin (fs_placer_pin) ----------------------------------------------------- */
+
+static _Thread_local const fs_place_pin_t *pin_bound;
+
+const fs_place_pin_t *fs_placer_pin(const fs_place_pin_t *pin)
+{
+    const fs_place_pin_t *prev = pin_bound;
+    pin_bound = pin;
+    return prev;
+}
+
+/* q on the first pinned node of the pools (NULL: all) where it fits; a
+ * share goes to the fullest open shared GPU that holds it, else a new one
+ * (bin packing, as best_fit).  1, 0 or FS_ENOMEM. */
+static int place_pinned(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t np,
+                        const fs_podreq_t *q, fs_placement_t *out)
+{
+    const fs_place_pin_t *pin = pin_bound;
+    for (size_t i = 0; i < pin->n; i++) {
+        uint32_t v = pin->nodes[i];
+        if (v >= c->n_nodes)
+            continue;
+        uint32_t p = c->node_pool[v];
+        int allowed = !pools;
+        for (size_t k = 0; pools && k < np && !allowed; k++)
+            allowed = pools[k] == p;
+        if (!allowed || q->g > c->pools[p].gpn || !fs_cluster_node_fits_pod(c, v, q))
+            continue;
+        int slot = -1;
+        if (q->g == 1 && q->milli < WHOLE) {
+            node_state(c, v, pl->st);
+            int s = shared_pick(pl->st, q->milli, 0, NULL);
+            slot = s >= 0 ? pl->st->slot[s] : -1;
+        }
+        return fs_cluster_take_pod(c, v, q, slot, out);
+    }
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+
 /* ---- entry ------------------------------------------------------------------------- */
 
 int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t n_pools,
@@ -858,6 +916,8 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
         milli = WHOLE;
     int kind = pl->kind;
     fs_podreq_t q = {g, milli, 0, 0};
+    if (pin_bound)
+        return place_pinned(pl, c, pools, np, &q, out);
     if (kind == FS_PLACE_BEST_FIT || kind == FS_PLACE_SPREAD || kind == FS_PLACE_FGD ||
         kind == FS_PLACE_RANDOM || kind == FS_PLACE_ATC_BEST_FIT || kind == FS_PLACE_GPU_PACKING) {
         int rc = g > 0 && pod_path(pl, c, pools, np, &q) ? place_pod(pl, c, pools, np, &q, out)
@@ -910,6 +970,8 @@ int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
     fs_podreq_t r = *q;
     if (r.milli > WHOLE)
         r.milli = WHOLE;
+    if (pin_bound)
+        return place_pinned(pl, c, pools, np, &r, out);
     if (!pod_path(pl, c, pools, np, &r))
         return fs_placer_place_node(pl, c, pools, n_pools, r.g, r.milli, out);
     return place_pod(pl, c, pools, np, &r, out);

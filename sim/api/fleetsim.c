@@ -149,23 +149,41 @@ int fleetsim_scenario_load_default(fleetsim_scenario **out)
 
 int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value)
 {
-    if (!s || !key_value)
+    if (!key_value)
         return FLEETSIM_EINVAL;
-    if (fs_grow((void **)&s->sets, &s->cap_sets, s->n_sets + 1, sizeof *s->sets))
+    return fleetsim_scenario_set_many(s, &key_value, 1);
+}
+
+int fleetsim_scenario_set_many(fleetsim_scenario *s, const char *const *key_values, size_t n)
+{
+    if (!s || (n && !key_values))
+        return FLEETSIM_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!key_values[i])
+            return FLEETSIM_EINVAL;
+    size_t before = s->n_sets;
+    if (fs_grow((void **)&s->sets, &s->cap_sets, s->n_sets + n, sizeof *s->sets))
         return FLEETSIM_ENOMEM;
-    if (!(s->sets[s->n_sets] = fs_strdup(key_value)))
-        return FLEETSIM_ENOMEM;
-    s->n_sets++;
-    fs_config_t cfg;
-    fs_alloc_ctx_t *prev = enter(s);
-    int st = load(s, &cfg);
-    if (st == FLEETSIM_OK)
-        fs_config_release(&cfg);
-    leave(prev);
+    int st = FLEETSIM_OK;
+    for (size_t i = 0; i < n && st == FLEETSIM_OK; i++) {
+        if ((s->sets[s->n_sets] = fs_strdup(key_values[i])))
+            s->n_sets++;
+        else
+            st = FLEETSIM_ENOMEM;
+    }
+    if (st == FLEETSIM_OK) {    /* all of them, then one check */
+        fs_config_t cfg;
+        fs_alloc_ctx_t *prev = enter(s);
+        st = load(s, &cfg);
+        if (st == FLEETSIM_OK)
+            fs_config_release(&cfg);
+        leave(prev);
+    }
     if (st == FLEETSIM_OK) {
         s->loaded = 1;
     } else {    /* keep the previous overrides */
-        fs_free(s->sets[--s->n_sets]);
+        while (s->n_sets > before)
+            fs_free(s->sets[--s->n_sets]);
     }
     return st;
 }
@@ -174,11 +192,16 @@ int fleetsim_scenario_set_policy(fleetsim_scenario *s, const fleetsim_policy *po
 {
     if (!s)
         return FLEETSIM_EINVAL;
-    if (policy && (policy->abi < 1 || policy->abi > FLEETSIM_POLICY_ABI || !policy->create ||
-                   !policy->enqueue || !policy->pass || !policy->queued)) {
-        snprintf(s->err, sizeof s->err, "fleetsim_scenario_set_policy: not a policy of ABI 1 to "
-                 "%d (abi %u; create, enqueue, pass and queued are required)",
-                 FLEETSIM_POLICY_ABI, policy->abi);
+    if (policy && (policy->abi < FLEETSIM_POLICY_ABI_MIN || policy->abi > FLEETSIM_POLICY_ABI)) {
+        snprintf(s->err, sizeof s->err, "fleetsim_scenario_set_policy: ABI %u, this fleetsim loads "
+                 "ABI %d to %d", policy->abi, FLEETSIM_POLICY_ABI_MIN, FLEETSIM_POLICY_ABI);
+        return FLEETSIM_EINVAL;
+    }
+    if (policy && (!policy->create || !policy->enqueue || !policy->pass || !policy->queued)) {
+        const char *missing = !policy->create ? "create" : !policy->enqueue ? "enqueue"
+                              : !policy->pass ? "pass" : "queued";
+        snprintf(s->err, sizeof s->err, "fleetsim_scenario_set_policy: no `%s` function (create, "
+                 "enqueue, pass and queued are required)", missing);
         return FLEETSIM_EINVAL;
     }
     s->policy = policy;

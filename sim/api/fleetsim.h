@@ -40,7 +40,7 @@ extern "C" {
 /* The API this header describes.  A library accepts callers of its own
  * major version; fleetsim_api_version() says which it is. */
 #define FLEETSIM_API_VERSION_MAJOR 1
-#define FLEETSIM_API_VERSION_MINOR 3
+#define FLEETSIM_API_VERSION_MINOR 4
 #define FLEETSIM_API_VERSION (FLEETSIM_API_VERSION_MAJOR * 1000 + FLEETSIM_API_VERSION_MINOR)
 
 enum fleetsim_status {
@@ -81,6 +81,12 @@ FLEETSIM_API int fleetsim_scenario_load_default(fleetsim_scenario **out);
 /* Overrides one key, "KEY=VALUE" as `--set` takes it (validated at once;
  * on an error the scenario keeps its previous overrides). */
 FLEETSIM_API int fleetsim_scenario_set(fleetsim_scenario *s, const char *key_value);
+/* Overrides n keys at once (API 1.4): all of them are applied, then the
+ * scenario is checked once, so keys that are only valid together (a
+ * horizon and a warmup that must stay below it) may come in any order.  On
+ * an error none of them is kept.  key_values may be NULL when n is 0. */
+FLEETSIM_API int fleetsim_scenario_set_many(fleetsim_scenario *s, const char *const *key_values,
+                                            size_t n);
 /* The last error's message ("" when none; "out of memory" for NULL). */
 FLEETSIM_API const char *fleetsim_scenario_error(const fleetsim_scenario *s);
 /* The scenario's canonical YAML (every key with its value), owned by s,
@@ -202,7 +208,7 @@ FLEETSIM_API int fleetsim_scenario_memory(const fleetsim_scenario *s, fleetsim_m
  * if any, is not loaded; scheduler.plugin.options are passed to create).
  * The table and what its functions use must outlive the runs; NULL goes
  * back to the scenario's own scheduler.  FLEETSIM_EINVAL if the table is
- * not a policy of ABI 1 to FLEETSIM_POLICY_ABI.  API 1.1. */
+ * not a policy of ABI FLEETSIM_POLICY_ABI_MIN to FLEETSIM_POLICY_ABI.  API 1.1. */
 FLEETSIM_API int fleetsim_scenario_set_policy(fleetsim_scenario *s, const fleetsim_policy *policy);
 
 #ifdef __cplusplus

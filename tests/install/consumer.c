@@ -86,6 +86,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "a sweep with a policy table: %s\n", fleetsim_scenario_error(s));
         return 1;
     }
+    /* overrides as one set (API 1.4): keys valid only together, in either
+     * order (one at a time, horizon=1d fails against the default warmup of
+     * 1d); a set with a bad key keeps none of its keys */
+    if (fleetsim_api_version() >= 1004) {
+        fleetsim_scenario *t = NULL;
+        const char *both[] = {"horizon=1d", "warmup=0s"}, *bad2[] = {"warmup=2h", "horizon=soon"};
+        char *before = NULL;
+        int ok = fleetsim_scenario_load_default(&t) == FLEETSIM_OK &&
+                 fleetsim_scenario_set(t, "horizon=1d") == FLEETSIM_EINVAL &&
+                 fleetsim_scenario_set_many(t, both, 2) == FLEETSIM_OK &&
+                 fleetsim_scenario_dump(t) &&
+                 (before = malloc(strlen(fleetsim_scenario_dump(t)) + 1)) &&
+                 strcpy(before, fleetsim_scenario_dump(t)) &&
+                 fleetsim_scenario_set_many(t, bad2, 2) == FLEETSIM_EINVAL &&
+                 strstr(fleetsim_scenario_error(t), "horizon") && fleetsim_scenario_dump(t) &&
+                 strcmp(before, fleetsim_scenario_dump(t)) == 0 &&
+                 fleetsim_scenario_set_many(t, NULL, 0) == FLEETSIM_OK;
+        if (!ok)
+            fprintf(stderr, "fleetsim_scenario_set_many: %s\n", fleetsim_scenario_error(t));
+        free(before);
+        fleetsim_scenario_free(t);
+        if (!ok)
+            return 1;
+    }
     fleetsim_result *r = NULL;
     /* the results file: install.sh compares it with the CLI's, byte for byte */
     if ((st = fleetsim_run(s, "api.h5", NULL, NULL, &r)) != FLEETSIM_OK) {

@@ -46,7 +46,9 @@ cd "$WORK"
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 cc -std=c17 -Wall -Wextra -Werror $SAN_FLAGS "$SRC/tests/install/consumer.c" -o consumer-pc \
    $(pkg-config --cflags --libs fleetsim) 2> cc.log || bad "pkg-config build: $(cat cc.log)"
-LD_LIBRARY_PATH=$LIBDIR ./consumer-pc > out-pc.txt 2> err-pc.txt || bad "consumer (pkg-config): $(cat err-pc.txt)"
+# the .pc file's rpath: it runs without LD_LIBRARY_PATH (issue 39)
+readelf -d consumer-pc | grep -q 'R\(UN\)\?PATH.*'"$LIBDIR" || bad "pkg-config consumer has no rpath to $LIBDIR"
+env -u LD_LIBRARY_PATH ./consumer-pc > out-pc.txt 2> err-pc.txt || bad "consumer (pkg-config): $(cat err-pc.txt)"
 grep -v '^fleetsim ' out-pc.txt | diff - want.txt > /dev/null || bad "pkg-config consumer differs from the CLI: $(cat out-pc.txt)"
 cmp -s api.h5 cli.h5 || bad "the C API's results file differs from the CLI's (cmp api.h5 cli.h5)"
 # 2. find_package(fleetsim)
@@ -117,15 +119,123 @@ import sys, h5py
 j = h5py.File(sys.argv[1], "r")["jobs"][:]
 assert len(j) > 1000 and (j["state"] == 0).all(), len(j)
 EOF
+# 3d. broken plugins (tests/install/plugin_bad.c): a message and exit status
+#     2 from validate and run, never a crash, no results file (issue 39).  A
+#     plugin that crashes while loading is caught by the forked probe; under
+#     ASan the child's crash is ASan's report and exit status instead.
+CRASH="crashed while loading (SIGSEGV)"
+[ -n "$SAN_FLAGS" ] && CRASH="\(crashed\|exited\) while loading"
+printf 'name: bad\nhorizon: 1d\ncluster: {pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]}\nworkload: {synthetic: {arrivals: {rate: 4/h}, gpus: {8: 1}, duration: {dist: constant, value: 1h}}}\nscheduler:\n  plugin: {path: PLUGIN}\n' > bad.tmpl
+bad_plugin() {  # NAME "CFLAGS" MESSAGE
+    cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) $2 \
+       "$SRC/tests/install/plugin_bad.c" -o "$1.so" 2> "$1.cc" || { bad "$1: build: $(cat "$1.cc")"; return; }
+    sed "s|PLUGIN|$WORK/$1.so|" bad.tmpl > "$1.yaml"
+    "$FLEETSIM" validate "$1.yaml" > /dev/null 2> "$1.err"; local rc=$?
+    [ $rc -eq 2 ] && grep -q "^$1.yaml:6:[0-9]*: scheduler.plugin.path: $WORK/$1.so: $3" "$1.err" ||
+        bad "validate, $1 plugin: exit $rc: $(cat "$1.err")"
+    "$FLEETSIM" run "$1.yaml" -o "$1.h5" > /dev/null 2> "$1.err"; rc=$?
+    [ $rc -eq 2 ] && grep -q "^$1.yaml:6:[0-9]*: scheduler.plugin.path: $WORK/$1.so: $3" "$1.err" &&
+        [ -z "$(ls "$1".h5* 2>/dev/null)" ] || bad "run, $1 plugin: exit $rc: $(cat "$1.err")"
+}
+bad_plugin abi4 "-DBAD_ABI=4" "ABI 4, this fleetsim loads ABI 1 to 3"
+bad_plugin abi0 "-DBAD_ABI=0" "ABI 0, this fleetsim loads ABI 1 to 3"
+bad_plugin nopass "-DBAD_NO_PASS" 'no `pass` function (create, enqueue, pass and queued are required)'
+bad_plugin wild "-DBAD_WILD" "$CRASH"
+bad_plugin crashcreate "-DBAD_CREATE" "$CRASH"
+# the same source as an ABI 1 FIFO still loads and runs
+cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) \
+   "$SRC/tests/install/plugin_bad.c" -o abi1.so 2> abi1.cc || bad "abi1 build: $(cat abi1.cc)"
+sed "s|PLUGIN|$WORK/abi1.so|" bad.tmpl > abi1.yaml
+"$FLEETSIM" validate abi1.yaml > /dev/null 2> abi1.err && "$FLEETSIM" run abi1.yaml -o abi1.h5 -q 2>> abi1.err &&
+    [ -e abi1.h5 ] || bad "an ABI 1 plugin no longer loads: $(cat abi1.err)"
+# a plugin that crashes during the run (for the isolated Python run below)
+cc -std=c17 -Wall -Wextra -Werror -fPIC -shared $(pkg-config --cflags fleetsim) -DBAD_RUN \
+   "$SRC/tests/install/plugin_bad.c" -o crashrun.so 2> crashrun.cc || bad "crashrun build: $(cat crashrun.cc)"
+
+# 3e. the example plugins are installed with a Makefile that builds them out
+#     of tree; the ABI 3 one (plugin_speed.c) chooses each job's GPU type by
+#     its speed (cluster.speed) and starts it there (start_in), or on the
+#     nodes it chooses (place).  Two pools: A100 (node 0, 8 GPUs, pool 0) and
+#     H100 (nodes 1 and 2, one GPU each, pool 1), jobs of class 0 run twice as
+#     fast on H100; six 1-GPU jobs of 1 h at time 0.
+mkdir ex && (cd ex && make -s -f "$P/share/fleetsim/examples/plugins/Makefile" CFLAGS="-std=c17 -O2 -Wall -Wextra -Werror") > ex.log 2>&1 &&
+    [ -e ex/plugin_fifo.so ] && [ -e ex/plugin_srtf.so ] && [ -e ex/plugin_speed.so ] ||
+    bad "the installed example plugins do not build: $(cat ex.log)"
+printf 'id,submit,gpus,duration\n1,0,1,3600\n2,0,1,3600\n3,0,1,3600\n4,0,1,3600\n5,0,1,3600\n6,0,1,3600\n' > sp.csv
+speed_run() {  # NAME OPTIONS -> NAME.h5
+    printf 'name: sp\nhorizon: 1d\ncluster:\n  pools: [{name: a, gpu: A100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: H100, nodes: 2, gpus_per_node: 1}]\n  speed: [{class: 0, gpu: H100, factor: 2}]\nworkload: {trace: {path: sp.csv}}\noutput: {gpu_intervals: true}\nscheduler:\n  plugin: {path: %s, options: %s}\n' "$WORK/ex/plugin_speed.so" "$2" > "$1.yaml"
+    "$FLEETSIM" run "$1.yaml" -o "$1.h5" -q 2> "$1.err" || bad "speed plugin ($2): $(cat "$1.err")"
+}
+speed_run sp-wait "{prefer: fastest, wait: 'true'}"
+speed_run sp-spill "{prefer: fastest, wait: 'false'}"
+speed_run sp-slow "{prefer: slowest, wait: 'true'}"
+speed_run sp-last "{prefer: fastest, wait: 'true', nodes: last}"
+/usr/bin/python3 - sp-wait.h5 sp-spill.h5 sp-slow.h5 sp-last.h5 <<'EOF' || bad "the speed plugin (ABI 3) placed or timed jobs otherwise than computed by hand"
+import sys, h5py, numpy as np
+def jobs(p):
+    j = np.sort(h5py.File(p, "r")["jobs"][:], order="id")
+    return list(j["pool"]), list(j["start"]), list(j["run"])
+# all on H100, two at a time, 30 min each
+assert jobs(sys.argv[1]) == ([1] * 6, [0, 0, 1800, 1800, 3600, 3600], [1800] * 6), jobs(sys.argv[1])
+# two on H100 (30 min), the four others on A100 at once (1 h)
+assert jobs(sys.argv[2]) == ([1, 1, 0, 0, 0, 0], [0] * 6, [1800, 1800] + [3600] * 4), jobs(sys.argv[2])
+# the slowest type: all on A100 at once
+assert jobs(sys.argv[3]) == ([0] * 6, [0] * 6, [3600] * 6), jobs(sys.argv[3])
+# place: the same times, each start on the last H100 node with room (2, then 1);
+# the placement (pack) takes node 1 first
+def nodes(p):
+    g = np.sort(h5py.File(p, "r")["gpu_intervals"][:], order=["job", "start"])
+    return list(g["node"])
+assert jobs(sys.argv[4]) == jobs(sys.argv[1]), jobs(sys.argv[4])
+assert nodes(sys.argv[4]) == [2, 1, 2, 1, 2, 1], nodes(sys.argv[4])
+assert nodes(sys.argv[1]) == [1, 2, 1, 2, 1, 2], nodes(sys.argv[1])
+EOF
+
 # 4. the Python package, imported from the installed prefix
 #    (python3-pytest, -pandas, -h5py, -numpy: .ci/install-deps installs them; a
 #    missing one is a failure, not a skip, so that CI cannot pass without it)
 if /usr/bin/python3 -c 'import pytest, pandas, h5py, numpy' 2>/dev/null; then
     LD_PRELOAD="$PRELOAD" PYTHONPATH=$P/share/fleetsim/python FLEETSIM_CLI=$FLEETSIM \
+        FLEETSIM_TEST_CRASH_PLUGIN=$WORK/crashrun.so \
         /usr/bin/python3 -m pytest -q -p no:cacheprovider "$SRC/tests/python/test_fleetsim.py" > py.log 2>&1 ||
         bad "pytest: $(tail -20 py.log)"
     tail -1 py.log
 else
     bad "python3-pytest, python3-pandas, python3-h5py or python3-numpy is not installed (.ci/install-deps)"
+fi
+# 5. pip install of the package in a fresh virtual environment, offline
+#    (python3-venv, python3-setuptools, python3-pip: .ci/install-deps), from
+#    the installed prefix (it finds the prefix's library by itself) and from
+#    the source tree (it finds the library through FLEETSIM_LIB); no PYTHONPATH
+cat > venv_check.py <<'EOF'
+import json, os, sys
+import fleetsim
+venv = sys.argv[1]
+assert fleetsim.__file__.startswith(venv), fleetsim.__file__
+want = json.load(open(sys.argv[2]))["summary"]
+r = fleetsim.run(overrides={"horizon": "2d"})
+for k in ("utilization", "jobs_completed", "wait_mean"):
+    assert r.summary[k] == want[k], (k, r.summary[k], want[k])
+jobs = r["jobs"]                          # a pandas DataFrame, by table name
+assert type(jobs).__name__ == "DataFrame" and len(jobs) == r.summary["jobs_submitted"]
+assert r.table("jobs").equals(jobs) and "timeline" in r.tables()
+print("venv ok", os.path.basename(venv), len(jobs))
+EOF
+pip_check() {  # NAME SOURCE [VAR=VALUE at run time]
+    local v=$WORK/$1
+    /usr/bin/python3 -m venv --system-site-packages "$v" > "$1.log" 2>&1 &&
+        env -u PYTHONPATH "$v/bin/pip" install -q --no-build-isolation --no-index "$2" >> "$1.log" 2>&1 ||
+        { bad "$1: pip install $2 in a fresh venv: $(tail -5 "$1.log")"; return; }
+    (cd / && env -u PYTHONPATH -u FLEETSIM_LIB LD_PRELOAD="$PRELOAD" ${3:+"$3"} \
+        "$v/bin/python" "$WORK/venv_check.py" "$v" "$WORK/cli.json") >> "$1.log" 2>&1 ||
+        bad "$1: the pip-installed package: $(tail -5 "$1.log")"
+}
+if /usr/bin/python3 -c 'import venv, ensurepip, setuptools' 2>/dev/null; then
+    pip_check venv-prefix "$P/share/fleetsim/python"
+    cp -r "$SRC/analysis/python" pysrc && find pysrc -name __pycache__ -prune -exec rm -rf {} +
+    pip_check venv-source "$WORK/pysrc" "FLEETSIM_LIB=$LIBDIR/libfleetsim.so.1"
+    [ -z "$(cd pysrc && ls -d build *.egg-info 2>/dev/null)" ] || bad "pip install left build files in the source tree"
+else
+    bad "python3-venv, python3-pip or python3-setuptools is not installed (.ci/install-deps)"
 fi
 [ "$fails" -eq 0 ] && echo "install: ok" || exit 1

@@ -86,7 +86,7 @@ static int pass(void *state)
 static size_t queued(const void *state) { return ((const fifo_t *)state)->n; }
 
 static const fleetsim_policy policy = {
-    .abi = FLEETSIM_POLICY_ABI, .name = "fifo-plugin", .create = create, .destroy = destroy,
+    .abi = 1, .name = "fifo-plugin", .create = create, .destroy = destroy,
     .enqueue = enqueue, .pass = pass, .job_end = NULL, .queued = queued};
 
 const fleetsim_policy *fleetsim_policy_entry(void);

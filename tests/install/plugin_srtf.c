@@ -277,7 +277,7 @@ static int pass(void *state)
 static size_t queued(const void *state) { return ((const pol_t *)state)->waiting; }
 
 static const fleetsim_policy policy = {
-    .abi = FLEETSIM_POLICY_ABI, .name = "srtf-plugin", .create = create, .destroy = destroy,
+    .abi = 2, .name = "srtf-plugin", .create = create, .destroy = destroy,
     .enqueue = enqueue, .pass = pass, .job_end = job_end, .queued = queued, .timer = timer};
 
 const fleetsim_policy *fleetsim_policy_entry(void);

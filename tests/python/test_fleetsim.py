@@ -387,3 +387,161 @@ def test_run_file_equals_cli(tmp_path):
                    check=True, capture_output=True)
     a, b = (tmp_path / "py.h5").read_bytes(), (tmp_path / "cli.h5").read_bytes()
     assert len(a) > 10000 and a == b
+
+
+# ---- issue 39: overrides as a set, NUL bytes, isolated runs, tables by name, ABI 3 ----
+
+def test_overrides_are_one_set():
+    # one at a time, horizon 1d fails against the default warmup (1d); as a
+    # set, both orders work and give the same run
+    a = fleetsim.run(overrides={"horizon": "1d", "warmup": "0s"})
+    b = fleetsim.run(overrides={"warmup": "0s", "horizon": "1d"})
+    assert a.summary == b.summary and a.summary["jobs_submitted"] > 0
+    # a set with a bad key is refused as a whole, located at that key
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.run(overrides={"warmup": "0s", "horizon": "soon"})
+    assert "horizon" in str(e.value)
+
+
+def test_nul_byte_is_refused(tmp_path):
+    for kwargs, what in (({"scenario": str(tmp_path / "a\0b.yaml")}, "scenario path"),
+                         ({"output": str(tmp_path / "r\0.h5")}, "output"),
+                         ({"overrides": {"horizon": "1d\0x"}}, "override horizon")):
+        with pytest.raises(ValueError) as e:
+            fleetsim.run(**kwargs)
+        assert what in str(e.value) and "NUL" in str(e.value), str(e.value)
+    with pytest.raises(ValueError) as e:
+        fleetsim.sweep(output=str(tmp_path / "s\0"))
+    assert "output" in str(e.value)
+    assert not list(tmp_path.iterdir())       # nothing written under a cut-short name
+
+
+def test_tables_by_name():
+    r = fleetsim.run(overrides={"horizon": "2d"})
+    assert {"jobs", "timeline", "tenants", "summary"} <= set(r.tables())
+    assert r["jobs"].equals(r.jobs()) and r["timeline"].equals(r.table("timeline"))
+    assert len(r["jobs"]) == r.summary["jobs_submitted"]
+
+
+def crashed(e):
+    """The message of a run whose child died of a segmentation fault (under
+    ASan, preloaded by install.sh in a sanitizer build, the child reports it
+    and exits with a status instead of dying of the signal)."""
+    msg = str(e.value)
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        return "crashed in its child process" in msg
+    return "crashed in its child process (killed by SIGSEGV)" in msg
+
+
+class Segfault(fleetsim.Policy):
+    """A policy whose first pass reads address 0: a segmentation fault."""
+
+    def create(self, host, options):
+        self.host = host
+
+    def enqueue(self, handle):
+        pass
+
+    def schedule(self):
+        import ctypes
+        ctypes.string_at(0)
+
+    def queued(self):
+        return 1
+
+
+def test_isolated_run_equals_and_survives_crashes(tmp_path):
+    a = fleetsim.run(overrides={"horizon": "2d"}, output=str(tmp_path / "a.h5"))
+    b = fleetsim.run(overrides={"horizon": "2d"}, output=str(tmp_path / "b.h5"), isolated=True)
+    assert a.summary == b.summary
+    assert (tmp_path / "a.h5").read_bytes() == (tmp_path / "b.h5").read_bytes()
+    assert b.jobs().equals(a.jobs())
+    # located errors come back as they are
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.run(overrides={"horizon": "soon"}, isolated=True)
+    assert "horizon" in str(e.value)
+    # a Python policy that crashes the process: only the child dies
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.run(overrides={"horizon": "2d"}, policy=Segfault(), isolated=True,
+                     output=str(tmp_path / "py.h5"))
+    assert crashed(e), str(e.value)
+    # a C plugin that crashes during the run (tests/install/plugin_bad.c BAD_RUN)
+    with pytest.raises(fleetsim.FleetsimError) as e:
+        fleetsim.run(overrides={"horizon": "2d",
+                                "scheduler.plugin.path": os.environ["FLEETSIM_TEST_CRASH_PLUGIN"]},
+                     isolated=True, output=str(tmp_path / "c.h5"))
+    assert crashed(e), str(e.value)
+    # nothing half-written, and this process goes on
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "b.h5"]
+    assert fleetsim.run(overrides={"horizon": "1d", "warmup": "0s"}).summary["jobs_submitted"] > 0
+
+
+class FastestType(fleetsim.Policy):
+    """ABI 3 from Python: FIFO, each job on the GPU type where it runs fastest
+    (host.speed), started there with host.start_in (or with last=True, with
+    host.place on the highest-numbered node of the type with room); waits
+    for that type."""
+    name = "fastest-type"
+
+    def __init__(self, last=False):
+        self.last = last
+
+    def create(self, host, options):
+        self.host = host
+        self.q = []
+        self.seen = []
+
+    def enqueue(self, handle):
+        self.q.append(handle)
+
+    def schedule(self):
+        pools = self.host.pools()
+        keep = []
+        for h in self.q:
+            speed = {p.gpu: self.host.speed(h, p.gpu) for p in pools}
+            self.seen.append(speed)
+            assert self.host.speed(h, "no-such-gpu") is None
+            best = max(speed.values())
+            chosen = [p for p in pools if speed[p.gpu] == best]
+            if self.last:
+                nodes = sorted((v for p in chosen for v in range(p.first_node, p.first_node + p.nodes)
+                                if self.host.node_free(v)), reverse=True)
+                started = nodes and self.host.place(h, nodes)
+            else:
+                started = self.host.start_in(h, [p.index for p in chosen])
+            if not started:
+                keep.append(h)
+        self.q = keep
+
+    def queued(self):
+        return len(self.q)
+
+
+def test_abi3_policy_speed_and_placement(tmp_path):
+    (tmp_path / "sp.csv").write_text("id,submit,gpus,duration\n" +
+                                     "".join("%d,0,1,3600\n" % i for i in range(1, 7)))
+    yaml = ("name: sp\nhorizon: 1d\ncluster:\n  pools: [{name: a, gpu: A100, nodes: 1, "
+            "gpus_per_node: 8}, {name: h, gpu: H100, nodes: 2, gpus_per_node: 1}]\n"
+            "  speed: [{class: 0, gpu: H100, factor: 2}]\nworkload: {trace: {path: %s}}\n"
+            "output: {gpu_intervals: true}\n" % (tmp_path / "sp.csv"))
+    p = FastestType()
+    j = fleetsim.run(yaml, policy=p).jobs().sort_values("id")
+    assert p.seen[0] == {"A100": 1.0, "H100": 2.0}
+    # all on H100 (pool 1), two at a time, at twice the speed
+    assert list(j["pool"]) == [1] * 6
+    assert list(j["start"]) == [0, 0, 1800, 1800, 3600, 3600]
+    assert list(j["run"]) == [1800] * 6
+    # the built-in FIFO puts them all on the first pool, at speed 1
+    b = fleetsim.run(yaml).jobs()
+    assert list(b["pool"]) == [0] * 6 and list(b["run"]) == [3600] * 6
+    # place: the same times, on the last H100 node with room (2, then 1)
+    r = fleetsim.run(yaml, policy=FastestType(last=True))
+    assert r.jobs().sort_values("id")[["pool", "start", "run"]].equals(j[["pool", "start", "run"]])
+    g = r["gpu_intervals"].sort_values(["job", "start"])
+    assert list(g["node"]) == [2, 1, 2, 1, 2, 1]
+    with pytest.raises(ValueError):         # a node id out of range is refused
+
+        class BadNode(FastestType):
+            def schedule(self):
+                self.host.place(self.q[0], [99])
+        fleetsim.run(yaml, policy=BadNode())

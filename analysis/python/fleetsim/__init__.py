@@ -31,6 +31,9 @@ class FleetsimError(RuntimeError):
         super().__init__(message)
         self.status = status
 
+    def __reduce__(self):   # pickled back from an isolated run's child
+        return (FleetsimError, (self.status, str(self)))
+
 
 _PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
                              ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)
@@ -41,6 +44,12 @@ def _find_library():
     env = os.environ.get("FLEETSIM_LIB")
     if env:
         return env
+    try:    # written by pip install (setup.py): the prefix's library when installed from it
+        from ._where import LIBRARY
+    except ImportError:
+        LIBRARY = None
+    if LIBRARY and os.path.exists(LIBRARY):
+        return LIBRARY
     here = os.path.dirname(os.path.abspath(__file__))
     prefix = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
     for pat in ("lib/libfleetsim.so.1", "lib/*/libfleetsim.so.1", "lib64/libfleetsim.so.1"):
@@ -50,7 +59,8 @@ def _find_library():
     name = ctypes.util.find_library("fleetsim")
     if name:
         return name
-    raise OSError("libfleetsim not found: set FLEETSIM_LIB to its path")
+    raise OSError("libfleetsim not found: set FLEETSIM_LIB to its path (or pip install the "
+                  "package from an installed prefix, PREFIX/share/fleetsim/python)")
 
 
 def _load():
@@ -111,6 +121,10 @@ def _load():
         lib.fleetsim_plan_file.restype = ctypes.c_char_p
         lib.fleetsim_plan_free.argtypes = [vp]
         lib.fleetsim_plan_free.restype = None
+    if lib.fleetsim_api_version() >= 1004:     # API 1.4: overrides as a set
+        lib.fleetsim_scenario_set_many.argtypes = [vp, ctypes.POINTER(ctypes.c_char_p),
+                                                   ctypes.c_size_t]
+        lib.fleetsim_scenario_set_many.restype = ctypes.c_int
     major = lib.fleetsim_api_version() // 1000
     if major != API_VERSION_MAJOR:
         raise OSError("libfleetsim API %d.x, this package needs %d.x" % (major, API_VERSION_MAJOR))
@@ -151,6 +165,15 @@ def _value(v):
     return str(v)
 
 
+def _c(value, what):
+    """value (str, bytes or a path) as bytes for C; a NUL byte would cut the
+    string short there, so it is refused (ValueError naming what)."""
+    b = os.fsencode(value) if isinstance(value, (str, bytes, os.PathLike)) else str(value).encode()
+    if b"\0" in b:
+        raise ValueError("%s contains a NUL byte (at %d): %r" % (what, b.index(b"\0"), value))
+    return b
+
+
 class Result:
     """A finished run: .summary (dict of the /summary columns), .path (the
     results file) and its tables as DataFrames; .memory: what the run
@@ -166,8 +189,17 @@ class Result:
 
     def table(self, name):
         """A results table (/jobs, /timeline, /tenants, /failures, ...) as a DataFrame;
-        string columns decoded, enum columns as their names."""
+        string columns decoded, enum columns as their names.  r["jobs"] is the same."""
         return _read_table(self.path, name)
+
+    def __getitem__(self, name):
+        return self.table(name)
+
+    def tables(self):
+        """The names of the results file's tables (its datasets at the root)."""
+        import h5py
+        with h5py.File(self.path, "r") as f:
+            return sorted(k for k, v in f.items() if isinstance(v, h5py.Dataset))
 
     def jobs(self):
         return self.table("jobs")
@@ -210,19 +242,26 @@ def _check(lib, s, st):
 
 
 def _open(lib, scenario, overrides):
-    """A loaded scenario handle with its overrides (the caller frees it)."""
+    """A loaded scenario handle with its overrides (the caller frees it).
+    The overrides are applied as one set and checked once (API 1.4), so
+    keys valid only together may come in any order."""
+    kv = [_c("%s=%s" % (k, _value(v)), "override %s" % k) for k, v in (overrides or {}).items()]
     s = ctypes.c_void_p()
     if scenario is None:
         st = lib.fleetsim_scenario_load_default(ctypes.byref(s))
-    elif "\n" in scenario:
-        st = lib.fleetsim_scenario_load_string(b"<string>", scenario.encode(), ctypes.byref(s))
+    elif isinstance(scenario, str) and "\n" in scenario:
+        st = lib.fleetsim_scenario_load_string(b"<string>", _c(scenario, "scenario (YAML text)"),
+                                               ctypes.byref(s))
     else:
-        st = lib.fleetsim_scenario_load_file(os.fsencode(scenario), ctypes.byref(s))
+        st = lib.fleetsim_scenario_load_file(_c(scenario, "scenario path"), ctypes.byref(s))
     try:
         _check(lib, s, st)
-        for k, v in (overrides or {}).items():
-            st = lib.fleetsim_scenario_set(s, ("%s=%s" % (k, _value(v))).encode())
+        if kv and lib.fleetsim_api_version() >= 1004:
+            st = lib.fleetsim_scenario_set_many(s, (ctypes.c_char_p * len(kv))(*kv), len(kv))
             _check(lib, s, st)
+        else:
+            for b in kv:
+                _check(lib, s, lib.fleetsim_scenario_set(s, b))
     except BaseException:
         lib.fleetsim_scenario_free(s)
         raise
@@ -290,15 +329,16 @@ def sweep(scenario=None, output=None, overrides=None, threads=0, replications=0,
     s = _open(lib, scenario, overrides)
     try:
         for name, sets in (variants or {}).items():
-            kv = [("%s=%s" % (k, _value(v))).encode() for k, v in sets.items()]
+            kv = [_c("%s=%s" % (k, _value(v)), "variant %s: override %s" % (name, k))
+                  for k, v in sets.items()]
             arr = (ctypes.c_char_p * max(len(kv), 1))(*kv)
-            st = lib.fleetsim_scenario_add_variant(s, str(name).encode(), arr, len(kv))
+            st = lib.fleetsim_scenario_add_variant(s, _c(str(name), "variant name"), arr, len(kv))
             _check(lib, s, st)
         owned = None
         if output is None:
             owned = tempfile.TemporaryDirectory(prefix="fleetsim-sweep-")
             output = os.path.join(owned.name, "sweep")
-        st = lib.fleetsim_sweep(s, os.fsencode(output), int(threads), int(replications))
+        st = lib.fleetsim_sweep(s, _c(output, "output"), int(threads), int(replications))
         _check(lib, s, st)
         return Sweep(output, owned)
     finally:
@@ -398,7 +438,7 @@ def plan(scenario=None, output=None, overrides=None, threads=0):
             owned = tempfile.TemporaryDirectory(prefix="fleetsim-plan-")
             output = os.path.join(owned.name, "plan")
         r = ctypes.c_void_p()
-        st = lib.fleetsim_plan(s, os.fsencode(output), int(threads), ctypes.byref(r))
+        st = lib.fleetsim_plan(s, _c(output, "output"), int(threads), ctypes.byref(r))
         _check(lib, s, st)
         try:
             pts = _plan_points(lib, r)
@@ -409,15 +449,20 @@ def plan(scenario=None, output=None, overrides=None, threads=0):
         lib.fleetsim_scenario_free(s)
 
 
-def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
+def run(scenario=None, overrides=None, output=None, progress=None, policy=None, isolated=False):
     """Runs a scenario: a path, a YAML string (anything containing a newline),
     or None for the built-in default.  overrides: {key: value} as --set takes
-    them.  output: the results file (a temporary one when None, removed with
-    the Result).  progress(sim_time_s, horizon_s, done, running, queued) may
-    return True to cancel.  policy: a Policy, or a callable taken as an
-    OrderPolicy, that schedules in place of the scenario's scheduler
-    (fleetsim.policy).  Raises FleetsimError with the located message, or
-    the policy's own exception."""
+    them, applied as one set.  output: the results file (a temporary one when
+    None, removed with the Result).  progress(sim_time_s, horizon_s, done,
+    running, queued) may return True to cancel.  policy: a Policy, or a
+    callable taken as an OrderPolicy, that schedules in place of the
+    scenario's scheduler (fleetsim.policy).  isolated=True runs it in a
+    child process (forked): a plugin or policy that crashes (a segmentation
+    fault in C) then raises FleetsimError naming the signal instead of
+    killing this process; progress and policy run in the child.  Raises
+    FleetsimError with the located message, or the policy's own exception."""
+    if isolated:
+        return _run_isolated(scenario, overrides, output, progress, policy)
     lib = _load()
     bridge = None
     if policy is not None:
@@ -426,6 +471,7 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
                 raise TypeError("policy: a fleetsim.Policy or a callable order(queue, capacity)")
             policy = OrderPolicy(policy)
         bridge = _Bridge(policy)
+    out_b = _c(output, "output") if output is not None else None
     s = _open(lib, scenario, overrides)
     try:
         if bridge is not None:
@@ -435,6 +481,7 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
         if output is None:
             owned = tempfile.TemporaryDirectory(prefix="fleetsim-")
             output = os.path.join(owned.name, "results.h5")
+            out_b = os.fsencode(output)
 
         def cb(_ud, t, h, done, running, queued):
             try:
@@ -442,7 +489,7 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
             except Exception:   # an exception cancels the run
                 return 1
         r = ctypes.c_void_p()
-        st = lib.fleetsim_run(s, os.fsencode(output), _PROGRESS(cb) if progress else _PROGRESS(),
+        st = lib.fleetsim_run(s, out_b, _PROGRESS(cb) if progress else _PROGRESS(),
                               None, ctypes.byref(r))
         if st != 0:
             err = FleetsimError(st, lib.fleetsim_scenario_error(s).decode())
@@ -466,3 +513,63 @@ def run(scenario=None, overrides=None, output=None, progress=None, policy=None):
         return Result(summary, output, wall, owned, memory)
     finally:
         lib.fleetsim_scenario_free(s)
+
+
+FLEETSIM_EINTERNAL = 7
+
+
+def _isolated_child(conn, scenario, overrides, output, progress, policy):
+    """The child of run(isolated=True): the run, then its answer on conn."""
+    try:
+        r = run(scenario, overrides, output, progress, policy)
+        conn.send(("ok", r.summary, r.wall_seconds, r.memory))
+    except BaseException as e:      # sent back to be raised in the parent
+        try:
+            conn.send(("raise", e))
+        except Exception:           # an exception that does not pickle
+            conn.send(("raise", RuntimeError("%s: %s" % (type(e).__name__, e))))
+    finally:
+        conn.close()
+
+
+def _signal_name(n):
+    import signal
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return "signal %d" % n
+
+
+def _run_isolated(scenario, overrides, output, progress, policy):
+    import multiprocessing
+    owned = None
+    if output is None:
+        owned = tempfile.TemporaryDirectory(prefix="fleetsim-")
+        output = os.path.join(owned.name, "results.h5")
+    _c(output, "output")
+    ctx = multiprocessing.get_context("fork")
+    rx, tx = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_isolated_child, name="fleetsim-run",
+                        args=(tx, scenario, overrides, output, progress, policy))
+    child.start()
+    tx.close()
+    try:
+        answer = rx.recv()
+    except EOFError:
+        answer = None
+    finally:
+        rx.close()
+        child.join()
+    if answer is not None and answer[0] == "ok":
+        return Result(answer[1], output, answer[2], owned, answer[3])
+    if answer is not None:
+        raise answer[1]
+    code = child.exitcode
+    try:    # the crashed run's temporary file (TARGET.tmp.PID): nothing half-written stays
+        os.unlink("%s.tmp.%d" % (output, child.pid))
+    except OSError:
+        pass
+    why = ("killed by %s" % _signal_name(-code)) if code is not None and code < 0 \
+        else "exited with status %s" % code
+    raise FleetsimError(FLEETSIM_EINTERNAL, "the run crashed in its child process (%s); "
+                        "no results were written" % why)

@@ -23,9 +23,9 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["Policy", "OrderPolicy", "Capacity", "QUEUE_DTYPE", "JobInfo"]
+__all__ = ["Policy", "OrderPolicy", "Capacity", "QUEUE_DTYPE", "JobInfo", "PoolInfo"]
 
-ABI = 2                       # FLEETSIM_POLICY_ABI of the header this bridges
+ABI = 3                       # FLEETSIM_POLICY_ABI of the header this bridges
 
 _u32, _u64, _i32, _dbl, _vp = (ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_double,
                                ctypes.c_void_p)
@@ -38,6 +38,15 @@ class JobInfo(ctypes.Structure):
                 ("priority", _i32), ("job_class", _i32), ("restarts", _u32)]
 
 
+class _PoolInfo(ctypes.Structure):
+    """fleetsim_pool_info (ABI 3)."""
+    _fields_ = [("name", ctypes.c_char_p), ("gpu", ctypes.c_char_p), ("first_node", _u32),
+                ("nodes", _u32), ("gpus_per_node", _u32), ("gpus_free", _u64), ("gpus_up", _u64)]
+
+
+PoolInfo = collections.namedtuple("PoolInfo", "index name gpu first_node nodes gpus_per_node "
+                                  "gpus_free gpus_up")
+
 _NOW = ctypes.CFUNCTYPE(_dbl, _vp)
 _JOB = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(JobInfo))
 _START = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32)
@@ -45,10 +54,18 @@ _COUNT = ctypes.CFUNCTYPE(_u64, _vp)
 _SET_TIMER = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _dbl, _u64)
 
 
+_SPEED = ctypes.CFUNCTYPE(_dbl, _vp, _u32, ctypes.c_char_p)
+_NPOOLS = ctypes.CFUNCTYPE(_u32, _vp)
+_POOL = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(_PoolInfo))
+_START_IN = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _u32, ctypes.POINTER(_u32), ctypes.c_size_t)
+_NODE_FREE = ctypes.CFUNCTYPE(ctypes.c_int64, _vp, _u32)
+
+
 class _Host(ctypes.Structure):
     _fields_ = [("abi", _u32), ("sim", _vp), ("now", _NOW), ("job", _JOB), ("start", _START),
                 ("free_gpus", _COUNT), ("preempt", _START), ("timer", _SET_TIMER),
-                ("gpus_up", _COUNT)]
+                ("gpus_up", _COUNT), ("speed", _SPEED), ("pools", _NPOOLS), ("pool", _POOL),
+                ("start_in", _START_IN), ("place", _START_IN), ("node_free", _NODE_FREE)]
 
 
 _CREATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_Host), ctypes.POINTER(ctypes.c_char_p),
@@ -107,6 +124,55 @@ class Host:
         """timer(data) is called at simulated time at_s (the past: now)."""
         if self._h.timer(self._sim, float(at_s), int(data)) < 0:
             raise MemoryError("timer: out of memory")
+
+    def speed(self, handle, gpu_model):
+        """The job's speed factor on pools of gpu_model (a GPU model or pool
+        name): cluster.speed's row for its class, else the catalog's speed
+        under cluster.speed_catalog, else 1.0; None if no pool has that model
+        or the handle is not a job."""
+        v = self._h.speed(self._sim, handle, str(gpu_model).encode())
+        return None if v < 0 else v
+
+    def pools(self):
+        """The cluster's pools, in order: a list of PoolInfo (index, name, gpu,
+        nodes, gpus_per_node, gpus_free, gpus_up); empty before the run."""
+        out = []
+        info = _PoolInfo()
+        for i in range(self._h.pools(self._sim)):
+            if self._h.pool(self._sim, i, ctypes.byref(info)) == 0:
+                out.append(PoolInfo(i, info.name.decode(), info.gpu.decode(), info.first_node,
+                                    info.nodes, info.gpus_per_node, info.gpus_free, info.gpus_up))
+        return out
+
+    def start_in(self, handle, pools):
+        """Starts a waiting job placed only in the given pools (indices, see
+        pools()); those the job may not use are skipped: 1 started, 0 it does
+        not fit there now."""
+        idx = [int(p) for p in pools]
+        arr = (_u32 * max(len(idx), 1))(*idx)
+        rc = self._h.start_in(self._sim, handle, arr, len(idx))
+        if rc < 0:
+            raise ValueError("start_in(%d, %r) refused (code %d): not a waiting job, or a pool "
+                             "index out of range" % (handle, idx, rc))
+        return rc
+
+    def place(self, handle, nodes):
+        """Starts a waiting job on the first of the given nodes (global ids:
+        a pool's first_node + i) where it fits now on that node: 1 started,
+        0 it fits on none of them now."""
+        idx = [int(v) for v in nodes]
+        arr = (_u32 * max(len(idx), 1))(*idx)
+        rc = self._h.place(self._sim, handle, arr, len(idx))
+        if rc < 0:
+            raise ValueError("place(%d, %r) refused (code %d): not a waiting job, a node id out "
+                             "of range, a MIG pod or a job larger than every node given"
+                             % (handle, idx, rc))
+        return rc
+
+    def node_free(self, node):
+        """Whole GPUs free on a node now; None if it is out of service (or no such node)."""
+        v = self._h.node_free(self._sim, int(node))
+        return None if v < 0 else v
 
 
 class Policy:
