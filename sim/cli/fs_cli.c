@@ -374,6 +374,23 @@ int fs_cli_parse_u64(const char *s, unsigned long long *out)
     return 0;
 }
 
+int fs_cli_parse_shard(const char *s, size_t *i, size_t *n)
+{
+    const char *slash = strchr(s, '/');
+    unsigned long long a, b;
+    char left[32];
+    if (!slash || (size_t)(slash - s) >= sizeof left)
+        return -1;
+    memcpy(left, s, (size_t)(slash - s));
+    left[slash - s] = '\0';
+    if (fs_cli_parse_u64(left, &a) || fs_cli_parse_u64(slash + 1, &b) || b == 0 || a >= b ||
+        b > 1000000)
+        return -1;
+    *i = (size_t)a;
+    *n = (size_t)b;
+    return 0;
+}
+
 /* ---- getopt_long over a command's option table ---------------------------------------------- */
 
 int fs_cli_getopt_init(fs_cli_getopt_t *g, const char *cmd, int argc, char **argv,
