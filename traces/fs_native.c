@@ -857,13 +857,8 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     if (w->cap - w->len < need) {
         if ((rc = writer_flush(w, err)))
             return rc;
-        if (w->cap < need) {
-            char *nb = fs_realloc(w->buf, need);
-            if (!nb)
-                return fs_error_set(err, FS_ENOMEM, "%s: out of memory", w->path);
-            w->buf = nb;
-            w->cap = need;
-        }
+        if (fs_grow((void **)&w->buf, &w->cap, need, 1))
+            return fs_error_set(err, FS_ENOMEM, "%s: out of memory", w->path);
     }
     char *p = w->buf + w->len;
     p = put_u64(p, j->id);

@@ -618,7 +618,7 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
     }
     /* the union of tenant names, baseline first */
     const char **names = NULL;
-    size_t nn = 0;
+    size_t nn = 0, cap = 0;
     for (size_t i = 0; i < o->n_v && !rc; i++)
         for (size_t k = 0; k < t[i].n && !rc; k++) {
             size_t j = 0;
@@ -626,12 +626,10 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
                 j++;
             if (j < nn)
                 continue;
-            const char **g = fs_realloc(names, (nn + 1) * sizeof *g);
-            if (!g) {
+            if (fs_grow((void **)&names, &cap, nn + 1, sizeof *names)) {
                 rc = fs_error_set(err, FS_ENOMEM, "out of memory");
                 break;
             }
-            names = g;
             names[nn++] = t[i].names[k];
         }
     if (!rc && nn > 0) {
