@@ -478,9 +478,11 @@ static int check_point(fs_sweep_plan_t *p, size_t point, fs_error_t *err)
         const char *at = p->n_params ? "" : p->warmup ? "sweep.warmup" : "";
         for (size_t j = 0; j < p->n_params && len < sizeof desc; j++) {
             size_t vi = fs_sweep_value_index(p, point, j);
-            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=%s", j ? ", " : "",
-                                    p->params[j].key, p->params[j].values[vi]);
             at = p->params[j].where[vi];
+            if (p->params[j].inherit && p->params[j].inherit[vi])
+                continue;   /* the scenario's value: not an override of the point */
+            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=%s", len ? ", " : "",
+                                    p->params[j].key, p->params[j].values[vi]);
         }
         rc = fs_error_set(err, rc, "%s: sweep point %zu (%s): %s", at, point, desc, e.msg);
     }
@@ -788,33 +790,44 @@ static int check_variants(const fs_sweep_variant_t *v, size_t n, fs_error_t *err
     return 0;
 }
 
-/* Fills parameter q (key) with each variant's value; a variant that does
- * not set the key inherits the scenario's value (no override at its point),
- * described by the base's value when it is one scalar, else "(scenario)". */
-static int fill_param(fs_sweep_param_t *q, const fs_sweep_variant_t *v, size_t n,
-                      const fs_config_t *base, fs_error_t *err)
+/* Parameter q (key) of n variants: its arrays, and where each value comes
+ * from ("-p NAME"); the values are the caller's to fill. */
+static int param_alloc(fs_sweep_param_t *q, const char *key, const fs_sweep_variant_t *v,
+                       size_t n, fs_error_t *err)
 {
-    char *dflt = NULL;
     q->n_values = n;
-    if (!(q->values = fs_calloc(n, sizeof *q->values)) ||
+    if (!(q->key = fs_strdup(key)) || !(q->values = fs_calloc(n, sizeof *q->values)) ||
         !(q->where = fs_calloc(n, sizeof *q->where)) ||
         !(q->inherit = fs_calloc(n, sizeof *q->inherit)))
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     for (size_t i = 0; i < n; i++) {
+        size_t wn = strlen(v[i].name) + 4;
+        if (!(q->where[i] = fs_malloc(wn)))
+            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        snprintf(q->where[i], wn, "-p %s", v[i].name);
+    }
+    return 0;
+}
+
+/* Fills parameter q (key) with each variant's value; a variant that does
+ * not set the key inherits the scenario's value (no override at its point),
+ * described by the base's value when it is one scalar, else "(scenario)". */
+static int fill_param(fs_sweep_param_t *q, const char *key, const fs_sweep_variant_t *v, size_t n,
+                      const fs_config_t *base, fs_error_t *err)
+{
+    int rc = param_alloc(q, key, v, n, err);
+    char *dflt = NULL;
+    for (size_t i = 0; i < n && !rc; i++) {
         const char *val = variant_value(&v[i], q->key);
         if (!val && !dflt && !(dflt = base_value(base, q->key)) &&
             !(dflt = fs_strdup("(scenario)")))
-            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        else if (!(q->values[i] = fs_strdup(val ? val : dflt)))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
         q->inherit[i] = !val;
-        size_t wn = strlen(v[i].name) + 4;
-        if (!(q->values[i] = fs_strdup(val ? val : dflt)) || !(q->where[i] = fs_malloc(wn))) {
-            fs_free(dflt);
-            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-        }
-        snprintf(q->where[i], wn, "-p %s", v[i].name);
     }
     fs_free(dflt);
-    return 0;
+    return rc;
 }
 
 /* 1 when variant v sets key or a key under it (key "a.b": a.b, a.b.c). */
@@ -827,6 +840,13 @@ static int variant_sets_under(const fs_sweep_variant_t *v, const char *key)
     return 0;
 }
 
+/* 1 when variant v asks for a built-in queue: scheduler.queue and no
+ * scheduler.plugin key. */
+static int builtin_queue(const fs_sweep_variant_t *v)
+{
+    return variant_value(v, "scheduler.queue") && !variant_sets_under(v, "scheduler.plugin");
+}
+
 /* A variant that sets scheduler.queue and no scheduler.plugin key means the
  * built-in queue: when the scenario names a plugin (which would otherwise
  * run whatever the queue says), the parameter scheduler.plugin=null at
@@ -834,28 +854,19 @@ static int variant_sets_under(const fs_sweep_variant_t *v, const char *key)
 static int builtin_queue_param(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
                                const fs_config_t *base, fs_error_t *err)
 {
-    if (!base->scheduler.plugin_path)
-        return 0;
     size_t need = 0;
     for (size_t i = 0; i < n; i++)
-        need += variant_value(&v[i], "scheduler.queue") && !variant_sets_under(&v[i], "scheduler.plugin");
-    if (!need)
+        need += (size_t)builtin_queue(&v[i]);
+    if (!base->scheduler.plugin_path || !need)
         return 0;
     fs_sweep_param_t *q = &p->params[p->n_params++];
-    q->n_values = n;
-    if (!(q->key = fs_strdup("scheduler.plugin")) || !(q->values = fs_calloc(n, sizeof *q->values)) ||
-        !(q->where = fs_calloc(n, sizeof *q->where)) ||
-        !(q->inherit = fs_calloc(n, sizeof *q->inherit)))
-        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-    for (size_t i = 0; i < n; i++) {
-        int builtin = variant_value(&v[i], "scheduler.queue") && !variant_sets_under(&v[i], "scheduler.plugin");
-        size_t wn = strlen(v[i].name) + 4;
-        q->inherit[i] = (unsigned char)!builtin;
-        if (!(q->values[i] = fs_strdup(builtin ? "null" : "(scenario)")) || !(q->where[i] = fs_malloc(wn)))
-            return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-        snprintf(q->where[i], wn, "-p %s", v[i].name);
+    int rc = param_alloc(q, "scheduler.plugin", v, n, err);
+    for (size_t i = 0; i < n && !rc; i++) {
+        q->inherit[i] = (unsigned char)!builtin_queue(&v[i]);
+        if (!(q->values[i] = fs_strdup(q->inherit[i] ? "(scenario)" : "null")))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     }
-    return 0;
+    return rc;
 }
 
 int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
@@ -883,11 +894,7 @@ int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, 
                 j++;
             if (j < p->n_params)
                 continue;
-            fs_sweep_param_t *q = &p->params[p->n_params++];
-            if (!(q->key = fs_strdup(v[i].keys[a])))
-                rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-            else
-                rc = fill_param(q, v, n, &base, err);
+            rc = fill_param(&p->params[p->n_params++], v[i].keys[a], v, n, &base, err);
         }
     if (!rc)
         rc = builtin_queue_param(p, v, n, &base, err);
