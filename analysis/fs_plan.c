@@ -332,14 +332,13 @@ static int add_point(const fs_plan_spec_t *s, fs_plan_result_t *r, const fs_plan
     size_t reps = (size_t)s->replications;
     fs_ci_t *ci = fs_calloc(s->n_metrics, sizeof *ci);
     double *x = fs_calloc(reps, sizeof *x);
-    void *grown = ci && x ? fs_realloc(r->points, (r->n_points + 1) * sizeof *r->points) : NULL;
-    if (!grown) {
+    if (!ci || !x ||
+        fs_grow((void **)&r->points, &r->cap_points, r->n_points + 1, sizeof *r->points)) {
         fs_free(ci);
         fs_free(x);
         fs_free(runs);
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     }
-    r->points = grown;
     for (size_t m = 0; m < s->n_metrics; m++) {
         for (size_t k = 0; k < reps; k++)
             x[k] = runs[k * s->n_metrics + m];

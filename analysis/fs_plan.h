@@ -126,6 +126,7 @@ typedef struct fs_plan_point {
 typedef struct fs_plan_result {
     fs_plan_point_t *points; /* in evaluation order */
     size_t n_points;
+    size_t cap_points;       /* allocated (fs_grow) */
     long *best;             /* per choice: index of its smallest feasible point, or -1 */
     long chosen;            /* index of the chosen point, or -1 (none feasible) */
     size_t rounds;          /* evaluator calls */

@@ -38,20 +38,13 @@ static int add_tenant(fs_tenant_table_t *t, size_t *cap, const char *name, size_
         *idx = (size_t)k;
         return 0;
     }
-    if (t->n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 8;
-        char **nn = fs_realloc(t->names, (nc + 1) * sizeof *nn);
-        if (!nn)
+    if (t->n == *cap) {   /* names (one spare), means and counts: at least nc each */
+        size_t nc = *cap ? 2 * *cap : 8, cn = *cap ? *cap + 1 : 0;
+        size_t cm = *cap * FS_TENANT_N_METRICS, ck = cm;
+        if (fs_grow((void **)&t->names, &cn, nc + 1, sizeof *t->names) ||
+            fs_grow((void **)&t->mean, &cm, nc * FS_TENANT_N_METRICS, sizeof *t->mean) ||
+            fs_grow((void **)&t->count, &ck, nc * FS_TENANT_N_METRICS, sizeof *t->count))
             return FS_ENOMEM;
-        t->names = nn;
-        double *nm = fs_realloc(t->mean, nc * FS_TENANT_N_METRICS * sizeof *nm);
-        if (!nm)
-            return FS_ENOMEM;
-        t->mean = nm;
-        size_t *nk = fs_realloc(t->count, nc * FS_TENANT_N_METRICS * sizeof *nk);
-        if (!nk)
-            return FS_ENOMEM;
-        t->count = nk;
         *cap = nc;
     }
     char *s = fs_strdup(name);

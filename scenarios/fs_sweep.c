@@ -169,6 +169,7 @@ void fs_sweep_plan_destroy(fs_sweep_plan_t *p)
         fs_free(q->key);
         fs_sweep_overrides_free(q->values, q->n_values);
         fs_sweep_overrides_free(q->where, q->n_values);
+        fs_free(q->inherit);
     }
     fs_free(p->params);
     fs_sweep_overrides_free(p->sets, p->n_sets);
@@ -225,9 +226,13 @@ static int point_overrides(const fs_sweep_plan_t *p, size_t point, int64_t rep, 
     for (size_t i = 0; i < p->n_sets; i++)
         if (!(o[m++] = fs_strdup(p->sets[i])))
             goto oom;
-    for (size_t j = 0; j < p->n_params; j++)
-        if (!(o[m++] = kv(p->params[j].key, p->params[j].values[fs_sweep_value_index(p, point, j)])))
+    for (size_t j = 0; j < p->n_params; j++) {
+        size_t vi = fs_sweep_value_index(p, point, j);
+        if (p->params[j].inherit && p->params[j].inherit[vi])
+            continue;   /* a variant that does not set the key: the scenario's value */
+        if (!(o[m++] = kv(p->params[j].key, p->params[j].values[vi])))
             goto oom;
+    }
     if (p->warmup && !(o[m++] = kv("warmup", p->warmup)))
         goto oom;
     if (rep >= 0) {
@@ -473,9 +478,11 @@ static int check_point(fs_sweep_plan_t *p, size_t point, fs_error_t *err)
         const char *at = p->n_params ? "" : p->warmup ? "sweep.warmup" : "";
         for (size_t j = 0; j < p->n_params && len < sizeof desc; j++) {
             size_t vi = fs_sweep_value_index(p, point, j);
-            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=%s", j ? ", " : "",
-                                    p->params[j].key, p->params[j].values[vi]);
             at = p->params[j].where[vi];
+            if (p->params[j].inherit && p->params[j].inherit[vi])
+                continue;   /* the scenario's value: not an override of the point */
+            len += (size_t)snprintf(desc + len, sizeof desc - len, "%s%s=%s", len ? ", " : "",
+                                    p->params[j].key, p->params[j].values[vi]);
         }
         rc = fs_error_set(err, rc, "%s: sweep point %zu (%s): %s", at, point, desc, e.msg);
     }
@@ -716,8 +723,6 @@ int fs_sweep_plan_from_text(const char *name, const char *text, const char *cons
 
 /* ---- variants (fleetsim versus) ---------------------------------------------- */
 
-/* The base config's value of a top-level scalar key as override text
- * (owned); NULL when key is not such a key or has no value. */
 /* The value of key in the struct at base (described by tab) as scenario
  * text, or NULL when it is not one scalar.  A key inside a list
  * ("cluster.pools.0.nodes") goes down into that element. */
@@ -785,30 +790,83 @@ static int check_variants(const fs_sweep_variant_t *v, size_t n, fs_error_t *err
     return 0;
 }
 
-/* Fills parameter q (key) with each variant's value, or the base's. */
-static int fill_param(fs_sweep_param_t *q, const fs_sweep_variant_t *v, size_t n,
-                      const fs_config_t *base, fs_error_t *err)
+/* Parameter q (key) of n variants: its arrays, and where each value comes
+ * from ("-p NAME"); the values are the caller's to fill. */
+static int param_alloc(fs_sweep_param_t *q, const char *key, const fs_sweep_variant_t *v,
+                       size_t n, fs_error_t *err)
 {
-    char *dflt = NULL;
     q->n_values = n;
-    if (!(q->values = fs_calloc(n, sizeof *q->values)) ||
-        !(q->where = fs_calloc(n, sizeof *q->where)))
+    if (!(q->key = fs_strdup(key)) || !(q->values = fs_calloc(n, sizeof *q->values)) ||
+        !(q->where = fs_calloc(n, sizeof *q->where)) ||
+        !(q->inherit = fs_calloc(n, sizeof *q->inherit)))
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     for (size_t i = 0; i < n; i++) {
-        const char *val = variant_value(&v[i], q->key);
-        if (!val && !dflt && !(dflt = base_value(base, q->key)))
-            return fs_error_set(err, FS_EINVAL, "-p %s: does not set %s, and that key's value in "
-                                "the scenario cannot be written as one value: give %s in every -p",
-                                v[i].name, q->key, q->key);
         size_t wn = strlen(v[i].name) + 4;
-        if (!(q->values[i] = fs_strdup(val ? val : dflt)) || !(q->where[i] = fs_malloc(wn))) {
-            fs_free(dflt);
+        if (!(q->where[i] = fs_malloc(wn)))
             return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-        }
         snprintf(q->where[i], wn, "-p %s", v[i].name);
     }
-    fs_free(dflt);
     return 0;
+}
+
+/* Fills parameter q (key) with each variant's value; a variant that does
+ * not set the key inherits the scenario's value (no override at its point),
+ * described by the base's value when it is one scalar, else "(scenario)". */
+static int fill_param(fs_sweep_param_t *q, const char *key, const fs_sweep_variant_t *v, size_t n,
+                      const fs_config_t *base, fs_error_t *err)
+{
+    int rc = param_alloc(q, key, v, n, err);
+    char *dflt = NULL;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const char *val = variant_value(&v[i], q->key);
+        if (!val && !dflt && !(dflt = base_value(base, q->key)) &&
+            !(dflt = fs_strdup("(scenario)")))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        else if (!(q->values[i] = fs_strdup(val ? val : dflt)))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+        q->inherit[i] = !val;
+    }
+    fs_free(dflt);
+    return rc;
+}
+
+/* 1 when variant v sets key or a key under it (key "a.b": a.b, a.b.c). */
+static int variant_sets_under(const fs_sweep_variant_t *v, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < v->n; i++)
+        if (strncmp(v->keys[i], key, kl) == 0 && (v->keys[i][kl] == '\0' || v->keys[i][kl] == '.'))
+            return 1;
+    return 0;
+}
+
+/* 1 when variant v asks for a built-in queue: scheduler.queue and no
+ * scheduler.plugin key. */
+static int builtin_queue(const fs_sweep_variant_t *v)
+{
+    return variant_value(v, "scheduler.queue") && !variant_sets_under(v, "scheduler.plugin");
+}
+
+/* A variant that sets scheduler.queue and no scheduler.plugin key means the
+ * built-in queue: when the scenario names a plugin (which would otherwise
+ * run whatever the queue says), the parameter scheduler.plugin=null at
+ * those points, inherited (the scenario's plugin) at the others. */
+static int builtin_queue_param(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
+                               const fs_config_t *base, fs_error_t *err)
+{
+    size_t need = 0;
+    for (size_t i = 0; i < n; i++)
+        need += (size_t)builtin_queue(&v[i]);
+    if (!base->scheduler.plugin_path || !need)
+        return 0;
+    fs_sweep_param_t *q = &p->params[p->n_params++];
+    int rc = param_alloc(q, "scheduler.plugin", v, n, err);
+    for (size_t i = 0; i < n && !rc; i++) {
+        q->inherit[i] = (unsigned char)!builtin_queue(&v[i]);
+        if (!(q->values[i] = fs_strdup(q->inherit[i] ? "(scenario)" : "null")))
+            rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    return rc;
 }
 
 int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
@@ -824,7 +882,7 @@ int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, 
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += v[i].n;
-    if (!(p->params = fs_calloc(total ? total : 1, sizeof *p->params)))
+    if (!(p->params = fs_calloc(total + 1, sizeof *p->params)))
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     fs_config_t base;
     if ((rc = load_with(p, p->sets, p->n_sets, &base, err)))
@@ -836,12 +894,10 @@ int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, 
                 j++;
             if (j < p->n_params)
                 continue;
-            fs_sweep_param_t *q = &p->params[p->n_params++];
-            if (!(q->key = fs_strdup(v[i].keys[a])))
-                rc = fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
-            else
-                rc = fill_param(q, v, n, &base, err);
+            rc = fill_param(&p->params[p->n_params++], v[i].keys[a], v, n, &base, err);
         }
+    if (!rc)
+        rc = builtin_queue_param(p, v, n, &base, err);
     fs_config_release(&base);
     p->combine = FS_SWEEP_ZIP;
     p->n_points = n;
@@ -882,8 +938,11 @@ uint64_t fs_sweep_plan_digest(const fs_sweep_plan_t *p)
     fnv_str(&h, p->warmup);
     for (size_t j = 0; j < p->n_params; j++) {
         fnv_str(&h, p->params[j].key);
-        for (size_t i = 0; i < p->params[j].n_values; i++)
+        for (size_t i = 0; i < p->params[j].n_values; i++) {
             fnv_str(&h, p->params[j].values[i]);
+            if (p->params[j].inherit && p->params[j].inherit[i])
+                fnv(&h, "\xfe", 1);    /* not an override: the scenario's value */
+        }
     }
     return h;
 }

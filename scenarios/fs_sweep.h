@@ -41,6 +41,9 @@ typedef struct fs_sweep_param {
     size_t n_values;
     char **values;          /* override text of each value ("30/h", "strict") */
     char **where;           /* where each value was written (range: its 'from') */
+    unsigned char *inherit; /* variants only (NULL otherwise): inherit[i] = 1 when point i does
+                               not set the key: no override, the scenario's value stands, and
+                               values[i] only describes it (the value, or "(scenario)") */
 } fs_sweep_param_t;
 
 typedef struct fs_sweep_plan {
@@ -85,11 +88,14 @@ typedef struct fs_sweep_variant {
 
 /* Turns a plan without parameters into one point per variant, in order
  * (zipped parameters: one per distinct key).  A key that a variant does
- * not set keeps the scenario's value, written out from the base config
- * (top-level scalar keys only: any other key must be set by every
- * variant).  `replication`, `seed` and `sweep` cannot be set (common
- * random numbers).  Every point is checked; errors name "-p NAME".
- * FS_EINVAL, FS_ENOMEM, FS_ELIMIT. */
+ * not set is not overridden at its point: the scenario's value stands,
+ * whatever its type (a scalar, a list, a map, a block such as
+ * scheduler.plugin); the parameter's value text there only describes it
+ * (param.inherit).  A variant that sets scheduler.queue and no
+ * scheduler.plugin key means the built-in queue: when the scenario names a
+ * plugin, that point also gets scheduler.plugin=null.  `replication`,
+ * `seed` and `sweep` cannot be set (common random numbers).  Every point
+ * is checked; errors name "-p NAME".  FS_EINVAL, FS_ENOMEM, FS_ELIMIT. */
 int fs_sweep_plan_set_variants(fs_sweep_plan_t *p, const fs_sweep_variant_t *v, size_t n,
                                fs_error_t *err);
 

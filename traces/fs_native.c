@@ -146,31 +146,6 @@ static int parse_rec_state(const char *s, size_t n)
     return -1;
 }
 
-/* Quotes a field for a message: printable ASCII as is, other bytes as
- * \xNN, at most ~48 input bytes. */
-static void show(char *dst, size_t cap, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (o + 8 >= cap || i >= 48) {
-            memcpy(dst + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-            dst[o++] = (char)ch;
-        } else {
-            dst[o++] = '\\';
-            dst[o++] = 'x';
-            dst[o++] = hex[ch >> 4];
-            dst[o++] = hex[ch & 15];
-        }
-    }
-    dst[o] = '\0';
-}
-
 /* ------------------------------------------------------------------ */
 /* The reader                                                          */
 
@@ -207,7 +182,7 @@ static int field_error(native_t *s, size_t field, const char *expected)
         return FS_EINVAL;
     const fs_csv_field_t *f = &s->csv.fields[field];
     char got[256];
-    show(got, sizeof got, f->s, f->len);
+    fs_rdr_show(got, sizeof got, f->s, f->len);
     return fs_error_set(&s->error, FS_EINVAL, "%s:%llu: field %s: expected %s (got '%s')",
                         s->csv.path, (unsigned long long)s->csv.line_no,
                         col_names[s->field_col[field]], expected, got);
@@ -295,133 +270,143 @@ static int get_name(native_t *s, size_t field, const char **name, size_t *len)
 /* Parses the current line into *j.  Row errors return FS_EINVAL (message in
  * s->error unless lenient); failures that end the stream (out of memory,
  * too many names) return their code with the message in s->error. */
-static int parse_row(native_t *s, fs_job_t *j)
+/* The names a row gives (interned once the row is accepted). */
+typedef struct row_names {
+    const char *tenant, *gpu_type;
+    size_t tenant_len, gpu_type_len;
+} row_names_t;
+
+/* The optional fields: the recorded run, single_node, mig_profile and the
+ * recorded GPU utilization and memory. */
+static int parse_extra(native_t *s, size_t i, fs_job_t *j)
 {
-    fs_csv_t *c = &s->csv;
-    int rc = fs_csv_split(c, ',', s->opts.lenient ? NULL : &s->error);
-    if (rc)
-        return rc;
-    if (c->n_fields != s->n_fields) {
-        if (s->opts.lenient)
-            return FS_EINVAL;
-        return fs_error_set(&s->error, FS_EINVAL, "%s:%llu: expected %zu fields as in the header, "
-                            "got %zu", c->path, (unsigned long long)c->line_no, s->n_fields,
-                            c->n_fields);
-    }
-    fs_job_init(j);
-    const char *tenant = NULL, *gpu_type = NULL;
-    size_t tenant_len = 0, gpu_type_len = 0;
-    for (size_t i = 0; i < s->n_fields; i++) {
-        const fs_csv_field_t *f = &c->fields[i];
-        uint64_t u;
-        switch (s->field_col[i]) {
-        case COL_ID:
-            if (fs_rdr_u64(f->s, f->len, &j->id))
-                return field_error(s, i, "an unsigned integer id");
-            break;
-        case COL_SUBMIT:
-            if ((rc = get_time(s, i, &j->submit)))
-                return rc;
-            break;
-        case COL_GPUS:
-            if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > MAX_GPUS)
-                return field_error(s, i, "an integer in 1..2147483648");
-            j->gpus = (uint32_t)u;
-            break;
-        case COL_DURATION:
-            if ((rc = get_duration(s, i, &j->duration)))
-                return rc;
-            break;
-        case COL_ESTIMATE:
-            if ((rc = get_duration(s, i, &j->estimate)))
-                return rc;
-            break;
-        case COL_TENANT:
-            if ((rc = get_name(s, i, &tenant, &tenant_len)))
-                return rc;
-            break;
-        case COL_GPU_TYPE:
-            if ((rc = get_name(s, i, &gpu_type, &gpu_type_len)))
-                return rc;
-            break;
-        case COL_PRIORITY:
-            if (f->len && parse_i32(f->s, f->len, &j->priority))
-                return field_error(s, i, "an integer in -2147483648..2147483647");
-            break;
-        case COL_GPU_MILLI:
-            if (f->len) {
-                if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > FS_GPU_MILLI_WHOLE)
-                    return field_error(s, i, "an integer in 1..1000");
-                j->gpu_milli = (uint32_t)u;
-            }
-            break;
-        case COL_CLASS:
-            if (f->len && (parse_i32(f->s, f->len, &j->job_class) || j->job_class < 0))
-                return field_error(s, i, "an integer in 0..2147483647");
-            break;
-        case COL_REC_START:
-            if ((rc = get_time(s, i, &j->rec_start)))
-                return rc;
-            break;
-        case COL_REC_END:
-            if ((rc = get_time(s, i, &j->rec_end)))
-                return rc;
-            break;
-        case COL_REC_STATE:
-            if (f->len) {
-                int st = parse_rec_state(f->s, f->len);
-                if (st < 0)
-                    return field_error(s, i, "one of " REC_STATES);
-                j->rec_state = st;
-            }
-            break;
-        case COL_SINGLE_NODE:
-            /* 1: the job is one pod and must fit on one node (openb, one-instance PAI
-             * jobs converted to native keep it); empty or 0: may span nodes. */
-            if (f->len) {
-                if (f->len != 1 || (f->s[0] != '0' && f->s[0] != '1'))
-                    return field_error(s, i, "0 or 1");
-                if (f->s[0] == '1')
-                    j->flags |= FS_JOB_SINGLE_NODE;
-            }
-            break;
-        case COL_MIG_PROFILE:
-            /* a MIG profile name: the job is a pod taking `gpus` instances of it
-             * (docs/mig.md); gpu_milli becomes the profile's compute share */
-            if (f->len) {
-                j->mig = s->opts.mig_profile ? s->opts.mig_profile(f->s, f->len)
-                                             : fs_migname_parse(f->s, f->len);
-                if (!j->mig)
-                    return field_error(s, i, "a MIG profile name such as 1g.10gb or 3g.40gb "
-                                             "(docs/mig.md) or empty");
-            }
-            break;
-        case COL_GPU_UTIL:
-            /* the recorded GPU utilization, 0..1 (whole percents kept): the job's duty
-             * (docs/observability.md "Recorded utilization"); empty: not recorded */
-            if (f->len) {
-                double v = field_real(f);
-                if (!(v >= 0 && v <= 1))
-                    return field_error(s, i, "a utilization from 0 to 1, or empty");
-                j->rec_util = fs_job_util_code(v);
-            }
-            break;
-        case COL_GPU_MEM:
-            /* the recorded GPU memory use, GB per GPU (0.25 GB steps to 32 GB, 1.5 GB
-             * above): the job's framebuffer (docs/observability.md "Recorded
-             * utilization"); empty: not recorded */
-            if (f->len) {
-                double v = field_real(f);
-                if (!(v >= 0 && v <= FS_JOB_FB_MAX_GB))
-                    return field_error(s, i, "a GPU memory use in GB from 0 to 221, or empty");
-                j->rec_fb = fs_job_fb_code(v);
-            }
-            break;
-        default:
-            break;
+    const fs_csv_field_t *f = &s->csv.fields[i];
+    int rc;
+    switch (s->field_col[i]) {
+    case COL_REC_START:
+        if ((rc = get_time(s, i, &j->rec_start)))
+            return rc;
+        break;
+    case COL_REC_END:
+        if ((rc = get_time(s, i, &j->rec_end)))
+            return rc;
+        break;
+    case COL_REC_STATE:
+        if (f->len) {
+            int st = parse_rec_state(f->s, f->len);
+            if (st < 0)
+                return field_error(s, i, "one of " REC_STATES);
+            j->rec_state = st;
         }
+        break;
+    case COL_SINGLE_NODE:
+        /* 1: the job is one pod and must fit on one node (openb, one-instance PAI
+         * jobs converted to native keep it); empty or 0: may span nodes. */
+        if (f->len) {
+            if (f->len != 1 || (f->s[0] != '0' && f->s[0] != '1'))
+                return field_error(s, i, "0 or 1");
+            if (f->s[0] == '1')
+                j->flags |= FS_JOB_SINGLE_NODE;
+        }
+        break;
+    case COL_MIG_PROFILE:
+        /* a MIG profile name: the job is a pod taking `gpus` instances of it
+         * (docs/mig.md); gpu_milli becomes the profile's compute share */
+        if (f->len) {
+            j->mig = s->opts.mig_profile ? s->opts.mig_profile(f->s, f->len)
+                                         : fs_migname_parse(f->s, f->len);
+            if (!j->mig)
+                return field_error(s, i, "a MIG profile name such as 1g.10gb or 3g.40gb "
+                                         "(docs/mig.md) or empty");
+        }
+        break;
+    case COL_GPU_UTIL:
+        /* the recorded GPU utilization, 0..1 (whole percents kept): the job's duty
+         * (docs/observability.md "Recorded utilization"); empty: not recorded */
+        if (f->len) {
+            double v = field_real(f);
+            if (!(v >= 0 && v <= 1))
+                return field_error(s, i, "a utilization from 0 to 1, or empty");
+            j->rec_util = fs_job_util_code(v);
+        }
+        break;
+    case COL_GPU_MEM:
+        /* the recorded GPU memory use, GB per GPU (0.25 GB steps to 32 GB, 1.5 GB
+         * above): the job's framebuffer (docs/observability.md "Recorded
+         * utilization"); empty: not recorded */
+        if (f->len) {
+            double v = field_real(f);
+            if (!(v >= 0 && v <= FS_JOB_FB_MAX_GB))
+                return field_error(s, i, "a GPU memory use in GB from 0 to 221, or empty");
+            j->rec_fb = fs_job_fb_code(v);
+        }
+        break;
+    default:
+        break;
     }
-    /* Checks across fields, then the order of rows. */
+    return 0;
+}
+
+/* Field i of the row into j (names into nm). */
+static int parse_field(native_t *s, size_t i, fs_job_t *j, row_names_t *nm)
+{
+    const fs_csv_field_t *f = &s->csv.fields[i];
+    uint64_t u;
+    int rc;
+    switch (s->field_col[i]) {
+    case COL_ID:
+        if (fs_rdr_u64(f->s, f->len, &j->id))
+            return field_error(s, i, "an unsigned integer id");
+        break;
+    case COL_SUBMIT:
+        if ((rc = get_time(s, i, &j->submit)))
+            return rc;
+        break;
+    case COL_GPUS:
+        if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > MAX_GPUS)
+            return field_error(s, i, "an integer in 1..2147483648");
+        j->gpus = (uint32_t)u;
+        break;
+    case COL_DURATION:
+        if ((rc = get_duration(s, i, &j->duration)))
+            return rc;
+        break;
+    case COL_ESTIMATE:
+        if ((rc = get_duration(s, i, &j->estimate)))
+            return rc;
+        break;
+    case COL_TENANT:
+        if ((rc = get_name(s, i, &nm->tenant, &nm->tenant_len)))
+            return rc;
+        break;
+    case COL_GPU_TYPE:
+        if ((rc = get_name(s, i, &nm->gpu_type, &nm->gpu_type_len)))
+            return rc;
+        break;
+    case COL_PRIORITY:
+        if (f->len && parse_i32(f->s, f->len, &j->priority))
+            return field_error(s, i, "an integer in -2147483648..2147483647");
+        break;
+    case COL_GPU_MILLI:
+        if (f->len) {
+            if (fs_rdr_u64(f->s, f->len, &u) || u < 1 || u > FS_GPU_MILLI_WHOLE)
+                return field_error(s, i, "an integer in 1..1000");
+            j->gpu_milli = (uint32_t)u;
+        }
+        break;
+    case COL_CLASS:
+        if (f->len && (parse_i32(f->s, f->len, &j->job_class) || j->job_class < 0))
+            return field_error(s, i, "an integer in 0..2147483647");
+        break;
+    default:
+        return parse_extra(s, i, j);
+    }
+    return 0;
+}
+
+/* Checks across fields, then the order of rows. */
+static int check_row(native_t *s, fs_job_t *j)
+{
     if (j->mig) {
         if (j->gpu_milli != FS_GPU_MILLI_WHOLE)
             return field_error(s, field_of(s, COL_GPU_MILLI), "empty when mig_profile is given");
@@ -438,11 +423,35 @@ static int parse_row(native_t *s, fs_job_t *j)
                  (long long)(s->last_submit % FS_US_PER_S));
         return field_error(s, field_of(s, COL_SUBMIT), what);
     }
+    return 0;
+}
+
+static int parse_row(native_t *s, fs_job_t *j)
+{
+    fs_csv_t *c = &s->csv;
+    int rc = fs_csv_split(c, ',', s->opts.lenient ? NULL : &s->error);
+    if (rc)
+        return rc;
+    if (c->n_fields != s->n_fields) {
+        if (s->opts.lenient)
+            return FS_EINVAL;
+        return fs_error_set(&s->error, FS_EINVAL, "%s:%llu: expected %zu fields as in the header, "
+                            "got %zu", c->path, (unsigned long long)c->line_no, s->n_fields,
+                            c->n_fields);
+    }
+    fs_job_init(j);
+    row_names_t nm = {0};
+    for (size_t i = 0; i < s->n_fields; i++)
+        if ((rc = parse_field(s, i, j, &nm)))
+            return rc;
+    if ((rc = check_row(s, j)))
+        return rc;
     /* The row is good: intern its names (order of first appearance among
      * accepted rows). */
-    if (tenant && (rc = fs_strtab_intern(&s->tenants, tenant, tenant_len, &j->tenant)))
+    if (nm.tenant && (rc = fs_strtab_intern(&s->tenants, nm.tenant, nm.tenant_len, &j->tenant)))
         goto names;
-    if (gpu_type && (rc = fs_strtab_intern(&s->gpu_types, gpu_type, gpu_type_len, &j->gpu_type)))
+    if (nm.gpu_type &&
+        (rc = fs_strtab_intern(&s->gpu_types, nm.gpu_type, nm.gpu_type_len, &j->gpu_type)))
         goto names;
     s->last_submit = j->submit;
     return 0;
@@ -492,7 +501,7 @@ static int parse_header(native_t *s, fs_error_t *err)
                 col = k;
         if (col < 0) {
             char got[256];
-            show(got, sizeof got, f->s, f->len);
+            fs_rdr_show(got, sizeof got, f->s, f->len);
             return fs_error_set(err, FS_EINVAL, "%s:%llu: unknown column '%s' (known columns: "
                                 KNOWN_COLUMNS ")", c->path, line, got);
         }
@@ -848,13 +857,8 @@ int fs_native_writer_put(fs_native_writer_t *w, const fs_job_t *j, const char *t
     if (w->cap - w->len < need) {
         if ((rc = writer_flush(w, err)))
             return rc;
-        if (w->cap < need) {
-            char *nb = fs_realloc(w->buf, need);
-            if (!nb)
-                return fs_error_set(err, FS_ENOMEM, "%s: out of memory", w->path);
-            w->buf = nb;
-            w->cap = need;
-        }
+        if (fs_grow((void **)&w->buf, &w->cap, need, 1))
+            return fs_error_set(err, FS_ENOMEM, "%s: out of memory", w->path);
     }
     char *p = w->buf + w->len;
     p = put_u64(p, j->id);

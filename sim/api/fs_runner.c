@@ -233,6 +233,153 @@ static int tenant_quota(fs_model_t *model, fs_stats_t *st, fs_error_t *err)
     return rc;
 }
 
+/* Opens the results file (opts->output): the canonical scenario and the
+ * pools' table go in its metadata; *canon and *pools are the caller's to
+ * free. */
+static int open_results(run_ctx_t *c, int mig_recut, char **canon, fs_pool_info_t **pools,
+                        fs_error_t *err)
+{
+    const fs_config_t *cfg = c->cfg;
+    const fs_run_opts_t *opts = c->opts;
+    *canon = fs_scenario_dump(cfg);
+    *pools = fs_calloc(cfg->cluster.n_pools, sizeof **pools);
+    if (!*canon || !*pools)
+        return fs_error_set(err, FS_ENOMEM, "results: out of memory");
+    for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
+        fs_pool_info_t *pi = &(*pools)[i];
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[i];
+        pi->name = pc->name;
+        pi->gpu = pc->gpu;
+        pi->nodes = pc->nodes;
+        pi->gpus_per_node = pc->gpus_per_node;
+        pi->mig = pc->mig;
+        pi->power_cap_w = pc->power_cap_w;
+        pi->ambient_c = pc->ambient_c;
+        pi->throttle_w = fs_thermal_limit_w(cfg->telemetry.throttle_c, pc->ambient_c);
+        pi->time_slicing = pc->time_slicing;
+        pi->mps = pc->mps;
+    }
+    fs_results_meta_t meta = {
+        .seed = cfg->seed, .replication = cfg->replication, .scenario = *canon,
+        .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
+        .pools = *pools, .n_pools = cfg->cluster.n_pools,
+        .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
+        .writer_thread = opts->writer_thread,
+        .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
+        .sweep_point = opts->sweep_point,
+        .services = cfg->services.n, .requests = cfg->services.requests,
+        .nodegroups = cfg->cluster.autoscale.n_groups,
+        .mig_layouts = mig_recut,
+    };
+    return fs_results_open(opts->output, &meta, &c->res, err);
+}
+
+/* The model's sink: the rows it hands over, to the statistics and (when
+ * there is a results file) to the tables the scenario writes. */
+static fs_sink_t make_sink(run_ctx_t *c, int mig_recut, fs_error_t *err)
+{
+    const fs_config_t *cfg = c->cfg;
+    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = c, .failure = sink_failure,
+                      .err = err};
+    if (cfg->output.gpu_intervals && c->res)
+        sink.interval = sink_interval;
+    if (cfg->cluster.autoscale.n_groups && c->res)
+        sink.nodegroup = sink_nodegroup;
+    if (mig_recut && c->res)
+        sink.mig_layout = sink_mig_layout;
+    if (cfg->services.n)
+        sink.service = sink_service;
+    if (cfg->services.n && c->res) {
+        sink.svc_bucket = sink_svc_bucket;
+        if (cfg->services.requests)
+            sink.request = sink_request;
+    }
+    return sink;
+}
+
+/* An interrupted run (FS_EINTR) with a results file: what ran is committed
+ * as partial results (complete = 0); rc stays FS_EINTR unless that fails. */
+static int commit_interrupted(run_ctx_t *c, fs_source_t *src, fs_model_t *model,
+                              fs_run_report_t *rep, int rc, fs_error_t *err)
+{
+    int sig = c->opts->interrupt ? (int)*c->opts->interrupt : 0;
+    char reason[64];
+    snprintf(reason, sizeof reason, "interrupted by %s",
+             sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
+    fs_error_t perr;
+    fs_error_clear(&perr);
+    int prc = store_skips(c->res, src, &perr);
+    if (prc)
+        fs_results_abort(c->res);
+    else
+        prc = fs_results_commit_partial(c->res, reason, fs_time_to_s(fs_model_now(model)), &perr);
+    c->res = NULL;   /* freed by commit_partial (or abort) either way */
+    if (prc) {
+        fs_error_prefix(&perr, "%s; partial results not written", err->msg);
+        *err = perr;
+        return prc;
+    }
+    rep->partial = 1;
+    return rc;
+}
+
+/* Services: their cost per million tokens at the run's cost per delivered
+ * GPU-hour, into the report and /services. */
+static int finish_services(run_ctx_t *c, fs_run_report_t *rep, fs_error_t *err)
+{
+    rep->n_services = c->n_svc;
+    for (size_t i = 0; i < c->n_svc; i++) {
+        fs_service_row_t *r = &c->svc[i];
+        r->cost_per_mtok = r->tokens_out > 0 && isfinite(rep->summary.cost_per_gpu_hour)
+                               ? rep->summary.cost_per_gpu_hour * r->gpu_hours / (r->tokens_out / 1e6)
+                               : NAN;
+        if (i < FS_RUN_SERVICES)
+            rep->services[i] = *r;
+        int rc = c->res ? fs_results_add_service(c->res, r, err) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The end of the results file: /cost, the skipped rows, /summary and
+ * /tenants, then the commit (the file renamed into place). */
+static int commit_results(run_ctx_t *c, fs_source_t *src, const fs_cost_rate_t *rates,
+                          const fs_cost_report_t *cost, fs_run_report_t *rep, fs_error_t *err)
+{
+    size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
+    const char **tenants = fs_calloc(n_tenants + 1, sizeof *tenants);
+    if (!tenants)
+        return fs_error_set(err, FS_ENOMEM, "results: out of memory");
+    for (size_t i = 0; i < n_tenants; i++)
+        tenants[i] = fs_source_tenant_name(src, (int32_t)i);
+    const fs_tenant_row_t *trows = fs_stats_tenants(c->stats, &n_rows);
+    int rc = rates ? fs_results_add_cost(c->res, cost, tenants, n_tenants, err) : 0;
+    if (!rc)
+        rc = store_skips(c->res, src, err);
+    if (!rc) {
+        rc = fs_results_commit(c->res, &rep->summary, trows, n_rows, tenants, n_tenants, err);
+        c->res = NULL;   /* freed by commit either way */
+    }
+    fs_free(tenants);
+    return rc;
+}
+
+/* The cost rates of the run's pools: *rates NULL when the run has no cost. */
+static int make_rates(const fs_config_t *cfg, fs_cost_rate_t **rates, fs_error_t *err)
+{
+    *rates = fs_calloc(cfg->cluster.n_pools + 1, sizeof **rates);
+    if (!*rates)
+        return fs_error_set(err, FS_ENOMEM, "cost: out of memory");
+    int rc = fs_cost_rates(cfg, *rates, err);
+    if (rc == 1) {
+        fs_free(*rates);
+        *rates = NULL;
+        rc = 0;
+    }
+    return rc;
+}
+
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err)
 {
@@ -240,7 +387,6 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     fs_source_t *src = NULL;
     fs_model_t *model = NULL;
     char *canon = NULL;
-    const char **tenants = NULL;
     fs_pool_info_t *pools = NULL;
     fs_cost_rate_t *rates = NULL;   /* NULL: the run has no cost */
     fs_cost_report_t cost = {0};
@@ -250,75 +396,15 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     for (size_t i = 0; i < cfg->cluster.n_pools; i++)
         mig_recut |= cfg->cluster.pools[i].mig_recut_given && cfg->cluster.pools[i].mig_recut;
     int rc = open_source(cfg, &src, err);
-    if (rc)
-        goto out;
-    rates = fs_calloc(cfg->cluster.n_pools + 1, sizeof *rates);
-    if (!rates) {
-        rc = fs_error_set(err, FS_ENOMEM, "cost: out of memory");
-        goto out;
-    }
-    if ((rc = fs_cost_rates(cfg, rates, err)) == 1) {
-        fs_free(rates);
-        rates = NULL;
-        rc = 0;
-    }
-    if (rc)
-        goto out;
-    if ((rc = fs_stats_create(fs_time_to_s(cfg->warmup), &c.stats))) {
+    if (!rc)
+        rc = make_rates(cfg, &rates, err);
+    if (!rc && (rc = fs_stats_create(fs_time_to_s(cfg->warmup), &c.stats)))
         fs_error_set(err, rc, "statistics: out of memory");
+    if (!rc && opts->output)
+        rc = open_results(&c, mig_recut, &canon, &pools, err);
+    if (rc)
         goto out;
-    }
-    if (opts->output) {
-        canon = fs_scenario_dump(cfg);
-        pools = fs_calloc(cfg->cluster.n_pools, sizeof *pools);
-        if (!canon || !pools) {
-            rc = fs_error_set(err, FS_ENOMEM, "results: out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
-            pools[i].name = cfg->cluster.pools[i].name;
-            pools[i].gpu = cfg->cluster.pools[i].gpu;
-            pools[i].nodes = cfg->cluster.pools[i].nodes;
-            pools[i].gpus_per_node = cfg->cluster.pools[i].gpus_per_node;
-            pools[i].mig = cfg->cluster.pools[i].mig;
-            pools[i].power_cap_w = cfg->cluster.pools[i].power_cap_w;
-            pools[i].ambient_c = cfg->cluster.pools[i].ambient_c;
-            pools[i].throttle_w = fs_thermal_limit_w(cfg->telemetry.throttle_c,
-                                                     cfg->cluster.pools[i].ambient_c);
-            pools[i].time_slicing = cfg->cluster.pools[i].time_slicing;
-            pools[i].mps = cfg->cluster.pools[i].mps;
-        }
-        fs_results_meta_t meta = {
-            .seed = cfg->seed, .replication = cfg->replication, .scenario = canon,
-            .scenario_source = cfg->source_text, .scenario_path = cfg->source_path,
-            .pools = pools, .n_pools = cfg->cluster.n_pools,
-            .io_lock = opts->io_lock, .io_lock_ud = opts->io_lock_ud,   /* taken by fs_results */
-            .writer_thread = opts->writer_thread,
-            .in_sweep = opts->in_sweep, .sweep_digest = opts->sweep_digest,
-            .sweep_point = opts->sweep_point,
-            .services = cfg->services.n, .requests = cfg->services.requests,
-            .nodegroups = cfg->cluster.autoscale.n_groups,
-            .mig_layouts = mig_recut,
-        };
-        rc = fs_results_open(opts->output, &meta, &c.res, err);
-        if (rc)
-            goto out;
-    }
-    fs_sink_t sink = {.job = sink_job, .sample = sink_sample, .ud = &c, .failure = sink_failure,
-                      .err = err};
-    if (cfg->output.gpu_intervals && c.res)
-        sink.interval = sink_interval;
-    if (cfg->cluster.autoscale.n_groups && c.res)
-        sink.nodegroup = sink_nodegroup;
-    if (mig_recut && c.res)
-        sink.mig_layout = sink_mig_layout;
-    if (cfg->services.n)
-        sink.service = sink_service;
-    if (cfg->services.n && c.res) {
-        sink.svc_bucket = sink_svc_bucket;
-        if (cfg->services.requests)
-            sink.request = sink_request;
-    }
+    fs_sink_t sink = make_sink(&c, mig_recut, err);
     if ((rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &model, err)))
         goto out;
     fs_model_progress_t prog = {.fn = progress, .ud = &c};
@@ -326,28 +412,8 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                       err);
     if (opts->progress && !(opts->progress_every > 0))
         fputs("\r\033[K", stderr);
-    if (rc == FS_EINTR && c.res) {
-        int sig = opts->interrupt ? (int)*opts->interrupt : 0;
-        char reason[64];
-        snprintf(reason, sizeof reason, "interrupted by %s",
-                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
-        fs_error_t perr;
-        fs_error_clear(&perr);
-        int prc = store_skips(c.res, src, &perr);
-        if (prc)
-            fs_results_abort(c.res);
-        else
-            prc = fs_results_commit_partial(c.res, reason, fs_time_to_s(fs_model_now(model)),
-                                            &perr);
-        c.res = NULL;   /* freed by commit_partial (or abort) either way */
-        if (prc) {
-            fs_error_prefix(&perr, "%s; partial results not written", err->msg);
-            *err = perr;
-            rc = prc;
-        } else {
-            rep->partial = 1;
-        }
-    }
+    if (rc == FS_EINTR && c.res)
+        rc = commit_interrupted(&c, src, model, rep, rc, err);
     if (rc)
         goto out;
     if ((rc = fs_model_finish(model, &rep->totals, err)))
@@ -362,37 +428,10 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     if (cfg->scheduler.queue == FS_QUEUE_KUEUE && (rc = tenant_quota(model, c.stats, err)))
         goto out;
     rep->wall_s = fs_clock_wall() - c.wall0;
-    /* services: their cost per million tokens at the run's cost per delivered GPU-hour */
-    rep->n_services = c.n_svc;
-    for (size_t i = 0; i < c.n_svc; i++) {
-        fs_service_row_t *r = &c.svc[i];
-        r->cost_per_mtok = r->tokens_out > 0 && isfinite(rep->summary.cost_per_gpu_hour)
-                               ? rep->summary.cost_per_gpu_hour * r->gpu_hours / (r->tokens_out / 1e6)
-                               : NAN;
-        if (i < FS_RUN_SERVICES)
-            rep->services[i] = *r;
-        if (c.res && (rc = fs_results_add_service(c.res, r, err)))
-            goto out;
-    }
-    if (c.res) {
-        size_t n_tenants = (size_t)fs_source_tenant_count(src), n_rows = 0;
-        tenants = fs_calloc(n_tenants + 1, sizeof *tenants);
-        if (!tenants) {
-            rc = fs_error_set(err, FS_ENOMEM, "results: out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < n_tenants; i++)
-            tenants[i] = fs_source_tenant_name(src, (int32_t)i);
-        const fs_tenant_row_t *trows = fs_stats_tenants(c.stats, &n_rows);
-        if (rates && (rc = fs_results_add_cost(c.res, &cost, tenants, n_tenants, err)))
-            goto out;
-        if ((rc = store_skips(c.res, src, err)))
-            goto out;
-        rc = fs_results_commit(c.res, &rep->summary, trows, n_rows, tenants, n_tenants, err);
-        c.res = NULL;   /* freed by commit either way */
-        if (rc)
-            goto out;
-    }
+    if ((rc = finish_services(&c, rep, err)))
+        goto out;
+    if (c.res)
+        rc = commit_results(&c, src, rates, &cost, rep, err);
 out:
     if (c.res)
         fs_results_abort(c.res);
@@ -402,7 +441,6 @@ out:
         fs_source_destroy(src);
     fs_free(canon);
     fs_free(pools);
-    fs_free(tenants);
     fs_free(rates);
     fs_free(c.svc);
     fs_cost_report_release(&cost);

@@ -172,7 +172,9 @@ static void record_failure(exec_t *x, size_t k, int rc, const fs_error_t *e)
         x->first_rc = rc;
         x->first_err = *e;
     }
-    if (rc != FS_EINTR)
+    if (rc != FS_EINTR && x->o->on_failure)
+        x->o->on_failure(x->o->on_failure_ud, point, rep, rc, e);
+    else if (rc != FS_EINTR)
         fprintf(stderr, "%sfleetsim sweep: run %zu (point %zu, replication %" PRIu64 ") failed: %s\n",
                 x->o->progress && x->o->progress_every <= 0 ? "\r\033[K" : "", k, point, rep, e->msg);
     pthread_mutex_unlock(&x->lock);

@@ -36,6 +36,10 @@ typedef struct fs_sweep_opts {
                                line every this many wall seconds (a log, a batch job) */
     const volatile sig_atomic_t *interrupt; /* optional stop flag */
     int mpi;                /* distribute over MPI ranks (after fs_sweep_mpi_init) */
+    /* optional: told of each failed run of this process (on its worker thread, one call at a
+       time); when set, the failure is the caller's to report (no line on stderr) */
+    void (*on_failure)(void *ud, size_t point, uint64_t rep, int rc, const fs_error_t *err);
+    void *on_failure_ud;
 } fs_sweep_opts_t;
 
 typedef struct fs_sweep_report {
@@ -59,7 +63,8 @@ void fs_sweep_opts_init(fs_sweep_opts_t *o);
  * sweep is not sharded and every run is complete.  Returns 0, FS_EINVAL
  * (the directory holds another sweep, or finished runs without resume),
  * FS_EIO, FS_EINTR (interrupted), or FS_EIO when runs failed (counted in
- * rep->runs_failed; each failure is printed on stderr). */
+ * rep->runs_failed; each failure is printed on stderr, or handed to
+ * o->on_failure).  The index is written only when every run is complete. */
 int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_sweep_report_t *rep,
                      fs_error_t *err);
 

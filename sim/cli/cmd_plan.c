@@ -26,24 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* "I/N" with 0 <= I < N. */
-static int parse_shard(const char *s, size_t *i, size_t *n)
-{
-    const char *slash = strchr(s, '/');
-    unsigned long long a, b;
-    char left[32];
-    if (!slash || (size_t)(slash - s) >= sizeof left)
-        return -1;
-    memcpy(left, s, (size_t)(slash - s));
-    left[slash - s] = '\0';
-    if (fs_cli_parse_u64(left, &a) || fs_cli_parse_u64(slash + 1, &b) || b == 0 || a >= b ||
-        b > 1000000)
-        return -1;
-    *i = (size_t)a;
-    *n = (size_t)b;
-    return 0;
-}
-
 typedef struct plan_args {
     const char *scenario, *dir;
     const char **sets;
@@ -70,7 +52,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
                 return fs_cli_usage_error("plan", "-j needs a number of threads from 1 to 4096");
             a->have_j = 1;
         } else if (id == FS_OPT_SHARD) {
-            if (!v || parse_shard(v, &a->shard, &a->n_shards))
+            if (!v || fs_cli_parse_shard(v, &a->shard, &a->n_shards))
                 return fs_cli_usage_error("plan", "--shard needs I/N with 0 <= I < N");
         } else if (id == FS_OPT_SET) {
             if (!v || !strchr(v, '='))

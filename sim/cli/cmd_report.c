@@ -7,8 +7,10 @@
  *
  * The script is looked up, in order: $FLEETSIM_DATADIR/report.py (when set),
  * <program dir>/../share/fleetsim/report.py (an installed tree, wherever it
- * was moved), the source tree (FLEETSIM_PYTHON_DIR, a build tree), the
- * configured install datadir (FLEETSIM_INSTALL_DATADIR).
+ * was moved), <program dir>/share/fleetsim/report.py (a build tree: CMake
+ * copies it there), the configured install datadir
+ * (FLEETSIM_INSTALL_DATADIR).  Never the source tree: the program holds no
+ * path of it.
  */
 #include "fs_cli.h"
 #include "../../analysis/fs_compare.h"
@@ -24,9 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef FLEETSIM_PYTHON_DIR
-#define FLEETSIM_PYTHON_DIR ""
-#endif
 #ifndef FLEETSIM_INSTALL_DATADIR
 #define FLEETSIM_INSTALL_DATADIR ""
 #endif
@@ -54,16 +53,16 @@ static int find_script(char *buf, size_t sz)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            snprintf(buf, sz, "%s/../share/fleetsim/report.py", exe);
+            snprintf(buf, sz, "%s/../share/fleetsim/report.py", exe);   /* installed */
+            if (readable(buf))
+                return 0;
+            snprintf(buf, sz, "%s/share/fleetsim/report.py", exe);      /* a build tree */
             if (readable(buf))
                 return 0;
         }
     }
-    const char *dirs[] = {FLEETSIM_PYTHON_DIR, FLEETSIM_INSTALL_DATADIR};
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        if (!*dirs[i])
-            continue;
-        snprintf(buf, sz, "%s/report.py", dirs[i]);
+    if (*FLEETSIM_INSTALL_DATADIR) {
+        snprintf(buf, sz, "%s/report.py", FLEETSIM_INSTALL_DATADIR);
         if (readable(buf))
             return 0;
     }
@@ -153,9 +152,9 @@ int fs_cmd_report(int argc, char **argv)
     char script[PATH_MAX + 64];
     if (find_script(script, sizeof script)) {
         fprintf(stderr,
-                "fleetsim report: analysis/report.py not found (looked in $FLEETSIM_DATADIR, "
-                "<prefix>/share/fleetsim, %s, %s)\n",
-                *FLEETSIM_PYTHON_DIR ? FLEETSIM_PYTHON_DIR : "-",
+                "fleetsim report: report.py not found (looked in $FLEETSIM_DATADIR, "
+                "<program dir>/../share/fleetsim, <program dir>/share/fleetsim, %s); set "
+                "FLEETSIM_DATADIR to the folder that holds it (analysis/ of the sources)\n",
                 *FLEETSIM_INSTALL_DATADIR ? FLEETSIM_INSTALL_DATADIR : "-");
         return 1;
     }

@@ -14,7 +14,10 @@
  * table printed: every chosen /summary metric per variant as mean +- the
  * 95% t half-width over the replications (analysis/fs_ci.h), then each
  * variant minus the first, paired by replication (analysis/fs_compare.h),
- * with its interval and whether it excludes 0.
+ * with its interval and whether it excludes 0.  The values are read from
+ * the run files (their /summary and, as SERVICE.COLUMN, /services), so a
+ * variant whose runs failed is marked with its error while the others are
+ * shown (exit status 1; the index is written only when every run ran).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -31,6 +34,7 @@
 #include "fs_json.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../../analysis/fs_h5util.h"
+#include "../../analysis/fs_results.h"
 #include "../fs_alloc.h"
 
 #include <hdf5.h>
@@ -69,6 +73,11 @@ typedef struct vopts {
     int have_reps, quiet, resume, json;
     double progress_every;  /* --progress (-1: the default) */
     const char *metrics;        /* comma list, or NULL: default_metrics */
+    /* after the runs: the first failure of each variant (code 0: every replication ran) */
+    fs_error_t failed[MAX_VARIANTS];
+    uint64_t failed_rep[MAX_VARIANTS]; /* the replication of that failure (the lowest) */
+    size_t n_failed;
+    size_t base;                /* the baseline: the first variant that ran */
 } vopts_t;
 
 /* Splits "K=V,K=V" at commas outside {} and [] (flow values keep theirs)
@@ -285,6 +294,31 @@ static size_t pick_metrics(const char *list, char *buf, size_t cap, const char *
     return n;
 }
 
+/* The unit a metric is shown in: a service's figure (SERVICE.COLUMN,
+ * docs/results.md /services) by its column, a /summary one by its name. */
+static fs_fmt_unit_t metric_unit(const char *m)
+{
+    const char *dot = strrchr(m, '.');
+    if (!dot)
+        return fs_fmt_metric_unit(m);
+    const char *c = dot + 1;
+    if (strncmp(c, "ttft_", 5) == 0 || strncmp(c, "tpot_", 5) == 0)
+        return FS_FMT_DURATION;
+    if (strcmp(c, "slo_attainment") == 0 || strcmp(c, "buckets_met") == 0)
+        return FS_FMT_SHARE;
+    return FS_FMT_NUMBER;
+}
+
+/* The width of the metric column: 16, or the longest name shown. */
+static int metric_width(const char *const *ms, size_t nm)
+{
+    size_t w = 16;
+    for (size_t k = 0; k < nm; k++)
+        if (strlen(ms[k]) > w)
+            w = strlen(ms[k]);
+    return (int)w;
+}
+
 static int has_metric(const fs_compare_side_t *s, const char *m)
 {
     for (size_t i = 0; i < s->n_metrics; i++)
@@ -314,7 +348,7 @@ static void cell(const fs_compare_side_t *s, const char *m, char *buf, size_t n)
     if (side_ci(s, m, &ci) != 0 || ci.n == 0)
         snprintf(buf, n, "-");
     else
-        fs_fmt_interval(buf, n, fs_fmt_metric_unit(m), ci.mean,
+        fs_fmt_interval(buf, n, metric_unit(m), ci.mean,
                         fs_compare_side_constant(s, m) ? 0 : ci.half);
 }
 
@@ -331,10 +365,10 @@ static const fs_compare_row_t *find_row(const fs_compare_t *c, const char *m)
  * is the answer. */
 static int all_identical(const vopts_t *o, fs_compare_side_t *const *side)
 {
-    if (side[0]->n_reps < 2)
+    if (side[o->base]->n_reps < 2)
         return 0;
     for (size_t i = 0; i < o->n_v; i++)
-        for (size_t k = 0; k < side[i]->n_metrics; k++)
+        for (size_t k = 0; side[i] && k < side[i]->n_metrics; k++)
             if (!fs_compare_side_constant(side[i], side[i]->metrics[k]))
                 return 0;
     return 1;
@@ -343,31 +377,38 @@ static int all_identical(const vopts_t *o, fs_compare_side_t *const *side)
 static void print_means(const vopts_t *o, fs_compare_side_t *const *side, const char **ms,
                         size_t nm, int identical)
 {
-    size_t reps = side[0]->n_reps;
+    size_t reps = side[o->base]->n_reps;
     if (identical)
         printf("\nthe %zu replications of every policy are identical (nothing in this scenario "
                "draws random\nnumbers, e.g. a trace replay without failures): one replication "
                "is the answer (-r 1);\nno intervals and no significance are shown\n", reps);
     else if (reps < 2)
         printf("\none replication per policy: values without intervals\n");
-    printf("\n%-16s", "metric");
+    int w = metric_width(ms, nm);
+    printf("\n%-*s", w, "metric");
     for (size_t i = 0; i < o->n_v; i++)
         printf("  %-24s", o->v[i].name);
     printf("\n");
     for (size_t k = 0; k < nm; k++) {
-        printf("%-16s", ms[k]);
+        printf("%-*s", w, ms[k]);
         for (size_t i = 0; i < o->n_v; i++) {
             char c[64];
-            cell(side[i], ms[k], c, sizeof c);
+            if (side[i])
+                cell(side[i], ms[k], c, sizeof c);
+            else
+                snprintf(c, sizeof c, "failed");
             printf("  %-24s", c);
         }
         printf("\n");
     }
+    for (size_t i = 0; i < o->n_v; i++)
+        if (!side[i])
+            printf("%s failed: %s\n", o->v[i].name, o->failed[i].msg);
 }
 
 static void diff_cell(const fs_compare_row_t *r, const char *m, int identical, char *c, size_t n)
 {
-    fs_fmt_unit_t u = fs_fmt_metric_unit(m);
+    fs_fmt_unit_t u = metric_unit(m);
     char d[48], lo[48], hi[48];
     fs_fmt_diff(d, sizeof d, u, r ? r->diff : NAN);
     if (!r || identical || r->constant || r->ci.n < 2 || isnan(r->ci.lo)) {
@@ -383,24 +424,32 @@ static void diff_cell(const fs_compare_row_t *r, const char *m, int identical, c
 static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **ms, size_t nm,
                         int identical, size_t reps)
 {
+    int w = metric_width(ms, nm);
     if (identical || reps < 2)
-        printf("\ndifferences against %s%s\n%-16s", o->v[0].name,
-               identical ? " (the same in every replication)" : " (one replication)", "metric");
+        printf("\ndifferences against %s%s\n%-*s", o->v[o->base].name,
+               identical ? " (the same in every replication)" : " (one replication)", w, "metric");
     else
         printf("\npaired differences against %s: mean [95%% interval] over the replications; "
                "* = significant (the interval excludes 0); (every rep.) = the same difference "
-               "in every replication, no interval\n%-16s", o->v[0].name, "metric");
-    for (size_t i = 1; i < o->n_v; i++) {
+               "in every replication, no interval\n%-*s", o->v[o->base].name, w, "metric");
+    for (size_t i = 0; i < o->n_v; i++) {
         char h[96];
-        snprintf(h, sizeof h, "%s - %s", o->v[i].name, o->v[0].name);
+        if (i == o->base)
+            continue;
+        snprintf(h, sizeof h, "%s - %s", o->v[i].name, o->v[o->base].name);
         printf("  %-40s", h);
     }
     printf("\n");
     for (size_t k = 0; k < nm; k++) {
-        printf("%-16s", ms[k]);
-        for (size_t i = 1; i < o->n_v; i++) {
+        printf("%-*s", w, ms[k]);
+        for (size_t i = 0; i < o->n_v; i++) {
             char c[160];
-            diff_cell(find_row(&cmp[i], ms[k]), ms[k], identical, c, sizeof c);
+            if (i == o->base)
+                continue;
+            if (o->failed[i].code)
+                snprintf(c, sizeof c, "failed");
+            else
+                diff_cell(find_row(&cmp[i], ms[k]), ms[k], identical, c, sizeof c);
             printf("  %-40s", c);
         }
         printf("\n");
@@ -425,13 +474,13 @@ static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_si
     snprintf(idx, sizeof idx, "%s/index.h5", o->dir);
     fs_json_str(&j, idx);
     fs_json_key(&j, "replications");
-    fs_json_uint(&j, side[0]->n_reps);
+    fs_json_uint(&j, side[o->base]->n_reps);
     fs_json_key(&j, "level");
     fs_json_num(&j, 0.95);
     fs_json_key(&j, "identical_replications");
     fs_json_bool(&j, identical);
     fs_json_key(&j, "baseline");
-    fs_json_str(&j, o->v[0].name);
+    fs_json_str(&j, o->v[o->base].name);
     fs_json_key(&j, "variants");
     fs_json_begin_array(&j);
     for (size_t i = 0; i < o->n_v; i++) {
@@ -447,6 +496,12 @@ static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_si
             fs_json_str(&j, o->v[i].values[k]);
         }
         fs_json_end_object(&j);
+        if (!side[i]) {     /* its runs failed: the error instead of the figures */
+            fs_json_key(&j, "error");
+            fs_json_str(&j, o->failed[i].msg);
+            fs_json_end_object(&j);
+            continue;
+        }
         fs_json_key(&j, "metrics");
         fs_json_begin_object(&j);
         for (size_t k = 0; k < nm; k++) {
@@ -469,7 +524,7 @@ static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_si
             fs_json_end_object(&j);
         }
         fs_json_end_object(&j);
-        if (i > 0) {
+        if (i != o->base) {
             fs_json_key(&j, "minus_baseline");
             fs_json_begin_object(&j);
             for (size_t k = 0; k < nm; k++) {
@@ -553,6 +608,8 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
             rc = fs_error_set(err, FS_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < o->n_v && !rc; i++) {
+        if (o->failed[i].code)
+            continue;   /* its column stays empty */
         for (unsigned long long r = 0; r < reps; r++) {
             char f[64];
             snprintf(paths[r], plen, "%s/%s", o->dir, fs_index_run_file(i, r, f, sizeof f));
@@ -561,7 +618,7 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
     }
     /* the union of tenant names, baseline first */
     const char **names = NULL;
-    size_t nn = 0;
+    size_t nn = 0, cap = 0;
     for (size_t i = 0; i < o->n_v && !rc; i++)
         for (size_t k = 0; k < t[i].n && !rc; k++) {
             size_t j = 0;
@@ -569,12 +626,10 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
                 j++;
             if (j < nn)
                 continue;
-            const char **g = fs_realloc(names, (nn + 1) * sizeof *g);
-            if (!g) {
+            if (fs_grow((void **)&names, &cap, nn + 1, sizeof *names)) {
                 rc = fs_error_set(err, FS_ENOMEM, "out of memory");
                 break;
             }
-            names = g;
             names[nn++] = t[i].names[k];
         }
     if (!rc && nn > 0) {
@@ -614,36 +669,119 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
     return rc;
 }
 
-/* Loads every variant's side from DIR/index.h5, compares each with the
- * first and prints the two tables (or the JSON document). */
+/* A key column of the index's /runs, not a metric (as fs_compare reads it). */
+static int is_key_column(const char *name)
+{
+    static const char *const keys[] = {"point", "replication", "file", "status", "seed"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(name, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Reads replication r of side s (its file s->files[r]) into row r: every
+ * numeric /summary column, and each service's figures as SERVICE.COLUMN
+ * (what `fleetsim plan` SLOs name); replication 0 fixes the metric list. */
+static int side_read_rep(fs_compare_side_t *s, size_t r, fs_error_t *err)
+{
+    char **names = NULL;
+    double *vals = NULL;
+    size_t n = 0;
+    int rc = fs_index_read_summary(s->files[r], &names, &vals, &n, err);
+    if (!rc)
+        rc = fs_index_read_services(s->files[r], &names, &vals, &n, err);
+    if (!rc && r == 0) {
+        s->metrics = fs_calloc(n + 1, sizeof *s->metrics);
+        s->values = s->metrics ? fs_calloc(s->n_reps * n + 1, sizeof *s->values) : NULL;
+        if (!s->values)
+            rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        for (size_t i = 0; !rc && i < n; i++)
+            if (!is_key_column(names[i]) && !(s->metrics[s->n_metrics++] = fs_strdup(names[i])))
+                rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+    }
+    for (size_t m = 0, hint = 0; !rc && m < s->n_metrics; m++) {
+        double v = NAN;     /* a figure this replication lacks */
+        for (size_t t = 0; t < n; t++) {
+            size_t i = (hint + t) % n;
+            if (names[i] && strcmp(names[i], s->metrics[m]) == 0) {
+                v = vals[i];
+                hint = i + 1;
+                break;
+            }
+        }
+        s->values[r * s->n_metrics + m] = v;
+    }
+    fs_index_free_summary(names, vals, n);
+    return rc;
+}
+
+/* Variant `point`'s side from its run files DIR/runs/p<P>-r<R>.h5 (the
+ * index's /runs holds the same /summary values; the services' figures are
+ * only in the run files, and a variant that failed has no index). */
+static int side_from_runs(const vopts_t *o, size_t point, size_t reps, fs_compare_side_t **out,
+                          fs_error_t *err)
+{
+    fs_compare_side_t *s = fs_calloc(1, sizeof *s);
+    size_t plen = strlen(o->dir) + 80;
+    int rc = 0;
+    if (!s || !(s->path = fs_strdup(o->dir)) || !(s->label = fs_strdup(o->v[point].name)) ||
+        !(s->reps = fs_calloc(reps, sizeof *s->reps)) ||
+        !(s->files = fs_calloc(reps, sizeof *s->files)))
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+    if (s) {
+        s->is_index = 1;
+        s->point = (long)point;
+        s->seed = NAN;
+        s->n_reps = rc ? 0 : reps;
+    }
+    for (size_t r = 0; r < reps && !rc; r++) {
+        char rel[64];
+        s->reps[r] = r;
+        if (!(s->files[r] = fs_malloc(plen))) {
+            rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(s->files[r], plen, "%s/%s", o->dir, fs_index_run_file(point, r, rel, sizeof rel));
+        rc = side_read_rep(s, r, err);
+    }
+    if (rc) {
+        fs_compare_side_destroy(s);
+        s = NULL;
+    }
+    *out = s;
+    return rc;
+}
+
+/* Loads every variant's side from its run files (none for a variant whose
+ * runs failed), compares each with the baseline and prints the two tables
+ * (or the JSON document). */
 static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
 {
-    size_t n = strlen(o->dir) + 16;
-    char *index = fs_malloc(n);
     fs_compare_side_t *side[MAX_VARIANTS] = {0};
     fs_compare_t cmp[MAX_VARIANTS];
     memset(cmp, 0, sizeof cmp);
-    int rc = index ? 0 : fs_error_set(err, FS_ENOMEM, "out of memory");
-    if (!rc)
-        snprintf(index, n, "%s/index.h5", o->dir);
+    int rc = 0;
     for (size_t i = 0; i < o->n_v && !rc; i++)
-        rc = fs_compare_side_load(index, (long)i, &side[i], err);
-    for (size_t i = 1; i < o->n_v && !rc; i++)
-        rc = fs_compare_sides(side[0], side[i], 0.95, &cmp[i], err);
+        if (!o->failed[i].code)
+            rc = side_from_runs(o, i, (size_t)p->replications, &side[i], err);
+    for (size_t i = 0; i < o->n_v && !rc; i++)
+        if (side[i] && i != o->base)
+            rc = fs_compare_sides(side[o->base], side[i], 0.95, &cmp[i], err);
     char buf[1024];
     const char *ms[64];
     size_t nm = rc ? 0 : pick_metrics(o->metrics, buf, sizeof buf, ms, 64);
     for (size_t k = 0; k < nm && !rc; k++)
-        if (!has_metric(side[0], ms[k]))
-            rc = fs_error_set(err, FS_EINVAL, "--metrics: %s is not a /summary field of %s",
-                              ms[k], index);
+        if (!has_metric(side[o->base], ms[k]))
+            rc = fs_error_set(err, FS_EINVAL, "--metrics: %s is not a /summary column nor "
+                              "SERVICE.COLUMN of a service of %s", ms[k], side[o->base]->files[0]);
     if (!rc) {
         int identical = all_identical(o, side);
         if (o->json) {
             print_json(o, p, side, cmp, ms, nm, identical);
         } else {
             print_means(o, side, ms, nm, identical);
-            print_diffs(o, cmp, ms, nm, identical, side[0]->n_reps);
+            if (o->n_v - o->n_failed > 1)
+                print_diffs(o, cmp, ms, nm, identical, side[o->base]->n_reps);
             rc = print_tenants(o, err);
         }
     }
@@ -651,7 +789,80 @@ static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
         fs_compare_release(&cmp[i]);
         fs_compare_side_destroy(side[i]);
     }
-    fs_free(index);
+    return rc;
+}
+
+/* Records each variant's failure of the lowest replication (on a worker
+ * thread; the sweep makes one call at a time). */
+static void on_failure(void *ud, size_t point, uint64_t rep, int rc, const fs_error_t *e)
+{
+    vopts_t *o = ud;
+    if (point >= o->n_v || (o->failed[point].code && o->failed_rep[point] < rep))
+        return;     /* the lowest replication's error: the same however the threads ran */
+    o->n_failed += !o->failed[point].code;
+    o->failed_rep[point] = rep;
+    fs_error_set(&o->failed[point], rc, "replication %llu: %s", (unsigned long long)rep, e->msg);
+}
+
+/* 1 when name is a /summary column (docs/results.md). */
+static int summary_column(const char *name)
+{
+    fs_summary_t zero;
+    memset(&zero, 0, sizeof zero);
+    double v;
+    int is_count;
+    const char *f;
+    for (size_t i = 0; (f = fs_results_summary_field(i, &zero, &v, &is_count, NULL)); i++)
+        if (strcmp(f, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Before anything runs: one warning per policy that throws work away, and
+ * every --metrics name checked: a /summary column, or (as `fleetsim plan`
+ * accepts, docs/services.md "Planning a mixed fleet") SERVICE.COLUMN of a
+ * service some variant has.  A variant that does not load is left to the
+ * runs.  0, FS_EINVAL or FS_ENOMEM. */
+static int scan_variants(const vopts_t *o, const fs_sweep_plan_t *plan, fs_error_t *err)
+{
+    char *svc[64];
+    size_t ns = 0;
+    int rc = 0;
+    for (size_t i = 0; i < o->n_v && !rc; i++) {
+        fs_config_t vc;
+        char loss[512];
+        fs_error_t e;
+        if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, i, 0), &vc, &e) != 0)
+            continue;
+        if (fs_policy_work_loss(&vc, loss, sizeof loss))
+            fprintf(stderr, "fleetsim versus: warning: %s: %s\n", o->v[i].name, loss);
+        for (size_t k = 0; k < vc.services.n && ns < 64 && !rc; k++) {
+            size_t j = 0;
+            while (j < ns && strcmp(svc[j], vc.services.list[k].name) != 0)
+                j++;
+            if (j == ns && !(svc[ns++] = fs_strdup(vc.services.list[k].name)))
+                rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        }
+        fs_config_release(&vc);
+    }
+    char buf[1024], cols[512];
+    const char *ms[64];
+    size_t nm = rc || !o->metrics ? 0 : pick_metrics(o->metrics, buf, sizeof buf, ms, 64);
+    for (size_t k = 0; k < nm && !rc; k++) {
+        if (summary_column(ms[k]) ||
+            fs_index_service_metric(ms[k], (const char *const *)svc, ns, cols, sizeof cols))
+            continue;
+        if (ns)
+            rc = fs_error_set(err, FS_EINVAL, "--metrics: '%s' is neither a /summary column "
+                              "(docs/results.md) nor SERVICE.COLUMN for a service of the scenario "
+                              "(COLUMN one of %s)", ms[k], cols);
+        else
+            rc = fs_error_set(err, FS_EINVAL, "--metrics: '%s' is not a /summary column "
+                              "(docs/results.md); the scenario has no services for SERVICE.COLUMN",
+                              ms[k]);
+    }
+    for (size_t j = 0; j < ns; j++)
+        fs_free(svc[j]);
     return rc;
 }
 
@@ -713,15 +924,11 @@ int fs_cmd_versus(int argc, char **argv)
     }
     if (!o.quiet && !o.json)
         print_plan(&o, plan);
-    for (size_t i = 0; i < o.n_v; i++) {   /* one line per policy that throws work away */
-        fs_config_t vc;
-        char loss[512];
-        if (fs_sweep_load_run(plan, fs_sweep_run_index(plan, i, 0), &vc, &err) == 0) {
-            if (fs_policy_work_loss(&vc, loss, sizeof loss))
-                fprintf(stderr, "fleetsim versus: warning: %s: %s\n", o.v[i].name, loss);
-            fs_config_release(&vc);
-        }
-        fs_error_clear(&err);   /* a bad variant is reported by the run itself */
+    if ((rc = scan_variants(&o, plan, &err))) {
+        fprintf(stderr, "fleetsim versus: %s\n", err.msg);
+        fs_sweep_plan_destroy(plan);
+        free_opts(&o);
+        return fs_error_exit_status(rc);
     }
     fs_cli_catch_stop(0);
 
@@ -732,17 +939,42 @@ int fs_cmd_versus(int argc, char **argv)
     so.resume = o.resume;
     fs_cli_progress_mode(o.progress_every, 0, &so.progress, &so.progress_every);
     so.interrupt = &fs_cli_stop;
+    so.on_failure = on_failure;
+    so.on_failure_ud = &o;
     fs_sweep_report_t rep;
     rc = fs_sweep_execute(plan, &so, &rep, &err);
-    if (!rc && !o.quiet && !o.json)
-        printf("ran %zu, %zu already finished; index %s/index.h5\n", rep.runs_done,
-               rep.runs_skipped, o.dir);
-    if (!rc)
-        rc = label_index(&o, &err);
-    if (!rc)
-        rc = report(&o, plan, &err);
-    if (rc)
-        fprintf(stderr, "fleetsim versus: %s\n", err.msg);
+    if (rc && rep.runs_failed && !rep.interrupted && o.n_failed) {
+        /* some variants failed: the others are still shown, the failed ones marked */
+        for (size_t i = 0; i < o.n_v; i++)
+            if (o.failed[i].code)
+                fprintf(stderr, "fleetsim versus: %s failed: %s\n", o.v[i].name, o.failed[i].msg);
+        fprintf(stderr, "fleetsim versus: %zu of %zu policies failed; %s/index.h5 is not written "
+                "(the finished runs are kept: --resume runs only the failed ones again)\n",
+                o.n_failed, o.n_v, o.dir);
+        while (o.base < o.n_v && o.failed[o.base].code)
+            o.base++;
+        rc = o.base < o.n_v ? 0 : FS_EIO;
+        fs_error_clear(&err);
+        if (!rc && !o.quiet && !o.json)
+            printf("ran %zu, %zu already finished, %zu failed\n", rep.runs_done, rep.runs_skipped,
+                   rep.runs_failed);
+        if (!rc)
+            rc = report(&o, plan, &err);
+        if (!rc)
+            rc = FS_EIO;    /* exit status 1: a policy failed */
+        else if (err.msg[0])
+            fprintf(stderr, "fleetsim versus: %s\n", err.msg);
+    } else {
+        if (!rc && !o.quiet && !o.json)
+            printf("ran %zu, %zu already finished; index %s/index.h5\n", rep.runs_done,
+                   rep.runs_skipped, o.dir);
+        if (!rc)
+            rc = label_index(&o, &err);
+        if (!rc)
+            rc = report(&o, plan, &err);
+        if (rc)
+            fprintf(stderr, "fleetsim versus: %s\n", err.msg);
+    }
     fs_sweep_plan_destroy(plan);
     free_opts(&o);
     return rc ? fs_error_exit_status(rc) : 0;

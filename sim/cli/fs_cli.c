@@ -254,7 +254,9 @@ static const fs_command_t commands[] = {
      "Runs the scenario under every policy variant given with -p (the first is the\n"
      "baseline), REPS replications each; replication r of every variant sees the same\n"
      "random streams (the same arrivals, the same failures).  A key a variant does not\n"
-     "set keeps the scenario's value.  Prints each summary metric per variant as\n"
+     "set keeps the scenario's value, whatever its type (a list, a block such as\n"
+     "scheduler.plugin); scheduler.queue=X without scheduler.plugin.* is the built-in\n"
+     "X.  Prints each summary metric per variant as\n"
      "mean +- the 95% t half-width, then every variant minus the baseline, paired by\n"
      "replication, with its 95% interval and * where it excludes 0.  DIR is a sweep\n"
      "directory (points in -p order): fleetsim report DIR/index.h5 and fleetsim compare\n"
@@ -267,7 +269,8 @@ static const fs_command_t commands[] = {
      "                       the scenario draws random numbers, e.g. a trace replay)\n"
      "  -j, --jobs N         worker threads (default: the number of CPUs)\n"
      "  --metrics LIST       summary fields to show (default jobs_completed,utilization,\n"
-     "                       goodput,wait_mean,wait_p95,jct_mean,makespan)\n"
+     "                       goodput,wait_mean,wait_p95,jct_mean,makespan), or a\n"
+     "                       service's SERVICE.COLUMN (chat.ttft_p99, as plan's SLOs)\n"
      "  --set KEY=VALUE      override a key of the base scenario (every variant)\n"
      "  --resume             keep the finished runs of an interrupted comparison\n"
      "  -q, --quiet          only the tables\n"
@@ -275,7 +278,8 @@ static const fs_command_t commands[] = {
      "  --progress S         runs done and ETA every S seconds (default: redrawn on a\n"
      "                       terminal, a whole line every 30 s otherwise; 0: none)\n"
      "\n"
-     "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
+     "Exit status: 0 success (whatever the differences), 1 run-time failure (a\n"
+     "variant whose runs fail is marked with its error, the others are shown),\n"
      "2 bad usage or invalid input.\n",
      versus_opts, "file"},
     {"help", fs_cmd_help, "list the commands, or show one command's usage",
@@ -371,6 +375,23 @@ int fs_cli_parse_u64(const char *s, unsigned long long *out)
     if (errno || *end)
         return -1;
     *out = v;
+    return 0;
+}
+
+int fs_cli_parse_shard(const char *s, size_t *i, size_t *n)
+{
+    const char *slash = strchr(s, '/');
+    unsigned long long a, b;
+    char left[32];
+    if (!slash || (size_t)(slash - s) >= sizeof left)
+        return -1;
+    memcpy(left, s, (size_t)(slash - s));
+    left[slash - s] = '\0';
+    if (fs_cli_parse_u64(left, &a) || fs_cli_parse_u64(slash + 1, &b) || b == 0 || a >= b ||
+        b > 1000000)
+        return -1;
+    *i = (size_t)a;
+    *n = (size_t)b;
     return 0;
 }
 

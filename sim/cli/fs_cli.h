@@ -114,6 +114,8 @@ int fs_cli_is_help(const char *arg);
 void fs_cli_print_usage(FILE *f, const fs_command_t *c);
 /* Parses an unsigned 64-bit integer (decimal); returns 0 on success. */
 int fs_cli_parse_u64(const char *s, unsigned long long *out);
+/* --shard I/N (sweep, plan): 0 <= I < N <= 10^6; returns 0 on success. */
+int fs_cli_parse_shard(const char *s, size_t *i, size_t *n);
 /* Monotonic wall clock in seconds (progress lines and timings only; never
  * read by the simulation). */
 /* --progress S: 0..86400 seconds into *every (a usage error, 2, otherwise). */

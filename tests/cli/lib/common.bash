@@ -2,6 +2,8 @@
 set -u
 FLEETSIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$2" && pwd)
+# fleetsim report's script: the sources' (the program knows no source path)
+export FLEETSIM_DATADIR="${FLEETSIM_DATADIR:-$SRC/analysis}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fleetsim-cli-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
