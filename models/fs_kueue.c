@@ -77,6 +77,22 @@ static int kueue_withdraw(void *state, fs_model_t *m, uint32_t slot)
     return fs_kqueue_wake(k, (uint32_t)kj->cq);
 }
 
+/* The admission pass; a failure says which policy and what (the job and
+ * what went wrong with it when known: k->why). */
+static int kueue_pass(void *state, fs_model_t *m)
+{
+    kueue_t *k = state;
+    int rc = fs_kadm_pass(k, m);
+    if (rc) {
+        fs_error_t e;
+        fs_error_clear(&e);
+        fs_error_set(&e, rc, "scheduling pass (policy kueue): %s",
+                     k->why[0] ? k->why : fs_error_describe(rc));
+        fs_model_error(m, &e);
+    }
+    return rc;
+}
+
 static int kueue_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, fs_error_t *err)
 {
     return fs_kset_build(cfg, &fs_model_config(m)->cluster, state, err);
@@ -122,7 +138,7 @@ const fs_policy_ops_t fs_policy_kueue = {
     .create = kueue_create,
     .destroy = fs_kset_destroy,
     .enqueue = kueue_enqueue,
-    .pass = fs_kadm_pass,
+    .pass = kueue_pass,
     .queued = kueue_queued,
     .job_end = kueue_job_end,
     .job_interrupted = kueue_job_end,

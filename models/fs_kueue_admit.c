@@ -7,6 +7,7 @@
  */
 #include "fs_kueue_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,10 @@ static int try_admit(kueue_t *k, fs_model_t *m, const entry_t *e, int *out)
     }
     kcls_t *h = &q->cls[k->jobs[e->slot].shape];
     if (h->a[0] != e->slot)
-        return FS_EINTERNAL;    /* a bug: the head is its class's top */
+        return snprintf(k->why, sizeof k->why, "job %llu: not the top of its class in "
+                        "ClusterQueue '%s' (a bug)",
+                        (unsigned long long)fs_model_job(m, e->slot)->job.id, q->name),
+               FS_EINTERNAL;    /* the head is its class's top */
     fs_kqueue_heap_pop(m, h);
     q->hok = 0;
     q->pending--;
@@ -180,6 +184,7 @@ static int collect(kueue_t *k, fs_model_t *m, size_t *ne)
 int fs_kadm_pass(void *state, fs_model_t *m)
 {
     kueue_t *k = state;
+    k->why[0] = '\0';
     const fs_cluster_t *cl = fs_model_cluster(m);
     int rc = 0;
     if (k->released || cl->gpus_up > k->up_seen)

@@ -158,6 +158,7 @@ typedef struct kueue {
     int check_on, record;
     uint64_t *adm, *vic;
     size_t n_adm, cap_adm, n_vic, cap_vic;
+    char why[200];          /* what went wrong in this pass ("" nothing): the run's error */
 } kueue_t;
 
 /* ---- quota arithmetic (fs_kueue_quota.c) ------------------------------------------ */

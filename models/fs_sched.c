@@ -12,6 +12,32 @@
 
 enum { TM_ORDER = 1, TM_BF = 2 };
 
+/* ---- errors ------------------------------------------------------------------------ */
+
+#define K2_UNDECLARED "its order gave it a second key but does not declare k2 (fs_order_ops_t.k2)"
+
+int fs_sched_why(sched_t *s, fs_model_t *m, uint32_t slot, int code, const char *what)
+{
+    snprintf(s->why, sizeof s->why, "job %llu: %s",
+             (unsigned long long)fs_model_job(m, slot)->job.id, what);
+    return code;
+}
+
+/* A callback failed with rc: the run's error says where (scheduling pass,
+ * policy timer), which policy (sched and its order) and what: the job and
+ * what went wrong with it (fs_sched_why), or the error's description.  A
+ * message the model set first (a placement's) stays. */
+static int sched_fail(sched_t *s, fs_model_t *m, const char *where, int rc)
+{
+    fs_error_t e;
+    fs_error_clear(&e);
+    fs_error_set(&e, rc, "%s (policy sched, queue %s): %s", where, s->ord->name,
+                 s->why[0] ? s->why : fs_error_describe(rc));
+    fs_model_error(m, &e);
+    s->why[0] = '\0';
+    return rc;
+}
+
 /* ---- scratch lists ----------------------------------------------------------------- */
 
 void fs_sched_collect(sched_t *s, uint32_t t, size_t *n)
@@ -190,6 +216,8 @@ int fs_sched_start(sched_t *s, fs_model_t *m, uint32_t slot)
     s->cls[s->nd[slot + 1].cp].cand_at = 0;
     q_remove(s, m, slot);
     rc = r_insert(s, m, slot);
+    if (rc == FS_ELIMIT)
+        return fs_sched_why(s, m, slot, rc, "2^32 GPUs or more would run in its pool");
     if (rc)
         return rc;
     if (s->ord->started)
@@ -206,7 +234,8 @@ int fs_sched_preempt(sched_t *s, fs_model_t *m, uint32_t slot)
     if (s->ord->stopped)
         s->ord->stopped(s->ost, m, slot, 0);
     s->preemptions++;
-    return q_insert(s, m, slot);
+    rc = q_insert(s, m, slot);
+    return rc == FS_EINTERNAL ? fs_sched_why(s, m, slot, rc, K2_UNDECLARED) : rc;
 }
 
 int fs_sched_scratch(sched_t *s, size_t n)
@@ -241,8 +270,8 @@ static int rekey(sched_t *s, fs_model_t *m)
     tnode_t *nd = s->nd;
     for (size_t i = 0; i < n; i++) {
         fs_okey_t k = s->ord->key(s->ost, m, s->scr[i] - 1);
-        if (k.k2 != 0 && !s->k2)
-            return FS_EINTERNAL;    /* an order with k2 must say so (fs_order_ops_t.k2) */
+        if (k.k2 != 0 && !s->k2)    /* an order with k2 must say so (fs_order_ops_t.k2) */
+            return fs_sched_why(s, m, s->scr[i] - 1, FS_EINTERNAL, K2_UNDECLARED);
         nd[s->scr[i]].k1 = k.k1;
         if (s->k2)
             s->k2[s->scr[i]] = k.k2;
@@ -506,6 +535,7 @@ static int sched_pass(void *state, fs_model_t *m)
 {
     sched_t *s = state;
     int rc = 0;
+    s->why[0] = '\0';
     if (s->ord->update && s->ord->update(s->ost, m)) {
         s->settled = 0;
         /* the order's list serves preemptive passes: the class treaps'
@@ -523,7 +553,9 @@ static int sched_pass(void *state, fs_model_t *m)
         else if (!fs_seasy_settled(s, m))
             rc = fs_seasy_pass(s, m);
     }
-    return rc ? rc : set_timers(s, m);
+    if (!rc)
+        rc = set_timers(s, m);
+    return rc ? sched_fail(s, m, "scheduling pass", rc) : 0;
 }
 
 static size_t sched_queued(const void *state) { return ((const sched_t *)state)->queued; }
@@ -556,13 +588,15 @@ static int sched_timer(void *state, fs_model_t *m, uint64_t data)
         /* with jobs waiting, the pass at the end of this instant settles
          * the order (after this instant's arrivals, as Tiresias does);
          * with none, settle now (2D-LAS demotions of running jobs) */
+        s->why[0] = '\0';
         if (s->queued == 0 && s->ord->update && s->ord->update(s->ost, m) && !fs_sched_ranked(s)) {
             int rc = rekey(s, m);
             if (rc)
-                return rc;
+                return sched_fail(s, m, "policy timer", rc);
         }
     }
-    return s->queued == 0 ? set_timers(s, m) : 0;
+    int rc = s->queued == 0 ? set_timers(s, m) : 0;
+    return rc ? sched_fail(s, m, "policy timer", rc) : 0;
 }
 
 /* A queued job leaves (a retired replica): out of its class, and every
