@@ -65,7 +65,7 @@ static int vpop(fs_model_t *m, kcls_t *h)
     return rc;
 }
 
-/* The CQ's next job in the pass (cq_head over the positions read so far). */
+/* The CQ's next job in the pass (fs_kqueue_head over the positions read so far). */
 static uint32_t vhead(fs_model_t *m, const kcq_t *q)
 {
     if (q->strict && q->vblocked)

@@ -430,7 +430,7 @@ static int sched_create(fs_model_t *m, const fs_sched_cfg_t *cfg, void **state, 
     s->bf_slurm = cfg->backfill == FS_BACKFILL_CONSERVATIVE && cfg->bf.mode == FS_BF_SLURM;
     /* bands: where the class heads are all a pass reads (no backfill, no
      * preemption), or Slurm's bounded backfill (its first jobs merged from
-     * the bands: first_queued) */
+     * the bands: fs_sslurm_first_queued) */
     s->banded = ord->band && ord->update_key && !pre &&
                 (cfg->backfill == FS_BACKFILL_NONE || s->bf_slurm);
     s->has_bands = s->banded;
@@ -515,7 +515,7 @@ static int sched_enqueue(void *state, fs_model_t *m, uint32_t slot)
     if (what != FS_SEASY_KEEPS) {
         /* x may start.  EASY, x behind the blocked head: the head and its
          * shadow stay, and while x is the only such arrival, x is the only
-         * job that may start (npass) */
+         * job that may start (fs_seasy_pass) */
         int first = s->settled;
         s->settled = 0;
         if (s->backfill != FS_BACKFILL_EASY || what == FS_SEASY_AHEAD) {

@@ -37,7 +37,7 @@ typedef struct tnode {
     uint32_t l, r;
     uint32_t g;             /* GPUs */
     uint32_t seq;           /* admission sequence (fs_jobrt_t.seq): the tie-break; the
-                               heap priority is a hash of it (tpri) */
+                               heap priority is a hash of it (fs_stree_pri) */
     uint32_t cp;            /* queued: its class; running: the pool it runs in
                                (its running treap) */
     uint32_t aug_g;         /* subtree sum of g, modulo 2^32: read only in running
@@ -147,7 +147,7 @@ typedef struct sched {
     size_t want_cap;
     uint32_t *tmp32;        /* scratch for merge sorts */
     size_t tmp32_cap;
-    struct qhent *qh;       /* scratch: first_queued's heap */
+    struct qhent *qh;       /* scratch: fs_sslurm_first_queued's heap */
     size_t qh_cap;
     struct qrun *qr;        /* ... and its runs */
     size_t qr_cap;
