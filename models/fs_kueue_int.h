@@ -218,12 +218,8 @@ static inline int fs_kquota_borrowing(const kcq_t *q, uint32_t f)
 
 /* Dominant resource share of CQ c with req more in flavor f (fair sharing). */
 int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, int32_t f, int64_t req);
-/* Usage by priority: d more at prio; what priorities below prio (<= with
- * eq) hold. */
-int fs_kquota_prio_add(kcq_t *q, int32_t prio, int64_t d);
+/* Usage of CQ q's jobs with priority < prio (<= prio with eq). */
 int64_t fs_kquota_prio_below(const kcq_t *q, int32_t prio, int eq);
-/* Borrowed and lent quota integrated up to now. */
-void fs_kquota_settle(kueue_t *k, fs_time_t now);
 /* The admitted job's quota taken in flavor f; an admitted job's given back. */
 int fs_kquota_admit(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f);
 int fs_kquota_release(kueue_t *k, fs_model_t *m, uint32_t slot);

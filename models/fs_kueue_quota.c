@@ -32,7 +32,7 @@ int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, int32_t f, int64_t req)
 }
 
 /* Usage by priority (a bound for preemption: what lower priorities hold). */
-int fs_kquota_prio_add(kcq_t *q, int32_t prio, int64_t d)
+static int prio_add(kcq_t *q, int32_t prio, int64_t d)
 {
     size_t i = 0;
     while (i < q->n_pv && q->pv[i] < prio)
@@ -67,7 +67,7 @@ int64_t fs_kquota_prio_below(const kcq_t *q, int32_t prio, int eq)
  * min(nominal - usage, nominal - guaranteed) > 0, in proportion to it.  So
  * the cohort's lent equals its borrowed at every instant.  O(CQs x flavors)
  * per admission or release. */
-void fs_kquota_settle(kueue_t *k, fs_time_t now)
+static void quota_settle(kueue_t *k, fs_time_t now)
 {
     double dt = (double)(now - k->q_last);
     k->q_last = now;
@@ -110,7 +110,7 @@ int fs_kquota_admit(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f)
         return FS_ENOMEM;
     if (q->res[f].usage + r > q->res[f].nominal)
         k->st.borrowed++;
-    fs_kquota_settle(k, fs_model_now(m));
+    quota_settle(k, fs_model_now(m));
     fs_kquota_add(k, q, f, r);
     kj->req = r;
     kj->flavor = (int32_t)f;
@@ -120,7 +120,7 @@ int fs_kquota_admit(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f)
     kj->admit_pass = k->pass_no;
     kj->in = J_ADMITTED;
     k->st.admitted++;
-    return fs_kquota_prio_add(q, fs_model_job(m, slot)->job.priority, r);
+    return prio_add(q, fs_model_job(m, slot)->job.priority, r);
 }
 
 /* Releases an admitted job's quota (it ended, was preempted or lost its
@@ -131,9 +131,9 @@ int fs_kquota_release(kueue_t *k, fs_model_t *m, uint32_t slot)
     if (slot >= k->cap_jobs || kj->in != J_ADMITTED)
         return 0;
     kcq_t *q = &k->cq[kj->cq];
-    fs_kquota_settle(k, fs_model_now(m));
+    quota_settle(k, fs_model_now(m));
     fs_kquota_add(k, q, (uint32_t)kj->flavor, -kj->req);
-    (void)fs_kquota_prio_add(q, fs_model_job(m, slot)->job.priority, -kj->req); /* the entry exists */
+    (void)prio_add(q, fs_model_job(m, slot)->job.priority, -kj->req); /* the entry exists */
     uint32_t last = q->run[--q->n_run];
     q->run[kj->run_idx] = last;
     k->jobs[last].run_idx = kj->run_idx;
@@ -209,7 +209,7 @@ int fs_kueue_quota_hours(void *state, fs_model_t *m, size_t cq, double *borrowed
     kueue_t *k = state;
     if (cq >= k->n_cq)
         return FS_EINVAL;
-    fs_kquota_settle(k, fs_model_now(m));
+    quota_settle(k, fs_model_now(m));
     *borrowed = k->cq[cq].borrowed_mus / 1000.0 / 1e6 / 3600.0;
     *lent = k->cq[cq].lent_mus / 1000.0 / 1e6 / 3600.0;
     return 0;

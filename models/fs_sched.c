@@ -16,7 +16,9 @@ enum { TM_ORDER = 1, TM_BF = 2 };
 
 #define K2_UNDECLARED "its order gave it a second key but does not declare k2 (fs_order_ops_t.k2)"
 
-int fs_sched_why(sched_t *s, fs_model_t *m, uint32_t slot, int code, const char *what)
+/* Job `slot` is why the callback fails with code: "job ID: what" for the
+ * run's error (sched_fail).  Returns code. */
+static int job_why(sched_t *s, fs_model_t *m, uint32_t slot, int code, const char *what)
 {
     snprintf(s->why, sizeof s->why, "job %llu: %s",
              (unsigned long long)fs_model_job(m, slot)->job.id, what);
@@ -25,7 +27,7 @@ int fs_sched_why(sched_t *s, fs_model_t *m, uint32_t slot, int code, const char 
 
 /* A callback failed with rc: the run's error says where (scheduling pass,
  * policy timer), which policy (sched and its order) and what: the job and
- * what went wrong with it (fs_sched_why), or the error's description.  A
+ * what went wrong with it (job_why), or the error's description.  A
  * message the model set first (a placement's) stays. */
 static int sched_fail(sched_t *s, fs_model_t *m, const char *where, int rc)
 {
@@ -217,7 +219,7 @@ int fs_sched_start(sched_t *s, fs_model_t *m, uint32_t slot)
     q_remove(s, m, slot);
     rc = r_insert(s, m, slot);
     if (rc == FS_ELIMIT)
-        return fs_sched_why(s, m, slot, rc, "2^32 GPUs or more would run in its pool");
+        return job_why(s, m, slot, rc, "2^32 GPUs or more would run in its pool");
     if (rc)
         return rc;
     if (s->ord->started)
@@ -235,7 +237,7 @@ int fs_sched_preempt(sched_t *s, fs_model_t *m, uint32_t slot)
         s->ord->stopped(s->ost, m, slot, 0);
     s->preemptions++;
     rc = q_insert(s, m, slot);
-    return rc == FS_EINTERNAL ? fs_sched_why(s, m, slot, rc, K2_UNDECLARED) : rc;
+    return rc == FS_EINTERNAL ? job_why(s, m, slot, rc, K2_UNDECLARED) : rc;
 }
 
 int fs_sched_scratch(sched_t *s, size_t n)
@@ -271,7 +273,7 @@ static int rekey(sched_t *s, fs_model_t *m)
     for (size_t i = 0; i < n; i++) {
         fs_okey_t k = s->ord->key(s->ost, m, s->scr[i] - 1);
         if (k.k2 != 0 && !s->k2)    /* an order with k2 must say so (fs_order_ops_t.k2) */
-            return fs_sched_why(s, m, s->scr[i] - 1, FS_EINTERNAL, K2_UNDECLARED);
+            return job_why(s, m, s->scr[i] - 1, FS_EINTERNAL, K2_UNDECLARED);
         nd[s->scr[i]].k1 = k.k1;
         if (s->k2)
             s->k2[s->scr[i]] = k.k2;

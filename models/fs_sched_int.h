@@ -167,7 +167,7 @@ typedef struct sched {
     fs_profile_t prof;      /* conservative profile (fs_profile.h): blocked on the fast
                                path, flat on the slow one */
     char why[160];          /* what went wrong in this callback, "" nothing
-                               (fs_sched_why; the run's error says it) */
+                               (job_why in fs_sched.c; the run's error says it) */
 } sched_t;
 
 /* ---- treap (fs_sched_tree.c) ---------------------------------------------------- */
@@ -214,9 +214,6 @@ int fs_sband_rekey(sched_t *s, fs_model_t *m);
 
 /* ---- queue and running set (fs_sched.c) ------------------------------------------ */
 
-/* Job `slot` is why the callback fails with code: what, for the run's
- * error ("job ID: what").  Returns code. */
-int fs_sched_why(sched_t *s, fs_model_t *m, uint32_t slot, int code, const char *what);
 /* Starts a queued job.  1 started, 0 does not fit, < 0 error. */
 int fs_sched_start(sched_t *s, fs_model_t *m, uint32_t slot);
 /* Preempts a running job and queues it again.  0 or an error. */
