@@ -23,18 +23,6 @@
  * backfill, whose first jobs come from a merge of the bands
  * (fs_sslurm_first_queued). */
 
-void fs_sband_refresh(sched_t *s, fs_model_t *m, uint32_t x)
-{
-    tnode_t *n = &s->nd[x];
-    if (s->nb[x].kep != s->kepoch) {
-        fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
-        n->k1 = k.k1;
-        if (s->k2)
-            s->k2[x] = k.k2;
-        s->nb[x].kep = s->kepoch;
-    }
-}
-
 /* The better of two tournament entries (band + 1, 0 = none). */
 static uint32_t tw_win(const sched_t *s, const cls_t *c, uint32_t a, uint32_t b)
 {
@@ -61,13 +49,6 @@ static void tw_build(const sched_t *s, cls_t *c)
         c->tw[c->pw + i] = i < c->nb && c->b[i].head ? i + 1 : 0;
     for (uint32_t k = c->pw - 1; k >= 1; k--)
         c->tw[k] = tw_win(s, c, c->tw[2 * k], c->tw[2 * k + 1]);
-}
-
-/* The class head: the better of the loose head and the tournament's. */
-void fs_sband_head(const sched_t *s, cls_t *c)
-{
-    uint32_t w = c->pw && c->tw[1] ? c->b[c->tw[1] - 1].head : 0, l = c->lhead;
-    c->head = !w ? l : !l ? w : fs_stree_less(s->nd, s->k2, l, w) ? l : w;
 }
 
 /* Room for band i in class c.  0 or FS_ENOMEM. */

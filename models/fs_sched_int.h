@@ -189,11 +189,19 @@ static inline uint32_t fs_stree_pri(const tnode_t *n)
     return (uint32_t)((n->seq * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
+/* The first node in order of the treap at t (0: empty). */
+static inline uint32_t fs_stree_first(const tnode_t *nd, uint32_t t)
+{
+    if (t)
+        while (nd[t].l)
+            t = nd[t].l;
+    return t;
+}
+
 /* Insertion and erasure in the treap at root (byseq: ordered by sequence,
  * a band; else by key); both return the new root. */
 uint32_t fs_stree_insert(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq);
 uint32_t fs_stree_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq);
-uint32_t fs_stree_first(const tnode_t *nd, uint32_t t);
 uint32_t fs_stree_first_est_le(const tnode_t *nd, uint32_t t, fs_time_t lim);
 uint32_t fs_stree_prefix_reach(const tnode_t *nd, uint32_t t, uint64_t need);
 uint64_t fs_stree_sum_le(const tnode_t *nd, uint32_t t, double lim);
@@ -205,8 +213,26 @@ void fs_stree_pull_all(tnode_t *nd, uint32_t t);
 
 /* ---- bands (fs_sched_band.c) ------------------------------------------------------ */
 
-void fs_sband_refresh(sched_t *s, fs_model_t *m, uint32_t x);
-void fs_sband_head(const sched_t *s, cls_t *c);
+/* Node x's keys as of the current key epoch (taken again if older). */
+static inline void fs_sband_refresh(sched_t *s, fs_model_t *m, uint32_t x)
+{
+    tnode_t *n = &s->nd[x];
+    if (s->nb[x].kep != s->kepoch) {
+        fs_okey_t k = s->ord->update_key(s->ost, m, x - 1);
+        n->k1 = k.k1;
+        if (s->k2)
+            s->k2[x] = k.k2;
+        s->nb[x].kep = s->kepoch;
+    }
+}
+
+/* The class head: the better of the loose head and the tournament's. */
+static inline void fs_sband_head(const sched_t *s, cls_t *c)
+{
+    uint32_t w = c->pw && c->tw[1] ? c->b[c->tw[1] - 1].head : 0, l = c->lhead;
+    c->head = !w ? l : !l ? w : fs_stree_less(s->nd, s->k2, l, w) ? l : w;
+}
+
 int fs_sband_room(sched_t *s, cls_t *c, uint32_t i);
 void fs_sband_insert(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x);
 void fs_sband_remove(sched_t *s, fs_model_t *m, cls_t *c, uint32_t x);

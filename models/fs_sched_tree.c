@@ -133,14 +133,6 @@ uint32_t fs_stree_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x
     return root;
 }
 
-uint32_t fs_stree_first(const tnode_t *nd, uint32_t t)
-{
-    if (t)
-        while (nd[t].l)
-            t = nd[t].l;
-    return t;
-}
-
 /* The first node in order whose est <= lim, or 0.  O(depth). */
 uint32_t fs_stree_first_est_le(const tnode_t *nd, uint32_t t, fs_time_t lim)
 {
