@@ -86,7 +86,7 @@ typedef struct fail {
     pool_spares_t *spares;      /* per pool (spares only) */
     uint8_t *slow;              /* per node: straggler state (stragglers only) */
     uint32_t *hidden;           /* slow nodes not found yet */
-    size_t n_hidden;
+    size_t n_hidden, cap_hidden;
     drain_item_t *drain;        /* found, draining */
     size_t n_drain, cap_drain;
     int health_pending;
@@ -805,10 +805,8 @@ static int attach_stragglers(fail_t *f)
         f->slow[n] = SLOW_HIDDEN;
         if (!detect)
             continue;
-        uint32_t *h = fs_realloc(f->hidden, (f->n_hidden + 1) * sizeof *h);
-        if (!h)
+        if (fs_grow((void **)&f->hidden, &f->cap_hidden, f->n_hidden + 1, sizeof *f->hidden))
             return FS_ENOMEM;
-        f->hidden = h;
         f->hidden[f->n_hidden++] = n;
     }
     if (f->n_hidden) {

@@ -72,8 +72,8 @@ int fs_fleetcfg_load(int format, const char *path, const char *gpu, fs_pool_cfg_
         return rc;
     /* The pools, appended in order of first appearance. */
     fs_pool_cfg_t *arr = NULL;
-    size_t base = *n;
-    if (!(arr = fs_realloc(*pools, (base + ng) * sizeof *arr)))
+    size_t base = *n, cap = base;   /* the array holds exactly *n pools */
+    if (fs_grow((void **)pools, &cap, base + ng, sizeof **pools) || !(arr = *pools))
         rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
     if (rc == 0) {
         *pools = arr;

@@ -29,7 +29,51 @@ typedef struct plug {
     fs_model_t *m;
     uint32_t *pools;        /* start_in: the pools asked that the job may use */
     size_t cap_pools;
+    char why[200];          /* the last host action refused in this callback ("" none) */
 } plug_t;
+
+/* The name the errors give the plugin's policy. */
+static const char *plug_name(const plug_t *pl)
+{
+    return pl->p && pl->p->name && pl->p->name[0] ? pl->p->name : "plugin";
+}
+
+/* The host refuses an action on job `handle`: FS_EINVAL, and what was asked
+ * is kept for the error of the callback (pass, timer) should it fail. */
+static int refuse(plug_t *pl, uint32_t handle, const char *act, const char *want)
+{
+    static const char *const state[] = {"no job", "queued", "running", "recovering"};
+    const fs_jobrt_t *j = handle < fs_model_slots(pl->m) ? fs_model_job(pl->m, handle) : NULL;
+    if (!j || j->state == FS_JOBRT_FREE)
+        snprintf(pl->why, sizeof pl->why, "handle %u: plugin asked to %s a job, but the handle "
+                 "names no job", handle, act);
+    else
+        snprintf(pl->why, sizeof pl->why, "job %llu: plugin asked to %s a job that is not %s (it "
+                 "is %s)", (unsigned long long)j->job.id, act, want,
+                 j->state <= FS_JOBRT_RECOVERING ? state[j->state] : "in an unknown state");
+    return FS_EINVAL;
+}
+
+/* A callback of the plugin failed with rc: the run's error says where
+ * (scheduling pass, policy timer), which policy, and what: the refused
+ * host action, or what the callback returned. */
+static int plug_fail(plug_t *pl, fs_model_t *m, const char *where, int rc)
+{
+    int code = rc < 0 ? rc : FS_EINTERNAL;
+    fs_error_t e;
+    fs_error_clear(&e);
+    if (pl->why[0])
+        fs_error_set(&e, code, "%s (policy %s): %s", where, plug_name(pl), pl->why);
+    else if (rc > 0)
+        fs_error_set(&e, code, "%s (policy %s): the plugin returned %d (0, or a negative error "
+                     "code, expected)", where, plug_name(pl), rc);
+    else
+        fs_error_set(&e, code, "%s (policy %s): the plugin returned %d (%s)", where, plug_name(pl),
+                     rc, fs_error_describe(code));
+    fs_model_error(m, &e);
+    pl->why[0] = '\0';
+    return code;
+}
 
 /* Before the run (the scenario's check creates the policy once with no
  * model) the host's reads answer 0 and its actions refuse. */
@@ -60,26 +104,32 @@ static int h_job(void *sim, uint32_t handle, fleetsim_job_info *out)
 static int h_start(void *sim, uint32_t handle)
 {
     plug_t *pl = sim;
-    if (!pl->m || handle >= fs_model_slots(pl->m) ||
-        fs_model_job(pl->m, handle)->state != FS_JOBRT_QUEUED)
+    if (!pl->m)
         return FS_EINVAL;
+    if (handle >= fs_model_slots(pl->m) || fs_model_job(pl->m, handle)->state != FS_JOBRT_QUEUED)
+        return refuse(pl, handle, "start", "queued");
     return fs_model_start(pl->m, handle);
 }
 
 static int h_preempt(void *sim, uint32_t handle)
 {
     plug_t *pl = sim;
-    if (!pl->m || handle >= fs_model_slots(pl->m) ||
-        fs_model_job(pl->m, handle)->state != FS_JOBRT_RUNNING)
+    if (!pl->m)
         return FS_EINVAL;
+    if (handle >= fs_model_slots(pl->m) || fs_model_job(pl->m, handle)->state != FS_JOBRT_RUNNING)
+        return refuse(pl, handle, "preempt", "running");
     return fs_model_preempt(pl->m, handle);
 }
 
 static int h_timer(void *sim, double at_s, uint64_t data)
 {
     plug_t *pl = sim;
-    if (!pl->m || at_s != at_s)   /* NaN */
+    if (!pl->m)
         return FS_EINVAL;
+    if (at_s != at_s) {     /* NaN */
+        snprintf(pl->why, sizeof pl->why, "plugin set a timer at NaN seconds");
+        return FS_EINVAL;
+    }
     if (!(at_s < 9.2e12))         /* beyond what fs_time_t holds: never */
         return 0;
     fs_time_t now = fs_model_now(pl->m);
@@ -475,10 +525,10 @@ static int pl_enqueue(void *state, fs_model_t *m, uint32_t slot)
 
 static int pl_pass(void *state, fs_model_t *m)
 {
-    (void)m;
     plug_t *pl = state;
+    pl->why[0] = '\0';
     int rc = pl->p->pass(pl->st);
-    return rc == 0 ? 0 : rc < 0 ? rc : FS_EINTERNAL;
+    return rc == 0 ? 0 : plug_fail(pl, m, "scheduling pass", rc);
 }
 
 static size_t pl_queued(const void *state)
@@ -497,12 +547,12 @@ static void pl_job_end(void *state, fs_model_t *m, uint32_t slot)
 
 static int pl_timer(void *state, fs_model_t *m, uint64_t data)
 {
-    (void)m;
     plug_t *pl = state;
     if (pl->p->abi < 2 || !pl->p->timer)
         return 0;
+    pl->why[0] = '\0';
     int rc = pl->p->timer(pl->st, data);
-    return rc == 0 ? 0 : rc < 0 ? rc : FS_EINTERNAL;
+    return rc == 0 ? 0 : plug_fail(pl, m, "policy timer", rc);
 }
 
 const fs_policy_ops_t fs_policy_plugin = {

@@ -1,0 +1,358 @@
+/*
+ * fs_kueue_setup: the Kueue policy's state from its configuration
+ * (fs_kueue_int.h): resource flavors and the pools they match, ClusterQueues
+ * with their quotas and tenants, cohorts and their lendable quota; and the
+ * probe validate asks whether a job could ever be admitted.
+ */
+#include "fs_kueue_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- flavors --------------------------------------------------------------- */
+
+/* Does `item` name GPU model `gpu` as a word (separated by - _ space /)? */
+static int has_word(const char *item, const char *gpu)
+{
+    size_t gl = strlen(gpu);
+    if (gl == 0)
+        return 0;
+    for (const char *p = item; *p; p++) {
+        if (strncasecmp(p, gpu, gl) != 0)
+            continue;
+        int lb = p == item || strchr("-_ /.", p[-1]);
+        int rb = p[gl] == '\0' || strchr("-_ /.", p[gl]);
+        if (lb && rb)
+            return 1;
+    }
+    return 0;
+}
+
+size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluster_cfg_t *cl,
+                            uint8_t *mask)
+{
+    const char *s = match ? match : name;
+    size_t count = 0;
+    while (s && *s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        char item[256];
+        while (len && *s == ' ')
+            s++, len--;
+        while (len && s[len - 1] == ' ')
+            len--;
+        if (len >= sizeof item)
+            len = sizeof item - 1;
+        memcpy(item, s, len);
+        item[len] = '\0';
+        for (size_t p = 0; len && p < cl->n_pools; p++) {
+            const fs_pool_cfg_t *pc = &cl->pools[p];
+            if (strcasecmp(item, pc->name) == 0 || strcasecmp(item, pc->gpu) == 0 ||
+                has_word(item, pc->gpu)) {
+                count += !mask[p];
+                mask[p] = 1;
+            }
+        }
+        s = comma ? comma + 1 : NULL;
+    }
+    return count;
+}
+
+/* ---- lifecycle ------------------------------------------------------------- */
+
+void fs_kset_destroy(void *state)
+{
+    kueue_t *k = state;
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n_cq; i++) {
+        kcq_t *q = &k->cq[i];
+        for (size_t c = 0; c < q->n_cls; c++) {
+            fs_free(q->cls[c].a);
+            fs_free(q->cls[c].va);
+        }
+        fs_free(q->cls);
+        fs_free(q->res);
+        fs_free(q->fl);
+        fs_free(q->run);
+        fs_free(q->pv);
+        fs_free(q->pu);
+    }
+    for (size_t i = 0; i < k->n_coh; i++) {
+        fs_free(k->coh[i].quota);
+        fs_free(k->coh[i].usage);
+        fs_free(k->coh[i].cqs);
+    }
+    for (size_t i = 0; i < k->n_fl; i++) {
+        fs_free(k->fl[i].mask);
+        fs_free(k->fl[i].pools);
+    }
+    for (size_t i = 0; i < k->n_tm; i++)
+        fs_free(k->tm[i].tenant);
+    fs_free(k->cq);
+    fs_free(k->coh);
+    fs_free(k->fl);
+    fs_free(k->tm);
+    fs_free(k->tenant_cq);
+    fs_shapemap_release(&k->shapes);
+    fs_free(k->jobs);
+    fs_free(k->act);
+    fs_free(k->nb);
+    fs_free(k->ent);
+    fs_free(k->cand);
+    fs_free(k->work);
+    fs_free(k->taken);
+    fs_free(k->pools);
+    fs_free(k->vact);
+    fs_free(k->vlog);
+    fs_free(k->adm);
+    fs_free(k->vic);
+    fs_free(k);
+}
+
+static int64_t to_milli(double gpus) { return (int64_t)llround(gpus * 1000.0); }
+
+int32_t fs_kset_flavor_index(const kueue_t *k, const char *name)
+{
+    for (size_t i = 0; i < k->n_fl; i++)
+        if (strcmp(k->fl[i].name, name) == 0)
+            return (int32_t)i;
+    return -1;
+}
+
+/* Adds flavor name (match: its pools) unless known; its index or an error. */
+static int add_flavor(kueue_t *k, const fs_cluster_cfg_t *cl, const char *name, const char *match,
+                      int32_t *out, fs_error_t *err)
+{
+    if ((*out = fs_kset_flavor_index(k, name)) >= 0)
+        return 0;
+    kflavor_t *f = &k->fl[k->n_fl];
+    memset(f, 0, sizeof *f);
+    f->name = (char *)name;     /* borrowed from the config */
+    f->mask = fs_calloc(cl->n_pools ? cl->n_pools : 1, 1);
+    f->pools = fs_malloc((cl->n_pools ? cl->n_pools : 1) * sizeof *f->pools);
+    k->n_fl++;
+    if (!f->mask || !f->pools)
+        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    fs_kueue_match_pools(name, match, cl, f->mask);
+    for (size_t p = 0; p < cl->n_pools; p++)
+        if (f->mask[p])
+            f->pools[f->n_pools++] = (uint32_t)p;
+    if (f->n_pools == 0)
+        return fs_error_set(err, FS_EINVAL, "scheduler.kueue: flavor '%s' stands for no pool "
+                            "(name a pool or a GPU model)", name);
+    *out = (int32_t)(k->n_fl - 1);
+    return 0;
+}
+
+static int32_t cohort_of(kueue_t *k, const char *name, size_t n_cq)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < k->n_coh; i++)
+        if (strcmp(k->coh[i].name, name) == 0)
+            return (int32_t)i;
+    kcoh_t *h = &k->coh[k->n_coh];
+    memset(h, 0, sizeof *h);
+    h->name = (char *)name;
+    h->cqs = fs_malloc(n_cq * sizeof *h->cqs);
+    return h->cqs ? (int32_t)k->n_coh++ : -2;
+}
+
+static int add_tenants(kueue_t *k, const char *list, int32_t c)
+{
+    const char *s = list;
+    while (s && *s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        while (len && *s == ' ')
+            s++, len--;
+        while (len && s[len - 1] == ' ')
+            len--;
+        if (len) {
+            size_t cap = k->n_tm;
+            if (fs_grow((void **)&k->tm, &cap, k->n_tm + 1, sizeof *k->tm))
+                return FS_ENOMEM;
+            char *t = fs_malloc(len + 1);
+            if (!t)
+                return FS_ENOMEM;
+            memcpy(t, s, len);
+            t[len] = '\0';
+            k->tm[k->n_tm++] = (tmap_t){t, c};
+        }
+        s = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static int setup_cq(kueue_t *k, const fs_kueue_cq_cfg_t *cc, const fs_cluster_cfg_t *cl, size_t nf_max,
+                    uint32_t idx, fs_error_t *err)
+{
+    kcq_t *q = &k->cq[idx];
+    q->name = cc->name;
+    q->strict = cc->strategy == FS_KUEUE_STRICT_FIFO;
+    q->within = cc->within_cq;
+    q->reclaim = cc->reclaim;
+    q->bwc = cc->borrow_within;
+    q->has_thr = !isnan(cc->borrow_max_priority);
+    q->thr = q->has_thr ? (int64_t)floor(cc->borrow_max_priority) : 0;
+    q->weight_milli = to_milli(cc->weight);
+    q->res = fs_calloc(nf_max, sizeof *q->res);
+    q->fl = fs_malloc((cc->n_quotas ? cc->n_quotas : 1) * sizeof *q->fl);
+    if (!q->res || !q->fl || add_tenants(k, cc->tenants, (int32_t)idx))
+        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    q->cohort = cohort_of(k, cc->cohort, k->n_cq);
+    if (q->cohort == -2)
+        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    if (q->cohort >= 0) {
+        kcoh_t *h = &k->coh[q->cohort];
+        h->cqs[h->n++] = idx;
+    }
+    for (size_t i = 0; i < cc->n_quotas; i++) {
+        const fs_kueue_quota_cfg_t *qc = &cc->quotas[i];
+        int32_t f;
+        int rc = add_flavor(k, cl, qc->flavor, NULL, &f, err);
+        if (rc)
+            return rc;
+        kres_t *r = &q->res[f];
+        if (r->has)
+            return fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' lists "
+                                "flavor '%s' twice", cc->name, qc->flavor);
+        r->has = 1;
+        r->nominal = to_milli(qc->nominal);
+        r->blimit = qc->borrowing_limit < 0 ? NONE : to_milli(qc->borrowing_limit);
+        r->guaranteed = qc->lending_limit < 0 ? 0 : fs_kquota_pos(r->nominal - to_milli(qc->lending_limit));
+        q->fl[q->n_fl++] = (uint32_t)f;
+    }
+    return 0;
+}
+
+/* Cohort quotas: the sum of what each member lends, per flavor. */
+static int setup_cohorts(kueue_t *k, fs_error_t *err)
+{
+    for (size_t i = 0; i < k->n_coh; i++) {
+        kcoh_t *h = &k->coh[i];
+        h->quota = fs_calloc(k->n_fl ? k->n_fl : 1, sizeof *h->quota);
+        h->usage = fs_calloc(k->n_fl ? k->n_fl : 1, sizeof *h->usage);
+        if (!h->quota || !h->usage)
+            return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+        for (size_t c = 0; c < h->n; c++) {
+            const kcq_t *q = &k->cq[h->cqs[c]];
+            for (size_t f = 0; f < q->n_fl; f++) {
+                const kres_t *r = &q->res[q->fl[f]];
+                h->quota[q->fl[f]] += r->nominal - r->guaranteed;
+                h->lendable_total += r->nominal - r->guaranteed;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The policy's state for a configuration and a fleet (create() with no
+ * model: the check hook builds it too, so that validate enforces the same
+ * rules). */
+int fs_kset_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, void **state,
+                       fs_error_t *err)
+{
+    const fs_kueue_cfg_t *kc = &cfg->kueue;
+    *state = NULL;
+    if (kc->n_cqs == 0)
+        return fs_error_set(err, FS_EINVAL, "scheduler.queue kueue needs at least one ClusterQueue "
+                            "(scheduler.kueue.cluster_queues or scheduler.kueue.manifests)");
+    kueue_t *k = fs_calloc(1, sizeof *k);
+    if (!k || fs_shapemap_init(&k->shapes)) {
+        fs_free(k);
+        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    }
+    *state = k;
+    size_t nf_max = kc->n_flavors;
+    for (size_t i = 0; i < kc->n_cqs; i++)
+        nf_max += kc->cqs[i].n_quotas;
+    k->fair = kc->fair_sharing;
+    k->n_pools = cl->n_pools;
+    k->cq = fs_calloc(kc->n_cqs, sizeof *k->cq);
+    k->coh = fs_calloc(kc->n_cqs, sizeof *k->coh);
+    k->fl = fs_calloc(nf_max ? nf_max : 1, sizeof *k->fl);
+    k->pools = fs_malloc((cl->n_pools ? cl->n_pools : 1) * sizeof *k->pools);
+    int rc = 0;
+    if (!k->cq || !k->coh || !k->fl || !k->pools)
+        rc = fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    for (size_t i = 0; !rc && i < kc->n_flavors; i++) {
+        int32_t f;
+        if (fs_kset_flavor_index(k, kc->flavors[i].name) >= 0)
+            rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue: flavor '%s' is defined twice",
+                              kc->flavors[i].name);
+        else
+            rc = add_flavor(k, cl, kc->flavors[i].name, kc->flavors[i].match, &f, err);
+    }
+    k->n_cq = k->cq ? kc->n_cqs : 0;   /* destroy walks n_cq of them */
+    for (size_t i = 0; !rc && i < kc->n_cqs; i++) {
+        for (size_t j = 0; j < i && !rc; j++)
+            if (strcmp(kc->cqs[j].name, kc->cqs[i].name) == 0)
+                rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' is defined "
+                                  "twice", kc->cqs[i].name);
+        if (!rc)
+            rc = setup_cq(k, &kc->cqs[i], cl, nf_max ? nf_max : 1, (uint32_t)i, err);
+    }
+    if (!rc)
+        rc = setup_cohorts(k, err);
+    k->default_cq = NO_CQ;
+    if (!rc && kc->default_queue && (k->default_cq = fs_kqueue_cq_by_name(k, kc->default_queue)) == NO_CQ)
+        rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue.default_queue: no ClusterQueue '%s'",
+                          kc->default_queue);
+    if (rc) {
+        fs_kset_destroy(k);
+        *state = NULL;
+    }
+    return rc;
+}
+
+/* ---- admissibility (validate) ---------------------------------------------------- */
+
+int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err)
+{
+    return fs_kset_build(&cfg->scheduler, &cfg->cluster, probe, err);
+}
+
+void fs_kueue_probe_destroy(void *probe)
+{
+    if (probe)
+        fs_kset_destroy(probe);
+}
+
+int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+{
+    const kueue_t *k = probe;
+    int32_t c = NO_CQ;
+    for (size_t i = 0; tenant && i < k->n_tm && c == NO_CQ; i++)   /* as tenant_cq does */
+        if (strcmp(k->tm[i].tenant, tenant) == 0)
+            c = k->tm[i].cq;
+    if (c == NO_CQ && tenant)
+        c = fs_kqueue_cq_by_name(k, tenant);
+    if (c == NO_CQ)
+        c = k->default_cq;
+    if (c == NO_CQ) {
+        if (tenant)
+            snprintf(why, n, "tenant '%s' has no LocalQueue, no ClusterQueue of its name and no "
+                     "scheduler.kueue.default_queue", tenant);
+        else
+            snprintf(why, n, "jobs without a tenant go to scheduler.kueue.default_queue, which "
+                     "is not set");
+        return 0;
+    }
+    const kcq_t *q = &k->cq[c];
+    int64_t most = 0;
+    for (size_t i = 0; i < q->n_fl; i++) {
+        int64_t p = fs_kquota_potential(k, q, q->fl[i]);
+        if (p > most)
+            most = p;
+    }
+    if (milli <= most)
+        return 1;
+    snprintf(why, n, "ClusterQueue '%s' can hold at most %.6g GPUs in any flavor (its nominal "
+             "quota and what its cohort may lend), less than the %.6g GPUs asked", q->name,
+             (double)most / 1000.0, (double)milli / 1000.0);
+    return 0;
+}

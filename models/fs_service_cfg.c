@@ -1,0 +1,290 @@
+/*
+ * fs_service_cfg: the services block (fs_service_int.h): its checks
+ * (fs_service_cfg_check, also the scenario's) and each service's set-up at
+ * attach: pools, week of rates, random streams, token moments.
+ */
+#include "fs_service_int.h"
+#include "fs_mig.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_sf_gamma.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int blame(char *key, size_t keylen, size_t i, const char *rest)
+{
+    if (key && keylen)
+        snprintf(key, keylen, "services.%zu%s%s", i, *rest ? "." : "", rest);
+    return FS_EINVAL;
+}
+
+int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    const fs_services_cfg_t *sc = &cfg->services;
+    if (key && keylen)
+        key[0] = '\0';
+    if (sc->n == 0)
+        return 0;
+    if (sc->n > MAX_SERVICES)
+        return fs_error_set(err, FS_EINVAL, "at most %u services", MAX_SERVICES),
+               blame(key, keylen, MAX_SERVICES, "");
+    if (cfg->until != FS_UNTIL_HORIZON) {
+        if (key && keylen)
+            snprintf(key, keylen, "services");
+        return fs_error_set(err, FS_EINVAL, "services run until the horizon: set until: horizon "
+                                            "(replicas never finish, so the queue never drains)");
+    }
+    for (size_t i = 0; i < sc->n; i++) {
+        const fs_service_cfg_t *c = &sc->list[i];
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(sc->list[k].name, c->name) == 0) {
+                fs_error_set(err, FS_EINVAL, "service '%s' is already defined (item %zu)",
+                             c->name, k);
+                return blame(key, keylen, i, "name");
+            }
+        if (strlen(c->name) >= FS_SERVICE_NAME_MAX) {
+            fs_error_set(err, FS_EINVAL, "a service name has at most %d bytes",
+                         FS_SERVICE_NAME_MAX - 1);
+            return blame(key, keylen, i, "name");
+        }
+        if (c->mig && !fs_mig_code_find(c->mig, strlen(c->mig))) {
+            fs_error_set(err, FS_EINVAL, "unknown MIG profile '%s' (expected a profile of a "
+                         "MIG GPU model such as 1g.10gb, 3g.40gb; docs/mig.md)", c->mig);
+            return blame(key, keylen, i, "mig");
+        }
+        if (c->n_perf == 0) {
+            fs_error_set(err, FS_EINVAL, "service '%s' needs a performance table (a row per GPU "
+                         "model: gpu, prefill, decode, max_batch)", c->name);
+            return blame(key, keylen, i, "performance");
+        }
+        for (size_t k = 0; k < c->n_perf; k++) {
+            for (size_t q = 0; q < k; q++)
+                if (strcasecmp(c->perf[q].gpu, c->perf[k].gpu) == 0) {
+                    char sub[64];
+                    snprintf(sub, sizeof sub, "performance.%zu.gpu", k);
+                    fs_error_set(err, FS_EINVAL, "GPU model %s already has a row (item %zu)",
+                                 c->perf[k].gpu, q);
+                    return blame(key, keylen, i, sub);
+                }
+            if (c->perf[k].max_batch > MAX_BATCH) {
+                char sub[64];
+                snprintf(sub, sizeof sub, "performance.%zu.max_batch", k);
+                fs_error_set(err, FS_EINVAL, "max_batch is at most %u", MAX_BATCH);
+                return blame(key, keylen, i, sub);
+            }
+        }
+        uint32_t maxr = c->max_replicas ? c->max_replicas : c->min_replicas;
+        if (c->max_replicas && c->max_replicas < c->min_replicas) {
+            fs_error_set(err, FS_EINVAL, "max_replicas %u is below min_replicas %u",
+                         c->max_replicas, c->min_replicas);
+            return blame(key, keylen, i, "max_replicas");
+        }
+        if (maxr == 0) {
+            fs_error_set(err, FS_EINVAL, "service '%s' can have no replica (min_replicas and "
+                         "max_replicas are 0)", c->name);
+            return blame(key, keylen, i, "max_replicas");
+        }
+        if (c->metric != FS_HPA_NONE && !(c->target > 0)) {
+            fs_error_set(err, FS_EINVAL, "autoscale.metric %s needs autoscale.target (per "
+                         "replica)", c->metric == FS_HPA_CONCURRENCY ? "concurrency"
+                         : c->metric == FS_HPA_QUEUE ? "queue" : "utilization");
+            return blame(key, keylen, i, "autoscale.target");
+        }
+        if (c->metric == FS_HPA_UTILIZATION && c->target > 1) {
+            fs_error_set(err, FS_EINVAL, "utilization is a fraction: target %g is above 1",
+                         c->target);
+            return blame(key, keylen, i, "autoscale.target");
+        }
+        if (c->metric == FS_HPA_NONE && c->min_replicas == 0) {
+            fs_error_set(err, FS_EINVAL, "min_replicas 0 (scale to zero) needs an autoscale.metric");
+            return blame(key, keylen, i, "min_replicas");
+        }
+        if (c->process == FS_SVC_TRACE) {
+            if (!c->trace) {
+                fs_error_set(err, FS_EINVAL, "requests.process trace needs requests.trace (a "
+                             "CSV file)");
+                return blame(key, keylen, i, "requests.trace");
+            }
+            if (c->mode == FS_SVC_FLUID) {
+                fs_error_set(err, FS_EINVAL, "fluid mode needs a rate (requests.process poisson "
+                             "or gamma), not a request trace");
+                return blame(key, keylen, i, "mode");
+            }
+        } else {
+            if (!(c->rate > 0)) {
+                fs_error_set(err, FS_EINVAL, "requests.process %s needs requests.rate",
+                             c->process == FS_SVC_GAMMA ? "gamma" : "poisson");
+                return blame(key, keylen, i, "requests.rate");
+            }
+            if (c->input.kind == FS_DIST_NONE || c->output.kind == FS_DIST_NONE) {
+                fs_error_set(err, FS_EINVAL, "requests.%s: the token count distribution is "
+                             "needed with a rate", c->input.kind == FS_DIST_NONE ? "input"
+                                                                                   : "output");
+                return blame(key, keylen, i, c->input.kind == FS_DIST_NONE ? "requests.input"
+                                                                            : "requests.output");
+            }
+            fs_error_t e;
+            if (fs_synth_profile(c->n_hourly, c->hourly_names, c->hourly, FS_SYNTH_HOURS,
+                                 "hourly", NULL, &e)) {
+                fs_error_set(err, FS_EINVAL, "%s", e.msg);
+                return blame(key, keylen, i, "requests.profile.hourly");
+            }
+            if (fs_synth_profile(c->n_weekly, c->weekly_names, c->weekly, FS_SYNTH_DAYS, "weekly",
+                                 NULL, &e)) {
+                fs_error_set(err, FS_EINVAL, "%s", e.msg);
+                return blame(key, keylen, i, "requests.profile.weekly");
+            }
+        }
+    }
+    return 0;
+}
+
+/* The mean and variance of a prepared distribution (token counts; their
+ * rounding to whole tokens is left out). */
+static double dist_moments(const fs_dist_t *d, double *var)
+{
+    double m = fs_dist_mean(d), v = 0;
+    if (d->kind == FS_DIST_EMPIRICAL && !isfinite(m))
+        m = d->n_values ? gsl_stats_mean(d->values, 1, d->n_values) : 1;
+    switch (d->kind) {
+    case FS_DIST_EXPONENTIAL: v = m * m; break;
+    case FS_DIST_LOGNORMAL: v = (exp(d->sigma * d->sigma) - 1) * m * m; break;
+    case FS_DIST_GAMMA: v = d->shape * d->scale * d->scale; break;
+    case FS_DIST_WEIBULL: {
+        double g1 = gsl_sf_gamma(1 + 1 / d->shape), g2 = gsl_sf_gamma(1 + 2 / d->shape);
+        v = d->scale * d->scale * (g2 - g1 * g1);
+        break;
+    }
+    case FS_DIST_UNIFORM: v = (d->hi - d->lo) * (d->hi - d->lo) / 12; break;
+    case FS_DIST_EMPIRICAL:
+        v = d->n_values > 1 ? gsl_stats_variance_m(d->values, 1, d->n_values, m) : 0;
+        break;
+    default: v = 0;
+    }
+    *var = v;
+    return m < 1 ? 1 : m;
+}
+
+/* The PQ slice midpoints of a prepared token distribution, over its mean
+ * (tokens below 1 count as 1, as drawn).  0 or FS_ENOMEM. */
+static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
+{
+    double edge[PQ + 1];
+    for (int k = 0; k <= 28; k++)
+        edge[k] = k / 32.0;
+    for (int k = 29; k < PQ; k++)
+        edge[k] = 1 - ldexp(1.0, -(k - 25));    /* 1 - 2^-4 .. 1 - 2^-14 */
+    edge[PQ] = 1;
+    double *sorted = NULL;
+    if (d->kind == FS_DIST_EMPIRICAL && d->n_values) {
+        if (!(sorted = fs_malloc(d->n_values * sizeof *sorted)))
+            return FS_ENOMEM;
+        memcpy(sorted, d->values, d->n_values * sizeof *sorted);
+        gsl_sort(sorted, 1, d->n_values);
+    }
+    for (int k = 0; k < PQ; k++) {
+        double u = 0.5 * (edge[k] + edge[k + 1]), q;
+        w[k] = edge[k + 1] - edge[k];
+        switch (d->kind) {
+        case FS_DIST_CONSTANT: q = d->value; break;
+        case FS_DIST_EXPONENTIAL: q = gsl_cdf_exponential_Pinv(u, d->mean); break;
+        case FS_DIST_LOGNORMAL: q = gsl_cdf_lognormal_Pinv(u, d->mu, d->sigma); break;
+        case FS_DIST_GAMMA: q = gsl_cdf_gamma_Pinv(u, d->shape, d->scale); break;
+        case FS_DIST_WEIBULL: q = gsl_cdf_weibull_Pinv(u, d->scale, d->shape); break;
+        case FS_DIST_UNIFORM: q = d->lo + u * (d->hi - d->lo); break;
+        case FS_DIST_EMPIRICAL:
+            q = sorted ? gsl_stats_quantile_from_sorted_data(sorted, 1, d->n_values, u) : mean;
+            break;
+        default: q = mean;
+        }
+        out[k] = (q < 1 ? 1 : q) / (mean > 0 ? mean : 1);
+    }
+    fs_free(sorted);
+    return 0;
+}
+
+/* The service's pools (GPU models of its table) and its week of rates. */
+int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
+{
+    svc_t *s = &a->s[k];
+    const fs_service_cfg_t *c = &a->cfg->services.list[k];
+    const fs_cluster_t *cl = fs_model_cluster(m);
+    s->cfg = c;
+    s->idx = (uint32_t)k;
+    s->free_rep = UINT32_MAX;
+    s->desired = c->min_replicas;
+    s->warmup = a->cfg->warmup;
+    s->ec_a = -1;
+    if (!(s->pool_row = fs_calloc(cl->n_pools ? cl->n_pools : 1, sizeof *s->pool_row)) ||
+        !(s->h_ttft = fs_svmet_loghist()) || !(s->h_tpot = fs_svmet_loghist()))
+        return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    uint32_t *pools = fs_malloc((cl->n_pools ? cl->n_pools : 1) * sizeof *pools);
+    if (!pools)
+        return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    size_t np = 0;
+    s->mig = c->mig ? fs_mig_code_find(c->mig, strlen(c->mig)) : 0;
+    s->gpu_share = s->mig ? c->gpus * (fs_mig_code_milli(s->mig) / 1000.0) : c->gpus;
+    for (uint32_t p = 0; p < cl->n_pools; p++) {
+        /* a MIG replica fits only a MIG pool whose layout has its instances
+         * on one node; a whole-GPU one only a pool without MIG */
+        int holds = s->mig ? fs_cluster_mig_could_fit(cl, p, s->mig, c->gpus)
+                           : !cl->pools[p].mig && cl->pools[p].gpn >= c->gpus;
+        for (size_t r = 0; r < c->n_perf && holds; r++)
+            if (strcasecmp(cl->pools[p].gpu, c->perf[r].gpu) == 0) {
+                s->pool_row[p] = (uint32_t)r + 1;
+                pools[np++] = p;
+                break;
+            }
+    }
+    for (size_t r = 0; r < c->n_perf; r++)
+        if (c->perf[r].max_batch > s->max_batch)
+            s->max_batch = c->perf[r].max_batch;
+    if (np == 0) {
+        fs_free(pools);
+        if (s->mig)
+            return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no "
+                                "pool to run on (no pool of its GPU models whose MIG layout has "
+                                "%u instances of %s on one node)", k, c->name, c->gpus, c->mig);
+        return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no pool "
+                            "to run on (no pool of its GPU models without MIG with nodes of %u "
+                            "GPUs)", k, c->name, c->gpus);
+    }
+    int rc = fs_model_make_pool_set(m, pools, np, &s->set);
+    fs_free(pools);
+    if (rc)
+        return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    double hourly[FS_SYNTH_HOURS], weekly[FS_SYNTH_DAYS];
+    fs_synth_profile(c->n_hourly, c->hourly_names, c->hourly, FS_SYNTH_HOURS, "hourly", hourly,
+                     NULL);
+    fs_synth_profile(c->n_weekly, c->weekly_names, c->weekly, FS_SYNTH_DAYS, "weekly", weekly,
+                     NULL);
+    for (int d = 0; d < FS_SYNTH_DAYS; d++)
+        for (int h = 0; h < FS_SYNTH_HOURS; h++)
+            s->week_rate += s->mult[d * FS_SYNTH_HOURS + h] = c->rate * hourly[h] * weekly[d];
+    const fs_config_t *cfg = a->cfg;
+    if (fs_rng_init(&s->rng_arr, cfg->seed, cfg->replication, RNG_REQUEST, k) ||
+        fs_rng_init(&s->rng_tok, cfg->seed, cfg->replication, RNG_TOKENS, k))
+        return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    if (c->process == FS_SVC_TRACE) {
+        if ((rc = fs_reqtrace_open(c->trace, c->repeat, &s->trace, err)))
+            return rc;
+    } else {    /* token moments for the fluid mode */
+        double vi, vo;
+        s->mean_in = dist_moments(&c->input, &vi);
+        s->mean_out = dist_moments(&c->output, &vo);
+        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw)))
+            return fs_error_set(err, rc, "services: out of memory");
+        /* service time of the first row's replica: prefill + (out - 1) steps */
+        const fs_svc_perf_cfg_t *p = &c->perf[0];
+        double step = p->max_batch / p->decode_tps;
+        double mean = s->mean_in / p->prefill_tps + (s->mean_out - 1) * step;
+        double var = vi / (p->prefill_tps * p->prefill_tps) + vo * step * step;
+        s->cs2 = mean > 0 ? var / (mean * mean) : 0;
+    }
+    return 0;
+}
+

@@ -1,0 +1,224 @@
+/*
+ * fs_service_fluid: fluid mode of the services (fs_service_int.h): the
+ * queue as a fluid, stationary M/G/c (Erlang C with the Allen-Cunneen
+ * correction) while it keeps up, a backlog of arrival cohorts drained at
+ * capacity while it does not; TTFT and TPOT as mixtures of components.
+ */
+#include "fs_service_int.h"
+
+#include <math.h>
+
+/* Appends a component, or adds its weight to the last one when they are
+ * the same distribution (the state did not change between two advances). */
+static int push_comp(comp_t **v, size_t *n, size_t *cap, comp_t c)
+{
+    if (c.w <= 0)
+        return 0;
+    for (size_t i = *n, lo = *n > 2 * PQ ? *n - 2 * PQ : 0; i-- > lo;) {
+        comp_t *l = &(*v)[i];
+        if (l->a == c.a && l->b == c.b && l->pw == c.pw && l->theta == c.theta) {
+            l->w += c.w;
+            return 0;
+        }
+    }
+    if (fs_grow((void **)v, cap, *n + 1, sizeof **v))
+        return FS_ENOMEM;
+    (*v)[(*n)++] = c;
+    return 0;
+}
+
+
+
+/* The ready replicas' batch slots (*slots) and their mean service rate. */
+static double fluid_mu(const svc_t *s, double *slots)
+{
+    *slots = s->slots_ready;
+    return s->slots_ready > 0 ? s->agg_rate / s->slots_ready : 0;
+}
+
+static double fluid_prefill(const svc_t *s)
+{
+    return s->slots_ready > 0 ? s->agg_pre / s->slots_ready : 0;
+}
+
+static double fluid_step(const svc_t *s)
+{
+    return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
+}
+
+/* fs_erlang_c, remembered: it is O(servers) and asked at every sync. */
+static double erlang_c_memo(svc_t *s, double a, unsigned c)
+{
+    if (a != s->ec_a || c != s->ec_c) {
+        s->ec_a = a;
+        s->ec_c = c;
+        s->ec_p = fs_erlang_c(a, c);
+    }
+    return s->ec_p;
+}
+
+/* n requests completed with waits distributed as `wait` (offsets from 0)
+ * and a mean prefill of `pre` s: TTFT = wait + prefill, the prefill spread
+ * as the prompt tokens are (PQ quantile slices, s->pq). */
+static int fluid_done(svc_t *s, double n, comp_t wait, double tpot, double pre)
+{
+    if (!(n > 0))
+        return 0;
+    s->f_completed += n;
+    s->bk.f_completed += n;
+    s->tokens += n * s->mean_out;
+    s->bk.tokens += n * s->mean_out;
+    double slo = fs_time_to_s(s->cfg->slo_ttft);
+    int tpot_bad = s->cfg->slo_tpot > 0 && !isnan(tpot) &&
+                   tpot > fs_time_to_s(s->cfg->slo_tpot) + 1e-12;
+    double ok = 0, mean = pre + (wait.theta >= 0 ? wait.a + wait.pw * wait.theta
+                                                 : 0.5 * (wait.a + wait.b));
+    for (int k = 0; k < PQ; k++) {
+        comp_t c = wait;
+        double d = pre * s->pq[k], f;
+        c.a += d;
+        c.b += d;
+        c.w = n * s->pqw[k];
+        /* SLO: the share of the slice with TTFT <= slo */
+        if (c.theta >= 0) {
+            double x = slo - c.a;
+            f = x < 0 ? 0 : 1 - c.pw * (c.theta > 0 ? exp(-x / c.theta) : 0);
+        } else {
+            f = slo >= c.b ? 1 : slo <= c.a ? 0 : (slo - c.a) / (c.b - c.a);
+        }
+        ok += s->pqw[k] * f;
+        if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, c))
+            return FS_ENOMEM;
+    }
+    ok = tpot_bad ? 0 : ok;
+    s->bk.f_met += n * ok;
+    if (s->bk.start >= s->warmup) {    /* the run's figures: after the warm-up */
+        s->win_n += n;
+        s->win_met += n * ok;
+        s->ttft_sum += n * mean;
+    }
+    comp_t tp = {.w = n, .a = isnan(tpot) ? 0 : tpot, .b = isnan(tpot) ? 0 : tpot, .theta = -1};
+    if (!isnan(tpot) && push_comp(&s->bk.ctpot, &s->bk.n_ctpot, &s->bk.cap_ctpot, tp))
+        return FS_ENOMEM;
+    return 0;
+}
+
+static int co_push(svc_t *s, double t0, double t1, double rate)
+{
+    if (!(t1 > t0) || !(rate > 0))
+        return 0;
+    if (s->co_n) {
+        cohort_t *l = &s->co[(s->co_head + s->co_n - 1) % s->co_cap];
+        if (l->t1 == t0 && l->rate == rate) {
+            l->t1 = t1;
+            return 0;
+        }
+    }
+    if (s->co_n == s->co_cap &&
+        fs_svc_ring_grow((void **)&s->co, &s->co_cap, s->co_head, s->co_n, sizeof *s->co))
+        return FS_ENOMEM;
+    s->co[(s->co_head + s->co_n) % s->co_cap] = (cohort_t){t0, t1, rate};
+    s->co_n++;
+    return 0;
+}
+
+/* Drains `mass` requests from the backlog's head, departing at rate cap
+ * from time d0: each cohort's requests leave with waits spread uniformly. */
+static int co_drain(svc_t *s, double mass, double d0, double cap, double pre, double tpot)
+{
+    while (mass > 1e-12 && s->co_n) {
+        cohort_t *h = &s->co[s->co_head];
+        double m = h->rate * (h->t1 - h->t0);
+        double take = m <= mass ? m : mass;
+        double a1 = m <= mass ? h->t1 : h->t0 + take / h->rate;
+        double d1 = d0 + take / cap;
+        double w0 = d0 - h->t0, w1 = d1 - a1;
+        if (w0 < 0)
+            w0 = 0;
+        if (w1 < 0)
+            w1 = 0;
+        comp_t c = {.a = w0 < w1 ? w0 : w1, .b = w0 < w1 ? w1 : w0, .theta = -1};
+        int rc = fluid_done(s, take, c, tpot, pre);
+        if (rc)
+            return rc;
+        s->backlog -= take;
+        mass -= take;
+        d0 = d1;
+        if (m <= take + 1e-12) {
+            s->co_head = (s->co_head + 1) % s->co_cap;
+            s->co_n--;
+        } else {
+            h->t0 = a1;
+        }
+    }
+    if (!s->co_n || s->backlog < 1e-9)
+        s->backlog = s->co_n ? s->backlog : 0;
+    return 0;
+}
+
+/* Integrates the fluid queue from s->f_at to `to` at the current rate and
+ * ready replicas. */
+int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
+{
+    if (s->cfg->mode != FS_SVC_FLUID || to <= s->f_at)
+        return 0;
+    double t = fs_time_to_s(s->f_at), t1 = fs_time_to_s(to);
+    s->f_at = to;
+    double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
+    double pre = fluid_prefill(s), tpot = fluid_step(s);
+    if (s->mean_out <= 1)
+        tpot = NAN;
+    s->f_requests += lam * (t1 - t);
+    s->bk.f_arrivals += lam * (t1 - t);
+    while (t1 - t > 1e-12) {
+        if (s->backlog <= 1e-9 && lam < cap) {     /* stationary M/G/c */
+            double n = lam * (t1 - t);
+            double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
+            double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
+            double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
+            comp_t c = {.a = 0, .pw = pw, .theta = pw > 0 ? ew / pw : 0};
+            int rc = fluid_done(s, n, c, tpot, pre);
+            if (rc)
+                return rc;
+            s->bk.wait_s += lam * ew * (t1 - t);    /* Little: waiting = lambda W */
+            t = t1;
+            break;
+        }
+        double end = t1;
+        if (cap > lam && s->backlog > 0) {
+            double te = t + s->backlog / (cap - lam);
+            if (te < end)
+                end = te;
+        }
+        int rc = co_push(s, t, end, lam);
+        if (rc)
+            return rc;
+        s->backlog += lam * (end - t);
+        s->bk.wait_s += (s->backlog - 0.5 * (lam - cap) * (end - t)) * (end - t);
+        if (cap > 0 && (rc = co_drain(s, cap * (end - t), t, cap, pre, tpot)))
+            return rc;
+        if (end < t1 && s->backlog < 1e-6) {
+            s->backlog = 0;
+            s->co_n = 0;
+        }
+        t = end;
+    }
+    return 0;
+}
+
+/* The HPA's view in fluid mode: requests in the service and waiting. */
+void fs_svfluid_load(svc_t *s, double *in_service, double *waiting)
+{
+    double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
+    if (slots <= 0 || lam >= cap || s->backlog > 0) {
+        *in_service = slots;
+        *waiting = s->backlog;
+        return;
+    }
+    double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
+    double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
+    double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
+    *in_service = lam / mu;
+    *waiting = lam * ew;
+}
+

@@ -1,0 +1,245 @@
+/*
+ * fs_service_int.h: the services module's private state, shared by its
+ * files in models/ only (the public face is fs_service.h).
+ *
+ *   fs_service.c         replica lifecycle, the module's events, attach  fs_svc_
+ *   fs_service_arrive.c  request arrivals (synthetic or a trace) and the
+ *                        fluid rate of each hour  fs_svarr_
+ *   fs_service_engine.c  request mode: the queue, routing to replicas and
+ *                        each replica's batch of requests in flight  fs_sveng_
+ *   fs_service_fluid.c   fluid mode: the queue as a fluid (M/G/c)  fs_svfluid_
+ *   fs_service_hpa.c     the HPA: replica calculator, stabilisation, scaling  fs_svhpa_
+ *   fs_service_metrics.c buckets, percentiles and the run's service rows  fs_svmet_
+ *   fs_service_cfg.c     the services block's checks and each service's set-up  fs_svcfg_
+ *
+ * The serving engine (fs_service_engine.c) is the one place where a
+ * replica processes requests: it owns serve/done and the batch slots
+ * (inflight_t); the rest sees a replica's busy and batch counts only.
+ */
+#ifndef FS_SERVICE_INT_H
+#define FS_SERVICE_INT_H
+
+#include "fs_service.h"
+#include "../sim/fs_alloc.h"
+#include "../sim/fs_rng.h"
+#include "../traces/fs_reqtrace.h"
+#include "../traces/fs_synth.h"
+
+#include <gsl/gsl_histogram.h>
+
+/* Random streams (sim/fs_rng.h: new purposes are appended, never renumbered). */
+enum { RNG_REQUEST = 11, RNG_TOKENS = 12 };
+
+/* Module events: kind | service << 4 | replica << 20 | arg << 44. */
+enum { EV_ARRIVAL = 0, EV_DONE = 1, EV_READY = 2, EV_SYNC = 3, EV_BUCKET = 4, EV_RETIRE = 5,
+       EV_RATE = 6, EV_KICK = 7 };
+#define EVD(kind, svc, rep, arg)                                                        \
+    ((uint64_t)(kind) | (uint64_t)(svc) << 4 | (uint64_t)(rep) << 20 | (uint64_t)(arg) << 44)
+#define MAX_SERVICES 4096u
+#define MAX_REPLICAS (1u << 24)
+#define MAX_BATCH (1u << 20)
+
+enum { R_FREE = 0, R_PENDING, R_STARTING, R_READY };
+
+typedef struct req {
+    fs_time_t arrival;
+    uint32_t in, out, retries;
+} req_t;
+
+typedef struct inflight {
+    req_t r;
+    fs_time_t start;        /* its prefill started */
+    fs_time_t step;         /* decode step, us */
+    fs_event_handle_t ev;
+    int used;
+} inflight_t;
+
+typedef struct replica {
+    uint32_t slot;          /* the model's job slot */
+    uint8_t state;          /* R_* */
+    uint8_t doomed;         /* retired: drains, then gives its GPUs back */
+    uint32_t gen;           /* bumped at every start and stop (stale READY events) */
+    uint32_t busy, batch;   /* requests in flight, slots */
+    double prefill_tps, step1, stepb;   /* tokens/s; decode step at batch 1 and full, us */
+    fs_time_t since;        /* STARTING: when it started */
+    inflight_t *fl;         /* batch entries (capacity: the largest batch of the table) */
+    uint32_t next;          /* free list (R_FREE) */
+} replica_t;
+
+/* A fluid-mode component of a bucket's TTFT or TPOT distribution. */
+typedef struct comp {
+    double w;               /* requests */
+    double a, b;            /* uniform on [a, b] (s); or, exponential tail: */
+    double pw, theta;       /* P(wait > 0) and the tail's mean; theta < 0: uniform */
+} comp_t;
+
+typedef struct cohort { double t0, t1, rate; } cohort_t;
+
+/* Fluid mode: a request's prefill is spread over PQ quantile slices of the
+ * prompt tokens: 28 of 1/32 below the 0.875 quantile, then slices that
+ * halve towards the tail (to 1 - 2^-14), so that a p99 sees the tail. */
+#define PQ 40   /* backlog: arrivals on [t0, t1] */
+
+typedef struct bucket {
+    fs_time_t start;
+    uint64_t arrivals, completed;
+    double *ttft, *tpot;    /* request mode: the bucket's completions */
+    size_t n_ttft, cap_ttft, n_tpot, cap_tpot;
+    comp_t *cttft, *ctpot;  /* fluid mode */
+    size_t n_cttft, cap_cttft, n_ctpot, cap_ctpot;
+    double f_arrivals, f_completed, f_met;  /* fluid: expected counts */
+    uint64_t met;
+    double live_s, ready_s, gpu_s, wait_s, tokens;
+    uint32_t cold;
+} bucket_t;
+
+typedef struct svc {
+    const fs_service_cfg_t *cfg;
+    uint32_t idx;
+    int32_t set;
+    uint32_t *pool_row;     /* per pool: performance row + 1 (0: not usable) */
+    uint32_t max_batch;
+    int32_t mig;            /* its replicas' MIG profile code (fs_mig_code), 0 whole GPUs */
+    double gpu_share;       /* GPUs of compute one replica holds: gpus, or with MIG
+                               instances x the profile's share (as the model's milli-GPUs) */
+    /* replicas */
+    replica_t *rep;
+    size_t n_rep, cap_rep;
+    uint32_t free_rep;      /* UINT32_MAX: none */
+    uint32_t live;          /* not doomed, not free: the HPA's current replicas */
+    uint32_t n_ready, n_starting, holding, busy, slots_ready;
+    /* the ready replicas that are not retired (the router's and the HPA's):
+     * their count and, for the fluid queue, sums over their batch slots */
+    uint32_t ready_live;
+    uint32_t busy_doomed;   /* requests in flight on retired replicas that drain */
+    double ec_a, ec_p;      /* the last Erlang C asked (offered load, servers) and its value */
+    unsigned ec_c;
+    double agg_rate, agg_pre, agg_step;
+    /* the queue: a ring of waiting requests */
+    req_t *q;
+    size_t q_head, q_n, q_cap;
+    /* arrivals */
+    fs_rng_t rng_arr, rng_tok;
+    double mult[FS_SYNTH_HOURS * FS_SYNTH_DAYS];    /* requests/s in each hour of the week */
+    double week_rate;       /* their sum */
+    fs_reqtrace_t *trace;
+    fs_request_t next;
+    int have_next;
+    double mean_in, mean_out, cs2;
+    double pq[PQ];          /* fluid: prompt-token quantiles (slice midpoints) / their mean */
+    double pqw[PQ];         /* the slices' weights (sum 1) */
+    /* HPA */
+    struct rec { fs_time_t at; uint32_t n; } *recs;
+    size_t n_recs, cap_recs;
+    uint32_t desired;
+    /* fluid */
+    double lam;             /* current arrival rate, 1/s */
+    fs_time_t f_at;         /* integrated up to */
+    cohort_t *co;
+    size_t co_head, co_n, co_cap;
+    double backlog;
+    /* accounting */
+    fs_time_t acc_at;       /* integrals settled up to */
+    bucket_t bk;
+    uint64_t requests, completed, retried, cold_starts;
+    double f_requests, f_completed;
+    double win_n, win_met;  /* completions in buckets from the warm-up on, meeting the SLO */
+    fs_time_t warmup;
+    uint64_t buckets_with, buckets_met;
+    double live_s, ready_s, gpu_s, startup_gpu_s, tokens, ttft_sum;
+    gsl_histogram *h_ttft, *h_tpot;
+} svc_t;
+
+typedef struct services {
+    uint32_t id;
+    const fs_config_t *cfg;
+    svc_t *s;
+    size_t n;
+    int want_requests;
+} services_t;
+
+/* ---- accounting, replicas (fs_service.c) ------------------------------------------ */
+
+static inline replica_t *fs_svc_rep(svc_t *s, uint32_t i) { return &s->rep[i]; }
+
+/* Settles the service's integrals (replicas, GPUs, waiting) up to now. */
+static inline void fs_svc_settle(svc_t *s, fs_time_t now)
+{
+    double dt = fs_time_to_s(now - s->acc_at);
+    if (dt > 0) {
+        double live = s->live, ready = s->n_ready, gpus = s->holding * s->gpu_share;
+        double wait = (double)s->q_n;
+        s->bk.live_s += live * dt;
+        s->bk.ready_s += ready * dt;
+        s->bk.gpu_s += gpus * dt;
+        s->bk.wait_s += wait * dt;
+        s->live_s += live * dt;
+        s->ready_s += ready * dt;
+        s->gpu_s += gpus * dt;
+    }
+    s->acc_at = now;
+}
+
+/* A ready replica joins (sign 1) or leaves (-1) the serving set. */
+void fs_svc_serving_set(svc_t *s, const replica_t *r, int sign);
+/* Submits a new replica (a job of the model).  0 or an error. */
+int fs_svc_new_replica(svc_t *s, fs_model_t *m);
+void fs_svc_free_replica(svc_t *s, uint32_t i);
+/* Room for one more entry in a full ring buffer *buf of *cap entries of
+ * elem bytes holding n from head (fs_grow; the entries that wrapped past the
+ * old end are moved after it, so head and the order stay).  0 or FS_ENOMEM. */
+int fs_svc_ring_grow(void **buf, size_t *cap, size_t head, size_t n, size_t elem);
+/* Gives a running replica back to the fleet now (it holds no request). */
+int fs_svc_retire_now(svc_t *s, fs_model_t *m, uint32_t i);
+
+/* ---- arrivals (fs_service_arrive.c) -------------------------------------------------- */
+
+/* Draws the next request after prev and sets its arrival event. */
+int fs_svarr_schedule(services_t *a, svc_t *s, fs_model_t *m, fs_time_t prev, fs_error_t *err);
+/* The arrival event: the request is queued and routed, the next one set. */
+int fs_svarr_arrival(services_t *a, svc_t *s, fs_model_t *m);
+/* The fluid rate of the hour of the week that starts now, and the next. */
+int fs_svarr_rate_change(services_t *a, svc_t *s, fs_model_t *m);
+
+/* ---- the serving engine, request mode (fs_service_engine.c) ---------------------------- */
+
+/* Queues request r (at the back, or the front: a retry).  0 or FS_ENOMEM. */
+int fs_sveng_push(svc_t *s, const req_t *r, int front);
+/* Sends waiting requests to ready replicas with free slots. */
+int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m);
+/* Request in slot pos of replica i is done (its event). */
+int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos);
+/* Every request in flight on replica r goes back to the head of the queue. */
+int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r);
+
+/* ---- fluid mode (fs_service_fluid.c) ------------------------------------------------------- */
+
+/* Integrates the fluid queue up to `to` (request mode: nothing). */
+int fs_svfluid_advance_to(svc_t *s, fs_time_t to);
+/* The HPA's view in fluid mode: requests in the service and waiting. */
+void fs_svfluid_load(svc_t *s, double *in_service, double *waiting);
+
+/* ---- the HPA (fs_service_hpa.c) ------------------------------------------------------------- */
+
+/* Scales to n replicas (ReplicaSet order of removal). */
+int fs_svhpa_scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n);
+/* A sync of the HPA: the replica count, stabilised, and the next sync. */
+int fs_svhpa_sync(services_t *a, svc_t *s, fs_model_t *m);
+
+/* ---- metrics (fs_service_metrics.c) ---------------------------------------------------------- */
+
+int fs_svmet_push_d(double **v, size_t *n, size_t *cap, double x);
+/* The run's log-spaced histogram for percentiles, and adding to it. */
+gsl_histogram *fs_svmet_loghist(void);
+void fs_svmet_hist_add(gsl_histogram *h, double x, double w);
+/* Ends the current bucket at `end`: its row, and a fresh bucket. */
+int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end);
+/* The module's finish: the last buckets and each service's row. */
+int fs_svmet_finish(void *ud, fs_model_t *m, fs_run_totals_t *t);
+
+/* ---- configuration (fs_service_cfg.c) ----------------------------------------------------------- */
+
+/* The service's pools (GPU models of its table) and its week of rates. */
+int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err);
+
+#endif

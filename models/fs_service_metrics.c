@@ -1,0 +1,271 @@
+/*
+ * fs_service_metrics: the services' figures (fs_service_int.h): each
+ * bucket's row (percentiles of its completions, or of its fluid
+ * components), the run's log-spaced histograms, and each service's row at
+ * the end.
+ */
+#include "fs_service_int.h"
+
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int fs_svmet_push_d(double **v, size_t *n, size_t *cap, double x)
+{
+    if (fs_grow((void **)v, cap, *n + 1, sizeof **v))
+        return FS_ENOMEM;
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+
+/* Log-spaced histogram for the whole-run percentiles: 1e-4 s .. 1e5 s,
+ * 2,000 bins a decade (0.12% wide). */
+enum { HIST_DEC = 9, HIST_PER = 2000 };
+#define HIST_LO (-4.0)  /* log10 of the first range */
+gsl_histogram *fs_svmet_loghist(void)
+{
+    enum { DEC = HIST_DEC, PER = HIST_PER };
+    gsl_histogram *h = gsl_histogram_alloc(DEC * PER);    /* bins not zeroed */
+    if (!h)
+        return NULL;
+    gsl_histogram_reset(h);
+    double *r = h->range;
+    for (size_t i = 0; i <= DEC * PER; i++)
+        r[i] = pow(10.0, HIST_LO + (double)i / PER);
+    return h;
+}
+
+/* gsl_histogram_accumulate without its binary search: the bin of a
+ * log-spaced histogram is computed, then checked against the ranges. */
+void fs_svmet_hist_add(gsl_histogram *h, double x, double w)
+{
+    const double *r = h->range;
+    size_t n = h->n, i;
+    if (!(x > r[0]))
+        i = 0;
+    else if (!(x < r[n]))
+        i = n - 1;
+    else {
+        double f = (log10(x) - HIST_LO) * HIST_PER;
+        i = f <= 0 ? 0 : f >= (double)n ? n - 1 : (size_t)f;
+        while (i > 0 && x < r[i])
+            i--;
+        while (i + 1 < n && x >= r[i + 1])
+            i++;
+    }
+    h->bin[i] += w;
+}
+
+static double hist_quantile(const gsl_histogram *h, double q)
+{
+    double tot = gsl_histogram_sum(h);
+    if (!(tot > 0))
+        return NAN;
+    double want = q * tot, cum = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        double b = h->bin[i];
+        if (cum + b >= want && b > 0) {
+            double f = (want - cum) / b;
+            return h->range[i] + f * (h->range[i + 1] - h->range[i]);
+        }
+        cum += b;
+    }
+    return h->range[h->n];
+}
+
+
+/* ---- buckets ------------------------------------------------------------------------ */
+
+/* The q-quantile of a mixture of fluid components (bisection on the CDF). */
+static double comp_quantile(const comp_t *c, size_t n, double q)
+{
+    double tot = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        tot += c[i].w;
+        double top = c[i].theta >= 0 ? c[i].a + 50 * c[i].theta : c[i].b;
+        if (top > hi)
+            hi = top;
+    }
+    if (!(tot > 0))
+        return NAN;
+    double lo = 0;
+    hi = hi * 1.01 + 1e-9;
+    for (int it = 0; it < 100; it++) {
+        double x = 0.5 * (lo + hi), f = 0;
+        for (size_t i = 0; i < n; i++) {
+            const comp_t *k = &c[i];
+            double p;
+            if (k->theta >= 0)
+                p = x < k->a ? 0 : 1 - k->pw * (k->theta > 0 ? exp(-(x - k->a) / k->theta) : 0);
+            else
+                p = x >= k->b ? 1 : x < k->a ? 0 : (x - k->a) / (k->b - k->a);
+            f += k->w * p;
+        }
+        if (f / tot >= q)
+            hi = x;
+        else
+            lo = x;
+    }
+    return hi;
+}
+
+/* The q-quantile of v[0..n) as gsl_stats_quantile_from_sorted_data gives
+ * it on the sorted data (interpolating between order statistics), from two
+ * selections (gsl_stats_select: O(n), v is reordered) instead of a sort. */
+static double select_quantile(double *v, size_t n, double q)
+{
+    double f = q * (double)(n - 1);
+    size_t lhs = (size_t)f;
+    double d = f - (double)lhs, lo = gsl_stats_select(v, 1, n, lhs);
+    if (lhs + 1 >= n || d == 0)
+        return lo;
+    return (1 - d) * lo + d * gsl_stats_select(v, 1, n, lhs + 1);
+}
+
+static void sorted_q(double *v, size_t n, double *p50, double *p95, double *p99)
+{
+    if (n == 0) {
+        *p50 = *p95 = *p99 = NAN;
+        return;
+    }
+    *p99 = select_quantile(v, n, 0.99);
+    *p95 = select_quantile(v, n, 0.95);
+    *p50 = select_quantile(v, n, 0.50);
+}
+
+/* A bucket's fluid components into the run's histograms: each in 64
+ * quantile slices. */
+static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const comp_t *k = &c[i];
+        for (int j = 0; j < 64; j++) {
+            double u = (j + 0.5) / 64.0, x;
+            if (k->theta >= 0)
+                x = u <= 1 - k->pw || !(k->theta > 0) ? k->a : k->a - k->theta * log((1 - u) / k->pw);
+            else
+                x = k->a + u * (k->b - k->a);
+            fs_svmet_hist_add(h, x, k->w / 64.0);
+        }
+    }
+}
+
+int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
+{
+    int rc = fs_svfluid_advance_to(s, end);
+    if (rc)
+        return rc;
+    if (s->bk.start >= s->warmup) {
+        comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft);
+        comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot);
+    }
+    fs_svc_settle(s, end);
+    bucket_t *b = &s->bk;
+    double len = fs_time_to_s(end - b->start);
+    fs_svc_bucket_row_t r = {.service = s->idx, .start = fs_time_to_s(b->start),
+                             .end = fs_time_to_s(end), .cold_starts = b->cold};
+    if (s->cfg->mode == FS_SVC_FLUID) {
+        r.requests = (uint64_t)llround(b->f_arrivals);
+        r.completed = (uint64_t)llround(b->f_completed);
+        r.ttft_p50 = comp_quantile(b->cttft, b->n_cttft, 0.50);
+        r.ttft_p95 = comp_quantile(b->cttft, b->n_cttft, 0.95);
+        r.ttft_p99 = comp_quantile(b->cttft, b->n_cttft, 0.99);
+        r.tpot_p50 = comp_quantile(b->ctpot, b->n_ctpot, 0.50);
+        r.tpot_p95 = comp_quantile(b->ctpot, b->n_ctpot, 0.95);
+        r.tpot_p99 = comp_quantile(b->ctpot, b->n_ctpot, 0.99);
+        r.slo_attainment = b->f_completed > 0 ? b->f_met / b->f_completed : NAN;
+    } else {
+        r.requests = b->arrivals;
+        r.completed = b->completed;
+        sorted_q(b->ttft, b->n_ttft, &r.ttft_p50, &r.ttft_p95, &r.ttft_p99);
+        sorted_q(b->tpot, b->n_tpot, &r.tpot_p50, &r.tpot_p95, &r.tpot_p99);
+        r.slo_attainment = b->completed ? (double)b->met / (double)b->completed : NAN;
+    }
+    if (len > 0) {
+        r.replicas = b->live_s / len;
+        r.ready = b->ready_s / len;
+        r.gpus = b->gpu_s / len;
+        r.tokens_per_s = b->tokens / len;
+        r.waiting = b->wait_s / len;
+    }
+    if (b->start >= s->warmup &&
+        (r.completed > 0 || (s->cfg->mode == FS_SVC_FLUID && b->f_completed > 0))) {
+        s->buckets_with++;
+        s->buckets_met += r.ttft_p99 <= fs_time_to_s(s->cfg->slo_ttft) + 1e-9;
+    }
+    const fs_sink_t *sk = fs_model_sink(m);
+    if (sk->svc_bucket && len > 0 && (rc = sk->svc_bucket(sk->ud, &r))) {
+        fs_model_error(m, sk->err);
+        return rc;
+    }
+    /* the next bucket: keep the buffers */
+    double *t1 = b->ttft, *t2 = b->tpot;
+    comp_t *c1 = b->cttft, *c2 = b->ctpot;
+    size_t k1 = b->cap_ttft, k2 = b->cap_tpot, k3 = b->cap_cttft, k4 = b->cap_ctpot;
+    memset(b, 0, sizeof *b);
+    b->ttft = t1;
+    b->tpot = t2;
+    b->cttft = c1;
+    b->ctpot = c2;
+    b->cap_ttft = k1;
+    b->cap_tpot = k2;
+    b->cap_cttft = k3;
+    b->cap_ctpot = k4;
+    b->start = end;
+    return 0;
+}
+
+
+/* ---- the end ----------------------------------------------------------------------------- */
+
+int fs_svmet_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
+{
+    services_t *a = ud;
+    (void)t;
+    const fs_sink_t *sk = fs_model_sink(m);
+    fs_time_t end = fs_model_horizon(m);  /* services run until the horizon (the check) */
+    for (size_t k = 0; k < a->n; k++) {
+        svc_t *s = &a->s[k];
+        int rc = 0;
+        if (end > s->bk.start)
+            rc = fs_svmet_bucket(a, s, m, end);
+        if (rc)
+            return rc;
+        for (uint32_t i = 0; i < s->n_rep; i++)     /* start-ups still going at the end */
+            if (s->rep[i].state == R_STARTING)
+                s->startup_gpu_s += s->gpu_share * fs_time_to_s(end - s->rep[i].since);
+        fs_service_row_t r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.name, sizeof r.name, "%s", s->cfg->name);
+        r.mode = (uint32_t)s->cfg->mode;
+        int fl = s->cfg->mode == FS_SVC_FLUID;
+        r.requests = fl ? (uint64_t)llround(s->f_requests) : s->requests;
+        r.completed = fl ? (uint64_t)llround(s->f_completed) : s->completed;
+        r.retried = s->retried;
+        double done_n = s->win_n;
+        r.ttft_p50 = hist_quantile(s->h_ttft, 0.50);
+        r.ttft_p95 = hist_quantile(s->h_ttft, 0.95);
+        r.ttft_p99 = hist_quantile(s->h_ttft, 0.99);
+        r.ttft_mean = done_n > 0 ? s->ttft_sum / done_n : NAN;
+        r.tpot_p50 = hist_quantile(s->h_tpot, 0.50);
+        r.tpot_p95 = hist_quantile(s->h_tpot, 0.95);
+        r.tpot_p99 = hist_quantile(s->h_tpot, 0.99);
+        r.slo_attainment = done_n > 0 ? s->win_met / done_n : NAN;
+        r.buckets_met = s->buckets_with ? (double)s->buckets_met / (double)s->buckets_with : NAN;
+        r.replica_hours = s->live_s / 3600.0;
+        r.ready_hours = s->ready_s / 3600.0;
+        r.gpu_hours = s->gpu_s / 3600.0;
+        r.cold_starts = s->cold_starts;
+        r.startup_gpu_hours = s->startup_gpu_s / 3600.0;
+        r.tokens_out = s->tokens;
+        r.tokens_per_gpu_s = s->gpu_s > 0 ? s->tokens / s->gpu_s : NAN;
+        if (sk->service && (rc = sk->service(sk->ud, &r))) {
+            fs_model_error(m, sk->err);
+            return rc;
+        }
+    }
+    return 0;
+}
+
