@@ -103,6 +103,5 @@ double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);
 /* FGD node fragmentation F_n under the shapes observed so far, in milli-GPU
  * x weight (divide by the total weight for expected milli-GPUs). */
 int64_t fs_placer_fragmentation(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node);
-uint64_t fs_placer_total_weight(const fs_placer_t *pl);
 
 #endif
