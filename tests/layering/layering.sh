@@ -12,6 +12,8 @@
 # 2. The fleetsim build itself runs the symbol check (its inputs exist), and
 #    that check stops on an object of traces/ that declares a models/
 #    function by hand.
+# 3. Every symbol cmake/exports-for-tests.txt lists is used by a test object
+#    (or the fuzz entry points), once every test is built.
 #
 #   layering.sh SOURCE_DIR BUILD_DIR WORK_DIR C_COMPILER BUILD_TYPE IPO GENERATOR
 set -u
@@ -149,5 +151,21 @@ fi
 grep -qF "traces/fs_upcall.c (floor traces: traces) uses fs_catalog_find, defined by models/fs_catalog.c (floor models: models, above it)" "$log" \
     || { cat "$log"; fail "fleetsim's check: no message naming fs_catalog_find"; }
 echo "ok: fleetsim's own check stops on traces/ calling models/"
+
+# 3. every symbol cmake/exports-for-tests.txt lists is used by a test or the
+# fuzz entry points (when every test is built): the list holds no dead code
+n_tests=$(ls "$src"/tests/test_*.c | wc -l)
+objs=$(find "$build/tests" "$build/fuzz" -name '*.c.o' 2>/dev/null)
+n_built=$(printf '%s\n' "$objs" | grep -c '/test_[^/]*\.dir/test_[^/]*\.c\.o$')
+if [ "$n_built" -ge "$n_tests" ]; then
+    nm_prog=$(sed -n 's/^set(NM \[==\[\(.*\)\]==\])$/\1/p' "$inputs")
+    printf '%s\n' "$objs" | xargs "$nm_prog" -u -P 2>/dev/null | awk '{print $1}' | sort -u >"$work/used"
+    missing=$(sed 's/#.*//' "$src/cmake/exports-for-tests.txt" | awk 'NF{print $1}' | sort -u \
+              | comm -23 - "$work/used")
+    [ -z "$missing" ] || fail "cmake/exports-for-tests.txt lists symbols no test uses: $missing"
+    echo "ok: every symbol of cmake/exports-for-tests.txt is used by a test"
+else
+    echo "skipped: the list of test-only exports against the tests ($n_built of $n_tests tests built)"
+fi
 rm -rf "$work"
 echo "layering: all checks stop the build"
