@@ -30,7 +30,11 @@
 # EXPORT_LISTS and STAMP.  EXTRA_OBJECTS are checked as if they were objects of
 # EXTRA_FLOOR (tests/layering/ uses it to add a purpose-built object).
 cmake_minimum_required(VERSION 3.20)
+set(stamp_given "${STAMP}")
 include("${INPUTS}")
+if(stamp_given)
+  set(STAMP "${stamp_given}")
+endif()
 if(DEFINED EXTRA_FLOOR)
   list(APPEND OBJECTS_${EXTRA_FLOOR} ${EXTRA_OBJECTS})
 endif()
