@@ -122,11 +122,6 @@ void fs_h5read_close(fs_h5file_t *f)
     fs_free(f);
 }
 
-const char *fs_h5read_path(const fs_h5file_t *f)
-{
-    return f->path;
-}
-
 void fs_h5read_free_strings(char **s, size_t n)
 {
     if (!s)

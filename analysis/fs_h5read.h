@@ -34,7 +34,6 @@ enum fs_h5col_kind {
  * HDF5 file (bad input), FS_EIO when HDF5 fails to open an HDF5 file. */
 int fs_h5read_open(const char *path, fs_h5file_t **out, fs_error_t *err);
 void fs_h5read_close(fs_h5file_t *f);
-const char *fs_h5read_path(const fs_h5file_t *f);
 
 /* 1 if a dataset (or a link resolving to one) of that name exists at the
  * root, else 0. */

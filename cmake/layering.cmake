@@ -1,13 +1,23 @@
 # Checks the includes of one folder library against the layering
 # (docs/layering.md): run by the build before the library compiles
-# (CMakeLists.txt, fs_layer).  A quoted #include must resolve, relative to
-# the including file, to a file of the same folder, of a folder the library
-# links (ALLOWED), or be one of the EXCEPTIONS ("from-file>to-file" paths
-# relative to the source root, each one a wrong-way edge docs/layering.md
-# lists).  Anything else stops the build, naming the file and the line.
+# (cmake/fs_layer.cmake, fs_layer).  Two rules:
+#
+# 1. Direction.  A quoted #include must resolve, relative to the including
+#    file, to a file of the same folder, of a folder the library links
+#    (ALLOWED), or be one of the EXCEPTIONS ("from-file>to-file" paths
+#    relative to the source root, each one a wrong-way edge docs/layering.md
+#    lists).  Anything else stops the build, naming the file and the line.
+# 2. No circles.  Inside each folder of the library, the graph of modules
+#    (a module is a stem: fs_x.c and fs_x.h) with an edge fs_a -> fs_b when
+#    a file of fs_a includes a file of fs_b must have no cycle.  A cycle
+#    stops the build, printed with the include lines that make it, unless
+#    CYCLE_EXCEPTIONS lists exactly its modules ("models/fs_a -> models/fs_b
+#    -> models/fs_c", in any order); an exception that no longer matches a
+#    cycle stops the build too (remove it).
 #
 #   cmake -DROOT=<source root> -DFOLDERS=<dirs of this library> -DALLOWED=<dirs>
-#         -DEXCEPTIONS=<list> -DFILES=<files> -DSTAMP=<file> -P layering.cmake
+#         -DEXCEPTIONS=<list> -DCYCLE_EXCEPTIONS=<list> -DFILES=<files>
+#         -DSTAMP=<file> -P layering.cmake
 cmake_minimum_required(VERSION 3.20)
 # Every folder of the graph, the deepest first (sim/cli before sim).
 set(all_folders sim/cli sim/api sim traces models scenarios analysis)
@@ -23,11 +33,21 @@ function(folder_of path out)
   endforeach()
 endfunction()
 
+function(stem_of path out)
+  get_filename_component(s "${path}" NAME_WE)
+  set(${out} "${s}" PARENT_SCOPE)
+endfunction()
+
 set(bad "")
+set(modules "")
 foreach(file IN LISTS FILES)
   get_filename_component(dir "${file}" DIRECTORY)
+  get_filename_component(name "${file}" NAME)
   file(RELATIVE_PATH from "${ROOT}" "${file}")
   folder_of("${file}" from_folder)
+  stem_of("${file}" from_stem)
+  set(from_mod "${from_folder}/${from_stem}")
+  list(APPEND modules "${from_mod}")
   file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
   foreach(line IN LISTS lines)
     string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*$" "\\1" inc "${line}")
@@ -37,7 +57,16 @@ foreach(file IN LISTS FILES)
       continue()
     endif()
     folder_of("${target}" to_folder)
-    if(to_folder STREQUAL "" OR to_folder STREQUAL from_folder)
+    if(to_folder STREQUAL from_folder)
+      stem_of("${target}" to_stem)
+      if(NOT to_stem STREQUAL from_stem)
+        set(to_mod "${from_folder}/${to_stem}")
+        list(APPEND out_${from_mod} "${to_mod}")
+        list(APPEND why_${from_mod}_${to_stem} "${name}: #include \"${inc}\"")
+      endif()
+      continue()
+    endif()
+    if(to_folder STREQUAL "")
       continue()
     endif()
     file(RELATIVE_PATH to "${ROOT}" "${target}")
@@ -49,5 +78,177 @@ foreach(file IN LISTS FILES)
 endforeach()
 if(bad)
   message(FATAL_ERROR "wrong-way includes:\n${bad}")
+endif()
+
+# ---- circles: strongly connected modules ----
+list(REMOVE_DUPLICATES modules)
+list(SORT modules)
+foreach(m IN LISTS modules)
+  if(DEFINED out_${m})
+    list(REMOVE_DUPLICATES out_${m})
+    list(SORT out_${m})
+  endif()
+  foreach(t IN LISTS out_${m})
+    list(APPEND in_${t} "${m}")
+  endforeach()
+endforeach()
+
+# Peel modules that reach no remaining module (or are reached by none):
+# what is left lies on a cycle or between two.
+set(left ${modules})
+set(changed TRUE)
+while(changed)
+  set(changed FALSE)
+  set(keep "")
+  foreach(m IN LISTS left)
+    set(has_out FALSE)
+    foreach(t IN LISTS out_${m})
+      if(t IN_LIST left)
+        set(has_out TRUE)
+        break()
+      endif()
+    endforeach()
+    set(has_in FALSE)
+    foreach(t IN LISTS in_${m})
+      if(t IN_LIST left)
+        set(has_in TRUE)
+        break()
+      endif()
+    endforeach()
+    if(has_out AND has_in)
+      list(APPEND keep "${m}")
+    else()
+      set(changed TRUE)
+    endif()
+  endforeach()
+  set(left ${keep})
+endwhile()
+
+# reach(start dir out): the modules of `left` reachable from start along
+# out_ (dir "out") or in_ (dir "in") edges, start included.
+function(reach start dir out)
+  set(seen "${start}")
+  set(todo "${start}")
+  while(todo)
+    list(POP_FRONT todo m)
+    foreach(t IN LISTS ${dir}_${m})
+      if(t IN_LIST left AND NOT t IN_LIST seen)
+        list(APPEND seen "${t}")
+        list(APPEND todo "${t}")
+      endif()
+    endforeach()
+  endwhile()
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+# shortest_cycle(start scc out): start -> ... -> start inside scc (a list of
+# modules), by breadth-first search.
+function(shortest_cycle start scc out)
+  set(todo "")
+  set(seen "")
+  foreach(t IN LISTS out_${start})
+    if(t IN_LIST scc AND NOT t IN_LIST seen)
+      list(APPEND seen "${t}")
+      list(APPEND todo "${t}")
+      set(parent_${t} "${start}")
+    endif()
+  endforeach()
+  while(todo AND NOT start IN_LIST seen)
+    list(POP_FRONT todo m)
+    foreach(t IN LISTS out_${m})
+      if(t IN_LIST scc AND NOT t IN_LIST seen)
+        list(APPEND seen "${t}")
+        list(APPEND todo "${t}")
+        set(parent_${t} "${m}")
+      endif()
+    endforeach()
+  endwhile()
+  set(path "${start}")
+  set(m "${parent_${start}}")
+  while(NOT m STREQUAL start)
+    list(PREPEND path "${m}")
+    set(m "${parent_${m}}")
+  endwhile()
+  list(PREPEND path "${start}")
+  set(${out} ${path} PARENT_SCOPE)
+endfunction()
+
+# the exceptions, each as its sorted list of modules joined by spaces
+set(excused "")
+foreach(e IN LISTS CYCLE_EXCEPTIONS)
+  string(REGEX MATCHALL "[^ \t>-][^ \t>]*" mods "${e}")
+  list(REMOVE_DUPLICATES mods)
+  list(SORT mods)
+  string(JOIN " " key ${mods})
+  list(APPEND excused "${key}")
+  set(text_${key} "${e}")
+endforeach()
+
+set(cycles "")
+set(matched "")
+set(done "")
+foreach(m IN LISTS left)
+  if(m IN_LIST done)
+    continue()
+  endif()
+  reach("${m}" out fwd)
+  reach("${m}" in bwd)
+  set(scc "")
+  foreach(t IN LISTS fwd)
+    if(t IN_LIST bwd)
+      list(APPEND scc "${t}")
+    endif()
+  endforeach()
+  list(APPEND done ${scc})
+  list(LENGTH scc n)
+  if(n LESS 2)
+    continue()
+  endif()
+  list(SORT scc)
+  string(JOIN " " key ${scc})
+  if(key IN_LIST excused)
+    list(APPEND matched "${key}")
+    continue()
+  endif()
+  list(GET scc 0 first)
+  shortest_cycle("${first}" "${scc}" path)
+  string(JOIN " -> " shown ${path})
+  string(APPEND cycles "  ${shown}\n")
+  list(LENGTH path len)
+  math(EXPR last "${len} - 2")
+  foreach(i RANGE 0 ${last})
+    math(EXPR j "${i} + 1")
+    list(GET path ${i} a)
+    list(GET path ${j} b)
+    get_filename_component(b_stem "${b}" NAME)
+    get_filename_component(a_dir "${a}" DIRECTORY)
+    list(GET why_${a}_${b_stem} 0 why)
+    string(APPEND cycles "    ${a_dir}/${why}\n")
+  endforeach()
+  math(EXPR on_path "${len} - 1")
+  if(n GREATER on_path)
+    # more modules than the shortest cycle through the first
+    string(JOIN " " all ${scc})
+    string(APPEND cycles "    (one circle of ${n} modules: ${all})\n")
+  endif()
+endforeach()
+
+# exceptions of this library's folders that match no cycle any more
+set(stale "")
+foreach(key IN LISTS excused)
+  string(REGEX MATCH "^[^ ]+" one "${key}")
+  get_filename_component(folder "${one}" DIRECTORY)
+  if(folder IN_LIST FOLDERS AND NOT key IN_LIST matched)
+    string(APPEND stale "  ${text_${key}}\n")
+  endif()
+endforeach()
+
+if(cycles)
+  message(FATAL_ERROR "include cycles (a module is fs_x.c with fs_x.h; move the shared "
+    "declarations so that one side includes the other, docs/layering.md):\n${cycles}")
+endif()
+if(stale)
+  message(FATAL_ERROR "FS_INCLUDE_CYCLE_EXCEPTIONS (CMakeLists.txt) lists modules that form "
+    "no cycle (any more) in ${FOLDERS}: remove\n${stale}")
 endif()
 file(WRITE "${STAMP}" "ok\n")

@@ -25,7 +25,8 @@ static const fs_cost_price_t prices[] = {
      "GPU: $30k-40k, Jensen Huang / Morgan Stanley, secondary [U] (midpoint); no cloud price"},
 };
 
-const fs_cost_price_t *fs_cost_price_find(const char *gpu)
+/* Case-insensitive; NULL if the type has no price row. */
+static const fs_cost_price_t *fs_cost_price_find(const char *gpu)
 {
     for (size_t i = 0; gpu && i < sizeof prices / sizeof prices[0]; i++)
         if (strcasecmp(prices[i].gpu, gpu) == 0)
@@ -61,7 +62,9 @@ void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w
     out->g_per_kwh = out->carbon_hourly ? 0.0 : cc->carbon_intensity;
 }
 
-void fs_cost_rate_power(const fs_cost_cfg_t *cc, double tdp_w, fs_cost_rate_t *out)
+/* cost.energy: power: the rates' energy from the power model for a GPU of
+ * TDP tdp_w (> 0, at most the peak; docs/cost.md). */
+static void fs_cost_rate_power(const fs_cost_cfg_t *cc, double tdp_w, fs_cost_rate_t *out)
 {
     double host_kw = out->peak_kw - tdp_w / 1000.0;
     out->power = 1;
@@ -242,7 +245,8 @@ void fs_cost_cell(const fs_cost_rate_t *r, const fs_usage_cell_t *u, fs_cost_cel
     out->total = out->capex + out->energy + out->colocation + out->ops + out->cloud;
 }
 
-void fs_cost_cell_add(fs_cost_cell_t *a, const fs_cost_cell_t *b)
+/* a += b (field by field). */
+static void fs_cost_cell_add(fs_cost_cell_t *a, const fs_cost_cell_t *b)
 {
     a->capex += b->capex;
     a->energy += b->energy;

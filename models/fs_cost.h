@@ -53,8 +53,6 @@ typedef struct fs_cost_price {
     double on_demand;       /* cloud $ per GPU-hour, 0: none known */
     const char *source;
 } fs_cost_price_t;
-/* Case-insensitive; NULL if the type has no price row. */
-const fs_cost_price_t *fs_cost_price_find(const char *gpu);
 
 /* One pool's resolved rates. */
 typedef struct fs_cost_rate {
@@ -88,9 +86,6 @@ int fs_cost_carbon_modelled(const fs_cost_cfg_t *cc);
  * fs_cost_rates). */
 void fs_cost_rate_owned(const fs_cost_cfg_t *cc, double gpu_price, double peak_w,
                         fs_cost_rate_t *out);
-/* cost.energy: power: the rates' energy from the power model for a GPU of
- * TDP tdp_w (> 0, at most the peak; docs/cost.md). */
-void fs_cost_rate_power(const fs_cost_cfg_t *cc, double tdp_w, fs_cost_rate_t *out);
 /* Rates for a cloud pool at price $/GPU-hour. */
 void fs_cost_rate_cloud(int billing, double price_per_hour, fs_cost_rate_t *out);
 
@@ -111,8 +106,6 @@ typedef struct fs_cost_cell {
     double gpu_s_owned, gpu_s_busy;
 } fs_cost_cell_t;
 void fs_cost_cell(const fs_cost_rate_t *r, const fs_usage_cell_t *u, fs_cost_cell_t *out);
-/* a += b (field by field). */
-void fs_cost_cell_add(fs_cost_cell_t *a, const fs_cost_cell_t *b);
 
 typedef struct fs_cost_tenant {
     int32_t tenant;         /* -1: jobs without a tenant */

@@ -227,12 +227,6 @@ int fs_mig_find_best(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned
     return best;
 }
 
-void fs_mig_fits_all(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned out[FS_MIG_MAX_PROFILES])
-{
-    for (unsigned p = 0; p < FS_MIG_MAX_PROFILES; p++)
-        out[p] = p < m->nprofiles ? fs_mig_fits(m, l, p) : 0;
-}
-
 int fs_mig_layout_check(const fs_mig_model_t *m, const fs_mig_layout_t *l, fs_error_t *err)
 {
     uint8_t mem = 0, sm = 0, count[FS_MIG_MAX_PROFILES] = {0};

@@ -168,8 +168,6 @@ int fs_mig_remove(const fs_mig_model_t *m, fs_mig_layout_t *l, unsigned start);
  * Greedy is optimal here because all placements of one profile have the
  * same length (interval scheduling).  O(8). */
 unsigned fs_mig_fits(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned p);
-/* fs_mig_fits for every profile: out[p] for p < m->nprofiles. */
-void fs_mig_fits_all(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned out[FS_MIG_MAX_PROFILES]);
 /* Compute slices that are free but unusable: their memory slot is taken
  * (e.g. slice 3 beside a 3g instance at slot 0). */
 static inline uint8_t fs_mig_stranded_sm(const fs_mig_layout_t *l)

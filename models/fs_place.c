@@ -172,7 +172,6 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
     pl->wcpu = w_cpu;
     pl->wmem = w_mem;
 }
-uint64_t fs_placer_total_weight(const fs_placer_t *pl) { return (uint64_t)pl->wtot; }
 
 double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32_t pool, int32_t cls)
 {

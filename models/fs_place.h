@@ -122,6 +122,5 @@ double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32
 /* FGD node fragmentation F_n under the shapes observed so far, in milli-GPU
  * x weight (divide by the total weight for expected milli-GPUs). */
 int64_t fs_placer_fragmentation(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node);
-uint64_t fs_placer_total_weight(const fs_placer_t *pl);
 
 #endif

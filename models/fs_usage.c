@@ -321,11 +321,6 @@ const fs_usage_cell_t *fs_usage_cell(const fs_usage_t *u, size_t day, uint32_t p
     return day < u->n_days && pool < u->n_pools ? &u->cells[day * u->n_pools + pool] : NULL;
 }
 
-uint64_t fs_usage_owned_now(const fs_usage_t *u, uint32_t pool)
-{
-    return pool < u->n_pools ? (uint64_t)u->owned[pool] : 0;
-}
-
 const fs_usage_held_t *fs_usage_held(const fs_usage_t *u, size_t slot, uint32_t pool)
 {
     if (slot >= u->n_slots || pool >= u->n_pools || !u->slot_used[slot])

@@ -97,8 +97,6 @@ void fs_usage_set_window(fs_usage_t *u, fs_time_t lo, fs_time_t hi);
 /* *out = pool's integrals over the window (to the last settle if the run
  * ended inside it), GPU-s; zero if it has not begun or no such pool. */
 void fs_usage_window(const fs_usage_t *u, uint32_t pool, fs_usage_cell_t *out);
-/* Owned GPUs of a pool now. */
-uint64_t fs_usage_owned_now(const fs_usage_t *u, uint32_t pool);
 /* Tenant slots: slot 0 = jobs without a tenant, slot t + 1 = tenant t. */
 size_t fs_usage_tenant_slots(const fs_usage_t *u);
 /* NULL when the slot has no job. */

@@ -91,7 +91,7 @@ typedef struct vc {
     uint8_t *node_mark;     /* per node: a target of the current eviction */
     uint32_t *touched;      /* nodes with node_ev > 0 */
     size_t n_touched;
-    uint64_t sessions, reclaimed, preempted;
+    uint64_t reclaimed, preempted;
 } vc_t;
 
 /* ---- the proportion plugin ------------------------------------------------ */
@@ -839,7 +839,6 @@ static int vc_pass(void *state, fs_model_t *m)
         }
         return 0;
     }
-    v->sessions++;
     update_shares(v, m);
     uint64_t started = 0, evicted = v->reclaimed + v->preempted;
     int rc = session_loop(v, m, try_allocate, 1, &started);
@@ -1107,13 +1106,5 @@ void fs_volcano_queue_stat(const void *state, size_t i, fs_volcano_qstat_t *out)
                                 .peak = gpus_of(q->peak), .capability = q->cap};
 }
 
-long fs_volcano_tenant_queue(const void *state, int32_t tenant)
-{
-    const vc_t *v = state;
-    size_t row = (size_t)(tenant + 1);
-    return row < v->nt && v->t[row].queue != NO_QUEUE ? (long)v->t[row].queue : -1;
-}
-
 uint64_t fs_volcano_reclaimed(const void *state) { return ((const vc_t *)state)->reclaimed; }
 uint64_t fs_volcano_preempted(const void *state) { return ((const vc_t *)state)->preempted; }
-uint64_t fs_volcano_sessions(const void *state) { return ((const vc_t *)state)->sessions; }

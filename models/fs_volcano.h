@@ -67,12 +67,8 @@ typedef struct fs_volcano_qstat {
 
 size_t fs_volcano_queue_count(const void *state);
 void fs_volcano_queue_stat(const void *state, size_t q, fs_volcano_qstat_t *out);
-/* Queue index of a tenant's jobs (-1: no tenant), or -1 if no job of it was
- * seen yet. */
-long fs_volcano_tenant_queue(const void *state, int32_t tenant);
-/* Jobs evicted by reclaim, by preempt; sessions run. */
+/* Jobs evicted by reclaim, by preempt. */
 uint64_t fs_volcano_reclaimed(const void *state);
 uint64_t fs_volcano_preempted(const void *state);
-uint64_t fs_volcano_sessions(const void *state);
 
 #endif

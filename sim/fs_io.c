@@ -62,11 +62,6 @@ gzFile fs_io_gzopen(const char *path, const char *mode)
     return fs_io_fault() ? NULL : gzopen(path, mode);
 }
 
-int fs_io_gzread(gzFile f, void *buf, unsigned len)
-{
-    return fs_io_fault() ? -1 : gzread(f, buf, len);
-}
-
 int fs_io_gzwrite(gzFile f, const void *buf, unsigned len)
 {
     return fs_io_fault() ? 0 : gzwrite(f, buf, len);

@@ -41,7 +41,6 @@ gzFile fs_io_gzopen(const char *path, const char *mode);
 /* fread as one operation: the bytes read (short only at the end of the
  * file), or -1 with errno set on a read error (real or injected). */
 long fs_io_fread(void *p, size_t n, FILE *f);
-int fs_io_gzread(gzFile f, void *buf, unsigned len);
 int fs_io_gzwrite(gzFile f, const void *buf, unsigned len);
 /* gzclose_w: on an injected failure the file is still closed (no leak),
  * and Z_ERRNO is returned. */

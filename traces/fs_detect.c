@@ -7,7 +7,6 @@
 #include "fs_native.h"
 #include "../sim/fs_alloc.h"
 #include "fs_rdr.h"
-#include "fs_trace.h"
 
 static int has(const fs_csv_t *c, const char *name)
 {
@@ -94,14 +93,12 @@ static int decide(fs_csv_t *c, const char **format, char *why, size_t n, fs_erro
                         shown);
 }
 
-/* Decides the format of the stream c holds, from the chunk fs_csv_prefetch
- * read, without consuming c: the lines are read from a copy of that chunk
- * (a view that never reads), so that the reader can take c over and start
- * at line 1 of the same stream (a FIFO or a pipe cannot be opened twice).
- * A first non-comment line that does not end inside the chunk is judged on
- * what it holds (a JSON log written on one line starts with '[' or '{'). */
-static int detect_csv(fs_csv_t *c, const char **format, char *why, size_t why_len,
-                      fs_error_t *err)
+/* The lines are read from a copy of the chunk fs_csv_prefetch read (a view
+ * that never reads), so that c is not consumed.  A first non-comment line
+ * that does not end inside the chunk is judged on what it holds (a JSON log
+ * written on one line starts with '[' or '{'). */
+int fs_detect_csv(fs_csv_t *c, const char **format, char *why, size_t why_len,
+                  fs_error_t *err)
 {
     int rc = fs_csv_prefetch(c, err);
     if (rc)
@@ -155,39 +152,7 @@ int fs_detect_format(const char *path, const char **format, char *why, size_t wh
     int rc = fs_csv_open(&c, path, 0, err);
     if (rc)
         return rc;
-    rc = detect_csv(&c, format, why, why_len, err);
+    rc = fs_detect_csv(&c, format, why, why_len, err);
     fs_csv_close(&c);
-    return rc;
-}
-
-int fs_detect_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,
-                   fs_error_t *err)
-{
-    *out = NULL;
-    const char *format = NULL;
-    char why[160];
-    fs_csv_t c;
-    int rc = fs_csv_open(&c, path, 0, err);
-    if (rc)
-        return rc;
-    if ((rc = detect_csv(&c, &format, why, sizeof why, err)) != 0) {
-        fs_csv_close(&c);
-        return rc;
-    }
-    FILE *log = opts && opts->log ? (FILE *)opts->log : stderr;
-    fprintf(log, "%s: format auto: detected %s (%s)\n", path, format, why);
-    fs_trace_opts_t o;
-    if (opts)
-        o = *opts;
-    else
-        fs_trace_opts_init(&o);
-    o.take_csv = &c;        /* the reader goes on from the same stream */
-    /* the team map and load scale are applied once, by the fs_trace_open
-     * that called us for "auto" (applied here too, load_scale was squared) */
-    o.teams = NULL;
-    o.n_team_map = 0;
-    o.load_scale = 1.0;
-    rc = fs_trace_open(format, path, &o, out, err);
-    fs_csv_close(&c);       /* when the reader did not take it (nothing if it did) */
     return rc;
 }

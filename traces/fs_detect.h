@@ -15,25 +15,32 @@
  *        (Terminated, Failed, Running, Waiting, Interrupted) -> pai (headerless)
  *   4. 18 blank-separated numbers                       -> swf
  * Anything else is FS_EINVAL naming the line and asking for
- * workload.trace.format.  The choice is never silent: "FILE: format auto:
- * detected NAME (WHY)" is written to opts->log (stderr when NULL) before the
- * chosen reader opens the file.
+ * workload.trace.format.
+ *
+ * The detector only decides; the format table (fs_trace.c, row "auto") opens
+ * the stream, asks fs_detect_csv, writes the choice ("FILE: format auto:
+ * detected NAME (WHY)" to opts->log, stderr when NULL; it is never silent)
+ * and hands the same stream to the chosen reader.  So fs_trace includes
+ * fs_detect and not the other way round (docs/layering.md: no include
+ * circles).
  */
 #ifndef FS_DETECT_H
 #define FS_DETECT_H
 
 #include <stddef.h>
 
-#include "fs_topts.h"
-#include "fs_source.h"
+#include "fs_csv.h"
 
 /* The detected format's name (a static string) and why, or FS_EINVAL /
  * FS_EIO / FS_ENOMEM.  why may be NULL. */
 int fs_detect_format(const char *path, const char **format, char *why, size_t why_len,
                      fs_error_t *err);
 
-/* Detects, notes the choice, and opens the trace with the chosen reader. */
-int fs_detect_open(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,
-                   fs_error_t *err);
+/* Decides the format of the stream c holds, from the chunk fs_csv_prefetch
+ * reads, without consuming c: a reader can take c over and start at line 1
+ * of the same stream (a FIFO or a pipe cannot be opened twice).  Returns as
+ * fs_detect_format. */
+int fs_detect_csv(fs_csv_t *c, const char **format, char *why, size_t why_len,
+                  fs_error_t *err);
 
 #endif

@@ -389,11 +389,6 @@ static int check_rest(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_erro
     return 0;
 }
 
-int fs_synth_cfg_check(const fs_synth_cfg_t *c, fs_error_t *err)
-{
-    return fs_synth_cfg_check_key(c, NULL, 0, err);
-}
-
 typedef struct synth {
     fs_synth_cfg_t cfg;             /* own copy */
     fs_rng_t r_arrival, r_gpus, r_duration, r_tenant;
@@ -560,7 +555,7 @@ int fs_synth_create(const fs_synth_cfg_t *cfg, uint64_t seed, uint64_t replicati
                     fs_source_t **out, fs_error_t *err)
 {
     *out = NULL;
-    int rc = fs_synth_cfg_check(cfg, err);
+    int rc = fs_synth_cfg_check_key(cfg, NULL, 0, err);
     if (rc)
         return rc;
     if (cfg->n_tenants > (size_t)INT32_MAX)

@@ -101,10 +101,9 @@ void fs_synth_cfg_release(fs_synth_cfg_t *c);
 int fs_synth_cfg_copy(fs_synth_cfg_t *dst, const fs_synth_cfg_t *src);
 
 /* The checks fs_synth_create makes (FS_EINVAL with a message), for
- * validating a scenario before anything runs. */
-int fs_synth_cfg_check(const fs_synth_cfg_t *c, fs_error_t *err);
-/* The same, naming the scenario key to blame: *key (room for keylen) gets
- * its dotted path (workload.synthetic.gpus, horizon, ...) on FS_EINVAL. */
+ * validating a scenario before anything runs, naming the scenario key to
+ * blame: *key (room for keylen) gets its dotted path
+ * (workload.synthetic.gpus, horizon, ...) on FS_EINVAL. */
 int fs_synth_cfg_check_key(const fs_synth_cfg_t *c, char *key, size_t keylen, fs_error_t *err);
 
 /* Creates the generator (the config is copied).  The duration distribution

@@ -8,8 +8,13 @@
 #include "fs_swf.h"
 #include "fs_tiresias.h"
 #include "fs_native.h"
+#include "fs_csv.h"
 
+#include <stdio.h>
 #include <string.h>
+
+static int open_auto(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,
+                     fs_error_t *err);
 
 static const fs_trace_format_t formats[] = {
     {"native", "fleetsim native CSV (docs/traces.md), plain or gzip", fs_native_open},
@@ -26,7 +31,7 @@ static const fs_trace_format_t formats[] = {
     {"philly", "Microsoft Philly cluster_job_log JSON (streamed one job at a time)",
      fs_philly_open},
     {"auto", "detected from the content (traces/fs_detect.h); the choice is written to stderr",
-     fs_detect_open},
+     open_auto},
 };
 
 const fs_trace_format_t *fs_trace_formats(size_t *n)
@@ -63,4 +68,38 @@ int fs_trace_open(const char *format, const char *path, const fs_trace_opts_t *o
     return fs_remap_wrap(out, opts->teams, (const char *const *)opts->team_users,
                          (const char *const *)opts->team_of, opts->n_team_map, opts->load_scale,
                          err);
+}
+
+/* format auto: detects (fs_detect.h), notes the choice, and opens the trace
+ * with the chosen reader, which goes on from the same stream. */
+static int open_auto(const char *path, const fs_trace_opts_t *opts, fs_source_t **out,
+                     fs_error_t *err)
+{
+    *out = NULL;
+    const char *format = NULL;
+    char why[160];
+    fs_csv_t c;
+    int rc = fs_csv_open(&c, path, 0, err);
+    if (rc)
+        return rc;
+    if ((rc = fs_detect_csv(&c, &format, why, sizeof why, err)) != 0) {
+        fs_csv_close(&c);
+        return rc;
+    }
+    FILE *log = opts && opts->log ? (FILE *)opts->log : stderr;
+    fprintf(log, "%s: format auto: detected %s (%s)\n", path, format, why);
+    fs_trace_opts_t o;
+    if (opts)
+        o = *opts;
+    else
+        fs_trace_opts_init(&o);
+    o.take_csv = &c;        /* the reader goes on from the same stream */
+    /* the team map and load scale are applied once, by the fs_trace_open
+     * that called us for "auto" (applied here too, load_scale was squared) */
+    o.teams = NULL;
+    o.n_team_map = 0;
+    o.load_scale = 1.0;
+    rc = fs_trace_open(format, path, &o, out, err);
+    fs_csv_close(&c);       /* when the reader did not take it (nothing if it did) */
+    return rc;
 }
