@@ -423,7 +423,9 @@ static void no_interval(fs_ci_t *ci, double level)
     ci->level = level;
 }
 
-int fs_compare_all_equal(const double *x, size_t n)
+/* 1 when x[0..n-1] are all equal to floating-point rounding (relative
+ * 1e-9 of the largest magnitude; NaNs ignored). */
+static int fs_compare_all_equal(const double *x, size_t n)
 {
     double lo = INFINITY, hi = -INFINITY, mag = 0;
     for (size_t i = 0; i < n; i++) {

@@ -92,10 +92,6 @@ int fs_compare_sides(const fs_compare_side_t *a, const fs_compare_side_t *b, dou
                      fs_compare_t *out, fs_error_t *err);
 void fs_compare_release(fs_compare_t *c);
 
-/* 1 when x[0..n-1] are all equal to floating-point rounding (relative
- * 1e-9 of the largest magnitude; NaNs ignored). */
-int fs_compare_all_equal(const double *x, size_t n);
-
 /* 1 when metric m (by name) has the same value in every replication of s. */
 int fs_compare_side_constant(const fs_compare_side_t *s, const char *metric);
 

@@ -302,7 +302,7 @@ int fs_index_read_manifest(const char *path, fs_index_manifest_t **out, fs_error
 
 /* ---- run files ------------------------------------------------------------------- */
 
-const char *fs_index_run_state_name(int state)
+static const char *fs_index_run_state_name(int state)
 {
     switch (state) {
     case FS_RUN_MISSING: return "missing";

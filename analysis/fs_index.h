@@ -62,7 +62,6 @@ enum fs_index_run_state {
     FS_RUN_COMPLETE = 2,        /* complete == 1 */
     FS_RUN_FOREIGN = 3          /* complete, but another run's file (fs_index_run_state_of) */
 };
-const char *fs_index_run_state_name(int state);
 
 /* The state of a run file (a file is complete iff its root attribute
  * complete == 1). */

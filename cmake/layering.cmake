@@ -8,7 +8,7 @@
 #    relative to the source root, each one a wrong-way edge docs/layering.md
 #    lists).  Anything else stops the build, naming the file and the line.
 # 2. No circles.  Inside each folder of the library, the graph of modules
-#    (a module is a stem: fs_x.c and fs_x.h) with an edge fs_a -> fs_b when
+#    (a module is a stem: fs_x.c, fs_x.h and its internal header fs_x_int.h) with an edge fs_a -> fs_b when
 #    a file of fs_a includes a file of fs_b must have no cycle.  A cycle
 #    stops the build, printed with the include lines that make it, unless
 #    CYCLE_EXCEPTIONS lists exactly its modules ("models/fs_a -> models/fs_b
@@ -35,6 +35,8 @@ endfunction()
 
 function(stem_of path out)
   get_filename_component(s "${path}" NAME_WE)
+  # a module's internal header (fs_x_int.h) belongs to the module fs_x
+  string(REGEX REPLACE "_int$" "" s "${s}")
   set(${out} "${s}" PARENT_SCOPE)
 endfunction()
 
@@ -244,7 +246,7 @@ foreach(key IN LISTS excused)
 endforeach()
 
 if(cycles)
-  message(FATAL_ERROR "include cycles (a module is fs_x.c with fs_x.h; move the shared "
+  message(FATAL_ERROR "include cycles (a module is fs_x.c with fs_x.h and fs_x_int.h; move the shared "
     "declarations so that one side includes the other, docs/layering.md):\n${cycles}")
 endif()
 if(stale)

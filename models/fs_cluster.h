@@ -339,8 +339,6 @@ int fs_cluster_mig_fits(const fs_cluster_t *c, uint32_t pool, int32_t code, uint
 int fs_cluster_mig_could_fit(const fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k);
 /* Takes k instances (1, *out filled), 0 if they do not fit now. */
 int fs_cluster_mig_take(fs_cluster_t *c, uint32_t pool, int32_t code, uint32_t k, fs_placement_t *out);
-/* Instances in use, summed over pools. */
-uint64_t fs_cluster_mig_busy(const fs_cluster_t *c);
 /* The layout of GPU g of node (a MIG pool's node). */
 static inline const fs_mig_layout_t *fs_cluster_mig_layout(const fs_cluster_t *c, uint32_t node,
                                                            uint32_t g)

@@ -227,10 +227,3 @@ void fs_clmig_free(fs_cluster_t *c, fs_pool_t *p, const fs_placement_t *pl)
     c->gen++;
 }
 
-uint64_t fs_cluster_mig_busy(const fs_cluster_t *c)
-{
-    uint64_t b = 0;
-    for (uint32_t i = 0; i < c->n_pools; i++)
-        b += c->pools[i].mig_busy;
-    return b;
-}

@@ -13,6 +13,7 @@ fs_time_t fs_model_now(const fs_model_t *m) { return m->sim.now; }
 fs_jobrt_t *fs_model_job(fs_model_t *m, uint32_t slot) { return &m->js.slots[slot]; }
 size_t fs_model_slots(const fs_model_t *m) { return m->js.n_slots; }
 const fs_cluster_t *fs_model_cluster(const fs_model_t *m) { return &m->cluster; }
+fs_placer_t *fs_model_placer(fs_model_t *m) { return m->placer; }
 const fs_config_t *fs_model_config(const fs_model_t *m) { return m->cfg; }
 uint64_t fs_model_jobs_done(const fs_model_t *m) { return m->done; }
 uint64_t fs_model_jobs_queued(const fs_model_t *m) { return m->queued; }
@@ -32,7 +33,6 @@ int fs_model_pods(fs_model_t *m, const uint8_t **mark)
 }
 uint64_t fs_model_jobs_running(const fs_model_t *m) { return m->running; }
 uint64_t fs_model_jobs_recovering(const fs_model_t *m) { return m->rec.recovering; }
-const fs_sim_t *fs_model_sim(const fs_model_t *m) { return &m->sim; }
 const char *fs_model_tenant_name(const fs_model_t *m, int32_t i)
 {
     return i < 0 ? NULL : fs_source_tenant_name(m->src, i);

@@ -70,6 +70,8 @@ fs_jobrt_t *fs_model_job(fs_model_t *m, uint32_t slot);
 /* Job slots 0 .. fs_model_slots - 1 (free ones included: state FS_JOBRT_FREE). */
 size_t fs_model_slots(const fs_model_t *m);
 const fs_cluster_t *fs_model_cluster(const fs_model_t *m);
+/* The run's placer (a plugin's place pins its node list there: fs_placer_pin). */
+struct fs_placer *fs_model_placer(fs_model_t *m);
 const fs_config_t *fs_model_config(const fs_model_t *m);
 /* Could the job start now in one of its pools? */
 int fs_model_fits(const fs_model_t *m, uint32_t slot);
@@ -303,7 +305,6 @@ uint64_t fs_model_jobs_running(const fs_model_t *m);
 /* Jobs recovering from a failure (detection, requeue delay): neither queued
  * nor running, but not done. */
 uint64_t fs_model_jobs_recovering(const fs_model_t *m);
-const fs_sim_t *fs_model_sim(const fs_model_t *m);
 /* 1 if the workload went on past the horizon (those jobs were not replayed). */
 int fs_model_truncated(const fs_model_t *m);
 /* The horizon in effect: cfg->horizon, or with cfg->horizon_auto the last

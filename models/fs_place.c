@@ -44,6 +44,7 @@ typedef struct nstate {
 
 struct fs_placer {
     int kind;
+    const fs_place_pin_t *pin;  /* fs_placer_pin: the plugin's node list for one start (NULL: none) */
     uint32_t k;
     uint32_t n_pools;
     fs_rng_t rng;
@@ -867,12 +868,10 @@ static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t
 
 /* ---- a node pin (fs_placer_pin) ----------------------------------------------------- */
 
-static _Thread_local const fs_place_pin_t *pin_bound;
-
-const fs_place_pin_t *fs_placer_pin(const fs_place_pin_t *pin)
+const fs_place_pin_t *fs_placer_pin(fs_placer_t *pl, const fs_place_pin_t *pin)
 {
-    const fs_place_pin_t *prev = pin_bound;
-    pin_bound = pin;
+    const fs_place_pin_t *prev = pl->pin;
+    pl->pin = pin;
     return prev;
 }
 
@@ -882,7 +881,7 @@ const fs_place_pin_t *fs_placer_pin(const fs_place_pin_t *pin)
 static int place_pinned(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t np,
                         const fs_podreq_t *q, fs_placement_t *out)
 {
-    const fs_place_pin_t *pin = pin_bound;
+    const fs_place_pin_t *pin = pl->pin;
     for (size_t i = 0; i < pin->n; i++) {
         uint32_t v = pin->nodes[i];
         if (v >= c->n_nodes)
@@ -915,7 +914,7 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
         milli = WHOLE;
     int kind = pl->kind;
     fs_podreq_t q = {g, milli, 0, 0};
-    if (pin_bound)
+    if (pl->pin)
         return place_pinned(pl, c, pools, np, &q, out);
     if (kind == FS_PLACE_BEST_FIT || kind == FS_PLACE_SPREAD || kind == FS_PLACE_FGD ||
         kind == FS_PLACE_RANDOM || kind == FS_PLACE_ATC_BEST_FIT || kind == FS_PLACE_GPU_PACKING) {
@@ -969,7 +968,7 @@ int fs_placer_place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
     fs_podreq_t r = *q;
     if (r.milli > WHOLE)
         r.milli = WHOLE;
-    if (pin_bound)
+    if (pl->pin)
         return place_pinned(pl, c, pools, np, &r, out);
     if (!pod_path(pl, c, pools, np, &r))
         return fs_placer_place_node(pl, c, pools, n_pools, r.g, r.milli, out);

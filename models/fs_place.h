@@ -98,20 +98,19 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
                            double w_mem);
 
 /* A node pin (the plugin host's place, models/fs_plugin.c).  While one is
- * bound on the calling thread, fs_placer_place, _place_node and
+ * set on the placer, fs_placer_place, _place_node and
  * _place_pod put a request on the first of pin->nodes (global node ids, in
  * the order given) that is in one of the pools they are given and where
  * the request fits now on that one node, instead of where the placement
  * kind would; a request that fits on none (or needs more than one node)
- * does not fit (0).  Bound around one fs_model_start call and restored, as
- * fs_alloc_bind binds an allocation context: the pointer names the
- * caller's list for that call, it holds no run state.  Returns the pin
- * bound before (NULL: none). */
+ * does not fit (0).  Set around one fs_model_start call and restored: the
+ * pointer names the caller's list for that call.  Returns the pin set
+ * before (NULL: none). */
 typedef struct fs_place_pin {
     const uint32_t *nodes;
     size_t n;
 } fs_place_pin_t;
-const fs_place_pin_t *fs_placer_pin(const fs_place_pin_t *pin);
+const fs_place_pin_t *fs_placer_pin(fs_placer_t *pl, const fs_place_pin_t *pin);
 
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);

@@ -260,9 +260,10 @@ static int h_place(void *sim, uint32_t handle, const uint32_t *nodes, size_t n)
     for (size_t i = 0; i < n; i++)
         pool_add(pl, allowed, n_allowed, c->node_pool[nodes[i]], &k);
     fs_place_pin_t pin = {.nodes = nodes, .n = n};
-    const fs_place_pin_t *prev = fs_placer_pin(&pin);
+    fs_placer_t *placer = fs_model_placer(pl->m);
+    const fs_place_pin_t *prev = fs_placer_pin(placer, &pin);
     int rc = fs_model_start_in(pl->m, handle, pl->pools, k);
-    fs_placer_pin(prev);
+    fs_placer_pin(placer, prev);
     return rc;
 }
 

@@ -1,4 +1,4 @@
-#include "fs_costkeys.h"
+#include "fs_subkeys.h"
 #include "../models/fs_costcfg.h"
 
 #include <stddef.h>

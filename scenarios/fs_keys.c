@@ -2,8 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* strcasecmp */
 #endif
 #include "fs_keys.h"
-#include "fs_costkeys.h"
-#include "fs_kueue_yaml.h"
+#include "fs_subkeys.h"
 #include "fs_units.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_config.h"
@@ -19,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Key tables of sub-blocks, defined at the end of the file, used by the rows above it. */
+static const fs_keytab_t fs_keys_count_dist;   /* the distribution rows, plain numbers (tokens) */
+static const fs_keytab_t fs_keys_sweep_param;  /* one item of sweep.params */
 
 /* ---- allowed names that live in other tables ---------------------------- */
 
@@ -1376,10 +1379,10 @@ unsigned fs_keys_dist_params(int kind)
 const fs_keytab_t fs_keys_config = {"scenario", config_rows, COUNT(config_rows), sizeof(fs_config_t)};
 const fs_keytab_t fs_keys_pool = {"pool", pool_rows, COUNT(pool_rows), sizeof(fs_pool_cfg_t)};
 const fs_keytab_t fs_keys_dist = {"distribution", dist_rows, COUNT(dist_rows), sizeof(fs_dist_t)};
-const fs_keytab_t fs_keys_count_dist = {"count distribution", count_dist_rows,
-                                        COUNT(count_dist_rows), sizeof(fs_dist_t)};
-const fs_keytab_t fs_keys_sweep_param = {"sweep parameter", sweep_param_rows, COUNT(sweep_param_rows),
-                                         sizeof(fs_sweep_param_cfg_t)};
+static const fs_keytab_t fs_keys_count_dist = {"count distribution", count_dist_rows,
+                                               COUNT(count_dist_rows), sizeof(fs_dist_t)};
+static const fs_keytab_t fs_keys_sweep_param = {"sweep parameter", sweep_param_rows,
+                                                COUNT(sweep_param_rows), sizeof(fs_sweep_param_cfg_t)};
 
 /* ---- row functions ------------------------------------------------------- */
 

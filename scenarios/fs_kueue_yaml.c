@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_kueue_yaml.h"
+#include "fs_subkeys.h"
 #include "../models/fs_kueue.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
@@ -685,7 +686,8 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
     return rc;
 }
 
-int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k,
+/* The same for a file. FS_EIO if it cannot be read. */
+static int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k,
                            fs_error_t *err)
 {
     /* at most FS_IO_TEXT_MAX bytes (docs/robustness.md) */

@@ -1,7 +1,7 @@
 /*
  * fs_kueue_yaml: the scheduler.kueue part of the scenario language --
  * the key tables of one ClusterQueue, one flavor quota and one flavor
- * (rows of scenarios/fs_keys.c refer to them), Kueue's own YAML manifests
+ * (declared in fs_subkeys.h: rows of scenarios/fs_keys.c refer to them), Kueue's own YAML manifests
  * (scheduler.kueue.manifests), and the cross-checks of the whole block.
  *
  * Manifests: a multi-document YAML file of Kueue objects (kinds
@@ -22,9 +22,6 @@
 #include "../sim/fs_error.h"
 #include "fs_keys.h"
 
-extern const fs_keytab_t fs_keys_kueue_cq;      /* one scheduler.kueue.cluster_queues item */
-extern const fs_keytab_t fs_keys_kueue_flavor;  /* one scheduler.kueue.flavors item */
-
 /* Parses manifest text (name: the file name for messages) and appends its
  * objects to k.  Names defined twice are errors (also against what k
  * holds); with a cluster (cl non-NULL) so is a quota whose flavor is
@@ -35,9 +32,6 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
 /* The same without a cluster. */
 int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_kueue_cfg_t *k,
                             fs_error_t *err);
-/* The same for a file. FS_EIO if it cannot be read. */
-int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k,
-                           fs_error_t *err);
 
 /* For scheduler.queue kueue: loads k->manifests (if any) and checks the
  * block against the cluster (at least one ClusterQueue; unique names;

@@ -24,6 +24,7 @@
 #include "fs_test_util.h"
 #include "models/fs_model.h"
 #include "models/fs_plugin_abi.h"
+#include "models/fs_policy.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
 #include "traces/fs_memsrc.h"
@@ -58,7 +59,7 @@ static int run_cfg(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, uint6
     fs_sink_t sink = {.job = fs_test_collect, .ud = &rows};
     fs_error_clear(err);
     fs_alloc_fail_after(fail_at);
-    int rc = fs_model_create(cfg, src, &sink, &m, err);
+    int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, err);
     if (!rc)
         rc = fs_model_run(m, NULL, NULL, err);
     fs_alloc_fail_after(0);

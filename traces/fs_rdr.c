@@ -429,7 +429,8 @@ int fs_rdr_split(fs_rdr_t *r, char sep, size_t width)
     return 0;
 }
 
-const char *fs_rdr_reason(const fs_rdr_t *r, size_t i, uint64_t *count)
+/* Skip reasons: i-th reason and its count (NULL past the end). */
+static const char *fs_rdr_reason(const fs_rdr_t *r, size_t i, uint64_t *count)
 {
     if (i >= r->n_reasons)
         return NULL;

@@ -157,9 +157,6 @@ int fs_rdr_header(fs_rdr_t *r, char sep, const char *const *names, size_t n,
  * reason "field count" or "quoting"), or FS_ENOMEM (fatal). */
 int fs_rdr_split(fs_rdr_t *r, char sep, size_t width);
 
-/* Skip reasons: i-th reason and its count (NULL past the end). */
-const char *fs_rdr_reason(const fs_rdr_t *r, size_t i, uint64_t *count);
-
 /* ---- field parsers: no sscanf, no locale -------------------------------- */
 /* [+]digits -> uint64 (0 or -1 on syntax/overflow). */
 int fs_rdr_u64(const char *s, size_t n, uint64_t *out);

@@ -49,7 +49,9 @@ void fs_sweep_opts_init(fs_sweep_opts_t *o)
 
 /* ---- the plan as the index sees it ------------------------------------------------ */
 
-int fs_sweep_index_view(const fs_sweep_plan_t *p, fs_index_sweep_t *s, fs_error_t *err)
+/* The fs_index_sweep_t view of a plan; values (n_points * n_params) and
+ * keys are arrays owned by the caller (fs_free each), strings borrowed. */
+static int fs_sweep_index_view(const fs_sweep_plan_t *p, fs_index_sweep_t *s, fs_error_t *err)
 {
     memset(s, 0, sizeof *s);
     const char **keys = fs_calloc(p->n_params ? p->n_params : 1, sizeof *keys);
@@ -81,7 +83,7 @@ int fs_sweep_index_view(const fs_sweep_plan_t *p, fs_index_sweep_t *s, fs_error_
     return 0;
 }
 
-void fs_sweep_index_view_free(fs_index_sweep_t *s)
+static void fs_sweep_index_view_free(fs_index_sweep_t *s)
 {
     fs_free((void *)s->keys);
     fs_free((void *)s->values);

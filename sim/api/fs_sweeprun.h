@@ -72,11 +72,6 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
  * FS_EINVAL naming the missing runs when some are not complete. */
 int fs_sweep_merge(const char *dir, fs_error_t *err);
 
-/* The fs_index_sweep_t view of a plan; values (n_points * n_params) and
- * keys are arrays owned by the caller (fs_free each), strings borrowed. */
-int fs_sweep_index_view(const fs_sweep_plan_t *plan, fs_index_sweep_t *s, fs_error_t *err);
-void fs_sweep_index_view_free(fs_index_sweep_t *s);
-
 /* MPI: the number of processes an MPI launcher (mpirun, srun) started, read
  * from its environment (0 when not launched by one). */
 int fs_sweep_mpi_launched(void);

@@ -16,13 +16,3 @@ int fs_cli_check_output(const char *cmd, const char *out, const char *const *in,
     return rc ? fs_error_exit_status(rc) : 0;
 }
 
-int fs_cli_check_output_dir(const char *cmd, const char *dir, const char *const *names,
-                            size_t n_names, const char *const *in, size_t n)
-{
-    fs_error_t err;
-    fs_error_clear(&err);
-    int rc = fs_out_check_dir_inputs(cmd, dir, names, n_names, in, n, &err);
-    if (rc)
-        fprintf(stderr, "fleetsim %s: %s\n", cmd, err.msg);
-    return rc ? fs_error_exit_status(rc) : 0;
-}

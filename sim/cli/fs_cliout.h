@@ -15,9 +15,4 @@
  * out NULL: nothing to check. */
 int fs_cli_check_output(const char *cmd, const char *out, const char *const *in, size_t n);
 
-/* The same for an output directory: its files names[] (e.g. "index.h5")
- * and its run files runs/pP-rR.h5. */
-int fs_cli_check_output_dir(const char *cmd, const char *dir, const char *const *names,
-                            size_t n_names, const char *const *in, size_t n);
-
 #endif
