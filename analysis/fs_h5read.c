@@ -12,6 +12,7 @@
 
 #include "../sim/fs_alloc.h"
 #include "fs_h5len.h"
+#include "fs_h5util.h"
 
 struct fs_h5file {
     char *path;
@@ -21,24 +22,7 @@ struct fs_h5file {
 /* ---- HDF5 error plumbing: silence automatic printing during a call and
  * keep HDF5's innermost reason for the message. ---- */
 
-typedef struct h5call {
-    H5E_auto2_t old_func;
-    void *old_data;
-} h5call_t;
-
-static void call_begin(h5call_t *c)
-{
-    if (H5Eget_auto2(H5E_DEFAULT, &c->old_func, &c->old_data) < 0) {
-        c->old_func = NULL;
-        c->old_data = NULL;
-    }
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void call_end(const h5call_t *c)
-{
-    H5Eset_auto2(H5E_DEFAULT, c->old_func, c->old_data);
-}
+/* (fs_h5_quiet_begin and _end, fs_h5util.h, switch the printing off and back on.) */
 
 static herr_t innermost_cb(unsigned n, const H5E_error2_t *e, void *ud)
 {
@@ -85,12 +69,12 @@ int fs_h5read_open(const char *path, fs_h5file_t **out, fs_error_t *err)
         fs_free(f);
         return trc;
     }
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     htri_t is = H5Fis_hdf5(path);
     if (is <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        call_end(&c);
+        fs_h5_quiet_end(&c);
         fs_free(f->path);
         fs_free(f);
         FILE *fp = fopen(path, "rb");
@@ -102,12 +86,12 @@ int fs_h5read_open(const char *path, fs_h5file_t **out, fs_error_t *err)
     f->fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f->fid < 0) {
         int rc = h5_fail(err, path, "opening", NULL);
-        call_end(&c);
+        fs_h5_quiet_end(&c);
         fs_free(f->path);
         fs_free(f);
         return rc;
     }
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     *out = f;
     return 0;
 }
@@ -133,8 +117,8 @@ void fs_h5read_free_strings(char **s, size_t n)
 
 int fs_h5read_has(fs_h5file_t *f, const char *table)
 {
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     int has = 0;
     if (H5Lexists(f->fid, table, H5P_DEFAULT) > 0 &&
         H5Oexists_by_name(f->fid, table, H5P_DEFAULT) > 0) {
@@ -143,7 +127,7 @@ int fs_h5read_has(fs_h5file_t *f, const char *table)
             has = info.type == H5O_TYPE_DATASET;
     }
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return has;
 }
 
@@ -160,8 +144,8 @@ static int open_table(fs_h5file_t *f, const char *table, hid_t *did, fs_error_t 
 
 int fs_h5read_rows(fs_h5file_t *f, const char *table, size_t *n, fs_error_t *err)
 {
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     hid_t did = H5I_INVALID_HID, sid = H5I_INVALID_HID;
     int rc = open_table(f, table, &did, err);
     if (!rc) {
@@ -177,7 +161,7 @@ int fs_h5read_rows(fs_h5file_t *f, const char *table, size_t *n, fs_error_t *err
     CLOSE(H5Sclose, sid);
     CLOSE(H5Dclose, did);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }
 
@@ -198,8 +182,8 @@ int fs_h5read_columns(fs_h5file_t *f, const char *table, char ***names, int **ki
     *names = NULL;
     *kinds = NULL;
     *n = 0;
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     hid_t did = H5I_INVALID_HID, tid = H5I_INVALID_HID;
     int rc = open_table(f, table, &did, err);
     if (rc)
@@ -245,7 +229,7 @@ out:
     CLOSE(H5Tclose, tid);
     CLOSE(H5Dclose, did);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }
 
@@ -270,8 +254,8 @@ static hid_t column_type(fs_h5file_t *f, hid_t did, const char *table, const cha
 int fs_h5read_f64(fs_h5file_t *f, const char *table, const char *column, double *out,
                   fs_error_t *err)
 {
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     hid_t did = H5I_INVALID_HID, ft = H5I_INVALID_HID, mem = H5I_INVALID_HID;
     int rc = open_table(f, table, &did, err);
     if (rc)
@@ -294,7 +278,7 @@ out:
     CLOSE(H5Tclose, ft);
     CLOSE(H5Dclose, did);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }
 
@@ -318,8 +302,8 @@ int fs_h5read_str(fs_h5file_t *f, const char *table, const char *column, char **
         return rc;
     for (size_t i = 0; i < rows; i++)
         out[i] = NULL;
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     hid_t did = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID,
           mem = H5I_INVALID_HID;
     char *buf = NULL;
@@ -404,7 +388,7 @@ out:
     CLOSE(H5Tclose, ft);
     CLOSE(H5Dclose, did);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }
 
@@ -426,8 +410,8 @@ static hid_t open_attr(fs_h5file_t *f, const char *name, fs_error_t *err)
 int fs_h5read_attr_str(fs_h5file_t *f, const char *name, char **out, fs_error_t *err)
 {
     *out = NULL;
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     int rc = 0;
     hid_t aid = open_attr(f, name, err), ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     if (aid < 0) {
@@ -476,14 +460,14 @@ out:
     CLOSE(H5Tclose, ft);
     CLOSE(H5Aclose, aid);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }
 
 int fs_h5read_attr_f64(fs_h5file_t *f, const char *name, double *out, fs_error_t *err)
 {
-    h5call_t c;
-    call_begin(&c);
+    fs_h5_quiet_t c;
+    fs_h5_quiet_begin(&c);
     int rc = 0;
     hid_t aid = open_attr(f, name, err), ft = H5I_INVALID_HID;
     if (aid < 0) {
@@ -501,6 +485,6 @@ out:
     CLOSE(H5Tclose, ft);
     CLOSE(H5Aclose, aid);
     H5Eclear2(H5E_DEFAULT);
-    call_end(&c);
+    fs_h5_quiet_end(&c);
     return rc;
 }

@@ -570,15 +570,6 @@ out:
 
 /* ---- the index --------------------------------------------------------------------- */
 
-static char *join_path(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = fs_malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* The runs' summaries, in run order: *metrics (the first run's /summary
  * column names, *n_metrics of them) and *vals (n_runs x n_metrics, NaN
  * where a run lacks a metric).  FS_EINVAL naming up to four runs that are
@@ -594,7 +585,7 @@ static int collect_summaries(const char *dir, const fs_index_sweep_t *s, char **
         uint64_t rep = k % s->replications;
         fs_index_run_file(point, rep, rel, sizeof rel);
         fs_free(path);
-        if (!(path = join_path(dir, rel))) {
+        if (!(path = fs_out_join(dir, rel))) {
             rc = fs_error_set(err, FS_ENOMEM, "index: out of memory");
             goto out;
         }
@@ -793,7 +784,7 @@ int fs_index_write(const char *dir, const fs_index_sweep_t *s, fs_error_t *err)
     int rc = collect_summaries(dir, s, &metrics, &n_metrics, &vals, err);
     if (rc)
         goto out;
-    path = join_path(dir, "index.h5");
+    path = fs_out_join(dir, "index.h5");
     if (path && (rc = check_target(path, err)) != 0)
         goto out;
     tmp = path ? tmp_name(path) : NULL;

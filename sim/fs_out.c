@@ -333,3 +333,12 @@ int fs_out_check_dir_inputs(const char *what, const char *dir, const char *const
     fs_free(runs);
     return rc;
 }
+
+char *fs_out_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = fs_malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}

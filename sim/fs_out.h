@@ -64,6 +64,9 @@ size_t fs_out_remove_stale(const char *target);
 /* 1 when path names the null device (/dev/null, through any name or link). */
 int fs_out_is_null(const char *path);
 
+/* DIR/NAME in a new fs_malloc'd string (fs_free it); NULL when out of memory. */
+char *fs_out_join(const char *dir, const char *name);
+
 /* Refuses (FS_EUSAGE, exit 2) an output path that is the same file as one
  * of the n inputs (NULL entries and inputs that do not exist are skipped).
  * what: the command, for out-of-memory messages.  An output that does not

@@ -264,20 +264,11 @@ static int make_dir(const char *path, fs_error_t *err)
     return 0;
 }
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = fs_malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
 /* The manifest: written when absent; when present it must describe the
  * same plan. */
 static int check_manifest(const fs_sweep_plan_t *plan, const char *dir, fs_error_t *err)
 {
-    char *path = join(dir, "sweep.h5");
+    char *path = fs_out_join(dir, "sweep.h5");
     if (!path)
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     struct stat st;
@@ -307,7 +298,7 @@ static int check_manifest(const fs_sweep_plan_t *plan, const char *dir, fs_error
  * killed runs; other shards' files are left alone). */
 static void remove_temps(const exec_t *x, const unsigned char *mine)
 {
-    char *runs = join(x->o->dir, "runs");
+    char *runs = fs_out_join(x->o->dir, "runs");
     DIR *d = runs ? opendir(runs) : NULL;
     struct dirent *de;
     while (d && (de = readdir(d)) != NULL) {
@@ -318,7 +309,7 @@ static void remove_temps(const exec_t *x, const unsigned char *mine)
             continue;
         if (!mine[fs_sweep_run_index(x->plan, (size_t)p, r)])
             continue;
-        char *f = join(runs, de->d_name);
+        char *f = fs_out_join(runs, de->d_name);
         if (f)
             unlink(f);
         fs_free(f);
@@ -370,7 +361,7 @@ static void holder_of(int fd, char *buf, size_t n)
 static int take_lock(const char *dir, const char *name, int exclusive, int *fd_out,
                      fs_error_t *err)
 {
-    char *path = join(dir, name);
+    char *path = fs_out_join(dir, name);
     if (!path)
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -440,7 +431,7 @@ static int prepare(exec_t *x, fs_sweep_report_t *rep, fs_error_t *err)
 {
     const fs_sweep_plan_t *plan = x->plan;
     const fs_sweep_opts_t *o = x->o;
-    char *runs = join(o->dir, "runs");
+    char *runs = fs_out_join(o->dir, "runs");
     int rc;
     if (!runs)
         return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
@@ -660,7 +651,7 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
 int fs_sweep_merge(const char *dir, fs_error_t *err)
 {
     fs_error_clear(err);
-    char *path = join(dir, "sweep.h5");
+    char *path = fs_out_join(dir, "sweep.h5");
     if (!path)
         return fs_error_set(err, FS_ENOMEM, "merge: out of memory");
     fs_index_manifest_t *m = NULL;
