@@ -45,6 +45,17 @@ void fs_mdl_fail(fs_model_t *m, int code, const char *what)
     fs_sim_fail(&m->sim, code);
 }
 
+/* The policy's pass or timer failed with code: the policy's own message
+ * when it left one (the built-in scheduler, Kueue and plugins name the job
+ * and what), else where, which policy and the code's meaning. */
+static void fail_policy(fs_model_t *m, int code, const char *where)
+{
+    if (m->err.code == 0)
+        fs_error_set(&m->err, code, "%s (policy %s): %s", where,
+                     m->pol->name ? m->pol->name : "unnamed", fs_error_describe(code));
+    fs_sim_fail(&m->sim, code);
+}
+
 /* A sink callback failed: its own message (the writer's, with the file and
  * the real errno) when it left one in sink.err, else a generic one. */
 void fs_mdl_fail_sink(fs_model_t *m, int code, const char *what)
@@ -147,7 +158,7 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
         if (m->pol->timer) {
             int rc = m->pol->timer(m->pol_state, m, ev->data);
             if (rc)
-                fs_mdl_fail(m, rc, "policy timer");
+                fail_policy(m, rc, "policy timer");
         }
         break;
     default:
@@ -163,7 +174,7 @@ static void on_instant_end(fs_sim_t *sim, void *vm)
     if (m->queued > 0 && want) {
         int rc = m->pol->pass(m->pol_state, m);
         if (rc)
-            fs_mdl_fail(m, rc, "scheduling pass");
+            fail_policy(m, rc, "scheduling pass");
     }
     /* after a pass that left jobs queued; with after_pass_idle also after
      * an instant that leaves nothing queued */

@@ -132,6 +132,41 @@ static void test_runs_the_policy_passed_in(void **s)
     fs_test_rows_free(&rs);
 }
 
+/* A pass that fails without a message of its own: the run's error says
+ * where, which policy and what the code means (it said "scheduling pass:
+ * invalid input" before). */
+static int broken_pass(void *state, fs_model_t *m)
+{
+    (void)state, (void)m;
+    return FS_EINVAL;
+}
+
+static void test_failed_pass_names_the_policy(void **s)
+{
+    (void)s;
+    fs_job_t jobs[] = {job(1, 0, 10)};
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    fs_test_base_cfg(&cfg, &pool, 1, 8, FS_QUEUE_FIFO);
+    fs_policy_ops_t broken = lifo_policy;
+    broken.name = "broken";
+    broken.pass = broken_pass;
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, 1, NULL, 0, NULL, 0, &src, &err), 0);
+    static fs_test_rows_t rs;
+    rs.n = 0;
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    assert_int_equal(fs_model_create(&cfg, &broken, src, &sink, &m, &err), 0);
+    fs_error_clear(&err);
+    assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_EINVAL);
+    assert_string_equal(err.msg, "scheduling pass (policy broken): invalid input");
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+    fs_test_rows_free(&rs);
+}
+
 /* No policy: FS_EINVAL naming scheduler.queue, no model. */
 static void test_no_policy_is_refused(void **s)
 {
@@ -154,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_the_policy_passed_in),
         cmocka_unit_test(test_no_policy_is_refused),
+        cmocka_unit_test(test_failed_pass_names_the_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
