@@ -7,7 +7,13 @@ source "$(dirname "$0")/lib/common.bash"
 unset FLEETSIM_DATADIR
 
 BUILD=$(dirname "$FLEETSIM")
-if strings -a "$FLEETSIM" | grep -F -e "$SRC" -e "$BUILD" > paths.txt; then
+if ldd "$FLEETSIM" 2>/dev/null | grep -q -e libasan -e libubsan; then
+    # a sanitizer build (CI's ASan+UBSan suite) keeps each check's source
+    # location for its reports; the program as built for use (Release,
+    # RelWithDebInfo, Debug) is checked
+    echo "note: sanitizer build, source locations kept for its reports: path check not made"
+    ok
+elif strings -a "$FLEETSIM" | grep -F -e "$SRC" -e "$BUILD" > paths.txt; then
     bad "the program holds the source or build path: $(head -n 5 paths.txt)"
 else
     ok
