@@ -137,6 +137,21 @@ static int block(kueue_t *k, const entry_t *e, int why)
     return 0;
 }
 
+entry_t *fs_kadm_entry_add(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t h, size_t *ne)
+{
+    if (fs_grow((void **)&k->ent, &k->cap_ent, *ne + 1, sizeof *k->ent))
+        return NULL;
+    entry_t *e = &k->ent[(*ne)++];
+    const fs_jobrt_t *j = fs_model_job(m, h);
+    e->cq = c;
+    e->slot = h;
+    e->prio = j->job.priority;
+    e->seq = j->seq;
+    fs_kadm_assign(k, m, c, h, e);
+    e->drs = k->fair ? fs_kquota_drs(k, &k->cq[c], e->flavor, fs_kqueue_req(m, h)) : 0;
+    return e;
+}
+
 int fs_kadm_entry_cmp(const void *a, const void *b)
 {
     const entry_t *x = a, *y = b;
@@ -166,16 +181,8 @@ static int collect(kueue_t *k, fs_model_t *m, size_t *ne)
             continue;
         }
         k->act[keep++] = c;
-        if (fs_grow((void **)&k->ent, &k->cap_ent, *ne + 1, sizeof *k->ent))
+        if (!fs_kadm_entry_add(k, m, c, h, ne))
             return FS_ENOMEM;
-        entry_t *e = &k->ent[(*ne)++];
-        const fs_jobrt_t *j = fs_model_job(m, h);
-        e->cq = c;
-        e->slot = h;
-        e->prio = j->job.priority;
-        e->seq = j->seq;
-        fs_kadm_assign(k, m, c, h, e);
-        e->drs = k->fair ? fs_kquota_drs(k, &k->cq[c], e->flavor, fs_kqueue_req(m, h)) : 0;
     }
     k->n_act = keep;
     return 0;

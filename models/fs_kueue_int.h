@@ -260,6 +260,10 @@ int fs_kqueue_job(kueue_t *k, fs_model_t *m, uint32_t slot, int32_t c);
 
 /* Kueue's flavor assignment of the job at the head of CQ c into e. */
 void fs_kadm_assign(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, entry_t *e);
+/* Appends to k->ent[*ne] the entry of job h at the head of CQ c: its
+ * priority and order, flavor assignment and (fair sharing) dominant
+ * resource share; the entry, or NULL when out of memory. */
+entry_t *fs_kadm_entry_add(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t h, size_t *ne);
 /* The order of a cycle's entries (qsort). */
 int fs_kadm_entry_cmp(const void *a, const void *b);
 /* The admission pass (fs_policy_ops_t.pass). */

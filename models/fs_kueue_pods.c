@@ -110,18 +110,10 @@ int fs_kpods_with_pods(void *state, fs_model_t *m, uint8_t *mark)
             if (h == UINT32_MAX)
                 continue;
             k->vact[keep++] = c;
-            if (fs_grow((void **)&k->ent, &k->cap_ent, ne + 1, sizeof *k->ent)) {
+            if (!fs_kadm_entry_add(k, m, c, h, &ne)) {
                 rc = FS_ENOMEM;
                 break;
             }
-            entry_t *e = &k->ent[ne++];
-            const fs_jobrt_t *j = fs_model_job(m, h);
-            e->cq = c;
-            e->slot = h;
-            e->prio = j->job.priority;
-            e->seq = j->seq;
-            fs_kadm_assign(k, m, c, h, e);
-            e->drs = k->fair ? fs_kquota_drs(k, &k->cq[c], e->flavor, fs_kqueue_req(m, h)) : 0;
         }
         nact = keep;
         if (rc || ne == 0)
