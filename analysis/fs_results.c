@@ -411,11 +411,14 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
 /* The rows so far, the reason and the simulated time, complete left at 0;
  * then the same close and rename as a commit. */
 static int commit_partial_file(fs_results_t *r, h5call_t *c, const char *reason,
-                               double stopped_at_s, fs_error_t *err)
+                               double stopped_at_s, int64_t unfinished, fs_error_t *err)
 {
     int rc = 0;
     H5TRY(fs_rs_attr_str(r->fid, "incomplete_reason", reason), "writing attribute incomplete_reason");
     H5TRY(fs_rs_attr_f64(r->fid, "stopped_at", stopped_at_s), "writing attribute stopped_at");
+    if (unfinished >= 0)
+        H5TRY(fs_rs_attr_u64(r->fid, "unfinished_jobs", (uint64_t)unfinished),
+              "writing attribute unfinished_jobs");
     H5TRY(H5Fflush(r->fid, H5F_SCOPE_GLOBAL), "flushing");
     herr_t st = H5Fclose(r->fid);
     r->fid = H5I_INVALID_HID;
@@ -426,7 +429,7 @@ out:
 }
 
 int fs_results_commit_partial(fs_results_t *r, const char *reason, double stopped_at_s,
-                              fs_error_t *err)
+                              int64_t unfinished, fs_error_t *err)
 {
     if (!r)
         return fs_error_set(err, FS_EINVAL, "results file: commit without an open file");
@@ -441,7 +444,7 @@ int fs_results_commit_partial(fs_results_t *r, const char *reason, double stoppe
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
     if (rc == 0)
-        rc = commit_partial_file(r, &c, reason, stopped_at_s, err);
+        rc = commit_partial_file(r, &c, reason, stopped_at_s, unfinished, err);
     if (rc != 0)
         discard(r);
     else

@@ -114,15 +114,17 @@ int fs_results_commit(fs_results_t *r, const fs_summary_t *sum, const fs_tenant_
                       size_t n_tenant_rows, const char *const *tenant_names, size_t n_tenants,
                       fs_error_t *err);
 
-/* Keeps what a stopped run has produced (SIGINT, SIGTERM): appends the
- * buffered /jobs and /timeline rows, writes the root attributes
- * incomplete_reason (e.g. "interrupted by SIGINT") and stopped_at (the
- * simulated time reached, s), leaves complete = 0 and writes no /summary
- * or /tenants; then closes and renames into place like a commit.  A file at
- * the target name is thus either complete = 1 or says why it is not.
- * r is freed either way; on failure the temporary is deleted. */
+/* Keeps what a stopped run has produced (SIGINT, SIGTERM, a drain that
+ * cannot end): appends the buffered /jobs and /timeline rows, writes the
+ * root attributes incomplete_reason (e.g. "interrupted by SIGINT"),
+ * stopped_at (the simulated time reached, s) and, when unfinished >= 0,
+ * unfinished_jobs (jobs queued, running or recovering when it stopped),
+ * leaves complete = 0 and writes no /summary or /tenants; then closes and
+ * renames into place like a commit.  A file at the target name is thus
+ * either complete = 1 or says why it is not.  r is freed either way; on
+ * failure the temporary is deleted. */
 int fs_results_commit_partial(fs_results_t *r, const char *reason, double stopped_at_s,
-                              fs_error_t *err);
+                              int64_t unfinished, fs_error_t *err);
 
 /* Closes and deletes the temporary file; r is freed. */
 void fs_results_abort(fs_results_t *r);

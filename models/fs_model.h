@@ -305,6 +305,11 @@ uint64_t fs_model_jobs_running(const fs_model_t *m);
 /* Jobs recovering from a failure (detection, requeue delay): neither queued
  * nor running, but not done. */
 uint64_t fs_model_jobs_recovering(const fs_model_t *m);
+/* Why an until: drain run stopped with FS_ESTUCK: FS_DRAIN_STUCK, jobs
+ * wait that nothing can ever start; FS_DRAIN_LIMIT, jobs still queued or
+ * running drain_limit after the last arrival.  0 otherwise. */
+enum { FS_DRAIN_STUCK = 1, FS_DRAIN_LIMIT = 2 };
+int fs_model_drain_stop(const fs_model_t *m);
 /* 1 if the workload went on past the horizon (those jobs were not replayed). */
 int fs_model_truncated(const fs_model_t *m);
 /* The horizon in effect: cfg->horizon, or with cfg->horizon_auto the last

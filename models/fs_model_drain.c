@@ -84,5 +84,11 @@ void fs_drain_cannot_go_on(fs_model_t *m, int capped)
                      "could start them; %s", (unsigned long long)n, n == 1 ? "" : "s", ids,
                      n == 1 ? "s" : "", fs_time_to_s(m->sim.now) / 86400.0, why);
     }
+    m->drain_stop = capped ? FS_DRAIN_LIMIT : FS_DRAIN_STUCK;
     fs_sim_fail(&m->sim, FS_ESTUCK);
+}
+
+int fs_model_drain_stop(const fs_model_t *m)
+{
+    return m->drain_stop;
 }

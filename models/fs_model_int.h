@@ -359,6 +359,7 @@ struct fs_model {
     uint8_t *pods;          /* scratch: fs_model_pods's marks */
     size_t pods_cap;
     int pass_wanted;        /* this instant had an event a policy may act on */
+    int drain_stop;         /* 0, or FS_DRAIN_STUCK / FS_DRAIN_LIMIT (fs_drain_cannot_go_on) */
 
     /* the concerns (fs_model_int.h's table) */
     fs_arrivals_t arr;

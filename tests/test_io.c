@@ -318,7 +318,7 @@ static int write_results(const char *path, size_t n, int partial, fs_error_t *er
         return rc;
     }
     if (partial)
-        return fs_results_commit_partial(r, "interrupted by SIGTERM", 1234.5, err);
+        return fs_results_commit_partial(r, "interrupted by SIGTERM", 1234.5, 7, err);
     fs_summary_t sum;
     memset(&sum, 0, sizeof sum);
     sum.jobs_submitted = n;

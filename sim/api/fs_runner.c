@@ -297,22 +297,33 @@ static fs_sink_t make_sink(run_ctx_t *c, int mig_recut, fs_error_t *err)
     return sink;
 }
 
-/* An interrupted run (FS_EINTR) with a results file: what ran is committed
- * as partial results (complete = 0); rc stays FS_EINTR unless that fails. */
+/* A run stopped before its end with a results file -- interrupted
+ * (FS_EINTR), or a drain that cannot end (FS_ESTUCK: drain_limit reached,
+ * or jobs nothing can ever start) -- commits what ran as partial results
+ * (complete = 0, the unfinished jobs counted); rc stays as it was unless
+ * that fails. */
 static int commit_interrupted(run_ctx_t *c, fs_source_t *src, fs_model_t *model,
                               fs_run_report_t *rep, int rc, fs_error_t *err)
 {
     int sig = c->opts->interrupt ? (int)*c->opts->interrupt : 0;
     char reason[64];
-    snprintf(reason, sizeof reason, "interrupted by %s",
-             sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
+    if (rc == FS_ESTUCK)
+        snprintf(reason, sizeof reason, "%s", fs_model_drain_stop(model) == FS_DRAIN_LIMIT
+                                                  ? "drain_limit reached"
+                                                  : "no queued job can ever start");
+    else
+        snprintf(reason, sizeof reason, "interrupted by %s",
+                 sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a stop request");
+    uint64_t unfinished = fs_model_jobs_queued(model) + fs_model_jobs_running(model) +
+                          fs_model_jobs_recovering(model);
     fs_error_t perr;
     fs_error_clear(&perr);
     int prc = store_skips(c->res, src, &perr);
     if (prc)
         fs_results_abort(c->res);
     else
-        prc = fs_results_commit_partial(c->res, reason, fs_time_to_s(fs_model_now(model)), &perr);
+        prc = fs_results_commit_partial(c->res, reason, fs_time_to_s(fs_model_now(model)),
+                                        (int64_t)unfinished, &perr);
     c->res = NULL;   /* freed by commit_partial (or abort) either way */
     if (prc) {
         fs_error_prefix(&perr, "%s; partial results not written", err->msg);
@@ -412,7 +423,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
                       err);
     if (opts->progress && !(opts->progress_every > 0))
         fputs("\r\033[K", stderr);
-    if (rc == FS_EINTR && c.res)
+    if ((rc == FS_EINTR || (rc == FS_ESTUCK && fs_model_drain_stop(model))) && c.res)
         rc = commit_interrupted(&c, src, model, rep, rc, err);
     if (rc)
         goto out;

@@ -51,8 +51,9 @@ typedef struct fs_run_report {
     fs_run_totals_t totals;
     double wall_s;          /* wall-clock seconds of the run (not in results) */
     int truncated;          /* the trace went on past the horizon */
-    int partial;            /* interrupted (*opts->interrupt set, FS_EINTR returned) and
-                               the rows so far written to opts->output with complete = 0 */
+    int partial;            /* stopped before its end (FS_EINTR, or FS_ESTUCK from a drain
+                               that cannot end) and the rows so far written to
+                               opts->output with complete = 0 */
     fs_service_row_t services[FS_RUN_SERVICES]; /* the first services' rows (/services) */
     size_t n_services;      /* services in the run (rows above: at most FS_RUN_SERVICES) */
     double carbon_embodied_kg; /* the embodied part of summary.carbon_kg (NaN: no cost) */
@@ -61,10 +62,14 @@ typedef struct fs_run_report {
 void fs_run_opts_init(fs_run_opts_t *o);
 
 /* Runs cfg.  Returns 0 or an FS_E* code with err set; on failure no results
- * file is left at opts->output, except when interrupted: *opts->interrupt
- * non-zero stops the run with FS_EINTR, and the results so far are committed
- * partial (fs_results_commit_partial, reason "interrupted by SIGINT" when the
- * flag holds SIGINT's number, likewise SIGTERM) and rep->partial is set. */
+ * file is left at opts->output, except when the run stops before its end:
+ * *opts->interrupt non-zero stops it with FS_EINTR, an until: drain run
+ * that cannot end stops with FS_ESTUCK (drain_limit reached, or jobs that
+ * nothing can ever start); the results so far are then committed partial
+ * (fs_results_commit_partial, reason "interrupted by SIGINT" when the flag
+ * holds SIGINT's number, likewise SIGTERM, "drain_limit reached" or "no
+ * queued job can ever start"; unfinished_jobs counted) and rep->partial is
+ * set. */
 int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_report_t *rep,
                   fs_error_t *err);
 

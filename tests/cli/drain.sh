@@ -5,6 +5,22 @@
 # drain_limit) stops with exit 1 naming the jobs (docs/scenario.md, until).
 source "$(dirname "$0")/lib/common.bash"
 REAL="$SRC/tests/data/traces/real"
+attr() {  # attr FILE NAME: the value of a root attribute as h5dump prints it
+    h5dump -a "/$2" "$1" 2>/dev/null | sed -nE 's/^ *\(0\): *//p' | head -n 1
+}
+# partial FILE REASON UNFINISHED: a run that could not drain left its rows
+# so far with complete = 0, the reason and the unfinished jobs counted
+partial() {
+    [ -f "$1" ] && ok || bad "$1: no partial results"
+    expect_err "partial results written to $1 \\(complete = 0\\)"
+    if command -v h5dump >/dev/null && [ -f "$1" ]; then
+        [ "$(attr "$1" complete)" = 0 ] && ok || bad "$1: complete is not 0"
+        attr "$1" incomplete_reason | grep -q "$2" && ok ||
+            bad "$1: incomplete_reason is '$(attr "$1" incomplete_reason)', not '$2'"
+        [ "$(attr "$1" unfinished_jobs)" = "$3" ] && ok ||
+            bad "$1: unfinished_jobs is '$(attr "$1" unfinished_jobs)', not $3"
+    fi
+}
 
 # ---- a trace without a horizon: every job (the SWF excerpt spans 8.4 days,
 # more than the 7-day default that used to cut it)
@@ -74,7 +90,7 @@ expect_out '^failures +1, 1 jobs interrupted'
 
 # ---- stuck: a job larger than what is left after a pool retires for good
 # (FIFO), with the timeline sampling every 5 minutes: exit 1 at once,
-# naming the job and why, no results file
+# naming the job and why; the results so far are kept, complete = 0
 printf 'id,submit,gpus,duration\n1,0,8,600\n2,7200,16,600\n3,7300,8,600\n' > three.csv
 cat > retired.yaml <<EOF
 name: retired-pool
@@ -88,7 +104,7 @@ EOF
 expect_exit 1 timeout 20 "$FLEETSIM" run retired.yaml -o retired.h5
 expect_err 'no queued job can ever start: 1 job \(2\) waits'
 expect_err 'job 2 needs 16 GPUs; its pools have 8 of 24 GPUs in service'
-expect_no_file retired.h5
+partial retired.h5 'no queued job can ever start' 1
 
 # Kueue: a ClusterQueue quota smaller than a job, and a tenant no queue
 # covers: exit 1, both named
@@ -107,7 +123,7 @@ EOF
 expect_exit 1 timeout 20 "$FLEETSIM" run ksmall.yaml -o k.h5
 expect_err 'no queued job can ever start: 2 jobs \(2, 3\) wait'
 expect_err "policy 'kueue' never starts it: ClusterQueue 'a' can hold at most 4 GPUs in any flavor"
-expect_no_file k.h5
+partial k.h5 'no queued job can ever start' 2
 # validate warns about both before anything runs (the trace is read for it)
 expect_exit 0 "$FLEETSIM" validate ksmall.yaml
 expect_err "ksmall.yaml: warning: no queue or quota can ever admit 1 job of the trace \(2\): ClusterQueue 'a' can hold at most 4 GPUs"
@@ -183,7 +199,7 @@ scheduler:
 EOF
 expect_exit 1 timeout 20 "$FLEETSIM" run vcap.yaml -o vcap.h5
 expect_err "1 job \(2\) waits .* policy 'volcano' never starts it: its queue 'a' has a capability of 4 GPUs, less than the 8 GPUs it asks"
-expect_no_file vcap.h5
+partial vcap.h5 "no queued job can ever start" 1
 # validate warns about it (the policy's probe hook), and only about it
 expect_exit 0 "$FLEETSIM" validate vcap.yaml
 expect_err "vcap.yaml: warning: no queue or quota can ever admit 1 job of the trace \(2\): tenant 'a' maps to Volcano queue 'a', whose capability of 4 GPUs is less than the 8 GPUs asked"
@@ -205,7 +221,13 @@ expect_exit 0 "$FLEETSIM" run long.yaml --no-output
 expect_exit 1 "$FLEETSIM" run long.yaml --set drain_limit=1h -o long.h5
 expect_err '1 job is still queued or running 0.0416667 d after the last arrival \(drain_limit\)'
 expect_err ': 1; raise drain_limit'
-expect_no_file long.h5
+partial long.h5 'drain_limit reached' 1
+# its /jobs holds the job that finished (2), not the one still running (1)
+if command -v h5dump >/dev/null; then
+    h5dump -d /jobs -m %.0f long.h5 > jobs.txt 2>&1
+    grep -Eq '^ *\([0-9]+\): \{$' jobs.txt && ok || bad "no /jobs rows in long.h5"
+    [ "$(grep -Ec '^ *\([0-9]+\): \{$' jobs.txt)" = 1 ] && ok || bad "long.h5: /jobs should hold 1 row"
+fi
 expect_exit 2 "$FLEETSIM" validate long.yaml --set drain_limit=-1h
 expect_err 'drain_limit'
 # ---- the first run's headline: one line says which window the figures
