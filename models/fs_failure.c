@@ -841,16 +841,49 @@ static int attach_units(fail_t *f, fs_error_t *err)
     return 0;
 }
 
-static int attach_planned(fail_t *f, fs_error_t *err)
+/* Every planned outage names a unit the fleet has (f->cl, f->gpu_base). */
+static int planned_units(const fail_t *f, char *key, size_t keylen, fs_error_t *err)
 {
     for (size_t i = 0; i < f->fc->n_planned; i++) {
         const fs_fail_planned_cfg_t *p = &f->fc->planned[i];
         uint32_t lo, hi;
         unit_range(f, p->kind, -1, &lo, &hi);
-        if (p->unit >= hi)
+        if (p->unit >= hi) {
+            if (key && keylen)
+                snprintf(key, keylen, "failures.planned.%zu.unit", i);
             return fs_error_set(err, FS_EINVAL, "failures.planned.%zu.unit: %u is out of range (the "
                                 "fleet has %u %s units)", i, p->unit, hi,
                                 fs_failure_component_name(p->kind));
+        }
+    }
+    return 0;
+}
+
+int fs_failure_planned_check(const fs_config_t *cfg, const fs_cluster_t *cl, char *key,
+                             size_t keylen, fs_error_t *err)
+{
+    if (key && keylen)
+        key[0] = '\0';
+    if (!cfg->failures.given || cfg->failures.n_planned == 0)
+        return 0;
+    fail_t f = {.cfg = cfg, .fc = &cfg->failures, .cl = cl};
+    if (!(f.gpu_base = fs_malloc((cl->n_pools + 1) * sizeof *f.gpu_base)))
+        return fs_error_set(err, FS_ENOMEM, "failures: out of memory");
+    f.gpu_base[0] = 0;
+    for (uint32_t p = 0; p < cl->n_pools; p++)
+        f.gpu_base[p + 1] = f.gpu_base[p] + cl->pools[p].gpus_total;
+    int rc = planned_units(&f, key, keylen, err);
+    fs_free(f.gpu_base);
+    return rc;
+}
+
+static int attach_planned(fail_t *f, fs_error_t *err)
+{
+    int rc = planned_units(f, NULL, 0, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < f->fc->n_planned; i++) {
+        const fs_fail_planned_cfg_t *p = &f->fc->planned[i];
         if (fs_model_module_event(f->m, f->id, p->at, FS_PRIO_FAILURE,
                                   EV_DATA(EV_PLANNED, 0, i), NULL))
             return fs_error_set(err, FS_ENOMEM, "failures: out of memory");

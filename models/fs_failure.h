@@ -40,4 +40,11 @@
  * the key, e.g. a planned outage's unit out of range) or FS_ENOMEM. */
 int fs_failures_attach(fs_model_t *m, fs_error_t *err);
 
+/* failures.planned[].unit against the units of cluster cl (built from
+ * cfg->cluster): 0, or FS_EINVAL with key set to the item's unit key
+ * (what fs_failures_attach refuses; the loader calls it through
+ * fs_model_cfg_check), FS_ENOMEM. */
+int fs_failure_planned_check(const fs_config_t *cfg, const fs_cluster_t *cl, char *key,
+                             size_t keylen, fs_error_t *err);
+
 #endif

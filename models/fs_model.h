@@ -251,6 +251,15 @@ typedef struct fs_module_def {
     int (*attach)(fs_model_t *m, fs_error_t *err);
 } fs_module_def_t;
 extern const fs_module_def_t fs_model_modules[];
+
+/* The rules that need the fleet built, as fs_model_create would build it
+ * (fs_modules.c): the cluster itself (cluster.topology.nvlink_domain and
+ * nodes_per_rack against the pools' nodes), failures.planned[].unit
+ * against the fleet's units, and a pool for every service.  0, or the
+ * model's error with key set to the key it is about (empty: none),
+ * FS_ENOMEM.  The loader calls it so that validate refuses what run would,
+ * at FILE:LINE:COL. */
+int fs_model_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 extern const size_t fs_model_n_modules;
 /* Schedules an event of module id at `at` (>= now) with a priority of
  * fs_sim.h (FS_PRIO_FAILURE, FS_PRIO_REPAIR, ...).  h may be NULL.

@@ -12,6 +12,9 @@
 #include "fs_purchase.h"
 #include "fs_service.h"
 
+#include <stdio.h>
+#include <string.h>
+
 const fs_module_def_t fs_model_modules[] = {
     {"cloud burst", fs_burst_attach},          /* cost.pools[].burst (docs/cost.md) */
     {"purchase timeline", fs_purchase_attach}, /* cost.purchases, pools' online/retire */
@@ -21,3 +24,28 @@ const fs_module_def_t fs_model_modules[] = {
     {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
+
+/* The message's leading key ("cluster.topology.nodes_per_rack: ..."). */
+static void key_of(const char *msg, char *key, size_t keylen)
+{
+    size_t kl = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_.");
+    snprintf(key, keylen, "%.*s", msg[kl] == ':' && kl < keylen ? (int)kl : 0, msg);
+}
+
+int fs_model_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
+{
+    if (key && keylen)
+        key[0] = '\0';
+    fs_cluster_t cl;
+    int rc = fs_cluster_init(&cl, &cfg->cluster, err);
+    if (rc) {
+        if (key && keylen && rc != FS_ENOMEM)
+            key_of(err->msg, key, keylen);
+        return rc;
+    }
+    rc = fs_failure_planned_check(cfg, &cl, key, keylen, err);
+    if (!rc && cfg->services.n)
+        rc = fs_service_pools_check(cfg, &cl, key, keylen, err);
+    fs_cluster_release(&cl);
+    return rc;
+}

@@ -51,6 +51,15 @@ int fs_service_attach(fs_model_t *m, fs_error_t *err);
  * 0 or FS_EINVAL with *key (keylen bytes) the dotted key to blame. */
 int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 
+/* Every service has a pool of cluster cl (built from cfg->cluster) to run
+ * on: a pool of a GPU model of its performance table whose nodes hold a
+ * replica (a MIG layout with its instances on one node, when it asks for
+ * MIG).  0, or FS_EINVAL with key "services.N.performance" (what the run
+ * refuses when it builds the service; the loader calls it through
+ * fs_model_cfg_check), FS_ENOMEM. */
+int fs_service_pools_check(const fs_config_t *cfg, const fs_cluster_t *cl, char *key,
+                           size_t keylen, fs_error_t *err);
+
 /* Erlang C: the probability that a request waits in an M/M/c queue with
  * offered load a = lambda / mu (Erlangs) and c servers; 1 when a >= c.
  * Exposed for the fluid mode's tests. */

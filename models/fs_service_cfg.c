@@ -207,6 +207,63 @@ static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
     return 0;
 }
 
+/* The pools service c can run on (GPU models of its table, replicas that
+ * fit a node, MIG or not as it asks) into pools[] (cl->n_pools room), and
+ * per pool its performance row + 1 (0: none) into pool_row (may be NULL).
+ * Returns how many. */
+static size_t service_pools(const fs_cluster_t *cl, const fs_service_cfg_t *c, int32_t mig,
+                            uint32_t *pools, uint32_t *pool_row)
+{
+    size_t np = 0;
+    for (uint32_t p = 0; p < cl->n_pools; p++) {
+        /* a MIG replica fits only a MIG pool whose layout has its instances
+         * on one node; a whole-GPU one only a pool without MIG */
+        int holds = mig ? fs_cluster_mig_could_fit(cl, p, mig, c->gpus)
+                        : !cl->pools[p].mig && cl->pools[p].gpn >= c->gpus;
+        for (size_t r = 0; r < c->n_perf && holds; r++)
+            if (strcasecmp(cl->pools[p].gpu, c->perf[r].gpu) == 0) {
+                if (pool_row)
+                    pool_row[p] = (uint32_t)r + 1;
+                pools[np++] = p;
+                break;
+            }
+    }
+    return np;
+}
+
+static int no_pool(size_t k, const fs_service_cfg_t *c, int32_t mig, fs_error_t *err)
+{
+    if (mig)
+        return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no "
+                            "pool to run on (no pool of its GPU models whose MIG layout has "
+                            "%u instances of %s on one node)", k, c->name, c->gpus, c->mig);
+    return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no pool "
+                        "to run on (no pool of its GPU models without MIG with nodes of %u "
+                        "GPUs)", k, c->name, c->gpus);
+}
+
+int fs_service_pools_check(const fs_config_t *cfg, const fs_cluster_t *cl, char *key,
+                           size_t keylen, fs_error_t *err)
+{
+    if (key && keylen)
+        key[0] = '\0';
+    uint32_t *pools = fs_malloc((cl->n_pools ? cl->n_pools : 1) * sizeof *pools);
+    if (!pools)
+        return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    int rc = 0;
+    for (size_t k = 0; k < cfg->services.n && !rc; k++) {
+        const fs_service_cfg_t *c = &cfg->services.list[k];
+        int32_t mig = c->mig ? fs_mig_code_find(c->mig, strlen(c->mig)) : 0;
+        if (service_pools(cl, c, mig, pools, NULL) == 0) {
+            rc = no_pool(k, c, mig, err);
+            if (key && keylen)
+                snprintf(key, keylen, "services.%zu.performance", k);
+        }
+    }
+    fs_free(pools);
+    return rc;
+}
+
 /* The service's pools (GPU models of its table) and its week of rates. */
 int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
 {
@@ -225,33 +282,15 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     uint32_t *pools = fs_malloc((cl->n_pools ? cl->n_pools : 1) * sizeof *pools);
     if (!pools)
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");
-    size_t np = 0;
     s->mig = c->mig ? fs_mig_code_find(c->mig, strlen(c->mig)) : 0;
     s->gpu_share = s->mig ? c->gpus * (fs_mig_code_milli(s->mig) / 1000.0) : c->gpus;
-    for (uint32_t p = 0; p < cl->n_pools; p++) {
-        /* a MIG replica fits only a MIG pool whose layout has its instances
-         * on one node; a whole-GPU one only a pool without MIG */
-        int holds = s->mig ? fs_cluster_mig_could_fit(cl, p, s->mig, c->gpus)
-                           : !cl->pools[p].mig && cl->pools[p].gpn >= c->gpus;
-        for (size_t r = 0; r < c->n_perf && holds; r++)
-            if (strcasecmp(cl->pools[p].gpu, c->perf[r].gpu) == 0) {
-                s->pool_row[p] = (uint32_t)r + 1;
-                pools[np++] = p;
-                break;
-            }
-    }
+    size_t np = service_pools(cl, c, s->mig, pools, s->pool_row);
     for (size_t r = 0; r < c->n_perf; r++)
         if (c->perf[r].max_batch > s->max_batch)
             s->max_batch = c->perf[r].max_batch;
     if (np == 0) {
         fs_free(pools);
-        if (s->mig)
-            return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no "
-                                "pool to run on (no pool of its GPU models whose MIG layout has "
-                                "%u instances of %s on one node)", k, c->name, c->gpus, c->mig);
-        return fs_error_set(err, FS_EINVAL, "services.%zu.performance: service '%s' has no pool "
-                            "to run on (no pool of its GPU models without MIG with nodes of %u "
-                            "GPUs)", k, c->name, c->gpus);
+        return no_pool(k, c, s->mig, err);
     }
     int rc = fs_model_make_pool_set(m, pools, np, &s->set);
     fs_free(pools);

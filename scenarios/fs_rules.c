@@ -421,6 +421,10 @@ static int rules_models(fs_sctx_t *c)
         ((rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0 ||
          (rc = rules_request_traces(c)) != 0))
         return rc;
+    /* the rules that need the fleet built: topology, planned units, a pool
+     * for every service */
+    if ((rc = keyed(c, fs_model_cfg_check(cfg, key, sizeof key, &e), key, "cluster", &e)) != 0)
+        return rc;
     if ((rc = keyed(c, fs_autoscale_cfg_check(cfg, key, sizeof key, &e), key,
                     "cluster.autoscale", &e)) != 0 ||
         (rc = keyed(c, fs_purchase_cfg_check(cfg, key, sizeof key, &e), key, "cost", &e)) != 0 ||

@@ -177,4 +177,39 @@ expect_exit 0 "$FLEETSIM" validate --dump "$SRC/scenarios/default.yaml"
 cp out.txt d1.yaml
 expect_exit 0 "$FLEETSIM" validate --dump d1.yaml
 cmp -s out.txt d1.yaml && ok || bad "dump is not a fixed point"
+# ---- the rules that need the fleet built (issue 39): the topology against
+# the pools' nodes, a planned outage's unit, a service's pool -- refused by
+# validate as by run, at the key's FILE:LINE:COL
+W='workload: {synthetic: {arrivals: {process: poisson, rate: 1/h}, gpus: {8: 1}, duration: {dist: exponential, mean: 1h}}}'
+cat > fleet.yaml <<Y
+name: fleet-rules
+until: horizon
+horizon: 2h
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]
+  topology: {nvlink_domain: 16, nodes_per_rack: 2}
+$W
+failures:
+  planned:
+    - {kind: node, unit: 3, at: 1h, duration: 1h}
+services:
+  - name: chat
+    gpus: 2
+    requests: {rate: 1/s, input: {dist: lognormal, median: 600, sigma: 1}, output: {dist: lognormal, median: 200, sigma: 0.8}}
+    performance: [{gpu: H100, prefill: 10000, decode: 50, max_batch: 32}]
+Y
+expect_exit 0 "$FLEETSIM" validate fleet.yaml
+sed 's/nvlink_domain: 16/nvlink_domain: 12/' fleet.yaml > fl-dom.yaml
+refused fl-dom.yaml "^fl-dom.yaml:6:29: cluster.topology.nvlink_domain: 12 GPUs is not a multiple of pool 'p''s 8 GPUs per node"
+sed 's/nodes_per_rack: 2/nodes_per_rack: 3/' fleet.yaml > fl-rack.yaml
+refused fl-rack.yaml '^fl-rack.yaml:6:49: cluster.topology.nodes_per_rack: 3 nodes do not hold whole NVLink domains of 2 nodes'
+sed 's/unit: 3,/unit: 4,/' fleet.yaml > fl-unit.yaml
+refused fl-unit.yaml '^fl-unit.yaml:10:26: failures.planned.0.unit: 4 is out of range \(the fleet has 4 node units\)'
+sed 's/kind: node, unit: 3/kind: rack, unit: 2/' fleet.yaml > fl-rack-unit.yaml
+refused fl-rack-unit.yaml '^fl-rack-unit.yaml:10:26: failures.planned.0.unit: 2 is out of range \(the fleet has 2 rack units\)'
+sed 's/gpu: H100, prefill/gpu: A100, prefill/' fleet.yaml > fl-svc.yaml
+refused fl-svc.yaml "^fl-svc.yaml:15:18: services.0.performance: service 'chat' has no pool to run on"
+sed 's/gpus: 2$/gpus: 16/' fleet.yaml > fl-svc16.yaml
+refused fl-svc16.yaml "^fl-svc16.yaml:15:18: services.0.performance: service 'chat' has no pool to run on \(no pool of its GPU models without MIG with nodes of 16 GPUs\)"
+
 finish
