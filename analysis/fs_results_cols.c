@@ -145,7 +145,8 @@ static const col_t bucket_cols[] = {
 static const col_t request_cols[] = {
     REQ_COL(service, K_U32, "-"),   REQ_COL(input, K_U32, "tokens"),
     REQ_COL(output, K_U32, "tokens"), REQ_COL(retries, K_U32, "count"),
-    REQ_COL(arrival, K_F64, "s"),   REQ_COL(ttft, K_F64, "s"),
+    REQ_COL(replica, K_U32, "-"),   REQ_COL(preemptions, K_U32, "count"),
+    REQ_COL(arrival, K_F64, "s"),   REQ_COL(admitted, K_F64, "s"), REQ_COL(ttft, K_F64, "s"),
     REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"),
 };
 

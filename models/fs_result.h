@@ -183,7 +183,9 @@ typedef struct fs_request_row {    /* /requests (output.requests; request mode) 
     uint32_t service;
     uint32_t input, output; /* tokens */
     uint32_t retries;
-    double arrival, ttft, tpot, end;
+    uint32_t replica;       /* the replica that served it (index within its service) */
+    uint32_t preemptions;   /* times its sequence was preempted and recomputed */
+    double arrival, admitted, ttft, tpot, end;  /* admitted: first into a running batch */
 } fs_request_row_t;
 
 /* Totals the model accumulates over the run (integrals are exact: the

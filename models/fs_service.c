@@ -70,14 +70,24 @@ int fs_svc_new_replica(svc_t *s, fs_model_t *m)
             return FS_ENOMEM;
         i = (uint32_t)s->n_rep++;
         memset(&s->rep[i], 0, sizeof s->rep[i]);
-        if (s->cfg->mode == FS_SVC_REQUEST &&
-            !(s->rep[i].fl = fs_calloc(s->max_batch, sizeof *s->rep[i].fl)))
-            return FS_ENOMEM;
+        if (s->cfg->mode == FS_SVC_REQUEST && s->cfg->engine_sched == FS_SVC_SLOTS) {
+            if (!(s->rep[i].fl = fs_calloc(s->max_batch, sizeof *s->rep[i].fl)))
+                return FS_ENOMEM;
+        } else if (s->cfg->mode == FS_SVC_REQUEST) {
+            eng_t *e = fs_calloc(1, sizeof *e);
+            if (!e || !(e->run = fs_calloc(s->max_batch, sizeof *e->run))) {
+                fs_free(e);
+                return FS_ENOMEM;
+            }
+            s->rep[i].e = e;
+        }
     }
     replica_t *r = &s->rep[i];
+    eng_t *e = r->e;
     inflight_t *fl = r->fl;
     uint32_t gen = r->gen;
     memset(r, 0, sizeof *r);
+    r->e = e;
     r->fl = fl;
     r->gen = gen + 1;
     r->state = R_PENDING;
@@ -216,6 +226,7 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
         r->prefill_tps = p->prefill_tps;
         r->stepb = (double)p->max_batch / p->decode_tps * 1e6;
         r->step1 = p->decode1_tps > 0 ? 1e6 / p->decode1_tps : r->stepb;
+        fs_sveng_start(s, r, p);
         r->gen++;
         r->since = fs_model_now(m);
         s->holding++;
@@ -291,8 +302,14 @@ static void svc_destroy(void *ud)
         return;
     for (size_t k = 0; k < a->n; k++) {
         svc_t *s = &a->s[k];
-        for (size_t i = 0; i < s->n_rep; i++)
+        for (size_t i = 0; i < s->n_rep; i++) {
             fs_free(s->rep[i].fl);
+            if (s->rep[i].e) {
+                fs_free(s->rep[i].e->run);
+                fs_free(s->rep[i].e->wq);
+                fs_free(s->rep[i].e);
+            }
+        }
         fs_free(s->rep);
         fs_free(s->pool_row);
         fs_free(s->q);

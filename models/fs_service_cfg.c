@@ -76,6 +76,14 @@ int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
                 fs_error_set(err, FS_EINVAL, "max_batch is at most %u", MAX_BATCH);
                 return blame(key, keylen, i, sub);
             }
+            if (c->engine_sched == FS_SVC_V1 && c->perf[k].max_batch > c->max_tokens) {
+                /* vLLM: max_num_batched_tokens must be >= max_num_seqs */
+                fs_error_set(err, FS_EINVAL, "max_num_batched_tokens %llu is below performance "
+                             "row %zu's max_batch %u (every running sequence decodes a token "
+                             "each iteration)", (unsigned long long)c->max_tokens, k,
+                             c->perf[k].max_batch);
+                return blame(key, keylen, i, "engine.max_num_batched_tokens");
+            }
         }
         uint32_t maxr = c->max_replicas ? c->max_replicas : c->min_replicas;
         if (c->max_replicas && c->max_replicas < c->min_replicas) {

@@ -1,13 +1,37 @@
 /*
- * fs_service_engine: the serving engine of request mode (fs_service_int.h):
- * the service's queue of waiting requests (a ring), routing to the ready
- * replica with the fewest in flight, and each replica's batch: a request's
- * time is its prefill plus (out - 1) decode steps at the batch's step
- * time.  The only file that knows how a replica processes requests.
+ * fs_service_engine: the serving engine of request mode (fs_service_int.h).
+ * A replica is one LLM serving engine at iteration level, as vLLM runs one
+ * (docs/services.md "The engine" names the vLLM source each rule follows):
+ *
+ * - routing: a request goes, at arrival, to the ready replica with the
+ *   fewest requests on it (running + waiting), and waits in that replica's
+ *   own queue; with no ready replica it waits in the service's queue;
+ * - scheduler v1 (vLLM's current engine, chunked prefill): every iteration
+ *   first gives each running sequence its next tokens (one for a decoding
+ *   sequence, the rest of a prefill) within the token budget
+ *   max_num_batched_tokens, then admits waiting sequences FCFS while budget,
+ *   max_num_seqs and the KV cache allow (none in an iteration that had to
+ *   preempt);
+ * - scheduler v0 (the older engine): an iteration either prefills newly
+ *   admitted prompts (decode paused) or decodes every running sequence;
+ * - KV cache: blocks of 16 tokens; a running sequence that cannot grow
+ *   preempts the newest running one, which is recomputed later;
+ * - step time: an iteration with p prefill tokens and b decoding sequences
+ *   takes p / prefill + step(b), step linear in b from 1/decode_single to
+ *   max_batch/decode (the performance row).
+ *
+ * Fast by construction: while every running sequence decodes and nothing
+ * can be admitted, the iterations are identical, so one event covers all of
+ * them up to the next finish or KV shortage (a macro step); an arrival cuts
+ * it at the next iteration boundary.  Events: arrival, iteration end.
  */
 #include "fs_service_int.h"
 
 #include <math.h>
+#include <string.h>
+
+#define KV_BLOCK 16u
+#define STEP_PRIO (FS_PRIO_ARRIVAL + 5)   /* after every arrival of its instant */
 
 int fs_sveng_push(svc_t *s, const req_t *r, int front)
 {
@@ -24,7 +48,7 @@ int fs_sveng_push(svc_t *s, const req_t *r, int front)
     return 0;
 }
 
-static req_t q_pop(svc_t *s)
+req_t fs_sveng_pop(svc_t *s)
 {
     req_t r = s->q[s->q_head];
     s->q_head = (s->q_head + 1) % s->q_cap;
@@ -32,71 +56,166 @@ static req_t q_pop(svc_t *s)
     return r;
 }
 
-static fs_time_t prefill_us(const replica_t *r, uint32_t in)
+/* ---- a replica's waiting queue ------------------------------------------------ */
+
+static int wq_push(eng_t *e, const seq_t *q, int front)
 {
-    fs_time_t d = (fs_time_t)llround((double)in / r->prefill_tps * 1e6);
-    return d > 0 ? d : 0;
+    if (e->wq_n == e->wq_cap &&
+        fs_svc_ring_grow((void **)&e->wq, &e->wq_cap, e->wq_head, e->wq_n, sizeof *e->wq))
+        return FS_ENOMEM;
+    if (front) {
+        e->wq_head = (e->wq_head + e->wq_cap - 1) % e->wq_cap;
+        e->wq[e->wq_head] = *q;
+    } else {
+        e->wq[(e->wq_head + e->wq_n) % e->wq_cap] = *q;
+    }
+    e->wq_n++;
+    return 0;
 }
 
-/* Starts request q on replica i (a free batch slot). */
-static int serve(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const req_t *q)
+static seq_t *wq_front(eng_t *e) { return &e->wq[e->wq_head]; }
+
+static void wq_drop_front(eng_t *e)
+{
+    e->wq_head = (e->wq_head + 1) % e->wq_cap;
+    e->wq_n--;
+}
+
+/* ---- step time and the KV cache ------------------------------------------------ */
+
+static double step_us(const replica_t *r, uint32_t b)
+{
+    if (b == 0)
+        return 0;
+    if (r->batch <= 1)
+        return r->stepb;
+    return r->step1 + (r->stepb - r->step1) * (double)(b - 1) / (double)(r->batch - 1);
+}
+
+/* An iteration's length, us: p prefill tokens, b decoding sequences. */
+static fs_time_t iter_us(const replica_t *r, uint64_t p, uint32_t b)
+{
+    double x = (double)p * 1e6 / r->prefill_tps + step_us(r, b);
+    fs_time_t d = (fs_time_t)floor(x + 0.5);
+    return d < 1 ? 1 : d;
+}
+
+static uint32_t blocks_for(uint64_t tokens)
+{
+    return (uint32_t)((tokens + KV_BLOCK - 1) / KV_BLOCK);
+}
+
+/* Blocks for seq q to hold `tokens`: 1 if had (e->kv_free taken), 0 if the
+ * cache has not enough free blocks.  An unlimited cache always has them. */
+static int kv_grow(eng_t *e, seq_t *q, uint64_t tokens)
+{
+    uint32_t need = blocks_for(tokens);
+    if (need <= q->blocks)
+        return 1;
+    uint32_t more = need - q->blocks;
+    if (e->kv_blocks) {
+        if (more > e->kv_free)
+            return 0;
+        e->kv_free -= more;
+    }
+    q->blocks = need;
+    return 1;
+}
+
+static void kv_release(eng_t *e, seq_t *q)
+{
+    if (e->kv_blocks)
+        e->kv_free += q->blocks;
+    q->blocks = 0;
+}
+
+/* ---- requests on replicas ------------------------------------------------------ */
+
+static void replica_count(svc_t *s, replica_t *r, int d)
+{
+    r->busy = (uint32_t)((int64_t)r->busy + d);
+    s->busy = (uint32_t)((int64_t)s->busy + d);
+    if (r->doomed)
+        s->busy_doomed = (uint32_t)((int64_t)s->busy_doomed + d);
+}
+
+static int arm(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, fs_time_t at)
+{
+    eng_t *e = s->rep[i].e;
+    e->armed = 1;
+    e->at = at;
+    return fs_model_module_event(m, a->id, at, STEP_PRIO, EVD(EV_DONE, s->idx, i, 0), &e->ev);
+}
+
+/* Request q joins replica i's waiting queue.  An idle replica starts an
+ * iteration in this instant (after its other arrivals); one in a macro step
+ * stops it at the next iteration boundary, where the request is seen. */
+static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const req_t *q)
 {
     replica_t *r = fs_svc_rep(s, i);
-    uint32_t pos = 0;
-    while (r->fl[pos].used)
-        pos++;
-    inflight_t *f = &r->fl[pos];
+    eng_t *e = r->e;
     fs_time_t now = fs_model_now(m);
-    r->busy++;
-    s->busy++;
-    double stepd = r->batch > 1 ? r->step1 + (r->stepb - r->step1) * (double)(r->busy - 1) /
-                                                 (double)(r->batch - 1)
-                                : r->stepb;
-    f->r = *q;
-    f->start = now;
-    f->step = (fs_time_t)llround(stepd);
-    f->used = 1;
-    fs_time_t end = now + prefill_us(r, q->in) + (fs_time_t)(q->out - 1) * f->step;
-    return fs_model_module_event(m, a->id, end, FS_PRIO_COMPLETION, EVD(EV_DONE, s->idx, i, pos),
-                                 &f->ev);
+    seq_t sq = {.r = *q, .first = -1, .admitted = -1};
+    int rc = wq_push(e, &sq, 0);
+    if (rc)
+        return rc;
+    replica_count(s, r, 1);
+    s->waiting_rep++;
+    if (!e->armed)
+        return arm(a, s, m, i, now);
+    if (e->k > 1 && e->at > now) {  /* a macro step: cut at the next boundary */
+        fs_time_t j = (now - e->t0 + e->dur - 1) / e->dur;
+        fs_time_t at = e->t0 + j * e->dur;
+        if (at < e->at) {
+            fs_model_cancel(m, e->ev);
+            return arm(a, s, m, i, at);
+        }
+    }
+    return 0;
 }
 
-/* Sends waiting requests to ready replicas with free slots: the one with the
- * fewest in flight first (lowest index on ties). */
+/* The ready replica (not retired) with the fewest requests on it, lowest
+ * index on ties; UINT32_MAX if none. */
+static uint32_t least_loaded(const svc_t *s)
+{
+    uint32_t best = UINT32_MAX, bb = UINT32_MAX;
+    for (uint32_t i = 0; i < s->n_rep; i++) {
+        const replica_t *r = &s->rep[i];
+        if (r->state == R_READY && !r->doomed && r->busy < bb) {
+            best = i;
+            bb = r->busy;
+        }
+    }
+    return best;
+}
+
+/* Sends the service's waiting requests to ready replicas. */
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
 {
     if (s->cfg->mode != FS_SVC_REQUEST)
         return 0;
-    while (s->q_n > 0 && s->busy - s->busy_doomed < s->slots_ready) {
-        uint32_t best = UINT32_MAX, bb = UINT32_MAX;
-        for (uint32_t i = 0; i < s->n_rep; i++) {
-            const replica_t *r = &s->rep[i];
-            if (r->state == R_READY && !r->doomed && r->busy < r->batch && r->busy < bb) {
-                best = i;
-                bb = r->busy;
-            }
-        }
+    if (s->cfg->engine_sched == FS_SVC_SLOTS)
+        return fs_svslot_dispatch(a, s, m);
+    while (s->q_n > 0) {
+        uint32_t best = least_loaded(s);
         if (best == UINT32_MAX)
             break;
         fs_svc_settle(s, fs_model_now(m));
-        req_t q = q_pop(s);
-        int rc = serve(a, s, m, best, &q);
+        req_t q = fs_sveng_pop(s);
+        int rc = route_to(a, s, m, best, &q);
         if (rc)
             return rc;
     }
     return 0;
 }
 
-int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos)
+/* ---- the end of a request ---------------------------------------------------------- */
+
+static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq_t *q)
 {
-    replica_t *r = fs_svc_rep(s, i);
-    if (i >= s->n_rep || pos >= s->max_batch || !r->fl[pos].used)
-        return FS_EINTERNAL;
-    inflight_t *f = &r->fl[pos];
     fs_time_t now = fs_model_now(m);
-    double pre = fs_time_to_s(prefill_us(r, f->r.in));
-    double ttft = fs_time_to_s(f->start - f->r.arrival) + pre;
-    double tpot = f->r.out > 1 ? fs_time_to_s(f->step) : NAN;
+    double ttft = fs_time_to_s(q->first - q->r.arrival);
+    double tpot = q->r.out > 1 ? fs_time_to_s(now - q->first) / (double)(q->r.out - 1) : NAN;
     const fs_service_cfg_t *c = s->cfg;
     int met = ttft <= fs_time_to_s(c->slo_ttft) + 1e-9 &&
               (c->slo_tpot == 0 || isnan(tpot) || tpot <= fs_time_to_s(c->slo_tpot) + 1e-9);
@@ -104,8 +223,8 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t p
     s->completed++;
     s->bk.completed++;
     s->bk.met += (uint64_t)met;
-    s->tokens += f->r.out;
-    s->bk.tokens += f->r.out;
+    s->tokens += q->r.out;
+    s->bk.tokens += q->r.out;
     if (win) {
         s->win_n += 1;
         s->win_met += met;
@@ -122,49 +241,331 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t p
     }
     const fs_sink_t *sk = fs_model_sink(m);
     if (a->want_requests && sk->request) {
-        fs_request_row_t row = {.service = s->idx, .input = f->r.in, .output = f->r.out,
-                                .retries = f->r.retries, .arrival = fs_time_to_s(f->r.arrival),
-                                .ttft = ttft, .tpot = tpot, .end = fs_time_to_s(now)};
+        fs_request_row_t row = {.service = s->idx, .input = q->r.in, .output = q->r.out,
+                                .retries = q->r.retries, .replica = ri,
+                                .preemptions = q->preempt,
+                                .arrival = fs_time_to_s(q->r.arrival),
+                                .admitted = fs_time_to_s(q->admitted), .ttft = ttft,
+                                .tpot = tpot, .end = fs_time_to_s(now)};
         int rc = sk->request(sk->ud, &row);
         if (rc) {
             fs_model_error(m, sk->err);
             return rc;
         }
     }
-    f->used = 0;
-    f->ev = (fs_event_handle_t){0, 0};
-    r->busy--;
-    s->busy--;
-    s->busy_doomed -= r->doomed;
-    if (r->doomed && r->busy == 0)
-        return fs_svc_retire_now(s, m, i);
-    return fs_sveng_dispatch(a, s, m);
-}
-
-/* Every request in flight on replica i goes back to the head of the queue
- * (in their arrival order). */
-int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
-{
-    fs_svc_settle(s, fs_model_now(m));
-    for (;;) {      /* latest arrival first, each pushed at the front */
-        int k = -1;
-        for (uint32_t p = 0; p < s->max_batch && r->fl; p++)
-            if (r->fl[p].used && (k < 0 || r->fl[p].r.arrival > r->fl[k].r.arrival))
-                k = (int)p;
-        if (k < 0)
-            break;
-        inflight_t *f = &r->fl[k];
-        fs_model_cancel(m, f->ev);
-        f->used = 0;
-        f->r.retries++;
-        s->retried++;
-        r->busy--;
-        s->busy--;
-        s->busy_doomed -= r->doomed;
-        int rc = fs_sveng_push(s, &f->r, 1);
-        if (rc)
-            return rc;
-    }
     return 0;
 }
 
+/* ---- one iteration --------------------------------------------------------------- */
+
+/* Seq k of the running list to the front of the waiting queue (recompute). */
+static int preempt(svc_t *s, eng_t *e, uint32_t k)
+{
+    seq_t q = e->run[k];
+    kv_release(e, &q);
+    q.computed = 0;
+    q.decoding = 0;
+    q.sched = 0;
+    q.preempt++;
+    memmove(e->run + k, e->run + k + 1, (e->n_run - k - 1) * sizeof *e->run);
+    e->n_run--;
+    s->preemptions++;
+    s->bk.preemptions++;
+    s->waiting_rep++;
+    return wq_push(e, &q, 1);
+}
+
+/* The running sequences' tokens of this iteration (v1 step 1, v0's decode
+ * pass with budget UINT64_MAX): each its next tokens, the newest preempted
+ * while one cannot grow.  *p, *b: prefill tokens and decoding sequences
+ * scheduled; returns 1 if something was preempted, -1 on FS_ENOMEM. */
+static int schedule_running(svc_t *s, eng_t *e, uint64_t *budget, uint64_t *p, uint32_t *b)
+{
+    int preempted = 0;
+    for (uint32_t k = 0; k < e->n_run && *budget > 0;) {
+        seq_t *q = &e->run[k];
+        uint64_t total = (uint64_t)q->r.in + q->gen;
+        uint64_t want = total - q->computed;
+        if (want > *budget)
+            want = *budget;
+        int ok = 1;
+        while (!kv_grow(e, q, q->computed + want)) {
+            uint32_t last = e->n_run - 1;
+            preempted = 1;
+            if (preempt(s, e, last))
+                return -1;
+            if (last == k) {
+                ok = 0;
+                break;
+            }
+            q = &e->run[k];
+        }
+        if (!ok)
+            break;
+        q->sched = (uint32_t)want;
+        *budget -= want;
+        if (q->decoding)
+            (*b)++;
+        else
+            *p += want;
+        k++;
+    }
+    return preempted;
+}
+
+/* Admits waiting sequences (v1: chunks within the budget; v0: whole
+ * prompts, one longer than the budget alone).  Adds their prefill tokens
+ * to *p; returns how many, or -1 with the run's error set when the head of
+ * the queue can never fit the replica's KV cache (it would stall the
+ * replica for ever: vLLM refuses such a prompt). */
+static int64_t admit(svc_t *s, fs_model_t *m, eng_t *e, uint64_t *budget, uint64_t *p, int v0)
+{
+    uint32_t n = 0;
+    fs_time_t now = fs_model_now(m);
+    while (e->wq_n > 0 && *budget > 0 && e->n_run < e->max_seqs) {
+        seq_t *w = wq_front(e);
+        uint64_t total = (uint64_t)w->r.in + w->gen, want = total;
+        if (e->kv_blocks && blocks_for((uint64_t)w->r.in + w->r.out) > e->kv_blocks) {
+            fs_error_t err;
+            fs_error_set(&err, FS_EINVAL, "services.%u: a request of %u prompt and %u output "
+                         "tokens needs %u KV blocks of 16 tokens, more than a replica's "
+                         "performance row kv_tokens holds (%u blocks): raise kv_tokens",
+                         s->idx, w->r.in, w->r.out, blocks_for((uint64_t)w->r.in + w->r.out),
+                         e->kv_blocks);
+            fs_model_error(m, &err);
+            return -1;
+        }
+        if (v0) {
+            if (want > *budget && n > 0)
+                break;
+        } else if (want > *budget) {
+            want = *budget;
+        }
+        seq_t q = *w;
+        q.computed = 0;
+        q.blocks = 0;
+        q.target = (uint32_t)total;
+        if (!kv_grow(e, &q, want))
+            break;
+        if (q.admitted < 0)
+            q.admitted = now;
+        q.sched = (uint32_t)want;
+        q.decoding = 0;
+        wq_drop_front(e);
+        s->waiting_rep--;
+        e->run[e->n_run++] = q;
+        *budget = want >= *budget ? 0 : *budget - want;
+        *p += want;
+        n++;
+    }
+    return n;
+}
+
+/* Iterations from now on that decode every running sequence with nothing
+ * else to do: how many are identical (up to the first finish and the
+ * last one whose KV blocks are all had). */
+static uint32_t macro_len(const eng_t *e)
+{
+    uint32_t k = UINT32_MAX;
+    for (uint32_t i = 0; i < e->n_run; i++) {
+        uint32_t left = e->run[i].r.out - e->run[i].gen;
+        if (left < k)
+            k = left;
+    }
+    if (!e->kv_blocks || k <= 1)
+        return k;
+    /* blocks the first j iterations take: sequence i needs its next block
+     * when computed + j passes blocks * 16 */
+    uint32_t lo = 1, hi = k;   /* the answer is in [lo - 1, hi]: lo - 1 safe */
+    while (lo <= hi) {
+        uint32_t j = lo + (hi - lo) / 2;
+        uint64_t need = 0;
+        for (uint32_t i = 0; i < e->n_run; i++) {
+            const seq_t *q = &e->run[i];
+            uint32_t nb = blocks_for((uint64_t)q->computed + j);
+            need += nb > q->blocks ? nb - q->blocks : 0;
+        }
+        if (need <= e->kv_free)
+            lo = j + 1;
+        else
+            hi = j - 1;
+    }
+    return hi;
+}
+
+/* The next iteration from now, or idle. */
+static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
+{
+    int64_t na = 0;
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    fs_time_t now = fs_model_now(m);
+    int v0 = s->cfg->engine_sched == FS_SVC_V0;
+    uint64_t budget = e->max_tokens, p = 0;
+    uint32_t b = 0, admitted = 0;
+    int pr = 0;
+    for (uint32_t k = 0; k < e->n_run; k++)
+        e->run[k].sched = 0;
+    if (v0) {   /* a prefill iteration if a prompt can be admitted, else decode */
+        na = admit(s, m, e, &budget, &p, 1);
+        admitted = na > 0 ? (uint32_t)na : 0;
+        if (na == 0) {
+            uint64_t all = UINT64_MAX;
+            pr = schedule_running(s, e, &all, &p, &b);
+        }
+    } else {    /* running first, then (no preemption) waiting */
+        pr = schedule_running(s, e, &budget, &p, &b);
+        if (pr == 0) {
+            na = admit(s, m, e, &budget, &p, 0);
+            admitted = na > 0 ? (uint32_t)na : 0;
+        }
+    }
+    if (na < 0)
+        return FS_EINVAL;
+    if (pr < 0)
+        return FS_ENOMEM;
+    if (p == 0 && b == 0) {
+        e->armed = 0;
+        e->k = 0;
+        return 0;
+    }
+    e->t0 = now;
+    e->dur = iter_us(r, p, b);
+    e->k = 1;
+    /* every running sequence decodes, and nothing was admitted or preempted:
+     * what kept the waiting ones out (no room in the batch, the budget, the
+     * KV cache) lasts until a sequence finishes, so the next iterations are
+     * this one again up to the first finish or KV shortage */
+    if (p == 0 && pr == 0 && admitted == 0 && b == e->n_run) {
+        uint32_t k = macro_len(e);
+        if (k > 1)
+            e->k = k;
+    }
+    return arm(a, s, m, i, now + e->dur * (fs_time_t)e->k);
+}
+
+/* The end of replica i's iteration (or of j iterations of a macro step):
+ * tokens emitted, finished requests out, the next iteration. */
+int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t arg)
+{
+    if (s->cfg->engine_sched == FS_SVC_SLOTS)
+        return fs_svslot_done(a, s, m, i, arg);
+    if (i >= s->n_rep || !s->rep[i].e || !s->rep[i].e->armed)
+        return FS_EINTERNAL;
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    fs_time_t now = fs_model_now(m);
+    e->armed = 0;
+    fs_svc_settle(s, now);
+    if (e->k > 0) {
+        if (e->k > 1) {     /* j identical decode iterations */
+            uint32_t j = (uint32_t)((now - e->t0) / e->dur);
+            for (uint32_t k = 0; k < e->n_run; k++) {
+                seq_t *q = &e->run[k];
+                q->computed += j;
+                q->gen += j;
+                kv_grow(e, q, q->computed);   /* macro_len: they are free */
+            }
+        } else {
+            for (uint32_t k = 0; k < e->n_run; k++) {
+                seq_t *q = &e->run[k];
+                if (q->sched == 0)
+                    continue;
+                q->computed += q->sched;
+                if (q->decoding) {
+                    q->gen++;
+                } else if (q->computed >= q->target) {
+                    q->gen++;
+                    q->decoding = 1;
+                    if (q->first < 0)
+                        q->first = now;
+                }
+                q->sched = 0;
+            }
+        }
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < e->n_run; k++) {
+            seq_t *q = &e->run[k];
+            if (q->gen >= q->r.out) {
+                int rc = finish(a, s, m, i, q);
+                if (rc)
+                    return rc;
+                kv_release(e, q);
+                replica_count(s, r, -1);
+            } else {
+                e->run[w++] = *q;
+            }
+        }
+        e->n_run = w;
+        e->k = 0;
+    }
+    if (r->doomed && r->busy == 0)
+        return fs_svc_retire_now(s, m, i);
+    return begin(a, s, m, i);
+}
+
+/* Replica r starts serving with performance row p: an empty engine. */
+void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
+{
+    eng_t *e = r->e;
+    if (!e)
+        return;
+    e->n_run = 0;
+    e->wq_head = e->wq_n = 0;
+    e->armed = 0;
+    e->k = 0;
+    e->max_seqs = p->max_batch;
+    e->max_tokens = s->cfg->max_tokens;
+    e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);
+    e->kv_free = e->kv_blocks;
+}
+
+/* Every request on replica r (running, then waiting) goes back to the head
+ * of the service's queue, in arrival order; its progress is lost. */
+int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
+{
+    if (s->cfg->engine_sched == FS_SVC_SLOTS)
+        return fs_svslot_requeue(m, s, r);
+    eng_t *e = r->e;
+    if (!e)
+        return 0;
+    fs_svc_settle(s, fs_model_now(m));
+    if (e->armed)
+        fs_model_cancel(m, e->ev);
+    e->armed = 0;
+    e->k = 0;
+    s->waiting_rep -= (uint32_t)e->wq_n;
+    for (;;) {      /* latest arrival first, each pushed at the front */
+        seq_t *best = NULL;
+        for (uint32_t k = 0; k < e->n_run; k++)
+            if (!best || e->run[k].r.arrival > best->r.arrival)
+                best = &e->run[k];
+        for (size_t k = 0; k < e->wq_n; k++) {
+            seq_t *q = &e->wq[(e->wq_head + k) % e->wq_cap];
+            if (!best || q->r.arrival > best->r.arrival)
+                best = q;
+        }
+        if (!best)
+            break;
+        req_t q = best->r;
+        q.retries++;
+        s->retried++;
+        replica_count(s, r, -1);
+        /* take it out: a running one by moving the last over it, a waiting
+         * one likewise within the ring (order no longer matters) */
+        if (best >= e->run && best < e->run + e->n_run) {
+            *best = e->run[--e->n_run];
+        } else {
+            size_t last = (e->wq_head + e->wq_n - 1) % e->wq_cap;
+            *best = e->wq[last];
+            e->wq_n--;
+        }
+        int rc = fs_sveng_push(s, &q, 1);
+        if (rc)
+            return rc;
+    }
+    e->n_run = 0;
+    e->wq_n = 0;
+    e->kv_free = e->kv_blocks;
+    return 0;
+}

@@ -5,8 +5,9 @@
  *   fs_service.c         replica lifecycle, the module's events, attach  fs_svc_
  *   fs_service_arrive.c  request arrivals (synthetic or a trace) and the
  *                        fluid rate of each hour  fs_svarr_
- *   fs_service_engine.c  request mode: the queue, routing to replicas and
- *                        each replica's batch of requests in flight  fs_sveng_
+ *   fs_service_engine.c  request mode: the service's queue, routing to replicas
+ *                        and each replica's engine at iteration level (v1, v0)  fs_sveng_
+ *   fs_service_slots.c   request mode, engine.scheduler: slots (issue 16's model)  fs_svslot_
  *   fs_service_fluid.c   fluid mode: the queue as a fluid (M/G/c)  fs_svfluid_
  *   fs_service_hpa.c     the HPA: replica calculator, stabilisation, scaling  fs_svhpa_
  *   fs_service_metrics.c buckets, percentiles and the run's service rows  fs_svmet_
@@ -46,6 +47,7 @@ typedef struct req {
     uint32_t in, out, retries;
 } req_t;
 
+/* engine.scheduler: slots (fs_service_slots.c): a request in a batch slot. */
 typedef struct inflight {
     req_t r;
     fs_time_t start;        /* its prefill started */
@@ -54,15 +56,47 @@ typedef struct inflight {
     int used;
 } inflight_t;
 
+/* A request on a replica's engine (fs_service_engine.c). */
+typedef struct seq {
+    req_t r;
+    fs_time_t first;        /* its first output token (-1: none yet) */
+    fs_time_t admitted;     /* first admitted to the running batch (-1: not yet) */
+    uint32_t gen;           /* output tokens emitted */
+    uint32_t computed;      /* tokens whose KV is computed */
+    uint32_t target;        /* tokens to prefill since its last admission (in + gen then) */
+    uint32_t blocks;        /* KV blocks held */
+    uint32_t sched;         /* tokens scheduled in the current iteration */
+    uint32_t preempt;       /* times preempted (recomputed) */
+    uint8_t decoding;       /* its prefill since the last admission is done */
+} seq_t;
+
+/* One replica's serving engine: the running batch in admission order, its
+ * own waiting queue, the KV cache, the iteration in progress. */
+typedef struct eng {
+    seq_t *run;             /* capacity: the service's largest max_batch */
+    uint32_t n_run;
+    seq_t *wq;              /* waiting: a ring */
+    size_t wq_head, wq_n, wq_cap;
+    uint32_t max_seqs;      /* max_num_seqs: the performance row's max_batch */
+    uint64_t max_tokens;    /* max_num_batched_tokens */
+    uint32_t kv_blocks, kv_free;    /* KV cache, blocks of 16 tokens (0: unlimited) */
+    fs_time_t t0, dur;      /* the iteration (or macro step) started at t0, each dur us */
+    uint32_t k;             /* iterations in it (> 1: a macro step of identical decodes) */
+    fs_time_t at;           /* its end event */
+    fs_event_handle_t ev;
+    uint8_t armed;          /* an end event is set */
+} eng_t;
+
 typedef struct replica {
     uint32_t slot;          /* the model's job slot */
     uint8_t state;          /* R_* */
     uint8_t doomed;         /* retired: drains, then gives its GPUs back */
     uint32_t gen;           /* bumped at every start and stop (stale READY events) */
-    uint32_t busy, batch;   /* requests in flight, slots */
+    uint32_t busy, batch;   /* requests on it (running + waiting), max_num_seqs */
     double prefill_tps, step1, stepb;   /* tokens/s; decode step at batch 1 and full, us */
     fs_time_t since;        /* STARTING: when it started */
-    inflight_t *fl;         /* batch entries (capacity: the largest batch of the table) */
+    eng_t *e;               /* request mode, v1 / v0: its engine (kept across reuse) */
+    inflight_t *fl;         /* request mode, slots: batch entries (likewise) */
     uint32_t next;          /* free list (R_FREE) */
 } replica_t;
 
@@ -88,7 +122,7 @@ typedef struct bucket {
     comp_t *cttft, *ctpot;  /* fluid mode */
     size_t n_cttft, cap_cttft, n_ctpot, cap_ctpot;
     double f_arrivals, f_completed, f_met;  /* fluid: expected counts */
-    uint64_t met;
+    uint64_t met, preemptions;
     double live_s, ready_s, gpu_s, wait_s, tokens;
     uint32_t cold;
 } bucket_t;
@@ -112,6 +146,7 @@ typedef struct svc {
      * their count and, for the fluid queue, sums over their batch slots */
     uint32_t ready_live;
     uint32_t busy_doomed;   /* requests in flight on retired replicas that drain */
+    uint32_t waiting_rep;   /* requests waiting in replicas' own queues */
     double ec_a, ec_p;      /* the last Erlang C asked (offered load, servers) and its value */
     unsigned ec_c;
     double agg_rate, agg_pre, agg_step;
@@ -141,7 +176,7 @@ typedef struct svc {
     /* accounting */
     fs_time_t acc_at;       /* integrals settled up to */
     bucket_t bk;
-    uint64_t requests, completed, retried, cold_starts;
+    uint64_t requests, completed, retried, cold_starts, preemptions;
     double f_requests, f_completed;
     double win_n, win_met;  /* completions in buckets from the warm-up on, meeting the SLO */
     fs_time_t warmup;
@@ -168,7 +203,7 @@ static inline void fs_svc_settle(svc_t *s, fs_time_t now)
     double dt = fs_time_to_s(now - s->acc_at);
     if (dt > 0) {
         double live = s->live, ready = s->n_ready, gpus = s->holding * s->gpu_share;
-        double wait = (double)s->q_n;
+        double wait = (double)s->q_n + s->waiting_rep;
         s->bk.live_s += live * dt;
         s->bk.ready_s += ready * dt;
         s->bk.gpu_s += gpus * dt;
@@ -203,13 +238,24 @@ int fs_svarr_rate_change(services_t *a, svc_t *s, fs_model_t *m);
 
 /* ---- the serving engine, request mode (fs_service_engine.c) ---------------------------- */
 
-/* Queues request r (at the back, or the front: a retry).  0 or FS_ENOMEM. */
+/* Queues request r in the service's queue (at the back, or the front: a
+ * retry).  0 or FS_ENOMEM. */
 int fs_sveng_push(svc_t *s, const req_t *r, int front);
-/* Sends waiting requests to ready replicas with free slots. */
+/* Routes the service's waiting requests to ready replicas (least loaded). */
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m);
-/* Request in slot pos of replica i is done (its event). */
-int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos);
-/* Every request in flight on replica r goes back to the head of the queue. */
+/* The end of replica i's iteration (its event). */
+int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t arg);
+/* Replica r starts serving with performance row p: an empty engine. */
+void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* The service's queue: its head out (q_n > 0). */
+req_t fs_sveng_pop(svc_t *s);
+
+/* ---- engine.scheduler: slots (fs_service_slots.c) -------------------------------------------- */
+
+int fs_svslot_dispatch(services_t *a, svc_t *s, fs_model_t *m);
+int fs_svslot_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t pos);
+int fs_svslot_requeue(fs_model_t *m, svc_t *s, replica_t *r);
+/* Every request on replica r goes back to the head of the service's queue. */
 int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r);
 
 /* ---- fluid mode (fs_service_fluid.c) ------------------------------------------------------- */

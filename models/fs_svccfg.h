@@ -13,6 +13,7 @@
 #include "../sim/fs_time.h"
 
 enum fs_svc_mode { FS_SVC_REQUEST = 0, FS_SVC_FLUID = 1 };
+enum fs_svc_sched { FS_SVC_SLOTS = 0, FS_SVC_V1 = 1, FS_SVC_V0 = 2 };    /* engine.scheduler */
 enum fs_svc_process { FS_SVC_POISSON = 0, FS_SVC_GAMMA = 1, FS_SVC_TRACE = 2 };
 enum fs_hpa_metric { FS_HPA_NONE = 0, FS_HPA_CONCURRENCY = 1, FS_HPA_QUEUE = 2,
                      FS_HPA_UTILIZATION = 3 };
@@ -24,6 +25,7 @@ typedef struct fs_svc_perf_cfg {
     double decode_tps;      /* output tokens/s of the replica with a full batch */
     uint32_t max_batch;     /* requests served at once */
     double decode1_tps;     /* output tokens/s of one request alone (0: decode_tps / max_batch) */
+    uint64_t kv_tokens;     /* KV cache of a replica, tokens (0: unlimited) */
 } fs_svc_perf_cfg_t;
 
 typedef struct fs_service_cfg {
@@ -52,6 +54,9 @@ typedef struct fs_service_cfg {
     fs_dist_cfg_t output_cfg;
     fs_svc_perf_cfg_t *perf;    /* owned */
     size_t n_perf;
+    /* the engine (request mode) */
+    int engine_sched;       /* enum fs_svc_sched */
+    uint64_t max_tokens;    /* max_num_batched_tokens: tokens per iteration */
     /* autoscaling (Kubernetes HPA) */
     int metric;             /* enum fs_hpa_metric; NONE: min_replicas, fixed */
     double target;          /* per replica: requests (concurrency, queue) or a fraction */

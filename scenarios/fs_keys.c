@@ -104,6 +104,8 @@ static const fs_keytab_t activity_keys;
 static const fs_keytab_t service_keys;
 static const char *const svc_mode_names[] = {
     [FS_SVC_REQUEST] = "request", [FS_SVC_FLUID] = "fluid", NULL};
+static const char *const svc_sched_names[] = {
+    [FS_SVC_SLOTS] = "slots", [FS_SVC_V1] = "v1", [FS_SVC_V0] = "v0", NULL};
 static const char *const svc_process_names[] = {
     [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
 static const char *const provisioner_names[] = {
@@ -160,8 +162,9 @@ static const fs_key_t config_rows[] = {
             "stop at the horizon."},
     {.path = "drain_limit", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(drain_limit),
      .min = 0, .def = "365d", .unit = "s",
-     .doc = "until: drain: the run fails (exit 1, naming the jobs) when jobs are still queued or "
-            "running this long after the last arrival (0s: no cap)."},
+     .doc = "until: drain: the run fails (exit 1, naming the jobs; the results so far written with "
+            "`complete = 0` and `unfinished_jobs`) when jobs are still queued or running this "
+            "long after the last arrival (0s: no cap)."},
     {.path = "warmup", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CF(warmup), .min = 0,
      .def = "0s", .unit = "s",
      .doc = "Jobs submitted before this time are left out of the statistics (must be < horizon)."},
@@ -1049,6 +1052,11 @@ static const fs_key_t svc_perf_rows[] = {
      .doc = "Output tokens/s of one request decoding alone (request mode: a request's decode "
             "step is linear in the batch it joins, from 1/decode_single to max_batch/decode; "
             "0: always max_batch/decode)."},
+    {.path = "kv_tokens", .type = FS_KT_UINT, .off = SVP(kv_tokens), .size = sizeof(uint64_t),
+     .def = "0", .unit = "tokens",
+     .doc = "KV cache of one replica in tokens (blocks of 16): admission needs free blocks, and "
+            "a running sequence that cannot grow preempts the newest (recomputed later); "
+            "0: unlimited."},
 };
 static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],
@@ -1114,6 +1122,19 @@ static const fs_key_t service_rows[] = {
      .sub = &svc_perf_keys,
      .doc = "Per GPU model a replica may use: prefill and decode tokens/s and the batch "
             "limit. Its replicas go only to pools of these GPU models."},
+    {.path = "engine.scheduler", .type = FS_KT_ENUM, .off = SV(engine_sched),
+     .names = svc_sched_names, .def = "slots",
+     .doc = "request mode: the replica's engine. v1: vLLM's current engine at iteration level "
+            "(every iteration decodes the running sequences, then adds prefill chunks up to the "
+            "token budget); v0: vLLM's older engine (an iteration either prefills newly admitted "
+            "prompts, pausing decode, or decodes); slots (the default until the fluid mode "
+            "moves to the iteration model): max_batch independent slots, each prefilling at the "
+            "full rate, which overstates prefill capacity (docs/validation.md)."},
+    {.path = "engine.max_num_batched_tokens", .type = FS_KT_UINT, .flags = FS_KF_MIN,
+     .off = SV(max_tokens), .size = sizeof(uint64_t), .min = 1, .def = "2048",
+     .unit = "tokens",
+     .doc = "Token budget of an iteration (vLLM's max_num_batched_tokens); at least every "
+            "performance row's max_batch."},
     {.path = "autoscale.metric", .type = FS_KT_ENUM, .off = SV(metric), .names = hpa_metric_names,
      .def = "none",
      .doc = "HPA target metric per replica: concurrency (requests in the service per replica), "

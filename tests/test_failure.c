@@ -877,10 +877,18 @@ static void test_planned_unit_range(void **s)
     const char *text = "name: r\ncluster:\n  pools:\n    - {name: p, gpu: H100, nodes: 4, gpus_per_node: 8}\n" WORK
                        "failures:\n  planned: [{at: 1h, kind: rack, unit: 4, duration: 1h}]\n";
     fs_config_t cfg;
-    load(text, &cfg);
+    fs_error_t err;
+    /* the loader refuses it at the key (as validate does) */
+    assert_int_equal(fs_scenario_load_string("t.yaml", text, NULL, 0, &cfg, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "t.yaml:11:40: "));
+    assert_non_null(strstr(err.msg, "failures.planned.0.unit: 4 is out of range"));
+    /* and a configuration built in C is refused when the model attaches */
+    const char *ok = "name: r\ncluster:\n  pools:\n    - {name: p, gpu: H100, nodes: 4, gpus_per_node: 8}\n" WORK
+                     "failures:\n  planned: [{at: 1h, kind: rack, unit: 3, duration: 1h}]\n";
+    load(ok, &cfg);
+    cfg.failures.planned[0].unit = 4;
     fs_source_t *src;
     fs_model_t *m;
-    fs_error_t err;
     assert_int_equal(fs_memsrc_create(NULL, 0, NULL, 0, NULL, 0, &src, &err), 0);
     assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
                                      src, NULL, &m, &err), FS_EINVAL);

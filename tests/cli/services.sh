@@ -87,4 +87,28 @@ if python3 -c 'import h5py, matplotlib' 2>/dev/null; then
     grep -q 'Serving vs training GPUs' mixed.html && grep -q 'Service latency and replicas' mixed.html \
         && ok || bad "the report lacks the service sections"
 fi
+# ---- the iteration engine's bad input (issue 35): a token budget below the batch, refused at
+# its key by validate and run; a KV cache too small for a request stops the run with exit 2
+cat > eng.yaml <<'Y'
+name: engine-bad
+until: horizon
+horizon: 10m
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 8}]
+workload: {synthetic: {arrivals: {process: poisson, rate: 1/h}, gpus: {1: 1}, duration: {dist: exponential, mean: 1h}}}
+services:
+  - name: chat
+    engine: {scheduler: v1, max_num_batched_tokens: 2048}
+    requests: {rate: 2/s, input: {dist: constant, value: 600}, output: {dist: constant, value: 50}}
+    performance: [{gpu: H100, prefill: 10000, decode: 2400, max_batch: 64, kv_tokens: 0}]
+Y
+expect_exit 0 "$FLEETSIM" run eng.yaml --no-output -q
+sed 's/max_num_batched_tokens: 2048/max_num_batched_tokens: 32/' eng.yaml > eng-budget.yaml
+expect_exit 2 "$FLEETSIM" validate eng-budget.yaml
+expect_err "^eng-budget.yaml:9:53: max_num_batched_tokens 32 is below performance row 0's max_batch 64"
+sed 's/kv_tokens: 0/kv_tokens: 320/' eng.yaml > eng-kv.yaml
+expect_exit 2 "$FLEETSIM" run eng-kv.yaml -o eng-kv.h5 -q
+expect_err 'services.0: a request of 600 prompt and 50 output tokens needs 41 KV blocks of 16 tokens, more than .* \(20 blocks\): raise kv_tokens'
+expect_no_file eng-kv.h5
+
 finish
