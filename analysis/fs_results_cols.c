@@ -139,6 +139,9 @@ static const col_t bucket_cols[] = {
     BKT_COL(replicas, K_F64, "replica"), BKT_COL(ready, K_F64, "replica"),
     BKT_COL(gpus, K_F64, "GPU"),        BKT_COL(cold_starts, K_U32, "count"),
     BKT_COL(tokens_per_s, K_F64, "tokens/s"), BKT_COL(waiting, K_F64, "request"),
+    BKT_COL(running, K_F64, "request"), BKT_COL(kv_usage, K_F64, "fraction"),
+    BKT_COL(preemptions, K_U32, "count"), BKT_COL(tokens_in_per_s, K_F64, "tokens/s"),
+    BKT_COL(goodput, K_F64, "1/s"),
 };
 
 #define REQ_COL(name, kind, unit) {#name, kind, offsetof(fs_request_row_t, name), unit}

@@ -177,6 +177,11 @@ typedef struct fs_svc_bucket_row { /* /service_buckets: service x output.service
     uint32_t cold_starts;
     double tokens_per_s;    /* output tokens completed / bucket length */
     double waiting;         /* time-average requests waiting */
+    double running;         /* time-average requests running (in a replica's batch) */
+    double kv_usage;        /* time-average share of the KV cache in use (NaN: unlimited) */
+    uint32_t preemptions;   /* sequences preempted (engine v1 / v0) */
+    double tokens_in_per_s; /* prompt tokens of the completed requests / bucket length */
+    double goodput;         /* completed requests meeting the SLOs / bucket length, 1/s */
 } fs_svc_bucket_row_t;
 
 typedef struct fs_request_row {    /* /requests (output.requests; request mode) */

@@ -40,9 +40,49 @@ int fs_svc_ring_grow(void **buf, size_t *cap, size_t head, size_t n, size_t elem
 
 /* ---- replicas ------------------------------------------------------------------- */
 
+/* A replica's service time per batch slot (the fluid queue's S: its
+ * max_batch slots serve 1/S requests/s each) and the decode iteration time
+ * at saturation (*step, s), at the service's mean prompt and output.
+ * engine v1 / v0: from the iteration model, the replica saturated: b
+ * sequences decode in every iteration, b = max_batch, or fewer when the
+ * token budget binds (v1: the budget holds b decodes and the prefill of
+ * the b / (out - 1) prompts that replace them, b = T (out - 1) / (in + out
+ * - 1)); each request costs in / prefill of prefill time and (out - 1)
+ * shares 1/b of a decode step, so the replica completes
+ * X = 1 / (in / prefill + (out - 1) step(b) / b) requests/s (v0 pauses
+ * decode for prefill: the same sum with b = max_batch).  slots: its own
+ * prefill plus (out - 1) full-batch steps per slot (issue 16's model). */
+static double slot_service(const svc_t *s, const replica_t *r, double *step, double *bsat)
+{
+    double in = s->mean_in, out = s->mean_out, B = r->batch;
+    *bsat = B;
+    if (s->cfg->engine_sched == FS_SVC_SLOTS || out <= 1) {
+        *step = r->stepb * 1e-6;
+        return in / r->prefill_tps + (out - 1) * r->stepb * 1e-6;
+    }
+    double b = B;
+    if (s->cfg->engine_sched == FS_SVC_V1) {
+        double bt = (double)s->cfg->max_tokens * (out - 1) / (in + out - 1);
+        if (bt < b)
+            b = bt > 1 ? bt : 1;
+    }
+    double st = (B > 1 ? r->step1 + (r->stepb - r->step1) * (b - 1) / (B - 1) : r->stepb) * 1e-6;
+    /* the saturated iteration: b decodes and the prefill of b / (out - 1) prompts (v1) */
+    *step = s->cfg->engine_sched == FS_SVC_V1 ? b * in / ((out - 1) * r->prefill_tps) + st : st;
+    *bsat = b;
+    return B * (in / r->prefill_tps + (out - 1) * st / b);
+}
+
 void fs_svc_serving_set(svc_t *s, const replica_t *r, int sign)
 {
-    double sv = s->mean_in / r->prefill_tps + (s->mean_out - 1) * r->stepb * 1e-6;
+    double step, bsat;
+    double sv = slot_service(s, r, &step, &bsat);
+    double w = sign * (double)r->batch;
+    s->agg_s1 += w * r->step1 * 1e-6;
+    s->agg_sb += w * r->stepb * 1e-6;
+    s->agg_bm += w * r->batch;
+    s->agg_bs += w * bsat;
+    s->agg_ip += w / r->prefill_tps;
     if (sign > 0) {
         s->slots_ready += r->batch;
         s->ready_live++;
@@ -52,9 +92,10 @@ void fs_svc_serving_set(svc_t *s, const replica_t *r, int sign)
     }
     s->agg_rate += sign * (double)r->batch / (sv > 0 ? sv : 1e-9);
     s->agg_pre += sign * (double)r->batch * (s->mean_in / r->prefill_tps);
-    s->agg_step += sign * (double)r->batch * r->stepb * 1e-6;
-    if (s->ready_live == 0)
-        s->agg_rate = s->agg_pre = s->agg_step = 0;     /* no drift */
+    s->agg_step += sign * (double)r->batch * step;
+    if (s->ready_live == 0)     /* no drift */
+        s->agg_rate = s->agg_pre = s->agg_step = s->agg_s1 = s->agg_sb = s->agg_bm =
+            s->agg_bs = s->agg_ip = 0;
 }
 
 int fs_svc_new_replica(svc_t *s, fs_model_t *m)
@@ -143,6 +184,7 @@ int fs_svc_retire_now(svc_t *s, fs_model_t *m, uint32_t i)
     if (r->state == R_STARTING)
         s->startup_gpu_s += s->gpu_share * fs_time_to_s(fs_model_now(m) - r->since);
     unready(s, r);
+    fs_sveng_stop(s, r);
     int rc = fs_model_retire(m, r->slot);
     fs_svc_free_replica(s, i);
     return rc;

@@ -117,6 +117,7 @@ static int kv_grow(eng_t *e, seq_t *q, uint64_t tokens)
         if (more > e->kv_free)
             return 0;
         e->kv_free -= more;
+        *e->kv_used += more;
     }
     q->blocks = need;
     return 1;
@@ -124,8 +125,10 @@ static int kv_grow(eng_t *e, seq_t *q, uint64_t tokens)
 
 static void kv_release(eng_t *e, seq_t *q)
 {
-    if (e->kv_blocks)
+    if (e->kv_blocks) {
         e->kv_free += q->blocks;
+        *e->kv_used -= q->blocks;
+    }
     q->blocks = 0;
 }
 
@@ -175,18 +178,34 @@ static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const re
 }
 
 /* The ready replica (not retired) with the fewest requests on it, lowest
- * index on ties; UINT32_MAX if none. */
-static uint32_t least_loaded(const svc_t *s)
+ * index on ties (central: only one with room in its batch); UINT32_MAX if
+ * none. */
+static uint32_t least_loaded(const svc_t *s, int room)
 {
     uint32_t best = UINT32_MAX, bb = UINT32_MAX;
     for (uint32_t i = 0; i < s->n_rep; i++) {
         const replica_t *r = &s->rep[i];
-        if (r->state == R_READY && !r->doomed && r->busy < bb) {
+        if (r->state == R_READY && !r->doomed && r->busy < bb && (!room || r->busy < r->batch)) {
             best = i;
             bb = r->busy;
         }
     }
     return best;
+}
+
+/* round_robin: the next ready replica (not retired) after the last one
+ * used, in index order. */
+static uint32_t next_in_turn(svc_t *s)
+{
+    for (uint32_t k = 1; k <= s->n_rep; k++) {
+        uint32_t i = (uint32_t)((s->rr + k) % s->n_rep);
+        const replica_t *r = &s->rep[i];
+        if (r->state == R_READY && !r->doomed) {
+            s->rr = i;
+            return i;
+        }
+    }
+    return UINT32_MAX;
 }
 
 /* Sends the service's waiting requests to ready replicas. */
@@ -196,8 +215,10 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
         return 0;
     if (s->cfg->engine_sched == FS_SVC_SLOTS)
         return fs_svslot_dispatch(a, s, m);
+    int router = s->cfg->router;
     while (s->q_n > 0) {
-        uint32_t best = least_loaded(s);
+        uint32_t best = router == FS_ROUTE_RR ? next_in_turn(s)
+                                              : least_loaded(s, router == FS_ROUTE_CENTRAL);
         if (best == UINT32_MAX)
             break;
         fs_svc_settle(s, fs_model_now(m));
@@ -269,6 +290,7 @@ static int preempt(svc_t *s, eng_t *e, uint32_t k)
     q.preempt++;
     memmove(e->run + k, e->run + k + 1, (e->n_run - k - 1) * sizeof *e->run);
     e->n_run--;
+    s->running--;
     s->preemptions++;
     s->bk.preemptions++;
     s->waiting_rep++;
@@ -354,6 +376,7 @@ static int64_t admit(svc_t *s, fs_model_t *m, eng_t *e, uint64_t *budget, uint64
         wq_drop_front(e);
         s->waiting_rep--;
         e->run[e->n_run++] = q;
+        s->running++;
         *budget = want >= *budget ? 0 : *budget - want;
         *p += want;
         n++;
@@ -455,8 +478,7 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
     replica_t *r = fs_svc_rep(s, i);
     eng_t *e = r->e;
     fs_time_t now = fs_model_now(m);
-    e->armed = 0;
-    fs_svc_settle(s, now);
+    fs_svc_settle(s, now);   /* e->armed stays set: requests routed here now just wait */
     if (e->k > 0) {
         if (e->k > 1) {     /* j identical decode iterations */
             uint32_t j = (uint32_t)((now - e->t0) / e->dur);
@@ -492,6 +514,8 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
                     return rc;
                 kv_release(e, q);
                 replica_count(s, r, -1);
+                s->running--;
+                s->bk.tokens_in += q->r.in;
             } else {
                 e->run[w++] = *q;
             }
@@ -499,8 +523,15 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
         e->n_run = w;
         e->k = 0;
     }
-    if (r->doomed && r->busy == 0)
+    if (r->doomed && r->busy == 0) {
+        e->armed = 0;
         return fs_svc_retire_now(s, m, i);
+    }
+    if (s->cfg->router == FS_ROUTE_CENTRAL && s->q_n > 0) {   /* room freed */
+        int rc = fs_sveng_dispatch(a, s, m);
+        if (rc)
+            return rc;
+    }
     return begin(a, s, m, i);
 }
 
@@ -516,8 +547,24 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
     e->k = 0;
     e->max_seqs = p->max_batch;
     e->max_tokens = s->cfg->max_tokens;
+    if (e->counted)
+        s->kv_total -= e->kv_blocks;
     e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);
     e->kv_free = e->kv_blocks;
+    e->kv_used = &s->kv_used;
+    s->kv_total += e->kv_blocks;
+    e->counted = 1;
+}
+
+/* Replica r's engine stops for good (retired): its cache leaves the
+ * service's total. */
+void fs_sveng_stop(svc_t *s, replica_t *r)
+{
+    eng_t *e = r->e;
+    if (e && e->counted) {
+        s->kv_total -= e->kv_blocks;
+        e->counted = 0;
+    }
 }
 
 /* Every request on replica r (running, then waiting) goes back to the head
@@ -551,6 +598,8 @@ int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
         q.retries++;
         s->retried++;
         replica_count(s, r, -1);
+        if (best >= e->run && best < e->run + e->n_run)
+            s->running--;
         /* take it out: a running one by moving the last over it, a waiting
          * one likewise within the ring (order no longer matters) */
         if (best >= e->run && best < e->run + e->n_run) {
@@ -566,6 +615,9 @@ int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
     }
     e->n_run = 0;
     e->wq_n = 0;
+    if (e->counted)
+        s->kv_used -= e->kv_blocks - e->kv_free;
     e->kv_free = e->kv_blocks;
+    fs_sveng_stop(s, r);
     return 0;
 }

@@ -46,6 +46,38 @@ static double fluid_step(const svc_t *s)
     return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
 }
 
+/* engine v1 / v0 at utilisation rho (arrivals / the replicas' saturated
+ * throughput): about rho b of the saturated batch b decode in each
+ * iteration, so an iteration (the TPOT) takes step1 + (t_sat - step1) rho,
+ * linear from a lone sequence's step to the saturated iteration t_sat; a
+ * prompt of n tokens is prefilled in n / (T - rho b) chunks, each waiting
+ * for the decode step of its iteration, after half an iteration on average
+ * for the one in progress: prefill = n / prefill + n step(rho b) / (T - rho b)
+ * + t / 2 (v0: n / prefill + t / 2, decode paused).  slots: its own
+ * prefill and the full-batch step.  Means over the ready replicas'
+ * slots. */
+static void fluid_at_load(const svc_t *s, double rho, double *pre, double *tpot)
+{
+    *pre = fluid_prefill(s);
+    *tpot = fluid_step(s);
+    double n = s->slots_ready;
+    if (s->cfg->engine_sched == FS_SVC_SLOTS || !(n > 0))
+        return;
+    if (rho > 1)
+        rho = 1;
+    if (!(rho > 0))
+        rho = 0;
+    double s1 = s->agg_s1 / n, sb = s->agg_sb / n, bm = s->agg_bm / n, bs = s->agg_bs / n;
+    double t = s1 + (*tpot - s1) * rho;
+    double b = rho * bs, st = bm > 1 ? s1 + (sb - s1) * (b > 1 ? b - 1 : 0) / (bm - 1) : sb;
+    double in = s->mean_in, T = (double)s->cfg->max_tokens;
+    if (s->cfg->engine_sched == FS_SVC_V1 && T - b > 1)
+        *pre = in * (s->agg_ip / n) + in * st / (T - b) + t / 2;
+    else
+        *pre = in * (s->agg_ip / n) + t / 2;
+    *tpot = t;
+}
+
 /* fs_erlang_c, remembered: it is O(servers) and asked at every sync. */
 static double erlang_c_memo(svc_t *s, double a, unsigned c)
 {
@@ -165,7 +197,8 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
     double t = fs_time_to_s(s->f_at), t1 = fs_time_to_s(to);
     s->f_at = to;
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
-    double pre = fluid_prefill(s), tpot = fluid_step(s);
+    double pre, tpot;
+    fluid_at_load(s, cap > 0 ? lam / cap : 1, &pre, &tpot);
     if (s->mean_out <= 1)
         tpot = NAN;
     s->f_requests += lam * (t1 - t);

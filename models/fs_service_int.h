@@ -80,11 +80,13 @@ typedef struct eng {
     uint32_t max_seqs;      /* max_num_seqs: the performance row's max_batch */
     uint64_t max_tokens;    /* max_num_batched_tokens */
     uint32_t kv_blocks, kv_free;    /* KV cache, blocks of 16 tokens (0: unlimited) */
+    uint64_t *kv_used;      /* the service's count of blocks in use */
     fs_time_t t0, dur;      /* the iteration (or macro step) started at t0, each dur us */
     uint32_t k;             /* iterations in it (> 1: a macro step of identical decodes) */
     fs_time_t at;           /* its end event */
     fs_event_handle_t ev;
     uint8_t armed;          /* an end event is set */
+    uint8_t counted;        /* its kv_blocks are in the service's kv_total */
 } eng_t;
 
 typedef struct replica {
@@ -124,6 +126,7 @@ typedef struct bucket {
     double f_arrivals, f_completed, f_met;  /* fluid: expected counts */
     uint64_t met, preemptions;
     double live_s, ready_s, gpu_s, wait_s, tokens;
+    double run_s, kv_used_s, kv_total_s, tokens_in;
     uint32_t cold;
 } bucket_t;
 
@@ -147,9 +150,16 @@ typedef struct svc {
     uint32_t ready_live;
     uint32_t busy_doomed;   /* requests in flight on retired replicas that drain */
     uint32_t waiting_rep;   /* requests waiting in replicas' own queues */
+    uint32_t running;       /* requests in replicas' running batches */
+    uint64_t kv_used, kv_total;     /* KV blocks in use, and of the serving engines (limited) */
+    uint32_t rr;            /* round_robin: the replica last sent a request */
     double ec_a, ec_p;      /* the last Erlang C asked (offered load, servers) and its value */
     unsigned ec_c;
     double agg_rate, agg_pre, agg_step;
+    /* engine v1 / v0, slot-weighted sums over the ready replicas (fluid's
+     * load-dependent prefill and TPOT): step at 1 and at max_batch (s),
+     * max_batch, the saturated batch b, 1 / prefill (s per token) */
+    double agg_s1, agg_sb, agg_bm, agg_bs, agg_ip;
     /* the queue: a ring of waiting requests */
     req_t *q;
     size_t q_head, q_n, q_cap;
@@ -208,6 +218,9 @@ static inline void fs_svc_settle(svc_t *s, fs_time_t now)
         s->bk.ready_s += ready * dt;
         s->bk.gpu_s += gpus * dt;
         s->bk.wait_s += wait * dt;
+        s->bk.run_s += (double)s->running * dt;
+        s->bk.kv_used_s += (double)s->kv_used * dt;
+        s->bk.kv_total_s += (double)s->kv_total * dt;
         s->live_s += live * dt;
         s->ready_s += ready * dt;
         s->gpu_s += gpus * dt;
@@ -247,6 +260,8 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m);
 int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t arg);
 /* Replica r starts serving with performance row p: an empty engine. */
 void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* Replica r's engine stops for good: its KV cache leaves the service's total. */
+void fs_sveng_stop(svc_t *s, replica_t *r);
 /* The service's queue: its head out (q_n > 0). */
 req_t fs_sveng_pop(svc_t *s);
 

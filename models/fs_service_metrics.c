@@ -165,7 +165,9 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     bucket_t *b = &s->bk;
     double len = fs_time_to_s(end - b->start);
     fs_svc_bucket_row_t r = {.service = s->idx, .start = fs_time_to_s(b->start),
-                             .end = fs_time_to_s(end), .cold_starts = b->cold};
+                             .end = fs_time_to_s(end), .cold_starts = b->cold,
+                             .preemptions = (uint32_t)b->preemptions,
+                             .kv_usage = b->kv_total_s > 0 ? b->kv_used_s / b->kv_total_s : NAN};
     if (s->cfg->mode == FS_SVC_FLUID) {
         r.requests = (uint64_t)llround(b->f_arrivals);
         r.completed = (uint64_t)llround(b->f_completed);
@@ -189,6 +191,9 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
         r.gpus = b->gpu_s / len;
         r.tokens_per_s = b->tokens / len;
         r.waiting = b->wait_s / len;
+        r.running = b->run_s / len;
+        r.tokens_in_per_s = b->tokens_in / len;
+        r.goodput = (s->cfg->mode == FS_SVC_FLUID ? b->f_met : (double)b->met) / len;
     }
     if (b->start >= s->warmup &&
         (r.completed > 0 || (s->cfg->mode == FS_SVC_FLUID && b->f_completed > 0))) {

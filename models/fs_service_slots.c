@@ -28,6 +28,7 @@ static int serve(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const req_t
     inflight_t *f = &r->fl[pos];
     fs_time_t now = fs_model_now(m);
     r->busy++;
+    s->running++;
     s->busy++;
     double stepd = r->batch > 1 ? r->step1 + (r->stepb - r->step1) * (double)(r->busy - 1) /
                                                  (double)(r->batch - 1)
@@ -83,6 +84,7 @@ int fs_svslot_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t 
     s->bk.completed++;
     s->bk.met += (uint64_t)met;
     s->tokens += f->r.out;
+    s->bk.tokens_in += f->r.in;
     s->bk.tokens += f->r.out;
     if (win) {
         s->win_n += 1;
@@ -114,6 +116,7 @@ int fs_svslot_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t 
     f->used = 0;
     f->ev = (fs_event_handle_t){0, 0};
     r->busy--;
+    s->running--;
     s->busy--;
     s->busy_doomed -= r->doomed;
     if (r->doomed && r->busy == 0)
@@ -139,6 +142,7 @@ int fs_svslot_requeue(fs_model_t *m, svc_t *s, replica_t *r)
         f->r.retries++;
         s->retried++;
         r->busy--;
+        s->running--;
         s->busy--;
         s->busy_doomed -= r->doomed;
         int rc = fs_sveng_push(s, &f->r, 1);

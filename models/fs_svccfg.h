@@ -13,7 +13,8 @@
 #include "../sim/fs_time.h"
 
 enum fs_svc_mode { FS_SVC_REQUEST = 0, FS_SVC_FLUID = 1 };
-enum fs_svc_sched { FS_SVC_SLOTS = 0, FS_SVC_V1 = 1, FS_SVC_V0 = 2 };    /* engine.scheduler */
+enum fs_svc_sched { FS_SVC_V1 = 0, FS_SVC_V0 = 1, FS_SVC_SLOTS = 2 };    /* engine.scheduler */
+enum fs_svc_router { FS_ROUTE_LEAST = 0, FS_ROUTE_CENTRAL = 1, FS_ROUTE_RR = 2 };  /* router */
 enum fs_svc_process { FS_SVC_POISSON = 0, FS_SVC_GAMMA = 1, FS_SVC_TRACE = 2 };
 enum fs_hpa_metric { FS_HPA_NONE = 0, FS_HPA_CONCURRENCY = 1, FS_HPA_QUEUE = 2,
                      FS_HPA_UTILIZATION = 3 };
@@ -56,6 +57,7 @@ typedef struct fs_service_cfg {
     size_t n_perf;
     /* the engine (request mode) */
     int engine_sched;       /* enum fs_svc_sched */
+    int router;             /* enum fs_svc_router (engine v1 / v0) */
     uint64_t max_tokens;    /* max_num_batched_tokens: tokens per iteration */
     /* autoscaling (Kubernetes HPA) */
     int metric;             /* enum fs_hpa_metric; NONE: min_replicas, fixed */

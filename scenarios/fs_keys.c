@@ -105,7 +105,10 @@ static const fs_keytab_t service_keys;
 static const char *const svc_mode_names[] = {
     [FS_SVC_REQUEST] = "request", [FS_SVC_FLUID] = "fluid", NULL};
 static const char *const svc_sched_names[] = {
-    [FS_SVC_SLOTS] = "slots", [FS_SVC_V1] = "v1", [FS_SVC_V0] = "v0", NULL};
+    [FS_SVC_V1] = "v1", [FS_SVC_V0] = "v0", [FS_SVC_SLOTS] = "slots", NULL};
+static const char *const svc_router_names[] = {
+    [FS_ROUTE_LEAST] = "least_loaded", [FS_ROUTE_CENTRAL] = "central",
+    [FS_ROUTE_RR] = "round_robin", NULL};
 static const char *const svc_process_names[] = {
     [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
 static const char *const provisioner_names[] = {
@@ -1122,14 +1125,21 @@ static const fs_key_t service_rows[] = {
      .sub = &svc_perf_keys,
      .doc = "Per GPU model a replica may use: prefill and decode tokens/s and the batch "
             "limit. Its replicas go only to pools of these GPU models."},
+    {.path = "router", .type = FS_KT_ENUM, .off = SV(router), .names = svc_router_names,
+     .def = "least_loaded",
+     .doc = "engine v1 / v0: where a request goes. least_loaded: at arrival, to the ready "
+            "replica with the fewest requests on it, into that replica's own queue (vLLM "
+            "instances behind a least-loaded router); round_robin: at arrival, to the next ready "
+            "replica in turn; central: one queue for the service, a request sent to the least "
+            "loaded replica with room in its batch (max_batch) when one has it (M/G/c)."},
     {.path = "engine.scheduler", .type = FS_KT_ENUM, .off = SV(engine_sched),
-     .names = svc_sched_names, .def = "slots",
+     .names = svc_sched_names, .def = "v1",
      .doc = "request mode: the replica's engine. v1: vLLM's current engine at iteration level "
             "(every iteration decodes the running sequences, then adds prefill chunks up to the "
             "token budget); v0: vLLM's older engine (an iteration either prefills newly admitted "
-            "prompts, pausing decode, or decodes); slots (the default until the fluid mode "
-            "moves to the iteration model): max_batch independent slots, each prefilling at the "
-            "full rate, which overstates prefill capacity (docs/validation.md)."},
+            "prompts, pausing decode, or decodes); slots: issue 16's model, max_batch independent "
+            "slots each prefilling at the full rate, which overstates prefill capacity "
+            "max_batch times (docs/validation.md)."},
     {.path = "engine.max_num_batched_tokens", .type = FS_KT_UINT, .flags = FS_KF_MIN,
      .off = SV(max_tokens), .size = sizeof(uint64_t), .min = 1, .def = "2048",
      .unit = "tokens",

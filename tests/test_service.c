@@ -188,7 +188,7 @@ static const char *mm4(const char *mode)
     snprintf(y, sizeof y,
              BASE "horizon: 12h\noutput: {timeline_interval: 0, requests: true}\n"
              "services:\n"
-             "  - name: mm4\n    mode: %s\n    min_replicas: 4\n"
+             "  - name: mm4\n    mode: %s\n    min_replicas: 4\n    router: central\n"
              "    requests: {rate: 3/s, input: {dist: exponential, mean: 2000}, "
              "output: {dist: constant, value: 1}}\n"
              "    performance: [{gpu: H100, prefill: 2000, decode: 100, max_batch: 1}]\n",
@@ -272,7 +272,7 @@ static void test_mig_replicas(void **state)
                     "scheduler: {queue: priority}\n"
                     "horizon: 8h\noutput: {timeline_interval: 10m, requests: true}\n"
                     "services:\n"
-                    "  - name: mm4\n    mig: 1g.10gb\n    min_replicas: 4\n"
+                    "  - name: mm4\n    mig: 1g.10gb\n    min_replicas: 4\n    router: central\n"
                     "    requests: {rate: 3/s, input: {dist: exponential, mean: 2000}, "
                     "output: {dist: constant, value: 1}}\n"
                     "    performance: [{gpu: H100, prefill: 2000, decode: 100, max_batch: 1}]\n";
@@ -351,6 +351,7 @@ static void test_modes_agree(void **state)
         snprintf(y, sizeof y,
                  BASE "horizon: 1d\noutput: {timeline_interval: 0}\n"
                  "services:\n  - name: m\n    mode: %s\n    min_replicas: 2\n"
+                 "    engine: {scheduler: slots}\n"
                  "    requests: {rate: 5/s, profile: {hourly: {%s}}, "
                  "input: {dist: exponential, mean: 1000}, output: {dist: constant, value: 1}}\n"
                  "    performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 4}]\n"
@@ -412,7 +413,8 @@ static void test_batching_by_hand(void **state)
     char y[2048];
     snprintf(y, sizeof y,
              BASE "horizon: 10s\noutput: {timeline_interval: 0, requests: true}\n"
-             "services:\n  - name: hand\n    requests: {process: trace, trace: '%s'}\n"
+             "services:\n  - name: hand\n    engine: {scheduler: slots}\n"
+             "    requests: {process: trace, trace: '%s'}\n"
              "    performance: [{gpu: H100, prefill: 100, decode: 10, max_batch: 2%s}]\n", p, "");
     reqs_t q;
     run(y, NULL, 0, &q);
@@ -432,7 +434,8 @@ static void test_batching_by_hand(void **state)
      * 1 + 5 x 0.05 = 1.25; C then starts at 1.0 beside A (batch 2: 0.2 s) */
     snprintf(y, sizeof y,
              BASE "horizon: 10s\noutput: {timeline_interval: 0, requests: true}\n"
-             "services:\n  - name: hand\n    requests: {process: trace, trace: '%s'}\n"
+             "services:\n  - name: hand\n    engine: {scheduler: slots}\n"
+             "    requests: {process: trace, trace: '%s'}\n"
              "    performance: [{gpu: H100, prefill: 100, decode: 10, max_batch: 2, "
              "decode_single: 20}]\n", p);
     run(y, NULL, 0, &q);
@@ -501,6 +504,7 @@ static void test_hpa_by_hand(void **state)
              BASE "horizon: 1500s\noutput: {timeline_interval: 5s, requests: true}\n"
              "startup: {container: 30s}\n"
              "services:\n  - name: hpa\n    min_replicas: 1\n    max_replicas: 8\n"
+             "    engine: {scheduler: slots}\n"
              "    requests: {process: trace, trace: '%s'}\n"
              "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
              "    autoscale: {metric: concurrency, target: 1}\n", p);
@@ -561,6 +565,7 @@ static void test_hpa_follows_a_load_step(void **state)
              "horizon: 9000s\noutput: {timeline_interval: 5s}\n"
              "startup: {container: 60s}\n"
              "services:\n  - name: step\n    min_replicas: 2\n    max_replicas: 40\n"
+             "    engine: {scheduler: slots}\n"
              "    requests: {rate: 33600/h, profile: {hourly: {%s}}, "
              "input: {dist: constant, value: 1000}, output: {dist: constant, value: 1}}\n"
              "    performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 8}]\n"
