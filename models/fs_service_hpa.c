@@ -73,6 +73,10 @@ static int hpa_record(svc_t *s, fs_time_t now, uint32_t n)
  * first. */
 int fs_svhpa_scale_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t n)
 {
+    /* the count a replica placed later is checked against (on_replica: a
+     * surplus one is retired as it starts); the activator's one from zero
+     * included */
+    s->desired = n;
     while (s->live < n) {
         int rc = fs_svc_new_replica(s, m);
         if (rc)
@@ -153,7 +157,6 @@ int fs_svhpa_sync(services_t *a, svc_t *s, fs_model_t *m)
         n = maxr;
     if (n < c->min_replicas)
         n = c->min_replicas;
-    s->desired = n;
     if ((rc = fs_svhpa_scale_to(a, s, m, n)))
         return rc;
     return fs_model_module_event(m, a->id, now + c->sync, FS_PRIO_TIMER,
