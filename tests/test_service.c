@@ -522,16 +522,95 @@ static void test_hpa_by_hand(void **state)
     /* from the sync at 75 s the metric says 4 (4 requests, 5 ready: 0.8,
      * outside the 0.1 tolerance), but the 300 s window keeps the 5 of the
      * syncs at 30, 45 (4 unready counted as 0: ratio 1) and 60 s (the
-     * fifth request in flight) until 60 + 315 */
-    assert_int_equal(replicas_at(&q, 370), 5);
-    assert_int_equal(replicas_at(&q, 380), 4);
+     * fifth request in flight); a record counts while it is younger than
+     * the window (horizontal.go: rec.timestamp.After(now - window)), so the
+     * sync at 60 + 300 no longer sees it and scales down */
+    assert_int_equal(replicas_at(&q, 355), 5);
+    assert_int_equal(replicas_at(&q, 365), 4);
     /* the four end at 30.001 + 1000 s; the last sync that saw them is at
-     * 1020 s, and the window keeps 4 replicas until 1020 + 315 */
-    assert_int_equal(replicas_at(&q, 1330), 4);
-    assert_int_equal(replicas_at(&q, 1340), 1);
+     * 1020 s, and the window keeps 4 replicas until 1020 + 300 */
+    assert_int_equal(replicas_at(&q, 1315), 4);
+    assert_int_equal(replicas_at(&q, 1325), 1);
     assert_int_equal(q.s[0].cold_starts, 5);
     /* start-up: five replicas x 30 s x 1 GPU */
     assert_double_equal(q.s[0].startup_gpu_hours * 3600, 5 * 30, 1e-6);
+    reqs_free(&q);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* On a scale-down the replica calculator (calcPlainMetricReplicas in
+ * replica_calculator.go, after groupPods) leaves Pending pods out and counts
+ * a Running pod with no metric yet at the target.  Five requests, all done
+ * by 31.001 s: the sync at 30 s sees them on the one ready replica and asks
+ * for 5; at 45 s the four new ones are still starting and the metric is 0.
+ * With a start-up of container only, they are Pending pods: ceil(0 x 1) = 0,
+ * so once the 300 s window lets the 5 of 30 s go, the sync at 330 s scales
+ * to min_replicas.  With the same 30 s made of container 10 s and weight
+ * load 20 s, at 45 s they are loading (Running, the server not up):
+ * (0 + 4 x 1) / 5 = 0.8, ceil(0.8 x 5) = 4, kept until 45 + 300. */
+static void test_hpa_pending_left_out(void **state)
+{
+    (void)state;
+    char *dir;
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,2\n2023-11-16 18:00:00.0,1,2\n"
+                                "2023-11-16 18:00:00.0,1,2\n2023-11-16 18:00:00.0,1,2\n"
+                                "2023-11-16 18:00:20.0,1,1\n");
+    static const char *const startup[] = {"{container: 30s}", "{container: 10s, load: 20s}"};
+    for (int k = 0; k < 2; k++) {
+        char y[2048];
+        snprintf(y, sizeof y,
+                 BASE "horizon: 600s\noutput: {timeline_interval: 5s}\n"
+                 "startup: %s\n"
+                 "services:\n  - name: hpa\n    min_replicas: 1\n    max_replicas: 8\n"
+                 "    requests: {process: trace, trace: '%s'}\n"
+                 "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
+                 "    autoscale: {metric: concurrency, target: 1}\n", startup[k], p);
+        reqs_t q;
+        run(y, NULL, 0, &q);
+        print_message("startup %s: replicas %u at 325 s, %u at 335 s, %u at 350 s\n", startup[k],
+                      replicas_at(&q, 325), replicas_at(&q, 335), replicas_at(&q, 350));
+        assert_int_equal(replicas_at(&q, 35), 5);
+        assert_int_equal(replicas_at(&q, 325), 5);
+        assert_int_equal(replicas_at(&q, 335), k == 0 ? 1 : 4);
+        assert_int_equal(replicas_at(&q, 350), 1);
+        assert_int_equal(q.s[0].cold_starts, 5);
+        reqs_free(&q);
+    }
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* A sync with no ready replica records nothing (upstream the sync fails:
+ * "did not receive metrics for targeted pods").  Scale to zero: the request
+ * at 0 s brings one replica up (the activator); it is ready at 20 s and has
+ * served the request by 20.001.  The sync at 15 s sees no ready replica; the
+ * one at 30 s sees it idle, asks for 0, and nothing in the window holds it:
+ * it is retired at 30 s.  Recording its 1 at 15 s would have kept it until
+ * the window let that go (315 s). */
+static void test_hpa_no_ready_records_nothing(void **state)
+{
+    (void)state;
+    char *dir;
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1\n");
+    char y[2048];
+    snprintf(y, sizeof y,
+             BASE "horizon: 600s\noutput: {timeline_interval: 5s, requests: true}\n"
+             "startup: {container: 20s}\n"
+             "services:\n  - name: hpa\n    min_replicas: 0\n    max_replicas: 8\n"
+             "    requests: {process: trace, trace: '%s'}\n"
+             "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
+             "    autoscale: {metric: concurrency, target: 1}\n", p);
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_int_equal(replicas_at(&q, 25), 1);
+    assert_int_equal(replicas_at(&q, 35), 0);
+    assert_int_equal(replicas_at(&q, 310), 0);
+    const fs_request_row_t *e = by_arrival(&q, 0);
+    assert_double_equal(e->ttft, 20.001, 1e-6);
+    assert_int_equal(q.s[0].cold_starts, 1);
     reqs_free(&q);
     free(p);
     fs_test_rmtree(dir);
@@ -546,8 +625,8 @@ static void test_hpa_by_hand(void **state)
  * lets the overshoot go (the requests in flight are Poisson, 40 +- 6: the
  * window keeps the largest of 20 recommendations).  Down: the sync at
  * 7200 s still sees the hour's requests in flight, so the window holds the
- * hour's replicas until 7200 + 300 s, and the next sync scales down to the
- * upper envelope of 8 +- 3 requests: at most 4. */
+ * hour's replicas until the sync at 7200 + 300 s, which no longer counts it
+ * and scales down to the upper envelope of 8 +- 3 requests: at most 4. */
 static void test_hpa_follows_a_load_step(void **state)
 {
     (void)state;
@@ -578,14 +657,14 @@ static void test_hpa_follows_a_load_step(void **state)
     for (size_t i = 0; i < q.samples.n && reached < 0; i++)
         if (q.samples.r[i].time >= 3600 && q.samples.r[i].replicas >= 10)
             reached = q.samples.r[i].time;
-    print_message("step up at 3600 s: 10 replicas at %g s; %u at 4500 s; down: %u at 7510 s, "
-                  "%u at 7520 s\n", reached, replicas_at(&q, 4500), replicas_at(&q, 7510),
-                  replicas_at(&q, 7520));
+    print_message("step up at 3600 s: 10 replicas at %g s; %u at 4500 s; down: %u at 7495 s, "
+                  "%u at 7505 s\n", reached, replicas_at(&q, 4500), replicas_at(&q, 7495),
+                  replicas_at(&q, 7505));
     assert_true(reached >= 3600 && reached <= 3645);
     uint32_t steady = replicas_at(&q, 4500);
     assert_true(steady >= 10 && steady <= 14);
-    assert_true(replicas_at(&q, 7510) >= 10);
-    assert_true(replicas_at(&q, 7520) <= 4);
+    assert_true(replicas_at(&q, 7495) >= 10);
+    assert_true(replicas_at(&q, 7505) <= 4);
     /* the bucket of hour 1 met the SLO (2 s) only partly: the cold start */
     assert_true(q.b[1].slo_attainment < 1.0);
     /* the overshoot: the backlog of the cold start counts in the metric, so
@@ -644,23 +723,30 @@ static const fleetsim_policy pfifo_policy = {
 
 /* A pending replica the HPA no longer wants leaves the policy's queue at
  * once (it is a pending pod the ReplicaSet deletes), under every policy
- * that owns a queue.  Nearly the load of test_hpa_by_hand, with 2-GPU replicas on
- * 16 GPUs: training job A holds 7 GPUs of node 0 from 0 s, so of the four
- * replicas the HPA adds at 30 s three fit node 1 and the fourth pends (node
- * 0 has one GPU free).  B, one GPU, arrives at 100 s behind it.  The
- * request of 200 tokens ends at 230 s; the last sync that saw it in flight
- * (225 s) holds 5 replicas for the 300 s window, so the sync at 540 s scales
- * 5 -> 4 and retires the pending one first: from then the replicas alive
- * are 4, and under a strict queue B, which fits the free GPU, starts at
- * once (before, the retired replica stayed queued until a ready one gave
- * its GPUs back at 855 s, holding B back for 315 s more). */
+ * that owns a queue.  The load of test_hpa_by_hand scaled to a concurrency
+ * target of 2, with 2-GPU replicas on 16 GPUs: training job A holds 7 GPUs
+ * of node 0 from 0 s; nine requests at 0 s make the sync at 30 s ask for
+ * ceil(9 / 2) = 5, and of the four replicas it adds three fit node 1 and
+ * the fourth pends (node 0 has one GPU free).  B, one GPU, arrives at 100 s
+ * behind it.  The two requests of 200 tokens end at 230 s; the last sync
+ * that saw them in flight (225 s: 9 on 4 ready, ratio 1.125, the pending
+ * replica at 0 on a scale-up: 0.9, no change) holds 5 replicas for the
+ * 300 s window.  From 240 s the seven long requests on four ready replicas
+ * ask for ceil(7 / 8 x 4) = 4 (the pending replica left out), so the sync
+ * at 525 s scales 5 -> 4 and retires the pending one: from then the
+ * replicas alive are 4, and under a strict queue B, which fits the free
+ * GPU, starts at once (else the retired replica stays queued until a ready
+ * one gives its GPUs back at 1320 s, once the long requests have ended and
+ * the window has let their 4 go, holding B back for 795 s more). */
 static void test_scale_down_withdraws_pending(void **state)
 {
     (void)state;
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
-                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,201\n"
-                                "2023-11-16 18:00:20.0,1,1\n");
+    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,201\n2023-11-16 18:00:00.0,1,201\n"
+                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+                                "2023-11-16 18:00:00.0,1,1001\n");
     fs_job_t jobs[2];
     for (int i = 0; i < 2; i++) {
         fs_job_init(&jobs[i]);
@@ -696,13 +782,13 @@ static void test_scale_down_withdraws_pending(void **state)
                  "    max_replicas: 8\n"
                  "    requests: {process: trace, trace: '%s'}\n"
                  "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
-                 "    autoscale: {metric: concurrency, target: 1}\n", cases[c].sched, p);
+                 "    autoscale: {metric: concurrency, target: 2}\n", cases[c].sched, p);
         reqs_t q;
         run(y, jobs, 2, &q);
-        const fs_sample_row_t *before = &q.samples.r[107], *after = &q.samples.r[109];
-        assert_double_equal(before->time, 535, 0);
-        assert_double_equal(after->time, 545, 0);
-        print_message("%s: replicas %u at 535 s, %u at 545 s; training queued %u, %u\n",
+        const fs_sample_row_t *before = &q.samples.r[104], *after = &q.samples.r[106];
+        assert_double_equal(before->time, 520, 0);
+        assert_double_equal(after->time, 530, 0);
+        print_message("%s: replicas %u at 520 s, %u at 530 s; training queued %u, %u\n",
                       cases[c].sched, before->replicas, after->replicas, before->jobs_queued,
                       after->jobs_queued);
         assert_int_equal(replicas_at(&q, 35), 5);
@@ -715,7 +801,7 @@ static void test_scale_down_withdraws_pending(void **state)
         reqs_free(&q);
     }
     /* a plugin policy: the retired replica stays queued (replicas 5, B
-     * behind it) until a ready one gives its GPUs back at 855 s; it then
+     * behind it) until a ready one gives its GPUs back at 1320 s; it then
      * starts and is retired in that instant, and B starts */
     char y[2048];
     snprintf(y, sizeof y,
@@ -729,7 +815,7 @@ static void test_scale_down_withdraws_pending(void **state)
              "    max_replicas: 8\n"
              "    requests: {process: trace, trace: '%s'}\n"
              "    performance: [{gpu: H100, prefill: 1000, decode: 4, max_batch: 4}]\n"
-             "    autoscale: {metric: concurrency, target: 1}\n", p);
+             "    autoscale: {metric: concurrency, target: 2}\n", p);
     fs_config_t cfg;
     fs_error_t err;
     if (fs_scenario_load_string("t.yaml", y, NULL, 0, &cfg, &err))
@@ -740,12 +826,12 @@ static void test_scale_down_withdraws_pending(void **state)
     fs_sink_t sink = {.job = on_job, .sample = on_sample, .ud = &q, .request = on_request,
                       .svc_bucket = on_bucket, .service = on_service, .interval = on_interval};
     fs_test_run_cfg(&cfg, jobs, 2, &sink, &q.t);
-    const fs_sample_row_t *before = &q.samples.r[170], *after = &q.samples.r[172];
-    assert_double_equal(before->time, 850, 0);
-    assert_double_equal(after->time, 860, 0);
-    print_message("plugin fifo: replicas %u at 545 s; training queued %u at 850 s, %u at 860 s\n",
-                  q.samples.r[109].replicas, before->jobs_queued, after->jobs_queued);
-    assert_int_equal(q.samples.r[109].replicas, 5);
+    const fs_sample_row_t *before = &q.samples.r[263], *after = &q.samples.r[265];
+    assert_double_equal(before->time, 1315, 0);
+    assert_double_equal(after->time, 1325, 0);
+    print_message("plugin fifo: replicas %u at 530 s; training queued %u at 1315 s, %u at 1325 s\n",
+                  q.samples.r[106].replicas, before->jobs_queued, after->jobs_queued);
+    assert_int_equal(q.samples.r[106].replicas, 5);
     assert_int_equal(before->jobs_queued, 1);
     assert_int_equal(after->jobs_queued, 0);
     assert_int_equal(q.s[0].cold_starts, 4);
@@ -964,6 +1050,8 @@ int main(void)
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
         cmocka_unit_test_teardown(test_burstgpt_trace, teardown),
         cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
+        cmocka_unit_test_teardown(test_hpa_pending_left_out, teardown),
+        cmocka_unit_test_teardown(test_hpa_no_ready_records_nothing, teardown),
         cmocka_unit_test_teardown(test_hpa_follows_a_load_step, teardown),
         cmocka_unit_test_teardown(test_scale_down_withdraws_pending, teardown),
         cmocka_unit_test_teardown(test_conservation_with_preemption, teardown),
