@@ -27,7 +27,20 @@ typedef struct fs_svc_perf_cfg {
     uint32_t max_batch;     /* requests served at once */
     double decode1_tps;     /* output tokens/s of one request alone (0: decode_tps / max_batch) */
     uint64_t kv_tokens;     /* KV cache of a replica, tokens (0: unlimited) */
+    /* a preset (models/fs_llmperf.h) fills the numbers not written */
+    char *model;            /* LLM of the preset catalog (owned; NULL: no preset) */
+    uint32_t tp;            /* tensor-parallel degree (0: the service's gpus) */
+    int dtype;              /* enum fs_llm_dtype: weights bf16 or fp8 */
+    double mem_util;        /* gpu_memory_utilization, (0, 1] */
+    unsigned given;         /* FS_SVP_* bits: what the scenario wrote (set by the loader) */
 } fs_svc_perf_cfg_t;
+
+/* fs_svc_perf_cfg_t.given: the keys of a row written in the scenario. */
+enum fs_svp_given {
+    FS_SVP_PREFILL = 1u << 0, FS_SVP_DECODE = 1u << 1, FS_SVP_MAX_BATCH = 1u << 2,
+    FS_SVP_DECODE1 = 1u << 3, FS_SVP_KV = 1u << 4, FS_SVP_TP = 1u << 5,
+    FS_SVP_DTYPE = 1u << 6, FS_SVP_UTIL = 1u << 7
+};
 
 typedef struct fs_service_cfg {
     char *name;             /* owned */

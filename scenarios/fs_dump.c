@@ -332,9 +332,16 @@ void fs_scenario_print_keys(FILE *f)
         print_row(f, k, k->path, 1);
         if (k->type == FS_KT_LIST)
             for (size_t j = 0; j < k->sub->n; j++) {
+                const fs_key_t *s = &k->sub->rows[j];
                 char path[512];
-                snprintf(path, sizeof path, "%s[].%s", k->path, k->sub->rows[j].path);
-                print_row(f, &k->sub->rows[j], path, 1);
+                snprintf(path, sizeof path, "%s[].%s", k->path, s->path);
+                print_row(f, s, path, 1);
+                if (s->type == FS_KT_LIST)   /* a list in a list item: services[].performance[] */
+                    for (size_t q = 0; q < s->sub->n; q++) {
+                        char p2[600];
+                        snprintf(p2, sizeof p2, "%s[].%s", path, s->sub->rows[q].path);
+                        print_row(f, &s->sub->rows[q], p2, 1);
+                    }
             }
     }
     fprintf(f, "\n### Distribution blocks\n\n");

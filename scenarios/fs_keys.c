@@ -6,6 +6,7 @@
 #include "fs_units.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_config.h"
+#include "../models/fs_llmperf.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_dist.h"
 #include "../traces/fs_trace.h"
@@ -36,6 +37,8 @@ static const char *trace_format_at(size_t i)
     const fs_trace_format_t *f = fs_trace_formats(&n);
     return i < n ? f[i].name : NULL;
 }
+
+static const char *const llm_dtype_names[] = {[FS_LLM_BF16] = "bf16", [FS_LLM_FP8] = "fp8", NULL};
 
 static const char *const energy_names[] = {[FS_ENERGY_FLAT] = "flat",
                                            [FS_ENERGY_POWER] = "power", NULL};
@@ -1040,16 +1043,35 @@ static const fs_keytab_t activity_keys = {"activity profile", activity_rows,
 static const fs_key_t svc_perf_rows[] = {
     {.path = "gpu", .type = FS_KT_NAME, .flags = FS_KF_REQUIRED, .off = SVP(gpu),
      .name_at = gpu_model_at, .doc = "GPU model of the row (catalog name)."},
-    {.path = "prefill", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+    {.path = "model", .type = FS_KT_NAME, .off = SVP(model), .name_at = fs_llm_model_name_at,
+     .doc = "An LLM of the preset catalog: prefill, decode, decode_single, max_batch and "
+            "kv_tokens not written are computed from its architecture and the GPU's (a roofline, "
+            "docs/services.md \"Presets\"); a model that does not fit the replica's GPUs is "
+            "refused here."},
+    {.path = "tp", .type = FS_KT_UINT, .flags = FS_KF_MAX, .off = SVP(tp), .size = sizeof(uint32_t),
+     .max = 8, .def = "0",
+     .doc = "With model: tensor-parallel degree of a replica, which must be the service's gpus "
+            "(0: gpus)."},
+    {.path = "dtype", .type = FS_KT_ENUM, .off = SVP(dtype), .names = llm_dtype_names,
+     .def = "bf16",
+     .doc = "With model: weights of the linear layers in bf16 or fp8 (fp8 needs FP8 tensor cores: "
+            "not A100); the KV cache is bf16."},
+    {.path = "gpu_memory_utilization", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN | FS_KF_MAX,
+     .off = SVP(mem_util), .min = 0, .max = 1, .def = "0.9",
+     .doc = "With model: the share of each GPU's memory for weights and KV cache (vLLM's "
+            "gpu_memory_utilization)."},
+    {.path = "prefill", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
      .off = SVP(prefill_tps), .min = 0, .unit = "tokens/s",
-     .doc = "Prompt tokens per second of one replica while a request's prefill runs."},
-    {.path = "decode", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .doc = "Prompt tokens per second of one replica while a request's prefill runs (required "
+            "without model)."},
+    {.path = "decode", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
      .off = SVP(decode_tps), .min = 0, .unit = "tokens/s",
      .doc = "Output tokens per second of one replica with a full batch (TPOT = max_batch / "
-            "decode)."},
+            "decode; required without model)."},
     {.path = "max_batch", .type = FS_KT_UINT, .flags = FS_KF_MIN, .off = SVP(max_batch),
      .size = sizeof(uint32_t), .min = 1, .def = "1",
-     .doc = "Requests a replica serves at once (continuous batching slots)."},
+     .doc = "Requests a replica serves at once (continuous batching slots; vLLM's max_num_seqs). "
+            "With model: 256, or the sequences of 1,025 tokens its KV cache holds if fewer."},
     {.path = "decode_single", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = SVP(decode1_tps),
      .min = 0, .def = "0", .unit = "tokens/s",
      .doc = "Output tokens/s of one request decoding alone (request mode: a request's decode "
@@ -1124,7 +1146,8 @@ static const fs_key_t service_rows[] = {
     {.path = "performance", .type = FS_KT_LIST, .off = SV(perf), .off2 = SV(n_perf),
      .sub = &svc_perf_keys,
      .doc = "Per GPU model a replica may use: prefill and decode tokens/s and the batch "
-            "limit. Its replicas go only to pools of these GPU models."},
+            "limit, written or from a preset (model). Its replicas go only to pools of these GPU "
+            "models."},
     {.path = "router", .type = FS_KT_ENUM, .off = SV(router), .names = svc_router_names,
      .def = "least_loaded",
      .doc = "engine v1 / v0: where a request goes. least_loaded: at arrival, to the ready "

@@ -21,6 +21,7 @@
 #include "../models/fs_autoscale.h"
 #include "../models/fs_purchase.h"
 #include "../models/fs_cost.h"
+#include "../models/fs_llmperf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -405,6 +406,34 @@ static int rules_request_traces(fs_sctx_t *c)
     return 0;
 }
 
+/* services[].performance[]: which numbers each row wrote (a preset fills
+ * the others), then the presets filled (models/fs_llmperf.h), before any
+ * rule reads the rows. */
+static int rules_presets(fs_sctx_t *c)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {{"prefill", FS_SVP_PREFILL}, {"decode", FS_SVP_DECODE},
+                {"max_batch", FS_SVP_MAX_BATCH}, {"decode_single", FS_SVP_DECODE1},
+                {"kv_tokens", FS_SVP_KV}, {"tp", FS_SVP_TP}, {"dtype", FS_SVP_DTYPE},
+                {"gpu_memory_utilization", FS_SVP_UTIL}};
+    fs_services_cfg_t *sc = &c->cfg->services;
+    char key[200];
+    fs_error_t e;
+    for (size_t i = 0; i < sc->n; i++)
+        for (size_t j = 0; j < sc->list[i].n_perf; j++) {
+            fs_svc_perf_cfg_t *p = &sc->list[i].perf[j];
+            p->given = 0;
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+                snprintf(key, sizeof key, "services.%zu.performance.%zu.%s", i, j, keys[k].key);
+                if (fs_yt_get(c->root, key))
+                    p->given |= keys[k].bit;
+            }
+        }
+    return keyed(c, fs_llm_fill_services(sc, key, sizeof key, &e), key, "services", &e);
+}
+
 /* The rules that the models check again when a run builds them: failures,
  * services, node groups, the purchase timeline, cost, carbon, taints,
  * Kueue, the policy; each refused here at the key it names. */
@@ -418,7 +447,8 @@ static int rules_models(fs_sctx_t *c)
         (rc = keyed(c, fs_failure_cfg_check(cfg, key, sizeof key, &e), key, "failures", &e)) != 0)
         return rc;
     if (cfg->services.n &&
-        ((rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0 ||
+        ((rc = rules_presets(c)) != 0 ||
+         (rc = keyed(c, fs_service_cfg_check(cfg, key, sizeof key, &e), key, "services", &e)) != 0 ||
          (rc = rules_request_traces(c)) != 0))
         return rc;
     /* the rules that need the fleet built: topology, planned units, a pool
