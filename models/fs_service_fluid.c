@@ -46,35 +46,49 @@ static double fluid_step(const svc_t *s)
     return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
 }
 
-/* engine v1 / v0 at utilisation rho (arrivals / the replicas' saturated
- * throughput): about rho b of the saturated batch b decode in each
- * iteration, so an iteration (the TPOT) takes step1 + (t_sat - step1) rho,
- * linear from a lone sequence's step to the saturated iteration t_sat; a
- * prompt of n tokens is prefilled in n / (T - rho b) chunks, each waiting
- * for the decode step of its iteration, after half an iteration on average
- * for the one in progress: prefill = n / prefill + n step(rho b) / (T - rho b)
- * + t / 2 (v0: n / prefill + t / 2, decode paused).  slots: its own
- * prefill and the full-batch step.  Means over the ready replicas'
- * slots. */
-static void fluid_at_load(const svc_t *s, double rho, double *pre, double *tpot)
+/* engine v1 / v0 at the current arrival rate: mean values of a replica's
+ * iterations (arrivals spread evenly over the ready replicas, lambda each).
+ * In steady state b sequences decode in an iteration on average; every
+ * request's prompt is prefilled in the iterations (lambda in / prefill of
+ * each second) and each decoding sequence emits a token per iteration, so
+ * an iteration takes t = b in / ((out - 1) prefill) + step(b) (the prefill
+ * shared out over the decode tokens), and by Little's law b = lambda
+ * (out - 1) t; with step(b) = s1 + k (b - 1) linear that solves to
+ * b = lambda (out - 1) (s1 - k) / (1 - lambda in / prefill - lambda (out - 1) k).
+ * TPOT = t.  A prompt of n tokens takes n / prefill plus, v1, a decode
+ * step for each of its about n / (T - b) + 1/2 chunks (at least one: even a
+ * short prompt is prefilled in an iteration with the decodes), plus half an
+ * iteration in progress when it comes.  The queueing of prompts behind
+ * other prompts' prefill on one replica is not in it (docs/validation.md).  Saturated (no positive solution, or b above the saturated
+ * batch): the saturated iteration.  slots: its own prefill and the
+ * full-batch step. */
+static void fluid_at_load(const svc_t *s, double lam, double *pre, double *tpot)
 {
     *pre = fluid_prefill(s);
     *tpot = fluid_step(s);
     double n = s->slots_ready;
-    if (s->cfg->engine_sched == FS_SVC_SLOTS || !(n > 0))
+    if (s->cfg->engine_sched == FS_SVC_SLOTS || !(n > 0) || s->mean_out <= 1)
         return;
-    if (rho > 1)
-        rho = 1;
-    if (!(rho > 0))
-        rho = 0;
     double s1 = s->agg_s1 / n, sb = s->agg_sb / n, bm = s->agg_bm / n, bs = s->agg_bs / n;
-    double t = s1 + (*tpot - s1) * rho;
-    double b = rho * bs, st = bm > 1 ? s1 + (sb - s1) * (b > 1 ? b - 1 : 0) / (bm - 1) : sb;
-    double in = s->mean_in, T = (double)s->cfg->max_tokens;
-    if (s->cfg->engine_sched == FS_SVC_V1 && T - b > 1)
-        *pre = in * (s->agg_ip / n) + in * st / (T - b) + t / 2;
+    double ip = s->agg_ip / n, in = s->mean_in, out = s->mean_out;
+    double reps = bm > 0 ? n / bm : 0, l = reps > 0 ? lam / reps : 0;
+    double k = bm > 1 ? (sb - s1) / (bm - 1) : 0;
+    double den = 1 - l * in * ip - l * (out - 1) * k;
+    double b = den > 0 ? l * (out - 1) * (s1 - k) / den : bs;
+    if (!(b >= 0) || b > bs)
+        b = bs;
+    double st = bm > 1 ? s1 + k * (b > 1 ? b - 1 : 0) : sb;
+    double t = b * in * ip / (out - 1) + st;
+    if (t > *tpot)
+        t = *tpot;
+    double T = (double)s->cfg->max_tokens;
+    double chunks = T - b > 1 ? in / (T - b) + 0.5 : 1;   /* the mean of the ceiling */
+    if (chunks < 1)
+        chunks = 1;
+    if (s->cfg->engine_sched == FS_SVC_V1)
+        *pre = in * ip + chunks * st + t / 2;
     else
-        *pre = in * (s->agg_ip / n) + t / 2;
+        *pre = in * ip + t / 2;
     *tpot = t;
 }
 
@@ -198,7 +212,7 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
     s->f_at = to;
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
     double pre, tpot;
-    fluid_at_load(s, cap > 0 ? lam / cap : 1, &pre, &tpot);
+    fluid_at_load(s, lam, &pre, &tpot);
     if (s->mean_out <= 1)
         tpot = NAN;
     s->f_requests += lam * (t1 - t);
