@@ -126,6 +126,7 @@ static const col_t service_cols[] = {
     SVC_COL(gpu_hours, K_F64, "GPU-h"), SVC_COL(cold_starts, K_U64, "count"),
     SVC_COL(startup_gpu_hours, K_F64, "GPU-h"), SVC_COL(tokens_out, K_F64, "tokens"),
     SVC_COL(tokens_per_gpu_s, K_F64, "tokens/GPU-s"), SVC_COL(cost_per_mtok, K_F64, "USD/Mtoken"),
+    SVC_COL(prefix_hits, K_U64, "count"), SVC_COL(prefix_tokens, K_U64, "tokens"),
 };
 
 #define BKT_COL(name, kind, unit) {#name, kind, offsetof(fs_svc_bucket_row_t, name), unit}
@@ -141,7 +142,8 @@ static const col_t bucket_cols[] = {
     BKT_COL(tokens_per_s, K_F64, "tokens/s"), BKT_COL(waiting, K_F64, "request"),
     BKT_COL(running, K_F64, "request"), BKT_COL(kv_usage, K_F64, "fraction"),
     BKT_COL(preemptions, K_U32, "count"), BKT_COL(tokens_in_per_s, K_F64, "tokens/s"),
-    BKT_COL(goodput, K_F64, "1/s"),
+    BKT_COL(goodput, K_F64, "1/s"),     BKT_COL(prefix_hits, K_U32, "count"),
+    BKT_COL(prefix_tokens, K_U64, "tokens"),
 };
 
 #define REQ_COL(name, kind, unit) {#name, kind, offsetof(fs_request_row_t, name), unit}
@@ -149,6 +151,8 @@ static const col_t request_cols[] = {
     REQ_COL(service, K_U32, "-"),   REQ_COL(input, K_U32, "tokens"),
     REQ_COL(output, K_U32, "tokens"), REQ_COL(retries, K_U32, "count"),
     REQ_COL(replica, K_U32, "-"),   REQ_COL(preemptions, K_U32, "count"),
+    REQ_COL(prefix, K_U32, "-"),    REQ_COL(prefix_len, K_U32, "tokens"),
+    REQ_COL(prefix_hit, K_U32, "tokens"),
     REQ_COL(arrival, K_F64, "s"),   REQ_COL(admitted, K_F64, "s"), REQ_COL(ttft, K_F64, "s"),
     REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"),
 };

@@ -159,6 +159,8 @@ typedef struct fs_service_row {    /* /services: one row per service, at the end
     double startup_gpu_hours; /* GPU-hours held while starting */
     double tokens_out;      /* output tokens of completed requests */
     double tokens_per_gpu_s;/* tokens_out / GPU-s held */
+    uint64_t prefix_hits;   /* completed requests that used a cached prefix (requests.prefix) */
+    uint64_t prefix_tokens; /* their prompt tokens read from the prefix cache */
     double cost_per_mtok;   /* USD per million output tokens: its GPU-hours at the run's cost per
                                delivered GPU-hour (NaN without cost:); filled by the runner */
 } fs_service_row_t;
@@ -182,6 +184,8 @@ typedef struct fs_svc_bucket_row { /* /service_buckets: service x output.service
     uint32_t preemptions;   /* sequences preempted (engine v1 / v0) */
     double tokens_in_per_s; /* prompt tokens of the completed requests / bucket length */
     double goodput;         /* completed requests meeting the SLOs / bucket length, 1/s */
+    uint32_t prefix_hits;   /* completed requests that used a cached prefix (requests.prefix) */
+    uint64_t prefix_tokens; /* their prompt tokens read from the prefix cache */
 } fs_svc_bucket_row_t;
 
 typedef struct fs_request_row {    /* /requests (output.requests; request mode) */
@@ -190,6 +194,10 @@ typedef struct fs_request_row {    /* /requests (output.requests; request mode) 
     uint32_t retries;
     uint32_t replica;       /* the replica that served it (index within its service) */
     uint32_t preemptions;   /* times its sequence was preempted and recomputed */
+    uint32_t prefix;        /* its shared prefix id (0: none; requests.prefix) */
+    uint32_t prefix_len;    /* the prefix's tokens (<= input) */
+    uint32_t prefix_hit;    /* prompt tokens it found in the replica's prefix cache (last
+                               admission) */
     double arrival, admitted, ttft, tpot, end;  /* admitted: first into a running batch */
 } fs_request_row_t;
 

@@ -116,10 +116,15 @@ int fs_svc_new_replica(svc_t *s, fs_model_t *m)
                 return FS_ENOMEM;
         } else if (s->cfg->mode == FS_SVC_REQUEST) {
             eng_t *e = fs_calloc(1, sizeof *e);
-            if (!e || !(e->run = fs_calloc(s->max_batch, sizeof *e->run))) {
+            if (!e || !(e->run = fs_calloc(s->max_batch, sizeof *e->run)) ||
+                (s->cfg->prefix_ids > 0 &&
+                 !(e->pc = fs_calloc((size_t)s->cfg->prefix_ids + 1, sizeof *e->pc)))) {
+                if (e)
+                    fs_free(e->run);
                 fs_free(e);
                 return FS_ENOMEM;
             }
+            e->n_pc = e->pc ? s->cfg->prefix_ids + 1 : 0;
             s->rep[i].e = e;
         }
     }
@@ -349,6 +354,7 @@ static void svc_destroy(void *ud)
             if (s->rep[i].e) {
                 fs_free(s->rep[i].e->run);
                 fs_free(s->rep[i].e->wq);
+                fs_free(s->rep[i].e->pc);
                 fs_free(s->rep[i].e);
             }
         }
@@ -367,6 +373,9 @@ static void svc_destroy(void *ud)
             gsl_histogram_free(s->h_tpot);
         fs_rng_release(&s->rng_arr);
         fs_rng_release(&s->rng_tok);
+        fs_rng_release(&s->rng_pre);
+        fs_free(s->pre_len);
+        fs_free(s->pre_cdf);
         fs_reqtrace_close(s->trace);
     }
     fs_free(a->s);

@@ -54,6 +54,7 @@ static int next_request(svc_t *s, fs_time_t prev, fs_request_t *r, fs_error_t *e
     const fs_service_cfg_t *c = s->cfg;
     if (c->process == FS_SVC_TRACE) {
         int rc = fs_reqtrace_next(s->trace, r, err);
+        r->prefix = r->prefix_len = 0;
         return rc == 1 ? 0 : rc == 0 ? 1 : rc;
     }
     gsl_rng *g = fs_rng_gsl(&s->rng_arr);
@@ -67,6 +68,20 @@ static int next_request(svc_t *s, fs_time_t prev, fs_request_t *r, fs_error_t *e
     r->at = at;
     r->input = draw_tokens(&c->input, fs_rng_gsl(&s->rng_tok));
     r->output = draw_tokens(&c->output, fs_rng_gsl(&s->rng_tok));
+    r->prefix = r->prefix_len = 0;
+    if (c->prefix_ids > 0) {    /* its own stream: the draws above do not move */
+        double u = fs_rng_uniform(&s->rng_pre);
+        uint32_t lo = 0, hi = c->prefix_ids - 1;    /* the first k with cdf[k] > u */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (s->pre_cdf[mid] > u)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        r->prefix = lo + 1;
+        r->prefix_len = s->pre_len[lo + 1] < r->input ? s->pre_len[lo + 1] : r->input;
+    }
     return 0;
 }
 
@@ -93,7 +108,8 @@ int fs_svarr_arrival(services_t *a, svc_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     fs_svc_settle(s, now);
-    req_t q = {.arrival = now, .in = s->next.input, .out = s->next.output};
+    req_t q = {.arrival = now, .in = s->next.input, .out = s->next.output,
+               .pid = s->next.prefix, .plen = s->next.prefix_len};
     s->requests++;
     s->bk.arrivals++;
     int rc = fs_sveng_push(s, &q, 0);

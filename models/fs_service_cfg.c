@@ -111,6 +111,27 @@ int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
             fs_error_set(err, FS_EINVAL, "min_replicas 0 (scale to zero) needs an autoscale.metric");
             return blame(key, keylen, i, "min_replicas");
         }
+        if (c->prefix_ids > 0) {
+            if (c->process == FS_SVC_TRACE) {
+                fs_error_set(err, FS_EINVAL, "requests.prefix needs a rate (poisson or gamma): "
+                             "a request trace has no prefix column");
+                return blame(key, keylen, i, "requests.prefix.ids");
+            }
+            if (c->prefix_ids > 1000000u) {
+                fs_error_set(err, FS_EINVAL, "requests.prefix.ids %u: at most 1000000",
+                             c->prefix_ids);
+                return blame(key, keylen, i, "requests.prefix.ids");
+            }
+            if (c->prefix_tokens.kind == FS_DIST_NONE) {
+                fs_error_set(err, FS_EINVAL, "requests.prefix.ids needs requests.prefix.tokens "
+                             "(each prefix's length)");
+                return blame(key, keylen, i, "requests.prefix.tokens");
+            }
+        }
+        if (c->router == FS_ROUTE_PREFIX && c->prefix_ids == 0) {
+            fs_error_set(err, FS_EINVAL, "router prefix_affinity needs requests.prefix.ids");
+            return blame(key, keylen, i, "router");
+        }
         if (c->process == FS_SVC_TRACE) {
             if (!c->trace) {
                 fs_error_set(err, FS_EINVAL, "requests.process trace needs requests.trace (a "
@@ -316,6 +337,24 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     if (fs_rng_init(&s->rng_arr, cfg->seed, cfg->replication, RNG_REQUEST, k) ||
         fs_rng_init(&s->rng_tok, cfg->seed, cfg->replication, RNG_TOKENS, k))
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+    if (c->prefix_ids > 0) {    /* each id's length, then the popularity law's CDF */
+        uint32_t n = c->prefix_ids;
+        if (fs_rng_init(&s->rng_pre, cfg->seed, cfg->replication, RNG_PREFIX, k) ||
+            !(s->pre_len = fs_calloc((size_t)n + 1, sizeof *s->pre_len)) ||
+            !(s->pre_cdf = fs_calloc(n, sizeof *s->pre_cdf)))
+            return fs_error_set(err, FS_ENOMEM, "services: out of memory");
+        gsl_rng *g = fs_rng_gsl(&s->rng_pre);
+        for (uint32_t id = 1; id <= n; id++) {
+            double v = fs_dist_sample(&c->prefix_tokens, g);
+            s->pre_len[id] = !(v >= 0) ? 0 : v > 4e9 ? 4000000000u : (uint32_t)llround(v);
+        }
+        double sum = 0;
+        for (uint32_t id = 1; id <= n; id++)
+            s->pre_cdf[id - 1] = sum += pow((double)id, -c->prefix_s);
+        for (uint32_t id = 1; id <= n; id++)
+            s->pre_cdf[id - 1] /= sum;
+        s->pre_cdf[n - 1] = 1;
+    }
     if (c->process == FS_SVC_TRACE) {
         if ((rc = fs_reqtrace_open(c->trace, c->repeat, &s->trace, err)))
             return rc;

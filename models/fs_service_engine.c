@@ -16,6 +16,12 @@
  *   admitted prompts (decode paused) or decodes every running sequence;
  * - KV cache: blocks of 16 tokens; a running sequence that cannot grow
  *   preempts the newest running one, which is recomputed later;
+ * - prefix cache (requests.prefix): a finished request leaves its prefix's
+ *   full blocks cached under its prefix id; a request admitted later with
+ *   that id shares them (referenced, its prefill starts after them); the
+ *   unused ones are evicted LRU (an entry's tail first) when blocks are
+ *   short; router prefix_affinity sends a request to a replica that has
+ *   its prefix;
  * - step time: an iteration with p prefill tokens and b decoding sequences
  *   takes p / prefill + step(b), step linear in b from 1/decode_single to
  *   max_batch/decode (the performance row).
@@ -105,6 +111,41 @@ static uint32_t blocks_for(uint64_t tokens)
     return (uint32_t)((tokens + KV_BLOCK - 1) / KV_BLOCK);
 }
 
+/* The service's count of blocks in use gets this engine's: held by
+ * sequences or by cache entries they share (unused cached blocks are free
+ * for vLLM's kv_cache_usage too). */
+static void kv_report(eng_t *e)
+{
+    if (!e->kv_blocks)
+        return;
+    uint64_t used = (uint64_t)e->kv_blocks - e->kv_free - e->evictable;
+    *e->kv_used = *e->kv_used + used - e->used_rep;
+    e->used_rep = used;
+}
+
+/* Frees `need` (<= e->evictable) cached blocks no sequence uses: from the
+ * entry released longest ago, its tail blocks first (vLLM frees a request's
+ * blocks tail first into the LRU free queue). */
+static void evict(eng_t *e, uint64_t need)
+{
+    while (need > 0) {
+        uint32_t best = 0;
+        for (uint32_t id = 1; id < e->n_pc; id++) {
+            const struct pcent *c = &e->pc[id];
+            if (c->blocks && !c->ref && (!best || c->stamp < e->pc[best].stamp))
+                best = id;
+        }
+        if (!best)
+            return;
+        struct pcent *c = &e->pc[best];
+        uint32_t take = c->blocks < need ? c->blocks : (uint32_t)need;
+        c->blocks -= take;
+        e->evictable -= take;
+        e->kv_free += take;
+        need -= take;
+    }
+}
+
 /* Blocks for seq q to hold `tokens`: 1 if had (e->kv_free taken), 0 if the
  * cache has not enough free blocks.  An unlimited cache always has them. */
 static int kv_grow(eng_t *e, seq_t *q, uint64_t tokens)
@@ -114,22 +155,87 @@ static int kv_grow(eng_t *e, seq_t *q, uint64_t tokens)
         return 1;
     uint32_t more = need - q->blocks;
     if (e->kv_blocks) {
-        if (more > e->kv_free)
+        if (more > e->kv_free + e->evictable)
             return 0;
+        if (more > e->kv_free)
+            evict(e, more - e->kv_free);
         e->kv_free -= more;
-        *e->kv_used += more;
     }
     q->blocks = need;
+    kv_report(e);
     return 1;
 }
 
-static void kv_release(eng_t *e, seq_t *q)
+/* Seq q gives its blocks back: its own ones are freed, except (keep, a
+ * finished request) its prefix's full blocks beyond what the cache entry
+ * of its id holds, which join that entry; the entry's blocks it shared
+ * are released (evictable once no sequence uses them). */
+static void kv_release_keep(eng_t *e, seq_t *q, int keep)
 {
-    if (e->kv_blocks) {
-        e->kv_free += q->blocks;
-        *e->kv_used -= q->blocks;
+    struct pcent *c = e->pc && q->r.pid ? &e->pc[q->r.pid] : NULL;
+    uint32_t add = 0;
+    if (c && keep) {
+        uint32_t nb = q->r.plen / KV_BLOCK;     /* c->blocks >= q->hit while shared */
+        if (nb > c->blocks)
+            add = nb - c->blocks;
+    }
+    if (e->kv_blocks)
+        e->kv_free += q->blocks - q->hit - add;
+    if (c && (q->hit || add)) {
+        c->blocks += add;
+        if (q->hit)
+            c->ref--;
+        if (c->ref == 0) {
+            e->evictable += q->hit ? c->blocks : add;
+            c->stamp = ++e->stamp;
+        }
     }
     q->blocks = 0;
+    q->hit = 0;
+    kv_report(e);
+}
+
+static void kv_release(eng_t *e, seq_t *q) { kv_release_keep(e, q, 0); }
+
+/* Blocks of its prefix seq q finds cached at its admission with `total`
+ * tokens to compute: the entry's, at most the prefix's full blocks, and
+ * not its last token (vLLM's get_computed_blocks recomputes it). */
+static uint32_t prefix_lookup(const eng_t *e, const req_t *r, uint64_t total)
+{
+    if (!e->pc || !r->pid || total == 0)
+        return 0;
+    uint32_t h = e->pc[r->pid].blocks;
+    if (r->plen / KV_BLOCK < h)
+        h = r->plen / KV_BLOCK;
+    if ((total - 1) / KV_BLOCK < h)
+        h = (uint32_t)((total - 1) / KV_BLOCK);
+    return h;
+}
+
+/* Seq q (just admitted) shares h blocks of its prefix's entry. */
+static void prefix_ref(eng_t *e, seq_t *q, uint32_t h)
+{
+    struct pcent *c = &e->pc[q->r.pid];
+    if (c->ref++ == 0)
+        e->evictable -= c->blocks;
+    q->hit = h;
+    q->blocks = h;
+    q->computed = h * KV_BLOCK;
+}
+
+/* A macro step (k identical decode iterations from t0) allocates each
+ * iteration's block at its end; the reference's engine does so when the
+ * iteration starts: before the cache is looked at, take the blocks of the
+ * iterations started before now (evicting as they would have). */
+static void settle_blocks(eng_t *e, fs_time_t now)
+{
+    if (!e->armed || e->k <= 1 || now <= e->t0)
+        return;
+    fs_time_t cnt = (now - e->t0 + e->dur - 1) / e->dur;
+    if (cnt > e->k)
+        cnt = e->k;
+    for (uint32_t i = 0; i < e->n_run; i++)
+        kv_grow(e, &e->run[i], (uint64_t)e->run[i].computed + (uint64_t)cnt);
 }
 
 /* ---- requests on replicas ------------------------------------------------------ */
@@ -208,6 +314,26 @@ static uint32_t next_in_turn(svc_t *s)
     return UINT32_MAX;
 }
 
+/* prefix_affinity: the least loaded ready replica (not retired) that has
+ * the prefix of q cached (lowest index on ties), else least_loaded. */
+static uint32_t affinity(svc_t *s, const req_t *q, fs_time_t now)
+{
+    uint32_t best = UINT32_MAX, bb = UINT32_MAX;
+    if (q->pid) {
+        for (uint32_t i = 0; i < s->n_rep; i++) {
+            replica_t *r = &s->rep[i];
+            if (r->state != R_READY || r->doomed || !r->e || !r->e->pc || r->busy >= bb)
+                continue;
+            settle_blocks(r->e, now);
+            if (r->e->pc[q->pid].blocks > 0) {
+                best = i;
+                bb = r->busy;
+            }
+        }
+    }
+    return best != UINT32_MAX ? best : least_loaded(s, 0);
+}
+
 /* Sends the service's waiting requests to ready replicas. */
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
 {
@@ -217,8 +343,10 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
         return fs_svslot_dispatch(a, s, m);
     int router = s->cfg->router;
     while (s->q_n > 0) {
-        uint32_t best = router == FS_ROUTE_RR ? next_in_turn(s)
-                                              : least_loaded(s, router == FS_ROUTE_CENTRAL);
+        uint32_t best = router == FS_ROUTE_RR       ? next_in_turn(s)
+                        : router == FS_ROUTE_PREFIX ? affinity(s, &s->q[s->q_head],
+                                                               fs_model_now(m))
+                                                    : least_loaded(s, router == FS_ROUTE_CENTRAL);
         if (best == UINT32_MAX)
             break;
         fs_svc_settle(s, fs_model_now(m));
@@ -243,6 +371,12 @@ static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq
     int win = s->bk.start >= s->warmup;    /* the run's figures: after the warm-up */
     s->completed++;
     s->bk.completed++;
+    if (q->hit) {
+        s->prefix_hits++;
+        s->bk.prefix_hits++;
+        s->prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
+        s->bk.prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
+    }
     s->bk.met += (uint64_t)met;
     s->tokens += q->r.out;
     s->bk.tokens += q->r.out;
@@ -264,7 +398,8 @@ static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq
     if (a->want_requests && sk->request) {
         fs_request_row_t row = {.service = s->idx, .input = q->r.in, .output = q->r.out,
                                 .retries = q->r.retries, .replica = ri,
-                                .preemptions = q->preempt,
+                                .preemptions = q->preempt, .prefix = q->r.pid,
+                                .prefix_len = q->r.plen, .prefix_hit = q->hit * KV_BLOCK,
                                 .arrival = fs_time_to_s(q->r.arrival),
                                 .admitted = fs_time_to_s(q->admitted), .ttft = ttft,
                                 .tpot = tpot, .end = fs_time_to_s(now)};
@@ -357,6 +492,8 @@ static int64_t admit(svc_t *s, fs_model_t *m, eng_t *e, uint64_t *budget, uint64
             fs_model_error(m, &err);
             return -1;
         }
+        uint32_t h = prefix_lookup(e, &w->r, total);
+        want = total - (uint64_t)h * KV_BLOCK;   /* its prefill starts after the cached blocks */
         if (v0) {
             if (want > *budget && n > 0)
                 break;
@@ -366,9 +503,19 @@ static int64_t admit(svc_t *s, fs_model_t *m, eng_t *e, uint64_t *budget, uint64
         seq_t q = *w;
         q.computed = 0;
         q.blocks = 0;
+        q.hit = 0;
         q.target = (uint32_t)total;
-        if (!kv_grow(e, &q, want))
+        if (h)
+            prefix_ref(e, &q, h);
+        if (!kv_grow(e, &q, (uint64_t)q.computed + want)) {
+            if (h) {    /* not admitted: the entry as it was */
+                struct pcent *c = &e->pc[q.r.pid];
+                if (--c->ref == 0)
+                    e->evictable += c->blocks;
+                kv_report(e);
+            }
             break;
+        }
         if (q.admitted < 0)
             q.admitted = now;
         q.sched = (uint32_t)want;
@@ -408,7 +555,7 @@ static uint32_t macro_len(const eng_t *e)
             uint32_t nb = blocks_for((uint64_t)q->computed + j);
             need += nb > q->blocks ? nb - q->blocks : 0;
         }
-        if (need <= e->kv_free)
+        if (need <= e->kv_free + e->evictable)
             lo = j + 1;
         else
             hi = j - 1;
@@ -512,7 +659,7 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
                 int rc = finish(a, s, m, i, q);
                 if (rc)
                     return rc;
-                kv_release(e, q);
+                kv_release_keep(e, q, 1);
                 replica_count(s, r, -1);
                 s->running--;
                 s->bk.tokens_in += q->r.in;
@@ -552,6 +699,11 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
     e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);
     e->kv_free = e->kv_blocks;
     e->kv_used = &s->kv_used;
+    e->used_rep = 0;
+    e->evictable = 0;
+    e->stamp = 0;
+    if (e->pc)
+        memset(e->pc, 0, e->n_pc * sizeof *e->pc);
     s->kv_total += e->kv_blocks;
     e->counted = 1;
 }
@@ -616,8 +768,12 @@ int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
     e->n_run = 0;
     e->wq_n = 0;
     if (e->counted)
-        s->kv_used -= e->kv_blocks - e->kv_free;
+        s->kv_used -= e->used_rep;
+    e->used_rep = 0;
     e->kv_free = e->kv_blocks;
+    e->evictable = 0;
+    if (e->pc)
+        memset(e->pc, 0, e->n_pc * sizeof *e->pc);
     fs_sveng_stop(s, r);
     return 0;
 }

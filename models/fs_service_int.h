@@ -29,7 +29,7 @@
 #include <gsl/gsl_histogram.h>
 
 /* Random streams (sim/fs_rng.h: new purposes are appended, never renumbered). */
-enum { RNG_REQUEST = 11, RNG_TOKENS = 12 };
+enum { RNG_REQUEST = 11, RNG_TOKENS = 12, RNG_PREFIX = 13 };
 
 /* Module events: kind | service << 4 | replica << 20 | arg << 44. */
 enum { EV_ARRIVAL = 0, EV_DONE = 1, EV_READY = 2, EV_SYNC = 3, EV_BUCKET = 4, EV_RETIRE = 5,
@@ -45,6 +45,7 @@ enum { R_FREE = 0, R_PENDING, R_STARTING, R_READY };
 typedef struct req {
     fs_time_t arrival;
     uint32_t in, out, retries;
+    uint32_t pid, plen;     /* shared prefix: id (0: none) and tokens (<= in) */
 } req_t;
 
 /* engine.scheduler: slots (fs_service_slots.c): a request in a batch slot. */
@@ -67,6 +68,8 @@ typedef struct seq {
     uint32_t blocks;        /* KV blocks held */
     uint32_t sched;         /* tokens scheduled in the current iteration */
     uint32_t preempt;       /* times preempted (recomputed) */
+    uint32_t hit;           /* blocks shared from the replica's prefix cache (its entry
+                               referenced) since its last admission */
     uint8_t decoding;       /* its prefill since the last admission is done */
 } seq_t;
 
@@ -81,6 +84,13 @@ typedef struct eng {
     uint64_t max_tokens;    /* max_num_batched_tokens */
     uint32_t kv_blocks, kv_free;    /* KV cache, blocks of 16 tokens (0: unlimited) */
     uint64_t *kv_used;      /* the service's count of blocks in use */
+    uint64_t used_rep;      /* this engine's part of *kv_used */
+    /* prefix cache (requests.prefix): per id 1..n_pc-1 the cached full blocks of its
+     * prefix, the sequences sharing them, and when they were last released (LRU) */
+    struct pcent { uint32_t blocks, ref; uint64_t stamp; } *pc;
+    uint32_t n_pc;
+    uint64_t evictable;     /* blocks of entries no sequence uses (free on demand) */
+    uint64_t stamp;         /* release counter */
     fs_time_t t0, dur;      /* the iteration (or macro step) started at t0, each dur us */
     uint32_t k;             /* iterations in it (> 1: a macro step of identical decodes) */
     fs_time_t at;           /* its end event */
@@ -125,6 +135,7 @@ typedef struct bucket {
     size_t n_cttft, cap_cttft, n_ctpot, cap_ctpot;
     double f_arrivals, f_completed, f_met;  /* fluid: expected counts */
     uint64_t met, preemptions;
+    uint64_t prefix_hits, prefix_tokens;   /* completed requests that used a cached prefix */
     double live_s, ready_s, gpu_s, wait_s, tokens;
     double run_s, kv_used_s, kv_total_s, tokens_in;
     uint32_t cold;
@@ -164,7 +175,10 @@ typedef struct svc {
     req_t *q;
     size_t q_head, q_n, q_cap;
     /* arrivals */
-    fs_rng_t rng_arr, rng_tok;
+    fs_rng_t rng_arr, rng_tok, rng_pre;
+    uint32_t *pre_len;      /* requests.prefix: tokens of id k (k = 1..ids) */
+    double *pre_cdf;        /* P(id <= k) at k - 1 */
+    uint64_t prefix_hits, prefix_tokens;
     double mult[FS_SYNTH_HOURS * FS_SYNTH_DAYS];    /* requests/s in each hour of the week */
     double week_rate;       /* their sum */
     fs_reqtrace_t *trace;

@@ -167,6 +167,8 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     fs_svc_bucket_row_t r = {.service = s->idx, .start = fs_time_to_s(b->start),
                              .end = fs_time_to_s(end), .cold_starts = b->cold,
                              .preemptions = (uint32_t)b->preemptions,
+                             .prefix_hits = (uint32_t)b->prefix_hits,
+                             .prefix_tokens = b->prefix_tokens,
                              .kv_usage = b->kv_total_s > 0 ? b->kv_used_s / b->kv_total_s : NAN};
     if (s->cfg->mode == FS_SVC_FLUID) {
         r.requests = (uint64_t)llround(b->f_arrivals);
@@ -266,6 +268,8 @@ int fs_svmet_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
         r.startup_gpu_hours = s->startup_gpu_s / 3600.0;
         r.tokens_out = s->tokens;
         r.tokens_per_gpu_s = s->gpu_s > 0 ? s->tokens / s->gpu_s : NAN;
+        r.prefix_hits = s->prefix_hits;
+        r.prefix_tokens = s->prefix_tokens;
         if (sk->service && (rc = sk->service(sk->ud, &r))) {
             fs_model_error(m, sk->err);
             return rc;

@@ -14,7 +14,9 @@
 
 enum fs_svc_mode { FS_SVC_REQUEST = 0, FS_SVC_FLUID = 1 };
 enum fs_svc_sched { FS_SVC_V1 = 0, FS_SVC_V0 = 1, FS_SVC_SLOTS = 2 };    /* engine.scheduler */
-enum fs_svc_router { FS_ROUTE_LEAST = 0, FS_ROUTE_CENTRAL = 1, FS_ROUTE_RR = 2 };  /* router */
+enum fs_svc_router { FS_ROUTE_LEAST = 0, FS_ROUTE_CENTRAL = 1, FS_ROUTE_RR = 2,
+                     FS_ROUTE_PREFIX = 3 };  /* router */
+enum fs_svc_popularity { FS_POP_ZIPF = 0 };     /* requests.prefix.popularity */
 enum fs_svc_process { FS_SVC_POISSON = 0, FS_SVC_GAMMA = 1, FS_SVC_TRACE = 2 };
 enum fs_hpa_metric { FS_HPA_NONE = 0, FS_HPA_CONCURRENCY = 1, FS_HPA_QUEUE = 2,
                      FS_HPA_UTILIZATION = 3 };
@@ -66,6 +68,12 @@ typedef struct fs_service_cfg {
     fs_dist_cfg_t input_cfg;
     fs_dist_t output;       /* output tokens */
     fs_dist_cfg_t output_cfg;
+    /* shared prompt prefixes (poisson, gamma; docs/services.md "Prefix caching") */
+    uint32_t prefix_ids;    /* distinct prefixes (0: requests carry none) */
+    int prefix_pop;         /* enum fs_svc_popularity: how often each id is drawn */
+    double prefix_s;        /* zipf: P(id k) proportional to k^-s */
+    fs_dist_t prefix_tokens;    /* each id's length in tokens, drawn once per id */
+    fs_dist_cfg_t prefix_tokens_cfg;
     fs_svc_perf_cfg_t *perf;    /* owned */
     size_t n_perf;
     /* the engine (request mode) */

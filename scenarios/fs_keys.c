@@ -111,7 +111,8 @@ static const char *const svc_sched_names[] = {
     [FS_SVC_V1] = "v1", [FS_SVC_V0] = "v0", [FS_SVC_SLOTS] = "slots", NULL};
 static const char *const svc_router_names[] = {
     [FS_ROUTE_LEAST] = "least_loaded", [FS_ROUTE_CENTRAL] = "central",
-    [FS_ROUTE_RR] = "round_robin", NULL};
+    [FS_ROUTE_RR] = "round_robin", [FS_ROUTE_PREFIX] = "prefix_affinity", NULL};
+static const char *const svc_pop_names[] = {[FS_POP_ZIPF] = "zipf", NULL};
 static const char *const svc_process_names[] = {
     [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
 static const char *const provisioner_names[] = {
@@ -1143,6 +1144,20 @@ static const fs_key_t service_rows[] = {
     {.path = "requests.output", .type = FS_KT_DIST, .off = SV(output), .off2 = SV(output_cfg),
      .sub = &fs_keys_count_dist, .unit = "tokens",
      .doc = "Output tokens of a request (poisson, gamma)."},
+    {.path = "requests.prefix.ids", .type = FS_KT_UINT, .off = SV(prefix_ids),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Distinct shared prompt prefixes (poisson, gamma; 0: none). Each request carries "
+            "one, drawn by requests.prefix.popularity; its length is the id's, capped at the "
+            "request's prompt (docs/services.md \"Prefix caching\"). Traces carry none."},
+    {.path = "requests.prefix.popularity", .type = FS_KT_ENUM, .off = SV(prefix_pop),
+     .names = svc_pop_names, .def = "zipf",
+     .doc = "How often each prefix id is drawn: zipf, P(id k) proportional to k^-s."},
+    {.path = "requests.prefix.s", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = SV(prefix_s),
+     .min = 0, .def = "1",
+     .doc = "zipf: the exponent s (0: every id equally likely)."},
+    {.path = "requests.prefix.tokens", .type = FS_KT_DIST, .off = SV(prefix_tokens),
+     .off2 = SV(prefix_tokens_cfg), .sub = &fs_keys_count_dist, .unit = "tokens",
+     .doc = "Length of each prefix id in tokens, drawn once per id at the start."},
     {.path = "performance", .type = FS_KT_LIST, .off = SV(perf), .off2 = SV(n_perf),
      .sub = &svc_perf_keys,
      .doc = "Per GPU model a replica may use: prefill and decode tokens/s and the batch "
@@ -1153,7 +1168,8 @@ static const fs_key_t service_rows[] = {
      .doc = "engine v1 / v0: where a request goes. least_loaded: at arrival, to the ready "
             "replica with the fewest requests on it, into that replica's own queue (vLLM "
             "instances behind a least-loaded router); round_robin: at arrival, to the next ready "
-            "replica in turn; central: one queue for the service, a request sent to the least "
+            "replica in turn; prefix_affinity: a request with a prefix to the least loaded ready "
+            "replica that has it cached, else as least_loaded; central: one queue for the service, a request sent to the least "
             "loaded replica with room in its batch (max_batch) when one has it (M/G/c)."},
     {.path = "engine.scheduler", .type = FS_KT_ENUM, .off = SV(engine_sched),
      .names = svc_sched_names, .def = "v1",

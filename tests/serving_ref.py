@@ -10,7 +10,9 @@ rounded half up to whole microseconds); it shares no code with models/fs_service
                        [--tol S] [--list]
 
 For each case (the first hour of the Azure LLM 2023 conversation and code traces at 1, 2 and 4
-fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds)
+fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds;
+and synthetic hours with shared prefixes, routers least_loaded and prefix_affinity, replayed from
+fleetsim's own /requests)
 it writes a scenario, runs `BIN run SCEN -o OUT.h5 -q`, reads OUT.h5's /requests, simulates the
 same requests here and compares every reported request's ttft, tpot and end (and replica and
 preemptions when the table has them) to the microsecond, and that fleetsim reports exactly the
@@ -68,29 +70,90 @@ def iter_dur(p, b, P, B, step1, stepb):
 
 
 class Result:
-    __slots__ = ("replica", "first_us", "end_us", "preemptions")
+    __slots__ = ("replica", "first_us", "end_us", "preemptions", "prefix_hit")
 
-    def __init__(self, replica, first_us, end_us, preemptions):
+    def __init__(self, replica, first_us, end_us, preemptions, prefix_hit=0):
         self.replica = replica
         self.first_us = first_us
         self.end_us = end_us
         self.preemptions = preemptions
+        self.prefix_hit = prefix_hit
 
     def __repr__(self):
-        return "Result(replica=%d, first_us=%d, end_us=%d, preemptions=%d)" % (
-            self.replica, self.first_us, self.end_us, self.preemptions)
+        return "Result(replica=%d, first_us=%d, end_us=%d, preemptions=%d, prefix_hit=%d)" % (
+            self.replica, self.first_us, self.end_us, self.preemptions, self.prefix_hit)
+
+
+class PrefixCache:
+    """One replica's prefix cache: per prefix id, the full blocks of that prefix kept after a
+    request that computed them finished, how many running sequences share them, and a stamp
+    (a counter bumped each time the entry is left unused: LRU).  `unused` counts the blocks of
+    entries nobody shares: they are free on demand, taken from the entry with the oldest stamp,
+    its last blocks first."""
+
+    def __init__(self):
+        self.entries = {}       # pid -> [blocks, users, stamp]
+        self.unused = 0
+        self.clock = 0
+        self.evicted = 0
+
+    def blocks(self, pid):
+        e = self.entries.get(pid)
+        return e[0] if e else 0
+
+    def take(self, pid):
+        """A sequence starts sharing the entry of pid."""
+        e = self.entries[pid]
+        if e[1] == 0:
+            self.unused -= e[0]
+        e[1] += 1
+
+    def untake(self, pid, restamp):
+        """A sequence stops sharing it (restamp: it was used, not just tried)."""
+        e = self.entries[pid]
+        e[1] -= 1
+        if e[1] == 0:
+            self.unused += e[0]
+            if restamp:
+                self.clock += 1
+                e[2] = self.clock
+
+    def evict(self, n):
+        """Frees n unused blocks (n <= self.unused)."""
+        while n > 0:
+            pid = min((p for p, e in self.entries.items() if e[0] > 0 and e[1] == 0),
+                      key=lambda p: self.entries[p][2])
+            e = self.entries[pid]
+            k = min(e[0], n)
+            e[0] -= k
+            self.unused -= k
+            self.evicted += k
+            n -= k
 
 
 def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1",
-             horizon_us=HORIZON_US, token_log=None):
-    """Runs the engine on `requests` = [(arrival_us, in, out), ...] sorted by arrival.
+             horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None):
+    """Runs the engine on `requests` = [(arrival_us, in, out[, prefix_id, prefix_len]), ...]
+    sorted by arrival.
 
     replicas: how many, all ready at time 0; P prefill tokens/s; B max_num_seqs; step1, stepb the
     decode step (us, doubles) at 1 and B decoding sequences; T max_num_batched_tokens; K KV cache
     tokens (0 unlimited); scheduler "v1" or "v0".  Events after horizon_us do not run, arrivals at
     or after it never come.  Returns one entry per request: a Result (replica, first_us, end_us,
-    preemptions) when its last token came by the horizon, else None.  token_log, a dict, gets
-    token_log[i] = [time of each token emitted by request i] (for the hand tests).
+    preemptions, prefix_hit) when its last token came by the horizon, else None.  token_log, a
+    dict, gets token_log[i] = [time of each token emitted by request i] (for the hand tests);
+    stats, a dict, gets stats["evicted"] = cached prefix blocks evicted.
+
+    Prefix caching (requests with a prefix id > 0): when a request finishes, the full blocks of
+    its prefix, floor(prefix_len / 16), stay cached on its replica under its id (if the entry
+    holds fewer, its own blocks beyond the entry's extend it; its other blocks are freed).  A
+    request admitted with an id the replica has cached starts with computed = 16 x h tokens,
+    h = min(entry blocks, floor(prefix_len / 16), floor((tokens to compute - 1) / 16)), and
+    shares the whole entry (reference-counted: not evictable) until it finishes or is
+    preempted; its prefill is the rest.  Unused entries' blocks count as free: a sequence that
+    needs more blocks than are free takes them from the unused entry left unused longest ago
+    (its last blocks first).  router "prefix_affinity": a request with a prefix goes to the
+    replica with its id cached (entry blocks > 0) and the fewest requests, else least loaded.
     """
     if scheduler not in ("v1", "v0"):
         raise ValueError("scheduler must be v1 or v0")
@@ -100,6 +163,10 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
     ARR = [int(r[0]) for r in requests]
     IN = [int(r[1]) for r in requests]
     OUT = [int(r[2]) for r in requests]
+    PID = [int(r[3]) if len(r) > 3 else 0 for r in requests]
+    PLEN = [int(r[4]) if len(r) > 4 else 0 for r in requests]
+    if router not in ("least_loaded", "prefix_affinity"):
+        raise ValueError("router must be least_loaded or prefix_affinity")
     for i in range(n):
         if OUT[i] < 1:
             raise ValueError("request %d: out must be >= 1" % i)
@@ -114,6 +181,8 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
     END = [-1] * n
     PRE = [0] * n
     REP = [-1] * n
+    HIT = [0] * n          # cached prefix blocks shared since its last admission
+    FHIT = [0] * n         # cached prefix tokens it used at its last admission
 
     unlimited = K == 0
     cap_blocks = K // BLOCK
@@ -124,6 +193,70 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
     count = [0] * replicas          # running + waiting
     busy = [False] * replicas       # inside an iteration
     sched = [None] * replicas       # (sids, news) of the iteration in progress
+    cache = [PrefixCache() for _ in range(replicas)]
+
+    def can_have(r, need):
+        """need more blocks: taken from the free ones, then from unused cached prefixes."""
+        if need <= free[r]:
+            return True
+        if unlimited or need > free[r] + cache[r].unused:
+            return False
+        short = need - free[r]
+        cache[r].evict(short)
+        free[r] += short
+        return True
+
+    def release(r, s, finished):
+        """s gives its blocks back (finished: its prefix's full blocks join the cache)."""
+        pid = PID[s]
+        keep = 0
+        pc = cache[r]
+        if finished and pid:
+            nb = PLEN[s] // BLOCK
+            have = pc.blocks(pid)
+            if nb > have:
+                keep = nb - have
+        free[r] += BLK[s] - HIT[s] - keep
+        if keep:
+            e = pc.entries.setdefault(pid, [0, 0, 0])
+            e[0] += keep
+            if e[1] == 0 and not HIT[s]:
+                pc.unused += keep
+                pc.clock += 1
+                e[2] = pc.clock
+        if HIT[s]:
+            pc.untake(pid, True)
+        BLK[s] = 0
+        HIT[s] = 0
+
+    def admit_one(r, s, budget, whole):
+        """The admission of waiting sequence s: (tokens to prefill now, target) or None when
+        its blocks are not to be had.  whole: v0 (no chunk; None also when over budget)."""
+        tot = IN[s] + GEN[s]
+        pid = PID[s]
+        h = 0
+        if pid:
+            h = min(cache[r].blocks(pid), PLEN[s] // BLOCK, (tot - 1) // BLOCK)
+        new = tot - h * BLOCK
+        if whole:
+            if new > budget[0] and budget[1]:
+                return None
+        elif new > budget[0]:
+            new = budget[0]
+        nb = (h * BLOCK + new + BLOCK - 1) // BLOCK - h
+        if h:
+            cache[r].take(pid)
+        if not can_have(r, nb):
+            if h:
+                cache[r].untake(pid, False)
+            return None
+        free[r] -= nb
+        BLK[s] = h + nb
+        HIT[s] = h
+        COMP[s] = h * BLOCK
+        TGT[s] = tot
+        DEC[s] = False
+        return new
     heap = []                       # (end_us, replica) of the iterations in progress
     v1 = scheduler == "v1"
     log = token_log
@@ -154,8 +287,8 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
                 emit(s, t)
             if GEN[s] == OUT[s]:
                 END[s] = t
-                free[r] += BLK[s]
-                BLK[s] = 0
+                FHIT[s] = HIT[s] * BLOCK
+                release(r, s, True)
                 count[r] -= 1
                 done = True
         if done:
@@ -164,8 +297,7 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
     def preempt_last(r):
         run = running[r]
         v = run.pop()
-        free[r] += BLK[v]
-        BLK[v] = 0
+        release(r, v, False)
         COMP[v] = 0
         DEC[v] = False
         PRE[v] += 1
@@ -192,7 +324,7 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
                 new = budget
             need = (COMP[s] + new + BLOCK - 1) // BLOCK - BLK[s]
             stop = False
-            while need > free[r]:
+            while not can_have(r, need):
                 v = preempt_last(r)
                 preempted = True
                 if v == s:
@@ -214,18 +346,11 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         if not preempted:
             while wait and budget > 0 and len(run) < B:
                 s = wait[0]
-                tot = IN[s] + GEN[s]
-                new = tot if tot < budget else budget
-                nb = (new + BLOCK - 1) // BLOCK
-                if nb > free[r]:
+                new = admit_one(r, s, [budget, 0], False)
+                if new is None:
                     break
                 wait.popleft()
                 run.append(s)
-                TGT[s] = tot
-                COMP[s] = 0
-                DEC[s] = False
-                BLK[s] = nb
-                free[r] -= nb
                 sids.append(s)
                 news.append(new)
                 budget -= new
@@ -242,19 +367,11 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         p = 0
         while wait and len(run) < B:
             s = wait[0]
-            new = IN[s] + GEN[s]
-            if new > budget and sids:
-                break
-            nb = (new + BLOCK - 1) // BLOCK
-            if nb > free[r]:
+            new = admit_one(r, s, [budget, len(sids)], True)
+            if new is None:
                 break
             wait.popleft()
             run.append(s)
-            TGT[s] = new
-            COMP[s] = 0
-            DEC[s] = False
-            BLK[s] = nb
-            free[r] -= nb
             sids.append(s)
             news.append(new)
             budget -= new
@@ -267,7 +384,7 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
             s = run[i]
             need = (COMP[s] + 1 + BLOCK - 1) // BLOCK - BLK[s]
             stop = False
-            while need > free[r]:
+            while not can_have(r, need):
                 v = preempt_last(r)
                 if v == s:
                     stop = True
@@ -314,6 +431,10 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
             for r in range(1, replicas):
                 if count[r] < count[best]:
                     best = r
+            if router == "prefix_affinity" and PID[ai]:
+                have = [r for r in range(replicas) if cache[r].blocks(PID[ai]) > 0]
+                if have:
+                    best = min(have, key=lambda r: (count[r], r))
             s = ai
             REP[s] = best
             waiting[best].append(s)
@@ -323,10 +444,12 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         for r in sorted(set(touched)):
             start(r, t)
 
+    if stats is not None:
+        stats["evicted"] = sum(c.evicted for c in cache)
     out = []
     for i in range(n):
         if END[i] >= 0:
-            out.append(Result(REP[i], FIRST[i], END[i], PRE[i]))
+            out.append(Result(REP[i], FIRST[i], END[i], PRE[i], FHIT[i]))
         else:
             out.append(None)
     return out
@@ -439,18 +562,72 @@ output: {{requests: true}}
 """
 
 
+SCENARIO_PREFIX = """\
+# serving_ref.py case {name}: synthetic requests with shared prefixes (requests.prefix), all
+# arriving in the first hour (profile), served by {replicas} fixed replica(s) ready at 0 with
+# router {router}, scheduler {sched}; the horizon (2 h) lets every request finish, so /requests
+# holds every request the run generated and the reference replays exactly those.
+name: serving-ref-{name}
+seed: 3
+horizon: 2h
+until: horizon
+warmup: 0s
+cluster:
+  pools:
+    - {{name: main, gpu: H100, nodes: 1, gpus_per_node: 8}}
+workload:
+  synthetic:
+    arrivals: {{process: poisson, rate: 1/h}}
+    gpus: {{1: 1.0}}
+    duration: {{dist: constant, value: 1m}}
+scheduler: {{queue: priority, preemption: order, checkpoint_interval: 30m}}
+services:
+  - name: chat
+    gpus: 1
+    min_replicas: {replicas}
+    max_replicas: {replicas}
+    router: {router}
+    requests:
+      process: poisson
+      rate: {rate}/s
+      profile: {{hourly: {{0: 1}}}}
+      input: {{dist: lognormal, median: 1200, sigma: 0.7}}
+      output: {{dist: lognormal, median: 150, sigma: 0.8}}
+      prefix: {{ids: 60, popularity: zipf, s: 1.0, tokens: {{dist: uniform, lo: 100, hi: 2000}}}}
+    performance:
+      - gpu: H100
+        prefill: {prefill}
+        decode: {decode}
+        max_batch: {max_batch}
+        decode_single: {decode_single}
+        kv_tokens: {kv}
+    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
+    autoscale: {{metric: none}}
+output: {{requests: true}}
+"""
+
+
 def cases():
-    """(name, trace, replicas, scheduler, kv_tokens)"""
+    """(name, trace, replicas, scheduler, kv_tokens, router); trace "prefix": the synthetic
+    workload of SCENARIO_PREFIX"""
     out = []
     for trace in ("conv", "code"):
         for n in (1, 2, 4):
             for sched in ("v1", "v0"):
-                out.append(("%s-%d-%s" % (trace, n, sched), trace, n, sched, 0))
+                out.append(("%s-%d-%s" % (trace, n, sched), trace, n, sched, 0, "least_loaded"))
     # the KV cache binds: 2 replicas of the conversation trace with 65,536 tokens of KV each
     # (v1: 1,173 preemptions of 500 requests, all finish; every request fits alone: the
     # longest needs in + out - 1 = 14,088 tokens), and v0 with 49,152 (47 of 43 requests)
-    out.append(("conv-2-v1-kv64k", "conv", 2, "v1", 65536))
-    out.append(("conv-2-v0-kv48k", "conv", 2, "v0", 49152))
+    out.append(("conv-2-v1-kv64k", "conv", 2, "v1", 65536, "least_loaded"))
+    out.append(("conv-2-v0-kv48k", "conv", 2, "v0", 49152, "least_loaded"))
+    # shared prefixes (60 ids, Zipf s = 1, 100-2,000 tokens each): 3 replicas whose 32,768
+    # tokens of KV (2,048 blocks) cannot hold every prefix besides the running batch, so unused
+    # cached prefixes are evicted; least_loaded and prefix_affinity, v1 and v0; and an
+    # unlimited cache (nothing evicted)
+    for router, tag in (("least_loaded", "ll"), ("prefix_affinity", "pa")):
+        out.append(("prefix-3-v1-kv32k-%s" % tag, "prefix", 3, "v1", 32768, router))
+        out.append(("prefix-3-v0-kv32k-%s" % tag, "prefix", 3, "v0", 32768, router))
+        out.append(("prefix-3-v1-%s" % tag, "prefix", 3, "v1", 0, router))
     return out
 
 
@@ -459,17 +636,24 @@ def fmt_num(x):
 
 
 def run_case(case, args, perf, np, h5py):
-    name, trace, replicas, sched, kv = case
+    name, trace, replicas, sched, kv, router = case
     T = 2048
+    synthetic = trace == "prefix"
     trace_path = os.path.join(args.shared, "azure-llm-2023",
                               "AzureLLMInferenceTrace_%s.csv.gz" % trace)
     scen = os.path.join(args.work, name + ".yaml")
     h5 = os.path.join(args.work, name + ".h5")
     with open(scen, "w") as f:
-        f.write(SCENARIO.format(name=name, replicas=replicas, sched=sched, svc=trace,
-                                trace=trace_path, prefill=fmt_num(perf[0]),
-                                decode=fmt_num(perf[1]), max_batch=perf[2],
-                                decode_single=fmt_num(perf[3]), kv=kv, T=T))
+        if synthetic:   # 0.05/s a day is 1.2/s in the first hour
+            f.write(SCENARIO_PREFIX.format(name=name, replicas=replicas, sched=sched,
+                                           router=router, rate="0.05", prefill=fmt_num(perf[0]),
+                                           decode=fmt_num(perf[1]), max_batch=perf[2],
+                                           decode_single=fmt_num(perf[3]), kv=kv, T=T))
+        else:
+            f.write(SCENARIO.format(name=name, replicas=replicas, sched=sched, svc=trace,
+                                    trace=trace_path, prefill=fmt_num(perf[0]),
+                                    decode=fmt_num(perf[1]), max_batch=perf[2],
+                                    decode_single=fmt_num(perf[3]), kv=kv, T=T))
     t0 = time.time()
     if os.path.exists(h5):
         os.unlink(h5)
@@ -489,32 +673,55 @@ def run_case(case, args, perf, np, h5py):
             print("%s: FAIL: %s has no /requests" % (name, h5))
             return False
         tab = f["requests"][()]
+        generated = int(f["services"]["requests"][0]) if synthetic else None
     cols = tab.dtype.names
     t0 = time.time()
-    reqs = read_azure_trace(trace_path)
+    horizon = HORIZON_US
+    if synthetic:
+        # the requests fleetsim generated, from its own /requests (every one finished: the
+        # service's request count says so); arrivals are distinct microseconds
+        if generated != len(tab):
+            print("%s: FAIL: %d requests generated, %d in /requests (the case needs every "
+                  "request finished by the horizon)" % (name, generated, len(tab)))
+            return False
+        horizon = 2 * HORIZON_US
+        order = np.argsort(tab["arrival"], kind="stable")
+        reqs = [(int(round(float(tab["arrival"][k]) * 1e6)), int(tab["input"][k]),
+                 int(tab["output"][k]), int(tab["prefix"][k]), int(tab["prefix_len"][k]))
+                for k in order]
+    else:
+        reqs = read_azure_trace(trace_path)
     P, B, step1, stepb = engine_params(*perf)
-    res = simulate(reqs, replicas, P, B, step1, stepb, T=T, K=kv, scheduler=sched)
+    st = {}
+    res = simulate(reqs, replicas, P, B, step1, stepb, T=T, K=kv, scheduler=sched,
+                   horizon_us=horizon, router=router, stats=st)
     t_py = time.time() - t0
 
     # the reference's finished requests by (arrival_us, in, out)
     ref = collections.defaultdict(list)
     n_ref = 0
-    for (at, i, o), r in zip(reqs, res):
+    hits = 0
+    for q, r in zip(reqs, res):
         if r is None:
             continue
+        at, i, o = q[:3]
         n_ref += 1
+        hits += r.prefix_hit > 0
         ttft = (r.first_us - at) / 1e6
         tpot = (r.end_us - r.first_us) / 1e6 / (o - 1) if o > 1 else float("nan")
-        ref[(at, i, o)].append((r.end_us / 1e6, ttft, tpot, r.replica, r.preemptions))
+        ref[(at, i, o)].append((r.end_us / 1e6, ttft, tpot, r.replica, r.preemptions,
+                                r.prefix_hit))
     got = collections.defaultdict(list)
     arr_us = np.rint(tab["arrival"] * 1e6).astype(np.int64)
     has_rep = "replica" in cols
     has_pre = "preemptions" in cols
+    has_hit = "prefix_hit" in cols
     for k in range(len(tab)):
         key = (int(arr_us[k]), int(tab["input"][k]), int(tab["output"][k]))
         got[key].append((float(tab["end"][k]), float(tab["ttft"][k]), float(tab["tpot"][k]),
                          int(tab["replica"][k]) if has_rep else None,
-                         int(tab["preemptions"][k]) if has_pre else None))
+                         int(tab["preemptions"][k]) if has_pre else None,
+                         int(tab["prefix_hit"][k]) if has_hit else None))
 
     bad = []
     dmax = [0.0, 0.0, 0.0]
@@ -542,14 +749,17 @@ def run_case(case, args, perf, np, h5py):
                 ok = False
             if has_pre and a[4] != b[4]:
                 ok = False
+            if has_hit and a[5] != b[5]:
+                ok = False
             if not ok:
                 bad.append("request arrival %.6f s in %d out %d: fleetsim ttft %.6f tpot %.6f "
-                           "end %.6f%s%s, reference ttft %.6f tpot %.6f end %.6f replica %d "
-                           "preemptions %d" % (
+                           "end %.6f%s%s%s, reference ttft %.6f tpot %.6f end %.6f replica %d "
+                           "preemptions %d prefix_hit %d" % (
                                key[0] / 1e6, key[1], key[2], b[1], b[2], b[0],
                                " replica %d" % b[3] if has_rep else "",
                                " preemptions %d" % b[4] if has_pre else "",
-                               a[1], a[2], a[0], a[3], a[4]))
+                               " prefix_hit %d" % b[5] if has_hit else "",
+                               a[1], a[2], a[0], a[3], a[4], a[5]))
     pre_total = sum(r.preemptions for r in res if r is not None)
     missing = [c for c in ("replica", "preemptions") if c not in cols]
     for line in bad[:10]:
@@ -557,10 +767,12 @@ def run_case(case, args, perf, np, h5py):
     if len(bad) > 10:
         print("%s: ... %d more mismatches" % (name, len(bad) - 10))
     print("%s: %s: %d requests compared (fleetsim %d rows, reference %d finished of %d), "
-          "max |diff| ttft %.3g s tpot %.3g s end %.3g s; preemptions %d; fleetsim %.1f s, "
+          "max |diff| ttft %.3g s tpot %.3g s end %.3g s; preemptions %d%s; fleetsim %.1f s, "
           "reference %.1f s%s" % (
               name, "ok" if not bad else "FAIL", compared, len(tab), n_ref, len(reqs), dmax[0],
-              dmax[1], dmax[2], pre_total, t_c, t_py,
+              dmax[1], dmax[2], pre_total,
+              "; prefix hits %d (%.1f%%), cached blocks evicted %d" % (
+                  hits, 100.0 * hits / max(n_ref, 1), st["evicted"]) if synthetic else "", t_c, t_py,
               "; no column %s in /requests" % " or ".join(missing) if missing else ""))
     return not bad
 

@@ -288,10 +288,43 @@ def case_e_order_and_routing():
     check("e E first", res[2].first_us, 11000)
 
 
+def case_g_prefix_cache():
+    """Prefix caching.  A (in 1,000, out 1, prefix 1 of 800 tokens) at 0 is prefilled whole:
+    dur(1000, 0) = 100,000 us, so its only token ends it at 100,000; its prefix's 800 / 16 = 50
+    full blocks stay cached.  B, the same shape and prefix, at 200,000 finds them: it prefills
+    only its 200 other tokens, 20,000 us, ending at 220,000 (prefix_hit 800).  C (in 800, its
+    whole prompt the prefix) at 300,000: at most floor((800 - 1) / 16) = 49 blocks are used (the
+    last token is computed again, as vLLM's get_computed_blocks), so it prefills 16 tokens,
+    1,600 us.  D with another prefix at 400,000: no hit, 100,000 us."""
+    reqs = [(0, 1000, 1, 1, 800), (200000, 1000, 1, 1, 800), (300000, 800, 1, 1, 800),
+            (400000, 1000, 1, 2, 800)]
+    res = sim(reqs)
+    check("g A end", res[0].end_us, 100000)
+    check("g B end", res[1].end_us, 220000)
+    check("g C end", res[2].end_us, 301600)
+    check("g D end", res[3].end_us, 500000)
+    check("g hits", [r.prefix_hit for r in res], [0, 800, 784, 0])
+    # a small KV cache: 70 blocks (1,120 tokens).  A (63 blocks) leaves 50 cached and 20
+    # free; D (63 blocks, another prefix) takes the 20 and evicts 43 of A's (its tail): 7 stay,
+    # so B after D finds 7 blocks (112 tokens) and prefills 888 tokens, 88,800 us
+    reqs = [(0, 1000, 1, 1, 800), (200000, 1000, 1, 2, 800), (400000, 1000, 1, 1, 800)]
+    res = simulate(reqs, 1, P, B, STEP1, STEPB, T=T, K=70 * 16, router="least_loaded")
+    check("g evicted: B end", res[2].end_us, 488800)
+    check("g evicted: hits", [r.prefix_hit for r in res], [0, 0, 112])
+    # prefix_affinity: X (no prefix, 100 output tokens) at 150,000 goes to replica 0 (ties:
+    # lowest index), which holds A's prefix; B at 200,000 goes to replica 1 under least_loaded
+    # (fewer requests) and to replica 0 under prefix_affinity
+    reqs = [(0, 1000, 1, 1, 800), (150000, 100, 100), (200000, 1000, 1, 1, 800)]
+    for router, rep, hit in (("least_loaded", 1, 0), ("prefix_affinity", 0, 800)):
+        res = simulate(reqs, 2, P, B, STEP1, STEPB, T=T, router=router)
+        check("g %s: B replica" % router, res[2].replica, rep)
+        check("g %s: B hit" % router, res[2].prefix_hit, hit)
+
+
 def main():
     for case in (case_durations, case_a_burst, case_b_batch_growth, case_c_chunked_prefill,
                  case_d_kv_preemption, case_e_order_and_routing,
-                 case_f_no_admission_after_preemption):
+                 case_f_no_admission_after_preemption, case_g_prefix_cache):
         n = len(failures)
         try:
             case()

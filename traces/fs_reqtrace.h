@@ -33,6 +33,8 @@ typedef struct fs_request {
     fs_time_t at;           /* us after the first row (plus periods with repeat) */
     uint32_t input;         /* prompt tokens (ContextTokens) */
     uint32_t output;        /* generated tokens (GeneratedTokens, at least 1) */
+    uint32_t prefix, prefix_len;    /* shared prefix id (0: none) and tokens: the services'
+                                       synthetic requests only (traces have no such column) */
 } fs_request_t;
 
 /* Opens path (its header checked).  0, FS_EINVAL (a directory, bad
