@@ -360,26 +360,22 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
 
 /* ---- the end of a request ---------------------------------------------------------- */
 
-static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq_t *q)
+/* A request completed (row: its figures): the service's counts, the SLO,
+ * the run's histograms and the bucket's percentiles, and its /requests
+ * row.  Both engines (v1 / v0 here, slots) end a request through it. */
+int fs_sveng_record(services_t *a, svc_t *s, fs_model_t *m, const fs_request_row_t *row)
 {
-    fs_time_t now = fs_model_now(m);
-    double ttft = fs_time_to_s(q->first - q->r.arrival);
-    double tpot = q->r.out > 1 ? fs_time_to_s(now - q->first) / (double)(q->r.out - 1) : NAN;
+    double ttft = row->ttft, tpot = row->tpot;
     const fs_service_cfg_t *c = s->cfg;
     int met = ttft <= fs_time_to_s(c->slo_ttft) + 1e-9 &&
               (c->slo_tpot == 0 || isnan(tpot) || tpot <= fs_time_to_s(c->slo_tpot) + 1e-9);
     int win = s->bk.start >= s->warmup;    /* the run's figures: after the warm-up */
     s->completed++;
     s->bk.completed++;
-    if (q->hit) {
-        s->prefix_hits++;
-        s->bk.prefix_hits++;
-        s->prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
-        s->bk.prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
-    }
     s->bk.met += (uint64_t)met;
-    s->tokens += q->r.out;
-    s->bk.tokens += q->r.out;
+    s->tokens += row->output;
+    s->bk.tokens += row->output;
+    s->bk.tokens_in += row->input;
     if (win) {
         s->win_n += 1;
         s->win_met += met;
@@ -396,20 +392,36 @@ static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq
     }
     const fs_sink_t *sk = fs_model_sink(m);
     if (a->want_requests && sk->request) {
-        fs_request_row_t row = {.service = s->idx, .input = q->r.in, .output = q->r.out,
-                                .retries = q->r.retries, .replica = ri,
-                                .preemptions = q->preempt, .prefix = q->r.pid,
-                                .prefix_len = q->r.plen, .prefix_hit = q->hit * KV_BLOCK,
-                                .arrival = fs_time_to_s(q->r.arrival),
-                                .admitted = fs_time_to_s(q->admitted), .ttft = ttft,
-                                .tpot = tpot, .end = fs_time_to_s(now)};
-        int rc = sk->request(sk->ud, &row);
+        int rc = sk->request(sk->ud, row);
         if (rc) {
             fs_model_error(m, sk->err);
             return rc;
         }
     }
     return 0;
+}
+
+static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq_t *q)
+{
+    fs_time_t now = fs_model_now(m);
+    if (q->hit) {
+        s->prefix_hits++;
+        s->bk.prefix_hits++;
+        s->prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
+        s->bk.prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
+    }
+    fs_request_row_t row = {.service = s->idx, .input = q->r.in, .output = q->r.out,
+                            .retries = q->r.retries, .replica = ri,
+                            .preemptions = q->preempt, .prefix = q->r.pid,
+                            .prefix_len = q->r.plen, .prefix_hit = q->hit * KV_BLOCK,
+                            .arrival = fs_time_to_s(q->r.arrival),
+                            .admitted = fs_time_to_s(q->admitted),
+                            .ttft = fs_time_to_s(q->first - q->r.arrival),
+                            .tpot = q->r.out > 1 ? fs_time_to_s(now - q->first) /
+                                                       (double)(q->r.out - 1)
+                                                 : NAN,
+                            .end = fs_time_to_s(now)};
+    return fs_sveng_record(a, s, m, &row);
 }
 
 /* ---- one iteration --------------------------------------------------------------- */
@@ -662,7 +674,6 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
                 kv_release_keep(e, q, 1);
                 replica_count(s, r, -1);
                 s->running--;
-                s->bk.tokens_in += q->r.in;
             } else {
                 e->run[w++] = *q;
             }

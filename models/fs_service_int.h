@@ -276,6 +276,9 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
 void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
 /* Replica r's engine stops for good: its KV cache leaves the service's total. */
 void fs_sveng_stop(svc_t *s, replica_t *r);
+/* A request completed with the figures of row: counts, SLO, histograms,
+ * the bucket's percentiles, its /requests row.  0 or an error. */
+int fs_sveng_record(services_t *a, svc_t *s, fs_model_t *m, const fs_request_row_t *row);
 /* The service's queue: its head out (q_n > 0). */
 req_t fs_sveng_pop(svc_t *s);
 

@@ -74,45 +74,16 @@ int fs_svslot_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t 
     inflight_t *f = &r->fl[pos];
     fs_time_t now = fs_model_now(m);
     double pre = fs_time_to_s(prefill_us(r, f->r.in));
-    double ttft = fs_time_to_s(f->start - f->r.arrival) + pre;
-    double tpot = f->r.out > 1 ? fs_time_to_s(f->step) : NAN;
-    const fs_service_cfg_t *c = s->cfg;
-    int met = ttft <= fs_time_to_s(c->slo_ttft) + 1e-9 &&
-              (c->slo_tpot == 0 || isnan(tpot) || tpot <= fs_time_to_s(c->slo_tpot) + 1e-9);
-    int win = s->bk.start >= s->warmup;    /* the run's figures: after the warm-up */
-    s->completed++;
-    s->bk.completed++;
-    s->bk.met += (uint64_t)met;
-    s->tokens += f->r.out;
-    s->bk.tokens_in += f->r.in;
-    s->bk.tokens += f->r.out;
-    if (win) {
-        s->win_n += 1;
-        s->win_met += met;
-        s->ttft_sum += ttft;
-        fs_svmet_hist_add(s->h_ttft, ttft, 1);
-    }
-    if (fs_svmet_push_d(&s->bk.ttft, &s->bk.n_ttft, &s->bk.cap_ttft, ttft))
-        return FS_ENOMEM;
-    if (!isnan(tpot)) {
-        if (win)
-            fs_svmet_hist_add(s->h_tpot, tpot, 1);
-        if (fs_svmet_push_d(&s->bk.tpot, &s->bk.n_tpot, &s->bk.cap_tpot, tpot))
-            return FS_ENOMEM;
-    }
-    const fs_sink_t *sk = fs_model_sink(m);
-    if (a->want_requests && sk->request) {
-        fs_request_row_t row = {.service = s->idx, .input = f->r.in, .output = f->r.out,
-                                .retries = f->r.retries, .replica = i,
-                                .arrival = fs_time_to_s(f->r.arrival),
-                                .admitted = fs_time_to_s(f->start),
-                                .ttft = ttft, .tpot = tpot, .end = fs_time_to_s(now)};
-        int rc = sk->request(sk->ud, &row);
-        if (rc) {
-            fs_model_error(m, sk->err);
-            return rc;
-        }
-    }
+    fs_request_row_t row = {.service = s->idx, .input = f->r.in, .output = f->r.out,
+                            .retries = f->r.retries, .replica = i,
+                            .arrival = fs_time_to_s(f->r.arrival),
+                            .admitted = fs_time_to_s(f->start),
+                            .ttft = fs_time_to_s(f->start - f->r.arrival) + pre,
+                            .tpot = f->r.out > 1 ? fs_time_to_s(f->step) : NAN,
+                            .end = fs_time_to_s(now)};
+    int rc = fs_sveng_record(a, s, m, &row);
+    if (rc)
+        return rc;
     f->used = 0;
     f->ev = (fs_event_handle_t){0, 0};
     r->busy--;
