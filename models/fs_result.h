@@ -198,8 +198,11 @@ typedef struct fs_request_row {    /* /requests (output.requests; request mode) 
     uint32_t prefix_len;    /* the prefix's tokens (<= input) */
     uint32_t prefix_hit;    /* prompt tokens it found in the replica's prefix cache (last
                                admission) */
+    uint32_t pad;           /* 0: no implicit padding, so that rows compare bytewise */
     double arrival, admitted, ttft, tpot, end;  /* admitted: first into a running batch */
 } fs_request_row_t;
+_Static_assert(sizeof(fs_request_row_t) == 10 * sizeof(uint32_t) + 5 * sizeof(double),
+               "fs_request_row_t has no implicit padding");
 
 /* Totals the model accumulates over the run (integrals are exact: the
  * model integrates piecewise-constant state between events). */
