@@ -487,11 +487,13 @@ static int schedule_running(svc_t *s, eng_t *e, uint64_t *budget, uint64_t *p, u
  * to *p; returns how many, or -1 with the run's error set when the head of
  * the queue can never fit the replica's KV cache (it would stall the
  * replica for ever: vLLM refuses such a prompt). */
-static int64_t admit(svc_t *s, fs_model_t *m, eng_t *e, uint64_t *budget, uint64_t *p, int v0)
+static int64_t admit(svc_t *s, fs_model_t *m, const replica_t *r, uint64_t *budget, uint64_t *p,
+                     int v0)
 {
+    eng_t *e = r->e;
     uint32_t n = 0;
     fs_time_t now = fs_model_now(m);
-    while (e->wq_n > 0 && *budget > 0 && e->n_run < e->max_seqs) {
+    while (e->wq_n > 0 && *budget > 0 && e->n_run < r->batch) {
         seq_t *w = wq_front(e);
         uint64_t total = (uint64_t)w->r.in + w->gen, want = total;
         if (e->kv_blocks && blocks_for((uint64_t)w->r.in + w->r.out) > e->kv_blocks) {
@@ -583,13 +585,13 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
     eng_t *e = r->e;
     fs_time_t now = fs_model_now(m);
     int v0 = s->cfg->engine_sched == FS_SVC_V0;
-    uint64_t budget = e->max_tokens, p = 0;
+    uint64_t budget = s->cfg->max_tokens, p = 0;
     uint32_t b = 0, admitted = 0;
     int pr = 0;
     for (uint32_t k = 0; k < e->n_run; k++)
         e->run[k].sched = 0;
     if (v0) {   /* a prefill iteration if a prompt can be admitted, else decode */
-        na = admit(s, m, e, &budget, &p, 1);
+        na = admit(s, m, r, &budget, &p, 1);
         admitted = na > 0 ? (uint32_t)na : 0;
         if (na == 0) {
             uint64_t all = UINT64_MAX;
@@ -598,7 +600,7 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
     } else {    /* running first, then (no preemption) waiting */
         pr = schedule_running(s, e, &budget, &p, &b);
         if (pr == 0) {
-            na = admit(s, m, e, &budget, &p, 0);
+            na = admit(s, m, r, &budget, &p, 0);
             admitted = na > 0 ? (uint32_t)na : 0;
         }
     }
@@ -703,8 +705,6 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
     e->wq_head = e->wq_n = 0;
     e->armed = 0;
     e->k = 0;
-    e->max_seqs = p->max_batch;
-    e->max_tokens = s->cfg->max_tokens;
     if (e->counted)
         s->kv_total -= e->kv_blocks;
     e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);

@@ -80,8 +80,6 @@ typedef struct eng {
     uint32_t n_run;
     seq_t *wq;              /* waiting: a ring */
     size_t wq_head, wq_n, wq_cap;
-    uint32_t max_seqs;      /* max_num_seqs: the performance row's max_batch */
-    uint64_t max_tokens;    /* max_num_batched_tokens */
     uint32_t kv_blocks, kv_free;    /* KV cache, blocks of 16 tokens (0: unlimited) */
     uint64_t *kv_used;      /* the service's count of blocks in use */
     uint64_t used_rep;      /* this engine's part of *kv_used */
