@@ -523,16 +523,9 @@ def engine_params(prefill, decode, max_batch, decode_single):
     return prefill, max_batch, step1, stepb
 
 
-SCENARIO = """\
-# serving_ref.py case {name}: {replicas} fixed replica(s) ready at 0 (no start-up delay, no
-# autoscaling), scheduler {sched}; the training workload (fleetsim needs one) is a few 1-GPU
-# jobs that leave room on the 8 GPUs.
-name: serving-ref-{name}
-seed: 1
-horizon: 1h
-until: horizon
-warmup: 0s
-cluster:
+# The parts every case's scenario shares: the fleet (a training workload, which fleetsim needs,
+# of a few 1-GPU jobs that leave room on the 8 GPUs) and the service's engine and output.
+FLEET = """cluster:
   pools:
     - {{name: main, gpu: H100, nodes: 1, gpus_per_node: 8}}
 workload:
@@ -541,15 +534,9 @@ workload:
     gpus: {{1: 1.0}}
     duration: {{dist: constant, value: 1m}}
 scheduler: {{queue: priority, preemption: order, checkpoint_interval: 30m}}
-services:
-  - name: {svc}
-    gpus: 1
-    min_replicas: {replicas}
-    max_replicas: {replicas}
-    requests:
-      process: trace
-      trace: {trace}
-    performance:
+"""
+
+ENGINE_TAIL = """    performance:
       - gpu: H100
         prefill: {prefill}
         decode: {decode}
@@ -560,6 +547,25 @@ services:
     autoscale: {{metric: none}}
 output: {{requests: true}}
 """
+
+SCENARIO = """\
+# serving_ref.py case {name}: {replicas} fixed replica(s) ready at 0 (no start-up delay, no
+# autoscaling), scheduler {sched}; the training workload (fleetsim needs one) is a few 1-GPU
+# jobs that leave room on the 8 GPUs.
+name: serving-ref-{name}
+seed: 1
+horizon: 1h
+until: horizon
+warmup: 0s
+""" + FLEET + """services:
+  - name: {svc}
+    gpus: 1
+    min_replicas: {replicas}
+    max_replicas: {replicas}
+    requests:
+      process: trace
+      trace: {trace}
+""" + ENGINE_TAIL
 
 
 SCENARIO_PREFIX = """\
@@ -572,16 +578,7 @@ seed: 3
 horizon: 2h
 until: horizon
 warmup: 0s
-cluster:
-  pools:
-    - {{name: main, gpu: H100, nodes: 1, gpus_per_node: 8}}
-workload:
-  synthetic:
-    arrivals: {{process: poisson, rate: 1/h}}
-    gpus: {{1: 1.0}}
-    duration: {{dist: constant, value: 1m}}
-scheduler: {{queue: priority, preemption: order, checkpoint_interval: 30m}}
-services:
+""" + FLEET + """services:
   - name: chat
     gpus: 1
     min_replicas: {replicas}
@@ -594,17 +591,7 @@ services:
       input: {{dist: lognormal, median: 1200, sigma: 0.7}}
       output: {{dist: lognormal, median: 150, sigma: 0.8}}
       prefix: {{ids: 60, popularity: zipf, s: 1.0, tokens: {{dist: uniform, lo: 100, hi: 2000}}}}
-    performance:
-      - gpu: H100
-        prefill: {prefill}
-        decode: {decode}
-        max_batch: {max_batch}
-        decode_single: {decode_single}
-        kv_tokens: {kv}
-    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
-    autoscale: {{metric: none}}
-output: {{requests: true}}
-"""
+""" + ENGINE_TAIL
 
 
 def cases():
