@@ -47,57 +47,23 @@ static const char *const col_names[N_COLS] = {
 
 enum num_status { NUM_OK = 0, NUM_SYNTAX, NUM_NONFINITE, NUM_NEGATIVE, NUM_RANGE };
 
-static int is_digit(char ch) { return (unsigned)(ch - '0') < 10u; }
-
 /*
- * Decimal seconds -> microseconds, rounded half up at the 7th decimal.
- * Why integer arithmetic: "12.345678" becomes exactly 12345678 us, so the
- * writer's "%.6f"-style output reads back bit for bit; a double
- * multiplication could land one microsecond off.  Accepts [+-]D[.D] (at
- * least one digit); other forms (exponents) go through strtod.  *nonzero
- * tells a true zero from a positive value below 0.5 us.  s[n] must be NUL.
+ * Decimal seconds -> microseconds, rounded half up at the 7th decimal:
+ * [+-]D[.D] by fs_rdr_fixed (exact integer arithmetic), other forms
+ * (exponents) through strtod.  Unlike fs_rdr_seconds, a negative value is
+ * its own status, and *nonzero tells a true zero from a positive value
+ * below 0.5 us.  s[n] must be NUL.
  */
 static int parse_seconds(const char *s, size_t n, fs_time_t *out, int *nonzero)
 {
-    size_t i = 0;
-    int neg = 0, big = 0, nz = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-')) {
-        neg = s[i] == '-';
-        i++;
-    }
-    uint64_t ip = 0, frac = 0;
-    size_t ndig = 0;
-    int fd = 0, round = 0;
-    for (; i < n && is_digit(s[i]); i++, ndig++) {
-        unsigned d = (unsigned)(s[i] - '0');
-        nz |= d != 0;
-        if (ip < UINT64_C(100000000000000))
-            ip = ip * 10 + d;
-        else
-            big = 1;
-    }
-    if (i < n && s[i] == '.') {
-        for (i++; i < n && is_digit(s[i]); i++, ndig++) {
-            unsigned d = (unsigned)(s[i] - '0');
-            nz |= d != 0;
-            if (fd < 6) {
-                frac = frac * 10 + d;
-                fd++;
-            } else if (fd == 6) {
-                round = d >= 5;
-                fd++;
-            }
-        }
-    }
-    if (i == n && ndig > 0) {
-        for (; fd < 6; fd++)
-            frac *= 10;
-        *nonzero = nz;
-        if (neg && nz)
+    fs_rdr_fixed_t f;
+    if (fs_rdr_fixed(s, n, &f)) {
+        *nonzero = f.nonzero;
+        if (f.neg && f.nonzero)
             return NUM_NEGATIVE;
-        if (big || ip > (uint64_t)MAX_INPUT_S)
+        if (f.big || f.ip > (uint64_t)MAX_INPUT_S)
             return NUM_RANGE;
-        uint64_t us = ip * 1000000u + frac + (unsigned)round;
+        uint64_t us = f.ip * 1000000u + f.frac;
         if (us > (uint64_t)FS_TIME_MAX_INPUT)
             return NUM_RANGE;
         *out = (fs_time_t)us;

@@ -56,46 +56,18 @@ int fs_rdr_i64(const char *s, size_t n, int64_t *out)
     return 0;
 }
 
-/* Why integer arithmetic: "12.345678" is exactly 12345678 us (as in the
- * native reader), and integer-second traces never touch floating point. */
+/* The fixed-point form through fs_rdr_fixed (integer arithmetic, so that
+ * integer-second traces never touch floating point). */
 int fs_rdr_seconds(const char *s, size_t n, fs_time_t *out)
 {
-    size_t i = 0;
-    int neg = 0;
-    if (i < n && (s[i] == '+' || s[i] == '-')) {
-        neg = s[i] == '-';
-        i++;
-    }
-    uint64_t ip = 0, frac = 0;
-    size_t ndig = 0;
-    int fd = 0, round = 0, big = 0;
-    for (; i < n && is_digit(s[i]); i++, ndig++) {
-        if (ip < UINT64_C(100000000000000))
-            ip = ip * 10 + (unsigned)(s[i] - '0');
-        else
-            big = 1;
-    }
-    if (i < n && s[i] == '.') {
-        for (i++; i < n && is_digit(s[i]); i++, ndig++) {
-            unsigned d = (unsigned)(s[i] - '0');
-            if (fd < 6) {
-                frac = frac * 10 + d;
-                fd++;
-            } else if (fd == 6) {
-                round = d >= 5;
-                fd++;
-            }
-        }
-    }
-    if (i == n && ndig > 0) {
-        for (; fd < 6; fd++)
-            frac *= 10;
-        if (big || ip > (uint64_t)(FS_TIME_MAX_INPUT / FS_US_PER_S))
+    fs_rdr_fixed_t f;
+    if (fs_rdr_fixed(s, n, &f)) {
+        if (f.big || f.ip > (uint64_t)(FS_TIME_MAX_INPUT / FS_US_PER_S))
             return -1;
-        uint64_t us = ip * 1000000u + frac + (unsigned)round;
+        uint64_t us = f.ip * 1000000u + f.frac;
         if (us > (uint64_t)FS_TIME_MAX_INPUT)
             return -1;
-        *out = neg ? -(fs_time_t)us : (fs_time_t)us;
+        *out = f.neg ? -(fs_time_t)us : (fs_time_t)us;
         return 0;
     }
     if (n == 0 || memchr(s, 'x', n) || memchr(s, 'X', n) || s[0] == ' ')

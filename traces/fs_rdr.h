@@ -162,6 +162,59 @@ int fs_rdr_split(fs_rdr_t *r, char sep, size_t width);
 int fs_rdr_u64(const char *s, size_t n, uint64_t *out);
 /* [+-]digits -> int64 (0 or -1). */
 int fs_rdr_i64(const char *s, size_t n, int64_t *out);
+/* The fixed-point form [+-]D[.D] (at least one digit, nothing else), the
+ * fast path of every seconds parser: integer part (saturating: big = 1
+ * past 10^14), fraction in microseconds rounded half up at the 7th
+ * decimal, sign, and whether any digit is non-zero.  Why integer
+ * arithmetic: "12.345678" is exactly 12345678 us, so a writer's "%.6f"
+ * output reads back bit for bit where a double product could land one
+ * microsecond off.  Returns 1 when s[0..n) has that form, else 0 (the
+ * caller tries strtod for exponent forms). */
+typedef struct fs_rdr_fixed {
+    uint64_t ip;    /* whole seconds (valid when !big) */
+    uint64_t frac;  /* microseconds of the fraction, rounded */
+    int neg, big, nonzero;
+} fs_rdr_fixed_t;
+
+static inline int fs_rdr_fixed(const char *s, size_t n, fs_rdr_fixed_t *f)
+{
+    size_t i = 0, ndig = 0;
+    int fd = 0, round = 0;
+    f->ip = f->frac = 0;
+    f->neg = f->big = f->nonzero = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        f->neg = s[i] == '-';
+        i++;
+    }
+    for (; i < n && (unsigned)(s[i] - '0') < 10u; i++, ndig++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        f->nonzero |= d != 0;
+        if (f->ip < UINT64_C(100000000000000))
+            f->ip = f->ip * 10 + d;
+        else
+            f->big = 1;
+    }
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && (unsigned)(s[i] - '0') < 10u; i++, ndig++) {
+            unsigned d = (unsigned)(s[i] - '0');
+            f->nonzero |= d != 0;
+            if (fd < 6) {
+                f->frac = f->frac * 10 + d;
+                fd++;
+            } else if (fd == 6) {
+                round = d >= 5;
+                fd++;
+            }
+        }
+    }
+    if (i != n || ndig == 0)
+        return 0;
+    for (; fd < 6; fd++)
+        f->frac *= 10;
+    f->frac += (unsigned)round;
+    return 1;
+}
+
 /* [+-]D[.D] seconds -> microseconds rounded half up at the 7th decimal;
  * exponent forms through strtod; |value| <= FS_TIME_MAX_INPUT; NaN/inf and
  * hex refused.  s[n] must be NUL.  0 or -1. */
