@@ -4,7 +4,7 @@
  * Work distribution: the runs this process must do (its shard, minus runs
  * already complete when resuming) form a list; worker threads take the
  * next entry under a mutex.  Under MPI the list lives on rank 0: rank 0's
- * main thread serves requests (MPI_Iprobe + a 2 ms nap, so it does not
+ * main thread serves requests (a probe + a 2 ms nap, so it does not
  * spin a core away from the workers) while its own worker threads take
  * from the same list; workers on other ranks ask rank 0 for one run at a
  * time (MPI calls serialized by a mutex).  Dynamic distribution keeps the
@@ -35,11 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef FLEETSIM_HAVE_MPI
-#include <mpi.h>
-#define TAG_REQ 101
-#define TAG_WORK 102
-#endif
+#include "fs_mpi.h"
 
 void fs_sweep_opts_init(fs_sweep_opts_t *o)
 {
@@ -103,6 +99,7 @@ typedef struct exec {
     size_t done, failed, total_todo;
     double t0, last_print;      /* wall clock at the start and at the last progress line */
     int use_mpi, rank, size;
+    const fs_mpi_ops_t *mpi_ops;   /* the MPI module's calls (use_mpi) */
     int first_rc;
     fs_error_t first_err;
     int lock_fd[2];             /* DIR/.lock and the shard's lock (-1: none) */
@@ -136,16 +133,13 @@ static long long take_local(exec_t *x)
 
 static long long take(exec_t *x)
 {
-#ifdef FLEETSIM_HAVE_MPI
     if (x->use_mpi && x->rank != 0) {
-        long long k = -1, req = 0;
+        long long k = -1;
         pthread_mutex_lock(&x->mpi);
-        MPI_Send(&req, 1, MPI_LONG_LONG, 0, TAG_REQ, MPI_COMM_WORLD);
-        MPI_Recv(&k, 1, MPI_LONG_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        x->mpi_ops->request(&k);
         pthread_mutex_unlock(&x->mpi);
         return k;
     }
-#endif
     return take_local(x);
 }
 
@@ -521,7 +515,6 @@ static void join_workers(pthread_t *th, unsigned n)
         pthread_join(th[i], NULL);
 }
 
-#ifdef FLEETSIM_HAVE_MPI
 /* Rank 0's main thread: hands out runs until every remote worker has been
  * told there is nothing left. */
 static void serve(exec_t *x, unsigned remote_workers)
@@ -529,22 +522,17 @@ static void serve(exec_t *x, unsigned remote_workers)
     unsigned finished = 0;
     struct timespec nap = {0, 2000000};   /* 2 ms: a request per run, runs take far longer */
     while (finished < remote_workers) {
-        int flag = 0;
-        MPI_Status st;
-        MPI_Iprobe(MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &flag, &st);
-        if (!flag) {
+        int src;
+        if (!x->mpi_ops->poll(&src)) {
             nanosleep(&nap, NULL);
             continue;
         }
-        long long req, k;
-        MPI_Recv(&req, 1, MPI_LONG_LONG, st.MPI_SOURCE, TAG_REQ, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        k = take_local(x);
+        long long k = take_local(x);
         if (k < 0)
             finished++;
-        MPI_Send(&k, 1, MPI_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
+        x->mpi_ops->reply(src, k);
     }
 }
-#endif
 
 /* ---- the whole execution -------------------------------------------------------------------- */
 
@@ -572,16 +560,15 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
     x.size = 1;
     x.lock_fd[0] = x.lock_fd[1] = -1;
     rep->runs_total = plan->n_runs;
-#ifdef FLEETSIM_HAVE_MPI
     if (o->mpi) {
+        if (!fs_sweep_mpi_available())
+            return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI");
+        int rc = fs_mpi_load(&x.mpi_ops, err);
+        if (rc)
+            return rc;
         x.use_mpi = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &x.size);
+        x.mpi_ops->world(&x.rank, &x.size);
     }
-#else
-    if (o->mpi)
-        return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI");
-#endif
     rep->rank = x.rank;
     rep->ranks = x.size;
     pthread_mutex_init(&x.lock, NULL);
@@ -593,37 +580,31 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
 
     if (!rc && x.rank == 0)
         rc = prepare(&x, rep, err);
-#ifdef FLEETSIM_HAVE_MPI
     if (x.use_mpi) { /* everyone learns whether rank 0 could start */
         int ok = rc == 0;
-        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        x.mpi_ops->bcast_int(&ok);
         if (!ok && x.rank != 0)
             rc = fs_error_set(err, FS_EIO, "rank 0 could not start the sweep");
     }
-#endif
     if (!rc)
         rc = start_workers(&x, th, nt, &started, err);
     rep->started = started > 0;
-#ifdef FLEETSIM_HAVE_MPI
     if (x.use_mpi && x.rank == 0 && (rc == 0 || started)) /* serve even if our threads failed */
         serve(&x, (unsigned)(x.size - 1) * nt);
-#endif
     join_workers(th, started);
     fs_free(th);
 
     unsigned long long counts[3] = {x.done, x.failed, (unsigned long long)interrupted(&x)};
-#ifdef FLEETSIM_HAVE_MPI
     if (x.use_mpi) {
         unsigned long long sum[3] = {0, 0, 0};
-        MPI_Allreduce(counts, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        x.mpi_ops->sum_u64(counts, sum, 3);
         unsigned long long mine = counts[0], *by = x.rank == 0 ? fs_calloc((size_t)x.size, sizeof *by) : NULL;
-        MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, by, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+        x.mpi_ops->gather_u64(mine, by);
         for (int r = 0; by && r < x.size && r < 64; r++)
             rep->runs_by_rank[r] = (size_t)by[r];
         fs_free(by);
         memcpy(counts, sum, sizeof sum);
     }
-#endif
     rep->runs_done = (size_t)counts[0];
     rep->runs_failed = (size_t)counts[1];
     rep->interrupted = counts[2] != 0;
@@ -689,36 +670,26 @@ int fs_sweep_mpi_available(void)
 
 int fs_sweep_mpi_init(int *argc, char ***argv, int *rank, int *size, fs_error_t *err)
 {
-#ifdef FLEETSIM_HAVE_MPI
-    int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-        return fs_error_set(err, FS_EIO, "MPI_Init_thread failed");
-    if (provided < MPI_THREAD_SERIALIZED) {
-        MPI_Finalize();
-        return fs_error_set(err, FS_EIO, "the MPI library does not allow calls from several threads "
-                            "(MPI_THREAD_SERIALIZED)");
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, size);
-    return 0;
-#else
-    (void)argc;
-    (void)argv;
     *rank = 0;
     *size = 1;
-    return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI (rebuild with "
-                        "libopenmpi-dev installed, or -DFLEETSIM_MPI=ON)");
-#endif
+    if (!fs_sweep_mpi_available())
+        return fs_error_set(err, FS_EUSAGE, "this fleetsim was built without MPI (rebuild with "
+                            "libopenmpi-dev installed, or -DFLEETSIM_MPI=ON)");
+    const fs_mpi_ops_t *ops;
+    int rc = fs_mpi_load(&ops, err);
+    if (rc)
+        return rc;
+    char msg[256] = "";
+    if (ops->init(argc, argv, rank, size, msg, sizeof msg))
+        return fs_error_set(err, FS_EIO, "%s", msg);
+    return 0;
 }
 
 int fs_sweep_mpi_finish(int status)
 {
-#ifdef FLEETSIM_HAVE_MPI
-    int all = status;
-    MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return all;
-#else
-    return status;
-#endif
+    const fs_mpi_ops_t *ops;
+    fs_error_t err;
+    if (!fs_sweep_mpi_available() || fs_mpi_load(&ops, &err))
+        return status;
+    return ops->finish(status);
 }

@@ -47,6 +47,20 @@ read -r a b < <(sed -n 's/^mpi .*by rank: \([0-9]*\) \([0-9]*\)$/\1 \2/p' out.tx
 for f in one/runs/*.h5; do
     cmp -s "$f" "mpi/runs/$(basename "$f")" && ok || bad "$(basename "$f") differs between 1 thread and 2 MPI ranks"
 done
+# The MPI calls live in fleetsim-mpi.so, loaded only under a launcher: the
+# program itself does not link Open MPI (start-up, docs/performance.md), and
+# a module that cannot be found is said, with the places tried.
+if command -v readelf >/dev/null; then
+    readelf -d "$FLEETSIM" | grep NEEDED > needed.txt
+    grep -q 'libmpi' needed.txt && bad "the program links libmpi: $(tr '\n' ' ' < needed.txt)" || ok
+fi
+FLEETSIM_MPI_MODULE=/nonexistent/fleetsim-mpi.so "${MPIRUN[@]}" "$FLEETSIM" sweep tiny.yaml -o nomod -j 1 \
+    >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 1 ] && ok || bad "a missing MPI module: exit $rc, expected 1"
+grep -q 'FLEETSIM_MPI_MODULE names /nonexistent/fleetsim-mpi.so, which does not exist' err.txt && ok ||
+    bad "a missing MPI module is not said: $(head -c 400 err.txt)"
+[ ! -e nomod/index.h5 ] && ok || bad "a sweep without its MPI module wrote an index"
 if command -v h5dump >/dev/null; then
     for t in points runs stats; do
         h5dump -d "/$t" one/index.h5 | tail -n +2 > a.txt
