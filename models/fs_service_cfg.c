@@ -198,16 +198,12 @@ static double dist_moments(const fs_dist_t *d, double *var)
     return m < 1 ? 1 : m;
 }
 
-/* The PQ slice midpoints of a prepared token distribution, over its mean
- * (tokens below 1 count as 1, as drawn).  0 or FS_ENOMEM. */
-static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
+/* The n slice midpoints of a prepared token distribution between the
+ * given quantile edges (n + 1), over `mean` (tokens below 1 count as 1, as
+ * drawn).  0 or FS_ENOMEM. */
+static int dist_slices_at(const fs_dist_t *d, double mean, const double *edge, int n, double *out,
+                          double *w)
 {
-    double edge[PQ + 1];
-    for (int k = 0; k <= 28; k++)
-        edge[k] = k / 32.0;
-    for (int k = 29; k < PQ; k++)
-        edge[k] = 1 - ldexp(1.0, -(k - 25));    /* 1 - 2^-4 .. 1 - 2^-14 */
-    edge[PQ] = 1;
     double *sorted = NULL;
     if (d->kind == FS_DIST_EMPIRICAL && d->n_values) {
         if (!(sorted = fs_malloc(d->n_values * sizeof *sorted)))
@@ -215,7 +211,7 @@ static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
         memcpy(sorted, d->values, d->n_values * sizeof *sorted);
         gsl_sort(sorted, 1, d->n_values);
     }
-    for (int k = 0; k < PQ; k++) {
+    for (int k = 0; k < n; k++) {
         double u = 0.5 * (edge[k] + edge[k + 1]), q;
         w[k] = edge[k + 1] - edge[k];
         switch (d->kind) {
@@ -234,6 +230,27 @@ static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
     }
     fs_free(sorted);
     return 0;
+}
+
+/* The PQ prompt slices (fs_service_int.h), over the mean. */
+static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
+{
+    double edge[PQ + 1];
+    for (int k = 0; k <= 28; k++)
+        edge[k] = k / 32.0;
+    for (int k = 29; k < PQ; k++)
+        edge[k] = 1 - ldexp(1.0, -(k - 25));    /* 1 - 2^-4 .. 1 - 2^-14 */
+    edge[PQ] = 1;
+    return dist_slices_at(d, mean, edge, PQ, out, w);
+}
+
+/* The OQ output slices (fs_service_int.h), in tokens: halving towards
+ * short outputs, whose TPOT spreads most. */
+static int out_slices(const fs_dist_t *d, double *out, double *w)
+{
+    static const double edge[OQ + 1] = {0, 1.0 / 128, 1.0 / 32, 1.0 / 16, 1.0 / 8, 0.25, 0.5,
+                                         0.75, 1};
+    return dist_slices_at(d, 1, edge, OQ, out, w);
 }
 
 /* The pools service c can run on (GPU models of its table, replicas that
@@ -362,8 +379,10 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
         double vi, vo;
         s->mean_in = dist_moments(&c->input, &vi);
         s->mean_out = dist_moments(&c->output, &vo);
-        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw)))
+        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw)) ||
+            (rc = out_slices(&c->output, s->oq, s->oqw)))
             return fs_error_set(err, rc, "services: out of memory");
+        s->in2 = vi + s->mean_in * s->mean_in;
         /* service time of the first row's replica: prefill + (out - 1) steps */
         const fs_svc_perf_cfg_t *p = &c->perf[0];
         double step = p->max_batch / p->decode_tps;

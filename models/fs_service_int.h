@@ -124,6 +124,17 @@ typedef struct cohort { double t0, t1, rate; } cohort_t;
  * halve towards the tail (to 1 - 2^-14), so that a p99 sees the tail. */
 #define PQ 40   /* backlog: arrivals on [t0, t1] */
 
+/* Fluid mode's TPOT (engines v1 and v0): a request's TPOT is the decode
+ * step plus the prefill of the prompts that arrive at its replica while it
+ * decodes, shared out over its tokens (fs_service_fluid.c), a spread that
+ * is wider for short outputs.  OQ output-token slices (finer towards short
+ * outputs, which make the tail), each a gamma law cut at GQ quantiles. */
+#define OQ 8
+#define GQ 6
+/* fluid_at_load's TPOT state: mean, decode step, prompt arrivals per
+ * iteration, mean and second moment of a prompt's prefill time */
+enum { TP_T, TP_ST, TP_R, TP_EY, TP_EY2, TP_N };
+
 typedef struct bucket {
     fs_time_t start;
     uint64_t arrivals, completed;
@@ -185,6 +196,12 @@ typedef struct svc {
     double mean_in, mean_out, cs2;
     double pq[PQ];          /* fluid: prompt-token quantiles (slice midpoints) / their mean */
     double pqw[PQ];         /* the slices' weights (sum 1) */
+    double oq[OQ];          /* fluid: output-token quantiles (slice midpoints), tokens */
+    double oqw[OQ];         /* their weights (sum 1) */
+    double in2;             /* fluid: E[prompt tokens^2] */
+    double tp_key[TP_N];    /* the TPOT state last spread (fs_service_fluid.c) ... */
+    comp_t tp_comp[OQ * (GQ + 1)];  /* ... and its pieces (weights sum 1) */
+    int n_tp_comp;
     /* HPA */
     struct rec { fs_time_t at; uint32_t n; } *recs;
     size_t n_recs, cap_recs;

@@ -9,6 +9,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int fs_svmet_push_d(double **v, size_t *n, size_t *cap, double x)
@@ -92,8 +93,10 @@ static double comp_quantile(const comp_t *c, size_t n, double q)
         return NAN;
     double lo = 0;
     hi = hi * 1.01 + 1e-9;
+    /* (stops at the fixed point, where a step changes neither end: the
+     * hundredth step would give the same answer) */
     for (int it = 0; it < 100; it++) {
-        double x = 0.5 * (lo + hi), f = 0;
+        double x = 0.5 * (lo + hi), f = 0, lo0 = lo, hi0 = hi;
         for (size_t i = 0; i < n; i++) {
             const comp_t *k = &c[i];
             double p;
@@ -107,8 +110,69 @@ static double comp_quantile(const comp_t *c, size_t n, double q)
             hi = x;
         else
             lo = x;
+        if (lo == lo0 && hi == hi0)
+            break;
     }
     return hi;
+}
+
+typedef struct brk { double x, slope, jump; } brk_t;
+
+static int brk_cmp(const void *a, const void *b)
+{
+    double x = ((const brk_t *)a)->x, y = ((const brk_t *)b)->x;
+    return (x > y) - (x < y);
+}
+
+/* The q[0..3)-quantiles of a mixture of uniform components (fluid's TPOT:
+ * no exponential tails) into out[]: the CDF is piecewise linear between
+ * the sorted ends, walked once (the smallest x with F(x) >= q).  0, or
+ * FS_ENOMEM; NAN without weight. */
+static int uniform_quantiles(const comp_t *c, size_t n, const double q[3], double out[3])
+{
+    brk_t *e = fs_malloc((2 * n + 1) * sizeof *e);
+    if (!e)
+        return FS_ENOMEM;
+    size_t m = 0;
+    double tot = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(c[i].w > 0))
+            continue;
+        tot += c[i].w;
+        if (c[i].b > c[i].a) {
+            double sl = c[i].w / (c[i].b - c[i].a);
+            e[m++] = (brk_t){c[i].a, sl, 0};
+            e[m++] = (brk_t){c[i].b, -sl, 0};
+        } else {
+            e[m++] = (brk_t){c[i].a, 0, c[i].w};
+        }
+    }
+    qsort(e, m, sizeof *e, brk_cmp);
+    int k = 0;
+    double f = 0, slope = 0, x0 = m ? e[0].x : 0;
+    for (size_t i = 0; i < m && k < 3 && tot > 0;) {
+        double x = e[i].x, g = f + slope * (x - x0);
+        while (k < 3 && g >= q[k] * tot) {     /* crossed on the slope before x */
+            out[k] = slope > 0 ? x0 + (q[k] * tot - f) / slope : x;
+            if (out[k] > x)
+                out[k] = x;
+            k++;
+        }
+        f = g;
+        for (; i < m && e[i].x == x; i++) {
+            f += e[i].jump;
+            slope += e[i].slope;
+        }
+        if (slope < 0)
+            slope = 0;
+        while (k < 3 && f >= q[k] * tot * (1 - 1e-12))    /* a point mass at x */
+            out[k++] = x;
+        x0 = x;
+    }
+    for (; k < 3; k++)
+        out[k] = tot > 0 ? (m ? e[m - 1].x : NAN) : NAN;
+    fs_free(e);
+    return 0;
 }
 
 /* The q-quantile of v[0..n) as gsl_stats_quantile_from_sorted_data gives
@@ -137,17 +201,21 @@ static void sorted_q(double *v, size_t n, double *p50, double *p95, double *p99)
 
 /* A bucket's fluid components into the run's histograms: each in 64
  * quantile slices. */
-static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n)
+static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n, int per)
 {
     for (size_t i = 0; i < n; i++) {
         const comp_t *k = &c[i];
-        for (int j = 0; j < 64; j++) {
-            double u = (j + 0.5) / 64.0, x;
+        if (k->theta < 0 && k->a == k->b) {     /* a point */
+            fs_svmet_hist_add(h, k->a, k->w);
+            continue;
+        }
+        for (int j = 0; j < per; j++) {
+            double u = (j + 0.5) / per, x;
             if (k->theta >= 0)
                 x = u <= 1 - k->pw || !(k->theta > 0) ? k->a : k->a - k->theta * log((1 - u) / k->pw);
             else
                 x = k->a + u * (k->b - k->a);
-            fs_svmet_hist_add(h, x, k->w / 64.0);
+            fs_svmet_hist_add(h, x, k->w / per);
         }
     }
 }
@@ -158,8 +226,10 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     if (rc)
         return rc;
     if (s->bk.start >= s->warmup) {
-        comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft);
-        comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot);
+        /* TPOT's pieces are already quantile slices of its law (OQ x GQ a
+         * state, fs_service_fluid.c): a few points each do */
+        comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft, 64);
+        comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot, 4);
     }
     fs_svc_settle(s, end);
     bucket_t *b = &s->bk;
@@ -176,9 +246,13 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
         r.ttft_p50 = comp_quantile(b->cttft, b->n_cttft, 0.50);
         r.ttft_p95 = comp_quantile(b->cttft, b->n_cttft, 0.95);
         r.ttft_p99 = comp_quantile(b->cttft, b->n_cttft, 0.99);
-        r.tpot_p50 = comp_quantile(b->ctpot, b->n_ctpot, 0.50);
-        r.tpot_p95 = comp_quantile(b->ctpot, b->n_ctpot, 0.95);
-        r.tpot_p99 = comp_quantile(b->ctpot, b->n_ctpot, 0.99);
+        static const double tq[3] = {0.50, 0.95, 0.99};
+        double tv[3];
+        if (uniform_quantiles(b->ctpot, b->n_ctpot, tq, tv))
+            return FS_ENOMEM;
+        r.tpot_p50 = tv[0];
+        r.tpot_p95 = tv[1];
+        r.tpot_p99 = tv[2];
         r.slo_attainment = b->f_completed > 0 ? b->f_met / b->f_completed : NAN;
     } else {
         r.requests = b->arrivals;

@@ -327,6 +327,50 @@ static void test_fluid_mode_erlang_c(void **state)
     reqs_free(&q);
 }
 
+/* Fluid mode's TPOT spread against the iteration engine (v1) on one cell
+ * of tests/serving_fluid_grid.py (docs/validation.md): prompts of median
+ * 2,000 tokens, outputs of median 200, load 0.6 of four replicas.  A
+ * request's TPOT is the decode step plus the prefill of the prompts that
+ * arrive while it decodes, shared out over its tokens: wide for short
+ * outputs.  Fluid's TPOT used to be one number per load (p99 39% low
+ * here). */
+static void test_fluid_tpot_spread(void **state)
+{
+    (void)state;
+    double p = 10000, dec = 2400, d1 = 90, T = 2048;
+    double mi = 2000 * exp(0.125), mo = 200 * exp(0.125), B = 64;
+    double s1 = 1 / d1, sb = B / dec, bt = T * (mo - 1) / (mi + mo - 1);
+    double b = bt < B ? (bt > 1 ? bt : 1) : B, st = s1 + (sb - s1) * (b - 1) / (B - 1);
+    double rate = 0.6 * 4 / (mi / p + (mo - 1) * st / b);
+    double v[2][3];
+    for (int k = 0; k < 2; k++) {
+        char y[2048];
+        snprintf(y, sizeof y,
+                 "name: t\nseed: 3\nhorizon: 2h\nwarmup: 30m\nuntil: horizon\n"
+                 "cluster: {pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
+                 "workload: {synthetic: {arrivals: {rate: 1/d}, gpus: {1: 1.0}, "
+                 "duration: {dist: constant, value: 1m}}}\n"
+                 "output: {timeline_interval: 0}\n"
+                 "services:\n  - name: s\n    mode: %s\n    min_replicas: 4\n"
+                 "    requests: {rate: %.6f/s, input: {dist: lognormal, median: 2000, sigma: 0.5}, "
+                 "output: {dist: lognormal, median: 200, sigma: 0.5}}\n"
+                 "    performance: [{gpu: H100, prefill: %g, decode: %g, max_batch: 64, "
+                 "decode_single: %g}]\n",
+                 k ? "fluid" : "request", rate, p, dec, d1);
+        reqs_t q;
+        run(y, NULL, 0, &q);
+        v[k][0] = q.s[0].tpot_p50;
+        v[k][1] = q.s[0].tpot_p95;
+        v[k][2] = q.s[0].tpot_p99;
+        reqs_free(&q);
+    }
+    print_message("TPOT p50 / p95 / p99, request %.4f / %.4f / %.4f s, fluid %.4f / %.4f / %.4f s\n",
+                  v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2]);
+    assert_double_equal(v[1][0] / v[0][0], 1.0, 0.10);
+    assert_double_equal(v[1][2] / v[0][2], 1.0, 0.25);
+    assert_true(v[1][2] > 1.4 * v[1][0]);   /* a spread, not a point */
+}
+
 static double surv_day(double t, const void *ud)
 {
     (void)ud;
@@ -1045,6 +1089,7 @@ int main(void)
         cmocka_unit_test_teardown(test_erlang_c_formula, teardown),
         cmocka_unit_test_teardown(test_request_mode_erlang_c, teardown),
         cmocka_unit_test_teardown(test_fluid_mode_erlang_c, teardown),
+        cmocka_unit_test_teardown(test_fluid_tpot_spread, teardown),
         cmocka_unit_test_teardown(test_mig_replicas, teardown),
         cmocka_unit_test_teardown(test_modes_agree, teardown),
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
