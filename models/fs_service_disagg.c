@@ -51,7 +51,7 @@ static double dist_max(const fs_dist_t *d)
 /* KV bytes per token: the key's, else the preset's (NaN: neither). */
 static double fs_svdis_kv_bytes(const fs_service_cfg_t *c)
 {
-    if (c->pd_kv_bytes == c->pd_kv_bytes)
+    if (c->pd_kv_bytes > 0)
         return c->pd_kv_bytes;
     const char *gpus[2] = {c->pd_prefill_gpu, c->pd_decode_gpu};
     for (int g = 0; g < 2; g++) {
@@ -124,9 +124,12 @@ int fs_svdis_check(const fs_service_cfg_t *c, size_t i, char *key, size_t keylen
                      "(performance row with model)");
         return blame(key, keylen, i, "disaggregated.kv_transfer.bytes_per_token");
     }
-    /* one request's KV must fit a decode replica (when its tokens are bounded) */
+    /* one request's KV must fit a decode replica: its longest prompt (when
+     * bounded) and its longest output (when bounded, else 1 token) */
     double in = dist_max(&c->input), out = dist_max(&c->output);
-    for (size_t k = 0; k < c->n_perf && in > 0 && out > 0; k++) {
+    if (!(out > 0))
+        out = 1;
+    for (size_t k = 0; k < c->n_perf && in > 0; k++) {
         const fs_svc_perf_cfg_t *p = &c->perf[k];
         if (gpus[1] && strcasecmp(p->gpu, gpus[1]) != 0)
             continue;
