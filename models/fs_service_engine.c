@@ -680,11 +680,8 @@ static int drain_dq(services_t *a, svc_t *s, fs_model_t *m)
  * prefix cache, as when a request finishes there.  An idle prefill replica
  * with waiting requests may admit one now: it is woken (a: NULL, not: a
  * decode replica that stopped, whose requests are dispatched again). */
-static int release_src(services_t *a, svc_t *s, fs_model_t *m, seq_t *q)
+static int release_src(services_t *a, svc_t *s, fs_model_t *m, const seq_t *q)
 {
-    if (q->xfer_done)
-        return 0;
-    q->xfer_done = 1;
     if (q->src >= s->n_rep)
         return 0;
     replica_t *p = fs_svc_rep(s, q->src);
@@ -712,8 +709,9 @@ int fs_sveng_xfer_end(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
     fs_svc_settle(s, now);
     int any = 0;
     for (size_t k = 0; k < e->n_xf; k++)
-        if (e->xf[k].xfer_end <= now && !e->xf[k].xfer_done) {
-            int rc = release_src(a, s, m, &e->xf[k]);
+        if (e->xf[k].end <= now && !e->xf[k].done) {
+            e->xf[k].done = 1;
+            int rc = release_src(a, s, m, &e->xf[k].q);
             if (rc)
                 return rc;
             any = 1;
@@ -822,11 +820,10 @@ static int start_transfers(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         if (!kv_grow(e, q, q->computed))
             break;
         fs_time_t d = q->src < s->n_rep ? xfer_us(s, fs_svc_rep(s, q->src), r, q->computed) : 1;
-        q->xfer_end = now + d;
         q->xfer_us += d;
-        q->xfer_done = 0;
-        if (seq_append(&e->xf, &e->n_xf, &e->cap_xf, q))
+        if (fs_grow((void **)&e->xf, &e->cap_xf, e->n_xf + 1, sizeof *e->xf))
             return FS_ENOMEM;
+        e->xf[e->n_xf++] = (xfer_t){.q = *q, .end = now + d};
         e->kq_head = (e->kq_head + 1) % e->kq_cap;
         e->kq_n--;
         s->waiting_rep--;
@@ -851,13 +848,13 @@ static int begin_decode(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
     fs_time_t now = fs_model_now(m);
     size_t w = 0;
     for (size_t k = 0; k < e->n_xf; k++) {
-        seq_t *q = &e->xf[k];
-        if (q->xfer_end <= now && q->xfer_done) {
-            q->sched = 0;
-            e->run[e->n_run++] = *q;
+        xfer_t *x = &e->xf[k];
+        if (x->end <= now && x->done) {
+            x->q.sched = 0;
+            e->run[e->n_run++] = x->q;
             s->running++;
         } else {
-            e->xf[w++] = *q;
+            e->xf[w++] = *x;
         }
     }
     e->n_xf = w;
@@ -1018,7 +1015,6 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
                 h.blocks = 0;
                 h.hit = 0;
                 h.sched = 0;
-                h.xfer_done = 0;
                 if (seq_append(&s->ho, &s->n_ho, &s->cap_ho, &h))
                     return FS_ENOMEM;
                 replica_count(s, r, -1);
@@ -1114,9 +1110,9 @@ int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
             return rc;
     }
     for (size_t k = 0; k < e->n_xf; k++) {
-        int rc = release_src(NULL, s, m, &e->xf[k]);
+        int rc = e->xf[k].done ? 0 : release_src(NULL, s, m, &e->xf[k].q);
         if (!rc)
-            rc = wq_push(e, &e->xf[k], 0);
+            rc = wq_push(e, &e->xf[k].q, 0);
         if (rc)
             return rc;
         s->waiting_rep++;

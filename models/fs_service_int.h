@@ -72,12 +72,17 @@ typedef struct seq {
                                referenced) since its last admission */
     uint8_t decoding;       /* its prefill since the last admission is done */
     /* disaggregated serving: the prefill replica that holds its KV until the transfer
-     * ends (index, gen then, blocks and prefix blocks shared there), the transfer */
-    uint8_t xfer_done;      /* its transfer ended (the prefill replica's blocks freed) */
+     * ends (index, gen then, blocks and prefix blocks shared there), its transfers' time */
     uint32_t src, src_gen, src_blocks, src_hit;
-    fs_time_t xfer_end;     /* the transfer in progress ends */
-    fs_time_t xfer_us;      /* its transfers' time so far */
+    fs_time_t xfer_us;
 } seq_t;
+
+/* A KV transfer into a decode replica (disaggregated serving). */
+typedef struct xfer {
+    seq_t q;
+    fs_time_t end;          /* it ends */
+    uint8_t done;           /* it ended: the prefill replica's blocks are freed */
+} xfer_t;
 
 /* One replica's serving engine: the running batch in admission order, its
  * own waiting queue, the KV cache, the iteration in progress. */
@@ -105,7 +110,7 @@ typedef struct eng {
      * (a ring, FCFS), and those whose KV cache is on its way (in the order started) */
     seq_t *kq;
     size_t kq_head, kq_n, kq_cap;
-    seq_t *xf;
+    xfer_t *xf;
     size_t n_xf, cap_xf;
 } eng_t;
 
