@@ -22,14 +22,22 @@
  *   unused ones are evicted LRU (an entry's tail first) when blocks are
  *   short; router prefix_affinity sends a request to a replica that has
  *   its prefix;
+ * - disaggregated serving (services[].disaggregated): prefill replicas only
+ *   prefill; a sequence whose prefill is done (its first token out) is
+ *   handed to a decode replica, which pulls its KV cache when it has a slot
+ *   and the blocks (the prefill replica holds them until the transfer
+ *   ends) and only decodes; a decode preemption is recomputed on a prefill
+ *   replica;
  * - step time: an iteration with p prefill tokens and b decoding sequences
  *   takes p / prefill + step(b), step linear in b from 1/decode_single to
  *   max_batch/decode (the performance row).
  *
  * Fast by construction: while every running sequence decodes and nothing
  * can be admitted, the iterations are identical, so one event covers all of
- * them up to the next finish or KV shortage (a macro step); an arrival cuts
- * it at the next iteration boundary.  Events: arrival, iteration end.
+ * them up to the next finish or KV shortage (a macro step); an arrival (or
+ * a transfer that lands) cuts it at the next iteration boundary.  Events:
+ * arrival, iteration end; disaggregated: transfer end, and per instant a
+ * hand-off pass and a re-prefill pass.
  */
 #include "fs_service_int.h"
 
@@ -827,7 +835,6 @@ static int start_transfers(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         e->kq_head = (e->kq_head + 1) % e->kq_cap;
         e->kq_n--;
         s->waiting_rep--;
-        s->xfers++;
         int rc = fs_model_module_event(m, a->id, now + d, XFER_PRIO, EVD(EV_XFER, s->idx, i, 0),
                                        NULL);
         if (rc)

@@ -12,6 +12,8 @@
  *   fs_service_hpa.c     the HPA: replica calculator, stabilisation, scaling  fs_svhpa_
  *   fs_service_metrics.c buckets, percentiles and the run's service rows  fs_svmet_
  *   fs_service_cfg.c     the services block's checks and each service's set-up  fs_svcfg_
+ *   fs_service_disagg.c  disaggregated serving's checks and transfer bandwidths  fs_svdis_
+ *                        (its engine part, hand-off and transfers: fs_service_engine.c)
  *
  * The serving engine (fs_service_engine.c) is the one place where a
  * replica processes requests: it owns serve/done and the batch slots
@@ -240,7 +242,6 @@ typedef struct svc {
     size_t n_ho, cap_ho;
     seq_t *rp;              /* preempted on decode replicas in this instant: to prefill */
     size_t n_rp, cap_rp;
-    uint64_t xfers;         /* KV transfers started */
 } svc_t;
 
 typedef struct services {

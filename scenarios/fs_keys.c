@@ -1237,15 +1237,15 @@ static const fs_key_t service_rows[] = {
             "preempted goes back to a prefill replica to be recomputed."},
     {.path = "disaggregated.decode.gpu", .type = FS_KT_NAME, .off = SV(pd_decode_gpu),
      .name_at = gpu_model_at, .doc = "GPU model of the decode replicas; not given: any row's."},
-    {.path = "disaggregated.kv_transfer.bandwidth", .type = FS_KT_DOUBLE,
-     .flags = FS_KF_MIN_OPEN, .off = SV(pd_bw), .min = 0, .unit = "bytes/s",
-     .doc = "KV cache bytes/s from a prefill to a decode replica (required when disaggregated): "
-            "a transfer takes bytes_per_token x its context tokens / bandwidth; transfers do not "
-            "contend."},
+    {.path = "disaggregated.kv_transfer.bandwidth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = SV(pd_bw), .min = 0, .def = "0", .unit = "bytes/s",
+     .doc = "KV cache bytes/s from a prefill to a decode replica (required, > 0, when "
+            "disaggregated): a transfer takes bytes_per_token x its context tokens / bandwidth; "
+            "transfers do not contend."},
     {.path = "disaggregated.kv_transfer.bytes_per_token", .type = FS_KT_DOUBLE,
-     .flags = FS_KF_MIN_OPEN, .off = SV(pd_kv_bytes), .min = 0, .unit = "bytes",
-     .doc = "KV cache bytes of one token (the whole model, all layers); not given: the preset's "
-            "(a performance row with model)."},
+     .flags = FS_KF_MIN, .off = SV(pd_kv_bytes), .min = 0, .def = "0", .unit = "bytes",
+     .doc = "KV cache bytes of one token (the whole model, all layers); 0: the preset's (a "
+            "performance row with model)."},
     {.path = "disaggregated.kv_transfer.links", .type = FS_KT_LIST, .off = SV(pd_links),
      .off2 = SV(n_pd_links), .sub = &svc_link_keys,
      .doc = "Bandwidth per (prefill pool, decode pool) pair, overriding bandwidth for it."},

@@ -7,7 +7,11 @@ scheduler v1 with chunked prefill and scheduler v0, KV blocks of 16 tokens, iter
 rounded half up to whole microseconds); it shares no code with models/fs_service_engine.c.
 
   serving_ref.py check --fleetsim BIN --src SRC --shared DIR [--work DIR] [--case NAME]...
-                       [--tol S] [--list]
+                       [--tol S] [--list] [--disagg]
+
+--disagg runs the disaggregated cases instead (prefill and decode replica groups, KV transfers:
+simulate_disagg, whose docstring states the rules), comparing also each request's decode
+replica and KV transfer time.
 
 For each case (the first hour of the Azure LLM 2023 conversation and code traces at 1, 2 and 4
 fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds;
