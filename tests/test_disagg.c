@@ -233,6 +233,45 @@ static void test_decode_preemption_reprefills(void **state)
     done_trace(p, dir);
 }
 
+/* Node failures stop prefill and decode replicas (8 GPUs: a node each): the
+ * requests on a stopped replica (queued, prefilling, waiting for KV room,
+ * in transfer or decoding) are retried, and the run ends with every
+ * request but those in flight completed and no block leaked (the
+ * allocator's count in the teardown): 46 of 86,275 requests retried in the
+ * seed-5 run, 29 replica starts. */
+static void test_failures_retry(void **state)
+{
+    (void)state;
+    const char *y =
+        "name: t\nseed: 5\nuntil: horizon\nhorizon: 2d\nwarmup: 0s\n"
+        "cluster: {pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}, "
+        "{name: d, gpu: A100, nodes: 2, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 1/d}, gpus: {1: 1.0}, "
+        "duration: {dist: constant, value: 1m}}}\n"
+        "output: {timeline_interval: 0, requests: true}\n"
+        "failures: {components: [{kind: node, tbf: {dist: exponential, mean: 4h}}], "
+        "repair: {soft: {dist: constant, value: 10m}, default: soft}}\n"
+        "services:\n  - name: pd\n    gpus: 8\n"
+        "    requests: {rate: 0.5/s, input: {dist: constant, value: 2000}, "
+        "output: {dist: constant, value: 300}}\n"
+        "    performance:\n"
+        "      - {gpu: H100, prefill: 4000, decode: 1000, max_batch: 8, kv_tokens: 32768}\n"
+        "      - {gpu: A100, prefill: 2000, decode: 400, max_batch: 16, decode_single: 50, "
+        "kv_tokens: 40960}\n"
+        "    disaggregated:\n"
+        "      prefill: {replicas: 1, gpu: H100}\n"
+        "      decode: {replicas: 1, gpu: A100}\n"
+        "      kv_transfer: {bandwidth: 2e9, bytes_per_token: 131072}\n";
+    reqs_t q;
+    memset(&q, 0, sizeof q);
+    fs_sink_t sink = {.job = on_job, .ud = &q, .request = on_request, .service = on_service};
+    fs_test_run_yaml(y, NULL, 0, &sink, &q.t);
+    assert_true(q.s.retried > 0);
+    assert_true(q.s.cold_starts > 2);
+    assert_true(q.s.completed > 0);
+    assert_true(q.s.requests - q.s.completed < 40);
+}
+
 /* ---- bad input ----------------------------------------------------------------- */
 
 static void expect_error(const char *svc_tail, const char *want)
@@ -289,6 +328,7 @@ int main(void)
         cmocka_unit_test_teardown(test_full_decode_waits, teardown),
         cmocka_unit_test_teardown(test_prefill_holds_blocks, teardown),
         cmocka_unit_test_teardown(test_decode_preemption_reprefills, teardown),
+        cmocka_unit_test_teardown(test_failures_retry, teardown),
         cmocka_unit_test_teardown(test_config_errors, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
