@@ -236,7 +236,7 @@ static void test_decode_preemption_reprefills(void **state)
 /* Node failures stop prefill and decode replicas (8 GPUs: a node each): the
  * requests on a stopped replica (queued, prefilling, waiting for KV room,
  * in transfer or decoding) are retried, and the run ends with every
- * request but those in flight completed and no block leaked (the
+ * request but those in flight completed and no memory leaked (the
  * allocator's count in the teardown): 46 of 86,275 requests retried in the
  * seed-5 run, 29 replica starts. */
 static void test_failures_retry(void **state)
