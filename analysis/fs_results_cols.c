@@ -152,9 +152,9 @@ static const col_t request_cols[] = {
     REQ_COL(output, K_U32, "tokens"), REQ_COL(retries, K_U32, "count"),
     REQ_COL(replica, K_U32, "-"),   REQ_COL(preemptions, K_U32, "count"),
     REQ_COL(prefix, K_U32, "-"),    REQ_COL(prefix_len, K_U32, "tokens"),
-    REQ_COL(prefix_hit, K_U32, "tokens"),
+    REQ_COL(prefix_hit, K_U32, "tokens"), REQ_COL(decode_replica, K_U32, "-"),
     REQ_COL(arrival, K_F64, "s"),   REQ_COL(admitted, K_F64, "s"), REQ_COL(ttft, K_F64, "s"),
-    REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"),
+    REQ_COL(tpot, K_F64, "s"),      REQ_COL(end, K_F64, "s"), REQ_COL(kv_transfer, K_F64, "s"),
 };
 
 /* Every field of fs_summary_t, in declaration order: one per row of

@@ -198,10 +198,14 @@ typedef struct fs_request_row {    /* /requests (output.requests; request mode) 
     uint32_t prefix_len;    /* the prefix's tokens (<= input) */
     uint32_t prefix_hit;    /* prompt tokens it found in the replica's prefix cache (last
                                admission) */
-    uint32_t pad;           /* 0: no implicit padding, so that rows compare bytewise */
+    uint32_t decode_replica;    /* the replica that emitted its last token (disaggregated:
+                               a decode replica, or its prefill one when out is 1; else
+                               replica) */
     double arrival, admitted, ttft, tpot, end;  /* admitted: first into a running batch */
+    double kv_transfer;     /* s its KV cache spent moving from prefill to decode replicas
+                               (disaggregated; 0 colocated) */
 } fs_request_row_t;
-_Static_assert(sizeof(fs_request_row_t) == 10 * sizeof(uint32_t) + 5 * sizeof(double),
+_Static_assert(sizeof(fs_request_row_t) == 10 * sizeof(uint32_t) + 6 * sizeof(double),
                "fs_request_row_t has no implicit padding");
 
 /* Totals the model accumulates over the run (integrals are exact: the

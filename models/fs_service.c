@@ -98,7 +98,8 @@ void fs_svc_serving_set(svc_t *s, const replica_t *r, int sign)
             s->agg_bs = s->agg_ip = 0;
 }
 
-int fs_svc_new_replica(svc_t *s, fs_model_t *m)
+/* Submits a new replica of group role (ROLE_*; colocated: 0). */
+static int new_replica_role(svc_t *s, fs_model_t *m, int role)
 {
     uint32_t i;
     if (s->free_rep != UINT32_MAX) {
@@ -137,6 +138,7 @@ int fs_svc_new_replica(svc_t *s, fs_model_t *m)
     r->fl = fl;
     r->gen = gen + 1;
     r->state = R_PENDING;
+    r->role = (uint8_t)role;
     fs_job_t job;
     fs_job_init(&job);
     job.id = (uint64_t)1 << 63 | (uint64_t)s->idx << 32 | i;
@@ -147,7 +149,7 @@ int fs_svc_new_replica(svc_t *s, fs_model_t *m)
     job.job_class = (int32_t)s->cfg->job_class;
     job.flags = FS_JOB_SINGLE_NODE;
     fs_svc_settle(s, fs_model_now(m));
-    int rc = fs_model_submit(m, &job, s->set, &r->slot);
+    int rc = fs_model_submit(m, &job, role == ROLE_DECODE ? s->set_dec : s->set, &r->slot);
     if (rc) {
         r->state = R_FREE;
         r->next = s->free_rep;
@@ -157,6 +159,8 @@ int fs_svc_new_replica(svc_t *s, fs_model_t *m)
     s->live++;
     return 0;
 }
+
+int fs_svc_new_replica(svc_t *s, fs_model_t *m) { return new_replica_role(s, m, 0); }
 
 void fs_svc_free_replica(svc_t *s, uint32_t i)
 {
@@ -231,6 +235,9 @@ static int svc_event(void *ud, fs_model_t *m, uint64_t data)
     case EV_SYNC: return fs_svhpa_sync(a, s, m);
     case EV_RATE: return fs_svarr_rate_change(a, s, m);
     case EV_KICK: return 0;     /* the first instant: the replicas submitted at attach start */
+    case EV_XFER: return fs_sveng_xfer_end(a, s, m, ri);
+    case EV_HANDOFF: return fs_sveng_handoff(a, s, m);
+    case EV_REPREFILL: return fs_sveng_reprefill(a, s, m);
     case EV_BUCKET: {
         fs_time_t now = fs_model_now(m);
         int rc = fs_svmet_bucket(a, s, m, now);
@@ -270,6 +277,7 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
     if (event == FS_REPLICA_STARTED) {
         const fs_svc_perf_cfg_t *p = &s->cfg->perf[s->pool_row[j->r->place.pool] - 1];
         r->batch = p->max_batch;
+        r->pool = j->r->place.pool;
         r->prefill_tps = p->prefill_tps;
         r->stepb = (double)p->max_batch / p->decode_tps * 1e6;
         r->step1 = p->decode1_tps > 0 ? 1e6 / p->decode1_tps : r->stepb;
@@ -355,11 +363,17 @@ static void svc_destroy(void *ud)
                 fs_free(s->rep[i].e->run);
                 fs_free(s->rep[i].e->wq);
                 fs_free(s->rep[i].e->pc);
+                fs_free(s->rep[i].e->kq);
+                fs_free(s->rep[i].e->xf);
                 fs_free(s->rep[i].e);
             }
         }
         fs_free(s->rep);
         fs_free(s->pool_row);
+        fs_free(s->pd_bw);
+        fs_free(s->dq);
+        fs_free(s->ho);
+        fs_free(s->rp);
         fs_free(s->q);
         fs_free(s->recs);
         fs_free(s->co);
@@ -421,7 +435,14 @@ int fs_service_attach(fs_model_t *m, fs_error_t *err)
     for (size_t k = 0; k < a->n && !rc; k++) {
         svc_t *s = &a->s[k];
         const fs_service_cfg_t *c = s->cfg;
-        rc = fs_svhpa_scale_to(a, s, m, c->min_replicas);
+        if (s->disagg) {    /* the two groups, prefill first: replicas 0.. then decode */
+            s->desired = c->pd_prefill + c->pd_decode;
+            for (uint32_t g = 0; g < c->pd_prefill + c->pd_decode && !rc; g++)
+                rc = new_replica_role(s, m, g < c->pd_prefill ? ROLE_PREFILL
+                                                                     : ROLE_DECODE);
+        } else {
+            rc = fs_svhpa_scale_to(a, s, m, c->min_replicas);
+        }
         if (rc == FS_EINVAL)
             return fs_error_set(err, rc, "services.%zu: a replica of service '%s' (%u GPUs on "
                                 "one node) can never fit its pools", k, c->name, c->gpus);

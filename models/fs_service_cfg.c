@@ -128,6 +128,9 @@ int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
                 return blame(key, keylen, i, "requests.prefix.tokens");
             }
         }
+        int drc = fs_svdis_check(c, i, key, keylen, err);
+        if (drc)
+            return drc;
         if (c->router == FS_ROUTE_PREFIX && c->prefix_ids == 0) {
             fs_error_set(err, FS_EINVAL, "router prefix_affinity needs requests.prefix.ids");
             return blame(key, keylen, i, "router");
@@ -304,6 +307,8 @@ int fs_service_pools_check(const fs_config_t *cfg, const fs_cluster_t *cl, char 
             rc = no_pool(k, c, mig, err);
             if (key && keylen)
                 snprintf(key, keylen, "services.%zu.performance", k);
+        } else {
+            rc = fs_svdis_pools_check(c, cl, k, key, keylen, err);
         }
     }
     fs_free(pools);
@@ -338,7 +343,33 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
         fs_free(pools);
         return no_pool(k, c, s->mig, err);
     }
-    int rc = fs_model_make_pool_set(m, pools, np, &s->set);
+    int rc = 0;
+    if (fs_svc_disagg(c)) {  /* each group's pools: those of its GPU model */
+        uint32_t *sub = fs_malloc(np * sizeof *sub);
+        const char *gpus[2] = {c->pd_prefill_gpu, c->pd_decode_gpu};
+        int32_t *sets[2] = {&s->set, &s->set_dec};
+        for (int g = 0; g < 2 && sub && !rc; g++) {
+            size_t ns = 0;
+            for (size_t q = 0; q < np; q++)
+                if (!gpus[g] || strcasecmp(cl->pools[pools[q]].gpu, gpus[g]) == 0)
+                    sub[ns++] = pools[q];
+            if (ns == 0) {
+                fs_free(sub);
+                fs_free(pools);
+                return fs_error_set(err, FS_EINVAL, "services.%zu.disaggregated.%s.gpu: no "
+                                    "pool of GPU model %s for service '%s'", k,
+                                    g ? "decode" : "prefill", gpus[g], c->name);
+            }
+            rc = fs_model_make_pool_set(m, sub, ns, sets[g]);
+        }
+        if (!sub)
+            rc = FS_ENOMEM;
+        fs_free(sub);
+        if (!rc)
+            rc = fs_svdis_build(s, cl);
+    } else {
+        rc = fs_model_make_pool_set(m, pools, np, &s->set);
+    }
     fs_free(pools);
     if (rc)
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");

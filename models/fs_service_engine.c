@@ -22,14 +22,22 @@
  *   unused ones are evicted LRU (an entry's tail first) when blocks are
  *   short; router prefix_affinity sends a request to a replica that has
  *   its prefix;
+ * - disaggregated serving (services[].disaggregated): prefill replicas only
+ *   prefill; a sequence whose prefill is done (its first token out) is
+ *   handed to a decode replica, which pulls its KV cache when it has a slot
+ *   and the blocks (the prefill replica holds them until the transfer
+ *   ends) and only decodes; a decode preemption is recomputed on a prefill
+ *   replica;
  * - step time: an iteration with p prefill tokens and b decoding sequences
  *   takes p / prefill + step(b), step linear in b from 1/decode_single to
  *   max_batch/decode (the performance row).
  *
  * Fast by construction: while every running sequence decodes and nothing
  * can be admitted, the iterations are identical, so one event covers all of
- * them up to the next finish or KV shortage (a macro step); an arrival cuts
- * it at the next iteration boundary.  Events: arrival, iteration end.
+ * them up to the next finish or KV shortage (a macro step); an arrival (or
+ * a transfer that lands) cuts it at the next iteration boundary.  Events:
+ * arrival, iteration end; disaggregated: transfer end, and per instant a
+ * hand-off pass and a re-prefill pass.
  */
 #include "fs_service_int.h"
 
@@ -38,6 +46,16 @@
 
 #define KV_BLOCK 16u
 #define STEP_PRIO (FS_PRIO_ARRIVAL + 5)   /* after every arrival of its instant */
+/* disaggregated serving, within one instant: arrivals; transfers that end
+ * (the prefill replicas' blocks freed); prefill iterations end and begin;
+ * the prefills done are routed to decode replicas; decode iterations end
+ * and begin; the sequences they preempted are routed to prefill replicas;
+ * an idle prefill replica that got one begins */
+#define XFER_PRIO (FS_PRIO_ARRIVAL + 4)
+#define HANDOFF_PRIO (FS_PRIO_ARRIVAL + 6)
+#define DECODE_PRIO (FS_PRIO_ARRIVAL + 7)
+#define REPREFILL_PRIO (FS_PRIO_ARRIVAL + 8)
+#define REWAKE_PRIO (FS_PRIO_ARRIVAL + 9)
 
 int fs_sveng_push(svc_t *s, const req_t *r, int front)
 {
@@ -248,30 +266,28 @@ static void replica_count(svc_t *s, replica_t *r, int d)
         s->busy_doomed = (uint32_t)((int64_t)s->busy_doomed + d);
 }
 
-static int arm(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, fs_time_t at)
+static int arm_p(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, fs_time_t at, int prio)
 {
     eng_t *e = s->rep[i].e;
     e->armed = 1;
     e->at = at;
-    return fs_model_module_event(m, a->id, at, STEP_PRIO, EVD(EV_DONE, s->idx, i, 0), &e->ev);
+    return fs_model_module_event(m, a->id, at, prio, EVD(EV_DONE, s->idx, i, 0), &e->ev);
 }
 
-/* Request q joins replica i's waiting queue.  An idle replica starts an
- * iteration in this instant (after its other arrivals); one in a macro step
- * stops it at the next iteration boundary, where the request is seen. */
-static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const req_t *q)
+static int arm(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, fs_time_t at)
 {
-    replica_t *r = fs_svc_rep(s, i);
-    eng_t *e = r->e;
+    return arm_p(a, s, m, i, at, s->rep[i].role == ROLE_DECODE ? DECODE_PRIO : STEP_PRIO);
+}
+
+/* Replica i has something new for its scheduler: an idle one starts an
+ * iteration in this instant (at prio); one in a macro step stops it at
+ * the next iteration boundary, where the news is seen. */
+static int wake(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, int prio)
+{
+    eng_t *e = s->rep[i].e;
     fs_time_t now = fs_model_now(m);
-    seq_t sq = {.r = *q, .first = -1, .admitted = -1};
-    int rc = wq_push(e, &sq, 0);
-    if (rc)
-        return rc;
-    replica_count(s, r, 1);
-    s->waiting_rep++;
     if (!e->armed)
-        return arm(a, s, m, i, now);
+        return arm_p(a, s, m, i, now, prio);
     if (e->k > 1 && e->at > now) {  /* a macro step: cut at the next boundary */
         fs_time_t j = (now - e->t0 + e->dur - 1) / e->dur;
         fs_time_t at = e->t0 + j * e->dur;
@@ -283,15 +299,32 @@ static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const re
     return 0;
 }
 
-/* The ready replica (not retired) with the fewest requests on it, lowest
- * index on ties (central: only one with room in its batch); UINT32_MAX if
- * none. */
-static uint32_t least_loaded(const svc_t *s, int room)
+/* Request q joins replica i's waiting queue.  An idle replica starts an
+ * iteration in this instant (after its other arrivals); one in a macro step
+ * stops it at the next iteration boundary, where the request is seen. */
+static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const req_t *q)
+{
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    seq_t sq = {.r = *q, .first = -1, .admitted = -1};
+    int rc = wq_push(e, &sq, 0);
+    if (rc)
+        return rc;
+    replica_count(s, r, 1);
+    s->waiting_rep++;
+    return wake(a, s, m, i, STEP_PRIO);
+}
+
+/* The ready replica (not retired) of group role (colocated: 0) with the
+ * fewest requests on it, lowest index on ties (central: only one with room
+ * in its batch); UINT32_MAX if none. */
+static uint32_t least_loaded(const svc_t *s, int room, int role)
 {
     uint32_t best = UINT32_MAX, bb = UINT32_MAX;
     for (uint32_t i = 0; i < s->n_rep; i++) {
         const replica_t *r = &s->rep[i];
-        if (r->state == R_READY && !r->doomed && r->busy < bb && (!room || r->busy < r->batch)) {
+        if (r->state == R_READY && !r->doomed && r->busy < bb && r->role == role &&
+            (!room || r->busy < r->batch)) {
             best = i;
             bb = r->busy;
         }
@@ -299,15 +332,15 @@ static uint32_t least_loaded(const svc_t *s, int room)
     return best;
 }
 
-/* round_robin: the next ready replica (not retired) after the last one
- * used, in index order. */
-static uint32_t next_in_turn(svc_t *s)
+/* round_robin: the next ready replica (not retired) of group role after
+ * the last one used (*rr), in index order. */
+static uint32_t next_in_turn(svc_t *s, int role, uint32_t *rr)
 {
     for (uint32_t k = 1; k <= s->n_rep; k++) {
-        uint32_t i = (uint32_t)((s->rr + k) % s->n_rep);
+        uint32_t i = (uint32_t)((*rr + k) % s->n_rep);
         const replica_t *r = &s->rep[i];
-        if (r->state == R_READY && !r->doomed) {
-            s->rr = i;
+        if (r->state == R_READY && !r->doomed && r->role == role) {
+            *rr = i;
             return i;
         }
     }
@@ -322,7 +355,8 @@ static uint32_t affinity(svc_t *s, const req_t *q, fs_time_t now)
     if (q->pid) {
         for (uint32_t i = 0; i < s->n_rep; i++) {
             replica_t *r = &s->rep[i];
-            if (r->state != R_READY || r->doomed || !r->e || !r->e->pc || r->busy >= bb)
+            if (r->state != R_READY || r->doomed || !r->e || !r->e->pc || r->busy >= bb ||
+                r->role != ROLE_PREFILL)
                 continue;
             settle_blocks(r->e, now);
             if (r->e->pc[q->pid].blocks > 0) {
@@ -331,8 +365,11 @@ static uint32_t affinity(svc_t *s, const req_t *q, fs_time_t now)
             }
         }
     }
-    return best != UINT32_MAX ? best : least_loaded(s, 0);
+    return best != UINT32_MAX ? best : least_loaded(s, 0, ROLE_PREFILL);
 }
+
+/* drain_dq: below */
+static int drain_dq(services_t *a, svc_t *s, fs_model_t *m);
 
 /* Sends the service's waiting requests to ready replicas. */
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
@@ -343,10 +380,11 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
         return fs_svslot_dispatch(a, s, m);
     int router = s->cfg->router;
     while (s->q_n > 0) {
-        uint32_t best = router == FS_ROUTE_RR       ? next_in_turn(s)
+        uint32_t best = router == FS_ROUTE_RR       ? next_in_turn(s, ROLE_PREFILL, &s->rr)
                         : router == FS_ROUTE_PREFIX ? affinity(s, &s->q[s->q_head],
                                                                fs_model_now(m))
-                                                    : least_loaded(s, router == FS_ROUTE_CENTRAL);
+                                                    : least_loaded(s, router == FS_ROUTE_CENTRAL,
+                                                                   ROLE_PREFILL);
         if (best == UINT32_MAX)
             break;
         fs_svc_settle(s, fs_model_now(m));
@@ -355,7 +393,7 @@ int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m)
         if (rc)
             return rc;
     }
-    return 0;
+    return s->disagg ? drain_dq(a, s, m) : 0;
 }
 
 /* ---- the end of a request ---------------------------------------------------------- */
@@ -404,16 +442,20 @@ int fs_sveng_record(services_t *a, svc_t *s, fs_model_t *m, const fs_request_row
 static int finish(services_t *a, svc_t *s, fs_model_t *m, uint32_t ri, const seq_t *q)
 {
     fs_time_t now = fs_model_now(m);
-    if (q->hit) {
+    /* on a decode replica: its prefill (and prefix hit) was on replica src */
+    int dec = s->rep[ri].role == ROLE_DECODE;
+    uint32_t hit = dec ? q->src_hit : q->hit;
+    if (hit) {
         s->prefix_hits++;
         s->bk.prefix_hits++;
-        s->prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
-        s->bk.prefix_tokens += (uint64_t)q->hit * KV_BLOCK;
+        s->prefix_tokens += (uint64_t)hit * KV_BLOCK;
+        s->bk.prefix_tokens += (uint64_t)hit * KV_BLOCK;
     }
     fs_request_row_t row = {.service = s->idx, .input = q->r.in, .output = q->r.out,
-                            .retries = q->r.retries, .replica = ri,
+                            .retries = q->r.retries, .replica = dec ? q->src : ri,
+                            .decode_replica = ri, .kv_transfer = fs_time_to_s(q->xfer_us),
                             .preemptions = q->preempt, .prefix = q->r.pid,
-                            .prefix_len = q->r.plen, .prefix_hit = q->hit * KV_BLOCK,
+                            .prefix_len = q->r.plen, .prefix_hit = hit * KV_BLOCK,
                             .arrival = fs_time_to_s(q->r.arrival),
                             .admitted = fs_time_to_s(q->admitted),
                             .ttft = fs_time_to_s(q->first - q->r.arrival),
@@ -577,9 +619,302 @@ static uint32_t macro_len(const eng_t *e)
     return hi;
 }
 
+/* ---- disaggregated serving: hand-off, KV transfer, the decode group ------------- */
+
+static int seq_append(seq_t **v, size_t *n, size_t *cap, const seq_t *q)
+{
+    if (fs_grow((void **)v, cap, *n + 1, sizeof **v))
+        return FS_ENOMEM;
+    (*v)[(*n)++] = *q;
+    return 0;
+}
+
+/* Stable sort of v[0..n) by src (insertion: the lists of one instant are short). */
+static void sort_by_src(seq_t *v, size_t n)
+{
+    for (size_t k = 1; k < n; k++) {
+        seq_t t = v[k];
+        size_t j = k;
+        for (; j > 0 && v[j - 1].src > t.src; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+}
+
+/* The decode replica for a prefilled sequence: in turn (round_robin), else
+ * the least loaded (its sequences waiting for KV room, in transfer and
+ * running); UINT32_MAX: none ready. */
+static uint32_t pick_decode(svc_t *s)
+{
+    return s->cfg->router == FS_ROUTE_RR ? next_in_turn(s, ROLE_DECODE, &s->rr_dec)
+                                         : least_loaded(s, 0, ROLE_DECODE);
+}
+
+/* Prefilled sequence q joins decode replica i's queue: the replica pulls
+ * its KV cache when it has blocks for it (at an iteration's start). */
+static int to_decode(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const seq_t *q)
+{
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    if (e->kq_n == e->kq_cap &&
+        fs_svc_ring_grow((void **)&e->kq, &e->kq_cap, e->kq_head, e->kq_n, sizeof *e->kq))
+        return FS_ENOMEM;
+    e->kq[(e->kq_head + e->kq_n) % e->kq_cap] = *q;
+    e->kq_n++;
+    replica_count(s, r, 1);
+    return wake(a, s, m, i, DECODE_PRIO);
+}
+
+/* The prefilled sequences that wait for a ready decode replica go to one. */
+static int drain_dq(services_t *a, svc_t *s, fs_model_t *m)
+{
+    while (s->dq_n > 0) {
+        uint32_t d = pick_decode(s);
+        if (d == UINT32_MAX)
+            break;
+        seq_t q = s->dq[s->dq_head];
+        s->dq_head = (s->dq_head + 1) % s->dq_cap;
+        s->dq_n--;
+        int rc = to_decode(a, s, m, d, &q);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The prefill replica that holds q's KV cache frees it (the transfer ended,
+ * or was given up); nothing if that replica has restarted since (its
+ * cache was emptied then).  Its prefix's full blocks join that replica's
+ * prefix cache, as when a request finishes there.  An idle prefill replica
+ * with waiting requests may admit one now: it is woken (a: NULL, not: a
+ * decode replica that stopped, whose requests are dispatched again). */
+static int release_src(services_t *a, svc_t *s, fs_model_t *m, const seq_t *q)
+{
+    if (q->src >= s->n_rep)
+        return 0;
+    replica_t *p = fs_svc_rep(s, q->src);
+    if (p->gen != q->src_gen || !p->e || p->state != R_READY)
+        return 0;
+    seq_t t = *q;
+    t.blocks = q->src_blocks;
+    t.hit = q->src_hit;
+    kv_release_keep(p->e, &t, 1);
+    return a && p->e->wq_n > 0 && !p->e->armed ? wake(a, s, m, q->src, STEP_PRIO) : 0;
+}
+
+/* A transfer into decode replica i ends now (EV_XFER): the prefill
+ * replicas' blocks of those that end now are freed, and replica i sees
+ * them at its next iteration (now if idle). */
+int fs_sveng_xfer_end(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
+{
+    if (i >= s->n_rep)
+        return FS_EINTERNAL;
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    if (!e || r->state != R_READY)
+        return 0;   /* stopped since: its transfers were given up */
+    fs_time_t now = fs_model_now(m);
+    fs_svc_settle(s, now);
+    int any = 0;
+    for (size_t k = 0; k < e->n_xf; k++)
+        if (e->xf[k].end <= now && !e->xf[k].done) {
+            e->xf[k].done = 1;
+            int rc = release_src(a, s, m, &e->xf[k].q);
+            if (rc)
+                return rc;
+            any = 1;
+        }
+    return any ? wake(a, s, m, i, DECODE_PRIO) : 0;
+}
+
+/* The prefills done in this instant (EV_HANDOFF), in prefill replica
+ * order, each to a decode replica (or to wait for a ready one). */
+int fs_sveng_handoff(services_t *a, svc_t *s, fs_model_t *m)
+{
+    s->ho_armed = 0;
+    fs_svc_settle(s, fs_model_now(m));
+    sort_by_src(s->ho, s->n_ho);
+    for (size_t k = 0; k < s->n_ho; k++) {
+        uint32_t d = pick_decode(s);
+        int rc;
+        if (d != UINT32_MAX) {
+            rc = to_decode(a, s, m, d, &s->ho[k]);
+        } else {
+            rc = s->dq_n == s->dq_cap ? fs_svc_ring_grow((void **)&s->dq, &s->dq_cap,
+                                                         s->dq_head, s->dq_n, sizeof *s->dq)
+                                      : 0;
+            if (!rc)
+                s->dq[(s->dq_head + s->dq_n++) % s->dq_cap] = s->ho[k];
+        }
+        if (rc)
+            return rc;
+    }
+    s->n_ho = 0;
+    return 0;
+}
+
+/* The sequences decode replicas preempted in this instant (EV_REPREFILL),
+ * in decode replica order (src) and the order preempted: each to the front
+ * of a prefill replica's queue (the router's choice), to be recomputed
+ * there (a decode replica does not prefill); with no prefill replica
+ * ready, a retry in the service's queue. */
+int fs_sveng_reprefill(services_t *a, svc_t *s, fs_model_t *m)
+{
+    fs_time_t now = fs_model_now(m);
+    s->rp_armed = 0;
+    fs_svc_settle(s, now);
+    sort_by_src(s->rp, s->n_rp);
+    for (size_t k = 0; k < s->n_rp; k++) {
+        seq_t *q = &s->rp[k];
+        int router = s->cfg->router;
+        uint32_t p = router == FS_ROUTE_RR       ? next_in_turn(s, ROLE_PREFILL, &s->rr)
+                     : router == FS_ROUTE_PREFIX ? affinity(s, &q->r, now)
+                                                 : least_loaded(s, 0, ROLE_PREFILL);
+        int rc;
+        if (p == UINT32_MAX) {
+            req_t r = q->r;
+            r.retries++;
+            s->retried++;
+            s->waiting_rep--;
+            rc = fs_sveng_push(s, &r, 1);
+        } else {
+            rc = wq_push(s->rep[p].e, q, 1);
+            if (!rc) {
+                replica_count(s, fs_svc_rep(s, p), 1);
+                rc = wake(a, s, m, p, REWAKE_PRIO);
+            }
+        }
+        if (rc)
+            return rc;
+    }
+    s->n_rp = 0;
+    return 0;
+}
+
+/* A transfer's length, us: tokens of KV at the pair's bandwidth, rounded
+ * half up, at least 1. */
+static fs_time_t xfer_us(const svc_t *s, const replica_t *src, const replica_t *dst,
+                         uint64_t tokens)
+{
+    double bw = s->pd_bw[(size_t)src->pool * s->n_bw + dst->pool];
+    double x = (double)tokens * s->kv_bytes / bw * 1e6;
+    fs_time_t d = (fs_time_t)floor(x + 0.5);
+    return d < 1 ? 1 : d;
+}
+
+/* Decode replica i pulls KV caches: from the front of its queue, while a
+ * slot (running + in transfer < max_num_seqs) and the blocks of the
+ * sequence's context are free; each transfer starts now.  -1 with the
+ * run's error set when a request can never fit its KV cache. */
+static int start_transfers(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
+{
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    fs_time_t now = fs_model_now(m);
+    while (e->kq_n > 0 && e->n_run + e->n_xf < r->batch) {
+        seq_t *q = &e->kq[e->kq_head];
+        if (e->kv_blocks && blocks_for((uint64_t)q->r.in + q->r.out) > e->kv_blocks) {
+            fs_error_t err;
+            fs_error_set(&err, FS_EINVAL, "services.%u: a request of %u prompt and %u output "
+                         "tokens needs %u KV blocks of 16 tokens, more than a decode "
+                         "replica's performance row kv_tokens holds (%u blocks): raise "
+                         "kv_tokens", s->idx, q->r.in, q->r.out,
+                         blocks_for((uint64_t)q->r.in + q->r.out), e->kv_blocks);
+            fs_model_error(m, &err);
+            return -1;
+        }
+        q->blocks = 0;
+        q->hit = 0;
+        if (!kv_grow(e, q, q->computed))
+            break;
+        fs_time_t d = q->src < s->n_rep ? xfer_us(s, fs_svc_rep(s, q->src), r, q->computed) : 1;
+        q->xfer_us += d;
+        if (fs_grow((void **)&e->xf, &e->cap_xf, e->n_xf + 1, sizeof *e->xf))
+            return FS_ENOMEM;
+        e->xf[e->n_xf++] = (xfer_t){.q = *q, .end = now + d};
+        e->kq_head = (e->kq_head + 1) % e->kq_cap;
+        e->kq_n--;
+        s->waiting_rep--;
+        int rc = fs_model_module_event(m, a->id, now + d, XFER_PRIO, EVD(EV_XFER, s->idx, i, 0),
+                                       NULL);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Decode replica i's next iteration from now, or idle: the sequences whose
+ * KV cache arrived join the batch (in the order their transfers started),
+ * every running one decodes (v1 and v0 alike: nothing prefills here), the
+ * newest preempted while one cannot grow (to a prefill replica: REPREFILL),
+ * then (nothing preempted) transfers start for the queue's front. */
+static int begin_decode(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
+{
+    replica_t *r = fs_svc_rep(s, i);
+    eng_t *e = r->e;
+    fs_time_t now = fs_model_now(m);
+    size_t w = 0;
+    for (size_t k = 0; k < e->n_xf; k++) {
+        xfer_t *x = &e->xf[k];
+        if (x->end <= now && x->done) {
+            x->q.sched = 0;
+            e->run[e->n_run++] = x->q;
+            s->running++;
+        } else {
+            e->xf[w++] = *x;
+        }
+    }
+    e->n_xf = w;
+    for (uint32_t k = 0; k < e->n_run; k++)
+        e->run[k].sched = 0;
+    uint64_t budget = s->cfg->engine_sched == FS_SVC_V0 ? UINT64_MAX : s->cfg->max_tokens, p = 0;
+    uint32_t b = 0;
+    int pr = schedule_running(s, e, &budget, &p, &b);
+    if (pr < 0)
+        return FS_ENOMEM;
+    if (pr > 0) {   /* the preempted, in the order preempted (back of the queue first) */
+        while (e->wq_n > 0) {
+            size_t last = (e->wq_head + e->wq_n - 1) % e->wq_cap;
+            seq_t q = e->wq[last];
+            e->wq_n--;
+            q.src = i;
+            if (seq_append(&s->rp, &s->n_rp, &s->cap_rp, &q))
+                return FS_ENOMEM;
+            replica_count(s, r, -1);
+        }
+        if (!s->rp_armed) {
+            s->rp_armed = 1;
+            int rc = fs_model_module_event(m, a->id, now, REPREFILL_PRIO,
+                                           EVD(EV_REPREFILL, s->idx, 0, 0), NULL);
+            if (rc)
+                return rc;
+        }
+    } else if (start_transfers(a, s, m, i)) {
+        return FS_EINVAL;
+    }
+    if (b == 0) {
+        e->armed = 0;
+        e->k = 0;
+        return 0;
+    }
+    e->t0 = now;
+    e->dur = iter_us(r, p, b);
+    e->k = 1;
+    /* nothing preempted: the next iterations are this one again up to the
+     * first finish or KV shortage (a transfer that ends cuts it) */
+    if (pr == 0 && b == e->n_run) {
+        uint32_t k = macro_len(e);
+        if (k > 1)
+            e->k = k;
+    }
+    return arm(a, s, m, i, now + e->dur * (fs_time_t)e->k);
+}
+
 /* The next iteration from now, or idle. */
 static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
 {
+    if (s->rep[i].role == ROLE_DECODE)
+        return begin_decode(a, s, m, i);
     int64_t na = 0;
     replica_t *r = fs_svc_rep(s, i);
     eng_t *e = r->e;
@@ -673,9 +1008,32 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
                 int rc = finish(a, s, m, i, q);
                 if (rc)
                     return rc;
-                kv_release_keep(e, q, 1);
+                kv_release_keep(e, q, r->role != ROLE_DECODE);
                 replica_count(s, r, -1);
                 s->running--;
+            } else if (s->disagg && r->role == ROLE_PREFILL && q->decoding) {
+                /* its prefill is done (first token out): to a decode replica in this
+                 * instant (HANDOFF), its KV blocks held here until the transfer ends */
+                seq_t h = *q;
+                h.src = i;
+                h.src_gen = r->gen;
+                h.src_blocks = q->blocks;
+                h.src_hit = q->hit;
+                h.blocks = 0;
+                h.hit = 0;
+                h.sched = 0;
+                if (seq_append(&s->ho, &s->n_ho, &s->cap_ho, &h))
+                    return FS_ENOMEM;
+                replica_count(s, r, -1);
+                s->running--;
+                s->waiting_rep++;
+                if (!s->ho_armed) {
+                    s->ho_armed = 1;
+                    int rc = fs_model_module_event(m, a->id, now, HANDOFF_PRIO,
+                                                   EVD(EV_HANDOFF, s->idx, 0, 0), NULL);
+                    if (rc)
+                        return rc;
+                }
             } else {
                 e->run[w++] = *q;
             }
@@ -687,7 +1045,7 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
         e->armed = 0;
         return fs_svc_retire_now(s, m, i);
     }
-    if (s->cfg->router == FS_ROUTE_CENTRAL && s->q_n > 0) {   /* room freed */
+    if (s->cfg->router == FS_ROUTE_CENTRAL && s->q_n > 0 && r->role != ROLE_DECODE) {
         int rc = fs_sveng_dispatch(a, s, m);
         if (rc)
             return rc;
@@ -703,6 +1061,8 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
         return;
     e->n_run = 0;
     e->wq_head = e->wq_n = 0;
+    e->kq_head = e->kq_n = 0;
+    e->n_xf = 0;
     e->armed = 0;
     e->k = 0;
     if (e->counted)
@@ -744,6 +1104,27 @@ int fs_sveng_requeue(fs_model_t *m, svc_t *s, replica_t *r)
         fs_model_cancel(m, e->ev);
     e->armed = 0;
     e->k = 0;
+    /* a decode replica: the sequences waiting for its KV room and those in
+     * transfer are retried too, the prefill replicas' blocks they held freed */
+    while (e->kq_n > 0) {
+        seq_t q = e->kq[e->kq_head];
+        e->kq_head = (e->kq_head + 1) % e->kq_cap;
+        e->kq_n--;
+        int rc = release_src(NULL, s, m, &q);
+        if (!rc)
+            rc = wq_push(e, &q, 0);     /* counted as waiting already */
+        if (rc)
+            return rc;
+    }
+    for (size_t k = 0; k < e->n_xf; k++) {
+        int rc = e->xf[k].done ? 0 : release_src(NULL, s, m, &e->xf[k].q);
+        if (!rc)
+            rc = wq_push(e, &e->xf[k].q, 0);
+        if (rc)
+            return rc;
+        s->waiting_rep++;
+    }
+    e->n_xf = 0;
     s->waiting_rep -= (uint32_t)e->wq_n;
     for (;;) {      /* latest arrival first, each pushed at the front */
         seq_t *best = NULL;

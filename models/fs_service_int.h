@@ -12,6 +12,8 @@
  *   fs_service_hpa.c     the HPA: replica calculator, stabilisation, scaling  fs_svhpa_
  *   fs_service_metrics.c buckets, percentiles and the run's service rows  fs_svmet_
  *   fs_service_cfg.c     the services block's checks and each service's set-up  fs_svcfg_
+ *   fs_service_disagg.c  disaggregated serving's checks and transfer bandwidths  fs_svdis_
+ *                        (its engine part, hand-off and transfers: fs_service_engine.c)
  *
  * The serving engine (fs_service_engine.c) is the one place where a
  * replica processes requests: it owns serve/done and the batch slots
@@ -33,7 +35,7 @@ enum { RNG_REQUEST = 11, RNG_TOKENS = 12, RNG_PREFIX = 13 };
 
 /* Module events: kind | service << 4 | replica << 20 | arg << 44. */
 enum { EV_ARRIVAL = 0, EV_DONE = 1, EV_READY = 2, EV_SYNC = 3, EV_BUCKET = 4, EV_RETIRE = 5,
-       EV_RATE = 6, EV_KICK = 7 };
+       EV_RATE = 6, EV_KICK = 7, EV_XFER = 8, EV_HANDOFF = 9, EV_REPREFILL = 10 };
 #define EVD(kind, svc, rep, arg)                                                        \
     ((uint64_t)(kind) | (uint64_t)(svc) << 4 | (uint64_t)(rep) << 20 | (uint64_t)(arg) << 44)
 #define MAX_SERVICES 4096u
@@ -71,7 +73,18 @@ typedef struct seq {
     uint32_t hit;           /* blocks shared from the replica's prefix cache (its entry
                                referenced) since its last admission */
     uint8_t decoding;       /* its prefill since the last admission is done */
+    /* disaggregated serving: the prefill replica that holds its KV until the transfer
+     * ends (index, gen then, blocks and prefix blocks shared there), its transfers' time */
+    uint32_t src, src_gen, src_blocks, src_hit;
+    fs_time_t xfer_us;
 } seq_t;
+
+/* A KV transfer into a decode replica (disaggregated serving). */
+typedef struct xfer {
+    seq_t q;
+    fs_time_t end;          /* it ends */
+    uint8_t done;           /* it ended: the prefill replica's blocks are freed */
+} xfer_t;
 
 /* One replica's serving engine: the running batch in admission order, its
  * own waiting queue, the KV cache, the iteration in progress. */
@@ -95,6 +108,12 @@ typedef struct eng {
     fs_event_handle_t ev;
     uint8_t armed;          /* an end event is set */
     uint8_t counted;        /* its kv_blocks are in the service's kv_total */
+    /* a decode replica (disaggregated): prefilled sequences waiting for its KV blocks
+     * (a ring, FCFS), and those whose KV cache is on its way (in the order started) */
+    seq_t *kq;
+    size_t kq_head, kq_n, kq_cap;
+    xfer_t *xf;
+    size_t n_xf, cap_xf;
 } eng_t;
 
 typedef struct replica {
@@ -108,7 +127,11 @@ typedef struct replica {
     eng_t *e;               /* request mode, v1 / v0: its engine (kept across reuse) */
     inflight_t *fl;         /* request mode, slots: batch entries (likewise) */
     uint32_t next;          /* free list (R_FREE) */
+    uint8_t role;           /* ROLE_*: disaggregated prefill or decode (0 colocated) */
+    uint32_t pool;          /* its pool while it runs */
 } replica_t;
+
+enum { ROLE_PREFILL = 0, ROLE_DECODE = 1 };   /* a colocated replica has role 0 */
 
 /* A fluid-mode component of a bucket's TTFT or TPOT distribution. */
 typedef struct comp {
@@ -222,6 +245,20 @@ typedef struct svc {
     uint64_t buckets_with, buckets_met;
     double live_s, ready_s, gpu_s, startup_gpu_s, tokens, ttft_sum;
     gsl_histogram *h_ttft, *h_tpot;
+    /* disaggregated serving (fs_service_disagg.c) */
+    uint8_t disagg;
+    uint8_t ho_armed, rp_armed;     /* a hand-off / re-prefill pass is set for now */
+    int32_t set_dec;        /* the decode group's pool set (set: the prefill group's) */
+    double *pd_bw;          /* bytes/s per (prefill pool, decode pool): [p * n_bw + d] */
+    size_t n_bw;
+    double kv_bytes;        /* KV bytes per token */
+    uint32_t rr_dec;        /* round_robin among decode replicas */
+    seq_t *dq;              /* prefilled, waiting for a ready decode replica (a ring) */
+    size_t dq_head, dq_n, dq_cap;
+    seq_t *ho;              /* prefills done in this instant, to route to decode */
+    size_t n_ho, cap_ho;
+    seq_t *rp;              /* preempted on decode replicas in this instant: to prefill */
+    size_t n_rp, cap_rp;
 } svc_t;
 
 typedef struct services {
@@ -296,6 +333,21 @@ void fs_sveng_stop(svc_t *s, replica_t *r);
 int fs_sveng_record(services_t *a, svc_t *s, fs_model_t *m, const fs_request_row_t *row);
 /* The service's queue: its head out (q_n > 0). */
 req_t fs_sveng_pop(svc_t *s);
+
+/* ---- disaggregated serving (fs_service_disagg.c; the engine's part above) --------------- */
+
+int fs_svdis_check(const fs_service_cfg_t *c, size_t i, char *key, size_t keylen,
+                   fs_error_t *err);
+int fs_svdis_pools_check(const fs_service_cfg_t *c, const fs_cluster_t *cl, size_t i,
+                         char *key, size_t keylen, fs_error_t *err);
+int fs_svdis_build(svc_t *s, const fs_cluster_t *cl);
+/* Transfers into decode replica i that end now: the prefill replicas'
+ * blocks freed, the replica woken (EV_XFER). */
+int fs_sveng_xfer_end(services_t *a, svc_t *s, fs_model_t *m, uint32_t i);
+/* The instant's hand-offs to decode replicas (EV_HANDOFF) and preempted
+ * decodes back to prefill replicas (EV_REPREFILL). */
+int fs_sveng_handoff(services_t *a, svc_t *s, fs_model_t *m);
+int fs_sveng_reprefill(services_t *a, svc_t *s, fs_model_t *m);
 
 /* ---- engine.scheduler: slots (fs_service_slots.c) -------------------------------------------- */
 

@@ -75,7 +75,7 @@ int fs_svslot_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t 
     fs_time_t now = fs_model_now(m);
     double pre = fs_time_to_s(prefill_us(r, f->r.in));
     fs_request_row_t row = {.service = s->idx, .input = f->r.in, .output = f->r.out,
-                            .retries = f->r.retries, .replica = i,
+                            .retries = f->r.retries, .replica = i, .decode_replica = i,
                             .arrival = fs_time_to_s(f->r.arrival),
                             .admitted = fs_time_to_s(f->start),
                             .ttft = fs_time_to_s(f->start - f->r.arrival) + pre,

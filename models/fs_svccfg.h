@@ -90,7 +90,27 @@ typedef struct fs_service_cfg {
     /* objectives */
     fs_time_t slo_ttft;     /* a request meets its SLO with TTFT <= this ... */
     fs_time_t slo_tpot;     /* ... and TPOT <= this (0: no bound) */
+    /* disaggregated serving (docs/services.md "Disaggregated serving"): prefill and
+     * decode replica groups; disaggregated when a count, the bandwidth or a link is given */
+    uint32_t pd_prefill, pd_decode;     /* replicas of each group */
+    char *pd_prefill_gpu, *pd_decode_gpu;   /* GPU model of each group (owned; NULL: any row's) */
+    double pd_bw;           /* KV transfer bytes/s, prefill to decode replica (0: not given) */
+    double pd_kv_bytes;     /* KV bytes per token (0: the preset's) */
+    struct fs_svc_link_cfg *pd_links;   /* bandwidth per (prefill pool, decode pool) (owned) */
+    size_t n_pd_links;
 } fs_service_cfg_t;
+
+/* disaggregated.kv_transfer.links[]: the bandwidth between two pools. */
+typedef struct fs_svc_link_cfg {
+    char *prefill_pool, *decode_pool;   /* pool names (owned) */
+    double bandwidth;       /* bytes/s */
+} fs_svc_link_cfg_t;
+
+/* Is service c disaggregated (prefill and decode groups)? */
+static inline int fs_svc_disagg(const fs_service_cfg_t *c)
+{
+    return c->pd_prefill > 0 || c->pd_decode > 0 || c->pd_bw > 0 || c->n_pd_links > 0;
+}
 
 typedef struct fs_services_cfg {
     fs_service_cfg_t *list; /* owned */

@@ -1088,6 +1088,20 @@ static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],
                                           sizeof(fs_svc_perf_cfg_t)};
 
+#define SVL(f) offsetof(fs_svc_link_cfg_t, f)
+static const fs_key_t svc_link_rows[] = {
+    {.path = "prefill_pool", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED,
+     .off = SVL(prefill_pool), .doc = "Pool of the prefill replica (cluster.pools[].name)."},
+    {.path = "decode_pool", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED,
+     .off = SVL(decode_pool), .doc = "Pool of the decode replica."},
+    {.path = "bandwidth", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .off = SVL(bandwidth), .min = 0, .unit = "bytes/s",
+     .doc = "KV transfer bandwidth between a replica of the one and a replica of the other."},
+};
+static const fs_keytab_t svc_link_keys = {"KV transfer link", svc_link_rows,
+                                          sizeof svc_link_rows / sizeof svc_link_rows[0],
+                                          sizeof(fs_svc_link_cfg_t)};
+
 #define SV(f) offsetof(fs_service_cfg_t, f)
 static const fs_key_t service_rows[] = {
     {.path = "name", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = SV(name),
@@ -1207,6 +1221,34 @@ static const fs_key_t service_rows[] = {
      .min = 0, .def = "2s", .unit = "s", .doc = "Time to first token a request must meet."},
     {.path = "slo.tpot", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = SV(slo_tpot),
      .min = 0, .def = "0s", .unit = "s", .doc = "Time per output token it must meet (0: none)."},
+    {.path = "disaggregated.prefill.replicas", .type = FS_KT_UINT, .off = SV(pd_prefill),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Disaggregated serving (DistServe, Splitwise; docs/services.md \"Disaggregated "
+            "serving\"): replicas that only prefill. A request goes (router) to one; its first "
+            "token comes at the end of its prefill, then its KV cache moves to a decode "
+            "replica. The groups replace min_replicas and max_replicas (fixed counts)."},
+    {.path = "disaggregated.prefill.gpu", .type = FS_KT_NAME, .off = SV(pd_prefill_gpu),
+     .name_at = gpu_model_at,
+     .doc = "GPU model of the prefill replicas (its performance row and pools); not given: any "
+            "row's."},
+    {.path = "disaggregated.decode.replicas", .type = FS_KT_UINT, .off = SV(pd_decode),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Replicas that only decode: a sequence whose KV cache arrived joins the batch; one "
+            "preempted goes back to a prefill replica to be recomputed."},
+    {.path = "disaggregated.decode.gpu", .type = FS_KT_NAME, .off = SV(pd_decode_gpu),
+     .name_at = gpu_model_at, .doc = "GPU model of the decode replicas; not given: any row's."},
+    {.path = "disaggregated.kv_transfer.bandwidth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = SV(pd_bw), .min = 0, .def = "0", .unit = "bytes/s",
+     .doc = "KV cache bytes/s from a prefill to a decode replica (required, > 0, when "
+            "disaggregated): a transfer takes bytes_per_token x its context tokens / bandwidth; "
+            "transfers do not contend."},
+    {.path = "disaggregated.kv_transfer.bytes_per_token", .type = FS_KT_DOUBLE,
+     .flags = FS_KF_MIN, .off = SV(pd_kv_bytes), .min = 0, .def = "0", .unit = "bytes",
+     .doc = "KV cache bytes of one token (the whole model, all layers); 0: the preset's (a "
+            "performance row with model)."},
+    {.path = "disaggregated.kv_transfer.links", .type = FS_KT_LIST, .off = SV(pd_links),
+     .off2 = SV(n_pd_links), .sub = &svc_link_keys,
+     .doc = "Bandwidth per (prefill pool, decode pool) pair, overriding bandwidth for it."},
 };
 static const fs_keytab_t service_keys = {"service", service_rows,
                                          sizeof service_rows / sizeof service_rows[0],

@@ -7,7 +7,11 @@ scheduler v1 with chunked prefill and scheduler v0, KV blocks of 16 tokens, iter
 rounded half up to whole microseconds); it shares no code with models/fs_service_engine.c.
 
   serving_ref.py check --fleetsim BIN --src SRC --shared DIR [--work DIR] [--case NAME]...
-                       [--tol S] [--list]
+                       [--tol S] [--list] [--disagg]
+
+--disagg runs the disaggregated cases instead (prefill and decode replica groups, KV transfers:
+simulate_disagg, whose docstring states the rules), comparing also each request's decode
+replica and KV transfer time.
 
 For each case (the first hour of the Azure LLM 2023 conversation and code traces at 1, 2 and 4
 fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds;
@@ -455,6 +459,346 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
     return out
 
 
+# ---- disaggregated serving (prefill and decode replica groups) ----------------------------
+
+class DisaggResult:
+    __slots__ = ("replica", "decode_replica", "first_us", "end_us", "preemptions", "xfer_us")
+
+    def __init__(self, replica, decode_replica, first_us, end_us, preemptions, xfer_us):
+        self.replica = replica
+        self.decode_replica = decode_replica
+        self.first_us = first_us
+        self.end_us = end_us
+        self.preemptions = preemptions
+        self.xfer_us = xfer_us
+
+
+def simulate_disagg(requests, n_prefill, n_decode, pre, dec, kv_bytes, bandwidth, T=2048,
+                    scheduler="v1", horizon_us=HORIZON_US):
+    """Disaggregated serving (docs/services.md "Disaggregated serving"), from its rules alone.
+
+    requests = [(arrival_us, in, out), ...] sorted by arrival.  pre and dec: each group's engine
+    (P, B, step1, stepb, K) as engine_params gives them plus K, its KV tokens (0 unlimited).
+    Replicas are numbered as fleetsim numbers them: prefill 0..n_prefill-1, then decode.
+
+    A request goes (fewest requests on it, lowest index) to a prefill replica, which runs the
+    scheduler's prefill (v1 chunks within T, v0 whole prompts) and never decodes: when a
+    sequence's prefill ends it emits a token (its first, TTFT) and leaves the replica (its count)
+    but its KV blocks stay there.  In the same instant it is routed to the decode replica with
+    the fewest sequences (waiting for KV room, in transfer, running) and joins the back of that
+    replica's queue.  A decode replica, at each iteration start: the sequences whose transfer
+    has ended join its batch (in the order the transfers started); every running sequence
+    decodes one token (blocks for computed + 1; the newest preempted while one cannot grow: it
+    loses its decode blocks and goes, in this instant, to the front of the least loaded prefill
+    replica's queue, to be prefilled again there, in + gen tokens, emitting a token); then,
+    when nothing was preempted, transfers start from the queue's front while running + in
+    transfer < B and the blocks of the sequence's context (ceil(computed / 16)) are free.  A
+    transfer of c context tokens takes max(1, floor(c * kv_bytes / bandwidth * 1e6 + 0.5)) us;
+    transfers do not contend.  When it ends the prefill replica frees the sequence's blocks.
+
+    Order within an instant t: arrivals routed; transfers ending at t (prefill blocks freed);
+    prefill iterations ending at t complete, then every idle prefill replica with waiting work
+    starts one; the prefills done at t are routed to decode replicas in prefill replica order;
+    decode iterations ending at t complete, then every idle decode replica with work starts;
+    the sequences preempted at t go to prefill replicas (in decode replica order, each in the
+    order preempted); idle prefill replicas start.
+    Returns per request a DisaggResult or None (not finished by the horizon).
+    """
+    if scheduler not in ("v1", "v0"):
+        raise ValueError("scheduler must be v1 or v0")
+    n = len(requests)
+    ARR = [int(r[0]) for r in requests]
+    IN = [int(r[1]) for r in requests]
+    OUT = [int(r[2]) for r in requests]
+    GEN = [0] * n
+    COMP = [0] * n
+    TGT = [0] * n
+    BLK = [0] * n
+    DEC = [False] * n
+    FIRST = [-1] * n
+    END = [-1] * n
+    PRE = [0] * n
+    PREP = [-1] * n        # replica of its last prefill
+    DREP = [-1] * n        # replica of its last token
+    XFER = [0] * n
+    HELD = [0] * n         # blocks its last prefill replica holds for it until the transfer ends
+    v1 = scheduler == "v1"
+    groups = [pre, dec]
+    NR = n_prefill + n_decode
+    role = [0] * n_prefill + [1] * n_decode
+    par = [groups[role[r]] for r in range(NR)]
+    BIG = 1 << 62
+    free = [par[r][4] // BLOCK if par[r][4] else BIG for r in range(NR)]
+    cap = [par[r][4] // BLOCK if par[r][4] else 0 for r in range(NR)]
+    run = [[] for _ in range(NR)]
+    wait = [collections.deque() for _ in range(NR)]     # prefill: prompts; decode: KV queue
+    xfer = [[] for _ in range(NR)]                      # decode: [end_us, seq] in start order
+    count = [0] * NR
+    cur = [None] * NR                                   # (seqs, news) of the iteration
+    heap = []
+    xheap = []                                          # (end_us, order, decode replica, seq)
+    xorder = [0]
+
+    def blocks(tokens):
+        return (tokens + BLOCK - 1) // BLOCK
+
+    def preempt_last(r, out):
+        v = run[r].pop()
+        free[r] += BLK[v]
+        BLK[v] = 0
+        COMP[v] = 0
+        DEC[v] = False
+        PRE[v] += 1
+        out.append(v)
+        return v
+
+    def sched_prefill(r):
+        """(seqs, news, p) of prefill replica r's next iteration; preempted ones to the front
+        of its own queue."""
+        B = par[r][1]
+        seqs, news, p = [], [], 0
+        if v1:
+            budget = T
+            pre_out = []
+            i = 0
+            while i < len(run[r]) and budget > 0:
+                s = run[r][i]
+                new = min(IN[s] + GEN[s] - COMP[s], budget)
+                need = blocks(COMP[s] + new) - BLK[s]
+                stop = False
+                while need > free[r]:
+                    v = preempt_last(r, pre_out)
+                    wait[r].appendleft(v)
+                    if v == s:
+                        stop = True
+                        break
+                if stop:
+                    break
+                free[r] -= need
+                BLK[s] += need
+                seqs.append(s)
+                news.append(new)
+                budget -= new
+                p += new
+                i += 1
+            if not pre_out:
+                while wait[r] and budget > 0 and len(run[r]) < B:
+                    s = wait[r][0]
+                    tot = IN[s] + GEN[s]
+                    new = min(tot, budget)
+                    nb = blocks(new)
+                    if nb > free[r]:
+                        break
+                    wait[r].popleft()
+                    free[r] -= nb
+                    BLK[s] = nb
+                    COMP[s] = 0
+                    TGT[s] = tot
+                    DEC[s] = False
+                    run[r].append(s)
+                    seqs.append(s)
+                    news.append(new)
+                    budget -= new
+                    p += new
+        else:
+            budget = T
+            while wait[r] and len(run[r]) < B:
+                s = wait[r][0]
+                tot = IN[s] + GEN[s]
+                if tot > budget and seqs:
+                    break
+                nb = blocks(tot)
+                if nb > free[r]:
+                    break
+                wait[r].popleft()
+                free[r] -= nb
+                BLK[s] = nb
+                COMP[s] = 0
+                TGT[s] = tot
+                DEC[s] = False
+                run[r].append(s)
+                seqs.append(s)
+                news.append(tot)
+                budget -= tot
+                p += tot
+        return seqs, news, p
+
+    def start_prefill(r, t):
+        if cur[r] is not None or not (run[r] or wait[r]):
+            return
+        seqs, news, p = sched_prefill(r)
+        if not seqs:
+            return
+        P, B, s1, sb = par[r][:4]
+        cur[r] = (seqs, news)
+        heapq.heappush(heap, (t + iter_dur(p, 0, P, B, s1, sb), r))
+
+    def xfer_time(c):
+        d = math.floor(c * kv_bytes / bandwidth * 1e6 + 0.5)
+        return int(d) if d >= 1 else 1
+
+    def start_decode(r, t, preempted):
+        if cur[r] is not None:
+            return
+        B = par[r][1]
+        keep = []
+        for e in xfer[r]:
+            if e[0] <= t:
+                run[r].append(e[1])
+            else:
+                keep.append(e)
+        xfer[r] = keep
+        seqs = []
+        mine = []
+        i = 0
+        while i < len(run[r]):       # every one decodes: the budget T >= B never binds
+            s = run[r][i]
+            need = blocks(COMP[s] + 1) - BLK[s]
+            stop = False
+            while need > free[r]:
+                v = preempt_last(r, mine)
+                if v == s:
+                    stop = True
+                    break
+            if stop:
+                break
+            free[r] -= need
+            BLK[s] += need
+            seqs.append(s)
+            i += 1
+        if mine:
+            for v in mine:
+                count[r] -= 1
+                preempted.append(v)
+        else:
+            while wait[r] and len(run[r]) + len(xfer[r]) < B:
+                s = wait[r][0]
+                if cap[r] and blocks(IN[s] + OUT[s]) > cap[r]:
+                    raise ValueError("request %d never fits decode replica %d" % (s, r))
+                nb = blocks(COMP[s])
+                if nb > free[r]:
+                    break
+                wait[r].popleft()
+                free[r] -= nb
+                BLK[s] = nb
+                d = xfer_time(COMP[s])
+                XFER[s] += d
+                xfer[r].append([t + d, s])
+                xorder[0] += 1
+                heapq.heappush(xheap, (t + d, xorder[0], r, s))
+        if seqs:
+            P, B, s1, sb = par[r][:4]
+            cur[r] = (seqs, [1] * len(seqs))
+            heapq.heappush(heap, (t + iter_dur(0, len(seqs), P, B, s1, sb), r))
+
+    def least(rs):
+        best = rs[0]
+        for r in rs:
+            if count[r] < count[best]:
+                best = r
+        return best
+
+    prefills = list(range(n_prefill))
+    decodes = list(range(n_prefill, NR))
+    ai = 0
+    NEVER = 1 << 62
+    while True:
+        ta = ARR[ai] if ai < n and ARR[ai] < horizon_us else NEVER
+        ti = heap[0][0] if heap else NEVER
+        tx = xheap[0][0] if xheap else NEVER
+        t = min(ta, ti, tx)
+        if t == NEVER or t > horizon_us:
+            break
+        # 1. arrivals
+        while ai < n and ARR[ai] == t and t < horizon_us:
+            r = least(prefills)
+            wait[r].append(ai)
+            count[r] += 1
+            ai += 1
+        # 2. transfers that end: the prefill replica's blocks freed
+        while xheap and xheap[0][0] == t:
+            _, _, r, s = heapq.heappop(xheap)
+            free[PREP[s]] += HELD[s]
+            HELD[s] = 0
+        ending = []
+        while heap and heap[0][0] == t:
+            ending.append(heapq.heappop(heap)[1])
+        ending.sort()
+        # 3. prefill iterations end; idle prefill replicas start
+        handoff = []
+        for r in ending:
+            if role[r] != 0:
+                continue
+            seqs, news = cur[r]
+            cur[r] = None
+            for s, k in zip(seqs, news):
+                COMP[s] += k
+                if COMP[s] == TGT[s]:
+                    GEN[s] += 1
+                    DEC[s] = True
+                    if FIRST[s] < 0:
+                        FIRST[s] = t
+            stay = []
+            for s in run[r]:
+                if not DEC[s]:
+                    stay.append(s)
+                    continue
+                count[r] -= 1
+                PREP[s] = r
+                if GEN[s] == OUT[s]:
+                    END[s] = t
+                    DREP[s] = r
+                    free[r] += BLK[s]
+                else:
+                    HELD[s] = BLK[s]
+                    handoff.append(s)
+                BLK[s] = 0
+            run[r] = stay
+        for r in prefills:
+            start_prefill(r, t)
+        # 4. prefills done go to decode replicas
+        for s in handoff:
+            r = least(decodes)
+            wait[r].append(s)
+            count[r] += 1
+        # 5. decode iterations end; idle decode replicas start
+        for r in ending:
+            if role[r] != 1:
+                continue
+            seqs, _ = cur[r]
+            cur[r] = None
+            for s in seqs:
+                COMP[s] += 1
+                GEN[s] += 1
+            stay = []
+            for s in run[r]:
+                if GEN[s] == OUT[s]:
+                    END[s] = t
+                    DREP[s] = r
+                    free[r] += BLK[s]
+                    BLK[s] = 0
+                    count[r] -= 1
+                else:
+                    stay.append(s)
+            run[r] = stay
+        preempted = []
+        for r in decodes:
+            start_decode(r, t, preempted)
+        # 6. preempted decodes back to prefill replicas; idle prefill replicas start
+        if preempted:
+            for s in preempted:
+                r = least(prefills)
+                wait[r].appendleft(s)
+                count[r] += 1
+            for r in prefills:
+                start_prefill(r, t)
+    out = []
+    for i in range(n):
+        out.append(DisaggResult(PREP[i], DREP[i], FIRST[i], END[i], PRE[i], XFER[i])
+                   if END[i] >= 0 else None)
+    return out
+
+
 # ---- traces and scenarios ------------------------------------------------------------------
 
 def _datetime_us(s):
@@ -764,6 +1108,153 @@ def run_case(case, args, perf, np, h5py):
     return not bad
 
 
+# Disaggregated cases: prefill replicas on the H100 pool (serving-azure.yaml's row), decode
+# replicas on an A100 pool (a row of half its rates, and a KV cache that binds where the case
+# says), the KV of Llama-3-8B (131,072 bytes a token) moved at the case's bandwidth.
+SCENARIO_DISAGG = """\
+# serving_ref.py case {name}: disaggregated serving, {np} prefill replica(s) on H100 and {nd}
+# decode replica(s) on A100, fixed and ready at 0, scheduler {sched}.
+name: serving-ref-{name}
+seed: 1
+horizon: 1h
+until: horizon
+warmup: 0s
+cluster:
+  pools:
+    - {{name: main, gpu: H100, nodes: 1, gpus_per_node: 8}}
+    - {{name: dec, gpu: A100, nodes: 1, gpus_per_node: 8}}
+workload:
+  synthetic:
+    arrivals: {{process: poisson, rate: 1/h}}
+    gpus: {{1: 1.0}}
+    duration: {{dist: constant, value: 1m}}
+scheduler: {{queue: priority, preemption: order, checkpoint_interval: 30m}}
+services:
+  - name: {svc}
+    gpus: 1
+    requests:
+      process: trace
+      trace: {trace}
+    performance:
+      - {{gpu: H100, prefill: {prefill}, decode: {decode}, max_batch: {max_batch}, decode_single: {decode_single}, kv_tokens: {kvp}}}
+      - {{gpu: A100, prefill: {prefill2}, decode: {decode2}, max_batch: {max_batch}, decode_single: {decode_single2}, kv_tokens: {kvd}}}
+    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
+    autoscale: {{metric: none}}
+    disaggregated:
+      prefill: {{replicas: {np}, gpu: H100}}
+      decode: {{replicas: {nd}, gpu: A100}}
+      kv_transfer: {{bandwidth: {bw}, bytes_per_token: {kvb}}}
+output: {{requests: true}}
+"""
+
+KV_BYTES_8B = 131072
+
+
+def disagg_cases():
+    """(name, trace, prefill replicas, decode replicas, scheduler, prefill KV, decode KV,
+    bandwidth bytes/s)"""
+    return [
+        # nothing binds: 2 + 2 replicas, 10 GB/s (a 2,000-token prompt moves in 26 ms)
+        ("disagg-conv-2p2d-v1", "conv", 2, 2, "v1", 0, 0, 10e9),
+        # the decode side's KV cache binds (32,768 tokens on each A100 replica): decode
+        # preemptions go back to the prefill replica; slow 2 GB/s links
+        ("disagg-conv-2p2d-v1-kvdec", "conv", 2, 2, "v1", 0, 32768, 2e9),
+        # scheduler v0, the code hour (long prompts), both caches limited
+        ("disagg-code-2p1d-v0-kv", "code", 2, 1, "v0", 65536, 16384, 25e9),
+    ]
+
+
+def run_disagg_case(case, args, perf, np, h5py):
+    name, trace, npre, ndec, sched, kvp, kvd, bw = case
+    T = 2048
+    trace_path = os.path.join(args.shared, "azure-llm-2023",
+                              "AzureLLMInferenceTrace_%s.csv.gz" % trace)
+    scen = os.path.join(args.work, name + ".yaml")
+    h5 = os.path.join(args.work, name + ".h5")
+    prefill, decode, max_batch, dsingle = perf
+    with open(scen, "w") as f:
+        f.write(SCENARIO_DISAGG.format(
+            name=name, svc=trace, trace=trace_path, np=npre, nd=ndec, sched=sched, T=T,
+            prefill=fmt_num(prefill), decode=fmt_num(decode), max_batch=max_batch,
+            decode_single=fmt_num(dsingle), prefill2=fmt_num(prefill / 2),
+            decode2=fmt_num(decode / 2), decode_single2=fmt_num(dsingle / 2), kvp=kvp, kvd=kvd,
+            bw=fmt_num(bw), kvb=KV_BYTES_8B))
+    if os.path.exists(h5):
+        os.unlink(h5)
+    t0 = time.time()
+    pr = subprocess.run([args.fleetsim, "run", scen, "-o", h5, "-q"], stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, universal_newlines=True)
+    t_c = time.time() - t0
+    if pr.returncode != 0:
+        print("%s: FAIL: fleetsim run exited %d:\n%s" % (name, pr.returncode, pr.stdout.strip()))
+        return False
+    with h5py.File(h5, "r") as f:
+        tab = f["requests"][()]
+    for col in ("decode_replica", "kv_transfer"):
+        if col not in tab.dtype.names:
+            print("%s: FAIL: /requests has no column %s" % (name, col))
+            return False
+    reqs = read_azure_trace(trace_path)
+    t0 = time.time()
+    pre = engine_params(*perf) + (kvp,)
+    dec = engine_params(prefill / 2, decode / 2, max_batch, dsingle / 2) + (kvd,)
+    res = simulate_disagg(reqs, npre, ndec, pre, dec, KV_BYTES_8B, bw, T=T, scheduler=sched)
+    t_py = time.time() - t0
+    ref = collections.defaultdict(list)
+    n_ref = 0
+    for q, r in zip(reqs, res):
+        if r is None:
+            continue
+        at, i, o = q
+        n_ref += 1
+        tpot = (r.end_us - r.first_us) / 1e6 / (o - 1) if o > 1 else float("nan")
+        ref[(at, i, o)].append((r.end_us / 1e6, (r.first_us - at) / 1e6, tpot, r.replica,
+                                r.decode_replica, r.preemptions, r.xfer_us / 1e6))
+    got = collections.defaultdict(list)
+    arr_us = np.rint(tab["arrival"] * 1e6).astype(np.int64)
+    for k in range(len(tab)):
+        key = (int(arr_us[k]), int(tab["input"][k]), int(tab["output"][k]))
+        got[key].append((float(tab["end"][k]), float(tab["ttft"][k]), float(tab["tpot"][k]),
+                         int(tab["replica"][k]), int(tab["decode_replica"][k]),
+                         int(tab["preemptions"][k]), float(tab["kv_transfer"][k])))
+
+    def close(a, b):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return abs(a - b) <= args.tol
+
+    bad = []
+    dmax = [0.0, 0.0, 0.0]
+    compared = 0
+    for key in sorted(set(ref) | set(got)):
+        rs = sorted(ref.get(key, []))
+        gs = sorted(got.get(key, []))
+        if len(rs) != len(gs):
+            bad.append("request arrival %.6f s in %d out %d: fleetsim reports %d, the reference "
+                       "finishes %d" % (key[0] / 1e6, key[1], key[2], len(gs), len(rs)))
+        for a, b in zip(rs, gs):
+            compared += 1
+            for j in range(3):
+                if not (math.isnan(a[j]) or math.isnan(b[j])):
+                    dmax[j] = max(dmax[j], abs(a[j] - b[j]))
+            ok = all(close(a[j], b[j]) for j in (0, 1, 2, 6)) and a[3:6] == b[3:6]
+            if not ok:
+                bad.append("request arrival %.6f s in %d out %d: fleetsim end %.6f ttft %.6f "
+                           "tpot %.6f replica %d decode %d preemptions %d transfer %.6f; "
+                           "reference %.6f %.6f %.6f %d %d %d %.6f" % ((key[0] / 1e6,) + key[1:] +
+                                                                      b + a))
+    for line in bad[:10]:
+        print("%s: MISMATCH %s" % (name, line))
+    if len(bad) > 10:
+        print("%s: ... %d more mismatches" % (name, len(bad) - 10))
+    pre_total = sum(r.preemptions for r in res if r is not None)
+    print("%s: %s: %d requests compared (fleetsim %d rows, reference %d finished of %d), max "
+          "|diff| end %.3g s ttft %.3g s tpot %.3g s; preemptions %d; fleetsim %.1f s, "
+          "reference %.1f s" % (name, "ok" if not bad else "FAIL", compared, len(tab), n_ref,
+                                len(reqs), dmax[0], dmax[1], dmax[2], pre_total, t_c, t_py))
+    return not bad
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -777,12 +1268,14 @@ def main(argv):
                    help="largest |difference| of ttft, tpot, end, s (default 5e-7: every time is "
                         "a whole microsecond on both sides, so a 1 us difference fails)")
     c.add_argument("--list", action="store_true", help="list the cases")
+    c.add_argument("--disagg", action="store_true",
+                   help="the disaggregated cases (prefill and decode groups) instead")
     args = ap.parse_args(argv)
     if args.cmd != "check":
         ap.print_usage()
         return 2
     if args.list:
-        for k in cases():
+        for k in (disagg_cases() if args.disagg else cases()):
             print(k[0])
         return 0
     try:
@@ -798,7 +1291,7 @@ def main(argv):
         return 77
     args.shared = os.path.abspath(args.shared)
     perf = read_performance(args.src)
-    sel = cases()
+    sel = disagg_cases() if args.disagg else cases()
     if args.case:
         names = [k[0] for k in sel]
         for want in args.case:
@@ -814,7 +1307,7 @@ def main(argv):
     os.makedirs(args.work, exist_ok=True)
     ok = True
     for k in sel:
-        ok = run_case(k, args, perf, np, h5py) and ok
+        ok = (run_disagg_case if args.disagg else run_case)(k, args, perf, np, h5py) and ok
     print("serving_ref: %s" % ("all cases agree" if ok else "DIFFERENCES"))
     return 0 if ok else 1
 
