@@ -218,6 +218,45 @@ static int spec_metrics(const fs_config_t *cfg, fs_plan_spec_t *s)
     return 0;
 }
 
+/* plan.years and its companions (docs/plan.md "Quarterly cash flow"): a
+ * whole number of quarters; the demand keys need a synthetic workload (its
+ * scale is what each quarter changes); the baseline names a choice. */
+static int spec_years(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_error_t *err)
+{
+    const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
+    const fs_plan_cfg_t *p = &cfg->plan;
+    char at[32];
+    double q = p->years * 4;
+    if (fabs(q - round(q)) > 1e-9)
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.years: %g is not a whole number of "
+                            "quarters (0.25, 0.5, ..., each quarter is simulated)", file,
+                            where(cfg, at, sizeof at, "plan.years"), p->years);
+    const char *only = p->demand_growth != 0 ? "plan.demand_growth"
+                       : p->electricity_growth != 0 ? "plan.electricity_growth"
+                       : p->gpu_price_decline != 0 ? "plan.gpu_price_decline"
+                       : p->sensitivity != 0 ? "plan.sensitivity"
+                       : p->baseline ? "plan.baseline" : NULL;
+    if (p->years <= 0 && only)
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s applies to the quarterly cash flow: give "
+                            "plan.years too", file, where(cfg, at, sizeof at, "%s", only), only);
+    if (p->years > 0 && cfg->workload.kind != FS_WORKLOAD_SYNTHETIC &&
+        (p->demand_growth != 0 || p->sensitivity != 0)) {
+        only = p->demand_growth != 0 ? "plan.demand_growth" : "plan.sensitivity";
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s: the quarters' demand is the synthetic "
+                            "workload's arrival rate x its growth (workload.synthetic.scale); a "
+                            "trace has no rate to scale", file,
+                            where(cfg, at, sizeof at, "%s", only), only);
+    }
+    if (p->baseline) {
+        for (size_t c = 0; c < s->n_choices; c++)
+            if (strcmp(s->choices[c].name, p->baseline) == 0)
+                return 0;
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.baseline: '%s' is not the name of a "
+                            "choice", file, where(cfg, at, sizeof at, "plan.baseline"), p->baseline);
+    }
+    return 0;
+}
+
 int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t *err)
 {
     *out = NULL;
@@ -247,6 +286,8 @@ int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t
                                   where(cfg, at, sizeof at, "plan.choices.%zu", i), i,
                                   s->choices[i].name, j);
     }
+    if (!rc)
+        rc = spec_years(cfg, s, err);
     if (!rc && spec_metrics(cfg, s) != 0)
         rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     if (rc) {
