@@ -1242,6 +1242,109 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
                : 0;
 }
 
+/* /plan_quarters: one row per (fleet, replication, quarter); /plan_sensitivity:
+ * one row per parameter (plan.years). */
+static int write_fin_tables(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                            const fs_plan_fin_t *fin)
+{
+    size_t Q = fin->n_q, R = fin->reps, nrows = 0;
+    for (size_t c = 0; c < fin->n_fleets; c++)
+        nrows += fin->fleets[c].point >= 0 ? R * Q : 0;
+    static const char *const mix[FS_PLAN_MIX] = {"gpus_owned", "gpus_on_demand",
+                                                 "gpus_reserved_1y", "gpus_reserved_3y",
+                                                 "gpus_spot", "gpus_lease"};
+    fs_h5_col_t cols[20];
+    colname_t names[20];
+    size_t n = 0;
+    n = add_col(cols, names, n, "choice", "", FS_H5_STR, name_width(s, 0));
+    n = add_col(cols, names, n, "nodes", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "replication", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "quarter", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "demand_scale", "", FS_H5_F64, 0);
+    for (int m = 0; m < FS_PLAN_MIX; m++)
+        n = add_col(cols, names, n, mix[m], "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "capex", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "opex", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "gpu_hours", "", FS_H5_F64, 0);
+    size_t row = fs_h5_layout(cols, n);
+    char *rows = fs_calloc(nrows ? nrows : 1, row);
+    if (!rows)
+        return -1;
+    size_t i = 0;
+    for (size_t c = 0; c < fin->n_fleets; c++) {
+        const fs_plan_fleet_t *fl = &fin->fleets[c];
+        if (fl->point < 0)
+            continue;
+        for (size_t k = 0; k < R; k++)
+            for (size_t q = 0; q < Q; q++, i++) {
+                char *w = rows + i * row;
+                uint32_t rep = (uint32_t)k, qq = (uint32_t)q + 1;
+                const fs_plan_qrun_t *u = &fl->runs[k * Q + q];
+                double gh = u->span_s > 0 ? u->gpu_h * FS_PLAN_QUARTER_S / u->span_s : NAN;
+                put_str(w, &cols[0], s->choices[c].name);
+                put(w, &cols[1], &r->points[fl->point].nodes);
+                put(w, &cols[2], &rep);
+                put(w, &cols[3], &qq);
+                put(w, &cols[4], &fl->scale[q]);
+                for (int m = 0; m < FS_PLAN_MIX; m++)
+                    put(w, &cols[5 + m], &fl->mix[q * FS_PLAN_MIX + m]);
+                put(w, &cols[11], &fl->q_capex[k * Q + q]);
+                put(w, &cols[12], &fl->q_opex[k * Q + q]);
+                put(w, &cols[13], &gh);
+            }
+    }
+    int rc = fs_h5_write_table(f, "plan_quarters", cols, n, row, rows, nrows);
+    fs_free(rows);
+    if (rc || !fin->n_sens)
+        return rc;
+    n = 0;
+    n = add_col(cols, names, n, "parameter", "", FS_H5_STR, 16);
+    n = add_col(cols, names, n, "rerun", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "low_factor", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "high_factor", "", FS_H5_F64, 0);
+    const char *sfx[] = {"_mean", "_lo", "_hi"};
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < 3; k++)
+            n = add_col(cols, names, n, side ? "npv_high" : "npv_low", sfx[k], FS_H5_F64, 0);
+    row = fs_h5_layout(cols, n);
+    rows = fs_calloc(fin->n_sens, row);
+    if (!rows)
+        return -1;
+    for (size_t k = 0; k < fin->n_sens; k++) {
+        const fs_plan_sens_t *sv = &fin->sens[k];
+        char *w = rows + k * row;
+        uint32_t rr = (uint32_t)sv->rerun;
+        double v[6] = {sv->lo.mean, sv->lo.lo, sv->lo.hi, sv->hi.mean, sv->hi.lo, sv->hi.hi};
+        put_str(w, &cols[0], sv->param);
+        put(w, &cols[1], &rr);
+        put(w, &cols[2], &sv->lo_factor);
+        put(w, &cols[3], &sv->hi_factor);
+        for (int j = 0; j < 6; j++)
+            put(w, &cols[4 + j], &v[j]);
+    }
+    rc = fs_h5_write_table(f, "plan_sensitivity", cols, n, row, rows, fin->n_sens);
+    fs_free(rows);
+    return rc;
+}
+
+static int write_fin_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_fin_t *fin)
+{
+    if (fs_h5_attr_f64(f, "years", fin->years) ||
+        fs_h5_attr_f64(f, "demand_growth", fin->demand_growth) ||
+        fs_h5_attr_f64(f, "electricity_growth", fin->elec_growth) ||
+        fs_h5_attr_f64(f, "gpu_price_decline", fin->price_decline) ||
+        fs_h5_attr_f64(f, "sensitivity", fin->sensitivity) ||
+        fs_h5_attr_u64(f, "quarter_runs", fin->runs) ||
+        fs_h5_attr_u64(f, "sensitivity_runs", fin->sens_runs) ||
+        fs_h5_attr_str(f, "baseline", fin->baseline >= 0 ? s->choices[fin->baseline].name : ""))
+        return -1;
+    if (fin->sens_choice < 0)
+        return 0;
+    const fs_plan_fleet_t *fl = &fin->fleets[fin->sens_choice];
+    return fs_h5_attr_str(f, "sensitivity_choice", s->choices[fin->sens_choice].name) ||
+           fs_h5_attr_f64(f, "sensitivity_npv_mean", fl->npv_ci.mean);
+}
+
 int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_result_t *r,
                   const fs_plan_meta_t *meta, fs_error_t *err)
 {
@@ -1275,6 +1378,10 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     if (ok) {
         step = "writing /plan_runs";
         ok = write_runs_table(f, s, r) == 0;
+    }
+    if (ok && meta->fin) {
+        step = "writing /plan_quarters and /plan_sensitivity";
+        ok = write_fin_tables(f, s, r, meta->fin) == 0 && write_fin_attrs(f, s, meta->fin) == 0;
     }
     if (ok) { /* complete = 1 last */
         step = "setting complete = 1";
