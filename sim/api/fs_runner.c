@@ -560,8 +560,12 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);
     fmt_duration(d, sizeof d, s->wait_p99);
-    fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%.1f%% of jobs waited)\n",
-            a, b, c, d, 100 * s->wait_prob);
+    char waited[48];    /* a service-only run has no job: no share (not "nan%") */
+    if (isnan(s->wait_prob))
+        snprintf(waited, sizeof waited, "no jobs");
+    else
+        snprintf(waited, sizeof waited, "%.1f%% of jobs waited", 100 * s->wait_prob);
+    fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%s)\n", a, b, c, d, waited);
     if (fs_run_queued_differs(s)) {   /* preemptions/requeues: queued after the first start */
         fmt_duration(a, sizeof a, s->queued_mean);
         fmt_duration(b, sizeof b, s->queued_p50);
