@@ -80,6 +80,33 @@ for fl in doc["fleets"]:
     assert abs((fl["npv"]["hi"] - fl["npv"]["lo"]) / 2 - half) <= 1e-6 * abs(m)
 PY
 
+# the sensitivity block: electricity and GPU price recomputed (no run), demand
+# growth and arrival rate re-run: 2 x (2 - 1) quarters (quarter 1 of the
+# growth variants is the base demand, reused) + 2 x 2 quarters, x 3 reps = 18 runs;
+# in all 6 search + 12 quarter + 18 sensitivity runs
+expect_exit 0 "$FLEETSIM" plan fin.yaml -o sens -j 2 --set plan.sensitivity=0.25
+expect_out '^sensitivity of the NPV of owned .*demand re-run \(18 runs\)'
+expect_out '^  electricity    recomputed '
+expect_out '^  arrival_rate   re-run '
+expect_out '^36 runs executed now'
+/usr/bin/python3 - sens/plan.h5 <<'PY' && ok || bad "/plan_sensitivity"
+import sys, h5py
+f = h5py.File(sys.argv[1])
+s = f["plan_sensitivity"][:]
+assert [p.decode() for p in s["parameter"]] == ["electricity", "gpu_price", "demand_growth",
+                                                "arrival_rate"]
+assert list(s["rerun"]) == [0, 0, 1, 1]
+assert all(abs(x - 0.75) < 1e-12 for x in s["low_factor"])
+# electricity x 1.25 costs more, x 0.75 less, around the NPV as given
+base = f.attrs["sensitivity_npv_mean"]
+e = s[0]
+assert e["npv_low_mean"] < base < e["npv_high_mean"], (e, base)
+assert f.attrs["sensitivity_runs"] == 18
+PY
+expect_exit 0 "$FLEETSIM" report sens/plan.h5 -o rep.html
+[ -s rep_plots/plan_tornado.png ] && [ -s rep_plots/plan_cash.png ] && ok || bad "no tornado or cash plot"
+grep -q 'Sensitivity of the NPV (tornado)' rep.html && ok || bad "no tornado in the report"
+
 # bad input: exit 2 at the place
 sed 's/    - {pool: main, billing: owned}/    - {pool: main, billing: lease, lease_term: 12}/' fin.yaml > norate.yaml
 expect_exit 2 "$FLEETSIM" plan norate.yaml -o x
