@@ -807,7 +807,7 @@ void fs_plan_fin_print(FILE *out, const fs_plan_spec_t *s, const fs_plan_result_
             "demand %+.1f%%/yr, electricity %+.1f%%/yr, GPU price decline %.1f%%/yr; capex when bought, "
             "opex at each quarter's end, residual = book value after straight-line depreciation; "
             "nominal discount rate %.1f%%/yr; means over %zu replications):\n", f->years, Q,
-            f->runs, 100 * f->demand_growth, 100 * f->elec_growth, 100 * f->price_decline,
+            f->quarter_runs, 100 * f->demand_growth, 100 * f->elec_growth, 100 * f->price_decline,
             100 * f->rate, R);
     for (size_t c = 0; c < f->n_fleets; c++) {
         const fs_plan_fleet_t *fl = &f->fleets[c];
@@ -1334,7 +1334,7 @@ static int write_fin_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_fin_t
         fs_h5_attr_f64(f, "electricity_growth", fin->elec_growth) ||
         fs_h5_attr_f64(f, "gpu_price_decline", fin->price_decline) ||
         fs_h5_attr_f64(f, "sensitivity", fin->sensitivity) ||
-        fs_h5_attr_u64(f, "quarter_runs", fin->runs) ||
+        fs_h5_attr_u64(f, "quarter_runs", fin->quarter_runs) ||
         fs_h5_attr_u64(f, "sensitivity_runs", fin->sens_runs) ||
         fs_h5_attr_str(f, "baseline", fin->baseline >= 0 ? s->choices[fin->baseline].name : ""))
         return -1;

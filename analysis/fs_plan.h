@@ -263,7 +263,9 @@ typedef struct fs_plan_fin {
     long sens_choice;       /* the fleet of the sensitivity block (the chosen), -1: none */
     fs_plan_sens_t sens[4];
     size_t n_sens;
-    size_t runs, sens_runs; /* quarter runs in all; of which sensitivity re-runs */
+    size_t runs;            /* quarter runs executed now (the others reused) */
+    size_t quarter_runs;    /* the quarters' runs: fleets x n_q x reps */
+    size_t sens_runs;       /* the sensitivity's re-runs (those not at a base quarter's demand) */
 } fs_plan_fin_t;
 
 /* Fills every fleet's per-replication figures (out, q_capex, q_opex, npv,

@@ -675,6 +675,7 @@ static int quarters(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err
         fl->runs = rc ? NULL : fs_calloc(R * Q, sizeof *fl->runs);
         if (!rc && !fl->runs)
             rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        f->quarter_runs += Q * R;
         for (size_t q = 0; q < Q && !rc; q++) {
             fl->scale[q] = qscale(1, 1, f->demand_growth, q);
             rc = run_quarter(o, s, &cfg, pt, q, Q, qscale(base, 1, f->demand_growth, q), fl->runs,
@@ -704,17 +705,19 @@ static int quarters(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err
                     rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
                     break;
                 }
-                size_t before = f->runs;
                 for (int side = 0; side < 2 && !rc; side++) {
                     double k = side ? sv->hi_factor : sv->lo_factor;
                     for (size_t q = 0; q < Q && !rc; q++) {
                         double sc = i == 2 ? qscale(base, 1, f->demand_growth * k, q)
                                            : qscale(base, k, f->demand_growth, q);
+                        /* at a base quarter's demand (quarter 1 of the growth variants) the
+                         * runs are the base quarter's, reused */
+                        if (sc != qscale(base, 1, f->demand_growth, q))
+                            f->sens_runs += R;
                         rc = run_quarter(o, s, &cfg, pt, q, Q, sc, side ? sv->runs_hi : sv->runs_lo,
                                          &f->runs, err);
                     }
                 }
-                f->sens_runs += f->runs - before;
             }
         }
         fs_free(rates);

@@ -160,8 +160,8 @@ static void json_fin(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_result
     fs_json_num(j, f->elec_growth);
     fs_json_key(j, "gpu_price_decline");
     fs_json_num(j, f->price_decline);
-    fs_json_key(j, "runs");
-    fs_json_uint(j, f->runs);
+    fs_json_key(j, "quarter_runs");
+    fs_json_uint(j, f->quarter_runs);
     fs_json_key(j, "baseline");
     fs_json_str(j, f->baseline >= 0 ? s->choices[f->baseline].name : NULL);
     fs_json_key(j, "fleets");
