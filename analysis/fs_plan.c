@@ -856,7 +856,9 @@ void fs_plan_fin_print(FILE *out, const fs_plan_spec_t *s, const fs_plan_result_
         fprintf(out, "\n");
         money_ci(a, sizeof a, &fl->npv_ci);
         fs_fmt_interval(b, sizeof b, FS_FMT_MONEY, fl->cpgh_ci.mean, fl->cpgh_ci.half);
-        if (c == (size_t)f->baseline)
+        if (f->baseline < 0)
+            snprintf(cc, sizeof cc, "- (no baseline fleet: plan.baseline's choice has none)");
+        else if (c == (size_t)f->baseline)
             snprintf(cc, sizeof cc, "- (the baseline)");
         else if (fl->payback_ci.n < R)
             snprintf(cc, sizeof cc, "beyond %g years in %zu of %zu replications", f->years,
