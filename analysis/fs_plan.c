@@ -218,6 +218,45 @@ static int spec_metrics(const fs_config_t *cfg, fs_plan_spec_t *s)
     return 0;
 }
 
+/* plan.years and its companions (docs/plan.md "Quarterly cash flow"): a
+ * whole number of quarters; the demand keys need a synthetic workload (its
+ * scale is what each quarter changes); the baseline names a choice. */
+static int spec_years(const fs_config_t *cfg, const fs_plan_spec_t *s, fs_error_t *err)
+{
+    const char *file = cfg->source_path ? cfg->source_path : "<scenario>";
+    const fs_plan_cfg_t *p = &cfg->plan;
+    char at[32];
+    double q = p->years * 4;
+    if (fabs(q - round(q)) > 1e-9)
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.years: %g is not a whole number of "
+                            "quarters (0.25, 0.5, ..., each quarter is simulated)", file,
+                            where(cfg, at, sizeof at, "plan.years"), p->years);
+    const char *only = p->demand_growth != 0 ? "plan.demand_growth"
+                       : p->electricity_growth != 0 ? "plan.electricity_growth"
+                       : p->gpu_price_decline != 0 ? "plan.gpu_price_decline"
+                       : p->sensitivity != 0 ? "plan.sensitivity"
+                       : p->baseline ? "plan.baseline" : NULL;
+    if (p->years <= 0 && only)
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s applies to the quarterly cash flow: give "
+                            "plan.years too", file, where(cfg, at, sizeof at, "%s", only), only);
+    if (p->years > 0 && cfg->workload.kind != FS_WORKLOAD_SYNTHETIC &&
+        (p->demand_growth != 0 || p->sensitivity != 0)) {
+        only = p->demand_growth != 0 ? "plan.demand_growth" : "plan.sensitivity";
+        return fs_error_set(err, FS_EINVAL, "%s:%s: %s: the quarters' demand is the synthetic "
+                            "workload's arrival rate x its growth (workload.synthetic.scale); a "
+                            "trace has no rate to scale", file,
+                            where(cfg, at, sizeof at, "%s", only), only);
+    }
+    if (p->baseline) {
+        for (size_t c = 0; c < s->n_choices; c++)
+            if (strcmp(s->choices[c].name, p->baseline) == 0)
+                return 0;
+        return fs_error_set(err, FS_EINVAL, "%s:%s: plan.baseline: '%s' is not the name of a "
+                            "choice", file, where(cfg, at, sizeof at, "plan.baseline"), p->baseline);
+    }
+    return 0;
+}
+
 int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t *err)
 {
     *out = NULL;
@@ -247,6 +286,8 @@ int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t
                                   where(cfg, at, sizeof at, "plan.choices.%zu", i), i,
                                   s->choices[i].name, j);
     }
+    if (!rc)
+        rc = spec_years(cfg, s, err);
     if (!rc && spec_metrics(cfg, s) != 0)
         rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     if (rc) {
@@ -578,6 +619,276 @@ void fs_plan_cash_npv(fs_plan_cash_t *c)
     }
     npv -= c->residual / pow(1 + c->rate, c->years);
     c->npv = npv;
+}
+
+/* ---- the quarterly cash flow -------------------------------------------------------------- */
+
+static double disc(double rate, double t) { return pow(1 + rate, -t); }
+
+void fs_plan_fin_compute(const fs_plan_fin_in_t *in, const fs_plan_qrun_t *runs,
+                         fs_plan_fin_out_t *out, double *q_capex, double *q_opex)
+{
+    memset(out, 0, sizeof *out);
+    double years = (double)in->n_q / 4;
+    for (size_t q = 0; q < in->n_q; q++) {
+        double t = (double)q / 4;
+        const fs_plan_qrun_t *u = &runs[q];
+        double capex = in->buy[q] * in->price_mult * pow(1 - in->price_decline, t);
+        double k = u->span_s > 0 ? FS_PLAN_QUARTER_S / u->span_s : NAN;
+        double opex = k * (u->ops * in->price_mult + u->colo + u->rent * in->price_mult +
+                           u->energy * in->elec_mult * pow(1 + in->elec_growth, t));
+        /* book value at the end: straight line from capex to capex x residual over dep_years */
+        double held = years - t, used = in->dep_years > 0 ? held / in->dep_years : 1;
+        double book = capex * (1 - (1 - in->residual_share) * (used < 1 ? used : 1));
+        out->capex += capex;
+        out->opex += opex;
+        out->residual += book;
+        out->gpu_h += u->gpu_h * k;
+        out->npv += capex * disc(in->rate, t) + opex * disc(in->rate, t + 0.25);
+        if (q_capex)
+            q_capex[q] = capex;
+        if (q_opex)
+            q_opex[q] = opex;
+    }
+    for (size_t k = 0; k < in->n_tail; k++) {
+        double pay = in->tail[k] * in->price_mult;
+        out->tail += pay;
+        out->npv += pay * disc(in->rate, years + (double)(k + 1) / 4);
+    }
+    out->npv -= out->residual * disc(in->rate, years);
+    double cash = out->capex + out->opex + out->tail - out->residual;
+    out->cost_per_gpu_hour = out->gpu_h > 0 ? cash / out->gpu_h : NAN;
+}
+
+double fs_plan_payback(const double *a_capex, const double *a_opex, const double *b_capex,
+                       const double *b_opex, size_t n_q)
+{
+    double d = 0;   /* cumulative cash of a less b */
+    for (size_t q = 0; q < n_q; q++) {
+        double d0 = d + a_capex[q] - b_capex[q], d1 = d0 + a_opex[q] - b_opex[q];
+        if (q == 0 && d0 <= 0)
+            return 0;
+        if (d0 <= 0)    /* a capex in quarter q was already paid back: payback at its start */
+            return (double)q / 4;
+        if (d1 <= 0)
+            return ((double)q + d0 / (d0 - d1)) / 4;
+        d = d1;
+    }
+    return NAN;
+}
+
+static void fin_in(const fs_plan_fin_t *f, const fs_plan_fleet_t *fl, double elec, double price,
+                   fs_plan_fin_in_t *in)
+{
+    in->n_q = f->n_q;
+    in->rate = f->rate;
+    in->elec_growth = f->elec_growth;
+    in->price_decline = f->price_decline;
+    in->elec_mult = elec;
+    in->price_mult = price;
+    in->dep_years = f->dep_years;
+    in->residual_share = f->residual_share;
+    in->buy = fl->buy;
+    in->tail = fl->tail;
+    in->n_tail = fl->n_tail;
+}
+
+int fs_plan_fin_finish(fs_plan_fin_t *f, double confidence)
+{
+    size_t R = f->reps, Q = f->n_q;
+    for (size_t c = 0; c < f->n_fleets; c++) {
+        fs_plan_fleet_t *fl = &f->fleets[c];
+        if (fl->point < 0)
+            continue;
+        fl->out = fs_calloc(R, sizeof *fl->out);
+        fl->q_capex = fs_calloc(R * Q, sizeof *fl->q_capex);
+        fl->q_opex = fs_calloc(R * Q, sizeof *fl->q_opex);
+        fl->npv = fs_calloc(R, sizeof *fl->npv);
+        fl->payback = fs_calloc(R, sizeof *fl->payback);
+        fl->cpgh = fs_calloc(R, sizeof *fl->cpgh);
+        if (!fl->out || !fl->q_capex || !fl->q_opex || !fl->npv || !fl->payback || !fl->cpgh)
+            return FS_ENOMEM;
+        fs_plan_fin_in_t in;
+        fin_in(f, fl, 1, 1, &in);
+        for (size_t r = 0; r < R; r++) {
+            fs_plan_fin_compute(&in, fl->runs + r * Q, &fl->out[r], fl->q_capex + r * Q,
+                                fl->q_opex + r * Q);
+            fl->npv[r] = fl->out[r].npv;
+            fl->cpgh[r] = fl->out[r].cost_per_gpu_hour;
+        }
+    }
+    /* payback against the baseline, replication by replication (common random numbers) */
+    for (size_t c = 0; c < f->n_fleets; c++) {
+        fs_plan_fleet_t *fl = &f->fleets[c];
+        if (fl->point < 0)
+            continue;
+        const fs_plan_fleet_t *b = f->baseline >= 0 ? &f->fleets[f->baseline] : NULL;
+        for (size_t r = 0; r < R; r++)
+            fl->payback[r] = b && b != fl && b->point >= 0
+                                 ? fs_plan_payback(fl->q_capex + r * Q, fl->q_opex + r * Q,
+                                                   b->q_capex + r * Q, b->q_opex + r * Q, Q)
+                                 : NAN;
+        if (fs_ci_t_interval(fl->npv, R, confidence, &fl->npv_ci) ||
+            fs_ci_t_interval(fl->payback, R, confidence, &fl->payback_ci) ||
+            fs_ci_t_interval(fl->cpgh, R, confidence, &fl->cpgh_ci))
+            return FS_ENOMEM;
+    }
+    if (f->sens_choice < 0)
+        return 0;
+    const fs_plan_fleet_t *fl = &f->fleets[f->sens_choice];
+    for (size_t i = 0; i < f->n_sens; i++) {
+        fs_plan_sens_t *sv = &f->sens[i];
+        sv->npv_lo = fs_calloc(R, sizeof *sv->npv_lo);
+        sv->npv_hi = fs_calloc(R, sizeof *sv->npv_hi);
+        if (!sv->npv_lo || !sv->npv_hi)
+            return FS_ENOMEM;
+        int elec = strcmp(sv->param, "electricity") == 0, price = strcmp(sv->param, "gpu_price") == 0;
+        for (int side = 0; side < 2; side++) {
+            double fac = side ? sv->hi_factor : sv->lo_factor;
+            fs_plan_fin_in_t in;
+            fin_in(f, fl, elec ? fac : 1, price ? fac : 1, &in);
+            const fs_plan_qrun_t *runs = sv->rerun ? (side ? sv->runs_hi : sv->runs_lo) : fl->runs;
+            double *npv = side ? sv->npv_hi : sv->npv_lo;
+            for (size_t r = 0; r < R; r++) {
+                fs_plan_fin_out_t o;
+                fs_plan_fin_compute(&in, runs + r * Q, &o, NULL, NULL);
+                npv[r] = o.npv;
+            }
+        }
+        if (fs_ci_t_interval(sv->npv_lo, R, confidence, &sv->lo) ||
+            fs_ci_t_interval(sv->npv_hi, R, confidence, &sv->hi))
+            return FS_ENOMEM;
+    }
+    return 0;
+}
+
+void fs_plan_fin_destroy(fs_plan_fin_t *f)
+{
+    if (!f)
+        return;
+    for (size_t c = 0; c < f->n_fleets; c++) {
+        fs_plan_fleet_t *fl = &f->fleets[c];
+        fs_free(fl->scale);
+        fs_free(fl->mix);
+        fs_free(fl->buy);
+        fs_free(fl->tail);
+        fs_free(fl->runs);
+        fs_free(fl->out);
+        fs_free(fl->q_capex);
+        fs_free(fl->q_opex);
+        fs_free(fl->npv);
+        fs_free(fl->payback);
+        fs_free(fl->cpgh);
+    }
+    for (size_t i = 0; i < f->n_sens; i++) {
+        fs_free(f->sens[i].runs_lo);
+        fs_free(f->sens[i].runs_hi);
+        fs_free(f->sens[i].npv_lo);
+        fs_free(f->sens[i].npv_hi);
+    }
+    fs_free(f->fleets);
+    fs_free(f);
+}
+
+static const char *const mix_names[FS_PLAN_MIX] = {"owned", "on_demand", "reserved_1y",
+                                                   "reserved_3y", "spot", "lease"};
+
+static const char *money_ci(char *buf, size_t n, const fs_ci_t *ci)
+{
+    fs_fmt_interval(buf, n, FS_FMT_MONEY, ci->mean, ci->half);
+    return buf;
+}
+
+void fs_plan_fin_print(FILE *out, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                       const fs_plan_fin_t *f)
+{
+    size_t R = f->reps, Q = f->n_q;
+    fprintf(out, "\nquarterly cash flow over %g years (%zu quarters, each simulated: %zu runs; "
+            "demand %+.1f%%/yr, electricity %+.1f%%/yr, GPU price decline %.1f%%/yr; capex when bought, "
+            "opex at each quarter's end, residual = book value after straight-line depreciation; "
+            "nominal discount rate %.1f%%/yr; means over %zu replications):\n", f->years, Q,
+            f->quarter_runs, 100 * f->demand_growth, 100 * f->elec_growth, 100 * f->price_decline,
+            100 * f->rate, R);
+    for (size_t c = 0; c < f->n_fleets; c++) {
+        const fs_plan_fleet_t *fl = &f->fleets[c];
+        if (fl->point < 0)
+            continue;
+        const fs_plan_point_t *p = &r->points[fl->point];
+        fprintf(out, "\n  %s, %" PRIu32 " nodes (%" PRIu64 " GPUs)\n", s->choices[c].name,
+                p->nodes, p->gpus);
+        fprintf(out, "  %-8s %6s  %-34s %14s %14s %14s %15s %9s\n", "quarter", "demand", "GPUs",
+                "capex", "opex", "cash", "cumulative", "GPU-h");
+        double cum = 0;
+        for (size_t q = 0; q < Q; q++) {
+            double capex = 0, opex = 0, gh = 0;
+            for (size_t k = 0; k < R; k++) {
+                capex += fl->q_capex[k * Q + q] / (double)R;
+                opex += fl->q_opex[k * Q + q] / (double)R;
+                const fs_plan_qrun_t *u = &fl->runs[k * Q + q];
+                gh += u->span_s > 0 ? u->gpu_h * FS_PLAN_QUARTER_S / u->span_s / (double)R : NAN;
+            }
+            cum += capex + opex;
+            char mix[96] = "", a[32], b[32], cc[32], d[32];
+            size_t len = 0;
+            for (int m = 0; m < FS_PLAN_MIX; m++)
+                if (fl->mix[q * FS_PLAN_MIX + m] > 0 && len < sizeof mix - 32)
+                    len += (size_t)snprintf(mix + len, sizeof mix - len, "%s%.0f %s",
+                                            len ? ", " : "", fl->mix[q * FS_PLAN_MIX + m],
+                                            mix_names[m]);
+            fs_fmt_money(a, sizeof a, capex);
+            fs_fmt_money(b, sizeof b, opex);
+            fs_fmt_money(cc, sizeof cc, capex + opex);
+            fs_fmt_money(d, sizeof d, cum);
+            fprintf(out, "  Y%zuQ%zu     x%5.3f  %-34s %14s %14s %14s %15s %9.0f\n", q / 4 + 1,
+                    q % 4 + 1, fl->scale[q], mix, a, b, cc, d, gh);
+        }
+        double tail = 0, res = 0;
+        for (size_t k = 0; k < R; k++) {
+            tail += fl->out[k].tail / (double)R;
+            res += fl->out[k].residual / (double)R;
+        }
+        char a[48], b[48], cc[96], d[48];
+        fs_fmt_money(a, sizeof a, res);
+        fs_fmt_money(b, sizeof b, tail);
+        fprintf(out, "  residual %s recovered at year %g", a, f->years);
+        if (tail > 0)
+            fprintf(out, "; lease payments committed after the period %s", b);
+        fprintf(out, "\n");
+        money_ci(a, sizeof a, &fl->npv_ci);
+        fs_fmt_interval(b, sizeof b, FS_FMT_MONEY, fl->cpgh_ci.mean, fl->cpgh_ci.half);
+        if (f->baseline < 0)
+            snprintf(cc, sizeof cc, "- (no baseline fleet: plan.baseline's choice has none)");
+        else if (c == (size_t)f->baseline)
+            snprintf(cc, sizeof cc, "- (the baseline)");
+        else if (fl->payback_ci.n < R)
+            snprintf(cc, sizeof cc, "beyond %g years in %zu of %zu replications", f->years,
+                     R - fl->payback_ci.n, R);
+        else
+            snprintf(cc, sizeof cc, "%.2f +- %.2f years", fl->payback_ci.mean,
+                     isfinite(fl->payback_ci.half) ? fl->payback_ci.half : 0.0);
+        snprintf(d, sizeof d, "%s", f->baseline >= 0 ? s->choices[f->baseline].name : "-");
+        fprintf(out, "  NPV of the cost %s; cost per delivered GPU-hour %s; payback against %s: "
+                "%s (%.0f%% t-intervals over %zu replications)\n", a, b, d, cc,
+                100 * s->confidence, R);
+    }
+    if (f->sens_choice < 0 || !f->n_sens)
+        return;
+    char base[48];
+    money_ci(base, sizeof base, &f->fleets[f->sens_choice].npv_ci);
+    fprintf(out, "\nsensitivity of the NPV of %s (%s), each parameter x (1 -+ %g): electricity and "
+            "GPU price recomputed from the same runs, demand re-run (%zu runs)\n",
+            s->choices[f->sens_choice].name, base, f->sensitivity, f->sens_runs);
+    fprintf(out, "  %-14s %-10s %26s %26s %16s\n", "parameter", "how", "NPV at -X", "NPV at +X",
+            "swing");
+    for (size_t i = 0; i < f->n_sens; i++) {
+        const fs_plan_sens_t *sv = &f->sens[i];
+        char lo[48], hi[48], sw[48];
+        money_ci(lo, sizeof lo, &sv->lo);
+        money_ci(hi, sizeof hi, &sv->hi);
+        fs_fmt_money(sw, sizeof sw, fabs(sv->hi.mean - sv->lo.mean));
+        fprintf(out, "  %-14s %-10s %26s %26s %16s\n", sv->param, sv->rerun ? "re-run" : "recomputed",
+                lo, hi, sw);
+    }
 }
 
 /* ---- printing ---------------------------------------------------------------------------- */
@@ -933,6 +1244,109 @@ static int write_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t 
                : 0;
 }
 
+/* /plan_quarters: one row per (fleet, replication, quarter); /plan_sensitivity:
+ * one row per parameter (plan.years). */
+static int write_fin_tables(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                            const fs_plan_fin_t *fin)
+{
+    size_t Q = fin->n_q, R = fin->reps, nrows = 0;
+    for (size_t c = 0; c < fin->n_fleets; c++)
+        nrows += fin->fleets[c].point >= 0 ? R * Q : 0;
+    static const char *const mix[FS_PLAN_MIX] = {"gpus_owned", "gpus_on_demand",
+                                                 "gpus_reserved_1y", "gpus_reserved_3y",
+                                                 "gpus_spot", "gpus_lease"};
+    fs_h5_col_t cols[20];
+    colname_t names[20];
+    size_t n = 0;
+    n = add_col(cols, names, n, "choice", "", FS_H5_STR, name_width(s, 0));
+    n = add_col(cols, names, n, "nodes", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "replication", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "quarter", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "demand_scale", "", FS_H5_F64, 0);
+    for (int m = 0; m < FS_PLAN_MIX; m++)
+        n = add_col(cols, names, n, mix[m], "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "capex", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "opex", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "gpu_hours", "", FS_H5_F64, 0);
+    size_t row = fs_h5_layout(cols, n);
+    char *rows = fs_calloc(nrows ? nrows : 1, row);
+    if (!rows)
+        return -1;
+    size_t i = 0;
+    for (size_t c = 0; c < fin->n_fleets; c++) {
+        const fs_plan_fleet_t *fl = &fin->fleets[c];
+        if (fl->point < 0)
+            continue;
+        for (size_t k = 0; k < R; k++)
+            for (size_t q = 0; q < Q; q++, i++) {
+                char *w = rows + i * row;
+                uint32_t rep = (uint32_t)k, qq = (uint32_t)q + 1;
+                const fs_plan_qrun_t *u = &fl->runs[k * Q + q];
+                double gh = u->span_s > 0 ? u->gpu_h * FS_PLAN_QUARTER_S / u->span_s : NAN;
+                put_str(w, &cols[0], s->choices[c].name);
+                put(w, &cols[1], &r->points[fl->point].nodes);
+                put(w, &cols[2], &rep);
+                put(w, &cols[3], &qq);
+                put(w, &cols[4], &fl->scale[q]);
+                for (int m = 0; m < FS_PLAN_MIX; m++)
+                    put(w, &cols[5 + m], &fl->mix[q * FS_PLAN_MIX + m]);
+                put(w, &cols[11], &fl->q_capex[k * Q + q]);
+                put(w, &cols[12], &fl->q_opex[k * Q + q]);
+                put(w, &cols[13], &gh);
+            }
+    }
+    int rc = fs_h5_write_table(f, "plan_quarters", cols, n, row, rows, nrows);
+    fs_free(rows);
+    if (rc || !fin->n_sens)
+        return rc;
+    n = 0;
+    n = add_col(cols, names, n, "parameter", "", FS_H5_STR, 16);
+    n = add_col(cols, names, n, "rerun", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "low_factor", "", FS_H5_F64, 0);
+    n = add_col(cols, names, n, "high_factor", "", FS_H5_F64, 0);
+    const char *sfx[] = {"_mean", "_lo", "_hi"};
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < 3; k++)
+            n = add_col(cols, names, n, side ? "npv_high" : "npv_low", sfx[k], FS_H5_F64, 0);
+    row = fs_h5_layout(cols, n);
+    rows = fs_calloc(fin->n_sens, row);
+    if (!rows)
+        return -1;
+    for (size_t k = 0; k < fin->n_sens; k++) {
+        const fs_plan_sens_t *sv = &fin->sens[k];
+        char *w = rows + k * row;
+        uint32_t rr = (uint32_t)sv->rerun;
+        double v[6] = {sv->lo.mean, sv->lo.lo, sv->lo.hi, sv->hi.mean, sv->hi.lo, sv->hi.hi};
+        put_str(w, &cols[0], sv->param);
+        put(w, &cols[1], &rr);
+        put(w, &cols[2], &sv->lo_factor);
+        put(w, &cols[3], &sv->hi_factor);
+        for (int j = 0; j < 6; j++)
+            put(w, &cols[4 + j], &v[j]);
+    }
+    rc = fs_h5_write_table(f, "plan_sensitivity", cols, n, row, rows, fin->n_sens);
+    fs_free(rows);
+    return rc;
+}
+
+static int write_fin_attrs(hid_t f, const fs_plan_spec_t *s, const fs_plan_fin_t *fin)
+{
+    if (fs_h5_attr_f64(f, "years", fin->years) ||
+        fs_h5_attr_f64(f, "demand_growth", fin->demand_growth) ||
+        fs_h5_attr_f64(f, "electricity_growth", fin->elec_growth) ||
+        fs_h5_attr_f64(f, "gpu_price_decline", fin->price_decline) ||
+        fs_h5_attr_f64(f, "sensitivity", fin->sensitivity) ||
+        fs_h5_attr_u64(f, "quarter_runs", fin->quarter_runs) ||
+        fs_h5_attr_u64(f, "sensitivity_runs", fin->sens_runs) ||
+        fs_h5_attr_str(f, "baseline", fin->baseline >= 0 ? s->choices[fin->baseline].name : ""))
+        return -1;
+    if (fin->sens_choice < 0)
+        return 0;
+    const fs_plan_fleet_t *fl = &fin->fleets[fin->sens_choice];
+    return fs_h5_attr_str(f, "sensitivity_choice", s->choices[fin->sens_choice].name) ||
+           fs_h5_attr_f64(f, "sensitivity_npv_mean", fl->npv_ci.mean);
+}
+
 int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_result_t *r,
                   const fs_plan_meta_t *meta, fs_error_t *err)
 {
@@ -966,6 +1380,10 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     if (ok) {
         step = "writing /plan_runs";
         ok = write_runs_table(f, s, r) == 0;
+    }
+    if (ok && meta->fin) {
+        step = "writing /plan_quarters and /plan_sensitivity";
+        ok = write_fin_tables(f, s, r, meta->fin) == 0 && write_fin_attrs(f, s, meta->fin) == 0;
     }
     if (ok) { /* complete = 1 last */
         step = "setting complete = 1";

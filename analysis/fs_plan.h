@@ -164,6 +164,120 @@ typedef struct fs_plan_cash {
  * `years`, all discounted at `rate` per year. */
 void fs_plan_cash_npv(fs_plan_cash_t *c);
 
+/* ---- the quarterly cash flow (plan.years > 0; docs/plan.md "Quarterly cash flow") ---------
+ *
+ * Quarter q (0-based) of the analysis period is priced from its own
+ * representative run: the fleet delivered by then (purchase batches of
+ * quarters <= q + 1) under the demand of quarter q (the arrival rate x
+ * (1 + demand_growth)^(q / 4)), R replications with indices 0..R-1.  Its
+ * cost split by what drives it is scaled from the run's span to the quarter
+ * (91.3125 d).  Cash: capex of the owned GPUs bought in quarter q at the
+ * start of the quarter at the GPU price x (1 - gpu_price_decline)^(q / 4);
+ * the quarter's operating cost (operations, colocation, electricity x
+ * (1 + electricity_growth)^(q / 4), cloud, reserved and lease bills) at its
+ * end; lease payments committed beyond the period in the quarters after
+ * it; the residual (book value after straight-line depreciation over
+ * cost.depreciation to cost.residual) recovered at the end.  Discounted at
+ * the nominal plan.discount_rate per year: a flow at t years counts
+ * x (1 + rate)^-t. */
+#define FS_PLAN_QUARTER_S (365.25 * 86400 / 4)
+#define FS_PLAN_MIX 6       /* fleet GPUs per enum fs_billing (owned .. lease) */
+
+/* One quarter's representative run (one replication): $ over its span. */
+typedef struct fs_plan_qrun {
+    double span_s;          /* the priced span (end_time), s */
+    double dep;             /* depreciation (no cash: capex is paid when bought) */
+    double ops;             /* operations, a share of capex (scales with the GPU price) */
+    double energy;          /* electricity */
+    double colo;            /* colocation */
+    double rent;            /* cloud, reserved and lease bills (scale with the GPU price) */
+    double gpu_h;           /* delivered (busy) GPU-hours */
+} fs_plan_qrun_t;
+
+typedef struct fs_plan_fin_in {
+    size_t n_q;             /* quarters in the period */
+    double rate;            /* nominal discount rate per year */
+    double elec_growth;     /* electricity price change per year */
+    double price_decline;   /* GPU price fall per year */
+    double elec_mult, price_mult; /* sensitivity factors (1: as given) */
+    double dep_years;       /* cost.depreciation, years */
+    double residual_share;  /* cost.residual */
+    const double *buy;      /* n_q: capex bought at the start of quarter q, at today's price */
+    const double *tail;     /* n_tail: lease payments committed in the quarters after the period */
+    size_t n_tail;
+} fs_plan_fin_in_t;
+
+typedef struct fs_plan_fin_out {
+    double capex, opex, tail, residual; /* undiscounted totals, $ */
+    double npv;             /* capex + opex + tail - residual, discounted */
+    double gpu_h;           /* delivered GPU-hours over the period */
+    double cost_per_gpu_hour; /* (capex + opex + tail - residual) / gpu_h (undiscounted) */
+} fs_plan_fin_out_t;
+
+/* The cash flow of one fleet and replication (runs: n_q quarters); q_capex
+ * and q_opex (n_q each, may be NULL) get each quarter's flows. */
+void fs_plan_fin_compute(const fs_plan_fin_in_t *in, const fs_plan_qrun_t *runs,
+                         fs_plan_fin_out_t *out, double *q_capex, double *q_opex);
+
+/* Simple (undiscounted) payback, years: the first time at which a's
+ * cumulative cash (capex at the start of each quarter, opex spread over it)
+ * is no more than b's, interpolated within the quarter; 0 when a never
+ * costs more; NaN when a still costs more at the end of n_q quarters. */
+double fs_plan_payback(const double *a_capex, const double *a_opex, const double *b_capex,
+                       const double *b_opex, size_t n_q);
+
+/* One fleet's quarterly cash flow (each choice's smallest feasible fleet). */
+typedef struct fs_plan_fleet {
+    long point;             /* index in the result's points; -1: none */
+    double *scale;          /* n_q: the demand scale each quarter ran at */
+    double *mix;            /* n_q x FS_PLAN_MIX: GPUs in the fleet per billing */
+    double *buy;            /* n_q: capex bought in quarter q at today's price */
+    double *tail;           /* n_tail: lease payments committed after the period */
+    size_t n_tail;
+    fs_plan_qrun_t *runs;   /* reps x n_q */
+    fs_plan_fin_out_t *out; /* reps */
+    double *q_capex, *q_opex; /* reps x n_q */
+    double *npv, *payback, *cpgh; /* reps */
+    fs_ci_t npv_ci, payback_ci, cpgh_ci;
+} fs_plan_fleet_t;
+
+/* One row of the sensitivity block: the chosen fleet's NPV with one
+ * parameter x (1 - X) and x (1 + X). */
+typedef struct fs_plan_sens {
+    const char *param;      /* electricity, gpu_price, demand_growth, arrival_rate */
+    int rerun;              /* 1: demand (re-run), 0: recomputed from the same runs */
+    double lo_factor, hi_factor;
+    fs_plan_qrun_t *runs_lo, *runs_hi; /* rerun: reps x n_q (owned) */
+    double *npv_lo, *npv_hi; /* reps */
+    fs_ci_t lo, hi;
+} fs_plan_sens_t;
+
+typedef struct fs_plan_fin {
+    double years;
+    size_t n_q, reps;
+    double rate, demand_growth, elec_growth, price_decline, sensitivity;
+    double dep_years, residual_share;
+    fs_plan_fleet_t *fleets; /* per choice */
+    size_t n_fleets;
+    long baseline;          /* the choice payback is measured against, -1: none */
+    long sens_choice;       /* the fleet of the sensitivity block (the chosen), -1: none */
+    fs_plan_sens_t sens[4];
+    size_t n_sens;
+    size_t runs;            /* quarter runs executed now (the others reused) */
+    size_t quarter_runs;    /* the quarters' runs: fleets x n_q x reps */
+    size_t sens_runs;       /* the sensitivity's re-runs (those not at a base quarter's demand) */
+} fs_plan_fin_t;
+
+/* Fills every fleet's per-replication figures (out, q_capex, q_opex, npv,
+ * cpgh, payback against the baseline) and their t-intervals at confidence,
+ * and the sensitivity rows.  0 or FS_ENOMEM. */
+int fs_plan_fin_finish(fs_plan_fin_t *f, double confidence);
+void fs_plan_fin_destroy(fs_plan_fin_t *f);
+/* The quarterly table of each fleet, the NPV/payback/cost per GPU-hour
+ * intervals and the sensitivity block. */
+void fs_plan_fin_print(FILE *out, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                       const fs_plan_fin_t *f);
+
 /* What plan.h5 records about where the plan came from (borrowed). */
 typedef struct fs_plan_meta {
     const char *name;           /* scenario name */
@@ -172,6 +286,7 @@ typedef struct fs_plan_meta {
     const char *const *sets;    /* --set list */
     size_t n_sets;
     const fs_plan_cash_t *cash; /* the chosen fleet's cash flow, or NULL */
+    const fs_plan_fin_t *fin;   /* the quarterly cash flow (plan.years), or NULL */
 } fs_plan_meta_t;
 
 /* Writes PATH (temp name, renamed into place): /plan (one row per evaluated

@@ -1060,12 +1060,89 @@ def metric_unit(m):
     return ""
 
 
+def report_plan_quarters(rep, q, sens, attrs, conf):
+    """The quarterly cash flow of plan.years (docs/plan.md "Quarterly cash
+    flow"): cumulative cash per fleet, and the sensitivity tornado."""
+    years = float(attrs.get("years", 0))
+    qchoice = np.array([text(c) for c in q["choice"]])
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    for ci, c in enumerate(dict.fromkeys(qchoice)):
+        sel = q[qchoice == c]
+        nq = int(sel["quarter"].max())
+        reps = sorted(set(int(r) for r in sel["replication"]))
+        cum = np.zeros((len(reps), nq + 1))
+        for i, r in enumerate(reps):
+            rr = sel[sel["replication"] == r]
+            rr = rr[np.argsort(rr["quarter"])]
+            capex, opex = rr["capex"].astype(float), rr["opex"].astype(float)
+            # at 0: the first quarter's capex; at each quarter's end: everything paid by then
+            # (the next quarter's capex is paid at its start, the same instant)
+            ends = np.cumsum(capex + opex) + np.concatenate((capex[1:], [0.0]))
+            cum[i] = np.concatenate(([capex[0]], ends))
+        x = np.arange(0, nq + 1) / 4.0
+        mean = cum.mean(axis=0)
+        ax.plot(x, mean / 1e6, marker="o", ms=3, color="C%d" % (ci % 10), label=c)
+        if len(reps) > 1:
+            ax.fill_between(x, cum.min(axis=0) / 1e6, cum.max(axis=0) / 1e6,
+                            color="C%d" % (ci % 10), alpha=0.2)
+    ax.set_xlabel("years")
+    ax.set_ylabel("cumulative cash, million $")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    rep.figure(fig, "plan_cash", "Cumulative cash flow per quarter",
+               "Each fleet's cumulative cash over the %g years (capex when bought, at the "
+               "start of its quarter, plus each quarter's operating cost from that quarter's "
+               "simulated demand, at its end; undiscounted, before the residual value): the mean over the replications, the band their "
+               "range. Where the lines cross is the payback." % years)
+    if sens is None or not len(sens):
+        return
+    base = float(attrs.get("sensitivity_npv_mean", np.nan))
+
+    def money(v):
+        v = float(v)
+        return "&ndash;" if math.isnan(v) else "$" + format(v, ",.0f")
+    params = [text(p) for p in sens["parameter"]]
+    lo, hi = sens["npv_low_mean"].astype(float), sens["npv_high_mean"].astype(float)
+    order = np.argsort(np.abs(hi - lo))
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(params) + 1.6))
+    for y, k in enumerate(order):
+        for v, color, lab in ((lo[k], "C0", "parameter x (1 - X)"), (hi[k], "C3", "parameter x (1 + X)")):
+            ax.barh(y, (v - base) / 1e6, left=base / 1e6, color=color, alpha=0.8,
+                    label=lab if y == 0 else None)
+    ax.axvline(base / 1e6, color="k", lw=1)
+    ax.set_yticks(range(len(order)))
+    ax.set_yticklabels(["%s (%s)" % (params[k], "re-run" if int(sens["rerun"][k]) else
+                                     "recomputed") for k in order])
+    ax.set_xlabel("NPV of the cost, million $")
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(fontsize=8)
+    x = float(sens["high_factor"][0]) - 1 if len(sens) else np.nan
+    rep.figure(fig, "plan_tornado", "Sensitivity of the NPV (tornado)",
+               "The NPV of %s's cost with each parameter x (1 &minus; %g) and x (1 + %g), widest "
+               "swing on top; the line is the NPV as given. Electricity and GPU price are "
+               "recomputed from the same runs; demand growth and arrival rate re-run every "
+               "quarter (%d runs)." % (html.escape(text(attrs.get("sensitivity_choice", ""))), x, x,
+                                      int(attrs.get("sensitivity_runs", 0))))
+    rows = [[html.escape(params[k]), "re-run" if int(sens["rerun"][k]) else "recomputed",
+             "%s [%s, %s]" % (money(lo[k]), money(sens["npv_low_lo"][k]),
+                              money(sens["npv_low_hi"][k])),
+             "%s [%s, %s]" % (money(hi[k]), money(sens["npv_high_lo"][k]),
+                              money(sens["npv_high_hi"][k])),
+             fmt_value(abs(hi[k] - lo[k]), "$")] for k in order[::-1]]
+    rep.table("Sensitivity block (/plan_sensitivity)", ["parameter", "how", "NPV at -X",
+              "NPV at +X", "swing"], rows,
+              "Means with their %g%% Student-t intervals over the replications." % (conf * 100))
+
+
+
 def report_plan(path, rep, warmup):
     """The cost frontier, each choice's smallest fleet and the SLO margins of a
     plan.h5 (docs/plan.md)."""
     with h5py.File(path, "r") as f:
         plan = f["plan"][:]
         attrs = {k: f.attrs[k] for k in f.attrs}
+        quarters = f["plan_quarters"][:] if "plan_quarters" in f else None
+        sens = f["plan_sensitivity"][:] if "plan_sensitivity" in f else None
     objective = text(attrs.get("objective", "cost_total"))
     conf = float(attrs.get("confidence", 0.95))
     slo_metric = [text(m) for m in attrs.get("slo_metric", [])]
@@ -1181,6 +1258,8 @@ def report_plan(path, rep, warmup):
                      "chosen" if chosen[k] else ""])
     rep.table("Every evaluated fleet (/plan)", ["choice", "nodes", "GPUs", html.escape(objective)] +
               [html.escape(m) for m in slo_metric] + ["meets", "frontier", ""], rows)
+    if quarters is not None and len(quarters):
+        report_plan_quarters(rep, quarters, sens, attrs, conf)
     sub = "%s &middot; %d fleets evaluated &middot; %d runs" % (
         html.escape(os.path.basename(path)), len(plan), int(attrs.get("runs", 0)))
     name = attrs.get("name")

@@ -140,6 +140,13 @@ static int resolve(const fs_config_t *cfg, size_t i, fs_cost_rate_t *out, const 
     const fs_cost_pool_cfg_t *row = pool_row(cc, pc->name);
     const fs_cost_price_t *def = fs_cost_price_find(pc->gpu);
     int billing = row ? row->billing : FS_BILL_OWNED;
+    if (billing == FS_BILL_LEASE) { /* the monthly rate per GPU, billed per GPU-s in the fleet */
+        *what = "lease_rate";
+        if (!(row->lease_rate > 0))
+            return 1;
+        fs_cost_rate_cloud(billing, row->lease_rate / FS_COST_HOURS_PER_MONTH, out);
+        return 0;
+    }
     if (billing != FS_BILL_OWNED) {
         double price = row->price > 0 ? row->price
                        : def && def->on_demand > 0 ? cloud_price(cc, billing, def->on_demand) : 0;

@@ -18,6 +18,7 @@
  *                          x PUE                                      kWh
  *   cloud   on_demand, spot: price per GPU-hour x busy GPU-s / 3600 (elastic)
  *           reserved_1y/3y:  price per GPU-hour x owned GPU-s / 3600 (committed)
+ *           lease:           lease_rate / 730 h x owned GPU-s / 3600 (committed)
  * and carbon, kg CO2e (owned pools; a cloud pool's energy and hardware are
  * in its price, as for money):
  *   operational  the energy above x grid intensity: a constant (g CO2e/kWh),

@@ -18,7 +18,9 @@ enum fs_billing {
     FS_BILL_ON_DEMAND = 1,    /* cloud, billed per busy GPU-s (elastic) */
     FS_BILL_RESERVED_1Y = 2,  /* cloud, 1-year commitment: billed per GPU-s in the fleet */
     FS_BILL_RESERVED_3Y = 3,  /* cloud, 3-year commitment: billed per GPU-s in the fleet */
-    FS_BILL_SPOT = 4          /* cloud, billed per busy GPU-s at the spot multiplier */
+    FS_BILL_SPOT = 4,         /* cloud, billed per busy GPU-s at the spot multiplier */
+    FS_BILL_LEASE = 5         /* leased: lease_rate per GPU-month for every GPU-s in the fleet,
+                                 committed for lease_term months, no residual */
 };
 
 /* Where an owned pool's energy comes from (cost.energy). */
@@ -44,6 +46,8 @@ typedef struct fs_cost_pool_cfg {
     fs_time_t retire;       /* ... and leave then (0: never), us */
     double embodied_kgco2e; /* embodied carbon of one node (server), kg CO2e, amortised
                                over cost.depreciation like capex (owned); 0: none */
+    double lease_rate;      /* billing lease: $ per GPU-month (730 h); required */
+    uint32_t lease_term;    /* billing lease: months committed from delivery; required */
 } fs_cost_pool_cfg_t;
 
 /* One item of cost.purchases: a batch of `nodes` nodes of `pool` delivered
@@ -52,9 +56,14 @@ typedef struct fs_cost_pool_cfg {
 typedef struct fs_purchase_cfg {
     char *pool;
     uint32_t nodes;
-    fs_time_t at;           /* us */
+    fs_time_t at;           /* us (when quarter is 0) */
     fs_time_t retire;       /* us; 0: never */
+    uint32_t quarter;       /* instead of at: delivered at the start of quarter Q (1-based,
+                               FS_COST_QUARTER_US each) of the run or of plan.years; 0: at */
 } fs_purchase_cfg_t;
+
+/* A quarter of the cost model and the plan's cash flow: 365.25 / 4 days, us. */
+#define FS_COST_QUARTER_US ((fs_time_t)(365.25 / 4 * 86400) * 1000000)
 
 /* cost: prices, power, depreciation, cloud and burst (docs/cost.md). */
 typedef struct fs_cost_cfg {
@@ -120,6 +129,13 @@ typedef struct fs_plan_cfg {
     int search;             /* enum fs_plan_search_kind */
     int keep_jobs;          /* bool: candidate runs write /jobs and /timeline */
     double discount_rate;   /* per year, for the cash-flow view and NPV (plan.discount_rate) */
+    double years;           /* the analysis period (a whole number of quarters); 0: the
+                               one-year view over cost.depreciation (docs/plan.md) */
+    double demand_growth;   /* arrival-rate growth per year, quarter q at (1 + g)^(q / 4) */
+    double electricity_growth; /* electricity price change per year, likewise */
+    double gpu_price_decline;  /* GPU price fall per year for purchases after quarter 1 */
+    double sensitivity;     /* +-X of the sensitivity block (0: none) */
+    char *baseline;         /* the choice payback is measured against (NULL: least capex) */
     fs_plan_slo_cfg_t *slo; /* owned */
     size_t n_slo;
     fs_plan_choice_cfg_t *choices; /* owned, >= 1 when given */

@@ -1,6 +1,7 @@
 #include "fs_purchase.h"
 #include "../sim/fs_alloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,11 +65,58 @@ static int add(purchase_t *p, batch_t b)
     return 0;
 }
 
+fs_time_t fs_purchase_at(const fs_purchase_cfg_t *b)
+{
+    return b->quarter ? (fs_time_t)(b->quarter - 1) * FS_COST_QUARTER_US : b->at;
+}
+
+/* cost.pools[].billing lease: a rate and a term; lease keys only there. */
+static int check_lease(const fs_cost_cfg_t *cc, char *key, size_t keylen, fs_error_t *err)
+{
+    for (size_t r = 0; r < cc->n_pools; r++) {
+        const fs_cost_pool_cfg_t *pc = &cc->pools[r];
+        if (pc->billing != FS_BILL_LEASE) {
+            if (pc->lease_rate > 0 || pc->lease_term > 0) {
+                snprintf(key, keylen, "cost.pools.%zu.%s", r,
+                         pc->lease_rate > 0 ? "lease_rate" : "lease_term");
+                return fs_error_set(err, FS_EINVAL, "%s: pool '%s' is not leased (lease_rate and "
+                                    "lease_term go with billing: lease)", key, pc->pool);
+            }
+            continue;
+        }
+        if (pc->lease_rate <= 0 || pc->lease_term == 0) {
+            snprintf(key, keylen, "cost.pools.%zu.billing", r);
+            return fs_error_set(err, FS_EINVAL, "cost.pools.%zu: billing lease needs lease_rate "
+                                "(> 0, $ per GPU-month) and lease_term (months >= 1); pool '%s' "
+                                "has %s%s%s", r, pc->pool, pc->lease_rate > 0 ? "" : "no lease_rate",
+                                pc->lease_rate <= 0 && !pc->lease_term ? " and " : "",
+                                pc->lease_term ? "" : "no lease_term");
+        }
+    }
+    return 0;
+}
+
 int fs_purchase_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     const fs_cost_cfg_t *cc = &cfg->cost;
     if (keylen)
         key[0] = '\0';
+    int rc = check_lease(cc, key, keylen, err);
+    if (rc)
+        return rc;
+    uint32_t quarters = (uint32_t)llround(cfg->plan.years * 4);
+    for (size_t i = 0; i < cc->n_purchases; i++) {
+        const fs_purchase_cfg_t *b = &cc->purchases[i];
+        if (b->quarter && b->at) {
+            snprintf(key, keylen, "cost.purchases.%zu.quarter", i);
+            return fs_error_set(err, FS_EINVAL, "%s: give at or quarter, not both", key);
+        }
+        if (b->quarter && cfg->plan.given && quarters && b->quarter > quarters) {
+            snprintf(key, keylen, "cost.purchases.%zu.quarter", i);
+            return fs_error_set(err, FS_EINVAL, "%s: quarter %u is beyond plan.years (%g years: "
+                                "quarters 1..%u)", key, b->quarter, cfg->plan.years, quarters);
+        }
+    }
     for (size_t q = 0; q < cfg->cluster.n_pools; q++) {
         const fs_pool_cfg_t *pc = &cfg->cluster.pools[q];
         uint64_t bought = 0;
@@ -90,7 +138,7 @@ int fs_purchase_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_e
             return fs_error_set(err, FS_EINVAL, "cost.pools.%zu.retire: must be after online", r);
         }
     for (size_t i = 0; i < cc->n_purchases; i++)
-        if (cc->purchases[i].retire && cc->purchases[i].retire <= cc->purchases[i].at) {
+        if (cc->purchases[i].retire && cc->purchases[i].retire <= fs_purchase_at(&cc->purchases[i])) {
             snprintf(key, keylen, "cost.purchases.%zu.retire", i);
             return fs_error_set(err, FS_EINVAL, "cost.purchases.%zu.retire: must be after at", i);
         }
@@ -123,7 +171,7 @@ static int build(purchase_t *p, const fs_config_t *cfg, const fs_cluster_t *c)
             const fs_purchase_cfg_t *pc = &cc->purchases[i];
             if (!pc->pool || strcmp(pc->pool, pl->name) != 0)
                 continue;
-            if (add(p, (batch_t){q, next, pc->nodes, pc->at, pc->retire}))
+            if (add(p, (batch_t){q, next, pc->nodes, fs_purchase_at(pc), pc->retire}))
                 return FS_ENOMEM;
             next += pc->nodes;
         }

@@ -31,4 +31,8 @@ int fs_purchase_attach(fs_model_t *m, fs_error_t *err);
  * FS_EINVAL with *key (keylen bytes) the dotted key to blame. */
 int fs_purchase_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err);
 
+/* A batch's delivery date: the start of its quarter (quarter Q at (Q - 1)
+ * x FS_COST_QUARTER_US) or its `at`. */
+fs_time_t fs_purchase_at(const fs_purchase_cfg_t *b);
+
 #endif

@@ -7,7 +7,7 @@
 static const char *const billing_names[] = {
     [FS_BILL_OWNED] = "owned", [FS_BILL_ON_DEMAND] = "on_demand",
     [FS_BILL_RESERVED_1Y] = "reserved_1y", [FS_BILL_RESERVED_3Y] = "reserved_3y",
-    [FS_BILL_SPOT] = "spot", NULL};
+    [FS_BILL_SPOT] = "spot", [FS_BILL_LEASE] = "lease", NULL};
 
 #define CP(f) offsetof(fs_cost_pool_cfg_t, f)
 static const fs_key_t cost_pool_rows[] = {
@@ -18,7 +18,8 @@ static const fs_key_t cost_pool_rows[] = {
      .def = "owned",
      .doc = "owned: bought (depreciation, energy, colocation, operations); on_demand, spot: "
             "cloud billed per busy GPU-hour; reserved_1y, reserved_3y: cloud billed per GPU-hour "
-            "in the fleet."},
+            "in the fleet; lease: lease_rate per GPU-month for every GPU in the fleet, committed for "
+            "lease_term months, no residual."},
     {.path = "gpu_price", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = CP(gpu_price),
      .min = 0, .def = "0", .unit = "$",
      .doc = "Price of one GPU (owned; the server and network shares are added); 0: the GPU "
@@ -43,6 +44,14 @@ static const fs_key_t cost_pool_rows[] = {
     {.path = "retire", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = CP(retire), .min = 0,
      .def = "0s", .unit = "s",
      .doc = "Retirement date of those nodes (drained then; 0: never; must be after online)."},
+    {.path = "lease_rate", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = CP(lease_rate),
+     .min = 0, .def = "0", .unit = "$/GPU-month",
+     .doc = "billing lease: the monthly rate per GPU (a month of 730 h), energy and hosting "
+            "included; required with lease."},
+    {.path = "lease_term", .type = FS_KT_UINT, .off = CP(lease_term), .size = sizeof(uint32_t),
+     .def = "0", .unit = "month",
+     .doc = "billing lease: months committed from delivery (payments beyond plan.years are owed "
+            "all the same); required with lease."},
     {.path = "embodied_kgco2e", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
      .off = CP(embodied_kgco2e), .min = 0, .def = "0", .unit = "kgCO2e",
      .doc = "Embodied carbon of one node (server with its GPUs), amortised straight-line over "
@@ -57,8 +66,13 @@ static const fs_key_t purchase_rows[] = {
     {.path = "nodes", .type = FS_KT_UINT, .flags = FS_KF_REQUIRED | FS_KF_MIN, .off = PU(nodes),
      .size = sizeof(uint32_t), .min = 1,
      .doc = "Nodes in the batch (the batches of a pool are its last nodes, in list order)."},
-    {.path = "at", .type = FS_KT_DURATION, .flags = FS_KF_REQUIRED | FS_KF_MIN, .off = PU(at),
-     .min = 0, .unit = "s", .doc = "Delivery date (in service and capex from then)."},
+    {.path = "at", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = PU(at), .min = 0,
+     .def = "0s", .unit = "s",
+     .doc = "Delivery date (in service and capex from then); give at or quarter."},
+    {.path = "quarter", .type = FS_KT_UINT, .off = PU(quarter), .size = sizeof(uint32_t),
+     .def = "0",
+     .doc = "Instead of at: delivered at the start of quarter Q (1, 2, ...; 91.3125 days each), "
+            "the plan's quarterly cash flow pays it then (within plan.years)."},
     {.path = "retire", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = PU(retire), .min = 0,
      .def = "0s", .unit = "s", .doc = "Retirement date (0: never; after `at`)."},
 };

@@ -815,6 +815,28 @@ static const fs_key_t config_rows[] = {
      .off = CF(plan.discount_rate), .min = 0, .max = 1, .def = "0.08",
      .doc = "Yearly discount rate of the plan's cash-flow view (purchase now, operating cost per "
             "year, residual value at the end of depreciation) and its net present value."},
+    {.path = "plan.years", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(plan.years), .min = 0, .max = 50, .def = "0", .unit = "year",
+     .doc = "Analysis period of the quarterly cash flow, a whole number of quarters: every quarter's "
+            "demand simulated, capex when bought, residual (book value) at the end, NPV, payback "
+            "and cost per delivered GPU-hour with intervals; 0: the one-year view over "
+            "cost.depreciation (docs/plan.md)."},
+    {.path = "plan.demand_growth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(plan.demand_growth), .min = -1, .def = "0", .unit = "1/year",
+     .doc = "Arrival-rate growth per year of the quarterly cash flow: quarter q (0-based) runs at "
+            "workload.synthetic.scale x (1 + g)^(q / 4); above -1."},
+    {.path = "plan.electricity_growth", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
+     .off = CF(plan.electricity_growth), .min = -1, .def = "0", .unit = "1/year",
+     .doc = "Electricity price change per year: quarter q pays cost.electricity x (1 + e)^(q / 4)."},
+    {.path = "plan.gpu_price_decline", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(plan.gpu_price_decline), .min = 0, .max = 0.99, .def = "0", .unit = "1/year",
+     .doc = "GPU price fall per year: a purchase in quarter q pays capex x (1 - d)^(q / 4)."},
+    {.path = "plan.sensitivity", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
+     .off = CF(plan.sensitivity), .min = 0, .max = 0.99, .def = "0",
+     .doc = "With plan.years: the chosen fleet's NPV with electricity price, GPU price, demand "
+            "growth and arrival rate each x (1 -+ X) (0: no sensitivity block)."},
+    {.path = "plan.baseline", .type = FS_KT_STRING, .off = CF(plan.baseline),
+     .doc = "The choice payback is measured against (default: the choice with the least capex)."},
     {.path = "plan.keep_jobs", .type = FS_KT_BOOL, .off = CF(plan.keep_jobs), .def = "false",
      .doc = "Candidate runs keep /jobs and /timeline (false: only /summary and the small tables)."},
     {.path = "plan.slo", .type = FS_KT_LIST, .off = CF(plan.slo), .off2 = CF(plan.n_slo),

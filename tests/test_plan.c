@@ -386,7 +386,7 @@ static void test_write(void **state)
     assert_true(r->chosen >= 0);
     char *dir = fs_test_tmpdir(), *path = fs_test_path(dir, "plan.h5");
     const char *sets[] = {"seed=3"};
-    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1, NULL};
+    fs_plan_meta_t meta = {"t", BASE, "t.yaml", sets, 1, NULL, NULL};
     assert_int_equal(fs_plan_write(path, s, r, &meta, &err), 0);
     hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(h >= 0);
@@ -581,6 +581,122 @@ static void test_erlang_c(void **state)
     free(m);
 }
 
+/* The quarterly cash flow by hand (docs/plan.md "Quarterly cash flow"):
+ * two quarters, one purchase ($1,000,000 at the start of quarter 1), one
+ * price change (electricity +46.41%/yr: x 1.1 in quarter 2, 1.1^4 =
+ * 1.4641).  Each quarter's run spans a tenth of a quarter (x 10):
+ *   opex q1 = 10 x (ops 1,000 + colo 500 + rent 300 + energy 2,000)       = 38,000
+ *   opex q2 = 10 x (1,000 + 500 + 300 + 2,000 x 1.1)                     = 40,000
+ *   residual = book value at 0.5 y (2-year straight line to 10%): 1e6 x (1 - 0.9 x 0.5 / 2) = 775,000
+ *   NPV at 8%/yr: 1e6 + 38,000 / 1.08^0.25 + (40,000 - 775,000) / 1.08^0.5
+ *               = 330,021.779023556 (computed apart from fleetsim)
+ *   cost per delivered GPU-hour = (1e6 + 78,000 - 775,000) / (2 x 10 x 5,000) = 3.03
+ *   payback against a fleet paying 700,000 a quarter: cumulative difference
+ *   338,000 after quarter 1, -322,000 after quarter 2: (1 + 338/660) / 4 years. */
+static void test_quarterly_by_hand(void **state)
+{
+    (void)state;
+    double buy[2] = {1e6, 0}, q_capex[2], q_opex[2];
+    fs_plan_qrun_t runs[2] = {
+        {FS_PLAN_QUARTER_S / 10, 123, 1000, 2000, 500, 300, 5000},
+        {FS_PLAN_QUARTER_S / 10, 123, 1000, 2000, 500, 300, 5000},
+    };
+    fs_plan_fin_in_t in = {.n_q = 2, .rate = 0.08, .elec_growth = 0.4641, .price_decline = 0,
+                           .elec_mult = 1, .price_mult = 1, .dep_years = 2,
+                           .residual_share = 0.1, .buy = buy};
+    fs_plan_fin_out_t out;
+    fs_plan_fin_compute(&in, runs, &out, q_capex, q_opex);
+    assert_double_equal(q_capex[0], 1e6, 1e-6);
+    assert_double_equal(q_capex[1], 0, 1e-9);
+    assert_double_equal(q_opex[0], 38000, 1e-6);
+    assert_double_equal(q_opex[1], 40000, 1e-6);
+    assert_double_equal(out.residual, 775000, 1e-6);
+    assert_double_equal(out.npv, 330021.779023556, 1e-6);
+    assert_double_equal(out.cost_per_gpu_hour, 3.03, 1e-12);
+    double b_capex[2] = {0, 0}, b_opex[2] = {700000, 700000};
+    assert_double_equal(fs_plan_payback(q_capex, q_opex, b_capex, b_opex, 2),
+                        (1 + 338000.0 / 660000.0) / 4, 1e-12);
+    /* never paid back within the period, and no extra investment at all */
+    double c_opex[2] = {400000, 400000};
+    assert_true(isnan(fs_plan_payback(q_capex, q_opex, b_capex, c_opex, 2)));
+    assert_double_equal(fs_plan_payback(b_capex, c_opex, q_capex, q_opex, 2), 0, 0);
+    /* the GPU price +20% (recomputed): capex, the residual, ops and rent x 1.2 */
+    in.price_mult = 1.2;
+    fs_plan_fin_compute(&in, runs, &out, NULL, NULL);
+    assert_double_equal(out.residual, 930000, 1e-6);
+    assert_double_equal(out.opex, 10 * (1200 + 500 + 360 + 2000) + 10 * (1200 + 500 + 360 + 2200),
+                        1e-6);
+    /* a later purchase pays the declined price: 20%/yr, quarter 2 at 0.8^0.25 */
+    double buy2[2] = {0, 1e6};
+    in.price_mult = 1;
+    in.price_decline = 0.2;
+    in.buy = buy2;
+    fs_plan_fin_compute(&in, runs, &out, q_capex, NULL);
+    assert_double_equal(q_capex[1], 1e6 * 0.9457416090031758, 1e-3);
+    /* committed lease payments after the period: one quarter of 9,000 at 0.75 y */
+    double tail[1] = {9000};
+    in.buy = buy;
+    in.price_decline = 0;
+    in.tail = tail;
+    in.n_tail = 1;
+    fs_plan_fin_compute(&in, runs, &out, NULL, NULL);
+    assert_double_equal(out.tail, 9000, 1e-9);
+    assert_double_equal(out.npv, 330021.779023556 + 9000 / 1.0594191442977763, 1e-6);
+}
+
+/* Per-replication NPV intervals: fs_plan_fin_finish against a direct
+ * computation (mean, sd, t(0.975, 2) = 4.302652729911275 for 3 reps). */
+static void test_quarterly_intervals(void **state)
+{
+    (void)state;
+    fs_plan_fin_t *f = fs_calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->years = 0.5;
+    f->n_q = 2;
+    f->reps = 3;
+    f->rate = 0.08;
+    f->dep_years = 2;
+    f->residual_share = 0.1;
+    f->baseline = -1;
+    f->sens_choice = -1;
+    f->n_fleets = 1;
+    fs_plan_fleet_t fl;
+    memset(&fl, 0, sizeof fl);
+    fl.buy = test_calloc(2, sizeof *fl.buy);
+    fl.buy[0] = 1e6;
+    fl.runs = test_calloc(6, sizeof *fl.runs);
+    double energy[3] = {2000, 2500, 1800}, npv[3];
+    for (size_t r = 0; r < 3; r++)
+        for (size_t q = 0; q < 2; q++)
+            fl.runs[r * 2 + q] = (fs_plan_qrun_t){FS_PLAN_QUARTER_S / 10, 0, 1000, energy[r], 500,
+                                                   300, 5000};
+    for (size_t r = 0; r < 3; r++) /* direct: 1e6 + 10 x costs, discounted, less the residual */
+        npv[r] = 1e6 + 10 * (1800 + energy[r]) / pow(1.08, 0.25) +
+                 (10 * (1800 + energy[r]) - 775000) / pow(1.08, 0.5);
+    double mean = (npv[0] + npv[1] + npv[2]) / 3, ss = 0;
+    for (size_t r = 0; r < 3; r++)
+        ss += (npv[r] - mean) * (npv[r] - mean);
+    double half = 4.302652729911275 * sqrt(ss / 2) / sqrt(3);
+    f->fleets = &fl;
+    assert_int_equal(fs_plan_fin_finish(f, 0.95), 0);
+    for (size_t r = 0; r < 3; r++)
+        assert_double_equal(fl.npv[r], npv[r], 1e-6);
+    assert_double_equal(fl.npv_ci.mean, mean, 1e-6);
+    assert_double_equal(fl.npv_ci.half, half, 1e-6);
+    assert_true(isnan(fl.payback[0])); /* no baseline */
+    f->fleets = NULL;
+    f->n_fleets = 0;
+    fs_free(fl.out);
+    fs_free(fl.q_capex);
+    fs_free(fl.q_opex);
+    fs_free(fl.npv);
+    fs_free(fl.payback);
+    fs_free(fl.cpgh);
+    test_free(fl.buy);
+    test_free(fl.runs);
+    fs_plan_fin_destroy(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +708,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_eval_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erlang_c, setup, teardown),
+        cmocka_unit_test(test_quarterly_by_hand),
+        cmocka_unit_test(test_quarterly_intervals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

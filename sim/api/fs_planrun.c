@@ -14,9 +14,11 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_planrun.h"
+#include "../../analysis/fs_h5read.h"
 #include "../../analysis/fs_index.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
+#include "../../models/fs_purchase.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../../scenarios/fs_where.h"
@@ -397,6 +399,340 @@ static int cash_flow(const fs_planrun_opts_t *o, const fs_plan_spec_t *s,
     return 0;
 }
 
+/* ---- the quarterly cash flow (plan.years > 0) --------------------------------------------- */
+
+/* Quarter q of the analysis (0-based): batch quarter Q (1-based) is, in
+ * the run of quarter q, delivered at the start (Q <= q + 1) or Q - q - 1
+ * quarters after it: cost.purchases.I.quarter = max(1, Q - q). */
+static int quarter_sets(const fs_config_t *cfg, size_t q, double scale, char ***out, size_t *n)
+{
+    size_t m = 0;
+    char **v = fs_calloc(cfg->cost.n_purchases + 2, sizeof *v);
+    if (!v)
+        return FS_ENOMEM;
+    v[m++] = dup_printf("workload.synthetic.scale=%.17g", scale);
+    for (size_t i = 0; i < cfg->cost.n_purchases; i++) {
+        uint32_t Q = cfg->cost.purchases[i].quarter;
+        if (Q)
+            v[m++] = dup_printf("cost.purchases.%zu.quarter=%u", i,
+                                Q > q + 1 ? Q - (uint32_t)q : 1u);
+    }
+    for (size_t i = 0; i < m; i++)
+        if (!v[i]) {
+            fs_plan_sets_free(v, m);
+            return FS_ENOMEM;
+        }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+/* One quarter's run r: its cost split from /cost_pools and its span. */
+static int read_qrun(const char *dir, uint64_t r, fs_plan_qrun_t *u, fs_error_t *err)
+{
+    char rel[64];
+    fs_index_run_file(0, r, rel, sizeof rel);
+    char *path = dup_printf("%s/%s", dir, rel);
+    if (!path)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    memset(u, 0, sizeof *u);
+    char **names = NULL;
+    double *vals = NULL;
+    size_t n = 0;
+    int rc = fs_index_read_summary(path, &names, &vals, &n, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        if (strcmp(names[i], "end_time") == 0)
+            u->span_s = vals[i];
+    fs_index_free_summary(names, vals, n);
+    fs_h5file_t *f = NULL;
+    if (!rc)
+        rc = fs_h5read_open(path, &f, err);
+    size_t rows = 0;
+    if (!rc && !fs_h5read_has(f, "cost_pools"))
+        rc = fs_error_set(err, FS_EINVAL, "%s: no /cost_pools: plan.years needs a cost model "
+                          "(prices for every pool, docs/cost.md)", path);
+    if (!rc)
+        rc = fs_h5read_rows(f, "cost_pools", &rows, err);
+    static const char *const cols[] = {"capex", "ops", "energy", "colocation", "cloud",
+                                       "gpu_hours_busy"};
+    double *col = rc ? NULL : fs_calloc(rows + 1, sizeof *col);
+    if (!rc && !col)
+        rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    double *dst[] = {&u->dep, &u->ops, &u->energy, &u->colo, &u->rent, &u->gpu_h};
+    for (size_t c = 0; !rc && c < 6; c++) {
+        rc = fs_h5read_f64(f, "cost_pools", cols[c], col, err);
+        for (size_t i = 0; !rc && i < rows; i++)
+            *dst[c] += col[i];
+    }
+    fs_free(col);
+    if (f)
+        fs_h5read_close(f);
+    fs_free(path);
+    return rc;
+}
+
+/* Runs (or reuses) quarter q of fleet pt at demand scale `scale` and reads
+ * its R runs into out[r * n_q + q]. */
+static int run_quarter(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, const fs_config_t *cfg,
+                       const fs_plan_point_t *pt, size_t q, size_t n_q, double scale,
+                       fs_plan_qrun_t *out, size_t *runs, fs_error_t *err)
+{
+    char **qs = NULL;
+    size_t nqs = 0;
+    if (quarter_sets(cfg, q, scale, &qs, &nqs))
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    char *sweep = dup_printf("sweep={replications: %" PRIu64 "}", s->replications);
+    const char **extra = fs_calloc(nqs + 4, sizeof *extra);
+    char *base = eval_dir(o->dir, s, pt->choice, pt->nodes);
+    char *dir = base ? dup_printf("%s-q%zu-x%.6f", base, q + 1, scale) : NULL;
+    int rc = !sweep || !extra || !dir ? fs_error_set(err, FS_ENOMEM, "plan: out of memory") : 0;
+    const char **all = NULL;
+    char **cs = NULL;
+    size_t n = 0, ncs = 0, m = 0;
+    if (!rc) {
+        extra[m++] = "output.jobs=false";
+        extra[m++] = "output.timeline_interval=0s";
+        extra[m++] = sweep;
+        for (size_t i = 0; i < nqs; i++)
+            extra[m++] = qs[i];
+        rc = candidate_sets(o, s, pt->choice, pt->nodes, extra, &all, &n, &cs, &ncs, err);
+    }
+    fs_sweep_plan_t *plan = NULL;
+    if (!rc)
+        rc = o->path ? fs_sweep_plan_create(o->path, all, n, &plan, err)
+                     : fs_sweep_plan_from_text(o->name, o->text, all, n, &plan, err);
+    if (!rc) {
+        fs_sweep_opts_t so = o->o;
+        so.dir = dir;
+        fs_sweep_report_t rep;
+        rc = fs_sweep_execute(plan, &so, &rep, err);
+        *runs += rep.runs_done;
+        if (rc == FS_EINTR)
+            rc = fs_error_set(err, FS_EINTR, "interrupted in %s; run the same command again to "
+                              "continue from the finished runs", dir);
+    }
+    if (!rc && o->o.n_shards > 1)
+        rc = wait_runs(o, dir, s->replications, err);
+    for (uint64_t r = 0; !rc && o->rank == 0 && r < s->replications; r++)
+        rc = read_qrun(dir, r, &out[r * n_q + q], err);
+    fs_sweep_plan_destroy(plan);
+    fs_free(all);
+    fs_plan_sets_free(cs, ncs);
+    fs_plan_sets_free(qs, nqs);
+    fs_free(extra);
+    fs_free(sweep);
+    fs_free(base);
+    fs_free(dir);
+    return rc;
+}
+
+/* The fleet of quarter q (0-based) in months from the start: a batch's
+ * delivery quarter (0-based). */
+static size_t batch_quarter(const fs_purchase_cfg_t *b)
+{
+    return (size_t)(fs_purchase_at(b) / FS_COST_QUARTER_US);
+}
+
+/* The fleet's schedule from its scenario: GPUs per billing each quarter,
+ * owned capex bought each quarter, lease payments committed beyond the
+ * period. */
+static int fleet_schedule(const fs_config_t *cfg, const fs_cost_rate_t *rates, size_t n_q,
+                          fs_plan_fleet_t *fl)
+{
+    fl->scale = fs_calloc(n_q, sizeof *fl->scale);
+    fl->mix = fs_calloc(n_q * FS_PLAN_MIX, sizeof *fl->mix);
+    fl->buy = fs_calloc(n_q, sizeof *fl->buy);
+    if (!fl->scale || !fl->mix || !fl->buy)
+        return FS_ENOMEM;
+    double months = (double)n_q * 3, *after = NULL; /* committed lease $ per month after */
+    size_t n_after = 0;
+    const fs_cost_cfg_t *cc = &cfg->cost;
+    for (size_t p = 0; p < cfg->cluster.n_pools; p++) {
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[p];
+        const fs_cost_pool_cfg_t *row = NULL;
+        for (size_t i = 0; i < cc->n_pools; i++)
+            if (cc->pools[i].pool && strcmp(cc->pools[i].pool, pc->name) == 0)
+                row = &cc->pools[i];
+        int bill = rates[p].billing;
+        /* the pool's own nodes (from its online date), then its batches */
+        uint64_t bought = 0;
+        for (size_t i = 0; i < cc->n_purchases; i++)
+            if (cc->purchases[i].pool && strcmp(cc->purchases[i].pool, pc->name) == 0)
+                bought += cc->purchases[i].nodes;
+        for (size_t i = 0; i <= cc->n_purchases; i++) {
+            double nodes;
+            size_t q0;
+            if (i == cc->n_purchases) {
+                nodes = (double)(pc->nodes - bought);
+                q0 = row ? (size_t)(row->online / FS_COST_QUARTER_US) : 0;
+            } else {
+                const fs_purchase_cfg_t *b = &cc->purchases[i];
+                if (!b->pool || strcmp(b->pool, pc->name) != 0)
+                    continue;
+                nodes = b->nodes;
+                q0 = batch_quarter(b);
+            }
+            double gpus = nodes * pc->gpus_per_node;
+            if (q0 >= n_q || gpus <= 0)
+                continue;
+            for (size_t q = q0; q < n_q; q++)
+                fl->mix[q * FS_PLAN_MIX + (size_t)bill] += gpus;
+            if (bill == FS_BILL_OWNED)
+                fl->buy[q0] += gpus * rates[p].capex_per_gpu;
+            if (bill == FS_BILL_LEASE && row) {
+                double end = (double)q0 * 3 + row->lease_term;
+                for (double mo = months; mo < end; mo += 1) {
+                    size_t k = (size_t)(mo - months);
+                    if (k >= n_after) {
+                        size_t cap = n_after;
+                        if (fs_grow((void **)&after, &cap, k + 1, sizeof *after)) {
+                            fs_free(after);
+                            return FS_ENOMEM;
+                        }
+                        for (size_t j = n_after; j <= k; j++)
+                            after[j] = 0;
+                        n_after = k + 1;
+                    }
+                    after[k] += gpus * row->lease_rate;
+                }
+            }
+        }
+    }
+    fl->n_tail = (n_after + 2) / 3;
+    fl->tail = fs_calloc(fl->n_tail + 1, sizeof *fl->tail);
+    if (!fl->tail) {
+        fs_free(after);
+        return FS_ENOMEM;
+    }
+    for (size_t k = 0; k < n_after; k++)
+        fl->tail[k / 3] += after[k];
+    fs_free(after);
+    return 0;
+}
+
+/* The scale of quarter q at growth g and arrival factor a. */
+static double qscale(double base, double a, double g, size_t q)
+{
+    return base * a * pow(1 + g, (double)q / 4);
+}
+
+static int quarters(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err)
+{
+    const fs_plan_spec_t *s = p->spec;
+    const fs_plan_result_t *res = p->res;
+    const fs_plan_cfg_t *pc = &p->cfg.plan;
+    fs_plan_fin_t *f = fs_calloc(1, sizeof *f);
+    if (!f)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    p->fin = f;
+    f->years = pc->years;
+    f->n_q = (size_t)llround(pc->years * 4);
+    f->reps = (size_t)s->replications;
+    f->rate = pc->discount_rate;
+    f->demand_growth = pc->demand_growth;
+    f->elec_growth = pc->electricity_growth;
+    f->price_decline = pc->gpu_price_decline;
+    f->sensitivity = pc->sensitivity;
+    f->dep_years = fs_time_to_s(p->cfg.cost.depreciation) / (365.25 * 86400);
+    f->residual_share = p->cfg.cost.residual;
+    f->n_fleets = s->n_choices;
+    f->baseline = -1;
+    f->sens_choice = -1;
+    f->fleets = fs_calloc(s->n_choices, sizeof *f->fleets);
+    if (!f->fleets)
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    size_t Q = f->n_q, R = f->reps;
+    int rc = 0;
+    double least = INFINITY;
+    for (size_t c = 0; c < s->n_choices && !rc; c++) {
+        fs_plan_fleet_t *fl = &f->fleets[c];
+        fl->point = res->best[c];
+        if (fl->point < 0)
+            continue;
+        const fs_plan_point_t *pt = &res->points[fl->point];
+        const char **all = NULL;
+        char **cs = NULL;
+        size_t m = 0, ncs = 0;
+        rc = candidate_sets(o, s, c, pt->nodes, NULL, &all, &m, &cs, &ncs, err);
+        fs_config_t cfg;
+        int loaded = !rc && (rc = load_config(o, all, m, &cfg, err)) == 0;
+        fs_free(all);
+        fs_plan_sets_free(cs, ncs);
+        fs_cost_rate_t *rates = loaded ? fs_calloc(cfg.cluster.n_pools + 1, sizeof *rates) : NULL;
+        if (loaded && !rates)
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        if (!rc) {
+            int r = fs_cost_rates(&cfg, rates, err);
+            if (r == 1)
+                r = fs_error_set(err, FS_EINVAL, "plan.years: choice '%s' has no price for some "
+                                 "pool (give the cost block's prices, docs/cost.md)",
+                                 s->choices[c].name);
+            rc = r;
+        }
+        if (!rc && fleet_schedule(&cfg, rates, Q, fl))
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        double base = loaded ? cfg.workload.synth.scale : 1;
+        fl->runs = rc ? NULL : fs_calloc(R * Q, sizeof *fl->runs);
+        if (!rc && !fl->runs)
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        f->quarter_runs += Q * R;
+        for (size_t q = 0; q < Q && !rc; q++) {
+            fl->scale[q] = qscale(1, 1, f->demand_growth, q);
+            rc = run_quarter(o, s, &cfg, pt, q, Q, qscale(base, 1, f->demand_growth, q), fl->runs,
+                             &f->runs, err);
+        }
+        if (!rc && fl->buy[0] < least) {
+            least = fl->buy[0];
+            f->baseline = (long)c;
+        }
+        /* the chosen fleet's demand sensitivities: re-run */
+        if (!rc && pc->sensitivity > 0 && (long)fl->point == res->chosen) {
+            f->sens_choice = (long)c;
+            static const char *const names[] = {"electricity", "gpu_price", "demand_growth",
+                                                "arrival_rate"};
+            double X = pc->sensitivity;
+            for (size_t i = 0; i < 4 && !rc; i++) {
+                fs_plan_sens_t *sv = &f->sens[f->n_sens++];
+                sv->param = names[i];
+                sv->rerun = i >= 2;
+                sv->lo_factor = 1 - X;
+                sv->hi_factor = 1 + X;
+                if (!sv->rerun)
+                    continue;
+                sv->runs_lo = fs_calloc(R * Q, sizeof *sv->runs_lo);
+                sv->runs_hi = fs_calloc(R * Q, sizeof *sv->runs_hi);
+                if (!sv->runs_lo || !sv->runs_hi) {
+                    rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+                    break;
+                }
+                for (int side = 0; side < 2 && !rc; side++) {
+                    double k = side ? sv->hi_factor : sv->lo_factor;
+                    for (size_t q = 0; q < Q && !rc; q++) {
+                        double sc = i == 2 ? qscale(base, 1, f->demand_growth * k, q)
+                                           : qscale(base, k, f->demand_growth, q);
+                        /* at a base quarter's demand (quarter 1 of the growth variants) the
+                         * runs are the base quarter's, reused */
+                        if (sc != qscale(base, 1, f->demand_growth, q))
+                            f->sens_runs += R;
+                        rc = run_quarter(o, s, &cfg, pt, q, Q, sc, side ? sv->runs_hi : sv->runs_lo,
+                                         &f->runs, err);
+                    }
+                }
+            }
+        }
+        fs_free(rates);
+        if (loaded)
+            fs_config_release(&cfg);
+    }
+    if (!rc && pc->baseline)
+        for (size_t c = 0; c < s->n_choices; c++)
+            if (strcmp(s->choices[c].name, pc->baseline) == 0)
+                f->baseline = f->fleets[c].point >= 0 ? (long)c : -1;
+    if (!rc && o->rank == 0 && fs_plan_fin_finish(f, s->confidence))
+        rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    return rc;
+}
+
 int fs_planrun_execute(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err)
 {
     if (!p->loaded)
@@ -418,6 +754,11 @@ int fs_planrun_execute(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *
     if (!rc)
         rc = fs_plan_search(p->spec, eval_sweeps, &ec, &p->res, err);
     p->runs_done = ec.runs_done;
+    if (!rc && p->cfg.plan.years > 0) { /* every rank runs the quarters (MPI, shards) */
+        rc = quarters(o, p, err);
+        if (p->fin)
+            p->runs_done += p->fin->runs;
+    }
     if (rc || o->rank != 0) {
         p->wall_s = fs_clock_wall() - t0;
         return rc;
@@ -439,7 +780,8 @@ int fs_planrun_execute(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *
             rc = r;
     }
     fs_plan_meta_t meta = {p->cfg.name, p->cfg.source_text, o->path, o->sets, o->n_sets,
-                           res->chosen >= 0 && p->have[res->chosen] ? &p->cash[res->chosen] : NULL};
+                           res->chosen >= 0 && p->have[res->chosen] ? &p->cash[res->chosen] : NULL,
+                           p->fin};
     if (!rc && o->o.shard == 0)
         rc = fs_plan_write(p->plan_file, p->spec, res, &meta, err);
     p->wall_s = fs_clock_wall() - t0;
@@ -453,6 +795,7 @@ void fs_planrun_release(fs_planrun_t *p)
     fs_free(p->cash);
     fs_free(p->have);
     fs_free(p->plan_file);
+    fs_plan_fin_destroy(p->fin);
     fs_plan_result_destroy(p->res);
     fs_plan_spec_destroy(p->spec);
     if (p->loaded)

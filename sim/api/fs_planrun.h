@@ -43,6 +43,7 @@ typedef struct fs_planrun {
     size_t runs_done;               /* runs executed now (the others were reused) */
     double wall_s;
     char *plan_file;                /* DIR/plan.h5 (written by rank 0 of shard 0) */
+    fs_plan_fin_t *fin;             /* the quarterly cash flow (plan.years > 0), or NULL */
     int loaded;
 } fs_planrun_t;
 

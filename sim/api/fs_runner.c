@@ -560,8 +560,12 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fmt_duration(b, sizeof b, s->wait_p50);
     fmt_duration(c, sizeof c, s->wait_p95);
     fmt_duration(d, sizeof d, s->wait_p99);
-    fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%.1f%% of jobs waited)\n",
-            a, b, c, d, 100 * s->wait_prob);
+    char waited[48];    /* a service-only run has no job: no share (not "nan%") */
+    if (isnan(s->wait_prob))
+        snprintf(waited, sizeof waited, "no jobs");
+    else
+        snprintf(waited, sizeof waited, "%.1f%% of jobs waited", 100 * s->wait_prob);
+    fprintf(f, "wait         mean %s   p50 %s   p95 %s   p99 %s   (%s)\n", a, b, c, d, waited);
     if (fs_run_queued_differs(s)) {   /* preemptions/requeues: queued after the first start */
         fmt_duration(a, sizeof a, s->queued_mean);
         fmt_duration(b, sizeof b, s->queued_p50);
@@ -612,10 +616,12 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
         const fs_service_row_t *v = &rep->services[i];
         fmt_duration(a, sizeof a, v->ttft_p50);
         fmt_duration(b, sizeof b, v->ttft_p99);
-        fprintf(f, "service      %s: %llu requests, TTFT p50 %s p99 %s, SLO met by %.2f%% of "
-                "requests and %.1f%% of buckets; %.0f GPU-h (%.1f replicas on average, %llu "
-                "cold starts)", v->name, (unsigned long long)v->requests, a, b,
-                100 * v->slo_attainment, 100 * v->buckets_met, v->gpu_hours,
+        char met[16], bk[16];   /* no request or bucket in the window: "-", not "nan%" */
+        snprintf(met, sizeof met, isnan(v->slo_attainment) ? "-" : "%.2f%%", 100 * v->slo_attainment);
+        snprintf(bk, sizeof bk, isnan(v->buckets_met) ? "-" : "%.1f%%", 100 * v->buckets_met);
+        fprintf(f, "service      %s: %llu requests, TTFT p50 %s p99 %s, SLO met by %s of "
+                "requests and %s of buckets; %.0f GPU-h (%.1f replicas on average, %llu "
+                "cold starts)", v->name, (unsigned long long)v->requests, a, b, met, bk, v->gpu_hours,
                 rep->totals.end_time > 0 ? v->replica_hours * 3600 / rep->totals.end_time : 0.0,
                 (unsigned long long)v->cold_starts);
         if (!isnan(v->cost_per_mtok))

@@ -118,8 +118,125 @@ static void print_cash(const fs_plan_spec_t *s, const fs_plan_point_t *p, const 
 
 /* The --json document (docs/cli.md): every evaluated fleet with each
  * metric's per-replication values and interval, and the choice. */
+static void json_ci(fs_json_t *j, const char *key, const fs_ci_t *ci)
+{
+    fs_json_key(j, key);
+    fs_json_begin_object(j);
+    fs_json_key(j, "mean");
+    fs_json_num(j, ci->mean);
+    fs_json_key(j, "lo");
+    fs_json_num(j, ci->lo);
+    fs_json_key(j, "hi");
+    fs_json_num(j, ci->hi);
+    fs_json_key(j, "n");
+    fs_json_uint(j, ci->n);
+    fs_json_end_object(j);
+}
+
+static void json_reps(fs_json_t *j, const char *key, const double *v, size_t n)
+{
+    fs_json_key(j, key);
+    fs_json_begin_array(j);
+    for (size_t i = 0; i < n; i++)
+        fs_json_num(j, v[i]);
+    fs_json_end_array(j);
+}
+
+/* "quarterly": the quarterly cash flow (plan.years), docs/plan.md. */
+static void json_fin(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_result_t *r,
+                     const fs_plan_fin_t *f)
+{
+    static const char *const mix[FS_PLAN_MIX] = {"owned", "on_demand", "reserved_1y",
+                                                 "reserved_3y", "spot", "lease"};
+    size_t Q = f->n_q, R = f->reps;
+    fs_json_begin_object(j);
+    fs_json_key(j, "years");
+    fs_json_num(j, f->years);
+    fs_json_key(j, "discount_rate");
+    fs_json_num(j, f->rate);
+    fs_json_key(j, "demand_growth");
+    fs_json_num(j, f->demand_growth);
+    fs_json_key(j, "electricity_growth");
+    fs_json_num(j, f->elec_growth);
+    fs_json_key(j, "gpu_price_decline");
+    fs_json_num(j, f->price_decline);
+    fs_json_key(j, "quarter_runs");
+    fs_json_uint(j, f->quarter_runs);
+    fs_json_key(j, "baseline");
+    fs_json_str(j, f->baseline >= 0 ? s->choices[f->baseline].name : NULL);
+    fs_json_key(j, "fleets");
+    fs_json_begin_array(j);
+    for (size_t c = 0; c < f->n_fleets; c++) {
+        const fs_plan_fleet_t *fl = &f->fleets[c];
+        if (fl->point < 0)
+            continue;
+        fs_json_begin_object(j);
+        fs_json_key(j, "choice");
+        fs_json_str(j, s->choices[c].name);
+        fs_json_key(j, "nodes");
+        fs_json_uint(j, r->points[fl->point].nodes);
+        json_ci(j, "npv", &fl->npv_ci);
+        json_ci(j, "payback_years", &fl->payback_ci);
+        json_ci(j, "cost_per_gpu_hour", &fl->cpgh_ci);
+        json_reps(j, "npv_values", fl->npv, R);
+        json_reps(j, "payback_values", fl->payback, R);
+        json_reps(j, "cost_per_gpu_hour_values", fl->cpgh, R);
+        fs_json_key(j, "quarters");
+        fs_json_begin_array(j);
+        for (size_t q = 0; q < Q; q++) {
+            double capex = 0, opex = 0;
+            for (size_t k = 0; k < R; k++) {
+                capex += fl->q_capex[k * Q + q] / (double)R;
+                opex += fl->q_opex[k * Q + q] / (double)R;
+            }
+            fs_json_begin_object(j);
+            fs_json_key(j, "quarter");
+            fs_json_uint(j, q + 1);
+            fs_json_key(j, "demand_scale");
+            fs_json_num(j, fl->scale[q]);
+            fs_json_key(j, "gpus");
+            fs_json_begin_object(j);
+            for (int m = 0; m < FS_PLAN_MIX; m++) {
+                fs_json_key(j, mix[m]);
+                fs_json_num(j, fl->mix[q * FS_PLAN_MIX + m]);
+            }
+            fs_json_end_object(j);
+            fs_json_key(j, "capex");
+            fs_json_num(j, capex);
+            fs_json_key(j, "opex");
+            fs_json_num(j, opex);
+            fs_json_end_object(j);
+        }
+        fs_json_end_array(j);
+        fs_json_end_object(j);
+    }
+    fs_json_end_array(j);
+    fs_json_key(j, "sensitivity");
+    fs_json_begin_array(j);
+    for (size_t i = 0; i < f->n_sens; i++) {
+        const fs_plan_sens_t *sv = &f->sens[i];
+        fs_json_begin_object(j);
+        fs_json_key(j, "parameter");
+        fs_json_str(j, sv->param);
+        fs_json_key(j, "rerun");
+        fs_json_bool(j, sv->rerun);
+        fs_json_key(j, "low_factor");
+        fs_json_num(j, sv->lo_factor);
+        fs_json_key(j, "high_factor");
+        fs_json_num(j, sv->hi_factor);
+        json_ci(j, "npv_low", &sv->lo);
+        json_ci(j, "npv_high", &sv->hi);
+        fs_json_end_object(j);
+    }
+    fs_json_end_array(j);
+    fs_json_key(j, "sensitivity_runs");
+    fs_json_uint(j, f->sens_runs);
+    fs_json_end_object(j);
+}
+
 static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_plan_result_t *r,
-                       const char *out, const fs_plan_cash_t *cash, const int *have)
+                       const char *out, const fs_plan_cash_t *cash, const int *have,
+                       const fs_plan_fin_t *fin)
 {
     fs_json_t j;
     fs_json_init(&j, stdout);
@@ -235,6 +352,11 @@ static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_p
         fs_json_uint(&j, (uint64_t)r->chosen);
     else
         fs_json_null(&j);
+    fs_json_key(&j, "quarterly");
+    if (fin)
+        json_fin(&j, s, r, fin);
+    else
+        fs_json_null(&j);
     fs_json_end_object(&j);
     fs_json_finish(&j);
 }
@@ -251,7 +373,7 @@ static void print_plan(const plan_args_t *a, const fs_planrun_opts_t *o, const f
     const fs_plan_spec_t *spec = p->spec;
     const fs_plan_result_t *res = p->res;
     if (a->json) {
-        print_json(a, spec, res, p->plan_file, p->cash, p->have);
+        print_json(a, spec, res, p->plan_file, p->cash, p->have, p->fin);
         return;
     }
     if (a->quiet)
@@ -260,7 +382,9 @@ static void print_plan(const plan_args_t *a, const fs_planrun_opts_t *o, const f
     int any = 0;
     for (size_t k = 0; k < res->n_points; k++)
         any |= p->have[k];
-    if (any) {
+    if (p->fin)
+        fs_plan_fin_print(stdout, spec, res, p->fin);
+    else if (any) {
         printf("\ncash flow (finance view: the purchase at year 0, the run's other costs as a "
                "yearly operating cost,\nthe residual value at the end of depreciation, "
                "discounted at plan.discount_rate):\n");
