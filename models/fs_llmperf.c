@@ -249,6 +249,13 @@ void fs_llm_preset(const fs_llm_replica_t *r, uint32_t max_batch, uint64_t kv_to
     out->prefill_tps = round1(FS_LLM_PREFILL_CHUNK / fs_llm_step_time(r, &pre, NULL));
     out->decode1_tps = round1(1 / fs_llm_step_time(r, &one, NULL));
     out->decode_tps = round1(max_batch / fs_llm_step_time(r, &full, NULL));
+    const fs_llm_eff_t *e = r->eff ? r->eff : &eff_default;
+    one.decode_ctx = full.decode_ctx = 0;
+    out->decode1_tps0 = round1(1 / fs_llm_step_time(r, &one, NULL));
+    out->decode_tps0 = round1(max_batch / fs_llm_step_time(r, &full, NULL));
+    /* rounded to the engine's unit, 1e-9 us */
+    out->us_per_kv_token =
+        floor(fs_llm_kv_bytes_gpu(r->model, r->tp) / (r->gpu->mem_bw * e->memory) * 1e15 + 0.5) / 1e9;
 }
 
 /* ---- performance rows ------------------------------------------------------- */
@@ -286,6 +293,11 @@ static void what_fits(const fs_llm_replica_t *r, char *buf, size_t n)
 static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, size_t j, char *key,
                     size_t keylen, fs_error_t *err)
 {
+    if (!p->model && p->kv_context) {
+        fs_error_set(err, FS_EINVAL, "kv_context takes the context term from a preset's "
+                     "roofline: name a model, or write us_per_kv_token");
+        return row_fail(key, keylen, i, j, "kv_context", err);
+    }
     if (!p->model) {
         const char *miss = !(p->given & FS_SVP_PREFILL) && !(p->prefill_tps > 0) ? "prefill"
                            : !(p->given & FS_SVP_DECODE) && !(p->decode_tps > 0) ? "decode" : NULL;
@@ -353,12 +365,17 @@ static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, s
     fs_llm_preset(&r, (p->given & FS_SVP_MAX_BATCH) ? p->max_batch : 0,
                   (p->given & FS_SVP_KV) ? p->kv_tokens : 0, &pr);
     p->tp = tp;
+    /* a context term (kv_context, or us_per_kv_token written): the decode
+     * rates at no context, the context's KV read added per iteration */
+    int ctx = p->kv_context || p->us_per_kv_token > 0;
+    if (p->kv_context && !(p->us_per_kv_token > 0))
+        p->us_per_kv_token = pr.us_per_kv_token;
     if (!(p->given & FS_SVP_PREFILL))
         p->prefill_tps = pr.prefill_tps;
     if (!(p->given & FS_SVP_DECODE))
-        p->decode_tps = pr.decode_tps;
+        p->decode_tps = ctx ? pr.decode_tps0 : pr.decode_tps;
     if (!(p->given & FS_SVP_DECODE1))
-        p->decode1_tps = pr.decode1_tps;
+        p->decode1_tps = ctx ? pr.decode1_tps0 : pr.decode1_tps;
     if (!(p->given & FS_SVP_MAX_BATCH))
         p->max_batch = pr.max_batch;
     if (!(p->given & FS_SVP_KV))

@@ -24,7 +24,8 @@
  *   its prefix;
  * - step time: an iteration with p prefill tokens and b decoding sequences
  *   takes p / prefill + step(b), step linear in b from 1/decode_single to
- *   max_batch/decode (the performance row).
+ *   max_batch/decode (the performance row), plus us_per_kv_token x the
+ *   context tokens its decoding sequences attend to (0 by default).
  *
  * Fast by construction: while every running sequence decodes and nothing
  * can be admitted, the iterations are identical, so one event covers all of
@@ -89,6 +90,8 @@ static void wq_drop_front(eng_t *e)
 
 /* ---- step time and the KV cache ------------------------------------------------ */
 
+#define KV_FS_PER_US 1000000000ull     /* the context term's unit: 1e-9 us per token */
+
 static double step_us(const replica_t *r, uint32_t b)
 {
     if (b == 0)
@@ -98,12 +101,94 @@ static double step_us(const replica_t *r, uint32_t b)
     return r->step1 + (r->stepb - r->step1) * (double)(b - 1) / (double)(r->batch - 1);
 }
 
-/* An iteration's length, us: p prefill tokens, b decoding sequences. */
+/* An iteration's length without its context term, us: p prefill tokens, b
+ * decoding sequences. */
 static fs_time_t iter_us(const replica_t *r, uint64_t p, uint32_t b)
 {
     double x = (double)p * 1e6 / r->prefill_tps + step_us(r, b);
     fs_time_t d = (fs_time_t)floor(x + 0.5);
     return d < 1 ? 1 : d;
+}
+
+/* The context term of an iteration whose decoding sequences hold ctx
+ * tokens of KV: kv_fs x ctx / 1e9 us, rounded half up (integers only). */
+static fs_time_t ctx_us(const eng_t *e, uint64_t ctx)
+{
+    return (fs_time_t)((e->kv_fs * ctx + KV_FS_PER_US / 2) / KV_FS_PER_US);
+}
+
+/* n (n - 1) / 2 without overflowing first. */
+static uint64_t tri(uint64_t n) { return n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1); }
+
+/* sum over i = 0 .. n-1 of floor((a i + c) / m), m > 0, exactly.  With a, c
+ * reduced below m, the terms count the lattice points under the line
+ * y = (a x + c) / m; counting them by rows instead is a sum of the same
+ * form with m and a exchanged (Euclid's algorithm on (m, a)). */
+static uint64_t floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t c)
+{
+    uint64_t sum = 0;
+    while (n > 0) {
+        if (a >= m) {
+            sum += tri(n) * (a / m);
+            a %= m;
+        }
+        if (c >= m) {
+            sum += n * (c / m);
+            c %= m;
+        }
+        uint64_t top = a * n + c;
+        if (top < m)
+            break;
+        n = top / m;
+        c = top % m;
+        uint64_t t = m;
+        m = a;
+        a = t;
+    }
+    return sum;
+}
+
+/* The end of the first j iterations of the engine's current iteration or
+ * macro step (every one b = n_run decodes, C growing by b each): t0 +
+ * j x base + the sum of their context terms, in closed form. */
+static fs_time_t macro_end(const eng_t *e, uint64_t j)
+{
+    fs_time_t t = e->t0 + (fs_time_t)j * e->base;
+    if (e->kv_fs && j > 0)
+        t += (fs_time_t)floor_sum(j, KV_FS_PER_US, e->kv_fs * e->n_run,
+                                  e->kv_fs * e->ctx0 + KV_FS_PER_US / 2);
+    return t;
+}
+
+/* Iterations of the current macro step (k of them) ending by now (up = 0:
+ * at or before now) or started before now (up = 1: the first j whose end is
+ * at or after now). */
+static uint64_t macro_iters(const eng_t *e, fs_time_t now, int up)
+{
+    if (now <= e->t0)
+        return 0;
+    if (!e->kv_fs) {
+        fs_time_t d = now - e->t0;
+        uint64_t j = (uint64_t)(up ? (d + e->dur - 1) / e->dur : d / e->dur);
+        return j > e->k ? e->k : j;
+    }
+    uint64_t lo = 0, hi = e->k;     /* end(j) grows with j: bisect [0, k] */
+    while (lo < hi) {
+        if (up) {           /* the least j with end(j) >= now (k if none) */
+            uint64_t j = lo + (hi - lo) / 2;
+            if (macro_end(e, j) >= now)
+                hi = j;
+            else
+                lo = j + 1;
+        } else {            /* the largest j with end(j) <= now */
+            uint64_t j = lo + (hi - lo + 1) / 2;
+            if (macro_end(e, j) <= now)
+                lo = j;
+            else
+                hi = j - 1;
+        }
+    }
+    return lo;
 }
 
 static uint32_t blocks_for(uint64_t tokens)
@@ -231,9 +316,7 @@ static void settle_blocks(eng_t *e, fs_time_t now)
 {
     if (!e->armed || e->k <= 1 || now <= e->t0)
         return;
-    fs_time_t cnt = (now - e->t0 + e->dur - 1) / e->dur;
-    if (cnt > e->k)
-        cnt = e->k;
+    uint64_t cnt = macro_iters(e, now, 1);
     for (uint32_t i = 0; i < e->n_run; i++)
         kv_grow(e, &e->run[i], (uint64_t)e->run[i].computed + (uint64_t)cnt);
 }
@@ -273,8 +356,7 @@ static int route_to(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, const re
     if (!e->armed)
         return arm(a, s, m, i, now);
     if (e->k > 1 && e->at > now) {  /* a macro step: cut at the next boundary */
-        fs_time_t j = (now - e->t0 + e->dur - 1) / e->dur;
-        fs_time_t at = e->t0 + j * e->dur;
+        fs_time_t at = macro_end(e, macro_iters(e, now, 1));
         if (at < e->at) {
             fs_model_cancel(m, e->ev);
             return arm(a, s, m, i, at);
@@ -614,7 +696,13 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         return 0;
     }
     e->t0 = now;
-    e->dur = iter_us(r, p, b);
+    e->base = iter_us(r, p, b);
+    e->ctx0 = 0;
+    if (e->kv_fs)       /* the context its decoding sequences attend to */
+        for (uint32_t k = 0; k < e->n_run; k++)
+            if (e->run[k].sched && e->run[k].decoding)
+                e->ctx0 += e->run[k].computed;
+    e->dur = e->base + ctx_us(e, e->ctx0);
     e->k = 1;
     /* every running sequence decodes, and nothing was admitted or preempted:
      * what kept the waiting ones out (no room in the batch, the budget, the
@@ -625,7 +713,7 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         if (k > 1)
             e->k = k;
     }
-    return arm(a, s, m, i, now + e->dur * (fs_time_t)e->k);
+    return arm(a, s, m, i, macro_end(e, e->k));
 }
 
 /* The end of replica i's iteration (or of j iterations of a macro step):
@@ -642,7 +730,7 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
     fs_svc_settle(s, now);   /* e->armed stays set: requests routed here now just wait */
     if (e->k > 0) {
         if (e->k > 1) {     /* j identical decode iterations */
-            uint32_t j = (uint32_t)((now - e->t0) / e->dur);
+            uint32_t j = (uint32_t)macro_iters(e, now, 0);
             for (uint32_t k = 0; k < e->n_run; k++) {
                 seq_t *q = &e->run[k];
                 q->computed += j;
@@ -709,6 +797,7 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
         s->kv_total -= e->kv_blocks;
     e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);
     e->kv_free = e->kv_blocks;
+    e->kv_fs = (uint64_t)floor(p->us_per_kv_token * (double)KV_FS_PER_US + 0.5);
     e->kv_used = &s->kv_used;
     e->used_rep = 0;
     e->evictable = 0;

@@ -95,6 +95,11 @@ typedef struct eng {
     fs_event_handle_t ev;
     uint8_t armed;          /* an end event is set */
     uint8_t counted;        /* its kv_blocks are in the service's kv_total */
+    /* step time's context term (performance row us_per_kv_token): an iteration takes
+     * round(kv_fs x C / 1e9) us more, C the context tokens of its decoding sequences */
+    uint64_t kv_fs;         /* 1e-9 us per context token (0: no context term) */
+    uint64_t ctx0;          /* C of the iteration (or the macro step's first) at t0 */
+    fs_time_t base;         /* its length without the context term, us */
 } eng_t;
 
 typedef struct replica {

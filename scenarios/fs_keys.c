@@ -1083,6 +1083,14 @@ static const fs_key_t svc_perf_rows[] = {
      .doc = "KV cache of one replica in tokens (blocks of 16): admission needs free blocks, and "
             "a running sequence that cannot grow preempts the newest (recomputed later); "
             "0: unlimited."},
+    {.path = "us_per_kv_token", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = SVP(us_per_kv_token),
+     .min = 0, .def = "0", .unit = "us/token",
+     .doc = "Step time's context term: an iteration takes this much longer per context token "
+            "(KV) its decoding sequences attend to (docs/services.md \"Step time\"); 0: none."},
+    {.path = "kv_context", .type = FS_KT_BOOL, .off = SVP(kv_context), .def = "false",
+     .doc = "With model: the preset's step time grows with the context: us_per_kv_token from the "
+            "roofline (KV bytes read per token per GPU over the HBM bandwidth) and decode, "
+            "decode_single timed with no context (docs/services.md \"Step time\")."},
 };
 static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],

@@ -61,12 +61,16 @@ def step_us(b, B, step1, stepb):
     return step1 + ((stepb - step1) * float(b - 1)) / float(B - 1)
 
 
-def iter_dur(p, b, P, B, step1, stepb):
-    """Iteration duration (whole us) with p prefill tokens and b decoding sequences."""
+def iter_dur(p, b, P, B, step1, stepb, ctx=0, kv_us=0.0):
+    """Iteration duration (whole us) with p prefill tokens and b decoding sequences whose KV
+    caches hold ctx tokens in all: the prefill and decode part rounded half up (at least 1 us),
+    plus the context term kv_us x ctx, kv_us taken in whole 1e-9 us and the product rounded half
+    up in integers."""
     d = math.floor(float(p) * 1e6 / P + step_us(b, B, step1, stepb) + 0.5)
     if d < 1 and p + b > 0:
         d = 1
-    return int(d)
+    per = int(math.floor(kv_us * 1e9 + 0.5))    # 1e-9 us per context token
+    return int(d) + (per * ctx + 500000000) // 1000000000
 
 
 class Result:
@@ -132,13 +136,15 @@ class PrefixCache:
 
 
 def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1",
-             horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None):
+             horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None,
+             kv_us=0.0):
     """Runs the engine on `requests` = [(arrival_us, in, out[, prefix_id, prefix_len]), ...]
     sorted by arrival.
 
     replicas: how many, all ready at time 0; P prefill tokens/s; B max_num_seqs; step1, stepb the
     decode step (us, doubles) at 1 and B decoding sequences; T max_num_batched_tokens; K KV cache
-    tokens (0 unlimited); scheduler "v1" or "v0".  Events after horizon_us do not run, arrivals at
+    tokens (0 unlimited); scheduler "v1" or "v0"; kv_us the step time's context term, us per
+    token in the KV caches of the iteration's decoding sequences (tokens computed before it).  Events after horizon_us do not run, arrivals at
     or after it never come.  Returns one entry per request: a Result (replica, first_us, end_us,
     preemptions, prefix_hit) when its last token came by the horizon, else None.  token_log, a
     dict, gets token_log[i] = [time of each token emitted by request i] (for the hand tests);
@@ -406,7 +412,8 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         sids, news, p, b = schedule(r)
         if not sids:
             return      # idle until an arrival
-        d = iter_dur(p, b, P, B, step1, stepb)
+        ctx = sum(COMP[s] for s in sids if DEC[s]) if kv_us else 0
+        d = iter_dur(p, b, P, B, step1, stepb, ctx, kv_us)
         sched[r] = (sids, news)
         busy[r] = True
         heapq.heappush(heap, (t + d, r))
@@ -543,6 +550,7 @@ ENGINE_TAIL = """    performance:
         max_batch: {max_batch}
         decode_single: {decode_single}
         kv_tokens: {kv}
+        us_per_kv_token: {ctx}
     engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
     autoscale: {{metric: none}}
 output: {{requests: true}}
@@ -615,7 +623,21 @@ def cases():
         out.append(("prefix-3-v1-kv32k-%s" % tag, "prefix", 3, "v1", 32768, router))
         out.append(("prefix-3-v0-kv32k-%s" % tag, "prefix", 3, "v0", 32768, router))
         out.append(("prefix-3-v1-%s" % tag, "prefix", 3, "v1", 0, router))
+    # the step time's context term on (CTX_US: an 8B model's KV read on an H100, 48.907 ns
+    # per token): v1 and v0, the KV cache binding, a bursty hour and shared prefixes
+    for name in ("conv-2-v1", "conv-2-v0", "code-1-v1", "conv-2-v1-kv64k", "conv-2-v0-kv48k",
+                 "prefix-3-v1-kv32k-pa"):
+        base = [c for c in out if c[0] == name][0]
+        out.append((name + "-ctx",) + base[1:])
     return out
+
+
+CTX_US = 0.048907       # us per context token of the "-ctx" cases
+
+
+def case_ctx(name):
+    """The case's us_per_kv_token."""
+    return CTX_US if name.endswith("-ctx") else 0.0
 
 
 def fmt_num(x):
@@ -635,12 +657,14 @@ def run_case(case, args, perf, np, h5py):
             f.write(SCENARIO_PREFIX.format(name=name, replicas=replicas, sched=sched,
                                            router=router, rate="0.05", prefill=fmt_num(perf[0]),
                                            decode=fmt_num(perf[1]), max_batch=perf[2],
-                                           decode_single=fmt_num(perf[3]), kv=kv, T=T))
+                                           decode_single=fmt_num(perf[3]), kv=kv, T=T,
+                                           ctx=fmt_num(case_ctx(name))))
         else:
             f.write(SCENARIO.format(name=name, replicas=replicas, sched=sched, svc=trace,
                                     trace=trace_path, prefill=fmt_num(perf[0]),
                                     decode=fmt_num(perf[1]), max_batch=perf[2],
-                                    decode_single=fmt_num(perf[3]), kv=kv, T=T))
+                                    decode_single=fmt_num(perf[3]), kv=kv, T=T,
+                                    ctx=fmt_num(case_ctx(name))))
     t0 = time.time()
     if os.path.exists(h5):
         os.unlink(h5)
@@ -681,7 +705,7 @@ def run_case(case, args, perf, np, h5py):
     P, B, step1, stepb = engine_params(*perf)
     st = {}
     res = simulate(reqs, replicas, P, B, step1, stepb, T=T, K=kv, scheduler=sched,
-                   horizon_us=horizon, router=router, stats=st)
+                   horizon_us=horizon, router=router, stats=st, kv_us=case_ctx(name))
     t_py = time.time() - t0
 
     # the reference's finished requests by (arrival_us, in, out)
