@@ -9,6 +9,10 @@
  * tokens, Log Type; columns found by name, times kept as they are so that
  * hours of the day line up; a failed request's 0 response tokens count as 1).
  *
+ * Either format may add the columns PrefixId and PrefixTokens (by name, both
+ * or neither): the id of a shared prompt prefix (0: none) and its tokens, at
+ * most the prompt's (vLLM's prefix caching; docs/traces.md "Request traces").
+ *
  * Azure requests come one at a time in file order with their time relative
  * to the first row (which is 0).  Rows must be in time order: a row earlier than
  * the one before it is an error.  Every error names the file, the line and
@@ -33,8 +37,8 @@ typedef struct fs_request {
     fs_time_t at;           /* us after the first row (plus periods with repeat) */
     uint32_t input;         /* prompt tokens (ContextTokens) */
     uint32_t output;        /* generated tokens (GeneratedTokens, at least 1) */
-    uint32_t prefix, prefix_len;    /* shared prefix id (0: none) and tokens: the services'
-                                       synthetic requests only (traces have no such column) */
+    uint32_t prefix, prefix_len;    /* shared prefix id (0: none) and tokens (<= input):
+                                       the optional PrefixId, PrefixTokens columns (else 0) */
 } fs_request_t;
 
 /* Opens path (its header checked).  0, FS_EINVAL (a directory, bad
