@@ -4,6 +4,7 @@
  * validation against published throughput in docs/validation.md.
  */
 #include "fs_llmperf.h"
+#include "../traces/fs_reqtrace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -383,15 +384,76 @@ static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, s
     return 0;
 }
 
+/* A row's max_model_len (0 written: the preset model's context) against
+ * its KV cache, as vLLM checks at start-up: one longest sequence must fit. */
+static int check_len(fs_svc_perf_cfg_t *p, size_t i, size_t j, char *key, size_t keylen,
+                     fs_error_t *err)
+{
+    const char *len_key = p->max_model_len ? "max_model_len" : "model";
+    if (!p->max_model_len && p->model)
+        p->max_model_len = fs_llm_model_find(p->model)->context;
+    uint64_t kv = p->kv_tokens / 16 * 16;
+    if (p->max_model_len && p->kv_tokens && kv < p->max_model_len) {
+        fs_error_set(err, FS_EINVAL, "max_model_len %u%s%s%s is more than the KV cache holds "
+                     "(kv_tokens %llu: %llu in blocks of 16): lower max_model_len to %llu or raise "
+                     "kv_tokens%s", p->max_model_len, *len_key == 'm' && p->model ? " (" : "",
+                     *len_key == 'm' && p->model ? p->model : "",
+                     *len_key == 'm' && p->model ? "'s context)" : "",
+                     (unsigned long long)p->kv_tokens, (unsigned long long)kv,
+                     (unsigned long long)kv, p->model ? " or gpu_memory_utilization" : "");
+        return row_fail(key, keylen, i, j, (p->given & FS_SVP_KV) ? "kv_tokens" : len_key, err);
+    }
+    return 0;
+}
+
+/* A service's request trace against each row: a prompt longer than
+ * max_model_len, or a request the KV cache cannot hold alone, is refused
+ * now at its FILE:LINE (a run would stop at it).  A trace that cannot be
+ * read is left to the loader's own check of it. */
+static int check_trace(const fs_service_cfg_t *s, size_t i, char *key, size_t keylen,
+                       fs_error_t *err)
+{
+    if (s->process != FS_SVC_TRACE || !s->trace)
+        return 0;
+    for (size_t j = 0; j < s->n_perf; j++) {
+        const fs_svc_perf_cfg_t *p = &s->perf[j];
+        if (!p->max_model_len && !p->kv_tokens)
+            continue;
+        char wl[96], wk[96];
+        snprintf(wl, sizeof wl, "max_model_len of services.%zu.performance.%zu", i, j);
+        snprintf(wk, sizeof wk, "a replica's kv_tokens (services.%zu.performance.%zu)", i, j);
+        fs_error_t e;
+        int rc = fs_reqtrace_check_len(s->trace, p->max_model_len, wl, p->kv_tokens, wk, &e);
+        if (rc == FS_ENOMEM)
+            return fs_error_set(err, FS_ENOMEM, "%s", e.msg);
+        if (rc == 1) {
+            fs_error_set(err, FS_EINVAL, "%s", e.msg);
+            char k[96];
+            snprintf(k, sizeof k, "services.%zu.requests.trace", i);
+            if (key && keylen)
+                snprintf(key, keylen, "%s", k);
+            fs_error_prefix(err, "%s", k);
+            return FS_EINVAL;
+        }
+    }
+    return 0;
+}
+
 int fs_llm_fill_services(fs_services_cfg_t *sc, char *key, size_t keylen, fs_error_t *err)
 {
     if (key && keylen)
         key[0] = '\0';
-    for (size_t i = 0; i < sc->n; i++)
+    for (size_t i = 0; i < sc->n; i++) {
         for (size_t j = 0; j < sc->list[i].n_perf; j++) {
             int rc = fill_row(&sc->list[i].perf[j], &sc->list[i], i, j, key, keylen, err);
+            if (!rc)
+                rc = check_len(&sc->list[i].perf[j], i, j, key, keylen, err);
             if (rc)
                 return rc;
         }
+        int rc = check_trace(&sc->list[i], i, key, keylen, err);
+        if (rc)
+            return rc;
+    }
     return 0;
 }

@@ -578,6 +578,14 @@ static int64_t admit(svc_t *s, fs_model_t *m, const replica_t *r, uint64_t *budg
     while (e->wq_n > 0 && *budget > 0 && e->n_run < r->batch) {
         seq_t *w = wq_front(e);
         uint64_t total = (uint64_t)w->r.in + w->gen, want = total;
+        if (e->max_len && w->r.in > e->max_len) {
+            fs_error_t err;
+            fs_error_set(&err, FS_EINVAL, "services.%u: a prompt of %u tokens is longer than "
+                         "the replica's max_model_len (%u tokens; vLLM refuses it): shorten "
+                         "requests.input or raise max_model_len", s->idx, w->r.in, e->max_len);
+            fs_model_error(m, &err);
+            return -1;
+        }
         if (e->kv_blocks && blocks_for((uint64_t)w->r.in + w->r.out) > e->kv_blocks) {
             fs_error_t err;
             fs_error_set(&err, FS_EINVAL, "services.%u: a request of %u prompt and %u output "
@@ -798,6 +806,7 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
     e->kv_blocks = (uint32_t)(p->kv_tokens / KV_BLOCK);
     e->kv_free = e->kv_blocks;
     e->kv_fs = (uint64_t)floor(p->us_per_kv_token * (double)KV_FS_PER_US + 0.5);
+    e->max_len = p->max_model_len;
     e->kv_used = &s->kv_used;
     e->used_rep = 0;
     e->evictable = 0;

@@ -100,6 +100,7 @@ typedef struct eng {
     uint64_t kv_fs;         /* 1e-9 us per context token (0: no context term) */
     uint64_t ctx0;          /* C of the iteration (or the macro step's first) at t0 */
     fs_time_t base;         /* its length without the context term, us */
+    uint32_t max_len;       /* max_model_len: the longest prompt it takes (0: any) */
 } eng_t;
 
 typedef struct replica {

@@ -39,6 +39,8 @@ typedef struct fs_svc_perf_cfg {
      * (0: none); with model, kv_context fills it from the roofline */
     double us_per_kv_token;
     int kv_context;         /* bool */
+    uint32_t max_model_len; /* longest prompt a replica takes (0: with model its context, else
+                               no limit); the loader makes it the resolved value */
 } fs_svc_perf_cfg_t;
 
 /* fs_svc_perf_cfg_t.given: the keys of a row written in the scenario. */

@@ -1091,6 +1091,10 @@ static const fs_key_t svc_perf_rows[] = {
      .doc = "With model: the preset's step time grows with the context: us_per_kv_token from the "
             "roofline (KV bytes read per token per GPU over the HBM bandwidth) and decode, "
             "decode_single timed with no context (docs/services.md \"Step time\")."},
+    {.path = "max_model_len", .type = FS_KT_UINT, .off = SVP(max_model_len),
+     .size = sizeof(uint32_t), .def = "0", .unit = "tokens",
+     .doc = "Longest sequence a replica takes (vLLM's max_model_len): a longer prompt is refused, "
+            "and a KV cache (kv_tokens) must hold one; 0: with model, its context, else no limit."},
 };
 static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],

@@ -247,3 +247,34 @@ int fs_reqtrace_probe(const char *path, fs_error_t *err)
                      "from it", path, empty ? "an empty file" : "only its header");
     return rc == 1 ? 0 : rc == 0 ? 1 : rc;
 }
+
+int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *what_prompt,
+                          uint64_t max_kv, const char *what_kv, fs_error_t *err)
+{
+    fs_reqtrace_t *t;
+    fs_request_t r;
+    int rc = fs_reqtrace_open(path, 0, &t, err);
+    if (rc)
+        return rc;
+    uint64_t kv_blocks = max_kv / 16;
+    while ((rc = fs_reqtrace_next(t, &r, err)) == 1) {
+        uint64_t need = ((uint64_t)r.input + r.output + 15) / 16;
+        if (max_prompt && r.input > max_prompt) {
+            fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: a prompt of %u tokens is longer "
+                         "than %s (%llu tokens)", path, (unsigned long long)t->csv.line_no,
+                         col_name(t, 1), r.input, what_prompt, (unsigned long long)max_prompt);
+            rc = 1;
+            break;
+        }
+        if (max_kv && need > kv_blocks) {
+            fs_error_set(err, FS_EINVAL, "%s:%llu: a request of %u prompt and %u output tokens "
+                         "needs %llu KV blocks of 16 tokens, more than %s holds (%llu blocks)",
+                         path, (unsigned long long)t->csv.line_no, r.input, r.output,
+                         (unsigned long long)need, what_kv, (unsigned long long)kv_blocks);
+            rc = 1;
+            break;
+        }
+    }
+    fs_reqtrace_close(t);
+    return rc;
+}

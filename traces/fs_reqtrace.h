@@ -50,6 +50,14 @@ int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error
 int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err);
 void fs_reqtrace_close(fs_reqtrace_t *t);
 
+/* Reads all of path (once, without repeat) for a request a replica can
+ * never serve: a prompt of more than max_prompt tokens (0: no limit), or
+ * one whose prompt and output need more than max_kv tokens of KV in blocks
+ * of 16 (0: no limit).  0 none; 1 with err "PATH:LINE: field ...: ..." and
+ * the limit named by what_prompt or what_kv; or the reader's errors. */
+int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *what_prompt,
+                          uint64_t max_kv, const char *what_kv, fs_error_t *err);
+
 /* What a run would first see of path (the scenario loader, so that
  * validate refuses what run would): opens it and reads its first request.
  * 0 (a request), 1 (no request, only the header: err holds the warning),

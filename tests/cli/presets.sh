@@ -45,7 +45,61 @@ scenario H100 2 llama3-405b fp8 one.csv > big.yaml
 expect_exit 2 "$FLEETSIM" validate big.yaml
 expect_err '^big.yaml:17:38: services.0.performance.0.model: llama3-405b in fp8 at tp 2 needs .* the smallest tp that fits is 8 \(gpus: 8\)$'
 
+# The step time's context term by hand (docs/services.md "Step time"): one replica, prefill
+# 10,000 tokens/s, a 10 ms decode step (max_batch 1), us_per_kv_token 0.5.  A request of
+# 1,000 prompt and 101 output tokens: its prefill 100,000 us (first token at 0.1 s), then 100
+# decode steps of 10,000 us + round(0.5 x C), C = 1,000 ... 1,099 its KV tokens: 52,500 us in
+# all (a macro step, in closed form), so it ends at 1.1525 s.  A request arriving at 0.5 s
+# (cutting the macro step, whose end stays) waits for the batch and is prefilled in 1,000 us.
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,1000,101\n2023-11-16 18:00:00.5,10,1\n' > ctx.csv
+sed -e 's/model: llama3-70b, dtype: fp8/prefill: 10000, decode: 100, max_batch: 1, us_per_kv_token: 0.5/' \
+    -e 's/trace: one.csv/trace: ctx.csv/' ok.yaml > ctx.yaml
+expect_exit 0 "$FLEETSIM" run ctx.yaml -o ctx.h5 -q
 PY=
+for p in "${FS_TEST_PYTHON:-}" python3 /usr/bin/python3; do
+    if [ -n "$p" ] && "$p" -c 'import h5py' 2>/dev/null; then PY=$p; break; fi
+done
+if [ -n "$PY" ]; then
+    "$PY" - ctx.h5 <<'PY' && ok || bad "context term by hand"
+import sys, h5py
+r = h5py.File(sys.argv[1], "r")["requests"][:]
+got = sorted((round(x["arrival"] * 1e6), round((x["arrival"] + x["ttft"]) * 1e6), round(x["end"] * 1e6))
+             for x in r)
+want = [(0, 100000, 1152500), (500000, 1153500, 1153500)]
+print(got)
+sys.exit(0 if got == want else 1)
+PY
+fi
+
+# Bad input (exit 2, nothing written): a prompt longer than max_model_len, a request the KV
+# cache cannot hold alone (a trace: at its FILE:LINE, found by validate), a max_model_len the KV
+# cache cannot hold (vLLM's start-up check; a preset's is its model's context), kv_context
+# without a model; a synthetic prompt longer than max_model_len stops the run.
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0,100,10\n2023-11-16 18:00:01.0,5000,10\n' > long.csv
+plain() {  # plain ROW-EXTRAS TRACE
+    sed -e "s/model: llama3-70b, dtype: fp8/prefill: 10000, decode: 2400, max_batch: 64$1/" \
+        -e "s/trace: one.csv/trace: $2/" ok.yaml
+}
+plain ", max_model_len: 4096" long.csv > ml.yaml
+expect_exit 2 "$FLEETSIM" validate ml.yaml
+expect_err '^ml.yaml:15:39: services.0.requests.trace: .*/long.csv:3: field ContextTokens: a prompt of 5000 tokens is longer than max_model_len of services.0.performance.0 \(4096 tokens\)$'
+expect_exit 2 "$FLEETSIM" run ml.yaml -o ml.h5
+expect_no_file ml.h5
+plain ", kv_tokens: 4096" long.csv > kv.yaml
+expect_exit 2 "$FLEETSIM" validate kv.yaml
+expect_err '^kv.yaml:15:39: services.0.requests.trace: .*/long.csv:3: a request of 5000 prompt and 10 output tokens needs 314 KV blocks of 16 tokens, more than a replica.s kv_tokens \(services.0.performance.0\) holds \(256 blocks\)$'
+plain ", kv_tokens: 4096, max_model_len: 8192" one.csv > kvml.yaml
+expect_exit 2 "$FLEETSIM" validate kvml.yaml
+expect_err '^kvml.yaml:17:[0-9]+: services.0.performance.0.kv_tokens: max_model_len 8192 is more than the KV cache holds \(kv_tokens 4096: 4096 in blocks of 16\): lower max_model_len to 4096 or raise kv_tokens$'
+sed 's/dtype: fp8}/dtype: fp8, kv_tokens: 65536}/' ok.yaml > pkv.yaml
+expect_exit 2 "$FLEETSIM" validate pkv.yaml
+expect_err '^pkv.yaml:17:[0-9]+: services.0.performance.0.kv_tokens: max_model_len 131072 \(llama3-70b.s context\) is more than the KV cache holds \(kv_tokens 65536: 65536 in blocks of 16\): lower max_model_len to 65536 or raise kv_tokens or gpu_memory_utilization$'
+sed -e 's/requests: {process: trace, trace: one.csv}/requests: {rate: 1\/s, input: {dist: constant, value: 3000}, output: {dist: constant, value: 5}}/' \
+    -e 's/model: llama3-70b, dtype: fp8/prefill: 10000, decode: 2400, max_batch: 64, max_model_len: 2048/' ok.yaml > syn.yaml
+expect_exit 2 "$FLEETSIM" run syn.yaml -o syn.h5
+expect_err 'services.0: a prompt of 3000 tokens is longer than the replica.s max_model_len \(2048 tokens; vLLM refuses it\)'
+expect_no_file syn.h5
+
 for p in "${FS_TEST_PYTHON:-}" python3 /usr/bin/python3; do
     if [ -n "$p" ] && "$p" -c 'import h5py' 2>/dev/null; then PY=$p; break; fi
 done
