@@ -4,6 +4,7 @@
  * validation against published throughput in docs/validation.md.
  */
 #include "fs_llmperf.h"
+#include "fs_svprofile.h"
 #include "../traces/fs_reqtrace.h"
 
 #include <math.h>
@@ -291,9 +292,42 @@ static void what_fits(const fs_llm_replica_t *r, char *buf, size_t n)
                  r->gpu->fp8_flops > 0 ? " or fp8" : " (which has no fp8)");
 }
 
+/* performance[].profile: read (its errors at PATH:LINE, blamed on the
+ * key), and the row's numbers not written derived from it: prefill at its
+ * longest prefill row, decode and decode_single at FS_LLM_DECODE_CTX tokens
+ * of context per sequence (what fluid mode and plan read). */
+static int fill_profile(fs_svc_perf_cfg_t *p, size_t i, size_t j, char *key, size_t keylen,
+                        fs_error_t *err)
+{
+    fs_svprof_t *pf;
+    int rc = fs_svprof_load(p->profile, &pf, err);
+    if (rc == FS_ENOMEM)
+        return rc;
+    if (rc)
+        return row_fail(key, keylen, i, j, "profile", err);
+    if (p->us_per_kv_token > 0 || p->kv_context) {
+        fs_svprof_free(pf);
+        fs_error_set(err, FS_EINVAL, "a profile times the context itself (its context_tokens): "
+                     "drop %s", p->kv_context ? "kv_context" : "us_per_kv_token");
+        return row_fail(key, keylen, i, j, p->kv_context ? "kv_context" : "us_per_kv_token", err);
+    }
+    uint32_t mb = p->max_batch ? p->max_batch : 1;
+    uint64_t last = pf->pre_p[pf->n_pre - 1];
+    if (!(p->given & FS_SVP_PREFILL))
+        p->prefill_tps = (double)last * 1e6 / fs_svprof_prefill(pf, last);
+    if (!(p->given & FS_SVP_DECODE))
+        p->decode_tps = mb * 1e6 /
+                        fs_svprof_decode(pf, mb, fs_svprof_column(pf, mb, (uint64_t)mb * FS_LLM_DECODE_CTX));
+    if (!(p->given & FS_SVP_DECODE1))
+        p->decode1_tps = 1e6 / fs_svprof_decode(pf, 1, fs_svprof_column(pf, 1, FS_LLM_DECODE_CTX));
+    fs_svprof_free(pf);
+    return 0;
+}
+
 static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, size_t j, char *key,
                     size_t keylen, fs_error_t *err)
 {
+
     if (!p->model && p->kv_context) {
         fs_error_set(err, FS_EINVAL, "kv_context takes the context term from a preset's "
                      "roofline: name a model, or write us_per_kv_token");
@@ -302,7 +336,7 @@ static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, s
     if (!p->model) {
         const char *miss = !(p->given & FS_SVP_PREFILL) && !(p->prefill_tps > 0) ? "prefill"
                            : !(p->given & FS_SVP_DECODE) && !(p->decode_tps > 0) ? "decode" : NULL;
-        if (miss) {
+        if (miss && !p->profile) {
             fs_error_set(err, FS_EINVAL, "missing key '%s' (tokens/s; or name a model for a preset "
                          "computed from it: docs/services.md \"Presets\")", miss);
             return row_fail(key, keylen, i, j, "", err);
@@ -446,6 +480,8 @@ int fs_llm_fill_services(fs_services_cfg_t *sc, char *key, size_t keylen, fs_err
     for (size_t i = 0; i < sc->n; i++) {
         for (size_t j = 0; j < sc->list[i].n_perf; j++) {
             int rc = fill_row(&sc->list[i].perf[j], &sc->list[i], i, j, key, keylen, err);
+            if (!rc && sc->list[i].perf[j].profile)  /* over the preset's numbers */
+                rc = fill_profile(&sc->list[i].perf[j], i, j, key, keylen, err);
             if (!rc)
                 rc = check_len(&sc->list[i].perf[j], i, j, key, keylen, err);
             if (rc)

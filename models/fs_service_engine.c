@@ -148,11 +148,39 @@ static uint64_t floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t c)
     return sum;
 }
 
+/* An iteration's length from the replica's measured profile: p prefill
+ * tokens, b decoding sequences holding ctx KV tokens (fs_svprofile.h). */
+static fs_time_t prof_us(const eng_t *e, uint64_t p, uint32_t b, uint64_t ctx)
+{
+    const fs_svprof_t *pf = e->prof;
+    double x = fs_svprof_prefill(pf, p) +
+               (b ? fs_svprof_decode(pf, b, fs_svprof_column(pf, b, ctx)) : 0);
+    fs_time_t d = (fs_time_t)floor(x + 0.5);
+    return d < 1 ? 1 : d;
+}
+
 /* The end of the first j iterations of the engine's current iteration or
  * macro step (every one b = n_run decodes, C growing by b each): t0 +
- * j x base + the sum of their context terms, in closed form. */
+ * j x base + the sum of their context terms, in closed form; with a
+ * profile, a sum over the grid's context columns C passes through. */
 static fs_time_t macro_end(const eng_t *e, uint64_t j)
 {
+    if (e->prof && e->k > 1) {
+        fs_time_t t = e->t0;
+        uint32_t b = e->n_run;
+        uint64_t i = 0;
+        while (i < j) {
+            uint64_t ctx = e->ctx0 + i * b;
+            size_t g = fs_svprof_column(e->prof, b, ctx);
+            uint64_t left = fs_svprof_left_in(e->prof, b, ctx, g);
+            uint64_t cnt = left < j - i ? left : j - i;
+            t += (fs_time_t)cnt * prof_us(e, 0, b, ctx);
+            i += cnt;
+        }
+        return t;
+    }
+    if (e->prof)
+        return e->t0 + (fs_time_t)j * e->dur;
     fs_time_t t = e->t0 + (fs_time_t)j * e->base;
     if (e->kv_fs && j > 0)
         t += (fs_time_t)floor_sum(j, KV_FS_PER_US, e->kv_fs * e->n_run,
@@ -167,7 +195,7 @@ static uint64_t macro_iters(const eng_t *e, fs_time_t now, int up)
 {
     if (now <= e->t0)
         return 0;
-    if (!e->kv_fs) {
+    if (!e->kv_fs && !e->prof) {
         fs_time_t d = now - e->t0;
         uint64_t j = (uint64_t)(up ? (d + e->dur - 1) / e->dur : d / e->dur);
         return j > e->k ? e->k : j;
@@ -704,13 +732,17 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         return 0;
     }
     e->t0 = now;
-    e->base = iter_us(r, p, b);
     e->ctx0 = 0;
-    if (e->kv_fs)       /* the context its decoding sequences attend to */
+    if (e->kv_fs || e->prof)    /* the context its decoding sequences attend to */
         for (uint32_t k = 0; k < e->n_run; k++)
             if (e->run[k].sched && e->run[k].decoding)
                 e->ctx0 += e->run[k].computed;
-    e->dur = e->base + ctx_us(e, e->ctx0);
+    if (e->prof) {
+        e->base = e->dur = prof_us(e, p, b, e->ctx0);
+    } else {
+        e->base = iter_us(r, p, b);
+        e->dur = e->base + ctx_us(e, e->ctx0);
+    }
     e->k = 1;
     /* every running sequence decodes, and nothing was admitted or preempted:
      * what kept the waiting ones out (no room in the batch, the budget, the
@@ -792,11 +824,24 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
 }
 
 /* Replica r starts serving with performance row p: an empty engine. */
-void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
+int fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
 {
     eng_t *e = r->e;
     if (!e)
-        return;
+        return 0;
+    e->prof = NULL;
+    if (p->profile) {   /* read once per run (the loader checked it) */
+        size_t row = (size_t)(p - s->cfg->perf);
+        if (!s->prof && !(s->prof = fs_calloc(s->cfg->n_perf, sizeof *s->prof)))
+            return FS_ENOMEM;
+        if (!s->prof[row]) {
+            fs_error_t err;
+            int rc = fs_svprof_load(p->profile, &s->prof[row], &err);
+            if (rc)
+                return rc;
+        }
+        e->prof = s->prof[row];
+    }
     e->n_run = 0;
     e->wq_head = e->wq_n = 0;
     e->armed = 0;
@@ -815,6 +860,15 @@ void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p)
         memset(e->pc, 0, e->n_pc * sizeof *e->pc);
     s->kv_total += e->kv_blocks;
     e->counted = 1;
+    return 0;
+}
+
+void fs_sveng_free_profiles(svc_t *s)
+{
+    for (size_t i = 0; s->prof && i < s->cfg->n_perf; i++)
+        fs_svprof_free(s->prof[i]);
+    fs_free(s->prof);
+    s->prof = NULL;
 }
 
 /* Replica r's engine stops for good (retired): its cache leaves the

@@ -21,6 +21,7 @@
 #define FS_SERVICE_INT_H
 
 #include "fs_service.h"
+#include "fs_svprofile.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_rng.h"
 #include "../traces/fs_reqtrace.h"
@@ -101,6 +102,7 @@ typedef struct eng {
     uint64_t ctx0;          /* C of the iteration (or the macro step's first) at t0 */
     fs_time_t base;         /* its length without the context term, us */
     uint32_t max_len;       /* max_model_len: the longest prompt it takes (0: any) */
+    const fs_svprof_t *prof;    /* its row's measured profile (the service's), or NULL */
 } eng_t;
 
 typedef struct replica {
@@ -211,6 +213,7 @@ typedef struct svc {
     uint64_t buckets_with, buckets_met;
     double live_s, ready_s, gpu_s, startup_gpu_s, tokens, ttft_sum;
     gsl_histogram *h_ttft, *h_tpot;
+    fs_svprof_t **prof;     /* per performance row, its profile once a replica needs it */
 } svc_t;
 
 typedef struct services {
@@ -276,8 +279,11 @@ int fs_sveng_push(svc_t *s, const req_t *r, int front);
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m);
 /* The end of replica i's iteration (its event). */
 int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t arg);
-/* Replica r starts serving with performance row p: an empty engine. */
-void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* Replica r starts serving with performance row p: an empty engine (its
+ * profile read on first use).  0, or the profile's error. */
+int fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* The service's profiles, freed (its destruction). */
+void fs_sveng_free_profiles(svc_t *s);
 /* Replica r's engine stops for good: its KV cache leaves the service's total. */
 void fs_sveng_stop(svc_t *s, replica_t *r);
 /* A request completed with the figures of row: counts, SLO, histograms,

@@ -41,6 +41,8 @@ typedef struct fs_svc_perf_cfg {
     int kv_context;         /* bool */
     uint32_t max_model_len; /* longest prompt a replica takes (0: with model its context, else
                                no limit); the loader makes it the resolved value */
+    char *profile;          /* a measured step-time profile, CSV (owned; NULL: none):
+                               models/fs_svprofile.h; it overrides the step model */
 } fs_svc_perf_cfg_t;
 
 /* fs_svc_perf_cfg_t.given: the keys of a row written in the scenario. */

@@ -1095,6 +1095,11 @@ static const fs_key_t svc_perf_rows[] = {
      .size = sizeof(uint32_t), .def = "0", .unit = "tokens",
      .doc = "Longest sequence a replica takes (vLLM's max_model_len): a longer prompt is refused, "
             "and a KV cache (kv_tokens) must hold one; 0: with model, its context, else no limit."},
+    {.path = "profile", .type = FS_KT_PATH, .off = SVP(profile),
+     .doc = "A measured step-time profile (CSV: batch, prefill_tokens, context_tokens, step_us; "
+            "docs/services.md \"A measured profile\"): the engine times iterations from it, "
+            "overriding prefill, decode and the preset; prefill and decode not written are "
+            "derived from it."},
 };
 static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],

@@ -135,16 +135,66 @@ class PrefixCache:
             n -= k
 
 
+def read_profile(path):
+    """A step-time profile CSV (batch, prefill_tokens, context_tokens, step_us; # comments):
+    {"pre": [(tokens, us)] sorted, "batches": [...], "ctx": [...], "dec": {(b, x): us}}."""
+    pre, dec = [], {}
+    with open(path) as f:
+        lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    head = [h.strip().lower() for h in lines[0].split(",")]
+    ix = [head.index(k) for k in ("batch", "prefill_tokens", "context_tokens", "step_us")]
+    for l in lines[1:]:
+        v = l.split(",")
+        b, p, x, us = int(v[ix[0]]), int(v[ix[1]]), int(v[ix[2]]), float(v[ix[3]])
+        if b == 0:
+            pre.append((p, us))
+        else:
+            dec[(b, x)] = us
+    pre.sort()
+    return {"pre": pre, "batches": sorted({k[0] for k in dec}), "ctx": sorted({k[1] for k in dec}),
+            "dec": dec}
+
+
+def _line(y0, y1, x, x0, x1):
+    return y0 + (y1 - y0) * float(x - x0) / float(x1 - x0)
+
+
+def profile_us(prof, p, b, ctx):
+    """The profile's iteration time (us, a double): prefill piecewise linear from (0, 0)
+    through the prefill rows (the last segment extended); decode at the first context column
+    >= ctx / b (the last beyond), piecewise linear in the batch between the grid's batches
+    (the end values beyond them)."""
+    x = 0.0
+    if p > 0:
+        pts = [(0, 0.0)] + prof["pre"]
+        k = next((i for i in range(1, len(pts)) if pts[i][0] >= p), len(pts) - 1)
+        x += _line(pts[k - 1][1], pts[k][1], p, pts[k - 1][0], pts[k][0])
+    if b > 0:
+        cs = prof["ctx"]
+        col = next((c for c in cs if b * c >= ctx), cs[-1])
+        bs = prof["batches"]
+        d = prof["dec"]
+        if b <= bs[0] or len(bs) == 1:
+            x += d[(bs[0], col)]
+        elif b > bs[-1]:
+            x += d[(bs[-1], col)]
+        else:
+            i = next(i for i in range(len(bs) - 1) if bs[i] < b <= bs[i + 1])
+            x += _line(d[(bs[i], col)], d[(bs[i + 1], col)], b, bs[i], bs[i + 1])
+    return x
+
+
 def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1",
              horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None,
-             kv_us=0.0):
+             kv_us=0.0, profile=None):
     """Runs the engine on `requests` = [(arrival_us, in, out[, prefix_id, prefix_len]), ...]
     sorted by arrival.
 
     replicas: how many, all ready at time 0; P prefill tokens/s; B max_num_seqs; step1, stepb the
     decode step (us, doubles) at 1 and B decoding sequences; T max_num_batched_tokens; K KV cache
     tokens (0 unlimited); scheduler "v1" or "v0"; kv_us the step time's context term, us per
-    token in the KV caches of the iteration's decoding sequences (tokens computed before it).  Events after horizon_us do not run, arrivals at
+    token in the KV caches of the iteration's decoding sequences (tokens computed before it);
+    profile (read_profile) times every iteration instead, rounded half up (at least 1 us).  Events after horizon_us do not run, arrivals at
     or after it never come.  Returns one entry per request: a Result (replica, first_us, end_us,
     preemptions, prefix_hit) when its last token came by the horizon, else None.  token_log, a
     dict, gets token_log[i] = [time of each token emitted by request i] (for the hand tests);
@@ -412,8 +462,11 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         sids, news, p, b = schedule(r)
         if not sids:
             return      # idle until an arrival
-        ctx = sum(COMP[s] for s in sids if DEC[s]) if kv_us else 0
-        d = iter_dur(p, b, P, B, step1, stepb, ctx, kv_us)
+        ctx = sum(COMP[s] for s in sids if DEC[s]) if kv_us or profile else 0
+        if profile:
+            d = max(1, int(math.floor(profile_us(profile, p, b, ctx) + 0.5)))
+        else:
+            d = iter_dur(p, b, P, B, step1, stepb, ctx, kv_us)
         sched[r] = (sids, news)
         busy[r] = True
         heapq.heappush(heap, (t + d, r))
@@ -551,7 +604,7 @@ ENGINE_TAIL = """    performance:
         decode_single: {decode_single}
         kv_tokens: {kv}
         us_per_kv_token: {ctx}
-    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
+{extra}    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
     autoscale: {{metric: none}}
 output: {{requests: true}}
 """
@@ -629,7 +682,24 @@ def cases():
                  "prefix-3-v1-kv32k-pa"):
         base = [c for c in out if c[0] == name][0]
         out.append((name + "-ctx",) + base[1:])
+    # a measured profile (tests/data/profiles/h100-8b.csv: prefill rows and a decode grid of
+    # batch x context) instead of the row's numbers
+    for name in ("conv-2-v1", "conv-2-v0", "code-1-v1", "conv-2-v1-kv64k", "prefix-3-v1-kv32k-pa"):
+        base = [c for c in out if c[0] == name][0]
+        out.append((name + "-prof",) + base[1:])
     return out
+
+
+def case_profile(name, src):
+    """The case's profile path, or None."""
+    if name.endswith("-prof"):
+        return os.path.join(os.path.abspath(src), "tests", "data", "profiles", "h100-8b.csv")
+    return None
+
+
+def case_extra(name, src):
+    prof = case_profile(name, src)
+    return "        profile: %s\n" % prof if prof else ""
 
 
 CTX_US = 0.048907       # us per context token of the "-ctx" cases
@@ -658,13 +728,15 @@ def run_case(case, args, perf, np, h5py):
                                            router=router, rate="0.05", prefill=fmt_num(perf[0]),
                                            decode=fmt_num(perf[1]), max_batch=perf[2],
                                            decode_single=fmt_num(perf[3]), kv=kv, T=T,
-                                           ctx=fmt_num(case_ctx(name))))
+                                           ctx=fmt_num(case_ctx(name)),
+                                           extra=case_extra(name, args.src)))
         else:
             f.write(SCENARIO.format(name=name, replicas=replicas, sched=sched, svc=trace,
                                     trace=trace_path, prefill=fmt_num(perf[0]),
                                     decode=fmt_num(perf[1]), max_batch=perf[2],
                                     decode_single=fmt_num(perf[3]), kv=kv, T=T,
-                                    ctx=fmt_num(case_ctx(name))))
+                                    ctx=fmt_num(case_ctx(name)),
+                                    extra=case_extra(name, args.src)))
     t0 = time.time()
     if os.path.exists(h5):
         os.unlink(h5)
@@ -705,7 +777,9 @@ def run_case(case, args, perf, np, h5py):
     P, B, step1, stepb = engine_params(*perf)
     st = {}
     res = simulate(reqs, replicas, P, B, step1, stepb, T=T, K=kv, scheduler=sched,
-                   horizon_us=horizon, router=router, stats=st, kv_us=case_ctx(name))
+                   horizon_us=horizon, router=router, stats=st, kv_us=case_ctx(name),
+                   profile=read_profile(case_profile(name, args.src))
+                   if case_profile(name, args.src) else None)
     t_py = time.time() - t0
 
     # the reference's finished requests by (arrival_us, in, out)

@@ -71,6 +71,57 @@ sys.exit(0 if got == want else 1)
 PY
 fi
 
+# A measured profile (docs/services.md "A measured profile"): the row's own step times as a
+# profile (tests/data/profiles/azure-row.csv) give the same requests, to the microsecond, as
+# the row, on 2,000 requests of mixed lengths at 2 replicas, v1 and v0; the roofline preset's
+# grid (h100-8b.csv) runs.
+awk 'BEGIN { print "TIMESTAMP,ContextTokens,GeneratedTokens"; s = 7;
+    for (k = 0; k < 2000; k++) { s = (s * 1103515245 + 12345) % 2147483648;
+        printf "2023-11-16 18:%02d:%02d.%06d,%d,%d\n", int(k * 0.9 / 60), int(k * 0.9) % 60,
+               (k * 900000) % 1000000, 50 + s % 3000, 1 + int(s / 7) % 400 } }' > mix.csv
+for sched in v1 v0; do
+    sed -e 's/model: llama3-70b, dtype: fp8/prefill: 10000, decode: 2400, max_batch: 64, decode_single: 90/' \
+        -e 's/trace: one.csv/trace: mix.csv/' -e "s/scheduler: v1/scheduler: $sched/" \
+        -e 's/    gpus: 4/    gpus: 1\n    min_replicas: 2\n    max_replicas: 2\n    autoscale: {metric: none}/' \
+        ok.yaml > row.yaml
+    sed "s|decode_single: 90|profile: $SRC/tests/data/profiles/azure-row.csv|" row.yaml > prof.yaml
+    expect_exit 0 "$FLEETSIM" run row.yaml -o row-$sched.h5 -q
+    expect_exit 0 "$FLEETSIM" run prof.yaml -o prof-$sched.h5 -q
+done
+if [ -n "$PY" ]; then
+    for sched in v1 v0; do
+        "$PY" - row-$sched.h5 prof-$sched.h5 <<'PY' && ok || bad "profile of the row ($sched) differs"
+import sys, h5py
+a = h5py.File(sys.argv[1], "r")["requests"][:]
+b = h5py.File(sys.argv[2], "r")["requests"][:]
+same = len(a) == len(b) and a.tobytes() == b.tobytes()   # bytewise: NaN tpot of 1-token outputs
+print("%s: %d requests, %s" % (sys.argv[2], len(a), "same" if same else "DIFFERENT"))
+sys.exit(0 if len(a) == 2000 and same else 1)
+PY
+    done
+fi
+sed "s|decode_single: 90|profile: $SRC/tests/data/profiles/h100-8b.csv|" row.yaml > p8b.yaml
+expect_exit 0 "$FLEETSIM" run p8b.yaml -o p8b.h5 -q
+expect_exit 0 "$FLEETSIM" validate p8b.yaml --dump
+expect_out '^ +profile: .*h100-8b.csv$'
+
+# Bad profiles: the row's key at FILE:LINE:COL, then the profile's FILE:LINE: field.
+badprof() {  # badprof NAME ROWS REGEX
+    printf 'batch,prefill_tokens,context_tokens,step_us\n%b' "$2" > "$1.csv"
+    sed "s|decode_single: 90|profile: $1.csv|" row.yaml > "$1.yaml"
+    expect_exit 2 "$FLEETSIM" validate "$1.yaml"
+    expect_err "^$1.yaml:[0-9]+:[0-9]+: services.0.performance.0.profile: .*$1.csv:$3\$"
+    expect_exit 2 "$FLEETSIM" run "$1.yaml" -o "$1.h5"
+    expect_no_file "$1.h5"
+}
+badprof miss '0,2048,0,204800\n1,0,0,\n' '3: field step_us: missing'
+badprof neg '0,2048,0,204800\n1,0,-5,9000\n' "3: field context_tokens: expected a whole number >= 0, got '-5'"
+badprof zero '0,2048,0,0\n1,0,0,9000\n' "2: field step_us: expected a time in us > 0, got '0'"
+badprof hole '0,2048,0,204800\n1,0,0,9000\n1,0,1024,9500\n8,0,0,9900\n' ' the decode rows are not a grid: no row for batch 8 at 1024 context tokens \(every batch needs every context\)'
+badprof mixed '0,2048,0,204800\n4,512,0,60000\n' '3: field prefill_tokens: a row is a prefill .*'
+badprof dup '0,2048,0,204800\n1,0,0,9000\n1,0,0,9100\n' '4: field context_tokens: a second decode row for batch 1 at 0 context tokens \(the first at line 3\)'
+badprof nodec '0,2048,0,204800\n' ' no decode rows \(expected prefill rows: batch 0, and decode rows: batch >= 1\)'
+
 # Bad input (exit 2, nothing written): a prompt longer than max_model_len, a request the KV
 # cache cannot hold alone (a trace: at its FILE:LINE, found by validate), a max_model_len the KV
 # cache cannot hold (vLLM's start-up check; a preset's is its model's context), kv_context
