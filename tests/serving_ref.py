@@ -12,7 +12,8 @@ rounded half up to whole microseconds); it shares no code with models/fs_service
 For each case (the first hour of the Azure LLM 2023 conversation and code traces at 1, 2 and 4
 fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds;
 and synthetic hours with shared prefixes, routers least_loaded and prefix_affinity, replayed from
-fleetsim's own /requests)
+fleetsim's own /requests; "-ctx" cases with the step time's context term us_per_kv_token and
+"-prof" cases timed by the measured profile tests/data/profiles/h100-8b.csv)
 it writes a scenario, runs `BIN run SCEN -o OUT.h5 -q`, reads OUT.h5's /requests, simulates the
 same requests here and compares every reported request's ttft, tpot and end (and replica and
 preemptions when the table has them) to the microsecond, and that fleetsim reports exactly the
