@@ -91,6 +91,7 @@ static void wq_drop_front(eng_t *e)
 /* ---- step time and the KV cache ------------------------------------------------ */
 
 #define KV_FS_PER_US 1000000000ull     /* the context term's unit: 1e-9 us per token */
+#define MACRO_CTX_MAX (1u << 20)        /* iterations of a macro step with a context term */
 
 static double step_us(const replica_t *r, uint32_t b)
 {
@@ -750,6 +751,10 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
      * this one again up to the first finish or KV shortage */
     if (p == 0 && pr == 0 && admitted == 0 && b == e->n_run) {
         uint32_t k = macro_len(e);
+        /* with a context term, at most 2^20 iterations per macro step: its sum
+         * stays far from overflow; the next one goes on exactly as it would */
+        if ((e->kv_fs || e->prof) && k > MACRO_CTX_MAX)
+            k = MACRO_CTX_MAX;
         if (k > 1)
             e->k = k;
     }
