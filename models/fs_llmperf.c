@@ -4,6 +4,8 @@
  * validation against published throughput in docs/validation.md.
  */
 #include "fs_llmperf.h"
+#include "fs_svprofile.h"
+#include "../traces/fs_reqtrace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -249,6 +251,13 @@ void fs_llm_preset(const fs_llm_replica_t *r, uint32_t max_batch, uint64_t kv_to
     out->prefill_tps = round1(FS_LLM_PREFILL_CHUNK / fs_llm_step_time(r, &pre, NULL));
     out->decode1_tps = round1(1 / fs_llm_step_time(r, &one, NULL));
     out->decode_tps = round1(max_batch / fs_llm_step_time(r, &full, NULL));
+    const fs_llm_eff_t *e = r->eff ? r->eff : &eff_default;
+    one.decode_ctx = full.decode_ctx = 0;
+    out->decode1_tps0 = round1(1 / fs_llm_step_time(r, &one, NULL));
+    out->decode_tps0 = round1(max_batch / fs_llm_step_time(r, &full, NULL));
+    /* rounded to the engine's unit, 1e-9 us */
+    out->us_per_kv_token =
+        floor(fs_llm_kv_bytes_gpu(r->model, r->tp) / (r->gpu->mem_bw * e->memory) * 1e15 + 0.5) / 1e9;
 }
 
 /* ---- performance rows ------------------------------------------------------- */
@@ -283,13 +292,51 @@ static void what_fits(const fs_llm_replica_t *r, char *buf, size_t n)
                  r->gpu->fp8_flops > 0 ? " or fp8" : " (which has no fp8)");
 }
 
+/* performance[].profile: read (its errors at PATH:LINE, blamed on the
+ * key), and the row's numbers not written derived from it: prefill at its
+ * longest prefill row, decode and decode_single at FS_LLM_DECODE_CTX tokens
+ * of context per sequence (what fluid mode and plan read). */
+static int fill_profile(fs_svc_perf_cfg_t *p, size_t i, size_t j, char *key, size_t keylen,
+                        fs_error_t *err)
+{
+    fs_svprof_t *pf;
+    int rc = fs_svprof_load(p->profile, &pf, err);
+    if (rc == FS_ENOMEM)
+        return rc;
+    if (rc)
+        return row_fail(key, keylen, i, j, "profile", err);
+    if (p->us_per_kv_token > 0 || p->kv_context) {
+        fs_svprof_free(pf);
+        fs_error_set(err, FS_EINVAL, "a profile times the context itself (its context_tokens): "
+                     "drop %s", p->kv_context ? "kv_context" : "us_per_kv_token");
+        return row_fail(key, keylen, i, j, p->kv_context ? "kv_context" : "us_per_kv_token", err);
+    }
+    uint32_t mb = p->max_batch ? p->max_batch : 1;
+    uint64_t last = pf->pre_p[pf->n_pre - 1];
+    if (!(p->given & FS_SVP_PREFILL))
+        p->prefill_tps = (double)last * 1e6 / fs_svprof_prefill(pf, last);
+    if (!(p->given & FS_SVP_DECODE))
+        p->decode_tps = mb * 1e6 /
+                        fs_svprof_decode(pf, mb, fs_svprof_column(pf, mb, (uint64_t)mb * FS_LLM_DECODE_CTX));
+    if (!(p->given & FS_SVP_DECODE1))
+        p->decode1_tps = 1e6 / fs_svprof_decode(pf, 1, fs_svprof_column(pf, 1, FS_LLM_DECODE_CTX));
+    fs_svprof_free(pf);
+    return 0;
+}
+
 static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, size_t j, char *key,
                     size_t keylen, fs_error_t *err)
 {
+
+    if (!p->model && p->kv_context) {
+        fs_error_set(err, FS_EINVAL, "kv_context takes the context term from a preset's "
+                     "roofline: name a model, or write us_per_kv_token");
+        return row_fail(key, keylen, i, j, "kv_context", err);
+    }
     if (!p->model) {
         const char *miss = !(p->given & FS_SVP_PREFILL) && !(p->prefill_tps > 0) ? "prefill"
                            : !(p->given & FS_SVP_DECODE) && !(p->decode_tps > 0) ? "decode" : NULL;
-        if (miss) {
+        if (miss && !p->profile) {
             fs_error_set(err, FS_EINVAL, "missing key '%s' (tokens/s; or name a model for a preset "
                          "computed from it: docs/services.md \"Presets\")", miss);
             return row_fail(key, keylen, i, j, "", err);
@@ -353,12 +400,17 @@ static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, s
     fs_llm_preset(&r, (p->given & FS_SVP_MAX_BATCH) ? p->max_batch : 0,
                   (p->given & FS_SVP_KV) ? p->kv_tokens : 0, &pr);
     p->tp = tp;
+    /* a context term (kv_context, or us_per_kv_token written): the decode
+     * rates at no context, the context's KV read added per iteration */
+    int ctx = p->kv_context || p->us_per_kv_token > 0;
+    if (p->kv_context && !(p->us_per_kv_token > 0))
+        p->us_per_kv_token = pr.us_per_kv_token;
     if (!(p->given & FS_SVP_PREFILL))
         p->prefill_tps = pr.prefill_tps;
     if (!(p->given & FS_SVP_DECODE))
-        p->decode_tps = pr.decode_tps;
+        p->decode_tps = ctx ? pr.decode_tps0 : pr.decode_tps;
     if (!(p->given & FS_SVP_DECODE1))
-        p->decode1_tps = pr.decode1_tps;
+        p->decode1_tps = ctx ? pr.decode1_tps0 : pr.decode1_tps;
     if (!(p->given & FS_SVP_MAX_BATCH))
         p->max_batch = pr.max_batch;
     if (!(p->given & FS_SVP_KV))
@@ -366,15 +418,78 @@ static int fill_row(fs_svc_perf_cfg_t *p, const fs_service_cfg_t *s, size_t i, s
     return 0;
 }
 
+/* A row's max_model_len (0 written: the preset model's context) against
+ * its KV cache, as vLLM checks at start-up: one longest sequence must fit. */
+static int check_len(fs_svc_perf_cfg_t *p, size_t i, size_t j, char *key, size_t keylen,
+                     fs_error_t *err)
+{
+    const char *len_key = p->max_model_len ? "max_model_len" : "model";
+    if (!p->max_model_len && p->model)
+        p->max_model_len = fs_llm_model_find(p->model)->context;
+    uint64_t kv = p->kv_tokens / 16 * 16;
+    if (p->max_model_len && p->kv_tokens && kv < p->max_model_len) {
+        fs_error_set(err, FS_EINVAL, "max_model_len %u%s%s%s is more than the KV cache holds "
+                     "(kv_tokens %llu: %llu in blocks of 16): lower max_model_len to %llu or raise "
+                     "kv_tokens%s", p->max_model_len, *len_key == 'm' && p->model ? " (" : "",
+                     *len_key == 'm' && p->model ? p->model : "",
+                     *len_key == 'm' && p->model ? "'s context)" : "",
+                     (unsigned long long)p->kv_tokens, (unsigned long long)kv,
+                     (unsigned long long)kv, p->model ? " or gpu_memory_utilization" : "");
+        return row_fail(key, keylen, i, j, (p->given & FS_SVP_KV) ? "kv_tokens" : len_key, err);
+    }
+    return 0;
+}
+
+/* A service's request trace against each row: a prompt longer than
+ * max_model_len, or a request the KV cache cannot hold alone, is refused
+ * now at its FILE:LINE (a run would stop at it).  A trace that cannot be
+ * read is left to the loader's own check of it. */
+static int check_trace(const fs_service_cfg_t *s, size_t i, char *key, size_t keylen,
+                       fs_error_t *err)
+{
+    if (s->process != FS_SVC_TRACE || !s->trace)
+        return 0;
+    for (size_t j = 0; j < s->n_perf; j++) {
+        const fs_svc_perf_cfg_t *p = &s->perf[j];
+        if (!p->max_model_len && !p->kv_tokens)
+            continue;
+        char wl[96], wk[96];
+        snprintf(wl, sizeof wl, "max_model_len of services.%zu.performance.%zu", i, j);
+        snprintf(wk, sizeof wk, "a replica's kv_tokens (services.%zu.performance.%zu)", i, j);
+        fs_error_t e;
+        int rc = fs_reqtrace_check_len(s->trace, p->max_model_len, wl, p->kv_tokens, wk, &e);
+        if (rc == FS_ENOMEM)
+            return fs_error_set(err, FS_ENOMEM, "%s", e.msg);
+        if (rc == 1) {
+            fs_error_set(err, FS_EINVAL, "%s", e.msg);
+            char k[96];
+            snprintf(k, sizeof k, "services.%zu.requests.trace", i);
+            if (key && keylen)
+                snprintf(key, keylen, "%s", k);
+            fs_error_prefix(err, "%s", k);
+            return FS_EINVAL;
+        }
+    }
+    return 0;
+}
+
 int fs_llm_fill_services(fs_services_cfg_t *sc, char *key, size_t keylen, fs_error_t *err)
 {
     if (key && keylen)
         key[0] = '\0';
-    for (size_t i = 0; i < sc->n; i++)
+    for (size_t i = 0; i < sc->n; i++) {
         for (size_t j = 0; j < sc->list[i].n_perf; j++) {
             int rc = fill_row(&sc->list[i].perf[j], &sc->list[i], i, j, key, keylen, err);
+            if (!rc && sc->list[i].perf[j].profile)  /* over the preset's numbers */
+                rc = fill_profile(&sc->list[i].perf[j], i, j, key, keylen, err);
+            if (!rc)
+                rc = check_len(&sc->list[i].perf[j], i, j, key, keylen, err);
             if (rc)
                 return rc;
         }
+        int rc = check_trace(&sc->list[i], i, key, keylen, err);
+        if (rc)
+            return rc;
+    }
     return 0;
 }

@@ -108,6 +108,10 @@ typedef struct fs_llm_preset {
     double decode1_tps;
     uint32_t max_batch;
     uint64_t kv_tokens;
+    /* the step time's context term (kv_context): the roofline's memory time of one
+     * context token's KV read, and the decode rates timed with no context */
+    double us_per_kv_token;
+    double decode_tps0, decode1_tps0;
 } fs_llm_preset_t;
 
 /* ---- catalogs ------------------------------------------------------------- */
@@ -146,7 +150,10 @@ double fs_llm_step_time(const fs_llm_replica_t *r, const fs_llm_batch_t *b, fs_l
 uint64_t fs_llm_kv_tokens(const fs_llm_replica_t *r);
 /* The preset of a replica that fits; max_batch 0: FS_LLM_MAX_BATCH, lowered
  * to the sequences of FS_LLM_DECODE_CTX + 1 tokens the KV cache holds
- * (kv_tokens: the cache to size that by, 0 for the preset's own). */
+ * (kv_tokens: the cache to size that by, 0 for the preset's own).  Its
+ * context term: us_per_kv_token = KV bytes per token per GPU / (bandwidth x
+ * eff.memory), with decode_tps0 and decode1_tps0 at no context, so that a
+ * memory-bound decode step at C context tokens is step(b) + C x that. */
 void fs_llm_preset(const fs_llm_replica_t *r, uint32_t max_batch, uint64_t kv_tokens,
                    fs_llm_preset_t *out);
 

@@ -281,7 +281,8 @@ static int on_replica(void *ud, fs_model_t *m, uint32_t slot, int event, fs_time
         r->prefill_tps = p->prefill_tps;
         r->stepb = (double)p->max_batch / p->decode_tps * 1e6;
         r->step1 = p->decode1_tps > 0 ? 1e6 / p->decode1_tps : r->stepb;
-        fs_sveng_start(s, r, p);
+        if ((rc = fs_sveng_start(s, r, p)))
+            return rc;
         r->gen++;
         r->since = fs_model_now(m);
         s->holding++;
@@ -391,6 +392,7 @@ static void svc_destroy(void *ud)
         fs_free(s->pre_len);
         fs_free(s->pre_cdf);
         fs_reqtrace_close(s->trace);
+        fs_sveng_free_profiles(s);
     }
     fs_free(a->s);
     fs_free(a);

@@ -23,6 +23,7 @@
 #define FS_SERVICE_INT_H
 
 #include "fs_service.h"
+#include "fs_svprofile.h"
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_rng.h"
 #include "../traces/fs_reqtrace.h"
@@ -114,6 +115,13 @@ typedef struct eng {
     size_t kq_head, kq_n, kq_cap;
     xfer_t *xf;
     size_t n_xf, cap_xf;
+    /* step time's context term (performance row us_per_kv_token): an iteration takes
+     * round(kv_fs x C / 1e9) us more, C the context tokens of its decoding sequences */
+    uint64_t kv_fs;         /* 1e-9 us per context token (0: no context term) */
+    uint64_t ctx0;          /* C of the iteration (or the macro step's first) at t0 */
+    fs_time_t base;         /* its length without the context term, us */
+    uint32_t max_len;       /* max_model_len: the longest prompt it takes (0: any) */
+    const fs_svprof_t *prof;    /* its row's measured profile (the service's), or NULL */
 } eng_t;
 
 typedef struct replica {
@@ -259,6 +267,7 @@ typedef struct svc {
     size_t n_ho, cap_ho;
     seq_t *rp;              /* preempted on decode replicas in this instant: to prefill */
     size_t n_rp, cap_rp;
+    fs_svprof_t **prof;     /* per performance row, its profile once a replica needs it */
 } svc_t;
 
 typedef struct services {
@@ -324,8 +333,11 @@ int fs_sveng_push(svc_t *s, const req_t *r, int front);
 int fs_sveng_dispatch(services_t *a, svc_t *s, fs_model_t *m);
 /* The end of replica i's iteration (its event). */
 int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t arg);
-/* Replica r starts serving with performance row p: an empty engine. */
-void fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* Replica r starts serving with performance row p: an empty engine (its
+ * profile read on first use).  0, or the profile's error. */
+int fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
+/* The service's profiles, freed (its destruction). */
+void fs_sveng_free_profiles(svc_t *s);
 /* Replica r's engine stops for good: its KV cache leaves the service's total. */
 void fs_sveng_stop(svc_t *s, replica_t *r);
 /* A request completed with the figures of row: counts, SLO, histograms,

@@ -35,6 +35,14 @@ typedef struct fs_svc_perf_cfg {
     int dtype;              /* enum fs_llm_dtype: weights bf16 or fp8 */
     double mem_util;        /* gpu_memory_utilization, (0, 1] */
     unsigned given;         /* FS_SVP_* bits: what the scenario wrote (set by the loader) */
+    /* step time's context term: us per context token of a decoding sequence per iteration
+     * (0: none); with model, kv_context fills it from the roofline */
+    double us_per_kv_token;
+    int kv_context;         /* bool */
+    uint32_t max_model_len; /* longest prompt a replica takes (0: with model its context, else
+                               no limit); the loader makes it the resolved value */
+    char *profile;          /* a measured step-time profile, CSV (owned; NULL: none):
+                               models/fs_svprofile.h; it overrides the step model */
 } fs_svc_perf_cfg_t;
 
 /* fs_svc_perf_cfg_t.given: the keys of a row written in the scenario. */

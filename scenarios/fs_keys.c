@@ -1105,6 +1105,23 @@ static const fs_key_t svc_perf_rows[] = {
      .doc = "KV cache of one replica in tokens (blocks of 16): admission needs free blocks, and "
             "a running sequence that cannot grow preempts the newest (recomputed later); "
             "0: unlimited."},
+    {.path = "us_per_kv_token", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = SVP(us_per_kv_token),
+     .min = 0, .def = "0", .unit = "us/token",
+     .doc = "Step time's context term: an iteration takes this much longer per context token "
+            "(KV) its decoding sequences attend to (docs/services.md \"Step time\"); 0: none."},
+    {.path = "kv_context", .type = FS_KT_BOOL, .off = SVP(kv_context), .def = "false",
+     .doc = "With model: the preset's step time grows with the context: us_per_kv_token from the "
+            "roofline (KV bytes read per token per GPU over the HBM bandwidth) and decode, "
+            "decode_single timed with no context (docs/services.md \"Step time\")."},
+    {.path = "max_model_len", .type = FS_KT_UINT, .off = SVP(max_model_len),
+     .size = sizeof(uint32_t), .def = "0", .unit = "tokens",
+     .doc = "Longest sequence a replica takes (vLLM's max_model_len): a longer prompt is refused, "
+            "and a KV cache (kv_tokens) must hold one; 0: with model, its context, else no limit."},
+    {.path = "profile", .type = FS_KT_PATH, .off = SVP(profile),
+     .doc = "A measured step-time profile (CSV: batch, prefill_tokens, context_tokens, step_us; "
+            "docs/services.md \"A measured profile\"): the engine times iterations from it, "
+            "overriding prefill, decode and the preset; prefill and decode not written are "
+            "derived from it."},
 };
 static const fs_keytab_t svc_perf_keys = {"performance row", svc_perf_rows,
                                           sizeof svc_perf_rows / sizeof svc_perf_rows[0],

@@ -16,7 +16,8 @@ replica and KV transfer time.
 For each case (the first hour of the Azure LLM 2023 conversation and code traces at 1, 2 and 4
 fixed replicas ready at 0, schedulers v1 and v0, and a v1 and a v0 case whose KV cache binds;
 and synthetic hours with shared prefixes, routers least_loaded and prefix_affinity, replayed from
-fleetsim's own /requests)
+fleetsim's own /requests; "-ctx" cases with the step time's context term us_per_kv_token and
+"-prof" cases timed by the measured profile tests/data/profiles/h100-8b.csv)
 it writes a scenario, runs `BIN run SCEN -o OUT.h5 -q`, reads OUT.h5's /requests, simulates the
 same requests here and compares every reported request's ttft, tpot and end (and replica and
 preemptions when the table has them) to the microsecond, and that fleetsim reports exactly the
@@ -65,12 +66,16 @@ def step_us(b, B, step1, stepb):
     return step1 + ((stepb - step1) * float(b - 1)) / float(B - 1)
 
 
-def iter_dur(p, b, P, B, step1, stepb):
-    """Iteration duration (whole us) with p prefill tokens and b decoding sequences."""
+def iter_dur(p, b, P, B, step1, stepb, ctx=0, kv_us=0.0):
+    """Iteration duration (whole us) with p prefill tokens and b decoding sequences whose KV
+    caches hold ctx tokens in all: the prefill and decode part rounded half up (at least 1 us),
+    plus the context term kv_us x ctx, kv_us taken in whole 1e-9 us and the product rounded half
+    up in integers."""
     d = math.floor(float(p) * 1e6 / P + step_us(b, B, step1, stepb) + 0.5)
     if d < 1 and p + b > 0:
         d = 1
-    return int(d)
+    per = int(math.floor(kv_us * 1e9 + 0.5))    # 1e-9 us per context token
+    return int(d) + (per * ctx + 500000000) // 1000000000
 
 
 class Result:
@@ -135,14 +140,66 @@ class PrefixCache:
             n -= k
 
 
+def read_profile(path):
+    """A step-time profile CSV (batch, prefill_tokens, context_tokens, step_us; # comments):
+    {"pre": [(tokens, us)] sorted, "batches": [...], "ctx": [...], "dec": {(b, x): us}}."""
+    pre, dec = [], {}
+    with open(path) as f:
+        lines = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    head = [h.strip().lower() for h in lines[0].split(",")]
+    ix = [head.index(k) for k in ("batch", "prefill_tokens", "context_tokens", "step_us")]
+    for l in lines[1:]:
+        v = l.split(",")
+        b, p, x, us = int(v[ix[0]]), int(v[ix[1]]), int(v[ix[2]]), float(v[ix[3]])
+        if b == 0:
+            pre.append((p, us))
+        else:
+            dec[(b, x)] = us
+    pre.sort()
+    return {"pre": pre, "batches": sorted({k[0] for k in dec}), "ctx": sorted({k[1] for k in dec}),
+            "dec": dec}
+
+
+def _line(y0, y1, x, x0, x1):
+    return y0 + (y1 - y0) * float(x - x0) / float(x1 - x0)
+
+
+def profile_us(prof, p, b, ctx):
+    """The profile's iteration time (us, a double): prefill piecewise linear from (0, 0)
+    through the prefill rows (the last segment extended); decode at the first context column
+    >= ctx / b (the last beyond), piecewise linear in the batch between the grid's batches
+    (the end values beyond them)."""
+    x = 0.0
+    if p > 0:
+        pts = [(0, 0.0)] + prof["pre"]
+        k = next((i for i in range(1, len(pts)) if pts[i][0] >= p), len(pts) - 1)
+        x += _line(pts[k - 1][1], pts[k][1], p, pts[k - 1][0], pts[k][0])
+    if b > 0:
+        cs = prof["ctx"]
+        col = next((c for c in cs if b * c >= ctx), cs[-1])
+        bs = prof["batches"]
+        d = prof["dec"]
+        if b <= bs[0] or len(bs) == 1:
+            x += d[(bs[0], col)]
+        elif b > bs[-1]:
+            x += d[(bs[-1], col)]
+        else:
+            i = next(i for i in range(len(bs) - 1) if bs[i] < b <= bs[i + 1])
+            x += _line(d[(bs[i], col)], d[(bs[i + 1], col)], b, bs[i], bs[i + 1])
+    return x
+
+
 def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1",
-             horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None):
+             horizon_us=HORIZON_US, token_log=None, router="least_loaded", stats=None,
+             kv_us=0.0, profile=None):
     """Runs the engine on `requests` = [(arrival_us, in, out[, prefix_id, prefix_len]), ...]
     sorted by arrival.
 
     replicas: how many, all ready at time 0; P prefill tokens/s; B max_num_seqs; step1, stepb the
     decode step (us, doubles) at 1 and B decoding sequences; T max_num_batched_tokens; K KV cache
-    tokens (0 unlimited); scheduler "v1" or "v0".  Events after horizon_us do not run, arrivals at
+    tokens (0 unlimited); scheduler "v1" or "v0"; kv_us the step time's context term, us per
+    token in the KV caches of the iteration's decoding sequences (tokens computed before it);
+    profile (read_profile) times every iteration instead, rounded half up (at least 1 us).  Events after horizon_us do not run, arrivals at
     or after it never come.  Returns one entry per request: a Result (replica, first_us, end_us,
     preemptions, prefix_hit) when its last token came by the horizon, else None.  token_log, a
     dict, gets token_log[i] = [time of each token emitted by request i] (for the hand tests);
@@ -410,7 +467,11 @@ def simulate(requests, replicas, P, B, step1, stepb, T=2048, K=0, scheduler="v1"
         sids, news, p, b = schedule(r)
         if not sids:
             return      # idle until an arrival
-        d = iter_dur(p, b, P, B, step1, stepb)
+        ctx = sum(COMP[s] for s in sids if DEC[s]) if kv_us or profile else 0
+        if profile:
+            d = max(1, int(math.floor(profile_us(profile, p, b, ctx) + 0.5)))
+        else:
+            d = iter_dur(p, b, P, B, step1, stepb, ctx, kv_us)
         sched[r] = (sids, news)
         busy[r] = True
         heapq.heappush(heap, (t + d, r))
@@ -887,7 +948,8 @@ ENGINE_TAIL = """    performance:
         max_batch: {max_batch}
         decode_single: {decode_single}
         kv_tokens: {kv}
-    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
+        us_per_kv_token: {ctx}
+{extra}    engine: {{scheduler: {sched}, max_num_batched_tokens: {T}}}
     autoscale: {{metric: none}}
 output: {{requests: true}}
 """
@@ -959,7 +1021,38 @@ def cases():
         out.append(("prefix-3-v1-kv32k-%s" % tag, "prefix", 3, "v1", 32768, router))
         out.append(("prefix-3-v0-kv32k-%s" % tag, "prefix", 3, "v0", 32768, router))
         out.append(("prefix-3-v1-%s" % tag, "prefix", 3, "v1", 0, router))
+    # the step time's context term on (CTX_US: an 8B model's KV read on an H100, 48.907 ns
+    # per token): v1 and v0, the KV cache binding, a bursty hour and shared prefixes
+    for name in ("conv-2-v1", "conv-2-v0", "code-1-v1", "conv-2-v1-kv64k", "conv-2-v0-kv48k",
+                 "prefix-3-v1-kv32k-pa"):
+        base = [c for c in out if c[0] == name][0]
+        out.append((name + "-ctx",) + base[1:])
+    # a measured profile (tests/data/profiles/h100-8b.csv: prefill rows and a decode grid of
+    # batch x context) instead of the row's numbers
+    for name in ("conv-2-v1", "conv-2-v0", "code-1-v1", "conv-2-v1-kv64k", "prefix-3-v1-kv32k-pa"):
+        base = [c for c in out if c[0] == name][0]
+        out.append((name + "-prof",) + base[1:])
     return out
+
+
+def case_profile(name, src):
+    """The case's profile path, or None."""
+    if name.endswith("-prof"):
+        return os.path.join(os.path.abspath(src), "tests", "data", "profiles", "h100-8b.csv")
+    return None
+
+
+def case_extra(name, src):
+    prof = case_profile(name, src)
+    return "        profile: %s\n" % prof if prof else ""
+
+
+CTX_US = 0.048907       # us per context token of the "-ctx" cases
+
+
+def case_ctx(name):
+    """The case's us_per_kv_token."""
+    return CTX_US if name.endswith("-ctx") else 0.0
 
 
 def fmt_num(x):
@@ -979,12 +1072,16 @@ def run_case(case, args, perf, np, h5py):
             f.write(SCENARIO_PREFIX.format(name=name, replicas=replicas, sched=sched,
                                            router=router, rate="0.05", prefill=fmt_num(perf[0]),
                                            decode=fmt_num(perf[1]), max_batch=perf[2],
-                                           decode_single=fmt_num(perf[3]), kv=kv, T=T))
+                                           decode_single=fmt_num(perf[3]), kv=kv, T=T,
+                                           ctx=fmt_num(case_ctx(name)),
+                                           extra=case_extra(name, args.src)))
         else:
             f.write(SCENARIO.format(name=name, replicas=replicas, sched=sched, svc=trace,
                                     trace=trace_path, prefill=fmt_num(perf[0]),
                                     decode=fmt_num(perf[1]), max_batch=perf[2],
-                                    decode_single=fmt_num(perf[3]), kv=kv, T=T))
+                                    decode_single=fmt_num(perf[3]), kv=kv, T=T,
+                                    ctx=fmt_num(case_ctx(name)),
+                                    extra=case_extra(name, args.src)))
     t0 = time.time()
     if os.path.exists(h5):
         os.unlink(h5)
@@ -1025,7 +1122,9 @@ def run_case(case, args, perf, np, h5py):
     P, B, step1, stepb = engine_params(*perf)
     st = {}
     res = simulate(reqs, replicas, P, B, step1, stepb, T=T, K=kv, scheduler=sched,
-                   horizon_us=horizon, router=router, stats=st)
+                   horizon_us=horizon, router=router, stats=st, kv_us=case_ctx(name),
+                   profile=read_profile(case_profile(name, args.src))
+                   if case_profile(name, args.src) else None)
     t_py = time.time() - t0
 
     # the reference's finished requests by (arrival_us, in, out)

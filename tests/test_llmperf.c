@@ -621,6 +621,73 @@ static void test_loader_errors(void **state)
                  "that fits is 2");
 }
 
+/* kv_context: the preset's context term is the roofline's KV read per
+ * token, so that (decode memory-bound) step(b) + C x us_per_kv_token gives
+ * the roofline's step at every context; the loader fills it (and the decode
+ * rates at no context); without a model it is refused. */
+static void test_kv_context(void **state)
+{
+    (void)state;
+    fs_llm_replica_t r = replica("llama3-8b", "H100", 1, FS_LLM_BF16);
+    fs_llm_preset_t p;
+    fs_llm_preset(&r, 0, 0, &p);
+    /* 131,072 B per token / (3.35 TB/s x 0.8) = 48.907 ns */
+    assert_double_equal(p.us_per_kv_token, 0.048907463, 1e-9);
+    /* the roofline's growth with the context is the term while decode is
+     * memory-bound (every batch but max_batch with no context, which is
+     * compute-bound: there the term overcharges, docs/services.md) */
+    for (uint32_t b = 1; b <= p.max_batch; b *= 4) {
+        fs_llm_batch_t b0 = {0, 0, 0, b, 0};
+        fs_llm_step_t p0;
+        double t0 = fs_llm_step_time(&r, &b0, &p0) * 1e6;
+        if (p0.compute_s >= p0.memory_s) {  /* 256 sequences, no context: compute-bound */
+            assert_int_equal(b, p.max_batch);
+            continue;
+        }
+        for (double ctx = 1024; ctx <= 32768; ctx *= 2) {
+            fs_llm_batch_t bt = {0, 0, 0, b, ctx};
+            fs_llm_step_t parts;
+            double t = fs_llm_step_time(&r, &bt, &parts) * 1e6;
+            double grow = p.us_per_kv_token * b * ctx;
+            if (b * ctx > (double)p.kv_tokens)
+                break;
+            assert_true(parts.memory_s > parts.compute_s);
+            if (fabs(t - t0 - grow) > 0.001 * t)
+                fail_msg("b %u ctx %.0f: roofline %.1f us, no context %.1f us, term %.1f us", b, ctx,
+                         t, t0, grow);
+        }
+    }
+    /* at FS_LLM_DECODE_CTX the two forms agree on the decode rates */
+    double at1024 = 1e6 / p.decode1_tps0 + p.us_per_kv_token * FS_LLM_DECODE_CTX;
+    assert_double_equal(at1024, 1e6 / p.decode1_tps, 0.01 * at1024);
+
+    fs_config_t cfg;
+    load_ok(HEAD SVC "      - {gpu: H100, model: llama3-70b, kv_context: true}\n"
+                     "      - {gpu: H200, model: llama3-70b, us_per_kv_token: 0.001}\n"
+                     "      - {gpu: B200, model: llama3-70b}\n",
+            NULL, 0, &cfg);
+    const fs_svc_perf_cfg_t *q = cfg.services.list[0].perf;
+    const char *g[] = {"H100", "H200", "B200"};
+    fs_llm_preset_t pp[3];
+    for (int k = 0; k < 3; k++) {
+        fs_llm_replica_t rk = replica("llama3-70b", g[k], 4, FS_LLM_BF16);
+        fs_llm_preset(&rk, 0, 0, &pp[k]);
+    }
+    assert_double_equal(q[0].us_per_kv_token, pp[0].us_per_kv_token, 0);
+    assert_double_equal(q[0].decode_tps, pp[0].decode_tps0, 0);
+    assert_double_equal(q[0].decode1_tps, pp[0].decode1_tps0, 0);
+    assert_true(pp[0].decode1_tps0 > pp[0].decode1_tps);
+    assert_double_equal(q[1].us_per_kv_token, 0.001, 0);    /* written: kept */
+    assert_double_equal(q[1].decode_tps, pp[1].decode_tps0, 0);
+    assert_double_equal(q[2].us_per_kv_token, 0, 0);        /* default: no context term */
+    assert_double_equal(q[2].decode_tps, pp[2].decode_tps, 0);
+    fs_config_release(&cfg);
+    expect_error(HEAD SVC "      - {gpu: H100, prefill: 5000, decode: 800, kv_context: true}\n",
+                 NULL, 0,
+                 "t.yaml:18:61: services.0.performance.0.kv_context: kv_context takes the context "
+                 "term from a preset's roofline: name a model, or write us_per_kv_token");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,6 +700,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_docs_up_to_date, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loader_fills, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loader_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_context, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

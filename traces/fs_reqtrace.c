@@ -12,7 +12,8 @@ enum { F_AZURE = 0, F_BURSTGPT = 1 };
 struct fs_reqtrace {
     fs_csv_t csv;
     int format;             /* F_AZURE, F_BURSTGPT (from the header) */
-    size_t col[3];          /* time, prompt tokens, output tokens */
+    size_t col[5];          /* time, prompt tokens, output tokens, prefix id, prefix tokens */
+    int has_prefix;         /* the header has the two prefix columns */
     size_t n_cols;          /* fields a row has */
     char *path;
     int repeat;
@@ -28,10 +29,37 @@ static const char *const cols[] = {"TIMESTAMP", "ContextTokens", "GeneratedToken
 /* BurstGPT (HPMLL/BurstGPT): Timestamp (s from 0:00 of its first day), Model,
  * Request tokens, Response tokens, Total tokens, Log Type; found by name. */
 static const char *const bcols[] = {"Timestamp", "Request tokens", "Response tokens"};
+/* Optional in either format, found by name, both or neither: a shared
+ * prompt prefix's id (0: none) and its tokens (<= the prompt's). */
+static const char *const pcols[] = {"PrefixId", "PrefixTokens"};
 
 static const char *col_name(const fs_reqtrace_t *t, size_t k)
 {
+    if (k >= 3)
+        return pcols[k - 3];
     return t->format == F_BURSTGPT ? bcols[k] : cols[k];
+}
+
+/* The prefix columns of the header (both, or neither: 0); FS_EINVAL when
+ * only one is there or a name repeats. */
+static int find_prefix(fs_reqtrace_t *t, fs_error_t *err)
+{
+    int found[2] = {0, 0};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < t->csv.n_fields; i++)
+            if (strcasecmp(t->csv.fields[i].s, pcols[k]) == 0) {
+                if (found[k])
+                    return fs_error_set(err, FS_EINVAL, "%s:%llu: column %s appears twice",
+                                        t->path, (unsigned long long)t->csv.line_no, pcols[k]);
+                t->col[3 + k] = i;
+                found[k] = 1;
+            }
+    if (found[0] != found[1])
+        return fs_error_set(err, FS_EINVAL, "%s:%llu: column %s without %s (a prefix needs its id "
+                            "and its tokens)", t->path, (unsigned long long)t->csv.line_no,
+                            pcols[found[0] ? 0 : 1], pcols[found[0] ? 1 : 0]);
+    t->has_prefix = found[0];
+    return 0;
 }
 
 static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
@@ -51,7 +79,9 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
     if ((rc = fs_csv_split(&t->csv, ',', err)))
         return rc;
     t->n_cols = t->csv.n_fields;
-    int azure = t->csv.n_fields == 3;
+    if ((rc = find_prefix(t, err)))
+        return rc;
+    int azure = t->csv.n_fields == (t->has_prefix ? 5u : 3u);
     for (size_t i = 0; i < 3 && azure; i++) {
         azure = strcasecmp(t->csv.fields[i].s, cols[i]) == 0;
         t->col[i] = i;
@@ -69,9 +99,10 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
                 }
         if (found != 3)
             return fs_error_set(err, FS_EINVAL, "%s:%llu: expected the header %s,%s,%s (an Azure "
-                                "LLM inference trace) or a BurstGPT header with %s, %s and %s",
+                                "LLM inference trace; optionally with %s,%s) or a BurstGPT "
+                                "header with %s, %s and %s",
                                 t->path, (unsigned long long)t->csv.line_no, cols[0], cols[1],
-                                cols[2], bcols[0], bcols[1], bcols[2]);
+                                cols[2], pcols[0], pcols[1], bcols[0], bcols[1], bcols[2]);
         t->format = F_BURSTGPT;
     }
     t->rows = 0;
@@ -107,9 +138,10 @@ static int field_u32(fs_reqtrace_t *t, size_t i, uint32_t *v, fs_error_t *err)
     uint64_t x;
     const fs_csv_field_t *f = &t->csv.fields[t->col[i]];
     if (fs_rdr_u64(f->s, f->len, &x) || x > UINT32_MAX)
-        return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a token count (a whole "
+        return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected %s (a whole "
                             "number from 0 to 4294967295), got '%s'", t->path,
-                            (unsigned long long)t->csv.line_no, col_name(t, i), f->s);
+                            (unsigned long long)t->csv.line_no, col_name(t, i),
+                            i == 3 ? "a prefix id" : "a token count", f->s);
     *v = (uint32_t)x;
     return 0;
 }
@@ -168,6 +200,21 @@ int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
             return rc;
         if (r->output == 0)
             r->output = 1;      /* the first token is always generated */
+        r->prefix = r->prefix_len = 0;
+        if (t->has_prefix) {
+            if ((rc = field_u32(t, 3, &r->prefix, err)) || (rc = field_u32(t, 4, &r->prefix_len, err)))
+                return rc;
+            if (r->prefix_len > r->input)
+                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: a prefix of %u tokens is "
+                                    "longer than the prompt's %u (%s)", t->path,
+                                    (unsigned long long)t->csv.line_no, pcols[1], r->prefix_len,
+                                    r->input, col_name(t, 1));
+            if (r->prefix == 0 && r->prefix_len > 0)
+                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: %u prefix tokens with "
+                                    "prefix id 0 (0: no shared prefix; give it an id from 1)",
+                                    t->path, (unsigned long long)t->csv.line_no, pcols[1],
+                                    r->prefix_len);
+        }
         t->last = at;
         t->rows++;
         r->at = at + t->shift;
@@ -199,4 +246,35 @@ int fs_reqtrace_probe(const char *path, fs_error_t *err)
         fs_error_set(err, FS_EINVAL, "%s holds no requests (%s): the service gets no traffic "
                      "from it", path, empty ? "an empty file" : "only its header");
     return rc == 1 ? 0 : rc == 0 ? 1 : rc;
+}
+
+int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *what_prompt,
+                          uint64_t max_kv, const char *what_kv, fs_error_t *err)
+{
+    fs_reqtrace_t *t;
+    fs_request_t r;
+    int rc = fs_reqtrace_open(path, 0, &t, err);
+    if (rc)
+        return rc;
+    uint64_t kv_blocks = max_kv / 16;
+    while ((rc = fs_reqtrace_next(t, &r, err)) == 1) {
+        uint64_t need = ((uint64_t)r.input + r.output + 15) / 16;
+        if (max_prompt && r.input > max_prompt) {
+            fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: a prompt of %u tokens is longer "
+                         "than %s (%llu tokens)", path, (unsigned long long)t->csv.line_no,
+                         col_name(t, 1), r.input, what_prompt, (unsigned long long)max_prompt);
+            rc = 1;
+            break;
+        }
+        if (max_kv && need > kv_blocks) {
+            fs_error_set(err, FS_EINVAL, "%s:%llu: a request of %u prompt and %u output tokens "
+                         "needs %llu KV blocks of 16 tokens, more than %s holds (%llu blocks)",
+                         path, (unsigned long long)t->csv.line_no, r.input, r.output,
+                         (unsigned long long)need, what_kv, (unsigned long long)kv_blocks);
+            rc = 1;
+            break;
+        }
+    }
+    fs_reqtrace_close(t);
+    return rc;
 }

@@ -9,6 +9,10 @@
  * tokens, Log Type; columns found by name, times kept as they are so that
  * hours of the day line up; a failed request's 0 response tokens count as 1).
  *
+ * Either format may add the columns PrefixId and PrefixTokens (by name, both
+ * or neither): the id of a shared prompt prefix (0: none) and its tokens, at
+ * most the prompt's (vLLM's prefix caching; docs/traces.md "Request traces").
+ *
  * Azure requests come one at a time in file order with their time relative
  * to the first row (which is 0).  Rows must be in time order: a row earlier than
  * the one before it is an error.  Every error names the file, the line and
@@ -33,8 +37,8 @@ typedef struct fs_request {
     fs_time_t at;           /* us after the first row (plus periods with repeat) */
     uint32_t input;         /* prompt tokens (ContextTokens) */
     uint32_t output;        /* generated tokens (GeneratedTokens, at least 1) */
-    uint32_t prefix, prefix_len;    /* shared prefix id (0: none) and tokens: the services'
-                                       synthetic requests only (traces have no such column) */
+    uint32_t prefix, prefix_len;    /* shared prefix id (0: none) and tokens (<= input):
+                                       the optional PrefixId, PrefixTokens columns (else 0) */
 } fs_request_t;
 
 /* Opens path (its header checked).  0, FS_EINVAL (a directory, bad
@@ -45,6 +49,14 @@ int fs_reqtrace_open(const char *path, int repeat, fs_reqtrace_t **out, fs_error
  * error with err set. */
 int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err);
 void fs_reqtrace_close(fs_reqtrace_t *t);
+
+/* Reads all of path (once, without repeat) for a request a replica can
+ * never serve: a prompt of more than max_prompt tokens (0: no limit), or
+ * one whose prompt and output need more than max_kv tokens of KV in blocks
+ * of 16 (0: no limit).  0 none; 1 with err "PATH:LINE: field ...: ..." and
+ * the limit named by what_prompt or what_kv; or the reader's errors. */
+int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *what_prompt,
+                          uint64_t max_kv, const char *what_kv, fs_error_t *err);
 
 /* What a run would first see of path (the scenario loader, so that
  * validate refuses what run would): opens it and reads its first request.
