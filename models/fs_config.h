@@ -194,6 +194,11 @@ typedef struct fs_workload_cfg {
     fs_dist_cfg_t duration_cfg; /* how synth.duration was written */
     fs_trace_cfg_t trace;   /* when kind == TRACE */
     char *mig_profile;      /* workload.synthetic.mig_profile (synth.mig is its code); owned */
+    /* workload.tenant_scale {tenant: factor}: each named tenant's arrival rate times its
+     * factor (traces/fs_tscale.h); owned */
+    size_t n_tenant_scale;
+    char **tenant_scale_names;
+    double *tenant_scale;
 } fs_workload_cfg_t;
 
 /* Queue kinds: one row each in fs_queues.h (docs/policies.md). */

@@ -365,6 +365,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(workload.trace.opts.default_duration), .min = 0, .def = "0s", .unit = "s",
      .doc = "Run time of rows that record none (openb multigpu pod lists have no times; all "
             "pods are then submitted at 0); 0: such a trace is an error."},
+    {.path = "workload.tenant_scale", .type = FS_KT_SHARES, .flags = FS_KF_FACTORS,
+     .off = CF(workload.n_tenant_scale), .off2 = CF(workload.tenant_scale_names),
+     .off3 = CF(workload.tenant_scale),
+     .doc = "Per-tenant load {tenant: factor}: each named tenant's arrival rate times its factor, "
+            "the others unchanged (synthetic: its Poisson stream faster; trace: k-1 shifted "
+            "copies of each of its jobs, a fraction by thinning; docs/traces.md)."},
 
     {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
      .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
