@@ -110,6 +110,30 @@ d = json.load(open(sys.argv[1]))
 assert sorted(x["name"] for x in d["tenants"]) == ["nlp", "vision"]
 assert all(x["jobs"] > 0 and x["wait_p95"] >= 0 for x in d["tenants"])
 EOF
+# the versus report: per-tenant tables with bootstrap intervals, a p95-wait chart,
+# no "95%%" and no "nan%" in it
+if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" report vs/index.h5 -o vsrep.html
+    grep -q '<h2>Per tenant and policy (/tenants of the run files)</h2>' vsrep.html && ok \
+        || bad "versus report has no per-tenant section"
+    grep -q '<h2>Per tenant: paired differences against fifo</h2>' vsrep.html && ok \
+        || bad "versus report has no per-tenant differences"
+    grep -q 'percentile-bootstrap' vsrep.html && ok || bad "versus report: intervals not stated"
+    grep -Eq '<td>[0-9.]+ (s|min|h|d) \[[0-9.]+ (s|min|h|d), [0-9.]+ (s|min|h|d)\]</td>' vsrep.html \
+        && ok || bad "versus report: waits not humanized with intervals"
+    grep -q '95%%' vsrep.html && bad "versus report: '95%%' in a caption" || ok
+    grep -q 'nan%' vsrep.html && bad "versus report: nan%" || ok
+fi
+# a service-only versus (no training job completes): no nan% anywhere
+expect_exit 0 "$FLEETSIM" versus "$SRC/scenarios/serving-mixed.yaml" --set horizon=30m \
+    --set 'workload.synthetic.arrivals.rate=0.000001/h' -p a=scheduler.queue=priority \
+    -p b=scheduler.queue=fifo -r 2 -o svo -q
+grep -qi 'nan' out.txt && bad "service-only versus prints nan: $(grep -i nan out.txt)" || ok
+expect_out '^wait_p95 +- +-'
+if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" report svo/index.h5 -o svo.html
+    grep -q 'nan%' svo.html && bad "service-only versus report: nan%" || ok
+fi
 # sweep: the per-tenant tables after the runs, point 1 against point 0
 { cat t.yaml; printf 'sweep:\n  replications: 2\n  params:\n    - {key: scheduler.queue, values: [fifo, sjf]}\n'; } > sw.yaml
 expect_exit 0 "$FLEETSIM" sweep sw.yaml -o sw -j 2
