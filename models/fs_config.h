@@ -234,6 +234,8 @@ typedef struct fs_slurm_cfg {
     fs_time_t calc_period;  /* PriorityCalcPeriod, us */
     uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos;
     int favor_small;        /* PriorityFavorSmall (bool) */
+    char *conf;             /* scheduler.slurm.conf: a site's slurm.conf whose settings fill the
+                               keys the scenario does not give (models/fs_slurmconf.h); owned */
 } fs_slurm_cfg_t;
 
 /* scheduler.preset: named settings that fill the keys a scenario does not

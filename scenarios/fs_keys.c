@@ -492,6 +492,12 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.slurm.favor_small", .type = FS_KT_BOOL,
      .off = CF(scheduler.slurm.favor_small), .def = "false",
      .doc = "PriorityFavorSmall: the job-size factor favours small jobs."},
+    {.path = "scheduler.slurm.conf", .type = FS_KT_PATH, .off = CF(scheduler.slurm.conf),
+     .doc = "A site's slurm.conf: its PriorityType, PriorityWeight*, PriorityDecayHalfLife, "
+            "PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall, SchedulerType and "
+            "SchedulerParameters=bf_* set the scheduler.slurm.*, scheduler.bf.*, "
+            "scheduler.queue and scheduler.backfill keys the scenario does not give "
+            "(docs/policies.md)."},
     {.path = "scheduler.tiresias.thresholds", .type = FS_KT_STRING,
      .off = CF(scheduler.tiresias.thresholds), .def = "3600",
      .doc = "2D-LAS queue limits in GPU-seconds, comma-separated and increasing (K limits: "
