@@ -523,6 +523,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(scheduler.kueue.fair_sharing), .def = "false",
      .doc = "fairSharing.enable: order admissions across a cohort by dominant resource share / "
             "weight."},
+    {.path = "scheduler.kueue.flavor_pools", .type = FS_KT_NAMES,
+     .off = CF(scheduler.kueue.n_flavor_pools), .off2 = CF(scheduler.kueue.flavor_pool_names),
+     .off3 = CF(scheduler.kueue.flavor_pool_targets),
+     .doc = "{flavor: pools}: the pools (names or GPU models, comma-separated) a flavor stands "
+            "for, over a manifest ResourceFlavor's nodeLabels or a flavor's match "
+            "(docs/policies.md, Kueue manifests)."},
     {.path = "scheduler.kueue.manifests", .type = FS_KT_PATH, .off = CF(scheduler.kueue.manifests),
      .doc = "Kueue YAML (ClusterQueue, Cohort, ResourceFlavor, LocalQueue objects) added to the "
             "above; relative to the scenario file."},
