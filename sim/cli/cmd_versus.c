@@ -613,9 +613,9 @@ static int load_tenants(const vopts_t *o, size_t reps, fs_tenant_table_t *t, con
         fs_free(paths[r]);
     fs_free(paths);
     size_t cap = 0;
-    for (size_t k = 0, i0 = 0; i0 < o->n_v && !rc; i0++) {
+    for (size_t i0 = 0; i0 < o->n_v && !rc; i0++) {
         size_t i = i0 == 0 ? o->base : (i0 <= o->base ? i0 - 1 : i0);
-        for (k = 0; k < t[i].n && !rc; k++) {
+        for (size_t k = 0; k < t[i].n && !rc; k++) {
             size_t j = 0;
             while (j < *nn && strcmp((*names)[j], t[i].names[k]) != 0)
                 j++;
