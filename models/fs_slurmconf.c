@@ -7,9 +7,9 @@
 #endif
 #include "fs_slurmconf.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_io.h"
 #include "../traces/fs_sacct.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,21 +265,27 @@ int fs_slurmconf_apply(const char *path, fs_config_t *cfg,
                        int (*given)(void *ud, const char *key), void *ud, size_t *n_set,
                        fs_error_t *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    char *text = NULL;
+    size_t tlen = 0;
+    fs_error_t e;
+    int rc = fs_io_read_text(path, "slurm.conf", FS_IO_TEXT_MAX, &text, &tlen, &e);
+    if (rc == FS_ENOMEM)
+        return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
+    if (rc)
         return fs_error_set(err, FS_EIO, "scheduler.slurm.conf: cannot read %s: %s", path,
-                            strerror(errno));
+                            e.msg);
     ctx_t c = {.path = path, .cfg = cfg, .given = given, .ud = ud, .err = err};
-    char *buf = NULL, *ln = NULL;
-    size_t cap = 0, lcap = 0, len = 0, line = 0, first = 0;
-    ssize_t got;
-    int rc = 0;
-    while (!rc && (got = getline(&ln, &lcap, f)) >= 0) {
+    char *buf = NULL;
+    size_t cap = 0, len = 0, line = 0, first = 0;
+    for (size_t at = 0; !rc && at < tlen;) {
+        const char *ln = text + at;
+        const char *nl = memchr(ln, '\n', tlen - at);
+        size_t n = nl ? (size_t)(nl - ln) : tlen - at;
+        at += n + (nl != NULL);
         line++;
-        size_t n = (size_t)got;
-        while (n && (ln[n - 1] == '\n' || ln[n - 1] == '\r'))
+        while (n && ln[n - 1] == '\r')
             n--;
-        char *hash = memchr(ln, '#', n);
+        const char *hash = memchr(ln, '#', n);
         if (hash)
             n = (size_t)(hash - ln);
         int cont = n && ln[n - 1] == '\\';
@@ -303,11 +309,8 @@ int fs_slurmconf_apply(const char *path, fs_config_t *cfg,
         buf[len] = '\0';
         rc = logical_line(&c, first, buf, len);
     }
-    if (!rc && ferror(f))
-        rc = fs_error_set(err, FS_EIO, "%s: read error", path);
-    free(ln);               /* getline's buffer (libc) */
     fs_free(buf);
-    fclose(f);
+    fs_free(text);
     if (n_set)
         *n_set = c.n_set;
     return rc;
