@@ -100,6 +100,49 @@ def fmt_value(v, unit=""):
     return "%.6g" % f
 
 
+def human_duration(s):
+    """Seconds as s / min / h / d (3 significant digits); an en dash for NaN."""
+    if s is None or math.isnan(s):
+        return "&ndash;"
+    a = abs(s)
+    for div, name in ((86400, "d"), (3600, "h"), (60, "min")):
+        if a >= div:
+            return "%.3g %s" % (s / div, name)
+    return "%.3g s" % s
+
+
+def duration_axis(seconds):
+    """(divisor, unit) for bars up to `seconds`: s, min, h or d."""
+    for div, name in ((86400.0, "d"), (3600.0, "h"), (60.0, "min")):
+        if seconds >= 2 * div:
+            return div, name
+    return 1.0, "s"
+
+
+BOOT_N = 4000           # bootstrap resamples of one interval
+BOOT_SEED = 20261207    # fixed: the same report twice draws the same resamples
+
+
+def boot_mean_ci(x, level=0.95, seed=BOOT_SEED):
+    """Mean of x (NaN skipped) and the percentile-bootstrap interval of the mean
+    (BOOT_N resamples of the replications with replacement).  Unlike a
+    Student-t interval it follows a skewed metric: a wait's interval never
+    reaches below the smallest replication.  (mean, lo, hi); lo and hi NaN with
+    fewer than 2 values, equal to the mean when every value is the same."""
+    x = np.asarray([v for v in x if not math.isnan(v)], dtype=float)
+    if len(x) == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, float("nan"), float("nan")
+    if np.all(x == x[0]):
+        return m, m, m
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(BOOT_N, len(x)))].mean(axis=1)
+    a = (1 - level) / 2
+    return m, float(np.quantile(means, a)), float(np.quantile(means, 1 - a))
+
+
 class Report:
     def __init__(self, out_html):
         self.out_html = out_html
@@ -972,6 +1015,7 @@ def report_sweep(path, rep, warmup):
         if name is not None and text(name) in ("", text(f.attrs.get("scenario_path", ""))):
             name = None
         nruns = len(f["runs"])
+        runs_table = f["runs"][:]
     labels = {p: point_label(params, v) or "point %d" % p for p, v in points}
     x = choose_x(points, params)
     if variants is not None and len(variants) == len(points):
@@ -979,7 +1023,7 @@ def report_sweep(path, rep, warmup):
         # numeric parameter: one series (bar) per policy, labelled by its name
         labels = {p: variants[i] for i, (p, _) in enumerate(points)}
         x = None
-        plot_policies(rep, stats, points, labels)
+        plot_policies(rep, stats, points, labels, runs_table)
     others = [p for p in params if p != x]
 
     # utilization and wait versus load, with 95% bands
@@ -998,6 +1042,8 @@ def report_sweep(path, rep, warmup):
 
     # tables: points and the per-point statistics
     sweep_tables(rep, points, runs, labels, params, variants, stats)
+    # per tenant: intervals over the replications, paired differences
+    sweep_tenants(rep, points, runs, labels)
     sub = "%s &middot; %d points &middot; %d runs" % (
         html.escape(os.path.basename(path)), len(points), nruns)
     if seed is not None:
@@ -1007,42 +1053,178 @@ def report_sweep(path, rep, warmup):
     return title, sub
 
 
-def plot_policies(rep, stats, points, labels):
+def plot_policies(rep, stats, points, labels, runs_table=None):
     """fleetsim versus: per metric, one bar per policy (its mean over the
-    replications) with the 95% interval as an error bar; policies on a
-    categorical axis in -p order."""
-    if stats is None or not len(stats):
-        rep.note("No /stats table in the index: no per-policy plot.")
+    replications) with its 95% percentile-bootstrap interval over the
+    replications (the index's /runs) as an error bar; waits and completion
+    times in s, min, h or d as their size asks; policies on a categorical axis
+    in -p order."""
+    if runs_table is None or not len(runs_table):
+        rep.note("No /runs table in the index: no per-policy plot.")
         return
-    metric = np.array([text(m) for m in stats["metric"]])
+    names_rt = runs_table.dtype.names
     panels = [("utilization", "utilization (fraction of GPUs up)"),
-              ("wait_mean", "mean wait (s)"), ("wait_p95", "95th percentile wait (s)"),
-              ("jct_mean", "mean completion time (s)")]
-    panels = [pn for pn in panels if (metric == pn[0]).any()]
+              ("wait_mean", "mean wait"), ("wait_p95", "95th percentile wait"),
+              ("jct_mean", "mean completion time")]
+    panels = [pn for pn in panels if pn[0] in names_rt and
+              np.isfinite(runs_table[pn[0]].astype(float)).any()]
     if not panels:
         return
+    ok = np.array([run_ok(st) for st in status_texts(runs_table)])
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), squeeze=False)
     names = [labels[p] for p, _ in points]
     for ax, (m, ylabel) in zip(axes[0], panels):
-        sel = stats[metric == m]
-        by_pt = {int(r["point"]): r for r in sel}
+        vals = {p: runs_table[m][(runs_table["point"] == p) & ok].astype(float)
+                for p, _ in points}
+        cis = {p: boot_mean_ci(v) for p, v in vals.items()}
+        top = max([c[2] if not math.isnan(c[2]) else c[0] for c in cis.values()
+                   if not math.isnan(c[0])] or [0])
+        div, unit = (1.0, "") if m == "utilization" else duration_axis(top)
         for i, (p, _) in enumerate(points):
-            if p not in by_pt:
+            mean, lo, hi = cis[p]
+            if math.isnan(mean):
                 continue
-            r = by_pt[p]
-            mean, lo, hi = float(r["mean"]), float(r["ci_lo"]), float(r["ci_hi"])
-            err = None if math.isnan(lo) or math.isnan(hi) else [[mean - lo], [hi - mean]]
-            ax.bar(i, mean, color="C%d" % (i % 10), yerr=err, capsize=4, label=labels[p])
+            err = None if math.isnan(lo) or math.isnan(hi) else \
+                [[(mean - lo) / div], [(hi - mean) / div]]
+            ax.bar(i, mean / div, color="C%d" % (i % 10), yerr=err, capsize=4, label=labels[p])
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel(ylabel)
+        ax.set_ylabel(ylabel + (" (%s)" % unit if unit else ""))
         ax.grid(alpha=0.3, axis="y")
-        if m == "utilization":
-            ax.set_ylim(0, 1.02)
+        ax.set_ylim(0, 1.02 if m == "utilization" else None)
     rep.figure(fig, "versus_policies", "Policies side by side",
                "One bar per policy given with <code>-p</code> (in that order): the mean over "
-               "the replications (/stats) with its 95%% Student-t interval (no bar when the "
-               "replications are identical or there is one).")
+               "the replications (/runs of the index) with its 95%% percentile-bootstrap "
+               "interval (%d resamples of the replications; it follows a skewed wait and never "
+               "reaches below the smallest replication); no bar when the replications are "
+               "identical or there is one." % BOOT_N)
+
+
+def status_texts(runs_table):
+    """The status of each row of /runs as text (an enum or strings)."""
+    if "status" not in runs_table.dtype.names:
+        return ["ok"] * len(runs_table)
+    enum = h5py.check_enum_dtype(runs_table.dtype["status"])
+    if enum:
+        inv = {v: k for k, v in enum.items()}
+        return [inv.get(int(s), str(s)) for s in runs_table["status"]]
+    return [text(s) for s in runs_table["status"]]
+
+
+TENANT_REPORT = (("jobs", "jobs", ""), ("wait_p50", "wait p50", "s"),
+                 ("wait_p95", "wait p95", "s"), ("wait_p99", "wait p99", "s"),
+                 ("jct_mean", "JCT mean", "s"), ("jct_p95", "JCT p95", "s"),
+                 ("gpu_hours", "GPU-hours", ""),
+                 ("borrowed_gpu_hours", "borrowed GPU-h", ""), ("preemptions", "preemptions", ""))
+
+
+def fmt_human(v, unit):
+    if math.isnan(v):
+        return "&ndash;"
+    if unit == "s":
+        return human_duration(v)
+    return "%.4g" % v
+
+
+def fmt_ci(mean, lo, hi, unit):
+    if math.isnan(mean):
+        return "&ndash;"
+    if math.isnan(lo) or lo == hi:
+        return fmt_human(mean, unit)
+    return "%s [%s, %s]" % (fmt_human(mean, unit), fmt_human(lo, unit), fmt_human(hi, unit))
+
+
+def sweep_tenants(rep, points, runs, labels):
+    """Per tenant, per policy or point: each /tenants figure's mean over the
+    replications with its 95% percentile-bootstrap interval, and each point
+    minus the first, paired by replication (bootstrap of the paired
+    differences); a bar chart of every tenant's p95 wait."""
+    # per point: {tenant: {metric: [value per replication]}}, replications aligned
+    data, tenants = {}, []
+    for p, _ in points:
+        per = {}
+        for r, fn in runs.get(p, []):
+            if not fn or not os.path.exists(fn):
+                continue
+            with h5py.File(fn, "r") as rf:
+                if "tenants" not in rf or not len(rf["tenants"]):
+                    continue
+                t = rf["tenants"][:]
+            for row in t:
+                name = text(row["name"]) or str(int(row["tenant"]))
+                if name not in tenants:
+                    tenants.append(name)
+                d = per.setdefault(name, {})
+                for c, _, _ in TENANT_REPORT:
+                    if c in t.dtype.names:
+                        d.setdefault(c, {})[r] = float(row[c])
+        data[p] = per
+    if not tenants:
+        return
+    cols = [(c, title, unit) for c, title, unit in TENANT_REPORT
+            if any(not math.isnan(v) for p in data for tn in data[p]
+                   for v in data[p][tn].get(c, {}).values())]
+    pts = [p for p, _ in points]
+    rows = []
+    for tn in tenants:
+        for p in pts:
+            d = data.get(p, {}).get(tn, {})
+            rows.append([html.escape(tn) if p == pts[0] else "", html.escape(labels[p])] +
+                        [fmt_ci(*boot_mean_ci(list(d.get(c, {}).values())), unit)
+                         for c, _, unit in cols])
+    rep.table("Per tenant and policy (/tenants of the run files)",
+              ["tenant", "policy / point"] + [t for _, t, _ in cols], rows,
+              "Mean over the replications [95%% percentile-bootstrap interval of the mean, "
+              "%d resamples]: the bootstrap follows a skewed metric such as a p95 wait, whose "
+              "Student-t interval can reach below 0. Waits and completion times of each "
+              "tenant's jobs in statistics; counts and GPU-hours of all its jobs." % BOOT_N)
+    if len(pts) > 1:
+        base = pts[0]
+        rows = []
+        for tn in tenants:
+            for p in pts[1:]:
+                cells = [html.escape(tn) if p == pts[1] else "",
+                         "%s &minus; %s" % (html.escape(labels[p]), html.escape(labels[base]))]
+                for c, _, unit in cols:
+                    x = data.get(base, {}).get(tn, {}).get(c, {})
+                    y = data.get(p, {}).get(tn, {}).get(c, {})
+                    d = [y[r] - x[r] for r in sorted(set(x) & set(y))]
+                    m, lo, hi = boot_mean_ci(d)
+                    sig = not math.isnan(lo) and lo != hi and (lo > 0 or hi < 0)
+                    cells.append(fmt_ci(m, lo, hi, unit) + (" *" if sig else ""))
+                rows.append(cells)
+        rep.table("Per tenant: paired differences against %s" % labels[base],
+                  ["tenant", "difference"] + [t for _, t, _ in cols], rows,
+                  "Replication r of each policy against replication r of the first (common "
+                  "random numbers): mean difference [95% percentile-bootstrap interval]; "
+                  "* = the interval excludes 0.")
+    if any("wait_p95" == c for c, _, _ in cols):
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(tenants) * len(pts) / 2 + 2), 4.2))
+        w = 0.8 / len(pts)
+        cis = {(tn, p): boot_mean_ci(list(data.get(p, {}).get(tn, {}).get("wait_p95", {})
+                                          .values())) for tn in tenants for p in pts}
+        top = max([c[2] if not math.isnan(c[2]) else c[0] for c in cis.values()
+                   if not math.isnan(c[0])] or [0])
+        div, unit = duration_axis(top)
+        for j, p in enumerate(pts):
+            for i, tn in enumerate(tenants):
+                mean, lo, hi = cis[(tn, p)]
+                if math.isnan(mean):
+                    continue
+                err = None if math.isnan(lo) else [[(mean - lo) / div], [(hi - mean) / div]]
+                ax.bar(i + (j - (len(pts) - 1) / 2) * w, mean / div, width=w,
+                       color="C%d" % (j % 10), yerr=err, capsize=3,
+                       label=labels[p] if i == 0 else None)
+        ax.set_xticks(range(len(tenants)))
+        ax.set_xticklabels(tenants, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("95th percentile wait (%s)" % unit)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+        rep.figure(fig, "tenant_wait_p95", "Each tenant's p95 wait per policy",
+                   "Mean over the replications of each tenant's 95th percentile wait (/tenants "
+                   "of the run files) with its 95%% percentile-bootstrap interval (%d "
+                   "resamples)." % BOOT_N)
 
 
 # ---- plan.h5 (fleetsim plan) ------------------------------------------------

@@ -194,6 +194,11 @@ typedef struct fs_workload_cfg {
     fs_dist_cfg_t duration_cfg; /* how synth.duration was written */
     fs_trace_cfg_t trace;   /* when kind == TRACE */
     char *mig_profile;      /* workload.synthetic.mig_profile (synth.mig is its code); owned */
+    /* workload.tenant_scale {tenant: factor}: each named tenant's arrival rate times its
+     * factor (traces/fs_tscale.h); owned */
+    size_t n_tenant_scale;
+    char **tenant_scale_names;
+    double *tenant_scale;
 } fs_workload_cfg_t;
 
 /* Queue kinds: one row each in fs_queues.h (docs/policies.md). */
@@ -229,6 +234,8 @@ typedef struct fs_slurm_cfg {
     fs_time_t calc_period;  /* PriorityCalcPeriod, us */
     uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos;
     int favor_small;        /* PriorityFavorSmall (bool) */
+    char *conf;             /* scheduler.slurm.conf: a site's slurm.conf whose settings fill the
+                               keys the scenario does not give (models/fs_slurmconf.h); owned */
 } fs_slurm_cfg_t;
 
 /* scheduler.preset: named settings that fill the keys a scenario does not

@@ -65,6 +65,11 @@ typedef struct fs_kueue_cfg {
                                cqs and flavors (scenarios/fs_kueue_yaml.h); NULL: none */
     size_t n_manifest_cqs;  /* the last n_manifest_cqs of cqs came from manifests (not dumped) */
     size_t n_manifest_flavors; /* likewise for flavors */
+    /* scheduler.kueue.flavor_pools {flavor: pools}: the pools (names or GPU models,
+     * comma-separated) a flavor stands for, over its manifest nodeLabels or its `match` */
+    size_t n_flavor_pools;
+    char **flavor_pool_names;
+    char **flavor_pool_targets;
 } fs_kueue_cfg_t;
 
 /* One Volcano Queue object (scheduler.volcano.queues item). */

@@ -157,6 +157,21 @@ static int conv_prob(fs_sctx_t *c, const fs_ynode_t *v, const char *dpath, const
     return 0;
 }
 
+/* A factor of an FS_KF_FACTORS map: a finite number > 0. */
+static int conv_factor(fs_sctx_t *c, const fs_ynode_t *v, const char *dpath, const char *key,
+                       double *out)
+{
+    static const fs_key_t factor_row = {.path = "factor", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN, .min = 0};
+    if (v->kind != FS_YT_SCALAR || fs_yt_is_null(v))
+        return fs_yt_fail(c, v, "%s: '%s' needs a factor (a number > 0)", dpath, key);
+    fs_error_t e;
+    double x = NAN;
+    if (fs_keys_parse(&factor_row, v->s, &x, &e))
+        return fs_yt_fail(c, v, "%s: %s: %s", dpath, key, e.msg);
+    *out = x;
+    return 0;
+}
+
 static int check_sum(fs_sctx_t *c, const fs_ynode_t *n, const char *dpath, const double *p, size_t cnt,
                      const char *what)
 {
@@ -235,14 +250,17 @@ static int conv_shares(fs_sctx_t *c, const fs_key_t *k, const fs_ynode_t *n, con
             rc = fs_yt_fail(c, kn, "%s: a name may not be empty", dpath);
             goto fail;
         }
-        if ((rc = conv_prob(c, n->items[done].v, dpath, kn->s, &shares[done])) != 0)
+        if ((rc = (k->flags & FS_KF_FACTORS)
+                      ? conv_factor(c, n->items[done].v, dpath, kn->s, &shares[done])
+                      : conv_prob(c, n->items[done].v, dpath, kn->s, &shares[done])) != 0)
             goto fail;
         if (!(names[done] = fs_strdup(kn->s))) {
             rc = fs_yt_nomem(c);
             goto fail;
         }
     }
-    if (n->n && (rc = check_sum(c, n, dpath, shares, n->n, "shares")) != 0)
+    if (n->n && !(k->flags & FS_KF_FACTORS) &&
+        (rc = check_sum(c, n, dpath, shares, n->n, "shares")) != 0)
         goto fail;
     fs_keys_release(&(fs_keytab_t){"", k, 1, 0}, base); /* the old value */
     *FS_FIELD(base, k->off2, char **) = names;

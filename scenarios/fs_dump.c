@@ -301,7 +301,7 @@ static void print_row(FILE *f, const fs_key_t *k, const char *path, int show_def
     else if (k->type == FS_KT_MIX)
         snprintf(bounds, sizeof bounds, "sizes from %.0f to %.0f; sum 1", k->min, k->max);
     else if (k->type == FS_KT_SHARES)
-        snprintf(bounds, sizeof bounds, "sum 1");
+        snprintf(bounds, sizeof bounds, "%s", (k->flags & FS_KF_FACTORS) ? "each > 0" : "sum 1");
     fprintf(f, "| `%s` | %s", path, fs_keys_type_name(k));
     if (k->type == FS_KT_ENUM) {
         size_t len = 0;

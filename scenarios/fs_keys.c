@@ -365,6 +365,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(workload.trace.opts.default_duration), .min = 0, .def = "0s", .unit = "s",
      .doc = "Run time of rows that record none (openb multigpu pod lists have no times; all "
             "pods are then submitted at 0); 0: such a trace is an error."},
+    {.path = "workload.tenant_scale", .type = FS_KT_SHARES, .flags = FS_KF_FACTORS,
+     .off = CF(workload.n_tenant_scale), .off2 = CF(workload.tenant_scale_names),
+     .off3 = CF(workload.tenant_scale),
+     .doc = "Per-tenant load {tenant: factor}: each named tenant's arrival rate times its factor, "
+            "the others unchanged (synthetic: its Poisson stream faster; trace: k-1 shifted "
+            "copies of each of its jobs, a fraction by thinning; docs/traces.md)."},
 
     {.path = "scheduler.queue", .type = FS_KT_ENUM, .off = CF(scheduler.queue),
      .names = queue_names, .def = "fifo", .doc = "Queue discipline."},
@@ -486,6 +492,12 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.slurm.favor_small", .type = FS_KT_BOOL,
      .off = CF(scheduler.slurm.favor_small), .def = "false",
      .doc = "PriorityFavorSmall: the job-size factor favours small jobs."},
+    {.path = "scheduler.slurm.conf", .type = FS_KT_PATH, .off = CF(scheduler.slurm.conf),
+     .doc = "A site's slurm.conf: its PriorityType, PriorityWeight*, PriorityDecayHalfLife, "
+            "PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall, SchedulerType and "
+            "SchedulerParameters=bf_* set the scheduler.slurm.*, scheduler.bf.*, "
+            "scheduler.queue and scheduler.backfill keys the scenario does not give "
+            "(docs/policies.md)."},
     {.path = "scheduler.tiresias.thresholds", .type = FS_KT_STRING,
      .off = CF(scheduler.tiresias.thresholds), .def = "3600",
      .doc = "2D-LAS queue limits in GPU-seconds, comma-separated and increasing (K limits: "
@@ -511,6 +523,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(scheduler.kueue.fair_sharing), .def = "false",
      .doc = "fairSharing.enable: order admissions across a cohort by dominant resource share / "
             "weight."},
+    {.path = "scheduler.kueue.flavor_pools", .type = FS_KT_NAMES,
+     .off = CF(scheduler.kueue.n_flavor_pools), .off2 = CF(scheduler.kueue.flavor_pool_names),
+     .off3 = CF(scheduler.kueue.flavor_pool_targets),
+     .doc = "{flavor: pools}: the pools (names or GPU models, comma-separated) a flavor stands "
+            "for, over a manifest ResourceFlavor's nodeLabels or a flavor's match "
+            "(docs/policies.md, Kueue manifests)."},
     {.path = "scheduler.kueue.manifests", .type = FS_KT_PATH, .off = CF(scheduler.kueue.manifests),
      .doc = "Kueue YAML (ClusterQueue, Cohort, ResourceFlavor, LocalQueue objects) added to the "
             "above; relative to the scenario file."},

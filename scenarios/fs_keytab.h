@@ -38,7 +38,8 @@ enum fs_key_flags {
     FS_KF_MIN_OPEN = 1u << 2, /* min is a bound, exclusive */
     FS_KF_MAX = 1u << 3,      /* max is a bound (inclusive) */
     FS_KF_AUX = 1u << 4,      /* fs_keys_dist only: the field is in fs_dist_cfg_t */
-    FS_KF_OPTIONAL = 1u << 5  /* FS_KT_CHOICE: the group may be absent altogether */
+    FS_KF_OPTIONAL = 1u << 5, /* FS_KT_CHOICE: the group may be absent altogether */
+    FS_KF_FACTORS = 1u << 6   /* FS_KT_SHARES: the values are factors (finite, > 0), no sum */
 };
 
 struct fs_keytab;

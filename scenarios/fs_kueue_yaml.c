@@ -130,6 +130,8 @@ typedef struct mctx {
     fs_error_t *err;
     yaml_parser_t p;
     const fs_cluster_cfg_t *cl;  /* NULL: flavors are not checked against pools */
+    size_t n_fl0;           /* flavors given before the manifests (scenario keys): a
+                               ResourceFlavor of the same name is theirs */
     mref_t *refs;
     size_t n_refs, cap_refs;
 } mctx_t;
@@ -367,7 +369,26 @@ static int enum_field(obj_t *o, const mnode_t *n, const char *field, const char 
     return mfail(o->c, n, "%s '%s': %s: '%s' is not one of %s", o->kind, o->name, field, n->s, list);
 }
 
-/* spec.resourceGroups: the nvidia.com/gpu quotas of every flavor. */
+/* Appends a GPU quota of flavor nm (a copy) to qs. */
+static int push_quota(obj_t *o, const mnode_t *nm, fs_kueue_quota_cfg_t q,
+                      fs_kueue_quota_cfg_t **qs, size_t *nq)
+{
+    size_t cap = *nq;
+    if (fs_grow((void **)qs, &cap, *nq + 1, sizeof **qs) || !(q.flavor = fs_strdup(nm->s)))
+        return mnomem(o->c);
+    int rc = add_ref(o->c, nm->s, nm, REF_QUOTA);
+    if (rc) {
+        fs_free(q.flavor);
+        return rc;
+    }
+    (*qs)[(*nq)++] = q;
+    return 0;
+}
+
+/* spec.resourceGroups: the nvidia.com/gpu quotas of every flavor.  A queue
+ * with no nvidia.com/gpu quota at all (Kueue's CPU-only examples) gets a
+ * GPU quota of 0 in each flavor it lists: its jobs' GPUs only borrow
+ * (cpu, memory and pods quotas are not modelled). */
 static int resource_groups(obj_t *o, const mnode_t *rg, fs_kueue_quota_cfg_t **qs, size_t *nq)
 {
     if (is_null(rg))
@@ -400,17 +421,24 @@ static int resource_groups(obj_t *o, const mnode_t *rg, fs_kueue_quota_cfg_t **q
                                o->kind, o->name, q.lending_limit, q.nominal);
                     break;
                 }
-                size_t cap = *nq;
-                if (fs_grow((void **)qs, &cap, *nq + 1, sizeof **qs) || !(q.flavor = fs_strdup(nm->s))) {
-                    rc = mnomem(o->c);
+                if ((rc = push_quota(o, nm, q, qs, nq)) != 0)
                     break;
-                }
-                if ((rc = add_ref(o->c, nm->s, nm, REF_QUOTA)) != 0) {
-                    fs_free(q.flavor);
-                    break;
-                }
-                (*qs)[(*nq)++] = q;
             }
+        }
+    }
+    if (rc || *nq)
+        return rc;
+    for (size_t g = 0; !rc && g < rg->n; g++) {  /* no GPU quota: 0 in each flavor */
+        const mnode_t *fl = mget(rg->v[g], "flavors");
+        for (size_t i = 0; !rc && i < fl->n; i++) {
+            const mnode_t *nm = mget(fl->v[i], "name");
+            int seen = 0;
+            for (size_t j = 0; j < *nq; j++)
+                seen |= strcmp((*qs)[j].flavor, nm->s) == 0;
+            if (!seen)
+                rc = push_quota(o, nm, (fs_kueue_quota_cfg_t){.borrowing_limit = -1,
+                                                               .lending_limit = -1},
+                                qs, nq);
         }
     }
     return rc;
@@ -484,14 +512,17 @@ static int cluster_queue(obj_t *o, const mnode_t *spec, int cohort_obj)
             return mfail(o->c, mget(spec, "resourceGroups"), "ClusterQueue '%s': borrowingLimit "
                          "needs a cohort", o->name);
     if (q->n_quotas == 0)
-        return mfail(o->c, spec, "ClusterQueue '%s': no nvidia.com/gpu quota in "
-                     "spec.resourceGroups", o->name);
+        return mfail(o->c, spec, "ClusterQueue '%s': no flavor in spec.resourceGroups",
+                     o->name);
     return 0;
 }
 
 static int resource_flavor(obj_t *o, const mnode_t *spec)
 {
     fs_kueue_cfg_t *k = o->k;
+    for (size_t i = 0; i < o->c->n_fl0 && i < k->n_flavors; i++)
+        if (strcmp(k->flavors[i].name, o->name) == 0)
+            return 0;   /* scheduler.kueue.flavors has it: the scenario's wins */
     size_t cap = k->n_flavors;
     if (fs_grow((void **)&k->flavors, &cap, k->n_flavors + 1, sizeof *k->flavors))
         return mnomem(o->c);
@@ -627,7 +658,8 @@ static int check_refs(mctx_t *c, const fs_kueue_cfg_t *k, size_t n_cq0, size_t n
         int dup = 0;
         for (size_t j = 0; j < i; j++)
             dup |= c->refs[j].what == r->what && strcmp(c->refs[j].name, r->name) == 0;
-        size_t n0 = r->what == REF_CQ ? n_cq0 : n_fl0;
+        size_t n0 = r->what == REF_CQ ? n_cq0 : 0;  /* a scenario flavor wins (not a dup) */
+        (void)n_fl0;
         for (size_t j = 0; j < n0; j++)
             dup |= strcmp(r->what == REF_CQ ? k->cqs[j].name : k->flavors[j].name, r->name) == 0;
         if (dup)
@@ -646,7 +678,7 @@ int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_k
 int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
                                 const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_error_t *err)
 {
-    mctx_t c = {.file = name, .err = err, .cl = cl};
+    mctx_t c = {.file = name, .err = err, .cl = cl, .n_fl0 = k->n_flavors};
     size_t n_cq0 = k->n_cqs, n_fl0 = k->n_flavors;
     if (!yaml_parser_initialize(&c.p))
         return mnomem(&c);
@@ -709,6 +741,9 @@ static int flavor_known(const fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, con
     for (size_t i = 0; i < k->n_flavors; i++)
         if (strcmp(k->flavors[i].name, name) == 0)
             return 1;
+    for (size_t i = 0; i < k->n_flavor_pools; i++)
+        if (strcmp(k->flavor_pool_names[i], name) == 0)
+            return 1;
     uint8_t mask[cl->n_pools ? cl->n_pools : 1];
     memset(mask, 0, sizeof mask);
     return fs_kueue_match_pools(name, NULL, cl, mask) > 0;
@@ -724,6 +759,52 @@ static int kfail(char *kpath, size_t n, fs_error_t *err, const char *key, const 
     va_end(ap);
     snprintf(kpath, n, "%s", key);
     return fs_error_set(err, FS_EINVAL, "%s: %s", key, msg);
+}
+
+/* scheduler.kueue.flavor_pools: each named flavor stands for the given pools
+ * (its nodeLabels or match replaced); a name no flavor has but a quota
+ * uses becomes a flavor (counted with the manifests', not dumped: the map
+ * is).  A name neither has: an error at the key. */
+static int apply_flavor_pools(fs_kueue_cfg_t *k, char *kpath, size_t n, fs_error_t *err)
+{
+    for (size_t m = 0; m < k->n_flavor_pools; m++) {
+        const char *name = k->flavor_pool_names[m], *to = k->flavor_pool_targets[m];
+        int found = 0;
+        for (size_t i = 0; i < k->n_flavors; i++) {
+            if (strcmp(k->flavors[i].name, name) != 0)
+                continue;
+            char *t = fs_strdup(to);
+            if (!t)
+                return fs_error_set(err, FS_ENOMEM, "out of memory");
+            fs_free(k->flavors[i].match);
+            k->flavors[i].match = t;
+            found = 1;
+        }
+        for (size_t i = 0; !found && i < k->n_cqs; i++)
+            for (size_t f = 0; !found && f < k->cqs[i].n_quotas; f++)
+                found = strcmp(k->cqs[i].quotas[f].flavor, name) == 0 ? 2 : 0;
+        if (!found) {
+            char key[200];
+            snprintf(key, sizeof key, "scheduler.kueue.flavor_pools.%s", name);
+            return kfail(kpath, n, err, key, "'%s' is neither a flavor (scheduler.kueue.flavors, "
+                         "a manifest ResourceFlavor) nor the flavor of a quota", name);
+        }
+        if (found == 2) {
+            size_t cap = k->n_flavors;
+            if (fs_grow((void **)&k->flavors, &cap, k->n_flavors + 1, sizeof *k->flavors))
+                return fs_error_set(err, FS_ENOMEM, "out of memory");
+            fs_kueue_flavor_cfg_t *f = &k->flavors[k->n_flavors];
+            memset(f, 0, sizeof *f);
+            if (!(f->name = fs_strdup(name)) || !(f->match = fs_strdup(to))) {
+                fs_free(f->name);
+                fs_free(f->match);
+                return fs_error_set(err, FS_ENOMEM, "out of memory");
+            }
+            k->n_flavors++;
+            k->n_manifest_flavors++;
+        }
+    }
+    return 0;
 }
 
 int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kpath, size_t n,
@@ -742,6 +823,9 @@ int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kp
     }
     k->n_manifest_cqs = k->n_cqs - keyed_cqs;
     k->n_manifest_flavors = k->n_flavors - keyed_fl;
+    int rc = apply_flavor_pools(k, kpath, n, err);
+    if (rc)
+        return rc;
     if (k->n_cqs == 0)
         return kfail(kpath, n, err, "scheduler.kueue", "scheduler.queue kueue needs at least one "
                      "ClusterQueue (scheduler.kueue.cluster_queues or scheduler.kueue.manifests)");
@@ -759,7 +843,8 @@ int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kp
         if (fs_kueue_match_pools(f->name, f->match, cl, mask) == 0)
             return kfail(kpath, n, err, i < keyed_fl ? key : "scheduler.kueue.manifests",
                          "flavor '%s' (%s) stands for no pool: name a pool or a GPU model of "
-                         "cluster.pools", f->name, f->match ? f->match : f->name);
+                         "cluster.pools, or map it with scheduler.kueue.flavor_pools: {%s: "
+                         "POOL}", f->name, f->match ? f->match : f->name, f->name);
     }
     for (size_t i = 0; i < k->n_cqs; i++) {
         const fs_kueue_cq_cfg_t *q = &k->cqs[i];

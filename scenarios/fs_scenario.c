@@ -13,6 +13,7 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_io.h"
 #include "../models/fs_policy.h"
+#include "../models/fs_slurmconf.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -96,6 +97,16 @@ static int apply_preset(fs_sctx_t *c)
     return 0;
 }
 
+static int given_cb(void *ud, const char *key) { return given_at(ud, key); }
+
+/* scheduler.slurm.conf: the site's slurm.conf fills the Slurm keys the
+ * scenario does not give (models/fs_slurmconf.h). */
+static int apply_slurm_conf(fs_sctx_t *c)
+{
+    const char *p = c->cfg->scheduler.slurm.conf;
+    return p ? fs_slurmconf_apply(p, c->cfg, given_cb, c, NULL, c->err) : 0;
+}
+
 /* cluster.autoscale.provisioner karpenter: a node group that gives no
  * `provision` gets Karpenter's Ready time (a group's own value wins). */
 static int apply_karpenter(fs_sctx_t *c)
@@ -154,7 +165,7 @@ static int load(const char *name, const char *path_for_dir, const char *text, si
             goto out;
     if ((rc = fs_conv_block(&c, &fs_keys_config, c.root, "", "", cfg, seen)) != 0 ||
         (rc = fs_conv_required(&c, &fs_keys_config, seen, c.root, "")) != 0 ||
-        (rc = apply_preset(&c)) != 0 || (rc = apply_karpenter(&c)) != 0 || (rc = fs_rules_check(&c)) != 0)
+        (rc = apply_slurm_conf(&c)) != 0 || (rc = apply_preset(&c)) != 0 || (rc = apply_karpenter(&c)) != 0 || (rc = fs_rules_check(&c)) != 0)
         goto out;
 out:
     fs_yt_free(c.root);

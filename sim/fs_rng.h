@@ -30,6 +30,7 @@ enum fs_rng_purpose {
     FS_RNG_CAUSE    = 8,   /* failure causes */
     FS_RNG_PLACE    = 9,   /* random placement / tie breaking */
     FS_RNG_TRACE    = 10,  /* sampling of trace rows */
+    FS_RNG_TENANT_SCALE = 11, /* workload.tenant_scale: copies' shifts and thinning of a trace */
     FS_RNG_PURPOSE_USER = 64  /* first value free for later models */
 };
 

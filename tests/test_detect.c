@@ -71,10 +71,10 @@ static void test_refused(void **state)
     expect_refused("", ": format auto: empty file");
     expect_refused("# only\n\n", ": format auto: empty file");
     expect_refused("a,b,c\n1,2,3\n", ":1: format auto: cannot tell the format from 'a,b,c' "
-                   "(known headers: native, tiresias, openb, helios, acme; or SWF, PAI task rows); set "
+                   "(known headers: native, tiresias, openb, helios, acme, sacct -P; or SWF, PAI task rows); set "
                    "workload.trace.format");
     expect_refused("1 2 3\n", ":1: format auto: cannot tell the format from '1 2 3' (known "
-                   "headers: native, tiresias, openb, helios, acme; or SWF, PAI task rows); set "
+                   "headers: native, tiresias, openb, helios, acme, sacct -P; or SWF, PAI task rows); set "
                    "workload.trace.format");
     assert_int_equal(fs_alloc_live(), live0);
 }

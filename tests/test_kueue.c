@@ -35,6 +35,7 @@
 #include "models/fs_policy.h"
 #include "scenarios/fs_kueue_yaml.h"
 #include "scenarios/fs_scenario.h"
+#include "sim/api/fs_runner.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_rng.h"
 #include "traces/fs_memsrc.h"
@@ -880,6 +881,95 @@ static void test_scenario_keys(void **state)
     free(sp);
 }
 
+/* Kueue's own examples as upstream ships them (tests/data/kueue, issue 40):
+ * the TAS GPU example loads with scheduler.kueue.flavor_pools naming the
+ * pool its flavor stands for (over the manifest's nodeLabels), and runs; a
+ * scenario-level flavor of the same name is the scenario's, not "defined
+ * twice"; the CPU-only example is accepted with a GPU quota of 0 (its GPU
+ * jobs only borrow); a map entry no flavor has is refused at its key. */
+static void test_upstream_examples(void **state)
+{
+    (void)state;
+    char *dir = fs_test_tmpdir();
+    char *sp = fs_test_path(dir, "s.yaml");
+    const char *head =
+        "name: up\nhorizon: 1d\n"
+        "cluster: {pools: [{name: h100, gpu: H100, nodes: 2, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 4/h}, gpus: {1: 0.5, 8: 0.5}, "
+        "duration: {dist: constant, value: 1h}, tenants: {tas-user-queue: 1}}}\n"
+        "output: {timeline_interval: 0s}\n";
+    char text[2048];
+    fs_config_t cfg;
+    fs_error_t err;
+    /* as it is: its flavor's node label names no pool; the message says how to map it */
+    snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s'}}\n", head,
+             FS_TEST_DATA "/kueue/sample-gpu-queues.yaml");
+    assert_int_equal(fs_test_write(sp, text), 0);
+    assert_int_equal(fs_scenario_load_file(sp, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "flavor 'tas-flavor' (tas-group) stands for no pool") ||
+        !strstr(err.msg, "scheduler.kueue.flavor_pools: {tas-flavor: POOL}"))
+        fail_msg("got '%s'", err.msg);
+    /* with the map */
+    snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s',\n"
+             "  flavor_pools: {tas-flavor: h100}}}\n", head,
+             FS_TEST_DATA "/kueue/sample-gpu-queues.yaml");
+    assert_int_equal(fs_test_write(sp, text), 0);
+    if (fs_scenario_load_file(sp, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    const fs_kueue_cfg_t *k = &cfg.scheduler.kueue;
+    assert_int_equal(k->n_cqs, 1);
+    assert_string_equal(k->cqs[0].name, "tas-cluster-queue");
+    assert_int_equal(k->cqs[0].n_quotas, 1);
+    assert_string_equal(k->cqs[0].quotas[0].flavor, "tas-flavor");
+    assert_double_equal(k->cqs[0].quotas[0].nominal, 16, 0);
+    assert_string_equal(k->cqs[0].tenants, "default,tas-user-queue");
+    assert_int_equal(k->n_flavors, 1);
+    assert_string_equal(k->flavors[0].match, "h100");
+    fs_run_opts_t ro;
+    fs_run_opts_init(&ro);
+    fs_run_report_t rep;
+    if (fs_run_config(&cfg, &ro, &rep, &err))
+        fail_msg("%s", err.msg);
+    assert_true(rep.totals.jobs_submitted > 50);
+    assert_true(rep.totals.gpu_s_busy_window > 0);   /* admitted under the quota, ran on h100 */
+    fs_config_release(&cfg);
+    /* a scenario-level flavor of the same name: the scenario's, not "defined twice" */
+    snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s',\n"
+             "  flavors: [{name: tas-flavor, match: H100}]}}\n", head,
+             FS_TEST_DATA "/kueue/sample-gpu-queues.yaml");
+    assert_int_equal(fs_test_write(sp, text), 0);
+    if (fs_scenario_load_file(sp, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.scheduler.kueue.n_flavors, 1);
+    assert_string_equal(cfg.scheduler.kueue.flavors[0].match, "H100");
+    fs_config_release(&cfg);
+    /* the CPU-only example: accepted, a GPU quota of 0 in its flavor */
+    snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s',\n"
+             "  flavor_pools: {default-flavor: h100}}}\n", head,
+             FS_TEST_DATA "/kueue/single-clusterqueue-setup.yaml");
+    assert_int_equal(fs_test_write(sp, text), 0);
+    if (fs_scenario_load_file(sp, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    k = &cfg.scheduler.kueue;
+    assert_int_equal(k->n_cqs, 1);
+    assert_int_equal(k->cqs[0].n_quotas, 1);
+    assert_string_equal(k->cqs[0].quotas[0].flavor, "default-flavor");
+    assert_double_equal(k->cqs[0].quotas[0].nominal, 0, 0);
+    assert_string_equal(k->cqs[0].tenants, "default,user-queue");
+    fs_config_release(&cfg);
+    /* a map entry that no flavor or quota has: at its key */
+    snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s',\n"
+             "  flavor_pools: {tas-flavor: h100, spot: h100}}}\n", head,
+             FS_TEST_DATA "/kueue/sample-gpu-queues.yaml");
+    assert_int_equal(fs_test_write(sp, text), 0);
+    assert_int_equal(fs_scenario_load_file(sp, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "scheduler.kueue.flavor_pools.spot: 'spot' is neither a flavor"))
+        fail_msg("got '%s'", err.msg);
+    fs_test_rmtree(dir);
+    free(dir);
+    free(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_manifest_parse),
         cmocka_unit_test(test_manifest_errors),
         cmocka_unit_test(test_scenario_keys),
+        cmocka_unit_test(test_upstream_examples),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (fs_alloc_live() != 0) {

@@ -187,6 +187,7 @@ static const char multi_dump[] =
     "    duration_by_size: []\n"
     "    tenants: {research: 0.6, prod: 0.3, \"team x\": 0.1}\n"
     "    estimate_factor: 1.5\n"
+    "  tenant_scale: {}\n"
     "scheduler:\n"
     "  queue: fifo\n"
     "  preset: none\n"

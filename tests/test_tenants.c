@@ -18,6 +18,7 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -624,6 +625,129 @@ static void test_kueue_borrowed_lent(void **st)
     free(out);
 }
 
+/* Per-tenant intervals over replications (issue 40): four replications of
+ * two policies (FIFO, and FIFO with tenant nlp's load doubled), each run
+ * file read on its own; fs_tenant_ci's mean and half-width, and
+ * fs_tenant_paired's difference replication by replication, against the
+ * Student-t formulas computed here from those values. */
+static void test_tenant_intervals_direct(void **st)
+{
+    (void)st;
+    char *scn = fs_test_path(g_dir, "iv.yaml");
+    assert_int_equal(fs_test_write(scn, "name: iv\nhorizon: 1d\nuntil: horizon\n"
+                                        "cluster: {pools: [{name: p, gpu: H100, nodes: 2, "
+                                        "gpus_per_node: 8}]}\n"
+                                        "workload:\n  synthetic: {arrivals: {rate: 6/h}, "
+                                        "gpus: {1: 0.5, 8: 0.5},\n"
+                                        "    tenants: {vision: 0.7, nlp: 0.3},\n"
+                                        "    duration: {dist: exponential, mean: 1h}}\n"
+                                        "output: {timeline_interval: 0s}\n"),
+                     0);
+    enum { R = 4 };
+    char *paths[2][R];
+    const char *sets[] = {"workload.tenant_scale={nlp: 2}"};
+    for (size_t v = 0; v < 2; v++)
+        for (size_t r = 0; r < R; r++) {
+            char name[32];
+            snprintf(name, sizeof name, "iv-%zu-%zu.h5", v, r);
+            paths[v][r] = fs_test_path(g_dir, name);
+            fs_config_t cfg;
+            fs_error_t err;
+            if (fs_scenario_load_file(scn, sets, v, &cfg, &err))
+                fail_msg("%s", err.msg);
+            cfg.replication = r;
+            fs_run_opts_t opts;
+            fs_run_opts_init(&opts);
+            opts.output = paths[v][r];
+            fs_run_report_t rep;
+            if (fs_run_config(&cfg, &opts, &rep, &err))
+                fail_msg("%s", err.msg);
+            fs_config_release(&cfg);
+        }
+    fs_tenant_table_t t[2];
+    fs_error_t err;
+    for (size_t v = 0; v < 2; v++)
+        if (fs_tenant_table_load((const char *const *)paths[v], R, &t[v], &err))
+            fail_msg("%s", err.msg);
+    const char *tenants[] = {"vision", "nlp"};
+    const size_t ms[] = {0, 2, 4};   /* jobs, wait_p95, jct_mean */
+    double tq = gsl_cdf_tdist_Pinv(0.975, R - 1);
+    for (size_t k = 0; k < 2; k++)
+        for (size_t q = 0; q < 3; q++) {
+            size_t m = ms[q];
+            double x[2][R];
+            for (size_t v = 0; v < 2; v++)
+                for (size_t r = 0; r < R; r++) {   /* each file on its own */
+                    fs_tenant_table_t one;
+                    const char *p1[] = {paths[v][r]};
+                    if (fs_tenant_table_load(p1, 1, &one, &err))
+                        fail_msg("%s", err.msg);
+                    long i = fs_tenant_table_find(&one, tenants[k]);
+                    assert_true(i >= 0);
+                    x[v][r] = one.mean[(size_t)i * FS_TENANT_N_METRICS + m];
+                    fs_tenant_table_release(&one);
+                }
+            for (size_t v = 0; v < 2; v++) {
+                double mean = 0, ss = 0;
+                for (size_t r = 0; r < R; r++)
+                    mean += x[v][r] / R;
+                for (size_t r = 0; r < R; r++)
+                    ss += (x[v][r] - mean) * (x[v][r] - mean);
+                double half = tq * sqrt(ss / (R - 1)) / sqrt((double)R);
+                fs_ci_t ci;
+                long i = fs_tenant_table_find(&t[v], tenants[k]);
+                assert_int_equal(fs_tenant_ci(&t[v], (size_t)i, m, 0.95, &ci), 0);
+                assert_int_equal(ci.n, R);
+                assert_double_equal(ci.mean, mean, 1e-9 * (1 + fabs(mean)));
+                assert_double_equal(ci.half, half, 1e-9 * (1 + half));
+            }
+            double d[R], dm = 0, ds = 0;
+            for (size_t r = 0; r < R; r++) {
+                d[r] = x[1][r] - x[0][r];
+                dm += d[r] / R;
+            }
+            for (size_t r = 0; r < R; r++)
+                ds += (d[r] - dm) * (d[r] - dm);
+            double dh = tq * sqrt(ds / (R - 1)) / sqrt((double)R);
+            fs_ci_t ci;
+            assert_int_equal(fs_tenant_paired(&t[0], &t[1], tenants[k], m, 0.95, &ci), 0);
+            assert_int_equal(ci.n, R);
+            assert_double_equal(ci.mean, dm, 1e-9 * (1 + fabs(dm)));
+            assert_double_equal(ci.lo, dm - dh, 1e-9 * (1 + fabs(dm) + dh));
+            assert_double_equal(ci.hi, dm + dh, 1e-9 * (1 + fabs(dm) + dh));
+        }
+    /* tenant nlp's job count about doubles (its load scaled) */
+    fs_ci_t a, b;
+    assert_int_equal(fs_tenant_paired(&t[0], &t[1], "nlp", 0, 0.95, &a), 0);
+    long i0 = fs_tenant_table_find(&t[0], "nlp");
+    double nlp0 = t[0].mean[(size_t)i0 * FS_TENANT_N_METRICS];
+    assert_true(a.mean > 0.6 * nlp0 && a.mean < 1.4 * nlp0);
+    assert_int_equal(fs_tenant_paired(&t[0], &t[1], "nobody", 0, 0.95, &b), 0);
+    assert_int_equal(b.n, 0);
+    /* the printed tables: means with intervals, then the paired differences */
+    char *txt = fs_test_path(g_dir, "iv.txt");
+    FILE *f = fopen(txt, "w");
+    assert_non_null(f);
+    const char *labels[] = {"base", "nlp_x2"};
+    const int failed[] = {0, 0};
+    assert_int_equal(fs_tenant_print(f, t, labels, failed, 2, 0, 0), 0);
+    fclose(f);
+    size_t len;
+    char *got = fs_test_read(txt, &len);
+    assert_non_null(got);
+    assert_non_null(strstr(got, "mean +- 95% t half-width over 4 replications"));
+    assert_non_null(strstr(got, "paired differences against base"));
+    assert_non_null(strstr(got, "nlp_x2 - base"));
+    free(got);
+    free(txt);
+    for (size_t v = 0; v < 2; v++) {
+        fs_tenant_table_release(&t[v]);
+        for (size_t r = 0; r < R; r++)
+            free(paths[v][r]);
+    }
+    free(scn);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -651,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_work_loss_warning),
         cmocka_unit_test(test_teams_and_load_scale),
         cmocka_unit_test(test_kueue_borrowed_lent),
+        cmocka_unit_test(test_tenant_intervals_direct),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

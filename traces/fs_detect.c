@@ -44,6 +44,18 @@ static int decide(fs_csv_t *c, const char **format, char *why, size_t n, fs_erro
         snprintf(why, n, "line %llu starts JSON ('%c')", (unsigned long long)c->line_no, l[i]);
         return 0;
     }
+    /* sacct -P: a '|'-separated header naming JobID, Submit and AllocTRES */
+    if (c->line_len > 6 && memchr(l, '|', c->line_len) && strncmp(l + i, "JobID", 5) == 0) {
+        char hdr[4096];
+        size_t hl = c->line_len < sizeof hdr - 1 ? c->line_len : sizeof hdr - 1;
+        memcpy(hdr, l, hl);
+        hdr[hl] = '\0';
+        if (strstr(hdr, "|Submit") && strstr(hdr, "AllocTRES")) {
+            *format = "sacct";
+            snprintf(why, n, "header '%.60s%s' (sacct -P)", hdr, hl > 60 ? "..." : "");
+            return 0;
+        }
+    }
     /* A comma-separated header.  Split a copy: the line is needed again. */
     char copy[4096];
     size_t len = c->line_len < sizeof copy - 1 ? c->line_len : sizeof copy - 1;
@@ -88,7 +100,8 @@ static int decide(fs_csv_t *c, const char **format, char *why, size_t n, fs_erro
         return 0;
     }
     return fs_error_set(err, FS_EINVAL, "%s:%llu: format auto: cannot tell the format from "
-                        "'%s' (known headers: native, tiresias, openb, helios, acme; or SWF, PAI task rows); "
+                        "'%s' (known headers: native, tiresias, openb, helios, acme, sacct -P; or SWF, PAI "
+                        "task rows); "
                         "set workload.trace.format", c->path, (unsigned long long)c->line_no,
                         shown);
 }

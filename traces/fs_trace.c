@@ -5,6 +5,7 @@
 #include "fs_pai.h"
 #include "fs_remap.h"
 #include "fs_philly.h"
+#include "fs_sacct.h"
 #include "fs_swf.h"
 #include "fs_tiresias.h"
 #include "fs_native.h"
@@ -30,6 +31,9 @@ static const fs_trace_format_t formats[] = {
      fs_pai_open},
     {"philly", "Microsoft Philly cluster_job_log JSON (streamed one job at a time)",
      fs_philly_open},
+    {"sacct", "Slurm accounting: sacct -P -X --format=JobID,User,Account,Partition,QOS,Submit,"
+              "Start,End,Timelimit,AllocTRES,State ('|'-separated, GPUs from gres/gpu)",
+     fs_sacct_open},
     {"auto", "detected from the content (traces/fs_detect.h); the choice is written to stderr",
      open_auto},
 };

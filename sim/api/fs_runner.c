@@ -9,6 +9,7 @@
 #include "../../scenarios/fs_scenario.h"
 #include "../../traces/fs_synth.h"
 #include "../../traces/fs_trace.h"
+#include "../../traces/fs_tscale.h"
 #include "../fs_alloc.h"
 #include "../fs_clock.h"
 
@@ -155,12 +156,23 @@ static void progress(void *ud, const fs_model_t *m)
 
 static int open_source(const fs_config_t *cfg, fs_source_t **src, fs_error_t *err)
 {
-    if (cfg->workload.kind == FS_WORKLOAD_TRACE)
-        return fs_trace_open(cfg->workload.trace.format ? cfg->workload.trace.format : "native",
-                             cfg->workload.trace.path, &cfg->workload.trace.opts, src, err);
-    fs_synth_cfg_t sc = cfg->workload.synth;   /* shallow: only the horizon differs */
+    const fs_workload_cfg_t *w = &cfg->workload;
+    if (w->kind == FS_WORKLOAD_TRACE) {
+        int rc = fs_trace_open(w->trace.format ? w->trace.format : "native", w->trace.path,
+                               &w->trace.opts, src, err);
+        return rc ? rc : fs_tscale_wrap(src, (const char *const *)w->tenant_scale_names,
+                                        w->tenant_scale, w->n_tenant_scale, cfg->seed,
+                                        cfg->replication, err);
+    }
+    fs_synth_cfg_t sc = w->synth;   /* shallow: the horizon (and a tenant scale) differ */
     sc.horizon = cfg->horizon;
-    return fs_synth_create(&sc, cfg->seed, cfg->replication, src, err);
+    double *shares = NULL;
+    int rc = fs_tscale_synth(&sc, (const char *const *)w->tenant_scale_names, w->tenant_scale,
+                             w->n_tenant_scale, &shares, err);
+    if (!rc)
+        rc = fs_synth_create(&sc, cfg->seed, cfg->replication, src, err);
+    fs_free(shares);
+    return rc;
 }
 
 /* The source's skip reasons (lenient rows, option skips) into the results

@@ -7,6 +7,7 @@
 #include "../fs_out.h"
 #include "fs_json.h"
 #include "../../analysis/fs_results.h"
+#include "../../analysis/fs_tenants.h"
 #include "../../scenarios/fs_scenario.h"
 #include "../fs_alloc.h"
 
@@ -14,6 +15,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The "tenants" member of run --json: the results file's /tenants rows (one
+ * replication: values, no intervals; `fleetsim versus` and `sweep` give
+ * those), null without a results file or when it has no tenants. */
+static void json_tenants(fs_json_t *j, const char *output)
+{
+    fs_tenant_table_t t;
+    fs_error_t err;
+    const char *paths[1] = {output};
+    fs_json_key(j, "tenants");
+    if (!output || fs_tenant_table_load(paths, 1, &t, &err) != 0) {
+        fs_json_null(j);
+        return;
+    }
+    fs_json_begin_array(j);
+    for (size_t i = 0; i < t.n; i++) {
+        fs_json_begin_object(j);
+        fs_json_key(j, "name");
+        fs_json_str(j, t.names[i]);
+        for (size_t m = 0; m < FS_TENANT_N_METRICS; m++) {
+            fs_json_key(j, fs_tenant_metrics[m]);
+            fs_json_num(j, t.mean[i * FS_TENANT_N_METRICS + m]);
+        }
+        fs_json_end_object(j);
+    }
+    fs_json_end_array(j);
+    fs_tenant_table_release(&t);
+}
 
 /* The --json document (docs/cli.md): the run's /summary row, field by
  * field as written to the results file, with units. */
@@ -98,6 +127,7 @@ static void print_json(const fs_config_t *cfg, const fs_run_report_t *rep, const
         }
         fs_json_end_array(&j);
     }
+    json_tenants(&j, output);
     fs_json_end_object(&j);
     fs_json_finish(&j);
 }

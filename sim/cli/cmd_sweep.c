@@ -8,6 +8,8 @@
 #endif
 #include "fs_cli.h"
 #include "../api/fs_sweeprun.h"
+#include "../../analysis/fs_index.h"
+#include "../../analysis/fs_tenants.h"
 #include "../../scenarios/fs_sweep.h"
 #include "../fs_alloc.h"
 #include "../fs_clock.h"
@@ -147,6 +149,51 @@ static void print_report(const sweep_args_t *a, const fs_sweep_plan_t *plan,
     }
 }
 
+/* After a whole sweep: the per-tenant tables (analysis/fs_tenants.h), each
+ * point's /tenants over its replications with intervals, and each point
+ * minus point 0 paired by replication (the points share their random
+ * streams, as versus's policies do).  Nothing when the runs have no tenants
+ * or there are more than 16 points (fleetsim report DIR/index.h5 has them). */
+static int print_tenants(const sweep_args_t *a, const fs_sweep_plan_t *plan)
+{
+    enum { MAX_POINTS = 16 };
+    size_t np = plan->n_points, reps = (size_t)plan->replications;
+    if (np > MAX_POINTS)
+        return 0;
+    fs_tenant_table_t t[MAX_POINTS];
+    char label[MAX_POINTS][24];
+    const char *labels[MAX_POINTS];
+    int failed[MAX_POINTS] = {0};
+    memset(t, 0, sizeof t);
+    size_t plen = strlen(a->dir) + 80;
+    char **paths = fs_calloc(reps ? reps : 1, sizeof *paths);
+    int rc = paths ? 0 : FS_ENOMEM;
+    for (size_t r = 0; r < reps && !rc; r++)
+        if (!(paths[r] = fs_malloc(plen)))
+            rc = FS_ENOMEM;
+    fs_error_t err;
+    fs_error_clear(&err);
+    for (size_t pt = 0; pt < np && !rc; pt++) {
+        for (size_t r = 0; r < reps; r++) {
+            char f[64];
+            snprintf(paths[r], plen, "%s/%s", a->dir, fs_index_run_file(pt, r, f, sizeof f));
+        }
+        snprintf(label[pt], sizeof label[pt], "point %zu", pt);
+        labels[pt] = label[pt];
+        rc = fs_tenant_table_load((const char *const *)paths, reps, &t[pt], &err);
+    }
+    if (!rc)
+        rc = fs_tenant_print(stdout, t, labels, failed, np, 0, 0);
+    else if (err.msg[0])
+        fprintf(stderr, "fleetsim sweep: per-tenant tables: %s\n", err.msg);
+    for (size_t pt = 0; pt < np; pt++)
+        fs_tenant_table_release(&t[pt]);
+    for (size_t r = 0; paths && r < reps; r++)
+        fs_free(paths[r]);
+    fs_free(paths);
+    return rc;
+}
+
 /* Runs the plan's share into a->dir; an exit status (before the MPI finish). */
 static int run_plan(const sweep_args_t *a, const fs_sweep_plan_t *plan, int use_mpi, int rank,
                     int size, double t0)
@@ -174,8 +221,11 @@ static int run_plan(const sweep_args_t *a, const fs_sweep_plan_t *plan, int use_
          * files, a bad output) prints no counts, as if it had run */
         if (!a->quiet && (rep.started || !rc)) {
             print_report(a, plan, &rep, wall, use_mpi, size);
-            if (rep.index_written)
+            if (rep.index_written) {
                 printf("index        %s/index.h5\n", a->dir);
+                if (print_tenants(a, plan))
+                    rc = FS_EIO;
+            }
             else if (!rc && a->n_shards > 1)
                 printf("when every shard has finished: fleetsim merge %s\n", a->dir);
         }

@@ -459,8 +459,12 @@ static void print_diffs(const vopts_t *o, const fs_compare_t *cmp, const char **
 /* The --json document (docs/cli.md): every variant's per-replication
  * values, mean and interval of each shown metric, and the paired
  * differences against the first. */
+static void json_tenants(fs_json_t *j, const vopts_t *o, const fs_tenant_table_t *t,
+                         const char *const *names, size_t nn, int identical);
+
 static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_side_t *const *side,
-                       const fs_compare_t *cmp, const char **ms, size_t nm, int identical)
+                       const fs_compare_t *cmp, const char **ms, size_t nm, int identical,
+                       const fs_tenant_table_t *t, const char **names, size_t nn)
 {
     fs_json_t j;
     fs_json_init(&j, stdout);
@@ -550,6 +554,7 @@ static void print_json(const vopts_t *o, const fs_sweep_plan_t *p, fs_compare_si
         fs_json_end_object(&j);
     }
     fs_json_end_array(&j);
+    json_tenants(&j, o, t, names, nn, identical);
     fs_json_end_object(&j);
     fs_json_finish(&j);
 }
@@ -578,31 +583,19 @@ static int label_index(const vopts_t *o, fs_error_t *err)
     return bad ? fs_error_set(err, FS_EIO, "%s: cannot record the variant names", index) : 0;
 }
 
-/* A per-tenant value in human units (times as s/min/h/d, counts whole). */
-static void tenant_cell(const char *metric, double v, char *buf, size_t n)
+/* Every variant's /tenants over its replications (t[i] empty for a variant
+ * whose runs failed) and the union of tenant names, baseline first
+ * (*names borrowed from t). */
+static int load_tenants(const vopts_t *o, size_t reps, fs_tenant_table_t *t, const char ***names,
+                        size_t *nn, fs_error_t *err)
 {
-    if (isnan(v))
-        snprintf(buf, n, "-");
-    else if (strncmp(metric, "wait_", 5) == 0 || strncmp(metric, "jct_", 4) == 0)
-        fs_fmt_duration(buf, n, v);
-    else if (strcmp(metric, "jobs") == 0 || strcmp(metric, "preemptions") == 0)
-        snprintf(buf, n, "%.1f", v);
-    else
-        snprintf(buf, n, "%.2f", v);
-}
-
-/* Per-tenant table (issue 13): each tenant's /tenants figures, mean over
- * the replications, one column per policy.  Tenants in order of first
- * appearance in the baseline's runs, then the others'. */
-static int print_tenants(const vopts_t *o, fs_error_t *err)
-{
-    unsigned long long reps = o->have_reps ? o->reps : 10ull;
-    fs_tenant_table_t t[MAX_VARIANTS];
-    memset(t, 0, sizeof t);
+    memset(t, 0, o->n_v * sizeof *t);
+    *names = NULL;
+    *nn = 0;
     size_t plen = strlen(o->dir) + 40;
     char **paths = fs_calloc(reps ? reps : 1, sizeof *paths);
     int rc = paths ? 0 : fs_error_set(err, FS_ENOMEM, "out of memory");
-    for (unsigned long long r = 0; r < reps && !rc; r++) {
+    for (size_t r = 0; r < reps && !rc; r++) {
         paths[r] = fs_malloc(plen);
         if (!paths[r])
             rc = fs_error_set(err, FS_ENOMEM, "out of memory");
@@ -610,63 +603,140 @@ static int print_tenants(const vopts_t *o, fs_error_t *err)
     for (size_t i = 0; i < o->n_v && !rc; i++) {
         if (o->failed[i].code)
             continue;   /* its column stays empty */
-        for (unsigned long long r = 0; r < reps; r++) {
+        for (size_t r = 0; r < reps; r++) {
             char f[64];
             snprintf(paths[r], plen, "%s/%s", o->dir, fs_index_run_file(i, r, f, sizeof f));
         }
         rc = fs_tenant_table_load((const char *const *)paths, reps, &t[i], err);
     }
-    /* the union of tenant names, baseline first */
-    const char **names = NULL;
-    size_t nn = 0, cap = 0;
-    for (size_t i = 0; i < o->n_v && !rc; i++)
+    for (size_t r = 0; paths && r < reps; r++)
+        fs_free(paths[r]);
+    fs_free(paths);
+    size_t cap = 0;
+    for (size_t i0 = 0; i0 < o->n_v && !rc; i0++) {
+        size_t i = i0 == 0 ? o->base : (i0 <= o->base ? i0 - 1 : i0);
         for (size_t k = 0; k < t[i].n && !rc; k++) {
             size_t j = 0;
-            while (j < nn && strcmp(names[j], t[i].names[k]) != 0)
+            while (j < *nn && strcmp((*names)[j], t[i].names[k]) != 0)
                 j++;
-            if (j < nn)
+            if (j < *nn)
                 continue;
-            if (fs_grow((void **)&names, &cap, nn + 1, sizeof *names)) {
+            if (fs_grow((void **)names, &cap, *nn + 1, sizeof **names)) {
                 rc = fs_error_set(err, FS_ENOMEM, "out of memory");
                 break;
             }
-            names[nn++] = t[i].names[k];
+            (*names)[(*nn)++] = t[i].names[k];
         }
-    if (!rc && nn > 0) {
-        printf("\nper tenant (/tenants, mean over %llu replication%s):\n%-16s %-22s", reps,
-               reps == 1 ? "" : "s", "tenant", "metric");
-        for (size_t i = 0; i < o->n_v; i++)
-            printf("  %-14s", o->v[i].name);
-        printf("\n");
-        for (size_t j = 0; j < nn; j++)
-            for (size_t m = 0; m < FS_TENANT_N_METRICS; m++) {
-                int any = 0;
-                for (size_t i = 0; i < o->n_v; i++) {
-                    long k = fs_tenant_table_find(&t[i], names[j]);
-                    any |= k >= 0 && !isnan(t[i].mean[(size_t)k * FS_TENANT_N_METRICS + m]);
-                }
-                if (!any)
-                    continue;   /* e.g. borrowed GPU-hours without quotas */
-                printf("%-16.16s %-22s", m == 0 ? (names[j][0] ? names[j] : "(unnamed)") : "",
-                       fs_tenant_metrics[m]);
-                for (size_t i = 0; i < o->n_v; i++) {
-                    long k = fs_tenant_table_find(&t[i], names[j]);
-                    char c[32];
-                    tenant_cell(fs_tenant_metrics[m],
-                                k < 0 ? NAN : t[i].mean[(size_t)k * FS_TENANT_N_METRICS + m], c,
-                                sizeof c);
-                    printf("  %-14s", c);
-                }
-                printf("\n");
-            }
     }
-    fs_free(names);
+    return rc;
+}
+
+static void release_tenants(const vopts_t *o, fs_tenant_table_t *t, const char **names)
+{
+    fs_free((void *)names);
     for (size_t i = 0; i < o->n_v; i++)
         fs_tenant_table_release(&t[i]);
-    for (unsigned long long r = 0; paths && r < reps; r++)
-        fs_free(paths[r]);
-    fs_free(paths);
+}
+
+/* 1 when some variant has a value of tenant `name`'s metric m. */
+static int tenant_has(const vopts_t *o, const fs_tenant_table_t *t, const char *name, size_t m)
+{
+    for (size_t i = 0; i < o->n_v; i++) {
+        long k = fs_tenant_table_find(&t[i], name);
+        if (k >= 0 && t[i].count[(size_t)k * FS_TENANT_N_METRICS + m])
+            return 1;
+    }
+    return 0;
+}
+
+/* Per-tenant tables (issues 13, 40; analysis/fs_tenants.h fs_tenant_print):
+ * each tenant's figures per policy with their intervals, then each policy
+ * minus the baseline, paired by replication. */
+static int print_tenants(const vopts_t *o, size_t reps, int identical, fs_error_t *err)
+{
+    fs_tenant_table_t t[MAX_VARIANTS];
+    const char *labels[MAX_VARIANTS];
+    int failed[MAX_VARIANTS];
+    const char **names = NULL;
+    size_t nn = 0;
+    int rc = load_tenants(o, reps, t, &names, &nn, err);
+    for (size_t i = 0; i < o->n_v; i++) {
+        labels[i] = o->v[i].name;
+        failed[i] = o->failed[i].code != 0;
+    }
+    if (!rc)
+        rc = fs_tenant_print(stdout, t, labels, failed, o->n_v, o->base, identical)
+                 ? fs_error_set(err, FS_ENOMEM, "out of memory")
+                 : 0;
+    release_tenants(o, t, names);
     return rc;
+}
+
+/* The "tenants" member of the --json document: per tenant, each metric's
+ * mean, half-width and values per variant, and the paired difference
+ * against the baseline. */
+static void json_tenants(fs_json_t *j, const vopts_t *o, const fs_tenant_table_t *t,
+                         const char *const *names, size_t nn, int identical)
+{
+    fs_json_key(j, "tenants");
+    fs_json_begin_array(j);
+    for (size_t k = 0; k < nn; k++) {
+        fs_json_begin_object(j);
+        fs_json_key(j, "name");
+        fs_json_str(j, names[k]);
+        fs_json_key(j, "metrics");
+        fs_json_begin_object(j);
+        for (size_t m = 0; m < FS_TENANT_N_METRICS; m++) {
+            if (!tenant_has(o, t, names[k], m))
+                continue;
+            fs_json_key(j, fs_tenant_metrics[m]);
+            fs_json_begin_object(j);
+            for (size_t i = 0; i < o->n_v; i++) {
+                if (o->failed[i].code)
+                    continue;
+                long x = fs_tenant_table_find(&t[i], names[k]);
+                fs_ci_t ci;
+                int ok = x >= 0 && fs_tenant_ci(&t[i], (size_t)x, m, 0.95, &ci) == 0;
+                fs_json_key(j, o->v[i].name);
+                fs_json_begin_object(j);
+                fs_json_key(j, "mean");
+                fs_json_num(j, ok ? ci.mean : NAN);
+                fs_json_key(j, "half_width");
+                fs_json_num(j, ok && !identical ? ci.half : NAN);
+                fs_json_key(j, "values");
+                fs_json_begin_array(j);
+                for (size_t r = 0; x >= 0 && r < t[i].n_files; r++)
+                    fs_json_num(j, t[i].values[((size_t)x * FS_TENANT_N_METRICS + m) *
+                                               t[i].n_files + r]);
+                fs_json_end_array(j);
+                if (i != o->base) {
+                    fs_ci_t d;
+                    int dk = fs_tenant_paired(&t[o->base], &t[i], names[k], m, 0.95, &d) == 0 &&
+                             d.n > 0;
+                    int iv = dk && !identical && d.n >= 2 && d.sd > 0;
+                    fs_json_key(j, "minus_baseline");
+                    fs_json_begin_object(j);
+                    fs_json_key(j, "diff");
+                    fs_json_num(j, dk ? d.mean : NAN);
+                    fs_json_key(j, "lo");
+                    fs_json_num(j, iv ? d.lo : NAN);
+                    fs_json_key(j, "hi");
+                    fs_json_num(j, iv ? d.hi : NAN);
+                    fs_json_key(j, "significant");
+                    if (iv)
+                        fs_json_bool(j, fs_ci_significant(&d) == 1);
+                    else
+                        fs_json_null(j);
+                    fs_json_end_object(j);
+                }
+                fs_json_end_object(j);
+            }
+            fs_json_end_object(j);
+        }
+        fs_json_end_object(j);
+        fs_json_end_object(j);
+    }
+    fs_json_end_array(j);
 }
 
 /* A key column of the index's /runs, not a metric (as fs_compare reads it). */
@@ -777,12 +847,18 @@ static int report(const vopts_t *o, const fs_sweep_plan_t *p, fs_error_t *err)
     if (!rc) {
         int identical = all_identical(o, side);
         if (o->json) {
-            print_json(o, p, side, cmp, ms, nm, identical);
+            fs_tenant_table_t t[MAX_VARIANTS];
+            const char **names = NULL;
+            size_t nn = 0;
+            rc = load_tenants(o, (size_t)p->replications, t, &names, &nn, err);
+            if (!rc)
+                print_json(o, p, side, cmp, ms, nm, identical, t, names, nn);
+            release_tenants(o, t, names);
         } else {
             print_means(o, side, ms, nm, identical);
             if (o->n_v - o->n_failed > 1)
                 print_diffs(o, cmp, ms, nm, identical, side[o->base]->n_reps);
-            rc = print_tenants(o, err);
+            rc = print_tenants(o, (size_t)p->replications, identical, err);
         }
     }
     for (size_t i = 0; i < o->n_v; i++) {

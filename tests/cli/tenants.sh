@@ -78,12 +78,66 @@ fi
 # versus: the per-tenant table, one column per policy
 expect_exit 0 "$FLEETSIM" versus t.yaml -p fifo=scheduler.queue=fifo -p srtf=scheduler.queue=srtf \
     -r 2 -o vs
-expect_out '^per tenant \(/tenants, mean over 2 replications\):'
+expect_out '^per tenant \(/tenants\): mean \+- 95% t half-width over 2 replications'
 expect_err '^fleetsim versus: warning: srtf: srtf preempts'
 [ "$(grep -c 'warning' err.txt)" -eq 1 ] && ok || bad "versus: not one warning: $(cat err.txt)"
 expect_out '^tenant +metric +fifo +srtf'
-expect_out '^vision +jobs +[0-9.]+ +[0-9.]+'
-expect_out '^ +wait_p95 +[0-9.]+ (s|min|h|d) +[0-9.]+ (s|min|h|d)'
-expect_out '^ +preemptions +0\.0 +[1-9][0-9.]*'
+expect_out '^vision +jobs +[0-9.]+( \+- [0-9.]+)? +[0-9.]+'
+expect_out '^ +wait_p95 +[0-9.]+ (s|min|h|d)( \+- [0-9.]+ (s|min|h|d))? +[0-9.]+ (s|min|h|d)'
+expect_out '^ +preemptions +0 +[1-9][0-9.]*'
 expect_out '^nlp +jobs'
+# ... and the paired differences against the first policy, with intervals
+expect_out '^per tenant, paired differences against fifo: mean \[95% interval\]'
+expect_out '^tenant +metric +srtf - fifo'
+expect_out '^ +wait_p95 +[-+][0-9.]+ (s|min|h|d)'
+# tenant nlp's load doubled: its job count up (versus --json: intervals per tenant)
+expect_exit 0 "$FLEETSIM" versus t.yaml -p fifo=scheduler.queue=fifo \
+    -p 'nlp2=workload.tenant_scale={nlp: 2}' -r 3 -o vs2 --json
+/usr/bin/python3 - out.txt <<'EOF' && ok || bad "versus --json: no per-tenant intervals"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = {x["name"]: x["metrics"] for x in d["tenants"]}
+j = t["nlp"]["jobs"]
+assert len(j["fifo"]["values"]) == 3 and j["nlp2"]["half_width"] >= 0
+assert j["nlp2"]["minus_baseline"]["diff"] > 0
+assert "minus_baseline" not in j["fifo"]
+EOF
+# run --json: the run's /tenants rows
+expect_exit 0 "$FLEETSIM" run t.yaml -o j.h5 --json
+/usr/bin/python3 - out.txt <<'EOF' && ok || bad "run --json: no tenants"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(x["name"] for x in d["tenants"]) == ["nlp", "vision"]
+assert all(x["jobs"] > 0 and x["wait_p95"] >= 0 for x in d["tenants"])
+EOF
+# the versus report: per-tenant tables with bootstrap intervals, a p95-wait chart,
+# no "95%%" and no "nan%" in it
+if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" report vs/index.h5 -o vsrep.html
+    grep -q '<h2>Per tenant and policy (/tenants of the run files)</h2>' vsrep.html && ok \
+        || bad "versus report has no per-tenant section"
+    grep -q '<h2>Per tenant: paired differences against fifo</h2>' vsrep.html && ok \
+        || bad "versus report has no per-tenant differences"
+    grep -q 'percentile-bootstrap' vsrep.html && ok || bad "versus report: intervals not stated"
+    grep -Eq '<td>[0-9.]+ (s|min|h|d) \[[0-9.]+ (s|min|h|d), [0-9.]+ (s|min|h|d)\]</td>' vsrep.html \
+        && ok || bad "versus report: waits not humanized with intervals"
+    grep -q '95%%' vsrep.html && bad "versus report: '95%%' in a caption" || ok
+    grep -q 'nan%' vsrep.html && bad "versus report: nan%" || ok
+fi
+# a service-only versus (no training job completes): no nan% anywhere
+expect_exit 0 "$FLEETSIM" versus "$SRC/scenarios/serving-mixed.yaml" --set horizon=30m \
+    --set 'workload.synthetic.arrivals.rate=0.000001/h' -p a=scheduler.queue=priority \
+    -p b=scheduler.queue=fifo -r 2 -o svo -q
+grep -qi 'nan' out.txt && bad "service-only versus prints nan: $(grep -i nan out.txt)" || ok
+expect_out '^wait_p95 +- +-'
+if /usr/bin/python3 -c 'import h5py, numpy, matplotlib' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" report svo/index.h5 -o svo.html
+    grep -q 'nan%' svo.html && bad "service-only versus report: nan%" || ok
+fi
+# sweep: the per-tenant tables after the runs, point 1 against point 0
+{ cat t.yaml; printf 'sweep:\n  replications: 2\n  params:\n    - {key: scheduler.queue, values: [fifo, sjf]}\n'; } > sw.yaml
+expect_exit 0 "$FLEETSIM" sweep sw.yaml -o sw -j 2
+expect_out '^per tenant \(/tenants\): mean \+- 95% t half-width over 2 replications'
+expect_out '^tenant +metric +point 0 +point 1'
+expect_out '^tenant +metric +point 1 - point 0'
 finish
