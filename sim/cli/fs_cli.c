@@ -32,7 +32,8 @@ static const fs_cli_opt_t bench_opts[] = {
     {"services", 0, 0, FS_OPT_SERVICES, NULL}, HELP, END};
 static const fs_cli_opt_t compare_opts[] = {
     {"csv", 0, 0, FS_OPT_CSV, NULL}, JSON, {"level", 0, 1, FS_OPT_LEVEL, "L"},
-    {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"}, HELP, END};
+    {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"},
+    {"recorded", 0, 0, FS_OPT_RECORDED, NULL}, HELP, END};
 static const fs_cli_opt_t report_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"python", 0, 1, FS_OPT_PYTHON, "PATH"}, HELP, END};
 static const fs_cli_opt_t sweep_opts[] = {
@@ -120,6 +121,7 @@ static const fs_command_t commands[] = {
      "usage: fleetsim compare A.h5 B.h5 [C.h5...] [--csv] [--level L] [--no-waits]\n"
      "       fleetsim compare DIR/index.h5 --points P Q\n"
      "       fleetsim compare A/index.h5 B/index.h5 [--points P Q]\n"
+     "       fleetsim compare RUN.h5 --recorded [--json]\n"
      "\n"
      "Prints the /summary metrics of B (and C...) beside those of A, with the\n"
      "differences B - A.  Two run files: differences only (one run each gives\n"
@@ -134,6 +136,9 @@ static const fs_command_t commands[] = {
      "  --level L      confidence level of the intervals (default 0.95)\n"
      "  --no-waits     skip the pooled wait percentiles (no /jobs reading)\n"
      "  --json         one JSON document on stdout (docs/cli.md)\n"
+     "  --recorded     one trace replay against the waits its trace recorded:\n"
+     "                 wait mean, p50/p90/p99, share waited, KS distance,\n"
+     "                 Spearman per job, daily utilization (docs/validation.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
      "2 bad usage or input.\n",

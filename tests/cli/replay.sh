@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Replays against what happened: `fleetsim compare RUN.h5 --recorded` puts a
+# trace replay's waits beside the waits its trace recorded (docs/validation.md
+# "Replays against recorded waits"); bad recorded starts are located errors.
+source "$(dirname "$0")/lib/common.bash"
+
+# A two-GPU machine and four jobs whose simulated waits are known by hand
+# (FIFO, no backfill): job 1 starts at once; job 2 (2 GPUs) waits for it
+# (90 s); job 3 records no start; jobs 3 and 4 start when job 2 ends at 200
+# (job 4: 170 s simulated, 200 s recorded).
+swf() {  # swf FILE WAIT2: the four jobs, job 2's recorded wait given
+    cat > "$1" <<SWF
+; MaxProcs: 2
+1 0 0 100 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1
+2 10 $2 100 2 -1 -1 2 -1 -1 1 2 1 -1 -1 -1 -1 -1
+3 20 -1 50 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1
+4 30 200 10 1 -1 -1 1 -1 -1 1 3 1 -1 -1 -1 -1 -1
+SWF
+}
+scenario() {  # scenario FILE TRACE
+    cat > "$1" <<YAML
+name: replay-small
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 1}]
+workload:
+  trace: {path: $2, format: swf}
+scheduler: {queue: fifo}
+YAML
+}
+swf small.swf 90
+scenario small.yaml small.swf
+expect_exit 0 "$FLEETSIM" run small.yaml -o small.h5 -q
+expect_exit 0 "$FLEETSIM" compare small.h5 --recorded
+expect_out '^jobs 4 in /jobs: 3 compared, 1 with no recorded start, 0 never started'
+expect_out '^mean +86.7 s +96.7 s +0.90$'
+expect_out '^KS distance of the wait CDFs +0\.333$'
+expect_out '^Spearman per job +1\.000$'
+expect_exit 0 "$FLEETSIM" compare small.h5 --recorded --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "--json: wrong values: $(head -c 400 out.txt)"
+import json, math
+d = json.load(open("out.txt"))["recorded"]
+assert d["compared"] == 3 and d["no_recorded_start"] == 1, d
+assert abs(d["simulated"]["mean"] - 260 / 3) < 1e-6, d["simulated"]
+assert abs(d["recorded"]["mean"] - 290 / 3) < 1e-6, d["recorded"]
+assert abs(d["ks"] - 1 / 3) < 1e-9 and abs(d["spearman"] - 1) < 1e-9, d
+assert d["simulated"]["share_waited"] == 2 / 3, d
+assert len(d["util_day_simulated"]) == 1 and d["capacity_gpus"] == 2, d
+# simulated: 2x100 + 2x100 + 1x50 + 1x10 GPU-s over 2 GPUs x 1 day
+assert abs(d["util_day_simulated"][0] - 460 / 172800) < 1e-12, d
+PY
+fi
+
+# --recorded takes one run file
+expect_exit 2 "$FLEETSIM" compare small.h5 small.h5 --recorded
+expect_err 'recorded takes one results file'
+# a run of a synthetic workload has no recorded starts
+cat > synth.yaml <<YAML
+name: synth
+horizon: 2h
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
+workload:
+  synthetic:
+    arrivals: {process: poisson, rate: 12/h}
+    gpus: {1: 1}
+    duration: {dist: lognormal, median: 45m, sigma: 1.5}
+YAML
+expect_exit 0 "$FLEETSIM" run synth.yaml -o synth.h5 -q
+expect_exit 2 "$FLEETSIM" compare synth.h5 --recorded
+expect_err 'synth.h5: the run replayed no trace'
+# a trace that records no start at all: said, exit 2
+sed -E 's/^([0-9]+ [0-9]+) [0-9]+ /\1 -1 /' small.swf > nowait.swf
+scenario nowait.yaml nowait.swf
+expect_exit 0 "$FLEETSIM" run nowait.yaml -o nowait.h5 -q
+expect_exit 2 "$FLEETSIM" compare nowait.h5 --recorded
+expect_err 'records no start for any of its 4 jobs'
+
+# a recorded start before the submission (negative wait): located, exit 2
+swf neg.swf -5
+scenario neg.yaml neg.swf
+expect_exit 2 "$FLEETSIM" run neg.yaml -o neg.h5 -q
+expect_err 'neg.swf:3:.*wait.*>= 0'
+expect_no_file neg.h5
+finish
