@@ -173,6 +173,7 @@ typedef struct fs_cluster_cfg {
     fs_span_speed_cfg_t *span_speed; /* owned */
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
+    char *outages;          /* cluster.outages: outage file (models/fs_capacity.h), or NULL */
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };

@@ -192,6 +192,10 @@ static const fs_key_t config_rows[] = {
      .doc = "The machine list (plain or gzip); relative to the scenario file."},
     {.path = "cluster.from.gpu", .type = FS_KT_STRING, .off = CF(cluster.from.gpu),
      .doc = "GPU model of lists that name none (philly, tiresias); else 'unknown' (speed 1.0)."},
+    {.path = "cluster.outages", .type = FS_KT_PATH, .off = CF(cluster.outages),
+     .doc = "Capacity over time: a CSV of outages (start,end,nodes[,cause]; seconds of the run; "
+            "nodes all, a pool or I-J) drained from start to end; relative to the scenario file "
+            "(docs/traces.md, Outage files)."},
     {.path = "cluster.topology.nvlink_domain", .type = FS_KT_STRING,
      .off = CF(cluster.topology.nvlink_domain), .def = "node",
      .doc = "NVLink domain: node, or its size in GPUs (a multiple of gpus_per_node, e.g. 72 for "

@@ -400,6 +400,21 @@ static const tsub_t subs[] = {
      "                   the profile, prompt and output token distributions; docs/traces.md)\n"
      "\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
+    {"outages", trc_do_outages,
+     "usage: fleetsim trace outages FILE -o OUT.csv --capacity GPUS [--threshold X]\n"
+     "                              [--gpus-per-node G] [--format F] [--lenient]\n"
+     "\n"
+     "Infers capacity outages from a log's recorded utilization and writes them as\n"
+     "an outage file for cluster.outages (docs/traces.md, Outage files).  The rule:\n"
+     "an hour is out when fewer than X x GPUS GPUs were busy (recorded runs) while\n"
+     "a job waited (recorded wait over a minute); consecutive out hours make one\n"
+     "outage, whose nodes down are the capacity less the most GPUs busy in it.\n"
+     "\n"
+     "  --capacity GPUS    the cluster's GPUs (required)\n"
+     "  --threshold X      busy share under which an hour is out (default 0.1)\n"
+     "  --gpus-per-node G  GPUs per node of the outage file's nodes (default 1)\n"
+     "\n"
+     "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n"},
 };
 #define N_SUBS (sizeof subs / sizeof subs[0])
 
@@ -427,10 +442,12 @@ int fs_cmd_trace(int argc, char **argv)
         if (strcmp(argv[1], subs[i].name) == 0)
             sub = &subs[i];
     if (!sub)
-        return fs_cli_usage_error("trace", "'%s' is not a trace subcommand (info, convert, fit)", argv[1]);
+        return fs_cli_usage_error("trace", "'%s' is not a trace subcommand (info, convert, fit, outages)", argv[1]);
     topts_t o;
     memset(&o, 0, sizeof o);
     o.sub = sub->name;
+    o.threshold = 0.1;
+    o.gpus_per_node = 1;
     fs_cli_getopt_t g;   /* the subcommand's arguments: argv[1] is its name */
     fs_cli_getopt_init(&g, "trace", argc - 1, argv + 1, fs_cli_find("trace")->opts);
     for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
@@ -450,6 +467,23 @@ int fs_cmd_trace(int argc, char **argv)
                 o.scenario = v;
             else
                 o.output = v;
+        } else if ((id == FS_OPT_THRESHOLD || id == FS_OPT_CAPACITY || id == FS_OPT_GPN) &&
+                   sub->fn == trc_do_outages) {
+            char *end = NULL;
+            double x = v ? strtod(v, &end) : NAN;
+            if (!v || *end || !isfinite(x) || x <= 0 || (id == FS_OPT_THRESHOLD && x > 1) ||
+                (id == FS_OPT_GPN && (x != floor(x) || x > 1e6)) ||
+                (id == FS_OPT_CAPACITY && x > 1e12))
+                return fs_cli_usage_error("trace", "%s needs %s", a,
+                                          id == FS_OPT_THRESHOLD ? "a share in (0, 1], e.g. 0.1"
+                                          : id == FS_OPT_GPN     ? "a whole number >= 1"
+                                                                 : "a number of GPUs > 0");
+            if (id == FS_OPT_THRESHOLD)
+                o.threshold = x;
+            else if (id == FS_OPT_CAPACITY)
+                o.capacity = x;
+            else
+                o.gpus_per_node = (unsigned)x;
         } else if (id == FS_OPT_LENIENT) {
             o.lenient = 1;
         } else if (id == FS_OPT_KEEP_ORIGIN) {
@@ -472,6 +506,8 @@ int fs_cmd_trace(int argc, char **argv)
         return fs_cli_usage_error("trace", "trace %s needs one trace FILE or --scenario FILE", sub->name);
     if (sub->fn != trc_do_info && !o.output)
         return fs_cli_usage_error("trace", "trace %s needs -o OUT", sub->name);
+    if (sub->fn == trc_do_outages && !(o.capacity > 0))
+        return fs_cli_usage_error("trace", "trace outages needs --capacity GPUS (the cluster's)");
     if (o.classes && sub->fn != trc_do_fit)
         return fs_cli_usage_error("trace", "--classes is for trace fit");
     if (o.requests && (o.scenario || o.format || o.lenient || o.keep_origin || o.classes))

@@ -52,6 +52,9 @@ typedef struct topts {
     const char *classes;        /* --classes */
     int lenient, json, keep_origin;
     int requests;               /* fit --requests: FILE is a request trace */
+    double threshold;           /* outages --threshold: busy share under which an hour is out */
+    double capacity;            /* outages --capacity: the cluster's GPUs */
+    unsigned gpus_per_node;     /* outages --gpus-per-node (default 1) */
 } topts_t;
 
 typedef struct sclass {

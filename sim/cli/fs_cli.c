@@ -54,7 +54,9 @@ static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
     {"lenient", 0, 0, FS_OPT_LENIENT, NULL}, {"keep-origin", 0, 0, FS_OPT_KEEP_ORIGIN, NULL},
-    {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, JSON, HELP, END};
+    {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, {"threshold", 0, 1, FS_OPT_THRESHOLD, "X"},
+    {"capacity", 0, 1, FS_OPT_CAPACITY, "GPUS"}, {"gpus-per-node", 0, 1, FS_OPT_GPN, "G"}, JSON,
+    HELP, END};
 static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
@@ -243,15 +245,17 @@ static const fs_command_t commands[] = {
      "usage: fleetsim trace info FILE [--format F] [--lenient] [--keep-origin] [--json]\n"
      "       fleetsim trace convert FILE -o OUT.csv[.gz] [--format F] [--lenient]\n"
      "       fleetsim trace fit FILE -o workload.yaml [--format F] [--classes R,...]\n"
+     "       fleetsim trace outages FILE -o OUT.csv --capacity GPUS [--threshold X]\n"
      "       (or --scenario SCENARIO.yaml instead of FILE: that scenario's workload)\n"
      "\n"
      "info: jobs, span, GPU-hours, GPU-count histogram, run-time and wait\n"
      "percentiles, arrival rates by hour of day and day of week, states, tenants.\n"
      "convert: to the native format (docs/traces.md), written atomically.\n"
      "fit: a synthetic workload (scenario fragment) reproducing the trace.\n"
+     "outages: capacity outages inferred from the recorded utilization (cluster.outages).\n"
      "'fleetsim trace SUBCOMMAND --help' shows one subcommand.\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
-     trace_opts, "info convert fit"},
+     trace_opts, "info convert fit outages"},
     {"versus", fs_cmd_versus, "one workload under several policies side by side (common random numbers)",
      "usage: fleetsim versus SCENARIO.yaml -p NAME=KEY=VALUE[,KEY=VALUE...] -p NAME=... ...\n"
      "                       -o DIR [-r REPS] [-j N] [--metrics LIST] [--set KEY=VALUE]...\n"
