@@ -31,6 +31,9 @@ void trc_tstat_release(tstat_t *s)
     fs_free(s->wait);
     fs_free(s->t_jobs);
     fs_free(s->t_gpuh);
+    fs_free(s->day_wait);
+    fs_free(s->day_waits);
+    fs_free(s->day_busy);
     memset(s, 0, sizeof *s);
 }
 
@@ -71,11 +74,59 @@ static size_t class_of(const tstat_t *s, uint32_t g)
     return s->n_cls;
 }
 
+/* Makes the per-day tables cover day d (from day0), zero-filled.  A day
+ * past 100 years of the origin is not tracked (1). */
+static int days_cover(tstat_t *s, size_t d)
+{
+    if (d >= 36600)
+        return 1;
+    if (d < s->n_days)
+        return 0;
+    if (fs_grow((void **)&s->day_wait, &s->cap_dw, d + 1, sizeof *s->day_wait) ||
+        fs_grow((void **)&s->day_waits, &s->cap_dn, d + 1, sizeof *s->day_waits) ||
+        fs_grow((void **)&s->day_busy, &s->cap_db, d + 1, sizeof *s->day_busy))
+        return FS_ENOMEM;
+    for (size_t i = s->n_days; i <= d; i++) {
+        s->day_wait[i] = 0;
+        s->day_waits[i] = 0;
+        s->day_busy[i] = 0;
+    }
+    s->n_days = d + 1;
+    return 0;
+}
+
+/* The job's recorded wait (by its submission day) and run (GPU-seconds
+ * per day it overlaps). */
+static int add_recorded(tstat_t *s, const fs_job_t *j)
+{
+    double sub = fs_time_to_s(j->submit) - s->day0;
+    if (j->rec_start < 0 || sub < 0)
+        return 0;
+    int rc = days_cover(s, (size_t)(sub / 86400));
+    if (rc)
+        return rc == FS_ENOMEM ? rc : 0;
+    s->day_wait[(size_t)(sub / 86400)] += fs_time_to_s(j->rec_start - j->submit);
+    s->day_waits[(size_t)(sub / 86400)]++;
+    if (j->rec_end < 0)
+        return 0;
+    s->have_busy = 1;
+    double a = fs_time_to_s(j->rec_start) - s->day0, b = fs_time_to_s(j->rec_end) - s->day0;
+    double g = (double)fs_job_milli(j) / 1000.0;
+    for (double d = floor(a / 86400); d * 86400 < b; d++) {
+        if ((rc = days_cover(s, (size_t)d)))
+            return rc == FS_ENOMEM ? rc : 0;
+        s->day_busy[(size_t)d] += g * (fmin(b, (d + 1) * 86400) - fmax(a, d * 86400));
+    }
+    return 0;
+}
+
 static int trc_tstat_add(tstat_t *s, const fs_job_t *j)
 {
     double submit = fs_time_to_s(j->submit), dur = fs_time_to_s(j->duration);
-    if (s->jobs == 0)
+    if (s->jobs == 0) {
         s->first = submit;
+        s->day0 = floor(submit / 86400) * 86400;
+    }
     s->last = submit;
     s->jobs++;
     s->gpu_hours += (double)fs_job_milli(j) / 1000.0 * dur / 3600.0;
@@ -96,6 +147,8 @@ static int trc_tstat_add(tstat_t *s, const fs_job_t *j)
         if (fs_grow((void **)&s->wait, &s->cap_wait, s->n_wait + 1, sizeof *s->wait))
             return FS_ENOMEM;
         s->wait[s->n_wait++] = (float)fs_time_to_s(j->rec_start - j->submit);
+        if (add_recorded(s, j))
+            return FS_ENOMEM;
     }
     double h = floor(submit / 3600.0);
     s->week[(size_t)fmod(h, HOURS_PER_WEEK)]++;

@@ -1,9 +1,71 @@
 /*
- * fleetsim trace info: a trace's jobs, sizes, run times, arrival rates, recorded waits (cmd_trace.c parses the command line).
+ * fleetsim trace info: a trace's jobs, sizes, run times, arrival rates,
+ * recorded waits and utilization over time (cmd_trace.c parses the command
+ * line).
  */
 #include "cmd_trace_int.h"
 
-/* ---- info ---------------------------------------------------------------------- */
+/* Past this many distinct GPU counts the text histogram buckets them by
+ * powers of two (1, 2, 3-4, 5-8, ...). */
+#define MAX_EXACT_SIZES 12
+
+/* The GPU-count histogram: exact sizes, or power-of-two buckets. */
+static void print_sizes(const tstat_t *s)
+{
+    printf("GPUs         ");
+    if (s->n_sizes <= MAX_EXACT_SIZES) {
+        for (size_t i = 0; i < s->n_sizes; i++)
+            printf("%s%u: %llu (%.1f%%)", i ? ", " : "", s->sizes[i],
+                   (unsigned long long)s->size_n[i], 100.0 * (double)s->size_n[i] / (double)s->jobs);
+        printf("\n");
+        return;
+    }
+    printf("%zu distinct counts, by powers of two:\n", s->n_sizes);
+    size_t i = 0;
+    while (i < s->n_sizes) {
+        uint64_t hi = 1;
+        while (hi < s->sizes[i])
+            hi *= 2;
+        uint64_t lo = hi / 2 + 1, n = 0;
+        size_t distinct = 0;
+        for (; i < s->n_sizes && s->sizes[i] <= hi; i++, distinct++)
+            n += s->size_n[i];
+        char range[48];
+        if (lo >= hi)
+            snprintf(range, sizeof range, "%llu", (unsigned long long)hi);
+        else
+            snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)lo, (unsigned long long)hi);
+        printf("  %-24s %10llu jobs (%5.1f%%) %4zu sizes\n", range, (unsigned long long)n,
+               100.0 * (double)n / (double)s->jobs, distinct);
+    }
+}
+
+/* Recorded waits and GPUs busy per day (per week past 60 days). */
+static void print_recorded(const tstat_t *s)
+{
+    if (!s->n_days)
+        return;
+    size_t step = s->n_days > 60 ? 7 : 1;
+    printf("recorded over time (per %s from day %.0f of the origin): mean wait of the jobs "
+           "submitted%s\n", step == 7 ? "week" : "day", s->day0 / 86400,
+           s->have_busy ? ", mean GPUs busy" : "");
+    for (size_t d = 0; d < s->n_days; d += step) {
+        double w = 0, busy = 0;
+        uint64_t n = 0;
+        size_t k = 0;
+        for (; k < step && d + k < s->n_days; k++) {
+            w += s->day_wait[d + k];
+            n += s->day_waits[d + k];
+            busy += s->day_busy[d + k];
+        }
+        char a[48];
+        printf("  %s %4zu  %7llu jobs  wait %-10s", step == 7 ? "week" : "day ", d / step,
+               (unsigned long long)n, n ? trc_human_s(w / (double)n, a, sizeof a) : "-");
+        if (s->have_busy)
+            printf("  busy %10.1f GPUs", busy / ((double)k * 86400));
+        printf("\n");
+    }
+}
 
 static const double k_dur_p[] = {0.1, 0.25, 0.5, 0.75, 0.9, 0.99};
 static const char *const k_dur_pn[] = {"p10", "p25", "p50", "p75", "p90", "p99"};
@@ -31,11 +93,7 @@ static void print_info_text(const input_t *in, tstat_t *s)
     printf("GPU-hours    %.1f\n", s->gpu_hours);
     if (span > 0)
         printf("arrivals     %.4g jobs/h on average\n", (double)(s->jobs - 1) / (span / 3600));
-    printf("GPUs         ");
-    for (size_t i = 0; i < s->n_sizes; i++)
-        printf("%s%u: %llu (%.1f%%)", i ? ", " : "", s->sizes[i], (unsigned long long)s->size_n[i],
-               100.0 * (double)s->size_n[i] / (double)s->jobs);
-    printf("\n");
+    print_sizes(s);
     if (s->fractional)
         printf("             %llu jobs ask for a fraction of one GPU\n", (unsigned long long)s->fractional);
     printf("duration     mean %s", trc_human_s(s->dur_sum / (double)s->jobs, a, sizeof a));
@@ -74,6 +132,7 @@ static void print_info_text(const input_t *in, tstat_t *s)
     for (int d = 0; d < 7; d++)
         printf(" %d:%.4g", d, daily[d]);
     printf("\n");
+    print_recorded(s);
 }
 
 static void print_info_json(const input_t *in, tstat_t *s)
@@ -153,6 +212,15 @@ static void print_info_json(const input_t *in, tstat_t *s)
         for (int d = 0; d < 7; d++)
             c += s->week[d * 24 + h];
         fprintf(f, "%s%llu", h ? ", " : "", (unsigned long long)c);
+    }
+    fprintf(f, "], \"recorded_by_day\": [");
+    for (size_t d = 0; d < s->n_days; d++) {
+        fprintf(f, "%s{\"day\": %.0f, \"jobs_waited\": %llu, \"wait_mean_s\": ", d ? ", " : "",
+                s->day0 / 86400 + (double)d, (unsigned long long)s->day_waits[d]);
+        trc_put_json_num(f, s->day_waits[d] ? s->day_wait[d] / (double)s->day_waits[d] : NAN);
+        fprintf(f, ", \"gpus_busy_mean\": ");
+        trc_put_json_num(f, s->have_busy ? s->day_busy[d] / 86400 : NAN);
+        fprintf(f, "}");
     }
     fprintf(f, "]}\n");
 }

@@ -82,6 +82,14 @@ typedef struct tstat {
     int32_t n_t;
     const sclass_t *classes;        /* fit only */
     size_t n_cls;
+    /* recorded over time, per day from day0 (the first submission's day):
+     * waits of the jobs submitted that day, GPU-seconds of recorded runs */
+    double day0;
+    double *day_wait;               /* sum of recorded waits, s */
+    uint64_t *day_waits;            /* jobs with a recorded wait */
+    double *day_busy;               /* GPU-s of [rec_start, rec_end) */
+    size_t n_days, cap_dw, cap_dn, cap_db;
+    int have_busy;                  /* a job recorded its start and end */
 } tstat_t;
 
 typedef struct input {

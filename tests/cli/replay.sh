@@ -76,6 +76,36 @@ expect_exit 0 "$FLEETSIM" run nowait.yaml -o nowait.h5 -q
 expect_exit 2 "$FLEETSIM" compare nowait.h5 --recorded
 expect_err 'records no start for any of its 4 jobs'
 
+# ---- trace info: sizes bucketed by powers of two past a dozen distinct
+# counts; the recorded waits and GPUs busy over time
+{
+    echo '; MaxProcs: 64'
+    for k in $(seq 1 13); do   # sizes 1..13, one job each, a day apart
+        echo "$k $(( (k - 1) * 86400 )) $(( k * 60 )) 3600 $k -1 -1 $k -1 -1 1 1 1 -1 -1 -1 -1 -1"
+    done
+} > sizes.swf
+expect_exit 0 "$FLEETSIM" trace info sizes.swf
+expect_out '^GPUs +13 distinct counts, by powers of two:$'
+expect_out '^  3-4 +2 jobs \( +15\.4%\) +2 sizes$'
+expect_out '^  9-16 +5 jobs \( +38\.5%\) +5 sizes$'
+expect_out '^recorded over time \(per day from day 0 of the origin\)'
+# day 2: job 3 waited 180 s, 3 GPUs busy for an hour: 3 x 3600 / 86400
+expect_out '^  day +2 +1 jobs +wait 3.0 min +busy +0.1 GPUs$'
+head -n 13 sizes.swf > twelve.swf
+expect_exit 0 "$FLEETSIM" trace info twelve.swf
+expect_out '^GPUs +1: 1 \(8.3%\), 2: 1'
+expect_exit 0 "$FLEETSIM" trace info sizes.swf --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "trace info --json: recorded_by_day: $(head -c 300 out.txt)"
+import json
+d = json.load(open("out.txt"))
+r = d["recorded_by_day"]
+assert len(r) == 13 and r[4]["day"] == 4 and r[4]["wait_mean_s"] == 300, r[4]
+assert abs(r[4]["gpus_busy_mean"] - 5 * 3600 / 86400) < 1e-9, r[4]
+assert len(d["gpus"]) == 13
+PY
+fi
+
 # a recorded start before the submission (negative wait): located, exit 2
 swf neg.swf -5
 scenario neg.yaml neg.swf
