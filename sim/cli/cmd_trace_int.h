@@ -123,5 +123,18 @@ int trc_do_fit(const topts_t *o, input_t *in, fs_error_t *err);           /* cmd
 int trc_parse_classes(const char *text, sclass_t *out, size_t *n, fs_error_t *err);
 int trc_do_fit_requests(const topts_t *o, fs_error_t *err);
 int trc_do_outages(const topts_t *o, input_t *in, fs_error_t *err);       /* cmd_trace_outages.c */
+/* A job's recorded run, for outage inference (also fleetsim calibrate). */
+typedef struct trc_orec {
+    uint64_t id;
+    double submit, start, end, gpus;    /* s, s, s, GPUs */
+} trc_orec_t;
+/* The jobs of src that record a start and an end (*no_rec: those that do
+ * not); FS_EINVAL when none does. */
+int trc_outage_records(fs_source_t *src, const char *name, trc_orec_t **out, size_t *n,
+                       size_t *no_rec, fs_error_t *err);
+/* Writes the outage file the rule infers (cmd_trace_outages.c's comment). */
+int trc_outages_write(const char *name, const trc_orec_t *r, size_t n, double capacity,
+                      double threshold, unsigned gpn, const char *output, size_t *n_out,
+                      size_t *h_out, size_t *hours, fs_error_t *err);
 
 #endif

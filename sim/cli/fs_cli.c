@@ -57,6 +57,8 @@ static const fs_cli_opt_t trace_opts[] = {
     {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, {"threshold", 0, 1, FS_OPT_THRESHOLD, "X"},
     {"capacity", 0, 1, FS_OPT_CAPACITY, "GPUS"}, {"gpus-per-node", 0, 1, FS_OPT_GPN, "G"}, JSON,
     HELP, END};
+static const fs_cli_opt_t calibrate_opts[] = {
+    {"split", 0, 1, FS_OPT_SPLIT, "DAYS"}, SET, JSON, HELP, END};
 static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
@@ -241,6 +243,25 @@ static const fs_command_t commands[] = {
      "'fleetsim sweep --shard I/N' has finished; refuses (exit 1), naming the missing or\n"
      "incomplete runs, otherwise.\n",
      merge_opts, "dir"},
+    {"calibrate", fs_cmd_calibrate, "fit what a log does not record to its recorded waits",
+     "usage: fleetsim calibrate SCENARIO.yaml [--split DAYS] [--set KEY=VALUE]... [--json]\n"
+     "\n"
+     "Fits the parameters a trace replay's log does not record -- the outages read\n"
+     "off its recorded utilization (the threshold of 'fleetsim trace outages') and\n"
+     "the effective capacity share -- to the recorded waits of the jobs submitted\n"
+     "before the split (a grid of replays; objective KS + |ln mean ratio|/2 +\n"
+     "|ln p90 ratio|/2), and reports the fit's error on the jobs submitted from the\n"
+     "split on, against the targets KS <= 0.15, Spearman >= 0.5, mean and p90\n"
+     "within 20% (docs/validation.md).\n"
+     "\n"
+     "  --split DAYS   the split, days from the first submission (default: the\n"
+     "                 middle of the submissions)\n"
+     "  --set K=V      override a scenario key (repeatable)\n"
+     "  --json         one JSON document on stdout\n"
+     "\n"
+     "Exit status: 0 success (whether or not the targets are met), 1 run-time\n"
+     "failure, 2 bad usage or input.\n",
+     calibrate_opts, "file"},
     {"trace", fs_cmd_trace, "inspect a trace, convert it to native CSV, or fit a workload to it",
      "usage: fleetsim trace info FILE [--format F] [--lenient] [--keep-origin] [--json]\n"
      "       fleetsim trace convert FILE -o OUT.csv[.gz] [--format F] [--lenient]\n"
