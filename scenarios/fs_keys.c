@@ -463,6 +463,14 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.bf.window", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(scheduler.bf.window), .min = 0, .def = "1440m", .unit = "s",
      .doc = "bf_window: how far ahead reservations are planned (slurm mode)."},
+    {.path = "scheduler.wfp.exponent", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.wfp.exponent), .min = 0, .def = "3",
+     .doc = "queue: wfp (Cobalt's WFP utility, largest first): utility = (queued / requested "
+            "time)^exponent x GPUs."},
+    {.path = "scheduler.wfp.period", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.wfp.period), .min = 0, .def = "5m", .unit = "s",
+     .doc = "queue: wfp: utilities are recomputed this often (a job queued since the last "
+            "time has utility 0)."},
     {.path = "scheduler.slurm.max_age", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(scheduler.slurm.max_age), .min = 0, .def = "7d", .unit = "s",
      .doc = "PriorityMaxAge: the age factor reaches 1.0 here."},

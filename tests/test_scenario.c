@@ -211,6 +211,9 @@ static const char multi_dump[] =
     "    resolution: 1m\n"
     "    interval: 30s\n"
     "    window: 1d\n"
+    "  wfp:\n"
+    "    exponent: 3\n"
+    "    period: 5m\n"
     "  slurm:\n"
     "    max_age: 7d\n"
     "    decay_half_life: 7d\n"
@@ -715,7 +718,7 @@ static void test_override_errors(void **state)
                                       "'trace', not both"},
         {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, tolerations, preset, mode, placement, node_score, resource_weights, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
-                          "checkpoint_interval, bf, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
+                          "checkpoint_interval, bf, wfp, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},
         {"name=", "--set name: missing value (write KEY=VALUE; null restores the default)"},
         {"noequals", "--set noequals: expected KEY=VALUE"},
