@@ -345,6 +345,8 @@ static int compare_recorded(const char *path, int json)
         fs_json_num(&j, c.capacity);
         json_array(&j, "util_day_simulated", c.util_sim, c.n_days);
         json_array(&j, "util_day_recorded", c.util_rec, c.n_days);
+        json_array(&j, "wait_simulated_s", c.wait_sim, c.n_matched);
+        json_array(&j, "wait_recorded_s", c.wait_rec, c.n_matched);
         fs_json_end_object(&j);
         fs_json_end_object(&j);
         fs_json_finish(&j);

@@ -51,6 +51,17 @@ assert abs(d["util_day_simulated"][0] - 460 / 172800) < 1e-12, d
 PY
 fi
 
+# the report's section: both CDFs, the daily utilization and the table
+# (exit 3: the report's Python modules are missing here)
+"$FLEETSIM" report small.h5 -o small.html >out.txt 2>err.txt
+rrc=$?
+if [ "$rrc" -ne 3 ]; then
+    [ "$rrc" -eq 0 ] && ok || bad "report exited $rrc: $(head -c 300 err.txt)"
+    grep -q 'Simulated against recorded waits' small.html && ok || bad "report: no recorded section"
+    grep -q 'Jobs compared 3; with no recorded start 1' small.html && ok ||
+        bad "report: recorded section without the counts"
+fi
+
 # --recorded takes one run file
 expect_exit 2 "$FLEETSIM" compare small.h5 small.h5 --recorded
 expect_err 'recorded takes one results file'
@@ -69,6 +80,11 @@ YAML
 expect_exit 0 "$FLEETSIM" run synth.yaml -o synth.h5 -q
 expect_exit 2 "$FLEETSIM" compare synth.h5 --recorded
 expect_err 'synth.h5: the run replayed no trace'
+# ... and its report has no recorded section, and no note about one
+if [ "$rrc" -ne 3 ]; then
+    expect_exit 0 "$FLEETSIM" report synth.h5 -o synth.html
+    grep -q 'recorded' synth.html && bad "report of a synthetic run: a recorded section" || ok
+fi
 # a trace that records no start at all: said, exit 2
 sed -E 's/^([0-9]+ [0-9]+) [0-9]+ /\1 -1 /' small.swf > nowait.swf
 scenario nowait.yaml nowait.swf
