@@ -149,6 +149,13 @@ static int read_trace(const char *path, fs_h5file_t *f, tjob_t **out, size_t *n,
             const fs_job_t *j = &buf[i];
             if (j->flags & FS_JOB_SERVICE)
                 continue;
+            if (j->rec_start >= 0 && j->rec_start < j->submit) {
+                rc = fs_error_set(err, FS_EINVAL, "%s: job %llu: recorded start %.6g s before its "
+                                  "submission (expected rec_start >= submit)",
+                                  cfg.workload.trace.path, (unsigned long long)j->id,
+                                  fs_time_to_s(j->submit - j->rec_start));
+                goto out;
+            }
             tjob_t *x = &t[nt++];
             x->id = j->id;
             x->submit = fs_time_to_s(j->submit);

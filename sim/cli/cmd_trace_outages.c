@@ -79,7 +79,7 @@ int trc_outage_records(fs_source_t *src, const char *name, trc_orec_t **out, siz
     int rc = 0;
     if (!buf)
         return fs_error_set(err, FS_ENOMEM, "out of memory");
-    for (;;) {
+    while (!rc) {
         size_t got = 0;
         if ((rc = fs_source_next(src, buf, BATCH, &got, err)) || !got)
             break;
@@ -92,6 +92,13 @@ int trc_outage_records(fs_source_t *src, const char *name, trc_orec_t **out, siz
             if (j->rec_start < 0 || j->rec_end < 0) {
                 (*no_rec)++;
                 continue;
+            }
+            if (j->rec_start < j->submit || j->rec_end < j->rec_start) {
+                rc = fs_error_set(err, FS_EINVAL, "%s: job %llu: recorded %s (expected submit <= "
+                                  "rec_start <= rec_end)", name, (unsigned long long)j->id,
+                                  j->rec_start < j->submit ? "start before its submission"
+                                                           : "end before its start");
+                break;
             }
             r[n++] = (trc_orec_t){j->id, fs_time_to_s(j->submit), fs_time_to_s(j->rec_start),
                                   fs_time_to_s(j->rec_end), (double)fs_job_milli(j) / 1000.0};

@@ -128,4 +128,20 @@ scenario neg.yaml neg.swf
 expect_exit 2 "$FLEETSIM" run neg.yaml -o neg.h5 -q
 expect_err 'neg.swf:3:.*wait.*>= 0'
 expect_no_file neg.h5
+# ... in a native trace (rec_start before submit, which its reader lets
+# through): compare and trace outages name the job, exit 2
+printf 'id,submit,gpus,duration,rec_start,rec_end\n1,0,1,100,0,100\n2,50,1,100,40,140\n' > early.csv
+cat > early.yaml <<YAML
+name: early
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 1}]
+workload:
+  trace: {path: early.csv, format: native}
+YAML
+expect_exit 0 "$FLEETSIM" run early.yaml -o early.h5 -q
+expect_exit 2 "$FLEETSIM" compare early.h5 --recorded
+expect_err 'early.csv: job 2: recorded start 10 s before its submission'
+expect_exit 2 "$FLEETSIM" trace outages early.csv --format native -o o.csv --capacity 2
+expect_err 'early.csv: job 2: recorded start before its submission'
+expect_no_file o.csv
 finish
