@@ -23,6 +23,8 @@ import io
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 MISSING = []
@@ -738,6 +740,77 @@ def plot_services(rep, f, label=""):
               "slo.tpot, and the share of buckets whose TTFT p99 met slo.ttft.")
 
 
+# ---- recorded against simulated (issue 42; docs/validation.md) ---------------
+
+def fleetsim_program():
+    """The fleetsim program: $FLEETSIM_PROGRAM, the process that started this script
+    (`fleetsim report` runs it), or fleetsim on the PATH; None if none is found."""
+    env = os.environ.get("FLEETSIM_PROGRAM")
+    if env:
+        return env
+    try:
+        parent = os.readlink("/proc/%d/exe" % os.getppid())
+        if os.path.basename(parent).startswith("fleetsim"):
+            return parent
+    except OSError:
+        pass
+    return shutil.which("fleetsim")
+
+
+def recorded_section(rep, path):
+    """A trace replay against the waits its trace recorded (`fleetsim compare --recorded
+    --json`): the two wait CDFs, the daily utilization side by side, the figures in a table.
+    Nothing for runs that replayed no trace or a trace without recorded starts."""
+    prog = fleetsim_program()
+    if prog is None:
+        return
+    p = subprocess.run([prog, "compare", path, "--recorded", "--json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    err = p.stderr.decode("utf-8", "replace").strip()
+    if p.returncode != 0:
+        if "replayed no trace" not in err and "records no start" not in err:
+            rep.note("No recorded-against-simulated section: %s" % html.escape(err))
+        return
+    import json
+    d = json.loads(p.stdout.decode("utf-8"))["recorded"]
+    sim, rec = np.array(d["wait_simulated_s"], float), np.array(d["wait_recorded_s"], float)
+    fig, (ax, ux) = plt.subplots(1, 2, figsize=(11, 4.5))
+    if draw_cdf(ax, sim, "simulated", "tab:blue") and draw_cdf(ax, rec, "recorded", "tab:red"):
+        finish_cdf(ax)
+        ax.set_title("compared jobs (n = %d): KS %.3f" % (len(sim), d["ks"]))
+        ax.legend(loc="lower right")
+    days = np.arange(len(d["util_day_simulated"]))
+    ux.plot(days, 100 * np.array(d["util_day_recorded"], float), color="tab:red", lw=1,
+            label="recorded")
+    ux.plot(days, 100 * np.array(d["util_day_simulated"], float), color="tab:blue", lw=1,
+            label="simulated")
+    ux.set_xlabel("day of the run")
+    ux.set_ylabel("GPUs busy (%% of %.0f)" % d["capacity_gpus"])
+    ux.set_ylim(bottom=0)
+    ux.grid(alpha=0.3)
+    ux.legend(loc="lower right")
+    ux.set_title("daily utilization")
+    fig.suptitle("Simulated against recorded (the trace's recorded starts)")
+    rep.figure(fig, "recorded", "Simulated against recorded",
+               "Left: CDFs of the queue wait of the jobs both sides started (simulated: /jobs "
+               "wait; recorded: the trace's start - submit). Right: GPUs busy per day, simulated "
+               "(/jobs start to end) and recorded (the trace's start to end). Jobs compared %d; "
+               "with no recorded start %d; never started in the run %d."
+               % (d["compared"], d["no_recorded_start"], d["never_started"]))
+    rows = []
+    for k, name in (("mean", "mean wait"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
+        a, b = d["simulated"][k], d["recorded"][k]
+        rows.append((name, fmt_value(a, "s"), fmt_value(b, "s"),
+                     "%.2f" % (a / b) if b else "-"))
+    rows.append(("waited > 1 min", "%.1f%%" % (100 * d["simulated"]["share_waited"]),
+                 "%.1f%%" % (100 * d["recorded"]["share_waited"]), ""))
+    rows.append(("KS distance of the wait CDFs", "%.3f" % d["ks"], "", ""))
+    rows.append(("Spearman per job", "%.3f" % d["spearman"], "", ""))
+    rep.table("Simulated against recorded waits", ["", "simulated", "recorded", "sim / rec"],
+              rows, "fleetsim compare RUN.h5 --recorded (docs/validation.md, Replays against "
+              "recorded waits).")
+
+
 def report_run(path, rep, warmup):
     with h5py.File(path, "r") as f:
         if "summary" not in f or "timeline" not in f:
@@ -770,6 +843,7 @@ def report_run(path, rep, warmup):
         plot_cost(rep, f)
         tenants_section(rep, f)
         summary_table(rep, f)
+        recorded_section(rep, path)
         name = "fleetsim report"
         scen = text(f.attrs.get("scenario", ""))
         m = re.search(r"^name:\s*(.+)$", scen, re.M)

@@ -173,6 +173,7 @@ typedef struct fs_cluster_cfg {
     fs_span_speed_cfg_t *span_speed; /* owned */
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
+    char *outages;          /* cluster.outages: outage file (models/fs_capacity.h), or NULL */
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };
@@ -238,6 +239,12 @@ typedef struct fs_slurm_cfg {
                                keys the scenario does not give (models/fs_slurmconf.h); owned */
 } fs_slurm_cfg_t;
 
+/* scheduler.wfp: Cobalt's WFP utility order (models/fs_order_wfp.c). */
+typedef struct fs_wfp_cfg {
+    double exponent;        /* utility = (queued / requested)^exponent x size */
+    fs_time_t period;       /* utilities are recomputed this often, us */
+} fs_wfp_cfg_t;
+
 /* scheduler.preset: named settings that fill the keys a scenario does not
  * give (scenarios/fs_scenario.c applies them; docs/policies.md).
  * tiresias: queue las, thresholds 3250,7200 (three queues, the published
@@ -288,6 +295,7 @@ typedef struct fs_sched_cfg {
     fs_tiresias_cfg_t tiresias;
     fs_kueue_cfg_t kueue;       /* queue: kueue (models/fs_kueue.c) */
     fs_volcano_cfg_t volcano;   /* queue: volcano (models/fs_volcano.c) */
+    fs_wfp_cfg_t wfp;           /* queue: wfp (models/fs_order_wfp.c) */
 } fs_sched_cfg_t;
 
 /* telemetry: what a running job does to its GPUs (docs/observability.md,

@@ -7,6 +7,7 @@
 #include "fs_model.h"
 #include "fs_autoscale.h"
 #include "fs_burst.h"
+#include "fs_capacity.h"
 #include "fs_failure.h"
 #include "fs_migrecut.h"
 #include "fs_purchase.h"
@@ -22,6 +23,7 @@ const fs_module_def_t fs_model_modules[] = {
     {"failures", fs_failures_attach},          /* failures (docs/failures.md) */
     {"services", fs_service_attach},           /* services (docs/services.md) */
     {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
+    {"outages", fs_capacity_attach},           /* cluster.outages (docs/traces.md) */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
 
@@ -44,6 +46,8 @@ int fs_model_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_erro
         return rc;
     }
     rc = fs_failure_planned_check(cfg, &cl, key, keylen, err);
+    if (!rc)
+        rc = fs_capacity_cfg_check(cfg, &cl, key, keylen, err);
     if (!rc && cfg->services.n)
         rc = fs_service_pools_check(cfg, &cl, key, keylen, err);
     fs_cluster_release(&cl);

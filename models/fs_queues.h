@@ -22,6 +22,7 @@
     X(LAS, "las", fs_policy_sched, ORDER(fs_order_las))                 \
     X(SLURM, "slurm", fs_policy_sched, ORDER(fs_order_slurm))           \
     X(KUEUE, "kueue", fs_policy_kueue, NO_ORDER)                        \
-    X(VOLCANO, "volcano", fs_policy_volcano, NO_ORDER)
+    X(VOLCANO, "volcano", fs_policy_volcano, NO_ORDER)                  \
+    X(WFP, "wfp", fs_policy_sched, ORDER(fs_order_wfp))
 
 #endif

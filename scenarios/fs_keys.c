@@ -192,6 +192,10 @@ static const fs_key_t config_rows[] = {
      .doc = "The machine list (plain or gzip); relative to the scenario file."},
     {.path = "cluster.from.gpu", .type = FS_KT_STRING, .off = CF(cluster.from.gpu),
      .doc = "GPU model of lists that name none (philly, tiresias); else 'unknown' (speed 1.0)."},
+    {.path = "cluster.outages", .type = FS_KT_PATH, .off = CF(cluster.outages),
+     .doc = "Capacity over time: a CSV of outages (start,end,nodes[,cause]; seconds of the run; "
+            "nodes all, a pool or I-J) drained from start to end; relative to the scenario file "
+            "(docs/traces.md, Outage files)."},
     {.path = "cluster.topology.nvlink_domain", .type = FS_KT_STRING,
      .off = CF(cluster.topology.nvlink_domain), .def = "node",
      .doc = "NVLink domain: node, or its size in GPUs (a multiple of gpus_per_node, e.g. 72 for "
@@ -465,6 +469,14 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.bf.window", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(scheduler.bf.window), .min = 0, .def = "1440m", .unit = "s",
      .doc = "bf_window: how far ahead reservations are planned (slurm mode)."},
+    {.path = "scheduler.wfp.exponent", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.wfp.exponent), .min = 0, .def = "3",
+     .doc = "queue: wfp (Cobalt's WFP utility, largest first): utility = (queued / requested "
+            "time)^exponent x GPUs."},
+    {.path = "scheduler.wfp.period", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
+     .off = CF(scheduler.wfp.period), .min = 0, .def = "5m", .unit = "s",
+     .doc = "queue: wfp: utilities are recomputed this often (a job queued since the last "
+            "time has utility 0)."},
     {.path = "scheduler.slurm.max_age", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(scheduler.slurm.max_age), .min = 0, .def = "7d", .unit = "s",
      .doc = "PriorityMaxAge: the age factor reaches 1.0 here."},

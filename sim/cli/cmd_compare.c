@@ -7,6 +7,7 @@
 #include "fs_cli.h"
 #include "fs_json.h"
 #include "../../analysis/fs_compare.h"
+#include "../../analysis/fs_compare_rec.h"
 #include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_h5read.h"
 #include "../../analysis/fs_waits.h"
@@ -267,12 +268,99 @@ static int parse_point(const char *s, long *out)
 
 static int compare_all(const char **files, size_t nf, opts_t *o);
 
+static void json_waits(fs_json_t *j, const char *key, const fs_rec_waits_t *w)
+{
+    fs_json_key(j, key);
+    fs_json_begin_object(j);
+    fs_json_key(j, "mean");
+    fs_json_num(j, w->mean);
+    fs_json_key(j, "p50");
+    fs_json_num(j, w->p50);
+    fs_json_key(j, "p90");
+    fs_json_num(j, w->p90);
+    fs_json_key(j, "p99");
+    fs_json_num(j, w->p99);
+    fs_json_key(j, "share_waited");
+    fs_json_num(j, w->share_waited);
+    fs_json_end_object(j);
+}
+
+static void json_array(fs_json_t *j, const char *key, const double *v, size_t n)
+{
+    fs_json_key(j, key);
+    fs_json_begin_array(j);
+    for (size_t i = 0; i < n; i++)
+        fs_json_num(j, v[i]);
+    fs_json_end_array(j);
+}
+
+/* --recorded: one run file against its trace's recorded waits. */
+static int compare_recorded(const char *path, int json)
+{
+    fs_error_t err;
+    fs_error_clear(&err);
+    fs_rec_cmp_t c;
+    int is_index = 0;
+    int rc = fs_compare_is_index(path, &is_index, &err);
+    if (!rc && is_index)
+        rc = fs_error_set(&err, FS_EINVAL, "%s: a sweep index: --recorded compares one run file "
+                          "(a run of the sweep)", path);
+    if (!rc)
+        rc = fs_rec_compare(path, -INFINITY, INFINITY, &c, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim compare: %s\n", err.msg);
+        return fs_error_exit_status(rc);
+    }
+    if (!json) {
+        fs_rec_print(stdout, path, &c);
+    } else {
+        fs_json_t j;
+        fs_json_init(&j, stdout);
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "command");
+        fs_json_str(&j, "compare");
+        fs_json_key(&j, "recorded");
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "path");
+        fs_json_str(&j, path);
+        fs_json_key(&j, "jobs");
+        fs_json_uint(&j, c.n_jobs);
+        fs_json_key(&j, "compared");
+        fs_json_uint(&j, c.n_matched);
+        fs_json_key(&j, "no_recorded_start");
+        fs_json_uint(&j, c.n_no_rec);
+        fs_json_key(&j, "never_started");
+        fs_json_uint(&j, c.n_not_started);
+        fs_json_key(&j, "not_in_trace");
+        fs_json_uint(&j, c.n_not_in_trace);
+        fs_json_key(&j, "waited_threshold_s");
+        fs_json_num(&j, FS_REC_WAITED_S);
+        json_waits(&j, "simulated", &c.sim);
+        json_waits(&j, "recorded", &c.rec);
+        fs_json_key(&j, "ks");
+        fs_json_num(&j, c.ks);
+        fs_json_key(&j, "spearman");
+        fs_json_num(&j, c.spearman);
+        fs_json_key(&j, "capacity_gpus");
+        fs_json_num(&j, c.capacity);
+        json_array(&j, "util_day_simulated", c.util_sim, c.n_days);
+        json_array(&j, "util_day_recorded", c.util_rec, c.n_days);
+        json_array(&j, "wait_simulated_s", c.wait_sim, c.n_matched);
+        json_array(&j, "wait_recorded_s", c.wait_rec, c.n_matched);
+        fs_json_end_object(&j);
+        fs_json_end_object(&j);
+        fs_json_finish(&j);
+    }
+    fs_rec_cmp_release(&c);
+    return 0;
+}
+
 int fs_cmd_compare(int argc, char **argv)
 {
     const char **files = fs_calloc((size_t)argc + 1, sizeof *files);
     size_t nf = 0;
     long pts[2] = {-1, -1};
-    int have_points = 0, json = 0;
+    int have_points = 0, json = 0, recorded = 0;
     opts_t o = {.csv = 0, .json = NULL, .waits = 1, .level = 0.95, .header_done = 0};
     int rc = 0;
     if (!files)
@@ -289,6 +377,8 @@ int fs_cmd_compare(int argc, char **argv)
             o.csv = 1;
         } else if (id == FS_OPT_JSON) {
             json = 1;
+        } else if (id == FS_OPT_RECORDED) {
+            recorded = 1;
         } else if (id == FS_OPT_NO_WAITS) {
             o.waits = 0;
         } else if (id == FS_OPT_LEVEL) {
@@ -322,6 +412,14 @@ int fs_cmd_compare(int argc, char **argv)
         } else {
             files[nf++] = a;
         }
+    }
+    if (recorded) {
+        rc = nf != 1 || have_points || o.csv
+                 ? fs_cli_usage_error("compare", "--recorded takes one results file (and "
+                                                 "optionally --json)")
+                 : compare_recorded(files[0], json);
+        fs_free(files);
+        return rc;
     }
     if (nf == 0 || (nf == 1 && !have_points)) {
         fs_free(files);

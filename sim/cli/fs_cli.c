@@ -32,7 +32,8 @@ static const fs_cli_opt_t bench_opts[] = {
     {"services", 0, 0, FS_OPT_SERVICES, NULL}, HELP, END};
 static const fs_cli_opt_t compare_opts[] = {
     {"csv", 0, 0, FS_OPT_CSV, NULL}, JSON, {"level", 0, 1, FS_OPT_LEVEL, "L"},
-    {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"}, HELP, END};
+    {"no-waits", 0, 0, FS_OPT_NO_WAITS, NULL}, {"points", 0, 1, FS_OPT_POINTS, "P Q"},
+    {"recorded", 0, 0, FS_OPT_RECORDED, NULL}, HELP, END};
 static const fs_cli_opt_t report_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"python", 0, 1, FS_OPT_PYTHON, "PATH"}, HELP, END};
 static const fs_cli_opt_t sweep_opts[] = {
@@ -53,7 +54,11 @@ static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
     {"lenient", 0, 0, FS_OPT_LENIENT, NULL}, {"keep-origin", 0, 0, FS_OPT_KEEP_ORIGIN, NULL},
-    {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, JSON, HELP, END};
+    {"requests", 0, 0, FS_OPT_REQUESTS, NULL}, {"threshold", 0, 1, FS_OPT_THRESHOLD, "X"},
+    {"capacity", 0, 1, FS_OPT_CAPACITY, "GPUS"}, {"gpus-per-node", 0, 1, FS_OPT_GPN, "G"}, JSON,
+    HELP, END};
+static const fs_cli_opt_t calibrate_opts[] = {
+    {"split", 0, 1, FS_OPT_SPLIT, "DAYS"}, SET, JSON, HELP, END};
 static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
@@ -120,6 +125,7 @@ static const fs_command_t commands[] = {
      "usage: fleetsim compare A.h5 B.h5 [C.h5...] [--csv] [--level L] [--no-waits]\n"
      "       fleetsim compare DIR/index.h5 --points P Q\n"
      "       fleetsim compare A/index.h5 B/index.h5 [--points P Q]\n"
+     "       fleetsim compare RUN.h5 --recorded [--json]\n"
      "\n"
      "Prints the /summary metrics of B (and C...) beside those of A, with the\n"
      "differences B - A.  Two run files: differences only (one run each gives\n"
@@ -134,6 +140,9 @@ static const fs_command_t commands[] = {
      "  --level L      confidence level of the intervals (default 0.95)\n"
      "  --no-waits     skip the pooled wait percentiles (no /jobs reading)\n"
      "  --json         one JSON document on stdout (docs/cli.md)\n"
+     "  --recorded     one trace replay against the waits its trace recorded:\n"
+     "                 wait mean, p50/p90/p99, share waited, KS distance,\n"
+     "                 Spearman per job, daily utilization (docs/validation.md)\n"
      "\n"
      "Exit status: 0 success (whatever the differences), 1 run-time failure,\n"
      "2 bad usage or input.\n",
@@ -234,19 +243,40 @@ static const fs_command_t commands[] = {
      "'fleetsim sweep --shard I/N' has finished; refuses (exit 1), naming the missing or\n"
      "incomplete runs, otherwise.\n",
      merge_opts, "dir"},
+    {"calibrate", fs_cmd_calibrate, "fit what a log does not record to its recorded waits",
+     "usage: fleetsim calibrate SCENARIO.yaml [--split DAYS] [--set KEY=VALUE]... [--json]\n"
+     "\n"
+     "Fits the parameters a trace replay's log does not record -- the outages read\n"
+     "off its recorded utilization (the threshold of 'fleetsim trace outages') and\n"
+     "the effective capacity share -- to the recorded waits of the jobs submitted\n"
+     "before the split (a grid of replays; objective KS + |ln mean ratio|/2 +\n"
+     "|ln p90 ratio|/2), and reports the fit's error on the jobs submitted from the\n"
+     "split on, against the targets KS <= 0.15, Spearman >= 0.5, mean and p90\n"
+     "within 20% (docs/validation.md).\n"
+     "\n"
+     "  --split DAYS   the split, days from the first submission (default: the\n"
+     "                 middle of the submissions)\n"
+     "  --set K=V      override a scenario key (repeatable)\n"
+     "  --json         one JSON document on stdout\n"
+     "\n"
+     "Exit status: 0 success (whether or not the targets are met), 1 run-time\n"
+     "failure, 2 bad usage or input.\n",
+     calibrate_opts, "file"},
     {"trace", fs_cmd_trace, "inspect a trace, convert it to native CSV, or fit a workload to it",
      "usage: fleetsim trace info FILE [--format F] [--lenient] [--keep-origin] [--json]\n"
      "       fleetsim trace convert FILE -o OUT.csv[.gz] [--format F] [--lenient]\n"
      "       fleetsim trace fit FILE -o workload.yaml [--format F] [--classes R,...]\n"
+     "       fleetsim trace outages FILE -o OUT.csv --capacity GPUS [--threshold X]\n"
      "       (or --scenario SCENARIO.yaml instead of FILE: that scenario's workload)\n"
      "\n"
      "info: jobs, span, GPU-hours, GPU-count histogram, run-time and wait\n"
      "percentiles, arrival rates by hour of day and day of week, states, tenants.\n"
      "convert: to the native format (docs/traces.md), written atomically.\n"
      "fit: a synthetic workload (scenario fragment) reproducing the trace.\n"
+     "outages: capacity outages inferred from the recorded utilization (cluster.outages).\n"
      "'fleetsim trace SUBCOMMAND --help' shows one subcommand.\n"
      "Exit status: 0 success, 1 run-time failure, 2 bad usage or invalid input.\n",
-     trace_opts, "info convert fit"},
+     trace_opts, "info convert fit outages"},
     {"versus", fs_cmd_versus, "one workload under several policies side by side (common random numbers)",
      "usage: fleetsim versus SCENARIO.yaml -p NAME=KEY=VALUE[,KEY=VALUE...] -p NAME=... ...\n"
      "                       -o DIR [-r REPS] [-j N] [--metrics LIST] [--set KEY=VALUE]...\n"

@@ -49,7 +49,7 @@ enum fs_cli_opt_id {
     FS_OPT_SEEDS, FS_OPT_DEMAND, FS_OPT_SHAPES, FS_OPT_POOLS, FS_OPT_TYPICAL, FS_OPT_DRAW,
     FS_OPT_MAN, FS_OPT_COMPLETION,
     FS_OPT_PROGRESS, FS_OPT_STEP, FS_OPT_ORIGIN, FS_OPT_SERVICES, FS_OPT_REQUESTS, FS_OPT_NODES,
-    FS_OPT_XID_WINDOW
+    FS_OPT_XID_WINDOW, FS_OPT_RECORDED, FS_OPT_THRESHOLD, FS_OPT_CAPACITY, FS_OPT_GPN, FS_OPT_SPLIT
 };
 
 typedef struct fs_cli_getopt {
@@ -100,6 +100,7 @@ int fs_cmd_plan(int argc, char **argv);
 int fs_cmd_compare(int argc, char **argv);
 int fs_cmd_report(int argc, char **argv);
 int fs_cmd_trace(int argc, char **argv);
+int fs_cmd_calibrate(int argc, char **argv);
 /* The trace-parsing benchmark of `fleetsim bench` (sim/cli/bench_trace.c). */
 int fs_bench_trace(unsigned long long rows);
 int fs_cmd_frag(int argc, char **argv);

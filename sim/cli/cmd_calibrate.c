@@ -1,0 +1,381 @@
+/*
+ * fleetsim calibrate: fits what a log does not record -- the capacity it
+ * lost to outages (the threshold of `fleetsim trace outages`) and the
+ * effective capacity share -- to the recorded waits of a training window,
+ * and reports the fit's error on the later window it did not see
+ * (docs/validation.md "Replays against recorded waits").
+ *
+ * Method: a grid over replays.  Every grid point replays the whole trace
+ * once (no results file) with the scenario's settings, its pools' nodes
+ * scaled by the share and, for a threshold, the outages the rule infers
+ * from the log's recorded utilization (cluster.outages, a temporary file).
+ * The objective, over the jobs submitted before the split only:
+ *   J = KS + |ln((mean_sim + 60) / (mean_rec + 60))| / 2
+ *          + |ln((p90_sim + 60) / (p90_rec + 60))| / 2
+ * (waits in seconds; the 60 s keeps jobs that never waited from dominating
+ * the ratios).  The point with the smallest J is the fit; its statistics on
+ * the jobs submitted from the split on are the prediction error.
+ */
+#include "fs_cli.h"
+#include "fs_json.h"
+#include "cmd_trace_int.h"
+#include "../../analysis/fs_compare_rec.h"
+#include "../api/fs_runner.h"
+
+#include <unistd.h>
+
+static const double k_thresholds[] = {0, 0.05, 0.1, 0.2};
+static const double k_shares[] = {1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4};
+#define N_TH (sizeof k_thresholds / sizeof k_thresholds[0])
+#define N_SH (sizeof k_shares / sizeof k_shares[0])
+#define MAX_SETS 64
+
+typedef struct srow {
+    uint64_t id;
+    double submit, wait;
+} srow_t;
+
+typedef struct rows {
+    srow_t *r;
+    size_t n, cap;
+} rows_t;
+
+static int on_job(void *ud, const fs_job_row_t *row)
+{
+    rows_t *rs = ud;
+    if (isnan(row->wait))
+        return 0;
+    if (fs_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+        return FS_ENOMEM;
+    rs->r[rs->n++] = (srow_t){row->id, row->submit, row->wait};
+    return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const trc_orec_t *)a)->id, y = ((const trc_orec_t *)b)->id;
+    return (x > y) - (x < y);
+}
+
+typedef struct point {
+    double threshold, share;
+    fs_rec_cmp_t win[2];        /* [0] train, [1] test: statistics only */
+    size_t n[2];
+    double j;
+} point_t;
+
+static double ratio_term(double s, double r)
+{
+    return fabs(log((s + 60) / (r + 60)));
+}
+
+static double objective(const fs_rec_cmp_t *c)
+{
+    return c->ks + ratio_term(c->sim.mean, c->rec.mean) / 2 + ratio_term(c->sim.p90, c->rec.p90) / 2;
+}
+
+typedef struct cal {
+    const char *scenario;
+    const char **sets;
+    size_t n_sets;
+    double split_s;
+    fs_config_t base;
+    trc_orec_t *rec;            /* sorted by id */
+    size_t n_rec;
+    double gpus;                /* the scenario's GPUs */
+    unsigned gpn;               /* GPUs per node of pool 0 (outage files' nodes) */
+    double *ws, *wr;            /* scratch, [n_rec] */
+} cal_t;
+
+/* One replay of grid point p; fills its windows' statistics. */
+static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
+{
+    const char *sets[MAX_SETS + 40];
+    char buf[40][96];
+    size_t ns = 0, nb = 0;
+    for (size_t i = 0; i < c->n_sets; i++)
+        sets[ns++] = c->sets[i];
+    double gpus = 0;
+    for (size_t i = 0; i < c->base.cluster.n_pools && nb < 39; i++) {
+        const fs_pool_cfg_t *pc = &c->base.cluster.pools[i];
+        double nodes = fmax(1, round(pc->nodes * p->share));
+        gpus += nodes * pc->gpus_per_node;
+        snprintf(buf[nb], sizeof buf[nb], "cluster.pools.%zu.nodes=%.0f", i, nodes);
+        sets[ns++] = buf[nb++];
+    }
+    int rc = 0;
+    if (p->threshold > 0) {
+        size_t no, ho, hours;
+        if ((rc = trc_outages_write(c->scenario, c->rec, c->n_rec, gpus, p->threshold, c->gpn,
+                                    tmp, &no, &ho, &hours, err)))
+            return rc;
+        snprintf(buf[nb], sizeof buf[nb], "cluster.outages=%s", tmp);
+        sets[ns++] = buf[nb++];
+    }
+    fs_config_t cfg;
+    if ((rc = fs_scenario_load_file(c->scenario, sets, ns, &cfg, err)))
+        return rc;
+    rows_t rows = {0};
+    fs_run_opts_t opts = {.on_job = on_job, .on_job_ud = &rows};
+    fs_run_report_t rep;
+    rc = fs_run_config(&cfg, &opts, &rep, err);
+    fs_config_release(&cfg);
+    for (int w = 0; w < 2 && !rc; w++) {
+        size_t m = 0;
+        for (size_t i = 0; i < rows.n; i++) {
+            if ((rows.r[i].submit < c->split_s) != (w == 0))
+                continue;
+            trc_orec_t key = {.id = rows.r[i].id};
+            const trc_orec_t *x = bsearch(&key, c->rec, c->n_rec, sizeof key, by_id);
+            if (!x)
+                continue;
+            c->ws[m] = rows.r[i].wait;
+            c->wr[m] = x->start - x->submit;
+            m++;
+        }
+        p->n[w] = m;
+        if (fs_rec_stats(c->ws, c->wr, m, &p->win[w]))
+            rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+    }
+    fs_free(rows.r);
+    if (!rc)
+        p->j = objective(&p->win[0]);
+    return rc;
+}
+
+static void print_window(const char *name, const point_t *p, int w)
+{
+    const fs_rec_cmp_t *c = &p->win[w];
+    printf("%-6s %7zu  %6.2f / %6.2f h  %6.2f / %6.2f h  %6.2f / %6.2f h  %5.3f  %6.3f\n", name,
+           p->n[w], c->sim.mean / 3600, c->rec.mean / 3600, c->sim.p50 / 3600, c->rec.p50 / 3600,
+           c->sim.p90 / 3600, c->rec.p90 / 3600, c->ks, c->spearman);
+}
+
+static int within(double s, double r)
+{
+    return r > 0 && fabs(s / r - 1) <= 0.2;
+}
+
+static void json_window(fs_json_t *j, const char *key, const point_t *p, int w)
+{
+    const fs_rec_cmp_t *c = &p->win[w];
+    fs_json_key(j, key);
+    fs_json_begin_object(j);
+    fs_json_key(j, "jobs");
+    fs_json_uint(j, p->n[w]);
+    const char *names[] = {"mean", "p50", "p90", "p99"};
+    const double sv[] = {c->sim.mean, c->sim.p50, c->sim.p90, c->sim.p99};
+    const double rv[] = {c->rec.mean, c->rec.p50, c->rec.p90, c->rec.p99};
+    for (int k = 0; k < 4; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "%s_sim_s", names[k]);
+        fs_json_key(j, nm);
+        fs_json_num(j, sv[k]);
+        snprintf(nm, sizeof nm, "%s_rec_s", names[k]);
+        fs_json_key(j, nm);
+        fs_json_num(j, rv[k]);
+    }
+    fs_json_key(j, "ks");
+    fs_json_num(j, c->ks);
+    fs_json_key(j, "spearman");
+    fs_json_num(j, c->spearman);
+    fs_json_end_object(j);
+}
+
+static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, int json)
+{
+    const point_t *b = &pts[best];
+    int t_ks = b->win[1].ks <= 0.15, t_sp = b->win[1].spearman >= 0.5;
+    int t_mean = within(b->win[1].sim.mean, b->win[1].rec.mean);
+    int t_p90 = within(b->win[1].sim.p90, b->win[1].rec.p90);
+    if (json) {
+        fs_json_t j;
+        fs_json_init(&j, stdout);
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "command");
+        fs_json_str(&j, "calibrate");
+        fs_json_key(&j, "scenario");
+        fs_json_str(&j, c->scenario);
+        fs_json_key(&j, "split_s");
+        fs_json_num(&j, c->split_s);
+        fs_json_key(&j, "grid");
+        fs_json_begin_array(&j);
+        for (size_t i = 0; i < np; i++) {
+            fs_json_begin_object(&j);
+            fs_json_key(&j, "threshold");
+            fs_json_num(&j, pts[i].threshold);
+            fs_json_key(&j, "share");
+            fs_json_num(&j, pts[i].share);
+            fs_json_key(&j, "objective");
+            fs_json_num(&j, pts[i].j);
+            fs_json_end_object(&j);
+        }
+        fs_json_end_array(&j);
+        fs_json_key(&j, "best");
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "threshold");
+        fs_json_num(&j, b->threshold);
+        fs_json_key(&j, "share");
+        fs_json_num(&j, b->share);
+        json_window(&j, "train", b, 0);
+        json_window(&j, "test", b, 1);
+        fs_json_end_object(&j);
+        fs_json_key(&j, "targets_met");
+        fs_json_begin_object(&j);
+        fs_json_key(&j, "ks");
+        fs_json_bool(&j, t_ks);
+        fs_json_key(&j, "spearman");
+        fs_json_bool(&j, t_sp);
+        fs_json_key(&j, "mean");
+        fs_json_bool(&j, t_mean);
+        fs_json_key(&j, "p90");
+        fs_json_bool(&j, t_p90);
+        fs_json_end_object(&j);
+        fs_json_end_object(&j);
+        fs_json_finish(&j);
+        return;
+    }
+    printf("calibrate %s: train = jobs submitted before %.1f d, test = from then on\n",
+           c->scenario, c->split_s / 86400);
+    printf("method: a grid of replays, outage threshold (0: none) x capacity share;\n"
+           "objective on the training window: KS + |ln mean ratio|/2 + |ln p90 ratio|/2\n");
+    printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
+    for (size_t i = 0; i < np; i++)
+        printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
+               pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
+    printf("fit: threshold %.2f, capacity share %.2f\n", b->threshold, b->share);
+    printf("%-6s %7s  %17s  %17s  %17s  %5s  %6s\n", "window", "jobs", "mean sim / rec",
+           "p50 sim / rec", "p90 sim / rec", "KS", "Spear.");
+    print_window("train", b, 0);
+    print_window("test", b, 1);
+    printf("targets on the test window: KS <= 0.15 %s, Spearman >= 0.5 %s, mean within 20%% %s, "
+           "p90 within 20%% %s\n", t_ks ? "met" : "NOT met", t_sp ? "met" : "NOT met",
+           t_mean ? "met" : "NOT met", t_p90 ? "met" : "NOT met");
+}
+
+static int calibrate(cal_t *c, int json, fs_error_t *err)
+{
+    int rc = fs_scenario_load_file(c->scenario, c->sets, c->n_sets, &c->base, err);
+    if (rc)
+        return rc;
+    point_t pts[N_TH * N_SH];
+    size_t np = 0, best = 0;
+    char tmp[64] = "";
+    memset(pts, 0, sizeof pts);
+    if (c->base.workload.kind != FS_WORKLOAD_TRACE) {
+        rc = fs_error_set(err, FS_EINVAL, "%s: workload: calibrate needs a trace replay "
+                          "(workload.trace) whose trace records starts", c->scenario);
+        goto out;
+    }
+    fs_source_t *src = NULL;
+    size_t no_rec = 0;
+    if ((rc = fs_trace_open(c->base.workload.trace.format ? c->base.workload.trace.format : "native",
+                            c->base.workload.trace.path, &c->base.workload.trace.opts, &src, err)))
+        goto out;
+    rc = trc_outage_records(src, c->base.workload.trace.path, &c->rec, &c->n_rec, &no_rec, err);
+    fs_source_destroy(src);
+    if (rc)
+        goto out;
+    qsort(c->rec, c->n_rec, sizeof *c->rec, by_id);
+    double first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < c->n_rec; i++) {
+        first = fmin(first, c->rec[i].submit);
+        last = fmax(last, c->rec[i].submit);
+    }
+    if (isnan(c->split_s))
+        c->split_s = (first + last) / 2;
+    c->gpn = c->base.cluster.pools[0].gpus_per_node;
+    for (size_t i = 1; i < c->base.cluster.n_pools; i++)
+        if (c->base.cluster.pools[i].gpus_per_node != c->gpn) {
+            rc = fs_error_set(err, FS_EINVAL, "%s: cluster.pools: calibrate needs pools of one "
+                              "gpus_per_node (the outage file counts nodes)", c->scenario);
+            goto out;
+        }
+    c->ws = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->ws);
+    c->wr = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->wr);
+    if (!c->ws || !c->wr) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(tmp, sizeof tmp, "%s/fleetsim-calibrate-%ld.csv",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    if (strlen(tmp) >= sizeof tmp - 1)
+        snprintf(tmp, sizeof tmp, "/tmp/fleetsim-calibrate-%ld.csv", (long)getpid());
+    if (no_rec)
+        fprintf(stderr, "fleetsim calibrate: %zu jobs record no start or end: left out of the fit\n",
+                no_rec);
+    for (size_t t = 0; t < N_TH && !rc; t++)
+        for (size_t s = 0; s < N_SH && !rc; s++) {
+            point_t *p = &pts[np];
+            p->threshold = k_thresholds[t];
+            p->share = k_shares[s];
+            if (fs_cli_stop) {
+                rc = fs_error_set(err, FS_EINTR, "interrupted");
+                break;
+            }
+            if (!(rc = replay(c, p, tmp, err))) {
+                if (p->j < pts[best].j || np == 0)
+                    best = np;
+                np++;
+            }
+        }
+    if (!rc)
+        report(c, pts, np, best, json);
+out:
+    if (tmp[0])
+        remove(tmp);
+    fs_free(c->ws);
+    fs_free(c->wr);
+    fs_free(c->rec);
+    fs_config_release(&c->base);
+    return rc;
+}
+
+int fs_cmd_calibrate(int argc, char **argv)
+{
+    const char *sets[MAX_SETS];
+    cal_t c = {.sets = sets, .split_s = NAN};
+    int json = 0;
+    fs_cli_getopt_t g;
+    fs_cli_getopt_init(&g, "calibrate", argc, argv, fs_cli_find("calibrate")->opts);
+    for (int id; (id = fs_cli_getopt(&g)) != FS_CLI_END;) {
+        const char *a = g.opt ? g.opt : g.arg, *v = g.arg;
+        if (id == 'h') {
+            fs_cli_print_usage(stdout, fs_cli_find("calibrate"));
+            return 0;
+        } else if (id == FS_OPT_SET) {
+            if (!v || !strchr(v, '='))
+                return fs_cli_usage_error("calibrate", "--set needs KEY=VALUE");
+            if (c.n_sets == MAX_SETS)
+                return fs_cli_usage_error("calibrate", "at most %d --set", MAX_SETS);
+            sets[c.n_sets++] = v;
+        } else if (id == FS_OPT_SPLIT) {
+            char *end = NULL;
+            double d = v ? strtod(v, &end) : NAN;
+            if (!v || *end || !(d >= 0 && d < 1e6))
+                return fs_cli_usage_error("calibrate", "--split needs a number of days >= 0 "
+                                                       "(from the trace's first submission)");
+            c.split_s = d * 86400;
+        } else if (id == FS_OPT_JSON) {
+            json = 1;
+        } else if (id == FS_CLI_BAD) {
+            return g.status;
+        } else if (!c.scenario) {
+            c.scenario = a;
+        } else {
+            return fs_cli_usage_error("calibrate", "only one scenario file may be given");
+        }
+    }
+    if (!c.scenario)
+        return fs_cli_usage_error("calibrate", "give a scenario that replays a trace with "
+                                               "recorded starts");
+    fs_cli_catch_stop(1);
+    fs_error_t err;
+    fs_error_clear(&err);
+    int rc = calibrate(&c, json, &err);
+    if (rc) {
+        fprintf(stderr, "fleetsim calibrate: %s\n", err.msg);
+        return fs_error_exit_status(rc);
+    }
+    return 0;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# fleetsim calibrate (docs/validation.md "Replays against recorded waits"):
+# the grid of replays finds the capacity share a log ran at, and says how
+# close the fit comes on the window it did not see.
+source "$(dirname "$0")/lib/common.bash"
+
+# Eight one-GPU jobs of 100 s, submitted 10 s apart, recorded one after the
+# other (the site ran them on one node): on two nodes a replay halves the
+# waits; at a capacity share that leaves one node (0.7 rounds 1.4 nodes to 1:
+# the first of the equal points is the fit) it matches the log exactly.
+{
+    echo '; MaxProcs: 2'
+    for k in $(seq 0 7); do
+        echo "$((k + 1)) $((k * 10)) $((k * 90)) 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1"
+    done
+} > serial.swf
+cat > cal.yaml <<YAML
+name: cal
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 1}]
+workload:
+  trace: {path: serial.swf, format: swf}
+scheduler: {queue: fifo}
+YAML
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml
+expect_out '^fit: threshold 0.00, capacity share 0.70$'
+expect_out '^test +4 .* 0\.000 +1\.000$'
+expect_out 'KS <= 0.15 met, Spearman >= 0.5 met, mean within 20% met, p90 within 20% met'
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json --split 0.0003
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --json: $(head -c 400 out.txt)"
+import json
+d = json.load(open("out.txt"))
+b = d["best"]
+assert b["share"] == 0.7 and b["threshold"] == 0, b
+assert b["train"]["jobs"] == 3 and b["test"]["jobs"] == 5, b   # split at 25.92 s
+assert len(d["grid"]) == 28 and all(d["targets_met"].values()), d
+PY
+fi
+# bad usage and input
+expect_exit 2 "$FLEETSIM" calibrate
+expect_err 'give a scenario'
+expect_exit 2 "$FLEETSIM" calibrate cal.yaml --split x
+expect_err 'split needs a number of days'
+cat > synth.yaml <<YAML
+name: synth
+horizon: 1h
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 1}]
+workload:
+  synthetic:
+    arrivals: {process: poisson, rate: 12/h}
+    gpus: {1: 1}
+    duration: {dist: lognormal, median: 45m, sigma: 1.5}
+YAML
+expect_exit 2 "$FLEETSIM" calibrate synth.yaml
+expect_err 'calibrate needs a trace replay'
+finish

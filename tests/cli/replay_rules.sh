@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Site rules of replayed logs: Cobalt's WFP utility order (queue: wfp,
+# docs/policies.md): utility = (queued / requested)^exponent x size, largest
+# first, recomputed every scheduler.wfp.period.
+source "$(dirname "$0")/lib/common.bash"
+
+# One node.  Job 1 holds it from 0 to 1000 s.  Job 2 (submitted at 10,
+# asks 10,000 s, runs 50) and job 3 (at 20, asks 100 s, runs 50) wait.  At
+# the recomputation at 900 s: job 2's utility (890/10000)^3 is far below
+# job 3's (880/100)^3, so job 3 starts first at 1000 and job 2 at 1050;
+# FIFO (and WFP with exponent 0: utility = size, equal) starts job 2 first.
+cat > wfp.swf <<'SWF'
+; MaxProcs: 1
+1 0 0 1000 1 -1 -1 1 1000 -1 1 1 1 -1 -1 -1 -1 -1
+2 10 -1 50 1 -1 -1 1 10000 -1 1 2 1 -1 -1 -1 -1 -1
+3 20 -1 50 1 -1 -1 1 100 -1 1 3 1 -1 -1 -1 -1 -1
+SWF
+cat > wfp.yaml <<YAML
+name: wfp
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 1, gpus_per_node: 1}]
+workload:
+  trace: {path: wfp.swf, format: swf}
+scheduler: {queue: wfp}
+YAML
+starts() {  # starts FILE: "id:start ..." in id order
+    /usr/bin/python3 -c '
+import sys, h5py
+j = h5py.File(sys.argv[1], "r")["jobs"][()]
+print(" ".join("%d:%g" % (r["id"], r["start"]) for r in sorted(j, key=lambda r: r["id"])))' "$1"
+}
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" run wfp.yaml -o wfp.h5 -q
+    [ "$(starts wfp.h5)" = "1:0 2:1050 3:1000" ] && ok || bad "wfp: starts $(starts wfp.h5)"
+    expect_exit 0 "$FLEETSIM" run wfp.yaml --set scheduler.wfp.exponent=0 -o wfp0.h5 -q
+    [ "$(starts wfp0.h5)" = "1:0 2:1000 3:1050" ] && ok || bad "wfp exponent 0: starts $(starts wfp0.h5)"
+    expect_exit 0 "$FLEETSIM" run wfp.yaml --set scheduler.queue=fifo -o fifo.h5 -q
+    [ "$(starts fifo.h5)" = "1:0 2:1000 3:1050" ] && ok || bad "fifo: starts $(starts fifo.h5)"
+    # recomputed only every period: with a period past the decision, both
+    # utilities are still 0 at 1000 s and admission order decides
+    expect_exit 0 "$FLEETSIM" run wfp.yaml --set scheduler.wfp.period=2000s -o wfpp.h5 -q
+    [ "$(starts wfpp.h5)" = "1:0 2:1000 3:1050" ] && ok || bad "wfp period: starts $(starts wfpp.h5)"
+fi
+expect_exit 2 "$FLEETSIM" validate wfp.yaml --set scheduler.wfp.exponent=-1
+expect_err 'scheduler.wfp.exponent'
+finish
