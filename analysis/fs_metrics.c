@@ -1410,7 +1410,7 @@ static int read_services(ctx_t *c)
 static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *bytes)
 {
     uint64_t steps = c->k_hi >= c->k_lo ? (uint64_t)(c->k_hi - c->k_lo) + 1 : 0;
-    uint64_t se = 0, sa = 0, gpus = 0, groups = 0;
+    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0;
     size_t nf = sizeof families / sizeof families[0];
     for (uint32_t g = 0; g < c->n_gpus; g++) {
         const gpu_t *gp = &c->gpus[g];
@@ -1425,6 +1425,7 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
                 continue;
             sa += ents * steps;
             se += ents + (per_pod(families[f].kind) ? gp->n : 0);
+            pods += per_pod(families[f].kind) ? gp->n : 0;
         }
     }
     for (uint32_t g = 0; g < c->n_gpus; g++)
@@ -1433,8 +1434,9 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
                                   ? c->nodes[c->gpus[g].node].pool != c->nodes[c->gpus[g - 1].node].pool
                                   : c->gpus[g].node != c->gpus[g - 1].node));
     if (c->o->level != FS_METRICS_GPU && gpus) {    /* one series per group and family */
-        se = se * groups / gpus / 2 + 1;
+        se = (se - pods) * groups / gpus + 1;
         sa = sa * groups / gpus;
+        pods = 0;
     }
     for (size_t k = 0; k < N_SCHED; k++)
         if (c->fam_on[nf + k] && c->n_tl) {
@@ -1444,12 +1446,15 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
     *series = se;
     *samples = sa;
     if (c->o->tsdb) {
-        /* chunks: about 0.3 B per sample (most values repeat) plus 20 B a chunk;
-         * index: about 200 B per series and block */
+        /* a GPU's own series are in every block, a pod's in about 1.3; the
+         * index takes about 150 B per series and block, chunks 0.4 B per
+         * sample (most values repeat) and 20 B each (measured on 256 GPUs x 7
+         * days: docs/observability.md "Size") */
         uint64_t blocks = steps * c->o->step * 1000 / (uint64_t)c->block_ms + 1;
-        *bytes = sa * 3 / 10 + (sa / FS_TSDB_CHUNK_SAMPLES + se) * 20 + se * 200 * blocks;
+        uint64_t ents = se - pods, in_blocks = ents * blocks + pods * 13 / 10;
+        *bytes = in_blocks * 150 + sa * 2 / 5 + (sa / FS_TSDB_CHUNK_SAMPLES + in_blocks) * 20;
     } else {
-        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 300 : 120);
+        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 260 : 120);
     }
 }
 
@@ -1535,7 +1540,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     ctx_t c = {.results = results, .out = out, .err = err, .o = o};
     if (o->step < 1)
         return fs_error_set(err, FS_EINVAL, "metrics: the step must be at least 1 s");
-    c.block_ms = o->block_ms ? o->block_ms : FS_TSDB_RANGE_2H;
+    c.block_ms = o->block_ms ? o->block_ms : FS_METRICS_BLOCK_MS;
     size_t nf = sizeof families / sizeof families[0];
     int rc = select_families(&c);
     c.sched_on = 0;

@@ -29,6 +29,12 @@
 
 #include "../sim/fs_error.h"
 
+/* --tsdb's default block range: a day (aligned to days from the Unix epoch).
+ * Prometheus, Thanos and Mimir take it; it holds each series' labels once a
+ * day where 2 h blocks (promtool's default) hold them 12 times: 1.2 bytes per
+ * sample against 2.3 on a 256-GPU week (docs/observability.md "Size"). */
+#define FS_METRICS_BLOCK_MS ((int64_t)24 * 3600 * 1000)
+
 typedef enum fs_metrics_level {
     FS_METRICS_GPU = 0,     /* dcgm-exporter's series, per GPU (and MIG instance) */
     FS_METRICS_NODE,        /* recording-rule series per node: fleetsim:gpu_util:avg_node, ... */
@@ -42,7 +48,7 @@ typedef struct fs_metrics_opts {
     uint32_t node_lo, node_hi;  /* only nodes node_lo..node_hi of each pool (0, UINT32_MAX: all) */
     uint32_t xid_window;    /* DCGM_EXP_XID_ERRORS_COUNT's window, s (dcgm-exporter: 5 min) */
     int tsdb;               /* out is a directory of Prometheus TSDB blocks (fs_tsdb.h) */
-    int64_t block_ms;       /* --tsdb: block range, ms (a multiple of 2 h; 0: 2 h) */
+    int64_t block_ms;       /* --tsdb: block range, ms (a multiple of 2 h; 0: FS_METRICS_BLOCK_MS) */
     int legacy_hostname;    /* the label Hostname (dcgm-exporter before 3.3) for hostname */
     const char *families;   /* only these families (names, comma-separated); NULL: all */
     fs_metrics_level_t level;

@@ -234,7 +234,7 @@ static const fs_command_t commands[] = {
      "                       rule series such as fleetsim:gpu_util:avg_node)\n"
      "  --from T, --to T     only the samples in [T1, T2] of simulated time (90s, 2h, 3d)\n"
      "  --max-size SIZE      refuse an export expected above SIZE (bytes, or 500M, 20G)\n"
-     "  --block HOURS        --tsdb: block range, a multiple of 2 (default 2, as promtool)\n"
+     "  --block HOURS        --tsdb: block range, a multiple of 2 (default 24; 2 as promtool)\n"
      "  --xid-window S       DCGM_EXP_XID_ERRORS_COUNT counts the Xids of the last S\n"
      "                       seconds (default 300, dcgm-exporter's --xid-count-window-size)\n"
      "  --legacy-hostname    label Hostname (dcgm-exporter before 3.3) instead of hostname\n"
