@@ -13,6 +13,7 @@
 #include "../sim/fs_out.h"
 
 #include <errno.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +463,34 @@ static int seg_add(ctx_t *c, gpu_t *g, const seg_t *s)
     return 0;
 }
 
+/* /gpu_intervals.job exactly (n rows): a service replica's id, 2^63 |
+ * service << 32 | replica, does not fit a double (fs_h5read_f64). */
+static int read_job_ids(ctx_t *c, size_t n, uint64_t *out)
+{
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(c->results, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "gpu_intervals", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(uint64_t));
+    int ok = sp >= 0 && mt >= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)n &&
+             H5Tinsert(mt, "job", 0, H5T_NATIVE_UINT64) >= 0 &&
+             H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0;
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return ok ? 0 : fail(c, FS_EIO, "/gpu_intervals: reading the job ids");
+}
+
 typedef struct ival_order { double start; uint64_t job; size_t row; } ival_order_t;
 
 static int cmp_ival(const void *a, const void *b)
@@ -507,8 +536,16 @@ static int read_intervals(ctx_t *c)
         }
         rc = read_col(c, "gpu_intervals", cols[k], n, &v[k]);
     }
+    uint64_t *ids = NULL;   /* exact ids when a service replica's is there */
+    for (size_t i = 0; i < n && !rc && !ids; i++)
+        if (v[0][i] >= 9223372036854775808.0) {
+            if (!(ids = fs_malloc(n * sizeof *ids)))
+                rc = fail(c, FS_ENOMEM, "out of memory");
+            else
+                rc = read_job_ids(c, n, ids);
+        }
     for (size_t i = 0; i < n && !rc; i++)
-        ord[i] = (ival_order_t){v[6][i], (uint64_t)v[0][i], i};
+        ord[i] = (ival_order_t){v[6][i], ids ? ids[i] : (uint64_t)v[0][i], i};
     if (!rc)
         qsort(ord, n, sizeof *ord, cmp_ival);
     for (size_t q = 0; q < n && !rc; q++) {
@@ -521,7 +558,7 @@ static int read_intervals(ctx_t *c)
         const node_info_t *ni = &c->nodes[(uint32_t)node];
         seg_t s = {.start = v[6][i], .ready = v[7][i], .end = v[8][i], .share = milli / 1000.0,
                    .duty = v[9][i], .sm = v[10][i], .tensor = v[11][i], .dram = v[12][i],
-                   .fb = v[13][i], .job = (uint64_t)v[0][i], .tenant = (int32_t)v[1][i]};
+                   .fb = v[13][i], .job = ord[q].job, .tenant = (int32_t)v[1][i]};
         if (v[14][i] >= 0) {    /* a MIG instance: its own series, and its share of the GPU */
             uint32_t gpu = (uint32_t)v[5][i], in = (uint32_t)v[14][i];
             gpu_t *gp = gpu < ni->gpn ? &c->gpus[ni->first_gpu + gpu] : NULL;
@@ -558,6 +595,7 @@ static int read_intervals(ctx_t *c)
     for (size_t k = 0; k < NC; k++)
         fs_free(v[k]);
     fs_free(ord);
+    fs_free(ids);
     return rc;
 }
 

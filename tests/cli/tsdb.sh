@@ -134,6 +134,15 @@ for a, b in zip(blocks, blocks[1:]):
     assert a["maxTime"] <= b["minTime"], (a, b)
 assert blocks[0]["minTime"] == 1767225600000, blocks[0]
 EOF
+# service replicas: namespace = the service, pod = SERVICE-REPLICA (their ids do not fit a
+# double: read exactly)
+expect_exit 0 "$FLEETSIM" run "$SRC/scenarios/serving-fleet-sizing.yaml" -o serve.h5 -q \
+    --set output.gpu_intervals=true --set horizon=1h
+expect_exit 0 "$FLEETSIM" metrics serve.h5 -o serve.om --families DCGM_FI_DEV_GPU_UTIL -q
+grep -o 'namespace="[^"]*",pod="[^"]*"' serve.om | sort -u > pods.txt
+grep -qx 'namespace="azure",pod="azure-0"' pods.txt && grep -qx 'namespace="azure",pod="azure-1"' pods.txt &&
+    ! grep -q 'job-9223372036854775808\|namespace="default"' pods.txt && ok ||
+    bad "service replicas' pods: $(head -3 pods.txt)"
 # --level node: recording-rule series per node; --legacy-hostname; --from/--to
 expect_exit 0 "$FLEETSIM" metrics m.h5 -o node.om --level node --families DCGM_FI_DEV_GPU_UTIL,DCGM_FI_DEV_POWER_USAGE
 [ "$(grep -c '^# TYPE fleetsim:gpu_util:avg_node gauge' node.om)" -eq 1 ] && ok || bad "no fleetsim:gpu_util:avg_node"
@@ -296,6 +305,15 @@ for r in iv:
 val = one("sum(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)", t_end) / 1000
 assert abs(val - e) <= 1e-9 * e, (val, e, (val - e) / e)
 assert one("count(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)", t_end) == 32
+# the dashboard's energy panel (kWh in each hour, the counter's difference per UUID) summed
+# over the run's hours is the power integral
+ep = [p for p in dash["panels"] if p["title"] == "Energy per hour"][0]["targets"][0]["expr"]
+u = "http://127.0.0.1:%s/api/v1/query_range?%s" % (port, urllib.parse.urlencode(
+    {"query": ep.replace("$host", ".*"), "start": ORIGIN + 3600, "end": ORIGIN + t_end, "step": 3600}))
+hours = json.load(urllib.request.urlopen(u))["data"]["result"][0]["values"]
+assert len(hours) == t_end // 3600, hours
+kwh = sum(float(v) for _, v in hours)
+assert abs(kwh * 3.6e6 - e) <= 1e-9 * e, (kwh * 3.6e6, e)
 # after the run: every series has stopped (staleness markers), none lingers 5 minutes
 assert q("count(DCGM_FI_DEV_GPU_UTIL)", t_end + STEP + 1) == {}, q("count(DCGM_FI_DEV_GPU_UTIL)", t_end + STEP + 1)
 # every panel of the shipped dashboard returns series
