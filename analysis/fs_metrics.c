@@ -1492,7 +1492,7 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
         uint64_t ents = se - pods, in_blocks = ents * blocks + pods * 13 / 10;
         *bytes = in_blocks * 150 + sa * 2 / 5 + (sa / FS_TSDB_CHUNK_SAMPLES + in_blocks) * 20;
     } else {
-        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 260 : 120);
+        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 285 : 120);
     }
 }
 
