@@ -1316,6 +1316,19 @@ static const struct { const char *col, *name, *help; } sched_cols[] = {
     {"gpus_busy", "fleetsim_gpus_busy", "GPUs holding a job."},
     {"gpus_up", "fleetsim_gpus_up", "GPUs in service."},
     {"nodes_down", "fleetsim_nodes_down", "Nodes out of service."},
+    {"gpus_queued", "fleetsim_gpus_queued", "GPUs asked for by the jobs waiting in the queue."},
+    {"repair_queue", "fleetsim_repair_queue", "Failed units waiting for a repair crew."},
+    {"replicas", "fleetsim_service_replicas", "Service replicas alive (pending, starting, ready)."},
+    {"gpus_serving", "fleetsim_gpus_serving", "GPUs held by service replicas."},
+    /* the capacity states (docs/results.md): GPU-s of the interval ending at
+     * the sample over its length, one series per state */
+    {NULL, "fleetsim_capacity_gpus",
+     "Mean GPUs in each capacity state over the last /timeline interval (busy, waiting, idle, "
+     "down add up to the fleet; starting is part of busy)."},
+};
+static const struct { const char *state, *col; } cap_states[] = {
+    {"busy", "gpu_s_busy"}, {"waiting", "gpu_s_waiting"}, {"idle", "gpu_s_idle"},
+    {"down", "gpu_s_down"}, {"starting", "gpu_s_startup"},
 };
 #define N_SCHED (sizeof sched_cols / sizeof sched_cols[0])
 
@@ -1364,25 +1377,42 @@ static int emit_scheduler(ctx_t *c, size_t fam_base)
     for (size_t k = 0; k < N_SCHED && !rc; k++) {
         if (!c->fam_on[fam_base + k])
             continue;
-        if ((rc = fs_h5read_f64(c->f, "timeline", sched_cols[k].col, v, c->err)))
-            break;
-        if (!c->tsdb)
-            fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", sched_cols[k].name,
-                    sched_cols[k].help, sched_cols[k].name);
-        size_t n = 0, r = 0;
-        for (uint32_t s = c->k_lo; s <= c->k_hi; s++) {
-            double tk = (double)s * c->o->step;
-            while (r + 1 < c->n_tl && c->tl_t[r + 1] <= tk)
-                r++;
-            if (c->tl_t[r] > tk)
-                continue;
-            c->st_t[n] = ms_of(c, s);
-            c->st_v[n++] = v[r];
+        size_t n_ser = sched_cols[k].col ? 1 : sizeof cap_states / sizeof cap_states[0];
+        int header = 0;
+        for (size_t q = 0; q < n_ser && !rc; q++) {
+            const char *col = sched_cols[k].col ? sched_cols[k].col : cap_states[q].col;
+            int has = 0;
+            if ((rc = has_column(c, "timeline", col, &has)) || !has)
+                continue;   /* a file from before the column */
+            if ((rc = fs_h5read_f64(c->f, "timeline", col, v, c->err)))
+                break;
+            if (!c->tsdb && !header++)
+                fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", sched_cols[k].name,
+                        sched_cols[k].help, sched_cols[k].name);
+            size_t n = 0, r = 0;
+            for (uint32_t s = c->k_lo; s <= c->k_hi; s++) {
+                double tk = (double)s * c->o->step;
+                while (r + 1 < c->n_tl && c->tl_t[r + 1] <= tk)
+                    r++;
+                if (c->tl_t[r] > tk)
+                    continue;
+                double x = v[r];
+                if (!sched_cols[k].col) {     /* GPU-s over the interval ending at row r */
+                    double dt = r ? c->tl_t[r] - c->tl_t[r - 1] : 0;
+                    if (!(dt > 0))
+                        continue;
+                    x /= dt;
+                }
+                c->st_t[n] = ms_of(c, s);
+                c->st_v[n++] = x;
+            }
+            lab_reset(c);
+            if (!sched_cols[k].col)
+                lab_add(c, "state", cap_states[q].state, NULL);
+            lab_add(c, "job", "fleetsim", NULL);
+            rc = put_series(c, fam_base + k, sched_cols[k].name, c->st_t, c->st_v, n,
+                            (int64_t)c->o->step * 1000);
         }
-        lab_reset(c);
-        lab_add(c, "job", "fleetsim", NULL);
-        rc = put_series(c, fam_base + k, sched_cols[k].name, c->st_t, c->st_v, n,
-                        (int64_t)c->o->step * 1000);
     }
     fs_free(v);
     return rc;

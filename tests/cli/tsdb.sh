@@ -294,6 +294,11 @@ for t in range(0, int(end) + 1, STEP * 7):
     # the scheduler's series at the instant: /timeline's row
     row = tl[tl["time"] <= t][-1]
     assert one("fleetsim_gpus_busy", t) == row["gpus_busy"], (t, row["gpus_busy"])
+    # capacity states over the last interval: busy, waiting, idle and down add up to the fleet
+    if t > 0:
+        assert abs(one('sum(fleetsim_capacity_gpus{state!="starting"})', t) - 32) < 1e-9, t
+        r = tl[tl["time"] <= t]
+        assert abs(one('fleetsim_capacity_gpus{state="busy"}', t) - r[-1]["gpu_s_busy"] / (r[-1]["time"] - r[-2]["time"])) < 1e-9
     n += 1
 # energy at the last instant: the power integral, to 1e-9 relative
 t_end = int(end) // STEP * STEP
