@@ -1649,6 +1649,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     int prepared = 0;
     if (!rc && o->tsdb) {
         rc = fs_tsdb_open(&c.tsdb, out, c.block_ms, err);
+        if (!rc && o->interrupt)
+            fs_tsdb_set_interrupt(c.tsdb, o->interrupt);
     } else if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
         prepared = 1;
         if (!(c.fp = fopen(fo.tmp, "w")))
@@ -1658,39 +1660,47 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
         total += gpu_selected(&c, &c.gpus[g]);
     total *= nf;
-    for (size_t fi = 0; !rc && fi < nf; fi++) {
-        const family_t *fm = &families[fi];
-        if (!c.fam_on[fi])
-            continue;
-        if (!c.tsdb && o->level == FS_METRICS_GPU)
-            fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name, fm->type);
-        if (o->level != FS_METRICS_GPU) {
-            rc = emit_level(&c, fi, fm);
-            continue;
-        }
-        /* under MIG, DCGM reports the profiling fields and memory per GPU
-         * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
-        for (uint32_t g = 0; g < c.n_gpus && !rc; g++) {
-            const gpu_t *gp = &c.gpus[g];
-            if (!gpu_selected(&c, gp))
+    /* text: family by family (OpenMetrics groups a family's samples); blocks:
+     * GPU by GPU, so that the chunks of a GPU's series, which the index
+     * lists together (their labels sort by UUID first), are spooled together */
+    int gpu_major = c.tsdb && o->level == FS_METRICS_GPU;
+    uint32_t n_outer = gpu_major ? c.n_gpus : 1;
+    for (uint32_t go = 0; !rc && go < n_outer; go++)
+        for (size_t fi = 0; !rc && fi < nf; fi++) {
+            const family_t *fm = &families[fi];
+            if (!c.fam_on[fi])
                 continue;
-            if ((rc = stopped(&c)))
-                break;
-            if (fm->kind == F_XID_COUNT)
-                rc = gp->n_xid ? emit_xid_counts(&c, fi, g, gp) : 0;
-            else if (gp->n_inst == 0)
-                rc = emit_gpu(&c, fi, fm, g, gp);
-            else if (fm->kind == F_UTIL)
-                ;   /* not reported under MIG */
-            else if (per_pod(fm->kind))
-                for (uint32_t i = 0; i < gp->n_inst && !rc; i++)
-                    rc = emit_gpu(&c, fi, fm, g, &c.insts[gp->first_inst + i]);
-            else
-                rc = emit_gpu(&c, fi, fm, g, gp);
-            if (o->on_progress && (++done % 256 == 0 || done == total))
-                o->on_progress(o->arg, done, total);
+            if (!c.tsdb && o->level == FS_METRICS_GPU)
+                fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
+                        fm->type);
+            if (o->level != FS_METRICS_GPU) {
+                rc = emit_level(&c, fi, fm);
+                continue;
+            }
+            /* under MIG, DCGM reports the profiling fields and memory per GPU
+             * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
+            uint32_t g0 = gpu_major ? go : 0, g1 = gpu_major ? go + 1 : c.n_gpus;
+            for (uint32_t g = g0; g < g1 && !rc; g++) {
+                const gpu_t *gp = &c.gpus[g];
+                if (!gpu_selected(&c, gp))
+                    continue;
+                if ((rc = stopped(&c)))
+                    break;
+                if (fm->kind == F_XID_COUNT)
+                    rc = gp->n_xid ? emit_xid_counts(&c, fi, g, gp) : 0;
+                else if (gp->n_inst == 0)
+                    rc = emit_gpu(&c, fi, fm, g, gp);
+                else if (fm->kind == F_UTIL)
+                    ;   /* not reported under MIG */
+                else if (per_pod(fm->kind))
+                    for (uint32_t i = 0; i < gp->n_inst && !rc; i++)
+                        rc = emit_gpu(&c, fi, fm, g, &c.insts[gp->first_inst + i]);
+                else
+                    rc = emit_gpu(&c, fi, fm, g, gp);
+                if (o->on_progress && (++done % 256 == 0 || done == total))
+                    o->on_progress(o->arg, done, total);
+            }
         }
-    }
     if (!rc && o->level == FS_METRICS_GPU)
         rc = emit_scheduler(&c, nf);
     if (!rc)

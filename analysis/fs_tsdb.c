@@ -20,6 +20,7 @@
 
 #define SEGMENT_MAX ((uint64_t)512 * 1024 * 1024)   /* bytes per chunks segment file */
 #define ENC_XOR 1
+#define SPOOL_WINDOW ((size_t)4 << 20)      /* bytes of the spool read back at once */
 #define STAGE_SUFFIX ".tmp-for-creation"
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -465,8 +466,17 @@ struct fs_tsdb {
     size_t n_chunks, cap_chunks;
     uint8_t *buf;           /* scratch for a chunk record */
     size_t cap_buf;
+    uint8_t *rbuf;          /* a window of the spool read back: [roff, roff + rlen) */
+    uint64_t roff;
+    size_t rlen;
     uint64_t samples;
+    const volatile sig_atomic_t *interrupt;
 };
+
+void fs_tsdb_set_interrupt(fs_tsdb_t *w, const volatile sig_atomic_t *flag)
+{
+    w->interrupt = flag;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -536,6 +546,7 @@ static void writer_free(fs_tsdb_t *w)
     fs_free(w->series);
     fs_free(w->chunks);
     fs_free(w->buf);
+    fs_free(w->rbuf);
     fs_free(w);
 }
 
@@ -846,6 +857,11 @@ static int write_block(block_ctx_t *bc, uint32_t win, char ulid[27], fs_tsdb_sta
     }
     uint64_t toc_series = 0;
     for (size_t k = 0; !rc && k < w->n_series; k++) {
+        if ((k & 1023) == 0 && w->interrupt && *w->interrupt) {
+            rc = fs_error_set(err, FS_EINTR, "interrupted by %s; nothing was kept",
+                              *w->interrupt == SIGINT ? "SIGINT" : "SIGTERM");
+            break;
+        }
         uint32_t sid = bc->order[k].id;
         series_t *se = &w->series[sid];
         uint64_t c0 = bc->cur[sid], c1 = c0;
@@ -887,11 +903,25 @@ static int write_block(block_ctx_t *bc, uint32_t win, char ulid[27], fs_tsdb_sta
                 hdr[4] = 1;
                 o_write(&cf, hdr, 8);
             }
-            if (fseeko(w->spool, (off_t)ch->off, SEEK_SET) != 0 ||
-                fread(w->buf, 1, ch->len, w->spool) != ch->len) {
-                rc = io_fail(w, err, w->spool_path);
-                break;
+            /* through a 4 MiB window: a series' chunks, and those of the next
+             * series of its GPU, were spooled near each other */
+            if (ch->off < w->roff || ch->off + ch->len > w->roff + w->rlen) {
+                size_t want = ch->len > SPOOL_WINDOW ? ch->len : SPOOL_WINDOW;
+                if (!w->rbuf && !(w->rbuf = fs_malloc(SPOOL_WINDOW))) {
+                    rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory", w->dir);
+                    break;
+                }
+                if (want > SPOOL_WINDOW)
+                    want = SPOOL_WINDOW;    /* a record is far smaller */
+                ssize_t got = pread(fileno(w->spool), w->rbuf, want, (off_t)ch->off);
+                if (got < (ssize_t)ch->len) {
+                    rc = io_fail(w, err, w->spool_path);
+                    break;
+                }
+                w->roff = ch->off;
+                w->rlen = (size_t)got;
             }
+            memcpy(w->buf, w->rbuf + (ch->off - w->roff), ch->len);
             uint64_t ref = (uint64_t)(seq - 1) << 32 | cf.pos;
             o_write(&cf, w->buf, ch->len);
             int64_t cmaxt = ch->mint + (int64_t)ch->dur;

@@ -28,6 +28,7 @@
 #ifndef FS_TSDB_H
 #define FS_TSDB_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,6 +81,10 @@ int fs_tsdb_open(fs_tsdb_t **w, const char *dir, int64_t range_ms, fs_error_t *e
  * marker).  A label set added twice is refused (FS_EINVAL). */
 int fs_tsdb_add(fs_tsdb_t *w, const fs_tsdb_label_t *lab, size_t nl, const int64_t *t,
                 const double *v, size_t n, fs_error_t *err);
+
+/* A flag that stops fs_tsdb_close between series when it turns nonzero (a
+ * signal's number: FS_EINTR, everything written removed). */
+void fs_tsdb_set_interrupt(fs_tsdb_t *w, const volatile sig_atomic_t *flag);
 
 /* Bytes spooled so far (chunk data). */
 uint64_t fs_tsdb_spooled(const fs_tsdb_t *w);
