@@ -4,6 +4,7 @@
 
 #include "fs_metrics.h"
 #include "fs_h5read.h"
+#include "fs_tsdb.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_mig.h"
 #include "../models/fs_power.h"
@@ -12,16 +13,21 @@
 #include "../sim/fs_out.h"
 
 #include <errno.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* The thermal model (fs_metrics.h; sources in docs/observability.md); the
  * power model is models/fs_power.h, shared with the model's power caps. */
 #define C_PER_W FS_THERMAL_C_PER_W     /* models/fs_power.h */
 #define TAU_S FS_THERMAL_TAU_S
+/* DCGM_FI_DRIVER_VERSION: a current data-centre driver (R550) */
+#define FS_METRICS_DRIVER "550.127.08"
 
 /* One job attempt on one GPU. */
 typedef struct seg {
@@ -88,6 +94,23 @@ typedef struct ctx {
     struct sample { uint64_t key; int32_t who; uint32_t k; double v; } *smp;
     size_t cap_smp;
     sbuf_t line;            /* the current series' label prefix */
+    /* the current series' labels: names, and values NUL-separated in lv */
+    sbuf_t lv;
+    const char *lname[32];
+    size_t loff[32], nl;
+    int64_t *tt, *st_t;     /* sample times (ms): with staleness markers, as built */
+    double *tv, *st_v;
+    size_t cap_tt, cap_tv, cap_st_t, cap_st_v;
+    uint32_t k_lo, k_hi;    /* the sample instants written (--from, --to) */
+    fs_tsdb_t *tsdb;        /* --tsdb: the block writer */
+    int64_t block_ms;
+    uint8_t fam_on[32];     /* --families (families[], then the scheduler's) */
+    int sched_on;
+    double sched_note;      /* the scheduler's series were left out: /timeline's interval */
+    double *tl_t;           /* /timeline times */
+    size_t n_tl;
+    char **service_name;    /* /services names */
+    size_t n_services;
 } ctx_t;
 
 typedef enum fam_kind {
@@ -106,14 +129,14 @@ typedef struct family {
  * Prometheus text format (promtool check metrics) reads as another metric. */
 static const family_t families[] = {
     {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", F_UTIL},
-    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active (in %).",
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active (0 to 1).",
      F_GR},
     {"DCGM_FI_PROF_SM_ACTIVE", "gauge",
-     "The ratio of cycles an SM has at least 1 warp assigned (in %).", F_SM},
+     "The ratio of cycles an SM has at least 1 warp assigned (0 to 1).", F_SM},
     {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
-     "Ratio of cycles the tensor (HMMA) pipe is active (in %).", F_TENSOR},
+     "Ratio of cycles the tensor (HMMA) pipe is active (0 to 1).", F_TENSOR},
     {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
-     "Ratio of cycles the device memory interface is active sending or receiving data (in %).",
+     "Ratio of cycles the device memory interface is active sending or receiving data (0 to 1).",
      F_DRAM},
     {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", F_FB_USED},
     {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", F_FB_FREE},
@@ -440,6 +463,34 @@ static int seg_add(ctx_t *c, gpu_t *g, const seg_t *s)
     return 0;
 }
 
+/* /gpu_intervals.job exactly (n rows): a service replica's id, 2^63 |
+ * service << 32 | replica, does not fit a double (fs_h5read_f64). */
+static int read_job_ids(ctx_t *c, size_t n, uint64_t *out)
+{
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(c->results, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = f >= 0 ? H5Dopen2(f, "gpu_intervals", H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(uint64_t));
+    int ok = sp >= 0 && mt >= 0 && H5Sget_simple_extent_npoints(sp) == (hssize_t)n &&
+             H5Tinsert(mt, "job", 0, H5T_NATIVE_UINT64) >= 0 &&
+             H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0;
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    if (f >= 0)
+        H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return ok ? 0 : fail(c, FS_EIO, "/gpu_intervals: reading the job ids");
+}
+
 typedef struct ival_order { double start; uint64_t job; size_t row; } ival_order_t;
 
 static int cmp_ival(const void *a, const void *b)
@@ -485,8 +536,16 @@ static int read_intervals(ctx_t *c)
         }
         rc = read_col(c, "gpu_intervals", cols[k], n, &v[k]);
     }
+    uint64_t *ids = NULL;   /* exact ids when a service replica's is there */
+    for (size_t i = 0; i < n && !rc && !ids; i++)
+        if (v[0][i] >= 9223372036854775808.0) {
+            if (!(ids = fs_malloc(n * sizeof *ids)))
+                rc = fail(c, FS_ENOMEM, "out of memory");
+            else
+                rc = read_job_ids(c, n, ids);
+        }
     for (size_t i = 0; i < n && !rc; i++)
-        ord[i] = (ival_order_t){v[6][i], (uint64_t)v[0][i], i};
+        ord[i] = (ival_order_t){v[6][i], ids ? ids[i] : (uint64_t)v[0][i], i};
     if (!rc)
         qsort(ord, n, sizeof *ord, cmp_ival);
     for (size_t q = 0; q < n && !rc; q++) {
@@ -499,7 +558,7 @@ static int read_intervals(ctx_t *c)
         const node_info_t *ni = &c->nodes[(uint32_t)node];
         seg_t s = {.start = v[6][i], .ready = v[7][i], .end = v[8][i], .share = milli / 1000.0,
                    .duty = v[9][i], .sm = v[10][i], .tensor = v[11][i], .dram = v[12][i],
-                   .fb = v[13][i], .job = (uint64_t)v[0][i], .tenant = (int32_t)v[1][i]};
+                   .fb = v[13][i], .job = ord[q].job, .tenant = (int32_t)v[1][i]};
         if (v[14][i] >= 0) {    /* a MIG instance: its own series, and its share of the GPU */
             uint32_t gpu = (uint32_t)v[5][i], in = (uint32_t)v[14][i];
             gpu_t *gp = gpu < ni->gpn ? &c->gpus[ni->first_gpu + gpu] : NULL;
@@ -536,6 +595,7 @@ static int read_intervals(ctx_t *c)
     for (size_t k = 0; k < NC; k++)
         fs_free(v[k]);
     fs_free(ord);
+    fs_free(ids);
     return rc;
 }
 
@@ -781,21 +841,196 @@ static double dbe_at(const gpu_t *g, double t)
     return v;
 }
 
+
+/* ---- series: labels and the two outputs ------------------------------------------------ */
+
+/* dcgm-exporter's PCI bus IDs of an HGX board's 8 GPUs; further GPUs count on */
+static unsigned pci_bus(uint32_t index)
+{
+    static const unsigned hgx[8] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+    return index < 8 ? hgx[index] : 0xdc + index;
+}
+
+static void lab_reset(ctx_t *c)
+{
+    c->lv.n = 0;
+    c->lv.oom = 0;
+    c->nl = 0;
+}
+
+static void lab_add(ctx_t *c, const char *name, const char *a, const char *b)
+{
+    if (c->nl >= sizeof c->lname / sizeof c->lname[0]) {
+        c->lv.oom = 1;
+        return;
+    }
+    c->lname[c->nl] = name;
+    c->loff[c->nl++] = c->lv.n;
+    sb_str(&c->lv, a);
+    if (b)
+        sb_str(&c->lv, b);
+    sb_put(&c->lv, "", 1);
+}
+
+/* name="PREFIXx" */
+static void lab_addf(ctx_t *c, const char *name, const char *prefix, unsigned long long x)
+{
+    char t[64];
+    snprintf(t, sizeof t, "%s%llu", prefix, x);
+    lab_add(c, name, t, NULL);
+}
+
+/* A job's pod labels: its tenant's namespace and pod job-ID, or a service
+ * replica's service as namespace and pod SERVICE-REPLICA. */
+static void pod_labels(ctx_t *c, const seg_t *x)
+{
+    if (x->job >> 63) {
+        uint32_t svc = (uint32_t)(x->job >> 32) & 0x7fffffffu;
+        const char *name = svc < c->n_services ? c->service_name[svc] : "service";
+        char rep[32];
+        snprintf(rep, sizeof rep, "-%u", (unsigned)(x->job & 0xffffffffu));
+        lab_add(c, "namespace", name, NULL);
+        lab_add(c, "pod", name, rep);
+    } else {
+        lab_add(c, "namespace", tenant_of(c, x->tenant), NULL);
+        lab_addf(c, "pod", "job-", (unsigned long long)x->job);
+    }
+    lab_add(c, "container", "main", NULL);
+}
+
+/* The labels of GPU gi (g: the GPU, or one of its MIG instances) as
+ * current dcgm-exporter writes them, plus instance and job as a scrape of
+ * it adds; the pod labels of segment who (-1: none). */
+static void gpu_labels(ctx_t *c, uint32_t gi, const gpu_t *g, int32_t who)
+{
+    const gpu_t *dev = &c->gpus[gi];
+    const node_info_t *ni = &c->nodes[g->node];
+    int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
+    const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
+    char t[64], host[16];
+    lab_addf(c, "gpu", "", g->index);
+    gpu_uuid(dev, gi, t, sizeof t);
+    lab_add(c, "UUID", t, NULL);
+    snprintf(t, sizeof t, "00000000:%02X:00.0", pci_bus(g->index));
+    lab_add(c, "pci_bus_id", t, NULL);
+    lab_addf(c, "device", "nvidia", g->index);
+    lab_add(c, "modelName", gm ? gm->long_name : c->pool_gpu[ni->pool], NULL);
+    if (g->prof) {
+        lab_add(c, "GPU_I_PROFILE", g->prof->name, NULL);
+        lab_addf(c, "GPU_I_ID", "", (unsigned long long)g->inst);
+    }
+    snprintf(host, sizeof host, "-%u", ni->local);
+    lab_add(c, c->o->legacy_hostname ? "Hostname" : "hostname", c->pool_name[ni->pool], host);
+    lab_add(c, "DCGM_FI_DRIVER_VERSION", FS_METRICS_DRIVER, NULL);
+    if (who >= 0)
+        pod_labels(c, &g->s[who]);
+    snprintf(host, sizeof host, "-%u:9400", ni->local);
+    lab_add(c, "instance", c->pool_name[ni->pool], host);
+    lab_add(c, "job", "dcgm-exporter", NULL);
+}
+
+static int check_size(ctx_t *c)
+{
+    uint64_t now = c->tsdb ? fs_tsdb_spooled(c->tsdb) : c->st.bytes;
+    if (c->o->max_size && now > c->o->max_size)
+        return fs_error_set(c->err, FS_EUSAGE, "%s: the export passed --max-size (%llu bytes) "
+                            "while writing; nothing was kept", c->out,
+                            (unsigned long long)c->o->max_size);
+    return 0;
+}
+
+/* One series: the labels built (lab_*), samples at ms timestamps t.  The
+ * blocks get a staleness marker where the series stops: after each sample
+ * not followed by one gap_ms later. */
+static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, const double *v,
+                      size_t n, int64_t gap_ms)
+{
+    if (n == 0)
+        return 0;
+    if (c->lv.oom)
+        return fail(c, FS_ENOMEM, "out of memory");
+    c->st.series++;
+    if (c->tsdb) {
+        if (fs_grow((void **)&c->tt, &c->cap_tt, 2 * n, sizeof *c->tt) ||
+            fs_grow((void **)&c->tv, &c->cap_tv, 2 * n, sizeof *c->tv))
+            return fail(c, FS_ENOMEM, "out of memory");
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            c->tt[m] = t[i];
+            c->tv[m++] = v[i];
+            if (i + 1 == n || t[i + 1] > t[i] + gap_ms) {
+                c->tt[m] = t[i] + gap_ms;
+                c->tv[m++] = fs_tsdb_stale();
+            }
+        }
+        fs_tsdb_label_t lab[40];
+        lab[0] = (fs_tsdb_label_t){"__name__", name};
+        for (size_t i = 0; i < c->nl; i++)
+            lab[i + 1] = (fs_tsdb_label_t){c->lname[i], c->lv.p + c->loff[i]};
+        uint64_t before = fs_tsdb_spooled(c->tsdb);
+        int rc = fs_tsdb_add(c->tsdb, lab, c->nl + 1, c->tt, c->tv, m, c->err);
+        if (rc)
+            return rc;
+        c->st.samples += m;
+        if (fam < 32) {
+            c->st.fam_samples[fam] += m;
+            c->st.fam_bytes[fam] += fs_tsdb_spooled(c->tsdb) - before;
+        }
+        return check_size(c);
+    }
+    sbuf_t *b = &c->line;
+    b->n = 0;
+    sb_str(b, name);
+    for (size_t i = 0; i < c->nl; i++) {
+        sb_str(b, i ? "," : "{");
+        sb_str(b, c->lname[i]);
+        sb_str(b, "=\"");
+        sb_label_value(b, c->lv.p + c->loff[i]);
+        sb_str(b, "\"");
+    }
+    sb_str(b, c->nl ? "} " : " ");
+    if (b->oom)
+        return fail(c, FS_ENOMEM, "out of memory");
+    char num[64];
+    for (size_t i = 0; i < n; i++) {
+        fwrite(b->p, 1, b->n, c->fp);
+        size_t len = fmt_value(num, sizeof num, v[i]);
+        num[len++] = ' ';
+        len += fmt_value(num + len, sizeof num - len, (double)(t[i] / 1000));
+        num[len++] = '\n';
+        fwrite(num, 1, len, c->fp);
+        c->st.bytes += b->n + len;
+    }
+    c->st.samples += n;
+    if (fam < 32)
+        c->st.fam_samples[fam] += n;
+    if (ferror(c->fp))
+        return fail(c, FS_EIO, "writing the metrics");
+    return check_size(c);
+}
+
+static int grow_tv(ctx_t *c, size_t n)
+{
+    if (fs_grow((void **)&c->st_t, &c->cap_st_t, n, sizeof *c->st_t) ||
+        fs_grow((void **)&c->st_v, &c->cap_st_v, n, sizeof *c->st_v))
+        return fail(c, FS_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int64_t ms_of(const ctx_t *c, uint32_t k)
+{
+    return (c->o->origin + (int64_t)k * (int64_t)c->o->step) * 1000;
+}
+
 /* DCGM_EXP_XID_ERRORS_COUNT of GPU gi: for each Xid code logged on it, the
  * number of those Xids in (t - window, t] at each sample t from the first
  * one to the first sample after the last has left the window (where the
  * count is 0 again), as dcgm-exporter counts Xids over its
  * --xid-count-window-size (docs/observability.md "Xid bursts").  Device
  * labels only (no pod). */
-static int emit_xid_counts(ctx_t *c, uint32_t gi, const gpu_t *g)
+static int emit_xid_counts(ctx_t *c, size_t fam, uint32_t gi, const gpu_t *g)
 {
-    const node_info_t *ni = &c->nodes[g->node];
-    int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
-    const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
     double w = (double)c->o->xid_window, step = (double)c->o->step;
-    char uuid[64], num[96];
-    gpu_uuid(g, gi, uuid, sizeof uuid);
-    sbuf_t *b = &c->line;
     for (size_t x = 0; x + 2 < g->n_xid; x += 3) {
         double code = g->xid[x + 2], first = INFINITY, last = -INFINITY;
         int seen = 0;
@@ -808,44 +1043,44 @@ static int emit_xid_counts(ctx_t *c, uint32_t gi, const gpu_t *g)
                 first = fmin(first, g->xid[y]);
                 last = fmax(last, g->xid[y]);
             }
-        b->n = 0;
-        sb_str(b, "DCGM_EXP_XID_ERRORS_COUNT");
-        snprintf(num, sizeof num, "{gpu=\"%u\",UUID=\"", g->index);
-        sb_str(b, num);
-        sb_str(b, uuid);
-        sb_str(b, "\",modelName=\"");
-        sb_label_value(b, gm ? gm->long_name : c->pool_gpu[ni->pool]);
-        sb_str(b, "\",Hostname=\"");
-        sb_label_value(b, c->pool_name[ni->pool]);
-        snprintf(num, sizeof num, "-%u\",xid=\"%.0f\"} ", ni->local, code);
-        sb_str(b, num);
-        if (b->oom)
-            return fail(c, FS_ENOMEM, "out of memory");
-        c->st.series++;
-        double k0 = ceil(first / step), k1 = floor((last + w) / step) + 1;
-        double kmax = floor(c->end_time / step);
-        for (double k = k0; k <= k1 && k <= kmax; k++) {
+        double k0 = fmax(ceil(first / step), c->k_lo), k1 = floor((last + w) / step) + 1;
+        if (k1 > c->k_hi)
+            k1 = c->k_hi;
+        size_t n = 0;
+        if (k1 >= k0 && grow_tv(c, (size_t)(k1 - k0) + 1))
+            return FS_ENOMEM;
+        for (double k = k0; k <= k1; k++) {
             double tk = k * step, v = 0;
             for (size_t y = x; y + 2 < g->n_xid; y += 3)
                 v += g->xid[y + 2] == code && g->xid[y] <= tk && g->xid[y] > tk - w;
-            fwrite(b->p, 1, b->n, c->fp);
-            size_t len = fmt_value(num, sizeof num, v);
-            num[len++] = ' ';
-            len += fmt_value(num + len, sizeof num - len,
-                             (double)(c->o->origin + (int64_t)k * (int64_t)c->o->step));
-            num[len++] = '\n';
-            fwrite(num, 1, len, c->fp);
-            c->st.samples++;
+            c->st_t[n] = ms_of(c, (uint32_t)k);
+            c->st_v[n++] = v;
         }
+        lab_reset(c);
+        gpu_labels(c, gi, g, -1);
+        lab_addf(c, "xid", "", (unsigned long long)code);
+        int rc = put_series(c, fam, "DCGM_EXP_XID_ERRORS_COUNT", c->st_t, c->st_v, n,
+                            (int64_t)c->o->step * 1000);
+        if (rc)
+            return rc;
     }
-    return ferror(c->fp) ? fail(c, FS_EIO, "writing the metrics") : 0;
+    return 0;
 }
 
-/* One entity's samples of one family, grouped by label set: GPU gi, or its
- * MIG instance g (g != &c->gpus[gi]).  The device-level series of a MIG GPU
- * (power, energy, temperature, Xid) carry no pod labels: its pods are on its
- * instances' series. */
-static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
+/* Is a family exported per pod (the GPU's series carry the labels of the pod
+ * on it)?  The device-level ones (power, energy, temperature, Xid, ECC) are
+ * one series per GPU, as dcgm-exporter attaches no pod to them. */
+static int per_pod(fam_kind_t k)
+{
+    return k == F_UTIL || k == F_GR || k == F_SM || k == F_TENSOR || k == F_DRAM ||
+           k == F_FB_USED || k == F_FB_FREE;
+}
+
+/* Family fm's value of entity g (GPU gi or one of its MIG instances) at
+ * every sample instant k_lo..k_hi, in c->smp (with the segment whose pod
+ * labels the sample carries); returns how many (an instance's only while
+ * its layout is in force). */
+static int gpu_values(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g, uint32_t *out_n)
 {
     const gpu_t *dev = &c->gpus[gi];
     const node_info_t *ni = &c->nodes[g->node];
@@ -858,8 +1093,8 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     double cap = fs_power_limit_w(c->pool_cap ? c->pool_cap[ni->pool] : 0,
                                   c->pool_throttle ? c->pool_throttle[ni->pool] : 0);
     double ambient = c->pool_ambient ? c->pool_ambient[ni->pool] : FS_THERMAL_AMBIENT_C;
-    int pods = dev->n_inst == 0 || g->inst >= 0;
-    uint32_t steps = (uint32_t)floor(c->end_time / c->o->step) + 1;
+    int pods = (dev->n_inst == 0 || g->inst >= 0) && per_pod(fm->kind);
+    uint32_t steps = c->k_hi + 1;
     if (fs_grow((void **)&c->smp, &c->cap_smp, steps, sizeof *c->smp))
         return fail(c, FS_ENOMEM, "out of memory");
     /* energy and temperature integrate the power exactly between samples
@@ -871,8 +1106,8 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
     gstate_t s;
     state_at(g, &walk, 0, &s);
     temp = ambient + C_PER_W * power_w(&s, tdp, cap);  /* in equilibrium at the start */
-    uint32_t ns = 0;    /* samples kept: an instance's only while its layout is in force */
-    for (uint32_t k = 0; k < steps; k++) {
+    uint32_t ns = 0;
+    for (uint32_t k = integrate ? 0 : c->k_lo; k < steps; k++) {
         double tk = (double)k * c->o->step;
         if (g->prof && (tk < g->from || tk >= g->to))
             continue;
@@ -884,8 +1119,12 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
             temp = tss + (temp - tss) * exp(-(nx - t) / TAU_S);
             t = nx;
         }
+        if (k < c->k_lo)
+            continue;
         state_at(g, &at, tk, &s);
         double v = 0;
+        /* rounded as dcgm-exporter reports them: integer %, MiB, C and mJ, W
+         * to the mW */
         switch (fm->kind) {
         case F_UTIL: v = round(100.0 * s.duty); break;
         case F_GR: v = s.duty; break;
@@ -894,7 +1133,7 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
         case F_DRAM: v = s.dram; break;
         case F_FB_USED: v = round(mem_mib * s.fb); break;
         case F_FB_FREE: v = mem_mib - round(mem_mib * s.fb); break;
-        case F_POWER: v = power_w(&s, tdp, cap); break;
+        case F_POWER: v = round(power_w(&s, tdp, cap) * 1000.0) / 1000.0; break;
         case F_ENERGY: v = round(energy_j * 1000.0); break;
         case F_TEMP: v = round(temp); break;
         case F_XID:
@@ -912,95 +1151,379 @@ static int emit_gpu(ctx_t *c, const family_t *fm, uint32_t gi, const gpu_t *g)
         uint64_t key = who < 0 ? 0 : g->s[who].job + 1;
         c->smp[ns++] = (struct sample){key, who, k, v};
     }
-    /* a job's labels are the same over its segment: group by segment, then time */
-    qsort(c->smp, ns, sizeof *c->smp, cmp_sample);
-    char uuid[64];
-    gpu_uuid(dev, gi, uuid, sizeof uuid);
-    sbuf_t *b = &c->line;
-    char num[64];
-    for (uint32_t k = 0; k < ns; k++) {
-        const struct sample *p = &c->smp[k];
-        if (k == 0 || p->key != c->smp[k - 1].key) {   /* a new series: its label prefix */
-            c->st.series++;
-            b->n = 0;
-            sb_str(b, fm->name);
-            snprintf(num, sizeof num, "{gpu=\"%u\",UUID=\"", g->index);
-            sb_str(b, num);
-            sb_str(b, uuid);
-            sb_str(b, "\",modelName=\"");
-            sb_label_value(b, gm ? gm->long_name : c->pool_gpu[ni->pool]);
-            if (g->prof) {
-                sb_str(b, "\",GPU_I_PROFILE=\"");
-                sb_label_value(b, g->prof->name);
-                snprintf(num, sizeof num, "\",GPU_I_ID=\"%d", (int)g->inst);
-                sb_str(b, num);
-            }
-            sb_str(b, "\",Hostname=\"");
-            sb_label_value(b, c->pool_name[ni->pool]);
-            snprintf(num, sizeof num, "-%u\"", ni->local);
-            sb_str(b, num);
-            if (p->who >= 0) {
-                const seg_t *x = &g->s[p->who];
-                sb_str(b, ",namespace=\"");
-                sb_label_value(b, tenant_of(c, x->tenant));
-                snprintf(num, sizeof num, "\",pod=\"job-%llu\",container=\"main\"",
-                         (unsigned long long)x->job);
-                sb_str(b, num);
-            }
-            sb_str(b, "} ");
-            if (b->oom)
-                return fail(c, FS_ENOMEM, "out of memory");
-        }
-        fwrite(b->p, 1, b->n, c->fp);
-        size_t len = fmt_value(num, sizeof num, p->v);
-        num[len++] = ' ';
-        len += fmt_value(num + len, sizeof num - len,
-                         (double)(c->o->origin + (int64_t)p->k * (int64_t)c->o->step));
-        num[len++] = '\n';
-        fwrite(num, 1, len, c->fp);
-        c->st.samples++;
-    }
-    return ferror(c->fp) ? fail(c, FS_EIO, "writing the metrics") : 0;
+    *out_n = ns;
+    return 0;
 }
 
-/* The scheduler's own series from /timeline (when it was sampled). */
-static int emit_scheduler(ctx_t *c)
+/* One entity's samples of one family, one series per label set: GPU gi, or
+ * its MIG instance g (g != &c->gpus[gi]).  The device-level series of a
+ * MIG GPU (power, energy, temperature, Xid) carry no pod labels: its pods
+ * are on its instances' series. */
+static int emit_gpu(ctx_t *c, size_t fam, const family_t *fm, uint32_t gi, const gpu_t *g)
 {
-    static const struct { const char *col, *name, *help; } cols[] = {
-        {"jobs_queued", "fleetsim_jobs_queued", "Jobs waiting in the queue."},
-        {"jobs_running", "fleetsim_jobs_running", "Jobs running."},
-        {"gpus_busy", "fleetsim_gpus_busy", "GPUs holding a job."},
-        {"gpus_up", "fleetsim_gpus_up", "GPUs in service."},
-        {"nodes_down", "fleetsim_nodes_down", "Nodes out of service."},
+    uint32_t ns = 0;
+    int rc = gpu_values(c, fm, gi, g, &ns);
+    if (rc)
+        return rc;
+    /* a job's labels are the same over its segment: group by segment, then time */
+    qsort(c->smp, ns, sizeof *c->smp, cmp_sample);
+    if (grow_tv(c, ns + 1))
+        return FS_ENOMEM;
+    for (uint32_t a = 0; a < ns && !rc;) {
+        uint32_t b = a;
+        size_t n = 0;
+        for (; b < ns && c->smp[b].key == c->smp[a].key; b++) {
+            c->st_t[n] = ms_of(c, c->smp[b].k);
+            c->st_v[n++] = c->smp[b].v;
+        }
+        lab_reset(c);
+        gpu_labels(c, gi, g, c->smp[a].who);
+        rc = put_series(c, fam, fm->name, c->st_t, c->st_v, n, (int64_t)c->o->step * 1000);
+        a = b;
+    }
+    return rc;
+}
+
+/* ---- node and pool level (--level): recording-rule series ------------------------------- */
+
+typedef enum agg { A_AVG, A_SUM, A_MAX } agg_t;
+
+/* The aggregate of a family over a node's or pool's GPUs, named as a
+ * recording rule would name it (level:metric:operations). */
+static agg_t fam_agg(fam_kind_t k, const char **short_name)
+{
+    static const struct { fam_kind_t k; const char *name; agg_t a; } t[] = {
+        {F_UTIL, "gpu_util", A_AVG}, {F_GR, "gr_engine_active", A_AVG},
+        {F_SM, "sm_active", A_AVG}, {F_TENSOR, "tensor_active", A_AVG},
+        {F_DRAM, "dram_active", A_AVG}, {F_FB_USED, "fb_used", A_SUM},
+        {F_FB_FREE, "fb_free", A_SUM}, {F_POWER, "power_usage", A_SUM},
+        {F_ENERGY, "total_energy_consumption", A_SUM}, {F_TEMP, "gpu_temp", A_MAX},
+        {F_XID, "xid_errors", A_MAX}, {F_DBE, "ecc_dbe_vol_total", A_SUM},
     };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (t[i].k == k) {
+            *short_name = t[i].name;
+            return t[i].a;
+        }
+    *short_name = NULL;
+    return A_SUM;
+}
+
+/* One family at the node or pool level: per group (a node, a pool) of
+ * selected GPUs, the aggregate of the GPUs' values (MIG GPUs by device:
+ * their per-instance families summed over the instances; no utilization). */
+static int emit_level(ctx_t *c, size_t fam, const family_t *fm)
+{
+    const char *sn;
+    agg_t ag = fam_agg(fm->kind, &sn);
+    if (!sn)
+        return 0;
+    int pool = c->o->level == FS_METRICS_POOL;
+    char name[96];
+    snprintf(name, sizeof name, "fleetsim:%s:%s_%s", sn,
+             ag == A_AVG ? "avg" : ag == A_SUM ? "sum" : "max", pool ? "pool" : "node");
+    if (!c->tsdb)
+        fprintf(c->fp, "# HELP %s %s of %s over the %s's GPUs: %s\n# TYPE %s gauge\n", name,
+                ag == A_AVG ? "Mean" : ag == A_SUM ? "Sum" : "Maximum", fm->name,
+                pool ? "pool" : "node", fm->help, name);
+    uint32_t steps = c->k_hi + 1;
+    double *acc = fs_calloc(steps, sizeof *acc);
+    double *cnt = fs_calloc(steps, sizeof *cnt);
+    if (!acc || !cnt) {
+        fs_free(acc);
+        fs_free(cnt);
+        return fail(c, FS_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    uint32_t g = 0;
+    while (g < c->n_gpus && !rc) {
+        /* the group: GPUs g .. e of one node (or pool) */
+        const node_info_t *ni = &c->nodes[c->gpus[g].node];
+        uint32_t e = g;
+        while (e < c->n_gpus && (pool ? c->nodes[c->gpus[e].node].pool == ni->pool
+                                      : c->gpus[e].node == c->gpus[g].node))
+            e++;
+        memset(acc, 0, steps * sizeof *acc);
+        memset(cnt, 0, steps * sizeof *cnt);
+        int any = 0;
+        for (uint32_t x = g; x < e && !rc; x++) {
+            const gpu_t *gp = &c->gpus[x];
+            if (!gpu_selected(c, gp) || (gp->n_inst && fm->kind == F_UTIL))
+                continue;
+            uint32_t ni_n = gp->n_inst && per_pod(fm->kind) ? gp->n_inst : 1;
+            double *dev = fs_calloc(steps, sizeof *dev);
+            uint8_t *has = fs_calloc(steps, 1);
+            if (!dev || !has)
+                rc = fail(c, FS_ENOMEM, "out of memory");
+            for (uint32_t i = 0; i < ni_n && !rc; i++) {
+                const gpu_t *ent = gp->n_inst && per_pod(fm->kind) ? &c->insts[gp->first_inst + i] : gp;
+                uint32_t ns = 0;
+                if ((rc = gpu_values(c, fm, x, ent, &ns)))
+                    break;
+                for (uint32_t k = 0; k < ns; k++) {
+                    uint32_t kk = c->smp[k].k;
+                    /* a MIG GPU's activity: its instances' by compute share */
+                    double wgt = ent->prof && ag == A_AVG ? ent->prof->compute / (double)FS_MIG_COMPUTE : 1.0;
+                    dev[kk] += c->smp[k].v * wgt;
+                    has[kk] = 1;
+                }
+            }
+            for (uint32_t k = c->k_lo; k < steps && !rc; k++)
+                if (has[k]) {
+                    acc[k] = ag == A_MAX ? (cnt[k] ? fmax(acc[k], dev[k]) : dev[k]) : acc[k] + dev[k];
+                    cnt[k]++;
+                    any = 1;
+                }
+            fs_free(dev);
+            fs_free(has);
+        }
+        if (!rc && any) {
+            if ((rc = grow_tv(c, steps)))
+                break;
+            size_t n = 0;
+            for (uint32_t k = c->k_lo; k < steps; k++)
+                if (cnt[k]) {
+                    c->st_t[n] = ms_of(c, k);
+                    c->st_v[n++] = ag == A_AVG ? acc[k] / cnt[k] : acc[k];
+                }
+            lab_reset(c);
+            char t[16];
+            if (pool) {
+                lab_add(c, "pool", c->pool_name[ni->pool], NULL);
+            } else {
+                snprintf(t, sizeof t, "-%u", ni->local);
+                lab_add(c, c->o->legacy_hostname ? "Hostname" : "hostname",
+                        c->pool_name[ni->pool], t);
+            }
+            int cat = fs_catalog_find(c->pool_gpu[ni->pool]);
+            const fs_gpu_model_t *gm = cat >= 0 ? fs_catalog_get((size_t)cat) : NULL;
+            lab_add(c, "modelName", gm ? gm->long_name : c->pool_gpu[ni->pool], NULL);
+            lab_add(c, "job", "fleetsim", NULL);
+            rc = put_series(c, fam, name, c->st_t, c->st_v, n, (int64_t)c->o->step * 1000);
+        }
+        g = e;
+    }
+    fs_free(acc);
+    fs_free(cnt);
+    return rc;
+}
+
+/* ---- the scheduler's series ------------------------------------------------------------- */
+
+static const struct { const char *col, *name, *help; } sched_cols[] = {
+    {"jobs_queued", "fleetsim_jobs_queued", "Jobs waiting in the queue."},
+    {"jobs_running", "fleetsim_jobs_running", "Jobs running."},
+    {"gpus_busy", "fleetsim_gpus_busy", "GPUs holding a job."},
+    {"gpus_up", "fleetsim_gpus_up", "GPUs in service."},
+    {"nodes_down", "fleetsim_nodes_down", "Nodes out of service."},
+    {"gpus_queued", "fleetsim_gpus_queued", "GPUs asked for by the jobs waiting in the queue."},
+    {"repair_queue", "fleetsim_repair_queue", "Failed units waiting for a repair crew."},
+    {"replicas", "fleetsim_service_replicas", "Service replicas alive (pending, starting, ready)."},
+    {"gpus_serving", "fleetsim_gpus_serving", "GPUs held by service replicas."},
+    /* the capacity states (docs/results.md): GPU-s of the interval ending at
+     * the sample over its length, one series per state */
+    {NULL, "fleetsim_capacity_gpus",
+     "Mean GPUs in each capacity state over the last /timeline interval (busy, waiting, idle, "
+     "down add up to the fleet; starting is part of busy)."},
+};
+static const struct { const char *state, *col; } cap_states[] = {
+    {"busy", "gpu_s_busy"}, {"waiting", "gpu_s_waiting"}, {"idle", "gpu_s_idle"},
+    {"down", "gpu_s_down"}, {"starting", "gpu_s_startup"},
+};
+#define N_SCHED (sizeof sched_cols / sizeof sched_cols[0])
+
+/* /timeline's rows (when sampled): times in c->tl_t, n in c->n_tl.  Its
+ * interval must not be above the step: every series is sampled every step. */
+static int read_timeline(ctx_t *c)
+{
     size_t n = 0;
     int rc = fs_h5read_has(c->f, "timeline") ? fs_h5read_rows(c->f, "timeline", &n, c->err) : 0;
     if (rc || n == 0)
         return rc;
-    double *t = NULL, *v = fs_malloc(n * sizeof *v);
-    if (!v || (rc = read_col(c, "timeline", "time", n, &t))) {
-        fs_free(t);
+    if ((rc = read_col(c, "timeline", "time", n, &c->tl_t)))
+        return rc;
+    c->n_tl = n;
+    double iv = 0;
+    for (size_t i = 1; i < n; i++)
+        iv = fmax(iv, c->tl_t[i] - c->tl_t[i - 1]);
+    if (iv > c->o->step * (1 + 1e-9) && c->sched_on) {
+        if (c->o->families)
+            return fs_error_set(c->err, FS_EINVAL, "%s: --step %u is below the resolution of "
+                                "/timeline (sampled every %.0f s): the scheduler's series "
+                                "(fleetsim_*) cannot be sampled every step; use --step %.0f or "
+                                "more, --families without them, or run with a shorter "
+                                "output.timeline_interval", c->results, (unsigned)c->o->step, iv,
+                                ceil(iv));
+        /* by default: left out, and said so */
+        memset(c->fam_on + sizeof families / sizeof families[0], 0, N_SCHED);
+        c->sched_on = 0;
+        c->sched_note = iv;
+    }
+    return 0;
+}
+
+/* The scheduler's series, sampled every step: the last /timeline row at
+ * or before each instant. */
+static int emit_scheduler(ctx_t *c, size_t fam_base)
+{
+    if (c->n_tl == 0)
+        return 0;
+    double *v = fs_malloc(c->n_tl * sizeof *v);
+    if (!v || grow_tv(c, c->k_hi + 1)) {
         fs_free(v);
-        return v ? rc : fail(c, FS_ENOMEM, "out of memory");
+        return fail(c, FS_ENOMEM, "out of memory");
     }
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0] && !rc; k++) {
-        if ((rc = fs_h5read_f64(c->f, "timeline", cols[k].col, v, c->err)))
-            break;
-        fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", cols[k].name, cols[k].help, cols[k].name);
-        int64_t last = INT64_MIN;
-        for (size_t i = 0; i < n; i++) {
-            int64_t ts = c->o->origin + (int64_t)floor(t[i]);
-            if (ts <= last)
-                continue;   /* whole-second timestamps: one sample per second */
-            last = ts;
-            fprintf(c->fp, "%s %.10g %lld\n", cols[k].name, v[i], (long long)ts);
-            c->st.samples++;
+    int rc = 0;
+    for (size_t k = 0; k < N_SCHED && !rc; k++) {
+        if (!c->fam_on[fam_base + k])
+            continue;
+        size_t n_ser = sched_cols[k].col ? 1 : sizeof cap_states / sizeof cap_states[0];
+        int header = 0;
+        for (size_t q = 0; q < n_ser && !rc; q++) {
+            const char *col = sched_cols[k].col ? sched_cols[k].col : cap_states[q].col;
+            int has = 0;
+            if ((rc = has_column(c, "timeline", col, &has)) || !has)
+                continue;   /* a file from before the column */
+            if ((rc = fs_h5read_f64(c->f, "timeline", col, v, c->err)))
+                break;
+            if (!c->tsdb && !header++)
+                fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", sched_cols[k].name,
+                        sched_cols[k].help, sched_cols[k].name);
+            size_t n = 0, r = 0;
+            for (uint32_t s = c->k_lo; s <= c->k_hi; s++) {
+                double tk = (double)s * c->o->step;
+                while (r + 1 < c->n_tl && c->tl_t[r + 1] <= tk)
+                    r++;
+                if (c->tl_t[r] > tk)
+                    continue;
+                double x = v[r];
+                if (!sched_cols[k].col) {     /* GPU-s over the interval ending at row r */
+                    double dt = r ? c->tl_t[r] - c->tl_t[r - 1] : 0;
+                    if (!(dt > 0))
+                        continue;
+                    x /= dt;
+                }
+                c->st_t[n] = ms_of(c, s);
+                c->st_v[n++] = x;
+            }
+            lab_reset(c);
+            if (!sched_cols[k].col)
+                lab_add(c, "state", cap_states[q].state, NULL);
+            lab_add(c, "job", "fleetsim", NULL);
+            rc = put_series(c, fam_base + k, sched_cols[k].name, c->st_t, c->st_v, n,
+                            (int64_t)c->o->step * 1000);
         }
-        c->st.series++;
     }
-    fs_free(t);
     fs_free(v);
     return rc;
+}
+
+size_t fs_metrics_n_families(void)
+{
+    return sizeof families / sizeof families[0] + N_SCHED;
+}
+
+const char *fs_metrics_family_name(size_t i)
+{
+    size_t nf = sizeof families / sizeof families[0];
+    return i < nf ? families[i].name : i < nf + N_SCHED ? sched_cols[i - nf].name : NULL;
+}
+
+/* --families: every name must be a family. */
+static int select_families(ctx_t *c)
+{
+    size_t nf = fs_metrics_n_families();
+    if (!c->o->families) {
+        memset(c->fam_on, 1, nf);
+        return 0;
+    }
+    memset(c->fam_on, 0, nf);
+    for (const char *s = c->o->families; *s;) {
+        size_t n = strcspn(s, ","), i = 0;
+        while (i < nf && !(strlen(fs_metrics_family_name(i)) == n &&
+                           memcmp(fs_metrics_family_name(i), s, n) == 0))
+            i++;
+        if (i == nf) {
+            char names[1200] = "";
+            for (size_t q = 0; q < nf; q++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         q ? ", " : "", fs_metrics_family_name(q));
+            return fs_error_set(c->err, FS_EUSAGE, "--families: '%.*s' is not a family "
+                                "(the families: %s)", (int)n, s, names);
+        }
+        c->fam_on[i] = 1;
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return 0;
+}
+
+/* /services names (service replicas' pods are named after their service). */
+static int read_services(ctx_t *c)
+{
+    if (!fs_h5read_has(c->f, "services"))
+        return 0;
+    int rc = fs_h5read_rows(c->f, "services", &c->n_services, c->err);
+    if (rc || c->n_services == 0)
+        return rc;
+    if (!(c->service_name = fs_calloc(c->n_services + 1, sizeof *c->service_name)))
+        return fail(c, FS_ENOMEM, "out of memory");
+    return fs_h5read_str(c->f, "services", "name", c->service_name, c->err);
+}
+
+/* The export's expected size: samples per selected GPU and family from the
+ * steps, series from the segments, bytes per sample as measured on
+ * tests/cli/metrics.sh's exports (docs/observability.md "Size"). */
+static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *bytes)
+{
+    uint64_t steps = c->k_hi >= c->k_lo ? (uint64_t)(c->k_hi - c->k_lo) + 1 : 0;
+    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0;
+    size_t nf = sizeof families / sizeof families[0];
+    for (uint32_t g = 0; g < c->n_gpus; g++) {
+        const gpu_t *gp = &c->gpus[g];
+        if (!gpu_selected(c, gp))
+            continue;
+        gpus++;
+        for (size_t f = 0; f < nf; f++) {
+            if (!c->fam_on[f] || families[f].kind == F_XID_COUNT)
+                continue;
+            uint64_t ents = gp->n_inst && per_pod(families[f].kind) ? gp->n_inst : 1;
+            if (gp->n_inst && families[f].kind == F_UTIL)
+                continue;
+            sa += ents * steps;
+            se += ents + (per_pod(families[f].kind) ? gp->n : 0);
+            pods += per_pod(families[f].kind) ? gp->n : 0;
+        }
+    }
+    for (uint32_t g = 0; g < c->n_gpus; g++)
+        groups += gpu_selected(c, &c->gpus[g]) &&
+                  (g == 0 || (c->o->level == FS_METRICS_POOL
+                                  ? c->nodes[c->gpus[g].node].pool != c->nodes[c->gpus[g - 1].node].pool
+                                  : c->gpus[g].node != c->gpus[g - 1].node));
+    if (c->o->level != FS_METRICS_GPU && gpus) {    /* one series per group and family */
+        se = (se - pods) * groups / gpus + 1;
+        sa = sa * groups / gpus;
+        pods = 0;
+    }
+    for (size_t k = 0; k < N_SCHED; k++)
+        if (c->fam_on[nf + k] && c->n_tl) {
+            se++;
+            sa += steps;
+        }
+    *series = se;
+    *samples = sa;
+    if (c->o->tsdb) {
+        /* a GPU's own series are in every block, a pod's in about 1.3; the
+         * index takes about 150 B per series and block, chunks 0.4 B per
+         * sample (most values repeat) and 20 B each (measured on 256 GPUs x 7
+         * days: docs/observability.md "Size") */
+        uint64_t blocks = steps * c->o->step * 1000 / (uint64_t)c->block_ms + 1;
+        uint64_t ents = se - pods, in_blocks = ents * blocks + pods * 13 / 10;
+        *bytes = in_blocks * 150 + sa * 2 / 5 + (sa / FS_TSDB_CHUNK_SAMPLES + in_blocks) * 20;
+    } else {
+        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 285 : 120);
+    }
 }
 
 static void release(ctx_t *c)
@@ -1010,6 +1533,8 @@ static void release(ctx_t *c)
     fs_h5read_free_strings(c->pool_name, c->n_pools);
     fs_h5read_free_strings(c->pool_gpu, c->n_pools);
     fs_h5read_free_strings(c->tenant_name, c->n_tenants);
+    if (c->service_name)
+        fs_h5read_free_strings(c->service_name, c->n_services);
     fs_free(c->tenant_idx);
     fs_free(c->pool_nodes);
     fs_free(c->pool_gpn);
@@ -1031,6 +1556,50 @@ static void release(ctx_t *c)
     fs_free(c->nodes);
     fs_free(c->smp);
     fs_free(c->line.p);
+    fs_free(c->lv.p);
+    fs_free(c->tt);
+    fs_free(c->tv);
+    fs_free(c->st_t);
+    fs_free(c->st_v);
+    fs_free(c->tl_t);
+}
+
+/* Free bytes where path goes (its directory). */
+static uint64_t free_bytes(const char *path, int is_dir)
+{
+    char *d = fs_strdup(path);
+    if (!d)
+        return UINT64_MAX;
+    if (!is_dir) {
+        char *slash = strrchr(d, '/');
+        if (slash)
+            *(slash == d ? slash + 1 : slash) = '\0';
+        else
+            strcpy(d, ".");
+    } else {
+        /* a directory that does not exist yet: its parent */
+        struct stat sb;
+        while (stat(d, &sb) != 0) {
+            char *slash = strrchr(d, '/');
+            if (!slash) {
+                strcpy(d, ".");
+                break;
+            }
+            *(slash == d ? slash + 1 : slash) = '\0';
+        }
+    }
+    struct statvfs vf;
+    uint64_t n = statvfs(d, &vf) == 0 ? (uint64_t)vf.f_bavail * (uint64_t)vf.f_frsize : UINT64_MAX;
+    fs_free(d);
+    return n;
+}
+
+static int stopped(ctx_t *c)
+{
+    if (c->o->interrupt && *c->o->interrupt)
+        return fs_error_set(c->err, FS_EINTR, "interrupted by %s; nothing was kept",
+                            *c->o->interrupt == SIGINT ? "SIGINT" : "SIGTERM");
+    return 0;
 }
 
 int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts_t *o,
@@ -1039,57 +1608,133 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     ctx_t c = {.results = results, .out = out, .err = err, .o = o};
     if (o->step < 1)
         return fs_error_set(err, FS_EINVAL, "metrics: the step must be at least 1 s");
-    int rc = fs_h5read_open(results, &c.f, err);
-    if (!rc && !(rc = read_fleet(&c)) && !(rc = read_intervals(&c)))
-        rc = read_xids(&c);
+    c.block_ms = o->block_ms ? o->block_ms : FS_METRICS_BLOCK_MS;
+    size_t nf = sizeof families / sizeof families[0];
+    int rc = select_families(&c);
+    c.sched_on = 0;
+    for (size_t k = 0; k < N_SCHED; k++)
+        c.sched_on |= c.fam_on[nf + k];
+    if (!rc)
+        rc = fs_h5read_open(results, &c.f, err);
+    if (!rc && !(rc = read_fleet(&c)) && !(rc = read_intervals(&c)) && !(rc = read_xids(&c)) &&
+        !(rc = read_services(&c)))
+        rc = read_timeline(&c);
+    if (!rc) {
+        double to = o->to >= 0 ? fmin(o->to, c.end_time) : c.end_time;
+        double lo = ceil(fmax(o->from, 0) / o->step), hi = floor(to / o->step);
+        if (!(hi >= lo) || hi > (double)UINT32_MAX - 2)
+            rc = fs_error_set(err, FS_EUSAGE, "--from/--to: no sample instant between %g and "
+                              "%g s (the run ends at %g s)", fmax(o->from, 0), to, c.end_time);
+        c.k_lo = (uint32_t)lo;
+        c.k_hi = (uint32_t)hi;
+    }
+    uint64_t e_series = 0, e_samples = 0, e_bytes = 0;
+    if (!rc) {
+        estimate(&c, &e_series, &e_samples, &e_bytes);
+        uint64_t avail = free_bytes(out, o->tsdb);
+        /* the blocks are spooled first: twice their chunks while writing */
+        uint64_t need = o->tsdb ? e_bytes + e_samples * 3 / 10 : e_bytes;
+        if (o->on_estimate && o->on_estimate(o->arg, e_series, e_samples, e_bytes))
+            rc = fs_error_set(err, FS_EUSAGE, "%s: not written", out);
+        else if (o->max_size && e_bytes > o->max_size)
+            rc = fs_error_set(err, FS_EUSAGE, "%s: the export is expected to take %.3g GB, more "
+                              "than --max-size %.3g GB (select with --pools, --nodes, --families, "
+                              "--from/--to, --level or a longer --step)", out, (double)e_bytes / 1e9,
+                              (double)o->max_size / 1e9);
+        else if (need > avail)
+            rc = fs_error_set(err, FS_EUSAGE, "%s: the export is expected to need %.3g GB and "
+                              "%.3g GB are free", out, (double)need / 1e9, (double)avail / 1e9);
+    }
     fs_out_t fo = {0};
     int prepared = 0;
-    if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
+    if (!rc && o->tsdb) {
+        rc = fs_tsdb_open(&c.tsdb, out, c.block_ms, err);
+        if (!rc && o->interrupt)
+            fs_tsdb_set_interrupt(c.tsdb, o->interrupt);
+    } else if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
         prepared = 1;
         if (!(c.fp = fopen(fo.tmp, "w")))
             rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
     }
-    for (size_t fi = 0; !rc && fi < sizeof families / sizeof families[0]; fi++) {
-        const family_t *fm = &families[fi];
-        fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name, fm->type);
-        /* under MIG, DCGM reports the profiling fields and memory per GPU
-         * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
-        int per_inst = fm->kind == F_GR || fm->kind == F_SM || fm->kind == F_TENSOR ||
-                       fm->kind == F_DRAM || fm->kind == F_FB_USED || fm->kind == F_FB_FREE;
-        for (uint32_t g = 0; g < c.n_gpus && !rc; g++) {
-            const gpu_t *gp = &c.gpus[g];
-            if (!gpu_selected(&c, gp))
+    uint64_t total = 0, done = 0;
+    for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
+        total += gpu_selected(&c, &c.gpus[g]);
+    total *= nf;
+    /* text: family by family (OpenMetrics groups a family's samples); blocks:
+     * GPU by GPU, so that the chunks of a GPU's series, which the index
+     * lists together (their labels sort by UUID first), are spooled together */
+    int gpu_major = c.tsdb && o->level == FS_METRICS_GPU;
+    uint32_t n_outer = gpu_major ? c.n_gpus : 1;
+    for (uint32_t go = 0; !rc && go < n_outer; go++)
+        for (size_t fi = 0; !rc && fi < nf; fi++) {
+            const family_t *fm = &families[fi];
+            if (!c.fam_on[fi])
                 continue;
-            if (fm->kind == F_XID_COUNT)
-                rc = gp->n_xid ? emit_xid_counts(&c, g, gp) : 0;
-            else if (gp->n_inst == 0)
-                rc = emit_gpu(&c, fm, g, gp);
-            else if (per_inst)
-                for (uint32_t i = 0; i < gp->n_inst && !rc; i++)
-                    rc = emit_gpu(&c, fm, g, &c.insts[gp->first_inst + i]);
-            else if (fm->kind != F_UTIL)
-                rc = emit_gpu(&c, fm, g, gp);
+            if (!c.tsdb && o->level == FS_METRICS_GPU)
+                fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
+                        fm->type);
+            if (o->level != FS_METRICS_GPU) {
+                rc = emit_level(&c, fi, fm);
+                continue;
+            }
+            /* under MIG, DCGM reports the profiling fields and memory per GPU
+             * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
+            uint32_t g0 = gpu_major ? go : 0, g1 = gpu_major ? go + 1 : c.n_gpus;
+            for (uint32_t g = g0; g < g1 && !rc; g++) {
+                const gpu_t *gp = &c.gpus[g];
+                if (!gpu_selected(&c, gp))
+                    continue;
+                if ((rc = stopped(&c)))
+                    break;
+                if (fm->kind == F_XID_COUNT)
+                    rc = gp->n_xid ? emit_xid_counts(&c, fi, g, gp) : 0;
+                else if (gp->n_inst == 0)
+                    rc = emit_gpu(&c, fi, fm, g, gp);
+                else if (fm->kind == F_UTIL)
+                    ;   /* not reported under MIG */
+                else if (per_pod(fm->kind))
+                    for (uint32_t i = 0; i < gp->n_inst && !rc; i++)
+                        rc = emit_gpu(&c, fi, fm, g, &c.insts[gp->first_inst + i]);
+                else
+                    rc = emit_gpu(&c, fi, fm, g, gp);
+                if (o->on_progress && (++done % 256 == 0 || done == total))
+                    o->on_progress(o->arg, done, total);
+            }
         }
-    }
+    if (!rc && o->level == FS_METRICS_GPU)
+        rc = emit_scheduler(&c, nf);
     if (!rc)
-        rc = emit_scheduler(&c);
-    if (!rc) {
-        fputs("# EOF\n", c.fp);
-        long sz = ftell(c.fp);
-        c.st.bytes = sz > 0 ? (uint64_t)sz : 0;
-        for (uint32_t g = 0; g < c.n_gpus; g++)
-            c.st.gpus += (uint64_t)gpu_selected(&c, &c.gpus[g]);
+        rc = stopped(&c);
+    for (uint32_t g = 0; c.pool_on && g < c.n_gpus; g++)
+        c.st.gpus += (uint64_t)gpu_selected(&c, &c.gpus[g]);
+    if (c.tsdb) {
+        fs_tsdb_stats_t ts = {0};
+        if (!rc) {
+            rc = fs_tsdb_close(c.tsdb, &ts, err);
+            c.st.bytes = ts.bytes;
+            c.st.blocks = ts.blocks;
+        } else {
+            fs_tsdb_abort(c.tsdb);
+        }
+        c.tsdb = NULL;
+    } else if (c.fp) {
+        if (!rc) {
+            fputs("# EOF\n", c.fp);
+            c.st.bytes += 6;
+        }
+        if (fclose(c.fp) != 0 && !rc)
+            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
     }
-    if (c.fp && (fclose(c.fp) != 0) && !rc)
-        rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
     if (!rc && prepared)
         rc = fs_out_commit(&fo, rename, err);
     if (rc && prepared)
         unlink(fo.tmp);
     if (prepared)
         fs_out_release(&fo);
-    if (st)
+    if (st) {
         *st = c.st;
+        st->sched_skipped_interval = c.sched_note;
+    }
     release(&c);
     return rc;
 }

@@ -24,9 +24,22 @@
 #ifndef FS_METRICS_H
 #define FS_METRICS_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "../sim/fs_error.h"
+
+/* --tsdb's default block range: a day (aligned to days from the Unix epoch).
+ * Prometheus, Thanos and Mimir take it; it holds each series' labels once a
+ * day where 2 h blocks (promtool's default) hold them 12 times: 1.2 bytes per
+ * sample against 2.3 on a 256-GPU week (docs/observability.md "Size"). */
+#define FS_METRICS_BLOCK_MS ((int64_t)24 * 3600 * 1000)
+
+typedef enum fs_metrics_level {
+    FS_METRICS_GPU = 0,     /* dcgm-exporter's series, per GPU (and MIG instance) */
+    FS_METRICS_NODE,        /* recording-rule series per node: fleetsim:gpu_util:avg_node, ... */
+    FS_METRICS_POOL         /* ... and per pool: fleetsim:gpu_util:avg_pool, ... */
+} fs_metrics_level_t;
 
 typedef struct fs_metrics_opts {
     uint32_t step;          /* seconds between samples (>= 1) */
@@ -34,15 +47,40 @@ typedef struct fs_metrics_opts {
     const char *pools;      /* only these pools' GPUs (names, comma-separated); NULL: all */
     uint32_t node_lo, node_hi;  /* only nodes node_lo..node_hi of each pool (0, UINT32_MAX: all) */
     uint32_t xid_window;    /* DCGM_EXP_XID_ERRORS_COUNT's window, s (dcgm-exporter: 5 min) */
+    int tsdb;               /* out is a directory of Prometheus TSDB blocks (fs_tsdb.h) */
+    int64_t block_ms;       /* --tsdb: block range, ms (a multiple of 2 h; 0: FS_METRICS_BLOCK_MS) */
+    int legacy_hostname;    /* the label Hostname (dcgm-exporter before 3.3) for hostname */
+    const char *families;   /* only these families (names, comma-separated); NULL: all */
+    fs_metrics_level_t level;
+    double from, to;        /* only samples in [from, to] (simulated s; to < 0: the end) */
+    uint64_t max_size;      /* refuse an export expected larger than this (bytes; 0: none) */
+    /* the expected size, before anything is written (NULL: not told); a
+     * nonzero return stops with FS_EUSAGE */
+    int (*on_estimate)(void *arg, uint64_t series, uint64_t samples, uint64_t bytes);
+    /* progress, done of total GPUs x families (NULL: none) */
+    void (*on_progress)(void *arg, uint64_t done, uint64_t total);
+    void *arg;
+    const volatile sig_atomic_t *interrupt;  /* nonzero: stop (FS_EINTR), removing what was written */
 } fs_metrics_opts_t;
 
 typedef struct fs_metrics_stats {
     uint64_t gpus, series, samples, bytes;
+    uint64_t blocks;        /* --tsdb */
+    double sched_skipped_interval;  /* > 0: the scheduler's series (fleetsim_*) were left out,
+                                       /timeline being sampled this coarser than the step */
+    uint64_t fam_samples[32], fam_bytes[32];    /* --tsdb: per family (fs_metrics_family_name) */
 } fs_metrics_stats_t;
 
+/* The name of family i (0 .. fs_metrics_n_families() - 1), for stats. */
+const char *fs_metrics_family_name(size_t i);
+size_t fs_metrics_n_families(void);
+
 /* Writes out from results.  0, FS_EINVAL (no /gpu_intervals rows: the run
- * was made without output.gpu_intervals; inconsistent intervals), FS_EIO,
- * FS_ENOMEM; err names the file. */
+ * was made without output.gpu_intervals; inconsistent intervals; a step
+ * below /timeline's interval with the scheduler's families asked for by
+ * name: without --families they are left out, st says so), FS_EUSAGE (a target directory holding
+ * other data, an export above max_size or the free space), FS_EINTR,
+ * FS_EIO, FS_ENOMEM; err names the file.  Nothing is left on failure. */
 int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts_t *o,
                      fs_metrics_stats_t *st, fs_error_t *err);
 

@@ -7,6 +7,7 @@
 
 #include "fs_fuzz.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "../traces/fs_trace.h"
 #include "../traces/fs_reqtrace.h"
 #include "../scenarios/fs_kueue_yaml.h"
+#include "../analysis/fs_tsdb.h"
 
 #define FUZZ_BATCH 7   /* small on purpose: many batch boundaries */
 
@@ -433,8 +435,119 @@ int fs_fuzz_kueue(const uint8_t *data, size_t size)
     return 0;
 }
 
+/* ---- tsdb (the block writer of fleetsim metrics --tsdb) ------------------ */
+
+/* rm -r of the writer's test directory */
+static void fuzz_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                char c[4096];
+                snprintf(c, sizeof c, "%s/%s", path, e->d_name);
+                fuzz_rmtree(c);
+            }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+int fs_fuzz_tsdb(const uint8_t *data, size_t size)
+{
+    int64_t live0 = fs_alloc_live();
+    /* the XOR decoder on the raw bytes: never past them */
+    int64_t t[512];
+    double v[512], v2[512];
+    int64_t t2[512];
+    size_t n = 0;
+    (void)fs_tsdb_xor_decode(data, size, t, v, 512, &n);
+    /* series from the bytes: per series a label value up to '\n' (odd bytes
+     * and all), a sample count (a byte: 0 is an empty run, 1 a one-sample
+     * series), then per sample a 2-byte time step (ms) and 8 value bytes */
+    char dir[] = "/tmp/fs-fuzz-tsdb-XXXXXX";
+    if (!mkdtemp(dir))
+        return 0;
+    char target[64];
+    snprintf(target, sizeof target, "%s/db", dir);
+    fs_tsdb_t *w;
+    fs_error_t err;
+    if (fs_tsdb_open(&w, target, FS_TSDB_RANGE_2H, &err) != 0)
+        fuzz_bug("tsdb: open: %s", err.msg);
+    size_t at = 0, added = 0;
+    int rc = 0;
+    uint64_t want_samples = 0;
+    for (int s = 0; s < 16 && at < size && !rc; s++) {
+        char val[80];
+        size_t k = 0;
+        while (at < size && data[at] != '\n' && k + 1 < sizeof val)
+            val[k++] = (char)data[at++];
+        val[k] = '\0';
+        at++;
+        size_t m = at < size ? data[at++] : 0;
+        int64_t now = 0;
+        for (n = 0; n < m && n < 512 && at + 2 <= size; n++) {
+            now += 1 + (data[at] << 8 | data[at + 1]);
+            at += 2;
+            uint64_t b = 0;
+            for (int i = 0; i < 8 && at < size; i++)
+                b = b << 8 | data[at++];
+            t[n] = now;
+            memcpy(&v[n], &b, sizeof b);
+        }
+        /* chunks round trip bit for bit */
+        if (n) {
+            uint8_t buf[16384];
+            size_t len = fs_tsdb_xor_encode(t, v, n, buf, sizeof buf), got = 0;
+            if (!len || len > fs_tsdb_xor_bound(n) ||
+                fs_tsdb_xor_decode(buf, len, t2, v2, 512, &got) || got != n)
+                fuzz_bug("tsdb: XOR round trip of %zu samples", n);
+            for (size_t i = 0; i < n; i++)
+                if (t2[i] != t[i] || memcmp(&v2[i], &v[i], sizeof v[i]) != 0)
+                    fuzz_bug("tsdb: sample %zu changed in the XOR round trip", i);
+        }
+        char name[16];
+        snprintf(name, sizeof name, "s%d", s);
+        fs_tsdb_label_t lab[] = {{"__name__", "fuzz"}, {"v", val}, {"id", name}};
+        rc = fs_tsdb_add(w, lab, 3, t, v, n, &err);
+        if (rc) {
+            if (rc != FS_EINVAL || val[0])   /* only an empty value is refused */
+                fuzz_bug("tsdb: add: %s", err.msg);
+            fs_tsdb_abort(w);
+            w = NULL;
+        } else {
+            added += n > 0;
+            want_samples += n;
+        }
+    }
+    if (w) {
+        fs_tsdb_stats_t st;
+        if (fs_tsdb_close(w, &st, &err) != 0)
+            fuzz_bug("tsdb: close: %s", err.msg);
+        if (st.samples != want_samples || (added && !st.blocks))
+            fuzz_bug("tsdb: %llu samples written of %llu", (unsigned long long)st.samples,
+                     (unsigned long long)want_samples);
+    } else {
+        struct stat sb;
+        if (stat(target, &sb) == 0)
+            fuzz_bug("tsdb: an aborted writer left %s", target);
+    }
+    fuzz_rmtree(dir);
+    check_no_leak(live0, "tsdb");
+    return 0;
+}
+
 int fs_fuzz_run(const char *target, const uint8_t *data, size_t size)
 {
+    if (strcmp(target, "tsdb") == 0)
+        return fs_fuzz_tsdb(data, size);
     if (strcmp(target, "reqtrace") == 0)
         return fs_fuzz_reqtrace(data, size);
     if (strcmp(target, "kueue") == 0)

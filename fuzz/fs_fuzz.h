@@ -14,7 +14,7 @@
  *
  * Target names (also the folders of tests/data/fuzz-regressions/ and of
  * the corpora): "scenario", "units", "reqtrace" (request traces), "kueue"
- * (Kueue manifests), and "trace-FORMAT" for every format in
+ * (Kueue manifests), "tsdb" (metrics --tsdb's block writer), and "trace-FORMAT" for every format in
  * traces/fs_trace.c's table (fs_fuzz_run dispatches on the name, so a new
  * reader is fuzzed and replayed without any code here).
  */
@@ -47,6 +47,13 @@ int fs_fuzz_reqtrace(const uint8_t *data, size_t size);
  * cluster of two pools (A100, H100), then the block's checks; every object
  * freed by the config's release. */
 int fs_fuzz_kueue(const uint8_t *data, size_t size);
+
+/* The TSDB block writer (analysis/fs_tsdb.h): the bytes through the XOR
+ * decoder, then as series (odd label values, empty runs, one-sample series,
+ * arbitrary time steps and value bits) whose chunks must round-trip bit for
+ * bit and that the writer must write, or refuse (an empty label value)
+ * leaving nothing behind. */
+int fs_fuzz_tsdb(const uint8_t *data, size_t size);
 
 /* Dispatch by target name ("scenario", "units", "trace-native", ...);
  * returns -1 for an unknown name. */

@@ -49,7 +49,11 @@ static const fs_cli_opt_t metrics_opts[] = {
     {"output", 'o', 1, 'o', "FILE"}, {"step", 0, 1, FS_OPT_STEP, "SECONDS"},
     {"origin", 0, 1, FS_OPT_ORIGIN, "UNIX_SECONDS"}, {"pools", 0, 1, FS_OPT_POOLS, "NAME,..."},
     {"nodes", 0, 1, FS_OPT_NODES, "FIRST-LAST"}, {"xid-window", 0, 1, FS_OPT_XID_WINDOW, "S"},
-    QUIET, HELP, END};
+    {"tsdb", 0, 1, FS_OPT_TSDB, "DIR"}, {"block", 0, 1, FS_OPT_BLOCK, "HOURS"},
+    {"level", 0, 1, FS_OPT_LEVEL, "gpu|node|pool"}, {"families", 0, 1, FS_OPT_FAMILIES, "LIST"},
+    {"from", 0, 1, FS_OPT_FROM, "T"}, {"to", 0, 1, FS_OPT_TO, "T"},
+    {"max-size", 0, 1, FS_OPT_MAX_SIZE, "SIZE"},
+    {"legacy-hostname", 0, 0, FS_OPT_LEGACY_HOSTNAME, NULL}, QUIET, HELP, END};
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
@@ -214,27 +218,39 @@ static const fs_command_t commands[] = {
      "Exit status: 0 success (also when no fleet meets the SLOs: see 'chosen'), 1 a run\n"
      "failed or was interrupted, 2 bad usage or invalid input.\n",
      plan_opts, "file"},
-    {"metrics", fs_cmd_metrics, "write a results file's GPUs as DCGM telemetry (OpenMetrics)",
-     "usage: fleetsim metrics RESULTS.h5 -o FILE [--step S] [--origin T] [--pools LIST]\n"
-     "                        [--nodes FIRST-LAST] [--xid-window S]\n"
+    {"metrics", fs_cmd_metrics, "write a results file's GPUs as DCGM telemetry (Prometheus)",
+     "usage: fleetsim metrics RESULTS.h5 (--tsdb DIR | -o FILE) [--step S] [--origin T]\n"
+     "                        [--pools LIST] [--nodes FIRST-LAST] [--families LIST]\n"
+     "                        [--level gpu|node|pool] [--from T] [--to T] [--max-size SIZE]\n"
+     "                        [--block HOURS] [--xid-window S] [--legacy-hostname]\n"
      "\n"
-     "Writes the GPUs of a run made with output.gpu_intervals: true as OpenMetrics\n"
-     "text with dcgm-exporter's metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...,\n"
-     "namespace = tenant, pod = job), one sample per GPU every --step seconds (default\n"
-     "60), timestamps from --origin (Unix seconds of simulated time 0; default\n"
-     "1767225600, 2026-01-01), ready for 'promtool tsdb create-blocks-from openmetrics'\n"
-     "(docs/observability.md).\n"
+     "Writes the GPUs of a run made with output.gpu_intervals: true with dcgm-exporter's\n"
+     "metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...; pods: namespace = tenant or\n"
+     "service, pod = job-ID or SERVICE-REPLICA), one sample per series every --step\n"
+     "seconds (default 60), timestamps from --origin (Unix seconds of simulated time 0;\n"
+     "default 1767225600, 2026-01-01), as Prometheus TSDB blocks with staleness markers\n"
+     "(--tsdb: a stock 'prometheus --storage.tsdb.path=DIR' answers exactly) or as\n"
+     "OpenMetrics text (-o; docs/observability.md).  The expected size is printed first.\n"
      "\n"
-     "  -o, --output FILE    the OpenMetrics file (written atomically)\n"
+     "  --tsdb DIR           write blocks into DIR (new, empty or a Prometheus data dir)\n"
+     "  -o, --output FILE    write OpenMetrics text (atomically)\n"
      "  --step S             seconds between samples (a whole number >= 1)\n"
      "  --origin T           Unix seconds of simulated time 0\n"
      "  --pools LIST         only the GPUs of these pools (names, comma-separated)\n"
-     "  --nodes FIRST-LAST   only the nodes FIRST..LAST of each pool (Hostname POOL-N)\n"
+     "  --nodes FIRST-LAST   only the nodes FIRST..LAST of each pool (hostname POOL-N)\n"
+     "  --families LIST      only these metric families (names, comma-separated)\n"
+     "  --level L            gpu (default: dcgm-exporter's series), node or pool (recording-\n"
+     "                       rule series such as fleetsim:gpu_util:avg_node)\n"
+     "  --from T, --to T     only the samples in [T1, T2] of simulated time (90s, 2h, 3d)\n"
+     "  --max-size SIZE      refuse an export expected above SIZE (bytes, or 500M, 20G)\n"
+     "  --block HOURS        --tsdb: block range, a multiple of 2 (default 24; 2 as promtool)\n"
      "  --xid-window S       DCGM_EXP_XID_ERRORS_COUNT counts the Xids of the last S\n"
      "                       seconds (default 300, dcgm-exporter's --xid-count-window-size)\n"
+     "  --legacy-hostname    label Hostname (dcgm-exporter before 3.3) instead of hostname\n"
      "  -q, --quiet          nothing on stdout\n"
      "\n"
-     "Exit status: 0 success, 1 the file could not be written, 2 bad usage or input.\n",
+     "Exit status: 0 success, 1 the output could not be written or SIGINT/SIGTERM stopped\n"
+     "it (nothing is left), 2 bad usage or input.\n",
      metrics_opts, "file"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"

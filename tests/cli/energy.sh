@@ -79,7 +79,7 @@ fails = len(f["failures"]) if "failures" in f else 0
 assert fails >= 1, "no failure"
 # the counter of every GPU at every sample, whatever series (idle, a job's) it is in
 e = {}
-pat = re.compile(r'^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{.*UUID="([^"]+)".*Hostname="(.+)-[0-9]+"')
+pat = re.compile(r'^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION\{.*UUID="([^"]+)".*hostname="([^"]+)-[0-9]+"')
 origin = None
 for line in open(s + ".om"):
     m = pat.match(line)

@@ -24,7 +24,7 @@ telemetry: {sm: 0.7}
 failures:
   components: [{kind: node, tbf: {dist: exponential, mean: 8h}, causes: {dbe: 1}}]
   causes: [{name: dbe, xid: 48}]
-output: {gpu_intervals: true, timeline_interval: 5m}
+output: {gpu_intervals: true, timeline_interval: 1m}
 EOF
 
 # errors first: no intervals, bad options, an output that is the input
@@ -41,7 +41,7 @@ expect_err '\-\-xid-window: expected whole seconds from 1 to 31536000, got .0.'
 expect_no_file x.om
 expect_exit 2 "$FLEETSIM" metrics plain.h5 -o plain.h5
 expect_exit 2 "$FLEETSIM" metrics plain.h5
-expect_err '\-o FILE is needed'
+expect_err '\-o FILE \(OpenMetrics text\) or --tsdb DIR \(Prometheus blocks\) is needed'
 
 expect_exit 0 "$FLEETSIM" run m.yaml -o m.h5 -q
 # /gpu_intervals holds every GPU-second a job held, failed attempts included
@@ -70,7 +70,7 @@ done
 # GPU subsets: --pools and --nodes keep exactly the selected GPUs' lines
 expect_exit 0 "$FLEETSIM" metrics m.h5 -o sub.om --step 60 --pools h100 --nodes 1-2
 expect_out '^metrics +sub.om: 16 GPUs'
-grep '^DCGM' m.om | grep -E 'Hostname="h100-[12]"' > want-sub.txt
+grep '^DCGM' m.om | grep -E 'hostname="h100-[12]"' > want-sub.txt
 grep '^DCGM' sub.om > got-sub.txt
 [ -s got-sub.txt ] && cmp -s want-sub.txt got-sub.txt && ok || bad "--pools/--nodes: not the full export's lines of h100-1 and h100-2"
 expect_exit 2 "$FLEETSIM" metrics m.h5 -o sub2.om --pools gpu
@@ -172,14 +172,14 @@ for row in tl:
     held = ((mig_rows["start"] <= t) & (t < mig_rows["end"])).sum()
     assert held == row["mig_busy"], (t, held, row["mig_busy"])
 # no GPU_UTIL on MIG GPUs; per-instance SM_ACTIVE with profile and id labels
-assert all(l["Hostname"] == "whole-0" for l, _, _ in series["DCGM_FI_DEV_GPU_UTIL"])
-sm = [(l, v, t) for l, v, t in series["DCGM_FI_PROF_SM_ACTIVE"] if l["Hostname"] != "whole-0"]
-ids = {(l["Hostname"], l["gpu"], l["GPU_I_ID"], l["GPU_I_PROFILE"]) for l, _, _ in sm}
+assert all(l["hostname"] == "whole-0" for l, _, _ in series["DCGM_FI_DEV_GPU_UTIL"])
+sm = [(l, v, t) for l, v, t in series["DCGM_FI_PROF_SM_ACTIVE"] if l["hostname"] != "whole-0"]
+ids = {(l["hostname"], l["gpu"], l["GPU_I_ID"], l["GPU_I_PROFILE"]) for l, _, _ in sm}
 assert ids == {("mig-%d" % n, str(g), str(i), order[i]) for n in range(2) for g in range(2)
                for i in range(4)}, sorted(ids)
 checked = 0
 for l, v, t in sm:
-    node, g, i = int(l["Hostname"][4:]), int(l["gpu"]), int(l["GPU_I_ID"])
+    node, g, i = int(l["hostname"][4:]), int(l["gpu"]), int(l["GPU_I_ID"])
     rs = mig_rows[(mig_rows["node"] == node) & (mig_rows["gpu"] == g) & (mig_rows["gpu_instance"] == i)
                   & (mig_rows["ready"] <= t) & (t < mig_rows["end"])]
     want = 0.7 if len(rs) else 0.0
@@ -190,13 +190,13 @@ for l, v, t in sm:
 assert checked > 50, checked
 # device power: 70 W idle + 38 W while any instance computes + 592 W x sum(share x sm)
 for l, v, t in series["DCGM_FI_DEV_POWER_USAGE"]:
-    if l["Hostname"] == "whole-0":
+    if l["hostname"] == "whole-0":
         continue
     assert "GPU_I_ID" not in l and "pod" not in l, l
-    node, g = int(l["Hostname"][4:]), int(l["gpu"])
+    node, g = int(l["hostname"][4:]), int(l["gpu"])
     rs = mig_rows[(mig_rows["node"] == node) & (mig_rows["gpu"] == g) & (mig_rows["ready"] <= t) & (t < mig_rows["end"])]
     want = 70 + (38 if len(rs) else 0) + 592 * 0.142 * 0.7 * len(rs)
-    assert abs(v - want) < 1e-6, (l, t, v, want)
+    assert abs(v - want) <= 5e-4 + 1e-9, (l, t, v, want)     # W to the mW, as DCGM reports
 # framebuffer of an instance: its profile's memory
 fb = [(l, v) for l, v, _ in series["DCGM_FI_DEV_FB_FREE"] if l.get("GPU_I_PROFILE") == "3g.40gb"]
 assert fb and all(v == 40 * 1024 for _, v in fb), fb[:3]
@@ -255,7 +255,7 @@ for line in open(sys.argv[2]):
         continue
     lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))}
     t = int(m.group(4)) - 1767225600
-    node, i = int(lab["Hostname"][4:]), int(lab["GPU_I_ID"])
+    node, i = int(lab["hostname"][4:]), int(lab["GPU_I_ID"])
     lay = layout(node, t)
     assert i < len(lay) and lab["GPU_I_PROFILE"] == lay[i], (lab, t, lay)
     rs = iv[(iv["node"] == node) & (iv["gpu_instance"] == i) & (iv["ready"] <= t) & (t < iv["end"])]
@@ -322,7 +322,7 @@ for line in open(sys.argv[2]):
         continue
     lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in re.findall(r'(\w+="[^"]*")', m.group(2)))}
     t = int(m.group(4)) - 1767225600
-    node, gpu, i = int(lab["Hostname"][4:]), int(lab["gpu"]), int(lab["GPU_I_ID"])
+    node, gpu, i = int(lab["hostname"][4:]), int(lab["gpu"]), int(lab["GPU_I_ID"])
     rs = iv[(iv["node"] == node) & (iv["gpu"] == gpu) & (iv["gpu_instance"] == i) & (iv["ready"] <= t) & (t < iv["end"])]
     assert len(rs) == 1, (lab, t, len(rs))
     assert jobs[int(rs[0]["job"])] == milli[lab["GPU_I_PROFILE"]], (lab, t, rs[0])
@@ -420,7 +420,7 @@ for line in open(sys.argv[6]):
     m = re.match(r'DCGM_FI_DEV_(GPU_TEMP|POWER_USAGE)\{.*\} (\S+) (\d+)$', line)
     if m:
         (temps if m.group(1) == "GPU_TEMP" else powers).append(float(m.group(2)))
-assert max(powers) <= lim + 1e-6 and abs(max(powers) - lim) < 1e-6, max(powers)
+assert max(powers) <= lim + 5e-4 and abs(max(powers) - lim) < 5e-4, max(powers)   # W to the mW
 assert max(temps) == 87 and min(temps) >= 55, (max(temps), min(temps))
 print("throttle: speed", speed(0.7, lim), "max power", max(powers), "max temp", max(temps))
 EOF
@@ -446,7 +446,7 @@ fi
 promtool check metrics < m.om > lint.txt 2>&1
 grep -v "label names should be written in 'snake_case' not 'camelCase'" lint.txt > lint-other.txt
 [ -s lint-other.txt ] && bad "promtool check metrics: $(head -3 lint-other.txt)" || ok
-grep -q "camelCase" lint.txt && ok || bad "expected the camelCase lint of modelName/UUID/Hostname"
+grep -q "camelCase" lint.txt && ok || bad "expected the camelCase lint of modelName/UUID"
 # a broken file fails it (the check can fail)
 sed 's/^DCGM_FI_DEV_GPU_UTIL{\(.*\)} \([0-9]*\) /DCGM_FI_DEV_GPU_UTIL{\1} x\2 /' m.om | head -5 > broken.om
 promtool check metrics < broken.om >/dev/null 2>&1 && bad "promtool accepted a broken file" || ok
