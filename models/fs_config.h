@@ -18,6 +18,7 @@
 #include "../traces/fs_synth.h"
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
+#include "fs_fabric_cfg.h"
 #include "fs_queues.h"
 #include "fs_quotacfg.h"
 #include "fs_svccfg.h"
@@ -173,6 +174,7 @@ typedef struct fs_cluster_cfg {
     fs_span_speed_cfg_t *span_speed; /* owned */
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
+    fs_fabric_cfg_t fabric;     /* cluster.fabric (models/fs_fabric.h) */
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };

@@ -7,6 +7,7 @@
 #include "fs_model.h"
 #include "fs_autoscale.h"
 #include "fs_burst.h"
+#include "fs_fabric_mod.h"
 #include "fs_failure.h"
 #include "fs_migrecut.h"
 #include "fs_purchase.h"
@@ -22,6 +23,7 @@ const fs_module_def_t fs_model_modules[] = {
     {"failures", fs_failures_attach},          /* failures (docs/failures.md) */
     {"services", fs_service_attach},           /* services (docs/services.md) */
     {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
+    {"fabric", fs_fabric_attach},              /* cluster.fabric (docs/models.md "Fabric") */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
 

@@ -1,0 +1,353 @@
+/*
+ * fs_fabric: the engine of the network model (fs_fabric.h): links, flows,
+ * max-min fair rates by progressive filling over the flows connected to a
+ * change, and the ring model.
+ */
+#include "fs_fabric.h"
+#include "../sim/fs_alloc.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- the ring model ------------------------------------------------------------ */
+
+double fs_fabric_edge_bytes(const fs_fabric_ring_t *r)
+{
+    double d = r->domains;
+    return r->domains < 2 ? 0.0 : 2.0 * (d - 1.0) / d * r->bytes;
+}
+
+double fs_fabric_comm_s(const fs_fabric_ring_t *r, double x)
+{
+    double t = r->nvl_s;
+    if (r->domains >= 2)
+        t += fs_fabric_edge_bytes(r) / x + 2.0 * (r->domains - 1.0) * r->alpha_s;
+    return t;
+}
+
+double fs_fabric_iter_s(const fs_fabric_ring_t *r, double x)
+{
+    double c = fs_fabric_comm_s(r, x);
+    double hid = r->overlap * c;
+    return (r->compute_s > hid ? r->compute_s : hid) + (1.0 - r->overlap) * c;
+}
+
+/* ---- links and flows ------------------------------------------------------------- */
+
+typedef struct link {
+    double cap;
+    uint32_t *flow;         /* ids of the flows on it, in arrival order */
+    size_t n, capn;
+    uint64_t mark;          /* the recomputation that last visited it */
+    /* progressive filling */
+    double frozen_load;     /* sum coef x x of its frozen flows */
+    double ucoef;           /* sum coef of its unfrozen flows */
+    uint32_t ucount;        /* its unfrozen flows */
+} link_t;
+
+typedef struct flow {
+    int active;
+    uint32_t n;
+    uint32_t *links;
+    double *coef;
+    fs_fabric_ring_t ring;
+    double x, x_idle, t_idle, factor;
+    uint64_t mark;
+    int frozen;
+} flow_t;
+
+struct fs_fabric {
+    link_t *link;
+    uint32_t n_links;
+    flow_t *flow;
+    size_t n_flows, cap_flows;
+    uint64_t epoch;
+    /* a recomputation's component, and the changed flows */
+    uint32_t *cl, *cf, *changed;
+    size_t cap_cl, cap_cf, cap_changed, n_changed;
+    fs_fabric_stats_t st;
+};
+
+fs_fabric_t *fs_fabric_new(uint32_t n_links, const double *cap)
+{
+    fs_fabric_t *f = fs_calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->link = fs_calloc(n_links ? n_links : 1, sizeof *f->link);
+    if (!f->link) {
+        fs_free(f);
+        return NULL;
+    }
+    f->n_links = n_links;
+    for (uint32_t i = 0; i < n_links; i++)
+        f->link[i].cap = cap[i];
+    return f;
+}
+
+void fs_fabric_free(fs_fabric_t *f)
+{
+    if (!f)
+        return;
+    for (uint32_t i = 0; i < f->n_links; i++)
+        fs_free(f->link[i].flow);
+    for (size_t i = 0; i < f->n_flows; i++) {
+        fs_free(f->flow[i].links);
+        fs_free(f->flow[i].coef);
+    }
+    fs_free(f->link);
+    fs_free(f->flow);
+    fs_free(f->cl);
+    fs_free(f->cf);
+    fs_free(f->changed);
+    fs_free(f);
+}
+
+static double factor_of(const flow_t *w)
+{
+    if (!(w->x < w->x_idle))
+        return 1.0;
+    double t = fs_fabric_iter_s(&w->ring, w->x);
+    return t > w->t_idle ? w->t_idle / t : 1.0;
+}
+
+/* Progressive filling over the flows connected to links seed[0..n_seed)
+ * (the flow `skip` excluded: it is leaving).  Flows whose factor changes
+ * are listed in f->changed. */
+static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed, uint32_t skip)
+{
+    uint64_t ep = ++f->epoch;
+    size_t nl = 0, nf = 0;
+    f->n_changed = 0;
+    for (size_t i = 0; i < n_seed; i++) {
+        link_t *l = &f->link[seed[i]];
+        if (l->mark == ep)
+            continue;
+        l->mark = ep;
+        if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
+            return FS_ENOMEM;
+        f->cl[nl++] = seed[i];
+    }
+    /* breadth first: links -> their flows -> their links */
+    for (size_t li = 0; li < nl; li++) {
+        link_t *l = &f->link[f->cl[li]];
+        for (size_t k = 0; k < l->n; k++) {
+            uint32_t id = l->flow[k];
+            flow_t *w = &f->flow[id];
+            if (id == skip || w->mark == ep)
+                continue;
+            w->mark = ep;
+            if (fs_grow((void **)&f->cf, &f->cap_cf, nf + 1, sizeof *f->cf))
+                return FS_ENOMEM;
+            f->cf[nf++] = id;
+            for (uint32_t j = 0; j < w->n; j++) {
+                link_t *l2 = &f->link[w->links[j]];
+                if (l2->mark == ep)
+                    continue;
+                l2->mark = ep;
+                if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
+                    return FS_ENOMEM;
+                f->cl[nl++] = w->links[j];
+            }
+        }
+    }
+    f->st.recomputes++;
+    f->st.flows_touched += nf;
+    f->st.links_touched += nl;
+    for (size_t i = 0; i < nl; i++) {
+        link_t *l = &f->link[f->cl[i]];
+        l->frozen_load = 0;
+        l->ucoef = 0;
+        l->ucount = 0;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        flow_t *w = &f->flow[f->cf[i]];
+        w->frozen = 0;
+        for (uint32_t j = 0; j < w->n; j++) {
+            link_t *l = &f->link[w->links[j]];
+            l->ucoef += w->coef[j];
+            l->ucount++;
+        }
+    }
+    size_t left = nf;
+    while (left > 0) {
+        /* the level at which the first link fills */
+        double best = INFINITY;
+        for (size_t i = 0; i < nl; i++) {
+            const link_t *l = &f->link[f->cl[i]];
+            if (l->ucount == 0)
+                continue;
+            double room = l->cap - l->frozen_load;
+            double lam = (room > 0 ? room : 0) / l->ucoef;
+            if (lam < best)
+                best = lam;
+        }
+        /* every link full at that level (to rounding) freezes its flows */
+        for (size_t i = 0; i < nl; i++) {
+            link_t *l = &f->link[f->cl[i]];
+            if (l->ucount == 0)
+                continue;
+            double room = l->cap - l->frozen_load;
+            double lam = (room > 0 ? room : 0) / l->ucoef;
+            if (lam > best * (1.0 + 1e-12))
+                continue;
+            for (size_t k = 0; k < l->n; k++) {
+                flow_t *w = &f->flow[l->flow[k]];
+                if (l->flow[k] == skip || w->frozen)
+                    continue;
+                w->frozen = 1;
+                left--;
+                double was = w->factor;
+                w->x = best < w->x_idle ? best : w->x_idle;
+                w->factor = factor_of(w);
+                if (w->factor != was) {
+                    if (fs_grow((void **)&f->changed, &f->cap_changed, f->n_changed + 1,
+                                sizeof *f->changed))
+                        return FS_ENOMEM;
+                    f->changed[f->n_changed++] = l->flow[k];
+                }
+                for (uint32_t j = 0; j < w->n; j++) {
+                    link_t *l2 = &f->link[w->links[j]];
+                    l2->frozen_load += w->coef[j] * w->x;
+                    if (--l2->ucount == 0)
+                        l2->ucoef = 0;
+                    else
+                        l2->ucoef -= w->coef[j];
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int fs_fabric_add(fs_fabric_t *f, uint32_t id, const uint32_t *links, const double *coef,
+                  uint32_t n, const fs_fabric_ring_t *r)
+{
+    if (id >= f->n_flows) {
+        size_t old = f->n_flows;
+        if (fs_grow((void **)&f->flow, &f->cap_flows, (size_t)id + 1, sizeof *f->flow))
+            return FS_ENOMEM;
+        memset(f->flow + old, 0, ((size_t)id + 1 - old) * sizeof *f->flow);
+        f->n_flows = (size_t)id + 1;
+    }
+    flow_t *w = &f->flow[id];
+    if (w->active)
+        return FS_EINVAL;
+    fs_free(w->links);
+    fs_free(w->coef);
+    w->links = fs_malloc((n ? n : 1) * sizeof *w->links);
+    w->coef = fs_malloc((n ? n : 1) * sizeof *w->coef);
+    if (!w->links || !w->coef)
+        return FS_ENOMEM;
+    w->n = n;
+    w->ring = *r;
+    w->x_idle = INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        w->links[i] = links[i];
+        w->coef[i] = coef[i];
+        double c = f->link[links[i]].cap / coef[i];
+        if (c < w->x_idle)
+            w->x_idle = c;
+    }
+    w->t_idle = fs_fabric_iter_s(r, w->x_idle);
+    w->x = w->x_idle;
+    w->factor = 1.0;
+    for (uint32_t i = 0; i < n; i++) {
+        link_t *l = &f->link[links[i]];
+        if (fs_grow((void **)&l->flow, &l->capn, l->n + 1, sizeof *l->flow))
+            return FS_ENOMEM;
+        l->flow[l->n++] = id;
+    }
+    w->active = 1;
+    int rc = recompute(f, links, n, UINT32_MAX);
+    /* the added flow is not "changed": its caller sets its rate */
+    size_t k = 0;
+    for (size_t i = 0; i < f->n_changed; i++)
+        if (f->changed[i] != id)
+            f->changed[k++] = f->changed[i];
+    f->n_changed = k;
+    return rc;
+}
+
+int fs_fabric_remove(fs_fabric_t *f, uint32_t id)
+{
+    if (id >= f->n_flows || !f->flow[id].active) {
+        f->n_changed = 0;
+        return 0;
+    }
+    flow_t *w = &f->flow[id];
+    int rc = recompute(f, w->links, w->n, id);
+    for (uint32_t i = 0; i < w->n; i++) {
+        link_t *l = &f->link[w->links[i]];
+        size_t k = 0;
+        for (size_t j = 0; j < l->n; j++)     /* keeps the arrival order */
+            if (l->flow[j] != id)
+                l->flow[k++] = l->flow[j];
+        l->n = k;
+    }
+    w->active = 0;
+    w->factor = 1.0;
+    w->x = 0;
+    return rc;
+}
+
+int fs_fabric_set_cap(fs_fabric_t *f, uint32_t link, double cap)
+{
+    /* the flows keep their idle rate (their trace's run time was measured
+     * on the fabric as built): a degraded link slows them */
+    f->link[link].cap = cap;
+    return recompute(f, &link, 1, UINT32_MAX);
+}
+
+int fs_fabric_active(const fs_fabric_t *f, uint32_t id)
+{
+    return id < f->n_flows && f->flow[id].active;
+}
+
+double fs_fabric_x(const fs_fabric_t *f, uint32_t id)
+{
+    return fs_fabric_active(f, id) ? f->flow[id].x : 0.0;
+}
+
+double fs_fabric_x_idle(const fs_fabric_t *f, uint32_t id)
+{
+    return fs_fabric_active(f, id) ? f->flow[id].x_idle : 0.0;
+}
+
+double fs_fabric_factor(const fs_fabric_t *f, uint32_t id)
+{
+    return fs_fabric_active(f, id) ? f->flow[id].factor : 1.0;
+}
+
+const uint32_t *fs_fabric_changed(const fs_fabric_t *f, size_t *n)
+{
+    *n = f->n_changed;
+    return f->changed;
+}
+
+double fs_fabric_cap(const fs_fabric_t *f, uint32_t link)
+{
+    return f->link[link].cap;
+}
+
+double fs_fabric_load(const fs_fabric_t *f, uint32_t link)
+{
+    const link_t *l = &f->link[link];
+    double s = 0;
+    for (size_t k = 0; k < l->n; k++) {
+        const flow_t *w = &f->flow[l->flow[k]];
+        for (uint32_t i = 0; i < w->n; i++)
+            if (w->links[i] == link)
+                s += w->coef[i] * w->x;
+    }
+    return s;
+}
+
+uint32_t fs_fabric_n_links(const fs_fabric_t *f)
+{
+    return f->n_links;
+}
+
+fs_fabric_stats_t fs_fabric_stats(const fs_fabric_t *f)
+{
+    return f->st;
+}
