@@ -37,17 +37,17 @@ typedef struct fs_fabric_traffic_cfg {
     double overlap;         /* share of the communication overlapped with compute, [0, 1] */
 } fs_fabric_traffic_cfg_t;
 
-/* cluster.fabric: a two-tier Clos per pool.  0 / NaN: the kind's default. */
+/* cluster.fabric: a two-tier Clos per pool.  0: the kind's default. */
 typedef struct fs_fabric_cfg {
     int kind;                   /* enum fs_fabric_kind; FS_FABRIC_OFF: no fabric */
     uint32_t nodes_per_leaf;    /* nodes a leaf group holds (0: kind default) */
     uint32_t nics_per_node;     /* 0: the pool's GPUs per node */
-    double nic_gbps;            /* one NIC's rate, Gb/s (NaN: kind default) */
+    double nic_gbps;            /* one NIC's rate, Gb/s (0: kind default) */
     int rail_optimized;         /* enum fs_fabric_rail: NIC k of every node of a group on leaf k */
     double oversubscription;    /* leaf downlink / uplink capacity, >= 1 */
     uint32_t spines;            /* 0: one spine per uplink port of a leaf */
-    double nvlink_gbs;          /* NVLink bandwidth per GPU and direction, GB/s (NaN: default) */
-    double alpha_us;            /* latency per ring step, us (NaN: kind default) */
+    double nvlink_gbs;          /* NVLink bandwidth per GPU and direction, GB/s (0: default) */
+    double alpha_us;            /* latency per ring step, us */
     fs_fabric_traffic_cfg_t *traffic; /* owned */
     size_t n_traffic;
 } fs_fabric_cfg_t;

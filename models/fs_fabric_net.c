@@ -14,8 +14,9 @@
 
 /* Defaults per kind (docs/models.md "Fabric" names the sources): NIC rate
  * Gb/s, nodes per leaf group, rail-optimized, NVLink GB/s per GPU and
- * direction.  The latency per ring step is NCCL's network ring latency
- * (Simple protocol, src/graph/tuning.cc hwLat: 14 us) for all. */
+ * direction.  The latency per ring step is cluster.fabric.alpha_us (its
+ * default: NCCL's network ring latency, Simple protocol,
+ * src/graph/tuning.cc hwLat: 14 us). */
 static const struct kind_def {
     double nic_gbps;
     uint32_t nodes_per_leaf;
@@ -28,7 +29,6 @@ static const struct kind_def {
     [FS_FABRIC_ROCE_800] = {800, 32, 1, 900},
     [FS_FABRIC_NVL72] = {400, 18, 1, 900},
 };
-#define ALPHA_US 14.0
 
 int fs_fabric_shape(const fs_fabric_cfg_t *fc, uint32_t gpn, uint32_t dom_nodes,
                     fs_fabric_shape_t *out, fs_error_t *err)
@@ -44,7 +44,7 @@ int fs_fabric_shape(const fs_fabric_cfg_t *fc, uint32_t gpn, uint32_t dom_nodes,
     double gbps = fc->nic_gbps > 0 ? fc->nic_gbps : k->nic_gbps;
     s.port_Bps = gbps * 1e9 / 8.0;
     s.nvl_Bps = (fc->nvlink_gbs > 0 ? fc->nvlink_gbs : k->nvlink_gbs) * 1e9;
-    s.alpha_s = (fc->alpha_us >= 0 ? fc->alpha_us : ALPHA_US) * 1e-6;
+    s.alpha_s = fc->alpha_us * 1e-6;
     if (dom_nodes > 1 && s.nodes_per_leaf % dom_nodes != 0)
         return fs_error_set(err, FS_EINVAL, "cluster.fabric.nodes_per_leaf: %u nodes do not hold "
                             "whole NVLink domains of %u nodes (cluster.topology.nvlink_domain)",

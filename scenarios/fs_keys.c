@@ -239,9 +239,9 @@ static const fs_key_t config_rows[] = {
     {.path = "cluster.fabric.nics_per_node", .type = FS_KT_UINT,
      .off = CF(cluster.fabric.nics_per_node), .size = sizeof(uint32_t), .def = "0",
      .doc = "NICs per node; 0: one per GPU."},
-    {.path = "cluster.fabric.nic_gbps", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
-     .off = CF(cluster.fabric.nic_gbps), .min = 0,
-     .doc = "One NIC's (and switch port's) rate, Gb/s; default: the kind's."},
+    {.path = "cluster.fabric.nic_gbps", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.nic_gbps), .min = 0, .def = "0",
+     .doc = "One NIC's (and switch port's) rate, Gb/s; 0: the kind's."},
     {.path = "cluster.fabric.rail_optimized", .type = FS_KT_ENUM,
      .off = CF(cluster.fabric.rail_optimized), .names = fabric_rail_names, .def = "kind",
      .doc = "true: NIC k of every node of a group on the group's leaf k (a leaf per rail); "
@@ -253,13 +253,14 @@ static const fs_key_t config_rows[] = {
      .size = sizeof(uint32_t), .def = "0",
      .doc = "Spines; every leaf has the same number of links to each (0: one link to each of "
             "as many spines as a leaf has uplink ports)."},
-    {.path = "cluster.fabric.nvlink_gbs", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN,
-     .off = CF(cluster.fabric.nvlink_gbs), .min = 0,
-     .doc = "NVLink bandwidth per GPU and direction, GB/s; default: the kind's (450 Hopper, 900 "
+    {.path = "cluster.fabric.nvlink_gbs", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.nvlink_gbs), .min = 0, .def = "0",
+     .doc = "NVLink bandwidth per GPU and direction, GB/s; 0: the kind's (450 Hopper, 900 "
             "Blackwell)."},
     {.path = "cluster.fabric.alpha_us", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
-     .off = CF(cluster.fabric.alpha_us), .min = 0,
-     .doc = "Latency of one ring step over the network, us; default 14 (NCCL's ring, Simple)."},
+     .off = CF(cluster.fabric.alpha_us), .min = 0, .def = "14",
+     .doc = "Latency of one ring step over the network, us (NCCL's network ring latency, "
+            "Simple protocol: src/graph/tuning.cc hwLat)."},
     {.path = "cluster.fabric.traffic", .type = FS_KT_LIST, .off = CF(cluster.fabric.traffic),
      .off2 = CF(cluster.fabric.n_traffic), .sub = &fabric_traffic_keys,
      .doc = "Traffic per job class: a gradient all-reduce every iteration.  Classes without a "
@@ -1063,10 +1064,10 @@ static const char *const fabric_dtype_names[] = {
 static const fs_key_t fabric_traffic_rows[] = {
     {.path = "class", .type = FS_KT_UINT, .off = FTR(job_class), .size = sizeof(uint32_t),
      .def = "0", .doc = "Job class (the trace's or workload's class; 0 default)."},
-    {.path = "bytes", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN, .off = FTR(bytes), .min = 0,
-     .doc = "Gradient bytes all-reduced per iteration (or params and dtype)."},
-    {.path = "params", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN_OPEN, .off = FTR(params), .min = 0,
-     .doc = "Model parameters: bytes = params x the dtype's size."},
+    {.path = "bytes", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = FTR(bytes), .min = 0,
+     .def = "0", .doc = "Gradient bytes all-reduced per iteration (or params and dtype; one of them)."},
+    {.path = "params", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = FTR(params), .min = 0,
+     .def = "0", .doc = "Model parameters: bytes = params x the dtype's size."},
     {.path = "dtype", .type = FS_KT_ENUM, .off = FTR(dtype), .names = fabric_dtype_names,
      .def = "bf16", .doc = "Gradient element type with params: bf16, fp16 (2 bytes), fp32, fp8."},
     {.path = "compute", .type = FS_KT_SECONDS, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,

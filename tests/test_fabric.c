@@ -66,7 +66,7 @@ static fs_fabric_cfg_t base_fabric(void)
     fs_fabric_cfg_t fc = {0};
     fc.kind = FS_FABRIC_IB_NDR;
     fc.oversubscription = 1;
-    fc.alpha_us = -1;   /* the kind's */
+    fc.alpha_us = 14;   /* the key's default */
     return fc;
 }
 
