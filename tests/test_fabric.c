@@ -396,8 +396,140 @@ static void test_scenario_errors(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
-int main(void)
+/* --ref-cases FILE: random fabrics and placements for tests/fabric_ref.py
+ * (the independent reference): per case the shape as given, the jobs'
+ * nodes, GPUs per node and traffic, and what the engine computed (each
+ * active job's rate x and factor, each link's load), as JSON. */
+static uint32_t pick(fs_rng_t *r, uint32_t n)
 {
+    return (uint32_t)(fs_rng_uniform(r) * n);
+}
+
+static int write_cases(const char *path, int n_cases)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return 1;
+    fs_rng_t rng;
+    if (fs_rng_init(&rng, 3636, 0, FS_RNG_PURPOSE_USER, 1))
+        return 1;
+    fprintf(out, "[\n");
+    for (int c = 0; c < n_cases; c++) {
+        static const uint32_t gpns[] = {1, 2, 4, 8};
+        static const uint32_t npls[] = {1, 2, 4, 8};
+        static const double gbps[] = {100, 200, 400, 800};
+        uint32_t gpn = gpns[pick(&rng, 4)], npl = npls[pick(&rng, 4)];
+        uint32_t nodes = 4 + pick(&rng, 40);
+        uint32_t dom = npl % 2 == 0 && pick(&rng, 2) ? 2 : 1;
+        char domtxt[16];
+        snprintf(domtxt, sizeof domtxt, "%u", dom * gpn);
+        fs_config_t cfg;
+        fs_pool_cfg_t pool;
+        fs_test_base_cfg(&cfg, &pool, nodes, gpn, FS_QUEUE_FIFO);
+        cfg.cluster.topology.nvlink_domain = dom > 1 ? domtxt : NULL;
+        fs_cluster_t cl;
+        fs_error_t err;
+        if (fs_cluster_init(&cl, &cfg.cluster, &err))
+            return 1;
+        fs_fabric_cfg_t fc = base_fabric();
+        fc.nodes_per_leaf = npl;
+        fc.nics_per_node = 1 + pick(&rng, gpn);
+        fc.rail_optimized = pick(&rng, 2) ? FS_FAB_RAIL_YES : FS_FAB_RAIL_NO;
+        uint32_t down = fc.rail_optimized == FS_FAB_RAIL_YES ? npl : npl * fc.nics_per_node;
+        uint32_t up = 1 + pick(&rng, down);
+        while (down % up)
+            up--;
+        fc.oversubscription = (double)down / up;
+        uint32_t sp = 1 + pick(&rng, up);
+        while (up % sp)
+            sp--;
+        fc.spines = sp;
+        fc.nic_gbps = gbps[pick(&rng, 4)];
+        fc.nvlink_gbs = 100 + 800 * fs_rng_uniform(&rng);
+        fc.alpha_us = 20 * fs_rng_uniform(&rng);
+        fs_fabric_net_t net;
+        if (fs_fabric_net_init(&net, &fc, &cl, &err))
+            return 1;
+        fs_fabric_t *f = fs_fabric_new(net.n_nodes + net.n_groups, net.cap);
+        enum { J = 14 };
+        uint32_t jn[J], jnodes[J][8], jg[J];
+        fs_fabric_traffic_cfg_t tr[J];
+        int on[J] = {0}, gone[J] = {0};
+        uint32_t n_jobs = 1 + pick(&rng, J);
+        for (uint32_t k = 0; k < n_jobs; k++) {
+            jn[k] = 2 + pick(&rng, 7);
+            if (jn[k] > nodes)
+                jn[k] = nodes;
+            for (uint32_t i = 0; i < jn[k]; i++) {
+                uint32_t v;
+                int dup;
+                do {
+                    v = pick(&rng, nodes);
+                    dup = 0;
+                    for (uint32_t q = 0; q < i; q++)
+                        dup |= jnodes[k][q] == v;
+                } while (dup);
+                jnodes[k][i] = v;
+            }
+            jg[k] = 1 + pick(&rng, gpn);
+            tr[k] = (fs_fabric_traffic_cfg_t){.bytes = 1e8 + 2e10 * fs_rng_uniform(&rng),
+                                              .compute_s = 0.05 + 2 * fs_rng_uniform(&rng),
+                                              .overlap = pick(&rng, 2) ? fs_rng_uniform(&rng) : 0};
+            fs_placement_t p = place(jnodes[k], jn[k], jg[k]);
+            const uint32_t *links;
+            const double *coef;
+            fs_fabric_ring_t r;
+            int nl = fs_fabric_net_flow(&net, &cl, &p, &tr[k], &links, &coef, &r);
+            if (nl > 0) {
+                if (fs_fabric_add(f, k, links, coef, (uint32_t)nl, &r))
+                    return 1;
+                on[k] = 1;
+            }
+            fs_placement_release(&p);
+        }
+        for (uint32_t k = 0; k < n_jobs; k++)    /* some leave */
+            if (on[k] && pick(&rng, 4) == 0) {
+                if (fs_fabric_remove(f, k))
+                    return 1;
+                on[k] = 0;
+                gone[k] = 1;
+            }
+        fprintf(out, "{\"nodes\": %u, \"gpn\": %u, \"dom_nodes\": %u, \"nodes_per_leaf\": %u, "
+                     "\"nics\": %u, \"rail\": %d, \"oversubscription\": %.17g, \"spines\": %u, "
+                     "\"nic_gbps\": %.17g, \"nvlink_gbs\": %.17g, \"alpha_us\": %.17g,\n \"jobs\": [",
+                nodes, gpn, dom, npl, fc.nics_per_node, fc.rail_optimized == FS_FAB_RAIL_YES,
+                fc.oversubscription, fc.spines, fc.nic_gbps, fc.nvlink_gbs, fc.alpha_us);
+        for (uint32_t k = 0; k < n_jobs; k++) {
+            fprintf(out, "%s\n  {\"nodes\": [", k ? "," : "");
+            for (uint32_t i = 0; i < jn[k]; i++)
+                fprintf(out, "%s%u", i ? ", " : "", jnodes[k][i]);
+            fprintf(out, "], \"gpus_per_node\": %u, \"bytes\": %.17g, \"compute_s\": %.17g, "
+                         "\"overlap\": %.17g, \"active\": %d, \"removed\": %d, \"x\": %.17g, "
+                         "\"factor\": %.17g}",
+                    jg[k], tr[k].bytes, tr[k].compute_s, tr[k].overlap, on[k], gone[k],
+                    fs_fabric_x(f, k),
+                    fs_fabric_factor(f, k));
+        }
+        fprintf(out, "],\n \"link_load\": [");
+        for (uint32_t l = 0; l < fs_fabric_n_links(f); l++)
+            fprintf(out, "%s%.17g", l ? ", " : "", fs_fabric_load(f, l));
+        fprintf(out, "],\n \"link_cap\": [");
+        for (uint32_t l = 0; l < fs_fabric_n_links(f); l++)
+            fprintf(out, "%s%.17g", l ? ", " : "", fs_fabric_cap(f, l));
+        fprintf(out, "]}%s\n", c + 1 < n_cases ? "," : "");
+        fs_fabric_free(f);
+        fs_fabric_net_release(&net);
+        fs_cluster_release(&cl);
+    }
+    fprintf(out, "]\n");
+    fs_rng_release(&rng);
+    return fclose(out) != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--ref-cases") == 0)
+        return write_cases(argv[2], 300);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_closed_form),
         cmocka_unit_test(test_oversubscription),
