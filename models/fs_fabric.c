@@ -52,6 +52,9 @@ typedef struct flow {
     double *coef;
     fs_fabric_ring_t ring;
     double x, x_idle, t_idle, factor;
+    double cap_priv;        /* least capacity/coef of its links no other flow uses */
+    size_t sp_off;          /* its shared links: positions sp[sp_off .. + sp_n) in links[] */
+    uint32_t sp_n;
     uint64_t mark;
     int frozen;
 } flow_t;
@@ -63,8 +66,8 @@ struct fs_fabric {
     size_t n_flows, cap_flows;
     uint64_t epoch;
     /* a recomputation's component, and the changed flows */
-    uint32_t *cl, *cf, *changed;
-    size_t cap_cl, cap_cf, cap_changed, n_changed;
+    uint32_t *cl, *cf, *changed, *sp;
+    size_t cap_cl, cap_cf, cap_changed, n_changed, cap_sp;
     fs_fabric_stats_t st;
 };
 
@@ -99,6 +102,7 @@ void fs_fabric_free(fs_fabric_t *f)
     fs_free(f->cl);
     fs_free(f->cf);
     fs_free(f->changed);
+    fs_free(f->sp);
     fs_free(f);
 }
 
@@ -110,40 +114,85 @@ static double factor_of(const flow_t *w)
     return t > w->t_idle ? w->t_idle / t : 1.0;
 }
 
-/* Progressive filling over the flows connected to links seed[0..n_seed)
- * (the flow `skip` excluded: it is leaving).  Flows whose factor changes
- * are listed in f->changed. */
-static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed, uint32_t skip)
+/* Fixes flow id at rate x (at most its idle rate): its load on its shared
+ * links, its factor (listed in f->changed when it moves). */
+static int freeze(fs_fabric_t *f, uint32_t id, double x)
+{
+    flow_t *w = &f->flow[id];
+    w->frozen = 1;
+    double was = w->factor;
+    w->x = x < w->x_idle ? x : w->x_idle;
+    w->factor = factor_of(w);
+    if (w->factor != was) {
+        if (fs_grow((void **)&f->changed, &f->cap_changed, f->n_changed + 1, sizeof *f->changed))
+            return FS_ENOMEM;
+        f->changed[f->n_changed++] = id;
+    }
+    for (uint32_t q = 0; q < w->sp_n; q++) {
+        uint32_t j = f->sp[w->sp_off + q];
+        link_t *l = &f->link[w->links[j]];
+        l->frozen_load += w->coef[j] * w->x;
+        if (--l->ucount == 0)
+            l->ucoef = 0;
+        else
+            l->ucoef -= w->coef[j];
+    }
+    return 0;
+}
+
+/* Progressive filling over the flows connected to links seed[0..n_seed).
+ * A link that only one flow uses cannot share: it caps that flow (cap_priv,
+ * the least capacity/coef of its private links) and stays out of the
+ * rounds, which see only the shared links (uplinks, the NICs of nodes that
+ * hold several communicating jobs).  Flows whose factor changes are listed
+ * in f->changed. */
+static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
 {
     uint64_t ep = ++f->epoch;
-    size_t nl = 0, nf = 0;
+    size_t nl = 0, nf = 0, visited = 0, nsp = 0;
     f->n_changed = 0;
+    /* the component: breadth first from the seeds over shared links; the
+     * solver's list cl holds the shared links only */
     for (size_t i = 0; i < n_seed; i++) {
         link_t *l = &f->link[seed[i]];
         if (l->mark == ep)
             continue;
         l->mark = ep;
+        visited++;
         if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
             return FS_ENOMEM;
         f->cl[nl++] = seed[i];
     }
-    /* breadth first: links -> their flows -> their links */
     for (size_t li = 0; li < nl; li++) {
         link_t *l = &f->link[f->cl[li]];
         for (size_t k = 0; k < l->n; k++) {
             uint32_t id = l->flow[k];
             flow_t *w = &f->flow[id];
-            if (id == skip || w->mark == ep)
+            if (w->mark == ep)
                 continue;
             w->mark = ep;
             if (fs_grow((void **)&f->cf, &f->cap_cf, nf + 1, sizeof *f->cf))
                 return FS_ENOMEM;
             f->cf[nf++] = id;
+            w->cap_priv = INFINITY;
+            w->sp_off = nsp;
+            w->sp_n = 0;
             for (uint32_t j = 0; j < w->n; j++) {
                 link_t *l2 = &f->link[w->links[j]];
+                if (l2->n < 2) {
+                    double c = l2->cap / w->coef[j];
+                    if (c < w->cap_priv)
+                        w->cap_priv = c;
+                    continue;
+                }
+                if (fs_grow((void **)&f->sp, &f->cap_sp, nsp + 1, sizeof *f->sp))
+                    return FS_ENOMEM;
+                f->sp[nsp++] = j;
+                w->sp_n++;
                 if (l2->mark == ep)
                     continue;
                 l2->mark = ep;
+                visited++;
                 if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
                     return FS_ENOMEM;
                 f->cl[nl++] = w->links[j];
@@ -152,17 +201,23 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed, uint32
     }
     f->st.recomputes++;
     f->st.flows_touched += nf;
-    f->st.links_touched += nl;
+    f->st.links_touched += visited;
+    /* the shared links (a seed may be private or empty: it has no say) */
+    size_t ns = 0;
     for (size_t i = 0; i < nl; i++) {
         link_t *l = &f->link[f->cl[i]];
+        if (l->n < 2)
+            continue;
         l->frozen_load = 0;
         l->ucoef = 0;
         l->ucount = 0;
+        f->cl[ns++] = f->cl[i];
     }
     for (size_t i = 0; i < nf; i++) {
         flow_t *w = &f->flow[f->cf[i]];
         w->frozen = 0;
-        for (uint32_t j = 0; j < w->n; j++) {
+        for (uint32_t q = 0; q < w->sp_n; q++) {
+            uint32_t j = f->sp[w->sp_off + q];
             link_t *l = &f->link[w->links[j]];
             l->ucoef += w->coef[j];
             l->ucount++;
@@ -170,9 +225,10 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed, uint32
     }
     size_t left = nf;
     while (left > 0) {
-        /* the level at which the first link fills */
+        /* the level at which the first link fills, or a flow meets its
+         * private cap */
         double best = INFINITY;
-        for (size_t i = 0; i < nl; i++) {
+        for (size_t i = 0; i < ns; i++) {
             const link_t *l = &f->link[f->cl[i]];
             if (l->ucount == 0)
                 continue;
@@ -181,38 +237,36 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed, uint32
             if (lam < best)
                 best = lam;
         }
-        /* every link full at that level (to rounding) freezes its flows */
-        for (size_t i = 0; i < nl; i++) {
+        for (size_t i = 0; i < nf; i++) {
+            const flow_t *w = &f->flow[f->cf[i]];
+            if (!w->frozen && w->cap_priv < best)
+                best = w->cap_priv;
+        }
+        double lim = best * (1.0 + 1e-12);
+        /* every flow at its cap, and every link full at that level (to
+         * rounding), fixes its flows there */
+        for (size_t i = 0; i < nf; i++) {
+            flow_t *w = &f->flow[f->cf[i]];
+            if (!w->frozen && w->cap_priv <= lim) {
+                left--;
+                if (freeze(f, f->cf[i], best))
+                    return FS_ENOMEM;
+            }
+        }
+        for (size_t i = 0; i < ns; i++) {
             link_t *l = &f->link[f->cl[i]];
             if (l->ucount == 0)
                 continue;
             double room = l->cap - l->frozen_load;
             double lam = (room > 0 ? room : 0) / l->ucoef;
-            if (lam > best * (1.0 + 1e-12))
+            if (lam > lim)
                 continue;
             for (size_t k = 0; k < l->n; k++) {
-                flow_t *w = &f->flow[l->flow[k]];
-                if (l->flow[k] == skip || w->frozen)
+                if (f->flow[l->flow[k]].frozen)
                     continue;
-                w->frozen = 1;
                 left--;
-                double was = w->factor;
-                w->x = best < w->x_idle ? best : w->x_idle;
-                w->factor = factor_of(w);
-                if (w->factor != was) {
-                    if (fs_grow((void **)&f->changed, &f->cap_changed, f->n_changed + 1,
-                                sizeof *f->changed))
-                        return FS_ENOMEM;
-                    f->changed[f->n_changed++] = l->flow[k];
-                }
-                for (uint32_t j = 0; j < w->n; j++) {
-                    link_t *l2 = &f->link[w->links[j]];
-                    l2->frozen_load += w->coef[j] * w->x;
-                    if (--l2->ucount == 0)
-                        l2->ucoef = 0;
-                    else
-                        l2->ucoef -= w->coef[j];
-                }
+                if (freeze(f, l->flow[k], best))
+                    return FS_ENOMEM;
             }
         }
     }
@@ -258,7 +312,7 @@ int fs_fabric_add(fs_fabric_t *f, uint32_t id, const uint32_t *links, const doub
         l->flow[l->n++] = id;
     }
     w->active = 1;
-    int rc = recompute(f, links, n, UINT32_MAX);
+    int rc = recompute(f, links, n);
     /* the added flow is not "changed": its caller sets its rate */
     size_t k = 0;
     for (size_t i = 0; i < f->n_changed; i++)
@@ -275,7 +329,6 @@ int fs_fabric_remove(fs_fabric_t *f, uint32_t id)
         return 0;
     }
     flow_t *w = &f->flow[id];
-    int rc = recompute(f, w->links, w->n, id);
     for (uint32_t i = 0; i < w->n; i++) {
         link_t *l = &f->link[w->links[i]];
         size_t k = 0;
@@ -287,7 +340,7 @@ int fs_fabric_remove(fs_fabric_t *f, uint32_t id)
     w->active = 0;
     w->factor = 1.0;
     w->x = 0;
-    return rc;
+    return recompute(f, w->links, w->n);
 }
 
 int fs_fabric_set_cap(fs_fabric_t *f, uint32_t link, double cap)
@@ -295,7 +348,7 @@ int fs_fabric_set_cap(fs_fabric_t *f, uint32_t link, double cap)
     /* the flows keep their idle rate (their trace's run time was measured
      * on the fabric as built): a degraded link slows them */
     f->link[link].cap = cap;
-    return recompute(f, &link, 1, UINT32_MAX);
+    return recompute(f, &link, 1);
 }
 
 int fs_fabric_active(const fs_fabric_t *f, uint32_t id)
