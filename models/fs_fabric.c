@@ -7,6 +7,7 @@
 #include "../sim/fs_alloc.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the ring model ------------------------------------------------------------ */
@@ -52,9 +53,13 @@ typedef struct flow {
     double *coef;
     fs_fabric_ring_t ring;
     double x, x_idle, t_idle, factor;
-    double cap_priv;        /* least capacity/coef of its links no other flow uses */
-    size_t sp_off;          /* its shared links: positions sp[sp_off .. + sp_n) in links[] */
+    /* cached while no link of it changes between used by it alone and
+     * shared (dirty: recompute them): the least capacity/coef of its links
+     * no other flow uses, and the positions in links[] of the others */
+    double cap_priv;
+    uint32_t *spos;
     uint32_t sp_n;
+    int dirty;
     uint64_t mark;
     int frozen;
 } flow_t;
@@ -66,8 +71,9 @@ struct fs_fabric {
     size_t n_flows, cap_flows;
     uint64_t epoch;
     /* a recomputation's component, and the changed flows */
-    uint32_t *cl, *cf, *changed, *sp;
-    size_t cap_cl, cap_cf, cap_changed, n_changed, cap_sp;
+    uint32_t *cl, *cf, *changed;
+    struct capid { double cap; uint32_t id; } *ord;  /* the component by private cap */
+    size_t cap_cl, cap_cf, cap_changed, n_changed, cap_ord;
     fs_fabric_stats_t st;
 };
 
@@ -96,13 +102,14 @@ void fs_fabric_free(fs_fabric_t *f)
     for (size_t i = 0; i < f->n_flows; i++) {
         fs_free(f->flow[i].links);
         fs_free(f->flow[i].coef);
+        fs_free(f->flow[i].spos);
     }
     fs_free(f->link);
     fs_free(f->flow);
     fs_free(f->cl);
     fs_free(f->cf);
     fs_free(f->changed);
-    fs_free(f->sp);
+    fs_free(f->ord);
     fs_free(f);
 }
 
@@ -129,7 +136,7 @@ static int freeze(fs_fabric_t *f, uint32_t id, double x)
         f->changed[f->n_changed++] = id;
     }
     for (uint32_t q = 0; q < w->sp_n; q++) {
-        uint32_t j = f->sp[w->sp_off + q];
+        uint32_t j = w->spos[q];
         link_t *l = &f->link[w->links[j]];
         l->frozen_load += w->coef[j] * w->x;
         if (--l->ucount == 0)
@@ -138,6 +145,14 @@ static int freeze(fs_fabric_t *f, uint32_t id, double x)
             l->ucoef -= w->coef[j];
     }
     return 0;
+}
+
+static int cmp_capid(const void *a, const void *b)
+{
+    const struct capid *x = a, *y = b;
+    if (x->cap != y->cap)
+        return x->cap < y->cap ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 /* Progressive filling over the flows connected to links seed[0..n_seed).
@@ -149,7 +164,7 @@ static int freeze(fs_fabric_t *f, uint32_t id, double x)
 static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
 {
     uint64_t ep = ++f->epoch;
-    size_t nl = 0, nf = 0, visited = 0, nsp = 0;
+    size_t nl = 0, nf = 0, visited = 0;
     f->n_changed = 0;
     /* the component: breadth first from the seeds over shared links; the
      * solver's list cl holds the shared links only */
@@ -174,28 +189,29 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
             if (fs_grow((void **)&f->cf, &f->cap_cf, nf + 1, sizeof *f->cf))
                 return FS_ENOMEM;
             f->cf[nf++] = id;
-            w->cap_priv = INFINITY;
-            w->sp_off = nsp;
-            w->sp_n = 0;
-            for (uint32_t j = 0; j < w->n; j++) {
-                link_t *l2 = &f->link[w->links[j]];
-                if (l2->n < 2) {
-                    double c = l2->cap / w->coef[j];
-                    if (c < w->cap_priv)
-                        w->cap_priv = c;
-                    continue;
+            if (w->dirty) {
+                w->cap_priv = INFINITY;
+                w->sp_n = 0;
+                for (uint32_t j = 0; j < w->n; j++) {
+                    const link_t *l2 = &f->link[w->links[j]];
+                    if (l2->n >= 2) {
+                        w->spos[w->sp_n++] = j;
+                    } else if (l2->cap / w->coef[j] < w->cap_priv) {
+                        w->cap_priv = l2->cap / w->coef[j];
+                    }
                 }
-                if (fs_grow((void **)&f->sp, &f->cap_sp, nsp + 1, sizeof *f->sp))
-                    return FS_ENOMEM;
-                f->sp[nsp++] = j;
-                w->sp_n++;
+                w->dirty = 0;
+            }
+            for (uint32_t q = 0; q < w->sp_n; q++) {
+                uint32_t lk = w->links[w->spos[q]];
+                link_t *l2 = &f->link[lk];
                 if (l2->mark == ep)
                     continue;
                 l2->mark = ep;
                 visited++;
                 if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
                     return FS_ENOMEM;
-                f->cl[nl++] = w->links[j];
+                f->cl[nl++] = lk;
             }
         }
     }
@@ -217,13 +233,18 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
         flow_t *w = &f->flow[f->cf[i]];
         w->frozen = 0;
         for (uint32_t q = 0; q < w->sp_n; q++) {
-            uint32_t j = f->sp[w->sp_off + q];
+            uint32_t j = w->spos[q];
             link_t *l = &f->link[w->links[j]];
             l->ucoef += w->coef[j];
             l->ucount++;
         }
     }
-    size_t left = nf;
+    if (fs_grow((void **)&f->ord, &f->cap_ord, nf ? nf : 1, sizeof *f->ord))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < nf; i++)
+        f->ord[i] = (struct capid){f->flow[f->cf[i]].cap_priv, f->cf[i]};
+    qsort(f->ord, nf, sizeof *f->ord, cmp_capid);
+    size_t left = nf, po = 0;
     while (left > 0) {
         /* the level at which the first link fills, or a flow meets its
          * private cap */
@@ -237,22 +258,19 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
             if (lam < best)
                 best = lam;
         }
-        for (size_t i = 0; i < nf; i++) {
-            const flow_t *w = &f->flow[f->cf[i]];
-            if (!w->frozen && w->cap_priv < best)
-                best = w->cap_priv;
-        }
+        while (po < nf && f->flow[f->ord[po].id].frozen)
+            po++;
+        if (po < nf && f->ord[po].cap < best)
+            best = f->ord[po].cap;
         double lim = best * (1.0 + 1e-12);
         /* every flow at its cap, and every link full at that level (to
          * rounding), fixes its flows there */
-        for (size_t i = 0; i < nf; i++) {
-            flow_t *w = &f->flow[f->cf[i]];
-            if (!w->frozen && w->cap_priv <= lim) {
+        for (size_t q = po; q < nf && f->ord[q].cap <= lim; q++)
+            if (!f->flow[f->ord[q].id].frozen) {
                 left--;
-                if (freeze(f, f->cf[i], best))
+                if (freeze(f, f->ord[q].id, best))
                     return FS_ENOMEM;
             }
-        }
         for (size_t i = 0; i < ns; i++) {
             link_t *l = &f->link[f->cl[i]];
             if (l->ucount == 0)
@@ -288,10 +306,13 @@ int fs_fabric_add(fs_fabric_t *f, uint32_t id, const uint32_t *links, const doub
         return FS_EINVAL;
     fs_free(w->links);
     fs_free(w->coef);
+    fs_free(w->spos);
     w->links = fs_malloc((n ? n : 1) * sizeof *w->links);
     w->coef = fs_malloc((n ? n : 1) * sizeof *w->coef);
-    if (!w->links || !w->coef)
+    w->spos = fs_malloc((n ? n : 1) * sizeof *w->spos);
+    if (!w->links || !w->coef || !w->spos)
         return FS_ENOMEM;
+    w->dirty = 1;
     w->n = n;
     w->ring = *r;
     w->x_idle = INFINITY;
@@ -309,6 +330,8 @@ int fs_fabric_add(fs_fabric_t *f, uint32_t id, const uint32_t *links, const doub
         link_t *l = &f->link[links[i]];
         if (fs_grow((void **)&l->flow, &l->capn, l->n + 1, sizeof *l->flow))
             return FS_ENOMEM;
+        if (l->n == 1)      /* its flow's link becomes shared */
+            f->flow[l->flow[0]].dirty = 1;
         l->flow[l->n++] = id;
     }
     w->active = 1;
@@ -336,6 +359,8 @@ int fs_fabric_remove(fs_fabric_t *f, uint32_t id)
             if (l->flow[j] != id)
                 l->flow[k++] = l->flow[j];
         l->n = k;
+        if (k == 1)         /* its last flow has it alone */
+            f->flow[l->flow[0]].dirty = 1;
     }
     w->active = 0;
     w->factor = 1.0;
@@ -348,6 +373,8 @@ int fs_fabric_set_cap(fs_fabric_t *f, uint32_t link, double cap)
     /* the flows keep their idle rate (their trace's run time was measured
      * on the fabric as built): a degraded link slows them */
     f->link[link].cap = cap;
+    for (size_t k = 0; k < f->link[link].n; k++)
+        f->flow[f->link[link].flow[k]].dirty = 1;
     return recompute(f, &link, 1);
 }
 
