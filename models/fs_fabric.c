@@ -7,7 +7,6 @@
 #include "../sim/fs_alloc.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- the ring model ------------------------------------------------------------ */
@@ -147,12 +146,59 @@ static int freeze(fs_fabric_t *f, uint32_t id, double x)
     return 0;
 }
 
-static int cmp_capid(const void *a, const void *b)
+static int capid_less(const struct capid *x, const struct capid *y)
 {
-    const struct capid *x = a, *y = b;
-    if (x->cap != y->cap)
-        return x->cap < y->cap ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return x->cap < y->cap || (x->cap == y->cap && x->id < y->id);
+}
+
+/* Sorts a[0..n) by (cap, id): insertion sort for the small components
+ * most recomputations see, heapsort beyond (no allocation, no calls
+ * through a pointer: qsort's cost dominated the recomputation). */
+static void sort_capid(struct capid *a, size_t n)
+{
+    if (n <= 48) {
+        for (size_t i = 1; i < n; i++) {
+            struct capid v = a[i];
+            size_t j = i;
+            for (; j > 0 && capid_less(&v, &a[j - 1]); j--)
+                a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    for (size_t k = n / 2; k-- > 0;) {         /* a max-heap */
+        for (size_t r = k;;) {
+            size_t c = 2 * r + 1;
+            if (c >= n)
+                break;
+            if (c + 1 < n && capid_less(&a[c], &a[c + 1]))
+                c++;
+            if (!capid_less(&a[r], &a[c]))
+                break;
+            struct capid t = a[r];
+            a[r] = a[c];
+            a[c] = t;
+            r = c;
+        }
+    }
+    for (size_t e = n; e-- > 1;) {
+        struct capid t = a[0];
+        a[0] = a[e];
+        a[e] = t;
+        for (size_t r = 0;;) {
+            size_t c = 2 * r + 1;
+            if (c >= e)
+                break;
+            if (c + 1 < e && capid_less(&a[c], &a[c + 1]))
+                c++;
+            if (!capid_less(&a[r], &a[c]))
+                break;
+            struct capid u = a[r];
+            a[r] = a[c];
+            a[c] = u;
+            r = c;
+        }
+    }
 }
 
 /* Progressive filling over the flows connected to links seed[0..n_seed).
@@ -243,7 +289,7 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
         return FS_ENOMEM;
     for (size_t i = 0; i < nf; i++)
         f->ord[i] = (struct capid){f->flow[f->cf[i]].cap_priv, f->cf[i]};
-    qsort(f->ord, nf, sizeof *f->ord, cmp_capid);
+    sort_capid(f->ord, nf);
     size_t left = nf, po = 0;
     while (left > 0) {
         /* the level at which the first link fills, or a flow meets its
