@@ -207,110 +207,122 @@ static void sort_capid(struct capid *a, size_t n)
  * rounds, which see only the shared links (uplinks, the NICs of nodes that
  * hold several communicating jobs).  Flows whose factor changes are listed
  * in f->changed. */
+/* A shared link enters the component: marked, its filling state reset. */
+static int visit_link(fs_fabric_t *f, uint32_t lk, uint64_t ep, size_t *nl)
+{
+    link_t *l = &f->link[lk];
+    l->mark = ep;
+    l->frozen_load = 0;
+    l->ucoef = 0;
+    l->ucount = 0;
+    f->cl[(*nl)++] = lk;
+    return 0;
+}
+
+/* A flow enters the component: its cache refreshed if dirty, its shared
+ * links visited and given its coefficients. */
+static int visit_flow(fs_fabric_t *f, uint32_t id, uint64_t ep, size_t *nl, size_t *nf)
+{
+    flow_t *w = &f->flow[id];
+    w->mark = ep;
+    w->frozen = 0;
+    if (fs_grow((void **)&f->cf, &f->cap_cf, *nf + 1, sizeof *f->cf))
+        return FS_ENOMEM;
+    f->cf[(*nf)++] = id;
+    if (w->dirty) {
+        w->cap_priv = INFINITY;
+        w->sp_n = 0;
+        for (uint32_t j = 0; j < w->n; j++) {
+            const link_t *l2 = &f->link[w->links[j]];
+            if (l2->n >= 2)
+                w->spos[w->sp_n++] = j;
+            else if (l2->cap / w->coef[j] < w->cap_priv)
+                w->cap_priv = l2->cap / w->coef[j];
+        }
+        w->dirty = 0;
+    }
+    if (fs_grow((void **)&f->cl, &f->cap_cl, *nl + w->sp_n, sizeof *f->cl))
+        return FS_ENOMEM;
+    for (uint32_t q = 0; q < w->sp_n; q++) {
+        uint32_t j = w->spos[q];
+        link_t *l2 = &f->link[w->links[j]];
+        if (l2->mark != ep)
+            visit_link(f, w->links[j], ep, nl);
+        l2->ucoef += w->coef[j];
+        l2->ucount++;
+    }
+    return 0;
+}
+
+/* Progressive filling over the flows connected to links seed[0..n_seed).
+ * A link that only one flow uses cannot share: it caps that flow (cap_priv,
+ * the least capacity/coef of its private links) and stays out of the
+ * rounds, which see only the shared links (uplinks, the NICs of nodes that
+ * hold several communicating jobs).  Flows whose factor changes are listed
+ * in f->changed. */
 static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
 {
     uint64_t ep = ++f->epoch;
-    size_t nl = 0, nf = 0, visited = 0;
+    size_t nl = 0, nf = 0;
     f->n_changed = 0;
-    /* the component: breadth first from the seeds over shared links; the
-     * solver's list cl holds the shared links only */
+    /* the component, breadth first from the seeds over shared links (the
+     * list cl holds the shared links only) */
+    if (fs_grow((void **)&f->cl, &f->cap_cl, n_seed + 1, sizeof *f->cl))
+        return FS_ENOMEM;
     for (size_t i = 0; i < n_seed; i++) {
         link_t *l = &f->link[seed[i]];
-        if (l->mark == ep)
-            continue;
-        l->mark = ep;
-        visited++;
-        if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
+        if (l->n >= 2) {
+            if (l->mark != ep)
+                visit_link(f, seed[i], ep, &nl);
+        } else if (l->n == 1 && f->flow[l->flow[0]].mark != ep &&
+                   visit_flow(f, l->flow[0], ep, &nl, &nf)) {
             return FS_ENOMEM;
-        f->cl[nl++] = seed[i];
+        }
     }
     for (size_t li = 0; li < nl; li++) {
-        link_t *l = &f->link[f->cl[li]];
-        for (size_t k = 0; k < l->n; k++) {
-            uint32_t id = l->flow[k];
-            flow_t *w = &f->flow[id];
-            if (w->mark == ep)
-                continue;
-            w->mark = ep;
-            if (fs_grow((void **)&f->cf, &f->cap_cf, nf + 1, sizeof *f->cf))
+        const link_t *l = &f->link[f->cl[li]];
+        for (size_t k = 0; k < l->n; k++)
+            if (f->flow[l->flow[k]].mark != ep && visit_flow(f, l->flow[k], ep, &nl, &nf))
                 return FS_ENOMEM;
-            f->cf[nf++] = id;
-            if (w->dirty) {
-                w->cap_priv = INFINITY;
-                w->sp_n = 0;
-                for (uint32_t j = 0; j < w->n; j++) {
-                    const link_t *l2 = &f->link[w->links[j]];
-                    if (l2->n >= 2) {
-                        w->spos[w->sp_n++] = j;
-                    } else if (l2->cap / w->coef[j] < w->cap_priv) {
-                        w->cap_priv = l2->cap / w->coef[j];
-                    }
-                }
-                w->dirty = 0;
-            }
-            for (uint32_t q = 0; q < w->sp_n; q++) {
-                uint32_t lk = w->links[w->spos[q]];
-                link_t *l2 = &f->link[lk];
-                if (l2->mark == ep)
-                    continue;
-                l2->mark = ep;
-                visited++;
-                if (fs_grow((void **)&f->cl, &f->cap_cl, nl + 1, sizeof *f->cl))
-                    return FS_ENOMEM;
-                f->cl[nl++] = lk;
-            }
-        }
     }
     f->st.recomputes++;
     f->st.flows_touched += nf;
-    f->st.links_touched += visited;
-    /* the shared links (a seed may be private or empty: it has no say) */
-    size_t ns = 0;
-    for (size_t i = 0; i < nl; i++) {
-        link_t *l = &f->link[f->cl[i]];
-        if (l->n < 2)
-            continue;
-        l->frozen_load = 0;
-        l->ucoef = 0;
-        l->ucount = 0;
-        f->cl[ns++] = f->cl[i];
-    }
-    for (size_t i = 0; i < nf; i++) {
-        flow_t *w = &f->flow[f->cf[i]];
-        w->frozen = 0;
-        for (uint32_t q = 0; q < w->sp_n; q++) {
-            uint32_t j = w->spos[q];
-            link_t *l = &f->link[w->links[j]];
-            l->ucoef += w->coef[j];
-            l->ucount++;
-        }
-    }
+    f->st.links_touched += nl;
+    size_t ns = nl;
     if (fs_grow((void **)&f->ord, &f->cap_ord, nf ? nf : 1, sizeof *f->ord))
         return FS_ENOMEM;
     for (size_t i = 0; i < nf; i++)
         f->ord[i] = (struct capid){f->flow[f->cf[i]].cap_priv, f->cf[i]};
     sort_capid(f->ord, nf);
+    /* Rounds.  A link's fill level only rises as flows freeze below it
+     * (freezing c at x <= level L leaves (room - c x) / (u - c) >= L), so
+     * the least level of a scan stays a lower bound: the flows whose
+     * private cap is below it freeze at their cap without a new scan. */
     size_t left = nf, po = 0;
     while (left > 0) {
-        /* the level at which the first link fills, or a flow meets its
-         * private cap */
-        double best = INFINITY;
+        double lmin = INFINITY;
         for (size_t i = 0; i < ns; i++) {
             const link_t *l = &f->link[f->cl[i]];
             if (l->ucount == 0)
                 continue;
             double room = l->cap - l->frozen_load;
             double lam = (room > 0 ? room : 0) / l->ucoef;
-            if (lam < best)
-                best = lam;
+            if (lam < lmin)
+                lmin = lam;
         }
-        while (po < nf && f->flow[f->ord[po].id].frozen)
-            po++;
-        if (po < nf && f->ord[po].cap < best)
-            best = f->ord[po].cap;
-        double lim = best * (1.0 + 1e-12);
-        /* every flow at its cap, and every link full at that level (to
-         * rounding), fixes its flows there */
+        int batch = 0;
+        for (; po < nf && f->ord[po].cap <= lmin; po++)
+            if (!f->flow[f->ord[po].id].frozen) {
+                left--;
+                batch = 1;
+                if (freeze(f, f->ord[po].id, f->ord[po].cap))
+                    return FS_ENOMEM;
+            }
+        if (batch || left == 0)
+            continue;       /* the levels rose: scan again */
+        /* the first link to fill: its flows (and any flow whose cap is
+         * there, to rounding) fix at its level */
+        double best = lmin, lim = best * (1.0 + 1e-12);
         for (size_t q = po; q < nf && f->ord[q].cap <= lim; q++)
             if (!f->flow[f->ord[q].id].frozen) {
                 left--;
