@@ -14,6 +14,8 @@
  *     more), and the incremental rates equal a recomputation from scratch;
  *   - through the run model: a lone job runs exactly its trace duration;
  *     two contending jobs end at the closed-form time;
+ *   - work conservation: GPU-s lost to the network equal the jobs' GPUs x
+ *     (run time - trace duration), summed;
  *   - the scenario's located errors.
  */
 #include <stdarg.h>
@@ -35,6 +37,7 @@
 
 #define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)) + 1e-300)
 
+static uint32_t pick(fs_rng_t *r, uint32_t n);
 static const fs_fabric_ring_t no_compute = {.bytes = 1e9, .domains = 2};
 
 /* A cluster of one pool with the fabric cfg fc; placement of nodes[]. */
@@ -367,6 +370,57 @@ static void test_run_model(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* Work is conserved: a job whose speed factor f(t) changes as others come
+ * and go does its trace duration D of work, so its run time T has
+ * integral (1 - f) dt = T - D, and /summary gpu_s_network (GPUs x that,
+ * summed) equals the sum of GPUs x (run - duration) over the jobs.  60
+ * random gangs of 4-40 GPUs on 12 nodes, leaf groups of 2 nodes at 4:1,
+ * placed spread across groups; every job at least its duration. */
+static void test_work_conservation(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_rng_t rng;
+    assert_int_equal(fs_rng_init(&rng, 37, 0, FS_RNG_PURPOSE_USER, 0), 0);
+    enum { N = 60 };
+    fs_job_t jobs[N];
+    for (int k = 0; k < N; k++)
+        jobs[k] = fs_test_job((uint64_t)k + 1, 600.0 * k * fs_rng_uniform(&rng) / 10, 4 + 4 * pick(&rng, 10),
+                              600 + 7200 * fs_rng_uniform(&rng));
+    for (int k = 1; k < N; k++)     /* submissions in order */
+        if (jobs[k].submit < jobs[k - 1].submit)
+            jobs[k].submit = jobs[k - 1].submit;
+    static const char yaml[] =
+        "horizon: 30d\nuntil: drain\n"
+        "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+        "duration: {dist: exponential, mean: 1h}}}\n"
+        "cluster:\n"
+        "  pools: [{name: p, gpu: H100, nodes: 12, gpus_per_node: 8}]\n"
+        "  fabric: {kind: roce_400g, oversubscription: 4, traffic: [{class: 0, params: 7e10, "
+        "compute: 2s, overlap: 0.2}]}\n"
+        "scheduler: {queue: fifo, placement: spread}\n";
+    fs_test_rows_t rs = {0};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    fs_run_totals_t t;
+    fs_test_run_yaml(yaml, jobs, N, &sink, &t);
+    assert_int_equal(rs.n, N);
+    double lost = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        const fs_job_row_t *r = &rs.r[i];
+        const fs_job_t *j = &jobs[r->id - 1];
+        double d = (double)j->duration / 1e6;
+        assert_int_equal(r->state, FS_STATE_COMPLETED);
+        assert_true(r->run >= d - 1e-6);
+        lost += r->gpus * (r->run - d);
+    }
+    assert_true(t.gpu_s_network > 0);
+    REL(t.gpu_s_network, lost, 1e-6);
+    assert_true(t.fabric_jobs_touched > t.fabric_recomputes);
+    fs_test_rows_free(&rs);
+    fs_rng_release(&rng);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static void test_scenario_errors(void **st)
 {
     (void)st;
@@ -536,6 +590,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_maxmin_hand),
         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_run_model),
+        cmocka_unit_test(test_work_conservation),
         cmocka_unit_test(test_scenario_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
