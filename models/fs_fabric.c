@@ -37,7 +37,10 @@ double fs_fabric_iter_s(const fs_fabric_ring_t *r, double x)
 typedef struct link {
     double cap;
     uint32_t *flow;         /* ids of the flows on it, in arrival order */
-    size_t n, capn;
+    double *fcoef;          /* their coefficients on it */
+    size_t n, capn, capc;
+    int act;                /* it can bind: two flows or more, and their loads at their
+                               idle rates above its capacity (else it never fills) */
     uint64_t mark;          /* the recomputation that last visited it */
     /* progressive filling */
     double frozen_load;     /* sum coef x x of its frozen flows */
@@ -96,8 +99,10 @@ void fs_fabric_free(fs_fabric_t *f)
 {
     if (!f)
         return;
-    for (uint32_t i = 0; i < f->n_links; i++)
+    for (uint32_t i = 0; i < f->n_links; i++) {
         fs_free(f->link[i].flow);
+        fs_free(f->link[i].fcoef);
+    }
     for (size_t i = 0; i < f->n_flows; i++) {
         fs_free(f->flow[i].links);
         fs_free(f->flow[i].coef);
@@ -207,7 +212,27 @@ static void sort_capid(struct capid *a, size_t n)
  * rounds, which see only the shared links (uplinks, the NICs of nodes that
  * hold several communicating jobs).  Flows whose factor changes are listed
  * in f->changed. */
-/* A shared link enters the component: marked, its filling state reset. */
+/* Whether link lk can bind (act): shared, and its flows at their idle
+ * rates would load it above its capacity (each flow's rate is at most its
+ * idle rate, so a link that passes this never fills).  When that changes,
+ * its flows' caches are stale. */
+static void relink(fs_fabric_t *f, uint32_t lk)
+{
+    link_t *l = &f->link[lk];
+    int act = 0;
+    if (l->n >= 2) {
+        double pot = 0;
+        for (size_t k = 0; k < l->n; k++)
+            pot += l->fcoef[k] * f->flow[l->flow[k]].x_idle;
+        act = pot > l->cap * (1.0 + 1e-12);
+    }
+    if (act != l->act)
+        for (size_t k = 0; k < l->n; k++)
+            f->flow[l->flow[k]].dirty = 1;
+    l->act = act;
+}
+
+/* A binding link enters the component: marked, its filling state reset. */
 static int visit_link(fs_fabric_t *f, uint32_t lk, uint64_t ep, size_t *nl)
 {
     link_t *l = &f->link[lk];
@@ -234,7 +259,7 @@ static int visit_flow(fs_fabric_t *f, uint32_t id, uint64_t ep, size_t *nl, size
         w->sp_n = 0;
         for (uint32_t j = 0; j < w->n; j++) {
             const link_t *l2 = &f->link[w->links[j]];
-            if (l2->n >= 2)
+            if (l2->act)
                 w->spos[w->sp_n++] = j;
             else if (l2->cap / w->coef[j] < w->cap_priv)
                 w->cap_priv = l2->cap / w->coef[j];
@@ -271,13 +296,14 @@ static int recompute(fs_fabric_t *f, const uint32_t *seed, size_t n_seed)
         return FS_ENOMEM;
     for (size_t i = 0; i < n_seed; i++) {
         link_t *l = &f->link[seed[i]];
-        if (l->n >= 2) {
+        if (l->act) {
             if (l->mark != ep)
                 visit_link(f, seed[i], ep, &nl);
-        } else if (l->n == 1 && f->flow[l->flow[0]].mark != ep &&
-                   visit_flow(f, l->flow[0], ep, &nl, &nf)) {
-            return FS_ENOMEM;
+            continue;
         }
+        for (size_t k = 0; k < l->n; k++)  /* a link that cannot bind: its flows */
+            if (f->flow[l->flow[k]].mark != ep && visit_flow(f, l->flow[k], ep, &nl, &nf))
+                return FS_ENOMEM;
     }
     for (size_t li = 0; li < nl; li++) {
         const link_t *l = &f->link[f->cl[li]];
@@ -386,11 +412,12 @@ int fs_fabric_add(fs_fabric_t *f, uint32_t id, const uint32_t *links, const doub
     w->factor = 1.0;
     for (uint32_t i = 0; i < n; i++) {
         link_t *l = &f->link[links[i]];
-        if (fs_grow((void **)&l->flow, &l->capn, l->n + 1, sizeof *l->flow))
+        if (fs_grow((void **)&l->flow, &l->capn, l->n + 1, sizeof *l->flow) ||
+            fs_grow((void **)&l->fcoef, &l->capc, l->n + 1, sizeof *l->fcoef))
             return FS_ENOMEM;
-        if (l->n == 1)      /* its flow's link becomes shared */
-            f->flow[l->flow[0]].dirty = 1;
+        l->fcoef[l->n] = coef[i];
         l->flow[l->n++] = id;
+        relink(f, links[i]);
     }
     w->active = 1;
     int rc = recompute(f, links, n);
@@ -414,11 +441,12 @@ int fs_fabric_remove(fs_fabric_t *f, uint32_t id)
         link_t *l = &f->link[w->links[i]];
         size_t k = 0;
         for (size_t j = 0; j < l->n; j++)     /* keeps the arrival order */
-            if (l->flow[j] != id)
+            if (l->flow[j] != id) {
+                l->fcoef[k] = l->fcoef[j];
                 l->flow[k++] = l->flow[j];
+            }
         l->n = k;
-        if (k == 1)         /* its last flow has it alone */
-            f->flow[l->flow[0]].dirty = 1;
+        relink(f, w->links[i]);
     }
     w->active = 0;
     w->factor = 1.0;
@@ -433,6 +461,7 @@ int fs_fabric_set_cap(fs_fabric_t *f, uint32_t link, double cap)
     f->link[link].cap = cap;
     for (size_t k = 0; k < f->link[link].n; k++)
         f->flow[f->link[link].flow[k]].dirty = 1;
+    relink(f, link);
     return recompute(f, &link, 1);
 }
 

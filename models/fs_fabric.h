@@ -133,8 +133,8 @@ typedef struct fs_fabric_net {
     /* scratch for fs_fabric_net_flow */
     uint32_t *links;
     double *coef;
-    uint32_t *nodes;
-    size_t cap_links, cap_coef, cap_nodes;
+    fs_slice_t *sl;
+    size_t cap_links, cap_coef, cap_sl;
 } fs_fabric_net_t;
 
 int fs_fabric_net_init(fs_fabric_net_t *net, const fs_fabric_cfg_t *fc, const fs_cluster_t *c,

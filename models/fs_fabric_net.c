@@ -186,7 +186,7 @@ void fs_fabric_net_release(fs_fabric_net_t *net)
     fs_free(net->cap);
     fs_free(net->links);
     fs_free(net->coef);
-    fs_free(net->nodes);
+    fs_free(net->sl);
     memset(net, 0, sizeof *net);
 }
 
@@ -196,9 +196,9 @@ uint32_t fs_fabric_net_group(const fs_fabric_net_t *net, const fs_cluster_t *c, 
     return net->pool_group0[p] + (node - c->pools[p].first_node) / net->shape[p].nodes_per_leaf;
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_slice(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t x = ((const fs_slice_t *)a)->node, y = ((const fs_slice_t *)b)->node;
     return (x > y) - (x < y);
 }
 
@@ -215,25 +215,22 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
     size_t need = (size_t)2 * n + 2;
     if (fs_grow((void **)&net->links, &net->cap_links, need, sizeof *net->links) ||
         fs_grow((void **)&net->coef, &net->cap_coef, need, sizeof *net->coef) ||
-        fs_grow((void **)&net->nodes, &net->cap_nodes, need, sizeof *net->nodes))
+        fs_grow((void **)&net->sl, &net->cap_sl, need, sizeof *net->sl))
         return -1;
     const fs_slice_t *s = fs_placement_slices(pl);
     /* nodes in id order: domains and leaf groups are contiguous node
      * ranges, so the ring visits each group's domains in a row */
-    uint32_t *nodes = net->nodes;
-    for (uint32_t i = 0; i < n; i++)
-        nodes[i] = s[i].node;
-    qsort(nodes, n, sizeof *nodes, cmp_u32);
+    fs_slice_t *sl = net->sl;
+    memcpy(sl, s, n * sizeof *sl);
+    qsort(sl, n, sizeof *sl, cmp_slice);
+#define nodes_at(i) (sl[(i)].node)
     const fs_fabric_shape_t *sh = &net->shape[pl->pool];
     double bytes = t->bytes > 0 ? t->bytes : t->params * dtype_bytes(t->dtype);
     /* GPUs per domain (the largest), domains, nodes per domain */
     uint32_t d = 0, mmax = 0, m = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t g = 0;
-        for (uint32_t k = 0; k < n; k++)    /* slices are few: one per node */
-            if (s[k].node == nodes[i])
-                g = s[k].gpus;
-        if (i == 0 || net->node_dom[nodes[i]] != net->node_dom[nodes[i - 1]]) {
+        uint32_t g = sl[i].gpus;
+        if (i == 0 || net->node_dom[nodes_at(i)] != net->node_dom[nodes_at(i - 1)]) {
             d++;
             m = 0;
         }
@@ -255,10 +252,10 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
     /* each node's NICs: its domain's share of the ring's traffic */
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i;
-        while (j < n && net->node_dom[nodes[j]] == net->node_dom[nodes[i]])
+        while (j < n && net->node_dom[nodes_at(j)] == net->node_dom[nodes_at(i)])
             j++;
         for (uint32_t k = i; k < j; k++) {
-            net->links[nl] = nodes[k];
+            net->links[nl] = nodes_at(k);
             net->coef[nl++] = 1.0 / (j - i);
         }
         i = j;
@@ -268,9 +265,9 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
     uint32_t first_nic = nl;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t nx = (i + 1) % n;
-        uint32_t g = fs_fabric_net_group(net, c, nodes[i]);
-        if (net->node_dom[nodes[nx]] == net->node_dom[nodes[i]] ||
-            fs_fabric_net_group(net, c, nodes[nx]) == g)
+        uint32_t g = fs_fabric_net_group(net, c, nodes_at(i));
+        if (net->node_dom[nodes_at(nx)] == net->node_dom[nodes_at(i)] ||
+            fs_fabric_net_group(net, c, nodes_at(nx)) == g)
             continue;
         uint32_t id = net->n_nodes + g, k = first_nic;
         while (k < nl && net->links[k] != id)
@@ -284,4 +281,5 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
     *links = net->links;
     *coef = net->coef;
     return (int)nl;
+#undef nodes_at
 }
