@@ -106,6 +106,7 @@ static void test_ring_closed_form(void **st)
         double S = 16e9;
         double want = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * 14e-6 + 2.0 * 7 / 8 * S / 450e9;
         REL(fs_fabric_comm_s(&r, fs_fabric_x(f, 7)), want, 1e-12);
+        REL(fs_fabric_edge_bytes(&r), 2.0 * (n - 1) / n * S, 1e-15);
         assert_true(fs_fabric_factor(f, 7) == 1.0);
         /* nccl-tests: algbw = S / t, busbw = algbw x 2(n-1)/n: the link rate */
         fs_fabric_ring_t bare = r;
