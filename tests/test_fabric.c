@@ -144,6 +144,14 @@ static void test_oversubscription(void **st)
     fs_error_t err;
     assert_int_equal(fs_fabric_net_init(&net, &fc, &cl, &err), 0);
     assert_int_equal(net.n_groups, 2);
+    assert_int_equal(fs_fabric_net_group(&net, &cl, 3), 0);
+    assert_int_equal(fs_fabric_net_group(&net, &cl, 4), 1);
+    fs_fabric_shape_t sh;
+    assert_int_equal(fs_fabric_shape(&fc, 8, 1, &sh, &err), 0);
+    assert_int_equal(sh.rails, 8);          /* rail-optimized (the kind's): a leaf per NIC */
+    assert_int_equal(sh.leaf_down, 4);
+    assert_int_equal(sh.up_ports, 2);
+    assert_int_equal(sh.spines, 2);
     double port = 400e9 / 8, B = 8 * port;
     /* rail-optimized: 8 leaves of 4 down, 2 up ports per group */
     REL(net.cap[net.n_nodes], 8 * 2 * port, 1e-15);
@@ -177,6 +185,7 @@ static void test_oversubscription(void **st)
     nl = fs_fabric_net_flow(&net, &cl, &pa, &tr, &links, &coef, &r);
     assert_int_equal(fs_fabric_add(f, 0, links, coef, (uint32_t)nl, &r), 0);
     REL(fs_fabric_x(f, 0), port, 1e-15);        /* alone: its NIC, the uplink equal */
+    REL(fs_fabric_x_idle(f, 0), port, 1e-15);
     nl = fs_fabric_net_flow(&net, &cl, &pb, &tr, &links, &coef, &r);
     assert_int_equal(fs_fabric_add(f, 1, links, coef, (uint32_t)nl, &r), 0);
     REL(fs_fabric_x(f, 0), port / 2, 1e-15);
@@ -188,6 +197,7 @@ static void test_oversubscription(void **st)
     /* the factor: idle iteration over iteration now */
     double t1 = 0.5 + 1e9 / port + 2 * 14e-6, t2 = 0.5 + 1e9 / (port / 2) + 2 * 14e-6;
     REL(fs_fabric_factor(f, 0), t1 / t2, 1e-12);
+    REL(fs_fabric_iter_s(&r, port), t1, 1e-12);
     assert_int_equal(fs_fabric_remove(f, 1), 0);
     REL(fs_fabric_x(f, 0), port, 1e-15);
     assert_true(fs_fabric_factor(f, 0) == 1.0);
