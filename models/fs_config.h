@@ -18,6 +18,7 @@
 #include "../traces/fs_synth.h"
 #include "fs_costcfg.h"
 #include "fs_failcfg.h"
+#include "fs_fabric_cfg.h"
 #include "fs_queues.h"
 #include "fs_quotacfg.h"
 #include "fs_svccfg.h"
@@ -174,6 +175,7 @@ typedef struct fs_cluster_cfg {
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
     char *outages;          /* cluster.outages: outage file (models/fs_capacity.h), or NULL */
+    fs_fabric_cfg_t fabric;     /* cluster.fabric (models/fs_fabric.h) */
 } fs_cluster_cfg_t;
 
 enum fs_workload_kind { FS_WORKLOAD_SYNTHETIC = 0, FS_WORKLOAD_TRACE = 1 };

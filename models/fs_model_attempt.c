@@ -9,6 +9,7 @@
 #include "fs_catalog.h"
 #include "fs_power.h"
 #include "fs_sharing.h"
+#include "fs_fabric_mod.h"
 
 /* A job queued again asks what it asked before a shared GPU's replica
  * replaced its share (it may start next on a whole-GPU pool). */
@@ -47,10 +48,12 @@ static double share_speed(const fs_model_t *m, const fs_placement_t *pl)
 }
 
 /* A running job's rate: its base (pool, span, power cap) x its slowest
- * node x the sharing of its GPU. */
+ * node x the sharing of its GPU x its fabric factor (cluster.fabric). */
 double fs_att_rate(const fs_model_t *m, const fs_jobrt_t *j)
 {
     double r = j->r->rate_base * slowest_node(m, &j->r->place);
+    if (m->fab)
+        r *= fs_fabric_slot_factor(m, (uint32_t)(j - m->js.slots));
     return m->fleet.shared ? r * share_speed(m, &j->r->place) : r;
 }
 
@@ -222,6 +225,14 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             j->job.gpu_milli = (uint16_t)j->r->place.milli;
             j->r->rate *= share_speed(m, &j->r->place);
         }
+        if (m->fab) {       /* the network now (models/fs_fabric_mod.h) */
+            double ff;
+            if (fs_fabric_job_start(m, slot, &ff)) {
+                fs_mdl_fail(m, FS_ENOMEM, "starting a job");
+                return FS_ENOMEM;
+            }
+            j->r->rate *= ff;
+        }
         j->state = FS_JOBRT_RUNNING;
         fs_acct_shares_open(j);
         if (j->r->first_start < 0)
@@ -253,6 +264,8 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             return rc;
         }
         if (m->fleet.shared && (rc = fs_att_share_rerate(m, &j->r->place, slot)))
+            return rc;
+        if (m->fab && (rc = fs_fabric_after_start(m, slot)))
             return rc;
         return 1;
     }
@@ -315,6 +328,8 @@ void fs_att_stop(fs_model_t *m, fs_jobrt_t *j)
     m->running--;
     if (is_replica(j))
         m->svc.running--;
+    if (m->fab && fs_fabric_job_stop(m, (uint32_t)(j - m->js.slots)))
+        fs_mdl_fail(m, FS_ENOMEM, "re-rating the jobs on a job's links");
 }
 
 /* Gives a job's GPUs back and forgets its placement (the pool stays for

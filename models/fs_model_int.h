@@ -374,6 +374,7 @@ struct fs_model {
     fs_replicas_t svc;
     fs_modreg_t mods;
     fs_inert_t inert;
+    struct fs_fabmod *fab;  /* cluster.fabric (fs_fabric_mod.h), NULL: off */
 
     fs_error_t err;
 };

@@ -8,6 +8,7 @@
 #include "fs_autoscale.h"
 #include "fs_burst.h"
 #include "fs_capacity.h"
+#include "fs_fabric_mod.h"
 #include "fs_failure.h"
 #include "fs_migrecut.h"
 #include "fs_purchase.h"
@@ -24,6 +25,7 @@ const fs_module_def_t fs_model_modules[] = {
     {"services", fs_service_attach},           /* services (docs/services.md) */
     {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
     {"outages", fs_capacity_attach},           /* cluster.outages (docs/traces.md) */
+    {"fabric", fs_fabric_attach},              /* cluster.fabric (docs/models.md "Fabric") */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
 

@@ -266,6 +266,11 @@ typedef struct fs_run_totals {
      * re-cut (or the cordon's end; part of gpu_s_down) */
     uint64_t mig_drains;
     double gpu_s_mig_drain;
+    /* the fabric (cluster.fabric, models/fs_fabric.h): GPU-s lost to
+     * network contention (GPUs x (1 - speed factor) over running time),
+     * max-min recomputations and the jobs they recomputed */
+    double gpu_s_network;
+    uint64_t fabric_recomputes, fabric_jobs_touched;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline

@@ -101,6 +101,14 @@ static const fs_keytab_t size_class_keys;
 static const fs_keytab_t speed_keys;
 /* One item of cluster.span_speed (defined below). */
 static const fs_keytab_t span_speed_keys;
+/* One item of cluster.fabric.traffic (defined below). */
+static const fs_keytab_t fabric_traffic_keys;
+static const char *const fabric_kind_names[] = {
+    [FS_FABRIC_OFF] = "off", [FS_FABRIC_IB_NDR] = "ib_ndr", [FS_FABRIC_IB_XDR] = "ib_xdr",
+    [FS_FABRIC_ROCE_400] = "roce_400g", [FS_FABRIC_ROCE_800] = "roce_800g",
+    [FS_FABRIC_NVL72] = "nvl72", NULL};
+static const char *const fabric_rail_names[] = {
+    [FS_FAB_RAIL_AUTO] = "kind", [FS_FAB_RAIL_YES] = "true", [FS_FAB_RAIL_NO] = "false", NULL};
 static const fs_keytab_t nodegroup_keys;
 static const fs_keytab_t startup_image_keys;
 static const fs_keytab_t activity_keys;
@@ -223,6 +231,44 @@ static const fs_key_t config_rows[] = {
      .doc = "Placement-dependent speed: jobs of a class whose placement spans more than one "
             "node, NVLink domain, rack, leaf or spine run at the smallest factor of the levels "
             "spanned (multiplies cluster.speed and the slowest node's speed; docs/recovery.md)."},
+    {.path = "cluster.fabric.kind", .type = FS_KT_ENUM, .off = CF(cluster.fabric.kind),
+     .names = fabric_kind_names, .def = "off",
+     .doc = "The training network as a shared resource (docs/models.md \"Fabric\"): off, or a "
+            "two-tier Clos per pool whose defaults this kind fixes: ib_ndr (400 Gb/s, 32 nodes "
+            "per rail-optimized leaf), ib_xdr (800 Gb/s, 72), roce_400g (400 Gb/s, 2 nodes per "
+            "ToR, not rail-optimized), roce_800g (800 Gb/s, 32), nvl72 (400 Gb/s, 18 nodes)."},
+    {.path = "cluster.fabric.nodes_per_leaf", .type = FS_KT_UINT,
+     .off = CF(cluster.fabric.nodes_per_leaf), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Nodes of a leaf group (whole NVLink domains); 0: the kind's."},
+    {.path = "cluster.fabric.nics_per_node", .type = FS_KT_UINT,
+     .off = CF(cluster.fabric.nics_per_node), .size = sizeof(uint32_t), .def = "0",
+     .doc = "NICs per node; 0: one per GPU."},
+    {.path = "cluster.fabric.nic_gbps", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.nic_gbps), .min = 0, .def = "0",
+     .doc = "One NIC's (and switch port's) rate, Gb/s; 0: the kind's."},
+    {.path = "cluster.fabric.rail_optimized", .type = FS_KT_ENUM,
+     .off = CF(cluster.fabric.rail_optimized), .names = fabric_rail_names, .def = "kind",
+     .doc = "true: NIC k of every node of a group on the group's leaf k (a leaf per rail); "
+            "false: all of a node's NICs on one leaf; kind: the kind's."},
+    {.path = "cluster.fabric.oversubscription", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.oversubscription), .min = 1, .def = "1",
+     .doc = "Leaf downlink / uplink capacity (>= 1); the uplink ports must come out whole."},
+    {.path = "cluster.fabric.spines", .type = FS_KT_UINT, .off = CF(cluster.fabric.spines),
+     .size = sizeof(uint32_t), .def = "0",
+     .doc = "Spines; every leaf has the same number of links to each (0: one link to each of "
+            "as many spines as a leaf has uplink ports)."},
+    {.path = "cluster.fabric.nvlink_gbs", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.nvlink_gbs), .min = 0, .def = "0",
+     .doc = "NVLink bandwidth per GPU and direction, GB/s; 0: the kind's (450 Hopper, 900 "
+            "Blackwell)."},
+    {.path = "cluster.fabric.alpha_us", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(cluster.fabric.alpha_us), .min = 0, .def = "14",
+     .doc = "Latency of one ring step over the network, us (NCCL's network ring latency, "
+            "Simple protocol: src/graph/tuning.cc hwLat)."},
+    {.path = "cluster.fabric.traffic", .type = FS_KT_LIST, .off = CF(cluster.fabric.traffic),
+     .off2 = CF(cluster.fabric.n_traffic), .sub = &fabric_traffic_keys,
+     .doc = "Traffic per job class: a gradient all-reduce every iteration.  Classes without a "
+            "row do not communicate."},
     {.path = "cluster.autoscale.node_groups", .type = FS_KT_LIST,
      .off = CF(cluster.autoscale.groups), .off2 = CF(cluster.autoscale.n_groups),
      .sub = &nodegroup_keys,
@@ -1062,6 +1108,28 @@ static const fs_key_t span_speed_rows[] = {
 static const fs_keytab_t span_speed_keys = {"span speed", span_speed_rows,
                                             sizeof span_speed_rows / sizeof span_speed_rows[0],
                                             sizeof(fs_span_speed_cfg_t)};
+
+#define FTR(f) offsetof(fs_fabric_traffic_cfg_t, f)
+static const char *const fabric_dtype_names[] = {
+    [FS_FAB_BF16] = "bf16", [FS_FAB_FP16] = "fp16", [FS_FAB_FP32] = "fp32", [FS_FAB_FP8] = "fp8",
+    NULL};
+static const fs_key_t fabric_traffic_rows[] = {
+    {.path = "class", .type = FS_KT_UINT, .off = FTR(job_class), .size = sizeof(uint32_t),
+     .def = "0", .doc = "Job class (the trace's or workload's class; 0 default)."},
+    {.path = "bytes", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = FTR(bytes), .min = 0,
+     .def = "0", .doc = "Gradient bytes all-reduced per iteration (or params and dtype; one of them)."},
+    {.path = "params", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN, .off = FTR(params), .min = 0,
+     .def = "0", .doc = "Model parameters: bytes = params x the dtype's size."},
+    {.path = "dtype", .type = FS_KT_ENUM, .off = FTR(dtype), .names = fabric_dtype_names,
+     .def = "bf16", .doc = "Gradient element type with params: bf16, fp16 (2 bytes), fp32, fp8."},
+    {.path = "compute", .type = FS_KT_SECONDS, .flags = FS_KF_REQUIRED | FS_KF_MIN_OPEN,
+     .off = FTR(compute_s), .min = 0, .unit = "s", .doc = "Compute time per iteration."},
+    {.path = "overlap", .type = FS_KT_PROB, .off = FTR(overlap), .def = "0",
+     .doc = "Share of the communication overlapped with compute."},
+};
+static const fs_keytab_t fabric_traffic_keys = {
+    "fabric traffic", fabric_traffic_rows,
+    sizeof fabric_traffic_rows / sizeof fabric_traffic_rows[0], sizeof(fs_fabric_traffic_cfg_t)};
 
 #define SIM(f) offsetof(fs_startup_image_cfg_t, f)
 static const fs_key_t startup_image_rows[] = {

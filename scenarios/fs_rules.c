@@ -22,6 +22,7 @@
 #include "../models/fs_purchase.h"
 #include "../models/fs_cost.h"
 #include "../models/fs_llmperf.h"
+#include "../models/fs_fabric.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -453,7 +454,9 @@ static int rules_models(fs_sctx_t *c)
         return rc;
     /* the rules that need the fleet built: topology, planned units, a pool
      * for every service */
-    if ((rc = keyed(c, fs_model_cfg_check(cfg, key, sizeof key, &e), key, "cluster", &e)) != 0)
+    if ((rc = keyed(c, fs_model_cfg_check(cfg, key, sizeof key, &e), key, "cluster", &e)) != 0 ||
+        (rc = keyed(c, fs_fabric_cfg_check(cfg, key, sizeof key, &e), key, "cluster.fabric",
+                    &e)) != 0)
         return rc;
     if ((rc = keyed(c, fs_autoscale_cfg_check(cfg, key, sizeof key, &e), key,
                     "cluster.autoscale", &e)) != 0 ||

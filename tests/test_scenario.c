@@ -159,6 +159,17 @@ static const char multi_dump[] =
     "  speed: []\n"
     "  speed_catalog: false\n"
     "  span_speed: []\n"
+    "  fabric:\n"
+    "    kind: off\n"
+    "    nodes_per_leaf: 0\n"
+    "    nics_per_node: 0\n"
+    "    nic_gbps: 0\n"
+    "    rail_optimized: kind\n"
+    "    oversubscription: 1\n"
+    "    spines: 0\n"
+    "    nvlink_gbs: 0\n"
+    "    alpha_us: 14\n"
+    "    traffic: []\n"
     "  autoscale:\n"
     "    node_groups: []\n"
     "    provisioner: cluster-autoscaler\n"
@@ -421,7 +432,7 @@ static void test_error_unknown_keys(void **state)
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
                  "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
-                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, autoscale)");
+                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
                  "t.yaml:6:16: unknown key 'rat' in 'workload.synthetic.arrivals' (expected one of: "
                  "process, rate, profile)");
@@ -499,7 +510,7 @@ static void test_error_types(void **state)
                  "t.yaml:1:10: horizon: expected a duration such as 90s, 15m, 2h or 30d, > 0s, found a block of keys");
     expect_error("seed: 1.5\n", NULL, 0, "t.yaml:1:7: seed: '1.5' is not a whole number (expected a whole number >= 0)");
     expect_error("seed:\n", NULL, 0, "t.yaml:1:6: seed: missing value (expected a whole number >= 0)");
-    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, outages, topology, speed, speed_catalog, span_speed, autoscale), found a value '5'");
+    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale), found a value '5'");
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
@@ -700,7 +711,7 @@ static void test_override_errors(void **state)
     (void)state;
     const char *text = fs_scenario_default_text();
     struct { const char *set, *want; } cases[] = {
-        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, autoscale)"},
+        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
                       "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)"},
         {"cluster.pools.0.nodes=0",

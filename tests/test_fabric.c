@@ -1,0 +1,608 @@
+/*
+ * The fabric (issue 36, docs/models.md "Fabric", models/fs_fabric.h):
+ *   - closed forms: a ring all-reduce alone on an idle fabric takes
+ *     2(n-1)/n x S/B + 2(n-1) x alpha (+ the NVLink phase); NCCL's busbw
+ *     (nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n) of that
+ *     ring equals the node's NIC bandwidth;
+ *   - a lone job whose ring is grouped by leaf is not slowed by a 2:1
+ *     oversubscribed leaf; two jobs sharing every uplink of a 2:1 leaf each
+ *     get half;
+ *   - max-min on a hand example with three links, and after a flow leaves
+ *     (the changed flows named), and a link's capacity change;
+ *   - conservation on random flows: no link above its capacity after any
+ *     change, every flow has a bottleneck (a full link where no flow gets
+ *     more), and the incremental rates equal a recomputation from scratch;
+ *   - through the run model: a lone job runs exactly its trace duration;
+ *     two contending jobs end at the closed-form time;
+ *   - work conservation: GPU-s lost to the network equal the jobs' GPUs x
+ *     (run time - trace duration), summed;
+ *   - the scenario's located errors.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "fs_test_util.h"
+#include "models/fs_fabric.h"
+#include "models/fs_model.h"
+#include "scenarios/fs_scenario.h"
+#include "sim/fs_alloc.h"
+#include "sim/fs_rng.h"
+
+#define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)) + 1e-300)
+
+static uint32_t pick(fs_rng_t *r, uint32_t n);
+static const fs_fabric_ring_t no_compute = {.bytes = 1e9, .domains = 2};
+
+/* A cluster of one pool with the fabric cfg fc; placement of nodes[]. */
+static void cluster_of(fs_cluster_t *cl, fs_config_t *cfg, fs_pool_cfg_t *pool, uint32_t nodes,
+                       uint32_t gpn)
+{
+    fs_test_base_cfg(cfg, pool, nodes, gpn, FS_QUEUE_FIFO);
+    fs_error_t err;
+    assert_int_equal(fs_cluster_init(cl, &cfg->cluster, &err), 0);
+}
+
+static fs_placement_t place(const uint32_t *nodes, uint32_t n, uint32_t gpus_each)
+{
+    fs_placement_t p = {0};
+    p.n = n;
+    p.milli = 1000;
+    if (n == 1) {
+        p.one = (fs_slice_t){nodes[0], gpus_each};
+        return p;
+    }
+    p.many = fs_malloc(n * sizeof *p.many);
+    for (uint32_t i = 0; i < n; i++)
+        p.many[i] = (fs_slice_t){nodes[i], gpus_each};
+    return p;
+}
+
+static fs_fabric_cfg_t base_fabric(void)
+{
+    fs_fabric_cfg_t fc = {0};
+    fc.kind = FS_FABRIC_IB_NDR;
+    fc.oversubscription = 1;
+    fc.alpha_us = 14;   /* the key's default */
+    return fc;
+}
+
+/* Ring all-reduce alone: the closed form, and nccl-tests' busbw. */
+static void test_ring_closed_form(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    fs_cluster_t cl;
+    cluster_of(&cl, &cfg, &pool, 64, 8);
+    fs_fabric_cfg_t fc = base_fabric();
+    fs_fabric_traffic_cfg_t tr = {.job_class = 0, .params = 8e9, .dtype = FS_FAB_BF16,
+                                  .compute_s = 2.0, .overlap = 0};
+    fs_fabric_net_t net;
+    fs_error_t err;
+    assert_int_equal(fs_fabric_net_init(&net, &fc, &cl, &err), 0);
+    /* SuperPOD NDR defaults: 8 NICs of 400 Gb/s per node = 400 GB/s */
+    double B = 8 * 400e9 / 8;
+    assert_true(net.cap[0] == B);
+    for (uint32_t n = 2; n <= 64; n *= 2) {
+        uint32_t nodes[64];
+        for (uint32_t i = 0; i < n; i++)
+            nodes[i] = i;
+        fs_placement_t p = place(nodes, n, 8);
+        const uint32_t *links;
+        const double *coef;
+        fs_fabric_ring_t r;
+        int nl = fs_fabric_net_flow(&net, &cl, &p, &tr, &links, &coef, &r);
+        assert_true(nl >= (int)n);
+        fs_fabric_t *f = fs_fabric_new(net.n_nodes + net.n_groups, net.cap);
+        assert_int_equal(fs_fabric_add(f, 7, links, coef, (uint32_t)nl, &r), 0);
+        double S = 16e9;
+        double want = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * 14e-6 + 2.0 * 7 / 8 * S / 450e9;
+        REL(fs_fabric_comm_s(&r, fs_fabric_x(f, 7)), want, 1e-12);
+        REL(fs_fabric_edge_bytes(&r), 2.0 * (n - 1) / n * S, 1e-15);
+        assert_true(fs_fabric_factor(f, 7) == 1.0);
+        /* nccl-tests: algbw = S / t, busbw = algbw x 2(n-1)/n: the link rate */
+        fs_fabric_ring_t bare = r;
+        bare.alpha_s = 0;
+        bare.nvl_s = 0;
+        double algbw = S / fs_fabric_comm_s(&bare, fs_fabric_x(f, 7));
+        REL(algbw * 2.0 * (n - 1) / n, B, 1e-12);
+        /* beyond one leaf group of 32 nodes the ring leaves each group once
+         * each way: 1:1 uplinks of 32 x 8 ports do not bind */
+        for (uint32_t g = 0; g < net.n_groups; g++)
+            assert_true(fs_fabric_load(f, net.n_nodes + g) <= net.cap[net.n_nodes + g]);
+        fs_fabric_free(f);
+        fs_placement_release(&p);
+    }
+    fs_fabric_net_release(&net);
+    fs_cluster_release(&cl);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Oversubscription 2:1: one job across two leaf groups is not slowed; two
+ * jobs that share every uplink of a leaf get half each. */
+static void test_oversubscription(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    fs_cluster_t cl;
+    cluster_of(&cl, &cfg, &pool, 8, 8);
+    fs_fabric_cfg_t fc = base_fabric();
+    fc.nodes_per_leaf = 4;
+    fc.oversubscription = 2;
+    fs_fabric_traffic_cfg_t tr = {.bytes = 1e9, .compute_s = 0.5};
+    fs_fabric_net_t net;
+    fs_error_t err;
+    assert_int_equal(fs_fabric_net_init(&net, &fc, &cl, &err), 0);
+    assert_int_equal(net.n_groups, 2);
+    assert_int_equal(fs_fabric_net_group(&net, &cl, 3), 0);
+    assert_int_equal(fs_fabric_net_group(&net, &cl, 4), 1);
+    fs_fabric_shape_t sh;
+    assert_int_equal(fs_fabric_shape(&fc, 8, 1, &sh, &err), 0);
+    assert_int_equal(sh.rails, 8);          /* rail-optimized (the kind's): a leaf per NIC */
+    assert_int_equal(sh.leaf_down, 4);
+    assert_int_equal(sh.up_ports, 2);
+    assert_int_equal(sh.spines, 2);
+    double port = 400e9 / 8, B = 8 * port;
+    /* rail-optimized: 8 leaves of 4 down, 2 up ports per group */
+    REL(net.cap[net.n_nodes], 8 * 2 * port, 1e-15);
+    uint32_t all[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    fs_placement_t p = place(all, 8, 8);
+    const uint32_t *links;
+    const double *coef;
+    fs_fabric_ring_t r;
+    int nl = fs_fabric_net_flow(&net, &cl, &p, &tr, &links, &coef, &r);
+    assert_int_equal(nl, 10);   /* 8 NICs, 2 uplink bundles (coef 1: one exit each) */
+    fs_fabric_t *f = fs_fabric_new(net.n_nodes + net.n_groups, net.cap);
+    assert_int_equal(fs_fabric_add(f, 1, links, coef, (uint32_t)nl, &r), 0);
+    REL(fs_fabric_x(f, 1), B, 1e-15);
+    assert_true(fs_fabric_factor(f, 1) == 1.0);
+    fs_fabric_free(f);
+    fs_placement_release(&p);
+    fs_fabric_net_release(&net);
+    fs_cluster_release(&cl);
+
+    /* 1-NIC nodes, 2 per leaf, 2:1: one uplink port per leaf.  A on nodes
+     * 0, 2 and B on 1, 3 cross both leaves' only uplinks */
+    cluster_of(&cl, &cfg, &pool, 4, 1);
+    fc.nodes_per_leaf = 2;
+    fc.nics_per_node = 1;
+    fc.rail_optimized = FS_FAB_RAIL_NO;
+    assert_int_equal(fs_fabric_net_init(&net, &fc, &cl, &err), 0);
+    REL(net.cap[net.n_nodes], port, 1e-15);
+    f = fs_fabric_new(net.n_nodes + net.n_groups, net.cap);
+    uint32_t a[] = {0, 2}, b[] = {1, 3};
+    fs_placement_t pa = place(a, 2, 1), pb = place(b, 2, 1);
+    nl = fs_fabric_net_flow(&net, &cl, &pa, &tr, &links, &coef, &r);
+    assert_int_equal(fs_fabric_add(f, 0, links, coef, (uint32_t)nl, &r), 0);
+    REL(fs_fabric_x(f, 0), port, 1e-15);        /* alone: its NIC, the uplink equal */
+    REL(fs_fabric_x_idle(f, 0), port, 1e-15);
+    nl = fs_fabric_net_flow(&net, &cl, &pb, &tr, &links, &coef, &r);
+    assert_int_equal(fs_fabric_add(f, 1, links, coef, (uint32_t)nl, &r), 0);
+    REL(fs_fabric_x(f, 0), port / 2, 1e-15);
+    REL(fs_fabric_x(f, 1), port / 2, 1e-15);
+    size_t nch;
+    const uint32_t *ch = fs_fabric_changed(f, &nch);
+    assert_int_equal(nch, 1);
+    assert_int_equal(ch[0], 0);
+    /* the factor: idle iteration over iteration now */
+    double t1 = 0.5 + 1e9 / port + 2 * 14e-6, t2 = 0.5 + 1e9 / (port / 2) + 2 * 14e-6;
+    REL(fs_fabric_factor(f, 0), t1 / t2, 1e-12);
+    REL(fs_fabric_iter_s(&r, port), t1, 1e-12);
+    assert_int_equal(fs_fabric_remove(f, 1), 0);
+    REL(fs_fabric_x(f, 0), port, 1e-15);
+    assert_true(fs_fabric_factor(f, 0) == 1.0);
+    fs_fabric_free(f);
+    fs_placement_release(&pa);
+    fs_placement_release(&pb);
+    fs_fabric_net_release(&net);
+    fs_cluster_release(&cl);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Max-min by hand.  Links L0 = 0.5, L1 = 3, L2 = 4; A on L0 and L1, B on
+ * L1, C on L1 and L2, D on L2.  Filling: L0 fills first at 0.5 (A); L1 has
+ * 2.5 left for B and C: 1.25 each; L2 has 4 - 1.25 = 2.75 for D.  Without
+ * A: L1 gives B and C 1.5, L2 gives D 2.5.  L2 down to 2: C and D 1 each
+ * (L2 fills first), B takes L1's rest, 2. */
+static void test_maxmin_hand(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    double cap[] = {0.5, 3, 4};
+    fs_fabric_t *f = fs_fabric_new(3, cap);
+    uint32_t la[] = {0, 1}, lb[] = {1}, lc[] = {1, 2}, ld[] = {2};
+    double one[] = {1, 1};
+    assert_int_equal(fs_fabric_add(f, 0, la, one, 2, &no_compute), 0);
+    assert_int_equal(fs_fabric_add(f, 1, lb, one, 1, &no_compute), 0);
+    assert_int_equal(fs_fabric_add(f, 2, lc, one, 2, &no_compute), 0);
+    assert_int_equal(fs_fabric_add(f, 3, ld, one, 1, &no_compute), 0);
+    REL(fs_fabric_x(f, 0), 0.5, 1e-15);
+    REL(fs_fabric_x(f, 1), 1.25, 1e-15);
+    REL(fs_fabric_x(f, 2), 1.25, 1e-15);
+    REL(fs_fabric_x(f, 3), 2.75, 1e-15);
+    REL(fs_fabric_load(f, 1), 3, 1e-15);
+    assert_int_equal(fs_fabric_remove(f, 0), 0);
+    size_t n;
+    const uint32_t *ch = fs_fabric_changed(f, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(ch[0] + ch[1] + ch[2], 1 + 2 + 3);
+    REL(fs_fabric_x(f, 1), 1.5, 1e-15);
+    REL(fs_fabric_x(f, 2), 1.5, 1e-15);
+    REL(fs_fabric_x(f, 3), 2.5, 1e-15);
+    /* the factor of a flow with no compute: x / x_idle (idle: 3 for B) */
+    REL(fs_fabric_factor(f, 1), 1.5 / 3.0, 1e-12);
+    assert_int_equal(fs_fabric_set_cap(f, 2, 2), 0);
+    REL(fs_fabric_x(f, 2), 1, 1e-15);
+    REL(fs_fabric_x(f, 3), 1, 1e-15);
+    REL(fs_fabric_x(f, 1), 2, 1e-15);
+    fs_fabric_stats_t s = fs_fabric_stats(f);
+    assert_int_equal(s.recomputes, 6);
+    fs_fabric_free(f);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Random flows on random links, added and removed: after every change no
+ * link is above its capacity, every flow has a bottleneck (a full link on
+ * which no flow has a larger rate), and the rates equal those of a fresh
+ * engine given the same flows at once. */
+static void test_conservation(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_rng_t rng;
+    assert_int_equal(fs_rng_init(&rng, 36, 0, FS_RNG_PURPOSE_USER, 0), 0);
+    enum { L = 24, F = 60 };
+    double cap[L];
+    for (int i = 0; i < L; i++)
+        cap[i] = 1 + 9 * fs_rng_uniform(&rng);
+    fs_fabric_t *f = fs_fabric_new(L, cap);
+    uint32_t fl[F][4];
+    double fc[F][4];
+    uint32_t fn[F];
+    int on[F] = {0};
+    for (int k = 0; k < 400; k++) {
+        uint32_t id = (uint32_t)(fs_rng_uniform(&rng) * F);
+        if (on[id]) {
+            assert_int_equal(fs_fabric_remove(f, id), 0);
+            on[id] = 0;
+        } else {
+            fn[id] = 1 + (uint32_t)(fs_rng_uniform(&rng) * 4);
+            for (uint32_t i = 0; i < fn[id]; i++) {
+                uint32_t l;
+                int dup;
+                do {
+                    l = (uint32_t)(fs_rng_uniform(&rng) * L);
+                    dup = 0;
+                    for (uint32_t j = 0; j < i; j++)
+                        dup |= fl[id][j] == l;
+                } while (dup);
+                fl[id][i] = l;
+                fc[id][i] = 0.25 + 2 * fs_rng_uniform(&rng);
+            }
+            assert_int_equal(fs_fabric_add(f, id, fl[id], fc[id], fn[id], &no_compute), 0);
+            on[id] = 1;
+        }
+        for (uint32_t l = 0; l < L; l++)
+            assert_true(fs_fabric_load(f, l) <= cap[l] * (1 + 1e-9));
+        fs_fabric_t *g = fs_fabric_new(L, cap);
+        for (uint32_t i = 0; i < F; i++)
+            if (on[i])
+                assert_int_equal(fs_fabric_add(g, i, fl[i], fc[i], fn[i], &no_compute), 0);
+        for (uint32_t i = 0; i < F; i++) {
+            if (!on[i])
+                continue;
+            REL(fs_fabric_x(f, i), fs_fabric_x(g, i), 1e-9);
+            int bottleneck = 0;
+            for (uint32_t j = 0; j < fn[i] && !bottleneck; j++) {
+                uint32_t l = fl[i][j];
+                if (fs_fabric_load(f, l) < cap[l] * (1 - 1e-9))
+                    continue;
+                int most = 1;
+                for (uint32_t o = 0; o < F; o++)
+                    for (uint32_t q = 0; on[o] && q < fn[o]; q++)
+                        if (fl[o][q] == l && fs_fabric_x(f, o) > fs_fabric_x(f, i) * (1 + 1e-9))
+                            most = 0;
+                bottleneck = most;
+            }
+            assert_true(bottleneck);
+        }
+        fs_fabric_free(g);
+    }
+    fs_fabric_stats_t s = fs_fabric_stats(f);
+    assert_int_equal(s.recomputes, 400);
+    fs_fabric_free(f);
+    fs_rng_release(&rng);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Lines: 1-3 the workload, 4 cluster:, 5 pools:, 6 the pool, 7 fabric:,
+ * 8 kind, 9 nodes_per_leaf, 10 rail_optimized, 11 oversubscription, 12
+ * alpha_us, 13 traffic:, 14 its row, then `extra`. */
+#define FABRIC_Y(over, cls, extra)                                                            \
+    "horizon: 1d\nuntil: drain\nworkload: {synthetic: {arrivals: {rate: 1/h}, gpus: {3: 1}, " \
+    "duration: {dist: exponential, mean: 1h}}}\n"                                            \
+    "cluster:\n"                                                                              \
+    "  pools:\n"                                                                              \
+    "    - {name: p, gpu: H100, nodes: 4, gpus_per_node: 2}\n"                                \
+    "  fabric:\n"                                                                             \
+    "    kind: ib_ndr\n"                                                                      \
+    "    nodes_per_leaf: 1\n"                                                                 \
+    "    rail_optimized: false\n"                                                             \
+    "    oversubscription: " over "\n"                                                        \
+    "    alpha_us: 0\n"                                                                       \
+    "    traffic:\n"                                                                          \
+    "      - {class: " cls ", bytes: 50e9, compute: 1s}\n" extra                              \
+    "scheduler: {queue: fifo, placement: first_fit}\n"
+#define FABRIC_YAML(extra) FABRIC_Y("2", "0", extra)
+
+/* Through the run model.  Nodes of 2 GPUs with 2 NICs (100 GB/s), each
+ * node its own leaf with one uplink port (2:1): 50 GB/s.  A job of 3 GPUs
+ * takes node 0 whole and 1 GPU of node 1: a ring over 2 nodes moving
+ * 50 GB per iteration (2(n-1)/n = 1) at the uplink's 50 GB/s, NVLink
+ * 2(m-1)/m x 50 GB / 450 GB/s on node 0: alone its factor is 1, it ends at
+ * its trace duration.  A second such job takes node 1's other GPU and node
+ * 2: both cross node 1's uplink, 25 GB/s each. */
+static void test_run_model(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_test_rows_t rs = {0};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    fs_job_t one[] = {fs_test_job(1, 0, 3, 3600)};
+    fs_run_totals_t t;
+    fs_test_run_yaml(FABRIC_YAML(""), one, 1, &sink, &t);
+    assert_int_equal(rs.n, 1);
+    assert_true(rs.r[0].end == 3600.0);
+    assert_true(t.gpu_s_network == 0);
+    assert_int_equal(t.fabric_recomputes, 2);
+    rs.n = 0;
+    fs_job_t two[] = {fs_test_job(1, 0, 3, 3600), fs_test_job(2, 0, 3, 3600)};
+    fs_test_run_yaml(FABRIC_YAML(""), two, 2, &sink, &t);
+    assert_int_equal(rs.n, 2);
+    double nvl = 50e9 / 450e9;
+    double idle = 1 + nvl + 50e9 / 50e9, slow = 1 + nvl + 50e9 / 25e9;
+    double end = 3600 * slow / idle;
+    for (size_t i = 0; i < 2; i++)
+        REL(rs.r[i].end, end, 1e-6);
+    /* GPU-s lost: 3 GPUs x (1 - factor) x run time, each */
+    REL(t.gpu_s_network, 2 * 3 * (1 - idle / slow) * end, 1e-6);
+    assert_int_equal(t.fabric_recomputes, 4);
+    fs_test_rows_free(&rs);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Work is conserved: a job whose speed factor f(t) changes as others come
+ * and go does its trace duration D of work, so its run time T has
+ * integral (1 - f) dt = T - D, and /summary gpu_s_network (GPUs x that,
+ * summed) equals the sum of GPUs x (run - duration) over the jobs.  60
+ * random gangs of 4-40 GPUs on 12 nodes, leaf groups of 2 nodes at 4:1,
+ * placed spread across groups; every job at least its duration. */
+static void test_work_conservation(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_rng_t rng;
+    assert_int_equal(fs_rng_init(&rng, 37, 0, FS_RNG_PURPOSE_USER, 0), 0);
+    enum { N = 60 };
+    fs_job_t jobs[N];
+    for (int k = 0; k < N; k++)
+        jobs[k] = fs_test_job((uint64_t)k + 1, 600.0 * k * fs_rng_uniform(&rng) / 10, 4 + 4 * pick(&rng, 10),
+                              600 + 7200 * fs_rng_uniform(&rng));
+    for (int k = 1; k < N; k++)     /* submissions in order */
+        if (jobs[k].submit < jobs[k - 1].submit)
+            jobs[k].submit = jobs[k - 1].submit;
+    static const char yaml[] =
+        "horizon: 30d\nuntil: drain\n"
+        "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+        "duration: {dist: exponential, mean: 1h}}}\n"
+        "cluster:\n"
+        "  pools: [{name: p, gpu: H100, nodes: 12, gpus_per_node: 8}]\n"
+        "  fabric: {kind: roce_400g, oversubscription: 4, traffic: [{class: 0, params: 7e10, "
+        "compute: 2s, overlap: 0.2}]}\n"
+        "scheduler: {queue: fifo, placement: spread}\n";
+    fs_test_rows_t rs = {0};
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    fs_run_totals_t t;
+    fs_test_run_yaml(yaml, jobs, N, &sink, &t);
+    assert_int_equal(rs.n, N);
+    double lost = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        const fs_job_row_t *r = &rs.r[i];
+        const fs_job_t *j = &jobs[r->id - 1];
+        double d = (double)j->duration / 1e6;
+        assert_int_equal(r->state, FS_STATE_COMPLETED);
+        assert_true(r->run >= d - 1e-6);
+        lost += r->gpus * (r->run - d);
+    }
+    assert_true(t.gpu_s_network > 0);
+    REL(t.gpu_s_network, lost, 1e-6);
+    assert_true(t.fabric_jobs_touched > t.fabric_recomputes);
+    fs_test_rows_free(&rs);
+    fs_rng_release(&rng);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+static void test_scenario_errors(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_error_t err;
+    assert_int_equal(fs_test_create(FABRIC_YAML(""), &err), 0);
+    /* an oversubscription below 1 */
+    fs_test_expect_error(FABRIC_Y("0.5", "0", ""), "t.yaml:11:23", "oversubscription");
+    /* capacities that do not fit the shape: 2 down ports / 3 */
+    fs_test_expect_error(FABRIC_Y("3", "0", ""), "t.yaml:11:23", "whole uplink ports");
+    /* 2 spines for a leaf's one uplink port */
+    fs_test_expect_error(FABRIC_YAML("    spines: 2\n"), "t.yaml:15:13", "spines");
+    /* traffic for a class no job has (a synthetic workload's are class 0) */
+    fs_test_expect_error(FABRIC_Y("2", "1", ""), "t.yaml:14:17", "no job has class 1");
+    /* a class twice */
+    fs_test_expect_error(FABRIC_YAML("      - {class: 0, bytes: 1e9, compute: 1s}\n"),
+                         "t.yaml:15:17", "already has traffic");
+    /* neither bytes nor params */
+    fs_test_expect_error(FABRIC_YAML("      - {class: 2, compute: 1s}\n"), "t.yaml:15:9",
+                         "give bytes or params");
+    /* span_speed and the fabric both set */
+    fs_test_expect_error(FABRIC_YAML("  span_speed:\n    - {class: 0, leaves: 0.9}\n"),
+                         "t.yaml:16:5", "span_speed");
+    /* NVLink domains of 4 nodes do not fit leaf groups of 1 */
+    fs_test_expect_error(FABRIC_YAML("  topology: {nvlink_domain: 8}\n"), "t.yaml:9:21",
+                         "whole NVLink domains");
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* --ref-cases FILE: random fabrics and placements for tests/fabric_ref.py
+ * (the independent reference): per case the shape as given, the jobs'
+ * nodes, GPUs per node and traffic, and what the engine computed (each
+ * active job's rate x and factor, each link's load), as JSON. */
+static uint32_t pick(fs_rng_t *r, uint32_t n)
+{
+    return (uint32_t)(fs_rng_uniform(r) * n);
+}
+
+static int write_cases(const char *path, int n_cases)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return 1;
+    fs_rng_t rng;
+    if (fs_rng_init(&rng, 3636, 0, FS_RNG_PURPOSE_USER, 1))
+        return 1;
+    fprintf(out, "[\n");
+    for (int c = 0; c < n_cases; c++) {
+        static const uint32_t gpns[] = {1, 2, 4, 8};
+        static const uint32_t npls[] = {1, 2, 4, 8};
+        static const double gbps[] = {100, 200, 400, 800};
+        uint32_t gpn = gpns[pick(&rng, 4)], npl = npls[pick(&rng, 4)];
+        uint32_t nodes = 4 + pick(&rng, 40);
+        uint32_t dom = npl % 2 == 0 && pick(&rng, 2) ? 2 : 1;
+        char domtxt[16];
+        snprintf(domtxt, sizeof domtxt, "%u", dom * gpn);
+        fs_config_t cfg;
+        fs_pool_cfg_t pool;
+        fs_test_base_cfg(&cfg, &pool, nodes, gpn, FS_QUEUE_FIFO);
+        cfg.cluster.topology.nvlink_domain = dom > 1 ? domtxt : NULL;
+        fs_cluster_t cl;
+        fs_error_t err;
+        if (fs_cluster_init(&cl, &cfg.cluster, &err))
+            return 1;
+        fs_fabric_cfg_t fc = base_fabric();
+        fc.nodes_per_leaf = npl;
+        fc.nics_per_node = 1 + pick(&rng, gpn);
+        fc.rail_optimized = pick(&rng, 2) ? FS_FAB_RAIL_YES : FS_FAB_RAIL_NO;
+        uint32_t down = fc.rail_optimized == FS_FAB_RAIL_YES ? npl : npl * fc.nics_per_node;
+        uint32_t up = 1 + pick(&rng, down);
+        while (down % up)
+            up--;
+        fc.oversubscription = (double)down / up;
+        uint32_t sp = 1 + pick(&rng, up);
+        while (up % sp)
+            sp--;
+        fc.spines = sp;
+        fc.nic_gbps = gbps[pick(&rng, 4)];
+        fc.nvlink_gbs = 100 + 800 * fs_rng_uniform(&rng);
+        fc.alpha_us = 20 * fs_rng_uniform(&rng);
+        fs_fabric_net_t net;
+        if (fs_fabric_net_init(&net, &fc, &cl, &err))
+            return 1;
+        fs_fabric_t *f = fs_fabric_new(net.n_nodes + net.n_groups, net.cap);
+        enum { J = 14 };
+        uint32_t jn[J], jnodes[J][8], jg[J];
+        fs_fabric_traffic_cfg_t tr[J];
+        int on[J] = {0}, gone[J] = {0};
+        uint32_t n_jobs = 1 + pick(&rng, J);
+        for (uint32_t k = 0; k < n_jobs; k++) {
+            jn[k] = 2 + pick(&rng, 7);
+            if (jn[k] > nodes)
+                jn[k] = nodes;
+            for (uint32_t i = 0; i < jn[k]; i++) {
+                uint32_t v;
+                int dup;
+                do {
+                    v = pick(&rng, nodes);
+                    dup = 0;
+                    for (uint32_t q = 0; q < i; q++)
+                        dup |= jnodes[k][q] == v;
+                } while (dup);
+                jnodes[k][i] = v;
+            }
+            jg[k] = 1 + pick(&rng, gpn);
+            tr[k] = (fs_fabric_traffic_cfg_t){.bytes = 1e8 + 2e10 * fs_rng_uniform(&rng),
+                                              .compute_s = 0.05 + 2 * fs_rng_uniform(&rng),
+                                              .overlap = pick(&rng, 2) ? fs_rng_uniform(&rng) : 0};
+            fs_placement_t p = place(jnodes[k], jn[k], jg[k]);
+            const uint32_t *links;
+            const double *coef;
+            fs_fabric_ring_t r;
+            int nl = fs_fabric_net_flow(&net, &cl, &p, &tr[k], &links, &coef, &r);
+            if (nl > 0) {
+                if (fs_fabric_add(f, k, links, coef, (uint32_t)nl, &r))
+                    return 1;
+                on[k] = 1;
+            }
+            fs_placement_release(&p);
+        }
+        for (uint32_t k = 0; k < n_jobs; k++)    /* some leave */
+            if (on[k] && pick(&rng, 4) == 0) {
+                if (fs_fabric_remove(f, k))
+                    return 1;
+                on[k] = 0;
+                gone[k] = 1;
+            }
+        fprintf(out, "{\"nodes\": %u, \"gpn\": %u, \"dom_nodes\": %u, \"nodes_per_leaf\": %u, "
+                     "\"nics\": %u, \"rail\": %d, \"oversubscription\": %.17g, \"spines\": %u, "
+                     "\"nic_gbps\": %.17g, \"nvlink_gbs\": %.17g, \"alpha_us\": %.17g,\n \"jobs\": [",
+                nodes, gpn, dom, npl, fc.nics_per_node, fc.rail_optimized == FS_FAB_RAIL_YES,
+                fc.oversubscription, fc.spines, fc.nic_gbps, fc.nvlink_gbs, fc.alpha_us);
+        for (uint32_t k = 0; k < n_jobs; k++) {
+            fprintf(out, "%s\n  {\"nodes\": [", k ? "," : "");
+            for (uint32_t i = 0; i < jn[k]; i++)
+                fprintf(out, "%s%u", i ? ", " : "", jnodes[k][i]);
+            fprintf(out, "], \"gpus_per_node\": %u, \"bytes\": %.17g, \"compute_s\": %.17g, "
+                         "\"overlap\": %.17g, \"active\": %d, \"removed\": %d, \"x\": %.17g, "
+                         "\"factor\": %.17g}",
+                    jg[k], tr[k].bytes, tr[k].compute_s, tr[k].overlap, on[k], gone[k],
+                    fs_fabric_x(f, k),
+                    fs_fabric_factor(f, k));
+        }
+        fprintf(out, "],\n \"link_load\": [");
+        for (uint32_t l = 0; l < fs_fabric_n_links(f); l++)
+            fprintf(out, "%s%.17g", l ? ", " : "", fs_fabric_load(f, l));
+        fprintf(out, "],\n \"link_cap\": [");
+        for (uint32_t l = 0; l < fs_fabric_n_links(f); l++)
+            fprintf(out, "%s%.17g", l ? ", " : "", fs_fabric_cap(f, l));
+        fprintf(out, "]}%s\n", c + 1 < n_cases ? "," : "");
+        fs_fabric_free(f);
+        fs_fabric_net_release(&net);
+        fs_cluster_release(&cl);
+    }
+    fprintf(out, "]\n");
+    fs_rng_release(&rng);
+    return fclose(out) != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--ref-cases") == 0)
+        return write_cases(argv[2], 300);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_closed_form),
+        cmocka_unit_test(test_oversubscription),
+        cmocka_unit_test(test_maxmin_hand),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_run_model),
+        cmocka_unit_test(test_work_conservation),
+        cmocka_unit_test(test_scenario_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
