@@ -30,7 +30,9 @@ enum fs_rng_purpose {
     FS_RNG_CAUSE    = 8,   /* failure causes */
     FS_RNG_PLACE    = 9,   /* random placement / tie breaking */
     FS_RNG_TRACE    = 10,  /* sampling of trace rows */
-    FS_RNG_TENANT_SCALE = 11, /* workload.tenant_scale: copies' shifts and thinning of a trace */
+    /* 11-13: services' requests, tokens, prefixes (models/fs_service_int.h RNG_*) */
+    FS_RNG_TENANT_SCALE = 14, /* workload.tenant_scale: copies' shifts and thinning of a trace */
+    /* 20: the autoscaler (models/fs_autoscale.c RNG_AUTOSCALE) */
     FS_RNG_PURPOSE_USER = 64  /* first value free for later models */
 };
 
