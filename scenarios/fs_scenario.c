@@ -223,5 +223,13 @@ void fs_scenario_inputs(const fs_config_t *cfg, const char **in, size_t *n, size
     if (cfg->cluster.from.given)
         add_input(in, n, cap, cfg->cluster.from.path);
     add_input(in, n, cap, cfg->scheduler.kueue.manifests);
+    add_input(in, n, cap, cfg->scheduler.slurm.conf);
+    add_input(in, n, cap, cfg->cluster.outages);
     add_input(in, n, cap, cfg->cost.carbon_series);
+    for (size_t i = 0; i < cfg->services.n; i++) {
+        const fs_service_cfg_t *c = &cfg->services.list[i];
+        add_input(in, n, cap, c->trace);
+        for (size_t k = 0; k < c->n_perf; k++)
+            add_input(in, n, cap, c->perf[k].profile);
+    }
 }

@@ -57,9 +57,11 @@ char *fs_scenario_dump(const fs_config_t *cfg);
 #include <stdio.h>
 void fs_scenario_print_keys(FILE *f);
 
-/* Most input files one command names (scenario, trace, machine list,
- * manifests, carbon series, plus the command's own). */
-#define FS_SCENARIO_MAX_INPUTS 16
+/* Most input files one command checks its outputs against (scenario,
+ * trace, machine list, manifests, slurm.conf, outages, carbon series, the
+ * services' request traces and step-time profiles, plus the command's own);
+ * past it, later ones are not checked. */
+#define FS_SCENARIO_MAX_INPUTS 64
 
 /* Appends the files a loaded configuration reads (its scenario file, trace,
  * machine list, Kueue manifests, carbon series) to in[*n] (at most cap

@@ -183,6 +183,14 @@ int fs_cmd_report(int argc, char **argv)
         unsetenv("PYTHONPATH");
         unsetenv("PYTHONHOME");
         setenv("MPLBACKEND", "Agg", 1);
+        /* the script runs `fleetsim compare --recorded` for a replay's
+         * section: this very program, not whichever one PATH finds */
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0 && !getenv("FLEETSIM_PROGRAM")) {
+            exe[n] = '\0';
+            setenv("FLEETSIM_PROGRAM", exe, 1);
+        }
         execv(python, args);
         fprintf(stderr, "fleetsim report: cannot run %s: %s\n", python, strerror(errno));
         _exit(127);
