@@ -283,6 +283,8 @@ typedef struct fs_sched_cfg {
     uint32_t candidates;    /* scored placements: nodes scored per free level (0: all) */
     int node_score;         /* enum fs_node_score */
     double w_gpu, w_cpu, w_mem; /* scheduler.resource_weights (best_fit, spread) */
+    uint32_t pct_nodes_to_score; /* node_score kubernetes: percentageOfNodesToScore (0: adaptive) */
+    double w_balanced;      /* NodeResourcesBalancedAllocation's weight (best_fit, spread; 0: off) */
     int backfill;           /* enum fs_backfill_kind */
     int preemption;         /* enum fs_preempt_kind */
     int runtime;            /* enum fs_runtime_kind: what SJF/SRTF/backfill plan with */

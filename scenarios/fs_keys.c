@@ -435,6 +435,19 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.resource_weights.memory", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
      .off = CF(scheduler.w_mem), .min = 0, .def = "0",
      .doc = "Weight of memory in the best_fit/spread score (pools that model memory)."},
+    {.path = "scheduler.percentage_of_nodes_to_score", .type = FS_KT_UINT,
+     .flags = FS_KF_MAX, .off = CF(scheduler.pct_nodes_to_score), .size = sizeof(uint32_t),
+     .max = 100, .def = "0",
+     .doc = "node_score kubernetes: kube-scheduler's percentageOfNodesToScore. Nodes are "
+            "filtered from a round-robin start until this share of the cluster's nodes (at "
+            "least 100) is feasible, and only those are scored; 0: adaptive, 50 - nodes/125 "
+            "percent, at least 5 (numFeasibleNodesToFind; docs/models.md)."},
+    {.path = "scheduler.balanced_allocation", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.w_balanced), .min = 0, .def = "0",
+     .doc = "best_fit/spread: weight of kube-scheduler's NodeResourcesBalancedAllocation "
+            "score ((1 - the standard deviation of the resources' requested shares) x 100, over "
+            "the resources of scheduler.resource_weights) added to NodeResourcesFit's "
+            "(weight 1); kube-scheduler's default profile uses 1; 0: off."},
     {.path = "scheduler.candidates", .type = FS_KT_UINT, .off = CF(scheduler.candidates),
      .size = sizeof(uint32_t), .def = "100",
      .doc = "best_fit, spread, fgd in pools with shared GPUs: nodes scored per free level "
