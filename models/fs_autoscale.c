@@ -27,6 +27,8 @@ enum { EV_SCAN = 0, EV_READY = 1, EV_SEEN = 2, EV_BATCH = 3, EV_RECHECK = 4, EV_
 #define CA_BACKOFF_US (300 * 1000000LL)
 #define CA_BACKOFF_MAX_US (1800 * 1000000LL)
 #define CA_BACKOFF_RESET_US (3 * 3600 * 1000000LL)
+/* --max-node-provision-time's default, for a config built without the scenario loader (0). */
+#define CA_MAX_PROVISION_US (900 * 1000000LL)
 
 /* Karpenter's constants that are not settings (kubernetes-sigs/karpenter):
  * a pending pod's controller requeues it every 10 s (provisioning/controller.go),
@@ -110,6 +112,7 @@ typedef struct autoscale {
     int oom;                            /* a sample's rows could not be kept */
     /* ---- Karpenter (provisioner: karpenter) ---- */
     int karp;
+    fs_time_t max_prov;                 /* max_node_provision_time (0 in the config: 15 min) */
     double *price;                      /* per group: $ per node-hour (or GPUs per node) */
     uint32_t *by_price;                 /* group indices, cheapest first */
     fresh_t *fresh;                     /* jobs that entered the queue this instant */
@@ -299,7 +302,7 @@ static int provision(autoscale_t *a, fs_model_t *m, group_t *g, uint32_t add)
         add--;
         int rc = failed ? 0 : fs_usage_set_owned(a->usage, g->pool, (int64_t)g->gpn);
         if (!rc)
-            rc = fs_model_module_event(m, a->id, now + (failed ? a->cfg->max_provision : g->delay),
+            rc = fs_model_module_event(m, a->id, now + (failed ? a->max_prov : g->delay),
                                        FS_PRIO_REPAIR,
                                        (uint64_t)node << EV_SHIFT | (failed ? EV_GIVEUP : EV_READY),
                                        NULL);
@@ -1187,7 +1190,7 @@ static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, 
                             .gpn = pl->gpn, .min = gc->min, .max = gc->max ? gc->max : pl->n_nodes,
                             .delay = gc->provision + gc->gpu_ready,
                             .pfail = gc->provision_failure,
-                            .fails_long = !a->karp && gc->provision > ac->max_provision,
+                            .fails_long = !a->karp && gc->provision > a->max_prov,
                             .backoff_until = -1, .last_fail = -1};
         a->n_g = i + 1;     /* released by as_destroy from here on */
         if (fs_rng_init(&a->g[i].rng, cfg->seed, cfg->replication, RNG_AUTOSCALE, 1 + i))
@@ -1243,6 +1246,7 @@ int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
     a->last_add = -1;
     a->last_t = fs_model_now(m);
     a->karp = a->cfg->provisioner == FS_PROV_KARPENTER;
+    a->max_prov = a->cfg->max_provision > 0 ? a->cfg->max_provision : CA_MAX_PROVISION_US;
     a->win_start = -1;
     a->poll_anchor = fs_model_now(m);
     char key[96];
