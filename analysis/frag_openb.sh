@@ -2,10 +2,12 @@
 # The ATC'23 fragmentation experiment on the openb trace (docs/validation.md):
 # `fleetsim frag` on the default, gpushare40, multigpu50 and gpuspec33 pod lists
 # over the openb GPU node list (1,213 nodes, 6,212 GPUs, with their CPU and
-# memory; CPU-only pods placed), 10 seeds each, with the ATC'23 simulator's
-# semantics: the whole list shuffled then tuned to the demand (--draw list),
-# FGD's typical pods covering 95% (--typical 95), integer node scores with the
-# first node name among equals (scheduler.node_score=kubernetes_name).  Then a
+# memory; CPU-only pods placed), 10 seeds each, with frag's defaults, which are
+# the ATC'23 simulator's semantics: the four policies random, atc_best_fit,
+# gpu_packing and fgd; the whole list shuffled then tuned to the demand (--draw
+# list); FGD's typical pods covering 95% (--typical 95); integer node scores
+# with the first node name among equals (scheduler.node_score=kubernetes_name).
+# tests/validation/frag_atc23.sh checks those defaults against the paper.  Then a
 # Markdown table of the GPU allocation ratio at 100% and 130% demand (mean and
 # standard deviation over the seeds) from the CSV files.
 #
@@ -22,8 +24,6 @@ DATA=$(cd "$DATA" && pwd)
 mkdir -p "$OUT"
 for list in default gpushare40 multigpu50 gpuspec33; do
     "$FS" frag "$HERE/scenarios/openb-frag.yaml" --seeds 10 --demand 1.3 \
-        --placements random,atc_best_fit,gpu_packing,fgd --draw list --typical 95 \
-        --set scheduler.node_score=kubernetes_name \
         --set "workload.trace.path=$DATA/openb_pod_list_$list.csv" \
         --set "cluster.from.path=$DATA/openb_node_list_gpu_node.csv" \
         -o "$OUT/$list.csv" "$@" >"$OUT/$list.txt"

@@ -212,6 +212,7 @@ static int run_one(const frag_t *f, int kind, uint64_t r, double *ratio, size_t 
         goto out;
     fs_placer_set_scoring(pl, f->cfg->scheduler.node_score,
                           f->cfg->scheduler.w_gpu, f->cfg->scheduler.w_cpu, f->cfg->scheduler.w_mem);
+    fs_placer_set_kube(pl, f->cfg->scheduler.pct_nodes_to_score, f->cfg->scheduler.w_balanced);
     if ((rc = fs_rng_init(&rng, f->cfg->seed, r, FS_RNG_TRACE, 0)) != 0) {
         fs_error_set(err, rc, "out of memory");
         goto out;

@@ -1,7 +1,10 @@
 #include "fs_autoscale.h"
 #include "../sim/fs_alloc.h"
+#include "../sim/fs_rng.h"
 #include "fs_cost.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +12,23 @@
 enum { ABSENT = 0, PROVISIONING = 1, READY = 2 };
 /* data: x << 3 | kind (x: a node for EV_READY, a batch generation for EV_BATCH) */
 enum { EV_SCAN = 0, EV_READY = 1, EV_SEEN = 2, EV_BATCH = 3, EV_RECHECK = 4, EV_POLL = 5,
-       EV_VALIDATE = 6 };
+       EV_VALIDATE = 6, EV_GIVEUP = 7 };
 #define EV_SHIFT 3
+
+/* The Cluster Autoscaler's random stream (the expanders' ties, entity 0; a group's failed
+ * scale-ups, entity 1 + group).  Purposes are never renumbered (sim/fs_rng.h); 11-13 are the
+ * services'. */
+#define RNG_AUTOSCALE 20
+
+/* Node group backoff after a failed scale-up (kubernetes/autoscaler FAQ, flags
+ * --initial-node-group-backoff-duration 5m, --max-node-group-backoff-duration 30m,
+ * --node-group-backoff-reset-timeout 3h): 5 min, doubling per failure up to 30 min, the
+ * count reset when the last failure is 3 h old. */
+#define CA_BACKOFF_US (300 * 1000000LL)
+#define CA_BACKOFF_MAX_US (1800 * 1000000LL)
+#define CA_BACKOFF_RESET_US (3 * 3600 * 1000000LL)
+/* --max-node-provision-time's default, for a config built without the scenario loader (0). */
+#define CA_MAX_PROVISION_US (900 * 1000000LL)
 
 /* Karpenter's constants that are not settings (kubernetes-sigs/karpenter):
  * a pending pod's controller requeues it every 10 s (provisioning/controller.go),
@@ -57,6 +75,16 @@ typedef struct group {
     size_t n_need, cap_need;
     uint64_t added, removed;            /* nodes, since time 0 */
     double prov_s, ready_s;             /* node-seconds in each state, up to last_t */
+    double pfail;                       /* a scale-up fails (nodes never register) */
+    int fails_long;                     /* provision > max_node_provision_time: every one does */
+    uint32_t fails;                     /* failed scale-ups since the backoff's reset */
+    fs_time_t backoff_until, last_fail; /* backed off until; the last failure (-1 none) */
+    int has_prio;                       /* listed in cluster.autoscale.priorities */
+    long prio;
+    fs_rng_t rng;                       /* its scale-ups' failures (entity 1 + index) */
+    /* this scan's option: new nodes, pods they hold, GPUs those pods use */
+    uint32_t opt_nodes, opt_pods;
+    uint64_t opt_used;
 } group_t;
 
 typedef struct autoscale {
@@ -66,6 +94,14 @@ typedef struct autoscale {
     group_t *g;
     size_t n_g;
     uint8_t *state;                     /* per node of the groups' pools, by global id */
+    uint8_t *failing;                   /* per node: provisioning in a failed scale-up */
+    fs_rng_t rng;                       /* the expanders' ties (entity 0) */
+    /* scratch of a scan: pending jobs (slot, GPUs), the group whose in-flight
+     * nodes hold each one (+1; 0 none), job indices by GPUs, free GPUs of
+     * in-flight nodes */
+    uint32_t *pj_slot, *pj_need, *pj_cover, *opts, *nfree;
+    uint64_t *pj_order;
+    size_t n_pj, cap_pj, cap_pj2, cap_pj3, cap_pj4;
     fs_time_t *empty_since;             /* per node: first scan that saw it empty; -1 */
     fs_time_t last_add;                 /* last scale-up decision; -1 none */
     uint32_t *group_of;                 /* per pool: group index + 1; 0 none */
@@ -76,6 +112,7 @@ typedef struct autoscale {
     int oom;                            /* a sample's rows could not be kept */
     /* ---- Karpenter (provisioner: karpenter) ---- */
     int karp;
+    fs_time_t max_prov;                 /* max_node_provision_time (0 in the config: 15 min) */
     double *price;                      /* per group: $ per node-hour (or GPUs per node) */
     uint32_t *by_price;                 /* group indices, cheapest first */
     fresh_t *fresh;                     /* jobs that entered the queue this instant */
@@ -134,7 +171,16 @@ static void as_destroy(void *ud)
     for (size_t i = 0; i < a->n_g; i++) {
         fs_free(a->g[i].bins);
         fs_free(a->g[i].need);
+        fs_rng_release(&a->g[i].rng);
     }
+    fs_rng_release(&a->rng);
+    fs_free(a->pj_slot);
+    fs_free(a->pj_need);
+    fs_free(a->pj_cover);
+    fs_free(a->pj_order);
+    fs_free(a->opts);
+    fs_free(a->nfree);
+    fs_free(a->failing);
     fs_free(a->g);
     fs_free(a->state);
     fs_free(a->empty_since);
@@ -174,8 +220,11 @@ static int cmp_desc(const void *x, const void *y)
 /* Nodes to add to g for its pending jobs: first-fit decreasing onto the
  * free GPUs of its nodes (those in service as they are, those still
  * provisioning whole, as they come up empty), then onto new nodes; a job
- * of a node or more takes whole empty nodes. */
-static int estimate(const autoscale_t *a, const fs_cluster_t *c, group_t *g, uint32_t *add)
+ * of a node or more takes whole empty nodes.  *add: the new nodes asked
+ * for; g's option (opt_*): the first `room` of them, the jobs they complete
+ * and the GPUs they fill. */
+static int estimate(const autoscale_t *a, const fs_cluster_t *c, group_t *g, uint32_t room,
+                    uint32_t *add)
 {
     size_t nb = 0;
     if (fs_grow((void **)&g->bins, &g->cap_bins, (size_t)g->provisioning + g->ready + 1,
@@ -187,56 +236,107 @@ static int estimate(const autoscale_t *a, const fs_cluster_t *c, group_t *g, uin
         else if (a->state[node] == READY && c->node_up[node] && c->node_free[node] > 0)
             g->bins[nb++] = c->node_free[node];
     size_t first_new = nb;
+    uint32_t pods = 0;
     qsort(g->need, g->n_need, sizeof *g->need, cmp_desc);
     for (size_t j = 0; j < g->n_need; j++) {
         uint32_t need = g->need[j];
+        size_t last = 0;                /* the last bin the job took */
         if (need >= g->gpn) {           /* whole nodes: empty bins first, then new ones */
             uint32_t k = (need + g->gpn - 1) / g->gpn;
             for (size_t b = 0; b < nb && k > 0; b++)
                 if (g->bins[b] == g->gpn) {
                     g->bins[b] = 0;
+                    last = b;
                     k--;
                 }
             while (k-- > 0) {
                 if (fs_grow((void **)&g->bins, &g->cap_bins, nb + 1, sizeof *g->bins))
                     return FS_ENOMEM;
+                last = nb;
                 g->bins[nb++] = 0;
             }
-            continue;
+        } else {
+            size_t b = 0;
+            while (b < nb && g->bins[b] < need)
+                b++;
+            if (b == nb) {
+                if (fs_grow((void **)&g->bins, &g->cap_bins, nb + 1, sizeof *g->bins))
+                    return FS_ENOMEM;
+                g->bins[nb++] = g->gpn;
+            }
+            g->bins[b] -= need;
+            last = b;
         }
-        size_t b = 0;
-        while (b < nb && g->bins[b] < need)
-            b++;
-        if (b == nb) {
-            if (fs_grow((void **)&g->bins, &g->cap_bins, nb + 1, sizeof *g->bins))
-                return FS_ENOMEM;
-            g->bins[nb++] = g->gpn;
-        }
-        g->bins[b] -= need;
+        pods += last >= first_new && last < first_new + room;
     }
     *add = (uint32_t)(nb - first_new);
+    uint32_t cap = *add < room ? *add : room;
+    uint64_t free_new = 0;
+    for (size_t b = first_new; b < first_new + cap; b++)
+        free_new += g->bins[b];
+    g->opt_nodes = cap;
+    g->opt_pods = pods;
+    g->opt_used = (uint64_t)cap * g->gpn - free_new;
     return 0;
 }
+
+/* Grows g by add nodes (lowest ids first).  A failed scale-up (drawn with
+ * the group's provision_failure, or a provision longer than
+ * max_node_provision_time): its nodes count as provisioning (CA waits for
+ * them) but are not owned and never come up; they are abandoned
+ * max_node_provision_time after the decision. */
+static uint32_t job_need(const fs_jobrt_t *j);
 
 static int provision(autoscale_t *a, fs_model_t *m, group_t *g, uint32_t add)
 {
     fs_time_t now = fs_model_now(m);
     advance(a, now);
+    int failed = add > 0 && (g->fails_long || (g->pfail > 0 && fs_rng_uniform(&g->rng) < g->pfail));
     for (uint32_t node = g->first; node < g->first + g->n && add > 0; node++) {
         if (a->state[node] != ABSENT)
             continue;
         a->state[node] = PROVISIONING;
+        a->failing[node] = (uint8_t)failed;
         g->provisioning++;
         g->added++;
         add--;
-        int rc = fs_usage_set_owned(a->usage, g->pool, (int64_t)g->gpn);
+        int rc = failed ? 0 : fs_usage_set_owned(a->usage, g->pool, (int64_t)g->gpn);
         if (!rc)
-            rc = fs_model_module_event(m, a->id, now + g->delay, FS_PRIO_REPAIR,
-                                       (uint64_t)node << EV_SHIFT | EV_READY, NULL);
+            rc = fs_model_module_event(m, a->id, now + (failed ? a->max_prov : g->delay),
+                                       FS_PRIO_REPAIR,
+                                       (uint64_t)node << EV_SHIFT | (failed ? EV_GIVEUP : EV_READY),
+                                       NULL);
         if (rc)
             return rc;
     }
     a->last_add = now;
+    return 0;
+}
+
+/* A node of a failed scale-up reached max_node_provision_time: abandoned
+ * (removed from the group's target size), the group backed off. */
+static int give_up(autoscale_t *a, fs_model_t *m, uint32_t node)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    if (node >= c->n_nodes || a->state[node] != PROVISIONING || !a->failing[node])
+        return FS_EINTERNAL;
+    group_t *g = &a->g[a->group_of[c->node_pool[node]] - 1];
+    fs_time_t now = fs_model_now(m);
+    advance(a, now);
+    a->state[node] = ABSENT;
+    a->failing[node] = 0;
+    g->provisioning--;
+    g->removed++;
+    if (g->last_fail != now) {      /* one failure per scale-up (its nodes end together) */
+        if (g->last_fail >= 0 && now - g->last_fail >= CA_BACKOFF_RESET_US)
+            g->fails = 0;
+        fs_time_t d = CA_BACKOFF_US;
+        for (uint32_t k = 0; k < g->fails && d < CA_BACKOFF_MAX_US; k++)
+            d *= 2;
+        g->backoff_until = now + (d < CA_BACKOFF_MAX_US ? d : CA_BACKOFF_MAX_US);
+        g->fails++;
+        g->last_fail = now;
+    }
     return 0;
 }
 
@@ -249,45 +349,176 @@ static int unschedulable(fs_model_t *m, const uint8_t *pods, size_t s)
     return j->state == FS_JOBRT_QUEUED && (!pods || pods[s]) && !fs_model_fits(m, (uint32_t)s);
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* With several groups: each pending job (GPUs descending) that fits on the
+ * in-flight nodes of a group it may use (first fit, its pools in order) is
+ * held by them (pj_cover = group + 1): no other group's option counts it,
+ * as CA simulates upcoming nodes in its snapshot.  With one group its own
+ * estimate does this. */
+static int cover(autoscale_t *a, fs_model_t *m)
+{
+    const fs_cluster_t *c = fs_model_cluster(m);
+    if (fs_grow((void **)&a->pj_order, &a->cap_pj3, a->n_pj + 1, sizeof *a->pj_order) ||
+        (!a->nfree && !(a->nfree = fs_calloc(c->n_nodes, sizeof *a->nfree))))
+        return FS_ENOMEM;
+    for (size_t i = 0; i < a->n_g; i++)
+        for (uint32_t node = a->g[i].first; node < a->g[i].first + a->g[i].n; node++)
+            a->nfree[node] = a->state[node] == PROVISIONING ? a->g[i].gpn : 0;
+    for (size_t j = 0; j < a->n_pj; j++)   /* GPUs descending, then queue slot */
+        a->pj_order[j] = (uint64_t)(UINT32_MAX - a->pj_need[j]) << 32 | j;
+    qsort(a->pj_order, a->n_pj, sizeof *a->pj_order, cmp_u64);
+    for (size_t o = 0; o < a->n_pj; o++) {
+        uint32_t j = (uint32_t)a->pj_order[o], need = a->pj_need[j];
+        const uint32_t *pools;
+        size_t np = fs_model_job_pools(m, a->pj_slot[j], &pools);
+        if (!pools)
+            np = a->n_pools;
+        for (size_t k = 0; k < np && !a->pj_cover[j]; k++) {
+            uint32_t p = pools ? pools[k] : (uint32_t)k;
+            if (p >= a->n_pools || !a->group_of[p])
+                continue;
+            const group_t *g = &a->g[a->group_of[p] - 1];
+            uint32_t whole = need >= g->gpn ? (need + g->gpn - 1) / g->gpn : 0, empty = 0;
+            for (uint32_t node = g->first; whole && node < g->first + g->n; node++)
+                empty += a->state[node] == PROVISIONING && a->nfree[node] == g->gpn;
+            if (whole && empty < whole)
+                continue;
+            int held = 0;
+            for (uint32_t node = g->first; node < g->first + g->n && !held; node++) {
+                if (a->state[node] != PROVISIONING)
+                    continue;
+                if (whole && a->nfree[node] == g->gpn) {
+                    a->nfree[node] = 0;
+                    held = --whole == 0;
+                } else if (!whole && a->nfree[node] >= need) {
+                    a->nfree[node] -= need;
+                    held = 1;
+                }
+            }
+            if (held)
+                a->pj_cover[j] = a->group_of[p];
+        }
+    }
+    return 0;
+}
+
+/* The expander: the index of the group to grow among the n options (group
+ * indices), or SIZE_MAX for none.  least-waste: fewest idle GPUs on the new
+ * nodes as a share of their GPUs; most-pods: most pending jobs completed;
+ * priority: the highest of cluster.autoscale.priorities (unlisted groups
+ * only when no option is listed); random.  The options left tie: a uniform
+ * draw among them (upstream's final random choice). */
+static size_t expand(autoscale_t *a, uint32_t *opts, size_t n)
+{
+    if (n == 0)
+        return SIZE_MAX;
+    size_t keep = 0;
+    int prio_any = 0;
+    for (size_t k = 0; k < n; k++)
+        prio_any |= a->g[opts[k]].has_prio;
+    double best = 0;
+    long best_prio = LONG_MIN;
+    for (size_t k = 0; k < n; k++) {
+        const group_t *g = &a->g[opts[k]];
+        double v;
+        switch (a->cfg->expander) {
+        case FS_EXPANDER_LEAST_WASTE:
+            v = -(double)((uint64_t)g->opt_nodes * g->gpn - g->opt_used) /
+                (double)((uint64_t)g->opt_nodes * g->gpn);
+            break;
+        case FS_EXPANDER_MOST_PODS: v = g->opt_pods; break;
+        case FS_EXPANDER_PRIORITY:
+            if (prio_any && !g->has_prio)
+                continue;
+            v = 0;
+            if (prio_any && (keep == 0 || g->prio > best_prio)) {
+                best_prio = g->prio;
+                keep = 0;
+            } else if (prio_any && g->prio < best_prio) {
+                continue;
+            }
+            opts[keep++] = opts[k];
+            continue;
+        default: v = 0; break;
+        }
+        if (keep == 0 || v > best + 1e-12) {
+            best = v;
+            keep = 0;
+        } else if (v < best - 1e-12) {
+            continue;
+        }
+        opts[keep++] = opts[k];
+    }
+    if (keep == 1)
+        return opts[0];
+    return opts[gsl_rng_uniform_int(fs_rng_gsl(&a->rng), keep)];
+}
+
 static int scan(autoscale_t *a, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     const fs_cluster_t *c = fs_model_cluster(m);
-    for (size_t i = 0; i < a->n_g; i++)
-        a->g[i].n_need = 0;
-    /* pending pods that cannot start now, each job to the first group of its
-     * pools (no walk over the job slots while nothing waits) */
+    /* pending pods that cannot start now (no walk over the job slots while
+     * nothing waits) */
     const uint8_t *pods = NULL;
     if (fs_model_jobs_queued(m) && fs_model_pods(m, &pods))
         return FS_ENOMEM;
+    a->n_pj = 0;
     for (size_t s = 0, n = fs_model_jobs_queued(m) ? fs_model_slots(m) : 0; s < n; s++) {
         if (!unschedulable(m, pods, s))
             continue;
-        const fs_jobrt_t *j = fs_model_job(m, (uint32_t)s);
+        if (fs_grow((void **)&a->pj_slot, &a->cap_pj, a->n_pj + 1, sizeof *a->pj_slot) ||
+            fs_grow((void **)&a->pj_need, &a->cap_pj2, a->n_pj + 1, sizeof *a->pj_need) ||
+            fs_grow((void **)&a->pj_cover, &a->cap_pj4, a->n_pj + 1, sizeof *a->pj_cover))
+            return FS_ENOMEM;
+        a->pj_slot[a->n_pj] = (uint32_t)s;
+        a->pj_need[a->n_pj] = job_need(fs_model_job(m, (uint32_t)s));
+        a->pj_cover[a->n_pj++] = 0;
+    }
+    if (a->n_pj && a->n_g > 1 && cover(a, m))
+        return FS_ENOMEM;
+    /* each group's option: the jobs that may use it and no other group's
+     * in-flight nodes hold */
+    for (size_t i = 0; i < a->n_g; i++)
+        a->g[i].n_need = 0;
+    for (size_t j = 0; j < a->n_pj; j++) {
         const uint32_t *pools;
-        size_t np = fs_model_job_pools(m, (uint32_t)s, &pools);
+        size_t np = fs_model_job_pools(m, a->pj_slot[j], &pools);
         if (!pools)
             np = a->n_pools;    /* any pool */
         for (size_t k = 0; k < np; k++) {
             uint32_t p = pools ? pools[k] : (uint32_t)k;
-            if (p >= a->n_pools || !a->group_of[p])
+            if (p >= a->n_pools || !a->group_of[p] ||
+                (a->pj_cover[j] && a->pj_cover[j] != a->group_of[p]))
                 continue;
             group_t *g = &a->g[a->group_of[p] - 1];
-            uint64_t milli = (uint64_t)j->job.gpus * j->job.gpu_milli;
-            uint32_t need = (uint32_t)((milli + 999) / 1000);
             if (fs_grow((void **)&g->need, &g->cap_need, g->n_need + 1, sizeof *g->need))
                 return FS_ENOMEM;
-            g->need[g->n_need++] = need ? need : 1;
-            break;
+            g->need[g->n_need++] = a->pj_need[j];
         }
     }
+    if (!a->opts && !(a->opts = fs_calloc(a->n_g, sizeof *a->opts)))
+        return FS_ENOMEM;
+    size_t n_opts = 0;
     for (size_t i = 0; i < a->n_g; i++) {
         group_t *g = &a->g[i];
-        uint32_t add = 0;
-        int rc = g->n_need ? estimate(a, c, g, &add) : 0;
-        uint32_t room = g->max - g->provisioning - g->ready;
-        if (!rc && add)
-            rc = provision(a, m, g, add < room ? add : room);
+        uint32_t add = 0, room = g->max - g->provisioning - g->ready;
+        if (!g->n_need || g->backoff_until > now)
+            continue;
+        int rc = estimate(a, c, g, room, &add);
+        if (rc)
+            return rc;
+        if (g->opt_nodes)
+            a->opts[n_opts++] = (uint32_t)i;
+    }
+    size_t pick = expand(a, a->opts, n_opts);
+    if (pick != SIZE_MAX) {
+        int rc = provision(a, m, &a->g[pick], a->g[pick].opt_nodes);
         if (rc)
             return rc;
     }
@@ -346,6 +577,8 @@ static int as_event(void *ud, fs_model_t *m, uint64_t data)
     unsigned kind = (unsigned)(data & ((1u << EV_SHIFT) - 1));
     if (kind == EV_SCAN)
         return scan(a, m);
+    if (kind == EV_GIVEUP)
+        return give_up(a, m, (uint32_t)(data >> EV_SHIFT));
     if (kind != EV_READY)
         return kp_event(a, m, data);
     uint32_t node = (uint32_t)(data >> EV_SHIFT);
@@ -904,7 +1137,30 @@ int fs_autoscale_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_
         if (why)
             return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
                          "%zu.pool: pool '%s' %s", i, pc->name, why), i, "pool");
+        if (ac->provisioner == FS_PROV_KARPENTER && gc->provision_failure > 0)
+            return blame(key, keylen, fs_error_set(err, FS_EINVAL, "cluster.autoscale.node_groups."
+                         "%zu.provision_failure: failed scale-ups are modelled for provisioner "
+                         "cluster-autoscaler only", i), i, "provision_failure");
     }
+    /* the priority expander's map: each name a node group's pool, each value an integer */
+    for (size_t k = 0; k < ac->n_priorities; k++) {
+        const char *name = ac->priority_pools[k], *v = ac->priority_values[k];
+        size_t i = 0;
+        while (i < ac->n_groups && !(ac->groups[i].pool && strcmp(ac->groups[i].pool, name) == 0))
+            i++;
+        snprintf(key, keylen, "cluster.autoscale.priorities.%s", name);
+        if (i == ac->n_groups)
+            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.priorities: '%s' is not a node "
+                                "group (the pools of cluster.autoscale.node_groups)", name);
+        char *end;
+        errno = 0;
+        long pr = strtol(v, &end, 10);
+        if (errno || end == v || *end || pr < INT_MIN || pr > INT_MAX)
+            return fs_error_set(err, FS_EINVAL, "cluster.autoscale.priorities.%s: expected an "
+                                "integer priority, found '%s'", name, v);
+    }
+    if (keylen)
+        key[0] = '\0';
     return 0;
 }
 
@@ -916,7 +1172,9 @@ static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, 
     if (!(a->g = fs_calloc(ac->n_groups, sizeof *a->g)) ||
         !(a->group_of = fs_calloc(c->n_pools, sizeof *a->group_of)) ||
         !(a->state = fs_calloc(c->n_nodes, sizeof *a->state)) ||
-        !(a->empty_since = fs_malloc(c->n_nodes * sizeof *a->empty_since)))
+        !(a->failing = fs_calloc(c->n_nodes, sizeof *a->failing)) ||
+        !(a->empty_since = fs_malloc(c->n_nodes * sizeof *a->empty_since)) ||
+        fs_rng_init(&a->rng, cfg->seed, cfg->replication, RNG_AUTOSCALE, 0))
         return fs_error_set(err, FS_ENOMEM, "cluster autoscaler: out of memory");
     for (uint32_t n = 0; n < c->n_nodes; n++)
         a->empty_since[n] = -1;
@@ -930,7 +1188,18 @@ static int build(autoscale_t *a, const fs_config_t *cfg, const fs_cluster_t *c, 
         a->group_of[p] = (uint32_t)i + 1;
         a->g[i] = (group_t){.pool = (uint32_t)p, .first = pl->first_node, .n = pl->n_nodes,
                             .gpn = pl->gpn, .min = gc->min, .max = gc->max ? gc->max : pl->n_nodes,
-                            .delay = gc->provision + gc->gpu_ready};
+                            .delay = gc->provision + gc->gpu_ready,
+                            .pfail = gc->provision_failure,
+                            .fails_long = !a->karp && gc->provision > a->max_prov,
+                            .backoff_until = -1, .last_fail = -1};
+        a->n_g = i + 1;     /* released by as_destroy from here on */
+        if (fs_rng_init(&a->g[i].rng, cfg->seed, cfg->replication, RNG_AUTOSCALE, 1 + i))
+            return fs_error_set(err, FS_ENOMEM, "cluster autoscaler: out of memory");
+        for (size_t k = 0; k < ac->n_priorities; k++)
+            if (strcmp(ac->priority_pools[k], gc->pool) == 0) {
+                a->g[i].has_prio = 1;
+                a->g[i].prio = strtol(ac->priority_values[k], NULL, 10);
+            }
     }
     a->n_g = ac->n_groups;
     return a->karp ? prices(a, cfg, c, err) : 0;
@@ -977,6 +1246,7 @@ int fs_autoscale_attach(fs_model_t *m, fs_error_t *err)
     a->last_add = -1;
     a->last_t = fs_model_now(m);
     a->karp = a->cfg->provisioner == FS_PROV_KARPENTER;
+    a->max_prov = a->cfg->max_provision > 0 ? a->cfg->max_provision : CA_MAX_PROVISION_US;
     a->win_start = -1;
     a->poll_anchor = fs_model_now(m);
     char key[96];

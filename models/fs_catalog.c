@@ -6,7 +6,7 @@
  * Figures and sources: docs/catalog.md.  Speed is dense BF16/FP16 tensor
  * throughput relative to H100 SXM (NVIDIA datasheets: V100 125, A100 312,
  * H100 989, H200 989, B200 2250 TFLOPS dense; T4 65, A10 125 FP16 tensor;
- * L40S 362 BF16 dense),
+ * L40S 362 BF16 dense; H100 NVL 835),
  * a first-order stand-in for training speed; scenarios can override it.
  * host_w is server power per GPU at peak: DGX A100 6.5 kW / 8, DGX H100
  * 10.2 kW / 8 (Epoch AI energy.py), DGX B200 14.3 kW / 8 [U].
@@ -30,6 +30,10 @@ static const fs_gpu_model_t catalog[] = {
      "NVIDIA P100 datasheet (FP16, no tensor cores)"},
     {"L40S", "NVIDIA L40S 48GB (PCIe)", 48, 350, 700, 0, 362.0 / 989.0,
      "NVIDIA L40S datasheet; host share [U]"},
+    /* a MIG model (models/fs_mig.c, docs/mig.md): 835 TFLOPS BF16 dense (1,671 sparse),
+     * 400 W max, NVLink bridge 600 GB/s; host share as the other PCIe cards [U] */
+    {"H100-NVL", "NVIDIA H100 NVL 94GB (PCIe)", 94, 400, 800, 600, 835.0 / 989.0,
+     "NVIDIA H100 NVL product brief; host share [U]"},
 };
 
 size_t fs_catalog_count(void) { return sizeof catalog / sizeof catalog[0]; }

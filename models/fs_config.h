@@ -112,6 +112,8 @@ typedef struct fs_nodegroup_cfg {
     uint32_t max;           /* most nodes provisioned; 0: the pool's nodes */
     fs_time_t provision;    /* scale-up decided -> node Ready, us */
     fs_time_t gpu_ready;    /* node Ready -> GPUs allocatable (device plugin), us */
+    double provision_failure; /* [0, 1]: a scale-up of the group fails (stock-out), its nodes
+                               * never register (cluster-autoscaler) */
 } fs_nodegroup_cfg_t;
 
 /* cluster.autoscale.provisioner: who adds and removes the groups' nodes. */
@@ -123,6 +125,13 @@ enum fs_provisioner {
 enum fs_consolidation {
     FS_CONSOL_WHEN_EMPTY_OR_UNDERUTILIZED = 0,  /* Karpenter v1's default */
     FS_CONSOL_WHEN_EMPTY = 1
+};
+/* cluster.autoscale.expander: which node group a Cluster Autoscaler scale-up grows
+ * (kubernetes/autoscaler cluster-autoscaler/expander; least-waste is upstream's default
+ * since 2025, random before). */
+enum fs_expander {
+    FS_EXPANDER_LEAST_WASTE = 0, FS_EXPANDER_RANDOM = 1, FS_EXPANDER_MOST_PODS = 2,
+    FS_EXPANDER_PRIORITY = 3
 };
 /* Karpenter's node Ready time when a group gives no `provision` (DOMAIN.md
  * 5.1: Karpenter nodes Ready in roughly 30-40 s), us. */
@@ -139,6 +148,11 @@ typedef struct fs_autoscale_cfg {
     fs_time_t batch_max;    /* Karpenter BATCH_MAX_DURATION, us */
     int consolidation;      /* enum fs_consolidation */
     fs_time_t consolidate_after; /* Karpenter disruption.consolidateAfter, us */
+    int expander;           /* enum fs_expander (cluster-autoscaler) */
+    size_t n_priorities;    /* expander priority: {group's pool: integer priority} */
+    char **priority_pools;  /* owned */
+    char **priority_values; /* owned, integer text */
+    fs_time_t max_provision; /* --max-node-provision-time, us */
 } fs_autoscale_cfg_t;
 
 /* startup: pod start-up from bound to running (models/fs_startup.h,
@@ -285,6 +299,8 @@ typedef struct fs_sched_cfg {
     uint32_t candidates;    /* scored placements: nodes scored per free level (0: all) */
     int node_score;         /* enum fs_node_score */
     double w_gpu, w_cpu, w_mem; /* scheduler.resource_weights (best_fit, spread) */
+    uint32_t pct_nodes_to_score; /* node_score kubernetes: percentageOfNodesToScore (0: adaptive) */
+    double w_balanced;      /* NodeResourcesBalancedAllocation's weight (best_fit, spread; 0: off) */
     int backfill;           /* enum fs_backfill_kind */
     int preemption;         /* enum fs_preempt_kind */
     int runtime;            /* enum fs_runtime_kind: what SJF/SRTF/backfill plan with */

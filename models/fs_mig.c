@@ -11,6 +11,9 @@
  *  - names, compute and memory fractions, instance counts: NVIDIA MIG user
  *    guide (r580), "Supported MIG Profiles", tables for A100, H100, H200 and
  *    B200;
+ *  - H100 NVL (94 GB): the guide's H100 table with its note on the 94 GB
+ *    parts (1g.12gb .. 7g.94gb), and NVIDIA/mig-parted config-default.yaml's
+ *    `all-*` configs for "H100 NVL, H800 NVL" (counts 7, 1, 4, 3, 2, 1, 1);
  *  - valid starts and sizes in memory slices: the guide's
  *    `nvidia-smi mig -lgipp` listing for A100 ({0..6}:1 for 1g and 1g+me,
  *    {0,2,4,6}:2 for the two-slice 1g, {0,2,4}:2 for 2g, {0,4}:4 for 3g,
@@ -41,6 +44,7 @@ static const fs_mig_model_t models[FS_MIG_GPU_COUNT] = {
     [FS_MIG_H100_80GB] = {"H100-80GB", "H100", 80, 7, SEVEN(10, 20, 20, 40, 40, 80)},
     [FS_MIG_H200_141GB] = {"H200-141GB", "H200", 141, 7, SEVEN(18, 35, 35, 71, 71, 141)},
     [FS_MIG_B200_180GB] = {"B200-180GB", "B200", 180, 7, SEVEN(23, 45, 45, 90, 90, 180)},
+    [FS_MIG_H100_94GB] = {"H100-94GB", "H100-NVL", 94, 7, SEVEN(12, 24, 24, 47, 47, 94)},
 };
 
 const fs_mig_model_t *fs_mig_model(fs_mig_gpu_t gpu)

@@ -53,6 +53,7 @@ typedef enum fs_mig_gpu {
     FS_MIG_H100_80GB,
     FS_MIG_H200_141GB,
     FS_MIG_B200_180GB,
+    FS_MIG_H100_94GB,       /* H100 NVL */
     FS_MIG_GPU_COUNT
 } fs_mig_gpu_t;
 

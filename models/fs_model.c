@@ -229,6 +229,8 @@ static int create_parts(fs_model_t *m, const fs_config_t *cfg, fs_error_t *err)
     if (!rc)
         fs_placer_set_scoring(m->placer, cfg->scheduler.node_score,
                               cfg->scheduler.w_gpu, cfg->scheduler.w_cpu, cfg->scheduler.w_mem);
+    if (!rc)
+        fs_placer_set_kube(m->placer, cfg->scheduler.pct_nodes_to_score, cfg->scheduler.w_balanced);
     if (!rc)    /* pod start-up (docs/models.md); NULL when not modelled */
         rc = fs_startup_create(cfg, &m->cluster, &m->startup, err);
     if (!rc && fs_integ_init(m))

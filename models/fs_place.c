@@ -64,6 +64,10 @@ struct fs_placer {
     int integer;            /* node_score != exact: scores truncated to integers */
     double wgpu, wcpu, wmem;    /* scheduler.resource_weights (best_fit, spread) */
     double spec_cpu, spec_gpu;  /* atc_best_fit: the largest node's CPU and GPU milli */
+    uint32_t pct_score;     /* percentageOfNodesToScore (node_score kubernetes; 0: adaptive) */
+    uint32_t next_start;    /* kube-scheduler's nextStartNodeIndex */
+    double wbal;            /* NodeResourcesBalancedAllocation's weight (0: off) */
+    uint8_t *allowed;       /* scratch: per pool, a pod's pools (sampled search) */
 };
 
 /* ---- lifecycle ------------------------------------------------------------- */
@@ -159,6 +163,7 @@ void fs_placer_destroy(fs_placer_t *pl)
     fs_free(pl->fgd);
     fs_free(pl->cand);
     fs_free(pl->podpools);
+    fs_free(pl->allowed);
     fs_free(pl);
 }
 
@@ -172,6 +177,29 @@ void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double
     pl->wgpu = w_gpu;
     pl->wcpu = w_cpu;
     pl->wmem = w_mem;
+}
+
+void fs_placer_set_kube(fs_placer_t *pl, uint32_t percentage, double balanced_weight)
+{
+    pl->pct_score = percentage;
+    pl->wbal = balanced_weight;
+}
+
+/* kubernetes/kubernetes pkg/scheduler/schedule_one.go numFeasibleNodesToFind
+ * (minFeasibleNodesToFind 100, minFeasibleNodesPercentageToFind 5; read, not
+ * copied). */
+uint32_t fs_kube_nodes_to_find(uint32_t n_all, uint32_t percentage)
+{
+    if (n_all < 100)
+        return n_all;
+    int64_t pct = percentage;
+    if (pct == 0) {
+        pct = 50 - (int64_t)n_all / 125;
+        if (pct < 5)
+            pct = 5;
+    }
+    int64_t n = (int64_t)n_all * pct / 100;
+    return n < 100 ? 100 : (uint32_t)n;
 }
 
 double fs_speed_factor(const fs_cluster_t *c, const fs_cluster_cfg_t *cc, uint32_t pool, int32_t cls)
@@ -746,6 +774,28 @@ static int pod_score(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, cons
             wsum += w[r];
         }
         *score = wsum > 0 ? (pl->integer ? (double)((int64_t)sum / (int64_t)wsum) : sum / wsum) : 0;
+        if (pl->wbal > 0) {
+            /* NodeResourcesBalancedAllocation (balanced_allocation.go): the
+             * requested share of each resource after placement (at most 1),
+             * score (1 - their population standard deviation) x 100 */
+            double share[3], mean = 0, var = 0;
+            int nf = 0;
+            for (int r = 0; r < 3; r++) {
+                if (w[r] <= 0 || cap[r] <= 0)
+                    continue;
+                double x = (cap[r] - fr[r] + rq[r]) / cap[r];
+                share[nf] = x > 1 ? 1 : x;
+                mean += share[nf++];
+            }
+            if (nf > 0)
+                mean /= nf;
+            for (int r = 0; r < nf; r++)
+                var += (share[r] - mean) * (share[r] - mean);
+            double bal = (1 - (nf > 0 ? sqrt(var / nf) : 0)) * 100;
+            if (pl->integer)
+                bal = (double)(int64_t)bal;
+            *score += pl->wbal * bal;
+        }
         if (frac) {
             s = shared_pick(st, q->milli, most, NULL);
             *slot = (most || st->a == 0) && s >= 0 ? st->slot[s] : -1;
@@ -783,6 +833,62 @@ static int pod_score(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, cons
     return 0;
 }
 
+/* node_score kubernetes with fewer nodes to find than the cluster has
+ * (kube-scheduler's findNodesThatFitPod and selectHost): nodes are filtered
+ * from the round-robin start index over every node of the cluster, in
+ * global id order, until `want` feasible ones are found; those are scored
+ * and the best taken, ties uniformly (random: one of the found nodes
+ * uniformly); the next search starts after the last node checked.  *best
+ * NONE when none fits.  0 or FS_ENOMEM. */
+static int place_pod_sampled(fs_placer_t *pl, const fs_cluster_t *c, const uint32_t *pools,
+                             size_t np, const fs_podreq_t *q, uint32_t want, uint32_t *best,
+                             int *best_slot)
+{
+    gsl_rng *r = fs_rng_gsl(&pl->rng);
+    if (!pl->allowed && !(pl->allowed = fs_calloc(c->n_pools, 1)))
+        return FS_ENOMEM;
+    memset(pl->allowed, 0, c->n_pools);
+    for (size_t i = 0; i < np; i++) {
+        uint32_t p = pools ? pools[i] : (uint32_t)i;
+        pl->allowed[p] = !(q->g > c->pools[p].gpn || (q->g && !fs_cluster_fits_req(c, p, q->g, q->milli)));
+    }
+    uint32_t n = c->n_nodes, start = pl->next_start % n, found = 0, i = 0;
+    double best_score = 0;
+    uint64_t ties = 0;
+    *best = NONE;
+    *best_slot = -1;
+    for (; i < n && found < want; i++) {
+        uint32_t v = (start + i) % n;
+        uint32_t p = c->node_pool[v];
+        const fs_pool_t *pp = &c->pools[p];
+        if (!pl->allowed[p] || (q->milli >= WHOLE && c->node_free[v] < q->g) ||
+            (q->cpu && pp->cpu_milli && c->node_cpu[v] < q->cpu) ||
+            (q->mem && pp->mem_mib && c->node_mem[v] < q->mem) || !fs_cluster_node_fits_pod(c, v, q))
+            continue;
+        found++;
+        if (pl->kind == FS_PLACE_RANDOM) {      /* uniform over the nodes found */
+            if (gsl_rng_uniform_int(r, found) == 0)
+                *best = v;
+            continue;
+        }
+        double sc;
+        int slot;
+        if (pod_score(pl, c, v, q, pl->st, &sc, &slot))
+            return FS_ENOMEM;
+        if (*best == NONE || sc > best_score) {
+            *best = v;
+            *best_slot = slot;
+            best_score = sc;
+            ties = 1;
+        } else if (sc == best_score && gsl_rng_uniform_int(r, ++ties) == 0) {
+            *best = v;
+            *best_slot = slot;
+        }
+    }
+    pl->next_start = (start + i) % n;
+    return 0;
+}
+
 static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, size_t np,
                      const fs_podreq_t *q, fs_placement_t *out)
 {
@@ -792,6 +898,14 @@ static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, si
     int best_slot = -1;
     double best_score = 0;
     uint64_t ties = 0;
+    uint32_t want = pl->node_score == FS_SCORE_KUBE ? fs_kube_nodes_to_find(c->n_nodes, pl->pct_score)
+                                                    : c->n_nodes;
+    if (want < c->n_nodes) {
+        int rc = place_pod_sampled(pl, c, pools, np, q, want, &best, &best_slot);
+        if (rc)
+            return rc;
+        np = 0;     /* the scan below is done */
+    }
     for (size_t i = 0; i < np; i++) {
         uint32_t p = pools ? pools[i] : (uint32_t)i;
         const fs_pool_t *pp = &c->pools[p];
@@ -826,7 +940,7 @@ static int place_pod(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, si
             }
         }
     }
-    if (pl->kind == FS_PLACE_RANDOM && ties > 0) {   /* uniform over the feasible nodes */
+    if (pl->kind == FS_PLACE_RANDOM && ties > 0 && want >= c->n_nodes) {   /* uniform over the feasible nodes */
         uint64_t k = gsl_rng_uniform_int(r, ties);
         for (size_t i = 0; i < np && best == NONE; i++) {
             uint32_t p = pools ? pools[i] : (uint32_t)i;
@@ -858,7 +972,8 @@ static int pod_path(const fs_placer_t *pl, const fs_cluster_t *c, const uint32_t
     if (pl->integer && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD ||
                      pl->kind == FS_PLACE_FGD || pl->kind == FS_PLACE_RANDOM))
         return 1;
-    if ((pl->wcpu > 0 || pl->wmem > 0) && (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD))
+    if ((pl->wcpu > 0 || pl->wmem > 0 || pl->wbal > 0) &&
+        (pl->kind == FS_PLACE_BEST_FIT || pl->kind == FS_PLACE_SPREAD))
         return 1;
     for (size_t i = 0; i < np; i++)
         if (fs_cluster_pod_res(c, pools ? pools[i] : (uint32_t)i, q))

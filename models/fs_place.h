@@ -97,6 +97,20 @@ int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podre
 void fs_placer_set_scoring(fs_placer_t *pl, int node_score, double w_gpu, double w_cpu,
                            double w_mem);
 
+/* kube-scheduler's options under node_score kubernetes (placements that go
+ * through place_pod): percentageOfNodesToScore (0: adaptive) -- feasible
+ * nodes are searched from a round-robin start index over every node of the
+ * cluster (global ids) until fs_kube_nodes_to_find of them are found; the
+ * next search starts after the last node checked -- and the weight of
+ * NodeResourcesBalancedAllocation for best_fit/spread (0: off; any
+ * node_score). */
+void fs_placer_set_kube(fs_placer_t *pl, uint32_t percentage, double balanced_weight);
+
+/* kube-scheduler's numFeasibleNodesToFind: every node below 100 nodes, else
+ * n_all x percentage / 100 (percentage 0: 50 - n_all / 125, at least 5), at
+ * least 100. */
+uint32_t fs_kube_nodes_to_find(uint32_t n_all, uint32_t percentage);
+
 /* A node pin (the plugin host's place, models/fs_plugin.c).  While one is
  * set on the placer, fs_placer_place, _place_node and
  * _place_pod put a request on the first of pin->nodes (global node ids, in

@@ -125,6 +125,9 @@ static const char *const svc_process_names[] = {
     [FS_SVC_POISSON] = "poisson", [FS_SVC_GAMMA] = "gamma", [FS_SVC_TRACE] = "trace", NULL};
 static const char *const provisioner_names[] = {
     [FS_PROV_CLUSTER_AUTOSCALER] = "cluster-autoscaler", [FS_PROV_KARPENTER] = "karpenter", NULL};
+static const char *const expander_names[] = {
+    [FS_EXPANDER_LEAST_WASTE] = "least-waste", [FS_EXPANDER_RANDOM] = "random",
+    [FS_EXPANDER_MOST_PODS] = "most-pods", [FS_EXPANDER_PRIORITY] = "priority", NULL};
 static const char *const consolidation_names[] = {
     [FS_CONSOL_WHEN_EMPTY_OR_UNDERUTILIZED] = "when_empty_or_underutilized",
     [FS_CONSOL_WHEN_EMPTY] = "when_empty", NULL};
@@ -312,6 +315,24 @@ static const fs_key_t config_rows[] = {
      .off = CF(cluster.autoscale.consolidate_after), .min = 0, .def = "0s", .unit = "s",
      .doc = "Karpenter: a node may be consolidated once it has been empty this long "
             "(disruption.consolidateAfter, v1 default 0s)."},
+    {.path = "cluster.autoscale.expander", .type = FS_KT_ENUM, .off = CF(cluster.autoscale.expander),
+     .names = expander_names, .def = "least-waste",
+     .doc = "Cluster Autoscaler: the node group a scale-up grows when several would help "
+            "(--expander): least-waste (fewest idle GPUs after it, upstream's default since "
+            "2025), random (the default before), most-pods, priority "
+            "(cluster.autoscale.priorities); ties at random (docs/models.md)."},
+    {.path = "cluster.autoscale.priorities", .type = FS_KT_NAMES,
+     .off = CF(cluster.autoscale.n_priorities), .off2 = CF(cluster.autoscale.priority_pools),
+     .off3 = CF(cluster.autoscale.priority_values),
+     .doc = "Expander priority: {node group's pool: integer}; the highest wins, groups not "
+            "listed only when no listed group helps (the priority expander's ConfigMap, by "
+            "group name)."},
+    {.path = "cluster.autoscale.max_node_provision_time", .type = FS_KT_DURATION,
+     .flags = FS_KF_MIN_OPEN, .off = CF(cluster.autoscale.max_provision), .min = 0, .def = "15m",
+     .unit = "s",
+     .doc = "Cluster Autoscaler: nodes of a scale-up not Ready this long after it are abandoned "
+            "and their group backed off (5 min, doubling to 30 min), so that the expander tries "
+            "another group (--max-node-provision-time, 15 min)."},
 
     {.path = "workload.synthetic", .type = FS_KT_CHOICE, .off = CF(workload.kind),
      .choice = FS_WORKLOAD_SYNTHETIC,
@@ -470,6 +491,19 @@ static const fs_key_t config_rows[] = {
     {.path = "scheduler.resource_weights.memory", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
      .off = CF(scheduler.w_mem), .min = 0, .def = "0",
      .doc = "Weight of memory in the best_fit/spread score (pools that model memory)."},
+    {.path = "scheduler.percentage_of_nodes_to_score", .type = FS_KT_UINT,
+     .flags = FS_KF_MAX, .off = CF(scheduler.pct_nodes_to_score), .size = sizeof(uint32_t),
+     .max = 100, .def = "0",
+     .doc = "node_score kubernetes: kube-scheduler's percentageOfNodesToScore. Nodes are "
+            "filtered from a round-robin start until this share of the cluster's nodes (at "
+            "least 100) is feasible, and only those are scored; 0: adaptive, 50 - nodes/125 "
+            "percent, at least 5 (numFeasibleNodesToFind; docs/models.md)."},
+    {.path = "scheduler.balanced_allocation", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN,
+     .off = CF(scheduler.w_balanced), .min = 0, .def = "0",
+     .doc = "best_fit/spread: weight of kube-scheduler's NodeResourcesBalancedAllocation "
+            "score ((1 - the standard deviation of the resources' requested shares) x 100, over "
+            "the resources of scheduler.resource_weights) added to NodeResourcesFit's "
+            "(weight 1); kube-scheduler's default profile uses 1; 0: off."},
     {.path = "scheduler.candidates", .type = FS_KT_UINT, .off = CF(scheduler.candidates),
      .size = sizeof(uint32_t), .def = "100",
      .doc = "best_fit, spread, fgd in pools with shared GPUs: nodes scored per free level "
@@ -1406,6 +1440,9 @@ static const fs_key_t nodegroup_rows[] = {
     {.path = "gpu_ready", .type = FS_KT_DURATION, .flags = FS_KF_MIN, .off = NG(gpu_ready),
      .min = 0, .def = "1m", .unit = "s",
      .doc = "From node Ready to its GPUs allocatable (driver and device plugin, about 1 min)."},
+    {.path = "provision_failure", .type = FS_KT_PROB, .off = NG(provision_failure), .def = "0",
+     .doc = "Probability that a scale-up of the group fails (a stock-out: its nodes never "
+            "register and are abandoned after max_node_provision_time; cluster-autoscaler)."},
 };
 static const fs_keytab_t nodegroup_keys = {"node group", nodegroup_rows,
                                            sizeof nodegroup_rows / sizeof nodegroup_rows[0],

@@ -446,6 +446,135 @@ static void test_kueue_gate(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* ---- Cluster Autoscaler expanders and failed scale-ups -------------------------
+ * Two node groups a (8-GPU nodes) and b (4-GPU nodes, max 2) that every job
+ * may use; three 4-GPU jobs at 0.  The options of the 10 s scan: a, 2 new
+ * nodes holding the 3 jobs (16 GPUs, 12 used: 25% idle); b, its 2 nodes
+ * holding 2 jobs (none idle).  Only one group grows per scan.  If b grew,
+ * the 20 s scan finds the third job held by no in-flight node and grows a
+ * by one node (b is at max); if a grew, its nodes hold every job. */
+#define CA_TWO(extra)                                                                            \
+    "cluster:\n  pools: [{name: a, gpu: H100, nodes: 4, gpus_per_node: 8},\n"                    \
+    "          {name: b, gpu: H100, nodes: 4, gpus_per_node: 4}]\n"                               \
+    "  autoscale:\n    node_groups: [{pool: a}, {pool: b, max: 2}]\n" extra
+
+static const double three4[][3] = {{0, 4, 3600}, {0, 4, 3600}, {0, 4, 3600}};
+
+/* Which group the 10 s scan grew: 'b' (2 nodes at 10 s, 3 at 20 s, two jobs
+ * in pool b from 190 s, the third in a from 200 s) or 'a' (2 nodes, every
+ * job in pool a at 190 s). */
+static char first_group(const res_t *r)
+{
+    assert_int_equal(at(r, 10)->nodes_provisioning, 2);
+    if (at(r, 20)->nodes_provisioning == 3) {
+        size_t in_b = 0;
+        for (size_t i = 0; i < r->rows.n; i++) {
+            const fs_job_row_t *j = &r->rows.r[i];
+            in_b += j->pool == 1;
+            assert_double_equal(j->start, j->pool == 1 ? 190 : 200, 1e-9);
+        }
+        assert_int_equal(in_b, 2);
+        return 'b';
+    }
+    assert_int_equal(at(r, 20)->nodes_provisioning, 2);
+    for (size_t i = 0; i < r->rows.n; i++) {
+        assert_int_equal(r->rows.r[i].pool, 0);
+        assert_double_equal(r->rows.r[i].start, 190, 1e-9);
+    }
+    return 'a';
+}
+
+static void test_ca_expanders(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    res_t r;
+    run_text(CA_TWO(""), three4, 3, &r);        /* least-waste, upstream's default */
+    assert_int_equal(first_group(&r), 'b');
+    res_free(&r);
+    run_text(CA_TWO("    expander: most-pods\n"), three4, 3, &r);
+    assert_int_equal(first_group(&r), 'a');
+    res_free(&r);
+    run_text(CA_TWO("    expander: priority\n    priorities: {a: 10, b: 1}\n"), three4, 3, &r);
+    assert_int_equal(first_group(&r), 'a');
+    res_free(&r);
+    /* b listed: it wins; at 20 s only a helps, unlisted: it grows */
+    run_text(CA_TWO("    expander: priority\n    priorities: {b: -5}\n"), three4, 3, &r);
+    assert_int_equal(first_group(&r), 'b');
+    res_free(&r);
+    /* random: both groups over 24 seeds, each seed's choice the same twice */
+    int seen_a = 0, seen_b = 0;
+    for (int seed = 1; seed <= 24; seed++) {
+        char text[512];
+        snprintf(text, sizeof text, "seed: %d\n" CA_TWO("    expander: random\n"), seed);
+        run_text(text, three4, 3, &r);
+        char g = first_group(&r);
+        res_free(&r);
+        run_text(text, three4, 3, &r);
+        assert_int_equal(first_group(&r), g);
+        res_free(&r);
+        seen_a += g == 'a';
+        seen_b += g == 'b';
+    }
+    assert_true(seen_a >= 4 && seen_b >= 4);    /* binomial(24, 1/2): P(< 4) < 1e-3 */
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* A failed scale-up: a is preferred (priority) but its scale-up fails; its
+ * node counts as provisioning (CA waits for it) until max_node_provision_time
+ * (305 s) after the 10 s decision, 315 s; a is then backed off (5 min) and
+ * the 320 s scan grows b: its GPUs at 320 + 180 = 500 s.  The same when a's
+ * provision (20 min) exceeds the default 15 min: abandoned at 910 s, before
+ * that instant's scan, which grows b: the job at 910 + 180 = 1090 s.  Without the failure the job starts at 190 s. */
+static void test_ca_failed_provision(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const double one[][3] = {{0, 4, 3600}};
+    res_t r;
+#define CA_FAIL(groups, extra)                                                                   \
+    "cluster:\n  pools: [{name: a, gpu: H100, nodes: 4, gpus_per_node: 8},\n"                    \
+    "          {name: b, gpu: H100, nodes: 4, gpus_per_node: 4}]\n"                               \
+    "  autoscale:\n    node_groups: [" groups ", {pool: b}]\n"                                    \
+    "    expander: priority\n    priorities: {a: 10, b: 1}\n" extra
+    run_text(CA_FAIL("{pool: a, provision_failure: 1}", "    max_node_provision_time: 305s\n"),
+             one, 1, &r);
+    assert_int_equal(r.rows.n, 1);
+    assert_int_equal(r.rows.r[0].pool, 1);
+    assert_double_equal(r.rows.r[0].start, 500, 1e-9);
+    assert_int_equal(at(&r, 10)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 310)->nodes_provisioning, 1);  /* waited for */
+    assert_int_equal(at(&r, 310)->nodes_autoscaled, 0);
+    assert_int_equal(at(&r, 320)->nodes_provisioning, 1);  /* b's */
+    assert_int_equal(at(&r, 500)->nodes_autoscaled, 1);
+    res_free(&r);
+    run_text(CA_FAIL("{pool: a, provision: 20m}", ""), one, 1, &r);
+    assert_int_equal(r.rows.r[0].pool, 1);
+    assert_double_equal(r.rows.r[0].start, 1090, 1e-9);
+    res_free(&r);
+    run_text(CA_FAIL("{pool: a, provision_failure: 0}", ""), one, 1, &r);
+    assert_int_equal(r.rows.r[0].pool, 0);
+    assert_double_equal(r.rows.r[0].start, 190, 1e-9);
+    res_free(&r);
+#undef CA_FAIL
+    /* one group that always fails: the job never starts, nothing is owned
+     * (no capacity), and the group is retried after each backoff: decisions
+     * at 10 s, then 315 + 300 = 615 s (its backoff), ... */
+    run_text("cluster:\n  pools: [{name: a, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+             "  autoscale:\n    node_groups: [{pool: a, provision_failure: 1}]\n"
+             "    max_node_provision_time: 305s\n",
+             one, 1, &r);
+    assert_int_equal(r.rows.n, 1);
+    assert_true(r.rows.r[0].start < 0 || r.rows.r[0].pool < 0);
+    assert_double_equal(r.t.gpu_s_capacity, 0, 1e-9);
+    assert_int_equal(at(&r, 310)->nodes_provisioning, 1);
+    assert_int_equal(at(&r, 320)->nodes_provisioning, 0);  /* backed off until 615 s */
+    assert_int_equal(at(&r, 610)->nodes_provisioning, 0);
+    assert_int_equal(at(&r, 620)->nodes_provisioning, 1);  /* retried at the 620 s scan */
+    res_free(&r);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static void expect_error(const char *group, const char *extra, const char *want)
 {
     char text[1024];
@@ -455,6 +584,23 @@ static void expect_error(const char *group, const char *extra, const char *want)
              "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
              "duration: {dist: constant, value: 1h}}}\n%s",
              group, extra);
+    fs_error_t err;
+    assert_int_equal(fs_test_create(text, &err), FS_EINVAL);
+    if (!strstr(err.msg, want))
+        fail_msg("expected '%s' in: %s", want, err.msg);
+}
+
+/* As expect_error, the autoscale block's keys beside node_groups given
+ * (node_groups [{pool: p}] unless they give it). */
+static void expect_error_as(const char *keys, const char *want)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "name: a\ncluster:\n  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 8}]\n"
+             "  autoscale: {%s%s}\n"
+             "workload: {synthetic: {arrivals: {rate: 1/h}, gpus: {8: 1}, "
+             "duration: {dist: constant, value: 1h}}}\n",
+             strstr(keys, "node_groups") ? "" : "node_groups: [{pool: p}], ", keys);
     fs_error_t err;
     assert_int_equal(fs_test_create(text, &err), FS_EINVAL);
     if (!strstr(err.msg, want))
@@ -475,6 +621,19 @@ static void test_errors(void **st)
                  "node_groups.0.pool: pool 'p' also has cost.purchases");
     expect_error("{pool: p}", "cost: {pools: [{pool: p, online: 5d}]}\n",
                  "node_groups.0.pool: pool 'p' also has cost.pools online/retire dates");
+    /* expanders and failed scale-ups: FILE:LINE:COL of the key */
+    expect_error_as("expander: cheapest", "t.yaml:4:");
+    expect_error_as("expander: cheapest", "least-waste");
+    expect_error_as("priorities: {q: 5}", "cluster.autoscale.priorities: 'q' is not a node group");
+    expect_error_as("priorities: {q: 5}", "t.yaml:4:");
+    expect_error_as("priorities: {p: high}",
+                    "cluster.autoscale.priorities.p: expected an integer priority, found 'high'");
+    expect_error("{pool: p, provision_failure: 1.5}", "", "t.yaml:4:");
+    expect_error("{pool: p, provision_failure: -0.1}", "", "provision_failure");
+    expect_error_as("provisioner: karpenter, node_groups: [{pool: p, provision_failure: 0.5}]",
+                    "node_groups.0.provision_failure: failed scale-ups are modelled for "
+                    "provisioner cluster-autoscaler only");
+    expect_error_as("max_node_provision_time: 0s", "max_node_provision_time");
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -486,7 +645,8 @@ int main(void)
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_kp_batch),
         cmocka_unit_test(test_kp_cheapest),   cmocka_unit_test(test_kp_consolidation),
         cmocka_unit_test(test_kp_limits),     cmocka_unit_test(test_kp_gang),
-        cmocka_unit_test(test_kueue_gate),
+        cmocka_unit_test(test_kueue_gate),    cmocka_unit_test(test_ca_expanders),
+        cmocka_unit_test(test_ca_failed_provision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,7 @@ static const struct {
     {"H100-80GB", ORACLE7("1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")},
     {"H200-141GB", ORACLE7("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")},
     {"B200-180GB", ORACLE7("1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")},
+    {"H100-94GB", ORACLE7("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb")},
 };
 
 /* "{0,2,4}:2" -> start list and size. */
@@ -271,7 +272,16 @@ static void test_tables_match_guide(void **s)
     assert_null(fs_mig_model_lookup("V100", &err));
     assert_int_equal(err.code, FS_EINVAL);
     assert_string_equal(err.msg, "GPU model 'V100' has no MIG geometry (expected one of A100-40GB, A100-80GB "
-                                 "(A100), H100-80GB (H100), H200-141GB (H200), B200-180GB (B200))");
+                                 "(A100), H100-80GB (H100), H200-141GB (H200), B200-180GB (B200), "
+                                 "H100-94GB (H100-NVL))");
+    /* H100 NVL: by its catalog name and mig-parted's; 3g.47gb takes 3/7 of the compute */
+    assert_int_equal(fs_mig_model_find("H100-NVL"), FS_MIG_H100_94GB);
+    assert_int_equal(fs_mig_model_find("h100-94gb"), FS_MIG_H100_94GB);
+    const fs_mig_model_t *nvl = fs_mig_model(FS_MIG_H100_94GB);
+    assert_int_equal(nvl->memory_gb, 94);
+    assert_string_equal(nvl->profile[4].name, "3g.47gb");
+    assert_int_equal(nvl->profile[4].gpu_milli, 428);
+    assert_int_equal(nvl->profile[2].max_count, 4);   /* 1g.24gb x4 */
     /* accounting share of a MIG pod (docs/shapes.md): 1g = 1000/7 rounded down */
     const fs_mig_model_t *h = fs_mig_model(FS_MIG_H100_80GB);
     assert_int_equal(h->profile[0].gpu_milli, 142);
@@ -494,6 +504,15 @@ static const cfg_row_t migparted[] = {
     {"all-4g.90gb", FS_MIG_B200_180GB, {{"4g.90gb", 1}}},
     {"all-7g.180gb", FS_MIG_B200_180GB, {{"7g.180gb", 1}}},
     {"all-balanced", FS_MIG_B200_180GB, {{"1g.23gb", 2}, {"2g.45gb", 1}, {"3g.90gb", 1}}},
+    /* "H100 NVL, H800 NVL" (all-1g.24gb.me's 1g.24gb+me is not modelled: refused) */
+    {"all-1g.12gb", FS_MIG_H100_94GB, {{"1g.12gb", 7}}},
+    {"all-1g.12gb.me", FS_MIG_H100_94GB, {{"1g.12gb+me", 1}}},
+    {"all-1g.24gb", FS_MIG_H100_94GB, {{"1g.24gb", 4}}},
+    {"all-2g.24gb", FS_MIG_H100_94GB, {{"2g.24gb", 3}}},
+    {"all-3g.47gb", FS_MIG_H100_94GB, {{"3g.47gb", 2}}},
+    {"all-4g.47gb", FS_MIG_H100_94GB, {{"4g.47gb", 1}}},
+    {"all-7g.94gb", FS_MIG_H100_94GB, {{"7g.94gb", 1}}},
+    {"all-balanced", FS_MIG_H100_94GB, {{"1g.12gb", 2}, {"2g.24gb", 1}, {"3g.47gb", 1}}},
 #undef H80
 };
 

@@ -1153,6 +1153,128 @@ static void test_model_fractional_and_speed(void **s)
     "    duration: {dist: exponential, mean: 1h}\n"                                         \
     "scheduler: {placement: binpack, candidates: 7}\n"
 
+/* kube-scheduler's numFeasibleNodesToFind (pkg/scheduler/schedule_one.go): every node below
+ * 100; else nodes x percentage / 100 with percentage 0 adaptive (50 - nodes / 125, at least 5),
+ * at least 100 nodes. */
+static void test_kube_nodes_to_find(void **s)
+{
+    (void)s;
+    static const uint32_t cases[][3] = {
+        {50, 0, 50},     {99, 0, 99},      {100, 0, 100},   {150, 0, 100},   {500, 0, 230},
+        {1000, 0, 420},  {1213, 0, 497},   {5000, 0, 500},  {10000, 0, 500}, {20000, 0, 1000},
+        {1000, 10, 100}, {1000, 30, 300},  {1000, 100, 1000}, {99, 10, 99},  {6000, 1, 100}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (fs_kube_nodes_to_find(cases[i][0], cases[i][1]) != cases[i][2])
+            fail_msg("%u nodes, %u%%: %u, expected %u", cases[i][0], cases[i][1],
+                     fs_kube_nodes_to_find(cases[i][0], cases[i][1]), cases[i][2]);
+}
+
+/* node_score kubernetes on 200 empty 8-GPU nodes, best_fit (MostAllocated): 100 nodes are
+ * filtered per pod (200 x 49% = 98, at least 100) from a round-robin start.  Pod 1 searches
+ * nodes 0-99 (all tie: one of them); pod 2 searches 100-199, so it cannot join pod 1 and lands
+ * on one of those; pod 3 searches 0-99 again and joins pod 1 (the fullest there).  With
+ * percentage 100 pod 2 joins pod 1 at once. */
+static void test_kube_percentage_round_robin(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[1] = {{.name = "a", .gpu = "H100", .nodes = 200, .gpus_per_node = 8}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 1);
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        fs_cluster_t c;
+        assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+        fs_placer_t *pl;
+        assert_int_equal(fs_placer_create(&c, FS_PLACE_BEST_FIT, 0, &cc, seed, 0, &pl, NULL), 0);
+        fs_placer_set_scoring(pl, FS_SCORE_KUBE, 1, 0, 0);
+        fs_placer_set_kube(pl, 0, 0);
+        fs_podreq_t q = {1, 1000, 0, 0};
+        fs_placement_t a, b, d;
+        assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &a), 1);
+        assert_true(a.one.node < 100);
+        assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &b), 1);
+        assert_true(b.one.node >= 100 && b.one.node < 200);
+        assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &d), 1);
+        assert_int_equal(d.one.node, a.one.node);
+        fs_cluster_free(&c, &a);
+        fs_cluster_free(&c, &b);
+        fs_cluster_free(&c, &d);
+        /* percentage 100: every node is scored, the second pod joins the first */
+        fs_placer_set_kube(pl, 100, 0);
+        assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &a), 1);
+        assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &b), 1);
+        assert_int_equal(b.one.node, a.one.node);
+        fs_cluster_free(&c, &a);
+        fs_cluster_free(&c, &b);
+        fs_placer_destroy(pl);
+        fs_cluster_release(&c);
+    }
+    /* nodes that fail the filter count as searched: a pod allowed only in pool b (nodes
+     * 150-299 of 300; 300 x (50 - 2)% = 144 to find) searches from 0, finds 144 of b's nodes
+     * by node 293; the next search starts at 294 */
+    fs_pool_cfg_t two[2] = {{.name = "a", .gpu = "H100", .nodes = 150, .gpus_per_node = 8},
+                            {.name = "b", .gpu = "H100", .nodes = 150, .gpus_per_node = 8}};
+    make_cfg(&cc, two, 2);
+    fs_cluster_t c;
+    assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+    fs_placer_t *pl;
+    assert_int_equal(fs_placer_create(&c, FS_PLACE_SPREAD, 0, &cc, 3, 0, &pl, NULL), 0);
+    fs_placer_set_scoring(pl, FS_SCORE_KUBE, 1, 0, 0);
+    fs_placer_set_kube(pl, 0, 0);
+    const uint32_t only_b = 1;
+    fs_podreq_t q = {1, 1000, 0, 0};
+    fs_placement_t a, b;
+    assert_int_equal(fs_placer_place_pod(pl, &c, &only_b, 1, &q, &a), 1);
+    assert_true(a.one.node >= 150 && a.one.node < 294);
+    /* the next search: 294-299 (6 of b), then 0-149 (a: filtered out), then 150-287 (138
+     * more of b); spread (LeastAllocated) avoids the node with the first pod */
+    assert_int_equal(fs_placer_place_pod(pl, &c, &only_b, 1, &q, &b), 1);
+    assert_true(b.one.node >= 150 && b.one.node != a.one.node);
+    assert_true(b.one.node >= 294 || b.one.node < 288);
+    fs_cluster_free(&c, &a);
+    fs_cluster_free(&c, &b);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* NodeResourcesBalancedAllocation beside MostAllocated (GPU and CPU weighted 1): node 0 holds
+ * 1 GPU and 8 of 16 cores, node 1 holds 3 GPUs and 4 cores.  A 1-GPU pod with no CPU: fit
+ * (MostAllocated) scores node 0 (2/4, 8/16) 50 and node 1 (4/4, 4/16) 62.5, so best_fit
+ * takes node 1; balanced scores node 0 100 (shares equal) and node 1 (1 - |1 - 0.25| / 2) x
+ * 100 = 62.5, so with weight 1 node 0 wins (150 against 125); under integer scores too. */
+static void test_balanced_allocation(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[1] = {
+        {.name = "a", .gpu = "H100", .nodes = 2, .gpus_per_node = 4, .cpu_milli = 16000}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 1);
+    for (int score = FS_SCORE_EXACT; score <= FS_SCORE_KUBE; score++)
+        for (int bal = 0; bal <= 1; bal++) {
+            fs_cluster_t c;
+            assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+            fs_placer_t *pl;
+            assert_int_equal(fs_placer_create(&c, FS_PLACE_BEST_FIT, 0, &cc, 1, 0, &pl, NULL), 0);
+            fs_placer_set_scoring(pl, score, 1, 1, 0);
+            fs_placer_set_kube(pl, 0, bal);
+            fs_podreq_t q0 = {1, 1000, 8000, 0}, q1 = {3, 1000, 4000, 0}, q = {1, 1000, 0, 0};
+            fs_placement_t p0, p1, p;
+            assert_int_equal(fs_cluster_take_pod(&c, 0, &q0, -1, &p0), 1);
+            assert_int_equal(fs_cluster_take_pod(&c, 1, &q1, -1, &p1), 1);
+            assert_int_equal(fs_placer_place_pod(pl, &c, NULL, 0, &q, &p), 1);
+            if (p.one.node != (uint32_t)(bal ? 0 : 1))
+                fail_msg("node_score %d, balanced %d: node %u", score, bal, p.one.node);
+            fs_cluster_free(&c, &p);
+            fs_cluster_free(&c, &p1);
+            fs_cluster_free(&c, &p0);
+            fs_placer_destroy(pl);
+            fs_cluster_release(&c);
+        }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 static void test_scenario_keys(void **s)
 {
     (void)s;
@@ -1241,6 +1363,9 @@ int main(void)
         cmocka_unit_test(test_speed),
         cmocka_unit_test(test_model_fractional_and_speed),
         cmocka_unit_test(test_scenario_keys),
+        cmocka_unit_test(test_kube_nodes_to_find),
+        cmocka_unit_test(test_kube_percentage_round_robin),
+        cmocka_unit_test(test_balanced_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,6 +180,8 @@ static const char multi_dump[] =
     "    batch_max_duration: 10s\n"
     "    consolidation_policy: when_empty_or_underutilized\n"
     "    consolidate_after: 0s\n"
+    "    expander: least-waste\n"
+    "    max_node_provision_time: 15m\n"
     "workload:\n"
     "  synthetic:\n"
     "    arrivals:\n"
@@ -209,6 +211,8 @@ static const char multi_dump[] =
     "    gpu: 1\n"
     "    cpu: 0\n"
     "    memory: 0\n"
+    "  percentage_of_nodes_to_score: 0\n"
+    "  balanced_allocation: 0\n"
     "  candidates: 100\n"
     "  backfill: none\n"
     "  preemption: auto\n"
@@ -728,7 +732,7 @@ static void test_override_errors(void **state)
          "--set workload.synthetic.gpus: job size 2048 is larger than any pool (largest: 1024 GPUs)"},
         {"workload.trace.path=x.csv", "--set workload.trace.path: workload: give only one of 'synthetic' and "
                                       "'trace', not both"},
-        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, tolerations, preset, mode, placement, node_score, resource_weights, candidates, backfill, "
+        {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, tolerations, preset, mode, placement, node_score, resource_weights, percentage_of_nodes_to_score, balanced_allocation, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
                           "checkpoint_interval, bf, wfp, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},

@@ -16,7 +16,8 @@ scheduler: {candidates: 8}
 Y
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 -o a.csv
 expect_out '^fragmentation experiment: 281 pods .* 6212 GPUs in 15 pools, 2 seeds, demand to 130%'
-for p in random best_fit pack fgd; do expect_out "^$p +[0-9.]+% "; done
+# the defaults: the ATC'23 paper's four policies
+for p in random atc_best_fit gpu_packing fgd; do expect_out "^$p +[0-9.]+% "; done
 # header + 4 placements x 2 seeds x 26 demand steps (5% .. 130%)
 if [ "$(wc -l < a.csv)" -eq 209 ]; then ok; else bad "a.csv has $(wc -l < a.csv) lines"; fi
 if head -1 a.csv | grep -q '^placement,seed,demand,requested_milli,allocated_milli,capacity_milli,alloc_ratio,placed,failed$'; then ok; else bad "header: $(head -1 a.csv)"; fi
@@ -58,6 +59,13 @@ if [ "$(wc -l < k.csv)" -eq 209 ]; then ok; else bad "k.csv has $(wc -l < k.csv)
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 \
     --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k2.csv
 if cmp -s k.csv k2.csv; then ok; else bad "two list-draw runs differ"; fi
+# the defaults are these flags (tests/validation/frag_atc23.sh checks them against the paper)
+if cmp -s a.csv k.csv; then ok; else bad "the defaults differ from the ATC'23 flags"; fi
+# the previous defaults stay reachable, and a --set replaces the default node score
+expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw uniform --typical 100 \
+    --placements random,best_fit,pack,fgd --set scheduler.node_score=exact -o u.csv
+for p in random best_fit pack fgd; do expect_out "^$p +[0-9.]+% "; done
+if cmp -s u.csv k.csv; then bad "uniform draws and exact scores gave the defaults' CSV"; else ok; fi
 # the same file on one thread as on three
 expect_exit 0 "$FLEETSIM" frag frag.yaml --seeds 2 --draw list --typical 95 -j 1 \
     --placements random,atc_best_fit,gpu_packing,fgd --set scheduler.node_score=kubernetes_name -o k1.csv
