@@ -106,137 +106,7 @@ static void wq_drop_front(eng_t *e)
     e->wq_n--;
 }
 
-/* ---- step time and the KV cache ------------------------------------------------ */
-
-#define KV_FS_PER_US 1000000000ull     /* the context term's unit: 1e-9 us per token */
-#define MACRO_CTX_MAX (1u << 20)        /* iterations of a macro step with a context term */
-
-static double step_us(const replica_t *r, uint32_t b)
-{
-    if (b == 0)
-        return 0;
-    if (r->batch <= 1)
-        return r->stepb;
-    return r->step1 + (r->stepb - r->step1) * (double)(b - 1) / (double)(r->batch - 1);
-}
-
-/* An iteration's length without its context term, us: p prefill tokens, b
- * decoding sequences. */
-static fs_time_t iter_us(const replica_t *r, uint64_t p, uint32_t b)
-{
-    double x = (double)p * 1e6 / r->prefill_tps + step_us(r, b);
-    fs_time_t d = (fs_time_t)floor(x + 0.5);
-    return d < 1 ? 1 : d;
-}
-
-/* The context term of an iteration whose decoding sequences hold ctx
- * tokens of KV: kv_fs x ctx / 1e9 us, rounded half up (integers only). */
-static fs_time_t ctx_us(const eng_t *e, uint64_t ctx)
-{
-    return (fs_time_t)((e->kv_fs * ctx + KV_FS_PER_US / 2) / KV_FS_PER_US);
-}
-
-/* n (n - 1) / 2 without overflowing first. */
-static uint64_t tri(uint64_t n) { return n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1); }
-
-/* sum over i = 0 .. n-1 of floor((a i + c) / m), m > 0, exactly.  With a, c
- * reduced below m, the terms count the lattice points under the line
- * y = (a x + c) / m; counting them by rows instead is a sum of the same
- * form with m and a exchanged (Euclid's algorithm on (m, a)). */
-static uint64_t floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t c)
-{
-    uint64_t sum = 0;
-    while (n > 0) {
-        if (a >= m) {
-            sum += tri(n) * (a / m);
-            a %= m;
-        }
-        if (c >= m) {
-            sum += n * (c / m);
-            c %= m;
-        }
-        uint64_t top = a * n + c;
-        if (top < m)
-            break;
-        n = top / m;
-        c = top % m;
-        uint64_t t = m;
-        m = a;
-        a = t;
-    }
-    return sum;
-}
-
-/* An iteration's length from the replica's measured profile: p prefill
- * tokens, b decoding sequences holding ctx KV tokens (fs_svprofile.h). */
-static fs_time_t prof_us(const eng_t *e, uint64_t p, uint32_t b, uint64_t ctx)
-{
-    const fs_svprof_t *pf = e->prof;
-    double x = fs_svprof_prefill(pf, p) +
-               (b ? fs_svprof_decode(pf, b, fs_svprof_column(pf, b, ctx)) : 0);
-    fs_time_t d = (fs_time_t)floor(x + 0.5);
-    return d < 1 ? 1 : d;
-}
-
-/* The end of the first j iterations of the engine's current iteration or
- * macro step (every one b = n_run decodes, C growing by b each): t0 +
- * j x base + the sum of their context terms, in closed form; with a
- * profile, a sum over the grid's context columns C passes through. */
-static fs_time_t macro_end(const eng_t *e, uint64_t j)
-{
-    if (e->prof && e->k > 1) {
-        fs_time_t t = e->t0;
-        uint32_t b = e->n_run;
-        uint64_t i = 0;
-        while (i < j) {
-            uint64_t ctx = e->ctx0 + i * b;
-            size_t g = fs_svprof_column(e->prof, b, ctx);
-            uint64_t left = fs_svprof_left_in(e->prof, b, ctx, g);
-            uint64_t cnt = left < j - i ? left : j - i;
-            t += (fs_time_t)cnt * prof_us(e, 0, b, ctx);
-            i += cnt;
-        }
-        return t;
-    }
-    if (e->prof)
-        return e->t0 + (fs_time_t)j * e->dur;
-    fs_time_t t = e->t0 + (fs_time_t)j * e->base;
-    if (e->kv_fs && j > 0)
-        t += (fs_time_t)floor_sum(j, KV_FS_PER_US, e->kv_fs * e->n_run,
-                                  e->kv_fs * e->ctx0 + KV_FS_PER_US / 2);
-    return t;
-}
-
-/* Iterations of the current macro step (k of them) ending by now (up = 0:
- * at or before now) or started before now (up = 1: the first j whose end is
- * at or after now). */
-static uint64_t macro_iters(const eng_t *e, fs_time_t now, int up)
-{
-    if (now <= e->t0)
-        return 0;
-    if (!e->kv_fs && !e->prof) {
-        fs_time_t d = now - e->t0;
-        uint64_t j = (uint64_t)(up ? (d + e->dur - 1) / e->dur : d / e->dur);
-        return j > e->k ? e->k : j;
-    }
-    uint64_t lo = 0, hi = e->k;     /* end(j) grows with j: bisect [0, k] */
-    while (lo < hi) {
-        if (up) {           /* the least j with end(j) >= now (k if none) */
-            uint64_t j = lo + (hi - lo) / 2;
-            if (macro_end(e, j) >= now)
-                hi = j;
-            else
-                lo = j + 1;
-        } else {            /* the largest j with end(j) <= now */
-            uint64_t j = lo + (hi - lo + 1) / 2;
-            if (macro_end(e, j) <= now)
-                lo = j;
-            else
-                hi = j - 1;
-        }
-    }
-    return lo;
-}
+/* ---- the KV cache (step time: fs_service_step.c) -------------------------------- */
 
 static uint32_t blocks_for(uint64_t tokens)
 {
@@ -363,7 +233,7 @@ static void settle_blocks(eng_t *e, fs_time_t now)
 {
     if (!e->armed || e->k <= 1 || now <= e->t0)
         return;
-    uint64_t cnt = macro_iters(e, now, 1);
+    uint64_t cnt = fs_svstep_macro_iters(e, now, 1);
     for (uint32_t i = 0; i < e->n_run; i++)
         kv_grow(e, &e->run[i], (uint64_t)e->run[i].computed + (uint64_t)cnt);
 }
@@ -401,7 +271,7 @@ static int wake(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, int prio)
     if (!e->armed)
         return arm_p(a, s, m, i, now, prio);
     if (e->k > 1 && e->at > now) {  /* a macro step: cut at the next boundary */
-        fs_time_t at = macro_end(e, macro_iters(e, now, 1));
+        fs_time_t at = fs_svstep_macro_end(e, fs_svstep_macro_iters(e, now, 1));
         if (at < e->at) {
             fs_model_cancel(m, e->ev);
             return arm(a, s, m, i, at);
@@ -717,6 +587,10 @@ static uint32_t macro_len(const eng_t *e)
         if (left < k)
             k = left;
     }
+    /* with a context term, at most 2^20 iterations per macro step: its sum
+     * stays far from overflow; the next one goes on exactly as it would */
+    if ((e->kv_fs || e->prof) && k > MACRO_CTX_MAX)
+        k = MACRO_CTX_MAX;
     if (!e->kv_blocks || k <= 1)
         return k;
     /* blocks the first j iterations take: sequence i needs its next block
@@ -962,24 +836,6 @@ static int start_transfers(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
     return 0;
 }
 
-/* The iteration starting at e->t0 with p prefill tokens and b decoding
- * sequences (those scheduled): the context they attend to (ctx0), its
- * length without the context term (base) and with it (dur). */
-static void step_times(const replica_t *r, eng_t *e, uint64_t p, uint32_t b)
-{
-    e->ctx0 = 0;
-    if (e->kv_fs || e->prof)    /* the context its decoding sequences attend to */
-        for (uint32_t k = 0; k < e->n_run; k++)
-            if (e->run[k].sched && e->run[k].decoding)
-                e->ctx0 += e->run[k].computed;
-    if (e->prof) {
-        e->base = e->dur = prof_us(e, p, b, e->ctx0);
-    } else {
-        e->base = iter_us(r, p, b);
-        e->dur = e->base + ctx_us(e, e->ctx0);
-    }
-}
-
 /* Decode replica i's next iteration from now, or idle: the sequences whose
  * KV cache arrived join the batch (in the order their transfers started),
  * every running one decodes (v1 and v0 alike: nothing prefills here), the
@@ -1035,18 +891,16 @@ static int begin_decode(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         return 0;
     }
     e->t0 = now;
-    step_times(r, e, p, b);
+    fs_svstep_times(r, e, p, b);
     e->k = 1;
     /* nothing preempted: the next iterations are this one again up to the
      * first finish or KV shortage (a transfer that ends cuts it) */
     if (pr == 0 && b == e->n_run) {
         uint32_t k = macro_len(e);
-        if ((e->kv_fs || e->prof) && k > MACRO_CTX_MAX)
-            k = MACRO_CTX_MAX;
         if (k > 1)
             e->k = k;
     }
-    return arm(a, s, m, i, macro_end(e, e->k));
+    return arm(a, s, m, i, fs_svstep_macro_end(e, e->k));
 }
 
 /* The next iteration from now, or idle. */
@@ -1088,7 +942,7 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
         return 0;
     }
     e->t0 = now;
-    step_times(r, e, p, b);
+    fs_svstep_times(r, e, p, b);
     e->k = 1;
     /* every running sequence decodes, and nothing was admitted or preempted:
      * what kept the waiting ones out (no room in the batch, the budget, the
@@ -1096,14 +950,10 @@ static int begin(services_t *a, svc_t *s, fs_model_t *m, uint32_t i)
      * this one again up to the first finish or KV shortage */
     if (p == 0 && pr == 0 && admitted == 0 && b == e->n_run) {
         uint32_t k = macro_len(e);
-        /* with a context term, at most 2^20 iterations per macro step: its sum
-         * stays far from overflow; the next one goes on exactly as it would */
-        if ((e->kv_fs || e->prof) && k > MACRO_CTX_MAX)
-            k = MACRO_CTX_MAX;
         if (k > 1)
             e->k = k;
     }
-    return arm(a, s, m, i, macro_end(e, e->k));
+    return arm(a, s, m, i, fs_svstep_macro_end(e, e->k));
 }
 
 /* The end of replica i's iteration (or of j iterations of a macro step):
@@ -1120,7 +970,7 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
     fs_svc_settle(s, now);   /* e->armed stays set: requests routed here now just wait */
     if (e->k > 0) {
         if (e->k > 1) {     /* j identical decode iterations */
-            uint32_t j = (uint32_t)macro_iters(e, now, 0);
+            uint32_t j = (uint32_t)fs_svstep_macro_iters(e, now, 0);
             for (uint32_t k = 0; k < e->n_run; k++) {
                 seq_t *q = &e->run[k];
                 q->computed += j;

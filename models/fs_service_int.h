@@ -338,6 +338,19 @@ int fs_sveng_done(services_t *a, svc_t *s, fs_model_t *m, uint32_t i, uint32_t a
 int fs_sveng_start(svc_t *s, replica_t *r, const fs_svc_perf_cfg_t *p);
 /* The service's profiles, freed (its destruction). */
 void fs_sveng_free_profiles(svc_t *s);
+
+/* Step time (fs_service_step.c).  The context term's unit: 1e-9 us per
+ * token; a macro step with a context term or a profile runs at most
+ * MACRO_CTX_MAX iterations (its closed-form sum far from overflow). */
+#define KV_FS_PER_US 1000000000ull
+#define MACRO_CTX_MAX (1u << 20)
+/* The iteration starting at e->t0 with p prefill tokens and b decoding
+ * sequences (those scheduled): e->ctx0, e->base and e->dur. */
+void fs_svstep_times(const replica_t *r, eng_t *e, uint64_t p, uint32_t b);
+/* The end of the first j iterations of the current macro step. */
+fs_time_t fs_svstep_macro_end(const eng_t *e, uint64_t j);
+/* Its iterations ending by now (up = 0) or started before now (up = 1). */
+uint64_t fs_svstep_macro_iters(const eng_t *e, fs_time_t now, int up);
 /* Replica r's engine stops for good: its KV cache leaves the service's total. */
 void fs_sveng_stop(svc_t *s, replica_t *r);
 /* A request completed with the figures of row: counts, SLO, histograms,
