@@ -285,15 +285,6 @@ static void json_waits(fs_json_t *j, const char *key, const fs_rec_waits_t *w)
     fs_json_end_object(j);
 }
 
-static void json_array(fs_json_t *j, const char *key, const double *v, size_t n)
-{
-    fs_json_key(j, key);
-    fs_json_begin_array(j);
-    for (size_t i = 0; i < n; i++)
-        fs_json_num(j, v[i]);
-    fs_json_end_array(j);
-}
-
 /* --recorded: one run file against its trace's recorded waits. */
 static int compare_recorded(const char *path, int json)
 {
@@ -343,10 +334,10 @@ static int compare_recorded(const char *path, int json)
         fs_json_num(&j, c.spearman);
         fs_json_key(&j, "capacity_gpus");
         fs_json_num(&j, c.capacity);
-        json_array(&j, "util_day_simulated", c.util_sim, c.n_days);
-        json_array(&j, "util_day_recorded", c.util_rec, c.n_days);
-        json_array(&j, "wait_simulated_s", c.wait_sim, c.n_matched);
-        json_array(&j, "wait_recorded_s", c.wait_rec, c.n_matched);
+        fs_json_num_array(&j, "util_day_simulated", c.util_sim, c.n_days);
+        fs_json_num_array(&j, "util_day_recorded", c.util_rec, c.n_days);
+        fs_json_num_array(&j, "wait_simulated_s", c.wait_sim, c.n_matched);
+        fs_json_num_array(&j, "wait_recorded_s", c.wait_rec, c.n_matched);
         fs_json_end_object(&j);
         fs_json_end_object(&j);
         fs_json_finish(&j);

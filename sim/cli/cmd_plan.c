@@ -133,15 +133,6 @@ static void json_ci(fs_json_t *j, const char *key, const fs_ci_t *ci)
     fs_json_end_object(j);
 }
 
-static void json_reps(fs_json_t *j, const char *key, const double *v, size_t n)
-{
-    fs_json_key(j, key);
-    fs_json_begin_array(j);
-    for (size_t i = 0; i < n; i++)
-        fs_json_num(j, v[i]);
-    fs_json_end_array(j);
-}
-
 /* "quarterly": the quarterly cash flow (plan.years), docs/plan.md. */
 static void json_fin(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_result_t *r,
                      const fs_plan_fin_t *f)
@@ -178,9 +169,9 @@ static void json_fin(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_result
         json_ci(j, "npv", &fl->npv_ci);
         json_ci(j, "payback_years", &fl->payback_ci);
         json_ci(j, "cost_per_gpu_hour", &fl->cpgh_ci);
-        json_reps(j, "npv_values", fl->npv, R);
-        json_reps(j, "payback_values", fl->payback, R);
-        json_reps(j, "cost_per_gpu_hour_values", fl->cpgh, R);
+        fs_json_num_array(j, "npv_values", fl->npv, R);
+        fs_json_num_array(j, "payback_values", fl->payback, R);
+        fs_json_num_array(j, "cost_per_gpu_hour_values", fl->cpgh, R);
         fs_json_key(j, "quarters");
         fs_json_begin_array(j);
         for (size_t q = 0; q < Q; q++) {

@@ -104,6 +104,15 @@ void fs_json_num(fs_json_t *j, double v)
         fputs("null", j->f);
 }
 
+void fs_json_num_array(fs_json_t *j, const char *key, const double *v, size_t n)
+{
+    fs_json_key(j, key);
+    fs_json_begin_array(j);
+    for (size_t i = 0; i < n; i++)
+        fs_json_num(j, v[i]);
+    fs_json_end_array(j);
+}
+
 void fs_json_uint(fs_json_t *j, uint64_t v)
 {
     item(j);

@@ -30,6 +30,8 @@ void fs_json_end_array(fs_json_t *j);
 void fs_json_key(fs_json_t *j, const char *key);
 void fs_json_str(fs_json_t *j, const char *s);    /* NULL: null */
 void fs_json_num(fs_json_t *j, double v);         /* non-finite: null */
+/* "key": [v[0], ..., v[n-1]] (non-finite values: null). */
+void fs_json_num_array(fs_json_t *j, const char *key, const double *v, size_t n);
 void fs_json_uint(fs_json_t *j, uint64_t v);
 void fs_json_bool(fs_json_t *j, int v);
 void fs_json_null(fs_json_t *j);
