@@ -44,6 +44,19 @@ int fs_test_write(const char *path, const char *text)
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
+char *fs_test_request_trace(char **dir, const char *rows)
+{
+    *dir = fs_test_tmpdir();
+    char *p = fs_test_path(*dir, "req.csv");
+    size_t n = strlen(rows) + 64;
+    char *text = malloc(n);
+    assert_non_null(text);
+    snprintf(text, n, "TIMESTAMP,ContextTokens,GeneratedTokens\n%s", rows);
+    assert_int_equal(fs_test_write(p, text), 0);
+    free(text);
+    return p;
+}
+
 char *fs_test_read(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

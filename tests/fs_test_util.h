@@ -17,6 +17,10 @@ char *fs_test_tmpdir(void);
 char *fs_test_path(const char *dir, const char *name);
 /* Writes text to path; returns 0 or -1. */
 int fs_test_write(const char *path, const char *text);
+/* An Azure LLM inference request trace (TIMESTAMP,ContextTokens,
+ * GeneratedTokens) with the given rows, as req.csv in a fresh *dir; caller
+ * frees both (and removes *dir). */
+char *fs_test_request_trace(char **dir, const char *rows);
 /* Reads a whole file (NUL-terminated); caller frees; NULL on error. */
 char *fs_test_read(const char *path, size_t *len);
 /* Removes a directory tree (rm -rf); best effort. */

@@ -92,16 +92,6 @@ static void run(const char *trace, uint32_t b, unsigned kvp, unsigned kvd, const
     fs_test_run_yaml(y, NULL, 0, &sink, &q->t);
 }
 
-static char *write_trace(char **dir, const char *rows)
-{
-    *dir = fs_test_tmpdir();
-    char *p = fs_test_path(*dir, "req.csv");
-    char text[1024];
-    snprintf(text, sizeof text, "TIMESTAMP,ContextTokens,GeneratedTokens\n%s", rows);
-    assert_int_equal(fs_test_write(p, text), 0);
-    return p;
-}
-
 static const fs_request_row_t *by_arrival(const reqs_t *q, double at)
 {
     for (size_t i = 0; i < q->n; i++)
@@ -124,7 +114,7 @@ static void done_trace(char *p, char *dir)
 static void test_one_request(void **state)
 {
     (void)state;
-    char *dir, *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,1000,11\n");
+    char *dir, *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,1000,11\n");
     const char *sched[2] = {"v1", "v0"};
     for (int k = 0; k < 2; k++) {
         reqs_t q;
@@ -147,7 +137,7 @@ static void test_one_request(void **state)
 static void test_one_token_stays(void **state)
 {
     (void)state;
-    char *dir, *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,500,1\n");
+    char *dir, *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,500,1\n");
     reqs_t q;
     run(p, 4, 0, 0, "v1", &q);
     assert_int_equal(q.n, 1);
@@ -167,7 +157,7 @@ static void test_one_token_stays(void **state)
 static void test_full_decode_waits(void **state)
 {
     (void)state;
-    char *dir, *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,1000,3\n"
+    char *dir, *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,1000,3\n"
                                       "2023-11-16 18:00:00.0000000,1000,3\n");
     for (int k = 0; k < 2; k++) {
         reqs_t q;
@@ -196,7 +186,7 @@ static void test_full_decode_waits(void **state)
 static void test_prefill_holds_blocks(void **state)
 {
     (void)state;
-    char *dir, *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,1000,2\n"
+    char *dir, *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,1000,2\n"
                                       "2023-11-16 18:00:00.0500000,1000,2\n");
     reqs_t q;
     run(p, 4, 1024, 0, "v1", &q);
@@ -215,7 +205,7 @@ static void test_prefill_holds_blocks(void **state)
 static void test_decode_preemption_reprefills(void **state)
 {
     (void)state;
-    char *dir, *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,16,9\n"
+    char *dir, *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,16,9\n"
                                       "2023-11-16 18:00:00.0000000,16,9\n");
     reqs_t q;
     run(p, 2, 0, 32, "v1", &q);

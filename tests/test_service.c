@@ -422,16 +422,6 @@ static void test_modes_agree(void **state)
 
 /* ---- batching by hand ------------------------------------------------------------- */
 
-static char *write_trace(char **dir, const char *rows)
-{
-    *dir = fs_test_tmpdir();
-    char *p = fs_test_path(*dir, "req.csv");
-    char text[1024];
-    snprintf(text, sizeof text, "TIMESTAMP,ContextTokens,GeneratedTokens\n%s", rows);
-    assert_int_equal(fs_test_write(p, text), 0);
-    return p;
-}
-
 static const fs_request_row_t *by_arrival(const reqs_t *q, double at)
 {
     for (size_t i = 0; i < q->n; i++)
@@ -445,7 +435,7 @@ static void test_batching_by_hand(void **state)
 {
     (void)state;
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0000000,100,6\n"
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0000000,100,6\n"
                                 "2023-11-16 18:00:00.5000000,50,1\n"
                                 "2023-11-16 18:00:00.6000000,100,2\n"
                                 "2023-11-16 18:00:00.7000000,10,3\n");
@@ -540,7 +530,7 @@ static void test_hpa_by_hand(void **state)
     (void)state;
     char *dir;
     /* four requests at 0 that decode for 1000 s (step 1 s), a fifth at 20 s */
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
                                 "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
                                 "2023-11-16 18:00:20.0,1,1\n");
     char y[2048];
@@ -598,7 +588,7 @@ static void test_hpa_pending_left_out(void **state)
 {
     (void)state;
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,2\n2023-11-16 18:00:00.0,1,2\n"
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0,1,2\n2023-11-16 18:00:00.0,1,2\n"
                                 "2023-11-16 18:00:00.0,1,2\n2023-11-16 18:00:00.0,1,2\n"
                                 "2023-11-16 18:00:20.0,1,1\n");
     static const char *const startup[] = {"{container: 30s}", "{container: 10s, load: 20s}"};
@@ -638,7 +628,7 @@ static void test_hpa_no_ready_records_nothing(void **state)
 {
     (void)state;
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,1\n");
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0,1,1\n");
     char y[2048];
     snprintf(y, sizeof y,
              BASE "horizon: 600s\noutput: {timeline_interval: 5s, requests: true}\n"
@@ -786,7 +776,7 @@ static void test_scale_down_withdraws_pending(void **state)
 {
     (void)state;
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,201\n2023-11-16 18:00:00.0,1,201\n"
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0,1,201\n2023-11-16 18:00:00.0,1,201\n"
                                 "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
                                 "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
                                 "2023-11-16 18:00:00.0,1,1001\n2023-11-16 18:00:00.0,1,1001\n"
@@ -1039,7 +1029,7 @@ static void test_config_errors(void **state)
     }
     /* a bad row of a request trace stops the run at its line */
     char *dir;
-    char *p = write_trace(&dir, "2023-11-16 18:00:00.0,1,5\n2023-11-16 18:00:01.0,x,5\n");
+    char *p = fs_test_request_trace(&dir, "2023-11-16 18:00:00.0,1,5\n2023-11-16 18:00:01.0,x,5\n");
     snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n"
              "    requests: {process: trace, trace: '%s'}\n"
              "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n", p);
