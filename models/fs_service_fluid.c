@@ -47,6 +47,82 @@ static double fluid_step(const svc_t *s)
     return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
 }
 
+/* The prefill queue of one replica (engines v1 and v0): the wait of a new
+ * prompt for the prefill of the prompts ahead of it. */
+typedef struct pfq {
+    double pw;      /* P(wait > 0) */
+    double ew;      /* E[wait], s */
+} pfq_t;
+
+/* The prefill queue (engines v1 and v0).  Each replica's prompts form an
+ * M/G/1 queue, FCFS: a prompt of n tokens is prefilled in the iterations'
+ * leftover budget, T - b tokens an iteration that also decodes b sequences
+ * (v1), so it holds the prefill for S = n (1/prefill + step / (T - b))
+ * seconds (v0, no chunking: S = n / prefill, decode paused); rho = l E[S]
+ * per replica, R = E[S^2] / (2 E[S]) the residual of the prompt in service.
+ * With Poisson arrivals split at random (round_robin is taken as that too)
+ * it is Pollaczek-Khinchine: P(wait > 0) = rho, E[W] = rho R / (1 - rho).
+ *
+ * least_loaded sends a prompt to the replica with the fewest requests,
+ * decoding ones included.  Mean-field (the queues independent, as in the
+ * analyses of join-the-shortest-queue and power-of-d routing): replica i
+ * holds D_i ~ Poisson(b) decoding sequences (an infinite-server stage,
+ * b = its mean batch) and Q_i prompts in its prefill queue, Q_i = 0 with
+ * probability 1 - rho, else geometric on 1, 2, ... with the M/G/1 mean
+ * L = rho + l E[W] (Little), ratio sig = 1 - rho / L.  The router takes the
+ * least D_i + Q_i over the N replicas (ties at random); a prompt that lands
+ * on a replica with Q = j waits R + (j - 1) E[S].  With C the count's law
+ * and c = P(C = x), g = P(C > x), the chosen replica has count x with
+ * probability ((c + g)^N - g^N) / (N c) for each replica, so
+ *   P(wait) = N sum_x T(x) rho G(x),
+ *   E[W]    = N sum_x T(x) rho (R G(x) + E[S] H(x)),
+ * G(x) = P(D + Q = x | Q >= 1) and H(x) = E[(Q - 1); D + Q = x | Q >= 1]
+ * by the recursions G(x) = sig G(x - 1) + (1 - sig) p(x - 1) and
+ * H(x) = sig (H(x - 1) + G(x - 1)), p the Poisson(b) law.  N = 1 gives
+ * Pollaczek-Khinchine back exactly.  The wait beyond 0 is taken as
+ * exponential of the conditional mean (exact for M/M/1).  At rho >= 1 the
+ * fluid backlog holds the queue instead (none here). */
+static void prefill_queue(const svc_t *s, double l, double in, double ip, double st,
+                          double room, double b, double reps, pfq_t *q)
+{
+    double u = ip;      /* seconds of prefill per prompt token */
+    if (s->cfg->engine_sched == FS_SVC_V1)
+        u += st / (room > 1 ? room : 1);
+    double rho = l * in * u, es = in * u, es2 = s->in2 * u * u;
+    if (!(l > 0) || !(rho < 1) || !(es > 0))
+        return;
+    double r = es2 / (2 * es), w1 = rho * r / (1 - rho);
+    int nr = reps > 1.5 && s->cfg->router != FS_ROUTE_RR ? (int)llround(reps) : 1;
+    if (nr == 1 || !(b >= 0)) {
+        q->pw = rho;
+        q->ew = w1;
+        return;
+    }
+    double sig = 1 - rho / (rho + l * w1);
+    /* the counts up to where both laws have left less than 1e-12 */
+    double xmax = b + 12 * sqrt(b + 1) + 12 + (sig > 0 ? 28 / -log(sig) : 0);
+    long nx = xmax < 20000 ? (long)xmax : 20000;
+    double pd = exp(-b), g = 0, h = 0, ge = 1, pw = 0, ew = 0;
+    for (long x = 0; x <= nx; x++) {
+        if (x > 0) {            /* G(x), H(x) from x - 1; then p(x) */
+            h = sig * (h + g);
+            g = sig * g + (1 - sig) * pd;
+            pd *= b / (double)x;
+        }
+        double c = (1 - rho) * pd + rho * g, gt = ge - c;
+        if (gt < 0)
+            gt = 0;
+        if (c > 0) {
+            double t = (pow(ge, nr) - pow(gt, nr)) / c;     /* N T(x) */
+            pw += t * rho * g;
+            ew += t * rho * (r * g + es * h);
+        }
+        ge = gt;
+    }
+    q->pw = pw < 1 ? pw : 1;
+    q->ew = ew;
+}
+
 /* engine v1 / v0 at the current arrival rate: mean values of a replica's
  * iterations (arrivals spread evenly over the ready replicas, lambda each).
  * In steady state b sequences decode in an iteration on average; every
@@ -59,13 +135,14 @@ static double fluid_step(const svc_t *s)
  * TPOT = t.  A prompt of n tokens takes n / prefill plus, v1, a decode
  * step for each of its about n / (T - b) + 1/2 chunks (at least one: even a
  * short prompt is prefilled in an iteration with the decodes), plus half an
- * iteration in progress when it comes.  The queueing of prompts behind
- * other prompts' prefill on one replica is not in it (docs/validation.md).  Saturated (no positive solution, or b above the saturated
+ * iteration in progress when it comes; the wait behind other prompts'
+ * prefill is *q (prefill_queue).  Saturated (no positive solution, or b above the saturated
  * batch): the saturated iteration.  slots: its own prefill and the
  * full-batch step. */
-static void fluid_at_load(const svc_t *s, double lam, double *pre, double tp[TP_N])
+static void fluid_at_load(const svc_t *s, double lam, double *pre, double tp[TP_N], pfq_t *q)
 {
     *pre = fluid_prefill(s);
+    *q = (pfq_t){0, 0};
     tp[TP_T] = tp[TP_ST] = fluid_step(s);
     tp[TP_R] = tp[TP_EY] = tp[TP_EY2] = 0;
     double *tpot = &tp[TP_T];
@@ -93,6 +170,7 @@ static void fluid_at_load(const svc_t *s, double lam, double *pre, double tp[TP_
     else
         *pre = in * ip + t / 2;
     *tpot = t;
+    prefill_queue(s, l, in, ip, st, T - b, b, reps, q);
     /* The spread of a request's TPOT: over its m decode iterations (m t
      * seconds) its replica prefills the prompts that arrive meanwhile, a
      * compound Poisson sum X of their prefill times Y = tokens / prefill
@@ -287,7 +365,8 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
     s->f_at = to;
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
     double pre, tp[TP_N];
-    fluid_at_load(s, lam, &pre, tp);
+    pfq_t pq;
+    fluid_at_load(s, lam, &pre, tp, &pq);
     if (s->mean_out <= 1)
         tp[TP_T] = NAN;
     s->f_requests += lam * (t1 - t);
@@ -298,7 +377,10 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
             double pw = erlang_c_memo(s, lam / mu, (unsigned)llround(slots));
             double ca2 = s->cfg->process == FS_SVC_GAMMA ? 1.0 / s->cfg->shape : 1.0;
             double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
-            comp_t c = {.a = 0, .pw = pw, .theta = pw > 0 ? ew / pw : 0};
+            /* the batch slots' wait, then the prefill queue's: an atom at 0
+             * and an exponential tail of the sum's mean */
+            double p0 = 1 - (1 - pw) * (1 - pq.pw), ez = ew + pq.ew;
+            comp_t c = {.a = 0, .pw = p0, .theta = p0 > 0 ? ez / p0 : 0};
             int rc = fluid_done(s, n, c, tp, pre);
             if (rc)
                 return rc;
