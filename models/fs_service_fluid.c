@@ -102,8 +102,10 @@ static void prefill_queue(const svc_t *s, double l, double in, double ip, double
     /* the counts up to where both laws have left less than 1e-12 */
     double xmax = b + 12 * sqrt(b + 1) + 12 + (sig > 0 ? 28 / -log(sig) : 0);
     long nx = xmax < 20000 ? (long)xmax : 20000;
-    double pd = exp(-b), g = 0, h = 0, ge = 1, pw = 0, ew = 0;
-    for (long x = 0; x <= nx; x++) {
+    double pd = exp(-b), g = 0, h = 0, ge = 1, gen = 1, pw = 0, ew = 0;
+    /* gen = P(C >= x)^N, the chance that no replica has fewer: past
+     * where it is negligible no prompt lands */
+    for (long x = 0; x <= nx && gen > 1e-16; x++) {
         if (x > 0) {            /* G(x), H(x) from x - 1; then p(x) */
             h = sig * (h + g);
             g = sig * g + (1 - sig) * pd;
@@ -112,12 +114,14 @@ static void prefill_queue(const svc_t *s, double l, double in, double ip, double
         double c = (1 - rho) * pd + rho * g, gt = ge - c;
         if (gt < 0)
             gt = 0;
+        double gtn = pow(gt, nr);
         if (c > 0) {
-            double t = (pow(ge, nr) - pow(gt, nr)) / c;     /* N T(x) */
+            double t = (gen - gtn) / c;     /* N T(x) */
             pw += t * rho * g;
             ew += t * rho * (r * g + es * h);
         }
         ge = gt;
+        gen = gtn;
     }
     q->pw = pw < 1 ? pw : 1;
     q->ew = ew;
