@@ -47,12 +47,26 @@ static double fluid_step(const svc_t *s)
     return s->slots_ready > 0 ? s->agg_step / s->slots_ready : NAN;
 }
 
-/* The prefill queue of one replica (engines v1 and v0): the wait of a new
- * prompt for the prefill of the prompts ahead of it. */
-typedef struct pfq {
-    double pw;      /* P(wait > 0) */
-    double ew;      /* E[wait], s */
-} pfq_t;
+/* A request's TTFT at the current load, less the slots' wait: its prefill,
+ * from the mean prompt's, and the wait of the replica's prefill queue. */
+typedef struct ttft {
+    double in_s;    /* the mean prompt's prefill time, s (slots: its own TTFT) */
+    double chunks;  /* v1: the mean prompt's chunks, in / (T - b) (0: v0, slots) */
+    double step;    /* v1: the decode step each chunk's iteration adds, s (0: v0, slots) */
+    double fix;     /* half an iteration in progress at the arrival, s */
+    double pw;      /* the prefill queue: P(wait > 0) ... */
+    double ew;      /* ... and E[wait], s */
+} ttft_t;
+
+/* The TTFT less the waits of a prompt of x times the mean prompt's tokens:
+ * its prefill, v1 a decode step for each of its ceil(n / (T - b)) chunks
+ * (their mean: n / (T - b) + 1/2, at least one), and the half iteration.
+ * Only the prefill and the chunks grow with the prompt. */
+static double ttft_prefill(const ttft_t *p, double x)
+{
+    double c = p->chunks * x + 0.5;
+    return p->in_s * x + (p->step > 0 ? (c > 1 ? c : 1) * p->step : 0) + p->fix;
+}
 
 /* The prefill queue (engines v1 and v0).  Each replica's prompts form an
  * M/G/1 queue, FCFS: a prompt of n tokens is prefilled in the iterations'
@@ -83,7 +97,7 @@ typedef struct pfq {
  * exponential of the conditional mean (exact for M/M/1).  At rho >= 1 the
  * fluid backlog holds the queue instead (none here). */
 static void prefill_queue(const svc_t *s, double l, double in, double ip, double st,
-                          double room, double b, double reps, pfq_t *q)
+                          double room, double b, double reps, ttft_t *q)
 {
     double u = ip;      /* seconds of prefill per prompt token */
     if (s->cfg->engine_sched == FS_SVC_V1)
@@ -143,10 +157,9 @@ static void prefill_queue(const svc_t *s, double l, double in, double ip, double
  * prefill is *q (prefill_queue).  Saturated (no positive solution, or b above the saturated
  * batch): the saturated iteration.  slots: its own prefill and the
  * full-batch step. */
-static void fluid_at_load(const svc_t *s, double lam, double *pre, double tp[TP_N], pfq_t *q)
+static void fluid_at_load(const svc_t *s, double lam, double tp[TP_N], ttft_t *q)
 {
-    *pre = fluid_prefill(s);
-    *q = (pfq_t){0, 0};
+    *q = (ttft_t){.in_s = fluid_prefill(s)};
     tp[TP_T] = tp[TP_ST] = fluid_step(s);
     tp[TP_R] = tp[TP_EY] = tp[TP_EY2] = 0;
     double *tpot = &tp[TP_T];
@@ -166,13 +179,12 @@ static void fluid_at_load(const svc_t *s, double lam, double *pre, double tp[TP_
     if (t > *tpot)
         t = *tpot;
     double T = (double)s->cfg->max_tokens;
-    double chunks = T - b > 1 ? in / (T - b) + 0.5 : 1;   /* the mean of the ceiling */
-    if (chunks < 1)
-        chunks = 1;
-    if (s->cfg->engine_sched == FS_SVC_V1)
-        *pre = in * ip + chunks * st + t / 2;
-    else
-        *pre = in * ip + t / 2;
+    q->in_s = in * ip;
+    q->fix = t / 2;
+    if (s->cfg->engine_sched == FS_SVC_V1) {
+        q->chunks = T - b > 1 ? in / (T - b) : 0;
+        q->step = st;
+    }
     *tpot = t;
     prefill_queue(s, l, in, ip, st, T - b, b, reps, q);
     /* The spread of a request's TPOT: over its m decode iterations (m t
@@ -253,9 +265,9 @@ static double erlang_c_memo(svc_t *s, double a, unsigned c)
 }
 
 /* n requests completed with waits distributed as `wait` (offsets from 0)
- * and a mean prefill of `pre` s: TTFT = wait + prefill, the prefill spread
- * as the prompt tokens are (PQ quantile slices, s->pq). */
-static int fluid_done(svc_t *s, double n, comp_t wait, const double tp[TP_N], double pre)
+ * and the prefill of `pre`: TTFT = wait + prefill, the prefill spread as
+ * the prompt tokens are (PQ quantile slices, s->pq). */
+static int fluid_done(svc_t *s, double n, comp_t wait, const double tp[TP_N], const ttft_t *pre)
 {
     double tpot = tp[TP_T];
     if (!(n > 0))
@@ -267,11 +279,17 @@ static int fluid_done(svc_t *s, double n, comp_t wait, const double tp[TP_N], do
     double slo = fs_time_to_s(s->cfg->slo_ttft);
     int tpot_bad = s->cfg->slo_tpot > 0 && !isnan(tpot) &&
                    tpot > fs_time_to_s(s->cfg->slo_tpot) + 1e-12;
-    double ok = 0, mean = pre + (wait.theta >= 0 ? wait.a + wait.pw * wait.theta
-                                                 : 0.5 * (wait.a + wait.b));
+    double ok = 0, mean = wait.theta >= 0 ? wait.a + wait.pw * wait.theta
+                                          : 0.5 * (wait.a + wait.b);
+    if (pre->step > 0) {
+        for (int k = 0; k < PQ; k++)
+            mean += s->pqw[k] * ttft_prefill(pre, s->pq[k]);
+    } else {
+        mean += pre->in_s + pre->fix;      /* the pq have mean 1 */
+    }
     for (int k = 0; k < PQ; k++) {
         comp_t c = wait;
-        double d = pre * s->pq[k], f;
+        double d = ttft_prefill(pre, s->pq[k]), f;
         c.a += d;
         c.b += d;
         c.w = n * s->pqw[k];
@@ -327,7 +345,8 @@ static int co_push(svc_t *s, double t0, double t1, double rate)
 
 /* Drains `mass` requests from the backlog's head, departing at rate cap
  * from time d0: each cohort's requests leave with waits spread uniformly. */
-static int co_drain(svc_t *s, double mass, double d0, double cap, double pre, const double tp[TP_N])
+static int co_drain(svc_t *s, double mass, double d0, double cap, const ttft_t *pre,
+                    const double tp[TP_N])
 {
     while (mass > 1e-12 && s->co_n) {
         cohort_t *h = &s->co[s->co_head];
@@ -368,9 +387,9 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
     double t = fs_time_to_s(s->f_at), t1 = fs_time_to_s(to);
     s->f_at = to;
     double slots, mu = fluid_mu(s, &slots), cap = slots * mu, lam = s->lam;
-    double pre, tp[TP_N];
-    pfq_t pq;
-    fluid_at_load(s, lam, &pre, tp, &pq);
+    double tp[TP_N];
+    ttft_t pre;
+    fluid_at_load(s, lam, tp, &pre);
     if (s->mean_out <= 1)
         tp[TP_T] = NAN;
     s->f_requests += lam * (t1 - t);
@@ -383,9 +402,9 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
             double ew = pw / (cap - lam) * (ca2 + s->cs2) / 2.0;
             /* the batch slots' wait, then the prefill queue's: an atom at 0
              * and an exponential tail of the sum's mean */
-            double p0 = 1 - (1 - pw) * (1 - pq.pw), ez = ew + pq.ew;
+            double p0 = 1 - (1 - pw) * (1 - pre.pw), ez = ew + pre.ew;
             comp_t c = {.a = 0, .pw = p0, .theta = p0 > 0 ? ez / p0 : 0};
-            int rc = fluid_done(s, n, c, tp, pre);
+            int rc = fluid_done(s, n, c, tp, &pre);
             if (rc)
                 return rc;
             s->bk.wait_s += lam * ew * (t1 - t);    /* Little: waiting = lambda W */
@@ -403,7 +422,7 @@ int fs_svfluid_advance_to(svc_t *s, fs_time_t to)
             return rc;
         s->backlog += lam * (end - t);
         s->bk.wait_s += (s->backlog - 0.5 * (lam - cap) * (end - t)) * (end - t);
-        if (cap > 0 && (rc = co_drain(s, cap * (end - t), t, cap, pre, tp)))
+        if (cap > 0 && (rc = co_drain(s, cap * (end - t), t, cap, &pre, tp)))
             return rc;
         if (end < t1 && s->backlog < 1e-6) {
             s->backlog = 0;
