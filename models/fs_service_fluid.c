@@ -75,7 +75,9 @@ static double ttft_prefill(const ttft_t *p, double x)
  * seconds (v0, no chunking: S = n / prefill, decode paused); rho = l E[S]
  * per replica, R = E[S^2] / (2 E[S]) the residual of the prompt in service.
  * With Poisson arrivals split at random (round_robin is taken as that too)
- * it is Pollaczek-Khinchine: P(wait > 0) = rho, E[W] = rho R / (1 - rho).
+ * it is Pollaczek-Khinchine: P(wait > 0) = rho, E[W] = rho R / (1 - rho);
+ * gamma gaps (ca^2 = 1 / shape) scale E[W] by (ca^2 + cs^2) / (1 + cs^2),
+ * Kingman's GI/G/1 approximation (the queue length below with it).
  *
  * least_loaded sends a prompt to the replica with the fewest requests,
  * decoding ones included.  Mean-field (the queues independent, as in the
@@ -106,6 +108,12 @@ static void prefill_queue(const svc_t *s, double l, double in, double ip, double
     if (!(l > 0) || !(rho < 1) || !(es > 0))
         return;
     double r = es2 / (2 * es), w1 = rho * r / (1 - rho);
+    if (s->cfg->process == FS_SVC_GAMMA) {
+        /* renewal arrivals of gamma gaps, ca^2 = 1 / shape: Kingman's GI/G/1
+         * wait, P-K's times (ca^2 + cs^2) / (1 + cs^2) */
+        double cs2 = es2 / (es * es) - 1;
+        w1 *= (1.0 / s->cfg->shape + cs2) / (1 + cs2);
+    }
     int nr = reps > 1.5 && s->cfg->router != FS_ROUTE_RR ? (int)llround(reps) : 1;
     if (nr == 1 || !(b >= 0)) {
         q->pw = rho;
