@@ -210,3 +210,37 @@ int fs_svdis_build(svc_t *s, const fs_cluster_t *cl)
     s->kv_bytes = fs_svdis_kv_bytes(c);
     return 0;
 }
+
+void fs_svdis_settle(svc_t *s, double dt)
+{
+    double live[2] = {0, 0}, busy[2] = {0, 0}, run[2] = {0, 0}, kv_used[2] = {0, 0};
+    double kv_total[2] = {0, 0}, xfer = 0;
+    double wait[2] = {(double)s->q_n, (double)s->dq_n};    /* before either group */
+    for (size_t i = 0; i < s->n_rep; i++) {
+        const replica_t *r = &s->rep[i];
+        if (r->state == R_FREE)
+            continue;
+        int g = r->role == ROLE_DECODE;
+        live[g] += !r->doomed;
+        busy[g] += r->busy > 0;
+        const eng_t *e = r->e;
+        if (!e)
+            continue;
+        run[g] += e->n_run;
+        wait[g] += (double)(g ? e->kq_n : e->wq_n);
+        kv_used[g] += (double)e->used_rep;
+        kv_total[g] += e->counted ? (double)e->kv_blocks : 0;
+        for (size_t k = 0; g && k < e->n_xf; k++)
+            xfer += !e->xf[k].done;
+    }
+    bucket_t *b = &s->bk;
+    for (int g = 0; g < 2; g++) {
+        b->g_live_s[g] += live[g] * dt;
+        b->g_busy_s[g] += busy[g] * dt;
+        b->g_run_s[g] += run[g] * dt;
+        b->g_wait_s[g] += wait[g] * dt;
+        b->g_kv_used_s[g] += kv_used[g] * dt;
+        b->g_kv_total_s[g] += kv_total[g] * dt;
+    }
+    b->xfer_s += xfer * dt;
+}

@@ -1097,6 +1097,9 @@ static void test_trace_prefix(void **state)
     }
     assert_int_equal(q.s[0].prefix_hits, 2);
     assert_int_equal(q.s[0].prefix_tokens, 800 + 784);
+    assert_int_equal(q.nb, 1);      /* a colocated service: no per-group figures */
+    assert_true(isnan(q.b[0].prefill_replicas) && isnan(q.b[0].decode_running) &&
+                isnan(q.b[0].kv_transfers));
     reqs_free(&q);
     /* without requests.prefix the columns are read and left unused: no hit */
     prefix_yaml(y, sizeof y, "", p, "");
