@@ -213,34 +213,35 @@ int fs_svdis_build(svc_t *s, const fs_cluster_t *cl)
 
 void fs_svdis_settle(svc_t *s, double dt)
 {
-    double live[2] = {0, 0}, busy[2] = {0, 0}, run[2] = {0, 0}, kv_used[2] = {0, 0};
-    double kv_total[2] = {0, 0}, xfer = 0;
-    double wait[2] = {(double)s->q_n, (double)s->dq_n};    /* before either group */
-    for (size_t i = 0; i < s->n_rep; i++) {
-        const replica_t *r = &s->rep[i];
+    /* per group: replicas alive, busy, running, waiting, KV blocks used and
+     * counted (integers: the sums stay in registers), then KV transfers */
+    uint64_t live[2] = {0, 0}, busy[2] = {0, 0}, run[2] = {0, 0}, wait[2] = {s->q_n, s->dq_n};
+    uint64_t kvu[2] = {0, 0}, kvt[2] = {0, 0}, xfer = 0;
+    const replica_t *r = s->rep, *end = s->rep + s->n_rep;
+    for (; r < end; r++) {
         if (r->state == R_FREE)
             continue;
-        int g = r->role == ROLE_DECODE;
+        unsigned g = r->role == ROLE_DECODE;
         live[g] += !r->doomed;
         busy[g] += r->busy > 0;
         const eng_t *e = r->e;
         if (!e)
             continue;
         run[g] += e->n_run;
-        wait[g] += (double)(g ? e->kq_n : e->wq_n);
-        kv_used[g] += (double)e->used_rep;
-        kv_total[g] += e->counted ? (double)e->kv_blocks : 0;
-        for (size_t k = 0; g && k < e->n_xf; k++)
+        wait[g] += g ? e->kq_n : e->wq_n;
+        kvu[g] += e->used_rep;
+        kvt[g] += e->counted ? e->kv_blocks : 0;
+        for (size_t k = 0; k < e->n_xf; k++)
             xfer += !e->xf[k].done;
     }
     bucket_t *b = &s->bk;
     for (int g = 0; g < 2; g++) {
-        b->g_live_s[g] += live[g] * dt;
-        b->g_busy_s[g] += busy[g] * dt;
-        b->g_run_s[g] += run[g] * dt;
-        b->g_wait_s[g] += wait[g] * dt;
-        b->g_kv_used_s[g] += kv_used[g] * dt;
-        b->g_kv_total_s[g] += kv_total[g] * dt;
+        b->g_live_s[g] += (double)live[g] * dt;
+        b->g_busy_s[g] += (double)busy[g] * dt;
+        b->g_run_s[g] += (double)run[g] * dt;
+        b->g_wait_s[g] += (double)wait[g] * dt;
+        b->g_kv_used_s[g] += (double)kvu[g] * dt;
+        b->g_kv_total_s[g] += (double)kvt[g] * dt;
     }
-    b->xfer_s += xfer * dt;
+    b->xfer_s += (double)xfer * dt;
 }
