@@ -144,6 +144,12 @@ static const col_t bucket_cols[] = {
     BKT_COL(preemptions, K_U32, "count"), BKT_COL(tokens_in_per_s, K_F64, "tokens/s"),
     BKT_COL(goodput, K_F64, "1/s"),     BKT_COL(prefix_hits, K_U32, "count"),
     BKT_COL(prefix_tokens, K_U64, "tokens"),
+    BKT_COL(prefill_replicas, K_F64, "replica"), BKT_COL(prefill_busy, K_F64, "replica"),
+    BKT_COL(prefill_running, K_F64, "request"), BKT_COL(prefill_waiting, K_F64, "request"),
+    BKT_COL(prefill_kv_usage, K_F64, "fraction"), BKT_COL(decode_replicas, K_F64, "replica"),
+    BKT_COL(decode_busy, K_F64, "replica"), BKT_COL(decode_running, K_F64, "request"),
+    BKT_COL(decode_waiting, K_F64, "request"), BKT_COL(decode_kv_usage, K_F64, "fraction"),
+    BKT_COL(kv_transfers, K_F64, "transfer"),
 };
 
 #define REQ_COL(name, kind, unit) {#name, kind, offsetof(fs_request_row_t, name), unit}

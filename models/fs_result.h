@@ -186,6 +186,14 @@ typedef struct fs_svc_bucket_row { /* /service_buckets: service x output.service
     double goodput;         /* completed requests meeting the SLOs / bucket length, 1/s */
     uint32_t prefix_hits;   /* completed requests that used a cached prefix (requests.prefix) */
     uint64_t prefix_tokens; /* their prompt tokens read from the prefix cache */
+    /* disaggregated serving, per group (NaN for a colocated service): time averages of
+     * replicas alive, replicas with a request, requests running, requests waiting
+     * (prefill: the service's queue and the group's; decode: prefilled, not yet
+     * moving), the share of the group's KV cache in use (NaN: unlimited); and KV
+     * transfers in flight */
+    double prefill_replicas, prefill_busy, prefill_running, prefill_waiting, prefill_kv_usage;
+    double decode_replicas, decode_busy, decode_running, decode_waiting, decode_kv_usage;
+    double kv_transfers;
 } fs_svc_bucket_row_t;
 
 typedef struct fs_request_row {    /* /requests (output.requests; request mode) */

@@ -54,7 +54,8 @@ static int next_request(svc_t *s, fs_time_t prev, fs_request_t *r, fs_error_t *e
     const fs_service_cfg_t *c = s->cfg;
     if (c->process == FS_SVC_TRACE) {
         int rc = fs_reqtrace_next(s->trace, r, err);
-        r->prefix = r->prefix_len = 0;
+        if (c->prefix_ids == 0)     /* prefix columns drive the cache with requests.prefix.ids */
+            r->prefix = r->prefix_len = 0;
         return rc == 1 ? 0 : rc == 0 ? 1 : rc;
     }
     gsl_rng *g = fs_rng_gsl(&s->rng_arr);

@@ -22,6 +22,33 @@ static int blame(char *key, size_t keylen, size_t i, const char *rest)
     return FS_EINVAL;
 }
 
+/* requests.prefix.ids with a request trace: the trace gives each request's
+ * prefix id and tokens (its PrefixId, PrefixTokens columns), so the drawn
+ * lengths and popularity are refused; every row is read once so that a bad
+ * one stops the load (FILE:LINE:COL of the trace), not the run halfway. */
+static int check_trace_prefix(const fs_service_cfg_t *c, fs_error_t *err)
+{
+    if (c->prefix_tokens.kind != FS_DIST_NONE)
+        return fs_error_set(err, FS_EINVAL, "requests.prefix.tokens draws each id's length: "
+                            "with a request trace, each request's prefix tokens come from its "
+                            "PrefixTokens column");
+    if (c->prefix_s != 1.0)
+        return fs_error_set(err, FS_EINVAL, "requests.prefix.s shapes the drawn ids: with a "
+                            "request trace, each request's prefix id comes from its PrefixId "
+                            "column");
+    if (!c->trace)
+        return 0;   /* refused below, at requests.trace */
+    return fs_reqtrace_check_prefix(c->trace, c->prefix_ids, err);
+}
+
+/* The key check_trace_prefix's FS_EINVAL is about. */
+static const char *prc_key(const fs_service_cfg_t *c)
+{
+    return c->prefix_tokens.kind != FS_DIST_NONE ? "requests.prefix.tokens"
+           : c->prefix_s != 1.0                  ? "requests.prefix.s"
+                                                 : "requests.trace";
+}
+
 int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t *err)
 {
     const fs_services_cfg_t *sc = &cfg->services;
@@ -112,17 +139,15 @@ int fs_service_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_er
             return blame(key, keylen, i, "min_replicas");
         }
         if (c->prefix_ids > 0) {
-            if (c->process == FS_SVC_TRACE) {
-                fs_error_set(err, FS_EINVAL, "requests.prefix needs a rate (poisson or gamma): "
-                             "a request trace has no prefix column");
-                return blame(key, keylen, i, "requests.prefix.ids");
-            }
             if (c->prefix_ids > 1000000u) {
                 fs_error_set(err, FS_EINVAL, "requests.prefix.ids %u: at most 1000000",
                              c->prefix_ids);
                 return blame(key, keylen, i, "requests.prefix.ids");
             }
-            if (c->prefix_tokens.kind == FS_DIST_NONE) {
+            int trace = c->process == FS_SVC_TRACE, prc = trace ? check_trace_prefix(c, err) : 0;
+            if (prc)    /* out of memory as it is; bad or unreadable: at the key */
+                return prc == FS_ENOMEM ? prc : blame(key, keylen, i, prc_key(c));
+            if (!trace && c->prefix_tokens.kind == FS_DIST_NONE) {
                 fs_error_set(err, FS_EINVAL, "requests.prefix.ids needs requests.prefix.tokens "
                              "(each prefix's length)");
                 return blame(key, keylen, i, "requests.prefix.tokens");
@@ -385,7 +410,7 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     if (fs_rng_init(&s->rng_arr, cfg->seed, cfg->replication, RNG_REQUEST, k) ||
         fs_rng_init(&s->rng_tok, cfg->seed, cfg->replication, RNG_TOKENS, k))
         return fs_error_set(err, FS_ENOMEM, "services: out of memory");
-    if (c->prefix_ids > 0) {    /* each id's length, then the popularity law's CDF */
+    if (c->prefix_ids > 0 && c->process != FS_SVC_TRACE) { /* each id's length, then the CDF */
         uint32_t n = c->prefix_ids;
         if (fs_rng_init(&s->rng_pre, cfg->seed, cfg->replication, RNG_PREFIX, k) ||
             !(s->pre_len = fs_calloc((size_t)n + 1, sizeof *s->pre_len)) ||
@@ -406,6 +431,7 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
     if (c->process == FS_SVC_TRACE) {
         if ((rc = fs_reqtrace_open(c->trace, c->repeat, &s->trace, err)))
             return rc;
+        fs_reqtrace_limit_prefix(s->trace, c->prefix_ids);  /* the caches' size (fs_service.c) */
     } else {    /* token moments for the fluid mode */
         double vi, vo;
         s->mean_in = dist_moments(&c->input, &vi);

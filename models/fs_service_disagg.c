@@ -210,3 +210,38 @@ int fs_svdis_build(svc_t *s, const fs_cluster_t *cl)
     s->kv_bytes = fs_svdis_kv_bytes(c);
     return 0;
 }
+
+void fs_svdis_settle(svc_t *s, double dt)
+{
+    /* per group: replicas alive, busy, running, waiting, KV blocks used and
+     * counted (integers: the sums stay in registers), then KV transfers */
+    uint64_t live[2] = {0, 0}, busy[2] = {0, 0}, run[2] = {0, 0}, wait[2] = {s->q_n, s->dq_n};
+    uint64_t kvu[2] = {0, 0}, kvt[2] = {0, 0}, xfer = 0;
+    const replica_t *r = s->rep, *end = s->rep + s->n_rep;
+    for (; r < end; r++) {
+        if (r->state == R_FREE)
+            continue;
+        unsigned g = r->role == ROLE_DECODE;
+        live[g] += !r->doomed;
+        busy[g] += r->busy > 0;
+        const eng_t *e = r->e;
+        if (!e)
+            continue;
+        run[g] += e->n_run;
+        wait[g] += g ? e->kq_n : e->wq_n;
+        kvu[g] += e->used_rep;
+        kvt[g] += e->counted ? e->kv_blocks : 0;
+        for (size_t k = 0; k < e->n_xf; k++)
+            xfer += !e->xf[k].done;
+    }
+    bucket_t *b = &s->bk;
+    for (int g = 0; g < 2; g++) {
+        b->g_live_s[g] += (double)live[g] * dt;
+        b->g_busy_s[g] += (double)busy[g] * dt;
+        b->g_run_s[g] += (double)run[g] * dt;
+        b->g_wait_s[g] += (double)wait[g] * dt;
+        b->g_kv_used_s[g] += (double)kvu[g] * dt;
+        b->g_kv_total_s[g] += (double)kvt[g] * dt;
+    }
+    b->xfer_s += (double)xfer * dt;
+}

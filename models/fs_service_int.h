@@ -179,6 +179,10 @@ typedef struct bucket {
     double live_s, ready_s, gpu_s, wait_s, tokens;
     double run_s, kv_used_s, kv_total_s, tokens_in;
     uint32_t cold;
+    /* disaggregated serving, per group (ROLE_PREFILL, ROLE_DECODE): the same
+     * integrals (fs_svdis_settle), and KV transfers in flight */
+    double g_live_s[2], g_busy_s[2], g_run_s[2], g_wait_s[2], g_kv_used_s[2], g_kv_total_s[2];
+    double xfer_s;
 } bucket_t;
 
 typedef struct svc {
@@ -282,6 +286,10 @@ typedef struct services {
 
 static inline replica_t *fs_svc_rep(svc_t *s, uint32_t i) { return &s->rep[i]; }
 
+/* Disaggregated service s: its groups' integrals over the dt seconds just
+ * passed (fs_service_disagg.c). */
+void fs_svdis_settle(svc_t *s, double dt);
+
 /* Settles the service's integrals (replicas, GPUs, waiting) up to now. */
 static inline void fs_svc_settle(svc_t *s, fs_time_t now)
 {
@@ -299,6 +307,8 @@ static inline void fs_svc_settle(svc_t *s, fs_time_t now)
         s->live_s += live * dt;
         s->ready_s += ready * dt;
         s->gpu_s += gpus * dt;
+        if (s->disagg)
+            fs_svdis_settle(s, dt);
     }
     s->acc_at = now;
 }

@@ -220,6 +220,33 @@ static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n, int per)
     }
 }
 
+/* A bucket's per-group columns: NaN unless s is disaggregated (its groups'
+ * integrals over the bucket, fs_svdis_settle, over its length len s). */
+static void disagg_cols(const svc_t *s, double len, fs_svc_bucket_row_t *r)
+{
+    const bucket_t *b = &s->bk;
+    double v[2][5];
+    for (int g = 0; g < 2; g++) {
+        int on = s->disagg && len > 0;
+        v[g][0] = on ? b->g_live_s[g] / len : NAN;
+        v[g][1] = on ? b->g_busy_s[g] / len : NAN;
+        v[g][2] = on ? b->g_run_s[g] / len : NAN;
+        v[g][3] = on ? b->g_wait_s[g] / len : NAN;
+        v[g][4] = on && b->g_kv_total_s[g] > 0 ? b->g_kv_used_s[g] / b->g_kv_total_s[g] : NAN;
+    }
+    r->prefill_replicas = v[0][0];
+    r->prefill_busy = v[0][1];
+    r->prefill_running = v[0][2];
+    r->prefill_waiting = v[0][3];
+    r->prefill_kv_usage = v[0][4];
+    r->decode_replicas = v[1][0];
+    r->decode_busy = v[1][1];
+    r->decode_running = v[1][2];
+    r->decode_waiting = v[1][3];
+    r->decode_kv_usage = v[1][4];
+    r->kv_transfers = s->disagg && len > 0 ? b->xfer_s / len : NAN;
+}
+
 int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
 {
     int rc = fs_svfluid_advance_to(s, end);
@@ -271,6 +298,7 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
         r.tokens_in_per_s = b->tokens_in / len;
         r.goodput = (s->cfg->mode == FS_SVC_FLUID ? b->f_met : (double)b->met) / len;
     }
+    disagg_cols(s, len, &r);
     if (b->start >= s->warmup &&
         (r.completed > 0 || (s->cfg->mode == FS_SVC_FLUID && b->f_completed > 0))) {
         s->buckets_with++;

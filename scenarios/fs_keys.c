@@ -1331,9 +1331,11 @@ static const fs_key_t service_rows[] = {
      .doc = "Output tokens of a request (poisson, gamma)."},
     {.path = "requests.prefix.ids", .type = FS_KT_UINT, .off = SV(prefix_ids),
      .size = sizeof(uint32_t), .def = "0",
-     .doc = "Distinct shared prompt prefixes (poisson, gamma; 0: none). Each request carries "
+     .doc = "Distinct shared prompt prefixes (0: none). poisson, gamma: each request carries "
             "one, drawn by requests.prefix.popularity; its length is the id's, capped at the "
-            "request's prompt (docs/services.md \"Prefix caching\"). Traces carry none."},
+            "request's prompt. trace: each request's id (1 to ids; 0 none) and length come "
+            "from the trace's PrefixId, PrefixTokens columns (docs/services.md \"Prefix "
+            "caching\")."},
     {.path = "requests.prefix.popularity", .type = FS_KT_ENUM, .off = SV(prefix_pop),
      .names = svc_pop_names, .def = "zipf",
      .doc = "How often each prefix id is drawn: zipf, P(id k) proportional to k^-s."},

@@ -26,6 +26,8 @@ typedef struct reqs {
     fs_request_row_t r[64];
     size_t n;
     fs_service_row_t s;
+    fs_svc_bucket_row_t b;  /* the last bucket */
+    size_t nb;
     fs_run_totals_t t;
 } reqs_t;
 
@@ -40,6 +42,14 @@ static int on_request(void *ud, const fs_request_row_t *row)
 static int on_service(void *ud, const fs_service_row_t *row)
 {
     ((reqs_t *)ud)->s = *row;
+    return 0;
+}
+
+static int on_bucket(void *ud, const fs_svc_bucket_row_t *row)
+{
+    reqs_t *q = ud;
+    q->b = *row;
+    q->nb++;
     return 0;
 }
 
@@ -88,7 +98,8 @@ static void run(const char *trace, uint32_t b, unsigned kvp, unsigned kvd, const
              "      kv_transfer: {bandwidth: 1e9, bytes_per_token: 131072}\n",
              trace, kvp, 100 * b, b, kvd, sched);
     memset(q, 0, sizeof *q);
-    fs_sink_t sink = {.job = on_job, .ud = q, .request = on_request, .service = on_service};
+    fs_sink_t sink = {.job = on_job, .ud = q, .request = on_request, .service = on_service,
+                      .svc_bucket = on_bucket};
     fs_test_run_yaml(y, NULL, 0, &sink, &q->t);
 }
 
@@ -148,6 +159,40 @@ static void test_one_token_stays(void **state)
     done_trace(p, dir);
 }
 
+/* The per-group bucket columns of test_full_decode_waits' run (one bucket,
+ * 0-10 s), by hand: one replica in each group; the prefill replica runs A
+ * and B from 0 to 0.2 s (busy 0.2 s, 0.4 request-s running); the decode
+ * replica has them from 0.2 (busy to B's end, 0.502144); A's transfer
+ * 0.2-0.331072 and B's 0.351072-0.482144 (k = 0: its one slot; k = 1: A's
+ * blocks) are in flight 0.262144 s; B waits for it 0.151072 s; each decodes
+ * 0.02 s.  The groups add up to the service's columns. */
+static void group_columns(const reqs_t *q, int k)
+{
+    const fs_svc_bucket_row_t *b = &q->b;
+    assert_int_equal(q->nb, 1);
+    assert_double_equal(b->end - b->start, 10, 0);
+    assert_double_equal(b->prefill_replicas, 1, 1e-12);
+    assert_double_equal(b->decode_replicas, 1, 1e-12);
+    assert_double_equal(b->prefill_busy, 0.2 / 10, 1e-12);
+    assert_double_equal(b->decode_busy, (0.502144 - 0.2) / 10, 1e-12);
+    assert_double_equal(b->prefill_running, 0.4 / 10, 1e-12);
+    assert_double_equal(b->decode_running, 0.04 / 10, 1e-12);
+    assert_double_equal(b->prefill_waiting, 0, 0);
+    assert_double_equal(b->decode_waiting, 0.151072 / 10, 1e-12);
+    assert_double_equal(b->kv_transfers, 0.262144 / 10, 1e-12);
+    assert_double_equal(b->prefill_replicas + b->decode_replicas, b->replicas, 1e-12);
+    assert_double_equal(b->prefill_running + b->decode_running, b->running, 1e-12);
+    assert_double_equal(b->prefill_waiting + b->decode_waiting, b->waiting, 1e-12);
+    assert_true(isnan(b->prefill_kv_usage));   /* unlimited */
+    if (k == 0) {
+        assert_true(isnan(b->decode_kv_usage));
+    } else {
+        /* only the decode replica's cache is limited: the service's figure is its own */
+        assert_true(b->decode_kv_usage > 0);
+        assert_double_equal(b->decode_kv_usage, b->kv_usage, 1e-12);
+    }
+}
+
 /* A and B (1,000 tokens, 3 out) arrive together; one prefill iteration of
  * 2,000 tokens (0.2 s) gives both their first token.  A decode replica of
  * one slot: A's KV moves at 0.2 (arrives 0.331072), 2 steps: end 0.351072;
@@ -176,6 +221,7 @@ static void test_full_decode_waits(void **state)
             assert_double_equal(q.r[i].ttft, 0.2, 1e-9);
             assert_double_equal(q.r[i].kv_transfer, 0.131072, 1e-9);  /* the wait is not in it */
         }
+        group_columns(&q, k);
     }
     done_trace(p, dir);
 }

@@ -118,21 +118,70 @@ static void test_prefix_errors(void **state)
     const char *h = "TIMESTAMP,ContextTokens,GeneratedTokens,PrefixId,PrefixTokens\n";
     char text[512];
     snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,1,101\n", h);
-    expect(dir, text, "2: field PrefixTokens: a prefix of 101 tokens is longer than the prompt's "
-                      "100 (ContextTokens)");
+    expect(dir, text, "2:32: field PrefixTokens: a prefix of 101 tokens is longer than the "
+                      "prompt's 100 (ContextTokens)");
     snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,-1,50\n", h);
-    expect(dir, text, "2: field PrefixId: expected a prefix id (a whole number from 0 to "
+    expect(dir, text, "2:30: field PrefixId: expected a prefix id (a whole number from 0 to "
                       "4294967295), got '-1'");
     snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,2,\n", h);
-    expect(dir, text, "2: field PrefixTokens: expected a token count (a whole number from 0 to "
-                      "4294967295), got ''");
+    expect(dir, text, "2:32: field PrefixTokens: expected a token count (a whole number from 0 "
+                      "to 4294967295), got ''");
     snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,0,16\n", h);
-    expect(dir, text, "2: field PrefixTokens: 16 prefix tokens with prefix id 0 (0: no shared "
-                      "prefix; give it an id from 1)");
+    expect(dir, text, "2:32: field PrefixTokens: 16 prefix tokens with prefix id 0 (0: no "
+                      "shared prefix; give it an id from 1)");
     expect(dir, "TIMESTAMP,ContextTokens,GeneratedTokens,PrefixId\n2023-11-16 18:00:00.0,1,1,1\n",
-           "1: column PrefixId without PrefixTokens (a prefix needs its id and its tokens)");
+           "1:41: column PrefixId without PrefixTokens (a prefix needs its id and its tokens)");
     expect(dir, "TIMESTAMP,ContextTokens,GeneratedTokens,PrefixTokens,PrefixTokens,PrefixId\n",
-           "1: column PrefixTokens appears twice");
+           "1:54: column PrefixTokens appears twice");
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* fs_reqtrace_check_prefix (requests.prefix.ids with a trace): an id above
+ * the number of ids, at its line and column; no prefix columns, at the
+ * header; a good file passes whole, and the limit also holds in
+ * fs_reqtrace_next after fs_reqtrace_limit_prefix. */
+static void test_prefix_limit(void **state)
+{
+    (void)state;
+    char *dir = fs_test_tmpdir();
+    const char *h = "TIMESTAMP,ContextTokens,GeneratedTokens,PrefixId,PrefixTokens\n";
+    char text[512], want[512];
+    fs_error_t err;
+    snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,4,64\n"
+             "2023-11-16 18:00:01.0,100,10,5,64\n", h);
+    char *p = put(dir, "ids.csv", text);
+    assert_int_equal(fs_reqtrace_check_prefix(p, 5, &err), 0);
+    assert_int_equal(fs_reqtrace_check_prefix(p, 4, &err), FS_EINVAL);
+    snprintf(want, sizeof want, "%s:3:30: field PrefixId: prefix id 5 is above 4, the number of "
+             "ids (requests.prefix.ids: ids run from 1 to it)", p);
+    assert_string_equal(err.msg, want);
+    fs_reqtrace_t *t;
+    fs_request_t r;
+    assert_int_equal(fs_reqtrace_open(p, 0, &t, &err), 0);
+    fs_reqtrace_limit_prefix(t, 4);
+    assert_int_equal(fs_reqtrace_next(t, &r, &err), 1);
+    assert_int_equal(r.prefix, 4);
+    assert_int_equal(fs_reqtrace_next(t, &r, &err), FS_EINVAL);
+    assert_string_equal(err.msg, want);
+    fs_reqtrace_close(t);
+    free(p);
+    p = put(dir, "plain.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                              "2023-11-16 18:00:00.0,100,10\n");
+    assert_int_equal(fs_reqtrace_check_prefix(p, 4, &err), FS_EINVAL);
+    snprintf(want, sizeof want, "%s:1:1: no columns PrefixId and PrefixTokens "
+             "(requests.prefix.ids takes each request's prefix id and tokens from them)", p);
+    assert_string_equal(err.msg, want);
+    free(p);
+    /* a bad row the run would stop at is found by the whole read */
+    snprintf(text, sizeof text, "%s2023-11-16 18:00:00.0,100,10,1,64\n"
+             "2023-11-16 18:00:01.0,30,10,1,64\n", h);
+    p = put(dir, "long.csv", text);
+    assert_int_equal(fs_reqtrace_check_prefix(p, 4, &err), FS_EINVAL);
+    snprintf(want, sizeof want, "%s:3:31: field PrefixTokens: a prefix of 64 tokens is longer "
+             "than the prompt's 30 (ContextTokens)", p);
+    assert_string_equal(err.msg, want);
+    free(p);
     fs_test_rmtree(dir);
     free(dir);
 }
@@ -142,6 +191,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_prefix_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prefix_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prefix_limit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

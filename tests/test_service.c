@@ -1134,7 +1134,7 @@ static void test_config_errors(void **state)
         snprintf(y, sizeof y, BASE "horizon: 1h\nservices:\n  - name: s\n"
                  "    requests: {process: trace, trace: '%s'}\n"
                  "    performance: [{gpu: H100, prefill: 100, decode: 10}]\n", bad);
-        expect_error(y, "jobs.csv:1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
+        expect_error(y, "jobs.csv:1:1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens");
         free(bad);
         fs_test_rmtree(d2);
         free(d2);
@@ -1154,10 +1154,90 @@ static void test_config_errors(void **state)
     assert_int_equal(fs_model_create(&cfg, fs_policy_select(&cfg.scheduler),
                                      src, NULL, &m, &err), 0);
     assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_EINVAL);
-    assert_non_null(strstr(err.msg, "req.csv:3: field ContextTokens: expected a token count"));
+    assert_non_null(strstr(err.msg, "req.csv:3:23: field ContextTokens: expected a token count"));
     fs_model_destroy(m);
     fs_source_destroy(src);
     fs_config_release(&cfg);
+    free(p);
+    fs_test_rmtree(dir);
+    free(dir);
+}
+
+/* A service on the trace at path with the replica of serving-azure.yaml:
+ * `extra` lines before its requests, `prefix` inside them. */
+static void prefix_yaml(char *y, size_t n, const char *extra, const char *path,
+                        const char *prefix)
+{
+    snprintf(y, n, BASE "horizon: 10s\noutput: {timeline_interval: 0, requests: true}\n"
+             "services:\n  - name: pre\n%s    requests: {process: trace, trace: '%s'%s}\n"
+             "    performance: [{gpu: H100, prefill: 10000, decode: 2400, max_batch: 64, "
+             "decode_single: 90}]\n", extra, path, prefix);
+}
+
+/* Prefix ids from a request trace drive the prefix cache (requests.prefix.ids
+ * with process: trace), as tests/serving_ref_hand.py's case g works out by
+ * hand for drawn prefixes.  The replica of scenarios/serving-azure.yaml
+ * (prefill 10,000 tokens/s): A (0 s, 1,000 tokens, prefix 1 of 800) is
+ * prefilled whole, 0.1 s, and leaves 50 blocks cached; B (0.2 s, the same)
+ * prefills its other 200 tokens: TTFT 0.02 s, hit 800; C (0.3 s, 800 tokens,
+ * all prefix) reuses 49 blocks (the last token is computed again): 16
+ * tokens, TTFT 0.0016 s, hit 784; D (0.4 s, prefix 2) misses: 0.1 s. */
+static void test_trace_prefix(void **state)
+{
+    (void)state;
+    char *dir = fs_test_tmpdir();
+    char *p = fs_test_path(dir, "pre.csv");
+    assert_int_equal(fs_test_write(p, "TIMESTAMP,ContextTokens,GeneratedTokens,PrefixId,"
+                                      "PrefixTokens\n"
+                                      "2023-11-16 18:00:00.0,1000,1,1,800\n"
+                                      "2023-11-16 18:00:00.2,1000,1,1,800\n"
+                                      "2023-11-16 18:00:00.3,800,1,1,800\n"
+                                      "2023-11-16 18:00:00.4,1000,1,2,800\n"), 0);
+    char y[2048];
+    prefix_yaml(y, sizeof y, "", p, ", prefix: {ids: 2}");
+    reqs_t q;
+    run(y, NULL, 0, &q);
+    assert_int_equal(q.n, 4);
+    const double want[4][3] = {{0, 0.1, 0}, {0.2, 0.02, 800}, {0.3, 0.0016, 784},
+                               {0.4, 0.1, 0}};
+    for (int k = 0; k < 4; k++) {
+        const fs_request_row_t *r = by_arrival(&q, want[k][0]);
+        assert_double_equal(r->ttft, want[k][1], 1e-9);
+        assert_int_equal(r->prefix_hit, (uint32_t)want[k][2]);
+        assert_int_equal(r->prefix, k < 3 ? 1 : 2);
+        assert_int_equal(r->prefix_len, 800);
+    }
+    assert_int_equal(q.s[0].prefix_hits, 2);
+    assert_int_equal(q.s[0].prefix_tokens, 800 + 784);
+    assert_int_equal(q.nb, 1);      /* a colocated service: no per-group figures */
+    assert_true(isnan(q.b[0].prefill_replicas) && isnan(q.b[0].decode_running) &&
+                isnan(q.b[0].kv_transfers));
+    reqs_free(&q);
+    /* without requests.prefix the columns are read and left unused: no hit */
+    prefix_yaml(y, sizeof y, "", p, "");
+    run(y, NULL, 0, &q);
+    assert_double_equal(by_arrival(&q, 0.2)->ttft, 0.1, 1e-9);
+    assert_int_equal(by_arrival(&q, 0.2)->prefix_hit, 0);
+    assert_int_equal(q.s[0].prefix_hits, 0);
+    reqs_free(&q);
+    /* prefix_affinity takes the trace's ids too */
+    prefix_yaml(y, sizeof y, "    router: prefix_affinity\n", p, ", prefix: {ids: 2}");
+    run(y, NULL, 0, &q);
+    assert_int_equal(by_arrival(&q, 0.2)->prefix_hit, 800);
+    reqs_free(&q);
+    /* refused at load, at the key and the trace's line and column: an id
+     * above requests.prefix.ids, a drawn length beside the trace, a trace
+     * without the columns */
+    prefix_yaml(y, sizeof y, "", p, ", prefix: {ids: 1}");
+    expect_error(y, "pre.csv:5:30: field PrefixId: prefix id 2 is above 1, the number of ids");
+    prefix_yaml(y, sizeof y, "", p, ", prefix: {ids: 2, tokens: {dist: constant, value: 64}}");
+    expect_error(y, "requests.prefix.tokens draws each id's length: with a request trace");
+    char *plain = fs_test_path(dir, "plain.csv");
+    assert_int_equal(fs_test_write(plain, "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                          "2023-11-16 18:00:00.0,1000,1\n"), 0);
+    prefix_yaml(y, sizeof y, "", plain, ", prefix: {ids: 2}");
+    expect_error(y, "plain.csv:1:1: no columns PrefixId and PrefixTokens");
+    free(plain);
     free(p);
     fs_test_rmtree(dir);
     free(dir);
@@ -1199,6 +1279,7 @@ int main(void)
         cmocka_unit_test_teardown(test_modes_agree, teardown),
         cmocka_unit_test_teardown(test_batching_by_hand, teardown),
         cmocka_unit_test_teardown(test_burstgpt_trace, teardown),
+        cmocka_unit_test_teardown(test_trace_prefix, teardown),
         cmocka_unit_test_teardown(test_hpa_by_hand, teardown),
         cmocka_unit_test_teardown(test_hpa_pending_left_out, teardown),
         cmocka_unit_test_teardown(test_hpa_no_ready_records_nothing, teardown),

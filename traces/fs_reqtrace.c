@@ -14,6 +14,7 @@ struct fs_reqtrace {
     int format;             /* F_AZURE, F_BURSTGPT (from the header) */
     size_t col[5];          /* time, prompt tokens, output tokens, prefix id, prefix tokens */
     int has_prefix;         /* the header has the two prefix columns */
+    uint32_t max_prefix;    /* largest prefix id allowed (0: any; fs_reqtrace_limit_prefix) */
     size_t n_cols;          /* fields a row has */
     char *path;
     int repeat;
@@ -40,6 +41,20 @@ static const char *col_name(const fs_reqtrace_t *t, size_t k)
     return t->format == F_BURSTGPT ? bcols[k] : cols[k];
 }
 
+/* The 1-based character column where field i of the current (split) line
+ * starts, for FILE:LINE:COL messages. */
+static unsigned long long fcol(const fs_reqtrace_t *t, size_t i)
+{
+    const char *s = t->csv.fields[i].s;
+    return (unsigned long long)(s - t->csv.line) + 1;
+}
+
+/* A message about field k (col[k]) of the current row: FILE:LINE:COL: field NAME: ... */
+#define FIELD_ERR(t, err, k, fmt, ...)                                                         \
+    fs_error_set(err, FS_EINVAL, "%s:%llu:%llu: field %s: " fmt, (t)->path,                   \
+                 (unsigned long long)(t)->csv.line_no, fcol(t, (t)->col[k]), col_name(t, k),  \
+                 __VA_ARGS__)
+
 /* The prefix columns of the header (both, or neither: 0); FS_EINVAL when
  * only one is there or a name repeats. */
 static int find_prefix(fs_reqtrace_t *t, fs_error_t *err)
@@ -49,15 +64,17 @@ static int find_prefix(fs_reqtrace_t *t, fs_error_t *err)
         for (size_t i = 0; i < t->csv.n_fields; i++)
             if (strcasecmp(t->csv.fields[i].s, pcols[k]) == 0) {
                 if (found[k])
-                    return fs_error_set(err, FS_EINVAL, "%s:%llu: column %s appears twice",
-                                        t->path, (unsigned long long)t->csv.line_no, pcols[k]);
+                    return fs_error_set(err, FS_EINVAL, "%s:%llu:%llu: column %s appears twice",
+                                        t->path, (unsigned long long)t->csv.line_no, fcol(t, i),
+                                        pcols[k]);
                 t->col[3 + k] = i;
                 found[k] = 1;
             }
     if (found[0] != found[1])
-        return fs_error_set(err, FS_EINVAL, "%s:%llu: column %s without %s (a prefix needs its id "
-                            "and its tokens)", t->path, (unsigned long long)t->csv.line_no,
-                            pcols[found[0] ? 0 : 1], pcols[found[0] ? 1 : 0]);
+        return fs_error_set(err, FS_EINVAL, "%s:%llu:%llu: column %s without %s (a prefix needs "
+                            "its id and its tokens)", t->path, (unsigned long long)t->csv.line_no,
+                            fcol(t, t->col[found[0] ? 3 : 4]), pcols[found[0] ? 0 : 1],
+                            pcols[found[0] ? 1 : 0]);
     t->has_prefix = found[0];
     return 0;
 }
@@ -98,7 +115,7 @@ static int open_pass(fs_reqtrace_t *t, fs_error_t *err)
                     break;
                 }
         if (found != 3)
-            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected the header %s,%s,%s (an Azure "
+            return fs_error_set(err, FS_EINVAL, "%s:%llu:1: expected the header %s,%s,%s (an Azure "
                                 "LLM inference trace; optionally with %s,%s) or a BurstGPT "
                                 "header with %s, %s and %s",
                                 t->path, (unsigned long long)t->csv.line_no, cols[0], cols[1],
@@ -138,10 +155,8 @@ static int field_u32(fs_reqtrace_t *t, size_t i, uint32_t *v, fs_error_t *err)
     uint64_t x;
     const fs_csv_field_t *f = &t->csv.fields[t->col[i]];
     if (fs_rdr_u64(f->s, f->len, &x) || x > UINT32_MAX)
-        return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected %s (a whole "
-                            "number from 0 to 4294967295), got '%s'", t->path,
-                            (unsigned long long)t->csv.line_no, col_name(t, i),
-                            i == 3 ? "a prefix id" : "a token count", f->s);
+        return FIELD_ERR(t, err, i, "expected %s (a whole number from 0 to 4294967295), got '%s'",
+                         i == 3 ? "a prefix id" : "a token count", f->s);
     *v = (uint32_t)x;
     return 0;
 }
@@ -172,30 +187,26 @@ int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
         if ((rc = fs_csv_split(&t->csv, ',', err)))
             return rc;
         if (t->csv.n_fields != t->n_cols)
-            return fs_error_set(err, FS_EINVAL, "%s:%llu: expected %zu fields (as the header), "
+            return fs_error_set(err, FS_EINVAL, "%s:%llu:1: expected %zu fields (as the header), "
                                 "got %zu", t->path, (unsigned long long)t->csv.line_no,
                                 t->n_cols, t->csv.n_fields);
         fs_time_t at;
         const fs_csv_field_t *f = &t->csv.fields[t->col[0]];
         if (t->format == F_BURSTGPT) {  /* seconds from 0:00 of the first day: kept */
             if (fs_rdr_seconds(f->s, f->len, &at) || at < 0)
-                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected seconds >= 0, "
-                                    "got '%s'", t->path, (unsigned long long)t->csv.line_no,
-                                    bcols[0], f->s);
+                return FIELD_ERR(t, err, 0, "expected seconds >= 0, got '%s'", f->s);
             t->origin = 0;
         } else {
             if (fs_rdr_datetime(f->s, f->len, &at))
-                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: expected a date and time "
-                                    "such as 2023-11-16 18:15:46.6805900, got '%s'", t->path,
-                                    (unsigned long long)t->csv.line_no, cols[0], f->s);
+                return FIELD_ERR(t, err, 0, "expected a date and time such as 2023-11-16 "
+                                 "18:15:46.6805900, got '%s'", f->s);
             if (t->origin < 0)
                 t->origin = at;
         }
         at -= t->origin;
         if (at < 0 || (t->rows > 0 && at < t->last))
-            return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: %s is earlier than the row "
-                                "before (requests must be in time order)", t->path,
-                                (unsigned long long)t->csv.line_no, col_name(t, 0), f->s);
+            return FIELD_ERR(t, err, 0, "%s is earlier than the row before (requests must be in "
+                             "time order)", f->s);
         if ((rc = field_u32(t, 1, &r->input, err)) || (rc = field_u32(t, 2, &r->output, err)))
             return rc;
         if (r->output == 0)
@@ -205,15 +216,15 @@ int fs_reqtrace_next(fs_reqtrace_t *t, fs_request_t *r, fs_error_t *err)
             if ((rc = field_u32(t, 3, &r->prefix, err)) || (rc = field_u32(t, 4, &r->prefix_len, err)))
                 return rc;
             if (r->prefix_len > r->input)
-                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: a prefix of %u tokens is "
-                                    "longer than the prompt's %u (%s)", t->path,
-                                    (unsigned long long)t->csv.line_no, pcols[1], r->prefix_len,
-                                    r->input, col_name(t, 1));
+                return FIELD_ERR(t, err, 4, "a prefix of %u tokens is longer than the prompt's "
+                                 "%u (%s)", r->prefix_len, r->input, col_name(t, 1));
             if (r->prefix == 0 && r->prefix_len > 0)
-                return fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: %u prefix tokens with "
-                                    "prefix id 0 (0: no shared prefix; give it an id from 1)",
-                                    t->path, (unsigned long long)t->csv.line_no, pcols[1],
-                                    r->prefix_len);
+                return FIELD_ERR(t, err, 4, "%u prefix tokens with prefix id 0 (0: no shared "
+                                 "prefix; give it an id from 1)", r->prefix_len);
+            if (t->max_prefix && r->prefix > t->max_prefix)
+                return FIELD_ERR(t, err, 3, "prefix id %u is above %u, the number of ids "
+                                 "(requests.prefix.ids: ids run from 1 to it)", r->prefix,
+                                 t->max_prefix);
         }
         t->last = at;
         t->rows++;
@@ -260,14 +271,13 @@ int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *wha
     while ((rc = fs_reqtrace_next(t, &r, err)) == 1) {
         uint64_t need = ((uint64_t)r.input + r.output + 15) / 16;
         if (max_prompt && r.input > max_prompt) {
-            fs_error_set(err, FS_EINVAL, "%s:%llu: field %s: a prompt of %u tokens is longer "
-                         "than %s (%llu tokens)", path, (unsigned long long)t->csv.line_no,
-                         col_name(t, 1), r.input, what_prompt, (unsigned long long)max_prompt);
+            FIELD_ERR(t, err, 1, "a prompt of %u tokens is longer than %s (%llu tokens)", r.input,
+                      what_prompt, (unsigned long long)max_prompt);
             rc = 1;
             break;
         }
         if (max_kv && need > kv_blocks) {
-            fs_error_set(err, FS_EINVAL, "%s:%llu: a request of %u prompt and %u output tokens "
+            fs_error_set(err, FS_EINVAL, "%s:%llu:1: a request of %u prompt and %u output tokens "
                          "needs %llu KV blocks of 16 tokens, more than %s holds (%llu blocks)",
                          path, (unsigned long long)t->csv.line_no, r.input, r.output,
                          (unsigned long long)need, what_kv, (unsigned long long)kv_blocks);
@@ -275,6 +285,31 @@ int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *wha
             break;
         }
     }
+    fs_reqtrace_close(t);
+    return rc;
+}
+
+void fs_reqtrace_limit_prefix(fs_reqtrace_t *t, uint32_t max_id)
+{
+    t->max_prefix = max_id;
+}
+
+int fs_reqtrace_check_prefix(const char *path, uint32_t max_id, fs_error_t *err)
+{
+    fs_reqtrace_t *t;
+    fs_request_t r;
+    int rc = fs_reqtrace_open(path, 0, &t, err);
+    if (rc)
+        return rc;
+    if (!t->empty && !t->has_prefix) {
+        fs_error_set(err, FS_EINVAL, "%s:1:1: no columns %s and %s (requests.prefix.ids takes "
+                     "each request's prefix id and tokens from them)", path, pcols[0], pcols[1]);
+        fs_reqtrace_close(t);
+        return FS_EINVAL;
+    }
+    t->max_prefix = max_id;
+    while ((rc = fs_reqtrace_next(t, &r, err)) == 1)
+        ;
     fs_reqtrace_close(t);
     return rc;
 }

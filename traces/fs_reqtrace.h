@@ -15,8 +15,9 @@
  *
  * Azure requests come one at a time in file order with their time relative
  * to the first row (which is 0).  Rows must be in time order: a row earlier than
- * the one before it is an error.  Every error names the file, the line and
- * the field and what was expected (FS_EINVAL), and the caller stops the run
+ * the one before it is an error.  Every error names the file, the line, the
+ * column (FILE:LINE:COL, the field's first character) and the field and
+ * what was expected (FS_EINVAL), and the caller stops the run
  * with it.  An empty file, or one with only its header, has no requests
  * (valid: fs_reqtrace_probe tells, for a warning).  With repeat the file is read again after its last row, its
  * times shifted by the period: its span plus its mean gap between requests,
@@ -53,10 +54,21 @@ void fs_reqtrace_close(fs_reqtrace_t *t);
 /* Reads all of path (once, without repeat) for a request a replica can
  * never serve: a prompt of more than max_prompt tokens (0: no limit), or
  * one whose prompt and output need more than max_kv tokens of KV in blocks
- * of 16 (0: no limit).  0 none; 1 with err "PATH:LINE: field ...: ..." and
+ * of 16 (0: no limit).  0 none; 1 with err "PATH:LINE:COL: field ...: ..." and
  * the limit named by what_prompt or what_kv; or the reader's errors. */
 int fs_reqtrace_check_len(const char *path, uint64_t max_prompt, const char *what_prompt,
                           uint64_t max_kv, const char *what_kv, fs_error_t *err);
+
+/* Prefix ids above max_id (0: no limit) become errors at the row that has
+ * one (a table of max_id + 1 entries is indexed by them). */
+void fs_reqtrace_limit_prefix(fs_reqtrace_t *t, uint32_t max_id);
+
+/* Reads all of path (once) as a run with requests.prefix.ids max_id would:
+ * 0, or FS_EINVAL when it has no prefix columns ("PATH:1:1: no columns
+ * ...") or a row is bad (a prefix id above max_id, a prefix longer than
+ * its prompt, ...: "PATH:LINE:COL: field ..."), or the reader's errors.
+ * An empty file passes (fs_reqtrace_probe warns about it). */
+int fs_reqtrace_check_prefix(const char *path, uint32_t max_id, fs_error_t *err);
 
 /* What a run would first see of path (the scenario loader, so that
  * validate refuses what run would): opens it and reads its first request.

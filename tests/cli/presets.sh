@@ -154,12 +154,12 @@ plain() {  # plain ROW-EXTRAS TRACE
 }
 plain ", max_model_len: 4096" long.csv > ml.yaml
 expect_exit 2 "$FLEETSIM" validate ml.yaml
-expect_err '^ml.yaml:15:39: services.0.requests.trace: .*/long.csv:3: field ContextTokens: a prompt of 5000 tokens is longer than max_model_len of services.0.performance.0 \(4096 tokens\)$'
+expect_err '^ml.yaml:15:39: services.0.requests.trace: .*/long.csv:3:23: field ContextTokens: a prompt of 5000 tokens is longer than max_model_len of services.0.performance.0 \(4096 tokens\)$'
 expect_exit 2 "$FLEETSIM" run ml.yaml -o ml.h5
 expect_no_file ml.h5
 plain ", kv_tokens: 4096" long.csv > kv.yaml
 expect_exit 2 "$FLEETSIM" validate kv.yaml
-expect_err '^kv.yaml:15:39: services.0.requests.trace: .*/long.csv:3: a request of 5000 prompt and 10 output tokens needs 314 KV blocks of 16 tokens, more than a replica.s kv_tokens \(services.0.performance.0\) holds \(256 blocks\)$'
+expect_err '^kv.yaml:15:39: services.0.requests.trace: .*/long.csv:3:1: a request of 5000 prompt and 10 output tokens needs 314 KV blocks of 16 tokens, more than a replica.s kv_tokens \(services.0.performance.0\) holds \(256 blocks\)$'
 plain ", kv_tokens: 4096, max_model_len: 8192" one.csv > kvml.yaml
 expect_exit 2 "$FLEETSIM" validate kvml.yaml
 expect_err '^kvml.yaml:17:[0-9]+: services.0.performance.0.kv_tokens: max_model_len 8192 is more than the KV cache holds \(kv_tokens 4096: 4096 in blocks of 16\): lower max_model_len to 4096 or raise kv_tokens$'

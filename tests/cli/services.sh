@@ -60,7 +60,7 @@ services:
     performance: [{gpu: H100, prefill: 1000, decode: 100, max_batch: 4}]
 YAML
 expect_exit 2 "$FLEETSIM" run bad.yaml -o bad.h5
-expect_err 'bad.csv:3: field TIMESTAMP: 2023-11-16 17:00:00.0 is earlier than the row before'
+expect_err 'bad.csv:3:1: field TIMESTAMP: 2023-11-16 17:00:00.0 is earlier than the row before'
 expect_no_file bad.h5
 # services need until: horizon, said at the key
 sed 's/^until: horizon$/until: drain/' bad.yaml > drain.yaml
