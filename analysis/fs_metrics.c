@@ -4,6 +4,8 @@
 
 #include "fs_metrics.h"
 #include "fs_h5read.h"
+#include "fs_metrics_queues.h"
+#include "fs_metrics_sink.h"
 #include "fs_tsdb.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_mig.h"
@@ -65,7 +67,8 @@ typedef struct node_info {
     uint32_t pool, local, first_gpu, gpn;
 } node_info_t;
 
-typedef struct ctx {
+/* the export in progress (fs_msink_t for the family modules: fs_metrics_sink.h) */
+typedef struct fs_msink {
     const char *results, *out;
     fs_error_t *err;
     fs_h5file_t *f;
@@ -104,7 +107,8 @@ typedef struct ctx {
     uint32_t k_lo, k_hi;    /* the sample instants written (--from, --to) */
     fs_tsdb_t *tsdb;        /* --tsdb: the block writer */
     int64_t block_ms;
-    uint8_t fam_on[32];     /* --families (families[], then the scheduler's) */
+    uint8_t fam_on[FS_METRICS_MAX_FAMILIES];  /* --families (families[], the scheduler's,
+                                                 then fs_metrics_queues.c's) */
     int sched_on;
     double sched_note;      /* the scheduler's series were left out: /timeline's interval */
     double *tl_t;           /* /timeline times */
@@ -972,7 +976,7 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         if (rc)
             return rc;
         c->st.samples += m;
-        if (fam < 32) {
+        if (fam < FS_METRICS_MAX_FAMILIES) {
             c->st.fam_samples[fam] += m;
             c->st.fam_bytes[fam] += fs_tsdb_spooled(c->tsdb) - before;
         }
@@ -1002,7 +1006,7 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         c->st.bytes += b->n + len;
     }
     c->st.samples += n;
-    if (fam < 32)
+    if (fam < FS_METRICS_MAX_FAMILIES)
         c->st.fam_samples[fam] += n;
     if (ferror(c->fp))
         return fail(c, FS_EIO, "writing the metrics");
@@ -1420,13 +1424,57 @@ static int emit_scheduler(ctx_t *c, size_t fam_base)
 
 size_t fs_metrics_n_families(void)
 {
-    return sizeof families / sizeof families[0] + N_SCHED;
+    return sizeof families / sizeof families[0] + N_SCHED + fs_mqueue_n_families();
 }
 
 const char *fs_metrics_family_name(size_t i)
 {
     size_t nf = sizeof families / sizeof families[0];
-    return i < nf ? families[i].name : i < nf + N_SCHED ? sched_cols[i - nf].name : NULL;
+    return i < nf            ? families[i].name
+           : i < nf + N_SCHED ? sched_cols[i - nf].name
+                              : fs_mqueue_family_name(i - nf - N_SCHED);
+}
+
+/* ---- the hook of the family modules (fs_metrics_sink.h) ------------------------------------ */
+
+void fs_msink_info(const fs_msink_t *c, fs_msink_info_t *out)
+{
+    *out = (fs_msink_info_t){.f = c->f, .results = c->results, .err = c->err,
+                             .step = c->o->step, .k_lo = c->k_lo, .k_hi = c->k_hi,
+                             .end_time = c->end_time};
+}
+
+const char *fs_msink_tenant(const fs_msink_t *c, int32_t t)
+{
+    return tenant_of(c, t);
+}
+
+const char *fs_msink_service(const fs_msink_t *c, uint32_t i)
+{
+    return i < c->n_services && c->service_name[i] ? c->service_name[i] : "service";
+}
+
+int fs_msink_family(fs_msink_t *c, const char *name, const char *type, const char *help)
+{
+    if (!c->tsdb)
+        fprintf(c->fp, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    return 0;
+}
+
+int fs_msink_series(fs_msink_t *c, size_t fam, const char *name, const char *const (*lab)[2],
+                    size_t nl, const uint32_t *k, const double *v, size_t n)
+{
+    int rc = grow_tv(c, n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        c->st_t[i] = ms_of(c, k[i]);
+        c->st_v[i] = v[i];
+    }
+    lab_reset(c);
+    for (size_t i = 0; i < nl; i++)
+        lab_add(c, lab[i][0], lab[i][1], NULL);
+    return put_series(c, fam, name, c->st_t, c->st_v, n, (int64_t)c->o->step * 1000);
 }
 
 /* --families: every name must be a family. */
@@ -1444,7 +1492,7 @@ static int select_families(ctx_t *c)
                            memcmp(fs_metrics_family_name(i), s, n) == 0))
             i++;
         if (i == nf) {
-            char names[1200] = "";
+            char names[3000] = "";
             for (size_t q = 0; q < nf; q++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          q ? ", " : "", fs_metrics_family_name(q));
@@ -1703,6 +1751,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
         }
     if (!rc && o->level == FS_METRICS_GPU)
         rc = emit_scheduler(&c, nf);
+    if (!rc)
+        rc = fs_mqueue_emit(&c, c.fam_on, nf + N_SCHED);
     if (!rc)
         rc = stopped(&c);
     for (uint32_t g = 0; c.pool_on && g < c.n_gpus; g++)

@@ -35,6 +35,9 @@
  * sample against 2.3 on a 256-GPU week (docs/observability.md "Size"). */
 #define FS_METRICS_BLOCK_MS ((int64_t)24 * 3600 * 1000)
 
+/* families at most (fs_metrics_n_families() is below it) */
+#define FS_METRICS_MAX_FAMILIES 64
+
 typedef enum fs_metrics_level {
     FS_METRICS_GPU = 0,     /* dcgm-exporter's series, per GPU (and MIG instance) */
     FS_METRICS_NODE,        /* recording-rule series per node: fleetsim:gpu_util:avg_node, ... */
@@ -68,7 +71,8 @@ typedef struct fs_metrics_stats {
     uint64_t blocks;        /* --tsdb */
     double sched_skipped_interval;  /* > 0: the scheduler's series (fleetsim_*) were left out,
                                        /timeline being sampled this coarser than the step */
-    uint64_t fam_samples[32], fam_bytes[32];    /* --tsdb: per family (fs_metrics_family_name) */
+    /* per family (fs_metrics_family_name); bytes: --tsdb */
+    uint64_t fam_samples[FS_METRICS_MAX_FAMILIES], fam_bytes[FS_METRICS_MAX_FAMILIES];
 } fs_metrics_stats_t;
 
 /* The name of family i (0 .. fs_metrics_n_families() - 1), for stats. */
