@@ -336,6 +336,47 @@ for p in dash["panels"]:
 print("checked", n, "instants exactly, energy %.6f MJ, %d dashboard queries" % (e / 1e6, panels))
 EOF
 cat py.txt
+# NVIDIA's dashboard 12239 as published (tests/data/grafana): its variables resolved as Grafana
+# resolves them (label_values, All of a multi-value variable: the values' regex alternation),
+# then every panel's expression over the run.  The SM clock panel has no data: fleetsim models
+# no clocks (DCGM_FI_DEV_SM_CLOCK is not exported; docs/observability.md "Grafana").
+/usr/bin/python3 - "$PORT" "$SRC/tests/data/grafana/dcgm-exporter-dashboard.json" > d12239.txt 2>&1 <<'EOF2' && ok || bad "dashboard 12239: $(cat d12239.txt)"
+import json, re, sys, urllib.parse, urllib.request
+port, dash = sys.argv[1], json.load(open(sys.argv[2]))
+assert dash["gnetId"] == 12239 and dash["uid"] == "Oxed_c6Wz", (dash["gnetId"], dash["uid"])
+ORIGIN = 1767225600
+def get(path, **params):
+    u = "http://127.0.0.1:%s%s?%s" % (port, path, urllib.parse.urlencode(params, doseq=True))
+    d = json.load(urllib.request.urlopen(u))
+    assert d["status"] == "success", d
+    return d["data"]
+var = {}
+for v in dash["templating"]["list"]:
+    if v["type"] != "query":
+        continue
+    m = re.fullmatch(r"label_values\((\w+), *(\w+)\)", v["query"])
+    vals = get("/api/v1/label/%s/values" % m.group(2), **{"match[]": m.group(1), "start": ORIGIN, "end": ORIGIN + 6 * 3600})
+    assert vals, v["name"]
+    # Grafana's Prometheus data source escapes regex metacharacters with a doubled backslash
+    esc = lambda x: re.sub(r"([$^*{}\[\]'+?.()|])", r"\\\\\1", x.replace("\\", "\\\\\\\\"))
+    var[v["name"]] = "(" + "|".join(esc(x) for x in vals) + ")"
+assert set(var) == {"instance", "gpu"}, var
+assert var["instance"].count("|") == 3 and var["gpu"].count("|") == 7, var     # 4 hosts, GPUs 0-7
+done, empty = [], []
+for p in dash["panels"]:
+    for t in p.get("targets", []):
+        expr = re.sub(r"\$(\w+)", lambda m: var[m.group(1)], t["expr"])
+        r = get("/api/v1/query_range", query=expr, start=ORIGIN, end=ORIGIN + 6 * 3600, step=60)
+        (done if r["result"] else empty).append(p["title"])
+        if r["result"] and "avg(" not in expr and "sum(" not in expr:
+            # a series per GPU (device-level), per GPU and pod (utilization, memory, tensor)
+            per_gpu = {(s["metric"]["instance"], s["metric"]["gpu"]) for s in r["result"]}
+            assert len(per_gpu) == 32, (p["title"], len(per_gpu))
+            assert ("POWER" not in expr and "TEMP" not in expr) or len(r["result"]) == 32, p["title"]
+assert empty == ["GPU SM Clocks"], empty
+print("dashboard 12239:", len(done), "panels with data:", ", ".join(done), "; no data:", ", ".join(empty))
+EOF2
+cat d12239.txt
 stop_prom
 grep -E 'level=(warn|error)' db.log | grep -v 'Received SIGTERM' > warn.txt
 [ -s warn.txt ] && bad "prometheus warned: $(head -3 warn.txt)" || ok
