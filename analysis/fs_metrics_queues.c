@@ -123,12 +123,10 @@ static int header(q_t *q, size_t f, int *done)
     if (*done)
         return 0;
     *done = 1;
-    char name[96];
-    snprintf(name, sizeof name, "%s", fams[f].name);
-    size_t n = strlen(name);
-    if (strcmp(fams[f].type, "counter") == 0 && n > 6 && strcmp(name + n - 6, "_total") == 0)
-        name[n - 6] = 0;    /* OpenMetrics: family x, samples x_total */
-    return fs_msink_family(q->s, name, fams[f].type, fams[f].help);
+    /* a counter's family is named with its _total, as its samples: what the
+     * text format's parser (promtool check metrics) reads as one metric and
+     * promtool's OpenMetrics backfill takes (the blocks carry no type) */
+    return fs_msink_family(q->s, fams[f].name, fams[f].type, fams[f].help);
 }
 
 static int series(q_t *q, size_t f, const char *name, const char *const (*lab)[2], size_t nl,

@@ -33,13 +33,15 @@ EOF
 expect_exit 0 "$FLEETSIM" run q.yaml -o q.h5 -q
 
 # ---- the families, their types and the exporters' bucket boundaries ------------------------
+# (a counter family is named with its _total, as its samples, which promtool's linter and its
+# OpenMetrics backfill both take)
 expect_exit 0 "$FLEETSIM" metrics q.h5 -o q.om
 for fam in 'vllm:num_requests_running gauge' 'vllm:num_requests_waiting gauge' \
     'vllm:kv_cache_usage_perc gauge' 'vllm:time_to_first_token_seconds histogram' \
     'vllm:request_time_per_output_token_seconds histogram' \
     'vllm:e2e_request_latency_seconds histogram' 'vllm:request_queue_time_seconds histogram' \
-    'vllm:prompt_tokens counter' 'vllm:generation_tokens counter' \
-    'kueue_pending_workloads gauge' 'kueue_admitted_workloads counter' \
+    'vllm:prompt_tokens_total counter' 'vllm:generation_tokens_total counter' \
+    'kueue_pending_workloads gauge' 'kueue_admitted_workloads_total counter' \
     'kueue_admission_wait_time_seconds histogram' 'fleetsim_cost_dollars_per_hour gauge' \
     'fleetsim_carbon_kg_per_hour gauge'; do
     grep -qx "# TYPE $fam" q.om && ok || bad "no '# TYPE $fam'"
@@ -63,12 +65,17 @@ grep -q '^kueue_pending_workloads{cluster_queue="vision",replica_role="leader",j
     ok || bad "Kueue's labels: $(grep -m1 '^kueue_pending_workloads' q.om)"
 # --families selects them by the name queried
 expect_exit 0 "$FLEETSIM" metrics q.h5 -o only.om --families kueue_admitted_workloads_total,vllm:prompt_tokens_total
-[ "$(grep '^# TYPE' only.om | paste -sd' ')" = "# TYPE vllm:prompt_tokens counter # TYPE kueue_admitted_workloads counter" ] &&
+[ "$(grep '^# TYPE' only.om | paste -sd' ')" = "# TYPE vllm:prompt_tokens_total counter # TYPE kueue_admitted_workloads_total counter" ] &&
     ok || bad "--families: $(grep '^# TYPE' only.om | paste -sd' ')"
 # a run without services or cost: no vLLM or cost series, and no error
 expect_exit 0 "$FLEETSIM" run q.yaml -o plain.h5 -q --set services=[]
 expect_exit 0 "$FLEETSIM" metrics plain.h5 -o plain.om
 grep -q "^vllm:" plain.om && bad "vLLM series without /requests" || ok
+# promtool's linter: only its naming advice (vLLM's names have colons, DCGM's camelCase labels)
+if command -v promtool >/dev/null; then
+    promtool check metrics < q.om 2>&1 | grep -v -e "should not contain ':'" -e camelCase -e snake_case > lint.txt
+    [ -s lint.txt ] && bad "promtool check metrics: $(head -3 lint.txt)" || ok
+fi
 grep -q '^kueue_pending_workloads{' plain.om && ok || bad "no Kueue series in a training run"
 
 if ! command -v prometheus >/dev/null || ! /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
