@@ -1613,6 +1613,33 @@ static void release(ctx_t *c)
 }
 
 /* Free bytes where path goes (its directory). */
+typedef struct uuid_key { char uuid[48]; uint32_t gpu; } uuid_key_t;
+
+static int cmp_uuid(const void *a, const void *b)
+{
+    return strcmp(((const uuid_key_t *)a)->uuid, ((const uuid_key_t *)b)->uuid);
+}
+
+/* The GPUs in the order of their UUID label (the index's order). */
+static int order_by_uuid(ctx_t *c, uint32_t **out)
+{
+    uuid_key_t *k = fs_malloc((c->n_gpus ? c->n_gpus : 1) * sizeof *k);
+    *out = fs_malloc((c->n_gpus ? c->n_gpus : 1) * sizeof **out);
+    if (!k || !*out) {
+        fs_free(k);
+        return fail(c, FS_ENOMEM, "out of memory");
+    }
+    for (uint32_t g = 0; g < c->n_gpus; g++) {
+        gpu_uuid(&c->gpus[g], g, k[g].uuid, sizeof k[g].uuid);
+        k[g].gpu = g;
+    }
+    qsort(k, c->n_gpus, sizeof *k, cmp_uuid);
+    for (uint32_t g = 0; g < c->n_gpus; g++)
+        (*out)[g] = k[g].gpu;
+    fs_free(k);
+    return 0;
+}
+
 static uint64_t free_bytes(const char *path, int is_dir)
 {
     char *d = fs_strdup(path);
@@ -1709,10 +1736,13 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
         total += gpu_selected(&c, &c.gpus[g]);
     total *= nf;
     /* text: family by family (OpenMetrics groups a family's samples); blocks:
-     * GPU by GPU, so that the chunks of a GPU's series, which the index
-     * lists together (their labels sort by UUID first), are spooled together */
+     * GPU by GPU in UUID order, so that the spool holds the chunks in the
+     * order the index lists their series (their labels sort by UUID first)
+     * and each block reads it front to back through its window */
     int gpu_major = c.tsdb && o->level == FS_METRICS_GPU;
-    uint32_t n_outer = gpu_major ? c.n_gpus : 1;
+    uint32_t n_outer = gpu_major ? c.n_gpus : 1, *by_uuid = NULL;
+    if (!rc && gpu_major && (rc = order_by_uuid(&c, &by_uuid)))
+        n_outer = 0;
     for (uint32_t go = 0; !rc && go < n_outer; go++)
         for (size_t fi = 0; !rc && fi < nf; fi++) {
             const family_t *fm = &families[fi];
@@ -1728,7 +1758,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             /* under MIG, DCGM reports the profiling fields and memory per GPU
              * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
             uint32_t g0 = gpu_major ? go : 0, g1 = gpu_major ? go + 1 : c.n_gpus;
-            for (uint32_t g = g0; g < g1 && !rc; g++) {
+            for (uint32_t gg = g0; gg < g1 && !rc; gg++) {
+                uint32_t g = gpu_major ? by_uuid[gg] : gg;
                 const gpu_t *gp = &c.gpus[g];
                 if (!gpu_selected(&c, gp))
                     continue;
@@ -1749,6 +1780,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
                     o->on_progress(o->arg, done, total);
             }
         }
+    fs_free(by_uuid);
     if (!rc && o->level == FS_METRICS_GPU)
         rc = emit_scheduler(&c, nf);
     if (!rc)

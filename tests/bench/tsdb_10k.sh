@@ -38,12 +38,14 @@ trap 'kill $prom 2>/dev/null; wait $prom 2>/dev/null || true' EXIT
 until curl -sf "http://127.0.0.1:$port/-/ready" > /dev/null; do sleep 0.5; done
 printf 'prometheus: ready in %.1f s\n' "$(echo "$(date +%s.%N) - $t0" | bc)"
 O=1767225600
-q() {   # q NAME PATH ARGS...: the query's wall time (curl) and result count
+q() {   # q NAME PATH ARGS...: the query's wall time (curl) and result count, or its error
     local name=$1 path=$2
     shift 2
-    curl -sf -o q.json -w '%{time_total}' "http://127.0.0.1:$port$path" "$@" > t.txt
-    printf '  %-46s %7.2f s  %s results\n' "$name" "$(cat t.txt)" \
-        "$(/usr/bin/python3 -c 'import json; print(len(json.load(open("q.json"))["data"]["result"]))')"
+    curl -s -o q.json -w '%{time_total}' "http://127.0.0.1:$port$path" "$@" > t.txt || true
+    printf '  %-46s %7.2f s  %s\n' "$name" "$(cat t.txt)" "$(/usr/bin/python3 -c '
+import json
+d = json.load(open("q.json"))
+print("%d results" % len(d["data"]["result"]) if d["status"] == "success" else d["error"])')"
 }
 q 'count(DCGM_FI_DEV_GPU_UTIL) at day 3' /api/v1/query --data-urlencode 'query=count(DCGM_FI_DEV_GPU_UTIL)' -d time=$((O + 3 * 86400))
 q 'avg(DCGM_FI_DEV_GPU_UTIL) at day 3' /api/v1/query --data-urlencode 'query=avg(DCGM_FI_DEV_GPU_UTIL)' -d time=$((O + 3 * 86400))
