@@ -1351,14 +1351,16 @@ static int read_timeline(ctx_t *c)
     for (size_t i = 1; i < n; i++)
         iv = fmax(iv, c->tl_t[i] - c->tl_t[i - 1]);
     if (iv > c->o->step * (1 + 1e-9) && c->sched_on) {
-        if (c->o->families)
+        if (c->o->families || !c->o->lenient)
             return fs_error_set(c->err, FS_EINVAL, "%s: --step %u is below the resolution of "
                                 "/timeline (sampled every %.0f s): the scheduler's series "
                                 "(fleetsim_*) cannot be sampled every step; use --step %.0f or "
-                                "more, --families without them, or run with a shorter "
-                                "output.timeline_interval", c->results, (unsigned)c->o->step, iv,
-                                ceil(iv));
-        /* by default: left out, and said so */
+                                "more, %s, or run with a shorter output.timeline_interval",
+                                c->results, (unsigned)c->o->step, iv, ceil(iv),
+                                c->o->families ? "--families without them"
+                                               : "--families without them, --lenient to leave "
+                                                 "them out");
+        /* --lenient: left out, and said so */
         memset(c->fam_on + sizeof families / sizeof families[0], 0, N_SCHED);
         c->sched_on = 0;
         c->sched_note = iv;

@@ -163,6 +163,8 @@ int fs_cmd_metrics(int argc, char **argv)
                                           "k, M, G or T (e.g. 20G), got '%s'", g.arg ? g.arg : "");
         } else if (id == FS_OPT_LEGACY_HOSTNAME) {
             o.legacy_hostname = 1;
+        } else if (id == FS_OPT_LENIENT) {
+            o.lenient = 1;
         } else if (id == FS_OPT_NODES) {
             unsigned long long lo, hi;
             char *dash = g.arg ? strchr(g.arg, '-') : NULL;

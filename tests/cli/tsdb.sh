@@ -41,9 +41,24 @@ expect_exit 0 "$FLEETSIM" run m.yaml -o coarse.h5 -q --set output.timeline_inter
 expect_exit 2 "$FLEETSIM" metrics coarse.h5 --tsdb nodb --families fleetsim_gpus_busy --step 60
 expect_err 'coarse.h5: --step 60 is below the resolution of /timeline \(sampled every 300 s\)'
 [ -e nodb ] && bad "a refused step left a directory" || ok
-# ... and without --families they are left out, with a note
-expect_exit 0 "$FLEETSIM" metrics coarse.h5 --tsdb coarsedb --step 60
+# ... and by default too (they are among the default families): refused, nothing written
+expect_exit 2 "$FLEETSIM" metrics coarse.h5 --tsdb nodb --step 60
+expect_err 'coarse.h5: --step 60 is below the resolution of /timeline \(sampled every 300 s\).*use --step 300 or more, --families without them, --lenient to leave them out'
+[ -e nodb ] && bad "a refused step (default families) left a directory" || ok
+expect_exit 2 "$FLEETSIM" metrics coarse.h5 -o nodb.om --step 60
+[ -e nodb.om ] && bad "a refused step left a text file" || ok
+# ... --lenient keeps the export but not the names asked for
+expect_exit 2 "$FLEETSIM" metrics coarse.h5 --tsdb nodb --families fleetsim_gpus_busy --step 60 --lenient
+[ -e nodb ] && bad "--lenient with the scheduler's series named left a directory" || ok
+# ... with --lenient they are left out, with a note, and the rest is written
+expect_exit 0 "$FLEETSIM" metrics coarse.h5 --tsdb coarsedb --step 60 --lenient
 expect_err "note: the scheduler's series \(fleetsim_\*\) are left out: /timeline is sampled every 300 s"
+expect_exit 0 "$FLEETSIM" metrics coarse.h5 -o coarse.om --step 60 --lenient
+grep -q '^DCGM_FI_DEV_GPU_UTIL{' coarse.om && ! grep -q '^fleetsim_gpus_busy' coarse.om && ok ||
+    bad "--lenient: the GPUs' series kept and the scheduler's left out"
+# ... and at the timeline's own step they are written without --lenient
+expect_exit 0 "$FLEETSIM" metrics coarse.h5 -o coarse300.om --step 300
+grep -q '^fleetsim_gpus_busy' coarse300.om && ok || bad "--step 300: the scheduler's series missing"
 # a directory that holds other data
 mkdir other && echo keep > other/notes.txt
 expect_exit 2 "$FLEETSIM" metrics m.h5 --tsdb other
@@ -83,7 +98,7 @@ output: {gpu_intervals: true}
 EOF
 expect_exit 0 "$FLEETSIM" run long.yaml -o long.h5 -q
 for sig in TERM INT; do
-    "$FLEETSIM" metrics long.h5 --tsdb sigdb --step 5 -q > /dev/null 2> sig.txt &
+    "$FLEETSIM" metrics long.h5 --tsdb sigdb --step 5 --lenient -q > /dev/null 2> sig.txt &
     pid=$!
     sleep 1
     kill -$sig $pid
@@ -93,13 +108,13 @@ for sig in TERM INT; do
     grep -q "interrupted by SIG$sig; nothing was kept" sig.txt && ok || bad "SIG$sig: $(cat sig.txt)"
     [ -e sigdb ] && bad "SIG$sig left $(ls -A sigdb)" || ok
     mkdir -p sigprom && touch sigprom/lock     # into an existing Prometheus directory
-    "$FLEETSIM" metrics long.h5 --tsdb sigprom --step 5 -q > /dev/null 2> sig.txt &
+    "$FLEETSIM" metrics long.h5 --tsdb sigprom --step 5 --lenient -q > /dev/null 2> sig.txt &
     pid=$!
     sleep 1
     kill -$sig $pid
     wait $pid
     [ "$(ls -A sigprom)" = lock ] && ok || bad "SIG$sig left in a Prometheus directory: $(ls -A sigprom)"
-    "$FLEETSIM" metrics long.h5 -o sig.om --step 5 -q > /dev/null 2> sig.txt &
+    "$FLEETSIM" metrics long.h5 -o sig.om --step 5 --lenient -q > /dev/null 2> sig.txt &
     pid=$!
     sleep 1
     kill -$sig $pid
