@@ -3,6 +3,9 @@
 #endif
 
 #include "fs_metrics_queues.h"
+#include "fs_h5read.h"
+#include "../scenarios/fs_defaults.h"
+#include "../scenarios/fs_scenario.h"
 #include "../sim/fs_alloc.h"
 
 #include <math.h>
@@ -12,7 +15,7 @@
 
 enum {
     V_RUNNING, V_WAITING, V_KV, V_TTFT, V_TPOT, V_E2E, V_QUEUE, V_PROMPT, V_GEN,
-    K_PENDING, K_ADMITTED, K_WAIT, C_COST, C_CARBON, N_FAM
+    K_PENDING, K_ADMITTED, K_WAIT, L_PENDING, L_ADMITTED, L_WAIT, C_COST, C_CARBON, N_FAM
 };
 
 /* Bucket upper bounds and their "le" label values as each exporter's client
@@ -70,6 +73,14 @@ static const struct {
      "The total number of admitted workloads per 'cluster_queue'", {0}},
     {"kueue_admission_wait_time_seconds", "histogram",
      "The time between a workload was created or requeued until admission, per 'cluster_queue'",
+     BK(kq)},
+    /* ... and per LocalQueue (a tenant's: name and namespace the tenant) */
+    {"kueue_local_queue_pending_workloads", "gauge",
+     "The number of pending workloads, per 'local_queue' and 'status'.", {0}},
+    {"kueue_local_queue_admitted_workloads_total", "counter",
+     "The total number of admitted workloads per 'local_queue'", {0}},
+    {"kueue_local_queue_admission_wait_time_seconds", "histogram",
+     "The time between a workload was created or requeued until admission, per 'local_queue'",
      BK(kq)},
     {"fleetsim_cost_dollars_per_hour", "gauge",
      "The pool's cost over the current day of simulated time (capex, energy, colocation, ops, "
@@ -495,14 +506,88 @@ static int vllm(q_t *q)
 
 /* ---- Kueue, per ClusterQueue, from /jobs ----------------------------------------------- */
 
-/* A tenant's jobs are its LocalQueue's, and the ClusterQueue is named
- * after the tenant (the file does not keep the scenario's mapping of
- * tenants to ClusterQueues; docs/observability.md). */
+/* Whether the comma-separated list (spaces around items ignored) holds name. */
+static int list_has(const char *list, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *s = list; s && *s;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        while (len && *s == ' ')
+            s++, len--;
+        while (len && s[len - 1] == ' ')
+            len--;
+        if (len == nl && memcmp(s, name, len) == 0)
+            return 1;
+        s = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The ClusterQueue a tenant's jobs go to, as the Kueue model sends them
+ * (models/fs_kueue_setup.c, fs_kueue_probe): the first CQ whose LocalQueues
+ * (tenants) list it, else the CQ of its name, else default_queue; -1 none
+ * (its jobs stay pending outside every CQ).  tenant NULL: a job without one. */
+static long cq_of(const fs_kueue_cfg_t *k, const char *tenant)
+{
+    for (size_t i = 0; tenant && i < k->n_cqs; i++)
+        if (list_has(k->cqs[i].tenants, tenant))
+            return (long)i;
+    for (size_t i = 0; tenant && i < k->n_cqs; i++)
+        if (strcmp(k->cqs[i].name, tenant) == 0)
+            return (long)i;
+    for (size_t i = 0; k->default_queue && i < k->n_cqs; i++)
+        if (strcmp(k->cqs[i].name, k->default_queue) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* A run under scheduler.queue kueue: its ClusterQueues, from the scenario
+ * stored in the file (its manifests read again; *cfg loaded, *kueue_run 1).
+ * Other runs: *kueue_run 0. */
+static int run_cqs(q_t *q, fs_config_t *cfg, int *kueue_run)
+{
+    *kueue_run = 0;
+    char *text = NULL;
+    int rc = fs_h5read_attr_str(q->in.f, "scenario", &text, q->in.err);
+    if (rc)
+        return rc;
+    /* the canonical dump (fs_scenario_dump) writes the key on its own line:
+     * any other policy's file is not parsed again */
+    if (!strstr(text, "\nscheduler:\n  queue: kueue\n")) {
+        fs_free(text);
+        return 0;
+    }
+    fs_error_t e;
+    rc = fs_scenario_load_string(q->in.results, text, NULL, 0, cfg, &e);
+    fs_free(text);
+    if (rc == FS_ENOMEM)
+        return oom(q);
+    if (rc)
+        return fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue ClusterQueues cannot be "
+                            "read from its stored scenario (%s); --families without "
+                            "kueue_pending_workloads, kueue_admitted_workloads_total and "
+                            "kueue_admission_wait_time_seconds writes the rest",
+                            q->in.results, e.msg);
+    if (cfg->scheduler.queue != FS_QUEUE_KUEUE) {
+        fs_config_release(cfg);
+        return 0;
+    }
+    *kueue_run = 1;
+    return 0;
+}
+
+/* Per ClusterQueue (kueue_*: the run's own CQs under scheduler.queue
+ * kueue; under any other policy a CQ per tenant, named after it) and per
+ * LocalQueue (kueue_local_queue_*: the tenant's, name and namespace the
+ * tenant), from /jobs. */
 static int kueue(q_t *q)
 {
-    int any = 0, rc = 0;
-    for (size_t f = K_PENDING; f <= K_WAIT; f++)
+    int any = 0, any_cq = 0, rc = 0;
+    for (size_t f = K_PENDING; f <= L_WAIT; f++)
         any |= q->on[q->base + f];
+    for (size_t f = K_PENDING; f <= K_WAIT; f++)
+        any_cq |= q->on[q->base + f];
     size_t n = 0;
     if (!any || !fs_h5read_has(q->in.f, "jobs") ||
         (rc = fs_h5read_rows(q->in.f, "jobs", &n, q->in.err)) || n == 0)
@@ -510,62 +595,86 @@ static int kueue(q_t *q)
     static const char *const cols[] = {"tenant", "submit", "start", "end"};
     double *c[4] = {0};
     size_t *ord = NULL, *tmp = NULL;
-    double *zero = NULL;
+    double *zero = NULL, *cqk = NULL;   /* per job: its CQ (index in the config; -1 none) */
+    const double *sorted_by = NULL;     /* ord: the jobs in the order of this key */
+    fs_config_t cfg;
+    int mapped = 0;
     if (!(rc = read_cols(q, "jobs", n, cols, c, 4))) {
         ord = fs_malloc(n * sizeof *ord);
         tmp = fs_malloc(n * sizeof *tmp);
         zero = fs_calloc(n, sizeof *zero);
-        if (!ord || !tmp || !zero)
+        cqk = fs_malloc(n * sizeof *cqk);
+        if (!ord || !tmp || !zero || !cqk)
             rc = oom(q);
     }
-    if (!rc) {
-        for (size_t i = 0; i < n; i++)
-            ord[i] = i;
-        sort_rows(ord, tmp, n, c[0], zero);
+    if (!rc && any_cq)
+        rc = run_cqs(q, &cfg, &mapped);
+    for (size_t i = 0; i < n && !rc; i++) {
+        int32_t t = (int32_t)c[0][i];
+        const char *tn = t < 0 ? NULL : fs_msink_tenant(q->s, t);
+        cqk[i] = !mapped ? c[0][i] : (double)cq_of(&cfg.scheduler.kueue, tn);
     }
     size_t i0, i1;
     int whole = span(q, 0, q->in.end_time, &i0, &i1);
-    for (size_t f = K_PENDING; f <= K_WAIT && !rc && whole; f++) {
+    for (size_t f = K_PENDING; f <= L_WAIT && !rc && whole; f++) {
         if (!q->on[q->base + f])
             continue;
+        int local = f >= L_PENDING;     /* per LocalQueue: labels name, namespace */
+        size_t kind = local ? f - L_PENDING + K_PENDING : f;
+        const double *key = local ? c[0] : cqk;     /* the series' jobs: a tenant's or a CQ's */
+        if (key != sorted_by) {
+            for (size_t i = 0; i < n; i++)
+                ord[i] = i;
+            sort_rows(ord, tmp, n, key, zero);
+            sorted_by = key;
+        }
         int hdr = 0;
-        for (size_t g0 = 0; g0 < n && !rc;) {
-            size_t g1 = g0;
-            while (g1 < n && c[0][ord[g1]] == c[0][ord[g0]])
+        for (size_t g0 = 0, g1; g0 < n && !rc; g0 = g1) {
+            g1 = g0;
+            while (g1 < n && key[ord[g1]] == key[ord[g0]])
                 g1++;
-            const char *cq = fs_msink_tenant(q->s, (int32_t)c[0][ord[g0]]);
+            if (!local && mapped && key[ord[g0]] < 0)
+                continue;   /* in no ClusterQueue */
+            const char *cq = local || !mapped ? fs_msink_tenant(q->s, (int32_t)key[ord[g0]])
+                                              : cfg.scheduler.kueue.cqs[(size_t)key[ord[g0]]].name;
             const char *lab[6][2] = {{"cluster_queue", cq}, {"replica_role", "leader"},
                                      {"job", "kueue"}, {"status", "active"}};
+            const char *lq[7][2] = {{"name", cq}, {"namespace", cq}, {"replica_role", "leader"},
+                                    {"job", "kueue"}, {"status", "active"}};
+            const char *(*l)[2] = local ? lq : lab;
+            size_t nl = local ? 4 : 3;  /* without status */
             size_t m = g1 - g0, ne = 0, nx = 0;
             if ((rc = need_ev(q, 2 * m)) || (rc = header(q, f, &hdr)))
                 break;
             for (size_t i = g0; i < g1; i++) {
                 double sub = c[1][ord[i]], st = c[2][ord[i]], end = c[3][ord[i]];
-                if (f == K_PENDING) {   /* pending from submission to admission (or its end) */
+                if (kind == K_PENDING) {    /* pending from submission to admission (or its end) */
                     q->ev[ne++] = (struct ev){sub, 1};
                     double out = !isnan(st) ? st : end;
                     if (!isnan(out))
                         q->ev[m + nx++] = (struct ev){out, 1};
                 } else if (!isnan(st)) {
-                    q->ev[ne++] = (struct ev){st, f == K_ADMITTED ? 1 : st - sub};
+                    q->ev[ne++] = (struct ev){st, kind == K_ADMITTED ? 1 : st - sub};
                 }
             }
-            if (f == K_PENDING) {
+            if (kind == K_PENDING) {
                 memmove(q->ev + ne, q->ev + m, nx * sizeof *q->ev);
-                rc = level(q, f, (const char *const (*)[2])lab, 4, ne, nx, i0, i1);
+                rc = level(q, f, (const char *const (*)[2])l, nl + 1, ne, nx, i0, i1);
             } else {
                 qsort(q->ev, ne, sizeof *q->ev, cmp_ev);
-                rc = f == K_WAIT ? histogram(q, f, lab, 3, ne, i0, i1)
-                                 : counter(q, f, (const char *const (*)[2])lab, 3, ne, i0, i1);
+                rc = kind == K_WAIT ? histogram(q, f, l, nl, ne, i0, i1)
+                                    : counter(q, f, (const char *const (*)[2])l, nl, ne, i0, i1);
             }
-            g0 = g1;
         }
     }
+    if (mapped)
+        fs_config_release(&cfg);
     for (size_t i = 0; i < 4; i++)
         fs_free(c[i]);
     fs_free(ord);
     fs_free(tmp);
     fs_free(zero);
+    fs_free(cqk);
     return rc;
 }
 
