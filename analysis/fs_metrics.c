@@ -1008,8 +1008,11 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
     c->st.samples += n;
     if (fam < FS_METRICS_MAX_FAMILIES)
         c->st.fam_samples[fam] += n;
-    if (ferror(c->fp))
-        return fail(c, FS_EIO, "writing the metrics");
+    if (ferror(c->fp)) {
+        int e = errno;
+        return fs_error_set(c->err, fs_tsdb_io_code(e), "%s: %s", c->out,
+                            e ? strerror(e) : "write error");
+    }
     return check_size(c);
 }
 
@@ -1731,7 +1734,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     } else if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
         prepared = 1;
         if (!(c.fp = fopen(fo.tmp, "w")))
-            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
     }
     uint64_t total = 0, done = 0;
     for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
@@ -1807,7 +1810,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             c.st.bytes += 6;
         }
         if (fclose(c.fp) != 0 && !rc)
-            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
     }
     if (!rc && prepared)
         rc = fs_out_commit(&fo, rename, err);

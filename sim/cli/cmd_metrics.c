@@ -232,7 +232,7 @@ int fs_cmd_metrics(int argc, char **argv)
                    st.samples ? (double)st.bytes / (double)st.samples : 0.0);
         for (size_t f = 0; tsdb && f < fs_metrics_n_families() && f < FS_METRICS_MAX_FAMILIES; f++)
             if (st.fam_samples[f])
-                printf("  %-38s %12llu samples  %6.3f chunk bytes per sample\n",
+                printf("  %-46s %12llu samples  %6.3f chunk bytes per sample\n",
                        fs_metrics_family_name(f), (unsigned long long)st.fam_samples[f],
                        (double)st.fam_bytes[f] / (double)st.fam_samples[f]);
         if (!tsdb)
