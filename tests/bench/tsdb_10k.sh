@@ -18,7 +18,7 @@ rm -rf blocks
 /usr/bin/time -f '%e %U %S %M' -o time.txt "$bin" metrics bench.h5 --tsdb blocks > metrics.txt 2> progress.txt
 cat metrics.txt
 read -r wall user sys rss < time.txt
-samples=$(grep -o '[0-9]* samples' metrics.txt | tail -1 | cut -d' ' -f1)
+samples=$(grep ' blocks, ' metrics.txt | grep -o '[0-9]* samples' | cut -d' ' -f1)   # the total
 bytes=$(du -sb blocks | cut -f1)
 printf 'export: %.0f s wall, %.0f s CPU (%.0f user, %.0f system), peak RSS %.0f MB\n' \
     "$wall" "$(echo "$user + $sys" | bc)" "$user" "$sys" "$(echo "$rss / 1024" | bc)"
