@@ -4,6 +4,8 @@
 
 #include "fs_metrics.h"
 #include "fs_h5read.h"
+#include "fs_metrics_queues.h"
+#include "fs_metrics_sink.h"
 #include "fs_tsdb.h"
 #include "../models/fs_catalog.h"
 #include "../models/fs_mig.h"
@@ -65,7 +67,8 @@ typedef struct node_info {
     uint32_t pool, local, first_gpu, gpn;
 } node_info_t;
 
-typedef struct ctx {
+/* the export in progress (fs_msink_t for the family modules: fs_metrics_sink.h) */
+typedef struct fs_msink {
     const char *results, *out;
     fs_error_t *err;
     fs_h5file_t *f;
@@ -104,7 +107,8 @@ typedef struct ctx {
     uint32_t k_lo, k_hi;    /* the sample instants written (--from, --to) */
     fs_tsdb_t *tsdb;        /* --tsdb: the block writer */
     int64_t block_ms;
-    uint8_t fam_on[32];     /* --families (families[], then the scheduler's) */
+    uint8_t fam_on[FS_METRICS_MAX_FAMILIES];  /* --families (families[], the scheduler's,
+                                                 then fs_metrics_queues.c's) */
     int sched_on;
     double sched_note;      /* the scheduler's series were left out: /timeline's interval */
     double *tl_t;           /* /timeline times */
@@ -972,7 +976,7 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         if (rc)
             return rc;
         c->st.samples += m;
-        if (fam < 32) {
+        if (fam < FS_METRICS_MAX_FAMILIES) {
             c->st.fam_samples[fam] += m;
             c->st.fam_bytes[fam] += fs_tsdb_spooled(c->tsdb) - before;
         }
@@ -1002,10 +1006,13 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         c->st.bytes += b->n + len;
     }
     c->st.samples += n;
-    if (fam < 32)
+    if (fam < FS_METRICS_MAX_FAMILIES)
         c->st.fam_samples[fam] += n;
-    if (ferror(c->fp))
-        return fail(c, FS_EIO, "writing the metrics");
+    if (ferror(c->fp)) {
+        int e = errno;
+        return fs_error_set(c->err, fs_tsdb_io_code(e), "%s: %s", c->out,
+                            e ? strerror(e) : "write error");
+    }
     return check_size(c);
 }
 
@@ -1347,14 +1354,16 @@ static int read_timeline(ctx_t *c)
     for (size_t i = 1; i < n; i++)
         iv = fmax(iv, c->tl_t[i] - c->tl_t[i - 1]);
     if (iv > c->o->step * (1 + 1e-9) && c->sched_on) {
-        if (c->o->families)
+        if (c->o->families || !c->o->lenient)
             return fs_error_set(c->err, FS_EINVAL, "%s: --step %u is below the resolution of "
                                 "/timeline (sampled every %.0f s): the scheduler's series "
                                 "(fleetsim_*) cannot be sampled every step; use --step %.0f or "
-                                "more, --families without them, or run with a shorter "
-                                "output.timeline_interval", c->results, (unsigned)c->o->step, iv,
-                                ceil(iv));
-        /* by default: left out, and said so */
+                                "more, %s, or run with a shorter output.timeline_interval",
+                                c->results, (unsigned)c->o->step, iv, ceil(iv),
+                                c->o->families ? "--families without them"
+                                               : "--families without them, --lenient to leave "
+                                                 "them out");
+        /* --lenient: left out, and said so */
         memset(c->fam_on + sizeof families / sizeof families[0], 0, N_SCHED);
         c->sched_on = 0;
         c->sched_note = iv;
@@ -1420,13 +1429,57 @@ static int emit_scheduler(ctx_t *c, size_t fam_base)
 
 size_t fs_metrics_n_families(void)
 {
-    return sizeof families / sizeof families[0] + N_SCHED;
+    return sizeof families / sizeof families[0] + N_SCHED + fs_mqueue_n_families();
 }
 
 const char *fs_metrics_family_name(size_t i)
 {
     size_t nf = sizeof families / sizeof families[0];
-    return i < nf ? families[i].name : i < nf + N_SCHED ? sched_cols[i - nf].name : NULL;
+    return i < nf            ? families[i].name
+           : i < nf + N_SCHED ? sched_cols[i - nf].name
+                              : fs_mqueue_family_name(i - nf - N_SCHED);
+}
+
+/* ---- the hook of the family modules (fs_metrics_sink.h) ------------------------------------ */
+
+void fs_msink_info(const fs_msink_t *c, fs_msink_info_t *out)
+{
+    *out = (fs_msink_info_t){.f = c->f, .results = c->results, .err = c->err,
+                             .step = c->o->step, .k_lo = c->k_lo, .k_hi = c->k_hi,
+                             .end_time = c->end_time};
+}
+
+const char *fs_msink_tenant(const fs_msink_t *c, int32_t t)
+{
+    return tenant_of(c, t);
+}
+
+const char *fs_msink_service(const fs_msink_t *c, uint32_t i)
+{
+    return i < c->n_services && c->service_name[i] ? c->service_name[i] : "service";
+}
+
+int fs_msink_family(fs_msink_t *c, const char *name, const char *type, const char *help)
+{
+    if (!c->tsdb)
+        fprintf(c->fp, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    return 0;
+}
+
+int fs_msink_series(fs_msink_t *c, size_t fam, const char *name, const char *const (*lab)[2],
+                    size_t nl, const uint32_t *k, const double *v, size_t n)
+{
+    int rc = grow_tv(c, n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        c->st_t[i] = ms_of(c, k[i]);
+        c->st_v[i] = v[i];
+    }
+    lab_reset(c);
+    for (size_t i = 0; i < nl; i++)
+        lab_add(c, lab[i][0], lab[i][1], NULL);
+    return put_series(c, fam, name, c->st_t, c->st_v, n, (int64_t)c->o->step * 1000);
 }
 
 /* --families: every name must be a family. */
@@ -1444,7 +1497,7 @@ static int select_families(ctx_t *c)
                            memcmp(fs_metrics_family_name(i), s, n) == 0))
             i++;
         if (i == nf) {
-            char names[1200] = "";
+            char names[3000] = "";
             for (size_t q = 0; q < nf; q++)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                          q ? ", " : "", fs_metrics_family_name(q));
@@ -1565,6 +1618,33 @@ static void release(ctx_t *c)
 }
 
 /* Free bytes where path goes (its directory). */
+typedef struct uuid_key { char uuid[48]; uint32_t gpu; } uuid_key_t;
+
+static int cmp_uuid(const void *a, const void *b)
+{
+    return strcmp(((const uuid_key_t *)a)->uuid, ((const uuid_key_t *)b)->uuid);
+}
+
+/* The GPUs in the order of their UUID label (the index's order). */
+static int order_by_uuid(ctx_t *c, uint32_t **out)
+{
+    uuid_key_t *k = fs_malloc((c->n_gpus ? c->n_gpus : 1) * sizeof *k);
+    *out = fs_malloc((c->n_gpus ? c->n_gpus : 1) * sizeof **out);
+    if (!k || !*out) {
+        fs_free(k);
+        return fail(c, FS_ENOMEM, "out of memory");
+    }
+    for (uint32_t g = 0; g < c->n_gpus; g++) {
+        gpu_uuid(&c->gpus[g], g, k[g].uuid, sizeof k[g].uuid);
+        k[g].gpu = g;
+    }
+    qsort(k, c->n_gpus, sizeof *k, cmp_uuid);
+    for (uint32_t g = 0; g < c->n_gpus; g++)
+        (*out)[g] = k[g].gpu;
+    fs_free(k);
+    return 0;
+}
+
 static uint64_t free_bytes(const char *path, int is_dir)
 {
     char *d = fs_strdup(path);
@@ -1654,17 +1734,20 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     } else if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
         prepared = 1;
         if (!(c.fp = fopen(fo.tmp, "w")))
-            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
     }
     uint64_t total = 0, done = 0;
     for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
         total += gpu_selected(&c, &c.gpus[g]);
     total *= nf;
     /* text: family by family (OpenMetrics groups a family's samples); blocks:
-     * GPU by GPU, so that the chunks of a GPU's series, which the index
-     * lists together (their labels sort by UUID first), are spooled together */
+     * GPU by GPU in UUID order, so that the spool holds the chunks in the
+     * order the index lists their series (their labels sort by UUID first)
+     * and each block reads it front to back through its window */
     int gpu_major = c.tsdb && o->level == FS_METRICS_GPU;
-    uint32_t n_outer = gpu_major ? c.n_gpus : 1;
+    uint32_t n_outer = gpu_major ? c.n_gpus : 1, *by_uuid = NULL;
+    if (!rc && gpu_major && (rc = order_by_uuid(&c, &by_uuid)))
+        n_outer = 0;
     for (uint32_t go = 0; !rc && go < n_outer; go++)
         for (size_t fi = 0; !rc && fi < nf; fi++) {
             const family_t *fm = &families[fi];
@@ -1680,7 +1763,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             /* under MIG, DCGM reports the profiling fields and memory per GPU
              * instance, power, energy, temperature and Xids per GPU, and no GPU_UTIL */
             uint32_t g0 = gpu_major ? go : 0, g1 = gpu_major ? go + 1 : c.n_gpus;
-            for (uint32_t g = g0; g < g1 && !rc; g++) {
+            for (uint32_t gg = g0; gg < g1 && !rc; gg++) {
+                uint32_t g = gpu_major ? by_uuid[gg] : gg;
                 const gpu_t *gp = &c.gpus[g];
                 if (!gpu_selected(&c, gp))
                     continue;
@@ -1701,8 +1785,11 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
                     o->on_progress(o->arg, done, total);
             }
         }
+    fs_free(by_uuid);
     if (!rc && o->level == FS_METRICS_GPU)
         rc = emit_scheduler(&c, nf);
+    if (!rc)
+        rc = fs_mqueue_emit(&c, c.fam_on, nf + N_SCHED);
     if (!rc)
         rc = stopped(&c);
     for (uint32_t g = 0; c.pool_on && g < c.n_gpus; g++)
@@ -1723,7 +1810,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             c.st.bytes += 6;
         }
         if (fclose(c.fp) != 0 && !rc)
-            rc = fs_error_set(err, FS_EIO, "%s: %s", out, strerror(errno));
+            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
     }
     if (!rc && prepared)
         rc = fs_out_commit(&fo, rename, err);

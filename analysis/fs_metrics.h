@@ -35,6 +35,9 @@
  * sample against 2.3 on a 256-GPU week (docs/observability.md "Size"). */
 #define FS_METRICS_BLOCK_MS ((int64_t)24 * 3600 * 1000)
 
+/* families at most (fs_metrics_n_families() is below it) */
+#define FS_METRICS_MAX_FAMILIES 64
+
 typedef enum fs_metrics_level {
     FS_METRICS_GPU = 0,     /* dcgm-exporter's series, per GPU (and MIG instance) */
     FS_METRICS_NODE,        /* recording-rule series per node: fleetsim:gpu_util:avg_node, ... */
@@ -50,6 +53,9 @@ typedef struct fs_metrics_opts {
     int tsdb;               /* out is a directory of Prometheus TSDB blocks (fs_tsdb.h) */
     int64_t block_ms;       /* --tsdb: block range, ms (a multiple of 2 h; 0: FS_METRICS_BLOCK_MS) */
     int legacy_hostname;    /* the label Hostname (dcgm-exporter before 3.3) for hostname */
+    int lenient;            /* a step below /timeline's interval: leave the scheduler's
+                               families out (st says so) instead of FS_EINVAL, unless named
+                               in families */
     const char *families;   /* only these families (names, comma-separated); NULL: all */
     fs_metrics_level_t level;
     double from, to;        /* only samples in [from, to] (simulated s; to < 0: the end) */
@@ -66,9 +72,11 @@ typedef struct fs_metrics_opts {
 typedef struct fs_metrics_stats {
     uint64_t gpus, series, samples, bytes;
     uint64_t blocks;        /* --tsdb */
-    double sched_skipped_interval;  /* > 0: the scheduler's series (fleetsim_*) were left out,
-                                       /timeline being sampled this coarser than the step */
-    uint64_t fam_samples[32], fam_bytes[32];    /* --tsdb: per family (fs_metrics_family_name) */
+    double sched_skipped_interval;  /* > 0 (lenient only): the scheduler's series (fleetsim_*)
+                                       were left out, /timeline being sampled this coarser
+                                       than the step */
+    /* per family (fs_metrics_family_name); bytes: --tsdb */
+    uint64_t fam_samples[FS_METRICS_MAX_FAMILIES], fam_bytes[FS_METRICS_MAX_FAMILIES];
 } fs_metrics_stats_t;
 
 /* The name of family i (0 .. fs_metrics_n_families() - 1), for stats. */
@@ -77,8 +85,9 @@ size_t fs_metrics_n_families(void);
 
 /* Writes out from results.  0, FS_EINVAL (no /gpu_intervals rows: the run
  * was made without output.gpu_intervals; inconsistent intervals; a step
- * below /timeline's interval with the scheduler's families asked for by
- * name: without --families they are left out, st says so), FS_EUSAGE (a target directory holding
+ * below /timeline's interval while the scheduler's families are on: by
+ * default or named in families; with lenient and not named they are left
+ * out, st says so), FS_EUSAGE (a target directory holding
  * other data, an export above max_size or the free space), FS_EINTR,
  * FS_EIO, FS_ENOMEM; err names the file.  Nothing is left on failure. */
 int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts_t *o,

@@ -598,7 +598,8 @@ int fs_tsdb_open(fs_tsdb_t **out, const char *dir, int64_t range_ms, fs_error_t 
     if (mkdir(w->wal, 0777) == 0)
         w->made_wal = 1;
     if (mkdir(w->stage, 0777) != 0 || !(w->spool = fopen(w->spool_path, "w+b"))) {
-        rc = fs_error_set(err, FS_EIO, "%s: %s", w->stage, strerror(errno));
+        int e = errno;
+        rc = fs_error_set(err, fs_tsdb_io_code(e), "%s: %s", w->stage, strerror(e));
         fs_tsdb_abort(w);
         return rc;
     }
@@ -623,7 +624,8 @@ static int spool_chunk(fs_tsdb_t *w, const int64_t *t, const double *v, size_t n
     put_be32(w->buf + hl + 1 + dl, fs_tsdb_crc32c(0, data, dl + 1));
     size_t rl = hl + 1 + dl + 4;
     if (fwrite(w->buf, 1, rl, w->spool) != rl)
-        return fs_error_set(err, FS_EIO, "%s: %s", w->spool_path, strerror(errno));
+        return fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", w->spool_path,
+                            strerror(errno));
     w->chunks[w->n_chunks++] = (chunk_t){.mint = t[0], .off = w->spool_off,
                                          .dur = (uint32_t)(t[n - 1] - t[0]),
                                          .win = (uint32_t)(t[0] / w->range), .len = (uint32_t)rl,
@@ -802,10 +804,16 @@ typedef struct block_ctx {
     fs_error_t *err;
 } block_ctx_t;
 
+int fs_tsdb_io_code(int e)
+{
+    return e == ENOSPC || e == EDQUOT ? FS_EUSAGE : FS_EIO;
+}
+
 static int io_fail(fs_tsdb_t *w, fs_error_t *err, const char *path)
 {
-    return fs_error_set(err, FS_EIO, "%s: %s", path ? path : w->stage,
-                        errno ? strerror(errno) : "write error");
+    int e = errno;
+    return fs_error_set(err, fs_tsdb_io_code(e), "%s: %s", path ? path : w->stage,
+                        e ? strerror(e) : "write error");
 }
 
 /* One block: the window win's chunks of every series, in label order. */

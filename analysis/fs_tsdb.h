@@ -96,4 +96,9 @@ int fs_tsdb_close(fs_tsdb_t *w, fs_tsdb_stats_t *st, fs_error_t *err);
 /* Removes everything written and frees w (NULL: nothing). */
 void fs_tsdb_abort(fs_tsdb_t *w);
 
+/* The code of an output error (errno e): a full disk or quota (ENOSPC,
+ * EDQUOT) is FS_EUSAGE (exit 2, as an export refused for its expected size
+ * or the free space), any other FS_EIO. */
+int fs_tsdb_io_code(int e);
+
 #endif

@@ -163,6 +163,8 @@ int fs_cmd_metrics(int argc, char **argv)
                                           "k, M, G or T (e.g. 20G), got '%s'", g.arg ? g.arg : "");
         } else if (id == FS_OPT_LEGACY_HOSTNAME) {
             o.legacy_hostname = 1;
+        } else if (id == FS_OPT_LENIENT) {
+            o.lenient = 1;
         } else if (id == FS_OPT_NODES) {
             unsigned long long lo, hi;
             char *dash = g.arg ? strchr(g.arg, '-') : NULL;
@@ -228,9 +230,9 @@ int fs_cmd_metrics(int argc, char **argv)
                    (unsigned long long)st.series, (unsigned long long)st.samples,
                    (unsigned long long)st.blocks, (double)st.bytes / 1e6,
                    st.samples ? (double)st.bytes / (double)st.samples : 0.0);
-        for (size_t f = 0; tsdb && f < fs_metrics_n_families() && f < 32; f++)
+        for (size_t f = 0; tsdb && f < fs_metrics_n_families() && f < FS_METRICS_MAX_FAMILIES; f++)
             if (st.fam_samples[f])
-                printf("  %-38s %12llu samples  %6.3f chunk bytes per sample\n",
+                printf("  %-46s %12llu samples  %6.3f chunk bytes per sample\n",
                        fs_metrics_family_name(f), (unsigned long long)st.fam_samples[f],
                        (double)st.fam_bytes[f] / (double)st.fam_samples[f]);
         if (!tsdb)

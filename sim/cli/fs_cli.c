@@ -53,7 +53,8 @@ static const fs_cli_opt_t metrics_opts[] = {
     {"level", 0, 1, FS_OPT_LEVEL, "gpu|node|pool"}, {"families", 0, 1, FS_OPT_FAMILIES, "LIST"},
     {"from", 0, 1, FS_OPT_FROM, "T"}, {"to", 0, 1, FS_OPT_TO, "T"},
     {"max-size", 0, 1, FS_OPT_MAX_SIZE, "SIZE"},
-    {"legacy-hostname", 0, 0, FS_OPT_LEGACY_HOSTNAME, NULL}, QUIET, HELP, END};
+    {"legacy-hostname", 0, 0, FS_OPT_LEGACY_HOSTNAME, NULL}, {"lenient", 0, 0, FS_OPT_LENIENT, NULL},
+    QUIET, HELP, END};
 static const fs_cli_opt_t trace_opts[] = {
     {"format", 0, 1, FS_OPT_FORMAT, "F"}, {"output", 'o', 1, 'o', "OUT"},
     {"classes", 0, 1, FS_OPT_CLASSES, "R,..."}, {"scenario", 0, 1, FS_OPT_SCENARIO, "FILE"},
@@ -223,6 +224,7 @@ static const fs_command_t commands[] = {
      "                        [--pools LIST] [--nodes FIRST-LAST] [--families LIST]\n"
      "                        [--level gpu|node|pool] [--from T] [--to T] [--max-size SIZE]\n"
      "                        [--block HOURS] [--xid-window S] [--legacy-hostname]\n"
+     "                        [--lenient]\n"
      "\n"
      "Writes the GPUs of a run made with output.gpu_intervals: true with dcgm-exporter's\n"
      "metric names and labels (DCGM_FI_DEV_GPU_UTIL, ...; pods: namespace = tenant or\n"
@@ -247,10 +249,13 @@ static const fs_command_t commands[] = {
      "  --xid-window S       DCGM_EXP_XID_ERRORS_COUNT counts the Xids of the last S\n"
      "                       seconds (default 300, dcgm-exporter's --xid-count-window-size)\n"
      "  --legacy-hostname    label Hostname (dcgm-exporter before 3.3) instead of hostname\n"
+     "  --lenient            a --step below /timeline's interval: leave the scheduler's\n"
+     "                       series (fleetsim_*) out, with a note, instead of exit 2\n"
      "  -q, --quiet          nothing on stdout\n"
      "\n"
      "Exit status: 0 success, 1 the output could not be written or SIGINT/SIGTERM stopped\n"
-     "it (nothing is left), 2 bad usage or input.\n",
+     "it (nothing is left), 2 bad usage or input (also a --step below /timeline's\n"
+     "interval while the scheduler's series are written).\n",
      metrics_opts, "file"},
     {"merge", fs_cmd_merge, "write a sharded sweep's index once every shard has finished",
      "usage: fleetsim merge DIR\n"
