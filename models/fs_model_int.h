@@ -93,6 +93,11 @@ typedef struct fs_jobslots {
 } fs_jobslots_t;
 
 int fs_slot_free(fs_model_t *m, uint32_t s);
+/* fs_limits.c (m->lim set): hands the admitted job to the policy or holds
+ * it; the job's slot is being freed (its user's held jobs may go).  0 or FS_E*. */
+typedef struct fs_limits fs_limits_t;
+int fs_lim_admit(fs_model_t *m, uint32_t slot);
+int fs_lim_gone(fs_model_t *m, uint32_t slot);
 fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j);
 void fs_slot_release(fs_model_t *m);
 
@@ -375,6 +380,7 @@ struct fs_model {
     fs_modreg_t mods;
     fs_inert_t inert;
     struct fs_fabmod *fab;  /* cluster.fabric (fs_fabric_mod.h), NULL: off */
+    struct fs_limits *lim;  /* scheduler.limits (fs_limits.h), NULL: off */
 
     fs_error_t err;
 };

@@ -38,6 +38,9 @@ fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j)
 int fs_slot_free(fs_model_t *m, uint32_t s)
 {
     fs_jobrt_t *j = &m->js.slots[s];
+    int rc = m->lim ? fs_lim_gone(m, s) : 0;
+    if (rc)
+        return rc;
     if (j->r)
         fs_slot_run_give_back(m, j);
     m->js.slots[s].state = FS_JOBRT_FREE;
