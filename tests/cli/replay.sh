@@ -51,6 +51,20 @@ assert abs(d["util_day_simulated"][0] - 460 / 172800) < 1e-12, d
 PY
 fi
 
+# a start overhead counts as wait (the recorded start is when the job began
+# to run): startup.container 30 s holds each job's GPUs 30 s before it
+# computes.  Job 1 computes from 30 (counted wait 30), ends at 130; job 2
+# starts there (120 + 30 = 150); job 4 when job 2 ends at 260 (230 + 30).
+expect_exit 0 "$FLEETSIM" run small.yaml --set startup.container=30s -o smallsu.h5 -q
+expect_exit 0 "$FLEETSIM" compare smallsu.h5 --recorded --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "start overhead: wrong mean: $(head -c 300 out.txt)"
+import json
+d = json.load(open("out.txt"))["recorded"]
+assert abs(d["simulated"]["mean"] - 440 / 3) < 1e-6, d["simulated"]
+PY
+fi
+
 # the report's section: both CDFs, the daily utilization and the table
 # (exit 3: the report's Python modules are missing here)
 "$FLEETSIM" report small.h5 -o small.html >out.txt 2>err.txt
