@@ -5,6 +5,8 @@
 #include "fs_limits.h"
 #include "fs_model_int.h"
 
+#include <string.h>
+
 enum { LIM_NONE = 0, LIM_ACTIVE = 1, LIM_HELD = 2 };
 #define NO_NEXT UINT32_MAX
 
@@ -33,12 +35,16 @@ static int fits(const fs_limits_t *l, const user_t *u, uint32_t gpus)
     return 1;
 }
 
+/* Room for slot; a slot never admitted here (a job rejected at admission
+ * frees its slot too) reads LIM_NONE. */
 static int slot_room(fs_limits_t *l, uint32_t slot)
 {
-    size_t n = (size_t)slot + 1;
+    size_t n = (size_t)slot + 1, old = l->cap_st;
     if (fs_grow((void **)&l->st, &l->cap_st, n, sizeof *l->st) ||
         fs_grow((void **)&l->next, &l->cap_next, n, sizeof *l->next))
         return FS_ENOMEM;
+    if (l->cap_st > old)
+        memset(l->st + old, LIM_NONE, l->cap_st - old);
     return 0;
 }
 
