@@ -89,6 +89,13 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
     [ "$(starts limg.h5)" = "1:0 2:100 3:200" ] && ok || bad "max_gpus 2: starts $(starts limg.h5)"
     expect_exit 0 "$FLEETSIM" run limg.yaml --set scheduler.limits.max_gpus_per_user=4 -o limg4.h5 -q
     [ "$(starts limg4.h5)" = "1:0 2:1 3:100" ] && ok || bad "max_gpus 4: starts $(starts limg4.h5)"
+    # a job too large for the cluster is rejected at admission: its slot is
+    # freed without ever being counted, and the user's count stays right
+    sed 's/^; MaxProcs: 4/; MaxProcs: 8/' lim.swf > limr.swf
+    echo "5 1 -1 100 8 -1 -1 8 100 -1 1 1 1 -1 -1 -1 -1 -1" >> limr.swf
+    expect_exit 0 "$FLEETSIM" run lim.yaml --set workload.trace.path=limr.swf \
+        --set scheduler.limits.max_jobs_per_user=2 -o limr.h5 -q
+    [ "$(starts limr.h5)" = "1:0 2:0 3:100 4:5 5:nan" ] && ok || bad "rejected: starts $(starts limr.h5)"
 fi
 expect_exit 2 "$FLEETSIM" validate wfp.yaml --set scheduler.wfp.exponent=-1
 expect_err 'scheduler.wfp.exponent'
