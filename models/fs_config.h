@@ -189,6 +189,8 @@ typedef struct fs_cluster_cfg {
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
     char *outages;          /* cluster.outages: outage file (models/fs_capacity.h), or NULL */
+    char *outages_origin;   /* cluster.outages_origin: the date at the run's time 0, for
+                               reservation dates (traces/fs_resv.h), or NULL */
     fs_fabric_cfg_t fabric;     /* cluster.fabric (models/fs_fabric.h) */
 } fs_cluster_cfg_t;
 

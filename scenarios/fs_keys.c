@@ -207,6 +207,9 @@ static const fs_key_t config_rows[] = {
      .doc = "Capacity over time: a CSV of outages (start,end,nodes[,cause]; seconds of the run; "
             "nodes all, a pool or I-J) drained from start to end; relative to the scenario file "
             "(docs/traces.md, Outage files)."},
+    {.path = "cluster.outages_origin", .type = FS_KT_STRING, .off = CF(cluster.outages_origin),
+     .doc = "The date at the run's time 0 (YYYY-MM-DDTHH:MM:SS, UTC), when cluster.outages is "
+            "Slurm's scontrol show reservation output (dates)."},
     {.path = "cluster.topology.nvlink_domain", .type = FS_KT_STRING,
      .off = CF(cluster.topology.nvlink_domain), .def = "node",
      .doc = "NVLink domain: node, or its size in GPUs (a multiple of gpus_per_node, e.g. 72 for "
