@@ -348,6 +348,14 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
     if (no_rec)
         fprintf(stderr, "fleetsim calibrate: %zu jobs record no start or end: left out of the fit\n",
                 no_rec);
+    if (c->limits) {
+        size_t named = 0;
+        for (size_t i = 0; i < c->n_rec; i++)
+            named += c->rec[i].tenant >= 0;
+        if (!named)
+            fprintf(stderr, "fleetsim calibrate: no job of the trace names a user: the per-user "
+                            "limit cannot act (every limit gives the same replay)\n");
+    }
     for (size_t t = 0; t < N_TH && !rc; t++)
         for (size_t s = 0; s < N_SH * nl && !rc; s++) {
             point_t *p = &pts[np];
