@@ -90,7 +90,16 @@ typedef struct fs_jobslots {
     fs_jobrun_t **run_free;
     size_t n_run_free, cap_run_free;
     uint64_t next_seq;
+    /* the trace's recorded start of the job in each slot (fs_job_t.rec_start,
+     * /jobs.rec_start; fs_jobq_t leaves it out), -1 none: NULL until a job
+     * that records one is admitted, so a run of a trace without recorded
+     * starts or of a generator costs nothing */
+    fs_time_t *rec_start;
+    size_t cap_rec;
 } fs_jobslots_t;
+
+/* fs_model_slots.c: slot s's recorded start (-1: none); FS_ENOMEM. */
+int fs_slot_rec_set(fs_model_t *m, uint32_t s, fs_time_t rec_start);
 
 int fs_slot_free(fs_model_t *m, uint32_t s);
 /* fs_limits.c (m->lim set): hands the admitted job to the policy or holds

@@ -50,6 +50,23 @@ int fs_slot_free(fs_model_t *m, uint32_t s)
     return 0;
 }
 
+int fs_slot_rec_set(fs_model_t *m, uint32_t s, fs_time_t rec_start)
+{
+    fs_jobslots_t *js = &m->js;
+    if (rec_start < 0 && s >= js->cap_rec)     /* -1 already */
+        return 0;
+    if (s >= js->cap_rec) {
+        size_t old = js->cap_rec;
+        if (fs_grow((void **)&js->rec_start, &js->cap_rec, js->cap_slots > s ? js->cap_slots : s + 1,
+                    sizeof *js->rec_start))
+            return FS_ENOMEM;
+        for (size_t i = old; i < js->cap_rec; i++)
+            js->rec_start[i] = -1;
+    }
+    js->rec_start[s] = rec_start;
+    return 0;
+}
+
 /* Gives back the placements still held and frees the slots and records. */
 void fs_slot_release(fs_model_t *m)
 {
@@ -64,4 +81,5 @@ void fs_slot_release(fs_model_t *m)
         fs_free(js->run_chunks[i]);
     fs_free(js->run_chunks);
     fs_free(js->run_free);
+    fs_free(js->rec_start);
 }

@@ -106,6 +106,34 @@ expect_exit 0 "$FLEETSIM" run nowait.yaml -o nowait.h5 -q
 expect_exit 2 "$FLEETSIM" compare nowait.h5 --recorded
 expect_err 'records no start for any of its 4 jobs'
 
+# /jobs.rec_start: the trace's recorded start beside the simulated one, job
+# by job (NaN: none recorded; a synthetic workload records none).  late.swf:
+# the first job records none, and jobs 5 and 6 come after the others ended
+# (their slots held jobs that recorded one: job 5 records none)
+{ sed -E '2s/^([0-9]+ [0-9]+) [0-9]+ /\1 -1 /' small.swf
+  echo '5 500 -1 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'
+  echo '6 600 5 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'; } > late.swf
+scenario late.yaml late.swf
+expect_exit 0 "$FLEETSIM" run late.yaml -o late.h5 -q
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "/jobs.rec_start: wrong values"
+import h5py, math
+def rec(path):
+    j = h5py.File(path, "r")["jobs"][()]
+    return {int(i): float(r) for i, r in zip(j["id"], j["rec_start"])}
+def same(got, want):
+    assert got.keys() == want.keys(), (got, want)
+    for k in want:
+        assert (math.isnan(got[k]) and math.isnan(want[k])) or got[k] == want[k], (got, want)
+nan = float("nan")
+same(rec("small.h5"), {1: 0.0, 2: 100.0, 3: nan, 4: 230.0})
+same(rec("late.h5"), {1: nan, 2: 100.0, 3: nan, 4: 230.0, 5: nan, 6: 605.0})
+assert all(math.isnan(v) for v in rec("nowait.h5").values())
+s = rec("synth.h5")
+assert s and all(math.isnan(v) for v in s.values()), s
+PY
+fi
+
 # ---- trace info: sizes bucketed by powers of two past a dozen distinct
 # counts; the recorded waits and GPUs busy over time
 {
