@@ -210,9 +210,11 @@ static int capacity_of(fs_h5file_t *f, double *cap, fs_error_t *err)
     return rc;
 }
 
-enum { J_ID, J_SUBMIT, J_START, J_END, J_RUN, J_WAIT, J_GPUS, J_MILLI, N_JCOL };
+/* startup_s: a start overhead (startup.container, startup.load, image
+ * pulls) counts as wait: the recorded start is when the job began to run */
+enum { J_ID, J_SUBMIT, J_START, J_END, J_RUN, J_WAIT, J_GPUS, J_MILLI, J_STARTUP, N_JCOL };
 static const char *const jcols[N_JCOL] = {"id", "submit", "start", "end", "run", "wait", "gpus",
-                                          "gpu_milli"};
+                                          "gpu_milli", "startup_s"};
 
 int fs_rec_compare(const char *path, double from_s, double to_s, fs_rec_cmp_t *out,
                    fs_error_t *err)
@@ -301,7 +303,7 @@ int fs_rec_compare(const char *path, double from_s, double to_s, fs_rec_cmp_t *o
         } else if (isnan(col[J_WAIT][i])) {
             out->n_not_started++;
         } else {
-            out->wait_sim[m] = col[J_WAIT][i];
+            out->wait_sim[m] = col[J_WAIT][i] + col[J_STARTUP][i];
             out->wait_rec[m] = x->rec_start - x->submit;
             out->submit[m] = sub;
             m++;

@@ -34,6 +34,7 @@ static const col_t job_cols[] = {
     JOB_COL(startup_s, K_F64, "s"),
     JOB_COL(sched_goodput, K_F64, "fraction"),
     JOB_COL(program_goodput, K_F64, "fraction"),
+    JOB_COL(rec_start, K_F64, "s"),
 };
 
 #define SAMPLE_COL(name, kind, unit) {#name, kind, offsetof(fs_sample_row_t, name), unit}

@@ -9,6 +9,7 @@
 #include "../sim/fs_alloc.h"
 #include "../sim/fs_sim.h"
 #include "../traces/fs_outages.h"
+#include "../traces/fs_resv.h"
 
 typedef struct cap {
     fs_model_t *m;
@@ -42,7 +43,7 @@ static const fs_module_ops_t ops = {
 
 static int load(const fs_config_t *cfg, const fs_cluster_t *cl, fs_outages_t *o, fs_error_t *err)
 {
-    int rc = fs_outages_read(cfg->cluster.outages, o, err);
+    int rc = fs_resv_outages_read(cfg->cluster.outages, cfg->cluster.outages_origin, o, err);
     if (rc)
         return rc;
     const char **names = fs_malloc((cl->n_pools + 1) * sizeof *names);

@@ -189,6 +189,8 @@ typedef struct fs_cluster_cfg {
     size_t n_span_speed;
     fs_autoscale_cfg_t autoscale;
     char *outages;          /* cluster.outages: outage file (models/fs_capacity.h), or NULL */
+    char *outages_origin;   /* cluster.outages_origin: the date at the run's time 0, for
+                               reservation dates (traces/fs_resv.h), or NULL */
     fs_fabric_cfg_t fabric;     /* cluster.fabric (models/fs_fabric.h) */
 } fs_cluster_cfg_t;
 
@@ -261,6 +263,12 @@ typedef struct fs_wfp_cfg {
     fs_time_t period;       /* utilities are recomputed this often, us */
 } fs_wfp_cfg_t;
 
+/* scheduler.limits: per-user limits (models/fs_limits.h); 0: none. */
+typedef struct fs_limits_cfg {
+    uint32_t max_jobs_per_user; /* Slurm MaxJobsPerUser / MaxJobsPU, Maui MAXJOB */
+    uint64_t max_gpus_per_user; /* Slurm MaxTRESPerUser=gres/gpu / MaxTRESPU, Maui MAXPROC */
+} fs_limits_cfg_t;
+
 /* scheduler.preset: named settings that fill the keys a scenario does not
  * give (scenarios/fs_scenario.c applies them; docs/policies.md).
  * tiresias: queue las, thresholds 3250,7200 (three queues, the published
@@ -314,6 +322,7 @@ typedef struct fs_sched_cfg {
     fs_kueue_cfg_t kueue;       /* queue: kueue (models/fs_kueue.c) */
     fs_volcano_cfg_t volcano;   /* queue: volcano (models/fs_volcano.c) */
     fs_wfp_cfg_t wfp;           /* queue: wfp (models/fs_order_wfp.c) */
+    fs_limits_cfg_t limits;     /* per-user limits (models/fs_limits.c) */
 } fs_sched_cfg_t;
 
 /* telemetry: what a running job does to its GPUs (docs/observability.md,

@@ -143,6 +143,10 @@ void fs_arr_admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     }
     fs_jobrt_t *j = &m->js.slots[s];
     memset(j, 0, sizeof *j);
+    if (fs_slot_rec_set(m, s, job->flags & FS_JOB_SERVICE ? -1 : job->rec_start)) {
+        fs_mdl_fail(m, FS_ENOMEM, "admitting a job");
+        return;
+    }
     j->job = fs_jobq_of(job);
     j->seq = (uint32_t)m->js.next_seq++;
     j->type_pools = (int16_t)t;
@@ -165,7 +169,7 @@ void fs_arr_admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     fs_integ_queue_enter(m, j);
     m->svc.live += is_replica(j);
     *slot = s;
-    rc = m->pol->enqueue(m->pol_state, m, s);
+    rc = m->lim ? fs_lim_admit(m, s) : m->pol->enqueue(m->pol_state, m, s);
     if (!rc && m->mods.queue_hooks)
         rc = fs_arr_queue_entered(m, s, 1);
     if (rc)

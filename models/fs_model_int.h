@@ -90,9 +90,23 @@ typedef struct fs_jobslots {
     fs_jobrun_t **run_free;
     size_t n_run_free, cap_run_free;
     uint64_t next_seq;
+    /* the trace's recorded start of the job in each slot (fs_job_t.rec_start,
+     * /jobs.rec_start; fs_jobq_t leaves it out), -1 none: NULL until a job
+     * that records one is admitted, so a run of a trace without recorded
+     * starts or of a generator costs nothing */
+    fs_time_t *rec_start;
+    size_t cap_rec;
 } fs_jobslots_t;
 
+/* fs_model_slots.c: slot s's recorded start (-1: none); FS_ENOMEM. */
+int fs_slot_rec_set(fs_model_t *m, uint32_t s, fs_time_t rec_start);
+
 int fs_slot_free(fs_model_t *m, uint32_t s);
+/* fs_limits.c (m->lim set): hands the admitted job to the policy or holds
+ * it; the job's slot is being freed (its user's held jobs may go).  0 or FS_E*. */
+typedef struct fs_limits fs_limits_t;
+int fs_lim_admit(fs_model_t *m, uint32_t slot);
+int fs_lim_gone(fs_model_t *m, uint32_t slot);
 fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j);
 void fs_slot_release(fs_model_t *m);
 
@@ -375,6 +389,7 @@ struct fs_model {
     fs_modreg_t mods;
     fs_inert_t inert;
     struct fs_fabmod *fab;  /* cluster.fabric (fs_fabric_mod.h), NULL: off */
+    struct fs_limits *lim;  /* scheduler.limits (fs_limits.h), NULL: off */
 
     fs_error_t err;
 };

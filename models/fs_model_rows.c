@@ -88,6 +88,9 @@ int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.preemptions = x->preemptions;
     r.preempt_lost_gpu_s = x->preempt_lost_gpu_s;
     r.startup_s = fs_time_to_s(x->w_startup);
+    size_t s = (size_t)(j - m->js.slots);
+    fs_time_t rs = s < m->js.cap_rec ? m->js.rec_start[s] : -1;
+    r.rec_start = rs >= 0 ? fs_time_to_s(rs) : NAN;
     r.held_gpu_s = x->held_gpu_s;
     r.compute_s = fs_time_to_s(x->w_compute);
     /* /summary's split: each job's accounts at its share (fs_acct_shares_open) */

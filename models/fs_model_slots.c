@@ -38,12 +38,32 @@ fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j)
 int fs_slot_free(fs_model_t *m, uint32_t s)
 {
     fs_jobrt_t *j = &m->js.slots[s];
+    int rc = m->lim ? fs_lim_gone(m, s) : 0;
+    if (rc)
+        return rc;
     if (j->r)
         fs_slot_run_give_back(m, j);
     m->js.slots[s].state = FS_JOBRT_FREE;
     if (fs_grow((void **)&m->js.free_slots, &m->js.cap_free, m->js.n_free + 1, sizeof *m->js.free_slots))
         return FS_ENOMEM;
     m->js.free_slots[m->js.n_free++] = s;
+    return 0;
+}
+
+int fs_slot_rec_set(fs_model_t *m, uint32_t s, fs_time_t rec_start)
+{
+    fs_jobslots_t *js = &m->js;
+    if (rec_start < 0 && s >= js->cap_rec)     /* -1 already */
+        return 0;
+    if (s >= js->cap_rec) {
+        size_t old = js->cap_rec;
+        if (fs_grow((void **)&js->rec_start, &js->cap_rec, js->cap_slots > s ? js->cap_slots : s + 1,
+                    sizeof *js->rec_start))
+            return FS_ENOMEM;
+        for (size_t i = old; i < js->cap_rec; i++)
+            js->rec_start[i] = -1;
+    }
+    js->rec_start[s] = rec_start;
     return 0;
 }
 
@@ -61,4 +81,5 @@ void fs_slot_release(fs_model_t *m)
         fs_free(js->run_chunks[i]);
     fs_free(js->run_chunks);
     fs_free(js->run_free);
+    fs_free(js->rec_start);
 }

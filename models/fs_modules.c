@@ -9,6 +9,7 @@
 #include "fs_burst.h"
 #include "fs_capacity.h"
 #include "fs_fabric_mod.h"
+#include "fs_limits.h"
 #include "fs_failure.h"
 #include "fs_migrecut.h"
 #include "fs_purchase.h"
@@ -26,6 +27,7 @@ const fs_module_def_t fs_model_modules[] = {
     {"MIG re-partitioning", fs_migrecut_attach}, /* cluster.pools[].mig_repartition */
     {"outages", fs_capacity_attach},           /* cluster.outages (docs/traces.md) */
     {"fabric", fs_fabric_attach},              /* cluster.fabric (docs/models.md "Fabric") */
+    {"user limits", fs_limits_attach},         /* scheduler.limits (docs/policies.md) */
 };
 const size_t fs_model_n_modules = sizeof fs_model_modules / sizeof fs_model_modules[0];
 

@@ -46,6 +46,7 @@ typedef struct fs_job_row {
     uint32_t preemptions;   /* times preempted by the policy (failures are not preemptions) */
     double preempt_lost_gpu_s; /* the part of lost_gpu_s lost to preemptions, GPU-s */
     double startup_s;       /* wall s in pod start-up (image pull, container, load), all attempts */
+    double rec_start;       /* the trace's recorded start (fs_job_t.rec_start), s; NaN none */
     /* in memory only (not /jobs columns): the job's part of the held split
      * of busy, summed per tenant in /tenants */
     double held_gpu_s;      /* GPU-s held: its attempts and the holds while a failure is detected */

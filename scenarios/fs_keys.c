@@ -207,6 +207,9 @@ static const fs_key_t config_rows[] = {
      .doc = "Capacity over time: a CSV of outages (start,end,nodes[,cause]; seconds of the run; "
             "nodes all, a pool or I-J) drained from start to end; relative to the scenario file "
             "(docs/traces.md, Outage files)."},
+    {.path = "cluster.outages_origin", .type = FS_KT_STRING, .off = CF(cluster.outages_origin),
+     .doc = "The date at the run's time 0 (YYYY-MM-DDTHH:MM:SS, UTC), when cluster.outages is "
+            "Slurm's scontrol show reservation output (dates)."},
     {.path = "cluster.topology.nvlink_domain", .type = FS_KT_STRING,
      .off = CF(cluster.topology.nvlink_domain), .def = "node",
      .doc = "NVLink domain: node, or its size in GPUs (a multiple of gpus_per_node, e.g. 72 for "
@@ -557,6 +560,14 @@ static const fs_key_t config_rows[] = {
      .off = CF(scheduler.wfp.period), .min = 0, .def = "5m", .unit = "s",
      .doc = "queue: wfp: utilities are recomputed this often (a job queued since the last "
             "time has utility 0)."},
+    {.path = "scheduler.limits.max_jobs_per_user", .type = FS_KT_UINT,
+     .off = CF(scheduler.limits.max_jobs_per_user), .size = sizeof(uint32_t), .def = "0",
+     .doc = "Slurm MaxJobsPerUser (Maui MAXJOB): a user's jobs handed to the scheduler (queued "
+            "there or running) at most; the others are held in submission order (0: no limit)."},
+    {.path = "scheduler.limits.max_gpus_per_user", .type = FS_KT_UINT,
+     .off = CF(scheduler.limits.max_gpus_per_user), .size = sizeof(uint64_t), .def = "0",
+     .doc = "Slurm MaxTRESPerUser=gres/gpu (Maui MAXPROC): the GPUs of those jobs at most (0: "
+            "no limit; a larger job runs when its user has nothing else)."},
     {.path = "scheduler.slurm.max_age", .type = FS_KT_DURATION, .flags = FS_KF_MIN_OPEN,
      .off = CF(scheduler.slurm.max_age), .min = 0, .def = "7d", .unit = "s",
      .doc = "PriorityMaxAge: the age factor reaches 1.0 here."},

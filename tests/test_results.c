@@ -143,6 +143,7 @@ static fs_job_row_t job_row(uint64_t i)
     r.startup_s = (double)(i % 5) * 12.5 + 1.0 / 7.0;
     r.sched_goodput = started ? 1.0 / (double)(i % 5 + 1) : NAN;
     r.program_goodput = started ? 0.375 + (double)(i % 3) / 10.0 : NAN;
+    r.rec_start = i % 4 ? r.submit + (double)(i % 17) * 60.0 : NAN;
     return r;
 }
 
@@ -389,7 +390,7 @@ static void check_jobs(hid_t f, size_t n)
     assert_string_equal(names, "id,tenant,pool,gpus,gpu_milli,nodes,restarts,submit,start,end,"
                                "wait,run,lost_gpu_s,state,ckpt_s,recovery_s,ettr,goodput,queued_s,"
                                "preemptions,preempt_lost_gpu_s,startup_s,sched_goodput,"
-                               "program_goodput");
+                               "program_goodput,rec_start");
     assert_int_equal(table_rows(f, "jobs"), n);
     /* chunks of 16,384 rows; a table the commit wrote whole with fewer rows
      * has its rows rounded up to 64 (a small run compresses no padding) */
@@ -411,8 +412,9 @@ static void check_jobs(hid_t f, size_t n)
         offsetof(fs_job_row_t, ettr),     offsetof(fs_job_row_t, goodput),
         offsetof(fs_job_row_t, queued_s), offsetof(fs_job_row_t, preemptions),
         offsetof(fs_job_row_t, preempt_lost_gpu_s), offsetof(fs_job_row_t, startup_s),
-        offsetof(fs_job_row_t, sched_goodput), offsetof(fs_job_row_t, program_goodput)};
-    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8};
+        offsetof(fs_job_row_t, sched_goodput), offsetof(fs_job_row_t, program_goodput),
+        offsetof(fs_job_row_t, rec_start)};
+    const size_t sz[] = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8, 4, 8, 8, 8, 8, 8};
     if (n == 0)
         return;
     fs_job_row_t *rows = calloc(n, sizeof *rows);
@@ -432,7 +434,8 @@ static void check_jobs(hid_t f, size_t n)
               bits_equal(g->preempt_lost_gpu_s, w.preempt_lost_gpu_s) &&
               bits_equal(g->startup_s, w.startup_s) &&
               bits_equal(g->sched_goodput, w.sched_goodput) &&
-              bits_equal(g->program_goodput, w.program_goodput))) {
+              bits_equal(g->program_goodput, w.program_goodput) &&
+              bits_equal(g->rec_start, w.rec_start))) {
             free(rows);
             fail_msg("/jobs row %zu differs", i);
         }
@@ -782,7 +785,7 @@ static void test_layout(void **state)
         assert_true(H5Tequal(mt, types[i].type) > 0);
         H5Tclose(mt);
     }
-    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8 + 8 + 4 + 8 + 8 + 2 * 8);   /* packed */
+    assert_int_equal(H5Tget_size(t), 8 + 6 * 4 + 6 * 8 + 4 + 4 * 8 + 8 + 4 + 8 + 8 + 3 * 8);   /* packed */
     H5Tclose(t);
 
     hid_t dcpl = H5Dget_create_plist(d);
@@ -805,7 +808,7 @@ static void test_layout(void **state)
                               "run:s; lost_gpu_s:GPU-s; state:job_state; ckpt_s:s; "
                               "recovery_s:s; ettr:fraction; goodput:fraction; queued_s:s; "
                               "preemptions:count; preempt_lost_gpu_s:GPU-s; startup_s:s; "
-                              "sched_goodput:fraction; program_goodput:fraction");
+                              "sched_goodput:fraction; program_goodput:fraction; rec_start:s");
     free(cols);
     cols = attr_string(f, "timeline", "columns");
     assert_string_equal(cols, "time:s; gpus_total:GPU; gpus_up:GPU; gpus_busy:GPU; "

@@ -13,7 +13,9 @@
  *   J = KS + |ln((mean_sim + 60) / (mean_rec + 60))| / 2
  *          + |ln((p90_sim + 60) / (p90_rec + 60))| / 2
  * (waits in seconds; the 60 s keeps jobs that never waited from dominating
- * the ratios).  The point with the smallest J is the fit; its statistics on
+ * the ratios).  A scenario that sets scheduler.limits.max_jobs_per_user = L
+ * adds a third dimension, the per-user limit: none, 1, 2, 4, ... below L,
+ * and L (models/fs_limits.h).  The point with the smallest J is the fit; its statistics on
  * the jobs submitted from the split on are the prediction error.
  */
 #include "fs_cli.h"
@@ -29,6 +31,7 @@ static const double k_shares[] = {1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4};
 #define N_TH (sizeof k_thresholds / sizeof k_thresholds[0])
 #define N_SH (sizeof k_shares / sizeof k_shares[0])
 #define MAX_SETS 64
+#define MAX_LIMS 34     /* none, 1, 2, 4, ..., 2^31, and L */
 
 typedef struct srow {
     uint64_t id;
@@ -47,7 +50,8 @@ static int on_job(void *ud, const fs_job_row_t *row)
         return 0;
     if (fs_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
         return FS_ENOMEM;
-    rs->r[rs->n++] = (srow_t){row->id, row->submit, row->wait};
+    /* a start overhead counts as wait (as in fleetsim compare --recorded) */
+    rs->r[rs->n++] = (srow_t){row->id, row->submit, row->wait + row->startup_s};
     return 0;
 }
 
@@ -59,6 +63,7 @@ static int by_id(const void *a, const void *b)
 
 typedef struct point {
     double threshold, share;
+    uint32_t limit;             /* max_jobs_per_user, 0 none */
     fs_rec_cmp_t win[2];        /* [0] train, [1] test: statistics only */
     size_t n[2];
     double j;
@@ -85,6 +90,7 @@ typedef struct cal {
     double gpus;                /* the scenario's GPUs */
     unsigned gpn;               /* GPUs per node of pool 0 (outage files' nodes) */
     double *ws, *wr;            /* scratch, [n_rec] */
+    int limits;                 /* the grid has the per-user limit dimension */
 } cal_t;
 
 /* One replay of grid point p; fills its windows' statistics. */
@@ -101,6 +107,10 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
         double nodes = fmax(1, round(pc->nodes * p->share));
         gpus += nodes * pc->gpus_per_node;
         snprintf(buf[nb], sizeof buf[nb], "cluster.pools.%zu.nodes=%.0f", i, nodes);
+        sets[ns++] = buf[nb++];
+    }
+    if (c->limits) {
+        snprintf(buf[nb], sizeof buf[nb], "scheduler.limits.max_jobs_per_user=%u", p->limit);
         sets[ns++] = buf[nb++];
     }
     int rc = 0;
@@ -206,6 +216,10 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             fs_json_num(&j, pts[i].threshold);
             fs_json_key(&j, "share");
             fs_json_num(&j, pts[i].share);
+            if (c->limits) {
+                fs_json_key(&j, "max_jobs_per_user");
+                fs_json_uint(&j, pts[i].limit);
+            }
             fs_json_key(&j, "objective");
             fs_json_num(&j, pts[i].j);
             fs_json_end_object(&j);
@@ -217,6 +231,10 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
         fs_json_num(&j, b->threshold);
         fs_json_key(&j, "share");
         fs_json_num(&j, b->share);
+        if (c->limits) {
+            fs_json_key(&j, "max_jobs_per_user");
+            fs_json_uint(&j, b->limit);
+        }
         json_window(&j, "train", b, 0);
         json_window(&j, "test", b, 1);
         fs_json_end_object(&j);
@@ -237,13 +255,28 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
     }
     printf("calibrate %s: train = jobs submitted before %.1f d, test = from then on\n",
            c->scenario, c->split_s / 86400);
-    printf("method: a grid of replays, outage threshold (0: none) x capacity share;\n"
-           "objective on the training window: KS + |ln mean ratio|/2 + |ln p90 ratio|/2\n");
-    printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
-    for (size_t i = 0; i < np; i++)
-        printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
-               pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
-    printf("fit: threshold %.2f, capacity share %.2f\n", b->threshold, b->share);
+    printf("method: a grid of replays, outage threshold (0: none) x capacity share%s;\n"
+           "objective on the training window: KS + |ln mean ratio|/2 + |ln p90 ratio|/2\n",
+           c->limits ? " x jobs per user (0: no limit)" : "");
+    if (c->limits)
+        printf("%9s %6s %5s %9s %6s %8s\n", "threshold", "share", "limit", "objective", "KS",
+               "Spearman");
+    else
+        printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
+    for (size_t i = 0; i < np; i++) {
+        if (c->limits)
+            printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share,
+                   pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
+                   i == best ? "  <- fit" : "");
+        else
+            printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
+                   pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
+    }
+    if (c->limits)
+        printf("fit: threshold %.2f, capacity share %.2f, jobs per user %u (0: no limit)\n",
+               b->threshold, b->share, b->limit);
+    else
+        printf("fit: threshold %.2f, capacity share %.2f\n", b->threshold, b->share);
     printf("%-6s %7s  %17s  %17s  %17s  %5s  %6s\n", "window", "jobs", "mean sim / rec",
            "p50 sim / rec", "p90 sim / rec", "KS", "Spear.");
     print_window("train", b, 0);
@@ -258,10 +291,21 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
     int rc = fs_scenario_load_file(c->scenario, c->sets, c->n_sets, &c->base, err);
     if (rc)
         return rc;
-    point_t pts[N_TH * N_SH];
+    uint32_t lims[MAX_LIMS] = {0};
+    size_t nl = 1;
+    uint32_t lmax = c->base.scheduler.limits.max_jobs_per_user;
+    c->limits = lmax > 0;
+    for (uint64_t v = 1; c->limits && v < lmax; v *= 2)
+        lims[nl++] = (uint32_t)v;
+    if (c->limits)
+        lims[nl++] = lmax;
+    point_t *pts = fs_calloc(N_TH * N_SH * nl, sizeof *pts);
     size_t np = 0, best = 0;
     char tmp[64] = "";
-    memset(pts, 0, sizeof pts);
+    if (!pts) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+    }
     if (c->base.workload.kind != FS_WORKLOAD_TRACE) {
         rc = fs_error_set(err, FS_EINVAL, "%s: workload: calibrate needs a trace replay "
                           "(workload.trace) whose trace records starts", c->scenario);
@@ -304,11 +348,20 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
     if (no_rec)
         fprintf(stderr, "fleetsim calibrate: %zu jobs record no start or end: left out of the fit\n",
                 no_rec);
+    if (c->limits) {
+        size_t named = 0;
+        for (size_t i = 0; i < c->n_rec; i++)
+            named += c->rec[i].tenant >= 0;
+        if (!named)
+            fprintf(stderr, "fleetsim calibrate: no job of the trace names a user: the per-user "
+                            "limit cannot act (every limit gives the same replay)\n");
+    }
     for (size_t t = 0; t < N_TH && !rc; t++)
-        for (size_t s = 0; s < N_SH && !rc; s++) {
+        for (size_t s = 0; s < N_SH * nl && !rc; s++) {
             point_t *p = &pts[np];
             p->threshold = k_thresholds[t];
-            p->share = k_shares[s];
+            p->share = k_shares[s / nl];
+            p->limit = lims[s % nl];
             if (fs_cli_stop) {
                 rc = fs_error_set(err, FS_EINTR, "interrupted");
                 break;
@@ -322,6 +375,7 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
     if (!rc)
         report(c, pts, np, best, json);
 out:
+    fs_free(pts);
     if (tmp[0])
         remove(tmp);
     fs_free(c->ws);

@@ -127,6 +127,7 @@ int trc_do_outages(const topts_t *o, input_t *in, fs_error_t *err);       /* cmd
 typedef struct trc_orec {
     uint64_t id;
     double submit, start, end, gpus;    /* s, s, s, GPUs */
+    int32_t tenant;                     /* fs_job_t.tenant (-1: none) */
 } trc_orec_t;
 /* The jobs of src that record a start and an end (*no_rec: those that do
  * not); FS_EINVAL when none does. */

@@ -101,7 +101,8 @@ int trc_outage_records(fs_source_t *src, const char *name, trc_orec_t **out, siz
                 break;
             }
             r[n++] = (trc_orec_t){j->id, fs_time_to_s(j->submit), fs_time_to_s(j->rec_start),
-                                  fs_time_to_s(j->rec_end), (double)fs_job_milli(j) / 1000.0};
+                                  fs_time_to_s(j->rec_end), (double)fs_job_milli(j) / 1000.0,
+                                  j->tenant};
         }
     }
     fs_free(buf);

@@ -51,6 +51,20 @@ assert abs(d["util_day_simulated"][0] - 460 / 172800) < 1e-12, d
 PY
 fi
 
+# a start overhead counts as wait (the recorded start is when the job began
+# to run): startup.container 30 s holds each job's GPUs 30 s before it
+# computes.  Job 1 computes from 30 (counted wait 30), ends at 130; job 2
+# starts there (120 + 30 = 150); job 4 when job 2 ends at 260 (230 + 30).
+expect_exit 0 "$FLEETSIM" run small.yaml --set startup.container=30s -o smallsu.h5 -q
+expect_exit 0 "$FLEETSIM" compare smallsu.h5 --recorded --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "start overhead: wrong mean: $(head -c 300 out.txt)"
+import json
+d = json.load(open("out.txt"))["recorded"]
+assert abs(d["simulated"]["mean"] - 440 / 3) < 1e-6, d["simulated"]
+PY
+fi
+
 # the report's section: both CDFs, the daily utilization and the table
 # (exit 3: the report's Python modules are missing here)
 "$FLEETSIM" report small.h5 -o small.html >out.txt 2>err.txt
@@ -91,6 +105,34 @@ scenario nowait.yaml nowait.swf
 expect_exit 0 "$FLEETSIM" run nowait.yaml -o nowait.h5 -q
 expect_exit 2 "$FLEETSIM" compare nowait.h5 --recorded
 expect_err 'records no start for any of its 4 jobs'
+
+# /jobs.rec_start: the trace's recorded start beside the simulated one, job
+# by job (NaN: none recorded; a synthetic workload records none).  late.swf:
+# the first job records none, and jobs 5 and 6 come after the others ended
+# (their slots held jobs that recorded one: job 5 records none)
+{ sed -E '2s/^([0-9]+ [0-9]+) [0-9]+ /\1 -1 /' small.swf
+  echo '5 500 -1 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'
+  echo '6 600 5 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'; } > late.swf
+scenario late.yaml late.swf
+expect_exit 0 "$FLEETSIM" run late.yaml -o late.h5 -q
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "/jobs.rec_start: wrong values"
+import h5py, math
+def rec(path):
+    j = h5py.File(path, "r")["jobs"][()]
+    return {int(i): float(r) for i, r in zip(j["id"], j["rec_start"])}
+def same(got, want):
+    assert got.keys() == want.keys(), (got, want)
+    for k in want:
+        assert (math.isnan(got[k]) and math.isnan(want[k])) or got[k] == want[k], (got, want)
+nan = float("nan")
+same(rec("small.h5"), {1: 0.0, 2: 100.0, 3: nan, 4: 230.0})
+same(rec("late.h5"), {1: nan, 2: 100.0, 3: nan, 4: 230.0, 5: nan, 6: 605.0})
+assert all(math.isnan(v) for v in rec("nowait.h5").values())
+s = rec("synth.h5")
+assert s and all(math.isnan(v) for v in s.values()), s
+PY
+fi
 
 # ---- trace info: sizes bucketed by powers of two past a dozen distinct
 # counts; the recorded waits and GPUs busy over time

@@ -37,6 +37,17 @@ assert b["train"]["jobs"] == 3 and b["test"]["jobs"] == 5, b   # split at 25.92 
 assert len(d["grid"]) == 28 and all(d["targets_met"].values()), d
 PY
 fi
+# the per-user limit in the grid (scheduler.limits.max_jobs_per_user = 2:
+# none, 1, 2): the log's one user ran one job at a time, so one job per
+# user on both nodes matches it exactly, and that point comes first
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set scheduler.limits.max_jobs_per_user=2
+expect_out '^fit: threshold 0.00, capacity share 1.00, jobs per user 1 \(0: no limit\)$'
+expect_out '^test +4 .* 0\.000 +1\.000$'
+# a log that names no user: said
+sed 's/^\([0-9]* [0-9]* [0-9]* 100 1 -1 -1 1 -1 -1 1\) 1 /\1 -1 /' serial.swf > nouser.swf
+sed 's/serial.swf/nouser.swf/' cal.yaml > nouser.yaml
+expect_exit 0 "$FLEETSIM" calibrate nouser.yaml --set scheduler.limits.max_jobs_per_user=2
+expect_err 'no job of the trace names a user'
 # bad usage and input
 expect_exit 2 "$FLEETSIM" calibrate
 expect_err 'give a scenario'

@@ -95,4 +95,53 @@ expect_exit 2 "$FLEETSIM" trace outages log.swf -o x.csv
 expect_err 'needs --capacity'
 expect_exit 2 "$FLEETSIM" trace outages log.swf -o x.csv --capacity 10 --threshold 2
 expect_err 'threshold needs a share'
+# ---- the same outages as `scontrol show reservation` output (traces/fs_resv.h):
+# dates made seconds of the run by cluster.outages_origin; Nodes=ALL, and a
+# host list whose host numbers are node indexes; a reservation over before
+# the origin is left out.  The starts are those of out.csv.
+cat > resv.txt <<'RESV'
+ReservationName=maint StartTime=2022-03-07T08:00:00 EndTime=2022-03-07T08:01:40 Duration=00:01:40
+   Nodes=ALL NodeCnt=2 CoreCnt=2 Features=(null) PartitionName=(null) Flags=MAINT,IGNORE_JOBS
+   Users=root Groups=(null) Accounts=(null) Licenses=(null) State=INACTIVE BurstBuffer=(null)
+
+ReservationName=one StartTime=2022-03-07T08:05:00 EndTime=2022-03-07T08:06:40 Duration=00:01:40
+   Nodes=nid[00001] NodeCnt=1 Flags=SPEC_NODES
+   Users=alice State=INACTIVE
+
+ReservationName=old StartTime=2022-03-01T00:00:00 EndTime=2022-03-01T01:00:00
+   Nodes=nid[00000-00001] NodeCnt=2
+RESV
+scenario resv.yaml resv.txt
+expect_exit 0 "$FLEETSIM" run resv.yaml --set cluster.outages_origin=2022-03-07T08:00:00 -o resv.h5 -q
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "reservations: wrong starts"
+import h5py
+j = h5py.File("resv.h5", "r")["jobs"][()]
+start = {int(r["id"]): float(r["start"]) for r in j}
+assert start == {1: 100.0, 2: 250.0, 3: 400.0}, start
+PY
+fi
+# no origin: refused, naming the file's first reservation line
+expect_exit 2 "$FLEETSIM" run resv.yaml -o x.h5 -q
+expect_err 'resv.txt:1:1: .*cluster.outages_origin'
+# a bad date and a bad host, located
+sed 's/EndTime=2022-03-07T08:06:40/EndTime=2022-03-07X/' resv.txt > resv_bad.txt
+scenario resvb.yaml resv_bad.txt
+expect_exit 2 "$FLEETSIM" run resvb.yaml --set cluster.outages_origin=2022-03-07T08:00:00 -o x.h5 -q
+expect_err 'resv_bad.txt:5:59: EndTime: expected a date'
+sed 's/Nodes=nid\[00001\]/Nodes=login/' resv.txt > resv_host.txt
+scenario resvh.yaml resv_host.txt
+expect_exit 2 "$FLEETSIM" run resvh.yaml --set cluster.outages_origin=2022-03-07T08:00:00 -o x.h5 -q
+expect_err 'resv_host.txt:6:10: Nodes: expected ALL or host names'
+# overlapping reservations of one node, and a node that does not exist
+cat > resv_ov.txt <<'RESV'
+ReservationName=a StartTime=2022-03-07T08:00:00 EndTime=2022-03-07T09:00:00 Nodes=nid[0-1]
+ReservationName=b StartTime=2022-03-07T08:30:00 EndTime=2022-03-07T09:30:00 Nodes=nid1
+RESV
+scenario resvo.yaml resv_ov.txt
+expect_exit 2 "$FLEETSIM" run resvo.yaml --set cluster.outages_origin=2022-03-07T08:00:00 -o x.h5 -q
+expect_err 'resv_ov.txt:2:1: overlaps the outage of line 1 on node 1'
+echo "ReservationName=c StartTime=2022-03-08T08:30:00 EndTime=2022-03-08T09:30:00 Nodes=nid7" > resv_ov.txt
+expect_exit 2 "$FLEETSIM" run resvo.yaml --set cluster.outages_origin=2022-03-07T08:00:00 -o x.h5 -q
+expect_err 'resv_ov.txt:1:77: nodes: node 7 does not exist'
 finish

@@ -41,6 +41,62 @@ if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
     expect_exit 0 "$FLEETSIM" run wfp.yaml --set scheduler.wfp.period=2000s -o wfpp.h5 -q
     [ "$(starts wfpp.h5)" = "1:0 2:1000 3:1050" ] && ok || bad "wfp period: starts $(starts wfpp.h5)"
 fi
+# Per-user limits (scheduler.limits, docs/policies.md "Per-user limits"):
+# four GPUs free.  User 1 submits jobs 1-3 at 0 (one GPU, 100 s each), user
+# 2 job 4 at 5.  With max_jobs_per_user 2, job 3 is held although two GPUs
+# are free, and starts when job 1 ends (100); user 2 is not held.  Without
+# the limit all start at once.
+cat > lim.swf <<'SWF'
+; MaxProcs: 4
+1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+3 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+4 5 -1 100 1 -1 -1 1 100 -1 1 2 1 -1 -1 -1 -1 -1
+SWF
+# max_gpus_per_user 2: user 1's job 2 (3 GPUs, larger than the cap) waits
+# until user 1 has nothing active (job 1 ends at 100) and then runs alone;
+# job 3, submitted after it, is held behind it until it ends (200) although
+# a GPU is free all along (no job of a user overtakes an earlier one).
+cat > limg.swf <<'SWF'
+; MaxProcs: 4
+1 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+2 1 -1 100 3 -1 -1 3 100 -1 1 1 1 -1 -1 -1 -1 -1
+3 2 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+SWF
+for t in lim limg; do
+    cat > $t.yaml <<YAML
+name: $t
+cluster:
+  pools: [{name: p, gpu: H100, nodes: 4, gpus_per_node: 1}]
+workload:
+  trace: {path: $t.swf, format: swf}
+scheduler: {queue: fifo, backfill: easy}
+YAML
+done
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    expect_exit 0 "$FLEETSIM" run lim.yaml -o lim0.h5 -q
+    [ "$(starts lim0.h5)" = "1:0 2:0 3:0 4:5" ] && ok || bad "no limit: starts $(starts lim0.h5)"
+    expect_exit 0 "$FLEETSIM" run lim.yaml --set scheduler.limits.max_jobs_per_user=2 -o lim2.h5 -q
+    [ "$(starts lim2.h5)" = "1:0 2:0 3:100 4:5" ] && ok || bad "max_jobs 2: starts $(starts lim2.h5)"
+    # the same with conservative backfill and with plain FIFO (any policy)
+    expect_exit 0 "$FLEETSIM" run lim.yaml --set scheduler.limits.max_jobs_per_user=2 \
+        --set scheduler.backfill=conservative -o lim2c.h5 -q
+    [ "$(starts lim2c.h5)" = "1:0 2:0 3:100 4:5" ] && ok || bad "conservative: starts $(starts lim2c.h5)"
+    expect_exit 0 "$FLEETSIM" run lim.yaml --set scheduler.limits.max_jobs_per_user=1 \
+        --set scheduler.backfill=none -o lim1.h5 -q
+    [ "$(starts lim1.h5)" = "1:0 2:100 3:200 4:5" ] && ok || bad "max_jobs 1: starts $(starts lim1.h5)"
+    expect_exit 0 "$FLEETSIM" run limg.yaml --set scheduler.limits.max_gpus_per_user=2 -o limg.h5 -q
+    [ "$(starts limg.h5)" = "1:0 2:100 3:200" ] && ok || bad "max_gpus 2: starts $(starts limg.h5)"
+    expect_exit 0 "$FLEETSIM" run limg.yaml --set scheduler.limits.max_gpus_per_user=4 -o limg4.h5 -q
+    [ "$(starts limg4.h5)" = "1:0 2:1 3:100" ] && ok || bad "max_gpus 4: starts $(starts limg4.h5)"
+    # a job too large for the cluster is rejected at admission: its slot is
+    # freed without ever being counted, and the user's count stays right
+    sed 's/^; MaxProcs: 4/; MaxProcs: 8/' lim.swf > limr.swf
+    echo "5 1 -1 100 8 -1 -1 8 100 -1 1 1 1 -1 -1 -1 -1 -1" >> limr.swf
+    expect_exit 0 "$FLEETSIM" run lim.yaml --set workload.trace.path=limr.swf \
+        --set scheduler.limits.max_jobs_per_user=2 -o limr.h5 -q
+    [ "$(starts limr.h5)" = "1:0 2:0 3:100 4:5 5:nan" ] && ok || bad "rejected: starts $(starts limr.h5)"
+fi
 expect_exit 2 "$FLEETSIM" validate wfp.yaml --set scheduler.wfp.exponent=-1
 expect_err 'scheduler.wfp.exponent'
 finish
