@@ -17,7 +17,8 @@
  * chunk.  The dataset, its chunk size and its filter pipeline are the ones
  * make_table created, so H5TB, h5py and h5dump read the table as before.
  * The packing assumes a little-endian host (the file types are LE); other
- * hosts, and flushes that start inside a chunk, take H5TBappend_records.
+ * hosts, and flushes that start inside a chunk, take fs_rs_append_rows
+ * (one H5Dwrite of the rows).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
