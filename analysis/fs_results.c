@@ -188,7 +188,7 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
 
 /* Appends n buffered rows to table t (*written rows so far): compressed
  * outside the lock when the append starts on a chunk boundary, else one
- * H5TBappend_records under it.  Takes the lock itself: the caller must not
+ * fs_rs_append_rows under it.  Takes the lock itself: the caller must not
  * hold it. */
 static int flush_table(fs_results_t *r, zctx_t *zx, const table_spec_t *t, size_t row_size,
                        size_t n, const void *buf, hsize_t *written, const zchunk_t *pre,

@@ -5,7 +5,8 @@
  * completed jobs in statistics) and a small array of per-tenant accumulators
  * kept sorted by tenant index.  Job counts and the Little's-law sum are
  * plain running totals, so memory is one double per job that counts in
- * statistics (two for completed ones), whatever the number of rows.
+ * statistics (two for completed ones; three once a job was queued again,
+ * fs_job_row_t.queued_s), whatever the number of rows.
  */
 #include "fs_stats.h"
 
@@ -36,7 +37,8 @@ struct fs_stats {
     size_t n_waits, cap_waits;
     double *jcts;            /* end - submit of completed jobs in statistics, s */
     size_t n_jcts, cap_jcts;
-    double *queued;          /* queued_s of the jobs in waits, s */
+    double *queued;          /* queued_s of the jobs in waits, s; kept only once requeued
+                              * (until then each equals its wait: 8 bytes per job saved) */
     size_t cap_queued;
     int requeued;            /* some job's queued_s differs from its wait */
     uint64_t waited;         /* jobs in statistics with wait > 0 */
@@ -125,9 +127,12 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
      * the accumulator exactly as it was (spare capacity aside). */
     int add_wait = in_stats && started;
     int add_jct = in_stats && completed;  /* completed implies started in a sane model */
+    double qv = isnan(row->queued_s) ? row->wait : row->queued_s;
+    int add_queued = add_wait && (st->requeued || qv != row->wait);
     if (add_wait &&
         (fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0 ||
-         fs_grow((void **)&st->queued, &st->cap_queued, st->n_waits + 1, sizeof(double)) != 0))
+         (add_queued && fs_grow((void **)&st->queued, &st->cap_queued, st->n_waits + 1,
+                                sizeof(double)) != 0)))
         return FS_ENOMEM;
     if (add_jct && fs_grow((void **)&st->jcts, &st->cap_jcts, st->n_jcts + 1, sizeof(double)) != 0)
         return FS_ENOMEM;
@@ -151,9 +156,12 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
     }
 
     if (add_wait) {
-        st->queued[st->n_waits] = isnan(row->queued_s) ? row->wait : row->queued_s;
-        if (st->queued[st->n_waits] != row->wait)
+        if (add_queued && !st->requeued) {   /* the first job queued again */
+            memcpy(st->queued, st->waits, st->n_waits * sizeof *st->queued);
             st->requeued = 1;
+        }
+        if (st->requeued)
+            st->queued[st->n_waits] = qv;
         st->waits[st->n_waits++] = row->wait;
         if (row->wait > 0)
             st->waited++;
@@ -314,7 +322,8 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     double *w = st->waits;
     fs_stats_sort(w, n);
     out->wait_mean = n ? gsl_stats_mean(w, 1, n) : NAN;
-    out->wait_sd = n >= 2 ? gsl_stats_sd(w, 1, n) : NAN;
+    /* gsl_stats_sd would compute the mean again (a division per element) */
+    out->wait_sd = n >= 2 ? gsl_stats_sd_m(w, 1, n, out->wait_mean) : NAN;
     out->wait_p50 = quantile(w, n, 0.50);
     out->wait_p95 = quantile(w, n, 0.95);
     out->wait_p99 = quantile(w, n, 0.99);

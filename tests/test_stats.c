@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <float.h>
 #include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "analysis/fs_stats.h"
 #include "sim/fs_alloc.h"
@@ -444,6 +445,52 @@ static void test_alloc_faults(void **state)
     fs_stats_destroy(ref);
 }
 
+/* The queued-time figures when only some jobs were queued again: the
+ * waits of the jobs before the first such job count as their queued times
+ * (the accumulator keeps queued times only from then on, a copy of the
+ * waits so far), and the figures equal GSL's on the whole list.  A run
+ * where no job was queued again holds no queued array: one block less. */
+static void test_queued_after_requeue(void **state)
+{
+    (void)state;
+    enum { N = 200, FIRST = 120 };
+    double q[N], sorted[N];
+    fs_stats_t *st = NULL;
+    assert_int_equal(fs_stats_create(0, &st), 0);
+    for (int i = 0; i < N; i++) {
+        double wait = (double)((i * 37) % N) + 1;
+        fs_job_row_t r = job(i, wait, 5, FS_STATE_COMPLETED);
+        r.queued_s = i < FIRST ? (i % 2 ? NAN : wait) : wait / 4;
+        q[i] = i < FIRST ? wait : wait / 4;
+        assert_int_equal(fs_stats_add_job(st, &r), 0);
+    }
+    fs_run_totals_t t = totals_for(N, 1000);
+    fs_summary_t s;
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    memcpy(sorted, q, sizeof q);
+    gsl_sort(sorted, 1, N);
+    assert_true(s.queued_mean == gsl_stats_mean(q, 1, N));
+    assert_true(s.queued_p50 == gsl_stats_quantile_from_sorted_data(sorted, 1, N, 0.50));
+    assert_true(s.queued_p95 == gsl_stats_quantile_from_sorted_data(sorted, 1, N, 0.95));
+    assert_true(s.queued_p99 == gsl_stats_quantile_from_sorted_data(sorted, 1, N, 0.99));
+    assert_true(s.queued_p50 < s.wait_p50);
+    fs_stats_destroy(st);
+
+    /* no job queued again: waits and JCTs only */
+    int64_t before = fs_alloc_live();
+    assert_int_equal(fs_stats_create(0, &st), 0);
+    for (int i = 0; i < N; i++) {
+        fs_job_row_t r = job(i, 1 + i % 7, 5, FS_STATE_COMPLETED);
+        r.queued_s = r.wait;
+        assert_int_equal(fs_stats_add_job(st, &r), 0);
+    }
+    assert_int_equal(fs_alloc_live() - before, 3);   /* the accumulator, waits, JCTs */
+    assert_int_equal(fs_stats_finish(st, &t, &s), 0);
+    assert_true(s.queued_mean == s.wait_mean);
+    assert_true(s.queued_p95 == s.wait_p95);
+    fs_stats_destroy(st);
+}
+
 /* fs_stats_sort gives gsl_sort's array bit for bit on what runs produce
  * (no NaN; -0.0 and +0.0 compare equal, so only their order may differ and
  * none is written here), at every size around the radix threshold, with
@@ -509,6 +556,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_faults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sort_equals_gsl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_after_requeue, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,9 @@
  * ranks busy whatever the runs cost; which rank runs what never changes
  * the bytes written.
  */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
+#endif
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -27,11 +30,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,6 +100,9 @@ typedef struct exec {
     const fs_sweep_opts_t *o;
     pthread_mutex_t lock;       /* the work list, counters, stderr */
     pthread_mutex_t h5;         /* every HDF5 call of the process */
+    double h5_since;            /* when the holder of h5 took it (monotonic s) */
+    double h5_held, h5_wait;    /* s held, s waited for it (under h5) */
+    double run_s;               /* s inside fs_run_config, all workers (under lock) */
     pthread_mutex_t mpi;        /* MPI calls of the worker threads */
     size_t *todo;               /* run indices (rank 0 / single process) */
     size_t n_todo, next;
@@ -103,16 +113,39 @@ typedef struct exec {
     int first_rc;
     fs_error_t first_err;
     int lock_fd[2];             /* DIR/.lock and the shard's lock (-1: none) */
+    struct shared *sh;          /* worker processes: what they share, or NULL */
     fs_alloc_ctx_t *mem;        /* the caller's allocation context, bound by every worker */
 } exec_t;
+
+/* Worker processes (fs_sweep_opts_t.processes): the run counter and each
+ * process's tallies, in one anonymous shared mapping.  A process writes
+ * only its own slot; the parent reads them after waitpid. */
+typedef struct proc_slot {
+    size_t done, failed;
+    double run_s, h5_held, h5_wait;
+    int first_rc;
+    int finished;               /* the process got to its end (else it died) */
+    fs_error_t first_err;
+} proc_slot_t;
+
+typedef struct shared {
+    atomic_size_t next;         /* the next entry of todo */
+    atomic_size_t done;         /* runs done, all processes (progress) */
+    proc_slot_t slot[];         /* one per worker process */
+} shared_t;
 
 static void h5_lock(void *ud, int lock)
 {
     exec_t *x = ud;
-    if (lock)
+    if (lock) {
+        double t0 = fs_clock_wall();
         pthread_mutex_lock(&x->h5);
-    else
+        x->h5_since = fs_clock_wall();
+        x->h5_wait += x->h5_since - t0;
+    } else {
+        x->h5_held += fs_clock_wall() - x->h5_since;
         pthread_mutex_unlock(&x->h5);
+    }
 }
 
 static int interrupted(const exec_t *x)
@@ -124,6 +157,10 @@ static int interrupted(const exec_t *x)
 static long long take_local(exec_t *x)
 {
     long long k = -1;
+    if (x->sh) {   /* worker processes: one thread each */
+        size_t i = interrupted(x) ? x->n_todo : atomic_fetch_add(&x->sh->next, 1);
+        return i < x->n_todo ? (long long)x->todo[i] : -1;
+    }
     pthread_mutex_lock(&x->lock);
     if (!interrupted(x) && x->next < x->n_todo)
         k = (long long)x->todo[x->next++];
@@ -229,8 +266,13 @@ static void *worker(void *ud)
             ro.sweep_digest = fs_sweep_plan_digest(x->plan);
             ro.sweep_point = point;
             fs_run_report_t rr;
+            double t0 = fs_clock_wall();
             rc = fs_run_config(&cfg, &ro, &rr, &e);
+            double dt = fs_clock_wall() - t0;
             fs_config_release(&cfg);
+            pthread_mutex_lock(&x->lock);
+            x->run_s += dt;
+            pthread_mutex_unlock(&x->lock);
         }
         fs_free(path);
         if (rc) {
@@ -239,8 +281,13 @@ static void *worker(void *ud)
         }
         pthread_mutex_lock(&x->lock);
         x->done++;
-        if (x->o->progress && x->rank == 0)
+        if (x->o->progress && x->rank == 0) {
+            size_t mine = x->done;
+            if (x->sh)   /* the line counts every process's runs */
+                x->done = atomic_fetch_add(&x->sh->done, 1) + 1;
             progress_line(x);
+            x->done = mine;
+        }
         pthread_mutex_unlock(&x->lock);
     }
     return NULL;
@@ -515,6 +562,101 @@ static void join_workers(pthread_t *th, unsigned n)
         pthread_join(th[i], NULL);
 }
 
+/* ---- worker processes (fs_sweep_opts_t.processes) ------------------------------------------ */
+
+/* Why processes: every HDF5 call of a process runs under one lock, and for
+ * the small runs sweeps are made of, opening, laying out and closing a
+ * results file is most of a run (docs/performance.md "Sweeps"), so threads
+ * queue on the lock.  A process has its own HDF5: nothing is serialized.
+ * Each process writes only its runs' files (named by run), so the files are
+ * the same whichever process ran what. */
+
+static void slot_save(const exec_t *x, proc_slot_t *s)
+{
+    s->done = x->done;
+    s->failed = x->failed;
+    s->run_s = x->run_s;
+    s->h5_held = x->h5_held;
+    s->h5_wait = x->h5_wait;
+    s->first_rc = x->first_rc;
+    s->first_err = x->first_err;
+    s->finished = 1;
+}
+
+/* Runs the work list on n processes: this one and n - 1 children.  The
+ * tallies of all end up in x; a child that could not start is no error
+ * (the others take its runs), one that died is a failure. */
+static int run_processes(exec_t *x, unsigned n, unsigned *started, fs_error_t *err)
+{
+    size_t bytes = sizeof(shared_t) + n * sizeof(proc_slot_t);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return fs_error_set(err, FS_EIO, "sweep: cannot map memory for worker processes: %s",
+                            strerror(errno));
+    shared_t *sh = mem;
+    memset(sh, 0, bytes);
+    atomic_init(&sh->next, 0);
+    atomic_init(&sh->done, 0);
+    x->sh = sh;
+    pid_t *pid = fs_calloc(n, sizeof *pid);
+    if (!pid) {
+        munmap(mem, bytes);
+        x->sh = NULL;
+        return fs_error_set(err, FS_ENOMEM, "sweep: out of memory");
+    }
+    fflush(NULL);   /* nothing buffered is written twice */
+    for (unsigned i = 1; i < n; i++) {
+        pid[i] = fork();
+        if (pid[i] == 0) {
+            worker(x);
+            slot_save(x, &sh->slot[i]);
+            fflush(NULL);
+            _exit(0);
+        }
+    }
+    worker(x);
+    slot_save(x, &sh->slot[0]);
+    *started = 1;
+    for (unsigned i = 1; i < n; i++) {
+        if (pid[i] <= 0)
+            continue;
+        if (interrupted(x))
+            kill(pid[i], SIGINT);   /* it stops after its current run */
+        int st = 0;
+        while (waitpid(pid[i], &st, 0) < 0 && errno == EINTR)
+            ;
+        (*started)++;
+        if (!sh->slot[i].finished) {   /* its run, if it had one, did not finish */
+            fs_error_t e;
+            fs_error_set(&e, FS_EIO, "worker process %u ended abnormally (%s %d)", i,
+                         WIFSIGNALED(st) ? "signal" : "status",
+                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            sh->slot[i].failed++;
+            sh->slot[i].first_rc = FS_EIO;
+            sh->slot[i].first_err = e;
+            fprintf(stderr, "fleetsim sweep: %s\n", e.msg);
+        }
+    }
+    x->done = x->failed = 0;
+    x->run_s = x->h5_held = x->h5_wait = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const proc_slot_t *s = &sh->slot[i];
+        x->done += s->done;
+        x->failed += s->failed;
+        x->run_s += s->run_s;
+        x->h5_held += s->h5_held;
+        x->h5_wait += s->h5_wait;
+        if (!x->first_rc && s->first_rc) {
+            x->first_rc = s->first_rc;
+            x->first_err = s->first_err;
+        }
+    }
+    fs_free(pid);
+    x->sh = NULL;
+    munmap(mem, bytes);
+    return 0;
+}
+
 /* Rank 0's main thread: hands out runs until every remote worker has been
  * told there is nothing left. */
 static void serve(exec_t *x, unsigned remote_workers)
@@ -586,13 +728,20 @@ int fs_sweep_execute(const fs_sweep_plan_t *plan, const fs_sweep_opts_t *o, fs_s
         if (!ok && x.rank != 0)
             rc = fs_error_set(err, FS_EIO, "rank 0 could not start the sweep");
     }
-    if (!rc)
+    int procs = o->processes && !x.use_mpi && !o->on_failure && nt > 1;
+    if (!rc && procs)
+        rc = run_processes(&x, nt, &started, err);
+    else if (!rc)
         rc = start_workers(&x, th, nt, &started, err);
     rep->started = started > 0;
     if (x.use_mpi && x.rank == 0 && (rc == 0 || started)) /* serve even if our threads failed */
         serve(&x, (unsigned)(x.size - 1) * nt);
-    join_workers(th, started);
+    if (!procs)
+        join_workers(th, started);
     fs_free(th);
+    rep->run_s = x.run_s;
+    rep->h5_held_s = x.h5_held;
+    rep->h5_wait_s = x.h5_wait;
 
     unsigned long long counts[3] = {x.done, x.failed, (unsigned long long)interrupted(&x)};
     if (x.use_mpi) {

@@ -36,6 +36,11 @@ typedef struct fs_sweep_opts {
                                line every this many wall seconds (a log, a batch job) */
     const volatile sig_atomic_t *interrupt; /* optional stop flag */
     int mpi;                /* distribute over MPI ranks (after fs_sweep_mpi_init) */
+    /* threads > 1 without MPI: the workers are processes (fork) instead of
+     * threads, each with its own HDF5 and no lock between them; they take
+     * runs from one counter in shared memory.  Ignored with mpi or
+     * on_failure (which must run in the caller's process). */
+    int processes;
     /* optional: told of each failed run of this process (on its worker thread, one call at a
        time); when set, the failure is the caller's to report (no line on stderr) */
     void (*on_failure)(void *ud, size_t point, uint64_t rep, int rc, const fs_error_t *err);
@@ -55,6 +60,12 @@ typedef struct fs_sweep_report {
     int rank;               /* MPI rank (0 without MPI) */
     int ranks;              /* MPI ranks (1 without MPI) */
     size_t runs_by_rank[64];/* rank 0: runs done by each of the first 64 ranks */
+    /* This process's runs, wall-clock seconds summed over its worker
+     * threads: inside fs_run_config, holding the HDF5 lock (every HDF5 call
+     * of the process is under it), and waiting for it.  held / run is the
+     * serial share s that bounds -j N at 1 / (s + (1 - s) / N)
+     * (docs/performance.md "Sweeps"). */
+    double run_s, h5_held_s, h5_wait_s;
 } fs_sweep_report_t;
 
 void fs_sweep_opts_init(fs_sweep_opts_t *o);

@@ -65,7 +65,7 @@ static int parse_args(int argc, char **argv, sweep_args_t *a)
             a->dir = v;
         } else if (id == 'j') {
             if (!v || fs_cli_parse_u64(v, &a->jobs) || a->jobs < 1 || a->jobs > 4096)
-                return fs_cli_usage_error("sweep", "-j needs a number of threads from 1 to 4096");
+                return fs_cli_usage_error("sweep", "-j needs a number of workers from 1 to 4096");
             a->have_j = 1;
         } else if (id == FS_OPT_SHARD) {
             if (!v || fs_cli_parse_shard(v, &a->shard, &a->n_shards))
@@ -138,9 +138,14 @@ static void print_report(const sweep_args_t *a, const fs_sweep_plan_t *plan,
         printf("shard %zu/%zu: %zu runs of its %zu, %zu already finished\n", a->shard, a->n_shards,
                rep->runs_done, rep->runs_mine, rep->runs_skipped);
     else
-        printf("ran %zu, %zu already finished, %zu failed; %.2f s on %s%llu thread%s\n",
+        printf("ran %zu, %zu already finished, %zu failed; %.2f s on %s%llu %s%s\n",
                rep->runs_done, rep->runs_skipped, rep->runs_failed, wall,
-               use_mpi ? "ranks x " : "", a->jobs, a->jobs == 1 ? "" : "s");
+               use_mpi ? "ranks x " : "", a->jobs, use_mpi ? "thread" : "process",
+               a->jobs == 1 ? "" : use_mpi ? "s" : "es");
+    if (rep->run_s > 0)   /* the serial share that bounds -j N (docs/performance.md) */
+        printf("hdf5 lock    held %.3f s of %.2f s of runs (%.1f%%), waited for %.3f s%s\n",
+               rep->h5_held_s, rep->run_s, 100.0 * rep->h5_held_s / rep->run_s, rep->h5_wait_s,
+               use_mpi ? " (this rank)" : "");
     if (use_mpi) {
         printf("mpi          %d rank%s; runs done by rank:", size, size == 1 ? "" : "s");
         for (int r = 0; r < size && r < 64; r++)
@@ -203,6 +208,7 @@ static int run_plan(const sweep_args_t *a, const fs_sweep_plan_t *plan, int use_
     fs_sweep_opts_init(&o);
     o.dir = a->dir;
     o.threads = (unsigned)a->jobs;
+    o.processes = 1;   /* -j N: N processes, each with its own HDF5 (threads under MPI) */
     o.shard = a->shard;
     o.n_shards = a->n_shards;
     o.resume = a->resume;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fleetsim sweep / merge: 1 thread, 2 threads and 2 shards + merge give
-# byte-identical run files and identical index tables; a killed sweep
+# fleetsim sweep / merge: 1 worker, 2 and 3 worker processes and 2 shards +
+# merge give byte-identical run files and identical index tables; a killed sweep
 # resumes without redoing finished runs; merge refuses an incomplete set;
 # a directory of another sweep is refused; errors carry FILE:LINE:COL.
 source "$(dirname "$0")/lib/common.bash"
@@ -28,11 +28,19 @@ tables() { for t in points runs stats; do h5dump -d "/$t" "$1/index.h5" | tail -
 expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o one -j 1
 expect_out '2 points x 2 replications = 4 runs'
 expect_out 'index +one/index.h5'
-expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o two -j 2 -q
+expect_out 'on 1 process$'
+expect_out 'hdf5 lock +held [0-9.]+ s of [0-9.]+ s of runs'
+expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o two -j 2
+expect_out 'ran 4, 0 already finished, 0 failed; [0-9.]+ s on 2 processes'
+# more workers than runs: every run once, by whichever process takes it
+expect_exit 0 "$FLEETSIM" sweep tiny.yaml -o three -j 5 -q
 for r in $RUNS; do
     [ -f "one/runs/$r.h5" ] && ok || bad "one/runs/$r.h5 missing"
-    cmp -s "one/runs/$r.h5" "two/runs/$r.h5" && ok || bad "$r.h5 differs between 1 and 2 threads"
+    cmp -s "one/runs/$r.h5" "two/runs/$r.h5" && ok || bad "$r.h5 differs between 1 and 2 workers"
+    cmp -s "one/runs/$r.h5" "three/runs/$r.h5" && ok || bad "$r.h5 differs between 1 and 5 workers"
 done
+[ "$(ls three/runs | grep -c '\.h5$')" = 4 ] && ok || bad "5 workers did not write exactly the 4 runs"
+cmp -s one/index.h5 three/index.h5 && ok || bad "index.h5 differs between 1 and 5 workers"
 ls one/runs/*.tmp.* >/dev/null 2>&1 && bad "temporary files left" || ok
 
 # shards: merge refuses until every shard has finished
