@@ -381,6 +381,81 @@ static void test_run_model(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The job rows (first: fs_test_collect's ud) and the fabric's rows at the
+ * run's end (sink.fabric). */
+typedef struct fab_rows {
+    fs_test_rows_t rs;
+    fs_link_row_t links[16];
+    size_t n_links, n_jobs;
+    fs_jobnet_row_t jobs[4];
+} fab_rows_t;
+
+static int collect_fabric(void *ud, const fs_link_row_t *links, size_t n_links,
+                          const fs_jobnet_row_t *jobs, size_t n_jobs)
+{
+    fab_rows_t *f = ud;
+    assert_true(n_links <= 16 && n_jobs <= 4);
+    memcpy(f->links, links, n_links * sizeof *links);
+    memcpy(f->jobs, jobs, n_jobs * sizeof *jobs);
+    f->n_links = n_links;
+    f->n_jobs = n_jobs;
+    return 0;
+}
+
+/* A degraded spine (cluster.fabric.failures, docs/failures.md "Fabric
+ * links and switches").  As test_run_model at 1:1: every leaf has 2 uplink
+ * ports (100 GB/s, one to each of 2 spines), so the 3-GPU job's ring runs
+ * at its NICs' 100 GB/s.  Both spines degrade to half for 1,000 s every
+ * 2,000 s (constant times: out at 1,000, back at 2,000, out at 3,000,
+ * back at 4,000): each bundle then carries 50 GB/s and the job's factor is
+ * iteration(100) / iteration(50).  Its work, 3,600 s at factor 1, ends at
+ * the closed-form time; /links has the bundles degraded for exactly the
+ * time they were, and the job's /jobs_network row its slowdown. */
+static void test_failed_spine(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fab_rows_t fr = {0};
+    fs_test_rows_t *rsp = &fr.rs;
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &fr, .fabric = collect_fabric};
+    fs_job_t one[] = {fs_test_job(1, 0, 3, 3600)};
+    fs_run_totals_t t;
+    fs_test_run_yaml(FABRIC_Y("1", "0",
+                              "    failures:\n"
+                              "      - {unit: spine, effect: degrade, capacity: 0.5, tbf: {dist: "
+                              "constant, value: 1000s}, repair: {dist: constant, value: 1000s}}\n"),
+                     one, 1, &sink, &t);
+    assert_int_equal(rsp->n, 1);
+    double nvl = 50e9 / 450e9;
+    double f = (1 + nvl + 0.5) / (1 + nvl + 1.0);
+    /* work by time: 1000 (up) + 1000 f (out) + 1000 (up) + 1000 f (out)
+     * by 4,000, the rest at factor 1 (3600 - 2000 - 2000 f > 0) */
+    double rest = 3600 - 2000 - 2000 * f;
+    assert_true(rest > 0 && rest < 1000);
+    double end = 4000 + rest;
+    REL(rsp->r[0].end, end, 1e-9);
+    REL(t.gpu_s_network, 3 * (1 - f) * 2000, 1e-9);
+    /* /links: 4 NIC links, then the 4 leaves' bundles, degraded 2,000 s */
+    assert_int_equal(fr.n_links, 8);
+    for (size_t l = 4; l < 8; l++) {
+        assert_int_equal(fr.links[l].tier, FS_LINK_LEAF_UPLINK);
+        assert_int_equal(fr.links[l].failures, 4);  /* two spines, twice each */
+        REL(fr.links[l].degraded_s, 2000, 1e-9);
+        assert_true(fr.links[l].port_down_s == 0);
+        REL(fr.links[l].capacity, 100e9, 1e-12);
+    }
+    /* the job's ring crosses leaves 0 and 1: saturated all along (alone at
+     * its NICs' rate, then at the degraded bundles') */
+    REL(fr.links[4].saturated_s, end, 1e-9);
+    assert_true(fr.links[6].busy_s == 0);
+    assert_int_equal(fr.n_jobs, 1);
+    REL(fr.jobs[0].network_slow_s, (1 - f) * 2000, 1e-9);
+    REL(fr.jobs[0].iterations, 3600 / (1 + nvl + 0.5), 1e-9);
+    REL(fr.jobs[0].bytes_sent, fr.jobs[0].iterations * 2 * 50e9, 1e-9);
+    fs_test_rows_free(rsp);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Work is conserved: a job whose speed factor f(t) changes as others come
  * and go does its trace duration D of work, so its run time T has
  * integral (1 - f) dt = T - D, and /summary gpu_s_network (GPUs x that,
@@ -601,6 +676,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_maxmin_hand),
         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_run_model),
+        cmocka_unit_test(test_failed_spine),
         cmocka_unit_test(test_work_conservation),
         cmocka_unit_test(test_scenario_errors),
     };
