@@ -83,19 +83,14 @@ static int write_links(hid_t fid, h5call_t *c, const fs_link_row_t *links, size_
     return rc;
 }
 
-static int write_jobnet(hid_t fid, h5call_t *c, const fs_jobnet_row_t *jobs, size_t n,
-                        fs_error_t *err)
+/* /jobs_network: its rows packed and compressed as whole chunks outside
+ * the HDF5 lock (fs_results_zip.c, as /jobs), where the host's byte order
+ * allows it, else appended through HDF5's filters. */
+static const table_spec_t *jobnet_spec(size_t n, table_spec_t *t)
 {
-    table_spec_t t = {"jobs_network", "fleetsim jobs' network figures", jobnet_cols,
-                      N_OF(jobnet_cols), NULL, NULL, chunk_of(n)};
-    int rc = fs_rs_make_table(fid, c, &t, err);
-    if (rc || n == 0)
-        return rc;
-    /* appended a chunk's worth of rows at a time (one HDF5 call each) */
-    for (size_t i = 0; !rc && i < n; i += CHUNK_ROWS)
-        rc = fs_rs_append_rows(fid, c, &t, sizeof *jobs, n - i < CHUNK_ROWS ? n - i : CHUNK_ROWS,
-                               jobs + i, err);
-    return rc;
+    *t = (table_spec_t){"jobs_network", "fleetsim jobs' network figures", jobnet_cols,
+                        N_OF(jobnet_cols), NULL, NULL, chunk_of(n)};
+    return t;
 }
 
 int fs_results_add_fabric(fs_results_t *r, const fs_link_row_t *links, size_t n_links,
@@ -106,12 +101,25 @@ int fs_results_add_fabric(fs_results_t *r, const fs_link_row_t *links, size_t n_
     int rc = fs_rs_writer_drain(r, err);
     if (rc)
         return rc;
+    table_spec_t tj;
+    jobnet_spec(n_jobs, &tj);
+    zchunk_t *z = NULL;
+    size_t nch = 0;
+    int direct = n_jobs > 0 && fs_rs_host_is_le();
+    if (direct && (rc = fs_rs_build_chunks(&r->zx, &tj, sizeof *jobs, n_jobs, jobs, &z, &nch,
+                                           r->tmp, err)))
+        return rc;
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
     rc = write_links(r->fid, &c, links, n_links, err);
     if (!rc)
-        rc = write_jobnet(r->fid, &c, jobs, n_jobs, err);
+        rc = fs_rs_make_table(r->fid, &c, &tj, err);
+    if (!rc && direct)
+        rc = fs_rs_write_chunks(r->fid, &c, &tj, 0, n_jobs, z, nch, err);
+    else if (!rc && n_jobs)
+        rc = fs_rs_append_rows(r->fid, &c, &tj, sizeof *jobs, n_jobs, jobs, err);
     h5_leave(l, &c);
+    fs_rs_free_chunks(z, nch);
     return rc;
 }
