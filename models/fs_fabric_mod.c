@@ -94,6 +94,8 @@ double fs_fabric_slot_factor(const fs_model_t *m, uint32_t slot)
 void fs_fab_link_settle(struct fs_fabmod *a, uint32_t link, fs_time_t now)
 {
     fab_link_t *k = &a->lk[link];
+    if (now == k->since)
+        return;
     double dt = fs_time_to_s(now - k->since);
     if (dt > 0) {
         k->bytes += k->brate * dt;
