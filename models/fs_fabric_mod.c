@@ -217,16 +217,29 @@ static int fab_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
     t->gpu_s_network = a->lost_gpu_s;
     t->fabric_recomputes = st.recomputes;
     t->fabric_jobs_touched = st.flows_touched;
+    /* every link settled to the end: the link counters of /summary */
+    double len = fs_time_to_s(end);
+    for (uint32_t l = 0; l < a->n_links; l++) {
+        fab_link_t *k = &a->lk[l];
+        fs_fab_link_settle(a, l, end);
+        if (l < a->net.n_nodes) {
+            t->fabric_nic_bytes += k->bytes;
+        } else {
+            t->fabric_uplink_bytes += k->bytes;
+            double u = len > 0 ? k->bytes / (k->cap0 * len) : 0.0;
+            if (u > t->fabric_uplink_util_max)
+                t->fabric_uplink_util_max = u;
+            t->fabric_uplink_saturated_s += k->sat_s;
+        }
+    }
     const fs_sink_t *sk = fs_model_sink(m);
     if (!sk->fabric)
         return 0;
     fs_link_row_t *lr = fs_calloc(a->n_links ? a->n_links : 1, sizeof *lr);
     if (!lr)
         return FS_ENOMEM;
-    double len = fs_time_to_s(end);
     for (uint32_t l = 0; l < a->n_links; l++) {
-        fab_link_t *k = &a->lk[l];
-        fs_fab_link_settle(a, l, end);
+        const fab_link_t *k = &a->lk[l];
         int nic = l < a->net.n_nodes;
         uint32_t g = nic ? fs_fabric_net_group(&a->net, &m->cluster, l) : l - a->net.n_nodes;
         uint32_t pool = 0;

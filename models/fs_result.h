@@ -272,6 +272,10 @@ typedef struct fs_run_totals {
      * max-min recomputations and the jobs they recomputed */
     double gpu_s_network;
     uint64_t fabric_recomputes, fabric_jobs_touched;
+    /* the fabric's link counters (/links summed, docs/results.md): bytes
+     * over the NIC links and over the leaf uplink bundles, the busiest
+     * bundle's mean utilisation, the bundles' seconds at capacity */
+    double fabric_nic_bytes, fabric_uplink_bytes, fabric_uplink_util_max, fabric_uplink_saturated_s;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline

@@ -457,6 +457,37 @@ static void test_failed_spine(void **st)
     REL(fr.jobs[0].network_slow_s, (1 - f) * 2000, 1e-9);
     REL(fr.jobs[0].iterations, 3600 / (1 + nvl + 0.5), 1e-9);
     REL(fr.jobs[0].bytes_sent, fr.jobs[0].iterations * 2 * 50e9, 1e-9);
+    /* /summary's link counters are /links summed (NIC links 0-3, bundles
+     * 4-7), the same with no /links sink */
+    double nic = 0, up = 0, umax = 0, sat = 0;
+    for (size_t l = 0; l < 8; l++) {
+        if (l < 4)
+            nic += fr.links[l].bytes;
+        else
+            up += fr.links[l].bytes;
+        if (l >= 4 && fr.links[l].mean_util > umax)
+            umax = fr.links[l].mean_util;
+        if (l >= 4)
+            sat += fr.links[l].saturated_s;
+    }
+    assert_true(up > 0 && nic > 0 && umax > 0);
+    REL(sat, 2 * end, 1e-9);    /* the bundles of leaves 0 and 1, all along */
+    assert_true(t.fabric_nic_bytes == nic && t.fabric_uplink_bytes == up);
+    assert_true(t.fabric_uplink_util_max == umax && t.fabric_uplink_saturated_s == sat);
+    /* one node per leaf group: every byte the job's NICs sent left its
+     * leaf group through its bundle */
+    REL(nic, fr.jobs[0].bytes_sent, 1e-9);
+    REL(up, fr.jobs[0].bytes_sent, 1e-9);
+    rsp->n = 0;
+    fs_sink_t plain = {.job = fs_test_collect, .ud = &fr};
+    fs_run_totals_t t2;
+    fs_test_run_yaml(FABRIC_Y("1", "0",
+                              "    failures:\n"
+                              "      - {unit: spine, effect: degrade, capacity: 0.5, tbf: {dist: "
+                              "constant, value: 1000s}, repair: {dist: constant, value: 1000s}}\n"),
+                     one, 1, &plain, &t2);
+    assert_true(t2.fabric_nic_bytes == nic && t2.fabric_uplink_bytes == up);
+    assert_true(t2.fabric_uplink_util_max == umax && t2.fabric_uplink_saturated_s == sat);
     fs_test_rows_free(rsp);
     assert_int_equal(fs_alloc_live(), live0);
 }
