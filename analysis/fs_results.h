@@ -100,6 +100,12 @@ int fs_results_add_mig_layout(fs_results_t *r, const fs_mig_layout_row_t *row, f
 int fs_results_add_cost(fs_results_t *r, const fs_cost_report_t *cost,
                         const char *const *tenant_names, size_t n_tenants, fs_error_t *err);
 
+/* Writes the fabric's tables /links and /jobs_network
+ * (analysis/fs_results_links.c; docs/results.md); call before
+ * fs_results_commit. */
+int fs_results_add_fabric(fs_results_t *r, const fs_link_row_t *links, size_t n_links,
+                          const fs_jobnet_row_t *jobs, size_t n_jobs, fs_error_t *err);
+
 /* Stores why trace rows were skipped (lenient mode, or dropped by an
  * option): the root attribute `rows_skipped_by_reason`, a 1-D array of
  * compound {reason: UTF-8 string, count: uint64}, one element per reason in

@@ -491,6 +491,19 @@ const uint32_t *fs_fabric_changed(const fs_fabric_t *f, size_t *n)
     return f->changed;
 }
 
+const uint32_t *fs_fabric_flow_links(const fs_fabric_t *f, uint32_t id, const double **coef,
+                                     uint32_t *n)
+{
+    if (id >= f->n_flows) {
+        *n = 0;
+        *coef = NULL;
+        return NULL;
+    }
+    *n = f->flow[id].n;
+    *coef = f->flow[id].coef;
+    return f->flow[id].links;
+}
+
 double fs_fabric_cap(const fs_fabric_t *f, uint32_t link)
 {
     return f->link[link].cap;

@@ -81,6 +81,11 @@ double fs_fabric_factor(const fs_fabric_t *f, uint32_t id);
  * flow not included), in the order they were recomputed. */
 const uint32_t *fs_fabric_changed(const fs_fabric_t *f, size_t *n);
 
+/* A flow's links and coefficients (as added; kept after it ends, until
+ * its id is added again), *n their number (0: never added). */
+const uint32_t *fs_fabric_flow_links(const fs_fabric_t *f, uint32_t id, const double **coef,
+                                     uint32_t *n);
+
 /* A link's capacity and its load now: sum of coef x x of its flows. */
 double fs_fabric_cap(const fs_fabric_t *f, uint32_t link);
 double fs_fabric_load(const fs_fabric_t *f, uint32_t link);

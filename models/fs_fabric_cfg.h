@@ -9,6 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../sim/fs_dist.h"
+#include "../traces/fs_synth.h"
+
 /* cluster.fabric.kind: off (no fabric, the default) or a fabric whose
  * defaults (NIC rate, leaf size, NVLink bandwidth, latency) it fixes. */
 enum fs_fabric_kind {
@@ -37,6 +40,28 @@ typedef struct fs_fabric_traffic_cfg {
     double overlap;         /* share of the communication overlapped with compute, [0, 1] */
 } fs_fabric_traffic_cfg_t;
 
+/* cluster.fabric.failures[].unit: what fails (docs/failures.md "Fabric
+ * links and switches"): one leaf-to-spine link (an uplink port of a rail's
+ * leaf switch), or a spine switch (every leaf of its pool loses its links
+ * to it). */
+enum fs_fabric_unit { FS_FAB_UNIT_LEAF_UPLINK = 0, FS_FAB_UNIT_SPINE = 1, FS_FAB_UNITS = 2 };
+/* cluster.fabric.failures[].effect: the unit carries nothing, or
+ * `capacity` of its bandwidth. */
+enum fs_fabric_effect { FS_FAB_DOWN = 0, FS_FAB_DEGRADE = 1 };
+
+/* One failure process of the fabric: every unit fails after a draw of tbf
+ * (from its return to service) and is repaired after a draw of repair. */
+typedef struct fs_fabric_fail_cfg {
+    int unit;               /* enum fs_fabric_unit */
+    fs_dist_t tbf;          /* s, prepared; kind NONE: the unit's sourced default; owned */
+    fs_dist_cfg_t tbf_cfg;
+    fs_dist_t repair;       /* s; kind NONE: the default; owned */
+    fs_dist_cfg_t repair_cfg;
+    int effect;             /* enum fs_fabric_effect */
+    double capacity;        /* degrade: the share of its bandwidth left, [0, 1) */
+    char *pool;             /* only this pool's units (NULL: all); owned */
+} fs_fabric_fail_cfg_t;
+
 /* cluster.fabric: a two-tier Clos per pool.  0: the kind's default. */
 typedef struct fs_fabric_cfg {
     int kind;                   /* enum fs_fabric_kind; FS_FABRIC_OFF: no fabric */
@@ -50,6 +75,8 @@ typedef struct fs_fabric_cfg {
     double alpha_us;            /* latency per ring step, us */
     fs_fabric_traffic_cfg_t *traffic; /* owned */
     size_t n_traffic;
+    fs_fabric_fail_cfg_t *failures; /* owned */
+    size_t n_failures;
 } fs_fabric_cfg_t;
 
 #endif

@@ -20,6 +20,9 @@ int fs_fabric_after_start(fs_model_t *m, uint32_t slot);
 /* A running job stops (completion, preemption, failure): its flow goes,
  * the jobs that shared a link with it are re-rated.  0 or an FS_E* error. */
 int fs_fabric_job_stop(fs_model_t *m, uint32_t slot);
+/* The job of slot ends (its /jobs row is written): its /jobs_network row,
+ * when its ring crossed the network.  0 or FS_ENOMEM. */
+int fs_fabric_job_row(fs_model_t *m, uint32_t slot);
 /* A running job's factor now (1: not communicating). */
 double fs_fabric_slot_factor(const fs_model_t *m, uint32_t slot);
 

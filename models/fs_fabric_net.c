@@ -131,6 +131,17 @@ int fs_fabric_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_err
                                 t->job_class);
         }
     }
+    for (size_t i = 0; i < fc->n_failures; i++) {
+        const char *pn = fc->failures[i].pool;
+        size_t p = 0;
+        while (pn && p < cfg->cluster.n_pools && strcmp(cfg->cluster.pools[p].name, pn) != 0)
+            p++;
+        if (pn && p == cfg->cluster.n_pools) {
+            BLAME("cluster.fabric.failures.%zu.pool", i);
+            return fs_error_set(err, FS_EINVAL, "cluster.fabric.failures.%zu.pool: no pool is "
+                                "named \"%s\"", i, pn);
+        }
+    }
 #undef BLAME
     return 0;
 }

@@ -4,6 +4,7 @@
  */
 #include "fs_model_int.h"
 #include "fs_catalog.h"
+#include "fs_fabric_mod.h"
 
 /* The activity profile of a job class (telemetry:). */
 static const fs_activity_cfg_t *activity_of(const fs_model_t *m, int32_t job_class)
@@ -116,6 +117,10 @@ int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state)
         m->acct.job_idle_gpu_s += g_comp;
     m->acct.job_lost_gpu_s += x->lost_gpu_s;
     fs_usage_job(m->usage, &r);
+    if (m->fab && fs_fabric_job_row(m, (uint32_t)(j - m->js.slots))) {
+        fs_mdl_fail(m, FS_ENOMEM, "a job's network row");
+        return FS_ENOMEM;
+    }
     int rc = m->sink.job ? m->sink.job(m->sink.ud, &r) : 0;
     if (rc)
         fs_mdl_fail_sink(m, rc, "writing a job row");

@@ -8,6 +8,7 @@
 #define FS_RESULT_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /* Final state of a job in the simulation (HDF5 enum "job_state"). */
 enum fs_job_state {
@@ -280,6 +281,10 @@ typedef struct fs_run_totals {
      * max-min recomputations and the jobs they recomputed */
     double gpu_s_network;
     uint64_t fabric_recomputes, fabric_jobs_touched;
+    /* the fabric's link counters (/links summed, docs/results.md): bytes
+     * over the NIC links and over the leaf uplink bundles, the busiest
+     * bundle's mean utilisation, the bundles' seconds at capacity */
+    double fabric_nic_bytes, fabric_uplink_bytes, fabric_uplink_util_max, fabric_uplink_saturated_s;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline
@@ -311,6 +316,40 @@ typedef struct fs_mig_layout_row {
                                NaN: the node was idle at the decision */
 } fs_mig_layout_row_t;
 
+/* /links: one row per link of the fabric (cluster.fabric, models/fs_fabric.h;
+ * docs/results.md): a node's NICs, or a leaf group's uplink bundle (every
+ * rail's leaf switch to every spine). */
+enum fs_link_tier { FS_LINK_NIC = 0, FS_LINK_LEAF_UPLINK = 1 };
+typedef struct fs_link_row {
+    uint32_t link;          /* link id: nodes first (node v is link v), then leaf groups */
+    int32_t tier;           /* enum fs_link_tier */
+    uint32_t pool;
+    int32_t node;           /* a NIC link: its node; an uplink bundle: -1 */
+    uint32_t leaf;          /* its leaf group (global id) */
+    uint32_t ports;         /* ports of the bundle (NICs, or rails x uplink ports) */
+    double capacity;        /* as built, bytes/s */
+    double bytes;           /* carried over the run, bytes */
+    double busy_s;          /* s with a communicating job on it */
+    double peak_util;       /* the highest load (the jobs' max-min rates) / capacity */
+    double mean_util;       /* bytes / (capacity x the run's length) */
+    double saturated_s;     /* s with its load at its capacity now (a bottleneck) */
+    uint32_t failures;      /* port or spine failures that hit it */
+    double port_down_s;     /* port-seconds down (summed over its ports) */
+    double degraded_s;      /* s below its capacity as built */
+} fs_link_row_t;
+
+/* /jobs_network: a communicating job's network figures (cluster.fabric),
+ * one row per job whose ring crossed the network; joins /jobs on id. */
+typedef struct fs_jobnet_row {
+    uint64_t id;
+    double network_slow_s;  /* wall s lost to contention: integral of 1 - speed factor */
+    double comm_s;          /* wall s of exposed (not overlapped) communication */
+    double comm_share;      /* comm_s / net_run_s */
+    double net_run_s;       /* wall s running with its ring on the network */
+    double iterations;      /* iterations done (at the fabric's rate) */
+    double bytes_sent;      /* bytes its NICs sent: iterations x 2(d-1) x gradient bytes */
+} fs_jobnet_row_t;
+
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
  * model then stops the run with that error). */
 typedef struct fs_sink {
@@ -328,6 +367,9 @@ typedef struct fs_sink {
     int (*nodegroup)(void *ud, const fs_nodegroup_row_t *row);
     /* optional: MIG re-partitioning (/mig_layouts) */
     int (*mig_layout)(void *ud, const fs_mig_layout_row_t *row);
+    /* optional: the fabric's /links and /jobs_network rows, once at the run's end */
+    int (*fabric)(void *ud, const fs_link_row_t *links, size_t n_links,
+                  const fs_jobnet_row_t *jobs, size_t n_jobs);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the
                                run's error is then that message, not a generic one */

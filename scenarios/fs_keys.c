@@ -103,6 +103,7 @@ static const fs_keytab_t speed_keys;
 static const fs_keytab_t span_speed_keys;
 /* One item of cluster.fabric.traffic (defined below). */
 static const fs_keytab_t fabric_traffic_keys;
+static const fs_keytab_t fabric_fail_keys;    /* items of cluster.fabric.failures */
 static const char *const fabric_kind_names[] = {
     [FS_FABRIC_OFF] = "off", [FS_FABRIC_IB_NDR] = "ib_ndr", [FS_FABRIC_IB_XDR] = "ib_xdr",
     [FS_FABRIC_ROCE_400] = "roce_400g", [FS_FABRIC_ROCE_800] = "roce_800g",
@@ -275,6 +276,10 @@ static const fs_key_t config_rows[] = {
      .off2 = CF(cluster.fabric.n_traffic), .sub = &fabric_traffic_keys,
      .doc = "Traffic per job class: a gradient all-reduce every iteration.  Classes without a "
             "row do not communicate."},
+    {.path = "cluster.fabric.failures", .type = FS_KT_LIST, .off = CF(cluster.fabric.failures),
+     .off2 = CF(cluster.fabric.n_failures), .sub = &fabric_fail_keys,
+     .doc = "Failures of the fabric's links and switches, one process per item (docs/failures.md "
+            "\"Fabric links and switches\"): the jobs whose rings cross them slow down."},
     {.path = "cluster.autoscale.node_groups", .type = FS_KT_LIST,
      .off = CF(cluster.autoscale.groups), .off2 = CF(cluster.autoscale.n_groups),
      .sub = &nodegroup_keys,
@@ -1175,6 +1180,36 @@ static const fs_key_t fabric_traffic_rows[] = {
 static const fs_keytab_t fabric_traffic_keys = {
     "fabric traffic", fabric_traffic_rows,
     sizeof fabric_traffic_rows / sizeof fabric_traffic_rows[0], sizeof(fs_fabric_traffic_cfg_t)};
+
+#define FFL(f) offsetof(fs_fabric_fail_cfg_t, f)
+static const char *const fabric_unit_names[] = {
+    [FS_FAB_UNIT_LEAF_UPLINK] = "leaf_uplink", [FS_FAB_UNIT_SPINE] = "spine", NULL};
+static const char *const fabric_effect_names[] = {
+    [FS_FAB_DOWN] = "down", [FS_FAB_DEGRADE] = "degrade", NULL};
+static const fs_key_t fabric_fail_rows[] = {
+    {.path = "unit", .type = FS_KT_ENUM, .flags = FS_KF_REQUIRED, .off = FFL(unit),
+     .names = fabric_unit_names,
+     .doc = "leaf_uplink: one leaf-to-spine link (an uplink port of a rail's leaf); spine: a "
+            "spine switch (every leaf of its pool loses its links to it)."},
+    {.path = "tbf", .type = FS_KT_DIST, .off = FFL(tbf), .off2 = FFL(tbf_cfg),
+     .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Time between failures of ONE unit; absent: exponential, 0.057% of links or 0.051% "
+            "of switches a month (Alibaba HPN, SIGCOMM'24 section 2.3)."},
+    {.path = "repair", .type = FS_KT_DIST, .off = FFL(repair), .off2 = FFL(repair_cfg),
+     .sub = &fs_keys_dist, .unit = "s",
+     .doc = "Repair time; absent: failures.repair.soft's default (lognormal, median 15m, sigma "
+            "0.5)."},
+    {.path = "effect", .type = FS_KT_ENUM, .off = FFL(effect), .names = fabric_effect_names,
+     .def = "down", .doc = "down: the unit carries nothing; degrade: `capacity` of its bandwidth."},
+    {.path = "capacity", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX, .off = FFL(capacity),
+     .min = 0, .max = 1, .def = "0.5",
+     .doc = "degrade: the share of the unit's bandwidth left while it is degraded."},
+    {.path = "pool", .type = FS_KT_STRING, .off = FFL(pool),
+     .doc = "Only the units of this pool (absent: every pool's)."},
+};
+static const fs_keytab_t fabric_fail_keys = {
+    "fabric failure", fabric_fail_rows, sizeof fabric_fail_rows / sizeof fabric_fail_rows[0],
+    sizeof(fs_fabric_fail_cfg_t)};
 
 #define SIM(f) offsetof(fs_startup_image_cfg_t, f)
 static const fs_key_t startup_image_rows[] = {

@@ -16,7 +16,10 @@
  *     two contending jobs end at the closed-form time;
  *   - work conservation: GPU-s lost to the network equal the jobs' GPUs x
  *     (run time - trace duration), summed;
- *   - the scenario's located errors.
+ *   - the scenario's located errors;
+ *   - /links and /jobs_network read back bit for bit with the plain HDF5
+ *     API (0, 1 and two chunks and a part of /jobs_network rows, with and
+ *     without the results file's writer thread).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,8 +30,10 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include <hdf5.h>
 
 #include "fs_test_util.h"
+#include "analysis/fs_results.h"
 #include "models/fs_fabric.h"
 #include "models/fs_model.h"
 #include "scenarios/fs_scenario.h"
@@ -381,6 +386,112 @@ static void test_run_model(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* The job rows (first: fs_test_collect's ud) and the fabric's rows at the
+ * run's end (sink.fabric). */
+typedef struct fab_rows {
+    fs_test_rows_t rs;
+    fs_link_row_t links[16];
+    size_t n_links, n_jobs;
+    fs_jobnet_row_t jobs[4];
+} fab_rows_t;
+
+static int collect_fabric(void *ud, const fs_link_row_t *links, size_t n_links,
+                          const fs_jobnet_row_t *jobs, size_t n_jobs)
+{
+    fab_rows_t *f = ud;
+    assert_true(n_links <= 16 && n_jobs <= 4);
+    memcpy(f->links, links, n_links * sizeof *links);
+    memcpy(f->jobs, jobs, n_jobs * sizeof *jobs);
+    f->n_links = n_links;
+    f->n_jobs = n_jobs;
+    return 0;
+}
+
+/* A degraded spine (cluster.fabric.failures, docs/failures.md "Fabric
+ * links and switches").  As test_run_model at 1:1: every leaf has 2 uplink
+ * ports (100 GB/s, one to each of 2 spines), so the 3-GPU job's ring runs
+ * at its NICs' 100 GB/s.  Both spines degrade to half for 1,000 s every
+ * 2,000 s (constant times: out at 1,000, back at 2,000, out at 3,000,
+ * back at 4,000): each bundle then carries 50 GB/s and the job's factor is
+ * iteration(100) / iteration(50).  Its work, 3,600 s at factor 1, ends at
+ * the closed-form time; /links has the bundles degraded for exactly the
+ * time they were, and the job's /jobs_network row its slowdown. */
+static void test_failed_spine(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fab_rows_t fr = {0};
+    fs_test_rows_t *rsp = &fr.rs;
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &fr, .fabric = collect_fabric};
+    fs_job_t one[] = {fs_test_job(1, 0, 3, 3600)};
+    fs_run_totals_t t;
+    fs_test_run_yaml(FABRIC_Y("1", "0",
+                              "    failures:\n"
+                              "      - {unit: spine, effect: degrade, capacity: 0.5, tbf: {dist: "
+                              "constant, value: 1000s}, repair: {dist: constant, value: 1000s}}\n"),
+                     one, 1, &sink, &t);
+    assert_int_equal(rsp->n, 1);
+    double nvl = 50e9 / 450e9;
+    double f = (1 + nvl + 0.5) / (1 + nvl + 1.0);
+    /* work by time: 1000 (up) + 1000 f (out) + 1000 (up) + 1000 f (out)
+     * by 4,000, the rest at factor 1 (3600 - 2000 - 2000 f > 0) */
+    double rest = 3600 - 2000 - 2000 * f;
+    assert_true(rest > 0 && rest < 1000);
+    double end = 4000 + rest;
+    REL(rsp->r[0].end, end, 1e-9);
+    REL(t.gpu_s_network, 3 * (1 - f) * 2000, 1e-9);
+    /* /links: 4 NIC links, then the 4 leaves' bundles, degraded 2,000 s */
+    assert_int_equal(fr.n_links, 8);
+    for (size_t l = 4; l < 8; l++) {
+        assert_int_equal(fr.links[l].tier, FS_LINK_LEAF_UPLINK);
+        assert_int_equal(fr.links[l].failures, 4);  /* two spines, twice each */
+        REL(fr.links[l].degraded_s, 2000, 1e-9);
+        assert_true(fr.links[l].port_down_s == 0);
+        REL(fr.links[l].capacity, 100e9, 1e-12);
+    }
+    /* the job's ring crosses leaves 0 and 1: saturated all along (alone at
+     * its NICs' rate, then at the degraded bundles') */
+    REL(fr.links[4].saturated_s, end, 1e-9);
+    assert_true(fr.links[6].busy_s == 0);
+    assert_int_equal(fr.n_jobs, 1);
+    REL(fr.jobs[0].network_slow_s, (1 - f) * 2000, 1e-9);
+    REL(fr.jobs[0].iterations, 3600 / (1 + nvl + 0.5), 1e-9);
+    REL(fr.jobs[0].bytes_sent, fr.jobs[0].iterations * 2 * 50e9, 1e-9);
+    /* /summary's link counters are /links summed (NIC links 0-3, bundles
+     * 4-7), the same with no /links sink */
+    double nic = 0, up = 0, umax = 0, sat = 0;
+    for (size_t l = 0; l < 8; l++) {
+        if (l < 4)
+            nic += fr.links[l].bytes;
+        else
+            up += fr.links[l].bytes;
+        if (l >= 4 && fr.links[l].mean_util > umax)
+            umax = fr.links[l].mean_util;
+        if (l >= 4)
+            sat += fr.links[l].saturated_s;
+    }
+    assert_true(up > 0 && nic > 0 && umax > 0);
+    REL(sat, 2 * end, 1e-9);    /* the bundles of leaves 0 and 1, all along */
+    assert_true(t.fabric_nic_bytes == nic && t.fabric_uplink_bytes == up);
+    assert_true(t.fabric_uplink_util_max == umax && t.fabric_uplink_saturated_s == sat);
+    /* one node per leaf group: every byte the job's NICs sent left its
+     * leaf group through its bundle */
+    REL(nic, fr.jobs[0].bytes_sent, 1e-9);
+    REL(up, fr.jobs[0].bytes_sent, 1e-9);
+    rsp->n = 0;
+    fs_sink_t plain = {.job = fs_test_collect, .ud = &fr};
+    fs_run_totals_t t2;
+    fs_test_run_yaml(FABRIC_Y("1", "0",
+                              "    failures:\n"
+                              "      - {unit: spine, effect: degrade, capacity: 0.5, tbf: {dist: "
+                              "constant, value: 1000s}, repair: {dist: constant, value: 1000s}}\n"),
+                     one, 1, &plain, &t2);
+    assert_true(t2.fabric_nic_bytes == nic && t2.fabric_uplink_bytes == up);
+    assert_true(t2.fabric_uplink_util_max == umax && t2.fabric_uplink_saturated_s == sat);
+    fs_test_rows_free(rsp);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Work is conserved: a job whose speed factor f(t) changes as others come
  * and go does its trace duration D of work, so its run time T has
  * integral (1 - f) dt = T - D, and /summary gpu_s_network (GPUs x that,
@@ -429,6 +540,160 @@ static void test_work_conservation(void **st)
     assert_true(t.fabric_jobs_touched > t.fabric_recomputes);
     fs_test_rows_free(&rs);
     fs_rng_release(&rng);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* ---- the tables read back ---------------------------------------------- */
+
+static fs_jobnet_row_t jobnet_row(size_t i)
+{
+    fs_jobnet_row_t r = {(1ull << 40) + i * 7919u, (double)i / 3.0, (double)i * 0.1 + 1e-9,
+                         i % 97 ? (double)i / (double)(i + 7) : NAN, (double)i * 3.141592653589793,
+                         (double)(i * i) / 7.0, (double)i * 1.7e12 + 0.5};
+    return r;
+}
+
+static fs_link_row_t link_row(size_t i)
+{
+    fs_link_row_t r = {(uint32_t)i, i % 3 ? FS_LINK_NIC : FS_LINK_LEAF_UPLINK, (uint32_t)(i % 2),
+                       i % 3 ? (int32_t)i : -1, (uint32_t)(i / 4), (uint32_t)(i % 3 ? 8 : 64),
+                       5e10 * (double)(i + 1), 1e15 / (double)(i + 1), (double)i + 0.25,
+                       1.0 / (double)(i + 1), 0.5 / (double)(i + 2), (double)i * 2.5,
+                       (uint32_t)(i % 5), (double)i * 600.0, (double)i / 9.0};
+    return r;
+}
+
+static int bits_equal(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Writes n_links /links rows and n_jobs /jobs_network rows, commits, and
+ * reads both tables back with H5Dread into native compound types. */
+static void write_and_read(const char *path, size_t n_links, size_t n_jobs, int writer)
+{
+    static const fs_pool_info_t pools[] = {{"p", "H100", 64, 8, NULL, 0, 0, 0, 30, 0}};
+    fs_results_meta_t md = {.seed = 7, .scenario = "name: t\n", .pools = pools, .n_pools = 1,
+                            .writer_thread = writer};
+    fs_results_t *r = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_results_open(path, &md, &r, &err), 0);
+    fs_link_row_t *links = calloc(n_links + 1, sizeof *links);
+    fs_jobnet_row_t *jobs = calloc(n_jobs + 1, sizeof *jobs);
+    assert_non_null(links);
+    assert_non_null(jobs);
+    for (size_t i = 0; i < n_links; i++)
+        links[i] = link_row(i);
+    for (size_t i = 0; i < n_jobs; i++)
+        jobs[i] = jobnet_row(i);
+    if (fs_results_add_fabric(r, links, n_links, jobs, n_jobs, &err))
+        fail_msg("add_fabric: %s", err.msg);
+    fs_summary_t sum;
+    memset(&sum, 0, sizeof sum);
+    if (fs_results_commit(r, &sum, NULL, 0, NULL, 0, &err))
+        fail_msg("commit: %s", err.msg);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    /* /jobs_network: every column */
+    hid_t jt = H5Tcreate(H5T_COMPOUND, sizeof(fs_jobnet_row_t));
+    H5Tinsert(jt, "id", offsetof(fs_jobnet_row_t, id), H5T_NATIVE_UINT64);
+#define JD(name) H5Tinsert(jt, #name, offsetof(fs_jobnet_row_t, name), H5T_NATIVE_DOUBLE)
+    JD(network_slow_s);
+    JD(comm_s);
+    JD(comm_share);
+    JD(net_run_s);
+    JD(iterations);
+    JD(bytes_sent);
+#undef JD
+    hid_t d = H5Dopen2(f, "jobs_network", H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hsize_t rows = 0;
+    H5Sget_simple_extent_dims(sp, &rows, NULL);
+    assert_int_equal(rows, n_jobs);
+    fs_jobnet_row_t *back = calloc(n_jobs + 1, sizeof *back);
+    assert_non_null(back);
+    if (n_jobs)
+        assert_true(H5Dread(d, jt, H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0);
+    for (size_t i = 0; i < n_jobs; i++) {
+        const fs_jobnet_row_t *a = &jobs[i], *b = &back[i];
+        assert_int_equal(a->id, b->id);
+        assert_true(bits_equal(a->network_slow_s, b->network_slow_s));
+        assert_true(bits_equal(a->comm_s, b->comm_s));
+        assert_true(bits_equal(a->comm_share, b->comm_share));
+        assert_true(bits_equal(a->net_run_s, b->net_run_s));
+        assert_true(bits_equal(a->iterations, b->iterations));
+        assert_true(bits_equal(a->bytes_sent, b->bytes_sent));
+    }
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Tclose(jt);
+    free(back);
+
+    /* /links: its numbers and the tier's name */
+    typedef struct {
+        uint32_t link;
+        char tier[12];
+        int32_t node;
+        uint32_t failures;
+        double capacity, bytes, degraded_s;
+    } lback_t;
+    hid_t s12 = H5Tcopy(H5T_C_S1);
+    H5Tset_size(s12, 12);   /* as written: UTF-8, padded with NULs */
+    H5Tset_cset(s12, H5T_CSET_UTF8);
+    H5Tset_strpad(s12, H5T_STR_NULLPAD);
+    hid_t lt = H5Tcreate(H5T_COMPOUND, sizeof(lback_t));
+    H5Tinsert(lt, "link", offsetof(lback_t, link), H5T_NATIVE_UINT32);
+    H5Tinsert(lt, "tier", offsetof(lback_t, tier), s12);
+    H5Tinsert(lt, "node", offsetof(lback_t, node), H5T_NATIVE_INT32);
+    H5Tinsert(lt, "failures", offsetof(lback_t, failures), H5T_NATIVE_UINT32);
+    H5Tinsert(lt, "capacity", offsetof(lback_t, capacity), H5T_NATIVE_DOUBLE);
+    H5Tinsert(lt, "bytes", offsetof(lback_t, bytes), H5T_NATIVE_DOUBLE);
+    H5Tinsert(lt, "degraded_s", offsetof(lback_t, degraded_s), H5T_NATIVE_DOUBLE);
+    d = H5Dopen2(f, "links", H5P_DEFAULT);
+    assert_true(d >= 0);
+    sp = H5Dget_space(d);
+    H5Sget_simple_extent_dims(sp, &rows, NULL);
+    assert_int_equal(rows, n_links);
+    lback_t *lb = calloc(n_links + 1, sizeof *lb);
+    assert_non_null(lb);
+    if (n_links)
+        assert_true(H5Dread(d, lt, H5S_ALL, H5S_ALL, H5P_DEFAULT, lb) >= 0);
+    for (size_t i = 0; i < n_links; i++) {
+        assert_int_equal(lb[i].link, links[i].link);
+        assert_string_equal(lb[i].tier, links[i].tier == FS_LINK_NIC ? "nic" : "leaf_uplink");
+        assert_int_equal(lb[i].node, links[i].node);
+        assert_int_equal(lb[i].failures, links[i].failures);
+        assert_true(bits_equal(lb[i].capacity, links[i].capacity));
+        assert_true(bits_equal(lb[i].bytes, links[i].bytes));
+        assert_true(bits_equal(lb[i].degraded_s, links[i].degraded_s));
+    }
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Tclose(lt);
+    H5Tclose(s12);
+    H5Fclose(f);
+    free(lb);
+    free(links);
+    free(jobs);
+}
+
+static void test_tables_read_back(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    char *dir = fs_test_tmpdir();
+    char *path = fs_test_path(dir, "fab.h5");
+    /* 0 rows, 1 row (a small chunk), and two whole chunks of 16,384 rows
+     * and a part (the edge chunk's padding) */
+    static const size_t njobs[] = {0, 1, 2 * 16384 + 77};
+    for (int writer = 0; writer < 2; writer++)
+        for (size_t k = 0; k < sizeof njobs / sizeof njobs[0]; k++)
+            write_and_read(path, k == 0 ? 0 : 13, njobs[k], writer);
+    fs_test_rmtree(dir);
+    free(path);
+    free(dir);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -601,8 +866,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_maxmin_hand),
         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_run_model),
+        cmocka_unit_test(test_failed_spine),
         cmocka_unit_test(test_work_conservation),
         cmocka_unit_test(test_scenario_errors),
+        cmocka_unit_test(test_tables_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,6 +170,7 @@ static const char multi_dump[] =
     "    nvlink_gbs: 0\n"
     "    alpha_us: 14\n"
     "    traffic: []\n"
+    "    failures: []\n"
     "  autoscale:\n"
     "    node_groups: []\n"
     "    provisioner: cluster-autoscaler\n"

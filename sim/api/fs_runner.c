@@ -96,6 +96,13 @@ static int sink_nodegroup(void *ud, const fs_nodegroup_row_t *row)
     return c->res ? fs_results_add_nodegroup(c->res, row, c->err) : 0;
 }
 
+static int sink_fabric(void *ud, const fs_link_row_t *links, size_t n_links,
+                       const fs_jobnet_row_t *jobs, size_t n_jobs)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_fabric(c->res, links, n_links, jobs, n_jobs, c->err) : 0;
+}
+
 static int sink_request(void *ud, const fs_request_row_t *row)
 {
     run_ctx_t *c = ud;
@@ -299,6 +306,8 @@ static fs_sink_t make_sink(run_ctx_t *c, int mig_recut, fs_error_t *err)
         sink.nodegroup = sink_nodegroup;
     if (mig_recut && c->res)
         sink.mig_layout = sink_mig_layout;
+    if (cfg->cluster.fabric.kind != FS_FABRIC_OFF && c->res)
+        sink.fabric = sink_fabric;
     if (cfg->services.n)
         sink.service = sink_service;
     if (cfg->services.n && c->res) {
