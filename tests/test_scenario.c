@@ -231,6 +231,9 @@ static const char multi_dump[] =
     "  wfp:\n"
     "    exponent: 3\n"
     "    period: 5m\n"
+    "  limits:\n"
+    "    max_jobs_per_user: 0\n"
+    "    max_gpus_per_user: 0\n"
     "  slurm:\n"
     "    max_age: 7d\n"
     "    decay_half_life: 7d\n"
@@ -437,7 +440,7 @@ static void test_error_unknown_keys(void **state)
                  "t.yaml:2:1: unknown key 'clusterr' (expected one of: name, seed, replication, horizon, "
                  "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)");
     expect_error("cluster:\n  pool: []\n", NULL, 0,
-                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale)");
+                 "t.yaml:2:3: unknown key 'pool' in 'cluster' (expected one of: pools, from, outages, outages_origin, topology, speed, speed_catalog, span_speed, fabric, autoscale)");
     expect_error(POOL "workload:\n  synthetic:\n    arrivals: {rat: 1/h}\n", NULL, 0,
                  "t.yaml:6:16: unknown key 'rat' in 'workload.synthetic.arrivals' (expected one of: "
                  "process, rate, profile)");
@@ -515,7 +518,7 @@ static void test_error_types(void **state)
                  "t.yaml:1:10: horizon: expected a duration such as 90s, 15m, 2h or 30d, > 0s, found a block of keys");
     expect_error("seed: 1.5\n", NULL, 0, "t.yaml:1:7: seed: '1.5' is not a whole number (expected a whole number >= 0)");
     expect_error("seed:\n", NULL, 0, "t.yaml:1:6: seed: missing value (expected a whole number >= 0)");
-    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale), found a value '5'");
+    expect_error("cluster: 5\n", NULL, 0, "t.yaml:1:10: cluster: expected a block of keys (pools, from, outages, outages_origin, topology, speed, speed_catalog, span_speed, fabric, autoscale), found a value '5'");
     expect_error("cluster:\n  pools: {name: a}\n", NULL, 0,
                  "t.yaml:2:10: cluster.pools: expected a list of blocks (one '- {...}' per item), found a block of keys");
     expect_error("cluster:\n  pools: [5]\n", NULL, 0,
@@ -716,7 +719,7 @@ static void test_override_errors(void **state)
     (void)state;
     const char *text = fs_scenario_default_text();
     struct { const char *set, *want; } cases[] = {
-        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, outages, topology, speed, speed_catalog, span_speed, fabric, autoscale)"},
+        {"cluster.foo=1", "--set cluster.foo: unknown key 'foo' in 'cluster' (expected one of: pools, from, outages, outages_origin, topology, speed, speed_catalog, span_speed, fabric, autoscale)"},
         {"foo.bar=1", "--set foo.bar: unknown key 'foo' (expected one of: name, seed, replication, horizon, "
                       "until, drain_limit, warmup, cluster, workload, scheduler, failures, recovery, startup, telemetry, cost, plan, output, services, sweep)"},
         {"cluster.pools.0.nodes=0",
@@ -735,7 +738,7 @@ static void test_override_errors(void **state)
                                       "'trace', not both"},
         {"scheduler=fifo", "--set scheduler: expected a block of keys (queue, plugin, tolerations, preset, mode, placement, node_score, resource_weights, percentage_of_nodes_to_score, balanced_allocation, candidates, backfill, "
                           "preemption, runtime, unknown_estimate, default_limit, restart_cost, "
-                          "checkpoint_interval, bf, wfp, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
+                          "checkpoint_interval, bf, wfp, limits, slurm, tiresias, kueue, volcano), found a value 'fifo'"},
         {"name=[1", "--set name: malformed value: did not find expected ',' or ']'*"},
         {"name=", "--set name: missing value (write KEY=VALUE; null restores the default)"},
         {"noequals", "--set noequals: expected KEY=VALUE"},

@@ -40,7 +40,7 @@ expect_err "unknown option '--bogus'"
 expect_exit 2 "$FLEETSIM" run -o
 expect_err "needs a file name"
 expect_exit 2 "$FLEETSIM" sweep s.yaml --jobs=0 -o x
-expect_err "-j needs a number of threads"
+expect_err "-j needs a number of workers"
 expect_exit 0 "$FLEETSIM" sweep s.yaml --set='sweep={replications: 2}' --output=sw --jobs=2 -q
 expect_exit 0 "$FLEETSIM" compare --no-w --points=0,0 sw/index.h5
 expect_out 'Paired over 2 replications'
