@@ -88,6 +88,7 @@ typedef struct srtf {
     size_t n_q;             /* queued entries (new ones included) */
     size_t n_nl;            /* E_NONLIN entries */
     size_t n_dead;
+    size_t n_dead_q;        /* ... of them queued or not linear (no key to sort by) */
     uint64_t rg;            /* GPUs of the running entries */
     int dirty;              /* the next pass sorts */
     int rekey;              /* ... and takes every running job's key afresh (a rate changed) */
@@ -183,10 +184,7 @@ static void drop(srtf_t *s, size_t i)
 {
     if (s->kind[i] == E_QUEUED) {
         s->n_q--;
-        if (i >= s->n - s->n_new)
-            s->n_new--;
-        else
-            s->dirty = 1;   /* a queued key in the list's order, checked by no one */
+        s->dirty = 1;       /* a queued key in the list's order, checked by no one */
     } else {
         s->rg -= s->g[i];
         if (s->kind[i] == E_NONLIN) {
@@ -194,6 +192,8 @@ static void drop(srtf_t *s, size_t i)
             s->dirty = 1;   /* no linear key to keep the list's order by */
         }
     }
+    if (s->kind[i] != E_LIN)
+        s->n_dead_q++;
     s->pos[s->slot[i]] = NONE;
     s->kind[i] = E_DEAD;
     s->n_dead++;
@@ -218,7 +218,7 @@ static void compact(srtf_t *s)
     }
     s->n = w;
     s->n_new = nn;
-    s->n_dead = 0;
+    s->n_dead = s->n_dead_q = 0;
 }
 
 /* A job queued (admitted, or again after a failure or an eviction): last
@@ -372,7 +372,9 @@ static void move_to(srtf_t *s, size_t i, size_t p)
  * the list is in rank order).  0 or FS_ENOMEM. */
 static int full_sort(srtf_t *s, fs_model_t *m)
 {
-    compact(s);
+    /* a dead linear entry keeps its key (and its place) */
+    if (s->n_dead_q || 4 * s->n_dead > s->n)
+        compact(s);
     size_t n = s->n;
     if (fs_grow((void **)&s->kk, &s->cap_kk, n + 1, sizeof *s->kk))
         return FS_ENOMEM;
@@ -381,7 +383,7 @@ static int full_sort(srtf_t *s, fs_model_t *m)
     for (size_t i = 0; i < n; i++) {
         if (s->kind[i] == E_QUEUED)
             s->kk[i] = s->kq[i];
-        else if (s->kind[i] == E_LIN && !s->rekey)
+        else if (s->kind[i] == E_DEAD || (s->kind[i] == E_LIN && !s->rekey))
             s->kk[i] = lin_key(s->a[i], now);
         else
             classify(s, m, i, &s->kk[i]);
@@ -431,7 +433,8 @@ static int full_sort(srtf_t *s, fs_model_t *m)
             ta[i] = s->a[ix[i]];
         memcpy(s->a, ta, n * sizeof *ta);
         for (size_t i = 0; i < n; i++)
-            s->pos[s->slot[i]] = (uint32_t)i;
+            if (s->kind[i] != E_DEAD)
+                s->pos[s->slot[i]] = (uint32_t)i;
     }
     s->n_new = 0;
     s->dirty = s->rekey = 0;
