@@ -530,6 +530,83 @@ static void test_conservative_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* One run with the reservation log on: rows, the log and the backfill count. */
+static void run_logged(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
+                       fs_test_rows_t *rs, fs_sched_resv_t *log, size_t *n_log, uint64_t *bf)
+{
+    static const char *const tn[] = {"a", "b", "c", "d"};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
+    rs->n = 0;
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    fs_sched_set_fast(fs_model_policy_state(m), fast);
+    fs_sched_record(fs_model_policy_state(m), 1);
+    if (fs_model_run(m, NULL, NULL, &err))
+        fail_msg("run: %s", err.msg);
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    const fs_sched_resv_t *r = fs_sched_reservations(fs_model_policy_state(m), n_log);
+    assert_true(*n_log <= n);
+    if (*n_log)
+        memcpy(log, r, *n_log * sizeof *r);
+    *bf = fs_sched_backfilled(fs_model_policy_state(m));
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+/* Exact conservative backfill's pass with one job queued (fs_sched_cons.c
+ * cons_one: no profile built when the GPUs free now are enough): at loads
+ * from half to twice the cluster, FIFO and SJF order, the rows, every
+ * job's first reservation and the backfill count equal the slow path's; a
+ * reservation made at now while too few GPUs are free (the GPU test left
+ * out) fails it. */
+static void test_conservative_one_queued(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    enum { N = 600 };
+    static fs_job_t jobs[N];
+    static fs_test_rows_t fast, slow;
+    static fs_sched_resv_t lf[N], ls[N];
+    static const double gaps[] = {30, 60, 120};
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    size_t logged = 0;
+    for (int seed = 1; seed <= 2; seed++)
+        for (size_t gi = 0; gi < sizeof gaps / sizeof gaps[0]; gi++)
+            for (int q = 0; q < 2; q++) {
+                gen(jobs, N, 40 + (uint64_t)seed, gaps[gi]);
+                base_cfg(&cfg, &pool, 16, 4, q ? FS_QUEUE_SJF : FS_QUEUE_FIFO);
+                cfg.scheduler.mode = FS_FIFO_BEST_EFFORT;
+                cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+                cfg.scheduler.bf.mode = FS_BF_EXACT;
+                cfg.scheduler.preemption = FS_PREEMPT_NONE;
+                size_t nf, ns;
+                uint64_t bff, bfs;
+                run_logged(&cfg, jobs, N, 1, &fast, lf, &nf, &bff);
+                run_logged(&cfg, jobs, N, 0, &slow, ls, &ns, &bfs);
+                char what[64];
+                snprintf(what, sizeof what, "seed %d gap %.0f %s", seed, gaps[gi], q ? "sjf" : "fifo");
+                assert_int_equal(fast.n, N);
+                assert_same(&fast, &slow, what);
+                if (nf != ns)
+                    fail_msg("%s: %zu reservations, slow path %zu", what, nf, ns);
+                for (size_t i = 0; i < nf; i++)
+                    if (lf[i].id != ls[i].id || lf[i].at != ls[i].at)
+                        fail_msg("%s: reservation %zu: job %llu at %lld, slow path job %llu at %lld",
+                                 what, i, (unsigned long long)lf[i].id, (long long)lf[i].at,
+                                 (unsigned long long)ls[i].id, (long long)ls[i].at);
+                assert_int_equal(bff, bfs);
+                logged += nf;
+            }
+    assert_true(logged > 100);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* EASY with jobs that overrun their estimates (the shadow falls behind
  * now, and a settled queue stays settled only until the next planned end),
  * bursts of arrivals (several new candidates per pass) and fragmentation
@@ -874,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_bounded_fast_equals_slow),
         cmocka_unit_test(test_conservative_fast_equals_slow),
+        cmocka_unit_test(test_conservative_one_queued),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
         cmocka_unit_test(test_las_out_of_memory),
