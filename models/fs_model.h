@@ -115,6 +115,10 @@ const fs_source_t *fs_model_source(const fs_model_t *m);
 int fs_model_preempt(fs_model_t *m, uint32_t slot);
 /* Remaining work of a job at now (us at speed 1.0), running or not. */
 fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot);
+/* How many times a running job's rate has changed after its start (any
+ * job): an order that keeps keys of running jobs between passes (SRTF)
+ * takes them afresh when this moves. */
+uint64_t fs_model_rerates(const fs_model_t *m);
 /* A policy timer: at `at` (>= now) the policy's timer op gets `data`.
  * h (may be NULL) can cancel it with fs_model_cancel.  0 or FS_ENOMEM. */
 int fs_model_timer(fs_model_t *m, fs_time_t at, uint64_t data, fs_event_handle_t *h);

@@ -281,6 +281,8 @@ fs_time_t fs_model_remaining(const fs_model_t *m, uint32_t slot)
     return c.remaining;
 }
 
+uint64_t fs_model_rerates(const fs_model_t *m) { return m->rerates; }
+
 /* Work since the last checkpoint is lost: `lost` us of work (<= since_ckpt)
  * is redone. */
 static fs_time_t lost_wall(const fs_jobrun_t *x, fs_time_t lost)
@@ -408,6 +410,7 @@ int fs_att_rerate(fs_model_t *m, uint32_t slot, double rate)
     fs_jobrt_t *j = &m->js.slots[slot];
     fs_acct_progress(m, j);
     j->r->rate = rate;
+    m->rerates++;
     if (is_replica(j))      /* no completion to move */
         return 0;
     fs_sim_cancel(&m->sim, j->r->end_ev);

@@ -360,6 +360,7 @@ struct fs_model {
     uint64_t queued, running, done, rejected;
     uint64_t gpus_queued;   /* GPUs requested by queued jobs */
     uint64_t preemptions;   /* fs_model_preempt calls */
+    uint64_t rerates;       /* fs_att_rerate calls (fs_model_rerates) */
     fs_time_t last_change;
     uint32_t ending;        /* slot + 1 of the job whose job_end callback runs (0: none):
                                it still says RUNNING but holds nothing, and cannot be

@@ -30,9 +30,21 @@ typedef struct fgd_pool {
     uint32_t *lev;          /* n_lev distinct CPU requests, ascending */
     size_t n_lev, cap_lev;
     int64_t *aw;            /* n_lev x (gpn + 1): aw[a] = weight of whole shapes with g <= a */
-    int64_t *tail;          /* n_lev x 1001: tail[f] = weight of fractional shapes with milli > f */
-    int dirty;
+    /* The weight of the fractional shapes with milli > f, for f in 0..1000,
+     * is ct[mr[f]] at each level: mr[f] counts the n_m distinct fractional
+     * milli requests <= f, ct (n_lev x (n_m + 1)) sums the weight by rank,
+     * ranks r and above (n_m + 1 entries a level instead of 1001; issue #41) */
+    int64_t *ct;
+    uint16_t *mr;           /* 1001 entries */
+    size_t n_m;
+    int dirty;              /* a shape was added: the tables are rebuilt at the next use */
 } fgd_pool_t;
+
+/* One level's tables (fgd_level): aw NULL when no shape is feasible. */
+typedef struct fgd_tab {
+    const int64_t *aw, *ct;
+    const uint16_t *mr;
+} fgd_tab_t;
 
 /* A node's GPU state: a fully free GPUs, ns open shared GPUs with sf[i]
  * milli free. */
@@ -158,7 +170,8 @@ void fs_placer_destroy(fs_placer_t *pl)
             fs_free(pl->fgd[i].sh);
             fs_free(pl->fgd[i].lev);
             fs_free(pl->fgd[i].aw);
-            fs_free(pl->fgd[i].tail);
+            fs_free(pl->fgd[i].ct);
+            fs_free(pl->fgd[i].mr);
         }
     fs_free(pl->fgd);
     fs_free(pl->cand);
@@ -227,6 +240,33 @@ int fs_placer_observe(fs_placer_t *pl, const fs_cluster_t *c, uint32_t g, uint32
     return fs_placer_observe_pod(pl, c, &q, pools, n_pools, weight);
 }
 
+/* Adds w to a known shape x in built tables (its level and milli rank
+ * exist): the levels at or above its CPU, whole counts from x->g up or
+ * fractional ranks up to its own.  O(levels x (gpn or ranks)); the same
+ * sums as fgd_rebuild. */
+static void fgd_add(fgd_pool_t *t, uint32_t gpn, const fgd_shape_t *x, int64_t w)
+{
+    size_t lo = 0, hi = t->n_lev;   /* the first level with lev >= x->cpu (== it) */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->lev[mid] < x->cpu)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < t->n_lev; k++) {
+        if (x->milli < WHOLE) {
+            int64_t *f = t->ct + k * (t->n_m + 1);
+            for (uint32_t r = 0; r < t->mr[x->milli]; r++)
+                f[r] += w;
+        } else {
+            int64_t *a = t->aw + k * (gpn + 1);
+            for (uint32_t g = x->g; g <= gpn; g++)
+                a[g] += w;
+        }
+    }
+}
+
 int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podreq_t *q,
                           const uint32_t *pools, size_t n_pools, uint64_t weight)
 {
@@ -252,9 +292,11 @@ int fs_placer_observe_pod(fs_placer_t *pl, const fs_cluster_t *c, const fs_podre
             if (fs_grow((void **)&t->sh, &t->cap_sh, t->n_sh + 1, sizeof *t->sh))
                 return FS_ENOMEM;
             t->sh[t->n_sh++] = (fgd_shape_t){q->g, q->milli, cpu, 0};
+            t->dirty = 1;   /* a new shape may add a level or a milli rank */
         }
         t->sh[k].w += (int64_t)weight;
-        t->dirty = 1;
+        if (!t->dirty)
+            fgd_add(t, pp->gpn, &t->sh[k], (int64_t)weight);
     }
     pl->wtot += (int64_t)weight;
     return 0;
@@ -266,7 +308,7 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Rebuilds a dirty pool's levels: O(shapes x levels + levels x (gpn + 1001)). */
+/* Rebuilds a dirty pool's levels: O(shapes x levels + levels x (gpn + ranks) + 1001). */
 static int fgd_rebuild(fgd_pool_t *t, uint32_t gpn)
 {
     size_t nl = 0;
@@ -279,50 +321,56 @@ static int fgd_rebuild(fgd_pool_t *t, uint32_t gpn)
     for (size_t i = 0; i < nl; i++)
         if (u == 0 || t->lev[u - 1] != t->lev[i])
             t->lev[u++] = t->lev[i];
+    if (!t->mr && !(t->mr = fs_malloc((WHOLE + 1) * sizeof *t->mr)))
+        return FS_ENOMEM;
+    memset(t->mr, 0, (WHOLE + 1) * sizeof *t->mr);
+    for (size_t i = 0; i < t->n_sh; i++)
+        if (t->sh[i].milli < WHOLE)
+            t->mr[t->sh[i].milli] = 1;
+    for (uint32_t f = 1; f <= WHOLE; f++)   /* distinct fractional milli <= f */
+        t->mr[f] = (uint16_t)(t->mr[f] + t->mr[f - 1]);
+    size_t nm = t->mr[WHOLE];
     int64_t *aw = fs_realloc(t->aw, (u ? u : 1) * (gpn + 1) * sizeof *aw);
     if (aw)
         t->aw = aw;
-    int64_t *tail = aw ? fs_realloc(t->tail, (u ? u : 1) * (WHOLE + 1) * sizeof *tail) : NULL;
-    if (tail)
-        t->tail = tail;
-    if (!aw || !tail)
+    int64_t *ct = aw ? fs_realloc(t->ct, (u ? u : 1) * (nm + 1) * sizeof *ct) : NULL;
+    if (ct)
+        t->ct = ct;
+    if (!aw || !ct)
         return FS_ENOMEM;
     t->n_lev = u;
+    t->n_m = nm;
     for (size_t k = 0; k < u; k++) {
-        int64_t *a = t->aw + k * (gpn + 1), *f = t->tail + k * (WHOLE + 1);
+        int64_t *a = t->aw + k * (gpn + 1), *f = t->ct + k * (nm + 1);
         memset(a, 0, (gpn + 1) * sizeof *a);
-        memset(f, 0, (WHOLE + 1) * sizeof *f);
+        memset(f, 0, (nm + 1) * sizeof *f);
         for (size_t i = 0; i < t->n_sh; i++) {
             const fgd_shape_t *x = &t->sh[i];
             if (x->cpu > t->lev[k])
                 continue;
             if (x->milli < WHOLE)
-                f[x->milli] += x->w;   /* counts by milli first, summed below */
+                f[t->mr[x->milli] - 1] += x->w;   /* by rank first, summed below */
             else
                 a[x->g] += x->w;
         }
         for (uint32_t g = 1; g <= gpn; g++)
             a[g] += a[g - 1];
-        int64_t sum = 0;
-        for (uint32_t m = WHOLE + 1; m-- > 0;) {
-            int64_t cnt = f[m];
-            f[m] = sum;         /* weight of milli > m */
-            sum += cnt;
-        }
+        for (size_t r = nm; r-- > 0;)   /* f[r]: weight of ranks >= r; f[nm] = 0 */
+            f[r] += f[r + 1];
     }
     t->dirty = 0;
     return 0;
 }
 
-/* The tables a node with `cpu` milli-cores free sees in pool p: *aw and
- * *tail, or both NULL when no shape is feasible there (or none observed).
+/* The tables a node with `cpu` milli-cores free sees in pool p: *tb, its
+ * aw NULL when no shape is feasible there (or none observed).
  * cpu_modelled = 0: every level. */
 static int fgd_level(fs_placer_t *pl, const fs_cluster_t *c, uint32_t p, uint32_t cpu,
-                     int cpu_modelled, const int64_t **aw, const int64_t **tail)
+                     int cpu_modelled, fgd_tab_t *tb)
 {
     fgd_pool_t *t = &pl->fgd[p];
     uint32_t gpn = c->pools[p].gpn;
-    *aw = *tail = NULL;
+    *tb = (fgd_tab_t){NULL, NULL, NULL};
     if (t->dirty && fgd_rebuild(t, gpn))
         return FS_ENOMEM;
     if (t->n_lev == 0)
@@ -341,8 +389,7 @@ static int fgd_level(fs_placer_t *pl, const fs_cluster_t *c, uint32_t p, uint32_
     }
     if (k == 0)
         return 0;
-    *aw = t->aw + (k - 1) * (gpn + 1);
-    *tail = t->tail + (k - 1) * (WHOLE + 1);
+    *tb = (fgd_tab_t){t->aw + (k - 1) * (gpn + 1), t->ct + (k - 1) * (t->n_m + 1), t->mr};
     return 0;
 }
 
@@ -373,8 +420,8 @@ static void node_state(const fs_cluster_t *c, uint32_t node, nstate_t *st)
  *   the sum of s_i < d;
  *   all other shapes (and those not allowed on the pool) see T.
  */
-static int64_t fgd_F(const int64_t *aw, const int64_t *tl, int64_t wtot, const uint32_t *sf,
-                     uint32_t ns, uint32_t a)
+static int64_t fgd_F(const fgd_tab_t *tb, int64_t wtot, const uint32_t *sf, uint32_t ns,
+                     uint32_t a)
 {
     int64_t T = (int64_t)a * WHOLE, S = 0;
     uint32_t b = 0;
@@ -384,25 +431,27 @@ static int64_t fgd_F(const int64_t *aw, const int64_t *tl, int64_t wtot, const u
             b = sf[i];
     }
     T += S;
-    if (!aw)
+    if (!tb->aw)
         return T * wtot;
-    int64_t cut = a == 0 ? tl[b] : 0;
-    int64_t feas = aw[a] + tl[0] - cut;
+    const int64_t *aw = tb->aw, *ct = tb->ct;    /* weight of milli > f: ct[mr[f]] */
+    const uint16_t *mr = tb->mr;
+    int64_t cut = a == 0 ? ct[mr[b]] : 0;
+    int64_t feas = aw[a] + ct[mr[0]] - cut;
     int64_t F = T * (wtot - feas) + S * aw[a];
     for (uint32_t i = 0; i < ns; i++)
-        F += (int64_t)sf[i] * (tl[sf[i]] - cut);
+        F += (int64_t)sf[i] * (ct[mr[sf[i]]] - cut);
     return F;
 }
 
 int64_t fs_placer_fragmentation(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node)
 {
     node_state(c, node, pl->st);
-    const int64_t *aw = NULL, *tl = NULL;
+    fgd_tab_t tb = {NULL, NULL, NULL};
     uint32_t p = c->node_pool[node];
     if (pl->fgd && fgd_level(pl, c, p, c->pools[p].cpu_milli ? c->node_cpu[node] : 0,
-                             c->pools[p].cpu_milli != 0, &aw, &tl))
+                             c->pools[p].cpu_milli != 0, &tb))
         return -1;
-    return fgd_F(aw, tl, pl->wtot, pl->st->sf, pl->st->ns, pl->st->a);
+    return fgd_F(&tb, pl->wtot, pl->st->sf, pl->st->ns, pl->st->a);
 }
 
 /* ---- scored placement ---------------------------------------------------------- */
@@ -452,22 +501,22 @@ static choice_t score_node(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node
     }
     /* fgd: minimise the growth of F over the options (GPU-only requests:
      * the node's CPU is unchanged, so one level serves before and after) */
-    const int64_t *t = NULL, *tl = NULL;
+    fgd_tab_t tb;
     uint32_t pi = c->node_pool[node];
     if (fgd_level(pl, c, pi, c->pools[pi].cpu_milli ? c->node_cpu[node] : 0,
-                  c->pools[pi].cpu_milli != 0, &t, &tl)) {
+                  c->pools[pi].cpu_milli != 0, &tb)) {
         ch.node = NONE;     /* out of memory: reported by the caller */
         return ch;
     }
-    int64_t F0 = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a), bestd = INT64_MAX;
+    int64_t F0 = fgd_F(&tb, pl->wtot, st->sf, st->ns, st->a), bestd = INT64_MAX;
     if (!frac) {
-        bestd = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a - g) - F0;
+        bestd = fgd_F(&tb, pl->wtot, st->sf, st->ns, st->a - g) - F0;
     } else {
         for (uint32_t i = 0; i < st->ns; i++) {
             if (st->sf[i] < milli)
                 continue;
             st->sf[i] -= milli;
-            int64_t d = fgd_F(t, tl, pl->wtot, st->sf, st->ns, st->a) - F0;
+            int64_t d = fgd_F(&tb, pl->wtot, st->sf, st->ns, st->a) - F0;
             st->sf[i] += milli;
             if (d < bestd) {
                 bestd = d;
@@ -476,7 +525,7 @@ static choice_t score_node(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node
         }
         if (st->a >= 1) {
             st->sf[st->ns] = WHOLE - milli;
-            int64_t d = fgd_F(t, tl, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
+            int64_t d = fgd_F(&tb, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
             if (d < bestd) {
                 bestd = d;
                 ch.slot = -1;
@@ -648,16 +697,14 @@ static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const 
     const fs_pool_t *pp = &c->pools[p];
     int cm = pp->cpu_milli != 0;
     uint32_t cpu0 = cm ? c->node_cpu[node] : 0, cpu1 = cm ? cpu0 - (q->cpu <= cpu0 ? q->cpu : cpu0) : 0;
-    const int64_t *a0, *t0, *a1, *t1;
-    if (fgd_level(pl, c, p, cpu0, cm, &a0, &t0))
+    fgd_tab_t t0, t1;
+    if (fgd_level(pl, c, p, cpu0, cm, &t0))
         return FS_ENOMEM;
-    if (cpu1 == cpu0) {
-        a1 = a0;
+    if (cpu1 == cpu0)
         t1 = t0;
-    } else if (fgd_level(pl, c, p, cpu1, cm, &a1, &t1)) {
+    else if (fgd_level(pl, c, p, cpu1, cm, &t1))
         return FS_ENOMEM;
-    }
-    int64_t F0 = fgd_F(a0, t0, pl->wtot, st->sf, st->ns, st->a);
+    int64_t F0 = fgd_F(&t0, pl->wtot, st->sf, st->ns, st->a);
     double W = pl->wtot > 0 ? (double)pl->wtot : 1.0;
     int64_t bestd = INT64_MAX;
     double bests = -1;
@@ -679,21 +726,21 @@ static int fgd_pod(fs_placer_t *pl, const fs_cluster_t *c, uint32_t node, const 
         }                                                                                \
     } while (0)
     if (q->g == 0) {
-        FGD_OPTION(fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a) - F0, -1, 0);
+        FGD_OPTION(fgd_F(&t1, pl->wtot, st->sf, st->ns, st->a) - F0, -1, 0);
     } else if (q->milli >= WHOLE) {
-        FGD_OPTION(fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a - q->g) - F0, -1, 0);
+        FGD_OPTION(fgd_F(&t1, pl->wtot, st->sf, st->ns, st->a - q->g) - F0, -1, 0);
     } else {
         for (uint32_t i = 0; i < st->ns; i++) {
             if (st->sf[i] < q->milli)
                 continue;
             st->sf[i] -= q->milli;
-            int64_t d = fgd_F(a1, t1, pl->wtot, st->sf, st->ns, st->a) - F0;
+            int64_t d = fgd_F(&t1, pl->wtot, st->sf, st->ns, st->a) - F0;
             st->sf[i] += q->milli;
             FGD_OPTION(d, st->slot[i], st->slot[i]);
         }
         if (st->a >= 1) {
             st->sf[st->ns] = WHOLE - q->milli;
-            int64_t d = fgd_F(a1, t1, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
+            int64_t d = fgd_F(&t1, pl->wtot, st->sf, st->ns + 1, st->a - 1) - F0;
             FGD_OPTION(d, -1, new_slot_index(st));
         }
     }

@@ -207,10 +207,44 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
     return 0;
 }
 
+/* Exact mode, one job queued and no reservation held (fast path; issue
+ * #41: at a short queue most passes are an arrival that starts at once).
+ * The profile is then the GPUs free now plus each running job's at its end,
+ * never lower later, so cons_plan's earliest slot is now when the GPUs free
+ * now are enough: the job starts if the cluster fits it, else it reserves
+ * now, as cons_plan does, without the profile (O(running)) being built.
+ * 0 (the pass is done), 1 (the full pass decides) or an error. */
+static int cons_one(sched_t *s, fs_model_t *m, fs_time_t now)
+{
+    if (fs_sched_scratch(s, s->queued))
+        return FS_ENOMEM;
+    if (fs_sched_collect_queued(s) != 1)
+        return 1;
+    uint32_t x = s->scr[0];
+    trsv_t *r = &s->rsv[x];
+    if (r->at >= 0 || s->nd[x].g > fs_sched_free_gpus(m))
+        return 1;
+    fs_time_t d = fs_sched_plan_d(s, x, 0);
+    if (fs_sched_fits(m, x)) {
+        int rc = fs_sched_start(s, m, x - 1);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+    }
+    fs_sched_log_resv(s, m, x, now);
+    r->at = now;
+    r->d = d;
+    return 0;
+}
+
 int fs_scons_pass(sched_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     fs_time_t res = s->bf_slurm ? s->cfg->bf.resolution : 0;
+    if (s->fast && !s->bf_slurm && s->queued == 1) {
+        int rc = cons_one(s, m, now);
+        if (rc <= 0)
+            return rc;
+    }
     if (s->bf_slurm) {
         int rc = fs_sslurm_main(s, m);
         if (rc <= 0)

@@ -492,6 +492,70 @@ static void test_fgd_cpu_matches_definition(void **s)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* FGD learning online (issue #41): a known shape's weight is added to the
+ * built tables in place, a new shape rebuilds them.  Shapes observed one at
+ * a time in a random order, with pods placed and freed between, F_n equals
+ * the definition at the weights so far on every node after every step; a
+ * mutation of the in-place add (a level or a rank too few) fails it. */
+static void test_fgd_online_weights(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[2] = {{"a", "T4", 5, 4, 16000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}, {"b", "V100", 4, 8, 64000, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 2);
+    fs_cluster_t c;
+    assert_int_equal(fs_cluster_init(&c, &cc, NULL), 0);
+    fs_placer_t *pl;
+    assert_int_equal(fs_placer_create(&c, FS_PLACE_FGD, 0, &cc, 1, 0, &pl, NULL), 0);
+    cshape_t sh[] = {{1, 1000, 4000, -1, 0}, {2, 1000, 12000, -1, 0}, {1, 500, 2000, -1, 0},
+                     {1, 250, 6000, 0, 0},   {1, 800, 30000, 1, 0},  {8, 1000, 60000, 1, 0},
+                     {0, 1000, 8000, -1, 0}, {1, 460, 0, -1, 0},     {1, 500, 12000, -1, 0},
+                     {4, 1000, 16000, 0, 0}, {1, 120, 4000, -1, 0}};
+    const size_t nsh = sizeof sh / sizeof sh[0];
+    fs_rng_t r;
+    assert_int_equal(fs_rng_init(&r, 11, 0, FS_RNG_PURPOSE_USER, 2), 0);
+    static live_t lv;
+    lv.n = 0;
+    uint32_t f[16];
+    int added = 0;
+    for (int op = 0; op < 400; op++) {
+        double u = fs_rng_uniform(&r);
+        size_t i = gsl_rng_uniform_int(r.g, nsh);
+        uint32_t one = (uint32_t)sh[i].pool;
+        if (u < 0.5) {      /* observe: new shapes early, known ones mostly */
+            uint64_t w = 1 + gsl_rng_uniform_int(r.g, 3);
+            added += sh[i].w > 0;
+            fs_podreq_t q = {sh[i].g, sh[i].milli, sh[i].cpu, 0};
+            assert_int_equal(fs_placer_observe_pod(pl, &c, &q, sh[i].pool < 0 ? NULL : &one,
+                                                   sh[i].pool < 0 ? 0 : 1, w), 0);
+            sh[i].w += w;
+        } else if (u < 0.8 && lv.n < MAXJ) {
+            fs_podreq_t q = {sh[i].g, sh[i].milli, sh[i].cpu, 0};
+            if (fs_placer_place_pod(pl, &c, sh[i].pool < 0 ? NULL : &one,
+                                    sh[i].pool < 0 ? 0 : 1, &q, &lv.pl[lv.n]) == 1)
+                lv.n++;
+        } else if (lv.n > 0) {
+            size_t j = gsl_rng_uniform_int(r.g, lv.n);
+            fs_cluster_free(&c, &lv.pl[j]);
+            fs_placement_release(&lv.pl[j]);
+            lv.pl[j] = lv.pl[--lv.n];
+        }
+        for (uint32_t v = 0; v < c.n_nodes; v++) {
+            uint32_t n = gpu_free(&c, v, f);
+            assert_int_equal(fs_placer_fragmentation(pl, &c, v),
+                             brute_F_cpu(f, n, c.node_pool[v], cpu_free_of(&c, v), sh, nsh));
+        }
+    }
+    assert_true(added > 100);   /* the in-place path ran */
+    for (size_t j = 0; j < lv.n; j++)
+        fs_placement_release(&lv.pl[j]);
+    fs_rng_release(&r);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&c);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* Pods with CPU and memory, hand cases: NodeResourcesFit filters on every
  * resource; the ATC'23 scores; ties by node name (kubernetes_name) follow
  * the machine-list order, not the node ids; CPU-only pods hold CPU only. */
@@ -1350,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_best_fit_is_pack_for_whole_gpus),
         cmocka_unit_test(test_fgd_matches_definition),
         cmocka_unit_test(test_fgd_cpu_matches_definition),
+        cmocka_unit_test(test_fgd_online_weights),
         cmocka_unit_test(test_pods_cpu_hand),
         cmocka_unit_test(test_pods_alloc_failures),
         cmocka_unit_test(test_best_fit_brute),

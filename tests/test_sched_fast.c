@@ -530,6 +530,83 @@ static void test_conservative_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* One run with the reservation log on: rows, the log and the backfill count. */
+static void run_logged(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
+                       fs_test_rows_t *rs, fs_sched_resv_t *log, size_t *n_log, uint64_t *bf)
+{
+    static const char *const tn[] = {"a", "b", "c", "d"};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
+    rs->n = 0;
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    fs_sched_set_fast(fs_model_policy_state(m), fast);
+    fs_sched_record(fs_model_policy_state(m), 1);
+    if (fs_model_run(m, NULL, NULL, &err))
+        fail_msg("run: %s", err.msg);
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    const fs_sched_resv_t *r = fs_sched_reservations(fs_model_policy_state(m), n_log);
+    assert_true(*n_log <= n);
+    if (*n_log)
+        memcpy(log, r, *n_log * sizeof *r);
+    *bf = fs_sched_backfilled(fs_model_policy_state(m));
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+/* Exact conservative backfill's pass with one job queued (fs_sched_cons.c
+ * cons_one: no profile built when the GPUs free now are enough): at loads
+ * from half to twice the cluster, FIFO and SJF order, the rows, every
+ * job's first reservation and the backfill count equal the slow path's; a
+ * reservation made at now while too few GPUs are free (the GPU test left
+ * out) fails it. */
+static void test_conservative_one_queued(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    enum { N = 600 };
+    static fs_job_t jobs[N];
+    static fs_test_rows_t fast, slow;
+    static fs_sched_resv_t lf[N], ls[N];
+    static const double gaps[] = {30, 60, 120};
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    size_t logged = 0;
+    for (int seed = 1; seed <= 2; seed++)
+        for (size_t gi = 0; gi < sizeof gaps / sizeof gaps[0]; gi++)
+            for (int q = 0; q < 2; q++) {
+                gen(jobs, N, 40 + (uint64_t)seed, gaps[gi]);
+                base_cfg(&cfg, &pool, 16, 4, q ? FS_QUEUE_SJF : FS_QUEUE_FIFO);
+                cfg.scheduler.mode = FS_FIFO_BEST_EFFORT;
+                cfg.scheduler.backfill = FS_BACKFILL_CONSERVATIVE;
+                cfg.scheduler.bf.mode = FS_BF_EXACT;
+                cfg.scheduler.preemption = FS_PREEMPT_NONE;
+                size_t nf, ns;
+                uint64_t bff, bfs;
+                run_logged(&cfg, jobs, N, 1, &fast, lf, &nf, &bff);
+                run_logged(&cfg, jobs, N, 0, &slow, ls, &ns, &bfs);
+                char what[64];
+                snprintf(what, sizeof what, "seed %d gap %.0f %s", seed, gaps[gi], q ? "sjf" : "fifo");
+                assert_int_equal(fast.n, N);
+                assert_same(&fast, &slow, what);
+                if (nf != ns)
+                    fail_msg("%s: %zu reservations, slow path %zu", what, nf, ns);
+                for (size_t i = 0; i < nf; i++)
+                    if (lf[i].id != ls[i].id || lf[i].at != ls[i].at)
+                        fail_msg("%s: reservation %zu: job %llu at %lld, slow path job %llu at %lld",
+                                 what, i, (unsigned long long)lf[i].id, (long long)lf[i].at,
+                                 (unsigned long long)ls[i].id, (long long)ls[i].at);
+                assert_int_equal(bff, bfs);
+                logged += nf;
+            }
+    assert_true(logged > 100);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* EASY with jobs that overrun their estimates (the shadow falls behind
  * now, and a settled queue stays settled only until the next planned end),
  * bursts of arrivals (several new candidates per pass) and fragmentation
@@ -678,6 +755,147 @@ static void test_las_fast_equals_slow(void **st)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* A test module: node speed changes (stragglers) at given times: data is
+ * node << 8 | speed in tenths. */
+static int speeds_event(void *ud, fs_model_t *m, uint64_t data)
+{
+    (void)ud;
+    return fs_model_node_speed(m, (uint32_t)(data >> 8), (double)(data & 0xff) / 10);
+}
+
+static const fs_module_ops_t speeds_ops = {.name = "test-speeds", .on_event = speeds_event};
+
+/* One SRTF run, fast (the order's plan) or slow (fs_spre_pass), with
+ * `failures` random outages and (speeds) 200 straggler episodes. */
+static void srtf_run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast, int failures,
+                     int speeds, fs_test_rows_t *rs)
+{
+    static const char *const tn[] = {"a", "b", "c", "d"};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(jobs, n, tn, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = fs_test_collect, .ud = rs};
+    rs->n = 0;
+    if (fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err))
+        fail_msg("create: %s", err.msg);
+    fs_sched_set_fast(fs_model_policy_state(m), fast);
+    fs_rng_t rr;
+    assert_int_equal(fs_rng_init(&rr, 77, 0, FS_RNG_TRACE, 1), 0);
+    fs_time_t span = jobs[n - 1].submit;
+    uint32_t nodes = cfg->cluster.pools[0].nodes, id;
+    if (failures) {
+        fails_t *f = fs_calloc(1, sizeof *f);
+        assert_non_null(f);
+        assert_int_equal(fs_model_add_module(m, &fails_ops, f, &f->id), 0);
+        for (int k = 0; k < failures; k++) {
+            fs_time_t at = S(floor(gsl_rng_uniform(rr.g) * fs_time_to_s(span)));
+            uint64_t node = gsl_rng_uniform_int(rr.g, nodes);
+            fs_time_t up = at + S(1 + floor(gsl_rng_uniform(rr.g) * 600));
+            assert_int_equal(fs_model_module_event(m, f->id, at, FS_PRIO_FAILURE, node << 1, NULL), 0);
+            assert_int_equal(fs_model_module_event(m, f->id, up, FS_PRIO_REPAIR, node << 1 | 1, NULL), 0);
+        }
+    }
+    if (speeds) {
+        assert_int_equal(fs_model_add_module(m, &speeds_ops, NULL, &id), 0);
+        for (int k = 0; k < 200; k++) {
+            fs_time_t at = S(floor(gsl_rng_uniform(rr.g) * fs_time_to_s(span)));
+            uint64_t node = gsl_rng_uniform_int(rr.g, nodes);
+            fs_time_t back = at + S(1 + floor(gsl_rng_uniform(rr.g) * 36000));
+            assert_int_equal(fs_model_module_event(m, id, at, FS_PRIO_FAILURE, node << 8 | 5, NULL), 0);
+            assert_int_equal(fs_model_module_event(m, id, back, FS_PRIO_REPAIR, node << 8 | 10, NULL), 0);
+        }
+    }
+    fs_rng_release(&rr);
+    if (fs_model_run(m, NULL, NULL, &err))
+        fail_msg("run: %s", err.msg);
+    fs_run_totals_t t;
+    assert_int_equal(fs_model_finish(m, &t, &err), 0);
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+/* SRTF's plan (fs_order_sjf.c: the list kept between passes, linear keys)
+ * against the slow path's collection and sort at every pass (the old
+ * algorithm), job by job: oracle and user run times (estimates above and
+ * below the run time: keys that reach 0 and tie), best effort and strict,
+ * checkpoints kept or not, restart_cost (a key that moves at a start),
+ * recovery checkpoints (keys that are not linear), stragglers (rates that
+ * change), failures; whole-second times, so that keys tie often. */
+static void test_srtf_fast_equals_slow(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    enum { NJ = 600 };
+    static fs_job_t jobs[NJ];
+    static fs_test_rows_t fast, slow;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static const struct {
+        int oracle, under, strict, ckpt, restart, rec_ckpt, speeds;
+        uint32_t nodes, gpn;
+        double gap;         /* s: 5 a deep queue; 100 and 200 queues that empty */
+    } C[] = {
+        {1, 0, 0, 1, 0, 0, 0, 16, 2, 5},
+        {0, 0, 0, 1, 0, 0, 0, 16, 2, 100},
+        {0, 1, 0, 1, 0, 0, 0, 16, 2, 200},
+        {1, 0, 0, 1, 0, 0, 0, 16, 2, 150},
+        {0, 1, 1, 0, 0, 0, 0, 8, 4, 100},
+        {1, 0, 1, 60, 0, 0, 0, 8, 4, 150},
+        {0, 0, 0, 60, 30, 0, 0, 16, 2, 100},
+        {1, 0, 0, 0, 10, 0, 0, 32, 1, 150},
+        {1, 0, 0, 1, 900, 0, 0, 16, 2, 150},
+        {0, 0, 0, 1, 900, 0, 0, 16, 2, 200},
+        {0, 1, 0, 1, 0, 1, 0, 16, 2, 150},
+        {1, 0, 0, 1, 0, 0, 1, 16, 2, 150},
+        {0, 1, 1, 1, 0, 0, 1, 8, 4, 100},
+        {1, 1, 0, 1, 0, 0, 1, 16, 2, 5},
+    };
+    uint64_t restarts = 0;
+    for (int seed = 0; seed < 2; seed++)
+        for (size_t ci = 0; ci < sizeof C / sizeof C[0]; ci++)
+            for (int fail = 0; fail < 2; fail++) {
+                gen_est(jobs, NJ, 51 + (uint64_t)seed, C[ci].gap, C[ci].under);
+                base_cfg(&cfg, &pool, C[ci].nodes, C[ci].gpn, FS_QUEUE_SRTF);
+                cfg.scheduler.runtime = C[ci].oracle ? FS_RUNTIME_ORACLE : FS_RUNTIME_USER;
+                cfg.scheduler.mode = C[ci].strict ? FS_FIFO_STRICT : FS_FIFO_BEST_EFFORT;
+                cfg.scheduler.checkpoint_interval = S(C[ci].ckpt);
+                cfg.scheduler.restart_cost = S(C[ci].restart);
+                if (C[ci].rec_ckpt) {
+                    cfg.recovery.checkpoint = FS_CKPT_FIXED;
+                    cfg.recovery.interval = S(600);
+                    cfg.recovery.write_cost = S(20);
+                }
+                srtf_run(&cfg, jobs, NJ, 1, fail ? 30 : 0, C[ci].speeds, &fast);
+                srtf_run(&cfg, jobs, NJ, 0, fail ? 30 : 0, C[ci].speeds, &slow);
+                char what[80];
+                snprintf(what, sizeof what, "SRTF seed %d case %zu failures %d", seed, ci, fail);
+                assert_int_equal(fast.n, NJ);
+                assert_same(&fast, &slow, what);
+                for (size_t i = 0; i < fast.n; i++)
+                    restarts += fast.r[i].restarts;
+            }
+    assert_true(restarts > 1000);   /* preemptions happened, many */
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* SRTF's plan under allocation failures: each run stops with FS_ENOMEM
+ * and frees everything (or runs whole). */
+static void test_srtf_out_of_memory(void **st)
+{
+    (void)st;
+    enum { NJ = 40 };
+    static fs_job_t jobs[NJ];
+    static fs_test_rows_t rs;
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    gen(jobs, NJ, 33, 2);
+    base_cfg(&cfg, &pool, 4, 2, FS_QUEUE_SRTF);
+    cfg.scheduler.checkpoint_interval = S(1);
+    int failed = fs_test_alloc_sweep(&cfg, jobs, NJ, NULL, 0, &rs);
+    assert_true(failed > 5);
+}
+
 /* 2D-LAS's fast path under allocation failures: every allocation of a
  * run fails in turn; each run stops with FS_ENOMEM and frees everything
  * (or, past the last allocation, runs whole). */
@@ -733,9 +951,12 @@ int main(void)
         cmocka_unit_test(test_npass_fast_equals_slow),
         cmocka_unit_test(test_bounded_fast_equals_slow),
         cmocka_unit_test(test_conservative_fast_equals_slow),
+        cmocka_unit_test(test_conservative_one_queued),
         cmocka_unit_test(test_easy_overrun_fast_equals_slow),
         cmocka_unit_test(test_las_fast_equals_slow),
         cmocka_unit_test(test_las_out_of_memory),
+        cmocka_unit_test(test_srtf_fast_equals_slow),
+        cmocka_unit_test(test_srtf_out_of_memory),
         cmocka_unit_test(test_conservative_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

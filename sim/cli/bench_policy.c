@@ -85,8 +85,9 @@ static fs_job_t *make_jobs(size_t n, size_t prefill, double load, uint32_t gpus,
     return j;
 }
 
-static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
-                     const char *const *tenants, size_t n_tenants)
+/* Runs one case; *us_job (may be NULL) gets its CPU us per job. */
+static int bench_run(const char *label, const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
+                     const char *const *tenants, size_t n_tenants, double *us_job)
 {
     fs_source_t *src;
     fs_model_t *m;
@@ -114,9 +115,18 @@ static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *
         fprintf(stderr, "fleetsim bench: %s\n", err.msg);
         return 1;
     }
+    if (us_job)
+        *us_job = dc * 1e6 / (double)n;
     printf("  %-40s %9.0f jobs/s wall, %9.0f jobs/s CPU  (%.2f s; mean queue %.0f jobs)\n",
            label, (double)n / dt, (double)n / dc, dt, t.jobs_queued_integral / t.end_time);
+    fflush(stdout);
     return 0;
+}
+
+static int bench_one(const char *label, const fs_config_t *cfg, const fs_job_t *jobs, size_t n,
+                     const char *const *tenants, size_t n_tenants)
+{
+    return bench_run(label, cfg, jobs, n, tenants, n_tenants, NULL);
 }
 
 /* Kueue: 100 ClusterQueues t0..t99 (tenant = CQ name), 100 GPUs of nominal
@@ -156,6 +166,100 @@ static int bench_kueue(fs_config_t *cfg, const fs_job_t *j, size_t n)
     return rc;
 }
 
+
+/* One row of the table (FS_BENCH_ONLY=table): a queue order, backfill or
+ * placement on the table's workload. */
+typedef struct tcase {
+    const char *label;
+    int queue, backfill, bf_mode, placement, preemption;
+} tcase_t;
+
+/* FS_BENCH_ONLY=table: every queue order, backfill and placement on one
+ * workload (10,000 GPUs, 90% load, no backlog, 20 tenants; checkpoints
+ * every minute for the preemptive orders), CPU us per job.
+ * docs/performance.md's policy table runs it at 10^5, 10^6 and 10^7 jobs;
+ * FS_BENCH_TABLE=substring runs the rows whose label contains it. */
+static int bench_table(fs_config_t *cfg, size_t n, const char *const *tn)
+{
+    static const tcase_t rows[] = {
+        {"queue fifo (best effort)", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue priority", FS_QUEUE_PRIORITY, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue sjf", FS_QUEUE_SJF, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue srtf (preemptive)", FS_QUEUE_SRTF, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue las (2D-LAS, preemptive)", FS_QUEUE_LAS, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue slurm (multifactor)", FS_QUEUE_SLURM, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue wfp", FS_QUEUE_WFP, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue volcano (4 queues, drf)", FS_QUEUE_VOLCANO, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"queue kueue (20 CQs, 4 cohorts)", FS_QUEUE_KUEUE, FS_BACKFILL_NONE, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"backfill easy (fifo)", FS_QUEUE_FIFO, FS_BACKFILL_EASY, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"backfill conservative exact (fifo)", FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, FS_BF_EXACT, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"backfill conservative slurm (fifo)", FS_QUEUE_FIFO, FS_BACKFILL_CONSERVATIVE, FS_BF_SLURM, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"backfill easy (sjf)", FS_QUEUE_SJF, FS_BACKFILL_EASY, 0, FS_PLACE_PACK, FS_PREEMPT_AUTO},
+        {"placement first_fit", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_FIRST_FIT, FS_PREEMPT_AUTO},
+        {"placement best_fit", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_BEST_FIT, FS_PREEMPT_AUTO},
+        {"placement spread", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_SPREAD, FS_PREEMPT_AUTO},
+        {"placement random", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_RANDOM, FS_PREEMPT_AUTO},
+        {"placement fgd", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_FGD, FS_PREEMPT_AUTO},
+        {"placement atc_best_fit", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_ATC_BEST_FIT, FS_PREEMPT_AUTO},
+        {"placement gpu_packing", FS_QUEUE_FIFO, FS_BACKFILL_NONE, 0, FS_PLACE_GPU_PACKING, FS_PREEMPT_AUTO},
+    };
+    enum { NQ = 20 };
+    char names[NQ][8], cohorts[4][8];
+    fs_kueue_cq_cfg_t cq[NQ];
+    fs_kueue_quota_cfg_t quota[NQ];
+    for (int i = 0; i < NQ; i++) {
+        snprintf(names[i], sizeof names[i], "t%d", i);
+        snprintf(cohorts[i / 5], sizeof cohorts[i / 5], "c%d", i / 5);
+        quota[i] = (fs_kueue_quota_cfg_t){"main", 500, -1, -1};
+        cq[i] = (fs_kueue_cq_cfg_t){.name = names[i], .cohort = cohorts[i / 5], .quotas = &quota[i],
+                                    .n_quotas = 1, .within_cq = FS_KUEUE_NEVER,
+                                    .reclaim = FS_KUEUE_NEVER, .borrow_max_priority = NAN,
+                                    .weight = 1};
+    }
+    fs_volcano_queue_cfg_t vq[4] = {{"q0", 1, 0, 0, 1, "t0,t1,t2,t3,t4"},
+                                    {"q1", 2, 0, 0, 1, "t5,t6,t7,t8,t9"},
+                                    {"q2", 3, 0, 0, 1, "t10,t11,t12,t13,t14"},
+                                    {"q3", 4, 0, 0, 1, "t15,t16,t17,t18,t19"}};
+    fs_job_t *j = make_jobs(n, 0, 0.9, 10000, NQ);
+    if (!j) {
+        fprintf(stderr, "fleetsim bench: out of memory\n");
+        return 1;
+    }
+    const char *sel = getenv("FS_BENCH_TABLE");
+    fs_sched_cfg_t keep = cfg->scheduler;
+    int rc = 0;
+    printf("table: %zu jobs, 10,000 GPUs, 90%% load (CPU us per job)\n", n);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !rc; i++) {
+        const tcase_t *r = &rows[i];
+        if (sel && !strstr(r->label, sel))
+            continue;
+        cfg->scheduler.queue = r->queue;
+        cfg->scheduler.backfill = r->backfill;
+        cfg->scheduler.bf.mode = r->bf_mode;
+        cfg->scheduler.placement = r->placement;
+        cfg->scheduler.preemption = r->preemption;
+        cfg->scheduler.checkpoint_interval = 60 * FS_US_PER_S;
+        cfg->scheduler.slurm.weight_age = 1000;
+        cfg->scheduler.slurm.weight_fairshare = 5000;
+        cfg->scheduler.slurm.weight_jobsize = 100;
+        cfg->scheduler.slurm.weight_qos = 10000;
+        cfg->scheduler.tiresias.thresholds = (char *)"3600,36000";
+        cfg->scheduler.tiresias.promote_knob = 8;
+        cfg->scheduler.volcano.queues = vq;
+        cfg->scheduler.volcano.n_queues = 4;
+        cfg->scheduler.volcano.reclaim = 1;
+        cfg->scheduler.kueue.cqs = cq;
+        cfg->scheduler.kueue.n_cqs = NQ;
+        double us = 0;
+        rc = bench_run(r->label, cfg, j, n, tn, NQ, &us);
+        if (!rc)
+            printf("  | %s | %zu | %.2f us/job |\n", r->label, n, us);
+        cfg->scheduler = keep;  /* the config owns none of the tables above */
+    }
+    fs_free(j);
+    return rc;
+}
+
 int fs_bench_policy(unsigned long long jobs)
 {
     size_t n = jobs ? (size_t)jobs : 1000000;
@@ -177,6 +281,11 @@ int fs_bench_policy(unsigned long long jobs)
     cfg.horizon = FS_TIME_MAX_INPUT;
     printf("\nscheduling policies, %zu jobs each on 10,000 GPUs (simulated jobs per wall second):\n", n);
     const char *only = getenv("FS_BENCH_ONLY");
+    if (only && strcmp(only, "table") == 0) {
+        int trc = bench_table(&cfg, n, tn);
+        fs_config_release(&cfg);
+        return trc;
+    }
     int skip_easy = only && strcmp(only, "easy") != 0;
     fs_job_t *j = skip_easy ? NULL : make_jobs(n, 10000, 1.05, 10000, 0);
     int rc = skip_easy ? 0 : 1;
