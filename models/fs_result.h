@@ -271,6 +271,9 @@ typedef struct fs_run_totals {
      * max-min recomputations and the jobs they recomputed */
     double gpu_s_network;
     uint64_t fabric_recomputes, fabric_jobs_touched;
+    /* the checkpoint interval the recovery rule chose (compute s), mean and
+     * least over the job attempts that checkpoint; NaN when none does */
+    double ckpt_interval_mean, ckpt_interval_min;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline
