@@ -1118,10 +1118,15 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
             long pi = find_point(r, c, top);
             if (s->n_periods > 1 && pi >= 0 && r->points[pi].miss_period >= 0) {
                 const fs_plan_point_t *p = &r->points[pi];
-                char name[16], b[64];
+                char name[16], prev[16], b[64];
                 fs_plan_period_name((size_t)p->miss_period, name, sizeof name);
-                fprintf(f, ": %" PRIu32 " nodes meet the SLOs until %s, which they miss:", top,
-                        name);
+                if (p->miss_period == 0) {
+                    fprintf(f, ": %" PRIu32 " nodes miss the SLOs already in %s:", top, name);
+                } else {
+                    fs_plan_period_name((size_t)p->miss_period - 1, prev, sizeof prev);
+                    fprintf(f, ": %" PRIu32 " nodes meet the SLOs through %s, first miss them in "
+                            "%s:", top, prev, name);
+                }
                 for (size_t i = 0; i < s->n_slo; i++)
                     fprintf(f, "%s %s %s", i ? "," : "", s->metrics[1 + i],
                             fmt_ci(b, sizeof b, s->metrics[1 + i],

@@ -103,7 +103,7 @@ PY
 expect_exit 0 "$FLEETSIM" plan fin.yaml -o tight -j 2 --set plan.demand_growth=20 \
     --set plan.slo.0.max=3h
 expect_out '^chosen: none'
-expect_out '^  owned +none up to 4 nodes: 4 nodes meet the SLOs until Y1Q2, which they miss: wait_p95 '
+expect_out '^  owned +none up to 4 nodes: 4 nodes meet the SLOs through Y1Q1, first miss them in Y1Q2: wait_p95 '
 expect_exit 0 "$FLEETSIM" plan fin.yaml -o tight -j 2 --set plan.demand_growth=20 \
     --set plan.slo.0.max=3h --json
 /usr/bin/python3 -c '
