@@ -53,8 +53,7 @@ static const fs_mig_model_t models[FS_MIG_GPU_COUNT] = {
     [FS_MIG_H200_141GB] = {"H200-141GB", "H200", 141, 7, SEVEN(18, 35, 35, 71, 71, 141)},
     [FS_MIG_B200_180GB] = {"B200-180GB", "B200", 180, 7, SEVEN(23, 45, 45, 90, 90, 180)},
     [FS_MIG_H100_94GB] = {"H100-94GB", "H100-NVL", 94, 7, SEVEN(12, 24, 24, 47, 47, 94)},
-    /* the catalog has no A30 row (no power or speed figures): pools name it A30-24GB */
-    [FS_MIG_A30_24GB] = {"A30-24GB", NULL, 24, 5,
+    [FS_MIG_A30_24GB] = {"A30-24GB", "A30", 24, 5,
                          {PROFN("1g.6gb", 1, 1, A_1, 4, 6, false, FS_MIGNAME_COMPUTE_A30),
                           PROFN("1g.6gb+me", 1, 1, A_1, 1, 6, true, FS_MIGNAME_COMPUTE_A30),
                           PROFN("2g.12gb", 2, 2, A_2, 2, 12, false, FS_MIGNAME_COMPUTE_A30),

@@ -286,7 +286,7 @@ static void test_tables_match_guide(void **s)
     assert_int_equal(err.code, FS_EINVAL);
     assert_string_equal(err.msg, "GPU model 'V100' has no MIG geometry (expected one of A100-40GB, A100-80GB "
                                  "(A100), H100-80GB (H100), H200-141GB (H200), B200-180GB (B200), "
-                                 "H100-94GB (H100-NVL), A30-24GB)");
+                                 "H100-94GB (H100-NVL), A30-24GB (A30))");
     /* H100 NVL: by its catalog name and mig-parted's; 3g.47gb takes 3/7 of the compute */
     assert_int_equal(fs_mig_model_find("H100-NVL"), FS_MIG_H100_94GB);
     assert_int_equal(fs_mig_model_find("h100-94gb"), FS_MIG_H100_94GB);
@@ -302,6 +302,7 @@ static void test_tables_match_guide(void **s)
     assert_int_equal(h->profile[6].gpu_milli, 1000);
     /* A30: 4 compute slices, so a 1g is a quarter of the GPU (250), not 1/7 */
     assert_int_equal(fs_mig_model_find("a30-24gb"), FS_MIG_A30_24GB);
+    assert_int_equal(fs_mig_model_find("A30"), FS_MIG_A30_24GB);   /* the catalog's A30 */
     const fs_mig_model_t *a30 = fs_mig_model(FS_MIG_A30_24GB);
     assert_int_equal(a30->memory_gb, 24);
     assert_int_equal(a30->profile[0].gpu_milli, 250);
