@@ -831,7 +831,16 @@ static void test_migname_syntax(void **st)
             assert_int_equal(fs_migname_milli(code), m->profile[p].gpu_milli);
         }
     }
-    assert_true(n >= 35);
+    assert_true(n >= 47);
+    /* the GPU a name belongs to: the A30's five names are shares of 4 slices, every other of 7 */
+    static const char *const a30[] = {"1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"};
+    for (size_t i = 0; i < sizeof a30 / sizeof a30[0]; i++)
+        assert_int_equal(fs_migname_slices(fs_migname_parse(a30[i], strlen(a30[i]))), 4);
+    assert_int_equal(fs_migname_milli(fs_migname_parse("1g.6gb", 6)), 250);
+    assert_int_equal(fs_migname_milli(fs_migname_parse("4g.24gb", 7)), 1000);
+    assert_int_equal(fs_migname_slices(fs_migname_parse("1g.10gb", 7)), 7);
+    assert_int_equal(fs_migname_slices(fs_migname_parse("2g.24gb", 7)), 7);   /* H100 NVL, not A30 */
+    assert_int_equal(fs_migname_milli(fs_migname_parse("4g.40gb", 7)), 571);
     /* well formed, but no GPU model has it: the syntax takes it, the model not */
     assert_int_equal(fs_migname_parse("2g.25gb", 7), 2 << 16 | 25 << 1);
     assert_int_equal(fs_mig_code_find("2g.25gb", 7), 0);
