@@ -1270,7 +1270,7 @@ static int emit_level(ctx_t *c, size_t fam, const family_t *fm)
                 for (uint32_t k = 0; k < ns; k++) {
                     uint32_t kk = c->smp[k].k;
                     /* a MIG GPU's activity: its instances' by compute share */
-                    double wgt = ent->prof && ag == A_AVG ? ent->prof->compute / (double)FS_MIG_COMPUTE : 1.0;
+                    double wgt = ent->prof && ag == A_AVG ? ent->prof->compute / (double)ent->prof->slices : 1.0;
                     dev[kk] += c->smp[k].v * wgt;
                     has[kk] = 1;
                 }

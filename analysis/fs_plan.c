@@ -288,6 +288,7 @@ int fs_plan_spec_create(const fs_config_t *cfg, fs_plan_spec_t **out, fs_error_t
     }
     if (!rc)
         rc = spec_years(cfg, s, err);
+    s->n_periods = p->years > 0 ? (size_t)llround(p->years * 4) : 1;
     if (!rc && spec_metrics(cfg, s) != 0)
         rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     if (rc) {
@@ -345,6 +346,8 @@ void fs_plan_result_destroy(fs_plan_result_t *r)
     for (size_t i = 0; i < r->n_points; i++) {
         fs_free(r->points[i].runs);
         fs_free(r->points[i].ci);
+        fs_free(r->points[i].period_ci);
+        fs_free(r->points[i].binding);
     }
     fs_free(r->points);
     fs_free(r->best);
@@ -366,42 +369,140 @@ static int slo_holds(const fs_plan_slo_t *slo, const fs_ci_t *ci)
     return slo->kind == FS_PLAN_LE ? ci->hi <= slo->bound : ci->lo >= slo->bound;
 }
 
-/* Adds a point from its runs (taken over). */
+/* The intervals of runs (reps x n_metrics) into ci (n_metrics); x: reps
+ * of scratch.  0 or -1 (out of memory). */
+static int metric_cis(const fs_plan_spec_t *s, const double *runs, double *x, fs_ci_t *ci)
+{
+    size_t reps = (size_t)s->replications;
+    for (size_t m = 0; m < s->n_metrics; m++) {
+        for (size_t k = 0; k < reps; k++)
+            x[k] = runs[k * s->n_metrics + m];
+        if (fs_ci_t_interval(x, reps, s->confidence, &ci[m]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int cis_meet(const fs_plan_spec_t *s, const fs_ci_t *ci)
+{
+    int ok = 1;
+    for (size_t i = 0; i < s->n_slo; i++)
+        ok &= slo_holds(&s->slo[i], &ci[1 + i]);
+    return ok;
+}
+
+int fs_plan_period_meets(const fs_plan_spec_t *s, const double *runs)
+{
+    fs_ci_t *ci = fs_calloc(s->n_metrics, sizeof *ci);
+    double *x = fs_calloc((size_t)s->replications + 1, sizeof *x);
+    int rc = !ci || !x || metric_cis(s, runs, x, ci) ? -1 : cis_meet(s, ci);
+    fs_free(ci);
+    fs_free(x);
+    return rc;
+}
+
+void fs_plan_period_name(size_t q, char *buf, size_t n)
+{
+    snprintf(buf, n, "Y%zuQ%zu", q / 4 + 1, q % 4 + 1);
+}
+
+/* How bad SLO i's interval is (larger: worse): the end the rule tests,
+ * signed so that larger is nearer to (or past) the bound. */
+static double slo_badness(const fs_plan_slo_t *slo, const fs_ci_t *ci)
+{
+    double v = slo->kind == FS_PLAN_LE ? ci->hi : -ci->lo;
+    return isnan(v) ? INFINITY : v;
+}
+
+/* With periods: the periods looked at (up to the first miss), each one's
+ * intervals, and the reported runs (fs_plan_point_t): all[] is
+ * n_periods x reps x n_metrics; runs (reps x n_metrics) is filled. */
+static int period_points(const fs_plan_spec_t *s, fs_plan_point_t *p, const double *all,
+                         double *runs, double *x)
+{
+    size_t reps = (size_t)s->replications, nm = s->n_metrics, per = reps * nm;
+    p->period_ci = fs_calloc(s->n_periods * nm, sizeof *p->period_ci);
+    p->binding = fs_calloc(nm, sizeof *p->binding);
+    if (!p->period_ci || !p->binding)
+        return -1;
+    p->miss_period = -1;
+    p->n_periods = 0;
+    for (size_t q = 0; q < s->n_periods; q++) {
+        if (metric_cis(s, all + q * per, x, p->period_ci + q * nm))
+            return -1;
+        p->n_periods = q + 1;
+        if (!cis_meet(s, p->period_ci + q * nm)) {
+            p->miss_period = (long)q;
+            break;
+        }
+    }
+    for (size_t m = 1; m < nm; m++) {
+        size_t b = 0;
+        if (p->miss_period >= 0)
+            b = (size_t)p->miss_period;
+        else
+            for (size_t q = 1; q < p->n_periods; q++)
+                if (slo_badness(&s->slo[m - 1], &p->period_ci[q * nm + m]) >
+                    slo_badness(&s->slo[m - 1], &p->period_ci[b * nm + m]))
+                    b = q;
+        p->binding[m] = b;
+        for (size_t k = 0; k < reps; k++)
+            runs[k * nm + m] = all[b * per + k * nm + m];
+    }
+    for (size_t k = 0; k < reps; k++) {  /* the objective: the mean over the periods */
+        double sum = 0;
+        for (size_t q = 0; q < p->n_periods; q++)
+            sum += all[q * per + k * nm];
+        runs[k * nm] = sum / (double)p->n_periods;
+    }
+    return 0;
+}
+
+/* Adds a point from its runs (all: n_periods x reps x n_metrics, taken
+ * over). */
 static int add_point(const fs_plan_spec_t *s, fs_plan_result_t *r, const fs_plan_cand_t *c,
-                     uint32_t round, double *runs, fs_error_t *err)
+                     uint32_t round, double *all, fs_error_t *err)
 {
     size_t reps = (size_t)s->replications;
     fs_ci_t *ci = fs_calloc(s->n_metrics, sizeof *ci);
     double *x = fs_calloc(reps, sizeof *x);
-    if (!ci || !x ||
+    double *runs = s->n_periods > 1 ? fs_calloc(reps * s->n_metrics, sizeof *runs) : all;
+    if (!ci || !x || !runs ||
         fs_grow((void **)&r->points, &r->cap_points, r->n_points + 1, sizeof *r->points)) {
         fs_free(ci);
         fs_free(x);
-        fs_free(runs);
+        if (runs != all)
+            fs_free(runs);
+        fs_free(all);
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     }
-    for (size_t m = 0; m < s->n_metrics; m++) {
-        for (size_t k = 0; k < reps; k++)
-            x[k] = runs[k * s->n_metrics + m];
-        if (fs_ci_t_interval(x, reps, s->confidence, &ci[m]) != 0) {
-            fs_free(ci);
-            fs_free(x);
-            fs_free(runs);
-            return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
-        }
-    }
-    fs_free(x);
-    fs_plan_point_t *p = &r->points[r->n_points++];
+    fs_plan_point_t *p = &r->points[r->n_points];
     memset(p, 0, sizeof *p);
+    p->miss_period = -1;
+    p->n_periods = 1;
+    int oom = s->n_periods > 1 && period_points(s, p, all, runs, x) != 0;
+    if (!oom)
+        oom = metric_cis(s, runs, x, ci) != 0;
+    fs_free(x);
+    if (runs != all)
+        fs_free(all);
+    if (oom) {
+        fs_free(ci);
+        fs_free(runs);
+        fs_free(p->period_ci);
+        fs_free(p->binding);
+        return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+    }
+    r->n_points++;
     p->choice = c->choice;
     p->nodes = c->nodes;
     p->gpus = (uint64_t)c->nodes * s->choices[c->choice].gpus_per_node;
     p->round = round;
     p->runs = runs;
     p->ci = ci;
-    p->meets = 1;
-    for (size_t i = 0; i < s->n_slo; i++)
-        p->meets &= slo_holds(&s->slo[i], &ci[1 + i]);
+    p->meets = s->n_periods > 1 ? p->miss_period < 0 : cis_meet(s, ci);
+    if (s->n_periods == 1 && !p->meets)
+        p->miss_period = 0;
     return 0;
 }
 
@@ -541,7 +642,7 @@ static void finish(const fs_plan_spec_t *s, fs_plan_result_t *r)
 static int eval_round(const fs_plan_spec_t *s, fs_plan_eval_fn eval, void *ud, fs_plan_result_t *r,
                       const fs_plan_cand_t *c, size_t n, fs_error_t *err)
 {
-    size_t per = (size_t)s->replications * s->n_metrics;
+    size_t per = s->n_periods * (size_t)s->replications * s->n_metrics;
     double *out = fs_calloc(n * per, sizeof *out);
     if (!out)
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
@@ -913,8 +1014,35 @@ static void print_point(FILE *f, const fs_plan_spec_t *s, const fs_plan_point_t 
         char b[64];
         fprintf(f, "  %23s", fmt_ci(b, sizeof b, s->metrics[m], &p->ci[m]));
     }
-    fprintf(f, "  %-5s %-8s%s\n", p->meets ? "yes" : "no", p->frontier ? "frontier" : "",
+    char q[40] = "";
+    if (s->n_periods > 1 && p->miss_period >= 0) {
+        char b[16];
+        fs_plan_period_name((size_t)p->miss_period, b, sizeof b);
+        snprintf(q, sizeof q, " (%s)", b);
+    }
+    fprintf(f, "  %-5s%s %-8s%s\n", p->meets ? "yes" : "no", q, p->frontier ? "frontier" : "",
             chosen ? " <- chosen" : "");
+}
+
+/* With periods: point p's SLO intervals in every period looked at. */
+static void print_periods(FILE *f, const fs_plan_spec_t *s, const fs_plan_point_t *p,
+                          const char *indent)
+{
+    fprintf(f, "%s%-8s", indent, "quarter");
+    for (size_t i = 0; i < s->n_slo; i++)
+        fprintf(f, "  %23.23s", s->metrics[1 + i]);
+    fprintf(f, "  meets\n");
+    for (size_t q = 0; q < p->n_periods; q++) {
+        char name[16];
+        fs_plan_period_name(q, name, sizeof name);
+        fprintf(f, "%s%-8s", indent, name);
+        for (size_t i = 0; i < s->n_slo; i++) {
+            char b[64];
+            fprintf(f, "  %23s", fmt_ci(b, sizeof b, s->metrics[1 + i],
+                                        &p->period_ci[q * s->n_metrics + 1 + i]));
+        }
+        fprintf(f, "  %s\n", (long)q == p->miss_period ? "no" : "yes");
+    }
 }
 
 void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
@@ -927,6 +1055,11 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
         fprintf(f, "%s %s", i ? "," : "", s->slo[i].text);
     fprintf(f, "%s (each at the %s end of its %g%% t-interval)\n", s->n_slo ? "" : " none",
             "upper/lower", s->confidence * 100);
+    if (s->n_periods > 1)
+        fprintf(f, "each SLO must hold in every one of the %zu quarters (each at its own demand "
+                "and fleet); an SLO column shows its binding quarter (the worst; a fleet that "
+                "misses: the first quarter missed, in brackets), %s the mean over the quarters\n",
+                s->n_periods, s->metrics[0]);
     fprintf(f, "\n%-16s %7s %8s", "choice", "nodes", "GPUs");
     for (size_t m = 0; m < s->n_metrics; m++)
         fprintf(f, "  %23.23s", s->metrics[m]);
@@ -938,9 +1071,12 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
             if (pi >= 0)
                 print_point(f, s, &r->points[pi], pi == r->chosen);
         }
-    fprintf(f, "\nevaluated %zu candidate%s in %zu round%s (%zu runs)", r->n_points,
-            r->n_points == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s",
-            r->n_points * (size_t)s->replications);
+    size_t runs = 0;
+    for (size_t i = 0; i < r->n_points; i++)
+        runs += r->points[i].n_periods * (size_t)s->replications;
+    fprintf(f, "\nevaluated %zu candidate%s in %zu round%s (%zu runs%s)", r->n_points,
+            r->n_points == 1 ? "" : "s", r->rounds, r->rounds == 1 ? "" : "s", runs,
+            s->n_periods > 1 ? ", quarter by quarter up to the first quarter missed" : "");
     size_t total = 0;
     for (size_t c = 0; c < s->n_choices; c++)
         total += s->choices[c].n_nodes;
@@ -977,8 +1113,29 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
     fprintf(f, "\nper choice, the smallest fleet that meets the SLOs:\n");
     for (size_t c = 0; c < s->n_choices; c++) {
         if (r->best[c] < 0) {
-            fprintf(f, "  %-16s none up to %" PRIu32 " nodes\n", s->choices[c].name,
-                    s->choices[c].nodes[s->choices[c].n_nodes - 1]);
+            uint32_t top = s->choices[c].nodes[s->choices[c].n_nodes - 1];
+            fprintf(f, "  %-16s none up to %" PRIu32 " nodes", s->choices[c].name, top);
+            long pi = find_point(r, c, top);
+            if (s->n_periods > 1 && pi >= 0 && r->points[pi].miss_period >= 0) {
+                const fs_plan_point_t *p = &r->points[pi];
+                char name[16], prev[16], b[64];
+                fs_plan_period_name((size_t)p->miss_period, name, sizeof name);
+                if (p->miss_period == 0) {
+                    fprintf(f, ": %" PRIu32 " nodes miss the SLOs already in %s:", top, name);
+                } else {
+                    fs_plan_period_name((size_t)p->miss_period - 1, prev, sizeof prev);
+                    fprintf(f, ": %" PRIu32 " nodes meet the SLOs through %s, first miss them in "
+                            "%s:", top, prev, name);
+                }
+                for (size_t i = 0; i < s->n_slo; i++)
+                    fprintf(f, "%s %s %s", i ? "," : "", s->metrics[1 + i],
+                            fmt_ci(b, sizeof b, s->metrics[1 + i],
+                                   &p->period_ci[(size_t)p->miss_period * s->n_metrics + 1 + i]));
+                fprintf(f, "\n");
+                print_periods(f, s, p, "      ");
+                continue;
+            }
+            fprintf(f, "\n");
             continue;
         }
         const fs_plan_point_t *p = &r->points[r->best[c]];
@@ -988,7 +1145,9 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
                 fmt_ci(b, sizeof b, s->metrics[0], &p->ci[0]));
     }
     if (r->chosen < 0) {
-        fprintf(f, "\nchosen: none: no evaluated fleet meets the SLOs (widen the node ranges)\n");
+        fprintf(f, "\nchosen: none: no evaluated fleet meets the SLOs%s (widen the node ranges%s)\n",
+                s->n_periods > 1 ? " in every quarter" : "",
+                s->n_periods > 1 ? ", or add a later purchase: cost.purchases with a quarter" : "");
         return;
     }
     const fs_plan_point_t *p = &r->points[r->chosen];
@@ -1006,8 +1165,18 @@ void fs_plan_print(FILE *f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
         const char *m = s->metrics[1 + i];
         fprintf(f, "; %s %s [%s, %s]", m, fmt_v(b1, sizeof b1, m, p->ci[1 + i].mean),
                 fmt_v(b2, sizeof b2, m, p->ci[1 + i].lo), fmt_v(b3, sizeof b3, m, p->ci[1 + i].hi));
+        if (s->n_periods > 1) {
+            char name[16];
+            fs_plan_period_name(p->binding[1 + i], name, sizeof name);
+            fprintf(f, " in %s", name);
+        }
     }
     fprintf(f, "\n");
+    if (s->n_periods > 1) {
+        fprintf(f, "the chosen fleet's SLOs in every quarter (%g%% t-intervals):\n",
+                s->confidence * 100);
+        print_periods(f, s, p, "  ");
+    }
 }
 
 /* ---- plan.h5 ------------------------------------------------------------------------------ */
@@ -1167,6 +1336,64 @@ static int write_runs_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_resu
                     put(w, &cols[c++], &p->runs[k * s->n_metrics + m]);
         }
     int rc = fs_h5_write_table(f, "plan_runs", cols, n, row, rows, nrows);
+    fs_free(rows);
+    fs_free(cols);
+    fs_free(names);
+    return rc;
+}
+
+/* With periods: /plan_periods, one row per point and period looked at:
+ * choice, nodes, quarter (1-based), meets, and per metric _mean, _lo, _hi. */
+static int write_periods_table(hid_t f, const fs_plan_spec_t *s, const fs_plan_result_t *r)
+{
+    size_t n = 0, nrows = 0, cap = 4 + 3 * s->n_metrics;
+    for (size_t i = 0; i < r->n_points; i++)
+        nrows += r->points[i].n_periods;
+    fs_h5_col_t *cols = fs_calloc(cap, sizeof *cols);
+    colname_t *names = fs_calloc(cap, sizeof *names);
+    if (!cols || !names) {
+        fs_free(cols);
+        fs_free(names);
+        return -1;
+    }
+    n = add_col(cols, names, n, "choice", "", FS_H5_STR, name_width(s, 0));
+    n = add_col(cols, names, n, "nodes", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "quarter", "", FS_H5_U32, 0);
+    n = add_col(cols, names, n, "meets", "", FS_H5_U32, 0);
+    for (size_t m = 0; m < s->n_metrics; m++)
+        if (metric_first(s, m)) {
+            n = add_col(cols, names, n, s->metrics[m], "_mean", FS_H5_F64, 0);
+            n = add_col(cols, names, n, s->metrics[m], "_lo", FS_H5_F64, 0);
+            n = add_col(cols, names, n, s->metrics[m], "_hi", FS_H5_F64, 0);
+        }
+    size_t row = fs_h5_layout(cols, n);
+    char *rows = fs_calloc(nrows ? nrows : 1, row);
+    if (!rows) {
+        fs_free(cols);
+        fs_free(names);
+        return -1;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < r->n_points; i++) {
+        const fs_plan_point_t *p = &r->points[i];
+        for (size_t q = 0; q < p->n_periods; q++, w++) {
+            char *o = rows + w * row;
+            uint32_t quarter = (uint32_t)q + 1, meets = (long)q != p->miss_period;
+            put_str(o, &cols[0], s->choices[p->choice].name);
+            put(o, &cols[1], &p->nodes);
+            put(o, &cols[2], &quarter);
+            put(o, &cols[3], &meets);
+            size_t c = 4;
+            for (size_t m = 0; m < s->n_metrics; m++)
+                if (metric_first(s, m)) {
+                    const fs_ci_t *ci = &p->period_ci[q * s->n_metrics + m];
+                    put(o, &cols[c++], &ci->mean);
+                    put(o, &cols[c++], &ci->lo);
+                    put(o, &cols[c++], &ci->hi);
+                }
+        }
+    }
+    int rc = fs_h5_write_table(f, "plan_periods", cols, n, row, rows, nrows);
     fs_free(rows);
     fs_free(cols);
     fs_free(names);
@@ -1380,6 +1607,11 @@ int fs_plan_write(const char *path, const fs_plan_spec_t *s, const fs_plan_resul
     if (ok) {
         step = "writing /plan_runs";
         ok = write_runs_table(f, s, r) == 0;
+    }
+    if (ok && s->n_periods > 1) {
+        step = "writing /plan_periods";
+        ok = write_periods_table(f, s, r) == 0 &&
+             fs_h5_attr_u64(f, "search_quarters", s->n_periods) == 0;
     }
     if (ok && meta->fin) {
         step = "writing /plan_quarters and /plan_sensitivity";

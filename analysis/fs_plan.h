@@ -78,6 +78,10 @@ typedef struct fs_plan_spec {
     /* metrics read from every run: [0] the objective, [1 + i] SLO i */
     char **metrics;
     size_t n_metrics;
+    /* periods every SLO must hold in: 1, or with plan.years the 4 x years
+     * quarters, each at its own demand and fleet (docs/plan.md "The search
+     * over the quarters") */
+    size_t n_periods;
 } fs_plan_spec_t;
 
 /* Builds the spec of cfg's plan block.  Errors (FS_EINVAL): no plan block,
@@ -105,10 +109,13 @@ typedef struct fs_plan_cand {
     uint32_t nodes;
 } fs_plan_cand_t;
 
-/* Evaluates n candidates: fills out[(c * replications + r) * n_metrics + m]
- * with metric spec->metrics[m] of replication r of candidate c (NaN when a
- * run has no value).  Returns 0 or an FS_E* code with err set (FS_EINVAL
- * for a metric that the summary does not have). */
+/* Evaluates n candidates: fills
+ * out[((c * n_periods + q) * replications + r) * n_metrics + m] with metric
+ * spec->metrics[m] of replication r of candidate c in period q (NaN when a
+ * run has no value).  With periods, the evaluator may stop a candidate at
+ * its first period that misses (fs_plan_period_meets): later periods are
+ * not looked at.  Returns 0 or an FS_E* code with err set (FS_EINVAL for a
+ * metric that the summary does not have). */
 typedef int (*fs_plan_eval_fn)(void *ud, const fs_plan_spec_t *spec, const fs_plan_cand_t *cands,
                                size_t n, double *out, fs_error_t *err);
 
@@ -119,8 +126,17 @@ typedef struct fs_plan_point {
     uint32_t round;         /* the search round that evaluated it (0-based) */
     double *runs;           /* replications x n_metrics, as the evaluator gave them */
     fs_ci_t *ci;            /* n_metrics intervals at spec->confidence */
-    int meets;              /* every SLO holds at its interval end */
+    int meets;              /* every SLO holds at its interval end (in every period) */
     int frontier;           /* not dominated by another point */
+    /* with periods (spec->n_periods > 1): runs and ci above are the
+     * reported figures: the objective per replication averaged over the
+     * periods looked at; an SLO metric from its binding period (a meeting
+     * point: the period with the worst interval end; a missing one: the
+     * first period that misses) */
+    long miss_period;       /* the first period that misses (0-based), -1: none */
+    size_t n_periods;       /* periods looked at (up to the first miss) */
+    fs_ci_t *period_ci;     /* n_periods x n_metrics (NULL without periods) */
+    size_t *binding;        /* n_metrics: the period metric m is reported from */
 } fs_plan_point_t;
 
 typedef struct fs_plan_result {
@@ -132,6 +148,13 @@ typedef struct fs_plan_result {
     size_t rounds;          /* evaluator calls */
     size_t nonmonotone;     /* pairs (a < b nodes, same choice) where a meets and b does not */
 } fs_plan_result_t;
+
+/* Whether every SLO holds on runs (replications x n_metrics: one period
+ * of one candidate), by the confidence rule.  1, 0, or -1 (out of memory). */
+int fs_plan_period_meets(const fs_plan_spec_t *s, const double *runs);
+
+/* "Y2Q3" for period q (0-based) of a plan with periods. */
+void fs_plan_period_name(size_t q, char *buf, size_t n);
 
 /* Runs the search.  Returns 0 (also when nothing is feasible: chosen = -1)
  * or the evaluator's error. */

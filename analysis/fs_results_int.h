@@ -26,7 +26,7 @@
 #define CHUNK_ROWS 16384     /* rows per chunk of /jobs and /timeline */
 #define SMALL_CHUNK_ROWS 64  /* rows per chunk of the small tables */
 #define DEFLATE_LEVEL 1
-#define MAX_COLS 96
+#define MAX_COLS 128
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define N_STATES ((size_t)FS_STATE_REJECTED + 1)
 

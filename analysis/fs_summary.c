@@ -1,7 +1,7 @@
 /*
  * fs_summary: the copies of /summary figures from the model's totals and
  * from the cost report, expanded from fs_summary.def (the rows whose
- * `from` is totals, cost or priced).  A row's source field must have the
+ * `from` is totals, cost, priced or runner).  A row's source field must have the
  * row's type: checked at compile time below.
  */
 #include "fs_summary.h"
@@ -25,6 +25,7 @@
 #define CHECK_cost(name, ctype) SAME_TYPE(fs_cost_report_t, name, ctype)
 #define CHECK_stats(name, ctype)
 #define CHECK_priced(name, ctype)
+#define CHECK_runner(name, ctype)
 #define FS_SUMMARY(name, ctype, unit, from, probe, desc) CHECK_##from(name, ctype)
 #include "fs_summary.def"
 #undef FS_SUMMARY
@@ -34,6 +35,7 @@ void fs_summary_from_totals(fs_summary_t *s, const fs_run_totals_t *t)
 #define FROM_totals(name) s->name = t->name;
 #define FROM_cost(name) s->name = NAN;
 #define FROM_priced(name) s->name = NAN;
+#define FROM_runner(name) s->name = NAN;
 #define FROM_stats(name)
 #define FS_SUMMARY(name, ctype, unit, from, probe, desc) FROM_##from(name)
 #include "fs_summary.def"
@@ -45,6 +47,7 @@ void fs_summary_copy_cost(fs_summary_t *s, const fs_cost_report_t *c)
 #define COST_totals(name)
 #define COST_cost(name) s->name = c->name;
 #define COST_priced(name)
+#define COST_runner(name)
 #define COST_stats(name)
 #define FS_SUMMARY(name, ctype, unit, from, probe, desc) COST_##from(name)
 #include "fs_summary.def"

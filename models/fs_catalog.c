@@ -34,6 +34,10 @@ static const fs_gpu_model_t catalog[] = {
      * 400 W max, NVLink bridge 600 GB/s; host share as the other PCIe cards [U] */
     {"H100-NVL", "NVIDIA H100 NVL 94GB (PCIe)", 94, 400, 800, 600, 835.0 / 989.0,
      "NVIDIA H100 NVL product brief; host share [U]"},
+    /* a MIG model with 4 compute slices (models/fs_mig.c, docs/mig.md): 165 TFLOPS BF16
+     * dense (330 sparse), 165 W, NVLink bridge 200 GB/s; host share as the A10 [U] */
+    {"A30", "NVIDIA A30 24GB (PCIe)", 24, 165, 350, 200, 165.0 / 989.0,
+     "NVIDIA A30 datasheet; host share [U]"},
 };
 
 size_t fs_catalog_count(void) { return sizeof catalog / sizeof catalog[0]; }

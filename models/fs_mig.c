@@ -20,12 +20,20 @@
  *    {0}:4 for 4g, {0}:8 for 7g), the same listing reported on H100 80GB and
  *    H100 NVL, and for H200 and B200 inferred from their tables, which give
  *    the same memory fractions and instance counts profile by profile.
+ *  - A30-24GB: the guide's A30 table (4 compute and 4 memory slices:
+ *    1g.6gb x4, 1g.6gb+me x1, 2g.12gb x2, 2g.12gb+me x1, 4g.24gb x1, at
+ *    1/4, 1/4, 2/4, 2/4 and full memory), mig-parted config-default.yaml's
+ *    A30-24GB `all-*` configs (counts 4, 1, 2, 1, 1); placements {0,1,2,3}:1,
+ *    {0,2}:2 and {0}:4 follow from the fractions and counts (a 2/4 profile
+ *    twice, a full one once), as go-nvml's A30 mock lists them.
  * Slot masks: S_1 = starts 0..6, S_1W = 0,2,4,6, S_2 = 0,2,4, S_3 = 0,4,
- * S_0 = 0.
+ * S_0 = 0; A30: A_1 = 0..3, A_2 = 0,2.
  */
-enum { S_1 = 0x7f, S_1W = 0x55, S_2 = 0x15, S_3 = 0x11, S_0 = 0x01 };
+enum { S_1 = 0x7f, S_1W = 0x55, S_2 = 0x15, S_3 = 0x11, S_0 = 0x01, A_1 = 0x0f, A_2 = 0x05 };
 
-#define PROF(nm, c, ms, st, mx, gb, me) {nm, c, ms, st, mx, gb, me, (uint16_t)((c) * 1000 / FS_MIG_COMPUTE)}
+/* A profile of a model with `sl` compute slices. */
+#define PROFN(nm, c, ms, st, mx, gb, me, sl) {nm, c, ms, st, mx, gb, me, (uint16_t)((c) * 1000 / (sl)), sl}
+#define PROF(nm, c, ms, st, mx, gb, me) PROFN(nm, c, ms, st, mx, gb, me, FS_MIG_COMPUTE)
 
 /* The seven profiles every 7-slice model has, in the guide's order. */
 #define SEVEN(g1, g1w, g2, g3, g4, g7)                                            \
@@ -36,7 +44,7 @@ enum { S_1 = 0x7f, S_1W = 0x55, S_2 = 0x15, S_3 = 0x11, S_0 = 0x01 };
      PROF("3g." #g3 "gb", 3, 4, S_3, 2, g3, false),                             \
      PROF("4g." #g4 "gb", 4, 4, S_0, 1, g4, false),                             \
      PROF("7g." #g7 "gb", 7, 8, S_0, 1, g7, false)},                            \
-    {6, 5, 4, 3, 2, 0, 1}
+    {6, 5, 4, 3, 2, 0, 1}, FS_MIG_SLOTS, FS_MIG_COMPUTE
 
 static const fs_mig_model_t models[FS_MIG_GPU_COUNT] = {
     [FS_MIG_A100_40GB] = {"A100-40GB", NULL, 40, 7, SEVEN(5, 10, 10, 20, 20, 40)},
@@ -45,6 +53,13 @@ static const fs_mig_model_t models[FS_MIG_GPU_COUNT] = {
     [FS_MIG_H200_141GB] = {"H200-141GB", "H200", 141, 7, SEVEN(18, 35, 35, 71, 71, 141)},
     [FS_MIG_B200_180GB] = {"B200-180GB", "B200", 180, 7, SEVEN(23, 45, 45, 90, 90, 180)},
     [FS_MIG_H100_94GB] = {"H100-94GB", "H100-NVL", 94, 7, SEVEN(12, 24, 24, 47, 47, 94)},
+    [FS_MIG_A30_24GB] = {"A30-24GB", "A30", 24, 5,
+                         {PROFN("1g.6gb", 1, 1, A_1, 4, 6, false, FS_MIGNAME_COMPUTE_A30),
+                          PROFN("1g.6gb+me", 1, 1, A_1, 1, 6, true, FS_MIGNAME_COMPUTE_A30),
+                          PROFN("2g.12gb", 2, 2, A_2, 2, 12, false, FS_MIGNAME_COMPUTE_A30),
+                          PROFN("2g.12gb+me", 2, 2, A_2, 1, 12, true, FS_MIGNAME_COMPUTE_A30),
+                          PROFN("4g.24gb", 4, 4, S_0, 1, 24, false, FS_MIGNAME_COMPUTE_A30)},
+                         {4, 2, 3, 0, 1}, 4, FS_MIGNAME_COMPUTE_A30},
 };
 
 const fs_mig_model_t *fs_mig_model(fs_mig_gpu_t gpu)
@@ -155,7 +170,7 @@ int fs_mig_place(const fs_mig_model_t *m, fs_mig_layout_t *l, unsigned p, int st
 {
     if (start < 0)
         start = fs_mig_find(m, l, p);
-    if (start < 0 || !fs_mig_can_place_at(m, l, p, (unsigned)start) || l->ninst >= FS_MIG_MAX_INSTANCES)
+    if (start < 0 || !fs_mig_can_place_at(m, l, p, (unsigned)start) || l->ninst >= m->compute)
         return FS_EINVAL;
     insert(m, l, p, (unsigned)start);
     return start;
@@ -234,9 +249,8 @@ int fs_mig_find_best(const fs_mig_model_t *m, const fs_mig_layout_t *l, unsigned
 int fs_mig_layout_check(const fs_mig_model_t *m, const fs_mig_layout_t *l, fs_error_t *err)
 {
     uint8_t mem = 0, sm = 0, count[FS_MIG_MAX_PROFILES] = {0};
-    if (l->ninst > FS_MIG_MAX_INSTANCES)
-        return fs_error_set(err, FS_EINTERNAL, "MIG layout: %u instances (at most %d)", l->ninst,
-                            FS_MIG_MAX_INSTANCES);
+    if (l->ninst > m->compute)
+        return fs_error_set(err, FS_EINTERNAL, "MIG layout: %u instances (at most %u)", l->ninst, m->compute);
     for (unsigned i = 0; i < l->ninst; i++) {
         unsigned p = l->inst[i].profile, s = l->inst[i].start;
         if (p >= m->nprofiles)
@@ -306,7 +320,7 @@ static int solve(const fs_mig_model_t *m, const fs_mig_spec_t *spec, uint8_t ite
             return FS_ELIMIT;
         }
     }
-    if (total > FS_MIG_MAX_INSTANCES)
+    if (total > m->compute)
         return FS_ELIMIT;
     /* largest memory footprint first, then table order */
     for (unsigned size = FS_MIG_SLOTS; size >= 1; size--)
@@ -400,13 +414,13 @@ int fs_mig_layout_build(const fs_mig_model_t *m, const fs_mig_spec_t *spec, fs_m
                             m->name, spec->count[bad], m->profile[bad].name, m->profile[bad].max_count);
     if (rc == FS_ELIMIT)
         return fs_error_set(err, FS_EINVAL,
-                            "MIG layout '%s' does not fit on one %s (expected at most %d instances per GPU)", what,
-                            m->name, FS_MIG_MAX_INSTANCES);
+                            "MIG layout '%s' does not fit on one %s (expected at most %u instances per GPU)", what,
+                            m->name, m->compute);
     placements_text(m, spec, where, sizeof where);
     return fs_error_set(err, FS_EINVAL,
                         "MIG layout '%s' does not fit on one %s: no placement keeps the instances' memory slices "
-                        "apart (expected non-overlapping {starts}:size of 8 slices: %s)",
-                        what, m->name, where);
+                        "apart (expected non-overlapping {starts}:size of %u slices: %s)",
+                        what, m->name, m->slots, where);
 }
 
 /* ---- parsing ---- */
@@ -480,9 +494,11 @@ static int parse_named(const fs_mig_model_t *m, const char *s, size_t len, size_
     if (len == 7 && !memcmp(s, "enabled", 7))
         return 0;
     if (len == 8 && !memcmp(s, "balanced", 8)) {
-        /* mig-parted pkg/mig/builder/balanced.go: 7 slots -> 2 x 1g, 1 x 2g, 1 x 3g */
+        /* mig-parted pkg/mig/builder/balanced.go: 7 slots -> 2 x 1g, 1 x 2g, 1 x 3g;
+         * 4 slots (A30) -> 2 x 1g, 1 x 2g */
         static const uint8_t formula[][2] = {{1, 2}, {2, 1}, {3, 1}};
-        for (size_t i = 0; i < sizeof formula / sizeof formula[0]; i++) {
+        size_t nf = m->compute == FS_MIG_COMPUTE ? 3 : 2;
+        for (size_t i = 0; i < nf; i++) {
             int p = balanced_profile(m, formula[i][0]);
             if (p < 0)
                 return parse_fail(err_off, off, err, "all-balanced: %s has no %ug profile", m->name, formula[i][0]);
@@ -627,7 +643,7 @@ unsigned fs_mig_recut(const fs_mig_model_t *m, const fs_mig_layout_t *cur, uint8
             insert(m, &l, cur->inst[i].profile, cur->inst[i].start);
     if (p < m->nprofiles) {
         int s;
-        while (l.ninst < FS_MIG_MAX_INSTANCES && (s = fs_mig_find(m, &l, p)) >= 0)
+        while (l.ninst < m->compute && (s = fs_mig_find(m, &l, p)) >= 0)
             insert(m, &l, p, (unsigned)s);
     }
     *out = l;

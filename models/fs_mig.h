@@ -2,7 +2,8 @@
  * fs_mig: MIG (Multi-Instance GPU) partition geometry, per GPU model.
  *
  * What it owns: a read-only profile table per MIG-capable GPU model (A100
- * 40 GB, A100 80 GB, H100 80 GB, H200 141 GB, B200 180 GB) and the layout
+ * 40 GB, A100 80 GB, H100 80 GB, H200 141 GB, B200 180 GB, H100 NVL 94 GB,
+ * A30 24 GB) and the layout
  * state of one GPU under MIG (fs_mig_layout_t, a value the caller embeds).
  * Sources of every number: docs/mig.md (NVIDIA MIG user guide, NVML, and
  * NVIDIA/mig-parted's config-default.yaml).
@@ -10,7 +11,8 @@
  * Geometry.  A MIG GPU has 8 memory slices, which are also the placement
  * slots (NVML's nvmlGpuInstancePlacement_t: "index of first occupied memory
  * slice" and "number of memory slices occupied"), and 7 compute (SM)
- * slices.  A profile occupies `mem_slices` consecutive slots starting at one
+ * slices; the A30 has 4 of each (fs_mig_model_t.slots and .compute, the
+ * A30's starts all below 4).  A profile occupies `mem_slices` consecutive slots starting at one
  * of its valid start slots (`starts`, a bitmask; `nvidia-smi mig -lgipp`
  * prints them as {starts}:size).  A GPU instance can be created iff its slots
  * overlap no existing instance (NVML) and the profile's instance cap is not
@@ -24,7 +26,7 @@
  *   mem   == OR of the slot masks of the instances, and no two overlap;
  *   sm    == OR of their compute masks;
  *   count[p] == number of instances of profile p <= profile cap;
- *   ninst <= 7 (at most 7 GPU instances: 7 compute slices, each >= 1).
+ *   ninst <= the model's compute slices (7, A30 4: each instance >= 1).
  * An instance is named by its start slot, which is unique on a GPU.
  *
  * Cost: fs_mig_find, _place, _remove and _fits are O(slots) = O(8) with no
@@ -42,9 +44,9 @@
 #include "../sim/fs_error.h"
 #include "../traces/fs_migname.h"
 
-#define FS_MIG_SLOTS 8          /* memory slices = placement slots per GPU */
-#define FS_MIG_COMPUTE 7        /* compute (SM) slices per GPU */
-#define FS_MIG_MAX_PROFILES 8   /* profiles per model (5 models have 7) */
+#define FS_MIG_SLOTS 8          /* memory slices = placement slots per GPU, at most (A30: 4) */
+#define FS_MIG_COMPUTE 7        /* compute (SM) slices per GPU, at most (A30: 4) */
+#define FS_MIG_MAX_PROFILES 8   /* profiles per model (6 models have 7, A30 5) */
 #define FS_MIG_MAX_INSTANCES 7  /* GPU instances per GPU */
 
 typedef enum fs_mig_gpu {
@@ -54,27 +56,32 @@ typedef enum fs_mig_gpu {
     FS_MIG_H200_141GB,
     FS_MIG_B200_180GB,
     FS_MIG_H100_94GB,       /* H100 NVL */
+    FS_MIG_A30_24GB,        /* 4 compute and 4 memory slices */
     FS_MIG_GPU_COUNT
 } fs_mig_gpu_t;
 
 typedef struct fs_mig_profile {
     const char *name;       /* "1g.10gb", "1g.10gb+me": as mig-parted and the device plugin spell it */
-    uint8_t compute;        /* compute slices, of 7 */
-    uint8_t mem_slices;     /* memory slices = placement size, of 8 */
+    uint8_t compute;        /* compute slices, of the model's (7; A30 4) */
+    uint8_t mem_slices;     /* memory slices = placement size, of the model's (8; A30 4) */
     uint8_t starts;         /* bit s set: slot s is a valid start (nvidia-smi mig -lgipp) */
     uint8_t max_count;      /* instances per GPU ("Number of Instances Available") */
     uint16_t memory_gb;     /* nominal memory in the name, GB */
     bool media_ext;         /* "+me": holds the GPU's media engines; max_count 1 */
-    uint16_t gpu_milli;     /* compute share for accounting: compute * 1000 / 7, rounded down */
+    uint16_t gpu_milli;     /* compute share for accounting: compute * 1000 / slices, rounded down */
+    uint8_t slices;         /* the model's compute slices (7; A30 4): compute's whole */
 } fs_mig_profile_t;
 
 typedef struct fs_mig_model {
     const char *name;       /* "H100-80GB" (mig-parted's naming) */
     const char *catalog;    /* fs_catalog name this model maps to ("H100"), or NULL */
-    uint16_t memory_gb;     /* whole-GPU memory as the 7g profile names it */
+    uint16_t memory_gb;     /* whole-GPU memory as the 7g profile (A30: 4g) names it */
     uint8_t nprofiles;
-    fs_mig_profile_t profile[FS_MIG_MAX_PROFILES];  /* guide's table order: 1g, 1g+me, 1g (2 slices), 2g, 3g, 4g, 7g */
+    fs_mig_profile_t profile[FS_MIG_MAX_PROFILES];  /* guide's table order: 1g, 1g+me, 1g (2 slices), 2g, 3g, 4g, 7g
+                                                       (A30: 1g, 1g+me, 2g, 2g+me, 4g) */
     uint8_t by_size[FS_MIG_MAX_PROFILES];  /* profile indexes by memory slices, then compute, descending; then index */
+    uint8_t slots;          /* memory slices = placement slots (8; A30 4) */
+    uint8_t compute;        /* compute slices (7; A30 4): also the most instances */
 } fs_mig_model_t;
 
 typedef struct fs_mig_inst {
@@ -126,7 +133,8 @@ static inline int32_t fs_mig_code(const fs_mig_profile_t *p)
 int32_t fs_mig_code_find(const char *name, size_t len);
 /* The profile of model m with this code, or -1. */
 int fs_mig_profile_of_code(const fs_mig_model_t *m, int32_t code);
-/* A code's compute share in milli-GPUs (compute * 1000 / 7, rounded down). */
+/* A code's compute share in milli-GPUs (compute * 1000 / its GPU's compute
+ * slices, rounded down: traces/fs_migname.h fs_migname_slices). */
 _Static_assert(FS_MIG_COMPUTE == FS_MIGNAME_COMPUTE, "one count of compute slices");
 static inline uint32_t fs_mig_code_milli(int32_t code) { return fs_migname_milli(code); }
 /* The code's name into buf ("1g.10gb+me"); returns buf. */

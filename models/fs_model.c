@@ -446,6 +446,8 @@ int fs_model_finish(fs_model_t *m, fs_run_totals_t *t, fs_error_t *err)
     t->interruptions = m->rec.interruptions;
     t->gpu_s_lost = m->acct.lost_gpu_s;
     t->gpu_s_ckpt = m->acct.ckpt_gpu_s;
+    t->ckpt_interval_mean = m->acct.ckpt_taus ? m->acct.ckpt_tau_sum / (double)m->acct.ckpt_taus : NAN;
+    t->ckpt_interval_min = m->acct.ckpt_taus ? m->acct.ckpt_tau_min : NAN;
     t->preemptions = m->preemptions;
     t->gpu_s_lost_preempt = m->acct.lost_preempt_gpu_s;
     t->gpu_s_startup = m->acct.startup_gpu_s;

@@ -148,6 +148,10 @@ static int attempt_begin(fs_model_t *m, fs_jobrt_t *j, fs_time_t startup)
         return FS_ENOMEM;
     double tau = fs_recov_interval_s(rc, mttf, j->r->place.n);
     if (tau > 0) {
+        m->acct.ckpt_tau_min = m->acct.ckpt_taus && m->acct.ckpt_tau_min < tau ? m->acct.ckpt_tau_min
+                                                                               : tau;
+        m->acct.ckpt_tau_sum += tau;
+        m->acct.ckpt_taus++;
         double w = tau * 1e6 * j->r->rate;
         j->r->ckpt_every = w < 1 ? 1 : w > 9e18 ? INT64_MAX / 4 : (fs_time_t)llround(w);
     }

@@ -183,6 +183,9 @@ typedef struct fs_accounts {
     double lost_gpu_s;      /* lost to failures and preemptions */
     double lost_preempt_gpu_s; /* the part of lost_gpu_s lost to preemptions */
     double useful_gpu_s;
+    /* the checkpoint intervals chosen per attempt (compute s): sum, count, least */
+    double ckpt_tau_sum, ckpt_tau_min;
+    uint64_t ckpt_taus;
 } fs_accounts_t;
 
 int fs_acct_run_add(fs_model_t *m, fs_jobrt_t *j, uint32_t slot);

@@ -285,6 +285,9 @@ typedef struct fs_run_totals {
      * over the NIC links and over the leaf uplink bundles, the busiest
      * bundle's mean utilisation, the bundles' seconds at capacity */
     double fabric_nic_bytes, fabric_uplink_bytes, fabric_uplink_util_max, fabric_uplink_saturated_s;
+    /* the checkpoint interval the recovery rule chose (compute s), mean and
+     * least over the job attempts that checkpoint; NaN when none does */
+    double ckpt_interval_mean, ckpt_interval_min;
 } fs_run_totals_t;
 
 /* /nodegroups: one row per Cluster Autoscaler node group at every /timeline

@@ -31,12 +31,17 @@ typedef struct oracle_prof {
 } oracle_prof_t;
 
 #define ORACLE7(a, b, c, d, e, f, g)                                              \
-    {{a, "{0,1,2,3,4,5,6}:1", 1, 7}, {b, "{0,1,2,3,4,5,6}:1", 1, 1}, {c, "{0,2,4,6}:2", 1, 4}, \
+    7, 7, {{a, "{0,1,2,3,4,5,6}:1", 1, 7}, {b, "{0,1,2,3,4,5,6}:1", 1, 1}, {c, "{0,2,4,6}:2", 1, 4}, \
      {d, "{0,2,4}:2", 2, 3},         {e, "{0,4}:4", 3, 2},           {f, "{0}:4", 4, 1},        \
      {g, "{0}:8", 7, 1}}
 
+/* The A30-24GB (the guide's A30 table: 4 compute and 4 memory slices;
+ * placements as go-nvml's A30 mock lists them, which the fractions and
+ * counts force: a 1/4 profile at each quarter, a 2/4 one at either half,
+ * the full one at 0). */
 static const struct {
     const char *model;
+    unsigned nprof, slices;     /* profiles; the GPU's compute slices */
     oracle_prof_t prof[7];
 } oracle[FS_MIG_GPU_COUNT] = {
     {"A100-40GB", ORACLE7("1g.5gb", "1g.5gb+me", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")},
@@ -45,6 +50,9 @@ static const struct {
     {"H200-141GB", ORACLE7("1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")},
     {"B200-180GB", ORACLE7("1g.23gb", "1g.23gb+me", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")},
     {"H100-94GB", ORACLE7("1g.12gb", "1g.12gb+me", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb")},
+    {"A30-24GB", 5, 4,
+     {{"1g.6gb", "{0,1,2,3}:1", 1, 4}, {"1g.6gb+me", "{0,1,2,3}:1", 1, 1}, {"2g.12gb", "{0,2}:2", 2, 2},
+      {"2g.12gb+me", "{0,2}:2", 2, 1}, {"4g.24gb", "{0}:4", 4, 1}}},
 };
 
 /* "{0,2,4}:2" -> start list and size. */
@@ -68,6 +76,7 @@ typedef struct cand { unsigned prof, start, size, compute; } cand_t;
 typedef struct orc {
     cand_t cand[32];
     unsigned ncand, available[7];
+    unsigned slices;         /* the GPU's compute slices (7; A30 4) */
     uint8_t *valid;          /* multiset code -> 1 when some placement set realises it */
     unsigned sets;           /* placement sets enumerated */
     const fs_mig_model_t *m;
@@ -180,7 +189,7 @@ static void check_recut(orc_t *o, const fs_mig_layout_t *l)
 }
 
 /* Every set of placements that obeys the hardware rules: memory slices
- * disjoint, at most 7 compute slices in all, at most "available" instances
+ * disjoint, at most the GPU's compute slices in all (7; A30 4), at most "available" instances
  * of each profile.  Each set is visited once (candidates in index order). */
 static void enumerate(orc_t *o, unsigned from, unsigned mem, unsigned compute, unsigned count[7], fs_mig_layout_t *l)
 {
@@ -209,7 +218,7 @@ static void enumerate(orc_t *o, unsigned from, unsigned mem, unsigned compute, u
     for (unsigned i = from; i < o->ncand; i++) {
         const cand_t *c = &o->cand[i];
         unsigned r = range_mask(c->start, c->size);
-        if ((mem & r) || compute + c->compute > 7 || count[c->prof] + 1 > o->available[c->prof])
+        if ((mem & r) || compute + c->compute > o->slices || count[c->prof] + 1 > o->available[c->prof])
             continue;
         fs_mig_layout_t save = *l;
         assert_int_equal(fs_mig_place(o->m, l, c->prof, (int)c->start), (int)c->start);
@@ -229,8 +238,10 @@ static void test_tables_match_guide(void **s)
         const fs_mig_model_t *m = fs_mig_model((fs_mig_gpu_t)g);
         assert_non_null(m);
         assert_string_equal(m->name, oracle[g].model);
-        assert_int_equal(m->nprofiles, 7);
-        for (unsigned p = 0; p < 7; p++) {
+        assert_int_equal(m->nprofiles, oracle[g].nprof);
+        assert_int_equal(m->compute, oracle[g].slices);
+        assert_int_equal(m->slots, oracle[g].slices == 7 ? 8 : 4);
+        for (unsigned p = 0; p < oracle[g].nprof; p++) {
             const oracle_prof_t *op = &oracle[g].prof[p];
             const fs_mig_profile_t *pr = &m->profile[p];
             unsigned st[8], size, n = parse_lgipp(op->lgipp, st, &size), mask = 0;
@@ -241,7 +252,9 @@ static void test_tables_match_guide(void **s)
             assert_int_equal(pr->mem_slices, size);
             assert_int_equal(pr->compute, op->compute);
             assert_int_equal(pr->max_count, op->available);
-            assert_int_equal(pr->gpu_milli, op->compute * 1000 / 7);
+            assert_int_equal(pr->gpu_milli, op->compute * 1000 / oracle[g].slices);
+            assert_int_equal(pr->slices, oracle[g].slices);
+            assert_true((pr->starts >> (m->slots - pr->mem_slices + 1u)) == 0);  /* within the GPU's slots */
             assert_int_equal(fs_mig_profile_find(m, op->name, strlen(op->name)), (int)p);
         }
         if (m->catalog)
@@ -273,7 +286,7 @@ static void test_tables_match_guide(void **s)
     assert_int_equal(err.code, FS_EINVAL);
     assert_string_equal(err.msg, "GPU model 'V100' has no MIG geometry (expected one of A100-40GB, A100-80GB "
                                  "(A100), H100-80GB (H100), H200-141GB (H200), B200-180GB (B200), "
-                                 "H100-94GB (H100-NVL))");
+                                 "H100-94GB (H100-NVL), A30-24GB (A30))");
     /* H100 NVL: by its catalog name and mig-parted's; 3g.47gb takes 3/7 of the compute */
     assert_int_equal(fs_mig_model_find("H100-NVL"), FS_MIG_H100_94GB);
     assert_int_equal(fs_mig_model_find("h100-94gb"), FS_MIG_H100_94GB);
@@ -287,6 +300,14 @@ static void test_tables_match_guide(void **s)
     assert_int_equal(h->profile[0].gpu_milli, 142);
     assert_int_equal(h->profile[4].gpu_milli, 428);
     assert_int_equal(h->profile[6].gpu_milli, 1000);
+    /* A30: 4 compute slices, so a 1g is a quarter of the GPU (250), not 1/7 */
+    assert_int_equal(fs_mig_model_find("a30-24gb"), FS_MIG_A30_24GB);
+    assert_int_equal(fs_mig_model_find("A30"), FS_MIG_A30_24GB);   /* the catalog's A30 */
+    const fs_mig_model_t *a30 = fs_mig_model(FS_MIG_A30_24GB);
+    assert_int_equal(a30->memory_gb, 24);
+    assert_int_equal(a30->profile[0].gpu_milli, 250);
+    assert_int_equal(a30->profile[2].gpu_milli, 500);
+    assert_int_equal(a30->profile[4].gpu_milli, 1000);
 }
 
 /* Every multiset with up to one more instance than each profile allows:
@@ -299,6 +320,7 @@ static void test_exhaustive_against_hardware_rules(void **s)
         orc_t o;
         memset(&o, 0, sizeof o);
         o.m = fs_mig_model((fs_mig_gpu_t)g);
+        o.slices = oracle[g].slices;
         size_t codes = 1;
         for (unsigned p = 0; p < 7; p++)
             codes *= oracle[g].prof[p].available + 2;
@@ -306,7 +328,7 @@ static void test_exhaustive_against_hardware_rules(void **s)
         o.parsed = calloc(codes, 1);
         assert_non_null(o.valid);
         assert_non_null(o.parsed);
-        for (unsigned p = 0; p < 7; p++) {
+        for (unsigned p = 0; p < oracle[g].nprof; p++) {
             unsigned st[8], size, n = parse_lgipp(oracle[g].prof[p].lgipp, st, &size);
             o.available[p] = oracle[g].prof[p].available;
             for (unsigned i = 0; i < n; i++)
@@ -513,6 +535,13 @@ static const cfg_row_t migparted[] = {
     {"all-4g.47gb", FS_MIG_H100_94GB, {{"4g.47gb", 1}}},
     {"all-7g.94gb", FS_MIG_H100_94GB, {{"7g.94gb", 1}}},
     {"all-balanced", FS_MIG_H100_94GB, {{"1g.12gb", 2}, {"2g.24gb", 1}, {"3g.47gb", 1}}},
+    /* "A30-24GB"; all-balanced device filter 0x20B710DE: 2 x 1g.6gb, 1 x 2g.12gb */
+    {"all-1g.6gb", FS_MIG_A30_24GB, {{"1g.6gb", 4}}},
+    {"all-1g.6gb.me", FS_MIG_A30_24GB, {{"1g.6gb+me", 1}}},
+    {"all-2g.12gb", FS_MIG_A30_24GB, {{"2g.12gb", 2}}},
+    {"all-2g.12gb.me", FS_MIG_A30_24GB, {{"2g.12gb+me", 1}}},
+    {"all-4g.24gb", FS_MIG_A30_24GB, {{"4g.24gb", 1}}},
+    {"all-balanced", FS_MIG_A30_24GB, {{"1g.6gb", 2}, {"2g.12gb", 1}}},
 #undef H80
 };
 
@@ -802,7 +831,16 @@ static void test_migname_syntax(void **st)
             assert_int_equal(fs_migname_milli(code), m->profile[p].gpu_milli);
         }
     }
-    assert_true(n >= 35);
+    assert_true(n >= 47);
+    /* the GPU a name belongs to: the A30's five names are shares of 4 slices, every other of 7 */
+    static const char *const a30[] = {"1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"};
+    for (size_t i = 0; i < sizeof a30 / sizeof a30[0]; i++)
+        assert_int_equal(fs_migname_slices(fs_migname_parse(a30[i], strlen(a30[i]))), 4);
+    assert_int_equal(fs_migname_milli(fs_migname_parse("1g.6gb", 6)), 250);
+    assert_int_equal(fs_migname_milli(fs_migname_parse("4g.24gb", 7)), 1000);
+    assert_int_equal(fs_migname_slices(fs_migname_parse("1g.10gb", 7)), 7);
+    assert_int_equal(fs_migname_slices(fs_migname_parse("2g.24gb", 7)), 7);   /* H100 NVL, not A30 */
+    assert_int_equal(fs_migname_milli(fs_migname_parse("4g.40gb", 7)), 571);
     /* well formed, but no GPU model has it: the syntax takes it, the model not */
     assert_int_equal(fs_migname_parse("2g.25gb", 7), 2 << 16 | 25 << 1);
     assert_int_equal(fs_mig_code_find("2g.25gb", 7), 0);
@@ -874,7 +912,7 @@ static void test_recut_hand_cases(void **s)
     for (int g = 0; g < FS_MIG_GPU_COUNT; g++) {
         const fs_mig_model_t *mg = fs_mig_model((fs_mig_gpu_t)g);
         fs_mig_layout_clear(&cur);
-        for (unsigned p = 0; p < 7; p++) {
+        for (unsigned p = 0; p < oracle[g].nprof; p++) {
             int q = fs_mig_profile_find(mg, oracle[g].prof[p].name, strlen(oracle[g].prof[p].name));
             assert_true(q >= 0);
             assert_int_equal(fs_mig_recut(mg, &cur, 0, (unsigned)q, &r), oracle[g].prof[p].available);

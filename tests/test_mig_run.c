@@ -3,7 +3,8 @@
  * pool's `mig` layout turns its GPUs into instances, pods asking a profile
  * (fs_job_t.mig) take instances, whole-GPU jobs never use such a pool.
  *   - by hand through the run model: a 7 x 1g GPU runs exactly 7 one-instance
- *     pods at once and queues the 8th until one ends; a 3g pod on an all-1g
+ *     pods at once and queues the 8th until one ends (an A30, 4 compute
+ *     slices: 4 and the 5th, each pod 250 milli); a 3g pod on an all-1g
  *     pool and a whole-GPU job on a MIG-only fleet are rejected (they can
  *     never fit); whole-GPU jobs and MIG pods in a mixed fleet each land in
  *     their own pool; a pod of k instances takes k on one node;
@@ -98,6 +99,51 @@ static void test_seven_then_queue(void **st)
             fail_msg("queue %d: %u pods started at 0 (expected 7)", queues[q], at0);
         assert_int_equal(at10, 1);
     }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* The A30-24GB has 4 compute slices (docs/mig.md): all-1g.6gb is 4
+ * instances, so five 1g.6gb pods at 0 s (10 s each) run 4 at 0 and the 5th
+ * at 10, each a quarter of the GPU (gpu_milli 250, not 1000/7).  On
+ * mig-parted's A30 all-balanced (2 x 1g.6gb + 2g.12gb) a 2g.12gb pod runs
+ * at half the GPU (500); a 4g.24gb pod (the whole A30, not in that layout)
+ * and a 3g pod (no A30 profile) never fit. */
+static void test_a30_four_then_queue(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static fs_test_rows_t rs;
+    fs_test_base_cfg(&cfg, &pool, 1, 1, FS_QUEUE_FIFO);
+    pool.gpu = "A30-24GB";
+    pool.mig = "all-1g.6gb";
+    fs_job_t jobs[5];
+    for (unsigned i = 0; i < 5; i++)
+        jobs[i] = job(i + 1, 0, 1, 10, "1g.6gb");
+    run(&cfg, jobs, 5, &rs);
+    assert_int_equal(rs.n, 5);
+    unsigned at0 = 0, at10 = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        assert_int_equal(rs.r[i].state, FS_STATE_COMPLETED);
+        assert_int_equal(rs.r[i].gpu_milli, 250);
+        at0 += rs.r[i].start == 0;
+        at10 += rs.r[i].start == 10;
+    }
+    assert_int_equal(at0, 4);
+    assert_int_equal(at10, 1);
+
+    pool.mig = "all-balanced";
+    fs_job_t mixed[] = {job(1, 0, 1, 10, "2g.12gb"), job(2, 0, 1, 10, "1g.6gb"), job(3, 0, 1, 10, "1g.6gb"),
+                        job(4, 0, 1, 10, "2g.12gb"), job(5, 1, 1, 10, "4g.24gb"), job(6, 2, 1, 10, "3g.40gb")};
+    run(&cfg, mixed, 6, &rs);
+    assert_int_equal(rs.n, 6);
+    assert_int_equal(fs_test_find(&rs, 1)->gpu_milli, 500);
+    assert_true(fs_test_find(&rs, 1)->start == 0 && fs_test_find(&rs, 2)->start == 0 &&
+                fs_test_find(&rs, 3)->start == 0);
+    assert_true(fs_test_find(&rs, 4)->start == 10);   /* the one 2g.12gb instance was busy */
+    assert_int_equal(fs_test_find(&rs, 5)->state, FS_STATE_REJECTED);
+    assert_int_equal(fs_test_find(&rs, 6)->state, FS_STATE_REJECTED);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -276,6 +322,15 @@ static void test_scenario_errors(void **st)
     expect_error(HEAD "cluster:\n  pools:\n    - name: p\n      gpu: V100\n      nodes: 1\n"
                       "      gpus_per_node: 8\n      mig: all-1g.10gb\n",
                  "t.yaml:13:12", "has no MIG");
+    /* an A30 has no 3g profile: the layout's token is named with the A30's profiles */
+    expect_error(HEAD "cluster:\n  pools:\n    - name: p\n      gpu: A30\n      nodes: 1\n"
+                      "      gpus_per_node: 4\n      mig: 2g.12gb, 3g.20gb\n",
+                 "t.yaml:13:21",
+                 "unknown MIG profile '3g.20gb' for A30-24GB (expected one of 1g.6gb, 1g.6gb+me, 2g.12gb, "
+                 "2g.12gb+me, 4g.24gb)");
+    expect_error(HEAD "cluster:\n  pools:\n    - name: p\n      gpu: A30\n      nodes: 1\n"
+                      "      gpus_per_node: 4\n      mig: 2g.12gb x2, 1g.6gb\n",
+                 "t.yaml:13:12", "does not fit on one A30-24GB");
     expect_error(HEAD "    mig_profile: 1g.11gb\ncluster:\n  pools:\n"
                       "    - {name: p, gpu: H100, nodes: 1, gpus_per_node: 8, mig: all-1g.10gb}\n",
                  "t.yaml:7:18", "unknown MIG profile '1g.11gb'");
@@ -359,6 +414,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seven_then_queue),
         cmocka_unit_test(test_never_fits),
+        cmocka_unit_test(test_a30_four_then_queue),
         cmocka_unit_test(test_pools_apart),
         cmocka_unit_test(test_counts_never_exceed),
         cmocka_unit_test(test_scenario_errors),

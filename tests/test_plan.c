@@ -363,6 +363,130 @@ static void test_eval_error(void **state)
     }
 }
 
+/* ---- the search over the quarters (plan.years) ------------------------------------------ */
+
+/* Quarter q's demand in the fake: 5 x 2^q capacity units; "wait" =
+ * 100 / (capacity - demand) + the replication's noise, 1e9 when the
+ * capacity does not exceed it.  Every quarter is filled (the search must
+ * not look past the first one missed). */
+static int period_eval(void *ud, const fs_plan_spec_t *s, const fs_plan_cand_t *c, size_t n,
+                       double *out, fs_error_t *err)
+{
+    fake_t *f = ud;
+    (void)err;
+    f->calls++;
+    f->cands += n;
+    for (size_t i = 0; i < n; i++)
+        for (size_t q = 0; q < s->n_periods; q++)
+            for (uint64_t r = 0; r < s->replications; r++) {
+                double cap = f->speed[c[i].choice] * c[i].nodes, d = 5.0 * pow(2, (double)q);
+                double *o = out + ((i * s->n_periods + q) * s->replications + r) * s->n_metrics;
+                o[0] = test_cost(s, c[i].choice, c[i].nodes) * (1 + 0.1 * (double)q);
+                o[1] = cap > d ? 100.0 / (cap - d) + 0.5 * sin(1.7 * (double)r + 0.3) : 1e9;
+            }
+    return 0;
+}
+
+static fs_plan_spec_t *period_spec(int search, const char *years)
+{
+    char plan[1024];
+    snprintf(plan, sizeof plan,
+             "plan:\n"
+             "  objective: test_cost\n"
+             "  replications: 3\n"
+             "  search: %s\n"
+             "%s"
+             "  slo: [{metric: wait, max: 3}]\n"
+             "  choices:\n"
+             "    - {name: a, pool: main, nodes: {from: 1, to: 100}}\n",
+             search == FS_PLAN_SCAN ? "scan" : "bisect", years);
+    fs_plan_spec_t *s = NULL;
+    fs_error_t err;
+    if (spec_of(plan, &s, &err) != 0)
+        fail_msg("%s", err.msg);
+    return s;
+}
+
+/* The smallest count whose quarters 0..Q-1 all meet "wait <= 3" by the
+ * confidence rule, computed directly from the fake's formula. */
+static uint32_t direct_smallest(size_t n_q, uint32_t at, long *miss_at)
+{
+    uint32_t best = 0;
+    for (uint32_t nodes = 100; nodes >= 1; nodes--) {
+        long miss = -1;
+        for (size_t q = 0; q < n_q && miss < 0; q++) {
+            double x[3], d = 5.0 * pow(2, (double)q);
+            for (int r = 0; r < 3; r++)
+                x[r] = nodes > d ? 100.0 / (nodes - d) + 0.5 * sin(1.7 * r + 0.3) : 1e9;
+            fs_ci_t ci;
+            assert_int_equal(fs_ci_t_interval(x, 3, 0.95, &ci), 0);
+            if (!(ci.hi <= 3))
+                miss = (long)q;
+        }
+        if (nodes == at)
+            *miss_at = miss;
+        if (miss < 0)
+            best = nodes;
+    }
+    return best;
+}
+
+/* plan.years: the search sizes the fleet for every quarter's demand, not
+ * the first's: the answer meets the SLO in the last (highest-demand)
+ * quarter, is larger than the first quarter's answer, and a fleet that
+ * cannot says which quarter it first misses. */
+static void test_search_every_quarter(void **state)
+{
+    (void)state;
+    long miss_fo = -2, unused = -2;
+    uint32_t first_only = direct_smallest(1, 0, &unused);
+    uint32_t all_q = direct_smallest(3, first_only, &miss_fo);
+    assert_true(all_q > first_only);
+    assert_true(miss_fo >= 1);   /* first_only nodes meet quarter 1's demand, not a later one's */
+    for (int search = 0; search < 2; search++) {
+        fs_plan_spec_t *s = period_spec(search ? FS_PLAN_SCAN : FS_PLAN_BISECT,
+                                        "  years: 0.75\n  demand_growth: 1\n");
+        assert_int_equal(s->n_periods, 3);
+        fake_t f = {{1.0, 0.5, 0}, 0, 0};
+        fs_plan_result_t *r = NULL;
+        fs_error_t err;
+        assert_int_equal(fs_plan_search(s, period_eval, &f, &r, &err), 0);
+        assert_int_equal(best_nodes(r, 0), all_q);
+        const fs_plan_point_t *p = &r->points[r->best[0]];
+        assert_int_equal(p->miss_period, -1);
+        assert_int_equal(p->n_periods, 3);
+        assert_int_equal(p->binding[1], 2);  /* the highest demand binds */
+        /* the reported wait is quarter 3's interval; the objective the mean over quarters */
+        assert_double_equal(p->ci[1].hi, p->period_ci[2 * s->n_metrics + 1].hi, 1e-12);
+        assert_double_equal(p->ci[0].mean, 24.0 * all_q * 1.1, 1e-9);
+        if (search) {   /* scan: every count; first_only nodes stop at their first missed quarter */
+            long pi = -1;
+            for (size_t i = 0; i < r->n_points; i++)
+                if (r->points[i].nodes == first_only)
+                    pi = (long)i;
+            assert_true(pi >= 0);
+            assert_int_equal(r->points[pi].meets, 0);
+            assert_int_equal(r->points[pi].miss_period, miss_fo);
+            assert_int_equal(r->points[pi].n_periods, (size_t)miss_fo + 1);
+            char name[16];
+            fs_plan_period_name(5, name, sizeof name);
+            assert_string_equal(name, "Y2Q2");
+        }
+        fs_plan_result_destroy(r);
+        fs_plan_spec_destroy(s);
+    }
+    /* without plan.years: one period, the first quarter's answer */
+    fs_plan_spec_t *s = period_spec(FS_PLAN_BISECT, "");
+    assert_int_equal(s->n_periods, 1);
+    fake_t f = {{1.0, 0.5, 0}, 0, 0};
+    fs_plan_result_t *r = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_plan_search(s, period_eval, &f, &r, &err), 0);
+    assert_int_equal(best_nodes(r, 0), first_only);
+    fs_plan_result_destroy(r);
+    fs_plan_spec_destroy(s);
+}
+
 /* ---- plan.h5 ---------------------------------------------------------------------------- */
 
 static uint64_t read_u64_attr(hid_t f, const char *name)
@@ -706,6 +830,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bisect_equals_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frontier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_every_quarter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write, setup, teardown),
         cmocka_unit_test_setup_teardown(test_erlang_c, setup, teardown),
         cmocka_unit_test(test_quarterly_by_hand),

@@ -112,6 +112,17 @@ static char *eval_dir(const char *dir, const fs_plan_spec_t *s, size_t choice, u
     return dup_printf("%s/evals/%s-n%" PRIu32, dir, name, nodes);
 }
 
+/* DIR/evals/<choice>-n<N>-q<Q>-x<SCALE>: quarter q (0-based) of a
+ * candidate at demand scale `scale` (plan.years). */
+static char *quarter_dir(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, size_t choice,
+                         uint32_t nodes, size_t q, double scale)
+{
+    char *base = eval_dir(o->dir, s, choice, nodes);
+    char *dir = base ? dup_printf("%s-q%zu-x%.6f", base, q + 1, scale) : NULL;
+    fs_free(base);
+    return dir;
+}
+
 static int make_dir(const char *path, fs_error_t *err)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
@@ -232,15 +243,61 @@ static int eval_one(eval_ctx_t *ec, const fs_plan_spec_t *s, const fs_plan_cand_
     return rc;
 }
 
+/* The scale of quarter q at growth g and arrival factor a. */
+static double qscale(double base, double a, double g, size_t q)
+{
+    return base * a * pow(1 + g, (double)q / 4);
+}
+
+static int quarter_sweep(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, const fs_config_t *cfg,
+                         size_t choice, uint32_t nodes, size_t q, double scale, char **dir_out,
+                         size_t *runs, fs_error_t *err);
+
+/* With plan.years (spec->n_periods quarters): candidate c in every quarter,
+ * at that quarter's demand and fleet (the quarter runs the cash flow then
+ * reuses), in order, up to the first quarter that misses.  out: n_periods x
+ * R x n_metrics. */
+static int eval_quarters(eval_ctx_t *ec, const fs_plan_spec_t *s, const fs_plan_cand_t *c,
+                         double *out, fs_error_t *err)
+{
+    const fs_planrun_opts_t *o = ec->o;
+    const char **all = NULL;
+    char **cs = NULL;
+    size_t m = 0, ncs = 0;
+    int rc = candidate_sets(o, s, c->choice, c->nodes, NULL, &all, &m, &cs, &ncs, err);
+    fs_config_t cfg;
+    int loaded = !rc && (rc = load_config(o, all, m, &cfg, err)) == 0;
+    fs_free(all);
+    fs_plan_sets_free(cs, ncs);
+    size_t per = (size_t)s->replications * s->n_metrics;
+    for (size_t q = 0; !rc && q < s->n_periods; q++) {
+        char *dir = NULL;
+        double sc = qscale(cfg.workload.synth.scale, 1, cfg.plan.demand_growth, q);
+        rc = quarter_sweep(o, s, &cfg, c->choice, c->nodes, q, sc, &dir, &ec->runs_done, err);
+        for (uint64_t r = 0; !rc && r < s->replications; r++)
+            rc = read_run(s, dir, r, out + q * per + r * s->n_metrics, err);
+        fs_free(dir);
+        int ok = rc ? 0 : fs_plan_period_meets(s, out + q * per);
+        if (ok < 0)
+            rc = fs_error_set(err, FS_ENOMEM, "plan: out of memory");
+        if (!ok)
+            break;
+    }
+    if (loaded)
+        fs_config_release(&cfg);
+    return rc;
+}
+
 static int eval_sweeps(void *ud, const fs_plan_spec_t *s, const fs_plan_cand_t *cands, size_t n,
                        double *out, fs_error_t *err)
 {
     eval_ctx_t *ec = ud;
-    size_t per = (size_t)s->replications * s->n_metrics;
+    size_t per = s->n_periods * (size_t)s->replications * s->n_metrics;
     for (size_t i = 0; i < n; i++) {
         if (ec->o->on_candidate && ec->o->rank == 0)
             ec->o->on_candidate(ec->o->ud, s->choices[cands[i].choice].name, cands[i].nodes);
-        int rc = eval_one(ec, s, &cands[i], out + i * per, err);
+        int rc = s->n_periods > 1 ? eval_quarters(ec, s, &cands[i], out + i * per, err)
+                                  : eval_one(ec, s, &cands[i], out + i * per, err);
         if (rc)
             return rc;
     }
@@ -352,12 +409,15 @@ static int cash_flow(const fs_planrun_opts_t *o, const fs_plan_spec_t *s,
     cf->years = fs_time_to_s(cfg.cost.depreciation) / (365.25 * 86400);
     cf->residual = cf->purchase * cfg.cost.residual;
     cf->rate = cfg.plan.discount_rate;
+    double scale = cfg.workload.synth.scale;
     fs_free(rates);
     fs_config_release(&cfg);
     if (rc)
         return rc;
-    /* the runs: their priced span and cost */
-    char *dir = eval_dir(o->dir, s, pt->choice, pt->nodes);
+    /* the runs: their priced span and cost (with plan.years: quarter 1's,
+     * the scenario's own demand) */
+    char *dir = s->n_periods > 1 ? quarter_dir(o, s, pt->choice, pt->nodes, 0, scale)
+                                 : eval_dir(o->dir, s, pt->choice, pt->nodes);
     if (!dir)
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     size_t k = 0;
@@ -471,20 +531,21 @@ static int read_qrun(const char *dir, uint64_t r, fs_plan_qrun_t *u, fs_error_t 
     return rc;
 }
 
-/* Runs (or reuses) quarter q of fleet pt at demand scale `scale` and reads
- * its R runs into out[r * n_q + q]. */
-static int run_quarter(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, const fs_config_t *cfg,
-                       const fs_plan_point_t *pt, size_t q, size_t n_q, double scale,
-                       fs_plan_qrun_t *out, size_t *runs, fs_error_t *err)
+/* Runs (or reuses) quarter q of candidate (choice, nodes) at demand scale
+ * `scale`: DIR/evals/<choice>-n<N>-q<Q>-x<SCALE>, returned in *dir_out
+ * (fs_free) once its R runs are complete. */
+static int quarter_sweep(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, const fs_config_t *cfg,
+                         size_t choice, uint32_t nodes, size_t q, double scale, char **dir_out,
+                         size_t *runs, fs_error_t *err)
 {
+    *dir_out = NULL;
     char **qs = NULL;
     size_t nqs = 0;
     if (quarter_sets(cfg, q, scale, &qs, &nqs))
         return fs_error_set(err, FS_ENOMEM, "plan: out of memory");
     char *sweep = dup_printf("sweep={replications: %" PRIu64 "}", s->replications);
     const char **extra = fs_calloc(nqs + 4, sizeof *extra);
-    char *base = eval_dir(o->dir, s, pt->choice, pt->nodes);
-    char *dir = base ? dup_printf("%s-q%zu-x%.6f", base, q + 1, scale) : NULL;
+    char *dir = quarter_dir(o, s, choice, nodes, q, scale);
     int rc = !sweep || !extra || !dir ? fs_error_set(err, FS_ENOMEM, "plan: out of memory") : 0;
     const char **all = NULL;
     char **cs = NULL;
@@ -495,7 +556,7 @@ static int run_quarter(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, cons
         extra[m++] = sweep;
         for (size_t i = 0; i < nqs; i++)
             extra[m++] = qs[i];
-        rc = candidate_sets(o, s, pt->choice, pt->nodes, extra, &all, &n, &cs, &ncs, err);
+        rc = candidate_sets(o, s, choice, nodes, extra, &all, &n, &cs, &ncs, err);
     }
     fs_sweep_plan_t *plan = NULL;
     if (!rc)
@@ -513,15 +574,29 @@ static int run_quarter(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, cons
     }
     if (!rc && o->o.n_shards > 1)
         rc = wait_runs(o, dir, s->replications, err);
-    for (uint64_t r = 0; !rc && o->rank == 0 && r < s->replications; r++)
-        rc = read_qrun(dir, r, &out[r * n_q + q], err);
     fs_sweep_plan_destroy(plan);
     fs_free(all);
     fs_plan_sets_free(cs, ncs);
     fs_plan_sets_free(qs, nqs);
     fs_free(extra);
     fs_free(sweep);
-    fs_free(base);
+    if (rc)
+        fs_free(dir);
+    else
+        *dir_out = dir;
+    return rc;
+}
+
+/* Runs (or reuses) quarter q of fleet pt at demand scale `scale` and reads
+ * its R runs into out[r * n_q + q]. */
+static int run_quarter(const fs_planrun_opts_t *o, const fs_plan_spec_t *s, const fs_config_t *cfg,
+                       const fs_plan_point_t *pt, size_t q, size_t n_q, double scale,
+                       fs_plan_qrun_t *out, size_t *runs, fs_error_t *err)
+{
+    char *dir = NULL;
+    int rc = quarter_sweep(o, s, cfg, pt->choice, pt->nodes, q, scale, &dir, runs, err);
+    for (uint64_t r = 0; !rc && o->rank == 0 && r < s->replications; r++)
+        rc = read_qrun(dir, r, &out[r * n_q + q], err);
     fs_free(dir);
     return rc;
 }
@@ -608,12 +683,6 @@ static int fleet_schedule(const fs_config_t *cfg, const fs_cost_rate_t *rates, s
         fl->tail[k / 3] += after[k];
     fs_free(after);
     return 0;
-}
-
-/* The scale of quarter q at growth g and arrival factor a. */
-static double qscale(double base, double a, double g, size_t q)
-{
-    return base * a * pow(1 + g, (double)q / 4);
 }
 
 static int quarters(const fs_planrun_opts_t *o, fs_planrun_t *p, fs_error_t *err)

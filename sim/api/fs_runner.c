@@ -1,6 +1,7 @@
 #include "fs_runner.h"
 #include "../../models/fs_power.h"
 #include "../../analysis/fs_fmt.h"
+#include "../../analysis/fs_operator.h"
 #include "../../analysis/fs_results.h"
 #include "../../models/fs_cost.h"
 #include "../../models/fs_kueue.h"
@@ -35,6 +36,7 @@ typedef struct run_ctx {
     double last_print;
     fs_service_row_t *svc;  /* /services rows, written once the cost is known */
     size_t n_svc, cap_svc;
+    fs_operator_t *op;      /* the serving figures of /summary (services only) */
 } run_ctx_t;
 
 static int sink_job(void *ud, const fs_job_row_t *row)
@@ -81,6 +83,8 @@ static int sink_service(void *ud, const fs_service_row_t *row)
 static int sink_svc_bucket(void *ud, const fs_svc_bucket_row_t *row)
 {
     run_ctx_t *c = ud;
+    if (c->op && fs_operator_add_bucket(c->op, row))
+        return fs_error_set(c->err, FS_ENOMEM, "services: out of memory");
     return c->res ? fs_results_add_svc_bucket(c->res, row, c->err) : 0;
 }
 
@@ -308,13 +312,12 @@ static fs_sink_t make_sink(run_ctx_t *c, int mig_recut, fs_error_t *err)
         sink.mig_layout = sink_mig_layout;
     if (cfg->cluster.fabric.kind != FS_FABRIC_OFF && c->res)
         sink.fabric = sink_fabric;
-    if (cfg->services.n)
+    if (cfg->services.n) {
         sink.service = sink_service;
-    if (cfg->services.n && c->res) {
-        sink.svc_bucket = sink_svc_bucket;
-        if (cfg->services.requests)
-            sink.request = sink_request;
+        sink.svc_bucket = sink_svc_bucket;  /* the serving figures, and /service_buckets */
     }
+    if (cfg->services.n && c->res && cfg->services.requests)
+        sink.request = sink_request;
     return sink;
 }
 
@@ -432,6 +435,10 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
         rc = make_rates(cfg, &rates, err);
     if (!rc && (rc = fs_stats_create(fs_time_to_s(cfg->warmup), &c.stats)))
         fs_error_set(err, rc, "statistics: out of memory");
+    if (!rc && cfg->services.n &&
+        fs_operator_create(fs_time_to_s(cfg->services.bucket), fs_time_to_s(cfg->warmup),
+                           &c.op))
+        rc = fs_error_set(err, FS_ENOMEM, "services: out of memory");
     if (!rc && opts->output)
         rc = open_results(&c, mig_recut, &canon, &pools, err);
     if (rc)
@@ -462,6 +469,7 @@ int fs_run_config(const fs_config_t *cfg, const fs_run_opts_t *opts, fs_run_repo
     rep->wall_s = fs_clock_wall() - c.wall0;
     if ((rc = finish_services(&c, rep, err)))
         goto out;
+    fs_operator_finish(c.op, &rep->summary);
     if (c.res)
         rc = commit_results(&c, src, rates, &cost, rep, err);
 out:
@@ -475,6 +483,7 @@ out:
     fs_free(pools);
     fs_free(rates);
     fs_free(c.svc);
+    fs_operator_destroy(c.op);
     fs_cost_report_release(&cost);
     return rc;
 }
@@ -608,6 +617,16 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     if (s->interruptions > 0 || s->gpu_s_ckpt > 0 || s->gpu_s_lost > 0)
         fprintf(f, "recovery     lost %.1f GPU-h, checkpoints %.1f GPU-h (whole run); mean ETTR %.1f%%\n",
                 s->gpu_s_lost / 3600.0, s->gpu_s_ckpt / 3600.0, 100 * s->ettr_mean);
+    if (isfinite(s->ckpt_interval_mean)) {
+        fmt_duration(a, sizeof a, s->ckpt_interval_mean);
+        fmt_duration(b, sizeof b, s->ckpt_interval_min);
+        static const char *const rule[] = {[FS_CKPT_FIXED] = "fixed interval",
+                                           [FS_CKPT_YOUNG] = "Young's rule",
+                                           [FS_CKPT_DALY] = "Daly's rule"};
+        int k = cfg->recovery.checkpoint;
+        fprintf(f, "checkpoints  every %s of compute on average (%s), every %s for the largest "
+                "job\n", a, k >= FS_CKPT_FIXED && k <= FS_CKPT_DALY ? rule[k] : "?", b);
+    }
     if (s->preemptions > 0) {
         fprintf(f, "preemption   %llu preemption%s (not failures), %.1f GPU-h of work lost to them",
                 (unsigned long long)s->preemptions, s->preemptions == 1 ? "" : "s",
@@ -651,6 +670,17 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     }
     if (rep->n_services > FS_RUN_SERVICES)
         fprintf(f, "service      ... and %zu more (/services)\n", rep->n_services - FS_RUN_SERVICES);
+    if (isfinite(s->serving_gpus_peak)) {
+        double bk = fs_time_to_s(cfg->services.bucket);
+        fmt_duration(b, sizeof b, bk);
+        snprintf(a, sizeof a, bk == 3600 ? "hour" : "%s bucket", b);
+        fprintf(f, "serving      busiest %s: %.1f replicas holding %.1f GPUs", a,
+                s->serving_replicas_peak, s->serving_gpus_peak);
+        if (isfinite(s->serving_gpus_daily_peak))
+            fprintf(f, "; daily peak %.1f GPUs, %.1f taken from training against the quietest %s",
+                    s->serving_gpus_daily_peak, s->serving_gpus_daily_swing, a);
+        fputc('\n', f);
+    }
     fprintf(f, "engine       %llu events in %.2f s (%.2f M events/s)\n",
             (unsigned long long)s->events, rep->wall_s,
             rep->wall_s > 0 ? (double)s->events / rep->wall_s / 1e6 : 0.0);

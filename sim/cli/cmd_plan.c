@@ -133,6 +133,39 @@ static void json_ci(fs_json_t *j, const char *key, const fs_ci_t *ci)
     fs_json_end_object(j);
 }
 
+/* With plan.years: the quarter a point first misses ("miss_quarter", null
+ * when none) and its SLO metrics in each quarter looked at ("quarters"). */
+static void json_periods(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_point_t *p)
+{
+    char name[16];
+    fs_json_key(j, "miss_quarter");
+    if (p->miss_period >= 0) {
+        fs_plan_period_name((size_t)p->miss_period, name, sizeof name);
+        fs_json_str(j, name);
+    } else {
+        fs_json_str(j, NULL);
+    }
+    fs_json_key(j, "quarters");
+    fs_json_begin_array(j);
+    for (size_t q = 0; q < p->n_periods; q++) {
+        fs_json_begin_object(j);
+        fs_plan_period_name(q, name, sizeof name);
+        fs_json_key(j, "quarter");
+        fs_json_str(j, name);
+        fs_json_key(j, "meets");
+        fs_json_bool(j, (long)q != p->miss_period);
+        for (size_t i = 0; i < s->n_slo; i++) {
+            int seen = 0;   /* a metric of two SLOs is written once */
+            for (size_t e = 0; e < i; e++)
+                seen |= strcmp(s->metrics[1 + e], s->metrics[1 + i]) == 0;
+            if (!seen)
+                json_ci(j, s->metrics[1 + i], &p->period_ci[q * s->n_metrics + 1 + i]);
+        }
+        fs_json_end_object(j);
+    }
+    fs_json_end_array(j);
+}
+
 /* "quarterly": the quarterly cash flow (plan.years), docs/plan.md. */
 static void json_fin(fs_json_t *j, const fs_plan_spec_t *s, const fs_plan_result_t *r,
                      const fs_plan_fin_t *f)
@@ -307,6 +340,8 @@ static void print_json(const plan_args_t *a, const fs_plan_spec_t *s, const fs_p
             fs_json_end_object(&j);
         }
         fs_json_end_object(&j);
+        if (s->n_periods > 1)
+            json_periods(&j, s, p);
         fs_json_key(&j, "cash_flow");
         if (have[k]) {
             const fs_plan_cash_t *c = &cash[k];

@@ -46,6 +46,8 @@ expect_out '^quarterly cash flow over 0.5 years \(2 quarters, each simulated: 12
 expect_out 'lease payments committed after the period \$48,000'
 expect_out '^  Y1Q2     x1\.088  4 lease '
 expect_out 'payback against leased: '
+expect_out '^each SLO must hold in every one of the 2 quarters'
+expect_out '^  Y1Q2 +[0-9.]+ min \+- [0-9.]+ min  yes$'
 expect_exit 0 "$FLEETSIM" plan fin.yaml -o out -j 2 --json
 cp out.txt fin.json
 /usr/bin/python3 - fin.json out/plan.h5 <<'PY' && ok || bad "quarterly figures differ from the direct computation"
@@ -80,15 +82,47 @@ for fl in doc["fleets"]:
     assert abs((fl["npv"]["hi"] - fl["npv"]["lo"]) / 2 - half) <= 1e-6 * abs(m)
 PY
 
+# the search over the quarters (docs/plan.md "The search over the quarters"):
+# each fleet's SLO must hold in both quarters; /plan_periods' intervals are
+# the t-intervals of the quarter runs' wait_p95 (read from the run files)
+/usr/bin/python3 - out/plan.h5 out/evals <<'PY' && ok || bad "/plan_periods differs from the quarter runs"
+import sys, glob, math, h5py, numpy as np
+f = h5py.File(sys.argv[1])
+assert f.attrs["search_quarters"] == 2
+rows = f["plan_periods"][:]
+assert len(rows) == 4, rows     # 2 fleets x 2 quarters, both met
+for x in rows:
+    d, = glob.glob(f'{sys.argv[2]}/{x["choice"].decode()}-n{x["nodes"]}-q{x["quarter"]}-x*')
+    w = [h5py.File(f"{d}/runs/p0000-r{r:04d}.h5")["summary"]["wait_p95"][0] for r in range(3)]
+    m, half = np.mean(w), 4.302652729911275 * np.std(w, ddof=1) / math.sqrt(3)
+    assert abs(x["wait_p95_mean"] - m) <= 1e-9 * max(1, abs(m)), (x, w)
+    assert abs(x["wait_p95_hi"] - (m + half)) <= 1e-6 * max(1, abs(m)), (x, w)
+    assert x["meets"] == 1 and x["wait_p95_hi"] <= 86400
+PY
+# a bound only the first quarter's demand meets: the fleet misses from Y1Q2, and says so
+expect_exit 0 "$FLEETSIM" plan fin.yaml -o tight -j 2 --set plan.demand_growth=20 \
+    --set plan.slo.0.max=3h
+expect_out '^chosen: none'
+expect_out '^  owned +none up to 4 nodes: 4 nodes meet the SLOs through Y1Q1, first miss them in Y1Q2: wait_p95 '
+expect_exit 0 "$FLEETSIM" plan fin.yaml -o tight -j 2 --set plan.demand_growth=20 \
+    --set plan.slo.0.max=3h --json
+/usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["points"][0]
+assert p["miss_quarter"] == "Y1Q2" and [q["meets"] for q in p["quarters"]] == [True, False], p
+assert p["quarters"][1]["wait_p95"]["hi"] > 3 * 3600 >= p["quarters"][0]["wait_p95"]["hi"]
+' out.txt && ok || bad "--json: miss_quarter and quarters"
+
 # the sensitivity block: electricity and GPU price recomputed (no run), demand
 # growth and arrival rate re-run: 2 x (2 - 1) quarters (quarter 1 of the
 # growth variants is the base demand, reused) + 2 x 2 quarters, x 3 reps = 18 runs;
-# in all 6 search + 12 quarter + 18 sensitivity runs
+# in all 12 search runs (2 fleets x 2 quarters x 3, which the quarterly cash
+# flow reuses) + 18 sensitivity runs
 expect_exit 0 "$FLEETSIM" plan fin.yaml -o sens -j 2 --set plan.sensitivity=0.25
 expect_out '^sensitivity of the NPV of owned .*demand re-run \(18 runs\)'
 expect_out '^  electricity    recomputed '
 expect_out '^  arrival_rate   re-run '
-expect_out '^36 runs executed now'
+expect_out '^30 runs executed now'
 /usr/bin/python3 - sens/plan.h5 <<'PY' && ok || bad "/plan_sensitivity"
 import sys, h5py
 f = h5py.File(sys.argv[1])
