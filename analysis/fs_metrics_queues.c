@@ -4,6 +4,7 @@
 
 #include "fs_metrics_queues.h"
 #include "fs_h5read.h"
+#include "../models/fs_kueue.h"
 #include "../scenarios/fs_defaults.h"
 #include "../scenarios/fs_scenario.h"
 #include "../sim/fs_alloc.h"
@@ -506,42 +507,6 @@ static int vllm(q_t *q)
 
 /* ---- Kueue, per ClusterQueue, from /jobs ----------------------------------------------- */
 
-/* Whether the comma-separated list (spaces around items ignored) holds name. */
-static int list_has(const char *list, const char *name)
-{
-    size_t nl = strlen(name);
-    for (const char *s = list; s && *s;) {
-        const char *comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        while (len && *s == ' ')
-            s++, len--;
-        while (len && s[len - 1] == ' ')
-            len--;
-        if (len == nl && memcmp(s, name, len) == 0)
-            return 1;
-        s = comma ? comma + 1 : NULL;
-    }
-    return 0;
-}
-
-/* The ClusterQueue a tenant's jobs go to, as the Kueue model sends them
- * (models/fs_kueue_setup.c, fs_kueue_probe): the first CQ whose LocalQueues
- * (tenants) list it, else the CQ of its name, else default_queue; -1 none
- * (its jobs stay pending outside every CQ).  tenant NULL: a job without one. */
-static long cq_of(const fs_kueue_cfg_t *k, const char *tenant)
-{
-    for (size_t i = 0; tenant && i < k->n_cqs; i++)
-        if (list_has(k->cqs[i].tenants, tenant))
-            return (long)i;
-    for (size_t i = 0; tenant && i < k->n_cqs; i++)
-        if (strcmp(k->cqs[i].name, tenant) == 0)
-            return (long)i;
-    for (size_t i = 0; k->default_queue && i < k->n_cqs; i++)
-        if (strcmp(k->cqs[i].name, k->default_queue) == 0)
-            return (long)i;
-    return -1;
-}
-
 /* A run under scheduler.queue kueue: its ClusterQueues, from the scenario
  * stored in the file (its manifests read again; *cfg loaded, *kueue_run 1).
  * Other runs: *kueue_run 0. */
@@ -598,6 +563,7 @@ static int kueue(q_t *q)
     double *zero = NULL, *cqk = NULL;   /* per job: its CQ (index in the config; -1 none) */
     const double *sorted_by = NULL;     /* ord: the jobs in the order of this key */
     fs_config_t cfg;
+    void *probe = NULL;   /* the run's Kueue set-up: its tenant -> CQ rule (fs_kueue_cq_of) */
     int mapped = 0;
     if (!(rc = read_cols(q, "jobs", n, cols, c, 4))) {
         ord = fs_malloc(n * sizeof *ord);
@@ -609,10 +575,17 @@ static int kueue(q_t *q)
     }
     if (!rc && any_cq)
         rc = run_cqs(q, &cfg, &mapped);
+    if (!rc && mapped) {
+        fs_error_t e;
+        if ((rc = fs_kueue_probe_create(&cfg, &probe, &e)))
+            rc = rc == FS_ENOMEM ? oom(q)
+                                 : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue set-up "
+                                                "cannot be built again (%s)", q->in.results, e.msg);
+    }
     for (size_t i = 0; i < n && !rc; i++) {
         int32_t t = (int32_t)c[0][i];
         const char *tn = t < 0 ? NULL : fs_msink_tenant(q->s, t);
-        cqk[i] = !mapped ? c[0][i] : (double)cq_of(&cfg.scheduler.kueue, tn);
+        cqk[i] = !mapped ? c[0][i] : (double)fs_kueue_cq_of(probe, tn);
     }
     size_t i0, i1;
     int whole = span(q, 0, q->in.end_time, &i0, &i1);
@@ -667,6 +640,8 @@ static int kueue(q_t *q)
             }
         }
     }
+    if (probe)
+        fs_kueue_probe_destroy(probe);
     if (mapped)
         fs_config_release(&cfg);
     for (size_t i = 0; i < 4; i++)

@@ -59,6 +59,9 @@ size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluste
 int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err);
 int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
 void fs_kueue_probe_destroy(void *probe);
+/* The ClusterQueue (index in cfg's scheduler.kueue.cqs) the jobs of tenant
+ * `tenant` (NULL: no tenant) go to, as the run sends them, or -1 (none). */
+int32_t fs_kueue_cq_of(const void *probe, const char *tenant);
 
 /* ---- instrumentation (tests): state = fs_model_policy_state(m) ------------ */
 typedef struct fs_kueue_stats {

@@ -249,6 +249,10 @@ int fs_kqueue_wake(kueue_t *k, uint32_t c);
 int fs_kqueue_wake_cohort(kueue_t *k, uint32_t c);
 int fs_kqueue_wake_node_blocked(kueue_t *k);
 int32_t fs_kqueue_cq_by_name(const kueue_t *k, const char *name);
+/* The CQ a tenant named name goes to (NULL: a job without one): the first
+ * CQ whose LocalQueues (tenants) list it, else the CQ of its name, else
+ * default_queue; NO_CQ none.  The one rule for the run and its readers. */
+int32_t fs_kqueue_cq_of_name(const kueue_t *k, const char *name);
 /* The CQ of source tenant t (*oom set when out of memory). */
 int32_t fs_kqueue_tenant_cq(kueue_t *k, fs_model_t *m, int32_t t, int *oom);
 /* The best head of CQ q's unblocked classes, *cls its class; UINT32_MAX none. */

@@ -151,16 +151,18 @@ int32_t fs_kqueue_tenant_cq(kueue_t *k, fs_model_t *m, int32_t t, int *oom)
     }
     if (k->tenant_cq[t] != UNSEEN)
         return k->tenant_cq[t];
-    const char *name = fs_source_tenant_name(fs_model_source(m), t);
+    return k->tenant_cq[t] = fs_kqueue_cq_of_name(k, fs_source_tenant_name(fs_model_source(m), t));
+}
+
+int32_t fs_kqueue_cq_of_name(const kueue_t *k, const char *name)
+{
     int32_t c = NO_CQ;
     for (size_t i = 0; name && i < k->n_tm && c == NO_CQ; i++)
         if (strcmp(k->tm[i].tenant, name) == 0)
             c = k->tm[i].cq;
     if (c == NO_CQ)
         c = fs_kqueue_cq_by_name(k, name);
-    if (c == NO_CQ)
-        c = k->default_cq;
-    return k->tenant_cq[t] = c;
+    return c == NO_CQ ? k->default_cq : c;
 }
 
 /* ---- queueing ---------------------------------------------------------------- */

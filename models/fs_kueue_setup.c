@@ -316,6 +316,11 @@ int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err)
     return fs_kset_build(&cfg->scheduler, &cfg->cluster, probe, err);
 }
 
+int32_t fs_kueue_cq_of(const void *probe, const char *tenant)
+{
+    return fs_kqueue_cq_of_name(probe, tenant);
+}
+
 void fs_kueue_probe_destroy(void *probe)
 {
     if (probe)
@@ -325,14 +330,7 @@ void fs_kueue_probe_destroy(void *probe)
 int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
 {
     const kueue_t *k = probe;
-    int32_t c = NO_CQ;
-    for (size_t i = 0; tenant && i < k->n_tm && c == NO_CQ; i++)   /* as tenant_cq does */
-        if (strcmp(k->tm[i].tenant, tenant) == 0)
-            c = k->tm[i].cq;
-    if (c == NO_CQ && tenant)
-        c = fs_kqueue_cq_by_name(k, tenant);
-    if (c == NO_CQ)
-        c = k->default_cq;
+    int32_t c = fs_kqueue_cq_of_name(k, tenant);
     if (c == NO_CQ) {
         if (tenant)
             snprintf(why, n, "tenant '%s' has no LocalQueue, no ClusterQueue of its name and no "
