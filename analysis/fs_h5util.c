@@ -64,6 +64,18 @@ int fs_h5_attr_f64(hid_t loc, const char *name, double v)
     return attr_scalar(loc, name, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &v);
 }
 
+hid_t fs_h5_xfer_rows(size_t n, size_t row)
+{
+    const size_t dflt = (size_t)1 << 20;
+    size_t bytes = row == 0 ? 1 : n > dflt / row ? (row > dflt ? row : dflt) : n * row;
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (dxpl >= 0 && H5Pset_buffer(dxpl, bytes ? bytes : 1, NULL, NULL) < 0) {
+        H5Pclose(dxpl);
+        return -1;
+    }
+    return dxpl;
+}
+
 int fs_h5_attr_u64(hid_t loc, const char *name, uint64_t v)
 {
     return attr_scalar(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);

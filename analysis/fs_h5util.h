@@ -20,6 +20,13 @@ typedef struct fs_h5_quiet {
 void fs_h5_quiet_begin(fs_h5_quiet_t *q);
 void fs_h5_quiet_end(const fs_h5_quiet_t *q);
 
+/* A transfer property list whose type-conversion buffer holds n rows of
+ * `row` bytes (the larger of the file's and the memory's row), at most
+ * HDF5's default 1 MB: HDF5 otherwise allocates and zeroes 1 MB for every
+ * converting H5Dread or H5Dwrite, however few its rows.  Close it with
+ * H5Pclose; < 0 on failure. */
+hid_t fs_h5_xfer_rows(size_t n, size_t row);
+
 /* A scalar H5T_NATIVE_DOUBLE attribute; 0 or -1. */
 int fs_h5_attr_f64(hid_t loc, const char *name, double v);
 

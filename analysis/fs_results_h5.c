@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "fs_h5util.h"
 #include "fs_results_int.h"
 
 #include <errno.h>
@@ -342,10 +343,8 @@ int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_
     H5TRY(fsp = H5Dget_space(did), step);
     H5TRY(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL), step);
     H5TRY(msp = H5Screate_simple(1, count, NULL), step);
-    size_t fsz = H5Tget_size(ft), row = fsz > row_size ? fsz : row_size;
-    size_t bytes = n > ((size_t)1 << 20) / row ? ((size_t)1 << 20) : n * row;
-    H5TRY(dxpl = H5Pcreate(H5P_DATASET_XFER), step);
-    H5TRY(H5Pset_buffer(dxpl, bytes, NULL, NULL), step);
+    size_t fsz = H5Tget_size(ft);
+    H5TRY(dxpl = fs_h5_xfer_rows(n, fsz > row_size ? fsz : row_size), step);
     H5TRY(H5Dwrite(did, mt, msp, fsp, dxpl, buf), step);
 out:
     CLOSE(H5Pclose, dxpl);
