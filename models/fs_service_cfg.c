@@ -6,6 +6,7 @@
 #include "fs_service_int.h"
 #include "fs_mig.h"
 
+#include <assert.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_sf_gamma.h>
@@ -226,13 +227,32 @@ static double dist_moments(const fs_dist_t *d, double *var)
     return m < 1 ? 1 : m;
 }
 
+/* The u-quantile of a prepared token distribution (`sorted`: an empirical
+ * law's values, sorted; `mean` where there is none); +inf past a bound. */
+static double dist_quantile(const fs_dist_t *d, const double *sorted, double mean, double u)
+{
+    switch (d->kind) {
+    case FS_DIST_CONSTANT: return d->value;
+    case FS_DIST_EXPONENTIAL: return gsl_cdf_exponential_Pinv(u, d->mean);
+    case FS_DIST_LOGNORMAL: return gsl_cdf_lognormal_Pinv(u, d->mu, d->sigma);
+    case FS_DIST_GAMMA: return gsl_cdf_gamma_Pinv(u, d->shape, d->scale);
+    case FS_DIST_WEIBULL: return gsl_cdf_weibull_Pinv(u, d->scale, d->shape);
+    case FS_DIST_UNIFORM: return d->lo + u * (d->hi - d->lo);
+    case FS_DIST_EMPIRICAL:
+        return sorted ? gsl_stats_quantile_from_sorted_data(sorted, 1, d->n_values, u) : mean;
+    default: return mean;
+    }
+}
+
 /* The n slice midpoints of a prepared token distribution between the
  * given quantile edges (n + 1), over `mean` (tokens below 1 count as 1, as
- * drawn).  0 or FS_ENOMEM. */
+ * drawn), and (eq not NULL) the quantiles at the n + 1 edges themselves,
+ * the last one at 1 - 2^-16 where the law has no upper bound.  0 or
+ * FS_ENOMEM. */
 static int dist_slices_at(const fs_dist_t *d, double mean, const double *edge, int n, double *out,
-                          double *w)
+                          double *w, double *eq)
 {
-    double *sorted = NULL;
+    double *sorted = NULL, over = mean > 0 ? mean : 1;
     if (d->kind == FS_DIST_EMPIRICAL && d->n_values) {
         if (!(sorted = fs_malloc(d->n_values * sizeof *sorted)))
             return FS_ENOMEM;
@@ -240,36 +260,36 @@ static int dist_slices_at(const fs_dist_t *d, double mean, const double *edge, i
         gsl_sort(sorted, 1, d->n_values);
     }
     for (int k = 0; k < n; k++) {
-        double u = 0.5 * (edge[k] + edge[k + 1]), q;
+        double q = dist_quantile(d, sorted, mean, 0.5 * (edge[k] + edge[k + 1]));
         w[k] = edge[k + 1] - edge[k];
-        switch (d->kind) {
-        case FS_DIST_CONSTANT: q = d->value; break;
-        case FS_DIST_EXPONENTIAL: q = gsl_cdf_exponential_Pinv(u, d->mean); break;
-        case FS_DIST_LOGNORMAL: q = gsl_cdf_lognormal_Pinv(u, d->mu, d->sigma); break;
-        case FS_DIST_GAMMA: q = gsl_cdf_gamma_Pinv(u, d->shape, d->scale); break;
-        case FS_DIST_WEIBULL: q = gsl_cdf_weibull_Pinv(u, d->scale, d->shape); break;
-        case FS_DIST_UNIFORM: q = d->lo + u * (d->hi - d->lo); break;
-        case FS_DIST_EMPIRICAL:
-            q = sorted ? gsl_stats_quantile_from_sorted_data(sorted, 1, d->n_values, u) : mean;
-            break;
-        default: q = mean;
-        }
-        out[k] = (q < 1 ? 1 : q) / (mean > 0 ? mean : 1);
+        out[k] = (q < 1 ? 1 : q) / over;
+    }
+    for (int k = 0; eq && k <= n; k++) {
+        double q = dist_quantile(d, sorted, mean, edge[k]);
+        if (!isfinite(q))
+            q = dist_quantile(d, sorted, mean, 1 - ldexp(1.0, -16));
+        eq[k] = (q < 1 ? 1 : q) / over;
     }
     fs_free(sorted);
     return 0;
 }
 
-/* The PQ prompt slices (fs_service_int.h), over the mean. */
-static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w)
+/* The PQ prompt slices (fs_service_int.h), over the mean: midpoints, edges. */
+static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w, double *eq)
 {
     double edge[PQ + 1];
+    int n = 0;
     for (int k = 0; k <= 28; k++)
-        edge[k] = k / 32.0;
-    for (int k = 29; k < PQ; k++)
-        edge[k] = 1 - ldexp(1.0, -(k - 25));    /* 1 - 2^-4 .. 1 - 2^-14 */
-    edge[PQ] = 1;
-    return dist_slices_at(d, mean, edge, PQ, out, w);
+        edge[n++] = k / 32.0;
+    for (int k = 4; k <= 14; k++) {     /* 1 - 2^-4 .. 1 - 2^-14, and the reported 0.95, 0.99 */
+        double e = 1 - ldexp(1.0, -k);
+        if (k == 5 || k == 7)
+            edge[n++] = k == 5 ? 0.95 : 0.99;
+        edge[n++] = e;
+    }
+    edge[n++] = 1;
+    assert(n == PQ + 1);
+    return dist_slices_at(d, mean, edge, PQ, out, w, eq);
 }
 
 /* The OQ output slices (fs_service_int.h), in tokens: halving towards
@@ -278,7 +298,7 @@ static int out_slices(const fs_dist_t *d, double *out, double *w)
 {
     static const double edge[OQ + 1] = {0, 1.0 / 128, 1.0 / 32, 1.0 / 16, 1.0 / 8, 0.25, 0.5,
                                          0.75, 1};
-    return dist_slices_at(d, 1, edge, OQ, out, w);
+    return dist_slices_at(d, 1, edge, OQ, out, w, NULL);
 }
 
 /* The pools service c can run on (GPU models of its table, replicas that
@@ -436,7 +456,7 @@ int fs_svcfg_build(services_t *a, fs_model_t *m, size_t k, fs_error_t *err)
         double vi, vo;
         s->mean_in = dist_moments(&c->input, &vi);
         s->mean_out = dist_moments(&c->output, &vo);
-        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw)) ||
+        if ((rc = dist_slices(&c->input, s->mean_in, s->pq, s->pqw, s->pqe)) ||
             (rc = out_slices(&c->output, s->oq, s->oqw)))
             return fs_error_set(err, rc, "services: out of memory");
         s->in2 = vi + s->mean_in * s->mean_in;

@@ -272,9 +272,46 @@ static double erlang_c_memo(svc_t *s, double a, unsigned c)
     return s->ec_p;
 }
 
+/* The CDF of component c at x. */
+static double comp_cdf(const comp_t *c, double x)
+{
+    if (c->theta >= 0)
+        return x < c->a ? 0 : 1 - c->pw * (c->theta > 0 ? exp(-(x - c->a) / c->theta) : 0);
+    return x >= c->b ? 1 : x < c->a ? 0 : (x - c->a) / (c->b - c->a);
+}
+
+/* The TTFT of one prompt slice (weight n): the wait `wait` plus a prefill
+ * spread uniformly on [lo, hi], the TTFTs less the waits of the slice's
+ * edge quantiles, as up to two components into out[] (the count
+ * returned).  A uniform wait on [a, b]: the sum on its support [a + lo,
+ * b + hi] (its mean kept, exact when either is a point).  An atom at a
+ * with an exponential tail (P(wait > a + y) = pw exp(-y / theta)): beyond
+ * a + hi the sum's tail is exactly an exponential,
+ *   P(TTFT > a + hi + y) = pw f exp(-y / theta),
+ *   f = E[exp(-(hi - U) / theta)] = theta (1 - exp(-(hi - lo) / theta)) / (hi - lo),
+ * so an exponential of weight pw f from a + hi, and the rest, 1 - pw f,
+ * uniform on [a + lo, a + hi] (the CDF exact at both ends, linear
+ * between).  A point slice (lo = hi) gives f = 1: the wait shifted. */
+static int slice_ttft(comp_t wait, double n, double lo, double hi, comp_t out[2])
+{
+    if (wait.theta < 0) {
+        out[0] = (comp_t){.w = n, .a = wait.a + lo, .b = wait.b + hi, .theta = -1};
+        return 1;
+    }
+    double pt = 0;
+    if (wait.theta > 0 && wait.pw > 0) {
+        double d = hi - lo;
+        pt = wait.pw * (d > 0 ? -expm1(-d / wait.theta) * wait.theta / d : 1);
+    }
+    out[0] = (comp_t){.w = n * (1 - pt), .a = wait.a + lo, .b = wait.a + hi, .theta = -1};
+    out[1] = (comp_t){.w = n * pt, .a = wait.a + hi, .pw = 1, .theta = wait.theta};
+    return 2;
+}
+
 /* n requests completed with waits distributed as `wait` (offsets from 0)
  * and the prefill of `pre`: TTFT = wait + prefill, the prefill spread as
- * the prompt tokens are (PQ quantile slices, s->pq). */
+ * the prompt tokens are (PQ quantile slices, s->pq; each spread between
+ * its edges, s->pqe: slice_ttft).  The mean from the slices' midpoints. */
 static int fluid_done(svc_t *s, double n, comp_t wait, const double tp[TP_N], const ttft_t *pre)
 {
     double tpot = tp[TP_T];
@@ -295,22 +332,18 @@ static int fluid_done(svc_t *s, double n, comp_t wait, const double tp[TP_N], co
     } else {
         mean += pre->in_s + pre->fix;      /* the pq have mean 1 */
     }
+    double lo = ttft_prefill(pre, s->pqe[0]);
     for (int k = 0; k < PQ; k++) {
-        comp_t c = wait;
-        double d = ttft_prefill(pre, s->pq[k]), f;
-        c.a += d;
-        c.b += d;
-        c.w = n * s->pqw[k];
-        /* SLO: the share of the slice with TTFT <= slo */
-        if (c.theta >= 0) {
-            double x = slo - c.a;
-            f = x < 0 ? 0 : 1 - c.pw * (c.theta > 0 ? exp(-x / c.theta) : 0);
-        } else {
-            f = slo >= c.b ? 1 : slo <= c.a ? 0 : (slo - c.a) / (c.b - c.a);
+        double hi = ttft_prefill(pre, s->pqe[k + 1]);
+        comp_t c[2];
+        int nc = slice_ttft(wait, n * s->pqw[k], lo, hi, c);
+        lo = hi;
+        for (int j = 0; j < nc; j++) {
+            /* SLO: the share of the slice with TTFT <= slo */
+            ok += c[j].w / n * comp_cdf(&c[j], slo);
+            if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, c[j]))
+                return FS_ENOMEM;
         }
-        ok += s->pqw[k] * f;
-        if (push_comp(&s->bk.cttft, &s->bk.n_cttft, &s->bk.cap_cttft, c))
-            return FS_ENOMEM;
     }
     ok = tpot_bad ? 0 : ok;
     s->bk.f_met += n * ok;

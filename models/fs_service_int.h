@@ -148,12 +148,16 @@ typedef struct comp {
     double pw, theta;       /* P(wait > 0) and the tail's mean; theta < 0: uniform */
 } comp_t;
 
-typedef struct cohort { double t0, t1, rate; } cohort_t;
+typedef struct cohort { double t0, t1, rate; } cohort_t;   /* backlog: arrivals on [t0, t1] */
 
 /* Fluid mode: a request's prefill is spread over PQ quantile slices of the
  * prompt tokens: 28 of 1/32 below the 0.875 quantile, then slices that
- * halve towards the tail (to 1 - 2^-14), so that a p99 sees the tail. */
-#define PQ 40   /* backlog: arrivals on [t0, t1] */
+ * halve towards the tail (to 1 - 2^-14), so that a p99 sees the tail, with
+ * edges also at the reported 0.95 and 0.99.  A slice's TTFT spreads
+ * uniformly between those of its edge quantiles (the quantile function
+ * interpolated linearly: the CDF exact at every edge), its mean from its
+ * midpoint quantile (fs_service_fluid.c fluid_done). */
+#define PQ 42
 
 /* Fluid mode's TPOT (engines v1 and v0): a request's TPOT is the decode
  * step plus the prefill of the prompts that arrive at its replica while it
@@ -230,6 +234,8 @@ typedef struct svc {
     int have_next;
     double mean_in, mean_out, cs2;
     double pq[PQ];          /* fluid: prompt-token quantiles (slice midpoints) / their mean */
+    double pqe[PQ + 1];     /* ... at the slices' edges (the last: at 1, or 1 - 2^-16 when
+                               the law is unbounded) / the mean */
     double pqw[PQ];         /* the slices' weights (sum 1) */
     double oq[OQ];          /* fluid: output-token quantiles (slice midpoints), tokens */
     double oqw[OQ];         /* their weights (sum 1) */
