@@ -6,7 +6,6 @@
 #include "fs_service_int.h"
 #include "fs_mig.h"
 
-#include <assert.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_sf_gamma.h>
@@ -277,6 +276,7 @@ static int dist_slices_at(const fs_dist_t *d, double mean, const double *edge, i
 /* The PQ prompt slices (fs_service_int.h), over the mean: midpoints, edges. */
 static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w, double *eq)
 {
+    _Static_assert(PQ + 1 == 29 + 11 + 2 + 1, "the edges below fill edge[]");
     double edge[PQ + 1];
     int n = 0;
     for (int k = 0; k <= 28; k++)
@@ -287,8 +287,7 @@ static int dist_slices(const fs_dist_t *d, double mean, double *out, double *w, 
             edge[n++] = k == 5 ? 0.95 : 0.99;
         edge[n++] = e;
     }
-    edge[n++] = 1;
-    assert(n == PQ + 1);
+    edge[n] = 1;
     return dist_slices_at(d, mean, edge, PQ, out, w, eq);
 }
 
