@@ -42,6 +42,36 @@ static int fab_event(void *ud, fs_model_t *m, uint64_t data)
 static const fs_module_ops_t fab_ops = {.name = "fabric", .destroy = fab_destroy,
                                         .finish = fab_finish, .on_event = fab_event};
 
+/* ---- the placer's view (fs_place_net_t): ud is the model ------------------------- */
+
+static uint32_t pn_group(const void *ud, uint32_t node)
+{
+    const fs_model_t *m = ud;
+    return fs_fabric_net_group(&m->fab->net, &m->cluster, node);
+}
+
+static uint32_t pn_domain(const void *ud, uint32_t node)
+{
+    const fs_model_t *m = ud;
+    return m->fab->net.node_dom[node];
+}
+
+static void pn_uplinks(const void *ud, uint32_t group, double *cap, double *load, uint32_t *flows)
+{
+    const fs_model_t *m = ud;
+    const struct fs_fabmod *a = m->fab;
+    uint32_t l = a->net.n_nodes + group;
+    *cap = a->lk[l].cap;
+    *load = a->lk[l].load;
+    *flows = a->lk[l].flows;
+}
+
+static double pn_nic_cap(const void *ud, uint32_t node)
+{
+    const fs_model_t *m = ud;
+    return m->fab->lk[node].cap;
+}
+
 int fs_fabric_attach(fs_model_t *m, fs_error_t *err)
 {
     const fs_fabric_cfg_t *fc = &m->cfg->cluster.fabric;
@@ -79,6 +109,9 @@ int fs_fabric_attach(fs_model_t *m, fs_error_t *err)
         return rc;
     }
     m->fab = a;
+    a->pnet = (fs_place_net_t){m, pn_group, pn_domain, pn_uplinks, pn_nic_cap};
+    if (m->placer)
+        fs_placer_set_net(m->placer, &a->pnet);
     if (fc->n_failures && (rc = fs_fab_fail_init(m, a, err)))
         return rc;      /* the module is registered: the model frees it */
     return 0;

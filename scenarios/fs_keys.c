@@ -79,7 +79,8 @@ static const char *const placement_names[] = {
     [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", [FS_PLACE_BEST_FIT] = "best_fit",
     [FS_PLACE_BINPACK] = "binpack", [FS_PLACE_SPREAD] = "spread", [FS_PLACE_RANDOM] = "random",
     [FS_PLACE_TOPOLOGY] = "topology", [FS_PLACE_FGD] = "fgd",
-    [FS_PLACE_ATC_BEST_FIT] = "atc_best_fit", [FS_PLACE_GPU_PACKING] = "gpu_packing", NULL};
+    [FS_PLACE_ATC_BEST_FIT] = "atc_best_fit", [FS_PLACE_GPU_PACKING] = "gpu_packing",
+    [FS_PLACE_FABRIC_AWARE] = "fabric_aware", NULL};
 static const char *const node_score_names[] = {[FS_SCORE_EXACT] = "exact",
                                                [FS_SCORE_KUBE] = "kubernetes",
                                                [FS_SCORE_KUBE_NAME] = "kubernetes_name", NULL};
