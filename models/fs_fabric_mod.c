@@ -44,23 +44,23 @@ static const fs_module_ops_t fab_ops = {.name = "fabric", .destroy = fab_destroy
 
 /* ---- the placer's view (fs_place_net_t): ud is the model ------------------------- */
 
-static uint32_t pn_group(const void *ud, uint32_t node)
+static void pn_shape(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes)
 {
     const fs_model_t *m = ud;
-    return fs_fabric_net_group(&m->fab->net, &m->cluster, node);
+    const fs_fabric_net_t *net = &m->fab->net;
+    const fs_pool_t *p = &m->cluster.pools[pool];
+    uint32_t d = 1;
+    while (d < p->n_nodes && net->node_dom[p->first_node + d] == net->node_dom[p->first_node])
+        d++;
+    *leaf_nodes = net->shape[pool].nodes_per_leaf;
+    *domain_nodes = d;
 }
 
-static uint32_t pn_domain(const void *ud, uint32_t node)
-{
-    const fs_model_t *m = ud;
-    return m->fab->net.node_dom[node];
-}
-
-static void pn_uplinks(const void *ud, uint32_t group, double *cap, double *load, uint32_t *flows)
+static void pn_uplinks(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows)
 {
     const fs_model_t *m = ud;
     const struct fs_fabmod *a = m->fab;
-    uint32_t l = a->net.n_nodes + group;
+    uint32_t l = a->net.n_nodes + fs_fabric_net_group(&a->net, &m->cluster, node);
     *cap = a->lk[l].cap;
     *load = a->lk[l].load;
     *flows = a->lk[l].flows;
@@ -109,7 +109,7 @@ int fs_fabric_attach(fs_model_t *m, fs_error_t *err)
         return rc;
     }
     m->fab = a;
-    a->pnet = (fs_place_net_t){m, pn_group, pn_domain, pn_uplinks, pn_nic_cap};
+    a->pnet = (fs_place_net_t){m, pn_shape, pn_uplinks, pn_nic_cap};
     if (m->placer)
         fs_placer_set_net(m->placer, &a->pnet);
     if (fc->n_failures && (rc = fs_fab_fail_init(m, a, err)))

@@ -324,11 +324,7 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_u64_desc(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x > y ? -1 : x < y;
-}
+
 
 /* Rebuilds a dirty pool's levels: O(shapes x levels + levels x (gpn + ranks) + 1001). */
 static int fgd_rebuild(fgd_pool_t *t, uint32_t gpn)
@@ -1092,11 +1088,11 @@ static int place_pinned(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools,
 
 /* A unit of place_net: a leaf group, an NVLink domain or a node, its node
  * range, fully free GPUs on its up nodes, and its tie-break (lower first;
- * groups: their uplinks' load). */
+ * groups: their uplinks' utilisation, or minus the rate they would give). */
 typedef struct net_unit {
     uint32_t lo, hi;
     uint64_t free;
-    double key;
+    double key, util;
 } net_unit_t;
 
 enum { NU_GROUP = 0, NU_DOMAIN = 1, NU_NODE = 2 };
@@ -1124,21 +1120,20 @@ static uint64_t node_free_up(const fs_cluster_t *c, uint32_t v)
     return c->node_up[v] ? c->node_free[v] : 0;
 }
 
-/* The units one level below unit u (groups: its NVLink domains; domains:
- * their nodes) into pl->nu[level], their count; -1 out of memory. */
-static ptrdiff_t sub_units(fs_placer_t *pl, const fs_cluster_t *c, int level, const net_unit_t *u)
+/* The nodes [lo, hi] cut into runs of `size` nodes from lo, with their
+ * free GPUs, into pl->nu[level]; their count, -1 out of memory. */
+static ptrdiff_t cut_units(fs_placer_t *pl, const fs_cluster_t *c, int level, uint32_t lo,
+                           uint32_t hi, uint32_t size)
 {
-    if (fs_grow((void **)&pl->nu[level], &pl->nu_cap[level], (size_t)(u->hi - u->lo) + 1,
-                sizeof *pl->nu[level]))
+    size_t n = (size_t)(hi - lo) / size + 1;
+    if (fs_grow((void **)&pl->nu[level], &pl->nu_cap[level], n, sizeof *pl->nu[level]))
         return -1;
     net_unit_t *s = pl->nu[level];
-    size_t n = 0;
-    for (uint32_t v = u->lo; v <= u->hi; v++) {
-        if (level == NU_NODE || n == 0 ||
-            pl->net->domain(pl->net->ud, v) != pl->net->domain(pl->net->ud, s[n - 1].lo))
-            s[n++] = (net_unit_t){v, v, 0, 0};
-        s[n - 1].hi = v;
-        s[n - 1].free += node_free_up(c, v);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = lo + (uint32_t)i * size, b = a + size - 1 < hi ? a + size - 1 : hi;
+        s[i] = (net_unit_t){a, b, 0, 0, 0};
+        for (uint32_t v = a; v <= b; v++)
+            s[i].free += node_free_up(c, v);
     }
     return (ptrdiff_t)n;
 }
@@ -1148,7 +1143,7 @@ static ptrdiff_t sub_units(fs_placer_t *pl, const fs_cluster_t *c, int level, co
  * best fit, level by level, as fs_cluster_topo.c's topo_take).  Slices
  * appended to pl->sl[*ns]. */
 static int take_units(fs_placer_t *pl, fs_cluster_t *c, net_unit_t *u, size_t n, int level,
-                      uint64_t need, size_t *ns)
+                      uint32_t dom_nodes, uint64_t need, size_t *ns)
 {
     while (need > 0) {
         size_t k = pick_unit(u, n, need);
@@ -1162,11 +1157,13 @@ static int take_units(fs_placer_t *pl, fs_cluster_t *c, net_unit_t *u, size_t n,
                 return FS_ENOMEM;
             pl->sl[(*ns)++] = one.one;
         } else {
-            int sub = level + 1;
-            ptrdiff_t m = sub_units(pl, c, sub, &u[k]);
+            /* a group's domains (its nodes when they are their own), a
+             * domain's nodes */
+            int sub = level == NU_GROUP && dom_nodes > 1 ? NU_DOMAIN : NU_NODE;
+            ptrdiff_t m = cut_units(pl, c, sub, u[k].lo, u[k].hi, sub == NU_DOMAIN ? dom_nodes : 1);
             if (m < 0)
                 return FS_ENOMEM;
-            int rc = take_units(pl, c, pl->nu[sub], (size_t)m, sub, amt, ns);
+            int rc = take_units(pl, c, pl->nu[sub], (size_t)m, sub, dom_nodes, amt, ns);
             if (rc)
                 return rc;
         }
@@ -1256,72 +1253,63 @@ static int place_net(fs_placer_t *pl, fs_cluster_t *c, uint32_t pool, uint32_t g
     memset(out, 0, sizeof *out);
     out->pool = pool;
     out->milli = WHOLE;
-    if (pp->n_nodes == 0 || fs_grow((void **)&pl->nu[NU_GROUP], &pl->nu_cap[NU_GROUP], pp->n_nodes,
-                                    sizeof *pl->nu[NU_GROUP]))
-        return pp->n_nodes == 0 ? 0 : FS_ENOMEM;
+    if (pp->n_nodes == 0)
+        return 0;
+    uint32_t leaf, dom;
+    net->shape(net->ud, pool, &leaf, &dom);
+    ptrdiff_t nn = cut_units(pl, c, NU_GROUP, pp->first_node, pp->first_node + pp->n_nodes - 1, leaf);
+    if (nn < 0)
+        return FS_ENOMEM;
     net_unit_t *u = pl->nu[NU_GROUP];
-    size_t n = 0;
+    size_t n = (size_t)nn;
     uint64_t total = 0;
-    uint32_t gid = 0;
-    for (uint32_t v = pp->first_node; v < pp->first_node + pp->n_nodes; v++) {
-        uint32_t gv = net->group(net->ud, v);
-        if (n == 0 || gv != gid) {
-            u[n++] = (net_unit_t){v, v, 0, 0};
-            gid = gv;
-        }
-        u[n - 1].hi = v;
-        u[n - 1].free += node_free_up(c, v);
-        total += node_free_up(c, v);
-    }
+    for (size_t i = 0; i < n; i++)
+        total += u[i].free;
     if (total < g)
         return 0;
     int aware = pl->kind == FS_PLACE_FABRIC_AWARE;
     /* the NICs' rate of a ring over this pool's domains: one node's NICs
-     * times the nodes of its domain */
-    uint32_t dn = 0;
-    for (uint32_t v = pp->first_node;
-         v < pp->first_node + pp->n_nodes && net->domain(net->ud, v) == net->domain(net->ud, pp->first_node); v++)
-        dn++;
-    double x_nic = net->nic_cap(net->ud, pp->first_node) * dn;
+     * times the nodes of a domain */
+    double x_nic = net->nic_cap(net->ud, pp->first_node) * dom;
     int one = 0;
+    uint64_t maxf = 0;
     for (size_t i = 0; i < n; i++) {
         double cap, load;
         uint32_t flows;
-        net->uplinks(net->ud, net->group(net->ud, u[i].lo), &cap, &load, &flows);
-        double util = cap > 0 ? load / cap : INFINITY;
-        if (aware) {
-            double x = edge_rate(cap, load, flows);
-            u[i].key = -(x < x_nic ? x : x_nic);
-        } else {
-            u[i].key = util;
-        }
+        net->uplinks(net->ud, u[i].lo, &cap, &load, &flows);
+        u[i].util = cap > 0 ? load / cap : INFINITY;
+        double x = edge_rate(cap, load, flows);
+        u[i].key = aware ? -(x < x_nic ? x : x_nic) : u[i].util;
         one |= u[i].free >= g;
+        if (u[i].free > maxf)
+            maxf = u[i].free;
     }
     size_t ne = n;
     if (one) {
         /* inside one group: its ring crosses no uplink; best fit, ties by
          * the uplinks' utilisation now (fabric_aware too) */
-        for (size_t i = 0; i < n; i++) {
-            double cap, load;
-            uint32_t flows;
-            net->uplinks(net->ud, net->group(net->ud, u[i].lo), &cap, &load, &flows);
-            u[i].key = cap > 0 ? load / cap : INFINITY;
-        }
+        for (size_t i = 0; i < n; i++)
+            u[i].key = u[i].util;
     } else {
+        size_t hcap = n > maxf + 1 ? n : (size_t)maxf + 1;
         if (fs_grow((void **)&pl->ord, &pl->ord_cap, n, sizeof *pl->ord) ||
-            fs_grow((void **)&pl->heap, &pl->heap_cap, n, sizeof *pl->heap))
+            fs_grow((void **)&pl->heap, &pl->heap_cap, hcap, sizeof *pl->heap))
             return FS_ENOMEM;
         memcpy(pl->ord, u, n * sizeof *u);
         qsort(pl->ord, n, sizeof *pl->ord, cmp_load);
         size_t m = n, hn = 0;
         uint64_t sum = 0;
-        if (!aware) {   /* m*: the fewest groups that hold g */
+        if (!aware) {   /* m*: the fewest groups that hold g (counted by free GPUs) */
+            memset(pl->heap, 0, ((size_t)maxf + 1) * sizeof *pl->heap);
             for (size_t i = 0; i < n; i++)
-                pl->heap[i] = pl->ord[i].free;
-            qsort(pl->heap, n, sizeof *pl->heap, cmp_u64_desc);
+                pl->heap[u[i].free]++;
             uint64_t acc = 0;
-            for (m = 0; m < n && acc < g; m++)
-                acc += pl->heap[m];
+            m = 0;
+            for (uint64_t f = maxf; f > 0 && acc < g; f--)
+                for (uint64_t k = pl->heap[f]; k > 0 && acc < g; k--) {
+                    acc += f;
+                    m++;
+                }
         }
         size_t t = 0;
         for (; t < n; t++) {
@@ -1338,7 +1326,7 @@ static int place_net(fs_placer_t *pl, fs_cluster_t *c, uint32_t pool, uint32_t g
                 u[ne++] = u[i];
     }
     size_t ns = 0;
-    int rc = take_units(pl, c, u, ne, NU_GROUP, g, &ns);
+    int rc = take_units(pl, c, u, ne, NU_GROUP, dom, g, &ns);
     if (rc) {
         for (size_t i = 0; i < ns; i++) {
             fs_placement_t back = {.pool = pool, .n = 1, .one = pl->sl[i], .milli = WHOLE};

@@ -137,17 +137,16 @@ const fs_place_pin_t *fs_placer_pin(fs_placer_t *pl, const fs_place_pin_t *pin);
 
 /* The network's state now, for the placements that weigh it (topology
  * and fabric_aware; models/fs_fabric_mod.c sets it when cluster.fabric is
- * on).  Leaf groups are contiguous node ranges of one pool, NVLink domains
- * contiguous node ranges inside a group.  A ring that leaves a group puts
- * one edge on its uplinks (coefficient 1, fs_fabric_net_flow). */
+ * on).  A pool's leaf groups are runs of leaf_nodes nodes from its first
+ * node (the last may be shorter), its NVLink domains runs of domain_nodes
+ * (which divides leaf_nodes).  A ring that leaves a group puts one edge on
+ * the group's uplink bundle (coefficient 1, fs_fabric_net_flow). */
 typedef struct fs_place_net {
     const void *ud;
-    /* node -> its leaf group (global id) and NVLink domain (global id) */
-    uint32_t (*group)(const void *ud, uint32_t node);
-    uint32_t (*domain)(const void *ud, uint32_t node);
-    /* a group's uplink bundle now: capacity, load (bytes/s: sum over its
-     * flows of coefficient x rate), flows crossing it */
-    void (*uplinks)(const void *ud, uint32_t group, double *cap, double *load, uint32_t *flows);
+    void (*shape)(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes);
+    /* the uplink bundle of node's group now: capacity, load (bytes/s: sum
+     * over its flows of coefficient x rate), flows crossing it */
+    void (*uplinks)(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows);
     /* a node's NIC capacity, bytes/s */
     double (*nic_cap)(const void *ud, uint32_t node);
 } fs_place_net_t;

@@ -868,28 +868,25 @@ static int write_cases(const char *path, int n_cases)
 /* A hand network for the placer: leaf groups of `per` nodes, every node
  * its own NVLink domain, each group's uplinks given (capacity 100). */
 typedef struct hand_net {
-    uint32_t per;
+    uint32_t per, dom;  /* nodes per group and per NVLink domain (0: 1) */
     double load[8];
     uint32_t flows[8];
 } hand_net_t;
 
-static uint32_t hn_group(const void *ud, uint32_t node)
+static void hn_shape(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes)
 {
-    return node / ((const hand_net_t *)ud)->per;
+    (void)pool;
+    const hand_net_t *h = ud;
+    *leaf_nodes = h->per;
+    *domain_nodes = h->dom ? h->dom : 1;
 }
 
-static uint32_t hn_domain(const void *ud, uint32_t node)
-{
-    (void)ud;
-    return node;
-}
-
-static void hn_uplinks(const void *ud, uint32_t group, double *cap, double *load, uint32_t *flows)
+static void hn_uplinks(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows)
 {
     const hand_net_t *h = ud;
     *cap = 100;
-    *load = h->load[group];
-    *flows = h->flows[group];
+    *load = h->load[node / h->per];
+    *flows = h->flows[node / h->per];
 }
 
 static double hn_nic(const void *ud, uint32_t node)
@@ -944,7 +941,7 @@ static void test_place_load_topology(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     hand_net_t h = {.per = 2, .load = {90, 0, 10, 80}};
-    fs_place_net_t net = {&h, hn_group, hn_domain, hn_uplinks, hn_nic};
+    fs_place_net_t net = {&h, hn_shape, hn_uplinks, hn_nic};
     for (int with = 0; with <= 1; with++) {
         fs_cluster_t cl;
         fs_config_t cfg;
@@ -997,6 +994,30 @@ static void test_place_load_topology(void **st)
         fs_placer_destroy(pl);
         fs_cluster_release(&cl);
     }
+    /* NVLink domains of 2 nodes in groups of 4: nodes 0, 1, 3 and 4 busy;
+     * a 16-GPU gang goes to group 1 (24 free) and there to the domain that
+     * holds it whole (nodes 6 and 7), not to nodes 5 and 6 */
+    hand_net_t hd = {.per = 4, .dom = 2};
+    fs_place_net_t netd = {&hd, hn_shape, hn_uplinks, hn_nic};
+    fs_cluster_t cl;
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    fs_placer_t *pl = hand_placer(&cl, &cfg, &pool, 8, FS_PLACE_TOPOLOGY, &netd);
+    fs_placement_t busy[4], d;
+    const uint32_t taken[4] = {0, 1, 3, 4};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(fs_cluster_take(&cl, taken[i], 8, 1000, -1, &busy[i]), 1);
+    uint32_t v[16];
+    assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &d), 1);
+    assert_int_equal(nodes_of(&d, v), 2);
+    assert_int_equal(v[0], 6);
+    assert_int_equal(v[1], 7);
+    fs_cluster_free(&cl, &d);
+    fs_placement_release(&d);
+    for (int i = 0; i < 4; i++)
+        fs_cluster_free(&cl, &busy[i]);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&cl);
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -1011,7 +1032,7 @@ static void test_place_fabric_aware(void **st)
     (void)st;
     int64_t live0 = fs_alloc_live();
     hand_net_t h = {.per = 2, .load = {100, 0, 0, 0}, .flows = {4, 0, 0, 0}};
-    fs_place_net_t net = {&h, hn_group, hn_domain, hn_uplinks, hn_nic};
+    fs_place_net_t net = {&h, hn_shape, hn_uplinks, hn_nic};
     for (int aware = 0; aware <= 1; aware++) {
         fs_cluster_t cl;
         fs_config_t cfg;
