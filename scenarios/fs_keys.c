@@ -481,7 +481,10 @@ static const fs_key_t config_rows[] = {
             "LeastAllocated (both over scheduler.resource_weights); random; topology: fewest "
             "NVLink domains, racks, leaves; fgd: fragmentation gradient descent (CPU-aware "
             "where pools model CPU); atc_best_fit, gpu_packing: the ATC'23 simulator's BestFit "
-            "(CPU and GPU) and GpuPacking scores (docs/models.md)."},
+            "(CPU and GPU) and GpuPacking scores (docs/models.md).  With cluster.fabric, "
+            "topology places gangs by the fabric's leaf groups and their uplinks' load now; "
+            "fabric_aware (cluster.fabric only): the leaf groups that give a gang's ring the "
+            "highest predicted rate (docs/policies.md)."},
     {.path = "scheduler.node_score", .type = FS_KT_ENUM, .off = CF(scheduler.node_score),
      .names = node_score_names, .def = "exact",
      .doc = "exact: scores as exact numbers, the lowest-numbered node among equals; kubernetes: "

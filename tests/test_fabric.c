@@ -729,6 +729,12 @@ static void test_scenario_errors(void **st)
     /* NVLink domains of 4 nodes do not fit leaf groups of 1 */
     fs_test_expect_error(FABRIC_YAML("  topology: {nvlink_domain: 8}\n"), "t.yaml:9:21",
                          "whole NVLink domains");
+    /* fabric_aware placement without a fabric */
+    fs_test_expect_error("horizon: 1d\nworkload: {synthetic: {arrivals: {rate: 1/h}, gpus: {3: 1}, "
+                         "duration: {dist: exponential, mean: 1h}}}\ncluster:\n  pools:\n"
+                         "    - {name: p, gpu: H100, nodes: 4, gpus_per_node: 2}\n"
+                         "scheduler: {queue: fifo, placement: fabric_aware}\n",
+                         "t.yaml:6:37", "needs cluster.fabric");
     assert_int_equal(fs_alloc_live(), live0);
 }
 
