@@ -287,7 +287,8 @@ enum fs_fifo_mode { FS_FIFO_BEST_EFFORT = 0, FS_FIFO_STRICT = 1 };
 enum fs_placement_kind { FS_PLACE_PACK = 0, FS_PLACE_FIRST_FIT = 1, FS_PLACE_BEST_FIT = 2,
                          FS_PLACE_BINPACK = 3 /* = best_fit */, FS_PLACE_SPREAD = 4,
                          FS_PLACE_RANDOM = 5, FS_PLACE_TOPOLOGY = 6, FS_PLACE_FGD = 7,
-                         FS_PLACE_ATC_BEST_FIT = 8, FS_PLACE_GPU_PACKING = 9 };
+                         FS_PLACE_ATC_BEST_FIT = 8, FS_PLACE_GPU_PACKING = 9,
+                         FS_PLACE_FABRIC_AWARE = 10 /* cluster.fabric only */ };
 enum fs_node_score { FS_SCORE_EXACT = 0, FS_SCORE_KUBE = 1, FS_SCORE_KUBE_NAME = 2 };
 
 typedef struct fs_sched_cfg {

@@ -42,6 +42,36 @@ static int fab_event(void *ud, fs_model_t *m, uint64_t data)
 static const fs_module_ops_t fab_ops = {.name = "fabric", .destroy = fab_destroy,
                                         .finish = fab_finish, .on_event = fab_event};
 
+/* ---- the placer's view (fs_place_net_t): ud is the model ------------------------- */
+
+static void pn_shape(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes)
+{
+    const fs_model_t *m = ud;
+    const fs_fabric_net_t *net = &m->fab->net;
+    const fs_pool_t *p = &m->cluster.pools[pool];
+    uint32_t d = 1;
+    while (d < p->n_nodes && net->node_dom[p->first_node + d] == net->node_dom[p->first_node])
+        d++;
+    *leaf_nodes = net->shape[pool].nodes_per_leaf;
+    *domain_nodes = d;
+}
+
+static void pn_uplinks(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows)
+{
+    const fs_model_t *m = ud;
+    const struct fs_fabmod *a = m->fab;
+    uint32_t l = a->net.n_nodes + fs_fabric_net_group(&a->net, &m->cluster, node);
+    *cap = a->lk[l].cap;
+    *load = a->lk[l].load;
+    *flows = a->lk[l].flows;
+}
+
+static double pn_nic_cap(const void *ud, uint32_t node)
+{
+    const fs_model_t *m = ud;
+    return m->fab->lk[node].cap;
+}
+
 int fs_fabric_attach(fs_model_t *m, fs_error_t *err)
 {
     const fs_fabric_cfg_t *fc = &m->cfg->cluster.fabric;
@@ -79,6 +109,9 @@ int fs_fabric_attach(fs_model_t *m, fs_error_t *err)
         return rc;
     }
     m->fab = a;
+    a->pnet = (fs_place_net_t){m, pn_shape, pn_uplinks, pn_nic_cap};
+    if (m->placer)
+        fs_placer_set_net(m->placer, &a->pnet);
     if (fc->n_failures && (rc = fs_fab_fail_init(m, a, err)))
         return rc;      /* the module is registered: the model frees it */
     return 0;

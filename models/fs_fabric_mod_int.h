@@ -8,6 +8,7 @@
 
 #include "fs_fabric_mod.h"
 #include "../sim/fs_rng.h"
+#include "fs_place.h"
 
 /* A link's figures for /links, integrated between changes. */
 typedef struct fab_link {
@@ -52,6 +53,7 @@ struct fs_fabmod {
     fs_jobnet_row_t *rows;  /* /jobs_network rows of jobs that ended */
     size_t n_rows, cap_rows;
     struct fs_fabfail *fail;    /* cluster.fabric.failures, NULL: none */
+    fs_place_net_t pnet;    /* the placer's view of the network (fs_placer_set_net) */
 };
 
 /* A link's figures up to now (before its load or capacity changes). */

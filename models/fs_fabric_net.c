@@ -91,9 +91,14 @@ int fs_fabric_cfg_check(const fs_config_t *cfg, char *key, size_t keylen, fs_err
     const fs_fabric_cfg_t *fc = &cfg->cluster.fabric;
     if (key && keylen)
         key[0] = '\0';
+#define BLAME(...) snprintf(key, keylen, __VA_ARGS__)
+    if (fc->kind == FS_FABRIC_OFF && cfg->scheduler.placement == FS_PLACE_FABRIC_AWARE) {
+        BLAME("scheduler.placement");
+        return fs_error_set(err, FS_EINVAL, "scheduler.placement: fabric_aware places by the "
+                            "network's load and needs cluster.fabric (a kind other than off)");
+    }
     if (fc->kind == FS_FABRIC_OFF)
         return 0;
-#define BLAME(...) snprintf(key, keylen, __VA_ARGS__)
     if (cfg->cluster.n_span_speed) {
         BLAME("cluster.span_speed");
         return fs_error_set(err, FS_EINVAL, "cluster.span_speed: the fabric (cluster.fabric) "

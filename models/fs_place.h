@@ -6,6 +6,15 @@
  *                    pool that fits; unchanged from the spine.
  *   topology         as pack for single-node jobs; multi-node gangs take the
  *                    lowest topology unit that holds them (fs_cluster.c).
+ *                    With the fabric on (fs_placer_set_net): gangs go to
+ *                    the fabric's leaf groups, the fewest that hold them,
+ *                    and among those the ones whose uplinks carry the least
+ *                    load now (ties by it; docs/policies.md).
+ *   fabric_aware     contention-aware (cluster.fabric only): single-node
+ *                    jobs as pack; a gang that fits one leaf group as
+ *                    topology; else the leaf groups whose uplinks give its
+ *                    ring the highest predicted rate under the current
+ *                    flows (max-min), the fewest of them at that rate.
  *   best_fit/binpack Kubernetes NodeResourcesFit MostAllocated on GPUs:
  *                    highest allocation ratio of the node after placement.
  *   spread           LeastAllocated: lowest allocation ratio after placement.
@@ -125,6 +134,25 @@ typedef struct fs_place_pin {
     size_t n;
 } fs_place_pin_t;
 const fs_place_pin_t *fs_placer_pin(fs_placer_t *pl, const fs_place_pin_t *pin);
+
+/* The network's state now, for the placements that weigh it (topology
+ * and fabric_aware; models/fs_fabric_mod.c sets it when cluster.fabric is
+ * on).  A pool's leaf groups are runs of leaf_nodes nodes from its first
+ * node (the last may be shorter), its NVLink domains runs of domain_nodes
+ * (which divides leaf_nodes).  A ring that leaves a group puts one edge on
+ * the group's uplink bundle (coefficient 1, fs_fabric_net_flow). */
+typedef struct fs_place_net {
+    const void *ud;
+    void (*shape)(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes);
+    /* the uplink bundle of node's group now: capacity, load (bytes/s: sum
+     * over its flows of coefficient x rate), flows crossing it */
+    void (*uplinks)(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows);
+    /* a node's NIC capacity, bytes/s */
+    double (*nic_cap)(const void *ud, uint32_t node);
+} fs_place_net_t;
+/* Borrowed until the placer is destroyed or another is set (NULL: none,
+ * topology as without a fabric). */
+void fs_placer_set_net(fs_placer_t *pl, const fs_place_net_t *net);
 
 /* Speed factor of a job of class cls on pool. */
 double fs_placer_speed(const fs_placer_t *pl, uint32_t pool, int32_t cls);

@@ -79,7 +79,8 @@ static const char *const placement_names[] = {
     [FS_PLACE_PACK] = "pack", [FS_PLACE_FIRST_FIT] = "first_fit", [FS_PLACE_BEST_FIT] = "best_fit",
     [FS_PLACE_BINPACK] = "binpack", [FS_PLACE_SPREAD] = "spread", [FS_PLACE_RANDOM] = "random",
     [FS_PLACE_TOPOLOGY] = "topology", [FS_PLACE_FGD] = "fgd",
-    [FS_PLACE_ATC_BEST_FIT] = "atc_best_fit", [FS_PLACE_GPU_PACKING] = "gpu_packing", NULL};
+    [FS_PLACE_ATC_BEST_FIT] = "atc_best_fit", [FS_PLACE_GPU_PACKING] = "gpu_packing",
+    [FS_PLACE_FABRIC_AWARE] = "fabric_aware", NULL};
 static const char *const node_score_names[] = {[FS_SCORE_EXACT] = "exact",
                                                [FS_SCORE_KUBE] = "kubernetes",
                                                [FS_SCORE_KUBE_NAME] = "kubernetes_name", NULL};
@@ -480,7 +481,10 @@ static const fs_key_t config_rows[] = {
             "LeastAllocated (both over scheduler.resource_weights); random; topology: fewest "
             "NVLink domains, racks, leaves; fgd: fragmentation gradient descent (CPU-aware "
             "where pools model CPU); atc_best_fit, gpu_packing: the ATC'23 simulator's BestFit "
-            "(CPU and GPU) and GpuPacking scores (docs/models.md)."},
+            "(CPU and GPU) and GpuPacking scores (docs/models.md).  With cluster.fabric, "
+            "topology places gangs by the fabric's leaf groups and their uplinks' load now; "
+            "fabric_aware (cluster.fabric only): the leaf groups that give a gang's ring the "
+            "highest predicted rate (docs/policies.md)."},
     {.path = "scheduler.node_score", .type = FS_KT_ENUM, .off = CF(scheduler.node_score),
      .names = node_score_names, .def = "exact",
      .doc = "exact: scores as exact numbers, the lowest-numbered node among equals; kubernetes: "

@@ -16,6 +16,11 @@
  *     two contending jobs end at the closed-form time;
  *   - work conservation: GPU-s lost to the network equal the jobs' GPUs x
  *     (run time - trace duration), summed;
+ *   - placement and the network's load (docs/policies.md "Placement and the
+ *     network's load"): topology takes, of the leaf groups that hold a
+ *     gang, those whose uplinks are idle; fabric_aware trades more groups
+ *     for a higher predicted ring rate; through the run model, topology
+ *     keeps a second gang off the first one's uplinks (no GPU-s lost);
  *   - the scenario's located errors;
  *   - /links and /jobs_network read back bit for bit with the plain HDF5
  *     API (0, 1 and two chunks and a part of /jobs_network rows, with and
@@ -36,6 +41,7 @@
 #include "analysis/fs_results.h"
 #include "models/fs_fabric.h"
 #include "models/fs_model.h"
+#include "models/fs_place.h"
 #include "scenarios/fs_scenario.h"
 #include "sim/fs_alloc.h"
 #include "sim/fs_rng.h"
@@ -723,6 +729,12 @@ static void test_scenario_errors(void **st)
     /* NVLink domains of 4 nodes do not fit leaf groups of 1 */
     fs_test_expect_error(FABRIC_YAML("  topology: {nvlink_domain: 8}\n"), "t.yaml:9:21",
                          "whole NVLink domains");
+    /* fabric_aware placement without a fabric */
+    fs_test_expect_error("horizon: 1d\nworkload: {synthetic: {arrivals: {rate: 1/h}, gpus: {3: 1}, "
+                         "duration: {dist: exponential, mean: 1h}}}\ncluster:\n  pools:\n"
+                         "    - {name: p, gpu: H100, nodes: 4, gpus_per_node: 2}\n"
+                         "scheduler: {queue: fifo, placement: fabric_aware}\n",
+                         "t.yaml:6:37", "needs cluster.fabric");
     assert_int_equal(fs_alloc_live(), live0);
 }
 
@@ -856,6 +868,262 @@ static int write_cases(const char *path, int n_cases)
     return fclose(out) != 0;
 }
 
+
+/* ---- placement and the network's load -------------------------------------------- */
+
+/* A hand network for the placer: leaf groups of `per` nodes, every node
+ * its own NVLink domain, each group's uplinks given (capacity 100). */
+typedef struct hand_net {
+    uint32_t per, dom;  /* nodes per group and per NVLink domain (0: 1) */
+    double load[8];
+    uint32_t flows[8];
+} hand_net_t;
+
+static void hn_shape(const void *ud, uint32_t pool, uint32_t *leaf_nodes, uint32_t *domain_nodes)
+{
+    (void)pool;
+    const hand_net_t *h = ud;
+    *leaf_nodes = h->per;
+    *domain_nodes = h->dom ? h->dom : 1;
+}
+
+static void hn_uplinks(const void *ud, uint32_t node, double *cap, double *load, uint32_t *flows)
+{
+    const hand_net_t *h = ud;
+    *cap = 100;
+    *load = h->load[node / h->per];
+    *flows = h->flows[node / h->per];
+}
+
+static double hn_nic(const void *ud, uint32_t node)
+{
+    (void)ud;
+    (void)node;
+    return 50;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The nodes of a placement, ascending, into v (room 16); their count. */
+static uint32_t nodes_of(const fs_placement_t *p, uint32_t *v)
+{
+    const fs_slice_t *s = fs_placement_slices(p);
+    for (uint32_t i = 0; i < p->n; i++)
+        v[i] = s[i].node;
+    qsort(v, p->n, sizeof *v, cmp_node);
+    return p->n;
+}
+
+/* A placer of `kind` over a pool of `nodes` nodes of 8 GPUs; the hand net
+ * set, else cluster.topology racks of 2 nodes (the same groups, topology
+ * placement without the load). */
+static fs_placer_t *hand_placer(fs_cluster_t *cl, fs_config_t *cfg, fs_pool_cfg_t *pool,
+                                uint32_t nodes, int kind, const fs_place_net_t *net)
+{
+    fs_test_base_cfg(cfg, pool, nodes, 8, FS_QUEUE_FIFO);
+    if (!net)
+        cfg->cluster.topology.nodes_per_rack = 2;
+    fs_error_t err;
+    assert_int_equal(fs_cluster_init(cl, &cfg->cluster, &err), 0);
+    fs_placer_t *pl;
+    assert_int_equal(fs_placer_create(cl, kind, 0, &cfg->cluster, 1, 0, &pl, NULL), 0);
+    if (net)
+        fs_placer_set_net(pl, net);
+    return pl;
+}
+
+/* topology with the fabric: every leaf group (2 nodes, uplinks 90%, 0%,
+ * 10%, 80% loaded) holds a 16-GPU gang whole: it goes to the idle group 1
+ * (without the load, Slurm's best fit over racks: group 0, the busy one).
+ * A 24-GPU gang needs two groups: the least loaded two (1 and 2), not the
+ * lowest ids.  The fewest groups and best fit still come first: a group
+ * that holds the gang whole takes it whatever its load. */
+static void test_place_load_topology(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    hand_net_t h = {.per = 2, .load = {90, 0, 10, 80}};
+    fs_place_net_t net = {&h, hn_shape, hn_uplinks, hn_nic};
+    for (int with = 0; with <= 1; with++) {
+        fs_cluster_t cl;
+        fs_config_t cfg;
+        fs_pool_cfg_t pool;
+        fs_placer_t *pl = hand_placer(&cl, &cfg, &pool, 8, FS_PLACE_TOPOLOGY, with ? &net : NULL);
+        fs_placement_t a;
+        uint32_t v[16];
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &a), 1);
+        assert_int_equal(nodes_of(&a, v), 2);
+        /* with the load: group 1 (idle); without: group 0 */
+        assert_int_equal(v[0], with ? 2 : 0);
+        assert_int_equal(v[1], with ? 3 : 1);
+        fs_cluster_free(&cl, &a);
+        fs_placement_release(&a);
+        fs_placement_t b;
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 24, 1000, &b), 1);
+        assert_int_equal(nodes_of(&b, v), 3);
+        if (with) {     /* groups 1 (0%) and 2 (10%): nodes 2, 3 and 4 */
+            assert_int_equal(v[0], 2);
+            assert_int_equal(v[2], 4);
+        } else {        /* groups 0 and 1 */
+            assert_int_equal(v[0], 0);
+            assert_int_equal(v[2], 2);
+        }
+        fs_cluster_free(&cl, &b);
+        fs_placement_release(&b);
+        /* node 0 busy: groups 1-3 hold a 16-GPU gang whole (group 1, the
+         * idle one and the lowest id) */
+        fs_placement_t c0, c1;
+        assert_int_equal(fs_cluster_take(&cl, 0, 8, 1000, -1, &c0), 1);
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &c1), 1);
+        assert_int_equal(nodes_of(&c1, v), 2);
+        assert_int_equal(v[0], 2);
+        fs_cluster_free(&cl, &c1);
+        fs_placement_release(&c1);
+        /* nodes 0, 2 and 4 busy: groups 0-2 have 8 GPUs, group 3 has 16:
+         * a 16-GPU gang goes whole to group 3 (80% loaded) with the load
+         * too, as the fewest groups come first */
+        fs_placement_t c2, c4, d;
+        assert_int_equal(fs_cluster_take(&cl, 2, 8, 1000, -1, &c2), 1);
+        assert_int_equal(fs_cluster_take(&cl, 4, 8, 1000, -1, &c4), 1);
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &d), 1);
+        assert_int_equal(nodes_of(&d, v), 2);
+        assert_int_equal(v[0], 6);
+        fs_cluster_free(&cl, &d);
+        fs_placement_release(&d);
+        fs_cluster_free(&cl, &c0);
+        fs_cluster_free(&cl, &c2);
+        fs_cluster_free(&cl, &c4);
+        fs_placer_destroy(pl);
+        fs_cluster_release(&cl);
+    }
+    /* NVLink domains of 2 nodes in groups of 4: nodes 0, 1, 3 and 4 busy;
+     * a 16-GPU gang goes to group 1 (24 free) and there to the domain that
+     * holds it whole (nodes 6 and 7), not to nodes 5 and 6 */
+    hand_net_t hd = {.per = 4, .dom = 2};
+    fs_place_net_t netd = {&hd, hn_shape, hn_uplinks, hn_nic};
+    fs_cluster_t cl;
+    fs_config_t cfg;
+    fs_pool_cfg_t pool;
+    fs_placer_t *pl = hand_placer(&cl, &cfg, &pool, 8, FS_PLACE_TOPOLOGY, &netd);
+    fs_placement_t busy[4], d;
+    const uint32_t taken[4] = {0, 1, 3, 4};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(fs_cluster_take(&cl, taken[i], 8, 1000, -1, &busy[i]), 1);
+    uint32_t v[16];
+    assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &d), 1);
+    assert_int_equal(nodes_of(&d, v), 2);
+    assert_int_equal(v[0], 6);
+    assert_int_equal(v[1], 7);
+    fs_cluster_free(&cl, &d);
+    fs_placement_release(&d);
+    for (int i = 0; i < 4; i++)
+        fs_cluster_free(&cl, &busy[i]);
+    fs_placer_destroy(pl);
+    fs_cluster_release(&cl);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* fabric_aware: group 0 (2 nodes free) has its uplinks full with 4 flows
+ * (a new ring edge would get 100 / 5 = 20), groups 1-3 have one node free
+ * each and idle uplinks (the NICs' 50).  A 24-GPU gang: topology takes
+ * the fewest groups (0 whole and a node of 1: predicted rate 20);
+ * fabric_aware the three idle groups (predicted 50, the NICs' rate).  A
+ * gang that one group holds stays in it (no uplink crossed). */
+static void test_place_fabric_aware(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    hand_net_t h = {.per = 2, .load = {100, 0, 0, 0}, .flows = {4, 0, 0, 0}};
+    fs_place_net_t net = {&h, hn_shape, hn_uplinks, hn_nic};
+    for (int aware = 0; aware <= 1; aware++) {
+        fs_cluster_t cl;
+        fs_config_t cfg;
+        fs_pool_cfg_t pool;
+        fs_placer_t *pl = hand_placer(&cl, &cfg, &pool, 8,
+                                      aware ? FS_PLACE_FABRIC_AWARE : FS_PLACE_TOPOLOGY, &net);
+        fs_placement_t busy[3], a, b;
+        for (uint32_t i = 0; i < 3; i++)
+            assert_int_equal(fs_cluster_take(&cl, 2 * i + 3, 8, 1000, -1, &busy[i]), 1);
+        uint32_t v[16];
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 24, 1000, &a), 1);
+        assert_int_equal(nodes_of(&a, v), 3);
+        if (aware) {
+            assert_int_equal(v[0], 2);
+            assert_int_equal(v[1], 4);
+            assert_int_equal(v[2], 6);
+        } else {
+            assert_int_equal(v[0], 0);
+            assert_int_equal(v[1], 1);
+            assert_int_equal(v[2], 2);
+        }
+        fs_cluster_free(&cl, &a);
+        fs_placement_release(&a);
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 16, 1000, &b), 1);
+        assert_int_equal(nodes_of(&b, v), 2);
+        assert_int_equal(v[0], 0);      /* group 0 holds it: no uplink crossed */
+        fs_cluster_free(&cl, &b);
+        fs_placement_release(&b);
+        /* a single-node job: as pack, on one node */
+        fs_placement_t s;
+        assert_int_equal(fs_placer_place(pl, &cl, NULL, 0, 4, 1000, &s), 1);
+        assert_int_equal(s.n, 1);
+        fs_cluster_free(&cl, &s);
+        for (uint32_t i = 0; i < 3; i++)
+            fs_cluster_free(&cl, &busy[i]);
+        fs_placer_destroy(pl);
+        fs_cluster_release(&cl);
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
+/* Through the run model with topology placement: 8 nodes of 2 GPUs (2
+ * NICs, 100 GB/s), leaf groups of 2 nodes with 2 uplink ports (100 GB/s,
+ * 2:1).  Gang A (6 GPUs) takes group 0 and node 2 of group 1; its ring
+ * fills the uplinks of groups 0 and 1.  Gang B (6 GPUs, same time) needs
+ * two groups: group 2 and group 1's last node would share group 1's
+ * uplinks with A (both slowed); with the load it takes groups 2 and 3, and
+ * no GPU-s is lost to the network.  fabric_aware the same. */
+#define LOAD_YAML(placement)                                                                  \
+    "horizon: 1d\nuntil: drain\nworkload: {synthetic: {arrivals: {rate: 1/h}, gpus: {6: 1}, " \
+    "duration: {dist: exponential, mean: 1h}}}\n"                                            \
+    "cluster:\n"                                                                              \
+    "  pools:\n"                                                                              \
+    "    - {name: p, gpu: H100, nodes: 8, gpus_per_node: 2}\n"                                \
+    "  fabric:\n"                                                                             \
+    "    kind: ib_ndr\n"                                                                      \
+    "    nodes_per_leaf: 2\n"                                                                 \
+    "    rail_optimized: false\n"                                                             \
+    "    oversubscription: 2\n"                                                               \
+    "    alpha_us: 0\n"                                                                       \
+    "    traffic:\n"                                                                          \
+    "      - {class: 0, bytes: 50e9, compute: 1s}\n"                                          \
+    "scheduler: {queue: fifo, placement: " placement "}\n"
+
+static void test_place_load_run(void **st)
+{
+    (void)st;
+    int64_t live0 = fs_alloc_live();
+    const char *yaml[] = {LOAD_YAML("topology"), LOAD_YAML("fabric_aware")};
+    for (int i = 0; i < 2; i++) {
+        fs_test_rows_t rs = {0};
+        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+        fs_job_t two[] = {fs_test_job(1, 0, 6, 3600), fs_test_job(2, 0, 6, 3600)};
+        fs_run_totals_t t;
+        fs_test_run_yaml(yaml[i], two, 2, &sink, &t);
+        assert_int_equal(rs.n, 2);
+        assert_true(rs.r[0].end == 3600.0);
+        assert_true(rs.r[1].end == 3600.0);
+        assert_true(t.gpu_s_network == 0);
+        assert_true(t.fabric_uplink_saturated_s > 0);   /* A and B each fill their uplinks */
+        fs_test_rows_free(&rs);
+    }
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--ref-cases") == 0)
@@ -868,6 +1136,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_run_model),
         cmocka_unit_test(test_failed_spine),
         cmocka_unit_test(test_work_conservation),
+        cmocka_unit_test(test_place_load_topology),
+        cmocka_unit_test(test_place_fabric_aware),
+        cmocka_unit_test(test_place_load_run),
         cmocka_unit_test(test_scenario_errors),
         cmocka_unit_test(test_tables_read_back),
     };
