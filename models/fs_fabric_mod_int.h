@@ -18,6 +18,7 @@ typedef struct fab_link {
     double cap0;            /* capacity as built */
     double cap;             /* capacity now */
     double bytes, busy_s, sat_s, peak, down_s, degr_s;
+    double rec;             /* bytes of its last /link_bytes row */
     double ports_down;      /* its ports carrying nothing now (down, or behind a spine down) */
     uint32_t ports;
     uint32_t failures;
@@ -52,6 +53,9 @@ struct fs_fabmod {
     fs_jobnet_row_t *rows;  /* /jobs_network rows of jobs that ended */
     size_t n_rows, cap_rows;
     struct fs_fabfail *fail;    /* cluster.fabric.failures, NULL: none */
+    fs_link_bytes_row_t *lb;    /* /link_bytes rows so far (the sink wants them) */
+    size_t n_lb, cap_lb;
+    int lb_oom;                 /* out of memory at a sample: the run fails at its end */
 };
 
 /* A link's figures up to now (before its load or capacity changes). */
