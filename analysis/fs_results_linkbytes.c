@@ -1,7 +1,8 @@
 /*
- * fs_results_linkbytes: /link_bytes, written once at the run's end beside
- * /links (fs_results_links.c) when the fabric is on and /timeline is
- * sampled: (time, link, bytes) rows, bytes carried from time 0.
+ * fs_results_linkbytes: /link_bytes, (time, link, bytes) rows, bytes
+ * carried from time 0, appended in the batches the fabric hands over
+ * during the run and at its end (beside /links, fs_results_links.c) when
+ * the fabric is on and /timeline is sampled.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -32,7 +33,11 @@ int fs_results_add_link_bytes(fs_results_t *r, const fs_link_bytes_row_t *rows, 
     h5call_t c;
     h5lock_t l = lock_of(r);
     h5_enter(l, &c, r->tmp);
-    rc = fs_rs_make_table(r->fid, &c, &t, err);
+    htri_t made = H5Lexists(r->fid, t.name, H5P_DEFAULT);
+    if (made < 0)
+        rc = fs_error_set(err, FS_EIO, "%s: HDF5 error looking for /link_bytes", c.file);
+    else if (!made)
+        rc = fs_rs_make_table(r->fid, &c, &t, err);
     if (!rc && n)
         rc = fs_rs_append_rows(r->fid, &c, &t, sizeof *rows, n, rows, err);
     h5_leave(l, &c);

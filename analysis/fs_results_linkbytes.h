@@ -11,8 +11,9 @@
 
 #include "fs_results.h"
 
-/* Writes /link_bytes (n rows, in time order; n may be 0: an empty table).
- * 0 or an FS_E* code (err names the file). */
+/* Appends n rows (in time order, after those of earlier calls; n may be
+ * 0) to /link_bytes, made at the first call.  0 or an FS_E* code (err
+ * names the file). */
 int fs_results_add_link_bytes(fs_results_t *r, const fs_link_bytes_row_t *rows, size_t n,
                               fs_error_t *err);
 

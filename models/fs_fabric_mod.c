@@ -42,12 +42,14 @@ static int fab_event(void *ud, fs_model_t *m, uint64_t data)
 
 /* A /timeline sample: every link's bytes carried up to now (its figures
  * are not settled here: the same sum as the settling at the run's end, so
- * the last row equals /links bytes), a /link_bytes row when they changed. */
+ * the last row equals /links bytes), a /link_bytes row when they changed;
+ * the rows to the sink FS_FAB_LB_BATCH at a time. */
 static void fab_sample(void *ud, const fs_model_t *m, fs_sample_row_t *row)
 {
     (void)row;
     struct fs_fabmod *a = ud;
-    if (a->lb_oom || !fs_model_sink(m)->link_bytes)
+    const fs_sink_t *sk = fs_model_sink(m);
+    if (a->lb_rc || !sk->link_bytes)
         return;
     fs_time_t now = m->sim.now;
     for (uint32_t l = 0; l < a->n_links; l++) {
@@ -60,8 +62,13 @@ static void fab_sample(void *ud, const fs_model_t *m, fs_sample_row_t *row)
         }
         if (b == k->rec)
             continue;
+        if (a->n_lb == FS_FAB_LB_BATCH) {
+            if ((a->lb_rc = sk->link_bytes(sk->ud, a->lb, a->n_lb)))
+                return;
+            a->n_lb = 0;
+        }
         if (fs_grow((void **)&a->lb, &a->cap_lb, a->n_lb + 1, sizeof *a->lb)) {
-            a->lb_oom = 1;
+            a->lb_rc = FS_ENOMEM;
             return;
         }
         a->lb[a->n_lb++] = (fs_link_bytes_row_t){fs_time_to_s(now), l, b};
@@ -285,8 +292,8 @@ static int fab_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
     }
     int rc = sk->fabric(sk->ud, lr, a->n_links, a->rows, a->n_rows);
     fs_free(lr);
-    if (!rc && a->lb_oom)
-        rc = FS_ENOMEM;
+    if (!rc)
+        rc = a->lb_rc;
     if (!rc && sk->link_bytes)
         rc = sk->link_bytes(sk->ud, a->lb, a->n_lb);
     return rc;

@@ -41,6 +41,9 @@ typedef struct fab_slot {
 
 struct fs_fabfail;
 
+/* /link_bytes rows the module holds at most (24 B each) before it hands them to the sink */
+#define FS_FAB_LB_BATCH 4096
+
 struct fs_fabmod {
     fs_fabric_net_t net;
     fs_fabric_t *eng;
@@ -53,9 +56,11 @@ struct fs_fabmod {
     fs_jobnet_row_t *rows;  /* /jobs_network rows of jobs that ended */
     size_t n_rows, cap_rows;
     struct fs_fabfail *fail;    /* cluster.fabric.failures, NULL: none */
-    fs_link_bytes_row_t *lb;    /* /link_bytes rows so far (the sink wants them) */
+    fs_link_bytes_row_t *lb;    /* /link_bytes rows not yet handed to the sink (when it
+                                   wants them: FS_FAB_LB_BATCH at a time, the rest at the end) */
     size_t n_lb, cap_lb;
-    int lb_oom;                 /* out of memory at a sample: the run fails at its end */
+    int lb_rc;                  /* a sample ran out of memory or the sink failed: the run
+                                   fails with it at its end */
 };
 
 /* A link's figures up to now (before its load or capacity changes). */

@@ -382,7 +382,8 @@ typedef struct fs_sink {
     /* optional: the fabric's /links and /jobs_network rows, once at the run's end */
     int (*fabric)(void *ud, const fs_link_row_t *links, size_t n_links,
                   const fs_jobnet_row_t *jobs, size_t n_jobs);
-    /* optional: the fabric's /link_bytes rows, once at the run's end (after fabric) */
+    /* optional: the fabric's /link_bytes rows in time order, in batches during the run
+     * and the last (possibly none) at its end, after fabric */
     int (*link_bytes)(void *ud, const fs_link_bytes_row_t *rows, size_t n);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the

@@ -75,6 +75,25 @@ EOF
 }
 check text f.om > py.txt 2>&1 && ok || bad "text export: $(cat py.txt)"
 
+# /link_bytes itself on the whole run (drained, ending between two samples; more rows than the
+# fabric holds before handing a batch to the writer): in time order, at /timeline's instants,
+# never falling per link, and each link's last row its /links bytes exactly
+expect_exit 0 "$FLEETSIM" run "$SRC/scenarios/fabric-oversub.yaml" -o full.h5 -q
+/usr/bin/python3 - full.h5 > lb.txt 2>&1 <<'EOF' && ok || bad "/link_bytes: $(cat lb.txt)"
+import sys
+import h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+lb, links, tl = f["link_bytes"][:], f["links"][:], f["timeline"]["time"][:]
+assert len(lb) > 3 * 4096, len(lb)
+assert np.all(np.diff(lb["time"]) >= 0) and set(lb["time"]) <= set(tl), "times"
+assert tl[-1] == f["summary"]["end_time"][0] and tl[-1] % 600 != 0, tl[-1]
+for l in range(len(links)):
+    b = lb["bytes"][lb["link"] == l]
+    assert np.all(np.diff(b) > 0), l
+    assert (b[-1] if len(b) else 0.0) == links["bytes"][l], (l, b[-1:], links["bytes"][l])
+print("ok", len(lb))
+EOF
+
 # a fabric run without /timeline (no /link_bytes) and a run without the fabric: no link series
 expect_exit 0 "$FLEETSIM" run "$SRC/scenarios/fabric-oversub.yaml" -o off.h5 -q --set horizon=2h \
     --set until=horizon --set output.gpu_intervals=true --set cluster.fabric.kind=off \
