@@ -4,6 +4,7 @@
 
 #include "fs_metrics.h"
 #include "fs_h5read.h"
+#include "fs_metrics_links.h"
 #include "fs_metrics_queues.h"
 #include "fs_metrics_sink.h"
 #include "fs_tsdb.h"
@@ -1429,15 +1430,17 @@ static int emit_scheduler(ctx_t *c, size_t fam_base)
 
 size_t fs_metrics_n_families(void)
 {
-    return sizeof families / sizeof families[0] + N_SCHED + fs_mqueue_n_families();
+    return sizeof families / sizeof families[0] + N_SCHED + fs_mqueue_n_families() +
+           fs_mlinks_n_families();
 }
 
 const char *fs_metrics_family_name(size_t i)
 {
-    size_t nf = sizeof families / sizeof families[0];
+    size_t nf = sizeof families / sizeof families[0], nq = nf + N_SCHED + fs_mqueue_n_families();
     return i < nf            ? families[i].name
            : i < nf + N_SCHED ? sched_cols[i - nf].name
-                              : fs_mqueue_family_name(i - nf - N_SCHED);
+           : i < nq           ? fs_mqueue_family_name(i - nf - N_SCHED)
+                              : fs_mlinks_family_name(i - nq);
 }
 
 /* ---- the hook of the family modules (fs_metrics_sink.h) ------------------------------------ */
@@ -1790,6 +1793,8 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
         rc = emit_scheduler(&c, nf);
     if (!rc)
         rc = fs_mqueue_emit(&c, c.fam_on, nf + N_SCHED);
+    if (!rc)
+        rc = fs_mlinks_emit(&c, c.fam_on, nf + N_SCHED + fs_mqueue_n_families());
     if (!rc)
         rc = stopped(&c);
     for (uint32_t g = 0; c.pool_on && g < c.n_gpus; g++)

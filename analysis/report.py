@@ -454,6 +454,70 @@ def plot_cost(rep, f, label=""):
 
 
 COST_PARTS = ("capex", "energy", "colocation", "ops", "cloud")
+BUSIEST_LINKS = 12      # links in the fabric's busiest-links panel
+
+
+def fabric_section(rep, f, label=""):
+    """The fabric (cluster.fabric; docs/results.md "/links, /jobs_network"): only
+    in a run with it (a file with /links): the GPU-hours lost to the network,
+    the distribution of the jobs' slowdown and the busiest links."""
+    if "links" not in f:
+        return
+    summ = f["summary"][0]
+    names = f["summary"].dtype.names or ()
+    lost_h = float(summ["gpu_s_network"]) / 3600 if "gpu_s_network" in names else float("nan")
+    busy_h = float(summ["gpu_s_busy"]) / 3600 if "gpu_s_busy" in names else float("nan")
+    share = " (%.2f%% of the busy GPU-hours)" % (100 * lost_h / busy_h) if busy_h > 0 else ""
+    rep.sections.append(
+        "<section><h2>Network fabric</h2>\n<p class=fabric>GPU-hours lost to the network: "
+        "<b>%s</b>%s: the jobs' GPUs x (1 - their fabric speed factor) over their running "
+        "time (/summary gpu_s_network).%s</p></section>\n"
+        % (fmt_value(lost_h), share, " " + html.escape(label) if label else ""))
+    links = f["links"][:]
+    jn = f["jobs_network"][:] if "jobs_network" in f else np.zeros(0)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.5))
+    run = jn["net_run_s"].astype(float) if len(jn) else np.zeros(0)
+    ok = run > 0
+    if ok.any():
+        # a job's slowdown: its run time on the network over the same work on an idle fabric
+        slow = run[ok] / np.maximum(run[ok] - jn["network_slow_s"].astype(float)[ok], 1e-300)
+        x = np.sort(slow)
+        y = np.arange(1, len(x) + 1) / len(x)
+        if len(x) > CDF_POINTS:
+            q = np.linspace(0, len(x) - 1, CDF_POINTS).astype(int)
+            x, y = x[q], y[q]
+        ax.step(x, y, where="post", color="tab:blue", label="n = %d" % int(ok.sum()))
+        ax.set_xlabel("slowdown (run time / run time on an idle fabric)")
+        ax.set_ylabel("share of jobs")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
+    else:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "no job's ring crossed the network", ha="center",
+                transform=ax.transAxes)
+    top = np.argsort(-links["mean_util"].astype(float), kind="stable")[:BUSIEST_LINKS][::-1]
+    lab = ["%s %d" % ("node" if text(links["tier"][i]) == "nic" else "leaf uplinks",
+                      int(links["node"][i]) if text(links["tier"][i]) == "nic"
+                      else int(links["leaf"][i])) for i in top]
+    yy = np.arange(len(top))
+    bx.barh(yy - 0.2, 100 * links["mean_util"][top].astype(float), height=0.4,
+            color="tab:purple", label="mean")
+    bx.barh(yy + 0.2, 100 * links["peak_util"][top].astype(float), height=0.4,
+            color="tab:orange", label="peak")
+    bx.set_yticks(yy)
+    bx.set_yticklabels(lab)
+    bx.set_xlabel("utilisation (%)")
+    bx.grid(alpha=0.3, axis="x")
+    bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    fig.suptitle("Network fabric")
+    rep.figure(fig, "fabric", "Network fabric: slowdown and busiest links",
+               "Left: empirical CDF of the slowdown of the jobs whose ring crossed the network "
+               "(/jobs_network: net_run_s / (net_run_s - network_slow_s)). Right: the %d links "
+               "of /links with the highest mean utilisation (bytes / (capacity x run length)), "
+               "with their peak (the jobs' max-min load / capacity): a node's NICs, or a leaf "
+               "group's uplinks to the spines.%s"
+               % (len(top), " " + html.escape(label) if label else ""))
 
 
 def plot_cost_days(rep, f, data, currency, label=""):
@@ -841,6 +905,7 @@ def report_run(path, rep, warmup):
             rep.note("No job started after the warm-up: no wait-time CDF.")
         plot_failures(rep, f)
         plot_cost(rep, f)
+        fabric_section(rep, f)
         tenants_section(rep, f)
         summary_table(rep, f)
         recorded_section(rep, path)

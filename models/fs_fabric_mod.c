@@ -29,6 +29,7 @@ static void fab_destroy(void *ud)
     fs_free(a->sl);
     fs_free(a->lk);
     fs_free(a->rows);
+    fs_free(a->lb);
     fs_free(a);
 }
 
@@ -39,8 +40,45 @@ static int fab_event(void *ud, fs_model_t *m, uint64_t data)
     return fs_fab_fail_event(m, ud, data);
 }
 
+/* A /timeline sample: every link's bytes carried up to now (its figures
+ * are not settled here: the same sum as the settling at the run's end, so
+ * the last row equals /links bytes), a /link_bytes row when they changed;
+ * the rows to the sink FS_FAB_LB_BATCH at a time. */
+static void fab_sample(void *ud, const fs_model_t *m, fs_sample_row_t *row)
+{
+    (void)row;
+    struct fs_fabmod *a = ud;
+    const fs_sink_t *sk = fs_model_sink(m);
+    if (a->lb_rc || !sk->link_bytes)
+        return;
+    fs_time_t now = m->sim.now;
+    for (uint32_t l = 0; l < a->n_links; l++) {
+        const fab_link_t *k = &a->lk[l];
+        double b = k->bytes;
+        if (now != k->since) {
+            double dt = fs_time_to_s(now - k->since);
+            if (dt > 0)
+                b += k->brate * dt;
+        }
+        if (b == k->rec)
+            continue;
+        if (a->n_lb == FS_FAB_LB_BATCH) {
+            if ((a->lb_rc = sk->link_bytes(sk->ud, a->lb, a->n_lb)))
+                return;
+            a->n_lb = 0;
+        }
+        if (fs_grow((void **)&a->lb, &a->cap_lb, a->n_lb + 1, sizeof *a->lb)) {
+            a->lb_rc = FS_ENOMEM;
+            return;
+        }
+        a->lb[a->n_lb++] = (fs_link_bytes_row_t){fs_time_to_s(now), l, b};
+        a->lk[l].rec = b;
+    }
+}
+
 static const fs_module_ops_t fab_ops = {.name = "fabric", .destroy = fab_destroy,
-                                        .finish = fab_finish, .on_event = fab_event};
+                                        .finish = fab_finish, .on_event = fab_event,
+                                        .sample = fab_sample};
 
 /* ---- the placer's view (fs_place_net_t): ud is the model ------------------------- */
 
@@ -287,6 +325,10 @@ static int fab_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
     }
     int rc = sk->fabric(sk->ud, lr, a->n_links, a->rows, a->n_rows);
     fs_free(lr);
+    if (!rc)
+        rc = a->lb_rc;
+    if (!rc && sk->link_bytes)
+        rc = sk->link_bytes(sk->ud, a->lb, a->n_lb);
     return rc;
 }
 

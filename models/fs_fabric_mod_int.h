@@ -19,6 +19,7 @@ typedef struct fab_link {
     double cap0;            /* capacity as built */
     double cap;             /* capacity now */
     double bytes, busy_s, sat_s, peak, down_s, degr_s;
+    double rec;             /* bytes of its last /link_bytes row */
     double ports_down;      /* its ports carrying nothing now (down, or behind a spine down) */
     uint32_t ports;
     uint32_t failures;
@@ -41,6 +42,9 @@ typedef struct fab_slot {
 
 struct fs_fabfail;
 
+/* /link_bytes rows the module holds at most (24 B each) before it hands them to the sink */
+#define FS_FAB_LB_BATCH 4096
+
 struct fs_fabmod {
     fs_fabric_net_t net;
     fs_fabric_t *eng;
@@ -54,6 +58,11 @@ struct fs_fabmod {
     size_t n_rows, cap_rows;
     struct fs_fabfail *fail;    /* cluster.fabric.failures, NULL: none */
     fs_place_net_t pnet;    /* the placer's view of the network (fs_placer_set_net) */
+    fs_link_bytes_row_t *lb;    /* /link_bytes rows not yet handed to the sink (when it
+                                   wants them: FS_FAB_LB_BATCH at a time, the rest at the end) */
+    size_t n_lb, cap_lb;
+    int lb_rc;                  /* a sample ran out of memory or the sink failed: the run
+                                   fails with it at its end */
 };
 
 /* A link's figures up to now (before its load or capacity changes). */

@@ -353,6 +353,15 @@ typedef struct fs_jobnet_row {
     double bytes_sent;      /* bytes its NICs sent: iterations x 2(d-1) x gradient bytes */
 } fs_jobnet_row_t;
 
+/* /link_bytes: a link's bytes carried from time 0 to a /timeline sample
+ * (cluster.fabric; docs/results.md), written when they changed since the
+ * link's previous row; a link's last row holds its /links bytes. */
+typedef struct fs_link_bytes_row {
+    double time;            /* the sample, s */
+    uint32_t link;          /* /links.link */
+    double bytes;           /* carried from time 0 to then, bytes */
+} fs_link_bytes_row_t;
+
 /* The receiver of a run's rows.  Callbacks return 0 or an FS_E* code (the
  * model then stops the run with that error). */
 typedef struct fs_sink {
@@ -373,6 +382,9 @@ typedef struct fs_sink {
     /* optional: the fabric's /links and /jobs_network rows, once at the run's end */
     int (*fabric)(void *ud, const fs_link_row_t *links, size_t n_links,
                   const fs_jobnet_row_t *jobs, size_t n_jobs);
+    /* optional: the fabric's /link_bytes rows in time order, in batches during the run
+     * and the last (possibly none) at its end, after fabric */
+    int (*link_bytes)(void *ud, const fs_link_bytes_row_t *rows, size_t n);
     struct fs_error *err;   /* optional: where the callbacks leave their message when they
                                fail (the writer's, naming the file and the errno); the
                                run's error is then that message, not a generic one */

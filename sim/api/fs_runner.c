@@ -3,6 +3,7 @@
 #include "../../analysis/fs_fmt.h"
 #include "../../analysis/fs_operator.h"
 #include "../../analysis/fs_results.h"
+#include "../../analysis/fs_results_linkbytes.h"
 #include "../../models/fs_cost.h"
 #include "../../models/fs_kueue.h"
 #include "../../models/fs_model.h"
@@ -105,6 +106,12 @@ static int sink_fabric(void *ud, const fs_link_row_t *links, size_t n_links,
 {
     run_ctx_t *c = ud;
     return c->res ? fs_results_add_fabric(c->res, links, n_links, jobs, n_jobs, c->err) : 0;
+}
+
+static int sink_link_bytes(void *ud, const fs_link_bytes_row_t *rows, size_t n)
+{
+    run_ctx_t *c = ud;
+    return c->res ? fs_results_add_link_bytes(c->res, rows, n, c->err) : 0;
 }
 
 static int sink_request(void *ud, const fs_request_row_t *row)
@@ -312,6 +319,8 @@ static fs_sink_t make_sink(run_ctx_t *c, int mig_recut, fs_error_t *err)
         sink.mig_layout = sink_mig_layout;
     if (cfg->cluster.fabric.kind != FS_FABRIC_OFF && c->res)
         sink.fabric = sink_fabric;
+    if (cfg->cluster.fabric.kind != FS_FABRIC_OFF && c->res && cfg->output.timeline_interval > 0)
+        sink.link_bytes = sink_link_bytes;   /* /link_bytes: at the /timeline samples */
     if (cfg->services.n) {
         sink.service = sink_service;
         sink.svc_bucket = sink_svc_bucket;  /* the serving figures, and /service_buckets */
