@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_kueue_yaml.h"
+#include "fs_defaults.h"
 #include "fs_subkeys.h"
 #include "../models/fs_kueue.h"
 #include "../sim/fs_alloc.h"
@@ -557,6 +558,7 @@ typedef struct lq {
     char *tenants;          /* "namespace,name" */
     char *cq;
     unsigned line, col;
+    size_t ns_len;          /* tenants: the namespace's length */
 } lq_t;
 
 static int local_queue(obj_t *o, const mnode_t *meta, const mnode_t *spec, lq_t **lqs, size_t *n)
@@ -580,6 +582,7 @@ static int local_queue(obj_t *o, const mnode_t *meta, const mnode_t *spec, lq_t 
     if (!l->tenants || !l->cq)
         return mnomem(o->c);
     sprintf(l->tenants, "%s,%s", nsn, o->name);
+    l->ns_len = strlen(nsn);
     return 0;
 }
 
@@ -675,8 +678,37 @@ int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_k
     return fs_kueue_manifest_parse_for(name, text, len, NULL, k, err);
 }
 
+static int manifest_parse(const char *name, const char *text, size_t len,
+                          const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_kueue_lq_t **out,
+                          size_t *n_out, fs_error_t *err);
+
 int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
                                 const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_error_t *err)
+{
+    return manifest_parse(name, text, len, cl, k, NULL, NULL, err);
+}
+
+/* The LocalQueues (name, namespace, ClusterQueue) of lqs, as *out. */
+static int hand_out_lqs(const lq_t *lqs, size_t n, fs_kueue_lq_t **out, size_t *n_out)
+{
+    *out = n ? fs_calloc(n, sizeof **out) : NULL;
+    if (n && !*out)
+        return FS_ENOMEM;
+    *n_out = n;
+    for (size_t i = 0; i < n; i++) {
+        fs_kueue_lq_t *l = &(*out)[i];
+        l->ns = fs_strndup(lqs[i].tenants, lqs[i].ns_len);
+        l->name = fs_strdup(lqs[i].tenants + lqs[i].ns_len + 1);
+        l->cq = fs_strdup(lqs[i].cq);
+        if (!l->ns || !l->name || !l->cq)
+            return FS_ENOMEM;
+    }
+    return 0;
+}
+
+static int manifest_parse(const char *name, const char *text, size_t len,
+                          const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_kueue_lq_t **out,
+                          size_t *n_out, fs_error_t *err)
 {
     mctx_t c = {.file = name, .err = err, .cl = cl, .n_fl0 = k->n_flavors};
     size_t n_cq0 = k->n_cqs, n_fl0 = k->n_flavors;
@@ -706,6 +738,8 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
         rc = apply_lqs(&c, k, lqs, nlq, n_cq0);
     if (!rc)
         rc = check_refs(&c, k, n_cq0, n_fl0);
+    if (!rc && out && (rc = hand_out_lqs(lqs, nlq, out, n_out)))
+        rc = mnomem(&c);
     for (size_t i = 0; i < c.n_refs; i++)
         fs_free(c.refs[i].name);
     fs_free(c.refs);
@@ -732,6 +766,37 @@ static int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, 
         rc = fs_kueue_manifest_parse_for(path, buf, n, cl, k, err);
     fs_free(buf);
     return rc;
+}
+
+int fs_kueue_manifest_lqs(const char *path, fs_kueue_lq_t **out, size_t *n, fs_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = fs_io_read_text(path, "manifest", FS_IO_TEXT_MAX, &buf, &len, err);
+    fs_config_t cfg;    /* what the manifest adds, freed by the key table */
+    fs_config_init(&cfg);
+    if (!rc)
+        rc = manifest_parse(path, buf, len, NULL, &cfg.scheduler.kueue, out, n, err);
+    fs_free(buf);
+    fs_config_release(&cfg);
+    if (rc) {
+        fs_kueue_lqs_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+void fs_kueue_lqs_free(fs_kueue_lq_t *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++) {
+        fs_free(l[i].name);
+        fs_free(l[i].ns);
+        fs_free(l[i].cq);
+    }
+    fs_free(l);
 }
 
 /* ---- cross-checks ----------------------------------------------------------- */

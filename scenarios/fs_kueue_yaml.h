@@ -33,6 +33,18 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
 int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_kueue_cfg_t *k,
                             fs_error_t *err);
 
+/* A manifest's LocalQueue: metadata.name, metadata.namespace ("default"
+ * when not given), spec.clusterQueue. */
+typedef struct fs_kueue_lq {
+    char *name, *ns, *cq;
+} fs_kueue_lq_t;
+/* The LocalQueues of manifest file path, in document order (the file read
+ * and parsed as fs_kueue_manifest_parse does; fleetsim metrics labels the
+ * LocalQueue series with them).  0, FS_EIO, FS_EINVAL, FS_ENOMEM; free
+ * with fs_kueue_lqs_free. */
+int fs_kueue_manifest_lqs(const char *path, fs_kueue_lq_t **out, size_t *n, fs_error_t *err);
+void fs_kueue_lqs_free(fs_kueue_lq_t *l, size_t n);
+
 /* For scheduler.queue kueue: loads k->manifests (if any) and checks the
  * block against the cluster (at least one ClusterQueue; unique names;
  * every flavor stands for at least one pool; quotas name known flavors;

@@ -2,7 +2,7 @@
 # Issue 37: what serves and queues, under the exporters' own names
 # (analysis/fs_metrics_queues.c): vLLM's per replica from /requests, Kueue's per
 # ClusterQueue (a Kueue run's own, from its stored scenario) and per LocalQueue
-# (tenant) from /jobs, the cost and carbon rates per pool from /cost.  The
+# (its manifest's, else the tenant's) from /jobs, the cost and carbon rates per pool from /cost.  The
 # families, label values and bucket boundaries are vLLM's and Kueue's; a stock
 # Prometheus on the blocks answers exactly what the results file says at every
 # sample instant.  The Prometheus part is skipped (SKIP on stderr) where
@@ -71,8 +71,17 @@ grep -q '^kueue_pending_workloads{cluster_queue="vision",replica_role="leader",j
 # per tenant: its LocalQueue, named after it in its namespace (the DCGM pods' namespace)
 grep -q '^kueue_local_queue_pending_workloads{name="nlp",namespace="nlp",replica_role="leader",job="kueue",status="active"} ' q.om &&
     ok || bad "Kueue's LocalQueue labels: $(grep -m1 '^kueue_local_queue_pending_workloads' q.om)"
-grep -q '^kueue_local_queue_admission_wait_time_seconds_bucket{name="vision",namespace="vision",replica_role="leader",job="kueue",le="+Inf"} ' q.om &&
+grep -q '^kueue_local_queue_admission_wait_time_seconds_bucket{name="vision",namespace="vision",priority_class="",replica_role="leader",job="kueue",le="+Inf"} ' q.om &&
     ok || bad "Kueue's LocalQueue histogram labels: $(grep -m1 '^kueue_local_queue_admission_wait_time_seconds_bucket' q.om)"
+# priority_class where Kueue v0.14+ writes it (admitted and wait families, not pending): the
+# workload's WorkloadPriorityClass, "" for none as Kueue writes it (a label Prometheus drops)
+for fam in kueue_admitted_workloads_total kueue_admission_wait_time_seconds_count \
+    kueue_local_queue_admitted_workloads_total kueue_local_queue_admission_wait_time_seconds_sum; do
+    [ "$(grep "^$fam{" q.om | grep -vc 'priority_class="",replica_role="leader"')" = 0 ] &&
+        grep -q "^$fam{" q.om && ok || bad "$fam: priority_class: $(grep -m1 "^$fam{" q.om)"
+done
+grep '^kueue_pending_workloads{\|^kueue_local_queue_pending_workloads{' q.om | grep -q priority_class &&
+    bad "priority_class on the pending families" || ok
 # --families selects them by the name queried
 expect_exit 0 "$FLEETSIM" metrics q.h5 -o only.om --families kueue_admitted_workloads_total,vllm:prompt_tokens_total
 [ "$(grep '^# TYPE' only.om | paste -sd' ')" = "# TYPE vllm:prompt_tokens_total counter # TYPE kueue_admitted_workloads_total counter" ] &&
@@ -171,7 +180,98 @@ rm kq-manifest.yaml
 expect_exit 2 "$FLEETSIM" metrics kqm.h5 -o kqm2.om
 expect_err "kqm.h5: the run's Kueue ClusterQueues cannot be read from its stored scenario \(.*kq-manifest.yaml"
 [ -e kqm2.om ] && bad "a refused export left its file" || ok
-expect_exit 0 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families kueue_local_queue_pending_workloads,DCGM_FI_DEV_GPU_UTIL
+# (the LocalQueue families too: their names are the manifest's)
+expect_exit 2 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families kueue_local_queue_pending_workloads,DCGM_FI_DEV_GPU_UTIL
+expect_err "kqm.h5: the run's Kueue ClusterQueues cannot be read from its stored scenario \(.*kq-manifest.yaml.*--families without the kueue_ families"
+expect_exit 0 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families vllm:num_requests_running,DCGM_FI_DEV_GPU_UTIL
+
+# ---- LocalQueues of a manifest: their own names and namespaces ------------------------------
+# (the LocalQueue nlp in namespace vision serves the tenants vision and nlp (its namespace and
+# its name), batch in namespace ops the tenant ops; misc, in no LocalQueue, reaches ops through
+# default_queue and keeps a LocalQueue named after it)
+cat > lq-manifest.yaml <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  cohort: all
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ops}
+spec:
+  cohort: all
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: nlp, namespace: vision}
+spec: {clusterQueue: research}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: batch, namespace: ops}
+spec: {clusterQueue: ops}
+EOF
+sed '/^scheduler:/,$d; s/tenants: {vision: 0.4, nlp: 0.3, ops: 0.3}/tenants: {vision: 0.3, nlp: 0.3, ops: 0.2, misc: 0.2}/' kq.yaml > lq.yaml
+printf 'scheduler:\n  queue: kueue\n  kueue: {manifests: lq-manifest.yaml, default_queue: ops}\noutput: {gpu_intervals: true, timeline_interval: 1m}\n' >> lq.yaml
+expect_exit 0 "$FLEETSIM" run lq.yaml -o lq.h5 -q
+expect_exit 0 "$FLEETSIM" metrics lq.h5 -o lq.om --families kueue_pending_workloads,kueue_local_queue_pending_workloads,kueue_local_queue_admitted_workloads_total,kueue_local_queue_admission_wait_time_seconds
+/usr/bin/python3 - lq.h5 lq.om > lqpy.txt 2>&1 <<'EOF' && ok || bad "Kueue LocalQueues of a manifest: $(cat lqpy.txt)"
+import math, re, sys
+import h5py
+f = h5py.File(sys.argv[1], "r")
+jobs = f["jobs"][:]
+names = {int(r["tenant"]): r["name"].decode() for r in f["tenants"][:]}
+lq_of = {"vision": ("nlp", "vision"), "nlp": ("nlp", "vision"), "ops": ("batch", "ops"),
+         "misc": ("misc", "misc")}
+cq_of = {"vision": "research", "nlp": "research", "ops": "ops", "misc": "ops"}
+got, pc = {}, set()
+for line in open(sys.argv[2]):
+    m = re.match(r'([a-z_]+)\{(.*)\} (\S+) (\d+)$', line)
+    if not m:
+        continue
+    lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    if "le" in lab and lab["le"] != "+Inf":
+        continue
+    if m.group(1).startswith("kueue_local_queue_admi"):
+        pc.add(lab["priority_class"])
+    key = lab.get("cluster_queue") or (lab["name"], lab["namespace"])
+    got[(m.group(1), key, int(m.group(4)) - 1767225600)] = float(m.group(3))
+assert {k[1] for k in got if k[0] == "kueue_local_queue_pending_workloads"} == set(lq_of.values()), got.keys()
+assert {k[1] for k in got if k[0] == "kueue_pending_workloads"} == {"research", "ops"}
+assert pc == {""}, pc
+ts = sorted({k[2] for k in got})
+assert len(ts) > 100, len(ts)
+for t in ts:
+    want = {}
+    for j in jobs:
+        tn = names[int(j["tenant"])]
+        out = j["start"] if not math.isnan(j["start"]) else j["end"]
+        for fam, q in (("kueue_pending_workloads", cq_of[tn]), ("kueue_local_queue_pending_workloads", lq_of[tn])):
+            want[(fam, q, t)] = want.get((fam, q, t), 0) + (j["submit"] <= t and not (out <= t))
+        for fam in ("kueue_local_queue_admitted_workloads_total", "kueue_local_queue_admission_wait_time_seconds_bucket"):
+            want[(fam, lq_of[tn], t)] = want.get((fam, lq_of[tn], t), 0) + (j["start"] <= t)
+    for k, v in want.items():
+        assert got.get(k, 0) == v, (k, got.get(k), v)
+n = {tn: sum(1 for j in jobs if names[int(j["tenant"])] == tn) for tn in lq_of}
+assert min(n.values()) > 0, n
+print("checked", len(ts), "instants", n)
+EOF
+cat lqpy.txt
+# the blocks: the same names, and no priority_class (an empty value is no label)
+expect_exit 0 "$FLEETSIM" metrics lq.h5 --tsdb lqdb -q --families kueue_local_queue_admitted_workloads_total
+if command -v promtool >/dev/null; then
+    promtool tsdb dump lqdb > lqdump.txt 2>&1
+    grep -o '{[^}]*}' lqdump.txt | sort -u > lqseries.txt
+    [ "$(grep -c . lqseries.txt)" = 3 ] && grep -q 'name="batch", namespace="ops"' lqseries.txt &&
+        ! grep -q priority_class lqseries.txt && ok || bad "LocalQueue blocks: $(head -5 lqseries.txt)"
+fi
 
 # promtool's linter: only its naming advice (vLLM's names have colons, DCGM's camelCase labels)
 if command -v promtool >/dev/null; then
