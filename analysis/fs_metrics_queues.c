@@ -7,6 +7,7 @@
 #include "../models/fs_kueue.h"
 #include "../scenarios/fs_defaults.h"
 #include "../scenarios/fs_kueue_yaml.h"
+#include "../traces/fs_trace.h"
 #include "../scenarios/fs_scenario.h"
 #include "../sim/fs_alloc.h"
 
@@ -543,6 +544,89 @@ static int run_cqs(q_t *q, fs_config_t *cfg, int *kueue_run)
     return 0;
 }
 
+/* (id, priority) of a trace's jobs, by id */
+typedef struct jprio { double id; int32_t prio; } jprio_t;
+
+static int cmp_jprio(const void *a, const void *b)
+{
+    const jprio_t *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Each /jobs row's WorkloadPriorityClass, as slot[i]: 1 + its index in
+ * wpc (the first class whose value is the job's priority), 0 for none.
+ * The job's priority is the run's: 0 for a synthetic workload's jobs
+ * (they have none), a trace's `priority` as the trace gives it (read again,
+ * by job id; a job not found there has none). */
+static int priority_slots(q_t *q, const fs_config_t *cfg, const fs_kueue_wpc_t *wpc,
+                          size_t n_wpc, size_t n, double *slot)
+{
+    for (size_t i = 0; i < n; i++)
+        slot[i] = 0;
+    if (!n_wpc)
+        return 0;
+    int32_t zero = 0;
+    size_t z = 0;
+    while (z < n_wpc && wpc[z].value != zero)
+        z++;
+    if (cfg->workload.kind != FS_WORKLOAD_TRACE) {
+        for (size_t i = 0; i < n; i++)
+            slot[i] = z < n_wpc ? (double)(z + 1) : 0;
+        return 0;
+    }
+    double *id = fs_malloc(n * sizeof *id);
+    enum { BATCH = 4096 };
+    fs_job_t *buf = fs_malloc(BATCH * sizeof *buf);
+    jprio_t *jp = NULL;
+    size_t nj = 0, cap = 0;
+    fs_source_t *src = NULL;
+    fs_error_t e;
+    int rc = !id || !buf ? oom(q) : fs_h5read_f64(q->in.f, "jobs", "id", id, q->in.err);
+    if (!rc && (rc = fs_trace_open(cfg->workload.trace.format ? cfg->workload.trace.format
+                                                              : "native",
+                                   cfg->workload.trace.path, &cfg->workload.trace.opts, &src,
+                                   &e)))
+        rc = rc == FS_ENOMEM ? oom(q)
+                             : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's trace cannot be "
+                                            "read again for its jobs' priorities (%s); --families "
+                                            "without the kueue_ admitted and wait families "
+                                            "writes the rest", q->in.results, e.msg);
+    while (!rc) {
+        size_t got = 0;
+        if ((rc = fs_source_next(src, buf, BATCH, &got, &e))) {
+            rc = fs_error_set(q->in.err, rc == FS_ENOMEM ? FS_ENOMEM : FS_EINVAL, "%s: %s",
+                              q->in.results, e.msg);
+            break;
+        }
+        if (!got)
+            break;
+        if (fs_grow((void **)&jp, &cap, nj + got, sizeof *jp)) {
+            rc = oom(q);
+            break;
+        }
+        for (size_t i = 0; i < got; i++)
+            if (!(buf[i].flags & FS_JOB_SERVICE))
+                jp[nj++] = (jprio_t){(double)buf[i].id, buf[i].priority};
+    }
+    if (!rc) {
+        if (nj)
+            qsort(jp, nj, sizeof *jp, cmp_jprio);
+        for (size_t i = 0; i < n; i++) {
+            jprio_t key = {id[i], 0};
+            const jprio_t *hit = nj ? bsearch(&key, jp, nj, sizeof *jp, cmp_jprio) : NULL;
+            for (size_t w = 0; hit && w < n_wpc && !slot[i]; w++)
+                if (wpc[w].value == hit->prio)
+                    slot[i] = (double)(w + 1);
+        }
+    }
+    if (src)
+        fs_source_destroy(src);
+    fs_free(jp);
+    fs_free(buf);
+    fs_free(id);
+    return rc;
+}
+
 /* The LocalQueue of a manifest that tenant `tenant` (its jobs going to
  * ClusterQueue `cq`) stands for: the scenario loader makes a LocalQueue's
  * name and namespace tenants of its ClusterQueue (scenarios/fs_kueue_yaml.h),
@@ -586,15 +670,19 @@ static int kueue(q_t *q)
     fs_config_t cfg;
     void *probe = NULL;   /* the run's Kueue set-up: its tenant -> CQ rule (fs_kueue_cq_of) */
     int mapped = 0;
-    fs_kueue_lq_t *lqs = NULL;  /* the manifest's LocalQueues */
-    size_t n_lq = 0;
+    fs_kueue_objs_t ob = {0};   /* the manifest's LocalQueues and WorkloadPriorityClasses */
+    double *pcs = NULL;     /* per job: its priority class (1 + index in ob.wpc; 0 none) */
+    double *cqpk = NULL, *lqpk = NULL;  /* per job: its CQ's, LocalQueue's key x classes + class */
     if (!(rc = read_cols(q, "jobs", n, cols, c, 4))) {
         ord = fs_malloc(n * sizeof *ord);
         tmp = fs_malloc(n * sizeof *tmp);
         zero = fs_calloc(n, sizeof *zero);
         cqk = fs_malloc(n * sizeof *cqk);
         lqk = fs_malloc(n * sizeof *lqk);
-        if (!ord || !tmp || !zero || !cqk || !lqk)
+        pcs = fs_malloc(n * sizeof *pcs);
+        cqpk = fs_malloc(n * sizeof *cqpk);
+        lqpk = fs_malloc(n * sizeof *lqpk);
+        if (!ord || !tmp || !zero || !cqk || !lqk || !pcs || !cqpk || !lqpk)
             rc = oom(q);
     }
     if (!rc)
@@ -608,11 +696,18 @@ static int kueue(q_t *q)
     }
     fs_error_t e_lq;
     if (!rc && mapped && cfg.scheduler.kueue.manifests &&
-        (rc = fs_kueue_manifest_lqs(cfg.scheduler.kueue.manifests, &lqs, &n_lq, &e_lq)))
+        (rc = fs_kueue_manifest_objs(cfg.scheduler.kueue.manifests, &ob, &e_lq)))
         rc = rc == FS_ENOMEM ? oom(q)
                              : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue LocalQueues "
                                             "cannot be read from its manifest (%s)", q->in.results,
                                             e_lq.msg);
+    const fs_kueue_lq_t *lqs = ob.lq;
+    size_t n_lq = ob.n_lq;
+    int any_pc = 0;     /* the admitted or wait families (priority_class) asked for */
+    for (size_t f = K_ADMITTED; f <= L_WAIT; f++)
+        any_pc |= f != L_PENDING && q->on[q->base + f];
+    if (!rc && any_pc)
+        rc = priority_slots(q, &cfg, ob.wpc, ob.n_wpc, n, pcs);
     double max_t = -1;
     for (size_t i = 0; i < n && !rc; i++)
         max_t = fmax(max_t, c[0][i]);
@@ -630,6 +725,9 @@ static int kueue(q_t *q)
         if (*lq == -2)
             *lq = lq_of(lqs, n_lq, tn, cq >= 0 ? cfg.scheduler.kueue.cqs[cq].name : NULL);
         lqk[i] = *lq >= 0 ? (double)*lq : (double)n_lq + c[0][i];
+        double np = (double)ob.n_wpc + 1;
+        cqpk[i] = cqk[i] * np + (any_pc ? pcs[i] : 0);
+        lqpk[i] = lqk[i] * np + (any_pc ? pcs[i] : 0);
     }
     size_t i0, i1;
     int whole = span(q, 0, q->in.end_time, &i0, &i1);
@@ -638,7 +736,8 @@ static int kueue(q_t *q)
             continue;
         int local = f >= L_PENDING;     /* per LocalQueue: labels name, namespace */
         size_t kind = local ? f - L_PENDING + K_PENDING : f;
-        const double *key = local ? lqk : cqk;  /* the series' jobs: a LocalQueue's or a CQ's */
+        /* the series' jobs: a LocalQueue's or a CQ's, and (admitted, wait) of one priority class */
+        const double *key = kind == K_PENDING ? (local ? lqk : cqk) : (local ? lqpk : cqpk);
         if (key != sorted_by) {
             for (size_t i = 0; i < n; i++)
                 ord[i] = i;
@@ -652,7 +751,12 @@ static int kueue(q_t *q)
                 g1++;
             if (!local && mapped && key[ord[g0]] < 0)
                 continue;   /* in no ClusterQueue */
-            double kv = key[ord[g0]];
+            double kv = key[ord[g0]], np = (double)ob.n_wpc + 1, pc = 0;
+            if (kind != K_PENDING) {    /* queue key x classes + class */
+                double base = floor(kv / np);
+                pc = kv - base * np;
+                kv = base;
+            }
             const char *cq = NULL, *lq_name = NULL, *lq_ns = NULL;
             if (!local)
                 cq = mapped ? cfg.scheduler.kueue.cqs[(size_t)kv].name
@@ -672,7 +776,7 @@ static int kueue(q_t *q)
                 l[nl][0] = "cluster_queue", l[nl++][1] = cq;
             }
             if (kind != K_PENDING)
-                l[nl][0] = "priority_class", l[nl++][1] = "";
+                l[nl][0] = "priority_class", l[nl++][1] = pc > 0 ? ob.wpc[(size_t)pc - 1].name : "";
             l[nl][0] = "replica_role", l[nl++][1] = "leader";
             l[nl][0] = "job", l[nl++][1] = "kueue";
             l[nl][0] = "status", l[nl][1] = "active";   /* pending only: nl + 1 */
@@ -704,7 +808,7 @@ static int kueue(q_t *q)
         fs_kueue_probe_destroy(probe);
     if (mapped)
         fs_config_release(&cfg);
-    fs_kueue_lqs_free(lqs, n_lq);
+    fs_kueue_objs_free(&ob);
     for (size_t i = 0; i < 4; i++)
         fs_free(c[i]);
     fs_free(ord);
@@ -712,6 +816,9 @@ static int kueue(q_t *q)
     fs_free(zero);
     fs_free(cqk);
     fs_free(lqk);
+    fs_free(pcs);
+    fs_free(cqpk);
+    fs_free(lqpk);
     fs_free(t_lq);
     return rc;
 }

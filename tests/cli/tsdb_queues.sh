@@ -273,6 +273,83 @@ if command -v promtool >/dev/null; then
         ! grep -q priority_class lqseries.txt && ok || bad "LocalQueue blocks: $(head -5 lqseries.txt)"
 fi
 
+# ---- priority_class: the WorkloadPriorityClass of the job's priority -------------------------
+# (a trace's priority column; the manifest's classes high 1000 and low 100; priority 0 and 7
+# match no class: "")
+/usr/bin/python3 - > pc.csv <<'EOF'
+print("id,submit,gpus,duration,tenant,priority")
+for i in range(60):
+    print("%d,%d,%d,%d,%s,%d" % (i + 1, i * 120, (1, 4, 8)[i % 3], 1800 + 97 * i,
+                                 ("vision", "nlp", "ops", "misc")[i % 4], (0, 100, 1000, 7, 100)[i % 5]))
+EOF
+cat lq-manifest.yaml > pc-manifest.yaml
+cat >> pc-manifest.yaml <<'EOF'
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+EOF
+sed '/^workload:/,$d' lq.yaml > pc.yaml
+printf 'workload:\n  trace: {path: pc.csv, format: native}\nscheduler:\n  queue: kueue\n  kueue: {manifests: pc-manifest.yaml, default_queue: ops}\noutput: {gpu_intervals: true, timeline_interval: 1m}\n' >> pc.yaml
+expect_exit 0 "$FLEETSIM" run pc.yaml -o pc.h5 -q
+expect_exit 0 "$FLEETSIM" metrics pc.h5 -o pc.om --families kueue_pending_workloads,kueue_admitted_workloads_total,kueue_local_queue_admitted_workloads_total,kueue_local_queue_admission_wait_time_seconds
+/usr/bin/python3 - pc.h5 pc.om pc.csv > pcpy.txt 2>&1 <<'EOF' && ok || bad "priority_class: $(cat pcpy.txt)"
+import csv, re, sys
+import h5py
+f = h5py.File(sys.argv[1], "r")
+jobs = f["jobs"][:]
+names = {int(r["tenant"]): r["name"].decode() for r in f["tenants"][:]}
+prio = {int(r["id"]): int(r["priority"]) for r in csv.DictReader(open(sys.argv[3]))}
+cls = {1000: "high", 100: "low"}
+lq_of = {"vision": ("nlp", "vision"), "nlp": ("nlp", "vision"), "ops": ("batch", "ops"),
+         "misc": ("misc", "misc")}
+cq_of = {"vision": "research", "nlp": "research", "ops": "ops", "misc": "ops"}
+got, pend_pc = {}, False
+for line in open(sys.argv[2]):
+    m = re.match(r'([a-z_]+)\{(.*)\} (\S+) (\d+)$', line)
+    if not m:
+        continue
+    lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    if "le" in lab and lab["le"] != "+Inf":
+        continue
+    if m.group(1) == "kueue_pending_workloads":
+        pend_pc |= "priority_class" in lab
+        continue
+    q = lab.get("cluster_queue") or (lab["name"], lab["namespace"])
+    got[(m.group(1), q, lab["priority_class"], int(m.group(4)) - 1767225600)] = float(m.group(3))
+assert not pend_pc
+assert {k[2] for k in got} == {"", "high", "low"}, {k[2] for k in got}
+ts = sorted({k[3] for k in got})
+assert len(ts) > 60, len(ts)
+for t in ts:
+    want = {}
+    for j in jobs:
+        tn, pc = names[int(j["tenant"])], cls.get(prio[int(j["id"])], "")
+        for fam, q in (("kueue_admitted_workloads_total", cq_of[tn]),
+                       ("kueue_local_queue_admitted_workloads_total", lq_of[tn]),
+                       ("kueue_local_queue_admission_wait_time_seconds_bucket", lq_of[tn])):
+            want[(fam, q, pc, t)] = want.get((fam, q, pc, t), 0) + (j["start"] <= t)
+    for k, v in want.items():
+        assert got.get(k, 0) == v, (k, got.get(k), v)
+    extra = [k for k in got if k[3] == t and got[k] and k[0] in {w[0] for w in want} and k not in want]
+    assert not extra, (t, extra)
+print("checked", len(ts), "instants,", len(jobs), "jobs")
+EOF
+cat pcpy.txt
+# a class value that is no integer: exit 2 at its position
+sed 's/^value: 100$/value: lots/' pc-manifest.yaml > pc-bad.yaml
+sed 's/pc-manifest.yaml/pc-bad.yaml/' pc.yaml > pcb.yaml
+expect_exit 0 "$FLEETSIM" run pcb.yaml -o pcb.h5 -q
+expect_exit 2 "$FLEETSIM" metrics pcb.h5 -o pcb.om
+expect_err "pc-bad.yaml:[0-9]+:8: WorkloadPriorityClass 'low': value: expected an integer"
+[ -e pcb.om ] && bad "a refused export left its file" || ok
+
 # promtool's linter: only its naming advice (vLLM's names have colons, DCGM's camelCase labels)
 if command -v promtool >/dev/null; then
     promtool check metrics < q.om 2>&1 | grep -v -e "should not contain ':'" -e camelCase -e snake_case > lint.txt
