@@ -663,7 +663,8 @@ static int kueue(q_t *q)
     size_t *ord = NULL, *tmp = NULL;
     double *zero = NULL, *cqk = NULL;   /* per job: its CQ (index in the config; -1 none) */
     double *lqk = NULL;     /* per job: its LocalQueue series: a manifest LocalQueue's
-                               index, or n_lq + its tenant (named after the tenant) */
+                               index, or n_lq + 1 + its tenant (-1: none; named after
+                               the tenant) */
     int32_t *t_lq = NULL;   /* per tenant index + 1: its manifest LocalQueue (-2 not yet) */
     size_t n_t = 0;
     const double *sorted_by = NULL;     /* ord: the jobs in the order of this key */
@@ -724,7 +725,7 @@ static int kueue(q_t *q)
         int32_t *lq = &t_lq[t < 0 ? 0 : t + 1];
         if (*lq == -2)
             *lq = lq_of(lqs, n_lq, tn, cq >= 0 ? cfg.scheduler.kueue.cqs[cq].name : NULL);
-        lqk[i] = *lq >= 0 ? (double)*lq : (double)n_lq + c[0][i];
+        lqk[i] = *lq >= 0 ? (double)*lq : (double)n_lq + 1 + c[0][i];   /* tenant >= -1 */
         double np = (double)ob.n_wpc + 1;
         cqpk[i] = cqk[i] * np + (any_pc ? pcs[i] : 0);
         lqpk[i] = lqk[i] * np + (any_pc ? pcs[i] : 0);
@@ -764,7 +765,7 @@ static int kueue(q_t *q)
             else if (kv < (double)n_lq)
                 lq_name = lqs[(size_t)kv].name, lq_ns = lqs[(size_t)kv].ns;
             else
-                lq_name = lq_ns = fs_msink_tenant(q->s, (int32_t)(kv - (double)n_lq));
+                lq_name = lq_ns = fs_msink_tenant(q->s, (int32_t)(kv - (double)n_lq) - 1);
             /* Kueue's label order; priority_class (v0.14+) on the admitted and wait
              * families: the workload's WorkloadPriorityClass, "" for none */
             const char *l[8][2];
