@@ -1111,16 +1111,12 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
                 c->tv[m++] = fs_tsdb_stale();
             }
         }
-        /* a label of empty value is no label: Prometheus drops it at ingestion
-         * (Kueue's priority_class="" of a workload without a priority class) */
         fs_tsdb_label_t lab[40];
-        size_t nlab = 0;
-        lab[nlab++] = (fs_tsdb_label_t){"__name__", name};
+        lab[0] = (fs_tsdb_label_t){"__name__", name};
         for (size_t i = 0; i < c->nl; i++)
-            if (c->lv.p[c->loff[i]])
-                lab[nlab++] = (fs_tsdb_label_t){c->lname[i], c->lv.p + c->loff[i]};
+            lab[i + 1] = (fs_tsdb_label_t){c->lname[i], c->lv.p + c->loff[i]};
         uint64_t before = fs_tsdb_spooled(c->tsdb);
-        int rc = fs_tsdb_add(c->tsdb, lab, nlab, c->tt, c->tv, m, c->err);
+        int rc = fs_tsdb_add(c->tsdb, lab, c->nl + 1, c->tt, c->tv, m, c->err);
         if (rc)
             return rc;
         c->st.samples += m;

@@ -767,7 +767,8 @@ static int kueue(q_t *q)
             else
                 lq_name = lq_ns = fs_msink_tenant(q->s, (int32_t)(kv - (double)n_lq) - 1);
             /* Kueue's label order; priority_class (v0.14+) on the admitted and wait
-             * families: the workload's WorkloadPriorityClass, "" for none */
+             * families: the workload's WorkloadPriorityClass; Kueue's "" for none is
+             * no label once Prometheus ingests it, and is not written */
             const char *l[8][2];
             size_t nl = 0;
             if (local) {
@@ -776,8 +777,8 @@ static int kueue(q_t *q)
             } else {
                 l[nl][0] = "cluster_queue", l[nl++][1] = cq;
             }
-            if (kind != K_PENDING)
-                l[nl][0] = "priority_class", l[nl++][1] = pc > 0 ? ob.wpc[(size_t)pc - 1].name : "";
+            if (kind != K_PENDING && pc > 0)
+                l[nl][0] = "priority_class", l[nl++][1] = ob.wpc[(size_t)pc - 1].name;
             l[nl][0] = "replica_role", l[nl++][1] = "leader";
             l[nl][0] = "job", l[nl++][1] = "kueue";
             l[nl][0] = "status", l[nl][1] = "active";   /* pending only: nl + 1 */
