@@ -1,6 +1,9 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* O_DIRECT (the text writer) */
+#endif
 
 #include "fs_metrics.h"
 #include "fs_h5read.h"
@@ -16,8 +19,10 @@
 #include "../sim/fs_out.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,16 @@ typedef struct gpu {
 /* A growing line buffer for one series' label prefix. */
 typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf_t;
 
+/* The text output (tw_*): one write(2) per TW_CHUNK bytes from a buffer
+ * aligned for direct I/O, with O_DIRECT where the file system takes it. */
+typedef struct twriter {
+    int fd;
+    char *mem, *p;      /* mem: as allocated; p: aligned to TW_ALIGN (NULL: not open) */
+    size_t n;           /* bytes waiting in p */
+    int direct;         /* fd is open with O_DIRECT */
+    int err;            /* the first write error (errno) */
+} twriter_t;
+
 typedef struct node_info {
     uint32_t pool, local, first_gpu, gpn;
 } node_info_t;
@@ -91,7 +106,7 @@ typedef struct fs_msink {
     double *tenant_idx;
     size_t n_tenants;
     double end_time;
-    FILE *fp;
+    twriter_t tw;           /* the text output (not --tsdb) */
     const fs_metrics_opts_t *o;
     fs_metrics_stats_t st;
     /* scratch for one GPU and family: (label key, time, value) */
@@ -847,6 +862,135 @@ static double dbe_at(const gpu_t *g, double t)
 }
 
 
+/* ---- the text output's writer ------------------------------------------------------------ */
+
+/* The writes go straight to the device (O_DIRECT) in TW_CHUNK pieces: on
+ * a multi-GB export the kernel's copy into the page cache cost twice the
+ * program's own time (docs/performance.md); the tail, and any file system
+ * that refuses direct I/O, go through the page cache. */
+#define TW_ALIGN 4096u
+#define TW_CHUNK ((size_t)4 << 20)
+#define TW_CAP (TW_CHUNK + ((size_t)64 << 10))  /* room for lines past a chunk */
+
+static int tw_open(twriter_t *w, const char *path)
+{
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    if (!(w->mem = fs_malloc(TW_CAP + TW_ALIGN)))
+        return ENOMEM;
+    w->p = w->mem + (TW_ALIGN - (uintptr_t)w->mem % TW_ALIGN) % TW_ALIGN;
+#ifdef O_DIRECT
+    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0666);
+    w->direct = w->fd >= 0;
+    if (w->fd < 0 && errno != EINVAL)
+        return errno;
+#endif
+    if (w->fd < 0 && (w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+        return errno;
+    return 0;
+}
+
+/* Back to writes through the page cache (for the tail, or where direct I/O
+ * is refused). */
+static void tw_buffered(twriter_t *w)
+{
+#ifdef O_DIRECT
+    if (w->direct) {
+        int fl = fcntl(w->fd, F_GETFL);
+        if (fl != -1)
+            (void)fcntl(w->fd, F_SETFL, fl & ~O_DIRECT);
+        w->direct = 0;
+    }
+#endif
+}
+
+static void tw_write(twriter_t *w, const char *p, size_t n)
+{
+    while (n && !w->err) {
+        ssize_t k = write(w->fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EINVAL && w->direct) {   /* alignment, or no direct I/O here */
+            tw_buffered(w);
+            continue;
+        }
+        if (k <= 0) {
+            w->err = k < 0 ? errno : EIO;
+            break;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* Writes the whole chunks waiting; less than TW_CHUNK bytes stay. */
+static void tw_drain(twriter_t *w)
+{
+    size_t done = 0;
+    for (; w->n - done >= TW_CHUNK && !w->err; done += TW_CHUNK)
+        tw_write(w, w->p + done, TW_CHUNK);
+    if (done) {
+        memmove(w->p, w->p + done, w->n - done);
+        w->n -= done;
+    }
+}
+
+static void tw_put(twriter_t *w, const char *s, size_t n)
+{
+    while (n && !w->err) {
+        size_t k = TW_CAP - w->n < n ? TW_CAP - w->n : n;
+        memcpy(w->p + w->n, s, k);
+        w->n += k;
+        s += k;
+        n -= k;
+        if (w->n == TW_CAP)
+            tw_drain(w);
+    }
+}
+
+static void tw_printf(twriter_t *w, const char *fmt, ...)
+{
+    char buf[1024], *p = buf;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (len < 0) {
+        w->err = EINVAL;
+        return;
+    }
+    if ((size_t)len >= sizeof buf) {
+        if (!(p = fs_malloc((size_t)len + 1))) {
+            w->err = ENOMEM;
+            return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(p, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
+    tw_put(w, p, (size_t)len);
+    if (p != buf)
+        fs_free(p);
+}
+
+/* Writes what is left and closes; the first error's errno (0: none). */
+static int tw_close(twriter_t *w)
+{
+    if (!w->p)
+        return 0;
+    if (w->fd >= 0) {
+        tw_drain(w);
+        tw_buffered(w);
+        tw_write(w, w->p, w->n);
+        if (close(w->fd) != 0 && !w->err)
+            w->err = errno;
+    }
+    fs_free(w->mem);
+    w->mem = w->p = NULL;
+    w->fd = -1;
+    return w->err;
+}
+
 /* ---- series: labels and the two outputs ------------------------------------------------ */
 
 /* dcgm-exporter's PCI bus IDs of an HGX board's 8 GPUs; further GPUs count on */
@@ -996,23 +1140,41 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
     sb_str(b, c->nl ? "} " : " ");
     if (b->oom)
         return fail(c, FS_ENOMEM, "out of memory");
-    char num[64];
-    for (size_t i = 0; i < n; i++) {
-        fwrite(b->p, 1, b->n, c->fp);
-        size_t len = fmt_value(num, sizeof num, v[i]);
-        num[len++] = ' ';
-        len += fmt_value(num + len, sizeof num - len, (double)(t[i] / 1000));
-        num[len++] = '\n';
-        fwrite(num, 1, len, c->fp);
-        c->st.bytes += b->n + len;
+    /* a sample's line: the prefix, the value, a space, the time (s), a newline;
+     * the two numbers take at most 2 x 24 bytes */
+    twriter_t *w = &c->tw;
+    const size_t line_max = b->n + 64;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n && !w->err; i++) {
+        if (w->n + line_max > TW_CAP)
+            tw_drain(w);
+        char *p;
+        char num[64];
+        int direct = w->n + line_max <= TW_CAP;   /* else a very long prefix: piecewise */
+        if (direct) {
+            memcpy(w->p + w->n, b->p, b->n);
+            p = w->p + w->n + b->n;
+        } else {
+            tw_put(w, b->p, b->n);
+            p = num;
+        }
+        size_t len = fmt_value(p, 32, v[i]);
+        p[len++] = ' ';
+        len += fmt_value(p + len, 32, (double)(t[i] / 1000));
+        p[len++] = '\n';
+        if (direct)
+            w->n += b->n + len;
+        else
+            tw_put(w, num, len);
+        bytes += b->n + len;
     }
+    c->st.bytes += bytes;
     c->st.samples += n;
     if (fam < FS_METRICS_MAX_FAMILIES)
         c->st.fam_samples[fam] += n;
-    if (ferror(c->fp)) {
-        int e = errno;
-        return fs_error_set(c->err, fs_tsdb_io_code(e), "%s: %s", c->out,
-                            e ? strerror(e) : "write error");
+    if (w->err) {
+        int e = w->err;
+        return fs_error_set(c->err, fs_tsdb_io_code(e), "%s: %s", c->out, strerror(e));
     }
     return check_size(c);
 }
@@ -1231,7 +1393,7 @@ static int emit_level(ctx_t *c, size_t fam, const family_t *fm)
     snprintf(name, sizeof name, "fleetsim:%s:%s_%s", sn,
              ag == A_AVG ? "avg" : ag == A_SUM ? "sum" : "max", pool ? "pool" : "node");
     if (!c->tsdb)
-        fprintf(c->fp, "# HELP %s %s of %s over the %s's GPUs: %s\n# TYPE %s gauge\n", name,
+        tw_printf(&c->tw, "# HELP %s %s of %s over the %s's GPUs: %s\n# TYPE %s gauge\n", name,
                 ag == A_AVG ? "Mean" : ag == A_SUM ? "Sum" : "Maximum", fm->name,
                 pool ? "pool" : "node", fm->help, name);
     uint32_t steps = c->k_hi + 1;
@@ -1397,7 +1559,7 @@ static int emit_scheduler(ctx_t *c, size_t fam_base)
             if ((rc = fs_h5read_f64(c->f, "timeline", col, v, c->err)))
                 break;
             if (!c->tsdb && !header++)
-                fprintf(c->fp, "# HELP %s %s\n# TYPE %s gauge\n", sched_cols[k].name,
+                tw_printf(&c->tw, "# HELP %s %s\n# TYPE %s gauge\n", sched_cols[k].name,
                         sched_cols[k].help, sched_cols[k].name);
             size_t n = 0, r = 0;
             for (uint32_t s = c->k_lo; s <= c->k_hi; s++) {
@@ -1465,7 +1627,7 @@ const char *fs_msink_service(const fs_msink_t *c, uint32_t i)
 int fs_msink_family(fs_msink_t *c, const char *name, const char *type, const char *help)
 {
     if (!c->tsdb)
-        fprintf(c->fp, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+        tw_printf(&c->tw, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
     return 0;
 }
 
@@ -1736,8 +1898,9 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             fs_tsdb_set_interrupt(c.tsdb, o->interrupt);
     } else if (!rc && !(rc = fs_out_prepare(&fo, out, err))) {
         prepared = 1;
-        if (!(c.fp = fopen(fo.tmp, "w")))
-            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
+        int e = tw_open(&c.tw, fo.tmp);
+        if (e)
+            rc = fs_error_set(err, fs_tsdb_io_code(e), "%s: %s", out, strerror(e));
     }
     uint64_t total = 0, done = 0;
     for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
@@ -1757,7 +1920,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             if (!c.fam_on[fi])
                 continue;
             if (!c.tsdb && o->level == FS_METRICS_GPU)
-                fprintf(c.fp, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
+                tw_printf(&c.tw, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
                         fm->type);
             if (o->level != FS_METRICS_GPU) {
                 rc = emit_level(&c, fi, fm);
@@ -1809,13 +1972,14 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             fs_tsdb_abort(c.tsdb);
         }
         c.tsdb = NULL;
-    } else if (c.fp) {
+    } else if (c.tw.p) {
         if (!rc) {
-            fputs("# EOF\n", c.fp);
+            tw_put(&c.tw, "# EOF\n", 6);
             c.st.bytes += 6;
         }
-        if (fclose(c.fp) != 0 && !rc)
-            rc = fs_error_set(err, fs_tsdb_io_code(errno), "%s: %s", out, strerror(errno));
+        int e = tw_close(&c.tw);
+        if (e && !rc)
+            rc = fs_error_set(err, fs_tsdb_io_code(e), "%s: %s", out, strerror(e));
     }
     if (!rc && prepared)
         rc = fs_out_commit(&fo, rename, err);

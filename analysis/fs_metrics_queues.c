@@ -6,6 +6,8 @@
 #include "fs_h5read.h"
 #include "../models/fs_kueue.h"
 #include "../scenarios/fs_defaults.h"
+#include "../scenarios/fs_kueue_yaml.h"
+#include "../traces/fs_trace.h"
 #include "../scenarios/fs_scenario.h"
 #include "../sim/fs_alloc.h"
 
@@ -531,8 +533,8 @@ static int run_cqs(q_t *q, fs_config_t *cfg, int *kueue_run)
     if (rc)
         return fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue ClusterQueues cannot be "
                             "read from its stored scenario (%s); --families without "
-                            "kueue_pending_workloads, kueue_admitted_workloads_total and "
-                            "kueue_admission_wait_time_seconds writes the rest",
+                            "the kueue_ families (ClusterQueues and LocalQueues) writes the "
+                            "rest",
                             q->in.results, e.msg);
     if (cfg->scheduler.queue != FS_QUEUE_KUEUE) {
         fs_config_release(cfg);
@@ -542,17 +544,116 @@ static int run_cqs(q_t *q, fs_config_t *cfg, int *kueue_run)
     return 0;
 }
 
+/* (id, priority) of a trace's jobs, by id */
+typedef struct jprio { double id; int32_t prio; } jprio_t;
+
+static int cmp_jprio(const void *a, const void *b)
+{
+    const jprio_t *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Each /jobs row's WorkloadPriorityClass, as slot[i]: 1 + its index in
+ * wpc (the first class whose value is the job's priority), 0 for none.
+ * The job's priority is the run's: 0 for a synthetic workload's jobs
+ * (they have none), a trace's `priority` as the trace gives it (read again,
+ * by job id; a job not found there has none). */
+static int priority_slots(q_t *q, const fs_config_t *cfg, const fs_kueue_wpc_t *wpc,
+                          size_t n_wpc, size_t n, double *slot)
+{
+    for (size_t i = 0; i < n; i++)
+        slot[i] = 0;
+    if (!n_wpc)
+        return 0;
+    int32_t zero = 0;
+    size_t z = 0;
+    while (z < n_wpc && wpc[z].value != zero)
+        z++;
+    if (cfg->workload.kind != FS_WORKLOAD_TRACE) {
+        for (size_t i = 0; i < n; i++)
+            slot[i] = z < n_wpc ? (double)(z + 1) : 0;
+        return 0;
+    }
+    double *id = fs_malloc(n * sizeof *id);
+    enum { BATCH = 4096 };
+    fs_job_t *buf = fs_malloc(BATCH * sizeof *buf);
+    jprio_t *jp = NULL;
+    size_t nj = 0, cap = 0;
+    fs_source_t *src = NULL;
+    fs_error_t e;
+    int rc = !id || !buf ? oom(q) : fs_h5read_f64(q->in.f, "jobs", "id", id, q->in.err);
+    if (!rc && (rc = fs_trace_open(cfg->workload.trace.format ? cfg->workload.trace.format
+                                                              : "native",
+                                   cfg->workload.trace.path, &cfg->workload.trace.opts, &src,
+                                   &e)))
+        rc = rc == FS_ENOMEM ? oom(q)
+                             : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's trace cannot be "
+                                            "read again for its jobs' priorities (%s); --families "
+                                            "without the kueue_ admitted and wait families "
+                                            "writes the rest", q->in.results, e.msg);
+    while (!rc) {
+        size_t got = 0;
+        if ((rc = fs_source_next(src, buf, BATCH, &got, &e))) {
+            rc = fs_error_set(q->in.err, rc == FS_ENOMEM ? FS_ENOMEM : FS_EINVAL, "%s: %s",
+                              q->in.results, e.msg);
+            break;
+        }
+        if (!got)
+            break;
+        if (fs_grow((void **)&jp, &cap, nj + got, sizeof *jp)) {
+            rc = oom(q);
+            break;
+        }
+        for (size_t i = 0; i < got; i++)
+            if (!(buf[i].flags & FS_JOB_SERVICE))
+                jp[nj++] = (jprio_t){(double)buf[i].id, buf[i].priority};
+    }
+    if (!rc) {
+        if (nj)
+            qsort(jp, nj, sizeof *jp, cmp_jprio);
+        for (size_t i = 0; i < n; i++) {
+            jprio_t key = {id[i], 0};
+            const jprio_t *hit = nj ? bsearch(&key, jp, nj, sizeof *jp, cmp_jprio) : NULL;
+            for (size_t w = 0; hit && w < n_wpc && !slot[i]; w++)
+                if (wpc[w].value == hit->prio)
+                    slot[i] = (double)(w + 1);
+        }
+    }
+    if (src)
+        fs_source_destroy(src);
+    fs_free(jp);
+    fs_free(buf);
+    fs_free(id);
+    return rc;
+}
+
+/* The LocalQueue of a manifest that tenant `tenant` (its jobs going to
+ * ClusterQueue `cq`) stands for: the scenario loader makes a LocalQueue's
+ * name and namespace tenants of its ClusterQueue (scenarios/fs_kueue_yaml.h),
+ * so the first LocalQueue of that CQ named like the tenant, else the first
+ * in the tenant's namespace; -1: none. */
+static int32_t lq_of(const fs_kueue_lq_t *l, size_t n, const char *tenant, const char *cq)
+{
+    for (int by_ns = 0; tenant && cq && by_ns < 2; by_ns++)
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(l[i].cq, cq) == 0 && strcmp(by_ns ? l[i].ns : l[i].name, tenant) == 0)
+                return (int32_t)i;
+    return -1;
+}
+
 /* Per ClusterQueue (kueue_*: the run's own CQs under scheduler.queue
  * kueue; under any other policy a CQ per tenant, named after it) and per
- * LocalQueue (kueue_local_queue_*: the tenant's, name and namespace the
- * tenant), from /jobs. */
+ * LocalQueue (kueue_local_queue_*: under scheduler.queue kueue the
+ * manifest's LocalQueue a tenant maps to, with its name and namespace;
+ * else, and for a tenant no manifest LocalQueue stands for, one per
+ * tenant, name and namespace the tenant), from /jobs.  Labels as Kueue
+ * v0.19 writes them (pkg/metrics/metrics.go), priority_class on the
+ * admitted and wait families. */
 static int kueue(q_t *q)
 {
-    int any = 0, any_cq = 0, rc = 0;
+    int any = 0, rc = 0;
     for (size_t f = K_PENDING; f <= L_WAIT; f++)
         any |= q->on[q->base + f];
-    for (size_t f = K_PENDING; f <= K_WAIT; f++)
-        any_cq |= q->on[q->base + f];
     size_t n = 0;
     if (!any || !fs_h5read_has(q->in.f, "jobs") ||
         (rc = fs_h5read_rows(q->in.f, "jobs", &n, q->in.err)) || n == 0)
@@ -561,19 +662,31 @@ static int kueue(q_t *q)
     double *c[4] = {0};
     size_t *ord = NULL, *tmp = NULL;
     double *zero = NULL, *cqk = NULL;   /* per job: its CQ (index in the config; -1 none) */
+    double *lqk = NULL;     /* per job: its LocalQueue series: a manifest LocalQueue's
+                               index, or n_lq + 1 + its tenant (-1: none; named after
+                               the tenant) */
+    int32_t *t_lq = NULL;   /* per tenant index + 1: its manifest LocalQueue (-2 not yet) */
+    size_t n_t = 0;
     const double *sorted_by = NULL;     /* ord: the jobs in the order of this key */
     fs_config_t cfg;
     void *probe = NULL;   /* the run's Kueue set-up: its tenant -> CQ rule (fs_kueue_cq_of) */
     int mapped = 0;
+    fs_kueue_objs_t ob = {0};   /* the manifest's LocalQueues and WorkloadPriorityClasses */
+    double *pcs = NULL;     /* per job: its priority class (1 + index in ob.wpc; 0 none) */
+    double *cqpk = NULL, *lqpk = NULL;  /* per job: its CQ's, LocalQueue's key x classes + class */
     if (!(rc = read_cols(q, "jobs", n, cols, c, 4))) {
         ord = fs_malloc(n * sizeof *ord);
         tmp = fs_malloc(n * sizeof *tmp);
         zero = fs_calloc(n, sizeof *zero);
         cqk = fs_malloc(n * sizeof *cqk);
-        if (!ord || !tmp || !zero || !cqk)
+        lqk = fs_malloc(n * sizeof *lqk);
+        pcs = fs_malloc(n * sizeof *pcs);
+        cqpk = fs_malloc(n * sizeof *cqpk);
+        lqpk = fs_malloc(n * sizeof *lqpk);
+        if (!ord || !tmp || !zero || !cqk || !lqk || !pcs || !cqpk || !lqpk)
             rc = oom(q);
     }
-    if (!rc && any_cq)
+    if (!rc)
         rc = run_cqs(q, &cfg, &mapped);
     if (!rc && mapped) {
         fs_error_t e;
@@ -582,10 +695,40 @@ static int kueue(q_t *q)
                                  : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue set-up "
                                                 "cannot be built again (%s)", q->in.results, e.msg);
     }
+    fs_error_t e_lq;
+    if (!rc && mapped && cfg.scheduler.kueue.manifests &&
+        (rc = fs_kueue_manifest_objs(cfg.scheduler.kueue.manifests, &ob, &e_lq)))
+        rc = rc == FS_ENOMEM ? oom(q)
+                             : fs_error_set(q->in.err, FS_EINVAL, "%s: the run's Kueue LocalQueues "
+                                            "cannot be read from its manifest (%s)", q->in.results,
+                                            e_lq.msg);
+    const fs_kueue_lq_t *lqs = ob.lq;
+    size_t n_lq = ob.n_lq;
+    int any_pc = 0;     /* the admitted or wait families (priority_class) asked for */
+    for (size_t f = K_ADMITTED; f <= L_WAIT; f++)
+        any_pc |= f != L_PENDING && q->on[q->base + f];
+    if (!rc && any_pc)
+        rc = priority_slots(q, &cfg, ob.wpc, ob.n_wpc, n, pcs);
+    double max_t = -1;
+    for (size_t i = 0; i < n && !rc; i++)
+        max_t = fmax(max_t, c[0][i]);
+    n_t = (size_t)(max_t + 2);
+    if (!rc && !(t_lq = fs_malloc(n_t * sizeof *t_lq)))
+        rc = oom(q);
+    for (size_t i = 0; i < n_t && !rc; i++)
+        t_lq[i] = -2;
     for (size_t i = 0; i < n && !rc; i++) {
         int32_t t = (int32_t)c[0][i];
         const char *tn = t < 0 ? NULL : fs_msink_tenant(q->s, t);
-        cqk[i] = !mapped ? c[0][i] : (double)fs_kueue_cq_of(probe, tn);
+        int32_t cq = mapped ? fs_kueue_cq_of(probe, tn) : -1;
+        cqk[i] = !mapped ? c[0][i] : (double)cq;
+        int32_t *lq = &t_lq[t < 0 ? 0 : t + 1];
+        if (*lq == -2)
+            *lq = lq_of(lqs, n_lq, tn, cq >= 0 ? cfg.scheduler.kueue.cqs[cq].name : NULL);
+        lqk[i] = *lq >= 0 ? (double)*lq : (double)n_lq + 1 + c[0][i];   /* tenant >= -1 */
+        double np = (double)ob.n_wpc + 1;
+        cqpk[i] = cqk[i] * np + (any_pc ? pcs[i] : 0);
+        lqpk[i] = lqk[i] * np + (any_pc ? pcs[i] : 0);
     }
     size_t i0, i1;
     int whole = span(q, 0, q->in.end_time, &i0, &i1);
@@ -594,7 +737,8 @@ static int kueue(q_t *q)
             continue;
         int local = f >= L_PENDING;     /* per LocalQueue: labels name, namespace */
         size_t kind = local ? f - L_PENDING + K_PENDING : f;
-        const double *key = local ? c[0] : cqk;     /* the series' jobs: a tenant's or a CQ's */
+        /* the series' jobs: a LocalQueue's or a CQ's, and (admitted, wait) of one priority class */
+        const double *key = kind == K_PENDING ? (local ? lqk : cqk) : (local ? lqpk : cqpk);
         if (key != sorted_by) {
             for (size_t i = 0; i < n; i++)
                 ord[i] = i;
@@ -608,14 +752,36 @@ static int kueue(q_t *q)
                 g1++;
             if (!local && mapped && key[ord[g0]] < 0)
                 continue;   /* in no ClusterQueue */
-            const char *cq = local || !mapped ? fs_msink_tenant(q->s, (int32_t)key[ord[g0]])
-                                              : cfg.scheduler.kueue.cqs[(size_t)key[ord[g0]]].name;
-            const char *lab[6][2] = {{"cluster_queue", cq}, {"replica_role", "leader"},
-                                     {"job", "kueue"}, {"status", "active"}};
-            const char *lq[7][2] = {{"name", cq}, {"namespace", cq}, {"replica_role", "leader"},
-                                    {"job", "kueue"}, {"status", "active"}};
-            const char *(*l)[2] = local ? lq : lab;
-            size_t nl = local ? 4 : 3;  /* without status */
+            double kv = key[ord[g0]], np = (double)ob.n_wpc + 1, pc = 0;
+            if (kind != K_PENDING) {    /* queue key x classes + class */
+                double base = floor(kv / np);
+                pc = kv - base * np;
+                kv = base;
+            }
+            const char *cq = NULL, *lq_name = NULL, *lq_ns = NULL;
+            if (!local)
+                cq = mapped ? cfg.scheduler.kueue.cqs[(size_t)kv].name
+                            : fs_msink_tenant(q->s, (int32_t)kv);
+            else if (kv < (double)n_lq)
+                lq_name = lqs[(size_t)kv].name, lq_ns = lqs[(size_t)kv].ns;
+            else
+                lq_name = lq_ns = fs_msink_tenant(q->s, (int32_t)(kv - (double)n_lq) - 1);
+            /* Kueue's label order; priority_class (v0.14+) on the admitted and wait
+             * families: the workload's WorkloadPriorityClass; Kueue's "" for none is
+             * no label once Prometheus ingests it, and is not written */
+            const char *l[8][2];
+            size_t nl = 0;
+            if (local) {
+                l[nl][0] = "name", l[nl++][1] = lq_name;
+                l[nl][0] = "namespace", l[nl++][1] = lq_ns;
+            } else {
+                l[nl][0] = "cluster_queue", l[nl++][1] = cq;
+            }
+            if (kind != K_PENDING && pc > 0)
+                l[nl][0] = "priority_class", l[nl++][1] = ob.wpc[(size_t)pc - 1].name;
+            l[nl][0] = "replica_role", l[nl++][1] = "leader";
+            l[nl][0] = "job", l[nl++][1] = "kueue";
+            l[nl][0] = "status", l[nl][1] = "active";   /* pending only: nl + 1 */
             size_t m = g1 - g0, ne = 0, nx = 0;
             if ((rc = need_ev(q, 2 * m)) || (rc = header(q, f, &hdr)))
                 break;
@@ -644,12 +810,18 @@ static int kueue(q_t *q)
         fs_kueue_probe_destroy(probe);
     if (mapped)
         fs_config_release(&cfg);
+    fs_kueue_objs_free(&ob);
     for (size_t i = 0; i < 4; i++)
         fs_free(c[i]);
     fs_free(ord);
     fs_free(tmp);
     fs_free(zero);
     fs_free(cqk);
+    fs_free(lqk);
+    fs_free(pcs);
+    fs_free(cqpk);
+    fs_free(lqpk);
+    fs_free(t_lq);
     return rc;
 }
 

@@ -12,7 +12,11 @@
  *     run's own CQs under scheduler.queue kueue, from its stored scenario;
  *     else one per tenant): kueue_pending_workloads,
  *     kueue_admitted_workloads_total, kueue_admission_wait_time_seconds; and
- *     per LocalQueue (a tenant's): the same as kueue_local_queue_*;
+ *     per LocalQueue (the manifest's LocalQueue a tenant maps to, else one
+ *     named after the tenant): the same as kueue_local_queue_*; labels as
+ *     Kueue v0.19.2 writes them, priority_class (the manifest's
+ *     WorkloadPriorityClass of the job's priority, "" for none) on the
+ *     admitted and wait families;
  *   - fleetsim's cost and carbon rates per pool, from /cost.
  */
 #ifndef FS_METRICS_QUEUES_H

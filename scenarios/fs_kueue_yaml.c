@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include "fs_kueue_yaml.h"
+#include "fs_defaults.h"
 #include "fs_subkeys.h"
 #include "../models/fs_kueue.h"
 #include "../sim/fs_alloc.h"
@@ -134,6 +135,9 @@ typedef struct mctx {
                                ResourceFlavor of the same name is theirs */
     mref_t *refs;
     size_t n_refs, cap_refs;
+    fs_kueue_wpc_t *wpc;    /* WorkloadPriorityClasses (kept for fs_kueue_manifest_objs only) */
+    size_t n_wpc, cap_wpc;
+    int keep_wpc;
 } mctx_t;
 
 static void mnode_free(mnode_t *n)
@@ -557,6 +561,7 @@ typedef struct lq {
     char *tenants;          /* "namespace,name" */
     char *cq;
     unsigned line, col;
+    size_t ns_len;          /* tenants: the namespace's length */
 } lq_t;
 
 static int local_queue(obj_t *o, const mnode_t *meta, const mnode_t *spec, lq_t **lqs, size_t *n)
@@ -580,6 +585,32 @@ static int local_queue(obj_t *o, const mnode_t *meta, const mnode_t *spec, lq_t 
     if (!l->tenants || !l->cq)
         return mnomem(o->c);
     sprintf(l->tenants, "%s,%s", nsn, o->name);
+    l->ns_len = strlen(nsn);
+    return 0;
+}
+
+/* A WorkloadPriorityClass: metadata.name and its value (an int32, as
+ * Kueue's API validates it).  Only fs_kueue_manifest_objs keeps them: the
+ * run takes a job's priority from the job. */
+static int priority_class(mctx_t *c, const mnode_t *doc, const mnode_t *meta)
+{
+    const mnode_t *name = mget(meta, "name"), *value = mget(doc, "value");
+    if (!name || name->kind != MN_SCALAR || !*name->s)
+        return mfail(c, meta ? meta : doc, "WorkloadPriorityClass: missing metadata.name");
+    char *end = NULL;
+    errno = 0;
+    long long v = value && value->kind == MN_SCALAR ? strtoll(value->s, &end, 10) : 0;
+    if (!value || value->kind != MN_SCALAR || end == value->s || *end || errno ||
+        v < INT32_MIN || v > INT32_MAX)
+        return mfail(c, value ? value : doc, "WorkloadPriorityClass '%s': value: expected an "
+                     "integer from -2147483648 to 2147483647", name->s);
+    if (fs_grow((void **)&c->wpc, &c->cap_wpc, c->n_wpc + 1, sizeof *c->wpc))
+        return mnomem(c);
+    fs_kueue_wpc_t *w = &c->wpc[c->n_wpc];
+    if (!(w->name = fs_strdup(name->s)))
+        return mnomem(c);
+    w->value = (int32_t)v;
+    c->n_wpc++;
     return 0;
 }
 
@@ -594,6 +625,8 @@ static int document(mctx_t *c, const mnode_t *doc, fs_kueue_cfg_t *k, lq_t **lqs
     if (!kind || kind->kind != MN_SCALAR)
         return mfail(c, kind ? kind : doc, "missing kind");
     o.kind = kind->s;
+    if (c->keep_wpc && !strcmp(kind->s, "WorkloadPriorityClass"))
+        return priority_class(c, doc, meta);
     int known = !strcmp(kind->s, "ClusterQueue") || !strcmp(kind->s, "Cohort") ||
                 !strcmp(kind->s, "ResourceFlavor") || !strcmp(kind->s, "LocalQueue");
     if (!known)
@@ -675,10 +708,39 @@ int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_k
     return fs_kueue_manifest_parse_for(name, text, len, NULL, k, err);
 }
 
+static int manifest_parse(const char *name, const char *text, size_t len,
+                          const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_kueue_objs_t *out,
+                          fs_error_t *err);
+
 int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
                                 const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_error_t *err)
 {
-    mctx_t c = {.file = name, .err = err, .cl = cl, .n_fl0 = k->n_flavors};
+    return manifest_parse(name, text, len, cl, k, NULL, err);
+}
+
+/* The LocalQueues (name, namespace, ClusterQueue) of lqs, as *out. */
+static int hand_out_lqs(const lq_t *lqs, size_t n, fs_kueue_lq_t **out, size_t *n_out)
+{
+    *out = n ? fs_calloc(n, sizeof **out) : NULL;
+    if (n && !*out)
+        return FS_ENOMEM;
+    *n_out = n;
+    for (size_t i = 0; i < n; i++) {
+        fs_kueue_lq_t *l = &(*out)[i];
+        l->ns = fs_strndup(lqs[i].tenants, lqs[i].ns_len);
+        l->name = fs_strdup(lqs[i].tenants + lqs[i].ns_len + 1);
+        l->cq = fs_strdup(lqs[i].cq);
+        if (!l->ns || !l->name || !l->cq)
+            return FS_ENOMEM;
+    }
+    return 0;
+}
+
+static int manifest_parse(const char *name, const char *text, size_t len,
+                          const fs_cluster_cfg_t *cl, fs_kueue_cfg_t *k, fs_kueue_objs_t *out,
+                          fs_error_t *err)
+{
+    mctx_t c = {.file = name, .err = err, .cl = cl, .n_fl0 = k->n_flavors, .keep_wpc = !!out};
     size_t n_cq0 = k->n_cqs, n_fl0 = k->n_flavors;
     if (!yaml_parser_initialize(&c.p))
         return mnomem(&c);
@@ -706,6 +768,12 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
         rc = apply_lqs(&c, k, lqs, nlq, n_cq0);
     if (!rc)
         rc = check_refs(&c, k, n_cq0, n_fl0);
+    if (!rc && out && (rc = hand_out_lqs(lqs, nlq, &out->lq, &out->n_lq)))
+        rc = mnomem(&c);
+    if (out) {
+        out->wpc = c.wpc;
+        out->n_wpc = c.n_wpc;
+    }
     for (size_t i = 0; i < c.n_refs; i++)
         fs_free(c.refs[i].name);
     fs_free(c.refs);
@@ -732,6 +800,37 @@ static int fs_kueue_manifest_load(const char *path, const fs_cluster_cfg_t *cl, 
         rc = fs_kueue_manifest_parse_for(path, buf, n, cl, k, err);
     fs_free(buf);
     return rc;
+}
+
+int fs_kueue_manifest_objs(const char *path, fs_kueue_objs_t *out, fs_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = fs_io_read_text(path, "manifest", FS_IO_TEXT_MAX, &buf, &len, err);
+    fs_config_t cfg;    /* what the manifest adds, freed by the key table */
+    fs_config_init(&cfg);
+    if (!rc)
+        rc = manifest_parse(path, buf, len, NULL, &cfg.scheduler.kueue, out, err);
+    fs_free(buf);
+    fs_config_release(&cfg);
+    if (rc)
+        fs_kueue_objs_free(out);
+    return rc;
+}
+
+void fs_kueue_objs_free(fs_kueue_objs_t *o)
+{
+    for (size_t i = 0; o->lq && i < o->n_lq; i++) {
+        fs_free(o->lq[i].name);
+        fs_free(o->lq[i].ns);
+        fs_free(o->lq[i].cq);
+    }
+    for (size_t i = 0; o->wpc && i < o->n_wpc; i++)
+        fs_free(o->wpc[i].name);
+    fs_free(o->lq);
+    fs_free(o->wpc);
+    memset(o, 0, sizeof *o);
 }
 
 /* ---- cross-checks ----------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #define FS_KUEUE_YAML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../models/fs_config.h"
 #include "../sim/fs_error.h"
@@ -32,6 +33,30 @@ int fs_kueue_manifest_parse_for(const char *name, const char *text, size_t len,
 /* The same without a cluster. */
 int fs_kueue_manifest_parse(const char *name, const char *text, size_t len, fs_kueue_cfg_t *k,
                             fs_error_t *err);
+
+/* A manifest's LocalQueue: metadata.name, metadata.namespace ("default"
+ * when not given), spec.clusterQueue; a WorkloadPriorityClass: its name
+ * and value. */
+typedef struct fs_kueue_lq {
+    char *name, *ns, *cq;
+} fs_kueue_lq_t;
+typedef struct fs_kueue_wpc {
+    char *name;
+    int32_t value;
+} fs_kueue_wpc_t;
+typedef struct fs_kueue_objs {
+    fs_kueue_lq_t *lq;
+    size_t n_lq;
+    fs_kueue_wpc_t *wpc;
+    size_t n_wpc;
+} fs_kueue_objs_t;
+/* The LocalQueues and WorkloadPriorityClasses of manifest file path, in
+ * document order (the file read and parsed as fs_kueue_manifest_parse
+ * does, and its WorkloadPriorityClasses' values checked; fleetsim metrics
+ * labels the Kueue series with them).  0, FS_EIO, FS_EINVAL
+ * ("PATH:LINE:COL: ..."), FS_ENOMEM; free with fs_kueue_objs_free. */
+int fs_kueue_manifest_objs(const char *path, fs_kueue_objs_t *out, fs_error_t *err);
+void fs_kueue_objs_free(fs_kueue_objs_t *o);
 
 /* For scheduler.queue kueue: loads k->manifests (if any) and checks the
  * block against the cluster (at least one ClusterQueue; unique names;

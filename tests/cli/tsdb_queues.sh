@@ -2,7 +2,7 @@
 # Issue 37: what serves and queues, under the exporters' own names
 # (analysis/fs_metrics_queues.c): vLLM's per replica from /requests, Kueue's per
 # ClusterQueue (a Kueue run's own, from its stored scenario) and per LocalQueue
-# (tenant) from /jobs, the cost and carbon rates per pool from /cost.  The
+# (its manifest's, else the tenant's) from /jobs, the cost and carbon rates per pool from /cost.  The
 # families, label values and bucket boundaries are vLLM's and Kueue's; a stock
 # Prometheus on the blocks answers exactly what the results file says at every
 # sample instant.  The Prometheus part is skipped (SKIP on stderr) where
@@ -73,6 +73,9 @@ grep -q '^kueue_local_queue_pending_workloads{name="nlp",namespace="nlp",replica
     ok || bad "Kueue's LocalQueue labels: $(grep -m1 '^kueue_local_queue_pending_workloads' q.om)"
 grep -q '^kueue_local_queue_admission_wait_time_seconds_bucket{name="vision",namespace="vision",replica_role="leader",job="kueue",le="+Inf"} ' q.om &&
     ok || bad "Kueue's LocalQueue histogram labels: $(grep -m1 '^kueue_local_queue_admission_wait_time_seconds_bucket' q.om)"
+# priority_class: none without a manifest's WorkloadPriorityClass (Kueue's "" for a workload
+# without one, which Prometheus stores as no label; classes: the trace run below)
+grep -q priority_class q.om && bad "priority_class without classes: $(grep -m1 priority_class q.om)" || ok
 # --families selects them by the name queried
 expect_exit 0 "$FLEETSIM" metrics q.h5 -o only.om --families kueue_admitted_workloads_total,vllm:prompt_tokens_total
 [ "$(grep '^# TYPE' only.om | paste -sd' ')" = "# TYPE vllm:prompt_tokens_total counter # TYPE kueue_admitted_workloads_total counter" ] &&
@@ -171,7 +174,183 @@ rm kq-manifest.yaml
 expect_exit 2 "$FLEETSIM" metrics kqm.h5 -o kqm2.om
 expect_err "kqm.h5: the run's Kueue ClusterQueues cannot be read from its stored scenario \(.*kq-manifest.yaml"
 [ -e kqm2.om ] && bad "a refused export left its file" || ok
-expect_exit 0 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families kueue_local_queue_pending_workloads,DCGM_FI_DEV_GPU_UTIL
+# (the LocalQueue families too: their names are the manifest's)
+expect_exit 2 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families kueue_local_queue_pending_workloads,DCGM_FI_DEV_GPU_UTIL
+expect_err "kqm.h5: the run's Kueue ClusterQueues cannot be read from its stored scenario \(.*kq-manifest.yaml.*--families without the kueue_ families"
+expect_exit 0 "$FLEETSIM" metrics kqm.h5 -o kqm3.om --families vllm:num_requests_running,DCGM_FI_DEV_GPU_UTIL
+
+# ---- LocalQueues of a manifest: their own names and namespaces ------------------------------
+# (the LocalQueue nlp in namespace vision serves the tenants vision and nlp (its namespace and
+# its name), batch in namespace ops the tenant ops; misc, in no LocalQueue, reaches ops through
+# default_queue and keeps a LocalQueue named after it)
+cat > lq-manifest.yaml <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  cohort: all
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: ops}
+spec:
+  cohort: all
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: nlp, namespace: vision}
+spec: {clusterQueue: research}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: batch, namespace: ops}
+spec: {clusterQueue: ops}
+EOF
+sed '/^scheduler:/,$d; s/tenants: {vision: 0.4, nlp: 0.3, ops: 0.3}/tenants: {vision: 0.3, nlp: 0.3, ops: 0.2, misc: 0.2}/' kq.yaml > lq.yaml
+printf 'scheduler:\n  queue: kueue\n  kueue: {manifests: lq-manifest.yaml, default_queue: ops}\noutput: {gpu_intervals: true, timeline_interval: 1m}\n' >> lq.yaml
+expect_exit 0 "$FLEETSIM" run lq.yaml -o lq.h5 -q
+expect_exit 0 "$FLEETSIM" metrics lq.h5 -o lq.om --families kueue_pending_workloads,kueue_local_queue_pending_workloads,kueue_local_queue_admitted_workloads_total,kueue_local_queue_admission_wait_time_seconds
+/usr/bin/python3 - lq.h5 lq.om > lqpy.txt 2>&1 <<'EOF' && ok || bad "Kueue LocalQueues of a manifest: $(cat lqpy.txt)"
+import math, re, sys
+import h5py
+f = h5py.File(sys.argv[1], "r")
+jobs = f["jobs"][:]
+names = {int(r["tenant"]): r["name"].decode() for r in f["tenants"][:]}
+lq_of = {"vision": ("nlp", "vision"), "nlp": ("nlp", "vision"), "ops": ("batch", "ops"),
+         "misc": ("misc", "misc")}
+cq_of = {"vision": "research", "nlp": "research", "ops": "ops", "misc": "ops"}
+got, pc = {}, set()
+for line in open(sys.argv[2]):
+    m = re.match(r'([a-z_]+)\{(.*)\} (\S+) (\d+)$', line)
+    if not m:
+        continue
+    lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    if "le" in lab and lab["le"] != "+Inf":
+        continue
+    if m.group(1).startswith("kueue_local_queue_admi"):
+        pc.add(lab.get("priority_class", ""))
+    key = lab.get("cluster_queue") or (lab["name"], lab["namespace"])
+    got[(m.group(1), key, int(m.group(4)) - 1767225600)] = float(m.group(3))
+assert {k[1] for k in got if k[0] == "kueue_local_queue_pending_workloads"} == set(lq_of.values()), got.keys()
+assert {k[1] for k in got if k[0] == "kueue_pending_workloads"} == {"research", "ops"}
+assert pc == {""}, pc
+ts = sorted({k[2] for k in got})
+assert len(ts) > 100, len(ts)
+for t in ts:
+    want = {}
+    for j in jobs:
+        tn = names[int(j["tenant"])]
+        out = j["start"] if not math.isnan(j["start"]) else j["end"]
+        for fam, q in (("kueue_pending_workloads", cq_of[tn]), ("kueue_local_queue_pending_workloads", lq_of[tn])):
+            want[(fam, q, t)] = want.get((fam, q, t), 0) + (j["submit"] <= t and not (out <= t))
+        for fam in ("kueue_local_queue_admitted_workloads_total", "kueue_local_queue_admission_wait_time_seconds_bucket"):
+            want[(fam, lq_of[tn], t)] = want.get((fam, lq_of[tn], t), 0) + (j["start"] <= t)
+    for k, v in want.items():
+        assert got.get(k, 0) == v, (k, got.get(k), v)
+n = {tn: sum(1 for j in jobs if names[int(j["tenant"])] == tn) for tn in lq_of}
+assert min(n.values()) > 0, n
+print("checked", len(ts), "instants", n)
+EOF
+cat lqpy.txt
+# the blocks: the same names, and no priority_class (no class)
+expect_exit 0 "$FLEETSIM" metrics lq.h5 --tsdb lqdb -q --families kueue_local_queue_admitted_workloads_total
+if command -v promtool >/dev/null; then
+    promtool tsdb dump lqdb > lqdump.txt 2>&1
+    grep -o '{[^}]*}' lqdump.txt | sort -u > lqseries.txt
+    [ "$(grep -c . lqseries.txt)" = 3 ] && grep -q 'name="batch", namespace="ops"' lqseries.txt &&
+        ! grep -q priority_class lqseries.txt && ok || bad "LocalQueue blocks: $(head -5 lqseries.txt)"
+fi
+
+# ---- priority_class: the WorkloadPriorityClass of the job's priority -------------------------
+# (a trace's priority column; the manifest's classes high 1000 and low 100; priority 0 and 7
+# match no class: no label, as Prometheus stores Kueue's "")
+/usr/bin/python3 - > pc.csv <<'EOF'
+print("id,submit,gpus,duration,tenant,priority")
+for i in range(60):
+    print("%d,%d,%d,%d,%s,%d" % (i + 1, i * 120, (1, 4, 8)[i % 3], 1800 + 97 * i,
+                                 ("vision", "nlp", "ops", "misc")[i % 4], (0, 100, 1000, 7, 100)[i % 5]))
+EOF
+cat lq-manifest.yaml > pc-manifest.yaml
+cat >> pc-manifest.yaml <<'EOF'
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+EOF
+sed '/^workload:/,$d' lq.yaml > pc.yaml
+printf 'workload:\n  trace: {path: pc.csv, format: native}\nscheduler:\n  queue: kueue\n  kueue: {manifests: pc-manifest.yaml, default_queue: ops}\noutput: {gpu_intervals: true, timeline_interval: 1m}\n' >> pc.yaml
+expect_exit 0 "$FLEETSIM" run pc.yaml -o pc.h5 -q
+expect_exit 0 "$FLEETSIM" metrics pc.h5 -o pc.om --families kueue_pending_workloads,kueue_admitted_workloads_total,kueue_local_queue_admitted_workloads_total,kueue_local_queue_admission_wait_time_seconds
+/usr/bin/python3 - pc.h5 pc.om pc.csv > pcpy.txt 2>&1 <<'EOF' && ok || bad "priority_class: $(cat pcpy.txt)"
+import csv, re, sys
+import h5py
+f = h5py.File(sys.argv[1], "r")
+jobs = f["jobs"][:]
+names = {int(r["tenant"]): r["name"].decode() for r in f["tenants"][:]}
+prio = {int(r["id"]): int(r["priority"]) for r in csv.DictReader(open(sys.argv[3]))}
+cls = {1000: "high", 100: "low"}
+lq_of = {"vision": ("nlp", "vision"), "nlp": ("nlp", "vision"), "ops": ("batch", "ops"),
+         "misc": ("misc", "misc")}
+cq_of = {"vision": "research", "nlp": "research", "ops": "ops", "misc": "ops"}
+got, pend_pc = {}, False
+for line in open(sys.argv[2]):
+    m = re.match(r'([a-z_]+)\{(.*)\} (\S+) (\d+)$', line)
+    if not m:
+        continue
+    lab = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    if "le" in lab and lab["le"] != "+Inf":
+        continue
+    if m.group(1) == "kueue_pending_workloads":
+        pend_pc |= "priority_class" in lab
+        continue
+    q = lab.get("cluster_queue") or (lab["name"], lab["namespace"])
+    got[(m.group(1), q, lab.get("priority_class", ""), int(m.group(4)) - 1767225600)] = float(m.group(3))
+assert not pend_pc
+assert {k[2] for k in got} == {"", "high", "low"}, {k[2] for k in got}
+ts = sorted({k[3] for k in got})
+assert len(ts) > 60, len(ts)
+for t in ts:
+    want = {}
+    for j in jobs:
+        tn, pc = names[int(j["tenant"])], cls.get(prio[int(j["id"])], "")
+        for fam, q in (("kueue_admitted_workloads_total", cq_of[tn]),
+                       ("kueue_local_queue_admitted_workloads_total", lq_of[tn]),
+                       ("kueue_local_queue_admission_wait_time_seconds_bucket", lq_of[tn])):
+            want[(fam, q, pc, t)] = want.get((fam, q, pc, t), 0) + (j["start"] <= t)
+    for k, v in want.items():
+        assert got.get(k, 0) == v, (k, got.get(k), v)
+    extra = [k for k in got if k[3] == t and got[k] and k[0] in {w[0] for w in want} and k not in want]
+    assert not extra, (t, extra)
+print("checked", len(ts), "instants,", len(jobs), "jobs")
+EOF
+cat pcpy.txt
+# Kueue's label order: the class after the queue, before replica_role; the blocks carry it too
+grep -q '^kueue_admitted_workloads_total{cluster_queue="research",priority_class="high",replica_role="leader",job="kueue"} ' pc.om &&
+    ok || bad "priority_class's place: $(grep -m1 '^kueue_admitted_workloads_total{' pc.om)"
+expect_exit 0 "$FLEETSIM" metrics pc.h5 --tsdb pcdb -q --families kueue_local_queue_admitted_workloads_total
+if command -v promtool >/dev/null; then
+    promtool tsdb dump pcdb 2>&1 | grep -o 'priority_class="[a-z]*"' | sort -u | paste -sd' ' > pcdb.txt
+    [ "$(cat pcdb.txt)" = 'priority_class="high" priority_class="low"' ] && ok || bad "blocks' classes: $(cat pcdb.txt)"
+fi
+# a class value that is no integer: exit 2 at its position
+sed 's/^value: 100$/value: lots/' pc-manifest.yaml > pc-bad.yaml
+sed 's/pc-manifest.yaml/pc-bad.yaml/' pc.yaml > pcb.yaml
+expect_exit 0 "$FLEETSIM" run pcb.yaml -o pcb.h5 -q
+expect_exit 2 "$FLEETSIM" metrics pcb.h5 -o pcb.om
+expect_err "pc-bad.yaml:[0-9]+:8: WorkloadPriorityClass 'low': value: expected an integer"
+[ -e pcb.om ] && bad "a refused export left its file" || ok
 
 # promtool's linter: only its naming advice (vLLM's names have colons, DCGM's camelCase labels)
 if command -v promtool >/dev/null; then
