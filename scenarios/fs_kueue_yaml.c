@@ -952,9 +952,11 @@ int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kp
                 return kfail(kpath, n, err, at, "ClusterQueue '%s': flavor '%s' is neither a "
                              "flavor nor a pool or GPU model", q->name, qq->flavor);
             for (size_t g = 0; g < f; g++)
-                if (strcmp(q->quotas[g].flavor, qq->flavor) == 0)
-                    return kfail(kpath, n, err, at, "ClusterQueue '%s' lists flavor '%s' twice",
-                                 q->name, qq->flavor);
+                if (strcmp(q->quotas[g].flavor, qq->flavor) == 0 &&
+                    q->quotas[g].resource == qq->resource)
+                    return kfail(kpath, n, err, at, "ClusterQueue '%s' lists flavor '%s' twice%s%s",
+                                 q->name, qq->flavor, qq->resource ? " for " : "",
+                                 qq->resource ? res_names[qq->resource] : "");
             if (qq->lending_limit > qq->nominal)
                 return kfail(kpath, n, err, at, "ClusterQueue '%s': lending_limit %g is more "
                              "than nominal %g", q->name, qq->lending_limit, qq->nominal);
