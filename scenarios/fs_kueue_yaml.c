@@ -54,15 +54,15 @@ static const fs_key_t quota_rows[] = {
             "pods; the resources sharing a flavor in a CQ are one resource group, and each of "
             "its flavors must quota all of them."},
     {.path = "nominal", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(nominal), .min = 0, .max = QUOTA_MAX, .unit = "GPUs",
+     .off = KQ(nominal), .min = 0, .max = QUOTA_MAX, .unit = "by resource",
      .doc = "nominalQuota, in GPUs, or cores, MiB or pods by `resource` (at most 2^53 "
             "thousandths, or 2^53 bytes of memory, held exactly)."},
     {.path = "borrowing_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(borrowing_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
+     .off = KQ(borrowing_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "by resource",
      .doc = "borrowingLimit: at most this much above nominal from the cohort (-1: no limit; "
             "only with a cohort)."},
     {.path = "lending_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(lending_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
+     .off = KQ(lending_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "by resource",
      .doc = "lendingLimit: at most this much of the nominal quota is lent to the cohort "
             "(-1: all of it; <= nominal)."},
 };
