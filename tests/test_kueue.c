@@ -813,6 +813,52 @@ static void test_manifest_errors(void **state)
     expect_error("kind: [x\n", "m.yaml:");
     expect_error("kind: ResourceFlavor\nmetadata: {name: f}\n---\nkind: ResourceFlavor\n"
                  "metadata: {name: f}\n", "m.yaml:5:18: ResourceFlavor 'f' is defined twice");
+    /* resource groups as Kueue validates them (issue 40) */
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [cpu, memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n",
+                 "m.yaml:7:13: ClusterQueue 'q': flavor 'f' has no memory quota, which its "
+                 "group's coveredResources list");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n"
+                 "  - coveredResources: [cpu]\n    flavors:\n    - name: g\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n",
+                 "m.yaml:9:24: ClusterQueue 'q': resource cpu is covered by two resource groups");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: memory, nominalQuota: 9Ei}]\n",
+                 "m.yaml:8:48: ClusterQueue 'q': nominalQuota: '9Ei' is more than the largest "
+                 "memory quota, 8 PiB");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: memory, nominalQuota: 4GB}]\n",
+                 "m.yaml:8:48: ClusterQueue 'q': nominalQuota: '4GB' is not a quantity of memory");
+    /* Kubernetes quantities of memory, read into MiB */
+    static const struct { const char *q; double mib; } mem[] = {
+        {"16Gi", 16384}, {"64G", 64e9 / 1048576}, {"512Mi", 512}, {"1e9", 1e9 / 1048576},
+        {"8Ti", 8388608}};
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+        char text[400];
+        snprintf(text, sizeof text, "kind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
+                 "  resourceGroups:\n  - coveredResources: [memory, pods]\n    flavors:\n"
+                 "    - name: f\n      resources: [{name: memory, nominalQuota: %s}, "
+                 "{name: pods, nominalQuota: 10}]\n", mem[i].q);
+        fs_kueue_cfg_t k;
+        memset(&k, 0, sizeof k);
+        fs_error_t err;
+        if (fs_kueue_manifest_parse("m.yaml", text, strlen(text), &k, &err))
+            fail_msg("%s: %s", mem[i].q, err.msg);
+        assert_int_equal(k.cqs[0].n_quotas, 2);
+        assert_int_equal(k.cqs[0].quotas[0].resource, FS_KRES_MEMORY);
+        assert_double_equal(k.cqs[0].quotas[0].nominal, mem[i].mib, 1e-9);
+        assert_int_equal(k.cqs[0].quotas[1].resource, FS_KRES_PODS);
+        assert_double_equal(k.cqs[0].quotas[1].nominal, 10, 0);
+        fs_config_t c;
+        memset(&c, 0, sizeof c);
+        c.scheduler.kueue = k;
+        fs_config_release(&c);
+    }
 }
 
 /* Scenario keys and manifests through the loader, with positions. */
