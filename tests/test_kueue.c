@@ -888,6 +888,32 @@ static void test_scenario_keys(void **state)
     assert_double_equal(cfg.scheduler.kueue.cqs[1].quotas[0].lending_limit, -1, 0);
     assert_int_equal(cfg.scheduler.kueue.cqs[1].strategy, FS_KUEUE_STRICT_FIFO);
     fs_config_release(&cfg);
+    /* quotas of cpu, memory and pods (issue 40): a flavor of a group without one is refused */
+    const char *res =
+        "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
+        "scheduler:\n"
+        "  queue: kueue\n"
+        "  kueue:\n"
+        "    flavors: [{name: fast, match: H100}]\n"
+        "    cluster_queues:\n"
+        "      - {name: x, quotas: [{flavor: main, nominal: 16}, {flavor: main, resource: cpu, nominal: 64},\n"
+        "                           {flavor: main, resource: memory, nominal: 524288},\n"
+        "                           {flavor: main, resource: pods, nominal: 100}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s]}\n", res);
+    if (fs_scenario_load_string("k.yaml", text, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].n_quotas, 4);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[0].resource, FS_KRES_GPU);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[1].resource, FS_KRES_CPU);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[2].resource, FS_KRES_MEMORY);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[3].resource, FS_KRES_PODS);
+    fs_config_release(&cfg);
+    snprintf(text, sizeof text, "%s, {flavor: fast, nominal: 8}]}\n", res);
+    assert_int_equal(fs_scenario_load_string("k.yaml", text, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "ClusterQueue 'x': flavor 'fast' has no cpu quota, which flavor 'main'"))
+        fail_msg("got '%s'", err.msg);
     const char *bad =
         "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
         "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
