@@ -114,7 +114,9 @@ static int kueue_why(const void *state, const fs_model_t *m, uint32_t slot, char
     const fs_jobrt_t *j = fs_model_job((fs_model_t *)m, slot);
     const char *tn = fs_model_tenant_name(m, j->job.tenant);
     char why[300];
-    if (fs_kueue_probe(state, tn, (int64_t)fs_jobq_milli(&j->job), why, sizeof why))
+    int64_t req[KR];
+    fs_kqueue_reqv(state, (fs_model_t *)m, slot, req);
+    if (fs_kset_probe_req(state, tn, req, why, sizeof why))
         return 0;
     snprintf(buf, n, "%s", why);
     return 1;

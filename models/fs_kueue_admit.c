@@ -36,42 +36,133 @@ static int can_preempt(const kcq_t *q)
     return q->within != FS_KUEUE_NEVER || (q->cohort >= 0 && q->reclaim != FS_KUEUE_NEVER);
 }
 
+/* The mode of flavor f for the resources `want` of request req, per
+ * resource as Kueue's flavorassigner (pkg/scheduler/flavorassigner/
+ * flavorassigner.go, fitsResourceQuota): Fit when it fits now; Preempt
+ * when preemption may help (the request fits in the nominal quota, or with
+ * borrowWithinCohort in what the cohort could lend); else NoFit.  The
+ * flavor's mode is its worst resource's; *need: its resources in Preempt. */
+static int flavor_mode(const kueue_t *k, const kcq_t *q, uint32_t f, unsigned want, const int64_t *req,
+                       unsigned *need)
+{
+    int mode = MODE_FIT;
+    *need = 0;
+    for (int r = 0; r < KR; r++) {
+        if (!(want & KR_BIT(r)))
+            continue;
+        if (req[r] <= fs_kquota_available(k, q, f, r))
+            continue;
+        if (can_preempt(q) && (req[r] <= fs_kquota_res(q, f, r)->nominal ||
+                               (q->bwc != FS_KUEUE_NEVER && req[r] <= fs_kquota_potential(k, q, f, r)))) {
+            mode = MODE_PREEMPT;
+            *need |= KR_BIT(r);
+        } else
+            return MODE_NOFIT;
+    }
+    return mode;
+}
+
 /* Kueue's flavor assignment (whenCanBorrow: Borrow, whenCanPreempt:
- * TryNextFlavor): the first flavor with quota now, else the first where
- * preemption may help. */
+ * TryNextFlavor), one resource group at a time: in each group whose
+ * resources the job asks for, the first flavor where all of them fit now,
+ * else the first where preemption may help for those that do not (a
+ * group's resources all go to one flavor).  A job asking none of its CQ's
+ * resources is assigned in the first group (its flavor gives its pools).
+ * A resource asked for that no group of the CQ covers: NoFit (Kueue: the
+ * resource is unavailable in the ClusterQueue). */
 void fs_kadm_assign(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, entry_t *e)
 {
     const kcq_t *q = &k->cq[c];
-    int64_t r = fs_kqueue_req(m, slot);
+    int64_t req[KR];
+    fs_kqueue_reqv(k, m, slot, req);
+    unsigned asked = 0;
+    for (int r = 0; r < KR; r++) {
+        e->a.fl[r] = -1;
+        e->a.req[r] = req[r];
+        asked |= req[r] > 0 ? KR_BIT(r) : 0;
+    }
     e->mode = MODE_NOFIT;
-    e->flavor = -1;
     e->borrow = 0;
-    for (size_t i = 0; i < q->n_fl; i++) {
-        uint32_t f = q->fl[i];
-        if (!eligible(k, m, slot, f))
-            continue;
-        if (r <= fs_kquota_available(k, q, f)) {
-            e->mode = MODE_FIT;
-            e->flavor = (int32_t)f;
-            e->borrow = q->res[f].usage + r > q->res[f].nominal;
+    e->need = 0;
+    if (asked & ~(unsigned)q->cover)
+        return;
+    int mode = MODE_FIT, any = 0;
+    for (unsigned g = 0; g < q->ng; g++) {
+        unsigned want = q->gmask[g] & asked;
+        if (!want) {
+            if (asked || g > 0)
+                continue;
+            want = q->gmask[0];     /* asks nothing: the first group, for its pools */
+        }
+        any = 1;
+        int gm = MODE_NOFIT;
+        int32_t gf = -1;
+        unsigned gneed = 0;
+        for (size_t i = g ? q->gend[g - 1] : 0; i < q->gend[g]; i++) {
+            uint32_t f = q->fl[i];
+            if (!eligible(k, m, slot, f))
+                continue;
+            unsigned need;
+            int fm = flavor_mode(k, q, f, want, req, &need);
+            if (fm == MODE_FIT) {
+                gm = MODE_FIT;
+                gf = (int32_t)f;
+                gneed = 0;
+                break;
+            }
+            if (fm == MODE_PREEMPT && gm == MODE_NOFIT) {
+                gm = MODE_PREEMPT;
+                gf = (int32_t)f;
+                gneed = need;
+            }
+        }
+        if (gm == MODE_NOFIT) {
+            for (int r = 0; r < KR; r++)
+                e->a.fl[r] = -1;
+            e->need = 0;
             return;
         }
-        if (e->mode == MODE_NOFIT && can_preempt(q) &&
-            (r <= q->res[f].nominal || (q->bwc != FS_KUEUE_NEVER && r <= fs_kquota_potential(k, q, f)))) {
-            e->mode = MODE_PREEMPT;
-            e->flavor = (int32_t)f;
-            e->borrow = q->res[f].usage + r > q->res[f].nominal;
-        }
+        if (gm < mode)
+            mode = gm;
+        e->need |= (uint8_t)gneed;
+        for (int r = 0; r < KR; r++)
+            if (want & KR_BIT(r))
+                e->a.fl[r] = gf;
     }
+    if (!any)
+        return;
+    e->mode = mode;
+    for (int r = 0; r < KR; r++)
+        if (e->a.fl[r] >= 0) {
+            const kres_t *x = fs_kquota_res(q, (uint32_t)e->a.fl[r], r);
+            e->borrow |= x->usage + req[r] > x->nominal;
+        }
 }
 
-/* Starts the job in flavor f's pools: 1 started, 0 no room, or an error. */
-static int place(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f)
+/* Starts the job in the pools of every flavor it was assigned (their
+ * intersection with its own): 1 started, 0 no room, or an error. */
+static int place(kueue_t *k, fs_model_t *m, uint32_t slot, const kasg_t *a)
 {
-    size_t n = job_flavor_pools(k, m, slot, f);
-    if (n == SIZE_MAX)
-        return fs_model_start_in(m, slot, k->fl[f].pools, k->fl[f].n_pools);
-    return fs_model_start_in(m, slot, k->pools, n);
+    uint32_t f0 = UINT32_MAX;
+    for (int r = 0; r < KR && f0 == UINT32_MAX; r++)
+        if (a->fl[r] >= 0)
+            f0 = (uint32_t)a->fl[r];
+    size_t n = job_flavor_pools(k, m, slot, f0);
+    const uint32_t *src = k->pools;
+    if (n == SIZE_MAX) {
+        src = k->fl[f0].pools;
+        n = k->fl[f0].n_pools;
+    }
+    size_t keep = 0;    /* in every other assigned flavor too, in order */
+    for (size_t i = 0; i < n; i++) {
+        int in = 1;
+        for (int r = 0; r < KR && in; r++)
+            if (a->fl[r] >= 0 && (uint32_t)a->fl[r] != f0)
+                in = k->fl[a->fl[r]].mask[src[i]];
+        if (in)
+            k->pools[keep++] = src[i];
+    }
+    return fs_model_start_in(m, slot, k->pools, keep);
 }
 
 enum { TRY_ADMITTED = 0, TRY_QUOTA = 1, TRY_NODES = 2 };
@@ -82,20 +173,19 @@ static int try_admit(kueue_t *k, fs_model_t *m, const entry_t *e, int *out)
     *out = TRY_QUOTA;
     if (e->mode == MODE_NOFIT)
         return 0;
-    uint32_t f = (uint32_t)e->flavor;
     if (e->mode == MODE_PREEMPT) {
         size_t nt;
-        int rc = fs_kpre_targets(k, m, e->cq, e->slot, f, &nt);
+        int rc = fs_kpre_targets(k, m, e, &nt);
         if (rc || nt == 0)
             return rc;
         for (size_t i = 0; i < nt && !rc; i++)
             rc = fs_kpre_evict(k, m, k->work[i].slot, e->cq);
         if (rc)
             return rc;
-        if (!fs_kquota_fits(k, q, f, fs_kqueue_req(m, e->slot), 1))
+        if (!fs_kquota_fits_asg(k, q, &e->a, 1))
             return 0;
     }
-    int rc = place(k, m, e->slot, f);
+    int rc = place(k, m, e->slot, &e->a);
     if (rc < 0)
         return rc;
     if (rc == 0) {
@@ -113,7 +203,7 @@ static int try_admit(kueue_t *k, fs_model_t *m, const entry_t *e, int *out)
     q->pending--;
     k->queued--;
     *out = TRY_ADMITTED;
-    if (fs_kquota_admit(k, m, e->slot, f))
+    if (fs_kquota_admit(k, m, e->slot, &e->a))
         return FS_ENOMEM;
     if (k->record && fs_kueue_log_id(&k->adm, &k->n_adm, &k->cap_adm, fs_model_job(m, e->slot)->job.id))
         return FS_ENOMEM;
@@ -148,7 +238,7 @@ entry_t *fs_kadm_entry_add(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t h, si
     e->prio = j->job.priority;
     e->seq = j->seq;
     fs_kadm_assign(k, m, c, h, e);
-    e->drs = k->fair ? fs_kquota_drs(k, &k->cq[c], e->flavor, fs_kqueue_req(m, h)) : 0;
+    e->drs = k->fair ? fs_kquota_drs(k, &k->cq[c], &e->a) : 0;
     return e;
 }
 

@@ -27,7 +27,12 @@
 enum { MODE_NOFIT = 0, MODE_PREEMPT = 1, MODE_FIT = 2 };
 enum { J_NONE = 0, J_QUEUED = 1, J_ADMITTED = 2, J_UNMAPPED = 3 };
 
-typedef struct kres {       /* one CQ x one flavor, milli-GPUs */
+/* Resources (enum fs_kueue_resource): quota and usage are kept per CQ x
+ * flavor x resource, in milli-GPUs, milli-cores, bytes and milli-pods. */
+#define KR FS_KRES_N
+#define KR_BIT(r) (1u << (r))
+
+typedef struct kres {       /* one CQ x one flavor x one resource */
     int64_t nominal, blimit, guaranteed, usage; /* blimit NONE: no borrowingLimit */
     int has;                /* the CQ has quota in this flavor */
 } kres_t;
@@ -52,9 +57,13 @@ typedef struct kcq {
     int has_thr;
     int64_t thr;            /* maxPriorityThreshold */
     int64_t weight_milli;
-    uint32_t *fl;           /* flavors in the order tried */
+    uint32_t *fl;           /* its flavors: resource group by group, each in the order tried */
     size_t n_fl;
-    kres_t *res;            /* one per flavor of the policy */
+    uint8_t ng;             /* resource groups */
+    uint8_t gmask[KR];      /* the resources each covers (KR_BIT) */
+    uint32_t gend[KR];      /* group g's flavors are fl[gend[g-1] .. gend[g]) */
+    uint8_t cover;          /* all the resources it covers */
+    kres_t *res;            /* per flavor of the policy x resource: res[f * KR + r] */
     kcls_t *cls;            /* by shape index */
     size_t n_cls;
     uint32_t *run;          /* admitted slots */
@@ -63,16 +72,17 @@ typedef struct kcq {
     int32_t hcls;           /* cached head class (-1: none), valid while hok */
     uint8_t hok;
     int32_t *pv;            /* distinct priorities of admitted jobs, ascending */
-    int64_t *pu;            /* their usage (all flavors), milli-GPUs */
-    size_t n_pv, cap_pv;
+    int64_t *pu;            /* their usage (all flavors) per resource: pu[i * KR + r] */
+    size_t n_pv, cap_pv, cap_pu;
     uint8_t active, blocked, node_blocked, vblocked;
     double borrowed_mus, lent_mus; /* quota borrowed from / lent to the cohort, milli-GPU x us */
 } kcq_t;
 
 typedef struct kcoh {
     char *name;
-    int64_t *quota, *usage; /* per flavor: sum of lendable; sum of max(0, usage - guaranteed) */
-    int64_t lendable_total; /* all flavors (fair sharing) */
+    int64_t *quota, *usage; /* per flavor x resource ([f * KR + r]): sum of lendable; sum of
+                               max(0, usage - guaranteed) */
+    int64_t lendable_total[KR]; /* per resource, all flavors (fair sharing) */
     uint32_t *cqs;
     size_t n;
 } kcoh_t;
@@ -84,11 +94,18 @@ typedef struct kflavor {
     size_t n_pools;
 } kflavor_t;
 
+/* A job's assignment: per resource its flavor (-1: not assigned) and the
+ * quota it takes there. */
+typedef struct kasg {
+    int32_t fl[KR];
+    int64_t req[KR];
+} kasg_t;
+
 typedef struct kjob {
-    int32_t cq, flavor;
+    int32_t cq;
     uint32_t shape, run_idx;
     uint64_t admit_seq;
-    int64_t req;            /* milli-GPUs reserved while admitted */
+    kasg_t a;               /* the quota reserved while admitted */
     uint64_t admit_pass;    /* the pass that admitted it */
     uint8_t in;
 } kjob_t;
@@ -98,7 +115,6 @@ typedef struct cand {       /* a preemption candidate */
     int32_t cq, prio;
     int other;              /* in another CQ than the preemptor's */
     uint64_t aseq;          /* admission order */
-    int64_t req;
     uint8_t keep;
 } cand_t;
 
@@ -110,7 +126,8 @@ typedef struct tmap {       /* tenant name -> CQ */
 typedef struct entry {
     uint32_t cq, slot;
     int mode, borrow;
-    int32_t flavor;
+    kasg_t a;               /* the flavor assignment and request */
+    uint8_t need;           /* resources whose flavor needs preemption (KR_BIT) */
     int64_t drs;
     int32_t prio;
     uint64_t seq;
@@ -125,6 +142,8 @@ typedef struct kueue {
     size_t n_fl;
     size_t n_pools;
     int fair;
+    uint8_t used;           /* the resources counted (KR_BIT): nvidia.com/gpu, and the
+                               others where some CQ covers them */
     int32_t default_cq;
     tmap_t *tm;
     size_t n_tm;
@@ -151,7 +170,7 @@ typedef struct kueue {
     uint32_t *pools;
     uint32_t *vact;         /* with_pods: its CQs still offering */
     size_t cap_vact;
-    struct vlog { uint32_t cq, flavor; int64_t req; } *vlog; /* its quota taken */
+    struct vlog { uint32_t cq; kasg_t a; } *vlog; /* its quota taken */
     size_t cap_vlog;
     /* instrumentation */
     fs_kueue_stats_t st;
@@ -165,17 +184,23 @@ typedef struct kueue {
 
 static inline int64_t fs_kquota_pos(int64_t x) { return x > 0 ? x : 0; }
 
-static inline int64_t fs_kquota_available(const kueue_t *k, const kcq_t *c, uint32_t f)
+static inline kres_t *fs_kquota_res(const kcq_t *c, uint32_t f, int r)
 {
-    const kres_t *r = &c->res[f];
+    return &c->res[(size_t)f * KR + (size_t)r];
+}
+
+static inline int64_t fs_kquota_available(const kueue_t *k, const kcq_t *c, uint32_t f, int r)
+{
+    const kres_t *q = fs_kquota_res(c, f, r);
     if (c->cohort < 0)
-        return r->nominal - r->usage;
+        return q->nominal - q->usage;
     const kcoh_t *h = &k->coh[c->cohort];
-    int64_t local = fs_kquota_pos(r->guaranteed - r->usage);
-    int64_t parent = h->quota[f] - h->usage[f];
-    if (r->blimit != NONE) {
-        int64_t stored = r->nominal - r->guaranteed;
-        int64_t cap = stored - fs_kquota_pos(r->usage - r->guaranteed) + r->blimit;
+    size_t i = (size_t)f * KR + (size_t)r;
+    int64_t local = fs_kquota_pos(q->guaranteed - q->usage);
+    int64_t parent = h->quota[i] - h->usage[i];
+    if (q->blimit != NONE) {
+        int64_t stored = q->nominal - q->guaranteed;
+        int64_t cap = stored - fs_kquota_pos(q->usage - q->guaranteed) + q->blimit;
         if (cap < parent)
             parent = cap;
     }
@@ -184,52 +209,88 @@ static inline int64_t fs_kquota_available(const kueue_t *k, const kcq_t *c, uint
 
 /* What the CQ could get with no usage of its own (preemption may help up
  * to this much when it may borrow while preempting). */
-static inline int64_t fs_kquota_potential(const kueue_t *k, const kcq_t *c, uint32_t f)
+static inline int64_t fs_kquota_potential(const kueue_t *k, const kcq_t *c, uint32_t f, int r)
 {
-    const kres_t *r = &c->res[f];
+    const kres_t *q = fs_kquota_res(c, f, r);
     if (c->cohort < 0)
-        return r->nominal;
-    int64_t parent = k->coh[c->cohort].quota[f];
-    if (r->blimit != NONE && r->nominal - r->guaranteed + r->blimit < parent)
-        parent = r->nominal - r->guaranteed + r->blimit;
-    return r->guaranteed + parent;
+        return q->nominal;
+    int64_t parent = k->coh[c->cohort].quota[(size_t)f * KR + (size_t)r];
+    if (q->blimit != NONE && q->nominal - q->guaranteed + q->blimit < parent)
+        parent = q->nominal - q->guaranteed + q->blimit;
+    return q->guaranteed + parent;
 }
 
-static inline void fs_kquota_add(kueue_t *k, kcq_t *c, uint32_t f, int64_t d)
+static inline void fs_kquota_add(kueue_t *k, kcq_t *c, uint32_t f, int r, int64_t d)
 {
-    kres_t *r = &c->res[f];
-    int64_t before = fs_kquota_pos(r->usage - r->guaranteed);
-    r->usage += d;
+    kres_t *q = fs_kquota_res(c, f, r);
+    int64_t before = fs_kquota_pos(q->usage - q->guaranteed);
+    q->usage += d;
     if (c->cohort >= 0)
-        k->coh[c->cohort].usage[f] += fs_kquota_pos(r->usage - r->guaranteed) - before;
+        k->coh[c->cohort].usage[(size_t)f * KR + (size_t)r] +=
+            fs_kquota_pos(q->usage - q->guaranteed) - before;
 }
 
-static inline int fs_kquota_fits(const kueue_t *k, const kcq_t *c, uint32_t f, int64_t req, int allow_borrow)
+/* Adds sign x the assignment's quota to CQ c. */
+static inline void fs_kquota_add_asg(kueue_t *k, kcq_t *c, const kasg_t *a, int sign)
 {
-    if (!allow_borrow && c->res[f].usage + req > c->res[f].nominal)
+    for (int r = 0; r < KR; r++)
+        if (a->fl[r] >= 0)
+            fs_kquota_add(k, c, (uint32_t)a->fl[r], r, sign * a->req[r]);
+}
+
+static inline int fs_kquota_fits(const kueue_t *k, const kcq_t *c, uint32_t f, int r, int64_t req,
+                                 int allow_borrow)
+{
+    if (!allow_borrow && fs_kquota_res(c, f, r)->usage + req > fs_kquota_res(c, f, r)->nominal)
         return 0;
-    return req <= fs_kquota_available(k, c, f);
+    return req <= fs_kquota_available(k, c, f, r);
 }
 
-static inline int fs_kquota_borrowing(const kcq_t *q, uint32_t f)
+/* Every resource of the assignment fits (Kueue's workloadFits). */
+static inline int fs_kquota_fits_asg(const kueue_t *k, const kcq_t *c, const kasg_t *a, int allow_borrow)
 {
-    return q->res[f].usage > q->res[f].nominal;
+    for (int r = 0; r < KR; r++)
+        if (a->fl[r] >= 0 && !fs_kquota_fits(k, c, (uint32_t)a->fl[r], r, a->req[r], allow_borrow))
+            return 0;
+    return 1;
 }
 
-/* Dominant resource share of CQ c with req more in flavor f (fair sharing). */
-int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, int32_t f, int64_t req);
-/* Usage of CQ q's jobs with priority < prio (<= prio with eq). */
-int64_t fs_kquota_prio_below(const kcq_t *q, int32_t prio, int eq);
-/* The admitted job's quota taken in flavor f; an admitted job's given back. */
-int fs_kquota_admit(kueue_t *k, fs_model_t *m, uint32_t slot, uint32_t f);
+static inline int fs_kquota_borrowing(const kcq_t *q, uint32_t f, int r)
+{
+    return fs_kquota_res(q, f, r)->usage > fs_kquota_res(q, f, r)->nominal;
+}
+
+/* CQ q borrows in one of the resources `need` of assignment a (Kueue's
+ * cqIsBorrowing over the flavor-resources that need preemption). */
+static inline int fs_kquota_borrowing_in(const kcq_t *q, const kasg_t *a, unsigned need)
+{
+    for (int r = 0; r < KR; r++)
+        if ((need & KR_BIT(r)) && fs_kquota_borrowing(q, (uint32_t)a->fl[r], r))
+            return 1;
+    return 0;
+}
+
+/* Dominant resource share of CQ c with assignment a more (fair sharing). */
+int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, const kasg_t *a);
+/* Usage of resource r of CQ q's jobs with priority < prio (<= prio with eq). */
+int64_t fs_kquota_prio_below(const kcq_t *q, int32_t prio, int eq, int r);
+/* The admitted job's quota taken (assignment a); an admitted job's given back. */
+int fs_kquota_admit(kueue_t *k, fs_model_t *m, uint32_t slot, const kasg_t *a);
 int fs_kquota_release(kueue_t *k, fs_model_t *m, uint32_t slot);
 
 /* ---- queued workloads (fs_kueue_queue.c) ---------------------------------------------- */
 
-static inline int64_t fs_kqueue_req(fs_model_t *m, uint32_t slot)
+/* What the job asks of each resource the policy counts (k->used): its
+ * milli-GPUs; a pod's CPU (milli-cores) and memory (bytes); one pod (1000
+ * milli-pods: a job that is not a pod counts as one).  Others are 0. */
+static inline void fs_kqueue_reqv(const kueue_t *k, fs_model_t *m, uint32_t slot, int64_t *v)
 {
-    const fs_jobrt_t *j = fs_model_job(m, slot);
-    return (int64_t)fs_jobq_milli(&j->job);
+    const fs_jobq_t *j = &fs_model_job(m, slot)->job;
+    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
+    v[FS_KRES_GPU] = (int64_t)fs_jobq_milli(j);
+    v[FS_KRES_CPU] = (k->used & KR_BIT(FS_KRES_CPU)) && pod ? (int64_t)j->cpu_milli : 0;
+    v[FS_KRES_MEMORY] = (k->used & KR_BIT(FS_KRES_MEMORY)) && pod ? (int64_t)j->mem_mib << 20 : 0;
+    v[FS_KRES_PODS] = k->used & KR_BIT(FS_KRES_PODS) ? 1000 : 0;
 }
 
 static inline int fs_kqueue_better(fs_model_t *m, uint32_t a, uint32_t b)
@@ -272,8 +333,8 @@ entry_t *fs_kadm_entry_add(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t h, si
 int fs_kadm_entry_cmp(const void *a, const void *b);
 /* The admission pass (fs_policy_ops_t.pass). */
 int fs_kadm_pass(void *state, fs_model_t *m);
-/* Targets for preemptor slot of CQ c in flavor f into k->work[0..*nt). */
-int fs_kpre_targets(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32_t f, size_t *nt);
+/* Targets for entry e (its preemptor, CQ and assignment) into k->work[0..*nt). */
+int fs_kpre_targets(kueue_t *k, fs_model_t *m, const entry_t *e, size_t *nt);
 /* Preempts victim v for CQ by_cq and queues it again. */
 int fs_kpre_evict(kueue_t *k, fs_model_t *m, uint32_t v, uint32_t by_cq);
 /* fs_policy_ops_t.with_pods. */
@@ -285,6 +346,9 @@ int fs_kset_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, void **
                   fs_error_t *err);
 void fs_kset_destroy(void *state);
 int32_t fs_kset_flavor_index(const kueue_t *k, const char *name);
+/* Could a job asking req[] (fs_kqueue_reqv) of tenant's CQ ever be
+ * admitted (with no usage anywhere)?  1 yes; 0 no, with why set. */
+int fs_kset_probe_req(const kueue_t *k, const char *tenant, const int64_t *req, char *why, size_t n);
 /* Appends id to the log *a (record only).  0 or FS_ENOMEM. */
 int fs_kueue_log_id(uint64_t **a, size_t *n, size_t *cap, uint64_t id);
 

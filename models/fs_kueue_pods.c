@@ -136,16 +136,15 @@ int fs_kpods_with_pods(void *state, fs_model_t *m, uint8_t *mark)
                 rc = FS_ENOMEM;
                 break;
             }
-            int64_t r = fs_kqueue_req(m, e.slot);
-            k->vlog[nlog++] = (struct vlog){e.cq, (uint32_t)e.flavor, r};
-            fs_kquota_add(k, q, (uint32_t)e.flavor, r);
+            k->vlog[nlog++] = (struct vlog){e.cq, e.a};
+            fs_kquota_add_asg(k, q, &e.a, 1);
             mark[e.slot] = 1;
             rc = vpop(m, h);
         }
     }
     while (nlog > 0) {  /* the quota in use as it was */
         const struct vlog *v = &k->vlog[--nlog];
-        fs_kquota_add(k, &k->cq[v->cq], v->flavor, -v->req);
+        fs_kquota_add_asg(k, &k->cq[v->cq], &v->a, -1);
     }
     return rc;
 }

@@ -31,22 +31,34 @@ static int add_cand(kueue_t *k, fs_model_t *m, size_t *n, uint32_t slot, uint32_
     const kjob_t *kj = &k->jobs[slot];
     k->cand[(*n)++] = (cand_t){.slot = slot, .cq = kj->cq, .other = kj->cq != (int32_t)by,
                                .prio = fs_model_job(m, slot)->job.priority,
-                               .aseq = kj->admit_seq, .req = kj->req};
+                               .aseq = kj->admit_seq};
     return 0;
 }
 
-/* Candidates for preemptor `slot` of CQ c in flavor f (k->cand, unsorted). */
-static int find_candidates(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32_t f,
-                           size_t *n)
+/* Does admitted job v use one of the flavor-resources `need` of assignment
+ * a (Kueue's classical.WorkloadUsesResources)? */
+static int uses(const kueue_t *k, uint32_t v, const kasg_t *a, unsigned need)
 {
+    for (int r = 0; r < KR; r++)
+        if ((need & KR_BIT(r)) && k->jobs[v].a.fl[r] == a->fl[r])
+            return 1;
+    return 0;
+}
+
+/* Candidates for the preemptor of entry e (k->cand, unsorted): Kueue's
+ * findCandidates (pkg/scheduler/preemption/preemption.go) over the
+ * flavor-resources that need preemption. */
+static int find_candidates(kueue_t *k, fs_model_t *m, const entry_t *e, size_t *n)
+{
+    uint32_t c = e->cq;
     const kcq_t *q = &k->cq[c];
-    const fs_jobrt_t *w = fs_model_job(m, slot);
+    const fs_jobrt_t *w = fs_model_job(m, e->slot);
     *n = 0;
     if (q->within != FS_KUEUE_NEVER)
         for (size_t i = 0; i < q->n_run; i++) {
             uint32_t v = q->run[i];
             const fs_jobrt_t *j = fs_model_job(m, v);
-            if (k->jobs[v].flavor != (int32_t)f)
+            if (!uses(k, v, &e->a, e->need))
                 continue;
             int lower = j->job.priority < w->job.priority;
             int newer = q->within == FS_KUEUE_LOWER_OR_NEWER_EQUAL &&
@@ -58,11 +70,11 @@ static int find_candidates(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot,
         const kcoh_t *h = &k->coh[q->cohort];
         for (size_t i = 0; i < h->n; i++) {
             const kcq_t *d = &k->cq[h->cqs[i]];
-            if (h->cqs[i] == c || !fs_kquota_borrowing(d, f))
+            if (h->cqs[i] == c || !fs_kquota_borrowing_in(d, &e->a, e->need))
                 continue;
             for (size_t r = 0; r < d->n_run; r++) {
                 uint32_t v = d->run[r];
-                if (k->jobs[v].flavor != (int32_t)f)
+                if (!uses(k, v, &e->a, e->need))
                     continue;
                 if (q->reclaim == FS_KUEUE_LOWER_PRIORITY &&
                     fs_model_job(m, v)->job.priority >= w->job.priority)
@@ -100,17 +112,23 @@ static void cand_sift(cand_t *h, size_t n, size_t i)
     }
 }
 
-static void minimal(kueue_t *k, uint32_t c, uint32_t f, int64_t req, cand_t *cand, size_t n,
-                    int allow, int64_t limit, size_t *nt)
+/* A candidate's quota out of (sign -1) or back into (+1) its CQ. */
+static void cand_quota(kueue_t *k, const cand_t *v, int sign)
 {
-    kcq_t *q = &k->cq[c];
+    fs_kquota_add_asg(k, &k->cq[v->cq], &k->jobs[v->slot].a, sign);
+}
+
+static void minimal(kueue_t *k, const entry_t *e, cand_t *cand, size_t n, int allow, int64_t limit,
+                    size_t *nt)
+{
+    kcq_t *q = &k->cq[e->cq];
     *nt = 0;
     /* fast fail: not even all of them together make room */
     for (size_t i = 0; i < n; i++)
-        fs_kquota_add(k, &k->cq[cand[i].cq], f, -cand[i].req);
-    int any = fs_kquota_fits(k, q, f, req, allow);
+        cand_quota(k, &cand[i], -1);
+    int any = fs_kquota_fits_asg(k, q, &e->a, allow);
     for (size_t i = 0; i < n; i++)
-        fs_kquota_add(k, &k->cq[cand[i].cq], f, cand[i].req);
+        cand_quota(k, &cand[i], 1);
     if (!any)
         return;
     /* candidates in Kueue's order, popped from a heap: usually few are taken */
@@ -124,81 +142,87 @@ static void minimal(kueue_t *k, uint32_t c, uint32_t f, int64_t req, cand_t *can
         cand[0] = cand[--hn];
         cand_sift(cand, hn, 0);
         kcq_t *d = &k->cq[v.cq];
-        if (d != q && !fs_kquota_borrowing(d, f))
+        if (d != q && !fs_kquota_borrowing_in(d, &e->a, e->need))
             continue;
         if (d != q && limit != NONE && v.prio >= limit)
             allow = 0;
-        fs_kquota_add(k, d, f, -v.req);
+        cand_quota(k, &v, -1);
         v.keep = 1;
         tk[taken++] = v;
-        ok = fs_kquota_fits(k, q, f, req, allow);
+        ok = fs_kquota_fits_asg(k, q, &e->a, allow);
     }
     if (!ok) {
         for (size_t i = 0; i < taken; i++)
-            fs_kquota_add(k, &k->cq[tk[i].cq], f, tk[i].req);
+            cand_quota(k, &tk[i], 1);
         return;
     }
     for (size_t i = taken - 1; i-- > 0;) {   /* fill back all but the last */
-        kcq_t *d = &k->cq[tk[i].cq];
-        fs_kquota_add(k, d, f, tk[i].req);
-        if (fs_kquota_fits(k, q, f, req, allow))
+        cand_quota(k, &tk[i], 1);
+        if (fs_kquota_fits_asg(k, q, &e->a, allow))
             tk[i].keep = 0;
         else
-            fs_kquota_add(k, d, f, -tk[i].req);
+            cand_quota(k, &tk[i], -1);
     }
     for (size_t i = 0; i < taken; i++)
         if (tk[i].keep) {
-            fs_kquota_add(k, &k->cq[tk[i].cq], f, tk[i].req);
+            cand_quota(k, &tk[i], 1);
             cand[(*nt)++] = tk[i];
         }
 }
 
-/* Kueue's classic preemption: targets for preemptor slot of CQ c in
- * flavor f, left in k->work[0..*nt). */
-/* An upper bound of what preemption could free for preemptor slot: the
- * usage of the jobs that the policies allow to take (by priority, all
- * flavors).  If even that much more would not make room, there is no
- * need to look at the candidates one by one. */
-static int hopeless(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32_t f)
+/* An upper bound of what preemption could free for the preemptor of
+ * entry e: per resource that needs preemption, the usage of the jobs that
+ * the policies allow to take (by priority, all flavors).  If even that
+ * much more would not make room in one of them, there is no need to look
+ * at the candidates one by one. */
+static int hopeless(kueue_t *k, fs_model_t *m, const entry_t *e)
 {
+    uint32_t c = e->cq;
     const kcq_t *q = &k->cq[c];
-    int32_t pw = fs_model_job(m, slot)->job.priority;
-    int64_t bound = 0;
-    if (q->within != FS_KUEUE_NEVER)
-        bound += fs_kquota_prio_below(q, pw, q->within == FS_KUEUE_LOWER_OR_NEWER_EQUAL);
-    if (q->cohort >= 0 && q->reclaim != FS_KUEUE_NEVER) {
-        const kcoh_t *h = &k->coh[q->cohort];
-        for (size_t i = 0; i < h->n; i++) {
-            const kcq_t *d = &k->cq[h->cqs[i]];
-            if (h->cqs[i] != c && fs_kquota_borrowing(d, f))
-                bound += fs_kquota_prio_below(d, q->reclaim == FS_KUEUE_ANY ? INT32_MAX : pw,
-                                    q->reclaim == FS_KUEUE_ANY);
+    int32_t pw = fs_model_job(m, e->slot)->job.priority;
+    for (int r = 0; r < KR; r++) {
+        if (!(e->need & KR_BIT(r)))
+            continue;
+        uint32_t f = (uint32_t)e->a.fl[r];
+        int64_t bound = 0;
+        if (q->within != FS_KUEUE_NEVER)
+            bound += fs_kquota_prio_below(q, pw, q->within == FS_KUEUE_LOWER_OR_NEWER_EQUAL, r);
+        if (q->cohort >= 0 && q->reclaim != FS_KUEUE_NEVER) {
+            const kcoh_t *h = &k->coh[q->cohort];
+            for (size_t i = 0; i < h->n; i++) {
+                const kcq_t *d = &k->cq[h->cqs[i]];
+                if (h->cqs[i] != c && fs_kquota_borrowing_in(d, &e->a, e->need))
+                    bound += fs_kquota_prio_below(d, q->reclaim == FS_KUEUE_ANY ? INT32_MAX : pw,
+                                                  q->reclaim == FS_KUEUE_ANY, r);
+            }
         }
+        if (fs_kquota_available(k, q, f, r) + bound < e->a.req[r])
+            return 1;
     }
-    return fs_kquota_available(k, q, f) + bound < fs_kqueue_req(m, slot);
+    return 0;
 }
 
-int fs_kpre_targets(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32_t f,
-                        size_t *nt)
+/* Kueue's classic preemption (classicalPreemptions): targets for the
+ * preemptor of entry e, left in k->work[0..*nt). */
+int fs_kpre_targets(kueue_t *k, fs_model_t *m, const entry_t *e, size_t *nt)
 {
     size_t n;
     *nt = 0;
-    if (hopeless(k, m, c, slot, f))
+    if (hopeless(k, m, e))
         return 0;
-    int rc = find_candidates(k, m, c, slot, f, &n);
+    int rc = find_candidates(k, m, e, &n);
     if (rc || n == 0)
         return rc;
     if (fs_grow((void **)&k->work, &k->cap_work, n, sizeof *k->work) ||
         fs_grow((void **)&k->taken, &k->cap_taken, n, sizeof *k->taken))
         return FS_ENOMEM;
-    const kcq_t *q = &k->cq[c];
-    int64_t req = fs_kqueue_req(m, slot);
+    const kcq_t *q = &k->cq[e->cq];
     size_t same = 0;
     for (size_t i = 0; i < n; i++)
         same += !k->cand[i].other;
     if (same == n) {   /* nothing to take from others: preempt own, may borrow */
         memcpy(k->work, k->cand, n * sizeof *k->work);
-        minimal(k, c, f, req, k->work, n, 1, NONE, nt);
+        minimal(k, e, k->work, n, 1, NONE, nt);
         return 0;
     }
     size_t wn = 0;
@@ -206,8 +230,15 @@ int fs_kpre_targets(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32
     int allow = 0;
     if (q->bwc != FS_KUEUE_NEVER) {
         allow = 1;
-        limit = q->has_thr ? q->thr + 1 : fs_model_job(m, slot)->job.priority;
-        int under = q->res[f].usage < q->res[f].nominal;
+        limit = q->has_thr ? q->thr + 1 : fs_model_job(m, e->slot)->job.priority;
+        /* under nominal in every resource that needs preemption (Kueue's
+         * queueUnderNominalInResourcesNeedingPreemption) */
+        int under = 1;
+        for (int r = 0; r < KR; r++)
+            if (e->need & KR_BIT(r)) {
+                const kres_t *x = fs_kquota_res(q, (uint32_t)e->a.fl[r], r);
+                under &= x->usage < x->nominal;
+            }
         for (size_t i = 0; i < n; i++)
             if (under || !k->cand[i].other || k->cand[i].prio < limit)
                 k->work[wn++] = k->cand[i];
@@ -215,13 +246,13 @@ int fs_kpre_targets(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, uint32
         memcpy(k->work, k->cand, n * sizeof *k->work);
         wn = n;
     }
-    minimal(k, c, f, req, k->work, wn, allow, limit, nt);
+    minimal(k, e, k->work, wn, allow, limit, nt);
     if (*nt == 0 && same) { /* again: own workloads only, borrowing */
         wn = 0;
         for (size_t i = 0; i < n; i++)
             if (!k->cand[i].other)
                 k->work[wn++] = k->cand[i];
-        minimal(k, c, f, req, k->work, wn, 1, NONE, nt);
+        minimal(k, e, k->work, wn, 1, NONE, nt);
     }
     return 0;
 }

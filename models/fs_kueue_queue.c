@@ -219,7 +219,8 @@ int fs_kqueue_job(kueue_t *k, fs_model_t *m, uint32_t slot, int32_t c)
     q->hok = 0;
     kj->cq = c;
     kj->shape = (uint32_t)s;
-    kj->flavor = -1;
+    for (int r = 0; r < KR; r++)
+        kj->a.fl[r] = -1;
     kj->in = J_QUEUED;
     q->pending++;
     k->queued++;

@@ -187,6 +187,25 @@ static int add_tenants(kueue_t *k, const char *list, int32_t c)
     return 0;
 }
 
+static const char *const res_name[KR] = {"nvidia.com/gpu", "cpu", "memory", "pods"};
+/* Model units per quota unit (GPUs, cores, MiB, pods -> milli-GPUs,
+ * milli-cores, bytes, milli-pods). */
+static const double res_scale[KR] = {1000.0, 1000.0, 1048576.0, 1000.0};
+#define UNITS_MAX 9007199254740992.0    /* 2^53: held exactly through a double */
+
+static int to_units(const fs_kueue_cq_cfg_t *cc, const fs_kueue_quota_cfg_t *qc, double x, int64_t *out,
+                    fs_error_t *err)
+{
+    double u = x * res_scale[qc->resource];
+    if (u > UNITS_MAX)
+        return fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' flavor '%s': a %s "
+                            "quota of %.17g is more than 2^53 %s (not held exactly)", cc->name,
+                            qc->flavor, res_name[qc->resource], x,
+                            qc->resource == FS_KRES_MEMORY ? "bytes" : "thousandths");
+    *out = (int64_t)llround(u);
+    return 0;
+}
+
 static int setup_cq(kueue_t *k, const fs_kueue_cq_cfg_t *cc, const fs_cluster_cfg_t *cl, size_t nf_max,
                     uint32_t idx, fs_error_t *err)
 {
@@ -199,52 +218,117 @@ static int setup_cq(kueue_t *k, const fs_kueue_cq_cfg_t *cc, const fs_cluster_cf
     q->has_thr = !isnan(cc->borrow_max_priority);
     q->thr = q->has_thr ? (int64_t)floor(cc->borrow_max_priority) : 0;
     q->weight_milli = to_milli(cc->weight);
-    q->res = fs_calloc(nf_max, sizeof *q->res);
+    q->res = fs_calloc(nf_max * KR, sizeof *q->res);
     q->fl = fs_malloc((cc->n_quotas ? cc->n_quotas : 1) * sizeof *q->fl);
-    if (!q->res || !q->fl || add_tenants(k, cc->tenants, (int32_t)idx))
-        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
-    q->cohort = cohort_of(k, cc->cohort, k->n_cq);
-    if (q->cohort == -2)
-        return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
-    if (q->cohort >= 0) {
+    uint32_t *ord = fs_malloc((cc->n_quotas ? cc->n_quotas : 1) * sizeof *ord);
+    uint8_t *fmask = fs_calloc(nf_max, 1);
+    int rc = 0;
+    if (!q->res || !q->fl || !ord || !fmask || add_tenants(k, cc->tenants, (int32_t)idx))
+        rc = fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    if (!rc && (q->cohort = cohort_of(k, cc->cohort, k->n_cq)) == -2)
+        rc = fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
+    if (!rc && q->cohort >= 0) {
         kcoh_t *h = &k->coh[q->cohort];
         h->cqs[h->n++] = idx;
     }
-    for (size_t i = 0; i < cc->n_quotas; i++) {
+    size_t n_ord = 0;
+    for (size_t i = 0; !rc && i < cc->n_quotas; i++) {
         const fs_kueue_quota_cfg_t *qc = &cc->quotas[i];
         int32_t f;
-        int rc = add_flavor(k, cl, qc->flavor, NULL, &f, err);
-        if (rc)
-            return rc;
-        kres_t *r = &q->res[f];
-        if (r->has)
-            return fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' lists "
-                                "flavor '%s' twice", cc->name, qc->flavor);
+        if ((rc = add_flavor(k, cl, qc->flavor, NULL, &f, err)) != 0)
+            break;
+        int res = qc->resource;
+        kres_t *r = fs_kquota_res(q, (uint32_t)f, res);
+        if (r->has) {
+            if (res == FS_KRES_GPU)
+                rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' lists "
+                                  "flavor '%s' twice", cc->name, qc->flavor);
+            else
+                rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s' lists "
+                                  "flavor '%s' twice for %s", cc->name, qc->flavor, res_name[res]);
+            break;
+        }
+        int64_t bl = 0, ll = 0;
+        if ((rc = to_units(cc, qc, qc->nominal, &r->nominal, err)) != 0 ||
+            (qc->borrowing_limit >= 0 && (rc = to_units(cc, qc, qc->borrowing_limit, &bl, err)) != 0) ||
+            (qc->lending_limit >= 0 && (rc = to_units(cc, qc, qc->lending_limit, &ll, err)) != 0))
+            break;
         r->has = 1;
-        r->nominal = to_milli(qc->nominal);
-        r->blimit = qc->borrowing_limit < 0 ? NONE : to_milli(qc->borrowing_limit);
-        r->guaranteed = qc->lending_limit < 0 ? 0 : fs_kquota_pos(r->nominal - to_milli(qc->lending_limit));
-        q->fl[q->n_fl++] = (uint32_t)f;
+        r->blimit = qc->borrowing_limit < 0 ? NONE : bl;
+        r->guaranteed = qc->lending_limit < 0 ? 0 : fs_kquota_pos(r->nominal - ll);
+        if (!fmask[f])
+            ord[n_ord++] = (uint32_t)f;
+        fmask[f] |= (uint8_t)KR_BIT(res);
     }
-    return 0;
+    /* resource groups: the resources that share a flavor are one group */
+    for (size_t i = 0; !rc && i < n_ord; i++) {
+        unsigned mk = fmask[ord[i]];
+        unsigned g = 0;
+        while (g < q->ng && !(q->gmask[g] & mk))
+            g++;
+        if (g == q->ng)
+            q->gmask[q->ng++] = (uint8_t)mk;
+        else
+            q->gmask[g] |= (uint8_t)mk;
+        for (unsigned h = g + 1; h < q->ng;)   /* merge the groups it now overlaps */
+            if (q->gmask[h] & q->gmask[g]) {
+                q->gmask[g] |= q->gmask[h];
+                memmove(q->gmask + h, q->gmask + h + 1, (size_t)(q->ng - h - 1));
+                q->ng--;
+            } else
+                h++;
+    }
+    /* Kueue: every flavor of a resource group quotas each of its coveredResources */
+    for (size_t i = 0; !rc && i < n_ord; i++) {
+        unsigned g = 0;
+        while (!(q->gmask[g] & fmask[ord[i]]))
+            g++;
+        unsigned miss = q->gmask[g] & ~(unsigned)fmask[ord[i]];
+        if (!miss)
+            continue;
+        int r = 0;
+        while (!(miss & KR_BIT(r)))
+            r++;
+        size_t j = 0;
+        while (!(fmask[ord[j]] & KR_BIT(r)))
+            j++;
+        rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue: ClusterQueue '%s': flavor '%s' has "
+                          "no %s quota, which flavor '%s' of its resource group has (every flavor "
+                          "of a resource group must quota all of the group's resources)", cc->name,
+                          k->fl[ord[i]].name, res_name[r], k->fl[ord[j]].name);
+    }
+    for (unsigned g = 0; !rc && g < q->ng; g++) {
+        for (size_t i = 0; i < n_ord; i++)
+            if (fmask[ord[i]] & q->gmask[g])
+                q->fl[q->n_fl++] = ord[i];
+        q->gend[g] = (uint32_t)q->n_fl;
+        q->cover |= q->gmask[g];
+    }
+    fs_free(ord);
+    fs_free(fmask);
+    return rc;
 }
 
-/* Cohort quotas: the sum of what each member lends, per flavor. */
+/* Cohort quotas: the sum of what each member lends, per flavor and resource. */
 static int setup_cohorts(kueue_t *k, fs_error_t *err)
 {
+    size_t nfr = (k->n_fl ? k->n_fl : 1) * KR;
     for (size_t i = 0; i < k->n_coh; i++) {
         kcoh_t *h = &k->coh[i];
-        h->quota = fs_calloc(k->n_fl ? k->n_fl : 1, sizeof *h->quota);
-        h->usage = fs_calloc(k->n_fl ? k->n_fl : 1, sizeof *h->usage);
+        h->quota = fs_calloc(nfr, sizeof *h->quota);
+        h->usage = fs_calloc(nfr, sizeof *h->usage);
         if (!h->quota || !h->usage)
             return fs_error_set(err, FS_ENOMEM, "kueue: out of memory");
         for (size_t c = 0; c < h->n; c++) {
             const kcq_t *q = &k->cq[h->cqs[c]];
-            for (size_t f = 0; f < q->n_fl; f++) {
-                const kres_t *r = &q->res[q->fl[f]];
-                h->quota[q->fl[f]] += r->nominal - r->guaranteed;
-                h->lendable_total += r->nominal - r->guaranteed;
-            }
+            for (size_t f = 0; f < q->n_fl; f++)
+                for (int r = 0; r < KR; r++) {
+                    const kres_t *x = fs_kquota_res(q, q->fl[f], r);
+                    if (!x->has)
+                        continue;
+                    h->quota[(size_t)q->fl[f] * KR + (size_t)r] += x->nominal - x->guaranteed;
+                    h->lendable_total[r] += x->nominal - x->guaranteed;
+                }
         }
     }
     return 0;
@@ -298,6 +382,9 @@ int fs_kset_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, void **
     }
     if (!rc)
         rc = setup_cohorts(k, err);
+    k->used = KR_BIT(FS_KRES_GPU);  /* the others where some CQ covers them */
+    for (size_t i = 0; !rc && i < k->n_cq; i++)
+        k->used |= k->cq[i].cover;
     k->default_cq = NO_CQ;
     if (!rc && kc->default_queue && (k->default_cq = fs_kqueue_cq_by_name(k, kc->default_queue)) == NO_CQ)
         rc = fs_error_set(err, FS_EINVAL, "scheduler.kueue.default_queue: no ClusterQueue '%s'",
@@ -327,30 +414,91 @@ void fs_kueue_probe_destroy(void *probe)
         fs_kset_destroy(probe);
 }
 
-int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+/* The CQ of tenant, or NO_CQ with why set. */
+static int32_t probe_cq(const kueue_t *k, const char *tenant, char *why, size_t n)
 {
-    const kueue_t *k = probe;
     int32_t c = fs_kqueue_cq_of_name(k, tenant);
-    if (c == NO_CQ) {
-        if (tenant)
-            snprintf(why, n, "tenant '%s' has no LocalQueue, no ClusterQueue of its name and no "
-                     "scheduler.kueue.default_queue", tenant);
-        else
-            snprintf(why, n, "jobs without a tenant go to scheduler.kueue.default_queue, which "
-                     "is not set");
+    if (c != NO_CQ)
+        return c;
+    if (tenant)
+        snprintf(why, n, "tenant '%s' has no LocalQueue, no ClusterQueue of its name and no "
+                 "scheduler.kueue.default_queue", tenant);
+    else
+        snprintf(why, n, "jobs without a tenant go to scheduler.kueue.default_queue, which "
+                 "is not set");
+    return NO_CQ;
+}
+
+/* A quantity of resource r in model units, in words ("4 GPUs", "2.5 cores"). */
+static void amount(char *buf, size_t n, int r, int64_t v)
+{
+    static const char *const unit[KR] = {"GPUs", "cores", "MiB of memory", "pods"};
+    snprintf(buf, n, "%.6g %s", (double)v / res_scale[r], unit[r]);
+}
+
+int fs_kset_probe_req(const kueue_t *k, const char *tenant, const int64_t *req, char *why, size_t n)
+{
+    int32_t c = probe_cq(k, tenant, why, n);
+    if (c == NO_CQ)
+        return 0;
+    const kcq_t *q = &k->cq[c];
+    unsigned asked = 0;
+    for (int r = 0; r < KR; r++)
+        asked |= req[r] > 0 ? KR_BIT(r) : 0;
+    if (asked & ~(unsigned)q->cover) {
+        int r = 0;
+        while (!(asked & ~(unsigned)q->cover & KR_BIT(r)))
+            r++;
+        if (r == FS_KRES_GPU && q->ng > 0) { /* as Kueue's CPU-only queues: no GPUs at all */
+            char a[64];
+            amount(a, sizeof a, r, req[r]);
+            snprintf(why, n, "ClusterQueue '%s' can hold at most 0 GPUs in any flavor (it has no "
+                     "nvidia.com/gpu quota), less than the %s asked", q->name, a);
+        } else
+            snprintf(why, n, "ClusterQueue '%s' has no %s quota (no resource group of it covers "
+                     "%s), which the job asks", q->name, res_name[r], res_name[r]);
         return 0;
     }
-    const kcq_t *q = &k->cq[c];
-    int64_t most = 0;
-    for (size_t i = 0; i < q->n_fl; i++) {
-        int64_t p = fs_kquota_potential(k, q, q->fl[i]);
-        if (p > most)
-            most = p;
+    for (unsigned g = 0; g < q->ng; g++) {
+        unsigned want = q->gmask[g] & asked;
+        if (!want && g == 0 && !asked)
+            want = q->gmask[0];
+        if (!want)
+            continue;
+        int64_t most[KR] = {0};
+        int one = 0;    /* some flavor holds all of them */
+        for (size_t i = g ? q->gend[g - 1] : 0; i < q->gend[g]; i++) {
+            int all = 1;
+            for (int r = 0; r < KR; r++) {
+                if (!(want & KR_BIT(r)))
+                    continue;
+                int64_t p = fs_kquota_potential(k, q, q->fl[i], r);
+                if (p > most[r])
+                    most[r] = p;
+                all &= req[r] <= p;
+            }
+            one |= all;
+        }
+        if (one)
+            continue;
+        for (int r = 0; r < KR; r++)
+            if ((want & KR_BIT(r)) && req[r] > most[r]) {
+                char a[64], b[64];
+                amount(a, sizeof a, r, most[r]);
+                amount(b, sizeof b, r, req[r]);
+                snprintf(why, n, "ClusterQueue '%s' can hold at most %s in any flavor (its nominal "
+                         "quota and what its cohort may lend), less than the %s asked", q->name, a, b);
+                return 0;
+            }
+        snprintf(why, n, "no flavor of ClusterQueue '%s' can hold all of the job's requests of "
+                 "one resource group together (each fits alone in some flavor)", q->name);
+        return 0;
     }
-    if (milli <= most)
-        return 1;
-    snprintf(why, n, "ClusterQueue '%s' can hold at most %.6g GPUs in any flavor (its nominal "
-             "quota and what its cohort may lend), less than the %.6g GPUs asked", q->name,
-             (double)most / 1000.0, (double)milli / 1000.0);
-    return 0;
+    return 1;
+}
+
+int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+{
+    int64_t req[KR] = {milli, 0, 0, 0};
+    return fs_kset_probe_req(probe, tenant, req, why, n);
 }

@@ -22,12 +22,22 @@ enum fs_kueue_strategy { FS_KUEUE_BEST_EFFORT_FIFO = 0, FS_KUEUE_STRICT_FIFO = 1
 enum fs_kueue_preempt { FS_KUEUE_NEVER = 0, FS_KUEUE_LOWER_PRIORITY = 1,
                         FS_KUEUE_LOWER_OR_NEWER_EQUAL = 2, FS_KUEUE_ANY = 3 };
 
-/* One flavor quota of a ClusterQueue (or of a Cohort's own quota). */
+/* The resources a quota may name (Kueue's resource names nvidia.com/gpu,
+ * cpu, memory, pods), and the unit of a quota of each: GPUs, cores, MiB,
+ * pods.  The model counts milli-GPUs, milli-cores, bytes and milli-pods. */
+enum fs_kueue_resource { FS_KRES_GPU = 0, FS_KRES_CPU = 1, FS_KRES_MEMORY = 2, FS_KRES_PODS = 3,
+                         FS_KRES_N = 4 };
+
+/* One quota of a ClusterQueue (or of a Cohort's own quota): one resource in
+ * one flavor.  The quotas of a CQ form its resource groups: the resources
+ * that share a flavor are one group, whose flavors must each quota all of
+ * them (Kueue's coveredResources). */
 typedef struct fs_kueue_quota_cfg {
     char *flavor;           /* a flavor name (scheduler.kueue.flavors, or a pool/GPU model) */
-    double nominal;         /* nominalQuota, GPUs (>= 0) */
-    double borrowing_limit; /* borrowingLimit, GPUs; < 0: none */
-    double lending_limit;   /* lendingLimit, GPUs; < 0: none */
+    double nominal;         /* nominalQuota in the resource's unit (>= 0) */
+    double borrowing_limit; /* borrowingLimit; < 0: none */
+    double lending_limit;   /* lendingLimit; < 0: none */
+    int resource;           /* enum fs_kueue_resource (0: nvidia.com/gpu) */
 } fs_kueue_quota_cfg_t;
 
 /* One ClusterQueue (scheduler.kueue.cluster_queues item, or a manifest's). */

@@ -36,6 +36,11 @@ static const char *const reclaim_names[] = {
 static const char *const bwc_names[] = {
     [FS_KUEUE_NEVER] = "Never", [FS_KUEUE_LOWER_PRIORITY] = "LowerPriority", NULL};
 
+/* Kueue's resource names, by enum fs_kueue_resource. */
+static const char *const res_names[] = {
+    [FS_KRES_GPU] = "nvidia.com/gpu", [FS_KRES_CPU] = "cpu", [FS_KRES_MEMORY] = "memory",
+    [FS_KRES_PODS] = "pods", NULL};
+
 #define KQ(f) offsetof(fs_kueue_quota_cfg_t, f)
 /* The largest quota: the Kueue model counts milli-GPUs (models/fs_kueue.c),
  * computed through a double, which holds whole numbers exactly up to 2^53
@@ -44,15 +49,21 @@ static const char *const bwc_names[] = {
 static const fs_key_t quota_rows[] = {
     {.path = "flavor", .type = FS_KT_STRING, .flags = FS_KF_REQUIRED, .off = KQ(flavor),
      .doc = "Flavor name: one of scheduler.kueue.flavors, or a pool name or GPU model."},
+    {.path = "resource", .type = FS_KT_ENUM, .off = KQ(resource), .names = res_names,
+     .def = "nvidia.com/gpu",
+     .doc = "The resource of this quota: nvidia.com/gpu (GPUs), cpu (cores), memory (MiB) or "
+            "pods; the resources sharing a flavor in a CQ are one resource group, and each of "
+            "its flavors must quota all of them."},
     {.path = "nominal", .type = FS_KT_DOUBLE, .flags = FS_KF_REQUIRED | FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(nominal), .min = 0, .max = QUOTA_MAX, .unit = "GPUs",
-     .doc = "nominalQuota of nvidia.com/gpu (at most 2^53 milli-GPUs, held exactly)."},
+     .off = KQ(nominal), .min = 0, .max = QUOTA_MAX, .unit = "by resource",
+     .doc = "nominalQuota, in GPUs, or cores, MiB or pods by `resource` (at most 2^53 "
+            "thousandths, or 2^53 bytes of memory, held exactly)."},
     {.path = "borrowing_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(borrowing_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
+     .off = KQ(borrowing_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "by resource",
      .doc = "borrowingLimit: at most this much above nominal from the cohort (-1: no limit; "
             "only with a cohort)."},
     {.path = "lending_limit", .type = FS_KT_DOUBLE, .flags = FS_KF_MIN | FS_KF_MAX,
-     .off = KQ(lending_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "GPUs",
+     .off = KQ(lending_limit), .min = -1, .max = QUOTA_MAX, .def = "-1", .unit = "by resource",
      .doc = "lendingLimit: at most this much of the nominal quota is lent to the cohort "
             "(-1: all of it; <= nominal)."},
 };
@@ -72,8 +83,8 @@ static const fs_key_t cq_rows[] = {
             "go) or StrictFIFO (it blocks the CQ)."},
     {.path = "quotas", .type = FS_KT_LIST, .flags = FS_KF_REQUIRED | FS_KF_MIN, .off = KC(quotas),
      .off2 = KC(n_quotas), .min = 1, .sub = &quota_keys,
-     .doc = "Flavor quotas {flavor, nominal, borrowing_limit, lending_limit}, in the order the "
-            "flavors are tried."},
+     .doc = "Flavor quotas {flavor, resource, nominal, borrowing_limit, lending_limit}, in the "
+            "order the flavors are tried."},
     {.path = "within_cluster_queue", .type = FS_KT_ENUM, .off = KC(within_cq),
      .names = within_names, .def = "Never",
      .doc = "preemption.withinClusterQueue: Never, LowerPriority, LowerOrNewerEqualPriority."},
@@ -327,8 +338,11 @@ static int str_field(obj_t *o, const mnode_t *n, const char *field, char **out)
     return (*out = fs_strdup(n->s)) ? 0 : mnomem(o->c);
 }
 
-/* A Kubernetes quantity of GPUs: "8", "2.5", "500m", "1k", "1Ki". */
-static int quantity(obj_t *o, const mnode_t *n, const char *field, double *out)
+/* A Kubernetes quantity (k8s.io/apimachinery resource.Quantity): a decimal
+ * number with an optional suffix, "8", "2.5", "500m", "16Gi", "64G", "1e3";
+ * *out in the unit of resource res (GPUs, cores, MiB, pods; fs_quotacfg.h;
+ * res < 0: a plain number, the fair-sharing weight). */
+static int quantity_of(obj_t *o, const mnode_t *n, const char *field, int res, double *out)
 {
     int rc = want(o, n, MN_SCALAR, field);
     if (rc)
@@ -337,19 +351,42 @@ static int quantity(obj_t *o, const mnode_t *n, const char *field, double *out)
     errno = 0;
     double v = strtod(n->s, &end);
     static const struct { const char *suf; double mul; } sufs[] = {
-        {"", 1}, {"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"Ki", 1024.0},
-        {"Mi", 1048576.0}, {"Gi", 1073741824.0}};
+        {"", 1}, {"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
+        {"E", 1e18}, {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
+        {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}};
+    /* the unit of each resource in the quantity's own (bytes for memory) */
+    double per = res == FS_KRES_MEMORY ? 1048576.0 : 1.0;
+    /* the largest quota: the model counts thousandths (bytes of memory) in
+     * int64 through a double, whole numbers exact up to 2^53 only */
+    double max = res == FS_KRES_MEMORY ? 8589934592.0 : QUOTA_MAX;
+    const char *what = res == FS_KRES_MEMORY ? "memory (such as 16Gi, 64G or 512Mi)"
+                       : res == FS_KRES_CPU  ? "cpu (such as 4, 2.5 or 500m)"
+                       : res == FS_KRES_PODS ? "pods (such as 10)"
+                       : res == FS_KRES_GPU  ? "GPUs (such as 8, 2.5 or 500m)"
+                                             : "a number (such as 1, 2.5 or 500m)";
     for (size_t i = 0; end != n->s && !errno && i < sizeof sufs / sizeof sufs[0]; i++)
         if (strcmp(end, sufs[i].suf) == 0 && isfinite(v) && v >= 0) {
-            if (v * sufs[i].mul > QUOTA_MAX)
-                return mfail(o->c, n, "%s '%s': %s: '%s' is more than the largest quota, %.0f GPUs "
-                             "(2^53 milli-GPUs: a larger count is not held exactly)", o->kind,
-                             o->name, field, n->s, QUOTA_MAX);
-            *out = v * sufs[i].mul;
+            double x = v * sufs[i].mul / per;
+            if (x > max) {
+                if (res == FS_KRES_MEMORY)
+                    return mfail(o->c, n, "%s '%s': %s: '%s' is more than the largest memory "
+                                 "quota, 8 PiB (2^53 bytes: a larger count is not held exactly)",
+                                 o->kind, o->name, field, n->s);
+                return mfail(o->c, n, "%s '%s': %s: '%s' is more than the largest quota, %.0f %s "
+                             "(2^53 thousandths: a larger count is not held exactly)", o->kind,
+                             o->name, field, n->s, QUOTA_MAX,
+                             res == FS_KRES_CPU ? "cores" : res == FS_KRES_PODS ? "pods" : "GPUs");
+            }
+            *out = x;
             return 0;
         }
-    return mfail(o->c, n, "%s '%s': %s: '%s' is not a quantity of GPUs (such as 8, 2.5 or 500m)",
-                 o->kind, o->name, field, n->s);
+    return mfail(o->c, n, "%s '%s': %s: '%s' is not a quantity of %s", o->kind, o->name, field,
+                 n->s, what);
+}
+
+static int quantity(obj_t *o, const mnode_t *n, const char *field, double *out)
+{
+    return quantity_of(o, n, field, -1, out);
 }
 
 static int enum_field(obj_t *o, const mnode_t *n, const char *field, const char *const *names,
@@ -373,7 +410,7 @@ static int enum_field(obj_t *o, const mnode_t *n, const char *field, const char 
     return mfail(o->c, n, "%s '%s': %s: '%s' is not one of %s", o->kind, o->name, field, n->s, list);
 }
 
-/* Appends a GPU quota of flavor nm (a copy) to qs. */
+/* Appends a quota of flavor nm (a copy) to qs. */
 static int push_quota(obj_t *o, const mnode_t *nm, fs_kueue_quota_cfg_t q,
                       fs_kueue_quota_cfg_t **qs, size_t *nq)
 {
@@ -389,36 +426,81 @@ static int push_quota(obj_t *o, const mnode_t *nm, fs_kueue_quota_cfg_t q,
     return 0;
 }
 
-/* spec.resourceGroups: the nvidia.com/gpu quotas of every flavor.  A queue
- * with no nvidia.com/gpu quota at all (Kueue's CPU-only examples) gets a
- * GPU quota of 0 in each flavor it lists: its jobs' GPUs only borrow
- * (cpu, memory and pods quotas are not modelled). */
+/* spec.resourceGroups: the nvidia.com/gpu, cpu, memory and pods quotas of
+ * every flavor (other resources are read past: no job asks for them, so
+ * each uses 0 of them).  Kueue's rules: a resource is covered by one group
+ * only, a flavor is in one group only, and each flavor of a group quotas
+ * exactly the group's coveredResources.  A queue with none of the four
+ * (only other resources) gets a GPU quota of 0 in each flavor it lists. */
 static int resource_groups(obj_t *o, const mnode_t *rg, fs_kueue_quota_cfg_t **qs, size_t *nq)
 {
     if (is_null(rg))
         return 0;
     int rc = want(o, rg, MN_SEQ, "spec.resourceGroups");
+    unsigned seen_res = 0;      /* resources of the groups so far */
+    size_t nq0 = *nq;
     for (size_t g = 0; !rc && g < rg->n; g++) {
-        const mnode_t *fl = mget(rg->v[g], "flavors");
+        const mnode_t *fl = mget(rg->v[g], "flavors"), *cov = mget(rg->v[g], "coveredResources");
         if ((rc = want(o, rg->v[g], MN_MAP, "spec.resourceGroups[]")) != 0 ||
             (rc = want(o, fl, MN_SEQ, "spec.resourceGroups[].flavors")) != 0)
             break;
+        unsigned gres = 0;      /* this group's coveredResources (of the four) */
+        if (!is_null(cov)) {
+            if ((rc = want(o, cov, MN_SEQ, "spec.resourceGroups[].coveredResources")) != 0)
+                break;
+            for (size_t i = 0; !rc && i < cov->n; i++) {
+                if ((rc = want(o, cov->v[i], MN_SCALAR, "coveredResources[]")) != 0)
+                    break;
+                for (int x = 0; res_names[x]; x++)
+                    if (strcmp(cov->v[i]->s, res_names[x]) == 0) {
+                        if (seen_res & (1u << x))
+                            rc = mfail(o->c, cov->v[i], "%s '%s': resource %s is covered by "
+                                       "two resource groups", o->kind, o->name, res_names[x]);
+                        gres |= 1u << x;
+                    }
+            }
+            if (rc)
+                break;
+        }
+        seen_res |= gres;
         for (size_t i = 0; !rc && i < fl->n; i++) {
             const mnode_t *f = fl->v[i], *nm = mget(f, "name"), *res = mget(f, "resources");
             if ((rc = want(o, f, MN_MAP, "flavors[]")) != 0 || (rc = want(o, nm, MN_SCALAR, "flavors[].name")) != 0 ||
                 (rc = want(o, res, MN_SEQ, "flavors[].resources")) != 0)
                 break;
+            for (size_t j = nq0; j < *nq; j++)
+                if (strcmp((*qs)[j].flavor, nm->s) == 0) {   /* an earlier group's, or twice */
+                    rc = mfail(o->c, nm, "%s '%s': flavor '%s' is listed twice in "
+                               "spec.resourceGroups (a flavor belongs to one group)", o->kind,
+                               o->name, nm->s);
+                    break;
+                }
+            unsigned fres = 0;
             for (size_t r = 0; !rc && r < res->n; r++) {
                 const mnode_t *rn = mget(res->v[r], "name");
                 if ((rc = want(o, rn, MN_SCALAR, "resources[].name")) != 0)
                     break;
-                if (strcmp(rn->s, "nvidia.com/gpu") != 0)
-                    continue;   /* CPU, memory, pods: not modelled */
-                fs_kueue_quota_cfg_t q = {.borrowing_limit = -1, .lending_limit = -1};
+                int x = 0;
+                while (res_names[x] && strcmp(rn->s, res_names[x]) != 0)
+                    x++;
+                if (!res_names[x])
+                    continue;   /* another resource: no job asks for it */
+                if (!is_null(cov) && !(gres & (1u << x))) {
+                    rc = mfail(o->c, rn, "%s '%s': flavor '%s' quotas %s, which is not in its "
+                               "group's coveredResources", o->kind, o->name, nm->s, rn->s);
+                    break;
+                }
+                if (fres & (1u << x)) {
+                    rc = mfail(o->c, rn, "%s '%s': flavor '%s' lists %s twice", o->kind, o->name,
+                               nm->s, rn->s);
+                    break;
+                }
+                fres |= 1u << x;
+                fs_kueue_quota_cfg_t q = {.borrowing_limit = -1, .lending_limit = -1, .resource = x};
                 const mnode_t *bl = mget(res->v[r], "borrowingLimit"), *ll = mget(res->v[r], "lendingLimit");
-                if ((rc = quantity(o, mget(res->v[r], "nominalQuota"), "nominalQuota", &q.nominal)) != 0 ||
-                    (!is_null(bl) && (rc = quantity(o, bl, "borrowingLimit", &q.borrowing_limit)) != 0) ||
-                    (!is_null(ll) && (rc = quantity(o, ll, "lendingLimit", &q.lending_limit)) != 0))
+                if ((rc = quantity_of(o, mget(res->v[r], "nominalQuota"), "nominalQuota", x, &q.nominal)) != 0 ||
+                    (!is_null(bl) && (rc = quantity_of(o, bl, "borrowingLimit", x, &q.borrowing_limit)) != 0) ||
+                    (!is_null(ll) && (rc = quantity_of(o, ll, "lendingLimit", x, &q.lending_limit)) != 0))
                     break;
                 if (q.lending_limit > q.nominal) {
                     rc = mfail(o->c, ll, "%s '%s': lendingLimit %g is more than nominalQuota %g",
@@ -427,6 +509,14 @@ static int resource_groups(obj_t *o, const mnode_t *rg, fs_kueue_quota_cfg_t **q
                 }
                 if ((rc = push_quota(o, nm, q, qs, nq)) != 0)
                     break;
+            }
+            if (!rc && !is_null(cov) && fres != gres) {
+                int x = 0;
+                while (!((gres & ~fres) & (1u << x)))
+                    x++;
+                rc = mfail(o->c, nm, "%s '%s': flavor '%s' has no %s quota, which its group's "
+                           "coveredResources list (each flavor quotas all of them)", o->kind,
+                           o->name, nm->s, res_names[x]);
             }
         }
     }
@@ -961,9 +1051,11 @@ int fs_kueue_cfg_resolve(fs_kueue_cfg_t *k, const fs_cluster_cfg_t *cl, char *kp
                 return kfail(kpath, n, err, at, "ClusterQueue '%s': flavor '%s' is neither a "
                              "flavor nor a pool or GPU model", q->name, qq->flavor);
             for (size_t g = 0; g < f; g++)
-                if (strcmp(q->quotas[g].flavor, qq->flavor) == 0)
-                    return kfail(kpath, n, err, at, "ClusterQueue '%s' lists flavor '%s' twice",
-                                 q->name, qq->flavor);
+                if (strcmp(q->quotas[g].flavor, qq->flavor) == 0 &&
+                    q->quotas[g].resource == qq->resource)
+                    return kfail(kpath, n, err, at, "ClusterQueue '%s' lists flavor '%s' twice%s%s",
+                                 q->name, qq->flavor, qq->resource ? " for " : "",
+                                 qq->resource ? res_names[qq->resource] : "");
             if (qq->lending_limit > qq->nominal)
                 return kfail(kpath, n, err, at, "ClusterQueue '%s': lending_limit %g is more "
                              "than nominal %g", q->name, qq->lending_limit, qq->nominal);

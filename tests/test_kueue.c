@@ -744,11 +744,16 @@ static void test_manifest_parse(void **state)
     assert_string_equal(q->name, "team-a");
     assert_string_equal(q->cohort, "all");
     assert_int_equal(q->strategy, FS_KUEUE_STRICT_FIFO);
-    assert_int_equal(q->n_quotas, 1);
+    assert_int_equal(q->n_quotas, 2);  /* cpu and nvidia.com/gpu, in the order listed */
     assert_string_equal(q->quotas[0].flavor, "h100");
-    assert_double_equal(q->quotas[0].nominal, 16, 0);
-    assert_double_equal(q->quotas[0].borrowing_limit, 8, 0);
-    assert_double_equal(q->quotas[0].lending_limit, 4, 0);
+    assert_int_equal(q->quotas[0].resource, FS_KRES_CPU);
+    assert_double_equal(q->quotas[0].nominal, 96, 0);
+    assert_double_equal(q->quotas[0].borrowing_limit, -1, 0);
+    assert_string_equal(q->quotas[1].flavor, "h100");
+    assert_int_equal(q->quotas[1].resource, FS_KRES_GPU);
+    assert_double_equal(q->quotas[1].nominal, 16, 0);
+    assert_double_equal(q->quotas[1].borrowing_limit, 8, 0);
+    assert_double_equal(q->quotas[1].lending_limit, 4, 0);
     assert_int_equal(q->within_cq, FS_KUEUE_LOWER_OR_NEWER_EQUAL);
     assert_int_equal(q->reclaim, FS_KUEUE_ANY);
     assert_int_equal(q->borrow_within, FS_KUEUE_LOWER_PRIORITY);
@@ -808,6 +813,52 @@ static void test_manifest_errors(void **state)
     expect_error("kind: [x\n", "m.yaml:");
     expect_error("kind: ResourceFlavor\nmetadata: {name: f}\n---\nkind: ResourceFlavor\n"
                  "metadata: {name: f}\n", "m.yaml:5:18: ResourceFlavor 'f' is defined twice");
+    /* resource groups as Kueue validates them (issue 40) */
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [cpu, memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n",
+                 "m.yaml:7:13: ClusterQueue 'q': flavor 'f' has no memory quota, which its "
+                 "group's coveredResources list");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n"
+                 "  - coveredResources: [cpu]\n    flavors:\n    - name: g\n"
+                 "      resources: [{name: cpu, nominalQuota: 4}]\n",
+                 "m.yaml:9:24: ClusterQueue 'q': resource cpu is covered by two resource groups");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: memory, nominalQuota: 9Ei}]\n",
+                 "m.yaml:8:48: ClusterQueue 'q': nominalQuota: '9Ei' is more than the largest "
+                 "memory quota, 8 PiB");
+    expect_error("kind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups:\n"
+                 "  - coveredResources: [memory]\n    flavors:\n    - name: f\n"
+                 "      resources: [{name: memory, nominalQuota: 4GB}]\n",
+                 "m.yaml:8:48: ClusterQueue 'q': nominalQuota: '4GB' is not a quantity of memory");
+    /* Kubernetes quantities of memory, read into MiB */
+    static const struct { const char *q; double mib; } mem[] = {
+        {"16Gi", 16384}, {"64G", 64e9 / 1048576}, {"512Mi", 512}, {"1e9", 1e9 / 1048576},
+        {"8Ti", 8388608}};
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+        char text[400];
+        snprintf(text, sizeof text, "kind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
+                 "  resourceGroups:\n  - coveredResources: [memory, pods]\n    flavors:\n"
+                 "    - name: f\n      resources: [{name: memory, nominalQuota: %s}, "
+                 "{name: pods, nominalQuota: 10}]\n", mem[i].q);
+        fs_kueue_cfg_t k;
+        memset(&k, 0, sizeof k);
+        fs_error_t err;
+        if (fs_kueue_manifest_parse("m.yaml", text, strlen(text), &k, &err))
+            fail_msg("%s: %s", mem[i].q, err.msg);
+        assert_int_equal(k.cqs[0].n_quotas, 2);
+        assert_int_equal(k.cqs[0].quotas[0].resource, FS_KRES_MEMORY);
+        assert_double_equal(k.cqs[0].quotas[0].nominal, mem[i].mib, 1e-9);
+        assert_int_equal(k.cqs[0].quotas[1].resource, FS_KRES_PODS);
+        assert_double_equal(k.cqs[0].quotas[1].nominal, 10, 0);
+        fs_config_t c;
+        memset(&c, 0, sizeof c);
+        c.scheduler.kueue = k;
+        fs_config_release(&c);
+    }
 }
 
 /* Scenario keys and manifests through the loader, with positions. */
@@ -837,6 +888,32 @@ static void test_scenario_keys(void **state)
     assert_double_equal(cfg.scheduler.kueue.cqs[1].quotas[0].lending_limit, -1, 0);
     assert_int_equal(cfg.scheduler.kueue.cqs[1].strategy, FS_KUEUE_STRICT_FIFO);
     fs_config_release(&cfg);
+    /* quotas of cpu, memory and pods (issue 40): a flavor of a group without one is refused */
+    const char *res =
+        "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
+        "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
+        "scheduler:\n"
+        "  queue: kueue\n"
+        "  kueue:\n"
+        "    flavors: [{name: fast, match: H100}]\n"
+        "    cluster_queues:\n"
+        "      - {name: x, quotas: [{flavor: main, nominal: 16}, {flavor: main, resource: cpu, nominal: 64},\n"
+        "                           {flavor: main, resource: memory, nominal: 524288},\n"
+        "                           {flavor: main, resource: pods, nominal: 100}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s]}\n", res);
+    if (fs_scenario_load_string("k.yaml", text, NULL, 0, &cfg, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].n_quotas, 4);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[0].resource, FS_KRES_GPU);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[1].resource, FS_KRES_CPU);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[2].resource, FS_KRES_MEMORY);
+    assert_int_equal(cfg.scheduler.kueue.cqs[0].quotas[3].resource, FS_KRES_PODS);
+    fs_config_release(&cfg);
+    snprintf(text, sizeof text, "%s, {flavor: fast, nominal: 8}]}\n", res);
+    assert_int_equal(fs_scenario_load_string("k.yaml", text, NULL, 0, &cfg, &err), FS_EINVAL);
+    if (!strstr(err.msg, "ClusterQueue 'x': flavor 'fast' has no cpu quota, which flavor 'main'"))
+        fail_msg("got '%s'", err.msg);
     const char *bad =
         "cluster: {pools: [{name: main, gpu: H100, nodes: 4, gpus_per_node: 8}]}\n"
         "workload: {synthetic: {arrivals: {rate: 10/h}, gpus: {1: 1}, duration: {dist: constant, value: 1h}}}\n"
@@ -885,8 +962,8 @@ static void test_scenario_keys(void **state)
  * the TAS GPU example loads with scheduler.kueue.flavor_pools naming the
  * pool its flavor stands for (over the manifest's nodeLabels), and runs; a
  * scenario-level flavor of the same name is the scenario's, not "defined
- * twice"; the CPU-only example is accepted with a GPU quota of 0 (its GPU
- * jobs only borrow); a map entry no flavor has is refused at its key. */
+ * twice"; the CPU-only example is read with its cpu and memory quotas (a GPU
+ * job is never admitted there); a map entry no flavor has is refused at its key. */
 static void test_upstream_examples(void **state)
 {
     (void)state;
@@ -919,9 +996,11 @@ static void test_upstream_examples(void **state)
     const fs_kueue_cfg_t *k = &cfg.scheduler.kueue;
     assert_int_equal(k->n_cqs, 1);
     assert_string_equal(k->cqs[0].name, "tas-cluster-queue");
-    assert_int_equal(k->cqs[0].n_quotas, 1);
-    assert_string_equal(k->cqs[0].quotas[0].flavor, "tas-flavor");
-    assert_double_equal(k->cqs[0].quotas[0].nominal, 16, 0);
+    assert_int_equal(k->cqs[0].n_quotas, 3);     /* cpu 100, memory 100Gi, 16 GPUs */
+    assert_string_equal(k->cqs[0].quotas[2].flavor, "tas-flavor");
+    assert_int_equal(k->cqs[0].quotas[2].resource, FS_KRES_GPU);
+    assert_double_equal(k->cqs[0].quotas[2].nominal, 16, 0);
+    assert_double_equal(k->cqs[0].quotas[1].nominal, 100 * 1024, 0);
     assert_string_equal(k->cqs[0].tenants, "default,tas-user-queue");
     assert_int_equal(k->n_flavors, 1);
     assert_string_equal(k->flavors[0].match, "h100");
@@ -943,7 +1022,7 @@ static void test_upstream_examples(void **state)
     assert_int_equal(cfg.scheduler.kueue.n_flavors, 1);
     assert_string_equal(cfg.scheduler.kueue.flavors[0].match, "H100");
     fs_config_release(&cfg);
-    /* the CPU-only example: accepted, a GPU quota of 0 in its flavor */
+    /* the CPU-only example: its cpu and memory quotas (test_res_upstream_cpu_only runs it) */
     snprintf(text, sizeof text, "%sscheduler: {queue: kueue, kueue: {manifests: '%s',\n"
              "  flavor_pools: {default-flavor: h100}}}\n", head,
              FS_TEST_DATA "/kueue/single-clusterqueue-setup.yaml");
@@ -952,9 +1031,10 @@ static void test_upstream_examples(void **state)
         fail_msg("%s", err.msg);
     k = &cfg.scheduler.kueue;
     assert_int_equal(k->n_cqs, 1);
-    assert_int_equal(k->cqs[0].n_quotas, 1);
+    assert_int_equal(k->cqs[0].n_quotas, 2);
     assert_string_equal(k->cqs[0].quotas[0].flavor, "default-flavor");
-    assert_double_equal(k->cqs[0].quotas[0].nominal, 0, 0);
+    assert_int_equal(k->cqs[0].quotas[0].resource, FS_KRES_CPU);
+    assert_double_equal(k->cqs[0].quotas[0].nominal, 9, 0);
     assert_string_equal(k->cqs[0].tenants, "default,user-queue");
     fs_config_release(&cfg);
     /* a map entry that no flavor or quota has: at its key */
@@ -968,6 +1048,253 @@ static void test_upstream_examples(void **state)
     fs_test_rmtree(dir);
     free(dir);
     free(sp);
+}
+
+/* ---- cpu, memory and pods quotas (issue 40) -------------------------------- */
+
+#define QR(fl, res, nom) ((fs_kueue_quota_cfg_t){.flavor = (fl), .resource = (res), \
+                          .nominal = (nom), .borrowing_limit = -1, .lending_limit = -1})
+static fs_kueue_quota_cfg_t RQ[MAXCQ][8];
+
+/* CQ q's quotas become qs[0..n). */
+static void set_quotas(kcfg_t *k, fs_kueue_cq_cfg_t *q, const fs_kueue_quota_cfg_t *qs, size_t n)
+{
+    size_t i = (size_t)(q - k->cq);
+    memcpy(RQ[i], qs, n * sizeof *qs);
+    q->quotas = RQ[i];
+    q->n_quotas = n;
+}
+
+/* A pod: one node, `cores` CPU and `mib` MiB of memory. */
+static fs_job_t pod(uint64_t id, double submit, uint32_t gpus, double cores, uint32_t mib, double dur,
+                    int32_t tenant, int32_t prio)
+{
+    fs_job_t j = job(id, submit, gpus, dur, tenant, prio);
+    j.flags |= FS_JOB_SINGLE_NODE;
+    j.cpu_milli = (uint32_t)(cores * 1000);
+    j.mem_mib = mib;
+    return j;
+}
+
+/* The GPUs fit but the CPU does not: the second pod waits (GPU quota
+ * alone would start both at once); a pod asking CPU of a CQ that covers
+ * none is never admitted (Kueue: resource unavailable in the CQ). */
+static void test_res_cpu_quota(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 4);
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_CPU, 8)}, 2);
+    fs_job_t jobs[] = {pod(1, 0, 1, 6, 0, 100, 0, 0), pod(2, 0, 1, 6, 0, 100, 0, 0),
+                       pod(3, 0, 1, 2, 0, 50, 0, 0)};
+    static fs_test_rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 3, &rs, &o);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 100, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 0, 1e-9);    /* BestEffortFIFO: 6 + 2 <= 8 */
+    /* CQ b covers GPUs only: its pod asking CPU stays pending for good */
+    fs_kueue_cq_cfg_t *b = add_cq(&k, "b", NULL, 4);
+    (void)b;
+    fs_job_t j2[] = {pod(1, 0, 1, 1, 0, 10, 1, 0), job(2, 0, 1, 10, 1, 0)};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    assert_int_equal(fs_memsrc_create(j2, 2, TN, 4, NULL, 0, &src, &err), 0);
+    fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+    rs.n = 0;
+    assert_int_equal(fs_model_create(&k.c, fs_policy_select(&k.c.scheduler), src, &sink, &m, &err), 0);
+    assert_int_equal(fs_model_run(m, NULL, NULL, &err), FS_ESTUCK);
+    if (!strstr(err.msg, "ClusterQueue 'b' has no cpu quota"))
+        fail_msg("got '%s'", err.msg);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);    /* GPUs only: admitted */
+    fs_model_destroy(m);
+    fs_source_destroy(src);
+}
+
+/* One resource group {nvidia.com/gpu, cpu} in two flavors: the GPUs fit
+ * flavor pa but the CPU only pb, so the pod goes to pb (both resources in
+ * one flavor); a pod that fits neither waits.  A flavor of the group
+ * without a cpu quota is refused. */
+static void test_res_same_flavor(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    fs_pool_cfg_t pools[2] = {{.name = "pa", .gpu = "H100", .nodes = 4, .gpus_per_node = 1},
+                              {.name = "pb", .gpu = "A100", .nodes = 4, .gpus_per_node = 1}};
+    k.c.cluster.pools = pools;
+    k.c.cluster.n_pools = 2;
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 4);
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("pa", FS_KRES_GPU, 4), QR("pa", FS_KRES_CPU, 2),
+                                               QR("pb", FS_KRES_GPU, 4), QR("pb", FS_KRES_CPU, 8)}, 4);
+    fs_job_t jobs[] = {pod(1, 0, 1, 4, 0, 100, 0, 0), pod(2, 0, 1, 1, 0, 100, 0, 0),
+                       pod(3, 0, 1, 5, 0, 100, 0, 0)};
+    static fs_test_rows_t rs;
+    run(&k.c, jobs, 3, &rs, NULL);
+    assert_int_equal(find(&rs, 1)->pool, 1);   /* pb: where its CPU fits too */
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_int_equal(find(&rs, 2)->pool, 0);   /* pa: first flavor, all fits */
+    assert_double_equal(start_of(&rs, 3), 100, 1e-9);  /* 5 cores: pa has 1 left, pb 4 */
+    assert_int_equal(find(&rs, 3)->pool, 1);
+    /* every flavor of a group quotas all of its resources */
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("pa", FS_KRES_GPU, 4), QR("pa", FS_KRES_CPU, 2),
+                                               QR("pb", FS_KRES_GPU, 4)}, 3);
+    void *probe = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_kueue_probe_create(&k.c, &probe, &err), FS_EINVAL);
+    if (!strstr(err.msg, "ClusterQueue 'a': flavor 'pb' has no cpu quota, which flavor 'pa'"))
+        fail_msg("got '%s'", err.msg);
+    /* two groups, GPUs in pb, memory in a flavor of both pools: a pod runs
+     * where both of its flavors are, and waits for memory quota */
+    fs_kueue_flavor_cfg_t any = {.name = "anywhere", .match = "pa, pb"};
+    k.c.scheduler.kueue.flavors = &any;
+    k.c.scheduler.kueue.n_flavors = 1;
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("pb", FS_KRES_GPU, 4),
+                                               QR("anywhere", FS_KRES_MEMORY, 4096)}, 2);
+    fs_job_t j2[] = {pod(1, 0, 1, 0, 1024, 100, 0, 0), pod(2, 0, 1, 0, 4096, 10, 0, 0),
+                     job(3, 0, 1, 100, 0, 0)};
+    run(&k.c, j2, 3, &rs, NULL);
+    assert_int_equal(find(&rs, 1)->pool, 1);
+    assert_double_equal(start_of(&rs, 2), 100, 1e-9);
+    assert_int_equal(find(&rs, 2)->pool, 1);
+    assert_int_equal(find(&rs, 3)->pool, 1);
+}
+
+/* Upstream's CPU-only example (tests/data/kueue/single-clusterqueue-setup.yaml:
+ * 9 cpu, 36Gi memory), read as it is: CPU pods are admitted by its cpu and
+ * memory quota (two 4-core pods at once, the third waits; 36 GiB of
+ * and 1 MiB wait), and a pod asking GPUs is never admitted there. */
+static void test_res_upstream_cpu_only(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = fs_test_read(FS_TEST_DATA "/kueue/single-clusterqueue-setup.yaml", &len);
+    assert_non_null(text);
+    kcfg_t k;
+    base(&k, 4);
+    k.pool.name = "default-flavor";     /* the flavor has no nodeLabels: its name */
+    fs_kueue_cfg_t *kc = &k.c.scheduler.kueue;
+    memset(kc, 0, sizeof *kc);
+    fs_error_t err;
+    if (fs_kueue_manifest_parse("single-clusterqueue-setup.yaml", text, len, kc, &err))
+        fail_msg("%s", err.msg);
+    free(text);
+    assert_int_equal(kc->n_cqs, 1);
+    assert_int_equal(kc->cqs[0].n_quotas, 2);
+    assert_int_equal(kc->cqs[0].quotas[0].resource, FS_KRES_CPU);
+    assert_double_equal(kc->cqs[0].quotas[0].nominal, 9, 0);
+    assert_int_equal(kc->cqs[0].quotas[1].resource, FS_KRES_MEMORY);
+    assert_double_equal(kc->cqs[0].quotas[1].nominal, 36 * 1024, 0);   /* MiB */
+    kc->default_queue = fs_strdup("cluster-queue");
+    fs_job_t jobs[] = {pod(1, 0, 0, 4, 8192, 100, 0, 0), pod(2, 0, 0, 4, 8192, 100, 0, 0),
+                       pod(3, 0, 0, 4, 8192, 100, 0, 0), pod(4, 0, 0, 1, 20481, 50, 0, 0)};
+    static fs_test_rows_t rs;
+    run(&k.c, jobs, 4, &rs, NULL);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 100, 1e-9);  /* 12 cores > 9 */
+    assert_double_equal(start_of(&rs, 4), 100, 1e-9);  /* 16 GiB + 20 GiB 1 MiB > 36 GiB */
+    void *probe = NULL;
+    assert_int_equal(fs_kueue_probe_create(&k.c, &probe, &err), 0);
+    char why[300];
+    assert_int_equal(fs_kueue_probe(probe, "a", 1000, why, sizeof why), 0);
+    if (!strstr(why, "ClusterQueue 'cluster-queue' can hold at most 0 GPUs"))
+        fail_msg("got '%s'", why);
+    fs_kueue_probe_destroy(probe);
+    fs_config_t c;
+    memset(&c, 0, sizeof c);
+    c.scheduler.kueue = *kc;
+    fs_config_release(&c);
+}
+
+/* pods: one per pod (a job that is not a pod counts as one). */
+static void test_res_pods_quota(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 8);
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 8);
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 8), QR("p", FS_KRES_PODS, 2)}, 2);
+    fs_job_t jobs[] = {job(1, 0, 1, 100, 0, 0), pod(2, 0, 1, 1, 0, 100, 0, 0), job(3, 0, 1, 10, 0, 0)};
+    static fs_test_rows_t rs;
+    run(&k.c, jobs, 3, &rs, NULL);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 100, 1e-9);
+}
+
+/* Preemption on the resource that is short: the high-priority pod's GPUs
+ * fit but its CPU does not; the only candidate is the pod holding CPU (the
+ * newer GPU-only job uses none of it and stays). */
+static void test_res_preempt_cpu(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 4);
+    a->within_cq = FS_KUEUE_LOWER_PRIORITY;
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_CPU, 8)}, 2);
+    fs_job_t jobs[] = {pod(1, 0, 1, 8, 0, 100, 0, 0), job(2, 1, 1, 100, 0, 0),
+                       pod(3, 10, 1, 4, 0, 10, 0, 5)};
+    static fs_test_rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 3, &rs, &o);
+    assert_double_equal(start_of(&rs, 3), 10, 1e-9);
+    assert_int_equal(o.n_vic, 1);
+    assert_int_equal(o.vic[0], 1);
+    assert_int_equal(find(&rs, 2)->restarts, 0);
+    assert_int_equal(find(&rs, 1)->restarts, 1);
+}
+
+/* reclaimWithinCohort on memory: a borrows memory from b; b's pod, whose
+ * GPUs fit, takes its memory back by preempting a's. */
+static void test_res_reclaim_memory(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 8);
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", "c", 4);
+    fs_kueue_cq_cfg_t *b = add_cq(&k, "b", "c", 4);
+    b->reclaim = FS_KUEUE_ANY;
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_MEMORY, 1024)}, 2);
+    set_quotas(&k, b, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_MEMORY, 1024)}, 2);
+    fs_job_t jobs[] = {pod(1, 0, 1, 0, 2048, 100, 0, 0), pod(2, 10, 1, 0, 1024, 10, 1, 0)};
+    static fs_test_rows_t rs;
+    out_t o;
+    run(&k.c, jobs, 2, &rs, &o);
+    assert_double_equal(start_of(&rs, 2), 10, 1e-9);
+    assert_int_equal(o.n_vic, 1);
+    assert_int_equal(o.vic[0], 1);
+    assert_int_equal(o.st.reclaimed, 1);
+    assert_double_equal(find(&rs, 1)->end, 120, 1e-9); /* back at 20, 100 s again */
+}
+
+/* Fair sharing's dominant resource share is the largest over resources: a
+ * borrows half the cohort's lendable CPU, b a quarter of its GPUs, so b
+ * (lower share) goes first although a's GPUs are within nominal. */
+static void test_res_fair_sharing_drs(void **state)
+{
+    (void)state;
+    for (int fair = 0; fair <= 1; fair++) {
+        kcfg_t k;
+        base(&k, 10);
+        fs_kueue_cq_cfg_t *a = add_cq(&k, "a", "c", 4);
+        fs_kueue_cq_cfg_t *b = add_cq(&k, "b", "c", 4);
+        fs_kueue_cq_cfg_t *c = add_cq(&k, "c", "c", 8);
+        set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_CPU, 4)}, 2);
+        set_quotas(&k, b, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 4), QR("p", FS_KRES_CPU, 4)}, 2);
+        set_quotas(&k, c, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 8), QR("p", FS_KRES_CPU, 8)}, 2);
+        k.c.scheduler.kueue.fair_sharing = fair;
+        /* lendable: 16 GPUs, 16 cores; a borrows 8 cores (500), b 4 GPUs (250) */
+        fs_job_t jobs[] = {pod(1, 0, 1, 12, 0, 100, 0, 0), job(2, 0, 8, 100, 1, 0),
+                           pod(3, 1, 1, 1, 0, 10, 0, 0), pod(4, 1, 1, 1, 0, 10, 1, 0)};
+        static fs_test_rows_t rs;
+        run(&k.c, jobs, 4, &rs, NULL);
+        assert_double_equal(start_of(&rs, fair ? 4 : 3), 1, 1e-9);
+        assert_double_equal(start_of(&rs, fair ? 3 : 4), 11, 1e-9);
+    }
 }
 
 int main(void)
@@ -990,6 +1317,13 @@ int main(void)
         cmocka_unit_test(test_manifest_errors),
         cmocka_unit_test(test_scenario_keys),
         cmocka_unit_test(test_upstream_examples),
+        cmocka_unit_test(test_res_cpu_quota),
+        cmocka_unit_test(test_res_same_flavor),
+        cmocka_unit_test(test_res_upstream_cpu_only),
+        cmocka_unit_test(test_res_pods_quota),
+        cmocka_unit_test(test_res_preempt_cpu),
+        cmocka_unit_test(test_res_reclaim_memory),
+        cmocka_unit_test(test_res_fair_sharing_drs),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (fs_alloc_live() != 0) {

@@ -147,7 +147,7 @@ static int bench_kueue(fs_config_t *cfg, const fs_job_t *j, size_t n)
             snprintf(names[i], sizeof names[i], "t%d", i);
             snprintf(cohorts[i / 10], sizeof cohorts[i / 10], "c%d", i / 10);
             tn[i] = names[i];
-            quota[i] = (fs_kueue_quota_cfg_t){"main", 100, -1, -1};
+            quota[i] = (fs_kueue_quota_cfg_t){"main", 100, -1, -1, FS_KRES_GPU};
             int p = preempt ? FS_KUEUE_LOWER_PRIORITY : FS_KUEUE_NEVER;
             cq[i] = (fs_kueue_cq_cfg_t){.name = names[i], .cohort = cohorts[i / 10],
                                         .quotas = &quota[i], .n_quotas = 1, .within_cq = p,
@@ -210,7 +210,7 @@ static int bench_table(fs_config_t *cfg, size_t n, const char *const *tn)
     for (int i = 0; i < NQ; i++) {
         snprintf(names[i], sizeof names[i], "t%d", i);
         snprintf(cohorts[i / 5], sizeof cohorts[i / 5], "c%d", i / 5);
-        quota[i] = (fs_kueue_quota_cfg_t){"main", 500, -1, -1};
+        quota[i] = (fs_kueue_quota_cfg_t){"main", 500, -1, -1, FS_KRES_GPU};
         cq[i] = (fs_kueue_cq_cfg_t){.name = names[i], .cohort = cohorts[i / 5], .quotas = &quota[i],
                                     .n_quotas = 1, .within_cq = FS_KUEUE_NEVER,
                                     .reclaim = FS_KUEUE_NEVER, .borrow_max_priority = NAN,
