@@ -243,6 +243,34 @@ double fs_stats_quantile_select(double *data, size_t n, double f)
     return (1 - delta) * a + delta * b;
 }
 
+double fs_stats_mean(const double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    size_t i = 0;
+    while (i < n && x[i] == 0)   /* mean 0: (0 - 0) / (i + 1) adds 0 (-0.0 too) */
+        i++;
+    long double mean = 0;
+    for (; i < n; i++)
+        mean += (x[i] - mean) / (i + 1);
+    return (double)mean;
+}
+
+double fs_stats_sd_m(const double *x, size_t n, double mean)
+{
+    if (n < 2)
+        return NAN;
+    size_t i = 0;
+    while (i < n && x[i] - mean == 0)   /* delta 0 leaves the variance 0 (not inf - inf) */
+        i++;
+    long double variance = 0;
+    for (; i < n; i++) {
+        const long double delta = (x[i] - mean);   /* a double difference, as GSL's */
+        variance += (delta * delta - variance) / (i + 1);
+    }
+    return sqrt((double)variance * ((double)n / (double)(n - 1)));
+}
+
 /* The key of a double whose unsigned order is the numeric order. */
 static inline uint64_t sort_key(double d)
 {
@@ -321,9 +349,9 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     size_t n = st->n_waits;
     double *w = st->waits;
     fs_stats_sort(w, n);
-    out->wait_mean = n ? gsl_stats_mean(w, 1, n) : NAN;
+    out->wait_mean = fs_stats_mean(w, n);
     /* gsl_stats_sd would compute the mean again (a division per element) */
-    out->wait_sd = n >= 2 ? gsl_stats_sd_m(w, 1, n, out->wait_mean) : NAN;
+    out->wait_sd = fs_stats_sd_m(w, n, out->wait_mean);
     out->wait_p50 = quantile(w, n, 0.50);
     out->wait_p95 = quantile(w, n, 0.95);
     out->wait_p99 = quantile(w, n, 0.99);
@@ -333,7 +361,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     size_t m = st->n_jcts;
     double *j = st->jcts;
     fs_stats_sort(j, m);
-    out->jct_mean = m ? gsl_stats_mean(j, 1, m) : NAN;
+    out->jct_mean = fs_stats_mean(j, m);
     out->jct_p50 = quantile(j, m, 0.50);
     out->jct_p95 = quantile(j, m, 0.95);
     out->jct_p99 = quantile(j, m, 0.99);
@@ -365,7 +393,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->goodput_ml = st->gp_span > 0 ? st->gp_program / st->gp_span : NAN;
     double *q = st->queued;
     if (st->requeued) {
-        out->queued_mean = gsl_stats_mean(q, 1, n);
+        out->queued_mean = fs_stats_mean(q, n);
         out->queued_p50 = fs_stats_quantile_select(q, n, 0.50);
         out->queued_p95 = fs_stats_quantile_select(q, n, 0.95);
         out->queued_p99 = fs_stats_quantile_select(q, n, 0.99);
@@ -386,7 +414,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
         r->wait_p50 = fs_stats_quantile_select(a->waits, k, 0.50);
         r->wait_p95 = fs_stats_quantile_select(a->waits, k, 0.95);
         r->wait_p99 = fs_stats_quantile_select(a->waits, k, 0.99);
-        r->jct_mean = c ? gsl_stats_mean(a->jcts, 1, c) : NAN;
+        r->jct_mean = fs_stats_mean(a->jcts, c);
         r->jct_p95 = fs_stats_quantile_select(a->jcts, c, 0.95);
     }
     return 0;

@@ -545,6 +545,58 @@ static void test_sort_equals_gsl(void **state)
     }
 }
 
+/* fs_stats_mean and fs_stats_sd_m give GSL's bits: arrays with and without
+ * a leading run of zeros (sorted waits of a lightly loaded run), with
+ * negatives first, with infinities, all zeros, and unsorted data.  A skip
+ * that also dropped the zeros after a negative, or an sd that skipped the
+ * elements equal to mean anywhere but at the start, fails here. */
+static void check_mean_sd(const double *v, size_t n)
+{
+    double gm = n ? gsl_stats_mean(v, 1, n) : NAN, m = fs_stats_mean(v, n);
+    if (n == 0)
+        assert_true(isnan(m));
+    else
+        assert_memory_equal(&gm, &m, sizeof m);
+    double gsd = n >= 2 ? gsl_stats_sd_m(v, 1, n, gm) : NAN, sd = fs_stats_sd_m(v, n, gm);
+    if (n < 2)
+        assert_true(isnan(sd));
+    else if (isnan(gsd))
+        assert_true(isnan(sd));
+    else
+        assert_memory_equal(&gsd, &sd, sizeof sd);
+}
+
+static void test_mean_sd_equal_gsl(void **state)
+{
+    (void)state;
+    size_t sizes[] = {0, 1, 2, 3, 17, 1000, 20000};
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        assert_non_null(v);
+        for (int kind = 0; kind < 7; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                double u = ldexp((double)(x >> 11), -53);
+                switch (kind) {
+                case 0: v[i] = 0.0; break;                               /* nobody waited */
+                case 1: v[i] = i < n * 9 / 10 ? 0.0 : u * 3600.0; break; /* a few waited */
+                case 2: v[i] = i < n / 3 ? -u : (i < 2 * n / 3 ? 0.0 : u); break;
+                case 3: v[i] = (x & 3) == 0 ? 0.0 : u * 1e6; break;      /* zeros inside */
+                case 4: v[i] = i < n / 2 ? (i & 1 ? -0.0 : 0.0) : 1.0 / 3.0; break;
+                case 5: v[i] = i + 1 == n ? HUGE_VAL : 0.0; break;
+                default: v[i] = HUGE_VAL; break;                          /* inf - inf */
+                }
+            }
+            check_mean_sd(v, n);
+            gsl_sort(v, 1, n);
+            check_mean_sd(v, n);
+        }
+        free(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +609,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alloc_faults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sort_equals_gsl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_after_requeue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mean_sd_equal_gsl, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
