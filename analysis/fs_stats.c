@@ -129,12 +129,16 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
     int add_jct = in_stats && completed;  /* completed implies started in a sane model */
     double qv = isnan(row->queued_s) ? row->wait : row->queued_s;
     int add_queued = add_wait && (st->requeued || qv != row->wait);
+    /* (the capacity tests inline: fs_grow's call per job and array was a
+     * fifth of this function) */
     if (add_wait &&
-        (fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0 ||
-         (add_queued && fs_grow((void **)&st->queued, &st->cap_queued, st->n_waits + 1,
-                                sizeof(double)) != 0)))
+        ((st->n_waits == st->cap_waits &&
+          fs_grow((void **)&st->waits, &st->cap_waits, st->n_waits + 1, sizeof(double)) != 0) ||
+         (add_queued && st->n_waits >= st->cap_queued &&
+          fs_grow((void **)&st->queued, &st->cap_queued, st->n_waits + 1, sizeof(double)) != 0)))
         return FS_ENOMEM;
-    if (add_jct && fs_grow((void **)&st->jcts, &st->cap_jcts, st->n_jcts + 1, sizeof(double)) != 0)
+    if (add_jct && st->n_jcts == st->cap_jcts &&
+        fs_grow((void **)&st->jcts, &st->cap_jcts, st->n_jcts + 1, sizeof(double)) != 0)
         return FS_ENOMEM;
     size_t slot = 0, n_before = st->n_tenants;
     if (row->tenant >= 0 && tenant_slot(st, row->tenant, &slot) != 0)
@@ -283,6 +287,13 @@ static inline uint64_t sort_key(double d)
 
 void fs_stats_sort(double *x, size_t n)
 {
+    /* Already in order (the waits of a run where no job waited: all 0)?
+     * A descent stops the scan at once in unordered data. */
+    size_t i = 1;
+    while (i < n && sort_key(x[i - 1]) <= sort_key(x[i]))
+        i++;
+    if (i >= n)
+        return;
     double *tmp = n >= RADIX_MIN ? fs_malloc(n * sizeof *tmp) : NULL;
     if (!tmp) {
         if (n > 1)
@@ -297,7 +308,7 @@ void fs_stats_sort(double *x, size_t n)
         gsl_sort(x, 1, n);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (i = 0; i < n; i++) {
         uint64_t k = sort_key(x[i]);
         for (int d = 0; d < 8; d++)
             count[d][(k >> (8 * d)) & 0xff]++;
@@ -319,7 +330,7 @@ void fs_stats_sort(double *x, size_t n)
             c[b] = sum;
             sum += t;
         }
-        for (size_t i = 0; i < n; i++)
+        for (i = 0; i < n; i++)
             dst[c[(sort_key(src[i]) >> (8 * d)) & 0xff]++] = src[i];
         double *t = src;
         src = dst;

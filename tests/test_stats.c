@@ -523,10 +523,13 @@ static void test_sort_equals_gsl(void **state)
         size_t n = sizes[si];
         double *v = malloc((n ? n : 1) * sizeof *v);
         assert_non_null(v);
-        for (int kind = 0; kind < 5; kind++) {
+        for (int kind = 0; kind < 8; kind++) {
             for (size_t i = 0; i < n; i++) {
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17;   /* xorshift64 */
                 switch (kind) {
+                case 5: v[i] = 0.0; break;                         /* nobody waited */
+                case 6: v[i] = (double)i * 0.5 - 100.0; break;    /* already in order */
+                case 7: v[i] = i + 1 == n ? -1.0 : (double)i; break;   /* but the last */
                 case 0: v[i] = special[x % ns]; break;             /* many equal keys */
                 case 1: v[i] = (double)(x % 1000) * 0.25; break;   /* waits on a grid */
                 case 2: v[i] = ldexp((double)(x >> 11), -53) * 1e7; break;  /* uniform */
