@@ -299,7 +299,7 @@ static int add_pending(fs_results_t *r, enum streamed_table k, const void *row, 
         if (rc != 0)
             return rc;
     }
-    if (fs_grow(&p->rows, &p->cap, p->n + 1, sz) != 0)
+    if (p->n == p->cap && fs_grow(&p->rows, &p->cap, p->n + 1, sz) != 0)   /* a call only to grow */
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory buffering /%s", r->path,
                             fs_rs_streamed[k].spec->name);
     memcpy((char *)p->rows + p->n++ * sz, row, sz);

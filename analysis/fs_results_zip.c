@@ -150,6 +150,45 @@ group8(const unsigned char *s, size_t row_size, size_t mo, unsigned char *dst, s
 }
 #undef TSWAP
 
+/* Whether the W-byte column at s + mo holds the same value in all of a
+ * whole block's SHUF_BLOCK rows (stride row_size): compared 8 rows at a
+ * time, so that a column that varies stops after its first 8 rows. */
+static inline __attribute__((always_inline)) int
+block_const(const unsigned char *s, size_t row_size, size_t mo, size_t w)
+{
+    const unsigned char *e = s + mo;
+    uint64_t v = load_w(e, w);
+    for (size_t i = 0; i < SHUF_BLOCK; i += 8) {
+        const unsigned char *r = e + i * row_size;
+        uint64_t d = (load_w(r, w) ^ v) | (load_w(r + row_size, w) ^ v) |
+                     (load_w(r + 2 * row_size, w) ^ v) | (load_w(r + 3 * row_size, w) ^ v) |
+                     (load_w(r + 4 * row_size, w) ^ v) | (load_w(r + 5 * row_size, w) ^ v) |
+                     (load_w(r + 6 * row_size, w) ^ v) | (load_w(r + 7 * row_size, w) ^ v);
+        if (d)
+            return 0;
+    }
+    return 1;
+}
+
+/* A whole block of a column that holds one value v of W bytes: byte plane k
+ * is SHUF_BLOCK copies of v's byte k (what the transpose gives for equal
+ * rows), stored as words. */
+static inline __attribute__((always_inline)) void
+block_fill(uint64_t v, unsigned char *d0, size_t n, size_t w)
+{
+    for (size_t k = 0; k < w; k++) {
+        uint64_t pat = ((v >> (8 * k)) & 0xff) * UINT64_C(0x0101010101010101);
+        unsigned char *d = d0 + k * n;
+        for (size_t j = 0; j < SHUF_BLOCK; j += 8)
+            memcpy(d + j, &pat, 8);
+    }
+}
+
+/* Why the constant blocks: in most runs half of /jobs' columns hold one
+ * value for long stretches (no restarts, no checkpoints, no preemption,
+ * ETTR 1, one tenant), and filling their planes costs a scan instead of
+ * eight transposes: 450 -> 241 instructions per /jobs row of the 10^5-job benchmark
+ * (docs/performance.md). */
 static void pack_shuffle(const unsigned char *src, size_t row_size, const layout_t *lay,
                          unsigned char *dst, size_t n, size_t used)
 {
@@ -161,6 +200,14 @@ static void pack_shuffle(const unsigned char *src, size_t row_size, const layout
             const struct lcol *col = &lay->col[c];
             unsigned char *d0 = dst + (size_t)col->fo * n + i0;
             size_t done = 0;
+            if (b == SHUF_BLOCK && col->size == 8 && block_const(s, row_size, col->mo, 8)) {
+                block_fill(load_w(s + col->mo, 8), d0, n, 8);
+                continue;
+            }
+            if (b == SHUF_BLOCK && col->size == 4 && block_const(s, row_size, col->mo, 4)) {
+                block_fill(load_w(s + col->mo, 4), d0, n, 4);
+                continue;
+            }
             if (col->size == 8) {
                 for (; done < b8; done += 8)
                     group8(s + done * row_size, row_size, col->mo, d0 + done, n, 8);

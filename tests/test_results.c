@@ -126,21 +126,23 @@ static fs_job_row_t job_row(uint64_t i)
     r.gpus = 1u << (i % 10);
     r.gpu_milli = i % 3 ? 1000 : 250;
     r.nodes = started ? (uint32_t)(i % 4) + 1 : 0;
-    r.restarts = (uint32_t)(i % 7) * 1000003u;
+    /* columns that hold one value for runs of rows (whole 64-row blocks of
+     * the packer's constant path, and blocks where the value changes) */
+    r.restarts = (uint32_t)(i / 200 % 7) * 1000003u;
     r.submit = (double)i * 0.25 + 1.0 / 3.0;
     r.start = started ? r.submit + (double)(i % 13) / 7.0 : NAN;
     r.end = ended ? r.start + 100.0 / (double)(i + 1) : NAN;
     r.wait = started ? r.start - r.submit : NAN;
     r.run = started ? (ended ? r.end - r.start : 1e9 - r.start) : 0.0;
-    r.lost_gpu_s = (double)(i % 11) * 1.5e3 + 1e-300;
+    r.lost_gpu_s = (double)(i / 1000 % 11) * 1.5e3 + 1e-300;
     r.ckpt_s = (double)(i % 5) * 60.0 + 0.125;
     r.recovery_s = (double)(i % 3) * 600.0 + 1.0 / 7.0;
     r.ettr = started ? 1.0 / (double)(i % 9 + 1) : NAN;
     r.goodput = started ? 1.0 - 1.0 / (double)(i % 4 + 2) : NAN;
     r.queued_s = started ? r.wait + (double)(i % 6) * 30.0 : (double)i;
-    r.preemptions = (uint32_t)(i % 3) * 65537u;
+    r.preemptions = i < 70000 ? 0 : (uint32_t)(i / 150 % 3) * 65537u;
     r.preempt_lost_gpu_s = (double)(i % 3) * 250.0 + 1.0 / 9.0;
-    r.startup_s = (double)(i % 5) * 12.5 + 1.0 / 7.0;
+    r.startup_s = i / 640 % 3 == 1 ? NAN : (double)(i / 640 % 5) * 12.5 + 1.0 / 7.0;
     r.sched_goodput = started ? 1.0 / (double)(i % 5 + 1) : NAN;
     r.program_goodput = started ? 0.375 + (double)(i % 3) / 10.0 : NAN;
     r.rec_start = i % 4 ? r.submit + (double)(i % 17) * 60.0 : NAN;

@@ -523,10 +523,15 @@ static void test_sort_equals_gsl(void **state)
         size_t n = sizes[si];
         double *v = malloc((n ? n : 1) * sizeof *v);
         assert_non_null(v);
-        for (int kind = 0; kind < 5; kind++) {
+        for (int kind = 0; kind < 10; kind++) {
             for (size_t i = 0; i < n; i++) {
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17;   /* xorshift64 */
                 switch (kind) {
+                case 5: v[i] = 0.0; break;                         /* nobody waited */
+                case 6: v[i] = (double)i * 0.5 - 100.0; break;    /* already in order */
+                case 7: v[i] = i + 1 == n ? -1.0 : (double)i; break;   /* but the last */
+                case 8: v[i] = x % 10 ? 0.0 : (double)(x % 977); break;   /* mostly 0 */
+                case 9: v[i] = x % 10 ? 0.0 : -(double)(x % 977 + 1); break;   /* 0 and below */
                 case 0: v[i] = special[x % ns]; break;             /* many equal keys */
                 case 1: v[i] = (double)(x % 1000) * 0.25; break;   /* waits on a grid */
                 case 2: v[i] = ldexp((double)(x >> 11), -53) * 1e7; break;  /* uniform */
@@ -545,6 +550,104 @@ static void test_sort_equals_gsl(void **state)
     }
 }
 
+/* fs_stats_mean and fs_stats_sd_m give GSL's bits: arrays with and without
+ * a leading run of zeros (sorted waits of a lightly loaded run), with
+ * negatives first, with infinities, all zeros, and unsorted data.  A skip
+ * that also dropped the zeros after a negative, or an sd that skipped the
+ * elements equal to mean anywhere but at the start, fails here. */
+static void check_mean_sd(const double *v, size_t n)
+{
+    double gm = n ? gsl_stats_mean(v, 1, n) : NAN, m = fs_stats_mean(v, n);
+    if (n == 0)
+        assert_true(isnan(m));
+    else
+        assert_memory_equal(&gm, &m, sizeof m);
+    double gsd = n >= 2 ? gsl_stats_sd_m(v, 1, n, gm) : NAN, sd = fs_stats_sd_m(v, n, gm);
+    if (n < 2)
+        assert_true(isnan(sd));
+    else if (isnan(gsd))
+        assert_true(isnan(sd));
+    else
+        assert_memory_equal(&gsd, &sd, sizeof sd);
+}
+
+static void test_mean_sd_equal_gsl(void **state)
+{
+    (void)state;
+    size_t sizes[] = {0, 1, 2, 3, 17, 1000, 20000};
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        double *v = malloc((n ? n : 1) * sizeof *v);
+        assert_non_null(v);
+        for (int kind = 0; kind < 7; kind++) {
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                double u = ldexp((double)(x >> 11), -53);
+                switch (kind) {
+                case 0: v[i] = 0.0; break;                               /* nobody waited */
+                case 1: v[i] = i < n * 9 / 10 ? 0.0 : u * 3600.0; break; /* a few waited */
+                case 2: v[i] = i < n / 3 ? -u : (i < 2 * n / 3 ? 0.0 : u); break;
+                case 3: v[i] = (x & 3) == 0 ? 0.0 : u * 1e6; break;      /* zeros inside */
+                case 4: v[i] = i < n / 2 ? (i & 1 ? -0.0 : 0.0) : 1.0 / 3.0; break;
+                case 5: v[i] = i + 1 == n ? HUGE_VAL : 0.0; break;
+                default: v[i] = HUGE_VAL; break;                          /* inf - inf */
+                }
+            }
+            check_mean_sd(v, n);
+            gsl_sort(v, 1, n);
+            check_mean_sd(v, n);
+        }
+        free(v);
+    }
+}
+
+/* fs_stats_finish sorts the JCTs in the waits' array once their figures
+ * are taken, and the waits' zeros go through no radix pass: no n-double
+ * scratch is allocated (peak memory of the finish below 8 bytes per job),
+ * and the figures are those of a sort with its own scratch. */
+static void test_finish_reuses_waits(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    double *jct = malloc(n * sizeof *jct);
+    assert_non_null(jct);
+    fs_alloc_ctx_t c;
+    fs_alloc_ctx_init(&c, NULL, NULL);
+    fs_alloc_ctx_t *prev = fs_alloc_bind(&c);
+    fs_stats_t *st;
+    assert_int_equal(fs_stats_create(0, &st), 0);
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        /* waits mostly 0 and 100 others, JCTs, both in no order */
+        double wait = i % 200 == 7 ? (double)(n - i) : 0.0, run = ldexp((double)(x >> 11), -53) * 1e5;
+        fs_job_row_t r = job((double)i, wait, run, FS_STATE_COMPLETED);
+        jct[i] = r.end - r.submit;
+        assert_int_equal(fs_stats_add_job(st, &r), 0);
+    }
+    fs_alloc_ctx_reset_stats(&c);
+    fs_alloc_stats_t before, after;
+    fs_alloc_ctx_stats(&c, &before);
+    fs_run_totals_t t = totals_for(n, 1e6);
+    fs_summary_t sum;
+    assert_int_equal(fs_stats_finish(st, &t, &sum), 0);
+    fs_alloc_ctx_stats(&c, &after);
+    if (after.peak_bytes - before.live_bytes >= (int64_t)(n * sizeof(double)))
+        fail_msg("finish allocated %lld bytes for %zu jobs",
+                 (long long)(after.peak_bytes - before.live_bytes), n);
+    fs_stats_destroy(st);
+    fs_alloc_bind(prev);
+    assert_int_equal(fs_alloc_ctx_release(&c), 0);
+    fs_stats_sort(jct, n);   /* with its own scratch */
+    double mean = fs_stats_mean(jct, n);
+    assert_memory_equal(&sum.jct_mean, &mean, sizeof mean);
+    double p95 = gsl_stats_quantile_from_sorted_data(jct, 1, n, 0.95);
+    assert_memory_equal(&sum.jct_p95, &p95, sizeof p95);
+    assert_true(sum.wait_p50 == 0.0 && sum.wait_max == (double)(n - 7));
+    free(jct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +660,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alloc_faults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sort_equals_gsl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queued_after_requeue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mean_sd_equal_gsl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_reuses_waits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
