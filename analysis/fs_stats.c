@@ -44,7 +44,7 @@ struct fs_stats {
     uint64_t waited;         /* jobs in statistics with wait > 0 */
 
     uint64_t rows;           /* job rows seen */
-    uint64_t by_state[5];    /* rows per enum fs_job_state */
+    uint64_t by_state[6];    /* rows per enum fs_job_state */
     uint64_t bad_state;      /* rows with a state outside the enum */
     double sojourn_sum;      /* sum over started jobs of end - submit, job-s */
     double ettr_sum;         /* ETTR of completed jobs in statistics */
@@ -180,7 +180,7 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
         st->gp_program += useful * row->program_goodput;
     }
     st->rows++;
-    if (row->state >= 0 && row->state < 5)
+    if (row->state >= 0 && row->state <= FS_STATE_WITHDRAWN)
         st->by_state[row->state]++;
     else
         st->bad_state++;
