@@ -184,7 +184,8 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
         st->by_state[row->state]++;
     else
         st->bad_state++;
-    if (started)
+    if (started || row->state == FS_STATE_WITHDRAWN)  /* a withdrawn job was in the system
+                                                         until its cancel time */
         st->sojourn_sum += row->end - row->submit;
 
     if (row->tenant >= 0) {
@@ -316,6 +317,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->jobs_failed = st->by_state[FS_STATE_FAILED];
     out->jobs_unfinished = st->by_state[FS_STATE_RUNNING] + st->by_state[FS_STATE_QUEUED];
     out->jobs_rejected = st->by_state[FS_STATE_REJECTED];
+    out->jobs_withdrawn = st->by_state[FS_STATE_WITHDRAWN];
     out->jobs_in_stats = st->n_waits;
 
     size_t n = st->n_waits;

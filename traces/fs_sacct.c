@@ -151,6 +151,23 @@ static int tres_gpus(fs_rdr_t *r, const char *field, const fs_csv_field_t *f, ui
     return 0;
 }
 
+/* Timelimit -> the estimate (none: UNLIMITED, Partition_Limit, empty). */
+static int timelimit(fs_rdr_t *r, const sacct_t *h, fs_job_t *j)
+{
+    const fs_csv_field_t *x;
+    if (h->col[C_TIMELIMIT] >= 0 && (x = &r->csv.fields[h->col[C_TIMELIMIT]])->len &&
+        !(x->len == 9 && strncasecmp(x->s, "UNLIMITED", 9) == 0) &&
+        !(x->len == 15 && strncasecmp(x->s, "Partition_Limit", 15) == 0)) {
+        fs_time_t lim;
+        if (fs_slurm_time(x->s, x->len, &lim))
+            return fs_rdr_field_error(r, "Timelimit", "a Slurm time limit ([D-]H:M:S, M, M:S, "
+                                      "D-H, D-H:M), UNLIMITED or Partition_Limit", x->s, x->len);
+        if (lim > 0)
+            j->estimate = fs_rdr_scale(r, lim);
+    }
+    return 0;
+}
+
 /* The job's tenant field (Account, else User; NULL: none), checked. */
 static int tenant_field(fs_rdr_t *r, const sacct_t *h, const fs_csv_field_t **ten)
 {
@@ -179,6 +196,8 @@ static int cancelled_pending(fs_rdr_t *r, const sacct_t *h, fs_job_t *j, uint64_
         return rc;
     if (end < j->submit)
         return fs_rdr_field_error(r, "End", "a time >= Submit", x->s, x->len);
+    if ((rc = timelimit(r, h, j)))
+        return rc;
     if (gpus == 0 && h->col[C_REQTRES] >= 0 &&
         (rc = tres_gpus(r, "ReqTRES", &f[h->col[C_REQTRES]], &gpus, &type, &tlen)))
         return rc;
@@ -259,16 +278,8 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
         return rc;
     if (j->rec_end < j->rec_start)
         return fs_rdr_field_error(r, "End", "a time >= Start", x->s, x->len);
-    if (h->col[C_TIMELIMIT] >= 0 && (x = &f[h->col[C_TIMELIMIT]])->len &&
-        !(x->len == 9 && strncasecmp(x->s, "UNLIMITED", 9) == 0) &&
-        !(x->len == 15 && strncasecmp(x->s, "Partition_Limit", 15) == 0)) {
-        fs_time_t lim;
-        if (fs_slurm_time(x->s, x->len, &lim))
-            return fs_rdr_field_error(r, "Timelimit", "a Slurm time limit ([D-]H:M:S, M, M:S, "
-                                      "D-H, D-H:M), UNLIMITED or Partition_Limit", x->s, x->len);
-        if (lim > 0)
-            j->estimate = fs_rdr_scale(r, lim);
-    }
+    if ((rc = timelimit(r, h, j)))
+        return rc;
     const fs_csv_field_t *ten;
     if ((rc = tenant_field(r, h, &ten)))
         return rc;
