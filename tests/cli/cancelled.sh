@@ -119,6 +119,13 @@ expect_exit 0 "$FLEETSIM" run kp.yaml --set workload.trace.cancelled=skip -o kp.
 expect_exit 2 "$FLEETSIM" run k.yaml --set workload.trace.cancelled=run -o kr.h5 -q
 expect_err "workload.trace.cancelled: run is not possible for swf"
 expect_no_file kr.h5
+# trace convert: the native format has no column for a withdrawal
+expect_exit 2 "$FLEETSIM" trace convert --scenario wd.yaml -o wd.csv
+expect_err "wd.csv: job 2: cancelled before it started, read with workload.trace.cancelled: withdraw"
+expect_no_file wd.csv
+sed 's/cancelled: withdraw/cancelled: skip/' wd.yaml > wds.yaml
+expect_exit 0 "$FLEETSIM" trace convert --scenario wds.yaml -o wd.csv
+expect_err "3 jobs written to wd.csv \(1 rows skipped\)"
 expect_exit 2 "$FLEETSIM" validate k.yaml --set workload.trace.cancelled=later
 expect_err "workload.trace.cancelled"
 finish
