@@ -98,6 +98,7 @@ typedef struct tjob {
     uint64_t id;
     double submit, rec_start, rec_end;   /* s; rec_* NaN unknown */
     double gpus;
+    int withdraw;                        /* FS_JOB_WITHDRAW: cancelled before it started */
 } tjob_t;
 
 static int by_id(const void *a, const void *b)
@@ -161,6 +162,7 @@ static int read_trace(const char *path, fs_h5file_t *f, tjob_t **out, size_t *n,
             x->submit = fs_time_to_s(j->submit);
             x->rec_start = j->rec_start >= 0 ? fs_time_to_s(j->rec_start) : NAN;
             x->rec_end = j->rec_end >= 0 ? fs_time_to_s(j->rec_end) : NAN;
+            x->withdraw = (j->flags & FS_JOB_WITHDRAW) != 0;
             x->gpus = (double)j->gpus * (j->gpu_milli ? j->gpu_milli : 1000) / 1000.0;
         }
     }
@@ -298,6 +300,8 @@ int fs_rec_compare(const char *path, double from_s, double to_s, fs_rec_cmp_t *o
         const tjob_t *x = nt ? bsearch(&key, t, nt, sizeof *t, by_id) : NULL;
         if (!x) {
             out->n_not_in_trace++;
+        } else if (x->withdraw) {
+            out->n_withdrawn++;
         } else if (isnan(x->rec_start)) {
             out->n_no_rec++;
         } else if (isnan(col[J_WAIT][i])) {
@@ -330,6 +334,9 @@ void fs_rec_print(FILE *out, const char *path, const fs_rec_cmp_t *c)
     fprintf(out, "jobs %zu in /jobs: %zu compared, %zu with no recorded start, %zu never started "
                  "in the run, %zu not in the trace\n",
             c->n_jobs, c->n_matched, c->n_no_rec, c->n_not_started, c->n_not_in_trace);
+    if (c->n_withdrawn)
+        fprintf(out, "withdrawn: %zu jobs cancelled before they started (workload.trace.cancelled: "
+                     "withdraw), not compared: they have no recorded start\n", c->n_withdrawn);
     fprintf(out, "%-22s %14s %14s %10s\n", "wait", "simulated", "recorded", "sim/rec");
     const char *names[] = {"mean", "p50", "p90", "p99"};
     const double sv[] = {c->sim.mean, c->sim.p50, c->sim.p90, c->sim.p99};

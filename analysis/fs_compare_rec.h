@@ -11,7 +11,8 @@
  *
  * Per job, the simulated wait is /jobs `wait` (first start - submit) and the
  * recorded wait rec_start - submit.  Jobs that cannot be compared are
- * counted, never dropped silently: no recorded start in the trace, never
+ * counted, never dropped silently: cancelled before it started (withdrawn,
+ * docs/traces.md), no recorded start in the trace, never
  * started in the run, or (a run with a horizon) in the trace but not in
  * /jobs.  Statistics over the matched jobs: mean, p50, p90, p99 (GSL,
  * quantiles from sorted data), the share that waited more than
@@ -47,6 +48,8 @@ typedef struct fs_rec_cmp {
     size_t n_no_rec;          /* in /jobs, no recorded start in the trace */
     size_t n_not_started;     /* recorded start known, never started in the run */
     size_t n_not_in_trace;    /* in /jobs, id not in the trace */
+    size_t n_withdrawn;       /* in /jobs, cancelled before it started in the trace
+                                 (workload.trace.cancelled: withdraw): no recorded start */
     size_t n_trace;           /* jobs the trace delivered */
     fs_rec_waits_t sim, rec;  /* over the matched jobs, s */
     double ks;                /* sup |F_sim - F_rec| */

@@ -28,7 +28,7 @@
 #define DEFLATE_LEVEL 1
 #define MAX_COLS 128
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-#define N_STATES ((size_t)FS_STATE_REJECTED + 1)
+#define N_STATES ((size_t)FS_STATE_WITHDRAWN + 1)
 
 /* ---- columns and tables (fs_results_cols.c, fs_results_h5.c) ---------- */
 

@@ -45,7 +45,7 @@ struct fs_stats {
     uint64_t waited;         /* jobs in statistics with wait > 0 */
 
     uint64_t rows;           /* job rows seen */
-    uint64_t by_state[5];    /* rows per enum fs_job_state */
+    uint64_t by_state[6];    /* rows per enum fs_job_state */
     uint64_t bad_state;      /* rows with a state outside the enum */
     double sojourn_sum;      /* sum over started jobs of end - submit, job-s */
     double ettr_sum;         /* ETTR of completed jobs in statistics */
@@ -185,11 +185,12 @@ int fs_stats_add_job(fs_stats_t *st, const fs_job_row_t *row)
         st->gp_program += useful * row->program_goodput;
     }
     st->rows++;
-    if (row->state >= 0 && row->state < 5)
+    if (row->state >= 0 && row->state <= FS_STATE_WITHDRAWN)
         st->by_state[row->state]++;
     else
         st->bad_state++;
-    if (started)
+    if (started || row->state == FS_STATE_WITHDRAWN)  /* a withdrawn job was in the system
+                                                         until its cancel time */
         st->sojourn_sum += row->end - row->submit;
 
     if (row->tenant >= 0) {
@@ -385,6 +386,7 @@ int fs_stats_finish(fs_stats_t *st, const fs_run_totals_t *totals, fs_summary_t 
     out->jobs_failed = st->by_state[FS_STATE_FAILED];
     out->jobs_unfinished = st->by_state[FS_STATE_RUNNING] + st->by_state[FS_STATE_QUEUED];
     out->jobs_rejected = st->by_state[FS_STATE_REJECTED];
+    out->jobs_withdrawn = st->by_state[FS_STATE_WITHDRAWN];
     out->jobs_in_stats = st->n_waits;
 
     size_t n = st->n_waits;

@@ -43,7 +43,7 @@ try:
 except ImportError:
     MISSING.append(("matplotlib", "python3-matplotlib"))
 
-STATES = ["completed", "failed", "running", "queued", "rejected"]
+STATES = ["completed", "failed", "running", "queued", "rejected", "withdrawn"]
 MAX_LINES = 12          # lines per plot before the rest are left out (said in the caption)
 CDF_POINTS = 2000       # points of one drawn CDF (quantiles), whatever the job count
 
@@ -859,8 +859,10 @@ def recorded_section(rep, path):
                "Left: CDFs of the queue wait of the jobs both sides started (simulated: /jobs "
                "wait; recorded: the trace's start - submit). Right: GPUs busy per day, simulated "
                "(/jobs start to end) and recorded (the trace's start to end). Jobs compared %d; "
-               "with no recorded start %d; never started in the run %d."
-               % (d["compared"], d["no_recorded_start"], d["never_started"]))
+               "with no recorded start %d; never started in the run %d; withdrawn at their "
+               "recorded cancel time (cancelled before they started, not compared) %d."
+               % (d["compared"], d["no_recorded_start"], d["never_started"],
+                  d.get("withdrawn", 0)))
     rows = []
     for k, name in (("mean", "mean wait"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
         a, b = d["simulated"][k], d["recorded"][k]

@@ -109,6 +109,29 @@ int fs_lim_gone(fs_model_t *m, uint32_t slot)
     return rc;
 }
 
+int fs_lim_unhold(fs_model_t *m, uint32_t slot)
+{
+    fs_limits_t *l = m->lim;
+    if (slot >= l->cap_st || l->st[slot] != LIM_HELD)
+        return 0;
+    user_t *u = &l->u[m->js.slots[slot].job.tenant];
+    uint32_t prev = NO_NEXT, x = u->head;
+    while (x != NO_NEXT && x != slot) {
+        prev = x;
+        x = l->next[x];
+    }
+    if (x == NO_NEXT)
+        return 0;
+    if (prev == NO_NEXT)
+        u->head = l->next[slot];
+    else
+        l->next[prev] = l->next[slot];
+    if (u->tail == slot)
+        u->tail = prev;
+    l->st[slot] = LIM_NONE;
+    return 1;
+}
+
 static int on_event(void *ud, fs_model_t *m, uint64_t data)
 {
     (void)ud;

@@ -154,6 +154,9 @@ static void on_event(fs_sim_t *sim, const fs_event_t *ev, void *vm)
     case EV_RECOVER:
         fs_rcv_on_event(m, ev->entity, ev->data);
         break;
+    case EV_WITHDRAW:
+        fs_wd_event(m, ev->entity, ev->data);
+        break;
     case EV_POLICY:
         if (m->pol->timer) {
             int rc = m->pol->timer(m->pol_state, m, ev->data);
@@ -259,6 +262,10 @@ int fs_model_create(const fs_config_t *cfg, const fs_policy_ops_t *pol, fs_sourc
     if (!pol)
         return fs_error_set(err, FS_EINVAL, "scheduler.queue: no policy with index %d",
                             cfg->scheduler.queue);
+    if (cfg->workload.trace.opts.cancelled == FS_CANCELLED_WITHDRAW && !pol->withdraw)
+        return fs_error_set(err, FS_EINVAL, "workload.trace.cancelled: withdraw needs a policy that "
+                            "can take a queued job back (scheduler.queue fifo, priority, sjf, "
+                            "srtf, las, slurm, wfp, kueue or volcano); '%s' cannot", pol->name);
     fs_model_t *m = fs_calloc(1, sizeof *m);
     if (!m)
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");

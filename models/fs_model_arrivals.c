@@ -170,6 +170,8 @@ void fs_arr_admit(fs_model_t *m, const fs_job_t *job, int32_t set, uint32_t *slo
     m->svc.live += is_replica(j);
     *slot = s;
     rc = m->lim ? fs_lim_admit(m, s) : m->pol->enqueue(m->pol_state, m, s);
+    if (!rc && (job->flags & FS_JOB_WITHDRAW) && !is_replica(j))
+        rc = fs_wd_schedule(m, s);
     if (!rc && m->mods.queue_hooks)
         rc = fs_arr_queue_entered(m, s, 1);
     if (rc)

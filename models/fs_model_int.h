@@ -45,7 +45,7 @@
 
 enum { FS_WAIT_QUOTA = 1, FS_WAIT_RESERVED = 2, FS_WAIT_BLOCKED = 3 };  /* fs_integrals_t.wait_label */
 enum { EV_JOB_END = 1, EV_SAMPLE = 2, EV_POLICY = 3, EV_MODULE = 4, EV_RECOVER = 5,
-       EV_DRAIN_CAP = 6 };
+       EV_DRAIN_CAP = 6, EV_WITHDRAW = 7 };
 /* The drain cap fires after every sample of its instant. */
 #define PRIO_DRAIN_CAP (FS_PRIO_SAMPLE + 5)
 /* Jobs named in a message about jobs that cannot go on. */
@@ -107,6 +107,15 @@ int fs_slot_free(fs_model_t *m, uint32_t s);
 typedef struct fs_limits fs_limits_t;
 int fs_lim_admit(fs_model_t *m, uint32_t slot);
 int fs_lim_gone(fs_model_t *m, uint32_t slot);
+/* fs_limits.c: a queued job leaves without running (withdrawn): 1 if it was
+ * held back by its user's limit (now out of the user's held list: the
+ * policy never had it), 0 if it is the policy's. */
+int fs_lim_unhold(fs_model_t *m, uint32_t slot);
+/* fs_model_withdraw.c: the withdraw event of an admitted job with
+ * FS_JOB_WITHDRAW (at its recorded cancel time), and its handling.  0 or
+ * FS_ENOMEM. */
+int fs_wd_schedule(fs_model_t *m, uint32_t slot);
+void fs_wd_event(fs_model_t *m, uint32_t slot, uint64_t seq);
 fs_jobrun_t *fs_slot_run_take(fs_model_t *m, const fs_jobrt_t *j);
 void fs_slot_release(fs_model_t *m);
 

@@ -81,7 +81,8 @@ int fs_row_emit(fs_model_t *m, const fs_jobrt_t *j, int state)
     r.restarts = x->restarts;
     r.submit = fs_time_to_s(j->job.submit);
     r.start = x->first_start >= 0 ? fs_time_to_s(x->first_start) : NAN;
-    r.end = (state == FS_STATE_COMPLETED || state == FS_STATE_FAILED) ? fs_time_to_s(m->sim.now) : NAN;
+    r.end = (state == FS_STATE_COMPLETED || state == FS_STATE_FAILED || state == FS_STATE_WITHDRAWN)
+                ? fs_time_to_s(m->sim.now) : NAN;
     r.wait = x->first_start >= 0 ? fs_time_to_s(x->first_start - j->job.submit) : NAN;
     r.run = x->run_s;
     r.lost_gpu_s = x->lost_gpu_s;

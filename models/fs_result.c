@@ -5,7 +5,7 @@
 static const char *const state_names[] = {
     [FS_STATE_COMPLETED] = "completed", [FS_STATE_FAILED] = "failed",
     [FS_STATE_RUNNING] = "running",     [FS_STATE_QUEUED] = "queued",
-    [FS_STATE_REJECTED] = "rejected",
+    [FS_STATE_REJECTED] = "rejected", [FS_STATE_WITHDRAWN] = "withdrawn",
 };
 
 const char *fs_job_state_name(int s)

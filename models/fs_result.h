@@ -16,7 +16,10 @@ enum fs_job_state {
     FS_STATE_FAILED = 1,      /* gave up (retries exhausted) */
     FS_STATE_RUNNING = 2,     /* still running when the run stopped */
     FS_STATE_QUEUED = 3,      /* still waiting when the run stopped */
-    FS_STATE_REJECTED = 4     /* can never fit the cluster */
+    FS_STATE_REJECTED = 4,    /* can never fit the cluster */
+    FS_STATE_WITHDRAWN = 5    /* cancelled by its user at its recorded cancel time
+                                 (workload.trace.cancelled: withdraw), before it started
+                                 or (started earlier in the simulation) stopped then */
 };
 const char *fs_job_state_name(int s);
 

@@ -49,6 +49,7 @@ static const char *const mig_drain_names[] = {
 static const char *const mig_layout_names[] = {
     [FS_MIG_LAYOUT_ALL] = "all", [FS_MIG_LAYOUT_MIXED] = "mixed", NULL};
 static const char *const cpu_only_names[] = {"skip", "error", "place", NULL};
+static const char *const cancelled_names[] = {"default", "skip", "withdraw", "run", NULL};
 static const char *const process_names[] = {[FS_ARRIVAL_POISSON] = "poisson", NULL};
 static const char *const queue_names[FS_QUEUE_COUNT + 1] = {
 #define FS_QUEUE_NAME(e, name, policy, order) [FS_QUEUE_##e] = name,
@@ -441,6 +442,13 @@ static const fs_key_t config_rows[] = {
      .doc = "Rows without GPUs (openb CPU-only pods): skip (counted and reported), error, or "
             "place (openb: CPU-only pods that hold their CPU and memory on a node, as "
             "Kubernetes places them; docs/models.md, Pods)."},
+    {.path = "workload.trace.cancelled", .type = FS_KT_ENUM,
+     .off = CF(workload.trace.opts.cancelled), .names = cancelled_names, .def = "default",
+     .doc = "Jobs the trace records as cancelled before they started (swf status 5 without a "
+            "run time, sacct CANCELLED with Start Unknown, openb pods deleted while Pending): "
+            "default (as each format always read them: openb runs them, swf and sacct skip "
+            "them), skip (counted), withdraw (they wait until their recorded cancel time, then "
+            "leave the queue without running: /jobs state withdrawn), or run (openb only)."},
     {.path = "workload.trace.default_duration", .type = FS_KT_DURATION, .flags = FS_KF_MIN,
      .off = CF(workload.trace.opts.default_duration), .min = 0, .def = "0s", .unit = "s",
      .doc = "Run time of rows that record none (openb multigpu pod lists have no times; all "

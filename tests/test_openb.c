@@ -231,6 +231,48 @@ static void test_lenient(void **state)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* workload.trace.cancelled on pods deleted while Pending (no
+ * scheduled_time): default and run replay them from creation to deletion,
+ * as always; skip skips and counts them; withdraw flags them
+ * FS_JOB_WITHDRAW, pending from creation to deletion.  A Pending pod that
+ * was scheduled (a scheduled_time) and other phases are never affected. */
+static void test_cancelled(void **state)
+{
+    (void)state;
+    char *p = tt_file("c.csv", HDR "p0,1,1,1,1000,,LS,Succeeded,0,100,5\n"
+                                   "p1,1,1,2,1000,,LS,Pending,10,70,\n"
+                                   "p2,1,1,1,500,,BE,Pending,20,90,30\n");
+    fs_trace_opts_t o;
+    fs_trace_opts_init(&o);
+    readout_t r;
+    fs_error_t err;
+    for (int mode = FS_CANCELLED_DEFAULT; mode <= FS_CANCELLED_RUN; mode++) {
+        o.cancelled = mode;
+        assert_int_equal(read_all("openb", p, &o, 4, &r, &err), 0);
+        if (mode == FS_CANCELLED_SKIP) {
+            assert_int_equal(r.n, 2);
+            assert_int_equal(r.jobs[0].id, 1);
+            assert_int_equal(r.jobs[1].id, 3);
+            assert_string_equal(r.reasons, "deleted while Pending (cancelled: skip)=1;");
+        } else {
+            assert_int_equal(r.n, 3);
+            assert_int_equal(r.jobs[1].id, 2);
+            assert_int_equal(r.jobs[1].submit, S(10));
+            assert_int_equal(r.jobs[1].duration, S(60));    /* creation to deletion */
+            assert_int_equal(r.jobs[1].rec_start, -1);
+            assert_int_equal(r.jobs[1].rec_end, S(70));
+            assert_int_equal(r.jobs[1].rec_state, FS_JOB_REC_KILLED);
+            assert_int_equal(r.jobs[1].flags & FS_JOB_WITHDRAW,
+                             mode == FS_CANCELLED_WITHDRAW ? FS_JOB_WITHDRAW : 0);
+            assert_int_equal(r.jobs[2].flags & FS_JOB_WITHDRAW, 0);   /* it was scheduled */
+            assert_int_equal(r.jobs[2].duration, S(60));
+        }
+        assert_int_equal(r.jobs[0].flags & FS_JOB_WITHDRAW, 0);
+        readout_free(&r);
+    }
+    free(p);
+}
+
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -244,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_real_pods),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lenient),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, tt_setup, tt_teardown);

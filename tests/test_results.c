@@ -763,12 +763,12 @@ static void test_layout(void **state)
     hid_t t = H5Dget_type(d);
     hid_t st = H5Tget_member_type(t, (unsigned)H5Tget_member_index(t, "state"));
     assert_int_equal(H5Tget_class(st), H5T_ENUM);
-    assert_int_equal(H5Tget_nmembers(st), 5);
+    assert_int_equal(H5Tget_nmembers(st), 6);
     hid_t base = H5Tget_super(st);
     assert_true(H5Tequal(base, H5T_STD_I32LE) > 0);
     H5Tclose(base);
-    const char *want[] = {"completed", "failed", "running", "queued", "rejected"};
-    for (int32_t v = 0; v < 5; v++) {
+    const char *want[] = {"completed", "failed", "running", "queued", "rejected", "withdrawn"};
+    for (int32_t v = 0; v < 6; v++) {
         char nm[32];
         assert_true(H5Tenum_nameof(st, &v, nm, sizeof nm) >= 0);
         assert_string_equal(nm, want[v]);
@@ -1003,9 +1003,9 @@ static void test_bad_rows(void **state)
     fs_error_t err;
     assert_int_equal(fs_results_open(fx->path, &md, &r, &err), 0);
     fs_job_row_t row = job_row(1);
-    row.state = 5;
+    row.state = 6;
     assert_int_equal(fs_results_add_job(r, &row, &err), FS_EINVAL);
-    assert_non_null(strstr(err.msg, "state 5"));
+    assert_non_null(strstr(err.msg, "state 6"));
     row.state = -1;
     assert_int_equal(fs_results_add_job(r, &row, &err), FS_EINVAL);
     /* Commit without a summary: an error, and r is freed. */

@@ -25,6 +25,7 @@
 #include "sim/fs_alloc.h"
 
 #define SAMPLE FS_TEST_DATA "/sacct/sacct-PX.txt"
+#define S(x) ((fs_time_t)(x) * FS_US_PER_S)
 
 static char *g_dir;
 
@@ -159,6 +160,73 @@ static void test_errors(void **st)
     free(p);
 }
 
+/* workload.trace.cancelled: withdraw keeps a job CANCELLED while pending
+ * (Start Unknown) as FS_JOB_WITHDRAW, pending from Submit to End, its GPUs
+ * from ReqTRES (Slurm allocates nothing to it: AllocTRES is empty); without
+ * ReqTRES it has no GPU count (skipped and counted); PENDING rows stay
+ * skipped; by default and with skip it is skipped as before; run is
+ * refused. */
+static void test_cancelled(void **st)
+{
+    (void)st;
+    char *p = fs_test_path(g_dir, "cancel.txt");
+    assert_int_equal(fs_test_write(p,
+        "JobID|User|Account|Submit|Start|End|Timelimit|AllocTRES|State|ReqTRES\n"
+        "11|u|vision|2024-03-04T09:00:00|2024-03-04T09:00:10|2024-03-04T10:00:10|02:00:00|gres/gpu=2|COMPLETED|gres/gpu=2\n"
+        "12|v|nlp|2024-03-04T09:01:00|None|2024-03-04T09:31:00|04:00:00||CANCELLED by 77|billing=8,gres/gpu:h100=4\n"
+        "13|v|nlp|2024-03-04T09:02:00|Unknown|Unknown|04:00:00||PENDING|gres/gpu=1\n"
+        "14|v|nlp|2024-03-04T09:03:00|Unknown|2024-03-04T09:04:00|04:00:00||CANCELLED|cpu=4\n"), 0);
+    for (int mode = FS_CANCELLED_DEFAULT; mode <= FS_CANCELLED_WITHDRAW; mode++) {
+        fs_trace_opts_t o;
+        fs_trace_opts_init(&o);
+        FILE *log = tmpfile();
+        o.log = log;
+        o.cancelled = mode;
+        fs_source_t *src;
+        fs_error_t err;
+        assert_int_equal(fs_trace_open("sacct", p, &o, &src, &err), 0);
+        fs_job_t j[8];
+        size_t n;
+        assert_int_equal(fs_source_next(src, j, 8, &n, &err), 0);
+        assert_int_equal(n, mode == FS_CANCELLED_WITHDRAW ? 2 : 1);
+        assert_int_equal(j[0].id, 11);
+        assert_int_equal(j[0].flags & FS_JOB_WITHDRAW, 0);
+        uint64_t c;
+        const char *why = fs_source_skip_reason(src, 0, &c);
+        if (mode == FS_CANCELLED_WITHDRAW) {
+            assert_int_equal(j[1].id, 12);
+            assert_true(j[1].flags & FS_JOB_WITHDRAW);
+            assert_int_equal(j[1].gpus, 4);
+            assert_string_equal(fs_source_gpu_type_name(src, j[1].gpu_type), "h100");
+            assert_string_equal(fs_source_tenant_name(src, j[1].tenant), "nlp");
+            assert_int_equal(j[1].submit, S(60));
+            assert_int_equal(j[1].duration, S(1800));           /* Submit to End */
+            assert_int_equal(j[1].rec_start, -1);
+            assert_int_equal(j[1].rec_end, S(1860));
+            assert_int_equal(j[1].rec_state, FS_JOB_REC_KILLED);
+            assert_int_equal(j[1].estimate, S(4 * 3600));
+            assert_string_equal(why, "never started (Start Unknown)");
+            assert_int_equal(c, 1);
+            why = fs_source_skip_reason(src, 1, &c);
+            assert_string_equal(why, "cpu_only (no gres/gpu in Alloc/ReqTRES)");
+            assert_int_equal(c, 1);
+        } else {
+            assert_string_equal(why, "never started (Start Unknown)");
+            assert_int_equal(c, 3);
+        }
+        fs_source_destroy(src);
+        fclose(log);
+    }
+    fs_trace_opts_t o;
+    fs_trace_opts_init(&o);
+    o.cancelled = FS_CANCELLED_RUN;
+    fs_source_t *src;
+    fs_error_t err;
+    assert_int_equal(fs_trace_open("sacct", p, &o, &src, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "workload.trace.cancelled: run is not possible for sacct"));
+    free(p);
+}
+
 static void test_slurm_time(void **st)
 {
     (void)st;
@@ -204,6 +272,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_slurm_time),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

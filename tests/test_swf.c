@@ -151,6 +151,63 @@ static void test_lenient_and_skips(void **state)
                             "field req_procs=1;field count=1;");
 }
 
+/* workload.trace.cancelled (docs/traces.md "Jobs cancelled before they
+ * started"): a status-5 row without a run time is skipped and counted by
+ * default and with skip; with withdraw it is kept, flagged FS_JOB_WITHDRAW,
+ * pending for its wait (the time to its cancellation), no recorded start,
+ * rec_end its cancel time; without a wait it is skipped and counted; a
+ * cancelled row that ran (run time > 0) is replayed as before; run is
+ * refused. */
+static void test_cancelled(void **state)
+{
+    (void)state;
+    const char *text = HDR ROW("1", "0", "5", "10", "4", "20", "1", "1")
+                           ROW("2", "1", "30", "-1", "8", "20", "5", "1")   /* cancelled at 31 */
+                           ROW("3", "2", "0", "0", "2", "20", "5", "2")     /* cancelled at once */
+                           ROW("4", "3", "-1", "-1", "2", "20", "5", "2")   /* no cancel time */
+                           ROW("5", "4", "5", "10", "4", "20", "5", "1");   /* ran, then cancelled */
+    char *path = tt_file("c.swf", text);
+    fs_trace_opts_t o;
+    fs_trace_opts_init(&o);
+    fs_error_t err;
+    readout_t r;
+    for (int mode = FS_CANCELLED_DEFAULT; mode <= FS_CANCELLED_SKIP; mode++) {
+        o.cancelled = mode;
+        assert_int_equal(read_all("swf", path, &o, 16, &r, &err), 0);
+        assert_int_equal(r.n, 2);
+        assert_int_equal(r.jobs[0].flags & FS_JOB_WITHDRAW, 0);
+        assert_int_equal(r.jobs[1].flags & FS_JOB_WITHDRAW, 0);
+        assert_string_equal(r.reasons, "run time unknown (-1)=2;run time 0=1;");
+        readout_free(&r);
+    }
+    o.cancelled = FS_CANCELLED_WITHDRAW;
+    assert_int_equal(read_all("swf", path, &o, 16, &r, &err), 0);
+    assert_int_equal(r.n, 4);
+    assert_int_equal(r.jobs[1].id, 2);
+    assert_true(r.jobs[1].flags & FS_JOB_WITHDRAW);
+    assert_int_equal(r.jobs[1].duration, S(30));
+    assert_int_equal(r.jobs[1].submit, S(1));
+    assert_int_equal(r.jobs[1].rec_start, -1);
+    assert_int_equal(r.jobs[1].rec_end, S(31));
+    assert_int_equal(r.jobs[1].gpus, 8);
+    assert_int_equal(r.jobs[1].rec_state, FS_JOB_REC_KILLED);
+    assert_int_equal(r.jobs[2].id, 3);
+    assert_true(r.jobs[2].flags & FS_JOB_WITHDRAW);
+    assert_int_equal(r.jobs[2].duration, 1);            /* 0 s becomes 1 us */
+    assert_int_equal(r.jobs[2].rec_end, S(2));
+    assert_int_equal(r.jobs[3].id, 5);                  /* it ran: as before */
+    assert_int_equal(r.jobs[3].flags & FS_JOB_WITHDRAW, 0);
+    assert_int_equal(r.jobs[3].duration, S(10));
+    assert_int_equal(r.jobs[3].rec_start, S(9));
+    assert_string_equal(r.reasons, "cancelled, cancel time unknown (wait -1)=1;");
+    readout_free(&r);
+    o.cancelled = FS_CANCELLED_RUN;
+    assert_int_equal(read_all("swf", path, &o, 16, &r, &err), FS_EINVAL);
+    assert_non_null(strstr(err.msg, "workload.trace.cancelled: run is not possible for swf"));
+    readout_free(&r);
+    free(path);
+}
+
 static void test_alloc_failures(void **state)
 {
     (void)state;
@@ -165,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_nasa_gzip),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lenient_and_skips),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, tt_setup, tt_teardown);

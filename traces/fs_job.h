@@ -42,6 +42,12 @@ enum fs_job_rec_state {
  * until its service retires it, is never a row of /jobs and is left out of
  * the job statistics. */
 #define FS_JOB_SERVICE 2u
+/* flags: the trace records the job as cancelled before it started
+ * (workload.trace.cancelled: withdraw).  Its duration is the time it was
+ * pending, submission to cancellation: it leaves the queue at submit +
+ * duration without running (/jobs state `withdrawn`); started earlier in the
+ * simulation, it is stopped then, as the real one was (models/fs_model_withdraw.c). */
+#define FS_JOB_WITHDRAW 4u
 
 typedef struct fs_job {
     uint64_t id;            /* unique within a workload; sources number 1.. if absent */

@@ -800,6 +800,10 @@ static int writer_check(const fs_native_writer_t *w, const fs_job_t *j, const ch
         what = "tenant name not UTF-8 without control characters";
     else if (gpu_type && !fs_rdr_valid_name(gpu_type, strlen(gpu_type)))
         what = "gpu_type name not UTF-8 without control characters";
+    else if (j->flags & FS_JOB_WITHDRAW)
+        what = "cancelled before it started, read with workload.trace.cancelled: withdraw: the "
+               "native format has no column for a withdrawal (it would replay as a job that "
+               "runs): convert with cancelled skip or default";
     if (what)
         return fs_error_set(err, FS_EINVAL, "%s: job %llu: %s", w->path,
                             (unsigned long long)j->id, what);

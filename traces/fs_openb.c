@@ -126,6 +126,13 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
                 return fs_rdr_field_error(r, "scheduled_time", "a time >= creation_time", x->s,
                                           x->len);
         }
+        /* a pod deleted while Pending (never scheduled): workload.trace.cancelled */
+        if (j->rec_state == FS_JOB_REC_KILLED && j->rec_start < 0) {
+            if (r->opts.cancelled == FS_CANCELLED_SKIP)
+                return fs_rdr_skip(r, "deleted while Pending (cancelled: skip)");
+            if (r->opts.cancelled == FS_CANCELLED_WITHDRAW)
+                j->flags |= FS_JOB_WITHDRAW;
+        }
         fs_time_t from = j->rec_start >= 0 ? j->rec_start : j->submit;
         if (del < from)
             return fs_rdr_field_error(r, "deletion_time", j->rec_start >= 0

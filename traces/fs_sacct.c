@@ -11,11 +11,11 @@
 
 enum {
     C_ID, C_USER, C_ACCOUNT, C_PARTITION, C_QOS, C_SUBMIT, C_START, C_END, C_TIMELIMIT, C_TRES,
-    C_STATE, N_C
+    C_STATE, C_REQTRES, N_C
 };
 static const char *const names[N_C] = {
     "JobID", "User", "Account", "Partition", "QOS", "Submit", "Start", "End", "Timelimit",
-    "AllocTRES", "State",
+    "AllocTRES", "State", "ReqTRES",
 };
 #define REQUIRED ((1u << C_ID) | (1u << C_SUBMIT) | (1u << C_START) | (1u << C_END) | \
                   (1u << C_TRES) | (1u << C_STATE))
@@ -110,8 +110,8 @@ static int unknown(const fs_csv_field_t *f)
 /* AllocTRES "billing=8,cpu=8,gres/gpu:a100=4,gres/gpu=4,mem=64G,node=1":
  * *gpus from gres/gpu (else the typed entries summed), *type and *tlen the first
  * typed entry's TYPE (NULL: none).  0, or a field error. */
-static int tres_gpus(fs_rdr_t *r, const fs_csv_field_t *f, uint64_t *gpus, const char **type,
-                     size_t *tlen)
+static int tres_gpus(fs_rdr_t *r, const char *field, const fs_csv_field_t *f, uint64_t *gpus,
+                     const char **type, size_t *tlen)
 {
     uint64_t plain = 0, typed = 0;
     int have_plain = 0;
@@ -124,13 +124,13 @@ static int tres_gpus(fs_rdr_t *r, const fs_csv_field_t *f, uint64_t *gpus, const
             e = end;
         const char *eq = memchr(s, '=', (size_t)(e - s));
         if (!eq)
-            return fs_rdr_field_error(r, "AllocTRES", "TRES=COUNT entries separated by ',' "
+            return fs_rdr_field_error(r, field, "TRES=COUNT entries separated by ',' "
                                       "(e.g. cpu=8,gres/gpu=4,mem=64G,node=1)", f->s, f->len);
         size_t kl = (size_t)(eq - s);
         if (kl >= 8 && strncasecmp(s, "gres/gpu", 8) == 0 && (kl == 8 || s[8] == ':')) {
             uint64_t v;
             if (num(eq + 1, (size_t)(e - eq - 1), &v) || v > MAX_GPUS)
-                return fs_rdr_field_error(r, "AllocTRES", "a GPU count from 0 to 2^31 after "
+                return fs_rdr_field_error(r, field, "a GPU count from 0 to 2^31 after "
                                           "gres/gpu=", f->s, f->len);
             if (kl == 8) {
                 plain = v;
@@ -147,7 +147,78 @@ static int tres_gpus(fs_rdr_t *r, const fs_csv_field_t *f, uint64_t *gpus, const
     }
     *gpus = have_plain ? plain : typed;
     if (*gpus > MAX_GPUS)
-        return fs_rdr_field_error(r, "AllocTRES", "at most 2^31 GPUs", f->s, f->len);
+        return fs_rdr_field_error(r, field, "at most 2^31 GPUs", f->s, f->len);
+    return 0;
+}
+
+/* Timelimit -> the estimate (none: UNLIMITED, Partition_Limit, empty). */
+static int timelimit(fs_rdr_t *r, const sacct_t *h, fs_job_t *j)
+{
+    const fs_csv_field_t *x;
+    if (h->col[C_TIMELIMIT] >= 0 && (x = &r->csv.fields[h->col[C_TIMELIMIT]])->len &&
+        !(x->len == 9 && strncasecmp(x->s, "UNLIMITED", 9) == 0) &&
+        !(x->len == 15 && strncasecmp(x->s, "Partition_Limit", 15) == 0)) {
+        fs_time_t lim;
+        if (fs_slurm_time(x->s, x->len, &lim))
+            return fs_rdr_field_error(r, "Timelimit", "a Slurm time limit ([D-]H:M:S, M, M:S, "
+                                      "D-H, D-H:M), UNLIMITED or Partition_Limit", x->s, x->len);
+        if (lim > 0)
+            j->estimate = fs_rdr_scale(r, lim);
+    }
+    return 0;
+}
+
+/* The job's tenant field (Account, else User; NULL: none), checked. */
+static int tenant_field(fs_rdr_t *r, const sacct_t *h, const fs_csv_field_t **ten)
+{
+    const fs_csv_field_t *f = r->csv.fields;
+    *ten = NULL;
+    if (h->col[C_ACCOUNT] >= 0 && f[h->col[C_ACCOUNT]].len)
+        *ten = &f[h->col[C_ACCOUNT]];
+    else if (h->col[C_USER] >= 0 && f[h->col[C_USER]].len)
+        *ten = &f[h->col[C_USER]];
+    return *ten ? fs_rdr_get_name(r, *ten == &f[h->col[C_ACCOUNT]] ? "Account" : "User", *ten) : 0;
+}
+
+/* A job cancelled while pending (State CANCELLED, Start Unknown) with
+ * workload.trace.cancelled: withdraw: pending from Submit to End, its
+ * cancellation.  Slurm allocates nothing to such a job (AllocTRES is
+ * empty): its GPUs come from ReqTRES when the column is there. */
+static int cancelled_pending(fs_rdr_t *r, const sacct_t *h, fs_job_t *j, uint64_t gpus,
+                             const char *type, size_t tlen)
+{
+    const fs_csv_field_t *f = r->csv.fields, *x = &f[h->col[C_END]], *ten;
+    int rc;
+    fs_time_t end;
+    if (unknown(x))
+        return fs_rdr_skip(r, "cancelled, cancel time unknown (End Unknown)");
+    if ((rc = get_when(r, "End", x, &end)))
+        return rc;
+    if (end < j->submit)
+        return fs_rdr_field_error(r, "End", "a time >= Submit", x->s, x->len);
+    if ((rc = timelimit(r, h, j)))
+        return rc;
+    if (gpus == 0 && h->col[C_REQTRES] >= 0 &&
+        (rc = tres_gpus(r, "ReqTRES", &f[h->col[C_REQTRES]], &gpus, &type, &tlen)))
+        return rc;
+    if ((rc = tenant_field(r, h, &ten)))
+        return rc;
+    if (gpus == 0) {
+        if (r->opts.cpu_only != FS_CPU_ONLY_SKIP)
+            return fs_rdr_field_error(r, "ReqTRES", "a gres/gpu count >= 1 (jobs without GPUs "
+                                      "are refused: workload.trace.cpu_only = error)",
+                                      h->col[C_REQTRES] >= 0 ? f[h->col[C_REQTRES]].s : "",
+                                      h->col[C_REQTRES] >= 0 ? f[h->col[C_REQTRES]].len : 0);
+        return fs_rdr_skip(r, "cpu_only (no gres/gpu in Alloc/ReqTRES)");
+    }
+    j->gpus = (uint32_t)gpus;
+    j->rec_end = end;
+    j->flags |= FS_JOB_WITHDRAW;
+    j->duration = fs_rdr_scale(r, end - j->submit);     /* pending until cancelled */
+    if (ten && (rc = fs_rdr_intern(r, &r->tenants, ten->s, ten->len, &j->tenant)))
+        return rc;
+    if (type && tlen && (rc = fs_rdr_intern(r, &r->gpu_types, type, tlen, &j->gpu_type)))
+        return rc;
     return 0;
 }
 
@@ -185,12 +256,15 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
                                   "TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, RUNNING, "
                                   "PENDING, ...)", x->s, x->len);
     j->rec_state = (uint8_t)st;
+    int cancelled = wl == 9 && strncasecmp(x->s, "CANCELLED", 9) == 0;
     uint64_t gpus = 0;
     const char *type = NULL;
     size_t tlen = 0;
-    if ((rc = tres_gpus(r, &f[h->col[C_TRES]], &gpus, &type, &tlen)))
+    if ((rc = tres_gpus(r, "AllocTRES", &f[h->col[C_TRES]], &gpus, &type, &tlen)))
         return rc;
     x = &f[h->col[C_START]];
+    if (unknown(x) && cancelled && r->opts.cancelled == FS_CANCELLED_WITHDRAW)
+        return cancelled_pending(r, h, j, gpus, type, tlen);
     if (unknown(x))
         return fs_rdr_skip(r, "never started (Start Unknown)");
     if ((rc = get_when(r, "Start", x, &j->rec_start)))
@@ -204,22 +278,10 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
         return rc;
     if (j->rec_end < j->rec_start)
         return fs_rdr_field_error(r, "End", "a time >= Start", x->s, x->len);
-    if (h->col[C_TIMELIMIT] >= 0 && (x = &f[h->col[C_TIMELIMIT]])->len &&
-        !(x->len == 9 && strncasecmp(x->s, "UNLIMITED", 9) == 0) &&
-        !(x->len == 15 && strncasecmp(x->s, "Partition_Limit", 15) == 0)) {
-        fs_time_t lim;
-        if (fs_slurm_time(x->s, x->len, &lim))
-            return fs_rdr_field_error(r, "Timelimit", "a Slurm time limit ([D-]H:M:S, M, M:S, "
-                                      "D-H, D-H:M), UNLIMITED or Partition_Limit", x->s, x->len);
-        if (lim > 0)
-            j->estimate = fs_rdr_scale(r, lim);
-    }
-    const fs_csv_field_t *ten = NULL;
-    if (h->col[C_ACCOUNT] >= 0 && f[h->col[C_ACCOUNT]].len)
-        ten = &f[h->col[C_ACCOUNT]];
-    else if (h->col[C_USER] >= 0 && f[h->col[C_USER]].len)
-        ten = &f[h->col[C_USER]];
-    if (ten && (rc = fs_rdr_get_name(r, ten == &f[h->col[C_ACCOUNT]] ? "Account" : "User", ten)))
+    if ((rc = timelimit(r, h, j)))
+        return rc;
+    const fs_csv_field_t *ten;
+    if ((rc = tenant_field(r, h, &ten)))
         return rc;
     if (gpus == 0) {
         if (r->opts.cpu_only != FS_CPU_ONLY_SKIP)
@@ -249,6 +311,10 @@ static int header(fs_rdr_t *r, fs_error_t *err)
     r->fmt_free = fs_free;
     r->pull = pull;
     r->submit_field = "Submit";
+    if (r->opts.cancelled == FS_CANCELLED_RUN)
+        return fs_error_set(err, FS_EINVAL, "%s: workload.trace.cancelled: run is not possible for "
+                            "sacct (a job cancelled while pending has no run time): skip or "
+                            "withdraw", r->csv.path);
     return fs_rdr_header(r, '|', names, N_C, REQUIRED, h->col, &h->width, err);
 }
 

@@ -138,10 +138,18 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
     if (!is_unknown(&f[F_USER]) && (fs_rdr_i64(f[F_USER].s, f[F_USER].len, &user) || user < 0))
         return fs_rdr_field_error(r, "user", "a user number >= 0 or -1", f[F_USER].s,
                                   f[F_USER].len);
+    /* A job cancelled before it started (status 5, no run time), with
+     * workload.trace.cancelled: withdraw: pending for its wait time, the
+     * time to its cancellation as the archive's logs record it. */
+    int withdraw = status == 5 && run <= 0 && r->opts.cancelled == FS_CANCELLED_WITHDRAW;
+    if (withdraw && wait < 0)
+        return fs_rdr_skip(r, "cancelled, cancel time unknown (wait -1)");
+    if (withdraw && procs > 0)
+        run = wait;
     /* Jobs that cannot be replayed: counted, never dropped silently. */
     if (run < 0)
         return fs_rdr_skip(r, "run time unknown (-1)");
-    if (run == 0)
+    if (run == 0 && !withdraw)
         return fs_rdr_skip(r, "run time 0");
     if (procs == 0)
         return fs_rdr_skip(r, which < 0 ? "processors unknown (-1)" : "processors 0");
@@ -153,7 +161,10 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
     j->duration = fs_rdr_scale(r, run);
     if (est > 0)
         j->estimate = fs_rdr_scale(r, est);
-    if (wait >= 0) {
+    if (withdraw) {
+        j->flags |= FS_JOB_WITHDRAW;
+        j->rec_end = j->submit + wait;  /* cancelled; it never started */
+    } else if (wait >= 0) {
         j->rec_start = j->submit + wait;
         j->rec_end = j->rec_start + run;
     }
@@ -174,7 +185,6 @@ static int pull(fs_rdr_t *r, fs_job_t *j)
 
 static int header(fs_rdr_t *r, fs_error_t *err)
 {
-    (void)err;
     swf_t *s = fs_calloc(1, sizeof *s);
     if (!s)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", r->csv.path);
@@ -183,6 +193,10 @@ static int header(fs_rdr_t *r, fs_error_t *err)
     r->fmt_free = fs_free;
     r->pull = pull;
     r->submit_field = "submit";
+    if (r->opts.cancelled == FS_CANCELLED_RUN)
+        return fs_error_set(err, FS_EINVAL, "%s: workload.trace.cancelled: run is not possible for "
+                            "swf (a job cancelled before it started has no run time): skip or "
+                            "withdraw", r->csv.path);
     return 0;
 }
 

@@ -20,6 +20,16 @@ struct fs_csv;
 /* workload.trace.cpu_only: rows without GPUs are skipped and counted, refused,
  * or (openb pod lists, which record CPU and memory) placed as CPU-only pods. */
 enum fs_cpu_only { FS_CPU_ONLY_SKIP = 0, FS_CPU_ONLY_ERROR = 1, FS_CPU_ONLY_PLACE = 2 };
+/* workload.trace.cancelled: jobs the trace records as cancelled (deleted)
+ * before they started.  DEFAULT: each format as it always read them (openb
+ * replays its pods deleted while Pending as running from creation to
+ * deletion; swf and sacct skip and count them).  SKIP: skipped and counted.
+ * WITHDRAW: kept with FS_JOB_WITHDRAW (traces/fs_job.h): they wait in the
+ * queue until their recorded cancel time, then leave without running.  RUN
+ * (openb only: the other formats record no run time for them): replayed as
+ * running from submission to the cancel time. */
+enum fs_cancelled { FS_CANCELLED_DEFAULT = 0, FS_CANCELLED_SKIP = 1, FS_CANCELLED_WITHDRAW = 2,
+                    FS_CANCELLED_RUN = 3 };
 
 typedef struct fs_trace_opts {
     int lenient;            /* skip bad rows (counted) instead of failing */
@@ -30,6 +40,7 @@ typedef struct fs_trace_opts {
                                that the first submission is at 0 */
     uint32_t procs_per_gpu; /* swf: processors per GPU (GPUs = ceil(procs / this)); 1 */
     int cpu_only;           /* rows without GPUs: enum fs_cpu_only */
+    int cancelled;          /* jobs cancelled before they started: enum fs_cancelled */
     fs_time_t default_duration; /* run time for rows that record none (openb multigpu
                                    files without times), us; 0: such a file is an error */
     void *log;              /* FILE * for notes (format detected, rows re-sorted);

@@ -324,6 +324,8 @@ static int compare_recorded(const char *path, int json)
         fs_json_uint(&j, c.n_not_started);
         fs_json_key(&j, "not_in_trace");
         fs_json_uint(&j, c.n_not_in_trace);
+        fs_json_key(&j, "withdrawn");
+        fs_json_uint(&j, c.n_withdrawn);
         fs_json_key(&j, "waited_threshold_s");
         fs_json_num(&j, FS_REC_WAITED_S);
         json_waits(&j, "simulated", &c.sim);
