@@ -7,6 +7,7 @@
  */
 #include "fs_sched_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +71,7 @@ static void sort_near(fs_time_t *ends, size_t n)
  * Slurm mode's fast path: the kept running ends, rc).  Planned ends are
  * rounded to res (fs_sched_rounded_end); with rounding, ends are sorted
  * again.  0 or FS_ENOMEM. */
-static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res)
+static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, int out)
 {
     size_t n = 0;
     if (s->rcache) {
@@ -104,7 +105,31 @@ static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res)
         sort_near(ends, n);         /* nearly sorted */
     if (fs_prof_append_n(&s->prof, ends, n))    /* equal ends summed into one step */
         return FS_ENOMEM;
+    if (out) {      /* the outages known ahead (fs_capplan_takes) */
+        if (fs_grow((void **)&s->ends, &s->ends_cap, 3 * s->cap.o.n, sizeof *s->ends))
+            return FS_ENOMEM;
+        size_t k = fs_capplan_takes(&s->cap, now, s->ends);
+        for (size_t i = 0; i < k; i++)
+            if (fs_prof_take(&s->prof, s->ends[3 * i], s->ends[3 * i + 1], s->ends[3 * i + 2]))
+                return FS_ENOMEM;
+    }
     return 0;
+}
+
+/* Starts queued node x at now for planned run time d; with outages ahead
+ * (out), on nodes whose next outage begins at now + d or later: the others
+ * are held out while it is placed (fs_capplan_hold).  1 started, 0 not,
+ * < 0 error. */
+static int start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, fs_time_t d,
+                         int out)
+{
+    if (!out)
+        return fs_sched_start(s, m, x - 1);
+    int rc = fs_capplan_hold(&s->cap, m, now, d >= FS_TIME_NEVER - now ? FS_TIME_NEVER : now + d);
+    if (!rc)
+        rc = fs_sched_start(s, m, x - 1);
+    int rc2 = fs_capplan_release(&s->cap, m);
+    return rc < 0 ? rc : rc2 ? rc2 : rc;
 }
 
 /* The queue in order into scr[0..*n) (Slurm mode: only the first
@@ -161,7 +186,7 @@ static int cons_kept(sched_t *s, fs_time_t now, size_t n)
  * bf.window).  prune: the pass ends at the profile's first dip below the
  * jobs left (fs_sslurm_prune_prep).  0 or an error. */
 static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, size_t lim,
-                     int prune)
+                     int prune, int out, int easy)
 {
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
@@ -182,7 +207,7 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
         if (t == FS_TIME_NEVER)
             continue;
         if (t == now && fs_sched_fits(m, x)) {
-            int rc = fs_sched_start(s, m, x - 1);
+            int rc = start_planned(s, m, x, now, d, out);
             if (rc < 0)
                 return rc;
             if (rc == 1) {
@@ -193,6 +218,8 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
                 continue;
             }
         }
+        if (easy && blocked)        /* EASY: one reservation, the first blocked job's */
+            continue;
         blocked = 1;
         if (s->bf_slurm && t - now > s->cfg->bf.window)
             continue;
@@ -240,7 +267,10 @@ int fs_scons_pass(sched_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     fs_time_t res = s->bf_slurm ? s->cfg->bf.resolution : 0;
-    if (s->fast && !s->bf_slurm && s->queued == 1) {
+    int out = fs_scons_outages(s, m);
+    if (out < 0)
+        return out;
+    if (s->fast && !s->bf_slurm && s->queued == 1 && !out) {
         int rc = cons_one(s, m, now);
         if (rc <= 0)
             return rc;
@@ -251,11 +281,37 @@ int fs_scons_pass(sched_t *s, fs_model_t *m)
             return rc;
     }
     size_t n, lim;
-    if (cons_profile(s, m, now, res) || cons_queue(s, m, &n, &lim) ||
+    if (cons_profile(s, m, now, res, out) || cons_queue(s, m, &n, &lim) ||
         (!s->bf_slurm && cons_kept(s, now, n)))
         return FS_ENOMEM;
     int prune = s->bf_slurm ? fs_sslurm_prune_prep(s, lim, res) : 0;
     if (prune < 0)
         return prune;
-    return cons_plan(s, m, now, res, lim, prune);
+    return cons_plan(s, m, now, res, lim, prune, out, 0);
+}
+
+int fs_scons_outages(sched_t *s, fs_model_t *m)
+{
+    if (s->cap_state == 2)
+        return 0;
+    if (s->cap_state == 0) {
+        fs_error_t e;
+        fs_error_clear(&e);
+        int rc = fs_capplan_load(fs_model_config(m), fs_model_cluster(m), &s->cap, &e);
+        if (rc) {
+            snprintf(s->why, sizeof s->why, "%.150s", e.msg);
+            return rc;
+        }
+        s->cap_state = s->cap.o.n ? 1 : 2;
+    }
+    return s->cap_state == 1 && fs_capplan_live(&s->cap, fs_model_now(m));
+}
+
+int fs_scons_easy_pass(sched_t *s, fs_model_t *m)
+{
+    fs_time_t now = fs_model_now(m);
+    size_t n, lim;
+    if (cons_profile(s, m, now, 0, 1) || cons_queue(s, m, &n, &lim))
+        return FS_ENOMEM;
+    return cons_plan(s, m, now, 0, lim, 0, 1, 1);
 }
