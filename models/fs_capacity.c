@@ -196,7 +196,10 @@ int fs_capplan_hold(fs_capplan_t *c, fs_model_t *m, fs_time_t now, fs_time_t end
         if (r->start <= now || r->start >= end)
             continue;
         for (uint32_t n = r->lo; n < r->hi; n++) {
-            if (!cl->node_up[n])
+            const fs_pool_t *pl = &cl->pools[cl->node_pool[n]];
+            /* down already, or no room for anything there (a node with no
+             * free whole GPU takes no job unless its GPUs are shared or cut) */
+            if (!cl->node_up[n] || (!cl->node_free[n] && !pl->mig && !pl->share_n))
                 continue;
             if (fs_grow((void **)&c->held, &c->cap_held, c->n_held + 1, sizeof *c->held))
                 return FS_ENOMEM;
