@@ -4,6 +4,9 @@
  * free over time (fs_profile.h), built afresh at each pass: exact (the
  * reservations kept from pass to pass, never later) or Slurm mode (bounded
  * by bf.max_job_test, bf.window and bf.resolution; fs_sched_slurm.c).
+ * The outages of cluster.outages are in the profile, and a job starts only
+ * on nodes whose next outage begins after its planned end (fs_capplan_*,
+ * issue #42); EASY plans with the same pass while one is ahead.
  */
 #include "fs_sched_int.h"
 

@@ -3,7 +3,9 @@
  * (fs_sched_int.h): strict (the first job in order blocks the rest), best
  * effort (jobs that fit start in order), or EASY backfill (a reservation,
  * the shadow time, for the first blocked job only); and the skip of a pass
- * that cannot start anything (settled queues).
+ * that cannot start anything (settled queues).  While an outage of
+ * cluster.outages is ahead, EASY is the conservative pass's profile with
+ * the outages in it and one reservation (fs_scons_easy_pass, issue #42).
  */
 #include "fs_sched_int.h"
 
