@@ -42,6 +42,15 @@ typedef struct fs_capplan {
     size_t live;            /* rows before it end by the last `now` asked (a cursor) */
     uint32_t *held;         /* nodes held out by fs_capplan_hold */
     size_t n_held, cap_held;
+    /* Starts that failed under a hold at time fnow on the cluster as of
+     * generation fgen (after the release), as (end, GPUs): on one pool of
+     * whole GPUs a job that ends no earlier and needs no fewer GPUs fails
+     * too (more nodes held, more GPUs wanted) and is not tried (the
+     * scheduler's fast path, fs_sched_cons.c start_planned). */
+    fs_time_t fnow;
+    uint64_t fgen;
+    size_t n_fail;
+    struct { fs_time_t e; uint64_t g; } fail[8];
 } fs_capplan_t;
 
 /* The plan of cfg's cluster.outages on cluster cl into *out (zeroed when

@@ -128,10 +128,34 @@ static int start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, f
 {
     if (!out)
         return fs_sched_start(s, m, x - 1);
-    int rc = fs_capplan_hold(&s->cap, m, now, d >= FS_TIME_NEVER - now ? FS_TIME_NEVER : now + d);
+    fs_capplan_t *c = &s->cap;
+    fs_time_t e = d >= FS_TIME_NEVER - now ? FS_TIME_NEVER : now + d;
+    const fs_shape_t *sh = &s->shapes.shapes[s->nd[x].cp];
+    /* one pool of whole GPUs: a start that failed under a hold since the
+     * cluster last changed, ending no later and needing no more GPUs,
+     * says this one fails too (fast path) */
+    int mono = s->fast && fs_model_one_pool(m) && sh->pools < 0 &&
+               sh->milli >= FS_GPU_MILLI_WHOLE && !sh->res && sh->gpus;
+    uint64_t g = s->nd[x].g;
+    if (c->fnow != now || c->fgen != fs_model_cluster(m)->gen)
+        c->n_fail = 0;
+    for (size_t i = 0; mono && i < c->n_fail; i++)
+        if (c->fail[i].e <= e && c->fail[i].g <= g)
+            return 0;
+    int rc = fs_capplan_hold(c, m, now, e);
+    int held = c->n_held > 0;
     if (!rc)
         rc = fs_sched_start(s, m, x - 1);
-    int rc2 = fs_capplan_release(&s->cap, m);
+    int rc2 = fs_capplan_release(c, m);
+    if (rc == 0 && !rc2 && held && mono) {
+        /* the entries kept are as true of the cluster after the release
+         * (the hold and release changed its generation, not its state) */
+        c->fnow = now;
+        c->fgen = fs_model_cluster(m)->gen;
+        size_t k = c->n_fail < sizeof c->fail / sizeof c->fail[0] ? c->n_fail++ : c->n_fail - 1;
+        c->fail[k].e = e;
+        c->fail[k].g = g;
+    }
     return rc < 0 ? rc : rc2 ? rc2 : rc;
 }
 
