@@ -4,6 +4,7 @@
 #include "fs_capacity.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../sim/fs_alloc.h"
@@ -107,4 +108,115 @@ int fs_capacity_attach(fs_model_t *m, fs_error_t *err)
             return fs_error_set(err, FS_ENOMEM, "cluster.outages: out of memory");
     }
     return 0;
+}
+
+/* ---- the plan backfill reads (fs_capacity.h) ------------------------------------------ */
+
+static int by_end(const void *a, const void *b)
+{
+    const fs_outage_t *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int fs_capplan_load(const fs_config_t *cfg, const fs_cluster_t *cl, fs_capplan_t *out,
+                    fs_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!cfg->cluster.outages)
+        return 0;
+    int rc = load(cfg, cl, &out->o, err);
+    if (rc)
+        return rc;
+    if (out->o.n == 0)
+        return 0;
+    qsort(out->o.rows, out->o.n, sizeof *out->o.rows, by_end);
+    out->gpus = fs_calloc(out->o.n, sizeof *out->gpus);
+    if (!out->gpus) {
+        fs_capplan_free(out);
+        return fs_error_set(err, FS_ENOMEM, "cluster.outages: out of memory");
+    }
+    for (size_t i = 0; i < out->o.n; i++) {
+        const fs_outage_t *r = &out->o.rows[i];
+        for (uint32_t p = 0; p < cl->n_pools; p++) {
+            uint32_t a = cl->pools[p].first_node, b = a + cl->pools[p].n_nodes;
+            a = a > r->lo ? a : r->lo;
+            b = b < r->hi ? b : r->hi;
+            if (a < b)
+                out->gpus[i] += (uint64_t)(b - a) * cl->pools[p].gpn;
+        }
+    }
+    return 0;
+}
+
+void fs_capplan_free(fs_capplan_t *c)
+{
+    fs_outages_free(&c->o);
+    fs_free(c->gpus);
+    fs_free(c->held);
+    memset(c, 0, sizeof *c);
+}
+
+int fs_capplan_live(fs_capplan_t *c, fs_time_t now)
+{
+    while (c->live < c->o.n && c->o.rows[c->live].end <= now)
+        c->live++;
+    return c->live < c->o.n;
+}
+
+size_t fs_capplan_takes(const fs_capplan_t *c, fs_time_t now, fs_time_t *tdg)
+{
+    size_t k = 0;
+    for (size_t i = c->live; i < c->o.n; i++) {
+        const fs_outage_t *r = &c->o.rows[i];
+        if (r->end <= now)
+            continue;
+        fs_time_t g = (fs_time_t)c->gpus[i];
+        if (r->start > now) {
+            tdg[3 * k] = r->start;
+            tdg[3 * k + 1] = r->end - r->start;
+            tdg[3 * k + 2] = g;
+        } else {
+            tdg[3 * k] = r->end;
+            tdg[3 * k + 1] = FS_TIME_NEVER - r->end;
+            tdg[3 * k + 2] = -g;
+        }
+        k++;
+    }
+    return k;
+}
+
+int fs_capplan_hold(fs_capplan_t *c, fs_model_t *m, fs_time_t now, fs_time_t end)
+{
+    const fs_cluster_t *cl = fs_model_cluster(m);
+    c->n_held = 0;
+    for (size_t i = c->live; i < c->o.n; i++) {
+        const fs_outage_t *r = &c->o.rows[i];
+        if (r->start <= now || r->start >= end)
+            continue;
+        for (uint32_t n = r->lo; n < r->hi; n++) {
+            const fs_pool_t *pl = &cl->pools[cl->node_pool[n]];
+            /* down already, or no room for anything there (a node with no
+             * free whole GPU takes no job unless its GPUs are shared or cut) */
+            if (!cl->node_up[n] || (!cl->node_free[n] && !pl->mig && !pl->share_n))
+                continue;
+            if (fs_grow((void **)&c->held, &c->cap_held, c->n_held + 1, sizeof *c->held))
+                return FS_ENOMEM;
+            int rc = fs_model_node_down(m, n, FS_DOWN_DRAIN, NULL);
+            if (rc)
+                return rc;
+            c->held[c->n_held++] = n;
+        }
+    }
+    return 0;
+}
+
+int fs_capplan_release(fs_capplan_t *c, fs_model_t *m)
+{
+    int rc = 0;
+    for (size_t i = 0; i < c->n_held && !rc; i++)
+        rc = fs_model_node_up(m, c->held[i]);
+    c->n_held = 0;
+    return rc;
 }

@@ -488,6 +488,7 @@ static void sched_destroy(void *state)
     fs_free(s->ixb);
     fs_free(s->ixt);
     fs_free(s->ends);
+    fs_capplan_free(&s->cap);
     fs_free(s);
 }
 

@@ -4,9 +4,13 @@
  * free over time (fs_profile.h), built afresh at each pass: exact (the
  * reservations kept from pass to pass, never later) or Slurm mode (bounded
  * by bf.max_job_test, bf.window and bf.resolution; fs_sched_slurm.c).
+ * The outages of cluster.outages are in the profile, and a job starts only
+ * on nodes whose next outage begins after its planned end (fs_capplan_*,
+ * issue #42); EASY plans with the same pass while one is ahead.
  */
 #include "fs_sched_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +74,7 @@ static void sort_near(fs_time_t *ends, size_t n)
  * Slurm mode's fast path: the kept running ends, rc).  Planned ends are
  * rounded to res (fs_sched_rounded_end); with rounding, ends are sorted
  * again.  0 or FS_ENOMEM. */
-static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res)
+static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, int out)
 {
     size_t n = 0;
     if (s->rcache) {
@@ -104,7 +108,55 @@ static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res)
         sort_near(ends, n);         /* nearly sorted */
     if (fs_prof_append_n(&s->prof, ends, n))    /* equal ends summed into one step */
         return FS_ENOMEM;
+    if (out) {      /* the outages known ahead (fs_capplan_takes) */
+        if (fs_grow((void **)&s->ends, &s->ends_cap, 3 * s->cap.o.n, sizeof *s->ends))
+            return FS_ENOMEM;
+        size_t k = fs_capplan_takes(&s->cap, now, s->ends);
+        for (size_t i = 0; i < k; i++)
+            if (fs_prof_take(&s->prof, s->ends[3 * i], s->ends[3 * i + 1], s->ends[3 * i + 2]))
+                return FS_ENOMEM;
+    }
     return 0;
+}
+
+/* Starts queued node x at now for planned run time d; with outages ahead
+ * (out), on nodes whose next outage begins at now + d or later: the others
+ * are held out while it is placed (fs_capplan_hold).  1 started, 0 not,
+ * < 0 error. */
+static int start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, fs_time_t d,
+                         int out)
+{
+    if (!out)
+        return fs_sched_start(s, m, x - 1);
+    fs_capplan_t *c = &s->cap;
+    fs_time_t e = d >= FS_TIME_NEVER - now ? FS_TIME_NEVER : now + d;
+    const fs_shape_t *sh = &s->shapes.shapes[s->nd[x].cp];
+    /* one pool of whole GPUs: a start that failed under a hold since the
+     * cluster last changed, ending no later and needing no more GPUs,
+     * says this one fails too (fast path) */
+    int mono = s->fast && fs_model_one_pool(m) && sh->pools < 0 &&
+               sh->milli >= FS_GPU_MILLI_WHOLE && !sh->res && sh->gpus;
+    uint64_t g = s->nd[x].g;
+    if (c->fnow != now || c->fgen != fs_model_cluster(m)->gen)
+        c->n_fail = 0;
+    for (size_t i = 0; mono && i < c->n_fail; i++)
+        if (c->fail[i].e <= e && c->fail[i].g <= g)
+            return 0;
+    int rc = fs_capplan_hold(c, m, now, e);
+    int held = c->n_held > 0;
+    if (!rc)
+        rc = fs_sched_start(s, m, x - 1);
+    int rc2 = fs_capplan_release(c, m);
+    if (rc == 0 && !rc2 && held && mono) {
+        /* the entries kept are as true of the cluster after the release
+         * (the hold and release changed its generation, not its state) */
+        c->fnow = now;
+        c->fgen = fs_model_cluster(m)->gen;
+        size_t k = c->n_fail < sizeof c->fail / sizeof c->fail[0] ? c->n_fail++ : c->n_fail - 1;
+        c->fail[k].e = e;
+        c->fail[k].g = g;
+    }
+    return rc < 0 ? rc : rc2 ? rc2 : rc;
 }
 
 /* The queue in order into scr[0..*n) (Slurm mode: only the first
@@ -161,7 +213,7 @@ static int cons_kept(sched_t *s, fs_time_t now, size_t n)
  * bf.window).  prune: the pass ends at the profile's first dip below the
  * jobs left (fs_sslurm_prune_prep).  0 or an error. */
 static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, size_t lim,
-                     int prune)
+                     int prune, int out, int easy)
 {
     int blocked = 0;
     for (size_t i = 0; i < lim; i++) {
@@ -182,7 +234,7 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
         if (t == FS_TIME_NEVER)
             continue;
         if (t == now && fs_sched_fits(m, x)) {
-            int rc = fs_sched_start(s, m, x - 1);
+            int rc = start_planned(s, m, x, now, d, out);
             if (rc < 0)
                 return rc;
             if (rc == 1) {
@@ -193,6 +245,8 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
                 continue;
             }
         }
+        if (easy && blocked)        /* EASY: one reservation, the first blocked job's */
+            continue;
         blocked = 1;
         if (s->bf_slurm && t - now > s->cfg->bf.window)
             continue;
@@ -240,7 +294,10 @@ int fs_scons_pass(sched_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     fs_time_t res = s->bf_slurm ? s->cfg->bf.resolution : 0;
-    if (s->fast && !s->bf_slurm && s->queued == 1) {
+    int out = fs_scons_outages(s, m);
+    if (out < 0)
+        return out;
+    if (s->fast && !s->bf_slurm && s->queued == 1 && !out) {
         int rc = cons_one(s, m, now);
         if (rc <= 0)
             return rc;
@@ -251,11 +308,37 @@ int fs_scons_pass(sched_t *s, fs_model_t *m)
             return rc;
     }
     size_t n, lim;
-    if (cons_profile(s, m, now, res) || cons_queue(s, m, &n, &lim) ||
+    if (cons_profile(s, m, now, res, out) || cons_queue(s, m, &n, &lim) ||
         (!s->bf_slurm && cons_kept(s, now, n)))
         return FS_ENOMEM;
     int prune = s->bf_slurm ? fs_sslurm_prune_prep(s, lim, res) : 0;
     if (prune < 0)
         return prune;
-    return cons_plan(s, m, now, res, lim, prune);
+    return cons_plan(s, m, now, res, lim, prune, out, 0);
+}
+
+int fs_scons_outages(sched_t *s, fs_model_t *m)
+{
+    if (s->cap_state == 2)
+        return 0;
+    if (s->cap_state == 0) {
+        fs_error_t e;
+        fs_error_clear(&e);
+        int rc = fs_capplan_load(fs_model_config(m), fs_model_cluster(m), &s->cap, &e);
+        if (rc) {
+            snprintf(s->why, sizeof s->why, "%.150s", e.msg);
+            return rc;
+        }
+        s->cap_state = s->cap.o.n ? 1 : 2;
+    }
+    return s->cap_state == 1 && fs_capplan_live(&s->cap, fs_model_now(m));
+}
+
+int fs_scons_easy_pass(sched_t *s, fs_model_t *m)
+{
+    fs_time_t now = fs_model_now(m);
+    size_t n, lim;
+    if (cons_profile(s, m, now, 0, 1) || cons_queue(s, m, &n, &lim))
+        return FS_ENOMEM;
+    return cons_plan(s, m, now, 0, lim, 0, 1, 1);
 }

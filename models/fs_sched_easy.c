@@ -3,7 +3,9 @@
  * (fs_sched_int.h): strict (the first job in order blocks the rest), best
  * effort (jobs that fit start in order), or EASY backfill (a reservation,
  * the shadow time, for the first blocked job only); and the skip of a pass
- * that cannot start anything (settled queues).
+ * that cannot start anything (settled queues).  While an outage of
+ * cluster.outages is ahead, EASY is the conservative pass's profile with
+ * the outages in it and one reservation (fs_scons_easy_pass, issue #42).
  */
 #include "fs_sched_int.h"
 
@@ -239,6 +241,15 @@ static int easy_shadow_keeps(sched_t *s, fs_model_t *m, uint32_t x, uint64_t fre
 int fs_seasy_pass(sched_t *s, fs_model_t *m)
 {
     tnode_t *nd = s->nd;
+    if (s->backfill == FS_BACKFILL_EASY) {
+        /* outages known ahead: the profile pass (never settled) */
+        int out = fs_scons_outages(s, m);
+        if (out) {
+            s->pass_no++;
+            s->settled = s->st_keep = 0;
+            return out < 0 ? out : fs_scons_easy_pass(s, m);
+        }
+    }
     s->pass_no++;
     fs_time_t eff;
     int keep = s->fast && s->st_keep && settled_state(s, m, &eff);

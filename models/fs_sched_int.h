@@ -24,6 +24,7 @@
 #include "fs_order.h"
 #include "fs_policy.h"
 #include "fs_profile.h"
+#include "fs_capacity.h"
 #include "../sim/fs_alloc.h"
 
 #define FS_SCHED_NO_POOL UINT32_MAX
@@ -166,6 +167,9 @@ typedef struct sched {
     size_t n_rc, n_radd, rc_cap, rc2_cap, radd_cap;
     fs_profile_t prof;      /* conservative profile (fs_profile.h): blocked on the fast
                                path, flat on the slow one */
+    fs_capplan_t cap;       /* the outages known ahead (cluster.outages, fs_capacity.h) that
+                               EASY and conservative backfill plan around (fs_scons_outages) */
+    int cap_state;          /* 0 not read yet, 1 read, 2 none */
     char why[160];          /* what went wrong in this callback, "" nothing
                                (job_why in fs_sched.c; the run's error says it) */
 } sched_t;
@@ -323,6 +327,14 @@ int fs_seasy_arrival(sched_t *s, fs_model_t *m, uint32_t x);
 
 /* Conservative backfill pass, exact or Slurm mode (fs_sched_cons.c). */
 int fs_scons_pass(sched_t *s, fs_model_t *m);
+/* Known outages (fs_sched_cons.c): is an outage of cluster.outages not yet
+ * over, so that the backfill pass plans around it (read at the first call;
+ * without outages, one test a pass)?  1 yes, 0 no, < 0 error. */
+int fs_scons_outages(sched_t *s, fs_model_t *m);
+/* EASY backfill while outages are ahead (fs_sched_cons.c): the
+ * conservative pass's profile with the outages in it, the queue in order,
+ * and one reservation, the first blocked job's. */
+int fs_scons_easy_pass(sched_t *s, fs_model_t *m);
 
 /* Slurm mode (fs_sched_slurm.c).  The main scheduler: starts jobs in order
  * until the first that cannot start.  1 if the backfill pass is due, 0 if
