@@ -3,7 +3,9 @@
  * scheduler.queue: kueue; docs/policies.md "Kueue").
  *
  * ClusterQueues (CQs) hold nominal quotas per flavor (a flavor = a set of
- * pools) in milli-GPUs; CQs of one cohort lend unused quota to each other
+ * pools) and resource (nvidia.com/gpu in milli-GPUs, cpu in milli-cores,
+ * memory in bytes, pods in milli-pods; a resource group's requests fit in
+ * one flavor); CQs of one cohort lend unused quota to each other
  * within borrowingLimit / lendingLimit.  A job goes to the CQ of its
  * tenant (LocalQueue), waits in that CQ ordered by (priority, admission
  * order), is admitted when its CQ has quota for it in a flavor (borrowing
