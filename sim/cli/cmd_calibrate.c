@@ -72,7 +72,9 @@ typedef struct point {
     fs_rec_cmp_t win[2];        /* [0] train, [1] test: statistics only */
     size_t n[2];
     size_t withdrawn;           /* jobs withdrawn at their cancel time in its replay */
-    double j;
+    int stuck;                  /* its replay did not finish (FS_ESTUCK: the backlog outlived
+                                   drain_limit, or a job can never start at this share) */
+    double j;                   /* the objective; +inf for a stuck point */
 } point_t;
 
 static double ratio_term(double s, double r)
@@ -136,6 +138,15 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
     fs_run_report_t rep;
     rc = fs_run_config(&cfg, &opts, &rep, err);
     fs_config_release(&cfg);
+    if (rc == FS_ESTUCK) {
+        /* a capacity that cannot finish the log is no fit: the point is
+         * kept in the table, marked, and never chosen */
+        fs_error_clear(err);
+        fs_free(rows.r);
+        p->stuck = 1;
+        p->j = INFINITY;
+        return 0;
+    }
     for (int w = 0; w < 2 && !rc; w++) {
         size_t m = 0;
         for (size_t i = 0; i < rows.n; i++) {
@@ -229,6 +240,8 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             }
             fs_json_key(&j, "objective");
             fs_json_num(&j, pts[i].j);
+            fs_json_key(&j, "finished");
+            fs_json_bool(&j, !pts[i].stuck);
             fs_json_end_object(&j);
         }
         fs_json_end_array(&j);
@@ -272,7 +285,18 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
                "Spearman");
     else
         printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
+    size_t n_stuck = 0;
     for (size_t i = 0; i < np; i++) {
+        if (pts[i].stuck) {
+            n_stuck++;
+            if (c->limits)
+                printf("%9.2f %6.2f %5u %9s  did not finish (drain_limit, or a job that never "
+                       "starts)\n", pts[i].threshold, pts[i].share, pts[i].limit, "-");
+            else
+                printf("%9.2f %6.2f %9s  did not finish (drain_limit, or a job that never "
+                       "starts)\n", pts[i].threshold, pts[i].share, "-");
+            continue;
+        }
         if (c->limits)
             printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share,
                    pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
@@ -281,6 +305,8 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
                    pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
     }
+    if (n_stuck)
+        printf("%zu of %zu grid points did not finish their replay: never chosen\n", n_stuck, np);
     if (c->limits)
         printf("fit: threshold %.2f, capacity share %.2f, jobs per user %u (0: no limit)\n",
                b->threshold, b->share, b->limit);
@@ -385,6 +411,11 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
                 np++;
             }
         }
+    if (!rc && np && pts[best].stuck)
+        rc = fs_error_set(err, FS_ESTUCK, "%s: none of the %zu grid points finished its replay "
+                          "(the backlog outlived drain_limit, or a job can never start): raise "
+                          "drain_limit, or check the trace against the cluster",
+                          c->scenario, np);
     if (!rc)
         report(c, pts, np, best, json);
 out:

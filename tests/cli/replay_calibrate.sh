@@ -43,6 +43,25 @@ fi
 expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set scheduler.limits.max_jobs_per_user=2
 expect_out '^fit: threshold 0.00, capacity share 1.00, jobs per user 1 \(0: no limit\)$'
 expect_out '^test +4 .* 0\.000 +1\.000$'
+# a grid point whose replay cannot finish (here drain_limit 500 s: one node
+# needs 730 s after the last arrival, two need 330 s) is shown, never chosen
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set drain_limit=500s
+expect_out '^ +0\.00 +0\.70 +- +did not finish'
+expect_out '^19 of 28 grid points did not finish their replay: never chosen$'
+expect_out '^fit: threshold 0.00, capacity share 1.00$'
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set drain_limit=500s --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --json, stuck points: $(head -c 400 out.txt)"
+import json
+d = json.load(open("out.txt"))
+g = {(p["threshold"], p["share"]): p for p in d["grid"]}
+assert g[(0, 0.7)]["finished"] is False and g[(0, 0.7)]["objective"] is None, g[(0, 0.7)]
+assert g[(0, 1.0)]["finished"] is True and d["best"]["share"] == 1.0, d["best"]
+PY
+fi
+# no point finishes: exit 1, said
+expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s
+expect_err 'none of the 28 grid points finished its replay'
 # a log that names no user: said
 sed 's/^\([0-9]* [0-9]* [0-9]* 100 1 -1 -1 1 -1 -1 1\) 1 /\1 -1 /' serial.swf > nouser.swf
 sed 's/serial.swf/nouser.swf/' cal.yaml > nouser.yaml
