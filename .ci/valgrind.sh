@@ -8,7 +8,8 @@ TESTS=(test_units test_rng test_evq test_sim test_dist test_stats test_cluster t
        test_native test_results test_io test_limits test_failure test_recovery test_cost
        test_volcano test_kueue test_sched_fast test_plan test_mig test_tenants test_pods
        test_startup test_autoscale test_service test_carbon test_place test_capstates test_mig_run
-       test_taint test_alloc test_mig_recut test_profile test_fabric test_operator)
+       test_taint test_alloc test_mig_recut test_profile test_fabric test_operator
+       test_sched_outages)
 fail=0
 run() {
     local t=$1 log=$build/valgrind-$1.log
