@@ -276,10 +276,10 @@ int fs_tsdb_xor_decode(const uint8_t *p, size_t len, int64_t *t, double *v, size
                         break;
                 }
                 unsigned nb = pre == 0 ? 0 : pre == 2 ? 14 : pre == 6 ? 17 : pre == 14 ? 20 : 64;
-                if (nb)
-                    delta += sign_extend(br_bits(&r, nb), nb);
+                if (nb)   /* wraps, as Go's int64 does in Prometheus' decoder */
+                    delta = (int64_t)((uint64_t)delta + (uint64_t)sign_extend(br_bits(&r, nb), nb));
             }
-            ts += delta;
+            ts = (int64_t)((uint64_t)ts + (uint64_t)delta);
             if (br_bits(&r, 1)) {
                 if (br_bits(&r, 1)) {
                     lead = (unsigned)br_bits(&r, 5);
