@@ -155,7 +155,6 @@ void fs_att_lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost);
 void fs_att_stop(fs_model_t *m, fs_jobrt_t *j);
 void fs_att_release(fs_model_t *m, uint32_t slot);
 int fs_att_rerate(fs_model_t *m, uint32_t slot, double rate);
-int fs_att_share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
 void fs_att_job_end(fs_model_t *m, uint32_t slot);
 
 /* ---- rows (fs_model_rows.c) -------------------------------------------------- */

@@ -65,16 +65,10 @@ static void stop_running(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
     fs_att_stop(m, j);
-    fs_row_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->r->place);
-    if (m->nodes.jobs)
-        fs_nidx_del(m, slot);
-    if (m->fleet.shared)          /* its GPU's neighbours speed up */
-        fs_att_share_rerate(m, &j->r->place, slot);
+    fs_att_release(m, slot);      /* the row reads only the pool and node count it keeps */
     m->acct.useful_gpu_s += fs_acct_useful_gpu_s(j, j->job.duration - j->r->remaining);
     fs_att_end_callback(m, slot);
     fs_row_emit(m, j, FS_STATE_WITHDRAWN);
-    fs_placement_release(&j->r->place);
     if (fs_slot_free(m, slot))
         fs_mdl_fail(m, FS_ENOMEM, "freeing a job slot");
 }
