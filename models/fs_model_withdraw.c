@@ -40,7 +40,12 @@ int fs_wd_schedule(fs_model_t *m, uint32_t slot)
 static void leave_queue(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
-    if (!(m->lim && fs_lim_unhold(m, slot))) {
+    int held = m->lim ? fs_lim_unhold(m, slot) : 0;
+    if (held < 0) {
+        fs_mdl_fail(m, held, "handing over the jobs held behind a cancelled job");
+        return;
+    }
+    if (!held) {
         if (!m->pol->withdraw) {
             fs_error_set(&m->err, FS_EINVAL, "workload.trace.cancelled: withdraw: policy '%s' "
                          "cannot take a queued job back", m->pol->name);
