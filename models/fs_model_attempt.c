@@ -341,8 +341,8 @@ void fs_att_stop(fs_model_t *m, fs_jobrt_t *j)
 }
 
 /* Gives a job's GPUs back and forgets its placement (the pool and the node
- * count stay: all its /jobs row reads).  Preemption, failure, withdrawal
- * and a replica's retirement. */
+ * count stay: all its /jobs row reads).  Completion, preemption, failure,
+ * withdrawal and a replica's retirement. */
 void fs_att_release(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
@@ -481,18 +481,12 @@ void fs_att_job_end(fs_model_t *m, uint32_t slot)
     j->r->end_ev = (fs_event_handle_t){0, 0};  /* fired */
     fs_att_stop(m, j);
     j->r->remaining = 0;
-    fs_row_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->r->place);
-    if (m->nodes.jobs)
-        fs_nidx_del(m, slot);
-    if (m->fleet.shared)          /* its GPU's neighbours speed up */
-        share_rerate(m, &j->r->place, slot);
+    fs_att_release(m, slot);
     m->acct.useful_gpu_s += fs_acct_useful_gpu_s(j, j->job.duration);
     m->done++;
     m->last_change = m->sim.now;
     fs_att_end_callback(m, slot);
     fs_row_emit(m, j, FS_STATE_COMPLETED);
-    fs_placement_release(&j->r->place);
     if (fs_slot_free(m, slot))
         fs_mdl_fail(m, FS_ENOMEM, "freeing a job slot");
 }
