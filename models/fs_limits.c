@@ -87,16 +87,11 @@ int fs_lim_admit(fs_model_t *m, uint32_t slot)
     return 0;
 }
 
-int fs_lim_gone(fs_model_t *m, uint32_t slot)
+/* The user's held jobs handed over in submission order while the limits
+ * allow; the first that does not fit stops the release.  0 or an error. */
+static int release_held(fs_model_t *m, user_t *u)
 {
     fs_limits_t *l = m->lim;
-    if (slot >= l->cap_st || l->st[slot] != LIM_ACTIVE)
-        return 0;
-    l->st[slot] = LIM_NONE;
-    const fs_jobrt_t *j = &m->js.slots[slot];
-    user_t *u = &l->u[j->job.tenant];
-    u->jobs--;
-    u->gpus -= j->job.gpus;
     int rc = 0;
     while (!rc && u->head != NO_NEXT && fits(l, u, m->js.slots[u->head].job.gpus)) {
         uint32_t x = u->head;
@@ -107,6 +102,19 @@ int fs_lim_gone(fs_model_t *m, uint32_t slot)
         rc = hand_over(m, u, x);
     }
     return rc;
+}
+
+int fs_lim_gone(fs_model_t *m, uint32_t slot)
+{
+    fs_limits_t *l = m->lim;
+    if (slot >= l->cap_st || l->st[slot] != LIM_ACTIVE)
+        return 0;
+    l->st[slot] = LIM_NONE;
+    const fs_jobrt_t *j = &m->js.slots[slot];
+    user_t *u = &l->u[j->job.tenant];
+    u->jobs--;
+    u->gpus -= j->job.gpus;
+    return release_held(m, u);
 }
 
 int fs_lim_unhold(fs_model_t *m, uint32_t slot)
@@ -129,7 +137,9 @@ int fs_lim_unhold(fs_model_t *m, uint32_t slot)
     if (u->tail == slot)
         u->tail = prev;
     l->st[slot] = LIM_NONE;
-    return 1;
+    /* it was the first held: the jobs behind it that fit go now */
+    int rc = prev == NO_NEXT ? release_held(m, u) : 0;
+    return rc ? rc : 1;
 }
 
 static int on_event(void *ud, fs_model_t *m, uint64_t data)

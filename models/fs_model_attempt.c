@@ -21,6 +21,8 @@ void fs_att_unshare(fs_jobrt_t *j)
     }
 }
 
+static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
+
 /* The speed factor of the slowest node of a placement (synchronous jobs
  * run at the pace of their slowest member). */
 static double slowest_node(const fs_model_t *m, const fs_placement_t *p)
@@ -267,7 +269,7 @@ int fs_model_start(fs_model_t *m, uint32_t slot)
             fs_mdl_fail(m, rc, "scheduling a completion");
             return rc;
         }
-        if (m->fleet.shared && (rc = fs_att_share_rerate(m, &j->r->place, slot)))
+        if (m->fleet.shared && (rc = share_rerate(m, &j->r->place, slot)))
             return rc;
         if (m->fab && (rc = fs_fabric_after_start(m, slot)))
             return rc;
@@ -338,8 +340,9 @@ void fs_att_stop(fs_model_t *m, fs_jobrt_t *j)
         fs_mdl_fail(m, FS_ENOMEM, "re-rating the jobs on a job's links");
 }
 
-/* Gives a job's GPUs back and forgets its placement (the pool stays for
- * the row). */
+/* Gives a job's GPUs back and forgets its placement (the pool and the node
+ * count stay: all its /jobs row reads).  Completion, preemption, failure,
+ * withdrawal and a replica's retirement. */
 void fs_att_release(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
@@ -353,7 +356,7 @@ void fs_att_release(fs_model_t *m, uint32_t slot)
     j->r->place.pool = pool;
     j->r->place.n = n;
     if (m->fleet.shared && n == 1)    /* its GPU's neighbours speed up */
-        fs_att_share_rerate(m, &was, slot);
+        share_rerate(m, &was, slot);
 }
 
 int fs_model_preempt(fs_model_t *m, uint32_t slot)
@@ -431,7 +434,7 @@ int fs_att_rerate(fs_model_t *m, uint32_t slot, double rate)
  * `skip`) take the speed its jobs give now, their work settled at the old
  * one.  In the node index's order (slot ids, insertion order): no
  * addresses.  MPS speeds do not depend on the neighbours. */
-int fs_att_share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip)
+static int share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip)
 {
     const fs_pool_t *p = &m->cluster.pools[pl->pool];
     if (p->share_kind != FS_SHARING_TIME_SLICING || pl->milli >= FS_GPU_MILLI_WHOLE || pl->n != 1)
@@ -478,18 +481,12 @@ void fs_att_job_end(fs_model_t *m, uint32_t slot)
     j->r->end_ev = (fs_event_handle_t){0, 0};  /* fired */
     fs_att_stop(m, j);
     j->r->remaining = 0;
-    fs_row_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->r->place);
-    if (m->nodes.jobs)
-        fs_nidx_del(m, slot);
-    if (m->fleet.shared)          /* its GPU's neighbours speed up */
-        fs_att_share_rerate(m, &j->r->place, slot);
+    fs_att_release(m, slot);
     m->acct.useful_gpu_s += fs_acct_useful_gpu_s(j, j->job.duration);
     m->done++;
     m->last_change = m->sim.now;
     fs_att_end_callback(m, slot);
     fs_row_emit(m, j, FS_STATE_COMPLETED);
-    fs_placement_release(&j->r->place);
     if (fs_slot_free(m, slot))
         fs_mdl_fail(m, FS_ENOMEM, "freeing a job slot");
 }

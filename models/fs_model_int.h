@@ -109,7 +109,9 @@ int fs_lim_admit(fs_model_t *m, uint32_t slot);
 int fs_lim_gone(fs_model_t *m, uint32_t slot);
 /* fs_limits.c: a queued job leaves without running (withdrawn): 1 if it was
  * held back by its user's limit (now out of the user's held list: the
- * policy never had it), 0 if it is the policy's. */
+ * policy never had it; the jobs held behind it that now fit are handed
+ * over), 0 if it is the policy's, < 0 an error (FS_ENOMEM, or the
+ * policy's enqueue's). */
 int fs_lim_unhold(fs_model_t *m, uint32_t slot);
 /* fs_model_withdraw.c: the withdraw event of an admitted job with
  * FS_JOB_WITHDRAW (at its recorded cancel time), and its handling.  0 or
@@ -155,7 +157,6 @@ void fs_att_lose_work(fs_model_t *m, fs_jobrt_t *j, fs_time_t lost);
 void fs_att_stop(fs_model_t *m, fs_jobrt_t *j);
 void fs_att_release(fs_model_t *m, uint32_t slot);
 int fs_att_rerate(fs_model_t *m, uint32_t slot, double rate);
-int fs_att_share_rerate(fs_model_t *m, const fs_placement_t *pl, uint32_t skip);
 void fs_att_job_end(fs_model_t *m, uint32_t slot);
 
 /* ---- rows (fs_model_rows.c) -------------------------------------------------- */

@@ -59,12 +59,7 @@ int fs_model_retire(fs_model_t *m, uint32_t slot)
     switch (j->state) {
     case FS_JOBRT_RUNNING:
         fs_att_stop(m, j);
-        fs_row_intervals(m, j, m->sim.now);
-        fs_cluster_free(&m->cluster, &j->r->place);
-        if (m->nodes.jobs)
-            fs_nidx_del(m, slot);
-        if (m->fleet.shared)
-            fs_att_share_rerate(m, &j->r->place, slot);
+        fs_att_release(m, slot);
         fs_att_end_callback(m, slot);
         return fs_repl_end(m, slot);
     case FS_JOBRT_RECOVERING:

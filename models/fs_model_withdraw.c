@@ -40,7 +40,12 @@ int fs_wd_schedule(fs_model_t *m, uint32_t slot)
 static void leave_queue(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
-    if (!(m->lim && fs_lim_unhold(m, slot))) {
+    int held = m->lim ? fs_lim_unhold(m, slot) : 0;
+    if (held < 0) {
+        fs_mdl_fail(m, held, "handing over the jobs held behind a cancelled job");
+        return;
+    }
+    if (!held) {
         if (!m->pol->withdraw) {
             fs_error_set(&m->err, FS_EINVAL, "workload.trace.cancelled: withdraw: policy '%s' "
                          "cannot take a queued job back", m->pol->name);
@@ -65,16 +70,10 @@ static void stop_running(fs_model_t *m, uint32_t slot)
 {
     fs_jobrt_t *j = &m->js.slots[slot];
     fs_att_stop(m, j);
-    fs_row_intervals(m, j, m->sim.now);
-    fs_cluster_free(&m->cluster, &j->r->place);
-    if (m->nodes.jobs)
-        fs_nidx_del(m, slot);
-    if (m->fleet.shared)          /* its GPU's neighbours speed up */
-        fs_att_share_rerate(m, &j->r->place, slot);
+    fs_att_release(m, slot);      /* the row reads only the pool and node count it keeps */
     m->acct.useful_gpu_s += fs_acct_useful_gpu_s(j, j->job.duration - j->r->remaining);
     fs_att_end_callback(m, slot);
     fs_row_emit(m, j, FS_STATE_WITHDRAWN);
-    fs_placement_release(&j->r->place);
     if (fs_slot_free(m, slot))
         fs_mdl_fail(m, FS_ENOMEM, "freeing a job slot");
 }

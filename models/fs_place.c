@@ -1019,6 +1019,7 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
         return fs_place_with_net(pl, c, pools, np, g, milli, out);
     if (kind == FS_PLACE_FABRIC_AWARE)
         kind = FS_PLACE_TOPOLOGY;   /* without a fabric (refused in a scenario) */
+    int scored = 0;
     if (kind == FS_PLACE_BEST_FIT || kind == FS_PLACE_SPREAD || kind == FS_PLACE_FGD ||
         kind == FS_PLACE_RANDOM || kind == FS_PLACE_ATC_BEST_FIT || kind == FS_PLACE_GPU_PACKING) {
         int rc = g > 0 && pod_path(pl, c, pools, np, &q) ? place_pod(pl, c, pools, np, &q, out)
@@ -1027,12 +1028,13 @@ int fs_placer_place(fs_placer_t *pl, fs_cluster_t *c, const uint32_t *pools, siz
         if (rc != 0)
             return rc;
         kind = FS_PLACE_PACK;   /* larger than a node everywhere it fits: as pack */
+        scored = 1;
     }
     for (size_t i = 0; i < np; i++) {
         uint32_t p = pools ? pools[i] : (uint32_t)i;
         if (!fs_cluster_fits_req(c, p, g, milli))
             continue;
-        if (kind != pl->kind && g <= c->pools[p].gpn)
+        if (scored && g <= c->pools[p].gpn)
             continue;   /* scored above */
         int rc = fs_cluster_alloc_req(c, p, g, milli, kind, out);
         if (rc != 0)

@@ -291,6 +291,43 @@ static void test_best_fit_is_pack_for_whole_gpus(void **s)
     assert_int_equal(fs_alloc_live(), live0);
 }
 
+/* ---- fabric_aware without the fabric's view: as topology -------------------------- */
+
+/* A placer of fabric_aware that was given no network (fs_placer_set_net:
+ * the fabric module sets one; a scenario refuses fabric_aware without
+ * cluster.fabric) places as topology does: single-node jobs too, not only
+ * gangs. */
+static void test_fabric_aware_without_net_is_topology(void **s)
+{
+    (void)s;
+    int64_t live0 = fs_alloc_live();
+    fs_pool_cfg_t pools[1] = {{"a", "H100", 4, 8, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0}};
+    fs_cluster_cfg_t cc;
+    make_cfg(&cc, pools, 1);
+    fs_cluster_t a, b;
+    assert_int_equal(fs_cluster_init(&a, &cc, NULL), 0);
+    assert_int_equal(fs_cluster_init(&b, &cc, NULL), 0);
+    fs_placer_t *pa, *pb;
+    assert_int_equal(fs_placer_create(&a, FS_PLACE_FABRIC_AWARE, 0, &cc, 1, 0, &pa, NULL), 0);
+    assert_int_equal(fs_placer_create(&b, FS_PLACE_TOPOLOGY, 0, &cc, 1, 0, &pb, NULL), 0);
+    static const uint32_t gs[] = {1, 3, 8, 16, 2, 2};   /* all 32 GPUs */
+    fs_placement_t x[6], y[6];
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(fs_placer_place(pa, &a, NULL, 0, gs[i], 1000, &x[i]), 1);
+        assert_int_equal(fs_placer_place(pb, &b, NULL, 0, gs[i], 1000, &y[i]), 1);
+        same_placement(&x[i], &y[i]);
+    }
+    for (size_t i = 0; i < 6; i++) {
+        fs_placement_release(&x[i]);
+        fs_placement_release(&y[i]);
+    }
+    fs_placer_destroy(pa);
+    fs_placer_destroy(pb);
+    fs_cluster_release(&a);
+    fs_cluster_release(&b);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 /* ---- brute force: scores and fragmentation by definition ------------------------ */
 
 /* Per-GPU free milli of a node: fully free 1000, shared 1000 - used, whole-
@@ -1431,6 +1468,7 @@ int main(void)
         cmocka_unit_test(test_kube_nodes_to_find),
         cmocka_unit_test(test_kube_percentage_round_robin),
         cmocka_unit_test(test_balanced_allocation),
+        cmocka_unit_test(test_fabric_aware_without_net_is_topology),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

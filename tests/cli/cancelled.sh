@@ -105,6 +105,21 @@ assert j[1]["run"] == 300 and j[1]["wait"] == 0 and j[3]["queued_s"] == 40, j' &
     expect_exit 0 "$FLEETSIM" run k.yaml --set scheduler.limits.max_jobs_per_user=1 -o kl.h5 -q
     [ "$(rows kl.h5)" = "1:0:300:withdrawn 2:300:400:completed 3:nan:40:withdrawn 4:400:500:completed" ] &&
         ok || bad "held by a limit: $(rows kl.h5)"
+    # the first held job of its user withdrawn: the jobs held behind it that
+    # fit go at once.  Two GPUs at most per user: job 1 (1 GPU, 0-1000)
+    # runs; job 2 (2 GPUs, cancelled at 100) is held (1 + 2 > 2), job 3
+    # (1 GPU) behind it.  At 100 job 2 leaves and job 3 (1 + 1 <= 2) is
+    # handed over and starts, not at job 1's end.
+    cat > hl.swf <<'SWF'
+; MaxProcs: 4
+1 0 -1 1000 1 -1 -1 1 1000 -1 1 1 1 -1 -1 -1 -1 -1
+2 0 100 -1 2 -1 -1 2 1000 -1 5 1 1 -1 -1 -1 -1 -1
+3 0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1
+SWF
+    sed 's/wd.swf/hl.swf/' wd.yaml > hl.yaml
+    expect_exit 0 "$FLEETSIM" run hl.yaml --set scheduler.limits.max_gpus_per_user=2 -o hl.h5 -q
+    [ "$(rows hl.h5)" = "1:0:1000:completed 2:nan:100:withdrawn 3:100:200:completed" ] &&
+        ok || bad "first held job withdrawn: $(rows hl.h5)"
 fi
 
 # refused: a policy that cannot take a queued job back (a plugin), and run
