@@ -4,7 +4,11 @@
  * instant is its /link_bytes row at or before the instant (the bytes it
  * carried from time 0 to that /timeline sample), 0 before its first row;
  * every link of the fabric exists the whole run, so every one is sampled
- * at every instant, and its last row equals its /links bytes.
+ * at every instant, and its last row equals its /links bytes.  An uplink
+ * bundle's ports are spread evenly over its group's rails (/links rails):
+ * each rail's leaf switch is its own switch with its own uplink ports, as
+ * snmp_exporter polls a rail-optimized fabric; a file written before the
+ * rails column reads as one switch per group.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -14,6 +18,7 @@
 #include "fs_h5read.h"
 #include "../sim/fs_alloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +60,7 @@ const char *fs_mlinks_family_name(size_t i)
 typedef struct lk {
     fs_msink_info_t in;
     size_t n;               /* links */
-    double *pool, *node, *leaf, *ports;
+    double *pool, *node, *leaf, *ports, *rails;
     int *nic;               /* tier nic (else leaf_uplink) */
     char **pool_name;
     size_t n_pools;
@@ -84,6 +89,7 @@ static void release(lk_t *x)
     fs_free(x->node);
     fs_free(x->leaf);
     fs_free(x->ports);
+    fs_free(x->rails);
     fs_free(x->nic);
     if (x->pool_name)
         fs_h5read_free_strings(x->pool_name, x->n_pools);
@@ -99,6 +105,29 @@ static int bad(lk_t *x, const char *table, const char *what, size_t row)
 {
     return fs_error_set(x->in.err, FS_EINVAL, "%s: /%s row %zu: %s", x->in.results, table, row,
                         what);
+}
+
+/* /links rails (1 per link in a file written before that column). */
+static int read_rails(lk_t *x)
+{
+    char **names = NULL;
+    int *kinds = NULL;
+    size_t nc = 0;
+    int rc = fs_h5read_columns(x->in.f, "links", &names, &kinds, &nc, x->in.err), has = 0;
+    for (size_t i = 0; !rc && i < nc; i++)
+        has |= strcmp(names[i], "rails") == 0;
+    if (names)
+        fs_h5read_free_strings(names, nc);
+    fs_free(kinds);
+    if (rc)
+        return rc;
+    if (has)
+        return read_f64(x, "links", "rails", x->n, &x->rails);
+    if (!(x->rails = fs_malloc((x->n ? x->n : 1) * sizeof *x->rails)))
+        return oom(x);
+    for (size_t l = 0; l < x->n; l++)
+        x->rails[l] = 1;
+    return 0;
 }
 
 static int read_links(lk_t *x)
@@ -120,7 +149,8 @@ static int read_links(lk_t *x)
     if (!rc && !(rc = read_f64(x, "links", "pool", x->n, &x->pool)) &&
         !(rc = read_f64(x, "links", "node", x->n, &x->node)) &&
         !(rc = read_f64(x, "links", "leaf", x->n, &x->leaf)) &&
-        !(rc = read_f64(x, "links", "ports", x->n, &x->ports)) && x->n)
+        !(rc = read_f64(x, "links", "ports", x->n, &x->ports)) &&
+        !(rc = read_rails(x)) && x->n)
         rc = fs_h5read_str(x->in.f, "links", "tier", tier, x->in.err);
     for (size_t p = 1; !rc && p < x->n_pools; p++)
         x->pool_node0[p] = x->pool_node0[p - 1] + pool_nodes[p - 1];
@@ -134,6 +164,9 @@ static int read_links(lk_t *x)
             rc = bad(x, "links", "pool is not a /pools row", l);
         else if (!(x->ports[l] >= 1 && x->ports[l] <= 65536))
             rc = bad(x, "links", "ports is not 1 to 65536", l);
+        else if (!x->nic[l] && !(x->rails[l] >= 1 && x->rails[l] <= x->ports[l] &&
+                                 fmod(x->ports[l], x->rails[l]) == 0))
+            rc = bad(x, "links", "an uplink bundle's ports are not a whole number per rail", l);
         else if (x->nic[l] && !(x->node[l] >= x->pool_node0[(size_t)x->pool[l]]))
             rc = bad(x, "links", "node is not a node of its pool", l);
         else {
@@ -223,10 +256,16 @@ static int emit_family(lk_t *x, fs_msink_t *s, size_t f, size_t fam, const uint3
                 lab[3][0] = "job", lab[3][1] = "node-exporter";
                 nl = 4;
             } else {
-                /* the leaf group's uplink ports, every rail's leaf switch in turn */
-                snprintf(a, sizeof a, "%s-leaf%.0f", pool, x->leaf[l] - x->pool_leaf0[p]);
-                snprintf(b, sizeof b, "uplink%u", (unsigned)port + 1);
-                snprintf(c, sizeof c, "%u", (unsigned)port + 1);
+                /* the leaf group's uplink ports, every rail's leaf switch in turn, each
+                 * with its own ports 1..per; one rail: the group's one leaf switch */
+                uint32_t per = (uint32_t)(x->ports[l] / x->rails[l]);
+                double g = x->leaf[l] - x->pool_leaf0[p];
+                if (x->rails[l] > 1)
+                    snprintf(a, sizeof a, "%s-leaf%.0f-rail%u", pool, g, (unsigned)(port / per));
+                else
+                    snprintf(a, sizeof a, "%s-leaf%.0f", pool, g);
+                snprintf(b, sizeof b, "uplink%u", (unsigned)(port % per) + 1);
+                snprintf(c, sizeof c, "%u", (unsigned)(port % per) + 1);
                 lab[0][0] = "switch", lab[0][1] = a;
                 lab[1][0] = "port", lab[1][1] = b;
                 lab[2][0] = "ifName", lab[2][1] = b;

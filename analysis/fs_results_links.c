@@ -23,6 +23,7 @@ typedef struct link_mem {
     int32_t node;
     uint32_t leaf, ports, failures;
     double capacity, bytes, busy_s, peak_util, mean_util, saturated_s, port_down_s, degraded_s;
+    uint32_t rails;
 } link_mem_t;
 
 #define LC(name, kind, unit) {#name, kind, offsetof(link_mem_t, name), unit}
@@ -32,6 +33,7 @@ static const col_t link_cols[] = {
     LC(capacity, K_F64, "B/s"), LC(bytes, K_F64, "B"), LC(busy_s, K_F64, "s"),
     LC(peak_util, K_F64, "-"), LC(mean_util, K_F64, "-"), LC(saturated_s, K_F64, "s"),
     LC(failures, K_U32, "-"), LC(port_down_s, K_F64, "port-s"), LC(degraded_s, K_F64, "s"),
+    LC(rails, K_U32, "-"),
 };
 #undef LC
 
@@ -73,7 +75,7 @@ static int write_links(hid_t fid, h5call_t *c, const fs_link_row_t *links, size_
         const fs_link_row_t *l = &links[i];
         link_mem_t m = {l->link, l->pool, l->node, l->leaf, l->ports, l->failures,
                         l->capacity, l->bytes, l->busy_s, l->peak_util, l->mean_util,
-                        l->saturated_s, l->port_down_s, l->degraded_s};
+                        l->saturated_s, l->port_down_s, l->degraded_s, l->rails};
         memcpy(buf + i * stride, &m, sizeof m);
         const char *name = tier_name(l->tier);
         memcpy(buf + i * stride + sizeof m, name, strlen(name));

@@ -19,7 +19,7 @@ enum fs_fabric_kind {
     FS_FABRIC_IB_NDR = 1,   /* InfiniBand NDR 400 Gb/s, DGX SuperPOD H100/B200 */
     FS_FABRIC_IB_XDR = 2,   /* InfiniBand XDR 800 Gb/s, DGX SuperPOD B300 */
     FS_FABRIC_ROCE_400 = 3, /* 400GbE RoCE, 2 servers per ToR (Llama 3's cluster) */
-    FS_FABRIC_ROCE_800 = 4, /* 800GbE RoCE (Spectrum-X SN5600, 64 x 800G) */
+    FS_FABRIC_ROCE_800 = 4, /* 800G RoCE, DGX SuperPOD B300 Spectrum-X (SN5600) */
     FS_FABRIC_NVL72 = 5,    /* GB200 NVL72 racks, NDR scale-out */
     FS_FABRIC_KINDS = 6
 };

@@ -321,7 +321,8 @@ static int fab_finish(void *ud, fs_model_t *m, fs_run_totals_t *t)
             .node = nic ? (int32_t)l : -1, .leaf = g, .ports = k->ports, .capacity = k->cap0,
             .bytes = k->bytes, .busy_s = k->busy_s, .peak_util = k->peak,
             .mean_util = len > 0 ? k->bytes / (k->cap0 * len) : 0.0, .saturated_s = k->sat_s,
-            .failures = k->failures, .port_down_s = k->down_s, .degraded_s = k->degr_s};
+            .failures = k->failures, .port_down_s = k->down_s, .degraded_s = k->degr_s,
+            .rails = a->net.shape[pool].rails};
     }
     int rc = sk->fabric(sk->ud, lr, a->n_links, a->rows, a->n_rows);
     fs_free(lr);

@@ -14,7 +14,10 @@
 
 /* Defaults per kind (docs/models.md "Fabric" names the sources): NIC rate
  * Gb/s, nodes per leaf group, rail-optimized, NVLink GB/s per GPU and
- * direction.  The latency per ring step is cluster.fabric.alpha_us (its
+ * direction.  The leaf groups are the DGX SuperPOD scalable units' rail
+ * groups: B200 NDR 32 nodes (radix-64 leaves, 32 down), B300 XDR 72
+ * (radix 144, 72 down), B300 Spectrum-X 64 (each rail's two 400GbE planes
+ * taken as one 800G leaf of 64 nodes).  The latency per ring step is cluster.fabric.alpha_us (its
  * default: NCCL's network ring latency, Simple protocol,
  * src/graph/tuning.cc hwLat: 14 us). */
 static const struct kind_def {
@@ -26,7 +29,7 @@ static const struct kind_def {
     [FS_FABRIC_IB_NDR] = {400, 32, 1, 450},
     [FS_FABRIC_IB_XDR] = {800, 72, 1, 900},
     [FS_FABRIC_ROCE_400] = {400, 2, 0, 450},
-    [FS_FABRIC_ROCE_800] = {800, 32, 1, 900},
+    [FS_FABRIC_ROCE_800] = {800, 64, 1, 900},
     [FS_FABRIC_NVL72] = {400, 18, 1, 900},
 };
 

@@ -342,6 +342,10 @@ typedef struct fs_link_row {
     uint32_t failures;      /* port or spine failures that hit it */
     double port_down_s;     /* port-seconds down (summed over its ports) */
     double degraded_s;      /* s below its capacity as built */
+    uint32_t rails;         /* leaf switches its ports are spread over: the group's rails
+                             * (rail-optimized: NICs per node; else 1); an uplink bundle
+                             * has ports / rails ports on each rail's leaf switch, NIC k
+                             * of a node goes to rail k's leaf */
 } fs_link_row_t;
 
 /* /jobs_network: a communicating job's network figures (cluster.fabric),

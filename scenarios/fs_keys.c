@@ -245,7 +245,7 @@ static const fs_key_t config_rows[] = {
      .doc = "The training network as a shared resource (docs/models.md \"Fabric\"): off, or a "
             "two-tier Clos per pool whose defaults this kind fixes: ib_ndr (400 Gb/s, 32 nodes "
             "per rail-optimized leaf), ib_xdr (800 Gb/s, 72), roce_400g (400 Gb/s, 2 nodes per "
-            "ToR, not rail-optimized), roce_800g (800 Gb/s, 32), nvl72 (400 Gb/s, 18 nodes)."},
+            "ToR, not rail-optimized), roce_800g (800 Gb/s, 64), nvl72 (400 Gb/s, 18 nodes)."},
     {.path = "cluster.fabric.nodes_per_leaf", .type = FS_KT_UINT,
      .off = CF(cluster.fabric.nodes_per_leaf), .size = sizeof(uint32_t), .def = "0",
      .doc = "Nodes of a leaf group (whole NVLink domains); 0: the kind's."},

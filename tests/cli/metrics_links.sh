@@ -20,8 +20,12 @@ for fam in 'node_infiniband_port_data_transmitted_bytes_total counter' \
 done
 grep -q '^node_infiniband_port_data_transmitted_bytes_total{device="mlx5_0",port="1",instance="h100-0:9100",job="node-exporter"} 0 1767225600$' f.om &&
     ok || bad "node_exporter's labels: $(grep -m1 '^node_infiniband_port_data_transmitted' f.om)"
-grep -q '^ifHCOutOctets{switch="h100-leaf3",port="uplink16",ifName="uplink16",ifIndex="16",job="snmp"} ' f.om &&
+# a rail-optimized leaf group is 8 leaf switches (one per rail), each with its own 2 uplinks
+# (8 ports down at 4:1), not one switch of 16 ports across the rails
+grep -q '^ifHCOutOctets{switch="h100-leaf3-rail7",port="uplink2",ifName="uplink2",ifIndex="2",job="snmp"} ' f.om &&
     ok || bad "IF-MIB labels: $(grep -m1 '^ifHCOutOctets' f.om)"
+grep -q '^ifHCOutOctets{switch="h100-leaf3",\|port="uplink3"' f.om &&
+    bad "an uplink series names a leaf group as one switch" || ok
 expect_exit 0 "$FLEETSIM" metrics f.h5 --tsdb db --step 600 --families "$FAMS"
 
 if ! /usr/bin/python3 -c "import h5py, numpy" 2>/dev/null; then
@@ -60,8 +64,16 @@ for name, rows in want.items():
         assert len(v) == steps, (name, lab, len(v), steps)          # every step
         assert all(b[1] >= a[1] for a, b in zip(v, v[1:])), (name, lab)  # monotone
         d = dict(lab)
-        key = d["instance"] if "instance" in d else d["switch"]
+        key = d["instance"] if "instance" in d else re.sub(r"-rail\d+$", "", d["switch"])
         total.setdefault(key, []).append(v[-1][1])
+    if rows is up:   # one switch per rail of each group, each with ports / rails uplinks
+        sw = {}
+        for lab in got:
+            d = dict(lab)
+            sw.setdefault(d["switch"], set()).add(d["port"])
+        assert len(sw) == sum(int(r["rails"]) for r in rows), (name, len(sw))
+        per = {int(r["ports"]) // int(r["rails"]) for r in rows}
+        assert {len(p) for p in sw.values()} == per == {2}, (name, per)
     for r in rows:
         key = ("h100-%d:9100" % r["node"]) if r["tier"] == b"nic" else "h100-leaf%d" % r["leaf"]
         s = math.fsum(total[key])
@@ -74,6 +86,20 @@ print("ok", len(ser), "series")
 EOF
 }
 check text f.om > py.txt 2>&1 && ok || bad "text export: $(cat py.txt)"
+# a file written before /links had its rails column reads as one switch per leaf group
+cp f.h5 old.h5
+/usr/bin/python3 - old.h5 > old.txt 2>&1 <<'EOF' || bad "dropping /links rails: $(cat old.txt)"
+import sys
+import h5py
+f = h5py.File(sys.argv[1], "r+")
+links = f["links"][:]
+names = [n for n in links.dtype.names if n != "rails"]
+del f["links"]
+f.create_dataset("links", data=links[names])
+EOF
+expect_exit 0 "$FLEETSIM" metrics old.h5 -o old.om --step 600 --families ifHCOutOctets
+grep -q '^ifHCOutOctets{switch="h100-leaf3",port="uplink16",ifName="uplink16",ifIndex="16",job="snmp"} ' old.om &&
+    ok || bad "without /links rails: $(grep -m1 '^ifHCOutOctets' old.om)"
 
 # /link_bytes itself on the whole run (drained, ending between two samples; more rows than the
 # fabric holds before handing a batch to the writer): in time order, at /timeline's instants,
