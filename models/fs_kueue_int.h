@@ -285,8 +285,8 @@ int fs_kquota_release(kueue_t *k, fs_model_t *m, uint32_t slot);
 /* A job's pods as Kueue counts them (a Job's podset count: one pod per
  * node of a multi-node job): a pod (FS_JOB_SINGLE_NODE) or a MIG job is
  * one; a gang of g GPUs is ceil(g / G) pods, G the most GPUs per node in
- * the pools of CQ c's flavors (its nodes taken whole, as the placer takes
- * them); without a CQ, one. */
+ * the pools of CQ c's flavors (the fewest pods of one node each that hold
+ * its GPUs); without a CQ, one. */
 static inline int64_t fs_kqueue_pods(const kueue_t *k, int32_t c, uint32_t gpus, unsigned flags,
                                      int32_t mig)
 {

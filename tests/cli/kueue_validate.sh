@@ -43,7 +43,7 @@ EOF
 expect_exit 0 "$FLEETSIM" validate kco.yaml
 grep -q 'trace (2)' err.txt && bad "pod 2 fits a + b's cores but was warned about: $(cat err.txt)" || ok
 expect_err "kco.yaml: warning: no queue or quota can ever admit 1 job of the trace \(3\)"
-# the run stops on pod 3 with the same reason
+# the run stops on pods 2 and 3, naming the same reasons
 expect_exit 1 timeout 20 "$FLEETSIM" run kcpu.yaml -o kcpu.h5 -q
 expect_err "ClusterQueue 'a' can hold at most 8 cores in any flavor"
 
