@@ -27,6 +27,8 @@ typedef struct tenant_mem {
     double borrowed_gpu_hours, lent_gpu_hours;
     double held_gpu_hours, computing_gpu_hours, redo_gpu_hours, ckpt_gpu_hours,
         startup_gpu_hours, recovering_gpu_hours;
+    double borrowed_cpu_core_hours, lent_cpu_core_hours, borrowed_memory_gib_hours,
+        lent_memory_gib_hours, borrowed_pod_hours, lent_pod_hours;
 } tenant_mem_t;
 
 #define TENANT_NAME_OFF sizeof(tenant_mem_t)
@@ -53,6 +55,12 @@ static const col_t tenant_cols[] = {
     {"ckpt_gpu_hours", K_F64, offsetof(tenant_mem_t, ckpt_gpu_hours), "GPU-h"},
     {"startup_gpu_hours", K_F64, offsetof(tenant_mem_t, startup_gpu_hours), "GPU-h"},
     {"recovering_gpu_hours", K_F64, offsetof(tenant_mem_t, recovering_gpu_hours), "GPU-h"},
+    {"borrowed_cpu_core_hours", K_F64, offsetof(tenant_mem_t, borrowed_cpu_core_hours), "core-h"},
+    {"lent_cpu_core_hours", K_F64, offsetof(tenant_mem_t, lent_cpu_core_hours), "core-h"},
+    {"borrowed_memory_gib_hours", K_F64, offsetof(tenant_mem_t, borrowed_memory_gib_hours), "GiB-h"},
+    {"lent_memory_gib_hours", K_F64, offsetof(tenant_mem_t, lent_memory_gib_hours), "GiB-h"},
+    {"borrowed_pod_hours", K_F64, offsetof(tenant_mem_t, borrowed_pod_hours), "pod-h"},
+    {"lent_pod_hours", K_F64, offsetof(tenant_mem_t, lent_pod_hours), "pod-h"},
 };
 
 /* /pools memory row: this struct, then name and gpu (fixed lengths); the
@@ -159,7 +167,10 @@ int fs_rs_write_tenants(hid_t fid, h5call_t *c, const fs_tenant_row_t *rows, siz
                           r->queued_mean, r->preemptions, r->preempt_lost_gpu_hours,
                           r->borrowed_gpu_hours, r->lent_gpu_hours, r->held_gpu_hours,
                           r->computing_gpu_hours, r->redo_gpu_hours, r->ckpt_gpu_hours,
-                          r->startup_gpu_hours, r->recovering_gpu_hours};
+                          r->startup_gpu_hours, r->recovering_gpu_hours,
+                          r->borrowed_cpu_core_hours, r->lent_cpu_core_hours,
+                          r->borrowed_memory_gib_hours, r->lent_memory_gib_hours,
+                          r->borrowed_pod_hours, r->lent_pod_hours};
         unsigned char *row = buf + i * stride;
         memcpy(row, &m, sizeof m);
         const char *name = names && r->tenant >= 0 && (size_t)r->tenant < n_names

@@ -111,7 +111,11 @@ static int tenant_slot(fs_stats_t *st, int32_t t, size_t *slot)
     memmove(&st->trows[lo + 1], &st->trows[lo], tail * sizeof *st->trows);
     memmove(&st->tacc[lo + 1], &st->tacc[lo], tail * sizeof *st->tacc);
     st->trows[lo] = (fs_tenant_row_t){.tenant = t, .wait_mean = NAN,
-                                      .borrowed_gpu_hours = NAN, .lent_gpu_hours = NAN};
+                                      .borrowed_gpu_hours = NAN, .lent_gpu_hours = NAN,
+                                      .borrowed_cpu_core_hours = NAN, .lent_cpu_core_hours = NAN,
+                                      .borrowed_memory_gib_hours = NAN,
+                                      .lent_memory_gib_hours = NAN, .borrowed_pod_hours = NAN,
+                                      .lent_pod_hours = NAN};
     st->tacc[lo] = (tenant_acc_t){0};
     st->n_tenants = need;
     *slot = lo;
@@ -478,5 +482,20 @@ int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double 
         return FS_EINVAL;
     st->trows[i].borrowed_gpu_hours = borrowed;
     st->trows[i].lent_gpu_hours = lent;
+    return 0;
+}
+
+int fs_stats_set_tenant_quota_res(fs_stats_t *st, size_t i, const double borrowed[3],
+                                  const double lent[3])
+{
+    if (!st || i >= st->n_tenants)
+        return FS_EINVAL;
+    fs_tenant_row_t *r = &st->trows[i];
+    r->borrowed_cpu_core_hours = borrowed[0];
+    r->lent_cpu_core_hours = lent[0];
+    r->borrowed_memory_gib_hours = borrowed[1];
+    r->lent_memory_gib_hours = lent[1];
+    r->borrowed_pod_hours = borrowed[2];
+    r->lent_pod_hours = lent[2];
     return 0;
 }

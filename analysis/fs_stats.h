@@ -47,6 +47,12 @@ typedef struct fs_tenant_row {
     double ckpt_gpu_hours;      /* writing checkpoints */
     double startup_gpu_hours;   /* pod start-up */
     double recovering_gpu_hours;/* held - computing - ckpt - startup: restore, detection */
+    /* Kueue: borrowed and lent as borrowed_gpu_hours, for cpu (core-hours),
+     * memory (GiB-hours) and pods (pod-hours); NaN where no ClusterQueue
+     * quotas the resource */
+    double borrowed_cpu_core_hours, lent_cpu_core_hours;
+    double borrowed_memory_gib_hours, lent_memory_gib_hours;
+    double borrowed_pod_hours, lent_pod_hours;
 } fs_tenant_row_t;
 
 typedef struct fs_stats fs_stats_t;
@@ -90,5 +96,9 @@ const fs_tenant_row_t *fs_stats_tenants(const fs_stats_t *st, size_t *n);
 /* Sets row i's borrowed and lent quota GPU-hours (a quota policy's figures,
  * after fs_stats_finish).  FS_EINVAL when i is not a row. */
 int fs_stats_set_tenant_quota(fs_stats_t *st, size_t i, double borrowed, double lent);
+/* The same for cpu core-hours, memory GiB-hours and pod-hours ([0], [1],
+ * [2] of borrowed and lent).  FS_EINVAL when i is not a row. */
+int fs_stats_set_tenant_quota_res(fs_stats_t *st, size_t i, const double borrowed[3],
+                                  const double lent[3]);
 
 #endif

@@ -11,7 +11,9 @@
 
 const char *const fs_tenant_metrics[FS_TENANT_N_METRICS] = {
     "jobs", "wait_p50", "wait_p95", "wait_p99", "jct_mean", "jct_p95", "gpu_hours",
-    "borrowed_gpu_hours", "lent_gpu_hours", "preemptions", "preempt_lost_gpu_hours"};
+    "borrowed_gpu_hours", "lent_gpu_hours", "preemptions", "preempt_lost_gpu_hours",
+    "borrowed_cpu_core_hours", "lent_cpu_core_hours", "borrowed_memory_gib_hours",
+    "lent_memory_gib_hours", "borrowed_pod_hours", "lent_pod_hours"};
 
 void fs_tenant_table_release(fs_tenant_table_t *t)
 {

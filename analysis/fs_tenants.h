@@ -22,7 +22,7 @@
 #include "fs_ci.h"
 
 /* The /tenants columns averaged, in this order. */
-#define FS_TENANT_N_METRICS 11
+#define FS_TENANT_N_METRICS 17
 extern const char *const fs_tenant_metrics[FS_TENANT_N_METRICS];
 
 typedef struct fs_tenant_table {

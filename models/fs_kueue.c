@@ -115,9 +115,12 @@ static int kueue_why(const void *state, const fs_model_t *m, uint32_t slot, char
     const char *tn = fs_model_tenant_name(m, j->job.tenant);
     char why[300];
     int64_t req[KR];
-    fs_kqueue_reqv(state, (fs_model_t *)m, slot, req);
-    if (fs_kset_probe_req(state, tn, req, why, sizeof why))
-        return 0;
+    int32_t c = fs_kset_probe_cq(state, tn, why, sizeof why);
+    if (c != NO_CQ) {
+        fs_kqueue_reqv(state, (fs_model_t *)m, slot, c, req);
+        if (fs_kset_probe_req(state, c, req, why, sizeof why))
+            return 0;
+    }
     snprintf(buf, n, "%s", why);
     return 1;
 }
@@ -136,6 +139,7 @@ const fs_policy_ops_t fs_policy_kueue = {
     .why_waiting = kueue_why,
     .probe_create = fs_kueue_probe_create,
     .probe = fs_kueue_probe,
+    .probe_job = fs_kueue_probe_job,
     .probe_destroy = fs_kueue_probe_destroy,
     .create = kueue_create,
     .destroy = fs_kset_destroy,

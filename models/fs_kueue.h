@@ -60,6 +60,12 @@ size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluste
  * not.  Create: 0 or FS_EINVAL / FS_ENOMEM (err set). */
 int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err);
 int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
+/* fs_kueue_probe for a whole job: every resource it asks of its CQ, as the
+ * run counts them (its milli-GPUs; a pod's CPU and memory; its pods, one
+ * per node of a gang: docs/policies.md "Resources and resource groups"). */
+struct fs_job;
+int fs_kueue_probe_job(const void *probe, const char *tenant, const struct fs_job *j, char *why,
+                       size_t n);
 void fs_kueue_probe_destroy(void *probe);
 /* The ClusterQueue (index in cfg's scheduler.kueue.cqs) the jobs of tenant
  * `tenant` (NULL: no tenant) go to, as the run sends them, or -1 (none). */
@@ -94,6 +100,14 @@ double fs_kueue_usage(const void *state, const char *cq, const char *flavor);
 struct fs_model;
 size_t fs_kueue_n_cq(const void *state);
 int fs_kueue_quota_hours(void *state, struct fs_model *m, size_t cq, double *borrowed, double *lent);
+/* 1 if the run counts resource `res` (enum fs_kueue_resource: nvidia.com/gpu
+ * always, the others where some CQ quotas them), else 0. */
+int fs_kueue_counts(const void *state, int res);
+/* The same for resource `res` (enum fs_kueue_resource): GPU-hours, cpu
+ * core-hours, memory GiB-hours or pod-hours; NaN for both when the run does
+ * not count the resource (no CQ quotas it).  0 or FS_EINVAL. */
+int fs_kueue_quota_hours_res(void *state, struct fs_model *m, size_t cq, int res, double *borrowed,
+                             double *lent);
 /* The CQ of source tenant index t (its LocalQueue, a CQ named like it, or
  * default_queue), or -1. */
 int32_t fs_kueue_tenant_cq(void *state, struct fs_model *m, int32_t tenant);

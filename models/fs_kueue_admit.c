@@ -74,7 +74,7 @@ void fs_kadm_assign(kueue_t *k, fs_model_t *m, uint32_t c, uint32_t slot, entry_
 {
     const kcq_t *q = &k->cq[c];
     int64_t req[KR];
-    fs_kqueue_reqv(k, m, slot, req);
+    fs_kqueue_reqv(k, m, slot, (int32_t)c, req);
     unsigned asked = 0;
     for (int r = 0; r < KR; r++) {
         e->a.fl[r] = -1;

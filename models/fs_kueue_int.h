@@ -63,6 +63,7 @@ typedef struct kcq {
     uint8_t gmask[KR];      /* the resources each covers (KR_BIT) */
     uint32_t gend[KR];      /* group g's flavors are fl[gend[g-1] .. gend[g]) */
     uint8_t cover;          /* all the resources it covers */
+    uint32_t node_gpus;     /* the most GPUs per node in its flavors' pools (a gang's pods) */
     kres_t *res;            /* per flavor of the policy x resource: res[f * KR + r] */
     kcls_t *cls;            /* by shape index */
     size_t n_cls;
@@ -75,7 +76,8 @@ typedef struct kcq {
     int64_t *pu;            /* their usage (all flavors) per resource: pu[i * KR + r] */
     size_t n_pv, cap_pv, cap_pu;
     uint8_t active, blocked, node_blocked, vblocked;
-    double borrowed_mus, lent_mus; /* quota borrowed from / lent to the cohort, milli-GPU x us */
+    double borrowed_us[KR], lent_us[KR]; /* quota borrowed from / lent to the cohort per
+                                            resource, its units (milli-GPUs, ...) x us */
 } kcq_t;
 
 typedef struct kcoh {
@@ -280,17 +282,40 @@ int fs_kquota_release(kueue_t *k, fs_model_t *m, uint32_t slot);
 
 /* ---- queued workloads (fs_kueue_queue.c) ---------------------------------------------- */
 
-/* What the job asks of each resource the policy counts (k->used): its
- * milli-GPUs; a pod's CPU (milli-cores) and memory (bytes); one pod (1000
- * milli-pods: a job that is not a pod counts as one).  Others are 0. */
-static inline void fs_kqueue_reqv(const kueue_t *k, fs_model_t *m, uint32_t slot, int64_t *v)
+/* A job's pods as Kueue counts them (a Job's podset count: one pod per
+ * node of a multi-node job): a pod (FS_JOB_SINGLE_NODE) or a MIG job is
+ * one; a gang of g GPUs is ceil(g / G) pods, G the most GPUs per node in
+ * the pools of CQ c's flavors (the fewest pods of one node each that hold
+ * its GPUs); without a CQ, one. */
+static inline int64_t fs_kqueue_pods(const kueue_t *k, int32_t c, uint32_t gpus, unsigned flags,
+                                     int32_t mig)
+{
+    if ((flags & FS_JOB_SINGLE_NODE) || mig || c < 0)
+        return 1;
+    uint32_t g = k->cq[c].node_gpus;
+    return g == 0 || gpus <= g ? 1 : ((int64_t)gpus + g - 1) / g;
+}
+
+/* What a job asks of each resource the policy counts (k->used), in CQ c
+ * (-1: none): its milli-GPUs; a pod's CPU (milli-cores) and memory (bytes)
+ * (only pods carry them: the model places no CPU or memory for a gang);
+ * its pods (fs_kqueue_pods, in milli-pods).  Others are 0. */
+static inline void fs_kqueue_reqv_of(const kueue_t *k, int32_t c, uint32_t gpus, uint64_t milli,
+                                     unsigned flags, int32_t mig, uint32_t cpu_milli,
+                                     uint32_t mem_mib, int64_t *v)
+{
+    int pod = (flags & FS_JOB_SINGLE_NODE) != 0;
+    v[FS_KRES_GPU] = (int64_t)milli;
+    v[FS_KRES_CPU] = (k->used & KR_BIT(FS_KRES_CPU)) && pod ? (int64_t)cpu_milli : 0;
+    v[FS_KRES_MEMORY] = (k->used & KR_BIT(FS_KRES_MEMORY)) && pod ? (int64_t)mem_mib << 20 : 0;
+    v[FS_KRES_PODS] = k->used & KR_BIT(FS_KRES_PODS) ? 1000 * fs_kqueue_pods(k, c, gpus, flags, mig) : 0;
+}
+
+/* fs_kqueue_reqv_of for the job in slot, in CQ c. */
+static inline void fs_kqueue_reqv(const kueue_t *k, fs_model_t *m, uint32_t slot, int32_t c, int64_t *v)
 {
     const fs_jobq_t *j = &fs_model_job(m, slot)->job;
-    int pod = (j->flags & FS_JOB_SINGLE_NODE) != 0;
-    v[FS_KRES_GPU] = (int64_t)fs_jobq_milli(j);
-    v[FS_KRES_CPU] = (k->used & KR_BIT(FS_KRES_CPU)) && pod ? (int64_t)j->cpu_milli : 0;
-    v[FS_KRES_MEMORY] = (k->used & KR_BIT(FS_KRES_MEMORY)) && pod ? (int64_t)j->mem_mib << 20 : 0;
-    v[FS_KRES_PODS] = k->used & KR_BIT(FS_KRES_PODS) ? 1000 : 0;
+    fs_kqueue_reqv_of(k, c, j->gpus, fs_jobq_milli(j), j->flags, j->mig, j->cpu_milli, j->mem_mib, v);
 }
 
 static inline int fs_kqueue_better(fs_model_t *m, uint32_t a, uint32_t b)
@@ -346,9 +371,11 @@ int fs_kset_build(const fs_sched_cfg_t *cfg, const fs_cluster_cfg_t *cl, void **
                   fs_error_t *err);
 void fs_kset_destroy(void *state);
 int32_t fs_kset_flavor_index(const kueue_t *k, const char *name);
-/* Could a job asking req[] (fs_kqueue_reqv) of tenant's CQ ever be
- * admitted (with no usage anywhere)?  1 yes; 0 no, with why set. */
-int fs_kset_probe_req(const kueue_t *k, const char *tenant, const int64_t *req, char *why, size_t n);
+/* Could a job asking req[] (fs_kqueue_reqv) of CQ c ever be admitted
+ * (with no usage anywhere)?  1 yes; 0 no, with why set.  The CQ of a
+ * tenant: fs_kset_probe_cq (NO_CQ with why set). */
+int32_t fs_kset_probe_cq(const kueue_t *k, const char *tenant, char *why, size_t n);
+int fs_kset_probe_req(const kueue_t *k, int32_t c, const int64_t *req, char *why, size_t n);
 /* Appends id to the log *a (record only).  0 or FS_ENOMEM. */
 int fs_kueue_log_id(uint64_t **a, size_t *n, size_t *cap, uint64_t id);
 

@@ -78,11 +78,11 @@ int64_t fs_kquota_prio_below(const kcq_t *q, int32_t prio, int eq, int r)
 }
 
 /* Borrowed and lent quota integrated up to now (before every change of
- * usage).  Per cohort and flavor: a CQ borrows max(0, usage - nominal);
- * what the cohort borrows, B, is lent by the CQs with idle lendable quota
- * min(nominal - usage, nominal - guaranteed) > 0, in proportion to it.  So
- * the cohort's lent equals its borrowed at every instant.  GPUs only (the
- * figures are GPU-hours).  O(CQs x flavors) per admission or release. */
+ * usage).  Per cohort, flavor and resource counted (k->used): a CQ borrows
+ * max(0, usage - nominal); what the cohort borrows, B, is lent by the CQs
+ * with idle lendable quota min(nominal - usage, nominal - guaranteed) > 0,
+ * in proportion to it.  So the cohort's lent equals its borrowed at every
+ * instant.  O(CQs x flavors x resources counted) per admission or release. */
 static void quota_settle(kueue_t *k, fs_time_t now)
 {
     double dt = (double)(now - k->q_last);
@@ -91,29 +91,33 @@ static void quota_settle(kueue_t *k, fs_time_t now)
         return;
     for (size_t h = 0; h < k->n_coh; h++) {
         const kcoh_t *co = &k->coh[h];
-        for (size_t f = 0; f < k->n_fl; f++) {
-            int64_t b = 0, l = 0;
-            for (size_t i = 0; i < co->n; i++) {
-                const kres_t *r = fs_kquota_res(&k->cq[co->cqs[i]], (uint32_t)f, FS_KRES_GPU);
-                if (!r->has)
+        for (size_t f = 0; f < k->n_fl; f++)
+            for (int x = 0; x < KR; x++) {
+                if (!(k->used & KR_BIT(x)))
                     continue;
-                int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
-                b += fs_kquota_pos(r->usage - r->nominal);
-                l += fs_kquota_pos(idle < lend ? idle : lend);
-            }
-            if (b == 0)
-                continue;
-            for (size_t i = 0; i < co->n; i++) {
-                kcq_t *q = &k->cq[co->cqs[i]];
-                const kres_t *r = fs_kquota_res(q, (uint32_t)f, FS_KRES_GPU);
-                if (!r->has)
+                int64_t b = 0, l = 0;
+                for (size_t i = 0; i < co->n; i++) {
+                    const kres_t *r = fs_kquota_res(&k->cq[co->cqs[i]], (uint32_t)f, x);
+                    if (!r->has)
+                        continue;
+                    int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
+                    b += fs_kquota_pos(r->usage - r->nominal);
+                    l += fs_kquota_pos(idle < lend ? idle : lend);
+                }
+                if (b == 0)
                     continue;
-                int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
-                q->borrowed_mus += (double)fs_kquota_pos(r->usage - r->nominal) * dt;
-                if (l > 0)
-                    q->lent_mus += (double)b * (double)fs_kquota_pos(idle < lend ? idle : lend) / (double)l * dt;
+                for (size_t i = 0; i < co->n; i++) {
+                    kcq_t *q = &k->cq[co->cqs[i]];
+                    const kres_t *r = fs_kquota_res(q, (uint32_t)f, x);
+                    if (!r->has)
+                        continue;
+                    int64_t idle = r->nominal - r->usage, lend = r->nominal - r->guaranteed;
+                    q->borrowed_us[x] += (double)fs_kquota_pos(r->usage - r->nominal) * dt;
+                    if (l > 0)
+                        q->lent_us[x] += (double)b * (double)fs_kquota_pos(idle < lend ? idle : lend) /
+                                         (double)l * dt;
+                }
             }
-        }
     }
 }
 
@@ -231,11 +235,29 @@ int fs_kueue_check(const void *state, char *msg, size_t n)
 
 int fs_kueue_quota_hours(void *state, fs_model_t *m, size_t cq, double *borrowed, double *lent)
 {
+    return fs_kueue_quota_hours_res(state, m, cq, FS_KRES_GPU, borrowed, lent);
+}
+
+int fs_kueue_counts(const void *state, int res)
+{
+    const kueue_t *k = state;
+    return res >= 0 && res < KR && (k->used & KR_BIT(res)) != 0;
+}
+
+int fs_kueue_quota_hours_res(void *state, fs_model_t *m, size_t cq, int res, double *borrowed,
+                             double *lent)
+{
+    /* per unit: milli-GPUs, milli-cores, bytes (GiB) and milli-pods */
+    static const double per[KR] = {1000.0, 1000.0, 1073741824.0, 1000.0};
     kueue_t *k = state;
-    if (cq >= k->n_cq)
+    if (cq >= k->n_cq || res < 0 || res >= KR)
         return FS_EINVAL;
+    if (!(k->used & KR_BIT(res))) {
+        *borrowed = *lent = NAN;
+        return 0;
+    }
     quota_settle(k, fs_model_now(m));
-    *borrowed = k->cq[cq].borrowed_mus / 1000.0 / 1e6 / 3600.0;
-    *lent = k->cq[cq].lent_mus / 1000.0 / 1e6 / 3600.0;
+    *borrowed = k->cq[cq].borrowed_us[res] / per[res] / 1e6 / 3600.0;
+    *lent = k->cq[cq].lent_us[res] / per[res] / 1e6 / 3600.0;
     return 0;
 }

@@ -304,6 +304,12 @@ static int setup_cq(kueue_t *k, const fs_kueue_cq_cfg_t *cc, const fs_cluster_cf
         q->gend[g] = (uint32_t)q->n_fl;
         q->cover |= q->gmask[g];
     }
+    for (size_t i = 0; !rc && i < q->n_fl; i++) {  /* a gang's pods: one per node */
+        const kflavor_t *f = &k->fl[q->fl[i]];
+        for (size_t j = 0; j < f->n_pools; j++)
+            if (cl->pools[f->pools[j]].gpus_per_node > q->node_gpus)
+                q->node_gpus = cl->pools[f->pools[j]].gpus_per_node;
+    }
     fs_free(ord);
     fs_free(fmask);
     return rc;
@@ -415,7 +421,7 @@ void fs_kueue_probe_destroy(void *probe)
 }
 
 /* The CQ of tenant, or NO_CQ with why set. */
-static int32_t probe_cq(const kueue_t *k, const char *tenant, char *why, size_t n)
+int32_t fs_kset_probe_cq(const kueue_t *k, const char *tenant, char *why, size_t n)
 {
     int32_t c = fs_kqueue_cq_of_name(k, tenant);
     if (c != NO_CQ)
@@ -436,11 +442,8 @@ static void amount(char *buf, size_t n, int r, int64_t v)
     snprintf(buf, n, "%.6g %s", (double)v / res_scale[r], unit[r]);
 }
 
-int fs_kset_probe_req(const kueue_t *k, const char *tenant, const int64_t *req, char *why, size_t n)
+int fs_kset_probe_req(const kueue_t *k, int32_t c, const int64_t *req, char *why, size_t n)
 {
-    int32_t c = probe_cq(k, tenant, why, n);
-    if (c == NO_CQ)
-        return 0;
     const kcq_t *q = &k->cq[c];
     unsigned asked = 0;
     for (int r = 0; r < KR; r++)
@@ -499,6 +502,22 @@ int fs_kset_probe_req(const kueue_t *k, const char *tenant, const int64_t *req, 
 
 int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
 {
-    int64_t req[KR] = {milli, 0, 0, 0};
-    return fs_kset_probe_req(probe, tenant, req, why, n);
+    const kueue_t *k = probe;
+    int32_t c = fs_kset_probe_cq(k, tenant, why, n);
+    if (c == NO_CQ)
+        return 0;
+    int64_t req[KR];
+    fs_kqueue_reqv_of(k, c, (uint32_t)((milli + 999) / 1000), (uint64_t)milli, 0, 0, 0, 0, req);
+    return fs_kset_probe_req(k, c, req, why, n);
+}
+
+int fs_kueue_probe_job(const void *probe, const char *tenant, const fs_job_t *j, char *why, size_t n)
+{
+    const kueue_t *k = probe;
+    int32_t c = fs_kset_probe_cq(k, tenant, why, n);
+    if (c == NO_CQ)
+        return 0;
+    int64_t req[KR];
+    fs_kqueue_reqv_of(k, c, j->gpus, fs_job_milli(j), j->flags, j->mig, j->cpu_milli, j->mem_mib, req);
+    return fs_kset_probe_req(k, c, req, why, n);
 }

@@ -78,6 +78,10 @@ typedef struct fs_policy_ops {
      * same reason for a job of a run. */
     int (*probe_create)(const fs_config_t *cfg, void **probe, fs_error_t *err);
     int (*probe)(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
+    /* Optional (NULL: probe with the job's milli-GPUs).  probe for a whole
+     * job: every resource it asks (GPUs, a pod's CPU and memory, its pods). */
+    int (*probe_job)(const void *probe, const char *tenant, const struct fs_job *job, char *why,
+                     size_t n);
     void (*probe_destroy)(void *probe);
     /* Optional (NULL: all zero).  The counts of fs_policy_stats_t so far. */
     void (*stats)(const void *state, fs_policy_stats_t *out);

@@ -1225,6 +1225,125 @@ static void test_res_pods_quota(void **state)
     assert_double_equal(start_of(&rs, 3), 100, 1e-9);
 }
 
+/* A gang counts one pod per node, as Kueue counts a Job's podset
+ * (flavorassigner: pods = podSet.Count): on 4-GPU nodes the 8-GPU gang is
+ * 2 pods, the 4-GPU one 1, so with 3 pods of quota the 1-GPU pod waits for
+ * the 4-GPU job (counting every job as one pod starts all three at 0). */
+static void test_res_pods_gang(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 4);
+    k.pool.gpus_per_node = 4;
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", NULL, 16);
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 16), QR("p", FS_KRES_PODS, 3)}, 2);
+    fs_job_t jobs[] = {job(1, 0, 8, 100, 0, 0), job(2, 0, 4, 50, 0, 0), pod(3, 0, 1, 1, 0, 10, 0, 0)};
+    static fs_test_rows_t rs;
+    run(&k.c, jobs, 3, &rs, NULL);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 50, 1e-9);
+    /* 5 GPUs on 4-GPU nodes is 2 pods (ceil): with the pod it fits 3 */
+    fs_job_t j2[] = {job(1, 0, 5, 100, 0, 0), pod(2, 0, 1, 1, 0, 10, 0, 0), pod(3, 0, 1, 1, 0, 10, 0, 0)};
+    run(&k.c, j2, 3, &rs, NULL);
+    assert_double_equal(start_of(&rs, 1), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 2), 0, 1e-9);
+    assert_double_equal(start_of(&rs, 3), 10, 1e-9);
+}
+
+/* Borrowed and lent per resource (fs_kueue_quota_hours_res), by hand: CQs
+ * a and b of one cohort each have 8 GPUs, 4 cores, 8 GiB and 1 pod; a runs
+ * two pods of 1 GPU, 3 cores and 6 GiB for an hour.  a borrows 2 cores,
+ * 4 GiB and 1 pod for that hour, b lends them; no GPU is borrowed.  A run
+ * whose CQs quota GPUs only gives NaN for the other resources. */
+static void test_res_borrowed_lent(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 16);
+    const char *names[2] = {"a", "b"};
+    for (int i = 0; i < 2; i++) {
+        fs_kueue_cq_cfg_t *q = add_cq(&k, names[i], "co", 8);
+        set_quotas(&k, q, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 8), QR("p", FS_KRES_CPU, 4),
+                                                    QR("p", FS_KRES_MEMORY, 8192),
+                                                    QR("p", FS_KRES_PODS, 1)}, 4);
+    }
+    fs_job_t jobs[] = {pod(1, 0, 1, 3, 6144, 3600, 0, 0), pod(2, 0, 1, 3, 6144, 3600, 0, 0)};
+    fs_source_t *src;
+    fs_model_t *m;
+    fs_error_t err;
+    static fs_test_rows_t rs;
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(fs_memsrc_create(jobs, 2, TN, 4, NULL, 0, &src, &err), 0);
+        fs_sink_t sink = {.job = fs_test_collect, .ud = &rs};
+        rs.n = 0;
+        assert_int_equal(fs_model_create(&k.c, fs_policy_select(&k.c.scheduler), src, &sink, &m, &err), 0);
+        assert_int_equal(fs_model_run(m, NULL, NULL, &err), 0);
+        void *st = fs_model_policy_state(m);
+        double b, l, want[FS_KRES_N] = {0, 2, 4, 1};
+        for (int r = 0; r < FS_KRES_N; r++) {
+            assert_int_equal(fs_kueue_quota_hours_res(st, m, 0, r, &b, &l), 0);
+            if (pass == 1 && r != FS_KRES_GPU) {
+                assert_true(isnan(b) && isnan(l));
+                continue;
+            }
+            assert_double_equal(b, want[r], 1e-9);
+            assert_double_equal(l, 0, 1e-9);
+            assert_int_equal(fs_kueue_quota_hours_res(st, m, 1, r, &b, &l), 0);
+            assert_double_equal(b, 0, 1e-9);
+            assert_double_equal(l, want[r], 1e-9);
+        }
+        assert_int_equal(fs_kueue_quota_hours_res(st, m, 2, 0, &b, &l), FS_EINVAL);
+        assert_int_equal(fs_kueue_quota_hours(st, m, 0, &b, &l), 0);
+        assert_double_equal(b, 0, 1e-9);
+        fs_model_destroy(m);
+        fs_source_destroy(src);
+        for (int i = 0; i < 2; i++)     /* then GPUs only */
+            k.cq[i].n_quotas = 1;
+    }
+}
+
+/* validate's probe judges every resource a job asks (fs_kueue_probe_job):
+ * a pod asking more CPU than its CQ could ever hold, and a gang of more
+ * pods; the GPU-only probe (one number) admits both. */
+static void test_res_probe_job(void **state)
+{
+    (void)state;
+    kcfg_t k;
+    base(&k, 16);
+    k.pool.nodes = 2;
+    k.pool.gpus_per_node = 8;
+    fs_kueue_cq_cfg_t *a = add_cq(&k, "a", "co", 8);
+    set_quotas(&k, a, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 8), QR("p", FS_KRES_CPU, 4),
+                                                QR("p", FS_KRES_PODS, 1)}, 3);
+    fs_kueue_cq_cfg_t *b = add_cq(&k, "b", "co", 8);
+    set_quotas(&k, b, (fs_kueue_quota_cfg_t[]){QR("p", FS_KRES_GPU, 8), QR("p", FS_KRES_CPU, 2),
+                                                QR("p", FS_KRES_PODS, 0)}, 3);
+    void *probe = NULL;
+    fs_error_t err;
+    assert_int_equal(fs_kueue_probe_create(&k.c, &probe, &err), 0);
+    char why[320];
+    /* 8 cores: a's 4 plus the 2 b lends are 6 */
+    fs_job_t p8 = pod(1, 0, 1, 8, 0, 10, 0, 0), p6 = pod(2, 0, 1, 6, 0, 10, 0, 0);
+    assert_int_equal(fs_kueue_probe(probe, "a", 1000, why, sizeof why), 1);
+    assert_int_equal(fs_kueue_probe_job(probe, "a", &p8, why, sizeof why), 0);
+    if (!strstr(why, "ClusterQueue 'a' can hold at most 6 cores in any flavor (its nominal quota "
+                "and what its cohort may lend), less than the 8 cores asked"))
+        fail_msg("got '%s'", why);
+    assert_int_equal(fs_kueue_probe_job(probe, "a", &p6, why, sizeof why), 1);
+    /* a 16-GPU gang on 8-GPU nodes is 2 pods; the cohort holds 1 */
+    fs_job_t g16 = job(3, 0, 16, 10, 0, 0), g8 = job(4, 0, 8, 10, 0, 0);
+    assert_int_equal(fs_kueue_probe_job(probe, "a", &g16, why, sizeof why), 0);
+    if (!strstr(why, "ClusterQueue 'a' can hold at most 1 pods in any flavor") ||
+        !strstr(why, "less than the 2 pods asked"))
+        fail_msg("got '%s'", why);
+    assert_int_equal(fs_kueue_probe_job(probe, "a", &g8, why, sizeof why), 1);
+    assert_int_equal(fs_kueue_probe_job(probe, "c", &g8, why, sizeof why), 0);
+    if (!strstr(why, "tenant 'c' has no LocalQueue"))
+        fail_msg("got '%s'", why);
+    fs_kueue_probe_destroy(probe);
+}
+
 /* Preemption on the resource that is short: the high-priority pod's GPUs
  * fit but its CPU does not; the only candidate is the pod holding CPU (the
  * newer GPU-only job uses none of it and stays). */
@@ -1321,6 +1440,9 @@ int main(void)
         cmocka_unit_test(test_res_same_flavor),
         cmocka_unit_test(test_res_upstream_cpu_only),
         cmocka_unit_test(test_res_pods_quota),
+        cmocka_unit_test(test_res_pods_gang),
+        cmocka_unit_test(test_res_probe_job),
+        cmocka_unit_test(test_res_borrowed_lent),
         cmocka_unit_test(test_res_preempt_cpu),
         cmocka_unit_test(test_res_reclaim_memory),
         cmocka_unit_test(test_res_fair_sharing_drs),

@@ -242,10 +242,11 @@ static fs_summary_t summary_value(void)
 
 static const fs_tenant_row_t tenant_rows[] = {
     {0, 10, 9, 1.25, 30.5, 10, 80.25, 99.5, 400.125, 900, 31.5, 4, 0.75, 2.5, 0.125,
-     1.5, 1.0, 0.25, 0.125, 0.0625, 0.3125},
-    {2, 1, 0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN, 0, 0, 0, 0, 0, 0},
+     1.5, 1.0, 0.25, 0.125, 0.0625, 0.3125, 2, 0, 4.5, 0, 1, 0},
+    {2, 1, 0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0, NAN, NAN, 0, 0, 0, 0, 0, 0,
+     NAN, NAN, NAN, NAN, NAN, NAN},
     {7, 5, 5, 1e6, 0.0, 0, 0, 0, 1e5, 2e5, 0, 0, 0, 0, 3e3,    /* no name for 7: stored as "" */
-     1e6, 9e5, 1e4, 5e4, 2e4, 3e4},
+     1e6, 9e5, 1e4, 5e4, 2e4, 3e4, 0, 2, 0, 4.5, 0, 1},
 };
 static const char *const tenant_names[] = {"alpha", "beta", "research-long-name"};
 
@@ -587,6 +588,7 @@ typedef struct tenant_read {
     uint64_t preemptions;
     double preempt_lost_gpu_hours, borrowed_gpu_hours, lent_gpu_hours;
     double held[6];   /* held, computing, redo, ckpt, startup, recovering (GPU-h) */
+    double res[6];    /* borrowed and lent cpu core-h, memory GiB-h, pod-h */
 } tenant_read_t;
 
 static void check_tenants(hid_t f)
@@ -597,7 +599,9 @@ static void check_tenants(hid_t f)
                                "wait_p95,wait_p99,jct_mean,jct_p95,queued_mean,preemptions,"
                                "preempt_lost_gpu_hours,borrowed_gpu_hours,lent_gpu_hours,"
                                "held_gpu_hours,computing_gpu_hours,redo_gpu_hours,ckpt_gpu_hours,"
-                               "startup_gpu_hours,recovering_gpu_hours");
+                               "startup_gpu_hours,recovering_gpu_hours,borrowed_cpu_core_hours,"
+                               "lent_cpu_core_hours,borrowed_memory_gib_hours,"
+                               "lent_memory_gib_hours,borrowed_pod_hours,lent_pod_hours");
     assert_int_equal(table_rows(f, "tenants"), 3);
     size_t nsz;
     assert_int_equal(member_class(f, "tenants", "name", &nsz), H5T_STRING);
@@ -614,8 +618,12 @@ static void check_tenants(hid_t f)
                           offsetof(tenant_read_t, lent_gpu_hours),
                           offsetof(tenant_read_t, held[0]), offsetof(tenant_read_t, held[1]),
                           offsetof(tenant_read_t, held[2]), offsetof(tenant_read_t, held[3]),
-                          offsetof(tenant_read_t, held[4]), offsetof(tenant_read_t, held[5])};
-    const size_t sz[] = {4, 40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+                          offsetof(tenant_read_t, held[4]), offsetof(tenant_read_t, held[5]),
+                          offsetof(tenant_read_t, res[0]), offsetof(tenant_read_t, res[1]),
+                          offsetof(tenant_read_t, res[2]), offsetof(tenant_read_t, res[3]),
+                          offsetof(tenant_read_t, res[4]), offsetof(tenant_read_t, res[5])};
+    const size_t sz[] = {4, 40, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
+                         8, 8, 8, 8, 8, 8};
     tenant_read_t rows[3];
     memset(rows, 0x5a, sizeof rows);
     assert_true(H5TBread_table(f, "tenants", sizeof rows[0], off, sz, rows) >= 0);
@@ -643,6 +651,11 @@ static void check_tenants(hid_t f)
                                     t->recovering_gpu_hours};
         for (int k = 0; k < 6; k++)
             assert_true(bits_equal(rows[i].held[k], want_held[k]));
+        const double want_res[] = {t->borrowed_cpu_core_hours, t->lent_cpu_core_hours,
+                                   t->borrowed_memory_gib_hours, t->lent_memory_gib_hours,
+                                   t->borrowed_pod_hours, t->lent_pod_hours};
+        for (int k = 0; k < 6; k++)
+            assert_true(bits_equal(rows[i].res[k], want_res[k]));
     }
 }
 

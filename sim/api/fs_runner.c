@@ -248,14 +248,23 @@ static int tenant_quota(fs_model_t *model, fs_stats_t *st, fs_error_t *err)
         }
     }
     for (size_t i = 0; i < n && !rc; i++) {
-        double b = 0, l = 0;
+        double b = 0, l = 0, br[3] = {0, 0, 0}, lr[3] = {0, 0, 0};
         if (cq[i] >= 0) {
             fs_kueue_quota_hours(ks, model, (size_t)cq[i], &b, &l);
             double share = gh[cq[i]] > 0 ? tr[i].gpu_hours / gh[cq[i]] : 1.0 / cnt[cq[i]];
             b *= share;
             l *= share;
-        }
+            for (int r = 0; r < 3; r++) {   /* cpu, memory, pods: NaN where none is quota'd */
+                fs_kueue_quota_hours_res(ks, model, (size_t)cq[i], FS_KRES_CPU + r, &br[r], &lr[r]);
+                br[r] *= share;
+                lr[r] *= share;
+            }
+        } else
+            for (int r = 0; r < 3; r++)     /* 0 where the run counts the resource, else NaN */
+                if (!fs_kueue_counts(ks, FS_KRES_CPU + r))
+                    br[r] = lr[r] = NAN;
         fs_stats_set_tenant_quota(st, i, b, l);
+        fs_stats_set_tenant_quota_res(st, i, br, lr);
     }
     fs_free(gh);
     fs_free(cnt);

@@ -44,10 +44,21 @@ static void never_add(never_set_t *ns, const char *why, int has_id, uint64_t id,
         r->ids[r->n_ids++] = id;
 }
 
+/* The policy's verdict on job j: every resource it asks where the policy
+ * judges whole jobs (probe_job), else its milli-GPUs. */
+static int probe_job(const fs_policy_ops_t *ops, const void *probe, const char *tenant,
+                     const fs_job_t *j, char *why, size_t n)
+{
+    if (ops->probe_job)
+        return ops->probe_job(probe, tenant, j, why, n);
+    return ops->probe(probe, tenant, (int64_t)fs_job_milli(j), why, n);
+}
+
 /* Warns (stderr) about jobs of the workload that the scheduler can never
  * admit, by the probe hook of its policy (fs_policy.h): for Kueue a tenant
  * no LocalQueue, CQ or default_queue covers, or a request above what the
- * CQ could ever hold; for Volcano a request above the capability of the
+ * CQ could ever hold in some resource it quotas (GPUs, a pod's CPU and
+ * memory, the job's pods); for Volcano a request above the capability of the
  * tenant's queue.  A trace is read once for it (up to the horizon, as a run
  * replays it); a synthetic workload is judged by its tenants and GPU-count
  * mix.  Returns 0, or an error status (the trace cannot be read, out of
@@ -72,9 +83,16 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
         const fs_synth_cfg_t *sc = &cfg->workload.synth;
         size_t nt = sc->n_tenants ? sc->n_tenants : 1;
         for (size_t t = 0; t < nt; t++)
-            for (size_t i = 0; i < sc->n_sizes; i++)
-                if (!ops->probe(probe, sc->n_tenants ? sc->tenant_names[t] : NULL,
-                                    (int64_t)sc->sizes[i] * 1000, why, sizeof why)) {
+            for (size_t i = 0; i < sc->n_sizes; i++) {
+                fs_job_t j;     /* a job of the mix, as the generator makes it */
+                fs_job_init(&j);
+                j.gpus = sc->sizes[i];
+                if (sc->mig) {
+                    j.mig = sc->mig;
+                    j.gpu_milli = sc->mig_milli;
+                }
+                if (!probe_job(ops, probe, sc->n_tenants ? sc->tenant_names[t] : NULL, &j, why,
+                               sizeof why)) {
                     char what[400];
                     snprintf(what, sizeof what, "%u-GPU jobs%s%s%s: %s", sc->sizes[i],
                              sc->n_tenants ? " of tenant '" : "",
@@ -82,6 +100,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
                              why);
                     never_add(&ns, what, 0, 0, 1);
                 }
+            }
     } else {
         fs_source_t *src = NULL;
         enum { BATCH = 4096 };
@@ -99,7 +118,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
                     break;
                 }
                 const char *tn = j->tenant >= 0 ? fs_source_tenant_name(src, j->tenant) : NULL;
-                if (!ops->probe(probe, tn, (int64_t)fs_job_milli(j), why, sizeof why)) {
+                if (!probe_job(ops, probe, tn, j, why, sizeof why)) {
                     never_add(&ns, why, 1, j->id, 1);
                 }
             }
