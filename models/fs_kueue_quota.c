@@ -16,6 +16,17 @@
  * resource, what it borrows over all flavors (max(0, usage + request -
  * nominal) in each) per mille of the cohort's lendable quota of that
  * resource (calculateLendable); the largest, divided by the weight. */
+/* x * k / d for x >= 0, k > 0, d > 0: Kueue's int64 arithmetic where x * k
+ * fits (every realistic quota), else the quotient in long double (exact to
+ * 1 in 2^64), clamped: a memory quota of petabytes must not overflow. */
+static int64_t scaled_div(int64_t x, int64_t k, int64_t d)
+{
+    if (x <= INT64_MAX / k)
+        return x * k / d;
+    long double q = (long double)x * (long double)k / (long double)d;
+    return q >= (long double)INT64_MAX ? INT64_MAX : (int64_t)q;
+}
+
 int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, const kasg_t *a)
 {
     if (c->cohort < 0)
@@ -34,7 +45,7 @@ int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, const kasg_t *a)
         int64_t lend = k->coh[c->cohort].lendable_total[r];
         if (borrowed == 0 || lend <= 0)
             continue;
-        int64_t ratio = borrowed * 1000 / lend;
+        int64_t ratio = scaled_div(borrowed, 1000, lend);
         if (ratio > share)
             share = ratio;
     }
@@ -42,7 +53,7 @@ int64_t fs_kquota_drs(const kueue_t *k, const kcq_t *c, const kasg_t *a)
         return 0;
     if (c->weight_milli == 0)
         return INT64_MAX;
-    return share * 1000000 / c->weight_milli;
+    return scaled_div(share, 1000000, c->weight_milli);
 }
 
 /* Usage by priority (a bound for preemption: what lower priorities hold). */
