@@ -6,7 +6,8 @@
 # libraries it brings (curl, Kerberos, GnuTLS); nor any library CMake
 # linked from its static archive (FS_STATIC_LIBS, the stems: "libgsl
 # libyaml libz ..."), neither as the program's own need nor through
-# another library.  Not timed: what is loaded is counted, which is what
+# another library; linked at a fixed address (FS_NO_PIE=1), the program
+# has (almost) no relocations for the loader to apply.  Not timed: what is loaded is counted, which is what
 # the time follows.
 source "$(dirname "$0")/lib/common.bash"
 
@@ -39,6 +40,14 @@ for stem in ${FS_STATIC_LIBS:-}; do
         ok
     fi
 done
+# linked at a fixed address (FS_NO_PIE=1: FLEETSIM_PIE off), the loader
+# has no relative relocations to apply to the program
+if [ "${FS_NO_PIE:-0}" = 1 ]; then
+    readelf -h "$FLEETSIM" | grep -Eq 'Type:[[:space:]]+EXEC' && ok ||
+        bad "the program is not linked at a fixed address: $(readelf -h "$FLEETSIM" | grep Type:)"
+    nrel=$(readelf -r "$FLEETSIM" | grep -c R_X86_64_RELATIVE)
+    [ "$nrel" -le 100 ] && ok || bad "the loader applies $nrel relative relocations to the program"
+fi
 # and it still reads and writes HDF5
 expect_exit 0 "$FLEETSIM" run --set horizon=2d --set workload.synthetic.arrivals.rate=4/h -q -o r.h5
 [ -s r.h5 ] && ok || bad "no results file"
