@@ -3,8 +3,12 @@
 # Open MPI (its calls are in fleetsim-mpi.so, loaded under an MPI launcher)
 # nor, where the distribution ships HDF5's static archives
 # (FS_HDF5_STATIC=1, set by CMake), the shared HDF5 and the 30-odd
-# libraries it brings (curl, Kerberos, GnuTLS).  Not timed: what is loaded
-# is counted, which is what the time follows.
+# libraries it brings (curl, Kerberos, GnuTLS); nor any library CMake
+# linked from its static archive (FS_STATIC_LIBS, the stems: "libgsl
+# libyaml libz ..."), neither as the program's own need nor through
+# another library; linked at a fixed address (FS_NO_PIE=1), the program
+# has (almost) no relocations for the loader to apply.  Not timed: what is loaded is counted, which is what
+# the time follows.
 source "$(dirname "$0")/lib/common.bash"
 
 if ! command -v readelf >/dev/null; then
@@ -22,6 +26,27 @@ if [ "${FS_HDF5_STATIC:-0}" = 1 ]; then
     done
     n=$(wc -l < needed.txt)
     [ "$n" -le 12 ] && ok || bad "the program needs $n libraries directly: $(tr '\n' ' ' < needed.txt)"
+fi
+# every library the loader maps (LD_TRACE_LOADED_OBJECTS: ldd's list)
+LD_TRACE_LOADED_OBJECTS=1 "$FLEETSIM" > loaded.txt 2>&1
+grep -q 'libc\.so' loaded.txt && ok || bad "the loader's list names no libc: $(head -c 600 loaded.txt)"
+sed -n 's/^[[:space:]]*\([^[:space:]]*\).*/\1/p' loaded.txt | sed 's,.*/,,' > mapped.txt
+# a library linked statically must not come back shared (an archive
+# dropped from the link, a shared library listed ahead of it)
+for stem in ${FS_STATIC_LIBS:-}; do
+    if grep -Eq "^$stem[-_.]" needed.txt mapped.txt; then
+        bad "$stem is linked statically, yet the program loads it: $(tr '\n' ' ' < mapped.txt)"
+    else
+        ok
+    fi
+done
+# linked at a fixed address (FS_NO_PIE=1: FLEETSIM_PIE off), the loader
+# has no relative relocations to apply to the program
+if [ "${FS_NO_PIE:-0}" = 1 ]; then
+    readelf -h "$FLEETSIM" | grep -Eq 'Type:[[:space:]]+EXEC' && ok ||
+        bad "the program is not linked at a fixed address: $(readelf -h "$FLEETSIM" | grep Type:)"
+    nrel=$(readelf -r "$FLEETSIM" | grep -c R_X86_64_RELATIVE)
+    [ "$nrel" -le 100 ] && ok || bad "the loader applies $nrel relative relocations to the program"
 fi
 # and it still reads and writes HDF5
 expect_exit 0 "$FLEETSIM" run --set horizon=2d --set workload.synthetic.arrivals.rate=4/h -q -o r.h5
