@@ -52,7 +52,7 @@ static cost_mem_t cost_row(int32_t day, uint32_t pool, const fs_cost_cell_t *c)
 static int write_cost_cells(hid_t fid, h5call_t *c, const fs_cost_report_t *k, fs_error_t *err)
 {
     size_t n = k->n_days * k->n_pools;
-    /* written once: chunks of its rows (rounded up), not 16,384 padded rows */
+    /* written once: chunks of its rows (rounded up), not CHUNK_ROWS padded rows */
     hsize_t chunk = n >= CHUNK_ROWS ? CHUNK_ROWS
                                     : (hsize_t)((n + SMALL_CHUNK_ROWS - 1) / SMALL_CHUNK_ROWS * SMALL_CHUNK_ROWS);
     table_spec_t t = {"cost", "fleetsim cost per day and pool", cost_cols, N_OF(cost_cols),

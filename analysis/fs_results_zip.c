@@ -69,7 +69,7 @@ _Static_assert(MAX_ROW_BYTES <= UINT16_MAX, "file offsets fit struct lcol");
  * planes' tails (elements used..n-1, the zero padding of an edge chunk)
  * must already be zero in dst.  The bytes are those of packing the rows
  * (the columns' bytes in file order) and then shuffling.
- * Why blocked: element by element, every store lands n bytes (a 16,384-row
+ * Why blocked: element by element, every store lands n bytes (a chunk's
  * plane) after the previous one and misses the TLB (36% of a 1 M-job run's
  * CPU); a block of SHUF_BLOCK elements is read from L1 once per byte
  * plane and stored as one run of SHUF_BLOCK bytes.  Why one pass: packing

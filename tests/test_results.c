@@ -395,12 +395,12 @@ static void check_jobs(hid_t f, size_t n)
                                "preemptions,preempt_lost_gpu_s,startup_s,sched_goodput,"
                                "program_goodput,rec_start");
     assert_int_equal(table_rows(f, "jobs"), n);
-    /* chunks of 16,384 rows; a table the commit wrote whole with fewer rows
+    /* chunks of 4,096 rows; a table the commit wrote whole with fewer rows
      * has its rows rounded up to 64 (a small run compresses no padding) */
     hid_t dj = H5Dopen2(f, "jobs", H5P_DEFAULT), pj = H5Dget_create_plist(dj);
     hsize_t ch[1];
     assert_int_equal(H5Pget_chunk(pj, 1, ch), 1);
-    assert_int_equal(ch[0], n == 0 || n >= 16384 ? 16384 : (n + 63) / 64 * 64);
+    assert_int_equal(ch[0], n == 0 || n >= 4096 ? 4096 : (n + 63) / 64 * 64);
     H5Pclose(pj);
     H5Dclose(dj);
     const size_t off[] = {
@@ -1460,13 +1460,14 @@ static void test_threads_one_lock(void **state)
 /* ---- the writer thread ------------------------------------------------------ */
 
 /* With the writer thread the file is byte for byte the one written without
- * it, at sizes around the chunk (16,384 rows) and batch (65,536) edges. */
+ * it, at sizes around the chunk (4,096 rows) and batch (65,536) edges. */
 static void test_writer_same_bytes(void **state)
 {
     fixture_t *fx = *state;
     char *a = fs_test_path(fx->dir, "a.h5");
     static const size_t sizes[][2] = {{140000, 70000}, {65536, 16384}, {65537, 16385},
-                                      {16384 * 5 + 1, 1}, {16383, 0}, {0, 0}};
+                                      {16384 * 5 + 1, 1}, {16383, 0}, {4097, 4095},
+                                      {0, 0}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i][0], m = sizes[i][1];
         use_writer = 0;
