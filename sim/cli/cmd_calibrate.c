@@ -13,7 +13,8 @@
  *   J = KS + |ln((mean_sim + 60) / (mean_rec + 60))| / 2
  *          + |ln((p90_sim + 60) / (p90_rec + 60))| / 2
  * (waits in seconds; the 60 s keeps jobs that never waited from dominating
- * the ratios).  A scenario that sets scheduler.limits.max_jobs_per_user = L
+ * the ratios).  A scenario's own cluster.outages is replaced at every point
+ * (threshold 0: none), so that the grid is the same with or without it.  A scenario that sets scheduler.limits.max_jobs_per_user = L
  * adds a third dimension, the per-user limit: none, 1, 2, 4, ... below L,
  * and L (models/fs_limits.h).  The point with the smallest J is the fit; its statistics on
  * the jobs submitted from the split on are the prediction error.
@@ -122,7 +123,9 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
         sets[ns++] = buf[nb++];
     }
     int rc = 0;
-    if (p->threshold > 0) {
+    /* threshold 0 is no outage: a scenario's own cluster.outages gives way
+     * to the rule's file at every point (at 0, one with no row) */
+    if (p->threshold > 0 || c->base.cluster.outages) {
         size_t no, ho, hours;
         if ((rc = trc_outages_write(c->scenario, c->rec, c->n_rec, gpus, p->threshold, c->gpn,
                                     tmp, &no, &ho, &hours, err)))

@@ -59,6 +59,22 @@ assert g[(0, 0.7)]["finished"] is False and g[(0, 0.7)]["objective"] is None, g[
 assert g[(0, 1.0)]["finished"] is True and d["best"]["share"] == 1.0, d["best"]
 PY
 fi
+# a scenario with its own cluster.outages (node 1 down all along: the log's
+# one node) gives the same grid: every point replaces it with the rule's
+# file, none at threshold 0 (before, the threshold-0 points kept it, and at
+# share 0.7 it named a node that no longer exists)
+printf 'start,end,nodes,cause\n0,100000,1,maintenance\n' > down.csv
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json
+cp out.txt plain.json
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set cluster.outages=down.csv --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate with the scenario's outages: $(head -c 400 out.txt)"
+import json
+a, b = json.load(open("plain.json")), json.load(open("out.txt"))
+assert a["grid"] == b["grid"] and a["best"] == b["best"], (a["best"], b["best"])
+assert b["best"]["share"] == 0.7 and b["best"]["threshold"] == 0, b["best"]
+PY
+fi
 # no point finishes: exit 1, said
 expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s
 expect_err 'none of the 28 grid points finished its replay'
