@@ -76,6 +76,8 @@ typedef struct point {
     int stuck;                  /* its replay did not finish (FS_ESTUCK: the backlog outlived
                                    drain_limit, or a job can never start at this share) */
     double j;                   /* the objective; +inf for a stuck point */
+    double over;                /* share of the log's span in which the recorded schedule had
+                                   more GPUs busy than this point's capacity */
 } point_t;
 
 static double ratio_term(double s, double r)
@@ -101,6 +103,58 @@ typedef struct cal {
     double *ws, *wr;            /* scratch, [n_rec] */
     int limits;                 /* the grid has the per-user limit dimension */
 } cal_t;
+
+typedef struct bevt {
+    double t, d;                /* time, GPUs busy from then on (+ start, - end) */
+} bevt_t;
+
+static int by_time(const void *a, const void *b)
+{
+    const bevt_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->d > y->d) - (x->d < y->d);
+}
+
+/* The share of the log's span (first start to last end) in which the
+ * recorded schedule had more than cap[i] GPUs busy, into over[i], i < n: a
+ * capacity the log itself exceeds that long could not have run it (a
+ * capacity share then stands in for what is not capacity).  0 or FS_ENOMEM. */
+static int recorded_over(const cal_t *c, const double *cap, size_t n, double *over)
+{
+    bevt_t *e = fs_malloc((2 * c->n_rec + 1) * sizeof *e);
+    if (!e)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < c->n_rec; i++) {
+        e[2 * i] = (bevt_t){c->rec[i].start, c->rec[i].gpus};
+        e[2 * i + 1] = (bevt_t){c->rec[i].end, -c->rec[i].gpus};
+    }
+    size_t ne = 2 * c->n_rec;
+    qsort(e, ne, sizeof *e, by_time);
+    for (size_t k = 0; k < n; k++)
+        over[k] = 0;
+    double busy = 0, span = ne ? e[ne - 1].t - e[0].t : 0;
+    for (size_t i = 0; i + 1 < ne; i++) {
+        busy += e[i].d;
+        for (size_t k = 0; k < n; k++)
+            if (busy > cap[k] + 1e-9)
+                over[k] += e[i + 1].t - e[i].t;
+    }
+    for (size_t k = 0; k < n; k++)
+        over[k] = span > 0 ? over[k] / span : 0;
+    fs_free(e);
+    return 0;
+}
+
+/* The GPUs of cfg's pools at capacity share `share` (each pool's nodes
+ * rounded, at least one: as replay() scales them). */
+static double scaled_gpus(const fs_config_t *cfg, double share)
+{
+    double gpus = 0;
+    for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[i];
+        gpus += fmax(1, round(pc->nodes * share)) * pc->gpus_per_node;
+    }
+    return gpus;
+}
 
 /* One replay of grid point p; fills its windows' statistics. */
 static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
@@ -245,6 +299,8 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             fs_json_num(&j, pts[i].j);
             fs_json_key(&j, "finished");
             fs_json_bool(&j, !pts[i].stuck);
+            fs_json_key(&j, "recorded_over_capacity");
+            fs_json_num(&j, pts[i].over);
             fs_json_end_object(&j);
         }
         fs_json_end_array(&j);
@@ -283,11 +339,14 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
     printf("method: a grid of replays, outage threshold (0: none) x capacity share%s;\n"
            "objective on the training window: KS + |ln mean ratio|/2 + |ln p90 ratio|/2\n",
            c->limits ? " x jobs per user (0: no limit)" : "");
+    printf("over: the share of the log's span in which the recorded schedule had more GPUs busy "
+           "than the point's capacity\n");
     if (c->limits)
-        printf("%9s %6s %5s %9s %6s %8s\n", "threshold", "share", "limit", "objective", "KS",
-               "Spearman");
+        printf("%9s %6s %5s %9s %6s %8s %6s\n", "threshold", "share", "limit", "objective", "KS",
+               "Spearman", "over");
     else
-        printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
+        printf("%9s %6s %9s %6s %8s %6s\n", "threshold", "share", "objective", "KS", "Spearman",
+               "over");
     size_t n_stuck = 0;
     for (size_t i = 0; i < np; i++) {
         if (pts[i].stuck) {
@@ -301,12 +360,13 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             continue;
         }
         if (c->limits)
-            printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share,
-                   pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
-                   i == best ? "  <- fit" : "");
+            printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold,
+                   pts[i].share, pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
+                   100 * pts[i].over, i == best ? "  <- fit" : "");
         else
-            printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
-                   pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
+            printf("%9.2f %6.2f %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold, pts[i].share,
+                   pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman, 100 * pts[i].over,
+                   i == best ? "  <- fit" : "");
     }
     if (n_stuck)
         printf("%zu of %zu grid points did not finish their replay: never chosen\n", n_stuck, np);
@@ -398,12 +458,20 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
             fprintf(stderr, "fleetsim calibrate: no job of the trace names a user: the per-user "
                             "limit cannot act (every limit gives the same replay)\n");
     }
+    double caps[N_SH], over[N_SH];
+    for (size_t s = 0; s < N_SH; s++)
+        caps[s] = scaled_gpus(&c->base, k_shares[s]);
+    if (recorded_over(c, caps, N_SH, over)) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+    }
     for (size_t t = 0; t < N_TH && !rc; t++)
         for (size_t s = 0; s < N_SH * nl && !rc; s++) {
             point_t *p = &pts[np];
             p->threshold = k_thresholds[t];
             p->share = k_shares[s / nl];
             p->limit = lims[s % nl];
+            p->over = over[s / nl];
             if (fs_cli_stop) {
                 rc = fs_error_set(err, FS_EINTR, "interrupted");
                 break;

@@ -75,6 +75,24 @@ assert a["grid"] == b["grid"] and a["best"] == b["best"], (a["best"], b["best"])
 assert b["best"]["share"] == 0.7 and b["best"]["threshold"] == 0, b["best"]
 PY
 fi
+# the share of the log in which the recorded schedule had more GPUs busy
+# than a point's capacity: jobs 1 and 2 ran at once over [0, 100), job 3
+# alone over [100, 200); a share that leaves one node (0.7) is exceeded for
+# half the log, the whole machine never
+printf '; MaxProcs: 2\n1 0 0 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n2 0 0 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n3 0 100 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n' > over.swf
+sed 's/serial.swf/over.swf/' cal.yaml > over.yaml
+expect_exit 0 "$FLEETSIM" calibrate over.yaml
+expect_out '^ +0\.00 +0\.70( +[^ ]+){3} +50\.0%'
+expect_out '^ +0\.00 +1\.00( +[^ ]+){3} +0\.0%'
+expect_exit 0 "$FLEETSIM" calibrate over.yaml --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --json, recorded over capacity: $(head -c 400 out.txt)"
+import json
+g = {(p["threshold"], p["share"]): p for p in json.load(open("out.txt"))["grid"]}
+assert g[(0, 0.7)]["recorded_over_capacity"] == 0.5, g[(0, 0.7)]
+assert g[(0.2, 1.0)]["recorded_over_capacity"] == 0, g[(0.2, 1.0)]
+PY
+fi
 # no point finishes: exit 1, said
 expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s
 expect_err 'none of the 28 grid points finished its replay'
