@@ -25,6 +25,7 @@
 #include "../../analysis/fs_compare_rec.h"
 #include "../api/fs_runner.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 static const double k_thresholds[] = {0, 0.05, 0.1, 0.2};
@@ -100,7 +101,7 @@ typedef struct cal {
     size_t n_rec;
     double gpus;                /* the scenario's GPUs */
     unsigned gpn;               /* GPUs per node of pool 0 (outage files' nodes) */
-    double *ws, *wr;            /* scratch, [n_rec] */
+    unsigned jobs;              /* replays at once (-j), each on its own thread */
     int limits;                 /* the grid has the per-user limit dimension */
 } cal_t;
 
@@ -156,8 +157,10 @@ static double scaled_gpus(const fs_config_t *cfg, double share)
     return gpus;
 }
 
-/* One replay of grid point p; fills its windows' statistics. */
-static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
+/* One replay of grid point p; fills its windows' statistics.  tmp: its
+ * outage file's path; ws, wr: scratch of n_rec waits. */
+static int replay(const cal_t *c, point_t *p, const char *tmp, double *ws, double *wr,
+                  fs_error_t *err)
 {
     const char *sets[MAX_SETS + 40];
     char buf[40][96];
@@ -213,12 +216,12 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
             const trc_orec_t *x = bsearch(&key, c->rec, c->n_rec, sizeof key, by_id);
             if (!x)
                 continue;
-            c->ws[m] = rows.r[i].wait;
-            c->wr[m] = x->start - x->submit;
+            ws[m] = rows.r[i].wait;
+            wr[m] = x->start - x->submit;
             m++;
         }
         p->n[w] = m;
-        if (fs_rec_stats(c->ws, c->wr, m, &p->win[w]))
+        if (fs_rec_stats(ws, wr, m, &p->win[w]))
             rc = fs_error_set(err, FS_ENOMEM, "out of memory");
     }
     fs_free(rows.r);
@@ -388,6 +391,103 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
            t_mean ? "met" : "NOT met", t_p90 ? "met" : "NOT met");
 }
 
+/* The grid's replays on c->jobs threads: each takes the next point not
+ * taken, with its own outage file and scratch.  The first error (in grid
+ * order) ends the taking; the points are the same however the threads ran. */
+typedef struct pool {
+    const cal_t *c;
+    point_t *pts;
+    size_t n, next;
+    pthread_mutex_t mu;
+    int rc;                     /* the error of point err_at, 0 none */
+    size_t err_at;
+    fs_error_t err;
+} pool_t;
+
+typedef struct worker {
+    pool_t *pl;
+    unsigned k;
+    int started;
+} worker_t;
+
+static void pool_fail(pool_t *pl, size_t i, int rc, const fs_error_t *e)
+{
+    pthread_mutex_lock(&pl->mu);
+    if (!pl->rc || i < pl->err_at) {
+        pl->rc = rc;
+        pl->err_at = i;
+        pl->err = *e;
+    }
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    pool_t *pl = w->pl;
+    const cal_t *c = pl->c;
+    char tmp[80];
+    snprintf(tmp, sizeof tmp, "%s/fleetsim-calibrate-%ld-%u.csv",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), w->k);
+    if (strlen(tmp) >= sizeof tmp - 1)
+        snprintf(tmp, sizeof tmp, "/tmp/fleetsim-calibrate-%ld-%u.csv", (long)getpid(), w->k);
+    double *ws = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *ws);
+    double *wr = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *wr);
+    fs_error_t e;
+    fs_error_clear(&e);
+    if (!ws || !wr)
+        pool_fail(pl, 0, fs_error_set(&e, FS_ENOMEM, "out of memory"), &e);
+    for (;;) {
+        pthread_mutex_lock(&pl->mu);
+        size_t i = pl->next < pl->n && !pl->rc ? pl->next++ : pl->n;
+        pthread_mutex_unlock(&pl->mu);
+        if (i == pl->n)
+            break;
+        int rc = fs_cli_stop ? fs_error_set(&e, FS_EINTR, "interrupted")
+                             : replay(c, &pl->pts[i], tmp, ws, wr, &e);
+        if (rc)
+            pool_fail(pl, i, rc, &e);
+    }
+    remove(tmp);
+    fs_free(ws);
+    fs_free(wr);
+    return NULL;
+}
+
+/* Runs every point of pts[0..n) (c->jobs at once).  0 or the first error. */
+static int run_grid(const cal_t *c, point_t *pts, size_t n, fs_error_t *err)
+{
+    pool_t pl = {.c = c, .pts = pts, .n = n};
+    if (pthread_mutex_init(&pl.mu, NULL))
+        return fs_error_set(err, FS_ENOMEM, "cannot create a mutex");
+    unsigned nt = c->jobs < n ? c->jobs : (unsigned)n;
+    worker_t *ws = fs_calloc(nt ? nt : 1, sizeof *ws);
+    pthread_t *th = fs_calloc(nt ? nt : 1, sizeof *th);
+    int rc = 0;
+    if (!ws || !th) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        nt = 0;
+    }
+    for (unsigned k = 0; k < nt; k++) {
+        ws[k] = (worker_t){&pl, k, 0};
+        if (k + 1 < nt)
+            ws[k].started = pthread_create(&th[k], NULL, work, &ws[k]) == 0;
+    }
+    if (nt)
+        work(&ws[nt - 1]);      /* the last on this thread (with -j 1, the only one) */
+    for (unsigned k = 0; k + 1 < nt; k++)
+        if (ws[k].started)
+            pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&pl.mu);
+    fs_free(ws);
+    fs_free(th);
+    if (!rc && pl.rc) {
+        *err = pl.err;
+        rc = pl.rc;
+    }
+    return rc;
+}
+
 static int calibrate(cal_t *c, int json, fs_error_t *err)
 {
     int rc = fs_scenario_load_file(c->scenario, c->sets, c->n_sets, &c->base, err);
@@ -403,7 +503,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
         lims[nl++] = lmax;
     point_t *pts = fs_calloc(N_TH * N_SH * nl, sizeof *pts);
     size_t np = 0, best = 0;
-    char tmp[64] = "";
     if (!pts) {
         rc = fs_error_set(err, FS_ENOMEM, "out of memory");
         goto out;
@@ -437,16 +536,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
                               "gpus_per_node (the outage file counts nodes)", c->scenario);
             goto out;
         }
-    c->ws = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->ws);
-    c->wr = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->wr);
-    if (!c->ws || !c->wr) {
-        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
-        goto out;
-    }
-    snprintf(tmp, sizeof tmp, "%s/fleetsim-calibrate-%ld.csv",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    if (strlen(tmp) >= sizeof tmp - 1)
-        snprintf(tmp, sizeof tmp, "/tmp/fleetsim-calibrate-%ld.csv", (long)getpid());
     if (no_rec)
         fprintf(stderr, "fleetsim calibrate: %zu jobs record no start or end: left out of the fit\n",
                 no_rec);
@@ -465,23 +554,18 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
         rc = fs_error_set(err, FS_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t t = 0; t < N_TH && !rc; t++)
-        for (size_t s = 0; s < N_SH * nl && !rc; s++) {
-            point_t *p = &pts[np];
+    for (size_t t = 0; t < N_TH; t++)
+        for (size_t s = 0; s < N_SH * nl; s++) {
+            point_t *p = &pts[np++];
             p->threshold = k_thresholds[t];
             p->share = k_shares[s / nl];
             p->limit = lims[s % nl];
             p->over = over[s / nl];
-            if (fs_cli_stop) {
-                rc = fs_error_set(err, FS_EINTR, "interrupted");
-                break;
-            }
-            if (!(rc = replay(c, p, tmp, err))) {
-                if (p->j < pts[best].j || np == 0)
-                    best = np;
-                np++;
-            }
         }
+    rc = run_grid(c, pts, np, err);
+    for (size_t i = 0; i < np && !rc; i++)    /* the first of the least objective */
+        if (pts[i].j < pts[best].j)
+            best = i;
     if (!rc && np && pts[best].stuck)
         rc = fs_error_set(err, FS_ESTUCK, "%s: none of the %zu grid points finished its replay "
                           "(the backlog outlived drain_limit, or a job can never start): raise "
@@ -491,10 +575,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
         report(c, pts, np, best, json);
 out:
     fs_free(pts);
-    if (tmp[0])
-        remove(tmp);
-    fs_free(c->ws);
-    fs_free(c->wr);
     fs_free(c->rec);
     fs_config_release(&c->base);
     return rc;
@@ -503,7 +583,7 @@ out:
 int fs_cmd_calibrate(int argc, char **argv)
 {
     const char *sets[MAX_SETS];
-    cal_t c = {.sets = sets, .split_s = NAN};
+    cal_t c = {.sets = sets, .split_s = NAN, .jobs = 1};
     int json = 0;
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "calibrate", argc, argv, fs_cli_find("calibrate")->opts);
@@ -527,6 +607,13 @@ int fs_cmd_calibrate(int argc, char **argv)
             c.split_s = d * 86400;
         } else if (id == FS_OPT_JSON) {
             json = 1;
+        } else if (id == 'j') {
+            char *end = NULL;
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || n < 1 || n > 256)
+                return fs_cli_usage_error("calibrate", "-j needs a number of threads from 1 to "
+                                                       "256");
+            c.jobs = (unsigned)n;
         } else if (id == FS_CLI_BAD) {
             return g.status;
         } else if (!c.scenario) {

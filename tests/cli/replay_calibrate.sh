@@ -66,6 +66,18 @@ fi
 printf 'start,end,nodes,cause\n0,100000,1,maintenance\n' > down.csv
 expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json
 cp out.txt plain.json
+# -j 3: the replays on three threads, the same document
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json -j 3
+cmp -s out.txt plain.json && ok || bad "calibrate -j 3 differs from -j 1: $(diff out.txt plain.json | head -5)"
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set drain_limit=500s -j 2
+expect_out '^19 of 28 grid points did not finish their replay: never chosen$'
+expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s -j 2
+expect_err 'none of the 28 grid points finished its replay'
+expect_exit 2 "$FLEETSIM" calibrate cal.yaml -j 0
+expect_err '\-j needs a number of threads from 1 to 256'
+mkdir -p tmpd
+expect_exit 0 env TMPDIR="$PWD/tmpd" "$FLEETSIM" calibrate cal.yaml -j 2
+[ -z "$(ls tmpd)" ] && ok || bad "temporary outage files left: $(ls tmpd)"
 expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set cluster.outages=down.csv --json
 if /usr/bin/python3 -c 'import json' 2>/dev/null; then
     /usr/bin/python3 - <<'PY' && ok || bad "calibrate with the scenario's outages: $(head -c 400 out.txt)"
