@@ -17,10 +17,12 @@
  * cannot start; the backfill pass runs every bf_interval (bf_due).  With
  * outages of cluster.outages ahead, a job starts only on nodes whose next
  * outage begins at or after its requested end (now + its estimate), as in
- * the backfill pass: Slurm's main scheduler and backfill both leave out the
- * nodes of a reservation that the job's time limit would run into
- * (reservation.c job_test_resv; docs/traces.md "Backfill plans around
- * outages").  A job held back by that is the first that cannot start. */
+ * the backfill pass: Slurm's main scheduler (node_scheduler.c
+ * _get_req_features, for a job without a reservation of its own) and its
+ * backfill both leave out the nodes of a reservation that the job's time
+ * limit would run into (reservation.c job_test_resv; docs/traces.md
+ * "Backfill plans around outages").  A job held back by that is the first
+ * that cannot start. */
 int fs_sslurm_main(sched_t *s, fs_model_t *m)
 {
     int out = fs_scons_outages(s, m);
