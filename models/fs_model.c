@@ -262,10 +262,9 @@ int fs_model_create(const fs_config_t *cfg, const fs_policy_ops_t *pol, fs_sourc
     if (!pol)
         return fs_error_set(err, FS_EINVAL, "scheduler.queue: no policy with index %d",
                             cfg->scheduler.queue);
-    if (cfg->workload.trace.opts.cancelled == FS_CANCELLED_WITHDRAW && !pol->withdraw)
-        return fs_error_set(err, FS_EINVAL, "workload.trace.cancelled: withdraw needs a policy that "
-                            "can take a queued job back (scheduler.queue fifo, priority, sjf, "
-                            "srtf, las, slurm, wfp, kueue or volcano); '%s' cannot", pol->name);
+    int wrc = fs_policy_withdraw_check(cfg, pol, err);
+    if (wrc)
+        return wrc;
     fs_model_t *m = fs_calloc(1, sizeof *m);
     if (!m)
         return fs_error_set(err, FS_ENOMEM, "model: out of memory");

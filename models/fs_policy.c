@@ -49,7 +49,11 @@ int fs_policy_check(const fs_config_t *cfg, char *key, size_t keylen, fs_error_t
         return fs_error_set(err, FS_EINVAL, "scheduler.queue: no policy with index %d",
                             cfg->scheduler.queue);
     }
-    int rc = p->check ? p->check(cfg, key, keylen, err) : 0;
+    int rc = fs_policy_withdraw_check(cfg, p, err);
+    if (rc && key && keylen)
+        snprintf(key, keylen, "workload.trace.cancelled");
+    if (!rc)
+        rc = p->check ? p->check(cfg, key, keylen, err) : 0;
     if (rc == FS_EINVAL && key && keylen && !key[0])
         snprintf(key, keylen, "scheduler");
     return rc;

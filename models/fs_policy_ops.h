@@ -100,4 +100,18 @@ typedef struct fs_policy_ops {
     int (*with_pods)(void *state, fs_model_t *m, uint8_t *mark);
 } fs_policy_ops_t;
 
+/* workload.trace.cancelled: withdraw needs policy p to take a queued job
+ * back (its withdraw operation; a plugin has none): 0 or FS_EINVAL.  Asked
+ * at load by fs_policy_check (so validate refuses what run would) and by
+ * fs_model_create. */
+static inline int fs_policy_withdraw_check(const fs_config_t *cfg, const fs_policy_ops_t *p,
+                                           fs_error_t *err)
+{
+    if (cfg->workload.trace.opts.cancelled == FS_CANCELLED_WITHDRAW && !p->withdraw)
+        return fs_error_set(err, FS_EINVAL, "workload.trace.cancelled: withdraw needs a policy that "
+                            "can take a queued job back (scheduler.queue fifo, priority, sjf, "
+                            "srtf, las, slurm, wfp, kueue or volcano); '%s' cannot", p->name);
+    return 0;
+}
+
 #endif

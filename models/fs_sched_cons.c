@@ -119,12 +119,10 @@ static int cons_profile(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res,
     return 0;
 }
 
-/* Starts queued node x at now for planned run time d; with outages ahead
- * (out), on nodes whose next outage begins at now + d or later: the others
- * are held out while it is placed (fs_capplan_hold).  1 started, 0 not,
- * < 0 error. */
-static int start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, fs_time_t d,
-                         int out)
+/* fs_sched_int.h: the backfill pass's starts and Slurm's main scheduler's
+ * (fs_sslurm_main) with outages ahead. */
+int fs_scons_start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, fs_time_t d,
+                           int out)
 {
     if (!out)
         return fs_sched_start(s, m, x - 1);
@@ -234,7 +232,7 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
         if (t == FS_TIME_NEVER)
             continue;
         if (t == now && fs_sched_fits(m, x)) {
-            int rc = start_planned(s, m, x, now, d, out);
+            int rc = fs_scons_start_planned(s, m, x, now, d, out);
             if (rc < 0)
                 return rc;
             if (rc == 1) {

@@ -335,6 +335,12 @@ int fs_scons_outages(sched_t *s, fs_model_t *m);
  * conservative pass's profile with the outages in it, the queue in order,
  * and one reservation, the first blocked job's. */
 int fs_scons_easy_pass(sched_t *s, fs_model_t *m);
+/* Starts queued node x at now for planned run time d (fs_sched_cons.c);
+ * with outages ahead (out), on nodes whose next outage begins at now + d or
+ * later: the others are held out while it is placed (fs_capplan_hold).  1
+ * started, 0 not, < 0 error. */
+int fs_scons_start_planned(sched_t *s, fs_model_t *m, uint32_t x, fs_time_t now, fs_time_t d,
+                           int out);
 
 /* Slurm mode (fs_sched_slurm.c).  The main scheduler: starts jobs in order
  * until the first that cannot start.  1 if the backfill pass is due, 0 if

@@ -14,9 +14,21 @@
 /* ---- main scheduler ---------------------------------------------------------------- */
 
 /* Slurm's main scheduler: priority order, stops at the first job that
- * cannot start; the backfill pass runs every bf_interval (bf_due). */
+ * cannot start; the backfill pass runs every bf_interval (bf_due).  With
+ * outages of cluster.outages ahead, a job starts only on nodes whose next
+ * outage begins at or after its requested end (now + its estimate), as in
+ * the backfill pass: Slurm's main scheduler (node_scheduler.c
+ * _get_req_features, for a job without a reservation of its own) and its
+ * backfill both leave out the nodes of a reservation that the job's time
+ * limit would run into (reservation.c job_test_resv; docs/traces.md
+ * "Backfill plans around outages").  A job held back by that is the first
+ * that cannot start. */
 int fs_sslurm_main(sched_t *s, fs_model_t *m)
 {
+    int out = fs_scons_outages(s, m);
+    if (out < 0)
+        return out;
+    fs_time_t now = fs_model_now(m);
     while (s->queued > 0) {
         uint32_t head = 0;
         for (size_t c = 0; c < s->shapes.n; c++) {
@@ -26,9 +38,11 @@ int fs_sslurm_main(sched_t *s, fs_model_t *m)
         }
         if (!fs_sched_fits(m, head))
             break;
-        int rc = fs_sched_start(s, m, head - 1);
-        if (rc <= 0)
+        int rc = fs_scons_start_planned(s, m, head, now, fs_sched_plan_d(s, head, 0), out);
+        if (rc < 0 || (rc == 0 && !out))
             return rc;
+        if (rc == 0)
+            break;
     }
     if (!s->bf_due || s->queued == 0)
         return 0;

@@ -10,6 +10,8 @@
  *   - EASY and conservative: the blocked head's reservation moves past the
  *     outage when its run would overlap it on the nodes it needs;
  *   - conservative: the same candidates as EASY;
+ *   - bf.mode slurm: the main scheduler, not only its backfill pass, keeps
+ *     a job off nodes whose outage its run would reach;
  *   - every case also runs without the outage file and checks the start
  *     capacity seen as lasting gives (the old behaviour) is another one;
  *   - a job running when its nodes' outage begins runs on (a drain);
@@ -195,6 +197,40 @@ static void head_case(fixture_t *f, int backfill)
 static void test_easy_head(void **st) { head_case(*st, FS_BACKFILL_EASY); }
 static void test_cons_head(void **st) { head_case(*st, FS_BACKFILL_CONSERVATIVE); }
 
+/* bf.mode slurm: Slurm's main scheduler starts jobs in order before the
+ * backfill pass (fs_sslurm_main) and, like it, leaves out the nodes of an
+ * outage the job's run would reach.  A(0, 3 GPUs, 50 s) ends at 50 < 100:
+ * started at 0 by the main scheduler on nodes 0-2.  B(0.5, 3 GPUs, 200 s)
+ * fits at A's end, 50, on four free nodes, but three of them include one of
+ * nodes 2-3, whose outage begins at 100 < 250: the main scheduler does not
+ * start it, and neither does the backfill pass (only nodes 0-1 are free of
+ * the outage before 400; its profile gives 400).  B starts at 400, when
+ * the outage ends.  Without the main scheduler's hold (the old code) B
+ * started at 50 by the main scheduler and ran into the outage; without the
+ * outage file it starts at 50 too. */
+static void test_slurm_main(void **st)
+{
+    fixture_t *f = *st;
+    fs_job_t jobs[2] = {job(1, 0, 3, 50), job(2, 0.5, 3, 200)};
+    fs_pool_cfg_t pool;
+    fs_config_t cfg;
+    static fs_test_rows_t rs;
+    run_out_t o;
+
+    base(&cfg, &pool, FS_BACKFILL_CONSERVATIVE, f->window);
+    cfg.scheduler.bf.mode = FS_BF_SLURM;
+    run(&cfg, jobs, 2, &rs, &o);
+    assert_double_equal(start_of(&rs, 1), 0, 0);
+    assert_double_equal(start_of(&rs, 2), 400, 0);    /* held past the outage */
+
+    base(&cfg, &pool, FS_BACKFILL_CONSERVATIVE, NULL);
+    cfg.scheduler.bf.mode = FS_BF_SLURM;
+    run(&cfg, jobs, 2, &rs, &o);
+    assert_double_equal(start_of(&rs, 1), 0, 0);
+    assert_double_equal(start_of(&rs, 2), 50, 0);     /* capacity lasting: A's end */
+    fs_test_rows_free(&rs);
+}
+
 /* A job running when its nodes' outage begins goes on (a drain): its
  * estimate (10 s) is shorter than its run (300 s), so it starts at 0 on
  * any node and runs over the outage; a job queued behind it that needs
@@ -272,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cons_candidate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_easy_head, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cons_head, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slurm_main, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_drains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_far_outage_same, setup, teardown),
     };

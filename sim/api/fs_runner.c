@@ -572,10 +572,13 @@ void fs_run_print_summary(FILE *f, const fs_config_t *cfg, const fs_run_report_t
     fprintf(f, "fleet        %llu GPUs in %zu pool%s\n", (unsigned long long)rep->totals.gpus_total,
             cfg->cluster.n_pools, cfg->cluster.n_pools == 1 ? "" : "s");
     print_window(f, cfg, rep);
-    fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected "
+    char wd[48] = "";   /* cancelled before they started (workload.trace.cancelled: withdraw) */
+    if (s->jobs_withdrawn)
+        snprintf(wd, sizeof wd, ", %llu withdrawn", (unsigned long long)s->jobs_withdrawn);
+    fprintf(f, "jobs         %llu submitted, %llu completed, %llu unfinished, %llu rejected%s "
             "(whole run); %llu submitted in the window and started\n",
             (unsigned long long)s->jobs_submitted, (unsigned long long)s->jobs_completed,
-            (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected,
+            (unsigned long long)s->jobs_unfinished, (unsigned long long)s->jobs_rejected, wd,
             (unsigned long long)s->jobs_in_stats);
     fprintf(f, "utilization  %.1f%%   (whole run: %.1f%%, goodput %.1f%%)\n",
             100 * s->utilization, 100 * s->utilization_all, 100 * s->goodput);

@@ -13,7 +13,8 @@
  *   J = KS + |ln((mean_sim + 60) / (mean_rec + 60))| / 2
  *          + |ln((p90_sim + 60) / (p90_rec + 60))| / 2
  * (waits in seconds; the 60 s keeps jobs that never waited from dominating
- * the ratios).  A scenario that sets scheduler.limits.max_jobs_per_user = L
+ * the ratios).  A scenario's own cluster.outages is replaced at every point
+ * (threshold 0: none), so that the grid is the same with or without it.  A scenario that sets scheduler.limits.max_jobs_per_user = L
  * adds a third dimension, the per-user limit: none, 1, 2, 4, ... below L,
  * and L (models/fs_limits.h).  The point with the smallest J is the fit; its statistics on
  * the jobs submitted from the split on are the prediction error.
@@ -24,6 +25,7 @@
 #include "../../analysis/fs_compare_rec.h"
 #include "../api/fs_runner.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 static const double k_thresholds[] = {0, 0.05, 0.1, 0.2};
@@ -75,6 +77,8 @@ typedef struct point {
     int stuck;                  /* its replay did not finish (FS_ESTUCK: the backlog outlived
                                    drain_limit, or a job can never start at this share) */
     double j;                   /* the objective; +inf for a stuck point */
+    double over;                /* share of the log's span in which the recorded schedule had
+                                   more GPUs busy than this point's capacity */
 } point_t;
 
 static double ratio_term(double s, double r)
@@ -97,12 +101,66 @@ typedef struct cal {
     size_t n_rec;
     double gpus;                /* the scenario's GPUs */
     unsigned gpn;               /* GPUs per node of pool 0 (outage files' nodes) */
-    double *ws, *wr;            /* scratch, [n_rec] */
+    unsigned jobs;              /* replays at once (-j), each on its own thread */
     int limits;                 /* the grid has the per-user limit dimension */
 } cal_t;
 
-/* One replay of grid point p; fills its windows' statistics. */
-static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
+typedef struct bevt {
+    double t, d;                /* time, GPUs busy from then on (+ start, - end) */
+} bevt_t;
+
+static int by_time(const void *a, const void *b)
+{
+    const bevt_t *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->d > y->d) - (x->d < y->d);
+}
+
+/* The share of the log's span (first start to last end) in which the
+ * recorded schedule had more than cap[i] GPUs busy, into over[i], i < n: a
+ * capacity the log itself exceeds that long could not have run it (a
+ * capacity share then stands in for what is not capacity).  0 or FS_ENOMEM. */
+static int recorded_over(const cal_t *c, const double *cap, size_t n, double *over)
+{
+    bevt_t *e = fs_malloc((2 * c->n_rec + 1) * sizeof *e);
+    if (!e)
+        return FS_ENOMEM;
+    for (size_t i = 0; i < c->n_rec; i++) {
+        e[2 * i] = (bevt_t){c->rec[i].start, c->rec[i].gpus};
+        e[2 * i + 1] = (bevt_t){c->rec[i].end, -c->rec[i].gpus};
+    }
+    size_t ne = 2 * c->n_rec;
+    qsort(e, ne, sizeof *e, by_time);
+    for (size_t k = 0; k < n; k++)
+        over[k] = 0;
+    double busy = 0, span = ne ? e[ne - 1].t - e[0].t : 0;
+    for (size_t i = 0; i + 1 < ne; i++) {
+        busy += e[i].d;
+        for (size_t k = 0; k < n; k++)
+            if (busy > cap[k] + 1e-9)
+                over[k] += e[i + 1].t - e[i].t;
+    }
+    for (size_t k = 0; k < n; k++)
+        over[k] = span > 0 ? over[k] / span : 0;
+    fs_free(e);
+    return 0;
+}
+
+/* The GPUs of cfg's pools at capacity share `share` (each pool's nodes
+ * rounded, at least one: as replay() scales them). */
+static double scaled_gpus(const fs_config_t *cfg, double share)
+{
+    double gpus = 0;
+    for (size_t i = 0; i < cfg->cluster.n_pools; i++) {
+        const fs_pool_cfg_t *pc = &cfg->cluster.pools[i];
+        gpus += fmax(1, round(pc->nodes * share)) * pc->gpus_per_node;
+    }
+    return gpus;
+}
+
+/* One replay of grid point p; fills its windows' statistics.  tmp: its
+ * outage file's path; ws, wr: scratch of n_rec waits. */
+static int replay(const cal_t *c, point_t *p, const char *tmp, double *ws, double *wr,
+                  fs_error_t *err)
 {
     const char *sets[MAX_SETS + 40];
     char buf[40][96];
@@ -122,7 +180,9 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
         sets[ns++] = buf[nb++];
     }
     int rc = 0;
-    if (p->threshold > 0) {
+    /* threshold 0 is no outage: a scenario's own cluster.outages gives way
+     * to the rule's file at every point (at 0, one with no row) */
+    if (p->threshold > 0 || c->base.cluster.outages) {
         size_t no, ho, hours;
         if ((rc = trc_outages_write(c->scenario, c->rec, c->n_rec, gpus, p->threshold, c->gpn,
                                     tmp, &no, &ho, &hours, err)))
@@ -156,12 +216,12 @@ static int replay(cal_t *c, point_t *p, const char *tmp, fs_error_t *err)
             const trc_orec_t *x = bsearch(&key, c->rec, c->n_rec, sizeof key, by_id);
             if (!x)
                 continue;
-            c->ws[m] = rows.r[i].wait;
-            c->wr[m] = x->start - x->submit;
+            ws[m] = rows.r[i].wait;
+            wr[m] = x->start - x->submit;
             m++;
         }
         p->n[w] = m;
-        if (fs_rec_stats(c->ws, c->wr, m, &p->win[w]))
+        if (fs_rec_stats(ws, wr, m, &p->win[w]))
             rc = fs_error_set(err, FS_ENOMEM, "out of memory");
     }
     fs_free(rows.r);
@@ -242,6 +302,8 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             fs_json_num(&j, pts[i].j);
             fs_json_key(&j, "finished");
             fs_json_bool(&j, !pts[i].stuck);
+            fs_json_key(&j, "recorded_over_capacity");
+            fs_json_num(&j, pts[i].over);
             fs_json_end_object(&j);
         }
         fs_json_end_array(&j);
@@ -280,11 +342,14 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
     printf("method: a grid of replays, outage threshold (0: none) x capacity share%s;\n"
            "objective on the training window: KS + |ln mean ratio|/2 + |ln p90 ratio|/2\n",
            c->limits ? " x jobs per user (0: no limit)" : "");
+    printf("over: the share of the log's span in which the recorded schedule had more GPUs busy "
+           "than the point's capacity\n");
     if (c->limits)
-        printf("%9s %6s %5s %9s %6s %8s\n", "threshold", "share", "limit", "objective", "KS",
-               "Spearman");
+        printf("%9s %6s %5s %9s %6s %8s %6s\n", "threshold", "share", "limit", "objective", "KS",
+               "Spearman", "over");
     else
-        printf("%9s %6s %9s %6s %8s\n", "threshold", "share", "objective", "KS", "Spearman");
+        printf("%9s %6s %9s %6s %8s %6s\n", "threshold", "share", "objective", "KS", "Spearman",
+               "over");
     size_t n_stuck = 0;
     for (size_t i = 0; i < np; i++) {
         if (pts[i].stuck) {
@@ -298,12 +363,13 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
             continue;
         }
         if (c->limits)
-            printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share,
-                   pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
-                   i == best ? "  <- fit" : "");
+            printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold,
+                   pts[i].share, pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
+                   100 * pts[i].over, i == best ? "  <- fit" : "");
         else
-            printf("%9.2f %6.2f %9.3f %6.3f %8.3f%s\n", pts[i].threshold, pts[i].share, pts[i].j,
-                   pts[i].win[0].ks, pts[i].win[0].spearman, i == best ? "  <- fit" : "");
+            printf("%9.2f %6.2f %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold, pts[i].share,
+                   pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman, 100 * pts[i].over,
+                   i == best ? "  <- fit" : "");
     }
     if (n_stuck)
         printf("%zu of %zu grid points did not finish their replay: never chosen\n", n_stuck, np);
@@ -325,6 +391,103 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
            t_mean ? "met" : "NOT met", t_p90 ? "met" : "NOT met");
 }
 
+/* The grid's replays on c->jobs threads: each takes the next point not
+ * taken, with its own outage file and scratch.  The first error (in grid
+ * order) ends the taking; the points are the same however the threads ran. */
+typedef struct pool {
+    const cal_t *c;
+    point_t *pts;
+    size_t n, next;
+    pthread_mutex_t mu;
+    int rc;                     /* the error of point err_at, 0 none */
+    size_t err_at;
+    fs_error_t err;
+} pool_t;
+
+typedef struct worker {
+    pool_t *pl;
+    unsigned k;
+    int started;
+} worker_t;
+
+static void pool_fail(pool_t *pl, size_t i, int rc, const fs_error_t *e)
+{
+    pthread_mutex_lock(&pl->mu);
+    if (!pl->rc || i < pl->err_at) {
+        pl->rc = rc;
+        pl->err_at = i;
+        pl->err = *e;
+    }
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    pool_t *pl = w->pl;
+    const cal_t *c = pl->c;
+    char tmp[80];
+    snprintf(tmp, sizeof tmp, "%s/fleetsim-calibrate-%ld-%u.csv",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), w->k);
+    if (strlen(tmp) >= sizeof tmp - 1)
+        snprintf(tmp, sizeof tmp, "/tmp/fleetsim-calibrate-%ld-%u.csv", (long)getpid(), w->k);
+    double *ws = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *ws);
+    double *wr = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *wr);
+    fs_error_t e;
+    fs_error_clear(&e);
+    if (!ws || !wr)
+        pool_fail(pl, 0, fs_error_set(&e, FS_ENOMEM, "out of memory"), &e);
+    for (;;) {
+        pthread_mutex_lock(&pl->mu);
+        size_t i = pl->next < pl->n && !pl->rc ? pl->next++ : pl->n;
+        pthread_mutex_unlock(&pl->mu);
+        if (i == pl->n)
+            break;
+        int rc = fs_cli_stop ? fs_error_set(&e, FS_EINTR, "interrupted")
+                             : replay(c, &pl->pts[i], tmp, ws, wr, &e);
+        if (rc)
+            pool_fail(pl, i, rc, &e);
+    }
+    remove(tmp);
+    fs_free(ws);
+    fs_free(wr);
+    return NULL;
+}
+
+/* Runs every point of pts[0..n) (c->jobs at once).  0 or the first error. */
+static int run_grid(const cal_t *c, point_t *pts, size_t n, fs_error_t *err)
+{
+    pool_t pl = {.c = c, .pts = pts, .n = n};
+    if (pthread_mutex_init(&pl.mu, NULL))
+        return fs_error_set(err, FS_ENOMEM, "cannot create a mutex");
+    unsigned nt = c->jobs < n ? c->jobs : (unsigned)n;
+    worker_t *ws = fs_calloc(nt ? nt : 1, sizeof *ws);
+    pthread_t *th = fs_calloc(nt ? nt : 1, sizeof *th);
+    int rc = 0;
+    if (!ws || !th) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        nt = 0;
+    }
+    for (unsigned k = 0; k < nt; k++) {
+        ws[k] = (worker_t){&pl, k, 0};
+        if (k + 1 < nt)
+            ws[k].started = pthread_create(&th[k], NULL, work, &ws[k]) == 0;
+    }
+    if (nt)
+        work(&ws[nt - 1]);      /* the last on this thread (with -j 1, the only one) */
+    for (unsigned k = 0; k + 1 < nt; k++)
+        if (ws[k].started)
+            pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&pl.mu);
+    fs_free(ws);
+    fs_free(th);
+    if (!rc && pl.rc) {
+        *err = pl.err;
+        rc = pl.rc;
+    }
+    return rc;
+}
+
 static int calibrate(cal_t *c, int json, fs_error_t *err)
 {
     int rc = fs_scenario_load_file(c->scenario, c->sets, c->n_sets, &c->base, err);
@@ -340,7 +503,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
         lims[nl++] = lmax;
     point_t *pts = fs_calloc(N_TH * N_SH * nl, sizeof *pts);
     size_t np = 0, best = 0;
-    char tmp[64] = "";
     if (!pts) {
         rc = fs_error_set(err, FS_ENOMEM, "out of memory");
         goto out;
@@ -374,16 +536,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
                               "gpus_per_node (the outage file counts nodes)", c->scenario);
             goto out;
         }
-    c->ws = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->ws);
-    c->wr = fs_malloc((c->n_rec ? c->n_rec : 1) * sizeof *c->wr);
-    if (!c->ws || !c->wr) {
-        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
-        goto out;
-    }
-    snprintf(tmp, sizeof tmp, "%s/fleetsim-calibrate-%ld.csv",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    if (strlen(tmp) >= sizeof tmp - 1)
-        snprintf(tmp, sizeof tmp, "/tmp/fleetsim-calibrate-%ld.csv", (long)getpid());
     if (no_rec)
         fprintf(stderr, "fleetsim calibrate: %zu jobs record no start or end: left out of the fit\n",
                 no_rec);
@@ -395,22 +547,25 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
             fprintf(stderr, "fleetsim calibrate: no job of the trace names a user: the per-user "
                             "limit cannot act (every limit gives the same replay)\n");
     }
-    for (size_t t = 0; t < N_TH && !rc; t++)
-        for (size_t s = 0; s < N_SH * nl && !rc; s++) {
-            point_t *p = &pts[np];
+    double caps[N_SH], over[N_SH];
+    for (size_t s = 0; s < N_SH; s++)
+        caps[s] = scaled_gpus(&c->base, k_shares[s]);
+    if (recorded_over(c, caps, N_SH, over)) {
+        rc = fs_error_set(err, FS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t t = 0; t < N_TH; t++)
+        for (size_t s = 0; s < N_SH * nl; s++) {
+            point_t *p = &pts[np++];
             p->threshold = k_thresholds[t];
             p->share = k_shares[s / nl];
             p->limit = lims[s % nl];
-            if (fs_cli_stop) {
-                rc = fs_error_set(err, FS_EINTR, "interrupted");
-                break;
-            }
-            if (!(rc = replay(c, p, tmp, err))) {
-                if (p->j < pts[best].j || np == 0)
-                    best = np;
-                np++;
-            }
+            p->over = over[s / nl];
         }
+    rc = run_grid(c, pts, np, err);
+    for (size_t i = 0; i < np && !rc; i++)    /* the first of the least objective */
+        if (pts[i].j < pts[best].j)
+            best = i;
     if (!rc && np && pts[best].stuck)
         rc = fs_error_set(err, FS_ESTUCK, "%s: none of the %zu grid points finished its replay "
                           "(the backlog outlived drain_limit, or a job can never start): raise "
@@ -420,10 +575,6 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
         report(c, pts, np, best, json);
 out:
     fs_free(pts);
-    if (tmp[0])
-        remove(tmp);
-    fs_free(c->ws);
-    fs_free(c->wr);
     fs_free(c->rec);
     fs_config_release(&c->base);
     return rc;
@@ -432,7 +583,7 @@ out:
 int fs_cmd_calibrate(int argc, char **argv)
 {
     const char *sets[MAX_SETS];
-    cal_t c = {.sets = sets, .split_s = NAN};
+    cal_t c = {.sets = sets, .split_s = NAN, .jobs = 1};
     int json = 0;
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "calibrate", argc, argv, fs_cli_find("calibrate")->opts);
@@ -456,6 +607,13 @@ int fs_cmd_calibrate(int argc, char **argv)
             c.split_s = d * 86400;
         } else if (id == FS_OPT_JSON) {
             json = 1;
+        } else if (id == 'j') {
+            char *end = NULL;
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || n < 1 || n > 256)
+                return fs_cli_usage_error("calibrate", "-j needs a number of threads from 1 to "
+                                                       "256");
+            c.jobs = (unsigned)n;
         } else if (id == FS_CLI_BAD) {
             return g.status;
         } else if (!c.scenario) {

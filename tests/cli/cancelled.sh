@@ -122,6 +122,12 @@ SWF
         ok || bad "first held job withdrawn: $(rows hl.h5)"
 fi
 
+# run's summary counts the withdrawn jobs (none: not said)
+expect_exit 0 "$FLEETSIM" run wd.yaml -o ws.h5
+expect_out '^jobs +4 submitted, 3 completed, 0 unfinished, 0 rejected, 1 withdrawn \(whole run\)'
+expect_exit 0 "$FLEETSIM" run wd.yaml --set workload.trace.cancelled=skip -o ws.h5
+expect_out '^jobs +3 submitted, 3 completed, 0 unfinished, 0 rejected \(whole run\)'
+
 # refused: a policy that cannot take a queued job back (a plugin), and run
 # for a format that records no run time for such a job
 cc -std=c17 -Wall -Wextra -Werror -fPIC -shared -I "$SRC/sim/api" "$SRC/tests/install/plugin_fifo.c" \
@@ -130,6 +136,9 @@ sed "\$a scheduler:\n  plugin: {path: $WORK/plugin_fifo.so}" k.yaml | sed '/^sch
 expect_exit 2 "$FLEETSIM" run kp.yaml -o kp.h5 -q
 expect_err "workload.trace.cancelled: withdraw needs a policy that can take a queued job back"
 expect_no_file kp.h5
+# validate refuses it too, at the key (the same message), as run does at load
+expect_exit 2 "$FLEETSIM" validate kp.yaml
+expect_err "kp.yaml:[0-9]+:[0-9]+: .*workload.trace.cancelled: withdraw needs a policy that can take a queued job back"
 expect_exit 0 "$FLEETSIM" run kp.yaml --set workload.trace.cancelled=skip -o kp.h5 -q
 expect_exit 2 "$FLEETSIM" run k.yaml --set workload.trace.cancelled=run -o kr.h5 -q
 expect_err "workload.trace.cancelled: run is not possible for swf"

@@ -59,6 +59,52 @@ assert g[(0, 0.7)]["finished"] is False and g[(0, 0.7)]["objective"] is None, g[
 assert g[(0, 1.0)]["finished"] is True and d["best"]["share"] == 1.0, d["best"]
 PY
 fi
+# a scenario with its own cluster.outages (node 1 down all along: the log's
+# one node) gives the same grid: every point replaces it with the rule's
+# file, none at threshold 0 (before, the threshold-0 points kept it, and at
+# share 0.7 it named a node that no longer exists)
+printf 'start,end,nodes,cause\n0,100000,1,maintenance\n' > down.csv
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json
+cp out.txt plain.json
+# -j 3: the replays on three threads, the same document
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --json -j 3
+cmp -s out.txt plain.json && ok || bad "calibrate -j 3 differs from -j 1: $(diff out.txt plain.json | head -5)"
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set drain_limit=500s -j 2
+expect_out '^19 of 28 grid points did not finish their replay: never chosen$'
+expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s -j 2
+expect_err 'none of the 28 grid points finished its replay'
+expect_exit 2 "$FLEETSIM" calibrate cal.yaml -j 0
+expect_err '\-j needs a number of threads from 1 to 256'
+mkdir -p tmpd
+expect_exit 0 env TMPDIR="$PWD/tmpd" "$FLEETSIM" calibrate cal.yaml -j 2
+[ -z "$(ls tmpd)" ] && ok || bad "temporary outage files left: $(ls tmpd)"
+expect_exit 0 "$FLEETSIM" calibrate cal.yaml --set cluster.outages=down.csv --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate with the scenario's outages: $(head -c 400 out.txt)"
+import json
+a, b = json.load(open("plain.json")), json.load(open("out.txt"))
+assert a["grid"] == b["grid"] and a["best"] == b["best"], (a["best"], b["best"])
+assert b["best"]["share"] == 0.7 and b["best"]["threshold"] == 0, b["best"]
+PY
+fi
+# the share of the log in which the recorded schedule had more GPUs busy
+# than a point's capacity: jobs 1 and 2 ran at once over [0, 100), job 3
+# alone over [100, 200); a share that leaves one node (0.7) is exceeded for
+# half the log, the whole machine never
+printf '; MaxProcs: 2\n1 0 0 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n2 0 0 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n3 0 100 100 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n' > over.swf
+sed 's/serial.swf/over.swf/' cal.yaml > over.yaml
+expect_exit 0 "$FLEETSIM" calibrate over.yaml
+expect_out '^ +0\.00 +0\.70( +[^ ]+){3} +50\.0%'
+expect_out '^ +0\.00 +1\.00( +[^ ]+){3} +0\.0%'
+expect_exit 0 "$FLEETSIM" calibrate over.yaml --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --json, recorded over capacity: $(head -c 400 out.txt)"
+import json
+g = {(p["threshold"], p["share"]): p for p in json.load(open("out.txt"))["grid"]}
+assert g[(0, 0.7)]["recorded_over_capacity"] == 0.5, g[(0, 0.7)]
+assert g[(0.2, 1.0)]["recorded_over_capacity"] == 0, g[(0.2, 1.0)]
+PY
+fi
 # no point finishes: exit 1, said
 expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s
 expect_err 'none of the 28 grid points finished its replay'
