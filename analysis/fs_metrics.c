@@ -1129,9 +1129,11 @@ static int text_prefix(ctx_t *c, const char *name)
     return b->oom ? fail(c, FS_ENOMEM, "out of memory") : 0;
 }
 
-/* Per series and block in the index: its entry (label references, chunk
- * metadata, CRC, 16-byte alignment) and postings, 4 bytes per label; per
- * chunk in a segment file: length, encoding and CRC (fs_tsdb.c) */
+/* Per series and block in the index: its entry (chunk metadata, CRC,
+ * 16-byte alignment) and per label 8 bytes (its two symbol references and
+ * its postings entry); per chunk, its length, encoding and CRC in the
+ * segment file and its metadata in the index (fs_tsdb.c).  Measured against
+ * the blocks: docs/performance.md "fleetsim metrics --tsdb". */
 #define IDX_SERIES_BYTES 40
 #define IDX_LABEL_BYTES 8
 #define CHUNK_BYTES 20
