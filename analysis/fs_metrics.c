@@ -1777,6 +1777,12 @@ static int read_services(ctx_t *c)
 /* The export's expected size: samples per selected GPU and family from the
  * steps, series from the segments, bytes per sample as measured on
  * tests/cli/metrics.sh's exports (docs/observability.md "Size"). */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Chunk bytes per sample of a family in blocks, in thousandths (measured
  * on the 10,000-GPU week: docs/performance.md "fleetsim metrics --tsdb"):
  * the energy counter changes at every sample, the others seldom. */
@@ -1789,17 +1795,32 @@ static uint64_t chunk_mbytes(fam_kind_t k)
 static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *bytes)
 {
     uint64_t steps = c->k_hi >= c->k_lo ? (uint64_t)(c->k_hi - c->k_lo) + 1 : 0;
-    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0, chunk_mb = 0;
+    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0, chunk_mb = 0, *jobs = NULL;
+    size_t cap_jobs = 0;
     size_t nf = sizeof families / sizeof families[0];
     for (uint32_t g = 0; g < c->n_gpus; g++) {
         const gpu_t *gp = &c->gpus[g];
         if (!gpu_selected(c, gp))
             continue;
         gpus++;
-        uint64_t segs = 0;  /* the pods held at a sample instant (--from, --to) */
+        /* the pods held at a sample instant (--from, --to): one series per
+         * job, however many segments it has on the GPU */
+        uint64_t segs = 0;
+        int have = fs_grow((void **)&jobs, &cap_jobs, gp->n + 1, sizeof *jobs) == 0;
         for (size_t i = 0; i < gp->n; i++) {
             double k0 = fmax(ceil(gp->s[i].start / c->o->step), c->k_lo);
-            segs += k0 <= c->k_hi && k0 * c->o->step < gp->s[i].end;
+            if (k0 <= c->k_hi && k0 * c->o->step < gp->s[i].end) {
+                if (have)
+                    jobs[segs] = gp->s[i].job;
+                segs++;
+            }
+        }
+        if (have && segs > 1) {     /* else (out of memory) each segment counts */
+            qsort(jobs, segs, sizeof *jobs, cmp_u64);
+            uint64_t u = 1;
+            for (uint64_t i = 1; i < segs; i++)
+                u += jobs[i] != jobs[i - 1];
+            segs = u;
         }
         for (size_t f = 0; f < nf; f++) {
             if (!c->fam_on[f] || families[f].kind == F_XID_COUNT)
@@ -1813,6 +1834,7 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
             pods += per_pod(families[f].kind) ? segs : 0;
         }
     }
+    fs_free(jobs);
     for (uint32_t g = 0; g < c->n_gpus; g++)
         groups += gpu_selected(c, &c->gpus[g]) &&
                   (g == 0 || (c->o->level == FS_METRICS_POOL
