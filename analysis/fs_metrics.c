@@ -131,6 +131,10 @@ typedef struct fs_msink {
     size_t n_tl;
     char **service_name;    /* /services names */
     size_t n_services;
+    /* counting (estimate): put_series counts what it would write, writes nothing */
+    int counting;
+    uint64_t cnt_series, cnt_samples, cnt_bytes;
+    uint8_t *xbuf;          /* counting --tsdb: one chunk encoded */
 } ctx_t;
 
 typedef enum fam_kind {
@@ -1088,6 +1092,96 @@ static int check_size(ctx_t *c)
     return 0;
 }
 
+/* The samples (t, v) with a staleness marker after each sample not followed
+ * by one gap_ms later, into c->tt, c->tv; their number in *m. */
+static int with_markers(ctx_t *c, const int64_t *t, const double *v, size_t n, int64_t gap_ms,
+                        size_t *m)
+{
+    if (fs_grow((void **)&c->tt, &c->cap_tt, 2 * n, sizeof *c->tt) ||
+        fs_grow((void **)&c->tv, &c->cap_tv, 2 * n, sizeof *c->tv))
+        return fail(c, FS_ENOMEM, "out of memory");
+    *m = 0;
+    for (size_t i = 0; i < n; i++) {
+        c->tt[*m] = t[i];
+        c->tv[(*m)++] = v[i];
+        if (i + 1 == n || t[i + 1] > t[i] + gap_ms) {
+            c->tt[*m] = t[i] + gap_ms;
+            c->tv[(*m)++] = fs_tsdb_stale();
+        }
+    }
+    return 0;
+}
+
+/* The text line prefix of the series (its name and labels) into c->line. */
+static int text_prefix(ctx_t *c, const char *name)
+{
+    sbuf_t *b = &c->line;
+    b->n = 0;
+    sb_str(b, name);
+    for (size_t i = 0; i < c->nl; i++) {
+        sb_str(b, i ? "," : "{");
+        sb_str(b, c->lname[i]);
+        sb_str(b, "=\"");
+        sb_label_value(b, c->lv.p + c->loff[i]);
+        sb_str(b, "\"");
+    }
+    sb_str(b, c->nl ? "} " : " ");
+    return b->oom ? fail(c, FS_ENOMEM, "out of memory") : 0;
+}
+
+/* Per series and block in the index: its entry (chunk metadata, CRC,
+ * 16-byte alignment) and per label 8 bytes (its two symbol references and
+ * its postings entry); per chunk, its length, encoding and CRC in the
+ * segment file and its metadata in the index (fs_tsdb.c).  Measured against
+ * the blocks: docs/performance.md "fleetsim metrics --tsdb". */
+#define IDX_SERIES_BYTES 40
+#define IDX_LABEL_BYTES 8
+#define CHUNK_BYTES 20
+
+/* Counting (the estimate of the families fs_metrics_queues.c and
+ * fs_metrics_links.c write): the bytes the series would take, exactly in
+ * text, in blocks its chunks encoded and the index modelled. */
+static int count_series(ctx_t *c, const char *name, const int64_t *t, const double *v, size_t n,
+                        int64_t gap_ms)
+{
+    c->cnt_series++;
+    if (c->o->tsdb) {
+        size_t m = 0;
+        if (with_markers(c, t, v, n, gap_ms, &m))
+            return FS_ENOMEM;
+        if (!c->xbuf && !(c->xbuf = fs_malloc(fs_tsdb_xor_bound(FS_TSDB_CHUNK_SAMPLES))))
+            return fail(c, FS_ENOMEM, "out of memory");
+        uint64_t bytes = 0;
+        int64_t last_win = -1;
+        for (size_t a = 0; a < m;) {
+            int64_t win = c->tt[a] / c->block_ms;
+            size_t b = a + 1;
+            while (b < m && b - a < FS_TSDB_CHUNK_SAMPLES && c->tt[b] / c->block_ms == win)
+                b++;
+            if (win != last_win)    /* the series in one more block */
+                bytes += IDX_SERIES_BYTES + IDX_LABEL_BYTES * (c->nl + 1);
+            last_win = win;
+            bytes += CHUNK_BYTES + fs_tsdb_xor_encode(c->tt + a, c->tv + a, b - a, c->xbuf,
+                                                      fs_tsdb_xor_bound(FS_TSDB_CHUNK_SAMPLES));
+            a = b;
+        }
+        c->cnt_samples += m;
+        c->cnt_bytes += bytes;
+        return 0;
+    }
+    int rc = text_prefix(c, name);
+    if (rc)
+        return rc;
+    char num[64];
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += c->line.n + fmt_value(num, 32, v[i]) + 1 +
+                 fmt_value(num, 32, (double)(t[i] / 1000)) + 1;
+    c->cnt_samples += n;
+    c->cnt_bytes += bytes;
+    return 0;
+}
+
 /* One series: the labels built (lab_*), samples at ms timestamps t.  The
  * blocks get a staleness marker where the series stops: after each sample
  * not followed by one gap_ms later. */
@@ -1098,20 +1192,13 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         return 0;
     if (c->lv.oom)
         return fail(c, FS_ENOMEM, "out of memory");
+    if (c->counting)
+        return count_series(c, name, t, v, n, gap_ms);
     c->st.series++;
     if (c->tsdb) {
-        if (fs_grow((void **)&c->tt, &c->cap_tt, 2 * n, sizeof *c->tt) ||
-            fs_grow((void **)&c->tv, &c->cap_tv, 2 * n, sizeof *c->tv))
-            return fail(c, FS_ENOMEM, "out of memory");
         size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            c->tt[m] = t[i];
-            c->tv[m++] = v[i];
-            if (i + 1 == n || t[i + 1] > t[i] + gap_ms) {
-                c->tt[m] = t[i] + gap_ms;
-                c->tv[m++] = fs_tsdb_stale();
-            }
-        }
+        if (with_markers(c, t, v, n, gap_ms, &m))
+            return FS_ENOMEM;
         fs_tsdb_label_t lab[40];
         lab[0] = (fs_tsdb_label_t){"__name__", name};
         for (size_t i = 0; i < c->nl; i++)
@@ -1127,19 +1214,10 @@ static int put_series(ctx_t *c, size_t fam, const char *name, const int64_t *t, 
         }
         return check_size(c);
     }
+    int rc = text_prefix(c, name);
+    if (rc)
+        return rc;
     sbuf_t *b = &c->line;
-    b->n = 0;
-    sb_str(b, name);
-    for (size_t i = 0; i < c->nl; i++) {
-        sb_str(b, i ? "," : "{");
-        sb_str(b, c->lname[i]);
-        sb_str(b, "=\"");
-        sb_label_value(b, c->lv.p + c->loff[i]);
-        sb_str(b, "\"");
-    }
-    sb_str(b, c->nl ? "} " : " ");
-    if (b->oom)
-        return fail(c, FS_ENOMEM, "out of memory");
     /* a sample's line: the prefix, the value, a space, the time (s), a newline;
      * the two numbers take at most 2 x 24 bytes */
     twriter_t *w = &c->tw;
@@ -1382,13 +1460,12 @@ static agg_t fam_agg(fam_kind_t k, const char **short_name)
 /* One family at the node or pool level: per group (a node, a pool) of
  * selected GPUs, the aggregate of the GPUs' values (MIG GPUs by device:
  * their per-instance families summed over the instances; no utilization). */
-static int emit_level(ctx_t *c, size_t fam, const family_t *fm)
+static int emit_level(ctx_t *c, size_t fam, const family_t *fm, int pool)
 {
     const char *sn;
     agg_t ag = fam_agg(fm->kind, &sn);
     if (!sn)
         return 0;
-    int pool = c->o->level == FS_METRICS_POOL;
     char name[96];
     snprintf(name, sizeof name, "fleetsim:%s:%s_%s", sn,
              ag == A_AVG ? "avg" : ag == A_SUM ? "sum" : "max", pool ? "pool" : "node");
@@ -1614,6 +1691,11 @@ void fs_msink_info(const fs_msink_t *c, fs_msink_info_t *out)
                              .end_time = c->end_time};
 }
 
+int fs_msink_node_on(const fs_msink_t *c, uint32_t p, uint32_t local)
+{
+    return p < c->n_pools && c->pool_on[p] && local >= c->o->node_lo && local <= c->o->node_hi;
+}
+
 const char *fs_msink_tenant(const fs_msink_t *c, int32_t t)
 {
     return tenant_of(c, t);
@@ -1626,7 +1708,9 @@ const char *fs_msink_service(const fs_msink_t *c, uint32_t i)
 
 int fs_msink_family(fs_msink_t *c, const char *name, const char *type, const char *help)
 {
-    if (!c->tsdb)
+    if (c->counting && !c->o->tsdb)
+        c->cnt_bytes += 2 * strlen(name) + strlen(type) + strlen(help) + 18;
+    else if (!c->tsdb && !c->counting)
         tw_printf(&c->tw, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
     return 0;
 }
@@ -1693,16 +1777,51 @@ static int read_services(ctx_t *c)
 /* The export's expected size: samples per selected GPU and family from the
  * steps, series from the segments, bytes per sample as measured on
  * tests/cli/metrics.sh's exports (docs/observability.md "Size"). */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Chunk bytes per sample of a family in blocks, in thousandths (measured
+ * on the 10,000-GPU week: docs/performance.md "fleetsim metrics --tsdb"):
+ * the energy counter changes at every sample, the others seldom. */
+static uint64_t chunk_mbytes(fam_kind_t k)
+{
+    return k == F_ENERGY ? 3710 : k == F_POWER ? 490 : k == F_TEMP ? 480
+           : k == F_XID || k == F_DBE ? 460 : 590;
+}
+
 static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *bytes)
 {
     uint64_t steps = c->k_hi >= c->k_lo ? (uint64_t)(c->k_hi - c->k_lo) + 1 : 0;
-    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0;
+    uint64_t se = 0, sa = 0, gpus = 0, groups = 0, pods = 0, chunk_mb = 0, *jobs = NULL;
+    size_t cap_jobs = 0;
     size_t nf = sizeof families / sizeof families[0];
     for (uint32_t g = 0; g < c->n_gpus; g++) {
         const gpu_t *gp = &c->gpus[g];
         if (!gpu_selected(c, gp))
             continue;
         gpus++;
+        /* the pods held at a sample instant (--from, --to): one series per
+         * job, however many segments it has on the GPU */
+        uint64_t segs = 0;
+        int have = fs_grow((void **)&jobs, &cap_jobs, gp->n + 1, sizeof *jobs) == 0;
+        for (size_t i = 0; i < gp->n; i++) {
+            double k0 = fmax(ceil(gp->s[i].start / c->o->step), c->k_lo);
+            if (k0 <= c->k_hi && k0 * c->o->step < gp->s[i].end) {
+                if (have)
+                    jobs[segs] = gp->s[i].job;
+                segs++;
+            }
+        }
+        if (have && segs > 1) {     /* else (out of memory) each segment counts */
+            qsort(jobs, segs, sizeof *jobs, cmp_u64);
+            uint64_t u = 1;
+            for (uint64_t i = 1; i < segs; i++)
+                u += jobs[i] != jobs[i - 1];
+            segs = u;
+        }
         for (size_t f = 0; f < nf; f++) {
             if (!c->fam_on[f] || families[f].kind == F_XID_COUNT)
                 continue;
@@ -1710,10 +1829,12 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
             if (gp->n_inst && families[f].kind == F_UTIL)
                 continue;
             sa += ents * steps;
-            se += ents + (per_pod(families[f].kind) ? gp->n : 0);
-            pods += per_pod(families[f].kind) ? gp->n : 0;
+            chunk_mb += ents * steps * chunk_mbytes(families[f].kind);
+            se += ents + (per_pod(families[f].kind) ? segs : 0);
+            pods += per_pod(families[f].kind) ? segs : 0;
         }
     }
+    fs_free(jobs);
     for (uint32_t g = 0; g < c->n_gpus; g++)
         groups += gpu_selected(c, &c->gpus[g]) &&
                   (g == 0 || (c->o->level == FS_METRICS_POOL
@@ -1722,25 +1843,38 @@ static void estimate(ctx_t *c, uint64_t *series, uint64_t *samples, uint64_t *by
     if (c->o->level != FS_METRICS_GPU && gpus) {    /* one series per group and family */
         se = (se - pods) * groups / gpus + 1;
         sa = sa * groups / gpus;
+        chunk_mb = chunk_mb / gpus * groups;
         pods = 0;
     }
+    /* GPU level: the nodes' energy counters beside the GPUs' (emit_level) */
+    for (size_t f = 0; f < nf && c->o->level == FS_METRICS_GPU; f++)
+        if (c->fam_on[f] && families[f].kind == F_ENERGY) {
+            uint64_t nodes = 0;
+            for (uint32_t g = 0; g < c->n_gpus; g++)
+                nodes += gpu_selected(c, &c->gpus[g]) &&
+                         (g == 0 || c->gpus[g].node != c->gpus[g - 1].node);
+            se += nodes;
+            sa += nodes * steps;
+            chunk_mb += nodes * steps * chunk_mbytes(F_ENERGY);
+        }
     for (size_t k = 0; k < N_SCHED; k++)
         if (c->fam_on[nf + k] && c->n_tl) {
             se++;
             sa += steps;
         }
-    *series = se;
-    *samples = sa;
+    /* the family modules' series, counted (fs_metrics_write) */
+    *series = se + c->cnt_series;
+    *samples = sa + c->cnt_samples;
     if (c->o->tsdb) {
         /* a GPU's own series are in every block, a pod's in about 1.3; the
-         * index takes about 150 B per series and block, chunks 0.4 B per
-         * sample (most values repeat) and 20 B each (measured on 256 GPUs x 7
-         * days: docs/observability.md "Size") */
+         * index takes about 150 B per series and block, chunks their family's
+         * bytes per sample (chunk_mbytes) and 20 B per series and block
+         * (measured on 256 GPUs x 7 days: docs/observability.md "Size") */
         uint64_t blocks = steps * c->o->step * 1000 / (uint64_t)c->block_ms + 1;
         uint64_t ents = se - pods, in_blocks = ents * blocks + pods * 13 / 10;
-        *bytes = in_blocks * 150 + sa * 2 / 5 + (sa / FS_TSDB_CHUNK_SAMPLES + in_blocks) * 20;
+        *bytes = in_blocks * 170 + chunk_mb / 1000 + c->cnt_bytes;
     } else {
-        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 285 : 120);
+        *bytes = sa * (c->o->level == FS_METRICS_GPU ? 285 : 120) + c->cnt_bytes;
     }
 }
 
@@ -1780,6 +1914,7 @@ static void release(ctx_t *c)
     fs_free(c->st_t);
     fs_free(c->st_v);
     fs_free(c->tl_t);
+    fs_free(c->xbuf);
 }
 
 /* Free bytes where path goes (its directory). */
@@ -1875,6 +2010,14 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     }
     uint64_t e_series = 0, e_samples = 0, e_bytes = 0;
     if (!rc) {
+        /* the family modules' series: made and counted, not written */
+        c.counting = 1;
+        rc = fs_mqueue_emit(&c, c.fam_on, nf + N_SCHED);
+        if (!rc)
+            rc = fs_mlinks_emit(&c, c.fam_on, nf + N_SCHED + fs_mqueue_n_families());
+        c.counting = 0;
+    }
+    if (!rc) {
         estimate(&c, &e_series, &e_samples, &e_bytes);
         uint64_t avail = free_bytes(out, o->tsdb);
         /* the blocks are spooled first: twice their chunks while writing */
@@ -1905,7 +2048,10 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
     uint64_t total = 0, done = 0;
     for (uint32_t g = 0; !rc && g < c.n_gpus; g++)
         total += gpu_selected(&c, &c.gpus[g]);
-    total *= nf;
+    uint64_t fams_on = 0;   /* progress counts the selected families only */
+    for (size_t fi = 0; fi < nf; fi++)
+        fams_on += c.fam_on[fi];
+    total *= fams_on;
     /* text: family by family (OpenMetrics groups a family's samples); blocks:
      * GPU by GPU in UUID order, so that the spool holds the chunks in the
      * order the index lists their series (their labels sort by UUID first)
@@ -1923,7 +2069,7 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
                 tw_printf(&c.tw, "# HELP %s %s\n# TYPE %s %s\n", fm->name, fm->help, fm->name,
                         fm->type);
             if (o->level != FS_METRICS_GPU) {
-                rc = emit_level(&c, fi, fm);
+                rc = emit_level(&c, fi, fm, o->level == FS_METRICS_POOL);
                 continue;
             }
             /* under MIG, DCGM reports the profiling fields and memory per GPU
@@ -1952,6 +2098,13 @@ int fs_metrics_write(const char *results, const char *out, const fs_metrics_opts
             }
         }
     fs_free(by_uuid);
+    /* beside the GPUs' energy counters, each node's: their sum, which the
+     * dashboard's "Energy per hour" queries (docs/observability.md
+     * "Dashboards": a week of 10,000 GPUs' counters is beyond Prometheus'
+     * query timeout); named as --level node names it */
+    for (size_t fi = 0; !rc && o->level == FS_METRICS_GPU && fi < nf; fi++)
+        if (families[fi].kind == F_ENERGY && c.fam_on[fi])
+            rc = emit_level(&c, fi, &families[fi], 0);
     if (!rc && o->level == FS_METRICS_GPU)
         rc = emit_scheduler(&c, nf);
     if (!rc)

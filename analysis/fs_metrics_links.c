@@ -9,6 +9,10 @@
  * each rail's leaf switch is its own switch with its own uplink ports, as
  * snmp_exporter polls a rail-optimized fabric; a file written before the
  * rails column reads as one switch per group.
+ *
+ * --pools and --nodes select links as they select GPUs: a node's NIC ports
+ * with its node; a leaf group's uplink ports when at least one node of the
+ * group (a node whose NIC row names that leaf) is selected.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -62,6 +66,7 @@ typedef struct lk {
     size_t n;               /* links */
     double *pool, *node, *leaf, *ports, *rails;
     int *nic;               /* tier nic (else leaf_uplink) */
+    uint8_t *on;            /* the link is exported (--pools, --nodes) */
     char **pool_name;
     size_t n_pools;
     double *pool_node0;     /* the pool's first node (global id) */
@@ -91,6 +96,7 @@ static void release(lk_t *x)
     fs_free(x->ports);
     fs_free(x->rails);
     fs_free(x->nic);
+    fs_free(x->on);
     if (x->pool_name)
         fs_h5read_free_strings(x->pool_name, x->n_pools);
     fs_free(x->pool_node0);
@@ -181,6 +187,37 @@ static int read_links(lk_t *x)
     return rc;
 }
 
+/* The links --pools and --nodes select (x->on): a NIC with its node, an
+ * uplink with any selected node of its leaf group. */
+static int select_links(lk_t *x, const fs_msink_t *s)
+{
+    size_t n_leaf = 0;
+    for (size_t l = 0; l < x->n; l++) {
+        if (!(x->leaf[l] >= 0 && x->leaf[l] < 4294967296.0))
+            return bad(x, "links", "leaf is not a leaf group's index", l);
+        if ((size_t)x->leaf[l] >= n_leaf)
+            n_leaf = (size_t)x->leaf[l] + 1;
+    }
+    uint8_t *leaf_on = fs_calloc(n_leaf + 1, 1);
+    if (!(x->on = fs_calloc(x->n + 1, 1)) || !leaf_on) {
+        fs_free(leaf_on);
+        return oom(x);
+    }
+    for (size_t l = 0; l < x->n; l++) {
+        if (!x->nic[l])
+            continue;
+        size_t p = (size_t)x->pool[l];
+        double local = x->node[l] - x->pool_node0[p];
+        x->on[l] = local < 4294967296.0 && fs_msink_node_on(s, (uint32_t)p, (uint32_t)local);
+        leaf_on[(size_t)x->leaf[l]] |= x->on[l];
+    }
+    for (size_t l = 0; l < x->n; l++)
+        if (!x->nic[l])
+            x->on[l] = leaf_on[(size_t)x->leaf[l]];
+    fs_free(leaf_on);
+    return 0;
+}
+
 /* /link_bytes: each link's rows, in time order (the file's order within a link). */
 static int read_bytes(lk_t *x)
 {
@@ -234,7 +271,7 @@ static int emit_family(lk_t *x, fs_msink_t *s, size_t f, size_t fam, const uint3
     size_t ns = (size_t)(x->in.k_hi - x->in.k_lo) + 1;
     int hdr = 0, rc = 0;
     for (size_t l = 0; l < x->n && !rc; l++) {
-        if (x->nic[l] != fams[f].nic)
+        if (x->nic[l] != fams[f].nic || !x->on[l])
             continue;
         if (!hdr++ && (rc = fs_msink_family(s, fams[f].name, fams[f].type, fams[f].help)))
             break;
@@ -296,8 +333,8 @@ int fs_mlinks_emit(fs_msink_t *s, const uint8_t *fam_on, size_t fam_base)
     int rc = !k || !v ? oom(&x) : 0;
     for (size_t i = 0; !rc && i < ns; i++)
         k[i] = x.in.k_lo + (uint32_t)i;
-    if (!rc && !(rc = read_links(&x)))
-        rc = read_bytes(&x);
+    if (!rc && !(rc = read_links(&x)) && !(rc = read_bytes(&x)))
+        rc = select_links(&x, s);
     for (size_t f = 0; f < N_FAM && !rc; f++)
         if (fam_on[fam_base + f])
             rc = emit_family(&x, s, f, fam_base + f, k, v);

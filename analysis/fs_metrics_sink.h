@@ -32,6 +32,10 @@ void fs_msink_info(const fs_msink_t *s, fs_msink_info_t *out);
 const char *fs_msink_tenant(const fs_msink_t *s, int32_t t);
 const char *fs_msink_service(const fs_msink_t *s, uint32_t i);
 
+/* Is node local of pool p (its index in the pool) exported (--pools,
+ * --nodes), as the GPU series select their GPUs' nodes? */
+int fs_msink_node_on(const fs_msink_t *s, uint32_t p, uint32_t local);
+
 /* Text output: a family's "# HELP" and "# TYPE" lines (nothing for blocks). */
 int fs_msink_family(fs_msink_t *s, const char *name, const char *type, const char *help);
 

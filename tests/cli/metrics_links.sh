@@ -101,6 +101,51 @@ expect_exit 0 "$FLEETSIM" metrics old.h5 -o old.om --step 600 --families ifHCOut
 grep -q '^ifHCOutOctets{switch="h100-leaf3",port="uplink16",ifName="uplink16",ifIndex="16",job="snmp"} ' old.om &&
     ok || bad "without /links rails: $(grep -m1 '^ifHCOutOctets' old.om)"
 
+# --pools and --nodes select the links as they select the GPUs: a NIC port with its node, a leaf
+# group's uplinks when one of the group's nodes (its NIC rows' leaf) is selected.  Nodes 6-9 span
+# leaf groups 0 and 1 (8 nodes each); --pools alone keeps every link
+expect_exit 0 "$FLEETSIM" metrics f.h5 -o sel.om --step 3600 --nodes 6-9 \
+    --families "DCGM_FI_DEV_POWER_USAGE,$FAMS"
+expect_exit 0 "$FLEETSIM" metrics f.h5 --tsdb seldb --step 3600 --nodes 6-9 --families "$FAMS"
+expect_exit 0 "$FLEETSIM" metrics f.h5 -o pool.om --step 3600 --pools h100 --families "$FAMS"
+/usr/bin/python3 - f.h5 sel.om pool.om > sel.txt 2>&1 <<'EOF' && ok || bad "--nodes on links: $(cat sel.txt)"
+import re, sys
+import h5py
+links = h5py.File(sys.argv[1], "r")["links"][:]
+def found(path):
+    nic, up, gpu = {}, {}, set()
+    for line in open(path):
+        m = re.match(r'^node_infiniband_port_data_transmitted_bytes_total\{.*instance="h100-(\d+):9100"', line)
+        if m:
+            nic[int(m.group(1))] = nic.get(int(m.group(1)), 0) + 1
+        m = re.match(r'^ifHCOutOctets\{switch="h100-leaf(\d+)"', line)
+        if m:
+            up[int(m.group(1))] = up.get(int(m.group(1)), 0) + 1
+        m = re.match(r'^DCGM_FI_DEV_POWER_USAGE\{.*hostname="h100-(\d+)"', line)
+        if m:
+            gpu.add(int(m.group(1)))
+    return nic, up, gpu
+nic, up, gpu = found(sys.argv[2])
+sel = {6, 7, 8, 9}
+leaves = {int(r["leaf"]) for r in links if r["tier"] == b"nic" and int(r["node"]) in sel}
+assert leaves == {0, 1}, leaves
+assert gpu == sel, gpu
+assert set(nic) == sel, nic
+assert set(up) == leaves, up
+# --pools of the only pool keeps every link; the selected ports have all their samples
+nic_all, up_all, _ = found(sys.argv[3])
+assert set(nic_all) == {int(r["node"]) for r in links if r["tier"] == b"nic"}, nic_all
+assert set(up_all) == {int(r["leaf"]) for r in links if r["tier"] == b"leaf_uplink"}, up_all
+assert all(nic[n] == nic_all[n] for n in sel) and all(up[g] == up_all[g] for g in leaves)
+print("ok")
+EOF
+if command -v promtool >/dev/null; then
+    promtool tsdb dump seldb 2>/dev/null | grep -o 'instance="h100-[0-9]*:9100"\|switch="h100-leaf[0-9]*"' |
+        sort -u | tr '\n' ' ' > seldb.txt
+    [ "$(cat seldb.txt)" = 'instance="h100-6:9100" instance="h100-7:9100" instance="h100-8:9100" instance="h100-9:9100" switch="h100-leaf0" switch="h100-leaf1" ' ] &&
+        ok || bad "--nodes on links in the blocks: $(cat seldb.txt)"
+fi
+
 # /link_bytes itself on the whole run (drained, ending between two samples; more rows than the
 # fabric holds before handing a batch to the writer): in time order, at /timeline's instants,
 # never falling per link, and each link's last row its /links bytes exactly
