@@ -118,7 +118,7 @@ def found(path):
         m = re.match(r'^node_infiniband_port_data_transmitted_bytes_total\{.*instance="h100-(\d+):9100"', line)
         if m:
             nic[int(m.group(1))] = nic.get(int(m.group(1)), 0) + 1
-        m = re.match(r'^ifHCOutOctets\{switch="h100-leaf(\d+)"', line)
+        m = re.match(r'^ifHCOutOctets\{switch="h100-leaf(\d+)-rail\d+"', line)
         if m:
             up[int(m.group(1))] = up.get(int(m.group(1)), 0) + 1
         m = re.match(r'^DCGM_FI_DEV_POWER_USAGE\{.*hostname="h100-(\d+)"', line)
@@ -140,9 +140,9 @@ assert all(nic[n] == nic_all[n] for n in sel) and all(up[g] == up_all[g] for g i
 print("ok")
 EOF
 if command -v promtool >/dev/null; then
-    promtool tsdb dump seldb 2>/dev/null | grep -o 'instance="h100-[0-9]*:9100"\|switch="h100-leaf[0-9]*"' |
+    promtool tsdb dump seldb 2>/dev/null | grep -o 'instance="h100-[0-9]*:9100"\|switch="h100-leaf[0-9]*-rail' |
         sort -u | tr '\n' ' ' > seldb.txt
-    [ "$(cat seldb.txt)" = 'instance="h100-6:9100" instance="h100-7:9100" instance="h100-8:9100" instance="h100-9:9100" switch="h100-leaf0" switch="h100-leaf1" ' ] &&
+    [ "$(cat seldb.txt)" = 'instance="h100-6:9100" instance="h100-7:9100" instance="h100-8:9100" instance="h100-9:9100" switch="h100-leaf0-rail switch="h100-leaf1-rail ' ] &&
         ok || bad "--nodes on links in the blocks: $(cat seldb.txt)"
 fi
 
