@@ -135,7 +135,7 @@ static double comp_cdf(const comp_t *c, size_t n, double x, double *dens)
  * Newton iteration (about ten sums) first finds such L and H within about
  * 1e-13 of each other; the bisection then sums only between them (about
  * fifteen steps of its fifty-odd) and ends where it always did. */
-static double comp_quantile(const comp_t *c, size_t n, double q)
+double fs_svmet_comp_quantile(const comp_t *c, size_t n, double q)
 {
     double tot = 0, top = 0;
     for (size_t i = 0; i < n; i++) {
@@ -279,7 +279,7 @@ static void sorted_q(double *v, size_t n, double *p50, double *p95, double *p99)
  * piece), which is within 1e-15 relative of x; only where that is within
  * 1e-9 of a bin's edge is x itself computed, so every slice lands in the
  * bin it did with a logarithm each. */
-static void comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n, int per)
+void fs_svmet_comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n, int per)
 {
     double lu[64];
     if (per > 64)
@@ -352,8 +352,8 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     if (s->bk.start >= s->warmup) {
         /* TPOT's pieces are already quantile slices of its law (OQ x GQ a
          * state, fs_service_fluid.c): a few points each do */
-        comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft, 64);
-        comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot, 4);
+        fs_svmet_comps_to_hist(s->h_ttft, s->bk.cttft, s->bk.n_cttft, 64);
+        fs_svmet_comps_to_hist(s->h_tpot, s->bk.ctpot, s->bk.n_ctpot, 4);
     }
     fs_svc_settle(s, end);
     bucket_t *b = &s->bk;
@@ -367,9 +367,9 @@ int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end)
     if (s->cfg->mode == FS_SVC_FLUID) {
         r.requests = (uint64_t)llround(b->f_arrivals);
         r.completed = (uint64_t)llround(b->f_completed);
-        r.ttft_p50 = comp_quantile(b->cttft, b->n_cttft, 0.50);
-        r.ttft_p95 = comp_quantile(b->cttft, b->n_cttft, 0.95);
-        r.ttft_p99 = comp_quantile(b->cttft, b->n_cttft, 0.99);
+        r.ttft_p50 = fs_svmet_comp_quantile(b->cttft, b->n_cttft, 0.50);
+        r.ttft_p95 = fs_svmet_comp_quantile(b->cttft, b->n_cttft, 0.95);
+        r.ttft_p99 = fs_svmet_comp_quantile(b->cttft, b->n_cttft, 0.99);
         static const double tq[3] = {0.50, 0.95, 0.99};
         double tv[3];
         if (uniform_quantiles(b->ctpot, b->n_ctpot, tq, tv))
