@@ -418,6 +418,10 @@ int fs_svmet_push_d(double **v, size_t *n, size_t *cap, double x);
 /* The run's log-spaced histogram for percentiles, and adding to it. */
 gsl_histogram *fs_svmet_loghist(void);
 void fs_svmet_hist_add(gsl_histogram *h, double x, double w);
+/* A mixture of fluid components: its q-quantile (NAN without weight), and
+ * its pieces into a run histogram, per (<= 64) samples a piece. */
+double fs_svmet_comp_quantile(const comp_t *c, size_t n, double q);
+void fs_svmet_comps_to_hist(gsl_histogram *h, const comp_t *c, size_t n, int per);
 /* Ends the current bucket at `end`: its row, and a fresh bucket. */
 int fs_svmet_bucket(services_t *a, svc_t *s, fs_model_t *m, fs_time_t end);
 /* The module's finish: the last buckets and each service's row. */
