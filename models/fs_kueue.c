@@ -139,7 +139,6 @@ const fs_policy_ops_t fs_policy_kueue = {
     .why_waiting = kueue_why,
     .probe_create = fs_kueue_probe_create,
     .probe = fs_kueue_probe,
-    .probe_job = fs_kueue_probe_job,
     .probe_destroy = fs_kueue_probe_destroy,
     .create = kueue_create,
     .destroy = fs_kset_destroy,

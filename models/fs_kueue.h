@@ -51,21 +51,19 @@ size_t fs_kueue_match_pools(const char *name, const char *match, const fs_cluste
 /* ---- admissibility (fleetsim validate) ---------------------------------------
  * A probe is the policy's state built from a configuration alone (the
  * ClusterQueues, cohorts, flavors and tenant mappings of cfg's Kueue block).
- * fs_kueue_probe tells whether a job of `milli` milli-GPUs (fs_job_milli)
- * of tenant `tenant` (its name; NULL: no tenant) could ever be admitted:
+ * fs_kueue_probe tells whether job j, every resource it asks of its CQ as
+ * the run counts them (its milli-GPUs; a pod's CPU and memory; its pods,
+ * one per node of a gang: docs/policies.md "Resources and resource
+ * groups"), of tenant `tenant` (its name; NULL: no tenant) could ever be admitted:
  * its tenant maps to a ClusterQueue (LocalQueue, the CQ of its name, or
  * default_queue) and that CQ could ever hold the request in one flavor
  * with no usage anywhere (nominal quota plus what the cohort may lend,
  * within borrowingLimit).  Returns 1, or 0 with *why (n bytes) saying why
  * not.  Create: 0 or FS_EINVAL / FS_ENOMEM (err set). */
 int fs_kueue_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err);
-int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
-/* fs_kueue_probe for a whole job: every resource it asks of its CQ, as the
- * run counts them (its milli-GPUs; a pod's CPU and memory; its pods, one
- * per node of a gang: docs/policies.md "Resources and resource groups"). */
 struct fs_job;
-int fs_kueue_probe_job(const void *probe, const char *tenant, const struct fs_job *j, char *why,
-                       size_t n);
+int fs_kueue_probe(const void *probe, const char *tenant, const struct fs_job *j, char *why,
+                   size_t n);
 void fs_kueue_probe_destroy(void *probe);
 /* The ClusterQueue (index in cfg's scheduler.kueue.cqs) the jobs of tenant
  * `tenant` (NULL: no tenant) go to, as the run sends them, or -1 (none). */

@@ -500,18 +500,7 @@ int fs_kset_probe_req(const kueue_t *k, int32_t c, const int64_t *req, char *why
     return 1;
 }
 
-int fs_kueue_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
-{
-    const kueue_t *k = probe;
-    int32_t c = fs_kset_probe_cq(k, tenant, why, n);
-    if (c == NO_CQ)
-        return 0;
-    int64_t req[KR];
-    fs_kqueue_reqv_of(k, c, (uint32_t)((milli + 999) / 1000), (uint64_t)milli, 0, 0, 0, 0, req);
-    return fs_kset_probe_req(k, c, req, why, n);
-}
-
-int fs_kueue_probe_job(const void *probe, const char *tenant, const fs_job_t *j, char *why, size_t n)
+int fs_kueue_probe(const void *probe, const char *tenant, const fs_job_t *j, char *why, size_t n)
 {
     const kueue_t *k = probe;
     int32_t c = fs_kset_probe_cq(k, tenant, why, n);

@@ -72,16 +72,14 @@ typedef struct fs_policy_ops {
      * Admissibility from a configuration alone, for `fleetsim validate`:
      * probe_create builds the policy's view of cfg (queues, quotas, tenant
      * mappings; 0 or FS_EINVAL / FS_ENOMEM with err set); probe says
-     * whether a job of `milli` milli-GPUs (fs_job_milli) of tenant `tenant`
-     * (its name; NULL: none) could ever be admitted with nothing else
-     * running: 1, or 0 with why (n bytes) written.  why_waiting gives the
-     * same reason for a job of a run. */
+     * whether job (every resource it asks that the policy judges: its
+     * milli-GPUs, a pod's CPU and memory, its pods) of tenant `tenant` (its
+     * name; NULL: none) could ever be admitted with nothing else running:
+     * 1, or 0 with why (n bytes) written.  why_waiting gives the same reason
+     * for a job of a run. */
     int (*probe_create)(const fs_config_t *cfg, void **probe, fs_error_t *err);
-    int (*probe)(const void *probe, const char *tenant, int64_t milli, char *why, size_t n);
-    /* Optional (NULL: probe with the job's milli-GPUs).  probe for a whole
-     * job: every resource it asks (GPUs, a pod's CPU and memory, its pods). */
-    int (*probe_job)(const void *probe, const char *tenant, const struct fs_job *job, char *why,
-                     size_t n);
+    int (*probe)(const void *probe, const char *tenant, const struct fs_job *job, char *why,
+                 size_t n);
     void (*probe_destroy)(void *probe);
     /* Optional (NULL: all zero).  The counts of fs_policy_stats_t so far. */
     void (*stats)(const void *state, fs_policy_stats_t *out);

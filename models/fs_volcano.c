@@ -1038,11 +1038,11 @@ static int vc_probe_create(const fs_config_t *cfg, void **probe, fs_error_t *err
     return vc_create(NULL, &cfg->scheduler, probe, err);
 }
 
-static int vc_probe(const void *probe, const char *tenant, int64_t milli, char *why, size_t n)
+static int vc_probe(const void *probe, const char *tenant, const fs_job_t *j, char *why, size_t n)
 {
     const vc_t *v = probe;
     const vc_queue_t *q = &v->q[queue_for(v, tenant)];
-    double g = gpus_of((uint64_t)milli);
+    double g = gpus_of(fs_job_milli(j));
     if (!(q->cap > 0 && g > q->cap + EPS))
         return 1;
     if (tenant)

@@ -1199,7 +1199,8 @@ static void test_res_upstream_cpu_only(void **state)
     void *probe = NULL;
     assert_int_equal(fs_kueue_probe_create(&k.c, &probe, &err), 0);
     char why[300];
-    assert_int_equal(fs_kueue_probe(probe, "a", 1000, why, sizeof why), 0);
+    fs_job_t one = job(1, 0, 1, 10, 0, 0);
+    assert_int_equal(fs_kueue_probe(probe, "a", &one, why, sizeof why), 0);
     if (!strstr(why, "ClusterQueue 'cluster-queue' can hold at most 0 GPUs"))
         fail_msg("got '%s'", why);
     fs_kueue_probe_destroy(probe);
@@ -1303,9 +1304,9 @@ static void test_res_borrowed_lent(void **state)
     }
 }
 
-/* validate's probe judges every resource a job asks (fs_kueue_probe_job):
+/* validate's probe judges every resource a job asks (fs_kueue_probe):
  * a pod asking more CPU than its CQ could ever hold, and a gang of more
- * pods; the GPU-only probe (one number) admits both. */
+ * pods; their GPUs alone would fit. */
 static void test_res_probe_job(void **state)
 {
     (void)state;
@@ -1325,20 +1326,21 @@ static void test_res_probe_job(void **state)
     char why[320];
     /* 8 cores: a's 4 plus the 2 b lends are 6 */
     fs_job_t p8 = pod(1, 0, 1, 8, 0, 10, 0, 0), p6 = pod(2, 0, 1, 6, 0, 10, 0, 0);
-    assert_int_equal(fs_kueue_probe(probe, "a", 1000, why, sizeof why), 1);
-    assert_int_equal(fs_kueue_probe_job(probe, "a", &p8, why, sizeof why), 0);
+    fs_job_t g1 = job(5, 0, 1, 10, 0, 0);
+    assert_int_equal(fs_kueue_probe(probe, "a", &g1, why, sizeof why), 1);   /* GPUs alone fit */
+    assert_int_equal(fs_kueue_probe(probe, "a", &p8, why, sizeof why), 0);
     if (!strstr(why, "ClusterQueue 'a' can hold at most 6 cores in any flavor (its nominal quota "
                 "and what its cohort may lend), less than the 8 cores asked"))
         fail_msg("got '%s'", why);
-    assert_int_equal(fs_kueue_probe_job(probe, "a", &p6, why, sizeof why), 1);
+    assert_int_equal(fs_kueue_probe(probe, "a", &p6, why, sizeof why), 1);
     /* a 16-GPU gang on 8-GPU nodes is 2 pods; the cohort holds 1 */
     fs_job_t g16 = job(3, 0, 16, 10, 0, 0), g8 = job(4, 0, 8, 10, 0, 0);
-    assert_int_equal(fs_kueue_probe_job(probe, "a", &g16, why, sizeof why), 0);
+    assert_int_equal(fs_kueue_probe(probe, "a", &g16, why, sizeof why), 0);
     if (!strstr(why, "ClusterQueue 'a' can hold at most 1 pods in any flavor") ||
         !strstr(why, "less than the 2 pods asked"))
         fail_msg("got '%s'", why);
-    assert_int_equal(fs_kueue_probe_job(probe, "a", &g8, why, sizeof why), 1);
-    assert_int_equal(fs_kueue_probe_job(probe, "c", &g8, why, sizeof why), 0);
+    assert_int_equal(fs_kueue_probe(probe, "a", &g8, why, sizeof why), 1);
+    assert_int_equal(fs_kueue_probe(probe, "c", &g8, why, sizeof why), 0);
     if (!strstr(why, "tenant 'c' has no LocalQueue"))
         fail_msg("got '%s'", why);
     fs_kueue_probe_destroy(probe);

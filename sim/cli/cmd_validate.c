@@ -44,16 +44,6 @@ static void never_add(never_set_t *ns, const char *why, int has_id, uint64_t id,
         r->ids[r->n_ids++] = id;
 }
 
-/* The policy's verdict on job j: every resource it asks where the policy
- * judges whole jobs (probe_job), else its milli-GPUs. */
-static int probe_job(const fs_policy_ops_t *ops, const void *probe, const char *tenant,
-                     const fs_job_t *j, char *why, size_t n)
-{
-    if (ops->probe_job)
-        return ops->probe_job(probe, tenant, j, why, n);
-    return ops->probe(probe, tenant, (int64_t)fs_job_milli(j), why, n);
-}
-
 /* Warns (stderr) about jobs of the workload that the scheduler can never
  * admit, by the probe hook of its policy (fs_policy.h): for Kueue a tenant
  * no LocalQueue, CQ or default_queue covers, or a request above what the
@@ -91,7 +81,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
                     j.mig = sc->mig;
                     j.gpu_milli = sc->mig_milli;
                 }
-                if (!probe_job(ops, probe, sc->n_tenants ? sc->tenant_names[t] : NULL, &j, why,
+                if (!ops->probe(probe, sc->n_tenants ? sc->tenant_names[t] : NULL, &j, why,
                                sizeof why)) {
                     char what[400];
                     snprintf(what, sizeof what, "%u-GPU jobs%s%s%s: %s", sc->sizes[i],
@@ -118,7 +108,7 @@ static int warn_never_admitted(const char *scenario, const fs_config_t *cfg)
                     break;
                 }
                 const char *tn = j->tenant >= 0 ? fs_source_tenant_name(src, j->tenant) : NULL;
-                if (!probe_job(ops, probe, tn, j, why, sizeof why)) {
+                if (!ops->probe(probe, tn, j, why, sizeof why)) {
                     never_add(&ns, why, 1, j->id, 1);
                 }
             }
