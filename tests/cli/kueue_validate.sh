@@ -48,13 +48,13 @@ expect_exit 1 timeout 20 "$FLEETSIM" run kcpu.yaml -o kcpu.h5 -q
 expect_err "ClusterQueue 'a' can hold at most 8 cores in any flavor"
 
 # a 16-GPU gang on 8-GPU nodes is 2 pods; the queue holds 1
-printf 'id,submit,gpus,duration,tenant\n1,0,8,600,a\n2,0,16,600,a\n' > g.csv
-cat > kpods.yaml <<EOF
-name: kueue-pods-quota
+pods_quota() {  # pods_quota FILE NAME WORKLOAD: 16 GPUs and 1 pod of quota for tenant a
+    cat > "$1" <<EOF
+name: $2
 cluster:
   pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
 workload:
-  trace: {path: g.csv}
+$3
 scheduler:
   queue: kueue
   kueue:
@@ -63,29 +63,19 @@ scheduler:
         tenants: a
         quotas: [{flavor: p, nominal: 16}, {flavor: p, resource: pods, nominal: 1}]
 EOF
+}
+printf 'id,submit,gpus,duration,tenant\n1,0,8,600,a\n2,0,16,600,a\n' > g.csv
+pods_quota kpods.yaml kueue-pods-quota '  trace: {path: g.csv}'
 expect_exit 0 "$FLEETSIM" validate kpods.yaml
 expect_err "kpods.yaml: warning: no queue or quota can ever admit 1 job of the trace \(2\): ClusterQueue 'a' can hold at most 1 pods in any flavor \(its nominal quota and what its cohort may lend\), less than the 2 pods asked"
 grep -q 'trace (1)' err.txt && bad "the 8-GPU job is one pod but was warned about" || ok
 
 # a synthetic mix is judged by its GPU counts' pods too
-cat > ksyn.yaml <<EOF
-name: kueue-pods-synthetic
-cluster:
-  pools: [{name: p, gpu: H100, nodes: 2, gpus_per_node: 8}]
-workload:
-  synthetic:
+pods_quota ksyn.yaml kueue-pods-synthetic '  synthetic:
     arrivals: {rate: 1/h}
     gpus: {8: 0.5, 16: 0.5}
     duration: {dist: constant, value: 1h}
-    tenants: {a: 1}
-scheduler:
-  queue: kueue
-  kueue:
-    cluster_queues:
-      - name: a
-        tenants: a
-        quotas: [{flavor: p, nominal: 16}, {flavor: p, resource: pods, nominal: 1}]
-EOF
+    tenants: {a: 1}'
 expect_exit 0 "$FLEETSIM" validate ksyn.yaml
 expect_err "warning: no queue or quota can ever admit 16-GPU jobs of tenant 'a': ClusterQueue 'a' can hold at most 1 pods"
 grep -q '8-GPU jobs' err.txt && bad "8-GPU jobs are one pod but were warned about" || ok
