@@ -13,16 +13,15 @@
 
 double fs_fabric_edge_bytes(const fs_fabric_ring_t *r)
 {
-    double d = r->domains;
-    return r->domains < 2 ? 0.0 : 2.0 * (d - 1.0) / d * r->bytes;
+    return r->domains < 2 ? 0.0 : r->edge;
 }
 
 double fs_fabric_comm_s(const fs_fabric_ring_t *r, double x)
 {
-    double t = r->nvl_s;
-    if (r->domains >= 2)
-        t += fs_fabric_edge_bytes(r) / x + 2.0 * (r->domains - 1.0) * r->alpha_s;
-    return t;
+    if (r->domains < 2)
+        return r->nvl_s;
+    double net = r->edge / ((r->eff > 0 ? r->eff : 1.0) * x);
+    return (net > r->nvl_s ? net : r->nvl_s) + 2.0 * (r->domains - 1.0) * r->alpha_s;
 }
 
 double fs_fabric_iter_s(const fs_fabric_ring_t *r, double x)

@@ -29,13 +29,21 @@
 
 /* ---- the ring model -------------------------------------------------------- */
 
-/* One job's all-reduce every iteration: hierarchical, NVLink inside each
- * NVLink domain first (nvl_s), then a ring over its d domains moving
- * 2(d-1)/d x bytes at the ring's domain bandwidth x, plus 2(d-1) x alpha. */
+/* One job's all-reduce every iteration, as NCCL runs it on the network
+ * (docs/models.md "Fabric"): the collective is pipelined, so its NVLink
+ * work (nvl_s) overlaps its network work and the slower of the two sets
+ * its time.  Over the network each of its d NVLink domains sends `edge`
+ * bytes per iteration at the domain's ring bandwidth x, of which NCCL
+ * reaches the share eff: NCCL's ring over all n GPUs, 2(n-1)/n x bytes,
+ * or at d = 2 and 3 its double binary tree of domains when that sends less
+ * (bytes and 1.5 x bytes).  Plus 2(d-1) x alpha of latency. */
 typedef struct fs_fabric_ring {
     double bytes;           /* gradient bytes per iteration */
     uint32_t domains;       /* d: NVLink domains (nodes without one) the job spans */
-    double nvl_s;           /* NVLink phase, s: 2(m-1)/m x bytes / NVLink rate */
+    uint32_t tree;          /* 1: NCCL's tree over the domains, 0: its ring */
+    double edge;            /* bytes a domain sends over the network per iteration */
+    double nvl_s;           /* NVLink work per iteration, s, overlapped with the network */
+    double eff;             /* share of x the collective reaches, (0, 1]; 0 is taken as 1 */
     double alpha_s;         /* latency per ring step, s */
     double compute_s;       /* compute per iteration, s */
     double overlap;         /* share of communication hidden behind compute */
@@ -46,8 +54,8 @@ double fs_fabric_comm_s(const fs_fabric_ring_t *r, double x);
 /* Iteration time at ring bandwidth x: max(compute, overlap x comm) +
  * (1 - overlap) x comm. */
 double fs_fabric_iter_s(const fs_fabric_ring_t *r, double x);
-/* Bytes one ring edge (a domain to the next) moves per iteration:
- * 2(d-1)/d x bytes. */
+/* Bytes one domain sends over the network per iteration (r->edge; 0
+ * inside one domain). */
 double fs_fabric_edge_bytes(const fs_fabric_ring_t *r);
 
 /* ---- the engine -------------------------------------------------------------- */
@@ -112,6 +120,7 @@ typedef struct fs_fabric_shape {
     double port_Bps;        /* one port (a NIC), bytes/s */
     double nvl_Bps;         /* NVLink per GPU and direction, bytes/s */
     double alpha_s;         /* latency per ring step, s */
+    double eff;             /* share of the NIC rate NCCL's collectives reach */
 } fs_fabric_shape_t;
 
 /* The fabric of a pool of GPUs per node gpn whose NVLink domains hold

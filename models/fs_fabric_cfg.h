@@ -73,6 +73,7 @@ typedef struct fs_fabric_cfg {
     uint32_t spines;            /* 0: one spine per uplink port of a leaf */
     double nvlink_gbs;          /* NVLink bandwidth per GPU and direction, GB/s (0: default) */
     double alpha_us;            /* latency per ring step, us */
+    double efficiency;          /* share of the NIC rate NCCL's collectives reach, (0, 1] */
     fs_fabric_traffic_cfg_t *traffic; /* owned */
     size_t n_traffic;
     fs_fabric_fail_cfg_t *failures; /* owned */

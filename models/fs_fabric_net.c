@@ -48,6 +48,7 @@ int fs_fabric_shape(const fs_fabric_cfg_t *fc, uint32_t gpn, uint32_t dom_nodes,
     s.port_Bps = gbps * 1e9 / 8.0;
     s.nvl_Bps = (fc->nvlink_gbs > 0 ? fc->nvlink_gbs : k->nvlink_gbs) * 1e9;
     s.alpha_s = fc->alpha_us * 1e-6;
+    s.eff = fc->efficiency > 0 ? fc->efficiency : 1.0;
     if (dom_nodes > 1 && s.nodes_per_leaf % dom_nodes != 0)
         return fs_error_set(err, FS_EINVAL, "cluster.fabric.nodes_per_leaf: %u nodes do not hold "
                             "whole NVLink domains of %u nodes (cluster.topology.nvlink_domain)",
@@ -226,6 +227,52 @@ static double dtype_bytes(int dtype)
     return dtype == FS_FAB_FP32 ? 4.0 : dtype == FS_FAB_FP8 ? 1.0 : 2.0;
 }
 
+/* How NCCL moves a job's all-reduce across d >= 2 domains (docs/models.md
+ * "Fabric"), on m GPUs per domain, n in all.  Its ring over every GPU
+ * (channels as many as the domain's GPUs, each leaving the domain through
+ * its own NIC): a domain sends 2(n-1)/n x bytes over the network and each
+ * GPU (m-1)/m of that over NVLink.  Its double binary tree of domains (each
+ * tree takes half the bytes; a domain sends half the bytes on each edge it
+ * has in either tree): at d = 2 each domain has one edge in each tree,
+ * bytes in all; at d = 3 the busiest has three, 1.5 x bytes; from d = 4
+ * on the busiest has four (a parent and two children in one tree, a parent
+ * in the other), 2 x bytes, no less than the ring's, so the tree is never
+ * taken.  Inside a domain the tree is a chain, each GPU sending the bytes
+ * up and again down: 2 x bytes over NVLink.  The one whose idle time at the
+ * domains' NIC rate is shorter is taken (NCCL picks by its own model of
+ * the two; the ring when they tie). */
+static void ring_or_tree(const fs_fabric_net_t *net, fs_fabric_ring_t *r, const fs_slice_t *sl,
+                         uint32_t n, uint32_t ranks, uint32_t m, const fs_fabric_shape_t *sh)
+{
+    double S = r->bytes, eff = r->eff > 0 ? r->eff : 1.0;
+    /* the domains' NIC rate: the least of NIC capacity x nodes of a domain */
+    double x = INFINITY;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i;
+        while (j < n && net->node_dom[sl[j].node] == net->node_dom[sl[i].node])
+            j++;
+        for (uint32_t k = i; k < j; k++)
+            if (net->cap[sl[k].node] * (j - i) < x)
+                x = net->cap[sl[k].node] * (j - i);
+        i = j;
+    }
+    double ring_e = 2.0 * (ranks - 1.0) / ranks * S;
+    double ring_v = m >= 2 ? (m - 1.0) / m * ring_e / sh->nvl_Bps : 0.0;
+    r->edge = ring_e;
+    r->nvl_s = ring_v;
+    r->tree = 0;
+    if (r->domains > 3)
+        return;
+    double tree_e = (r->domains == 2 ? 1.0 : 1.5) * S;
+    double tree_v = m >= 2 ? 2.0 * S / sh->nvl_Bps : 0.0;
+    double t_ring = fmax(ring_e / (eff * x), ring_v), t_tree = fmax(tree_e / (eff * x), tree_v);
+    if (t_tree < t_ring) {
+        r->edge = tree_e;
+        r->nvl_s = tree_v;
+        r->tree = 1;
+    }
+}
+
 int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_placement_t *pl,
                        const fs_fabric_traffic_cfg_t *t, const uint32_t **links,
                        const double **coef, fs_fabric_ring_t *ring)
@@ -245,8 +292,8 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
 #define nodes_at(i) (sl[(i)].node)
     const fs_fabric_shape_t *sh = &net->shape[pl->pool];
     double bytes = t->bytes > 0 ? t->bytes : t->params * dtype_bytes(t->dtype);
-    /* GPUs per domain (the largest), domains, nodes per domain */
-    uint32_t d = 0, mmax = 0, m = 0;
+    /* GPUs (NCCL's ranks), GPUs per domain (the largest), domains */
+    uint32_t d = 0, mmax = 0, m = 0, ranks = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t g = sl[i].gpus;
         if (i == 0 || net->node_dom[nodes_at(i)] != net->node_dom[nodes_at(i - 1)]) {
@@ -254,6 +301,7 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
             m = 0;
         }
         m += g;
+        ranks += g;
         if (m > mmax)
             mmax = m;
     }
@@ -261,10 +309,14 @@ int fs_fabric_net_flow(fs_fabric_net_t *net, const fs_cluster_t *c, const fs_pla
         .bytes = bytes,
         .domains = d,
         .nvl_s = mmax >= 2 ? 2.0 * (mmax - 1.0) / mmax * bytes / sh->nvl_Bps : 0.0,
+        .eff = sh->eff,
         .alpha_s = sh->alpha_s,
         .compute_s = t->compute_s,
         .overlap = t->overlap,
     };
+    if (d < 2)
+        return 0;
+    ring_or_tree(net, ring, sl, n, ranks, mmax, sh);
     if (d < 2)
         return 0;
     uint32_t nl = 0;

@@ -274,6 +274,12 @@ static const fs_key_t config_rows[] = {
      .off = CF(cluster.fabric.alpha_us), .min = 0, .def = "14",
      .doc = "Latency of one ring step over the network, us (NCCL's network ring latency, "
             "Simple protocol: src/graph/tuning.cc hwLat)."},
+    {.path = "cluster.fabric.efficiency", .type = FS_KT_DOUBLE,
+     .flags = FS_KF_MIN_OPEN | FS_KF_MAX, .off = CF(cluster.fabric.efficiency), .min = 0,
+     .max = 1, .def = "0.83",
+     .doc = "Share of the NIC rate NCCL's bandwidth-bound collectives reach (default: nccl-tests "
+            "all_reduce_perf on 4 nodes of 8 H100 with 8 x 400G NDR, 330.9 GB/s busbw against "
+            "the 400 GB/s bound; docs/validation.md)."},
     {.path = "cluster.fabric.traffic", .type = FS_KT_LIST, .off = CF(cluster.fabric.traffic),
      .off2 = CF(cluster.fabric.n_traffic), .sub = &fabric_traffic_keys,
      .doc = "Traffic per job class: a gradient all-reduce every iteration.  Classes without a "

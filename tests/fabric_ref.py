@@ -32,9 +32,12 @@ def links_of(case, job):
     for v in nodes:
         per_dom.setdefault(v // dn, []).append(v)
     m = max(len(vs) * job["gpus_per_node"] for vs in per_dom.values())
+    ranks = len(nodes) * job["gpus_per_node"]
     if d < 2:
-        return None, d, m
+        return None, (d, m, ranks, None)
     coef = {}
+    nic = Q(case["nics"]) * Q(case["nic_gbps"]) * 10**9 / 8
+    x_nic = float(min(len(vs) * nic for vs in per_dom.values()))
     for dom, vs in per_dom.items():
         for v in vs:
             coef[v] = Q(1, len(vs))
@@ -46,7 +49,7 @@ def links_of(case, job):
             continue
         link = n_nodes + a // npl
         coef[link] = coef.get(link, Q(0)) + 1
-    return coef, d, m
+    return coef, (d, m, ranks, x_nic)
 
 
 def caps_of(case):
@@ -83,9 +86,24 @@ def max_min(caps, flows):
     return rate
 
 
-def iter_s(bytes_, d, m, case, job, x):
-    nvl = 2.0 * (m - 1) / m * bytes_ / (case["nvlink_gbs"] * 1e9) if m >= 2 else 0.0
-    comm = nvl + 2.0 * (d - 1) / d * bytes_ / x + 2.0 * (d - 1) * case["alpha_us"] * 1e-6
+def comm_s(bytes_, d, m, ranks, x_nic, case, x):
+    """NCCL's all-reduce as docs/models.md "Fabric" describes it: network and
+    NVLink work overlapped (the larger counts), the network at `efficiency`
+    of the rate; its ring over all GPUs, or at 2 and 3 domains its tree of
+    domains when that is quicker at the NICs' rate."""
+    eff, nvl_bw = case["efficiency"], case["nvlink_gbs"] * 1e9
+    ring_net = 2.0 * (ranks - 1) / ranks * bytes_
+    ring_nvl = (m - 1) / m * ring_net / nvl_bw if m >= 2 else 0.0
+    net, nvl = ring_net, ring_nvl
+    if d in (2, 3):
+        tree_net = bytes_ if d == 2 else 1.5 * bytes_
+        tree_nvl = 2.0 * bytes_ / nvl_bw if m >= 2 else 0.0
+        if max(tree_net / (eff * x_nic), tree_nvl) < max(ring_net / (eff * x_nic), ring_nvl):
+            net, nvl = tree_net, tree_nvl
+    return max(net / (eff * x), nvl) + 2.0 * (d - 1) * case["alpha_us"] * 1e-6
+
+
+def iter_s(comm, job):
     hid = job["overlap"] * comm
     return max(job["compute_s"], hid) + (1 - job["overlap"]) * comm
 
@@ -102,7 +120,8 @@ def check(case, k):
             errors.append(f"case {k}: link {l} capacity {c} != {float(caps[l])}")
     flows, ring = {}, {}
     for j, job in enumerate(case["jobs"]):
-        coef, d, m = links_of(case, job)
+        coef, shape = links_of(case, job)
+        d = shape[0]
         if coef is None:
             if job["active"]:
                 errors.append(f"case {k}: job {j} inside one NVLink domain has a flow")
@@ -113,16 +132,16 @@ def check(case, k):
             errors.append(f"case {k}: job {j} spans {d} domains but has no flow")
             continue
         flows[j] = coef
-        ring[j] = (d, m)
+        ring[j] = shape
     rate = max_min(caps, flows)
     for j, x in rate.items():
         job = case["jobs"][j]
         if not close(job["x"], float(x)):
             errors.append(f"case {k}: job {j} rate {job['x']} != {float(x)}")
-        d, m = ring[j]
+        d, m, ranks, x_nic = ring[j]
         idle = float(min(caps[l] / c for l, c in flows[j].items()))
-        want = iter_s(job["bytes"], d, m, case, job, idle) / iter_s(job["bytes"], d, m, case, job,
-                                                                     float(x))
+        want = (iter_s(comm_s(job["bytes"], d, m, ranks, x_nic, case, idle), job)
+                / iter_s(comm_s(job["bytes"], d, m, ranks, x_nic, case, float(x)), job))
         want = min(want, 1.0)
         if not close(job["factor"], want):
             errors.append(f"case {k}: job {j} factor {job['factor']} != {want}")

@@ -169,6 +169,7 @@ static const char multi_dump[] =
     "    spines: 0\n"
     "    nvlink_gbs: 0\n"
     "    alpha_us: 14\n"
+    "    efficiency: 0.83\n"
     "    traffic: []\n"
     "    failures: []\n"
     "  autoscale:\n"
