@@ -151,6 +151,11 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
         return fs_error_set(err, FS_EINVAL, "%s: %zu pools but no pool list", path,
                             meta->n_pools);
 
+    /* the compressor first: without it nothing is created or removed */
+    int lrc = fs_rs_isal_load(path, err);
+    if (lrc)
+        return lrc;
+
     fs_results_t *r = fs_calloc(1, sizeof *r);
     if (!r)
         return fs_error_set(err, FS_ENOMEM, "%s: out of memory", path);
