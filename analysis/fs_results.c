@@ -9,7 +9,7 @@
  * lock (fs_results_zip.c), on the caller's thread or on the writer thread
  * (fs_results_thread.c).
  *
- * Tables are H5TB-conforming (CLASS/VERSION/TITLE/FIELD_i_NAME attributes)
+ * Tables are H5TB tables (CLASS/VERSION/TITLE attributes; not FIELD_i_NAME)
  * compound datasets with a packed, little-endian file type in the documented
  * column order (fs_results_cols.c); the memory side is the C row struct
  * itself, matched by column name through H5TB.  The datasets are created by

@@ -272,15 +272,17 @@ int fs_rs_make_table(hid_t fid, h5call_t *c, const table_spec_t *t, fs_error_t *
     columns_note(t, note, sizeof note);
     H5TRY(fs_rs_attr_str(did, "columns", note), step);
     /* the H5TB/PyTables table attributes, on the open dataset (not one
-     * open by name per attribute, as H5LTset_attribute_string does) */
+     * open by name per attribute, as H5LTset_attribute_string does).  Not
+     * the FIELD_i_NAME attributes H5TBmake_table adds, one per column: no
+     * reader reads them (H5TBread_table, H5TBget_field_info and PyTables
+     * take the names from the compound type, as h5py and pandas do; the
+     * "columns" attribute lists them with their units), and at about
+     * 30,000 instructions each (an object-header message created, then
+     * written) they were a third of a small run's (docs/performance.md,
+     * "Start-up, third pass") */
     H5TRY(attr_fixed_str(did, "CLASS", "TABLE"), step);
     H5TRY(attr_fixed_str(did, "VERSION", "3.0"), step);
     H5TRY(attr_fixed_str(did, "TITLE", t->title), step);
-    for (size_t i = 0; i < t->ncols; i++) {
-        char an[32];
-        snprintf(an, sizeof an, "FIELD_%zu_NAME", i);
-        H5TRY(attr_fixed_str(did, an, t->cols[i].name), step);
-    }
 out:
     CLOSE(H5Dclose, did);
     CLOSE(H5Pclose, dcpl);
