@@ -9,7 +9,7 @@
  * lock (fs_results_zip.c), on the caller's thread or on the writer thread
  * (fs_results_thread.c).
  *
- * Tables are H5TB-conforming (CLASS/VERSION/TITLE/FIELD_i_NAME attributes)
+ * Tables are H5TB tables (CLASS/VERSION/TITLE attributes; not FIELD_i_NAME)
  * compound datasets with a packed, little-endian file type in the documented
  * column order (fs_results_cols.c); the memory side is the C row struct
  * itself, matched by column name through H5TB.  The datasets are created by
@@ -150,6 +150,11 @@ int fs_results_open(const char *path, const fs_results_meta_t *meta, fs_results_
     if (meta->n_pools && !meta->pools)
         return fs_error_set(err, FS_EINVAL, "%s: %zu pools but no pool list", path,
                             meta->n_pools);
+
+    /* the compressor first: without it nothing is created or removed */
+    int lrc = fs_rs_isal_load(path, err);
+    if (lrc)
+        return lrc;
 
     fs_results_t *r = fs_calloc(1, sizeof *r);
     if (!r)

@@ -272,15 +272,17 @@ int fs_rs_make_table(hid_t fid, h5call_t *c, const table_spec_t *t, fs_error_t *
     columns_note(t, note, sizeof note);
     H5TRY(fs_rs_attr_str(did, "columns", note), step);
     /* the H5TB/PyTables table attributes, on the open dataset (not one
-     * open by name per attribute, as H5LTset_attribute_string does) */
+     * open by name per attribute, as H5LTset_attribute_string does).  Not
+     * the FIELD_i_NAME attributes H5TBmake_table adds, one per column: no
+     * reader reads them (H5TBread_table, H5TBget_field_info and PyTables
+     * take the names from the compound type, as h5py and pandas do; the
+     * "columns" attribute lists them with their units), and at about
+     * 30,000 instructions each (an object-header message created, then
+     * written) they were a third of a small run's (docs/performance.md,
+     * "Start-up, third pass") */
     H5TRY(attr_fixed_str(did, "CLASS", "TABLE"), step);
     H5TRY(attr_fixed_str(did, "VERSION", "3.0"), step);
     H5TRY(attr_fixed_str(did, "TITLE", t->title), step);
-    for (size_t i = 0; i < t->ncols; i++) {
-        char an[32];
-        snprintf(an, sizeof an, "FIELD_%zu_NAME", i);
-        H5TRY(attr_fixed_str(did, an, t->cols[i].name), step);
-    }
 out:
     CLOSE(H5Dclose, did);
     CLOSE(H5Pclose, dcpl);
@@ -313,11 +315,30 @@ static hid_t table_mem_type(hid_t ftype, const table_spec_t *t, size_t row_size,
     return mt;
 }
 
+/* n memory rows of row_size bytes at src in the file's packed layout at
+ * dst (n * lay->fsize bytes): each column's bytes moved as they are, which
+ * on a little-endian host is what HDF5's conversion to the file type gives
+ * (the same sizes, LE numbers, enums of the same values, strings of the
+ * same width), as fs_rs_build_chunk writes them. */
+static void pack_rows(const layout_t *lay, const void *src, size_t row_size, size_t n,
+                      unsigned char *dst)
+{
+    const unsigned char *s = src;
+    for (size_t i = 0; i < n; i++, s += row_size, dst += lay->fsize)
+        for (size_t c = 0; c < lay->ncols; c++)
+            memcpy(dst + lay->col[c].fo, s + lay->col[c].mo, lay->col[c].size);
+}
+
 /* Appends n memory rows of row_size bytes: one write for the batch.
  * H5TBappend_records did the same with the default transfer list, whose
  * type-conversion buffer is 1 MB, zeroed at every call: 5 such calls were
  * 9 M instructions per results file (a third of a small run's HDF5 time).
- * Here the buffers are sized to the rows written (at most HDF5's 1 MB). */
+ * Here the buffers are sized to the rows written (at most HDF5's 1 MB).
+ * On a little-endian host the rows are packed into the file's layout first
+ * and written with the file type as the memory type: HDF5 converts
+ * nothing, and no memory type is built member by member (for the few rows
+ * of the small tables, the type and its conversion path were most of the
+ * write: 1.2 M of a small run's 13.6 M fixed instructions). */
 int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_size,
                       size_t n, const void *buf, fs_error_t *err)
 {
@@ -326,6 +347,7 @@ int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_
     char step[128];
     hid_t did = H5I_INVALID_HID, ft = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     hid_t fsp = H5I_INVALID_HID, msp = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+    unsigned char *packed = NULL;
     if (n == 0)
         return 0;
     for (size_t i = 0; i < t->ncols; i++)
@@ -333,7 +355,19 @@ int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_
     snprintf(step, sizeof step, "appending %zu rows to /%s", n, t->name);
     H5TRY(did = H5Dopen2(fid, t->name, H5P_DEFAULT), step);
     H5TRY(ft = H5Dget_type(did), step);
-    H5TRY(mt = table_mem_type(ft, t, row_size, offs), step);
+    if (fs_rs_host_is_le()) {
+        layout_t lay;
+        fs_rs_layout_of(t, &lay);
+        if (lay.fsize > 0 && lay.fsize == H5Tget_size(ft) && n <= SIZE_MAX / lay.fsize) {
+            if (!(packed = fs_malloc(n * lay.fsize))) {
+                rc = fs_error_set(err, FS_ENOMEM, "%s: out of memory %s", c->file, step);
+                goto out;
+            }
+            pack_rows(&lay, buf, row_size, n, packed);
+        }
+    }
+    if (!packed)
+        H5TRY(mt = table_mem_type(ft, t, row_size, offs), step);
     H5TRY(fsp = H5Dget_space(did), step);
     hsize_t old = 0;
     H5TRY(H5Sget_simple_extent_dims(fsp, &old, NULL), step);
@@ -343,10 +377,15 @@ int fs_rs_append_rows(hid_t fid, h5call_t *c, const table_spec_t *t, size_t row_
     H5TRY(fsp = H5Dget_space(did), step);
     H5TRY(H5Sselect_hyperslab(fsp, H5S_SELECT_SET, start, NULL, count, NULL), step);
     H5TRY(msp = H5Screate_simple(1, count, NULL), step);
-    size_t fsz = H5Tget_size(ft);
-    H5TRY(dxpl = fs_h5_xfer_rows(n, fsz > row_size ? fsz : row_size), step);
-    H5TRY(H5Dwrite(did, mt, msp, fsp, dxpl, buf), step);
+    if (packed) {
+        H5TRY(H5Dwrite(did, ft, msp, fsp, H5P_DEFAULT, packed), step);
+    } else {
+        size_t fsz = H5Tget_size(ft);
+        H5TRY(dxpl = fs_h5_xfer_rows(n, fsz > row_size ? fsz : row_size), step);
+        H5TRY(H5Dwrite(did, mt, msp, fsp, dxpl, buf), step);
+    }
 out:
+    fs_free(packed);
     CLOSE(H5Pclose, dxpl);
     CLOSE(H5Sclose, msp);
     CLOSE(H5Sclose, fsp);

@@ -160,6 +160,9 @@ typedef struct layout {
 _Static_assert(MAX_ROW_BYTES <= UINT16_MAX, "file offsets fit struct lcol");
 
 int fs_rs_host_is_le(void);
+/* Loads ISA-L (dlopen, once per process) for the chunk compressor:
+ * FS_EINVAL naming file and the loader's reason when it cannot be. */
+int fs_rs_isal_load(const char *file, fs_error_t *err);
 void fs_rs_free_chunks(zchunk_t *z, size_t n);
 void fs_rs_layout_of(const table_spec_t *t, layout_t *lay);
 void fs_rs_zctx_release(zctx_t *x);

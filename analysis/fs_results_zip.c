@@ -19,6 +19,12 @@
  * The packing assumes a little-endian host (the file types are LE); other
  * hosts, and flushes that start inside a chunk, take fs_rs_append_rows
  * (one H5Dwrite of the rows).
+ *
+ * ISA-L is loaded with dlopen when a results file is opened
+ * (fs_rs_isal_load), not linked: Debian links libisal with BIND_NOW, and
+ * as a NEEDED library its 194 PLT slots were resolved at every start of
+ * every command, 155,000 of the 200,000 instructions `fleetsim version`
+ * spent above an empty C program (docs/performance.md, "Start-up").
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -26,11 +32,65 @@
 
 #include "fs_results_int.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <isa-l/igzip_lib.h>
 
 #include "../sim/fs_alloc.h"
+
+#ifndef FS_ISAL_SONAME
+#define FS_ISAL_SONAME "libisal.so.2"
+#endif
+
+/* The two igzip calls, resolved once per process.  Not run state: the
+ * library's entry points, the same for every run, written once under
+ * pthread_once and only read after. */
+static struct {
+    void (*deflate_init)(struct isal_zstream *);
+    int (*deflate)(struct isal_zstream *);
+    char why[512];   /* empty when both resolved */
+} isal;
+static pthread_once_t isal_once = PTHREAD_ONCE_INIT;
+
+static void isal_resolve(void)
+{
+    void *h = dlopen(FS_ISAL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(isal.why, sizeof isal.why, "%s", e ? e : "dlopen failed");
+        return;
+    }
+    /* through a union: ISO C has no conversion from void * to a function
+     * pointer, POSIX guarantees the representation */
+    union {
+        void *p;
+        void (*init)(struct isal_zstream *);
+        int (*run)(struct isal_zstream *);
+    } a, b;
+    a.p = dlsym(h, "isal_deflate_init");
+    b.p = dlsym(h, "isal_deflate");
+    if (!a.p || !b.p) {
+        snprintf(isal.why, sizeof isal.why, "%s has no %s", FS_ISAL_SONAME,
+                 !a.p ? "isal_deflate_init" : "isal_deflate");
+        dlclose(h);
+        return;
+    }
+    isal.deflate_init = a.init;
+    isal.deflate = b.run;   /* the handle stays open for the process */
+}
+
+int fs_rs_isal_load(const char *file, fs_error_t *err)
+{
+    pthread_once(&isal_once, isal_resolve);
+    if (isal.deflate)
+        return 0;
+    return fs_error_set(err, FS_EINVAL,
+                        "%s: cannot write results: ISA-L, the compressor, cannot be loaded (%s); "
+                        "install it (Debian: libisal2) or run with --no-output",
+                        file, isal.why);
+}
 
 int fs_rs_host_is_le(void)
 {
@@ -277,7 +337,9 @@ static size_t zlib_stream(zctx_t *x, size_t nbytes)
     struct isal_zstream *st = x->zs;
     if (x->bound > UINT32_MAX)   /* igzip counts in 32 bits; no chunk is near 4 GB */
         return 0;
-    isal_deflate_init(st);
+    if (!isal.deflate)   /* fs_rs_build_chunk loaded it */
+        return 0;
+    isal.deflate_init(st);
     st->level = DEFLATE_LEVEL;
     st->level_buf = x->lvbuf;
     st->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
@@ -288,7 +350,7 @@ static size_t zlib_stream(zctx_t *x, size_t nbytes)
     st->avail_in = (uint32_t)nbytes;
     st->next_out = x->out;
     st->avail_out = (uint32_t)x->bound;
-    if (isal_deflate(st) != COMP_OK || st->internal_state.state != ZSTATE_END || st->avail_in)
+    if (isal.deflate(st) != COMP_OK || st->internal_state.state != ZSTATE_END || st->avail_in)
         return 0;
     return st->total_out;
 }
@@ -301,6 +363,9 @@ int fs_rs_build_chunk(zctx_t *x, const layout_t *lay, size_t rows, const void *s
                        const char *table, fs_error_t *err)
 {
     size_t nbytes = rows * lay->fsize;
+    int lrc = fs_rs_isal_load(file, err);
+    if (lrc)
+        return lrc;
     if (lay->fsize == 0)
         return fs_error_set(err, FS_EINVAL, "%s: a row of /%s is wider than %d bytes", file,
                             table, MAX_ROW_BYTES);

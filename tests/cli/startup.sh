@@ -48,9 +48,55 @@ if [ "${FS_NO_PIE:-0}" = 1 ]; then
     nrel=$(readelf -r "$FLEETSIM" | grep -c R_X86_64_RELATIVE)
     [ "$nrel" -le 100 ] && ok || bad "the loader applies $nrel relative relocations to the program"
 fi
-# and it still reads and writes HDF5
-expect_exit 0 "$FLEETSIM" run --set horizon=2d --set workload.synthetic.arrivals.rate=4/h -q -o r.h5
+# ISA-L (the results' compressor, linked BIND_NOW by Debian: 194
+# symbols resolved at load) is loaded with dlopen by the results writer:
+# not a NEEDED library, not mapped by the commands that write no file,
+# mapped by the ones that do
+isal=${FS_ISAL_SONAME:-libisal.so.2}
+grep -Eq '^libisal[-_.]' needed.txt mapped.txt &&
+    bad "the program loads ISA-L at start: $(tr '\n' ' ' < mapped.txt)" || ok
+ld_libs() {   # ld_libs CMD...: the loader's log (LD_DEBUG=libs) in ld.txt
+    LD_DEBUG=libs LD_DEBUG_OUTPUT="$WORK/lddbg" "$@" >out.txt 2>err.txt
+    local rc=$?
+    cat "$WORK"/lddbg.* > ld.txt 2>/dev/null
+    rm -f "$WORK"/lddbg.*
+    return $rc
+}
+ld_libs "$FLEETSIM" version && ok || bad "version failed under LD_DEBUG"
+grep -q 'calling init' ld.txt && ok || bad "LD_DEBUG=libs logged nothing: $(head -c 300 ld.txt)"
+for cmd in "version" "--help" "validate $SRC/scenarios/default.yaml" \
+           "run --set horizon=2d --set workload.synthetic.arrivals.rate=4/h -q --no-output"; do
+    # shellcheck disable=SC2086
+    ld_libs "$FLEETSIM" $cmd || bad "'fleetsim $cmd' failed: $(head -c 300 err.txt)"
+    grep -q "$isal" ld.txt && bad "'fleetsim $cmd' loads ISA-L: $(grep "$isal" ld.txt | head -3)" || ok
+done
+# and it still reads and writes HDF5, with ISA-L
+ld_libs "$FLEETSIM" run --set horizon=2d --set workload.synthetic.arrivals.rate=4/h -q -o r.h5 &&
+    ok || bad "run -o failed: $(head -c 600 err.txt)"
 [ -s r.h5 ] && ok || bad "no results file"
+grep -q "calling init: .*$isal" ld.txt && ok ||
+    bad "a run that writes results did not load $isal: $(grep -i isal ld.txt | head -3)"
+# without a usable ISA-L: a clear error, exit 2, no file, no temporary.
+# A library of that name earlier on the search path: an empty file (the
+# loader refuses it), then a real library without igzip's functions.
+mkdir -p noisal
+: > "noisal/$isal"
+expect_exit 2 env LD_LIBRARY_PATH="$WORK/noisal" "$FLEETSIM" run --set horizon=2d -q -o n.h5
+expect_err "n\.h5: cannot write results: ISA-L, the compressor, cannot be loaded \(.*$isal"
+expect_no_file n.h5
+if command -v cc >/dev/null; then
+    echo 'int not_igzip(void) { return 0; }' > fake.c
+    if cc -shared -fPIC -o "noisal/$isal" fake.c 2>cc.txt; then
+        expect_exit 2 env LD_LIBRARY_PATH="$WORK/noisal" "$FLEETSIM" run --set horizon=2d -q -o n.h5
+        expect_err "n\.h5: cannot write results: ISA-L.*has no isal_deflate"
+        expect_no_file n.h5
+        # the commands that write nothing do not notice
+        expect_exit 0 env LD_LIBRARY_PATH="$WORK/noisal" "$FLEETSIM" validate "$SRC/scenarios/default.yaml"
+        expect_exit 0 env LD_LIBRARY_PATH="$WORK/noisal" "$FLEETSIM" run --set horizon=2d -q --no-output
+    else
+        echo "note: cc could not build a shared library, one case skipped: $(head -c 200 cc.txt)"
+    fi
+fi
 expect_exit 0 "$FLEETSIM" compare r.h5 r.h5
 expect_exit 0 "$FLEETSIM" version
 expect_out '^fleetsim [0-9]'
