@@ -193,7 +193,7 @@ static int r_insert(sched_t *s, fs_model_t *m, uint32_t slot)
         s->run_g[p] -= n->g;
         return FS_ENOMEM;
     }
-    s->run[p] = fs_stree_insert(s->nd, s->k2, s->run[p], x, 0);
+    s->run[p] = fs_stree_insert_run(s->nd, s->k2, s->run[p], x);
     s->running++;
     return 0;
 }
@@ -206,7 +206,7 @@ static void r_remove(sched_t *s, uint32_t slot)
         s->rep[slot + 1]++;     /* its entry in the running-ends cache is stale */
     uint32_t p = s->nd[slot + 1].cp;
     s->run_g[p] -= s->nd[slot + 1].g;
-    s->run[p] = fs_stree_erase(s->nd, s->k2, s->run[p], slot + 1, 0);
+    s->run[p] = fs_stree_erase_run(s->nd, s->k2, s->run[p], slot + 1);
     s->running--;
 }
 

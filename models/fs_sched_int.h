@@ -45,7 +45,8 @@ typedef struct tnode {
                                treaps, whose sums r_insert keeps below 2^32 (run_g) */
     double k1;              /* queued: order key; running: planned end */
     fs_time_t est;          /* planned run time (queued) */
-    fs_time_t aug_est;      /* subtree minimum of est */
+    fs_time_t aug_est;      /* subtree minimum of est: kept in class queues only (a
+                               running treap's is not read, fs_stree_insert_run) */
 } tnode_t;
 _Static_assert(sizeof(tnode_t) == 48, "a treap node is 48 bytes (issue #13)");
 
@@ -206,6 +207,9 @@ static inline uint32_t fs_stree_first(const tnode_t *nd, uint32_t t)
  * a band; else by key); both return the new root. */
 uint32_t fs_stree_insert(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq);
 uint32_t fs_stree_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x, int byseq);
+/* The same for a running treap (ordered by key): only aug_g is kept there. */
+uint32_t fs_stree_insert_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x);
+uint32_t fs_stree_erase_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x);
 uint32_t fs_stree_first_est_le(const tnode_t *nd, uint32_t t, fs_time_t lim);
 uint32_t fs_stree_prefix_reach(const tnode_t *nd, uint32_t t, uint64_t need);
 uint64_t fs_stree_sum_le(const tnode_t *nd, uint32_t t, double lim);

@@ -6,7 +6,7 @@
  */
 #include "fs_sched_int.h"
 
-static void pull(tnode_t *nd, uint32_t x)
+static inline __attribute__((always_inline)) void pull(tnode_t *nd, uint32_t x)
 {
     tnode_t *n = &nd[x];
     n->aug_est = n->est;
@@ -80,6 +80,43 @@ uint32_t fs_stree_insert(tnode_t *nd, const double *k2, uint32_t root, uint32_t 
     split(nd, k2, t, x, &n->l, &n->r, byseq);
     pull(nd, x);
     *link = x;
+    return root;
+}
+
+/* The running treaps' insertion (r_insert in fs_sched.c): as
+ * fs_stree_insert, but only the GPU sums are kept on the way down.  A
+ * running treap's minimum estimate is never read (fs_stree_first_est_le
+ * walks class queues only); split's pull still sets it, from whatever its
+ * children hold. */
+uint32_t fs_stree_insert_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x)
+{
+    tnode_t *n = &nd[x];
+    n->l = n->r = 0;
+    uint32_t *link = &root, t = root, pri = fs_stree_pri(n), g = n->g;
+    while (t && fs_stree_pri(&nd[t]) > pri) {
+        nd[t].aug_g += g;
+        link = fs_stree_less(nd, k2, t, x) ? &nd[t].r : &nd[t].l;
+        t = *link;
+    }
+    split(nd, k2, t, x, &n->l, &n->r, 0);
+    pull(nd, x);
+    *link = x;
+    return root;
+}
+
+/* The running treaps' erasure (r_remove): x's GPUs come off the sums of its
+ * ancestors on the way down, and its children are merged in its place; no
+ * path kept and no way back up, the minimum estimate not being kept here
+ * (fs_stree_insert_run).  x must be in the treap at root. */
+uint32_t fs_stree_erase_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x)
+{
+    uint32_t *link = &root, t = root, g = nd[x].g;
+    while (t != x) {
+        nd[t].aug_g -= g;
+        link = fs_stree_less(nd, k2, x, t) ? &nd[t].l : &nd[t].r;
+        t = *link;
+    }
+    *link = merge(nd, nd[x].l, nd[x].r);
     return root;
 }
 
