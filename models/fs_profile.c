@@ -389,6 +389,29 @@ static int bk_dip(const fs_profile_t *p, int64_t g, fs_time_t until)
     return 0;
 }
 
+static fs_time_t flat_reach(const fs_profile_t *p, int64_t g)
+{
+    for (size_t q = 0; q < p->np; q++)
+        if (p->pf[q] < g)
+            return p->pt[q];
+    return FS_TIME_NEVER;
+}
+
+static fs_time_t bk_reach(const fs_profile_t *p, int64_t g)
+{
+    for (size_t j = 0; j < p->nb; j++) {
+        const dent_t *e = &p->dir[j];
+        int64_t need = g - e->add;
+        if (e->lo >= need)              /* no step of the block has fewer */
+            continue;
+        const fs_prof_blk_t *b = blk(p, e);
+        for (uint32_t i = 0; i < e->n; i++)
+            if (b->f[i] < need)
+                return b->t[i];
+    }
+    return FS_TIME_NEVER;
+}
+
 /* Appends the n (time, GPUs) pairs eg[2i], eg[2i + 1] in turn (the
  * build): each adds its GPUs from its time on, a new step at the end or
  * the last step's count.  The last block's fields are kept in locals while
@@ -483,6 +506,11 @@ fs_time_t fs_prof_earliest(const fs_profile_t *p, int64_t g, fs_time_t d)
 int fs_prof_dip(const fs_profile_t *p, int64_t g, fs_time_t until)
 {
     return p->blocked ? bk_dip(p, g, until) : flat_dip(p, g, until);
+}
+
+fs_time_t fs_prof_reach(const fs_profile_t *p, int64_t g)
+{
+    return p->blocked ? bk_reach(p, g) : flat_reach(p, g);
 }
 
 size_t fs_prof_steps(const fs_profile_t *p, fs_time_t *t, int64_t *f)

@@ -90,6 +90,12 @@ fs_time_t fs_prof_earliest(const fs_profile_t *p, int64_t g, fs_time_t d);
  * early end of a pass). */
 int fs_prof_dip(const fs_profile_t *p, int64_t g, fs_time_t until);
 
+/* The time of the first step with fewer than g free, FS_TIME_NEVER if
+ * none: g GPUs are free over [t_0, reach), so a job of g GPUs and planned
+ * time d fits at t_0 exactly when t_0 + d <= reach (fs_prof_dip(g, t_0 + d)
+ * is then false).  EASY's pass past its reservation (fs_sched_cons.c). */
+fs_time_t fs_prof_reach(const fs_profile_t *p, int64_t g);
+
 /* The number of steps; with t and f non-NULL, also copies them out
  * (tests and instrumentation). */
 size_t fs_prof_steps(const fs_profile_t *p, fs_time_t *t, int64_t *f);

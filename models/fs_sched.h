@@ -31,7 +31,12 @@
  * rebuilt).  fs_sched_set_fast(state, 0) turns these fast paths off; tests
  * prove the results equal (tests/test_sched_fast.c).  Conservative backfill builds a
  * profile (sorted array of steps) per pass: O(queue x steps), bounded by
- * bf.max_job_test in slurm mode.  Preemptive passes sort all active jobs:
+ * bf.max_job_test in slurm mode.  EASY while an outage of cluster.outages
+ * is ahead plans on that profile with one reservation, walking the classes
+ * in order by a cursor (no sort of the queue); past the reservation it
+ * jumps to the next job whose estimate fits before the profile's first dip
+ * below its GPUs: O(classes x (steps + log n)) per job it starts or tries.
+ * Preemptive passes sort all active jobs:
  * O(active log active) per pass; an order that keeps its own structure
  * (2D-LAS, fs_order.h plan) plans the pass instead: O(changes x log active).
  *

@@ -228,7 +228,18 @@ static int cons_plan(sched_t *s, fs_model_t *m, fs_time_t now, fs_time_t res, si
         if (r)
             r->at = -1;
         fs_time_t d = fs_sched_plan_d(s, x, res);
-        fs_time_t t = fs_prof_earliest(&s->prof, g, d);
+        /* EASY past its one reservation (banded orders; fast path): a job
+         * starts now or waits, and the earliest slot is now exactly when no
+         * step before now + d has fewer than g free (the profile's first
+         * step is now): a dip test, which stops at the first short step, in
+         * place of a search of the whole profile for a later slot no one
+         * would take.  The slow path keeps the search (the reference). */
+        fs_time_t t = easy && blocked && s->fast
+                          ? (fs_prof_dip(&s->prof, g, d >= FS_TIME_NEVER - now ? FS_TIME_NEVER
+                                                                                : now + d)
+                                 ? FS_TIME_NEVER
+                                 : now)
+                          : fs_prof_earliest(&s->prof, g, d);
         if (t == FS_TIME_NEVER)
             continue;
         if (t == now && fs_sched_fits(m, x)) {
@@ -332,11 +343,103 @@ int fs_scons_outages(sched_t *s, fs_model_t *m)
     return s->cap_state == 1 && fs_capplan_live(&s->cap, fs_model_now(m));
 }
 
+/* EASY with outages ahead, fast path (issue #42: calibrate's low capacity
+ * shares leave queues of thousands, and sorting the whole queue at every
+ * pass was most of their cost).  The same pass as cons_plan(..., easy) over
+ * the queue in order, without collecting and sorting it: a cursor (the key
+ * of the last job visited) walks the classes' treaps in order.  Until the
+ * first blocked job every job is visited, as cons_plan visits it.  After
+ * it a job starts now or is passed over without effect, and it can start
+ * now only if its planned time ends by the profile's first dip below its
+ * GPUs (fs_prof_reach; a class's jobs all have its shape's GPUs): the
+ * cursor goes straight to the first job after it, in any class, whose
+ * estimate is within that (fs_stree_next_est_le), and cons_plan's test
+ * decides whether it starts.  The jobs jumped over are exactly those
+ * cons_plan's dip test would pass over (the profile only changes at a
+ * start), so the starts, the reservation and the backfill count are the
+ * same.  Unbanded orders only (a class is then one treap). */
+static int easy_out_fast(sched_t *s, fs_model_t *m, fs_time_t now)
+{
+    tnode_t *nd = s->nd;
+    size_t nc = s->shapes.n;
+    /* cand[c]: class c's next job for the cursor, kept while valid[c] (the want scratch): a job
+     * passed over changes no other class's, a start (past the reservation)
+     * or the reservation changes the profile and so every class's */
+    if (fs_sched_scratch(s, nc))
+        return FS_ENOMEM;
+    uint32_t *cand = s->scr;
+    uint8_t *valid = s->want;
+    memset(valid, 0, nc);
+    tkey_t at;
+    int moved = 0, blocked = 0;
+    for (;;) {
+        uint32_t x = 0;
+        size_t xc = 0;
+        for (size_t c = 0; c < nc; c++) {
+            if (!s->cls[c].head)
+                continue;
+            if (!valid[c]) {
+                valid[c] = 1;
+                cand[c] = 0;
+                fs_time_t lim = FS_TIME_NEVER;
+                if (blocked) {
+                    fs_time_t r = fs_prof_reach(&s->prof, (int64_t)s->shapes.shapes[c].gpus);
+                    if (r <= now)
+                        continue;   /* short already now: no job of the class starts */
+                    lim = r == FS_TIME_NEVER ? FS_TIME_NEVER : r - now;
+                }
+                cand[c] = fs_stree_next_est_le(nd, s->k2, s->cls[c].root, moved ? &at : NULL, lim);
+            }
+            uint32_t y = cand[c];
+            if (y && (!x || fs_stree_less(nd, s->k2, y, x))) {
+                x = y;
+                xc = c;
+            }
+        }
+        if (!x)
+            return 0;
+        at = (tkey_t){nd[x].k1, s->k2 ? s->k2[x] : 0, nd[x].seq};
+        moved = 1;
+        valid[xc] = 0;
+        int64_t g = (int64_t)nd[x].g;
+        fs_time_t d = fs_sched_plan_d(s, x, 0);
+        /* past the reservation x's estimate is within the reach: it fits now */
+        fs_time_t t = blocked ? now : fs_prof_earliest(&s->prof, g, d);
+        if (t == FS_TIME_NEVER)
+            continue;
+        if (t == now && fs_sched_fits(m, x)) {
+            int rc = fs_scons_start_planned(s, m, x, now, d, 1);
+            if (rc < 0)
+                return rc;
+            if (rc == 1) {
+                if (blocked) {
+                    s->backfilled++;
+                    memset(valid, 0, nc);
+                }
+                if (fs_prof_take(&s->prof, now, d, g))
+                    return FS_ENOMEM;
+                continue;
+            }
+        }
+        if (blocked)
+            continue;
+        blocked = 1;
+        memset(valid, 0, nc);
+        fs_sched_log_resv(s, m, x, t);
+        if (fs_prof_take(&s->prof, t, d, g))
+            return FS_ENOMEM;
+    }
+}
+
 int fs_scons_easy_pass(sched_t *s, fs_model_t *m)
 {
     fs_time_t now = fs_model_now(m);
     size_t n, lim;
-    if (cons_profile(s, m, now, 0, 1) || cons_queue(s, m, &n, &lim))
+    if (cons_profile(s, m, now, 0, 1))
+        return FS_ENOMEM;
+    if (s->fast && !s->banded && !s->rsv)
+        return easy_out_fast(s, m, now);
+    if (cons_queue(s, m, &n, &lim))
         return FS_ENOMEM;
     return cons_plan(s, m, now, 0, lim, 0, 1, 1);
 }

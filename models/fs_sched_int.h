@@ -211,6 +211,16 @@ uint32_t fs_stree_erase(tnode_t *nd, const double *k2, uint32_t root, uint32_t x
 uint32_t fs_stree_insert_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x);
 uint32_t fs_stree_erase_run(tnode_t *nd, const double *k2, uint32_t root, uint32_t x);
 uint32_t fs_stree_first_est_le(const tnode_t *nd, uint32_t t, fs_time_t lim);
+/* A position in the queue's order (k1, k2, seq): a cursor that outlives
+ * its node's keys (a started job's k1 becomes its planned end). */
+typedef struct tkey {
+    double k1, k2;
+    uint32_t seq;
+} tkey_t;
+/* The first node of treap t after key a in order (a NULL: the first) whose
+ * est is at most lim; 0 if none. */
+uint32_t fs_stree_next_est_le(const tnode_t *nd, const double *k2, uint32_t t, const tkey_t *a,
+                              fs_time_t lim);
 uint32_t fs_stree_prefix_reach(const tnode_t *nd, uint32_t t, uint64_t need);
 uint64_t fs_stree_sum_le(const tnode_t *nd, uint32_t t, double lim);
 uint32_t fs_stree_first_gt(const tnode_t *nd, uint32_t t, double lim);

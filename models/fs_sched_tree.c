@@ -185,6 +185,56 @@ uint32_t fs_stree_first_est_le(const tnode_t *nd, uint32_t t, fs_time_t lim)
     return 0;
 }
 
+/* Is key a before node x in order (fs_stree_less with a for a node)? */
+static int key_before(const tnode_t *nd, const double *k2, const tkey_t *a, uint32_t x)
+{
+    if (a->k1 != nd[x].k1)
+        return a->k1 < nd[x].k1;
+    double b2 = k2 ? k2[x] : 0;
+    if (a->k2 != b2)
+        return a->k2 < b2;
+    return a->seq < nd[x].seq;
+}
+
+uint32_t fs_stree_next_est_le(const tnode_t *nd, const double *k2, uint32_t t, const tkey_t *a,
+                              fs_time_t lim)
+{
+    if (!a)
+        return fs_stree_first_est_le(nd, t, lim);
+    /* down the path to a: a node after a has its right subtree after a too
+     * (first_est_le there), its left subtree to search first; a node not
+     * after a leaves only its right subtree.  The candidates met on the way
+     * are in order from the last (deepest) to the first: the deepest node
+     * after a, then its right subtree, then the next one up... */
+    uint32_t stack[96];
+    size_t n = 0;
+    while (t && nd[t].aug_est <= lim) {
+        if (key_before(nd, k2, a, t)) {
+            if (n == sizeof stack / sizeof stack[0]) {
+                /* deeper than any treap of 2^32 nodes should be: resolve
+                 * the deepest candidates now (rare; same answer) */
+                uint32_t r = fs_stree_next_est_le(nd, k2, t, a, lim);
+                if (r)
+                    return r;
+                break;
+            }
+            stack[n++] = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    while (n > 0) {
+        uint32_t x = stack[--n];
+        if (nd[x].est <= lim)
+            return x;
+        uint32_t r = fs_stree_first_est_le(nd, nd[x].r, lim);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
 /* The first node in order at which the running sum of g reaches need. */
 uint32_t fs_stree_prefix_reach(const tnode_t *nd, uint32_t t, uint64_t need)
 {

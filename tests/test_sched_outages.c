@@ -54,8 +54,19 @@ typedef struct run_out {
     uint64_t resv_id;
 } run_out_t;
 
+static void run_fast(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
+                     fs_test_rows_t *rs, run_out_t *o, fs_sched_resv_t *log, size_t *n_log);
+
 static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_rows_t *rs,
                 run_out_t *o)
+{
+    run_fast(cfg, jobs, n, 1, rs, o, NULL, NULL);
+}
+
+/* One run with the fast paths on or off; log (if given): the reservations
+ * logged, *n_log of them. */
+static void run_fast(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, int fast,
+                     fs_test_rows_t *rs, run_out_t *o, fs_sched_resv_t *log, size_t *n_log)
 {
     fs_source_t *src;
     fs_model_t *m;
@@ -67,6 +78,7 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     int rc = fs_model_create(cfg, fs_policy_select(&cfg->scheduler), src, &sink, &m, &err);
     if (rc)
         fail_msg("create: %s", err.msg);
+    fs_sched_set_fast(fs_model_policy_state(m), fast);
     fs_sched_record(fs_model_policy_state(m), 1);
     rc = fs_model_run(m, NULL, NULL, &err);
     if (rc)
@@ -78,6 +90,10 @@ static void run(const fs_config_t *cfg, const fs_job_t *jobs, size_t n, fs_test_
     o->first_resv = nr ? r[0].at : -1;
     o->resv_id = nr ? r[0].id : 0;
     o->backfilled = fs_sched_backfilled(st);
+    if (log) {
+        *n_log = nr;
+        memcpy(log, r, nr * sizeof *r);
+    }
     fs_model_destroy(m);
     fs_source_destroy(src);
 }
@@ -301,6 +317,82 @@ static void test_far_outage_same(void **st)
     free(far);
 }
 
+/* EASY's pass with outages ahead walks the queue in order by a cursor and
+ * jumps, past the reservation, to the next job whose estimate fits before
+ * the profile's first dip below its GPUs (fs_sched_cons.c easy_out_fast;
+ * the slow path sorts the queue and searches the profile for every job,
+ * the reference).  A backlog (1,500 jobs of 1-16 GPUs on 16 1-GPU nodes,
+ * estimates 1-3x the run times, 40 outages of 1-16 nodes that matter):
+ * every job's start, the backfill count and the reservation log are the
+ * same both ways, for FIFO, SJF, the priority order (unbanded) and Slurm's
+ * multifactor (banded: the sorted pass with the dip test on the fast
+ * path). */
+static void test_easy_fast_equals_slow(void **st)
+{
+    fixture_t *f = *st;
+    int64_t live0 = fs_alloc_live();
+    enum { N = 1500, NO = 40 };
+    static fs_job_t jobs[N];
+    uint64_t x = 7;
+    double t = 0;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t r = (uint32_t)(x >> 33);
+        t += (double)(r % 50);
+        jobs[i] = job(i + 1, t, 1 + r % 5 + (r % 13 == 0 ? 11 : 0), 30 + (double)(r % 1500));
+        jobs[i].estimate = jobs[i].duration * (fs_time_t)(1 + (r >> 8) % 3);
+    }
+    static char csv[NO * 64 + 64];
+    size_t k = (size_t)snprintf(csv, sizeof csv, "start,end,nodes\n");
+    for (size_t i = 0; i < NO; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t r = (uint32_t)(x >> 33);
+        unsigned lo = r % 16, hi = lo + (r >> 4) % (16 - lo);
+        /* outage i inside the i-th of NO equal slots of the submissions:
+         * no two overlap */
+        double L = t / NO, a = (double)i * L + (double)((r >> 8) % (uint32_t)(L / 4));
+        k += (size_t)snprintf(csv + k, sizeof csv - k, "%.0f,%.0f,%u-%u\n", a,
+                              a + 100 + (double)((r >> 12) % (uint32_t)(L / 2)), lo, hi);
+    }
+    char *path = fs_test_path(f->dir, "many.csv");
+    assert_int_equal(fs_test_write(path, csv), 0);
+    static fs_test_rows_t a, b;
+    static fs_sched_resv_t la[N], lb[N];
+    const int queues[] = {FS_QUEUE_FIFO, FS_QUEUE_SJF, FS_QUEUE_PRIORITY, FS_QUEUE_SLURM};
+    for (size_t q = 0; q < sizeof queues / sizeof queues[0]; q++) {
+        fs_pool_cfg_t pool;
+        fs_config_t cfg;
+        run_out_t o1, o2;
+        size_t n1, n2;
+        fs_test_base_cfg(&cfg, &pool, 16, 1, queues[q]);
+        cfg.scheduler.backfill = FS_BACKFILL_EASY;
+        cfg.cluster.outages = path;
+        run_fast(&cfg, jobs, N, 1, &a, &o1, la, &n1);
+        run_fast(&cfg, jobs, N, 0, &b, &o2, lb, &n2);
+        assert_int_equal(a.n, N);
+        assert_int_equal(b.n, N);
+        size_t waited = 0;
+        for (size_t i = 0; i < N; i++) {
+            double s1 = start_of(&a, i + 1), s2 = start_of(&b, i + 1);
+            if (s1 != s2)
+                fail_msg("queue %zu: job %zu starts at %.6f fast, %.6f slow", q, i + 1, s1, s2);
+            waited += s1 > jobs[i].submit / (double)FS_US_PER_S + 3600;
+        }
+        assert_true(waited > N / 4);    /* a backlog: jobs queued for over an hour */
+        assert_true(o1.backfilled > 0);
+        assert_int_equal(o1.backfilled, o2.backfilled);
+        assert_int_equal(n1, n2);
+        for (size_t i = 0; i < n1; i++) {
+            assert_int_equal(la[i].id, lb[i].id);
+            assert_int_equal(la[i].at, lb[i].at);
+        }
+    }
+    fs_test_rows_free(&a);
+    fs_test_rows_free(&b);
+    free(path);
+    assert_int_equal(fs_alloc_live(), live0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slurm_main, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_drains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_far_outage_same, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_easy_fast_equals_slow, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

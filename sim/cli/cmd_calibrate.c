@@ -18,6 +18,13 @@
  * adds a third dimension, the per-user limit: none, 1, 2, 4, ... below L,
  * and L (models/fs_limits.h).  The point with the smallest J is the fit; its statistics on
  * the jobs submitted from the split on are the prediction error.
+ *
+ * The rule on capacity (--max-over F, default 0.05; off: none): a point
+ * whose capacity the log's recorded schedule exceeds (more GPUs busy than
+ * it has) more than the fraction F of the log's span is replayed and shown
+ * but never chosen.  The log contradicts such a capacity: a share below
+ * what the site ran stands in for something that is not capacity (per-user
+ * limits, reservations), which is better modelled as what it is.
  */
 #include "fs_cli.h"
 #include "fs_json.h"
@@ -76,6 +83,7 @@ typedef struct point {
     size_t withdrawn;           /* jobs withdrawn at their cancel time in its replay */
     int stuck;                  /* its replay did not finish (FS_ESTUCK: the backlog outlived
                                    drain_limit, or a job can never start at this share) */
+    int excluded;               /* over > the rule's fraction (--max-over): never chosen */
     double j;                   /* the objective; +inf for a stuck point */
     double over;                /* share of the log's span in which the recorded schedule had
                                    more GPUs busy than this point's capacity */
@@ -102,6 +110,8 @@ typedef struct cal {
     double gpus;                /* the scenario's GPUs */
     unsigned gpn;               /* GPUs per node of pool 0 (outage files' nodes) */
     unsigned jobs;              /* replays at once (-j), each on its own thread */
+    double max_over;            /* the rule: points with over > max_over are not chosen
+                                   (--max-over; INFINITY: off) */
     int limits;                 /* the grid has the per-user limit dimension */
 } cal_t;
 
@@ -270,9 +280,33 @@ static void json_window(fs_json_t *j, const char *key, const point_t *p, int w)
     fs_json_end_object(j);
 }
 
-static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, int json)
+static int rule_on(const cal_t *c)
+{
+    return c->max_over < INFINITY;
+}
+
+static void json_point_id(fs_json_t *j, const cal_t *c, const point_t *p)
+{
+    fs_json_key(j, "threshold");
+    fs_json_num(j, p->threshold);
+    fs_json_key(j, "share");
+    fs_json_num(j, p->share);
+    if (c->limits) {
+        fs_json_key(j, "max_jobs_per_user");
+        fs_json_uint(j, p->limit);
+    }
+}
+
+/* best: the fit (the rule kept); any: the first of the least objective of
+ * every finished point, excluded or not (== best when the rule changed
+ * nothing). */
+static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, size_t any,
+                   int json)
 {
     const point_t *b = &pts[best];
+    size_t n_excl = 0;
+    for (size_t i = 0; i < np; i++)
+        n_excl += pts[i].excluded;
     int t_ks = b->win[1].ks <= 0.15, t_sp = b->win[1].spearman >= 0.5;
     int t_mean = within(b->win[1].sim.mean, b->win[1].rec.mean);
     int t_p90 = within(b->win[1].sim.p90, b->win[1].rec.p90);
@@ -286,41 +320,41 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
         fs_json_str(&j, c->scenario);
         fs_json_key(&j, "split_s");
         fs_json_num(&j, c->split_s);
+        fs_json_key(&j, "max_over");        /* the rule's fraction; null: off */
+        fs_json_num(&j, c->max_over);
         fs_json_key(&j, "grid");
         fs_json_begin_array(&j);
         for (size_t i = 0; i < np; i++) {
             fs_json_begin_object(&j);
-            fs_json_key(&j, "threshold");
-            fs_json_num(&j, pts[i].threshold);
-            fs_json_key(&j, "share");
-            fs_json_num(&j, pts[i].share);
-            if (c->limits) {
-                fs_json_key(&j, "max_jobs_per_user");
-                fs_json_uint(&j, pts[i].limit);
-            }
+            json_point_id(&j, c, &pts[i]);
             fs_json_key(&j, "objective");
             fs_json_num(&j, pts[i].j);
             fs_json_key(&j, "finished");
             fs_json_bool(&j, !pts[i].stuck);
             fs_json_key(&j, "recorded_over_capacity");
             fs_json_num(&j, pts[i].over);
+            fs_json_key(&j, "excluded");    /* by the rule (--max-over): never chosen */
+            fs_json_bool(&j, pts[i].excluded);
             fs_json_end_object(&j);
         }
         fs_json_end_array(&j);
         fs_json_key(&j, "best");
         fs_json_begin_object(&j);
-        fs_json_key(&j, "threshold");
-        fs_json_num(&j, b->threshold);
-        fs_json_key(&j, "share");
-        fs_json_num(&j, b->share);
-        if (c->limits) {
-            fs_json_key(&j, "max_jobs_per_user");
-            fs_json_uint(&j, b->limit);
-        }
+        json_point_id(&j, c, b);
         fs_json_key(&j, "withdrawn");
         fs_json_uint(&j, b->withdrawn);
         json_window(&j, "train", b, 0);
         json_window(&j, "test", b, 1);
+        fs_json_end_object(&j);
+        /* the least objective of every finished point: the fit without the
+         * rule (the same point as best when the rule changed nothing) */
+        fs_json_key(&j, "best_without_rule");
+        fs_json_begin_object(&j);
+        json_point_id(&j, c, &pts[any]);
+        fs_json_key(&j, "objective");
+        fs_json_num(&j, pts[any].j);
+        fs_json_key(&j, "recorded_over_capacity");
+        fs_json_num(&j, pts[any].over);
         fs_json_end_object(&j);
         fs_json_key(&j, "targets_met");
         fs_json_begin_object(&j);
@@ -344,6 +378,11 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
            c->limits ? " x jobs per user (0: no limit)" : "");
     printf("over: the share of the log's span in which the recorded schedule had more GPUs busy "
            "than the point's capacity\n");
+    if (rule_on(c))
+        printf("rule: a point with over > %.1f%% is not chosen: the log ran more than its "
+               "capacity (--max-over %g; off: any point)\n", 100 * c->max_over, c->max_over);
+    else
+        printf("rule: off (--max-over off): any point may be chosen, whatever its over\n");
     if (c->limits)
         printf("%9s %6s %5s %9s %6s %8s %6s\n", "threshold", "share", "limit", "objective", "KS",
                "Spearman", "over");
@@ -362,17 +401,31 @@ static void report(const cal_t *c, const point_t *pts, size_t np, size_t best, i
                        "starts)\n", pts[i].threshold, pts[i].share, "-");
             continue;
         }
+        const char *mark = i == best ? "  <- fit"
+                           : i == any ? "  excluded (over), the least objective"
+                           : pts[i].excluded ? "  excluded (over)" : "";
         if (c->limits)
             printf("%9.2f %6.2f %5u %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold,
                    pts[i].share, pts[i].limit, pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman,
-                   100 * pts[i].over, i == best ? "  <- fit" : "");
+                   100 * pts[i].over, mark);
         else
             printf("%9.2f %6.2f %9.3f %6.3f %8.3f %5.1f%%%s\n", pts[i].threshold, pts[i].share,
-                   pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman, 100 * pts[i].over,
-                   i == best ? "  <- fit" : "");
+                   pts[i].j, pts[i].win[0].ks, pts[i].win[0].spearman, 100 * pts[i].over, mark);
     }
     if (n_stuck)
         printf("%zu of %zu grid points did not finish their replay: never chosen\n", n_stuck, np);
+    if (n_excl)
+        printf("%zu of %zu grid points have over > %.1f%%: not chosen\n", n_excl, np,
+               100 * c->max_over);
+    if (any != best) {
+        printf("without the rule the fit would be threshold %.2f, capacity share %.2f",
+               pts[any].threshold, pts[any].share);
+        if (c->limits)
+            printf(", jobs per user %u", pts[any].limit);
+        printf(" (objective %.3f, over %.1f%%): a capacity the log exceeds stands in for what is "
+               "not capacity (per-user limits, reservations); model that instead "
+               "(docs/validation.md)\n", pts[any].j, 100 * pts[any].over);
+    }
     if (c->limits)
         printf("fit: threshold %.2f, capacity share %.2f, jobs per user %u (0: no limit)\n",
                b->threshold, b->share, b->limit);
@@ -561,18 +614,34 @@ static int calibrate(cal_t *c, int json, fs_error_t *err)
             p->share = k_shares[s / nl];
             p->limit = lims[s % nl];
             p->over = over[s / nl];
+            p->excluded = p->over > c->max_over;
         }
     rc = run_grid(c, pts, np, err);
-    for (size_t i = 0; i < np && !rc; i++)    /* the first of the least objective */
-        if (pts[i].j < pts[best].j)
+    /* the first of the least objective: of the points the rule keeps (the
+     * fit, best), and of all (any) */
+    size_t any = 0;
+    int have = 0;
+    for (size_t i = 0; i < np && !rc; i++) {
+        if (pts[i].j < pts[any].j)
+            any = i;
+        if (!pts[i].excluded && !pts[i].stuck && (!have || pts[i].j < pts[best].j)) {
             best = i;
-    if (!rc && np && pts[best].stuck)
+            have = 1;
+        }
+    }
+    if (!rc && np && pts[any].stuck)
         rc = fs_error_set(err, FS_ESTUCK, "%s: none of the %zu grid points finished its replay "
                           "(the backlog outlived drain_limit, or a job can never start): raise "
                           "drain_limit, or check the trace against the cluster",
                           c->scenario, np);
+    else if (!rc && np && !have)
+        rc = fs_error_set(err, FS_EINVAL, "%s: cluster: the recorded schedule had more GPUs busy "
+                          "than every grid point's capacity more than %.1f%% of the time (the "
+                          "whole cluster: %.1f%%): the log ran on a larger machine than the "
+                          "scenario's; check cluster.pools, or give --max-over off",
+                          c->scenario, 100 * c->max_over, 100 * over[0]);
     if (!rc)
-        report(c, pts, np, best, json);
+        report(c, pts, np, best, any, json);
 out:
     fs_free(pts);
     fs_free(c->rec);
@@ -583,7 +652,7 @@ out:
 int fs_cmd_calibrate(int argc, char **argv)
 {
     const char *sets[MAX_SETS];
-    cal_t c = {.sets = sets, .split_s = NAN, .jobs = 1};
+    cal_t c = {.sets = sets, .split_s = NAN, .jobs = 1, .max_over = 0.05};
     int json = 0;
     fs_cli_getopt_t g;
     fs_cli_getopt_init(&g, "calibrate", argc, argv, fs_cli_find("calibrate")->opts);
@@ -605,6 +674,13 @@ int fs_cmd_calibrate(int argc, char **argv)
                 return fs_cli_usage_error("calibrate", "--split needs a number of days >= 0 "
                                                        "(from the trace's first submission)");
             c.split_s = d * 86400;
+        } else if (id == FS_OPT_MAX_OVER) {
+            char *end = NULL;
+            double f = !v ? NAN : strcmp(v, "off") == 0 ? INFINITY : strtod(v, &end);
+            if (!v || (end && *end) || !(f >= 0 && (f <= 1 || f == INFINITY)))
+                return fs_cli_usage_error("calibrate", "--max-over needs a fraction from 0 to 1 "
+                                                       "or 'off'");
+            c.max_over = f;
         } else if (id == FS_OPT_JSON) {
             json = 1;
         } else if (id == 'j') {

@@ -63,7 +63,8 @@ static const fs_cli_opt_t trace_opts[] = {
     {"capacity", 0, 1, FS_OPT_CAPACITY, "GPUS"}, {"gpus-per-node", 0, 1, FS_OPT_GPN, "G"}, JSON,
     HELP, END};
 static const fs_cli_opt_t calibrate_opts[] = {
-    {"split", 0, 1, FS_OPT_SPLIT, "DAYS"}, {"jobs", 'j', 1, 'j', "N"}, SET, JSON, HELP, END};
+    {"split", 0, 1, FS_OPT_SPLIT, "DAYS"}, {"jobs", 'j', 1, 'j', "N"},
+    {"max-over", 0, 1, FS_OPT_MAX_OVER, "F"}, SET, JSON, HELP, END};
 static const fs_cli_opt_t versus_opts[] = {
     {"policy", 'p', 1, 'p', "NAME=KEY=VALUE,..."}, {"output", 'o', 1, 'o', "DIR"},
     {"replications", 'r', 1, 'r', "N"}, {"jobs", 'j', 1, 'j', "N"},
@@ -265,7 +266,8 @@ static const fs_command_t commands[] = {
      "incomplete runs, otherwise.\n",
      merge_opts, "dir"},
     {"calibrate", fs_cmd_calibrate, "fit what a log does not record to its recorded waits",
-     "usage: fleetsim calibrate SCENARIO.yaml [--split DAYS] [-j N] [--set KEY=VALUE]... [--json]\n"
+     "usage: fleetsim calibrate SCENARIO.yaml [--split DAYS] [--max-over F|off] [-j N]\n"
+     "                          [--set KEY=VALUE]... [--json]\n"
      "\n"
      "Fits the parameters a trace replay's log does not record -- the outages read\n"
      "off its recorded utilization (the threshold of 'fleetsim trace outages') and\n"
@@ -277,6 +279,10 @@ static const fs_command_t commands[] = {
      "\n"
      "  --split DAYS   the split, days from the first submission (default: the\n"
      "                 middle of the submissions)\n"
+     "  --max-over F   a point whose capacity the log's recorded schedule exceeds\n"
+     "                 (more GPUs busy than it has) more than the fraction F of the\n"
+     "                 time is shown but not chosen: such a capacity did not run\n"
+     "                 the log (default 0.05; 'off': any point may be chosen)\n"
      "  -j, --jobs N   replays at once, on N threads (default 1; the grid and the\n"
      "                 fit are the same for every N)\n"
      "  --set K=V      override a scenario key (repeatable)\n"

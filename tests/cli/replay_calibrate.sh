@@ -105,6 +105,61 @@ assert g[(0, 0.7)]["recorded_over_capacity"] == 0.5, g[(0, 0.7)]
 assert g[(0.2, 1.0)]["recorded_over_capacity"] == 0, g[(0.2, 1.0)]
 PY
 fi
+# the rule on capacity (--max-over, default 0.05): the serial log, then two
+# jobs that ran at once for 300 s (2,000-2,300 s).  On the training window
+# (the serial jobs) one node matches the log exactly, but the recorded
+# schedule had two nodes busy for 300 / 2,300 = 13% of its span: a share
+# that leaves one node (0.7-0.4) is shown, excluded, never the fit; the fit
+# keeps both nodes.  With the rule off, or at 0.2, one node is the fit again.
+{
+    cat serial.swf
+    echo '9 2000 0 300 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'
+    echo '10 2000 0 300 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1'
+} > pair.swf
+sed 's/serial.swf/pair.swf/' cal.yaml > pair.yaml
+expect_exit 0 "$FLEETSIM" calibrate pair.yaml
+expect_out '^rule: a point with over > 5\.0% is not chosen'
+expect_out '^ +0\.00 +0\.70( +[^ ]+){3} +13\.0%  excluded \(over\), the least objective$'
+expect_out '^ +0\.00 +0\.40( +[^ ]+){3} +13\.0%  excluded \(over\)$'
+expect_out '^16 of 28 grid points have over > 5\.0%: not chosen$'
+expect_out '^fit: threshold [0-9.]+, capacity share (1\.00|0\.90|0\.80)$'
+expect_out '^without the rule the fit would be threshold 0\.00, capacity share 0\.70 \(objective 0\.000, over 13\.0%\)'
+expect_exit 0 "$FLEETSIM" calibrate pair.yaml --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --json, the rule: $(head -c 400 out.txt)"
+import json
+d = json.load(open("out.txt"))
+assert d["max_over"] == 0.05, d["max_over"]
+assert d["best"]["share"] >= 0.8, d["best"]
+w = d["best_without_rule"]
+assert (w["threshold"], w["share"], w["objective"]) == (0, 0.7, 0), w
+for p in d["grid"]:
+    assert p["excluded"] == (p["share"] <= 0.7), p
+    assert abs(p["recorded_over_capacity"] - (300 / 2300 if p["share"] <= 0.7 else 0)) < 1e-12, p
+PY
+fi
+expect_exit 0 "$FLEETSIM" calibrate pair.yaml --max-over off
+expect_out '^rule: off'
+expect_out '^fit: threshold 0\.00, capacity share 0\.70$'
+grep -Eq 'excluded|without the rule' out.txt && bad "--max-over off still excludes: $(head -c 400 out.txt)" || ok
+expect_exit 0 "$FLEETSIM" calibrate pair.yaml --max-over 0.2 --json
+if /usr/bin/python3 -c 'import json' 2>/dev/null; then
+    /usr/bin/python3 - <<'PY' && ok || bad "calibrate --max-over 0.2: $(head -c 400 out.txt)"
+import json
+d = json.load(open("out.txt"))
+assert d["max_over"] == 0.2 and d["best"]["share"] == 0.7, d["best"]
+assert d["best_without_rule"]["share"] == 0.7 and not any(p["excluded"] for p in d["grid"])
+PY
+fi
+# over.swf (two jobs at once for half the log) on a cluster of one node:
+# even its whole capacity is exceeded half the time, so no point may be
+# chosen: a cluster smaller than the one that ran the log is said, exit 2
+sed 's/nodes: 2,/nodes: 1,/' over.yaml > small.yaml
+expect_exit 2 "$FLEETSIM" calibrate small.yaml
+expect_err 'more GPUs busy than every grid point.s capacity more than 5\.0% of the time'
+expect_exit 0 "$FLEETSIM" calibrate small.yaml --max-over off
+expect_exit 2 "$FLEETSIM" calibrate pair.yaml --max-over 1.5
+expect_err 'max-over needs a fraction from 0 to 1'
 # no point finishes: exit 1, said
 expect_exit 1 "$FLEETSIM" calibrate cal.yaml --set drain_limit=1s
 expect_err 'none of the 28 grid points finished its replay'
