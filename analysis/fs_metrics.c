@@ -952,6 +952,8 @@ static void tw_put(twriter_t *w, const char *s, size_t n)
     }
 }
 
+static void tw_printf(twriter_t *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void tw_printf(twriter_t *w, const char *fmt, ...)
 {
     char buf[1024], *p = buf;
