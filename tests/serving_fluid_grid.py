@@ -32,9 +32,11 @@ def cpu_children():
     return r.ru_utime + r.ru_stime
 
 
-def run(fleetsim, work, mode, median_in, rate, replicas, hours, reuse=False):
-    y = os.path.join(work, "g-%s-%d-%.4f-%dh.yaml" % (mode, median_in, rate, hours))
-    with open(y, "w") as f:
+def scenario(path, mode, median_in, rate, replicas, hours, router=None, requests=False):
+    """Writes the grid's scenario: the H100 row above, prompts lognormal of median median_in,
+    outputs of median 200, Poisson at rate per second over replicas; router (None: the
+    default, least_loaded) and /requests (requests) as asked."""
+    with open(path, "w") as f:
         f.write("""name: grid
 seed: 3
 horizon: %dh
@@ -47,11 +49,17 @@ services:
   - name: s
     mode: %s
     min_replicas: %d
-    requests: {rate: %.6f/s, input: {dist: lognormal, median: %d, sigma: 0.5}, output: {dist: lognormal, median: 200, sigma: 0.5}}
+%s    requests: {rate: %.6f/s, input: {dist: lognormal, median: %d, sigma: 0.5}, output: {dist: lognormal, median: 200, sigma: 0.5}}
     performance: [{gpu: H100, prefill: %g, decode: %g, max_batch: %d, decode_single: %g}]
     slo: {ttft: 2s}
-output: {timeline_interval: 0}
-""" % (hours, replicas, mode, replicas, rate, median_in, P, DEC, B, D1))
+output: {timeline_interval: 0%s}
+""" % (hours, replicas, mode, replicas, "    router: %s\n" % router if router else "", rate,
+       median_in, P, DEC, B, D1, ", requests: true" if requests else ""))
+
+
+def run(fleetsim, work, mode, median_in, rate, replicas, hours, reuse=False):
+    y = os.path.join(work, "g-%s-%d-%.4f-%dh.yaml" % (mode, median_in, rate, hours))
+    scenario(y, mode, median_in, rate, replicas, hours)
     out = y[:-5] + ".h5"
     if not (reuse and os.path.exists(out)):
         subprocess.run([fleetsim, "run", y, "-o", out, "-q"], check=True)

@@ -23,32 +23,13 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import serving_fluid_grid as grid      # noqa: E402  (capacity(): the grid's load)
+import serving_fluid_grid as grid      # noqa: E402  (the grid's scenario and load)
 
 
 def run(fleetsim, work, mode, replicas, router, hours, med=8000, load=0.3):
     rate = load * replicas * grid.capacity(med * math.exp(0.125), 200 * math.exp(0.125))
     y = os.path.join(work, "t-%s-%d-%s.yaml" % (mode, replicas, router))
-    with open(y, "w") as f:
-        f.write("""name: tpot-router
-seed: 3
-horizon: %dh
-warmup: 30m
-until: horizon
-cluster:
-  pools: [{name: p, gpu: H100, nodes: %d, gpus_per_node: 8}]
-workload: {synthetic: {arrivals: {process: poisson, rate: 1/d}, gpus: {1: 1.0}, duration: {dist: constant, value: 1m}}}
-services:
-  - name: s
-    mode: %s
-    min_replicas: %d
-    router: %s
-    requests: {rate: %.6f/s, input: {dist: lognormal, median: %d, sigma: 0.5}, output: {dist: lognormal, median: 200, sigma: 0.5}}
-    performance: [{gpu: H100, prefill: %g, decode: %g, max_batch: %d, decode_single: %g}]
-    slo: {ttft: 2s}
-output: {timeline_interval: 0, requests: %s}
-""" % (hours, replicas, mode, replicas, router, rate, med, grid.P, grid.DEC, grid.B, grid.D1,
-           "true" if mode == "request" else "false"))
+    grid.scenario(y, mode, med, rate, replicas, hours, router=router, requests=mode == "request")
     out = y[:-5] + ".h5"
     subprocess.run([fleetsim, "run", y, "-o", out, "-q"], check=True)
     with h5py.File(out, "r") as f:
